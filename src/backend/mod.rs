@@ -1,0 +1,288 @@
+//! Backends: the one place where bytes move. A backend knows nothing about tests.
+//!
+//! Backends compose as wrappers, in the manner of f3's libdevs:
+//! `Timed<WriteBudget<SimDevice>>` times every call, counts and caps the bytes written, and
+//! sends the I/O to the simulated card; the same probe runs unchanged on `SyncBackend`.
+
+pub mod buffer;
+pub mod null;
+pub mod sim;
+pub mod sync;
+
+pub use buffer::AlignedBuf;
+pub use null::NullBackend;
+pub use sync::SyncBackend;
+
+use std::io;
+
+/// A device that can be read and written at byte offsets, with its own clock.
+///
+/// Offsets and lengths of `read_at` / `write_at` must be multiples of
+/// `logical_sector_bytes()`, and buffers should be `AlignedBuf`s (O_DIRECT needs both).
+pub trait Backend: Send {
+    /// The device's size in bytes.
+    fn size_bytes(&self) -> u64;
+    /// The smallest unit of I/O (alignment of offsets and lengths).
+    fn logical_sector_bytes(&self) -> u32;
+    /// Read exactly `buf.len()` bytes at `offset`.
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// Write exactly `buf.len()` bytes at `offset`.
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()>;
+    /// Make written data durable (fsync / flush the write cache).
+    fn flush(&mut self) -> io::Result<()>;
+    /// Discard (trim / erase) a range; `Unsupported` where the device cannot.
+    fn discard(&mut self, _offset: u64, _len: u64) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "discard is not supported",
+        ))
+    }
+    /// Nanoseconds on this device's clock: CLOCK_MONOTONIC_RAW for real devices, the
+    /// virtual clock for the simulator. Only differences are meaningful.
+    fn clock_ns(&self) -> u64;
+    /// Let the device sit idle for `ns` nanoseconds (sleeps on real devices; advances the
+    /// simulator's virtual clock).
+    fn idle(&mut self, ns: u64);
+}
+
+impl<B: Backend + ?Sized> Backend for Box<B> {
+    fn size_bytes(&self) -> u64 {
+        (**self).size_bytes()
+    }
+    fn logical_sector_bytes(&self) -> u32 {
+        (**self).logical_sector_bytes()
+    }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        (**self).read_at(buf, offset)
+    }
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        (**self).write_at(buf, offset)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        (**self).flush()
+    }
+    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        (**self).discard(offset, len)
+    }
+    fn clock_ns(&self) -> u64 {
+        (**self).clock_ns()
+    }
+    fn idle(&mut self, ns: u64) {
+        (**self).idle(ns)
+    }
+}
+
+/// CLOCK_MONOTONIC_RAW in nanoseconds (CLOCK_MONOTONIC where RAW is unavailable); never
+/// wall-clock time.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
+    if rc != 0 {
+        // SAFETY: as above.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    }
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
+}
+
+/// Times every call on the inner backend's clock and keeps totals.
+pub struct Timed<B> {
+    inner: B,
+    /// Duration of the most recent read or write, in ns.
+    pub last_ns: u64,
+    /// Total time spent inside reads and writes, in ns.
+    pub busy_ns: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub bytes_read: u64,
+}
+
+impl<B: Backend> Timed<B> {
+    pub fn new(inner: B) -> Self {
+        Timed {
+            inner,
+            last_ns: 0,
+            busy_ns: 0,
+            reads: 0,
+            writes: 0,
+            bytes_read: 0,
+        }
+    }
+
+    /// Read and return how long it took, in ns.
+    pub fn read_timed(&mut self, buf: &mut [u8], offset: u64) -> io::Result<u64> {
+        self.read_at(buf, offset)?;
+        Ok(self.last_ns)
+    }
+
+    /// Write and return how long it took, in ns.
+    pub fn write_timed(&mut self, buf: &[u8], offset: u64) -> io::Result<u64> {
+        self.write_at(buf, offset)?;
+        Ok(self.last_ns)
+    }
+
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+
+    pub fn inner_mut(&mut self) -> &mut B {
+        &mut self.inner
+    }
+
+    pub fn into_inner(self) -> B {
+        self.inner
+    }
+}
+
+impl<B: Backend> Backend for Timed<B> {
+    fn size_bytes(&self) -> u64 {
+        self.inner.size_bytes()
+    }
+    fn logical_sector_bytes(&self) -> u32 {
+        self.inner.logical_sector_bytes()
+    }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let t0 = self.inner.clock_ns();
+        let r = self.inner.read_at(buf, offset);
+        self.last_ns = self.inner.clock_ns().saturating_sub(t0);
+        self.busy_ns += self.last_ns;
+        self.reads += 1;
+        if r.is_ok() {
+            self.bytes_read += buf.len() as u64;
+        }
+        r
+    }
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        let t0 = self.inner.clock_ns();
+        let r = self.inner.write_at(buf, offset);
+        self.last_ns = self.inner.clock_ns().saturating_sub(t0);
+        self.busy_ns += self.last_ns;
+        self.writes += 1;
+        r
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        self.inner.discard(offset, len)
+    }
+    fn clock_ns(&self) -> u64 {
+        self.inner.clock_ns()
+    }
+    fn idle(&mut self, ns: u64) {
+        self.inner.idle(ns)
+    }
+}
+
+/// Counts every byte written and refuses writes beyond a budget (flash wears out).
+pub struct WriteBudget<B> {
+    inner: B,
+    /// Bytes the inner device accepted.
+    pub bytes_written: u64,
+    /// Cap on `bytes_written`; `None` counts without a cap.
+    pub limit: Option<u64>,
+}
+
+impl<B: Backend> WriteBudget<B> {
+    pub fn new(inner: B, limit: Option<u64>) -> Self {
+        WriteBudget {
+            inner,
+            bytes_written: 0,
+            limit,
+        }
+    }
+
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+
+    pub fn inner_mut(&mut self) -> &mut B {
+        &mut self.inner
+    }
+}
+
+/// The error a write beyond the budget gets; `is_budget_exhausted` recognises it.
+pub fn budget_error(limit: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::QuotaExceeded,
+        format!(
+            "write budget of {} exhausted",
+            crate::units::format_bytes(limit)
+        ),
+    )
+}
+
+/// True for the error `WriteBudget` returns when the budget is spent.
+pub fn is_budget_exhausted(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::QuotaExceeded
+}
+
+impl<B: Backend> Backend for WriteBudget<B> {
+    fn size_bytes(&self) -> u64 {
+        self.inner.size_bytes()
+    }
+    fn logical_sector_bytes(&self) -> u32 {
+        self.inner.logical_sector_bytes()
+    }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.inner.read_at(buf, offset)
+    }
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        if let Some(limit) = self.limit {
+            if self.bytes_written + buf.len() as u64 > limit {
+                return Err(budget_error(limit));
+            }
+        }
+        self.inner.write_at(buf, offset)?;
+        self.bytes_written += buf.len() as u64;
+        Ok(())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        self.inner.discard(offset, len)
+    }
+    fn clock_ns(&self) -> u64 {
+        self.inner.clock_ns()
+    }
+    fn idle(&mut self, ns: u64) {
+        self.inner.idle(ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_counts_and_caps_writes() {
+        let mut b = WriteBudget::new(NullBackend::new(1 << 20, 512), Some(4096));
+        let buf = AlignedBuf::new(2048);
+        b.write_at(&buf, 0).unwrap();
+        b.write_at(&buf, 2048).unwrap();
+        let e = b.write_at(&buf, 4096).unwrap_err();
+        assert!(is_budget_exhausted(&e));
+        assert_eq!(b.bytes_written, 4096);
+    }
+
+    #[test]
+    fn timed_measures_on_the_inner_clock() {
+        let mut t = Timed::new(NullBackend::new(1 << 20, 512));
+        let mut buf = AlignedBuf::new(512);
+        t.read_timed(&mut buf, 0).unwrap();
+        t.read_timed(&mut buf, 512).unwrap();
+        assert_eq!(t.reads, 2);
+        assert_eq!(t.bytes_read, 1024);
+    }
+
+    #[test]
+    fn monotonic_clock_advances() {
+        let a = monotonic_ns();
+        let b = monotonic_ns();
+        assert!(b >= a);
+    }
+}

@@ -1,0 +1,617 @@
+//! The simulator's parameters: the `sim:` spec grammar, its keys, defaults and presets.
+
+use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
+use crate::{Error, Result};
+
+/// What a fake card does with data beyond its real capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FakeMode {
+    /// Addresses alias modulo the real size.
+    Wrap,
+    /// Writes beyond the real size are lost; reads there give fixed data.
+    Limbo,
+    /// Beyond the real size, regions of the real size alternate: wrap, limbo, wrap, …
+    Chain,
+}
+
+impl FakeMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            FakeMode::Wrap => "wrap",
+            FakeMode::Limbo => "limbo",
+            FakeMode::Chain => "chain",
+        }
+    }
+}
+
+/// An injected fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// I/O errors for any request touching `[offset, offset+len)`.
+    Eio { offset: u64, len: u64 },
+    /// Data read back from `[offset, offset+len)` is silently corrupted (bit flips).
+    Flip { offset: u64, len: u64 },
+    /// The device disappears after this many operations.
+    Vanish { ops: u64 },
+}
+
+/// Every parameter of a simulated flash device. Sizes in bytes, times in ns, bandwidths
+/// in bytes per second.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// The preset it started from ("custom" for the plain defaults).
+    pub preset: String,
+    pub size: u64,
+    pub erase: u64,
+    pub page: u64,
+    pub open_au: u32,
+    pub open_au_random: u32,
+    pub fat_au: u32,
+    pub slc: u64,
+    pub real: Option<u64>,
+    pub fake_mode: FakeMode,
+    pub noise: f64,
+    pub outliers: f64,
+    pub seed: u64,
+    pub read_bw: u64,
+    pub write_bw: u64,
+    pub native_bw: u64,
+    pub cmd: u64,
+    pub page_cost: u64,
+    pub erase_cost: u64,
+    pub erase_time: u64,
+    pub sector: u32,
+    pub faults: Vec<Fault>,
+}
+
+/// One key of the spec grammar with its meaning (for `sim list` and error messages).
+pub struct KeyDoc {
+    pub key: &'static str,
+    pub meaning: &'static str,
+}
+
+/// The keys `sim:` specs accept: DESIGN.md's contract plus documented extensions.
+pub const KEYS: &[KeyDoc] = &[
+    KeyDoc {
+        key: "size",
+        meaning: "announced capacity",
+    },
+    KeyDoc {
+        key: "erase",
+        meaning: "erase block (allocation unit): a power of two or 3 x one",
+    },
+    KeyDoc {
+        key: "page",
+        meaning: "page size: a power of two or 3 x one, dividing erase",
+    },
+    KeyDoc {
+        key: "open_au",
+        meaning: "erase blocks kept open for linear writing",
+    },
+    KeyDoc {
+        key: "open_au_random",
+        meaning: "open erase blocks that tolerate random order (0 = none)",
+    },
+    KeyDoc {
+        key: "fat_au",
+        meaning: "leading erase blocks with faster small writes (FAT area)",
+    },
+    KeyDoc {
+        key: "slc",
+        meaning: "fast write cache before the sustained-write cliff (0 = none)",
+    },
+    KeyDoc {
+        key: "real",
+        meaning: "real capacity of a fake card (absent = honest)",
+    },
+    KeyDoc {
+        key: "fake_mode",
+        meaning: "wrap | limbo | chain: what happens beyond real",
+    },
+    KeyDoc {
+        key: "noise",
+        meaning: "relative timing jitter, e.g. 0.05",
+    },
+    KeyDoc {
+        key: "outliers",
+        meaning: "probability of a long outlier per operation (background GC)",
+    },
+    KeyDoc {
+        key: "seed",
+        meaning: "random seed for noise and outliers",
+    },
+    KeyDoc {
+        key: "read_bw",
+        meaning: "media read bandwidth per second",
+    },
+    KeyDoc {
+        key: "write_bw",
+        meaning: "media write bandwidth per second (cache speed when slc > 0)",
+    },
+    KeyDoc {
+        key: "native_bw",
+        meaning: "write bandwidth once the slc cache is full",
+    },
+    KeyDoc {
+        key: "cmd",
+        meaning: "base command latency",
+    },
+    KeyDoc {
+        key: "page_cost",
+        meaning: "extra read time when a request crosses a page boundary",
+    },
+    KeyDoc {
+        key: "erase_cost",
+        meaning: "extra read time when a request crosses an erase-block boundary",
+    },
+    KeyDoc {
+        key: "erase_time",
+        meaning: "time to erase one block",
+    },
+    KeyDoc {
+        key: "sector",
+        meaning: "logical sector size (512 or 4096)",
+    },
+    KeyDoc {
+        key: "fault",
+        meaning: "eio@OFFSET+LEN, flip@OFFSET+LEN, vanish@OPS; several separated by ;",
+    },
+];
+
+const MIB: u64 = 1 << 20;
+const KIB: u64 = 1 << 10;
+const GIB: u64 = 1 << 30;
+const US: u64 = 1_000;
+const MS: u64 = 1_000_000;
+
+impl Default for SimConfig {
+    /// A typical SD card (the `sd-16g` preset): 4 MiB erase blocks, 16 KiB pages.
+    fn default() -> Self {
+        SimConfig {
+            preset: "custom".to_string(),
+            size: 16 * GIB,
+            erase: 4 * MIB,
+            page: 16 * KIB,
+            open_au: 4,
+            open_au_random: 0,
+            fat_au: 1,
+            slc: 0,
+            real: None,
+            fake_mode: FakeMode::Wrap,
+            noise: 0.02,
+            outliers: 0.001,
+            seed: 1,
+            read_bw: 22 * MIB,
+            write_bw: 12 * MIB,
+            native_bw: 12 * MIB,
+            cmd: 650 * US,
+            page_cost: 80 * US,
+            erase_cost: 220 * US,
+            erase_time: 2 * MS,
+            sector: 512,
+            faults: Vec::new(),
+        }
+    }
+}
+
+/// A named preset: a short description and the keys it sets over the defaults.
+pub struct Preset {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub keys: &'static str,
+}
+
+/// The built-in presets, modelled on typical media.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "sd-16g",
+        about: "typical 16 GB SD card (Class 10): 4 MiB erase blocks, 16 KiB pages, 4 open AUs",
+        keys: "",
+    },
+    Preset {
+        name: "sd-a2-64g",
+        about: "64 GB A2 microSD: 8 MiB erase blocks, random-write friendly, 4 GiB SLC cache",
+        keys: "size=64G,erase=8M,page=16K,open_au=8,open_au_random=4,fat_au=1,slc=4G,read_bw=90M,write_bw=60M,native_bw=25M,cmd=250us,page_cost=40us,erase_cost=150us,erase_time=3ms",
+    },
+    Preset {
+        name: "emmc-8g",
+        about: "8 GB eMMC: 512 KiB erase groups, 8 KiB pages, many open blocks",
+        keys: "size=8G,erase=512K,page=8K,open_au=16,open_au_random=8,fat_au=0,read_bw=150M,write_bw=40M,native_bw=40M,cmd=100us,page_cost=15us,erase_cost=45us,erase_time=1ms",
+    },
+    Preset {
+        name: "usb-32g",
+        about: "32 GB USB stick with TLC flash: 12 MiB erase blocks, 24 KiB pages, 2 open AUs",
+        keys: "size=32G,erase=12M,page=24K,open_au=2,open_au_random=0,fat_au=1,read_bw=35M,write_bw=10M,native_bw=10M,cmd=400us,page_cost=60us,erase_cost=200us,erase_time=4ms",
+    },
+    Preset {
+        name: "fake-64g",
+        about: "fake card: announces 64 GiB, holds 8 GiB, addresses wrap around",
+        keys: "size=64G,real=8G,fake_mode=wrap,erase=4M,page=16K,open_au=2,read_bw=15M,write_bw=6M,native_bw=6M,cmd=800us",
+    },
+    Preset {
+        name: "spinand-128m",
+        about: "128 MiB SPI-NAND: 128 KiB blocks, 2 KiB pages, one open block",
+        keys: "size=128M,erase=128K,page=2K,open_au=1,open_au_random=0,fat_au=0,read_bw=20M,write_bw=4M,native_bw=4M,cmd=100us,page_cost=60us,erase_cost=20us,erase_time=3ms",
+    },
+    Preset {
+        name: "ssd-256g",
+        about: "SATA SSD: page-mapped, reads show no geometry signal",
+        keys: "size=256G,erase=4M,page=16K,open_au=64,open_au_random=64,fat_au=0,read_bw=500M,write_bw=450M,native_bw=450M,cmd=60us,page_cost=0ns,erase_cost=0ns,erase_time=1ms",
+    },
+];
+
+/// True when `n` is a power of two or three times one.
+pub fn is_pow2_or_3x(n: u64) -> bool {
+    n > 0 && (n.is_power_of_two() || (n % 3 == 0 && (n / 3).is_power_of_two()))
+}
+
+fn parse_bw(key: &str, v: &str) -> Result<u64> {
+    let v = v.strip_suffix("/s").unwrap_or(v);
+    let bw = parse_size(v).map_err(|_| {
+        Error::usage(format!(
+            "sim key {key}='{v}' is not a bandwidth: use e.g. 22M (bytes per second)"
+        ))
+    })?;
+    if bw == 0 {
+        return Err(Error::usage(format!("sim key {key} must be above 0")));
+    }
+    Ok(bw)
+}
+
+fn parse_range(kind: &str, v: &str) -> Result<(u64, u64)> {
+    let (o, l) = v.split_once('+').ok_or_else(|| {
+        Error::usage(format!(
+            "fault '{kind}@{v}' needs OFFSET+LEN, e.g. {kind}@1G+4K"
+        ))
+    })?;
+    let offset = parse_size(o)?;
+    let len = parse_size(l)?;
+    if len == 0 {
+        return Err(Error::usage(format!("fault '{kind}@{v}' has length 0")));
+    }
+    Ok((offset, len))
+}
+
+/// Parse `fault=` text: `eio@OFFSET+LEN`, `flip@OFFSET+LEN`, `vanish@OPS`, separated by `;`.
+pub fn parse_faults(text: &str) -> Result<Vec<Fault>> {
+    let mut out = Vec::new();
+    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let (kind, arg) = part.split_once('@').ok_or_else(|| {
+            Error::usage(format!(
+                "fault '{part}' is not KIND@ARG (eio@OFFSET+LEN, flip@OFFSET+LEN, vanish@OPS)"
+            ))
+        })?;
+        out.push(match kind {
+            "eio" => {
+                let (offset, len) = parse_range(kind, arg)?;
+                Fault::Eio { offset, len }
+            }
+            "flip" => {
+                let (offset, len) = parse_range(kind, arg)?;
+                Fault::Flip { offset, len }
+            }
+            "vanish" => Fault::Vanish {
+                ops: arg.parse().map_err(|_| {
+                    Error::usage(format!(
+                        "fault 'vanish@{arg}' needs a whole number of operations"
+                    ))
+                })?,
+            },
+            other => return Err(Error::usage(format!(
+                "unknown fault kind '{other}': use eio@OFFSET+LEN, flip@OFFSET+LEN or vanish@OPS"
+            ))),
+        });
+    }
+    Ok(out)
+}
+
+impl SimConfig {
+    /// Parse the part after `sim:`: `PRESET[,key=value...]` or `custom,key=value...`.
+    pub fn parse(text: &str) -> Result<SimConfig> {
+        let mut parts = text.split(',').map(str::trim);
+        let first = parts.next().unwrap_or("");
+        let mut cfg = if first == "custom" {
+            SimConfig::default()
+        } else if let Some(p) = PRESETS.iter().find(|p| p.name == first) {
+            SimConfig::from_preset(p)?
+        } else {
+            let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+            return Err(Error::usage(format!(
+                "unknown simulator preset '{first}': use one of {} or 'custom' (see `flashscope sim list`)",
+                names.join(", ")
+            )));
+        };
+        for kv in parts {
+            if kv.is_empty() {
+                continue;
+            }
+            cfg.set(kv)?;
+        }
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    fn from_preset(p: &Preset) -> Result<SimConfig> {
+        let mut cfg = SimConfig {
+            preset: p.name.to_string(),
+            ..SimConfig::default()
+        };
+        for kv in p.keys.split(',').filter(|s| !s.is_empty()) {
+            cfg.set(kv)?;
+        }
+        Ok(cfg)
+    }
+
+    /// Set one `key=value`.
+    pub fn set(&mut self, kv: &str) -> Result<()> {
+        let (key, value) = kv
+            .split_once('=')
+            .ok_or_else(|| Error::usage(format!("sim spec item '{kv}' is not key=value")))?;
+        let (key, value) = (key.trim(), value.trim());
+        let count = |v: &str| -> Result<u32> {
+            v.parse::<u32>()
+                .map_err(|_| Error::usage(format!("sim key {key}='{v}' is not a whole number")))
+        };
+        let size = |v: &str| -> Result<u64> {
+            parse_size(v).map_err(|_| {
+                Error::usage(format!(
+                    "sim key {key}='{v}' is not a size: use bytes or K, M, G, T, e.g. 4M"
+                ))
+            })
+        };
+        let time = |v: &str| -> Result<u64> {
+            parse_duration_ns(v).map_err(|_| {
+                Error::usage(format!(
+                    "sim key {key}='{v}' is not a time: use ns, us, ms or s, e.g. 300us"
+                ))
+            })
+        };
+        let fraction = |v: &str| -> Result<f64> {
+            match v.parse::<f64>() {
+                Ok(f) if f.is_finite() && (0.0..1.0).contains(&f) => Ok(f),
+                _ => Err(Error::usage(format!(
+                    "sim key {key}='{v}' must be a number from 0 to below 1"
+                ))),
+            }
+        };
+        match key {
+            "size" => self.size = size(value)?,
+            "erase" => self.erase = size(value)?,
+            "page" => self.page = size(value)?,
+            "open_au" => self.open_au = count(value)?,
+            "open_au_random" => self.open_au_random = count(value)?,
+            "fat_au" => self.fat_au = count(value)?,
+            "slc" => self.slc = size(value)?,
+            "real" => self.real = Some(size(value)?),
+            "fake_mode" => {
+                self.fake_mode = match value {
+                    "wrap" => FakeMode::Wrap,
+                    "limbo" => FakeMode::Limbo,
+                    "chain" => FakeMode::Chain,
+                    _ => {
+                        return Err(Error::usage(format!(
+                            "sim key fake_mode='{value}' must be wrap, limbo or chain"
+                        )))
+                    }
+                }
+            }
+            "noise" => self.noise = fraction(value)?,
+            "outliers" => self.outliers = fraction(value)?,
+            "seed" => {
+                self.seed = value.parse().map_err(|_| {
+                    Error::usage(format!("sim key seed='{value}' is not a whole number"))
+                })?
+            }
+            "read_bw" => self.read_bw = parse_bw(key, value)?,
+            "write_bw" => {
+                self.write_bw = parse_bw(key, value)?;
+            }
+            "native_bw" => self.native_bw = parse_bw(key, value)?,
+            "cmd" => self.cmd = time(value)?,
+            "page_cost" => self.page_cost = time(value)?,
+            "erase_cost" => self.erase_cost = time(value)?,
+            "erase_time" => self.erase_time = time(value)?,
+            "sector" => self.sector = count(value)?,
+            "fault" => self.faults.extend(parse_faults(value)?),
+            _ => {
+                let names: Vec<&str> = KEYS.iter().map(|k| k.key).collect();
+                return Err(Error::usage(format!(
+                    "unknown sim key '{key}': valid keys are {}",
+                    names.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Check the parameters describe a device that can exist.
+    pub fn validate(&self) -> Result<()> {
+        let e = |m: String| Err(Error::usage(m));
+        if self.sector != 512 && self.sector != 4096 {
+            return e(format!(
+                "sim key sector={} must be 512 or 4096",
+                self.sector
+            ));
+        }
+        if self.size == 0 || self.size % self.sector as u64 != 0 {
+            return e(format!(
+                "sim size={} must be a positive multiple of the {}-byte sector",
+                self.size, self.sector
+            ));
+        }
+        if !is_pow2_or_3x(self.erase) {
+            return e(format!(
+                "sim erase={} is neither a power of two nor 3 x a power of two (e.g. 4M or 12M)",
+                self.erase
+            ));
+        }
+        if !is_pow2_or_3x(self.page) {
+            return e(format!(
+                "sim page={} is neither a power of two nor 3 x a power of two (e.g. 16K or 24K)",
+                self.page
+            ));
+        }
+        if self.page < self.sector as u64 {
+            return e(format!(
+                "sim page={} is smaller than the {}-byte sector",
+                self.page, self.sector
+            ));
+        }
+        if self.page > self.erase {
+            return e(format!(
+                "sim page={} is larger than erase={}",
+                self.page, self.erase
+            ));
+        }
+        if self.erase % self.page != 0 {
+            return e(format!(
+                "sim page={} does not divide erase={}",
+                self.page, self.erase
+            ));
+        }
+        if self.size < self.erase {
+            return e(format!(
+                "sim size={} is smaller than one erase block ({})",
+                format_bytes(self.size),
+                format_bytes(self.erase)
+            ));
+        }
+        if self.open_au == 0 {
+            return e("sim open_au must be at least 1".to_string());
+        }
+        if self.open_au > 4096 || self.open_au_random > 4096 {
+            return e("sim open_au and open_au_random must be at most 4096".to_string());
+        }
+        if self.fat_au as u64 * self.erase > self.size {
+            return e(format!(
+                "sim fat_au={} erase blocks do not fit in size={}",
+                self.fat_au,
+                format_bytes(self.size)
+            ));
+        }
+        if self.slc > self.size {
+            return e(format!(
+                "sim slc={} is larger than size={}",
+                format_bytes(self.slc),
+                format_bytes(self.size)
+            ));
+        }
+        if let Some(real) = self.real {
+            if real > self.size {
+                return e(format!(
+                    "sim real={} is larger than size={}: a fake card holds less than it announces",
+                    format_bytes(real),
+                    format_bytes(self.size)
+                ));
+            }
+            if real == 0 || real % self.sector as u64 != 0 {
+                return e(format!(
+                    "sim real={real} must be a positive multiple of the sector size"
+                ));
+            }
+        }
+        for f in &self.faults {
+            if let Fault::Eio { offset, len } | Fault::Flip { offset, len } = *f {
+                if offset.checked_add(len).map_or(true, |end| end > self.size) {
+                    return e(format!(
+                        "fault range {offset}+{len} reaches beyond the end of the device ({} bytes)",
+                        self.size
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The keys and values as `key=value` pairs, in the documented order.
+    pub fn pairs(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![
+            ("size", format_bytes(self.size)),
+            ("erase", format_bytes(self.erase)),
+            ("page", format_bytes(self.page)),
+            ("open_au", self.open_au.to_string()),
+            ("open_au_random", self.open_au_random.to_string()),
+            ("fat_au", self.fat_au.to_string()),
+            ("slc", format_bytes(self.slc)),
+        ];
+        if let Some(real) = self.real {
+            v.push(("real", format_bytes(real)));
+            v.push(("fake_mode", self.fake_mode.name().to_string()));
+        }
+        v.extend([
+            ("noise", self.noise.to_string()),
+            ("outliers", self.outliers.to_string()),
+            ("seed", self.seed.to_string()),
+            ("read_bw", format!("{}/s", format_bytes(self.read_bw))),
+            ("write_bw", format!("{}/s", format_bytes(self.write_bw))),
+            ("native_bw", format!("{}/s", format_bytes(self.native_bw))),
+            ("cmd", format_ns(self.cmd as f64)),
+            ("page_cost", format_ns(self.page_cost as f64)),
+            ("erase_cost", format_ns(self.erase_cost as f64)),
+            ("erase_time", format_ns(self.erase_time as f64)),
+            ("sector", self.sector.to_string()),
+        ]);
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_parse_and_validate() {
+        for p in PRESETS {
+            let cfg = SimConfig::parse(p.name).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            assert_eq!(cfg.preset, p.name);
+        }
+        let fake = SimConfig::parse("fake-64g").unwrap();
+        assert_eq!(fake.size, 64 * GIB);
+        assert_eq!(fake.real, Some(8 * GIB));
+        assert_eq!(fake.fake_mode, FakeMode::Wrap);
+        assert_eq!(SimConfig::parse("sd-16g").unwrap().size, 16 * GIB);
+    }
+
+    #[test]
+    fn custom_keys_override_defaults() {
+        let c = SimConfig::parse(
+            "custom,size=1T,erase=12M,page=24K,noise=0.1,fault=eio@1G+4K;vanish@100",
+        )
+        .unwrap();
+        assert_eq!(c.size, 1 << 40);
+        assert_eq!(c.erase, 12 * MIB);
+        assert_eq!(c.page, 24 * KIB);
+        assert_eq!(c.faults.len(), 2);
+        assert_eq!(c.faults[1], Fault::Vanish { ops: 100 });
+    }
+
+    #[test]
+    fn malformed_specs_name_the_offending_value() {
+        let cases = [
+            ("custom,size=banana", "banana"),
+            ("custom,colour=red", "colour"),
+            ("custom,erase=5M", "erase"),
+            ("custom,page=8M,erase=4M", "larger than erase"),
+            ("custom,page=12K,erase=4M", "does not divide"),
+            ("custom,real=32G,size=16G", "larger than size"),
+            ("custom,size=1M,erase=4M", "smaller than one erase block"),
+            ("custom,fake_mode=magic", "magic"),
+            ("custom,fault=boom@3", "boom"),
+            ("custom,noise=2", "noise"),
+            ("nosuchcard", "nosuchcard"),
+            ("custom,size", "key=value"),
+        ];
+        for (spec, needle) in cases {
+            let err = SimConfig::parse(spec).expect_err(spec).to_string();
+            assert!(err.contains(needle), "{spec}: {err}");
+        }
+    }
+
+    #[test]
+    fn three_times_power_of_two_is_allowed() {
+        assert!(is_pow2_or_3x(12 * MIB));
+        assert!(is_pow2_or_3x(1536 * KIB));
+        assert!(!is_pow2_or_3x(5 * MIB));
+        assert!(!is_pow2_or_3x(0));
+    }
+}

@@ -1,0 +1,510 @@
+//! The simulated flash device: a model of an SD card, eMMC, USB stick, SPI-NAND or SSD on
+//! a virtual clock, deterministic for a seed.
+//!
+//! The model (also described in the README so users can learn from it):
+//! - read: `cmd + len / read_bw`, plus `page_cost` when the request touches one page more
+//!   than its length needs (it straddles a page boundary) and `erase_cost` when it
+//!   straddles an erase-block boundary — the step that `align` detects;
+//! - write: `cmd` plus programming whole pages (`ceil` to the page) at `write_bw`; an erase
+//!   block is written fast while it is open and written in order. Writing a block that is
+//!   not open opens it, closing the least recently used one when `open_au` are open, at
+//!   the cost of copying the closed block's unwritten remainder and erasing it (garbage
+//!   collection: the cliff `open-au` finds). Skipping ahead copies the gap; going back
+//!   inside a block copies the whole block unless it is one of `open_au_random` blocks in
+//!   random mode. A write at a block's start begins that block afresh;
+//! - the first `fat_au` erase blocks are page-mapped: no page rounding, no copies;
+//! - with `slc` > 0, the first `slc` bytes of sustained writing go at `write_bw`, then at
+//!   `native_bw`; the cache drains at `native_bw` while the device is idle;
+//! - a fake card (`real` < `size`) aliases (`wrap`), loses (`limbo`) or alternates
+//!   (`chain`) data beyond `real`;
+//! - noise: every time is multiplied by `1 + noise × N(0,1)`, and with probability
+//!   `outliers` an operation takes 0.5–10 ms longer (background garbage collection).
+//!
+//! Probes never see these parameters: only timings and data, exactly as on hardware.
+
+pub mod config;
+pub mod store;
+
+pub use config::{FakeMode, Fault, SimConfig, PRESETS};
+
+use crate::backend::Backend;
+use rand::Rng;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+use std::io;
+use store::SparseStore;
+
+/// An erase block the controller keeps open for writing.
+#[derive(Debug, Clone)]
+struct OpenBlock {
+    index: u64,
+    /// Bytes written in order from the block's start.
+    write_ptr: u64,
+    /// Accepts random order without copying (one of `open_au_random`).
+    random: bool,
+}
+
+/// The simulated device; see the module documentation for its timing model.
+pub struct SimDevice {
+    cfg: SimConfig,
+    clock: u64,
+    last_end: u64,
+    rng: Pcg64,
+    store: SparseStore,
+    /// Open erase blocks, least recently used first.
+    open: Vec<OpenBlock>,
+    slc_fill: u64,
+    ops: u64,
+}
+
+const NS_PER_S: f64 = 1e9;
+
+fn transfer_ns(bytes: u64, bw: u64) -> f64 {
+    bytes as f64 * NS_PER_S / bw as f64
+}
+
+/// Units of `unit` a request touches beyond the minimum its length needs (0 or 1).
+fn extra_units(offset: u64, len: u64, unit: u64) -> u64 {
+    if len == 0 {
+        return 0;
+    }
+    let touched = (offset + len - 1) / unit - offset / unit + 1;
+    touched - len.div_ceil(unit)
+}
+
+impl SimDevice {
+    pub fn new(cfg: SimConfig) -> Self {
+        let rng = Pcg64::seed_from_u64(cfg.seed);
+        SimDevice {
+            cfg,
+            clock: 0,
+            last_end: 0,
+            rng,
+            store: SparseStore::new(),
+            open: Vec::new(),
+            slc_fill: 0,
+            ops: 0,
+        }
+    }
+
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    /// Bytes of written data the simulator holds in memory.
+    pub fn resident_bytes(&self) -> u64 {
+        self.store.resident_bytes()
+    }
+
+    /// Count an operation and fail when the device has vanished.
+    fn begin_op(&mut self) -> io::Result<()> {
+        self.ops += 1;
+        for f in &self.cfg.faults {
+            if let Fault::Vanish { ops } = *f {
+                if self.ops > ops {
+                    return Err(io::Error::from_raw_os_error(libc::ENODEV));
+                }
+            }
+        }
+        // Idle time since the last operation drains the write cache.
+        let idle = self.clock.saturating_sub(self.last_end);
+        if idle > 0 && self.slc_fill > 0 {
+            let drained = (idle as f64 * self.cfg.native_bw as f64 / NS_PER_S) as u64;
+            self.slc_fill = self.slc_fill.saturating_sub(drained);
+        }
+        Ok(())
+    }
+
+    fn check_range(&self, offset: u64, len: u64) -> io::Result<()> {
+        let sector = self.cfg.sector as u64;
+        if offset % sector != 0 || len % sector != 0 {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        if offset
+            .checked_add(len)
+            .map_or(true, |end| end > self.cfg.size)
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "request beyond the end of the device",
+            ));
+        }
+        for f in &self.cfg.faults {
+            if let Fault::Eio {
+                offset: fo,
+                len: fl,
+            } = *f
+            {
+                if offset < fo + fl && fo < offset + len {
+                    return Err(io::Error::from_raw_os_error(libc::EIO));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply jitter and outliers to a modelled time and advance the clock by it.
+    fn spend(&mut self, model_ns: f64) {
+        let mut t = model_ns;
+        if self.cfg.noise > 0.0 {
+            // Box–Muller: one standard normal draw.
+            let u1: f64 = self.rng.gen_range(f64::EPSILON..1.0);
+            let u2: f64 = self.rng.gen();
+            let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+            t *= (1.0 + self.cfg.noise * z).max(0.2);
+        }
+        if self.cfg.outliers > 0.0 && self.rng.gen::<f64>() < self.cfg.outliers {
+            t += self.rng.gen_range(0.5e6..10e6);
+        }
+        self.clock += t.max(0.0).round() as u64;
+        self.last_end = self.clock;
+    }
+
+    fn read_model_ns(&self, offset: u64, len: u64) -> f64 {
+        let c = &self.cfg;
+        c.cmd as f64
+            + transfer_ns(len, c.read_bw)
+            + (extra_units(offset, len, c.page) * c.page_cost) as f64
+            + (extra_units(offset, len, c.erase) * c.erase_cost) as f64
+    }
+
+    /// The current program bandwidth (cache speed until the SLC cache is full).
+    fn program_bw(&self) -> u64 {
+        if self.cfg.slc > 0 && self.slc_fill >= self.cfg.slc {
+            self.cfg.native_bw
+        } else {
+            self.cfg.write_bw
+        }
+    }
+
+    fn write_model_ns(&mut self, offset: u64, len: u64) -> f64 {
+        let erase = self.cfg.erase;
+        let page = self.cfg.page;
+        let mut t = self.cfg.cmd as f64;
+        let mut pos = offset;
+        let end = offset + len;
+        while pos < end {
+            let index = pos / erase;
+            let within = pos % erase;
+            let seg = (erase - within).min(end - pos);
+            let bw = self.program_bw();
+            if index < self.cfg.fat_au as u64 {
+                t += transfer_ns(seg, bw);
+            } else {
+                let pages = (within + seg).div_ceil(page) - within / page;
+                t += transfer_ns(pages * page, bw);
+                t += self.open_block_cost(index, within, seg);
+            }
+            if self.cfg.slc > 0 {
+                self.slc_fill = (self.slc_fill + seg).min(self.cfg.slc);
+            }
+            pos += seg;
+        }
+        t
+    }
+
+    /// Extra time for writing `[within, within+seg)` of erase block `index` given the
+    /// open-block state (garbage collection, gap fills, read-modify-write).
+    fn open_block_cost(&mut self, index: u64, within: u64, seg: u64) -> f64 {
+        let erase = self.cfg.erase;
+        let copy_bw = self.cfg.native_bw;
+        let mut t = 0.0;
+        let pos = match self.open.iter().position(|b| b.index == index) {
+            Some(p) => p,
+            None => {
+                if self.open.len() >= self.cfg.open_au as usize {
+                    let victim = self.open.remove(0);
+                    t += transfer_ns(erase - victim.write_ptr.min(erase), copy_bw)
+                        + self.cfg.erase_time as f64;
+                }
+                self.open.push(OpenBlock {
+                    index,
+                    write_ptr: 0,
+                    random: false,
+                });
+                self.open.len() - 1
+            }
+        };
+        let random_in_use = self.open.iter().filter(|b| b.random).count();
+        let mut block = self.open.remove(pos);
+        if within == 0 {
+            block.write_ptr = 0; // a fresh start of the block: old contents are superseded
+        }
+        if within > block.write_ptr {
+            t += transfer_ns(within - block.write_ptr, copy_bw);
+        } else if within < block.write_ptr && !block.random {
+            if random_in_use < self.cfg.open_au_random as usize {
+                block.random = true;
+            } else {
+                t += transfer_ns(erase, copy_bw) + self.cfg.erase_time as f64;
+            }
+        }
+        block.write_ptr = block.write_ptr.max(within + seg);
+        if block.write_ptr < erase {
+            self.open.push(block); // most recently used at the back
+        }
+        t
+    }
+
+    /// Map a logical range onto physical spans; `None` physical means the data is lost
+    /// (limbo). Returns (logical offset, physical offset or None, length).
+    fn spans(&self, offset: u64, len: u64) -> Vec<(u64, Option<u64>, u64)> {
+        let Some(real) = self.cfg.real else {
+            return vec![(offset, Some(offset), len)];
+        };
+        let mut out = Vec::new();
+        let mut pos = offset;
+        let end = offset + len;
+        while pos < end {
+            let region = pos / real;
+            let seg = ((region + 1) * real).min(end) - pos;
+            let phys = if region == 0 {
+                Some(pos)
+            } else {
+                let wrap = match self.cfg.fake_mode {
+                    FakeMode::Wrap => true,
+                    FakeMode::Limbo => false,
+                    FakeMode::Chain => region % 2 == 1,
+                };
+                wrap.then_some(pos - region * real)
+            };
+            out.push((pos, phys, seg));
+            pos += seg;
+        }
+        out
+    }
+
+    fn corrupt(&self, offset: u64, buf: &mut [u8]) {
+        let len = buf.len() as u64;
+        for f in &self.cfg.faults {
+            if let Fault::Flip {
+                offset: fo,
+                len: fl,
+            } = *f
+            {
+                let start = offset.max(fo);
+                let end = (offset + len).min(fo + fl);
+                let mut p = start + (64 - (start - fo) % 64) % 64;
+                while p < end {
+                    buf[(p - offset) as usize] ^= 0x01;
+                    p += 64;
+                }
+            }
+        }
+    }
+}
+
+impl Backend for SimDevice {
+    fn size_bytes(&self) -> u64 {
+        self.cfg.size
+    }
+
+    fn logical_sector_bytes(&self) -> u32 {
+        self.cfg.sector
+    }
+
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.begin_op()?;
+        let len = buf.len() as u64;
+        self.check_range(offset, len)?;
+        for (logical, phys, n) in self.spans(offset, len) {
+            let at = (logical - offset) as usize;
+            let part = &mut buf[at..at + n as usize];
+            match phys {
+                Some(p) => self.store.read(p, part),
+                None => part.fill(0),
+            }
+        }
+        self.corrupt(offset, buf);
+        let t = self.read_model_ns(offset, len);
+        self.spend(t);
+        Ok(())
+    }
+
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.begin_op()?;
+        let len = buf.len() as u64;
+        self.check_range(offset, len)?;
+        for (logical, phys, n) in self.spans(offset, len) {
+            if let Some(p) = phys {
+                let at = (logical - offset) as usize;
+                self.store.write(p, &buf[at..at + n as usize]);
+            }
+        }
+        let t = self.write_model_ns(offset, len);
+        self.spend(t);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.begin_op()?;
+        let t = self.cfg.cmd as f64;
+        self.spend(t);
+        Ok(())
+    }
+
+    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        self.begin_op()?;
+        self.check_range(offset, len)?;
+        for (_, phys, n) in self.spans(offset, len) {
+            if let Some(p) = phys {
+                self.store.erase(p, n);
+            }
+        }
+        let erase = self.cfg.erase;
+        let first = offset / erase;
+        let last = (offset + len).div_ceil(erase);
+        self.open.retain(|b| b.index < first || b.index >= last);
+        let blocks = (last - first).min(1024);
+        let t = self.cfg.cmd as f64 + (blocks * self.cfg.erase_time) as f64 / 8.0;
+        self.spend(t);
+        Ok(())
+    }
+
+    fn clock_ns(&self) -> u64 {
+        self.clock
+    }
+
+    fn idle(&mut self, ns: u64) {
+        self.clock += ns;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{AlignedBuf, Timed};
+
+    fn quiet(spec: &str) -> SimDevice {
+        SimDevice::new(SimConfig::parse(&format!("{spec},noise=0,outliers=0")).unwrap())
+    }
+
+    #[test]
+    fn reads_pay_for_crossing_page_and_erase_boundaries() {
+        let mut d = Timed::new(quiet("sd-16g"));
+        let mut b = AlignedBuf::new(1024);
+        let inside = d.read_timed(&mut b, 8 << 20).unwrap();
+        let across_page = d.read_timed(&mut b, (8 << 20) + 16384 - 512).unwrap();
+        let across_erase = d.read_timed(&mut b, (8 << 20) - 512).unwrap();
+        assert!(inside > 600_000 && inside < 800_000, "{inside}");
+        assert_eq!(across_page - inside, 80_000);
+        assert_eq!(across_erase - inside, 300_000);
+    }
+
+    #[test]
+    fn data_round_trips_and_fakes_alias_or_lose_it() {
+        let mut honest = quiet("custom,size=64M,erase=1M,page=16K");
+        let mut w = AlignedBuf::new(4096);
+        w.fill(0xab);
+        honest.write_at(&w, 40 << 20).unwrap();
+        let mut r = AlignedBuf::new(4096);
+        honest.read_at(&mut r, 40 << 20).unwrap();
+        assert!(r.iter().all(|&x| x == 0xab));
+
+        let mut wrap = quiet("custom,size=64M,erase=1M,page=16K,real=16M,fake_mode=wrap");
+        wrap.write_at(&w, 40 << 20).unwrap();
+        wrap.read_at(&mut r, 8 << 20).unwrap();
+        assert!(r.iter().all(|&x| x == 0xab), "40M aliases 8M modulo 16M");
+
+        let mut limbo = quiet("custom,size=64M,erase=1M,page=16K,real=16M,fake_mode=limbo");
+        limbo.write_at(&w, 40 << 20).unwrap();
+        limbo.read_at(&mut r, 40 << 20).unwrap();
+        assert!(r.iter().all(|&x| x == 0), "limbo loses the write");
+
+        let mut chain = quiet("custom,size=64M,erase=1M,page=16K,real=16M,fake_mode=chain");
+        chain.write_at(&w, 20 << 20).unwrap(); // region 1: wraps onto 4M
+        chain.read_at(&mut r, 4 << 20).unwrap();
+        assert!(r.iter().all(|&x| x == 0xab));
+        chain.write_at(&w, 36 << 20).unwrap(); // region 2: lost
+        chain.read_at(&mut r, 36 << 20).unwrap();
+        assert!(r.iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn more_open_blocks_than_the_controller_keeps_collapse_small_writes() {
+        let throughput = |n: u64| {
+            let mut d = Timed::new(quiet("custom,size=1G,erase=4M,page=16K,open_au=4,fat_au=0"));
+            let b = AlignedBuf::new(16384);
+            let mut busy = 0;
+            for step in 0..64u64 {
+                for au in 0..n {
+                    busy += d
+                        .write_timed(&b, (16 + au) * (4 << 20) + step * 16384)
+                        .unwrap();
+                }
+            }
+            (64 * n * 16384) as f64 / busy as f64
+        };
+        let four = throughput(4);
+        let five = throughput(5);
+        assert!(four > 5.0 * five, "4 open: {four}, 5 open: {five}");
+    }
+
+    #[test]
+    fn random_order_is_cheap_only_in_random_capable_blocks() {
+        let cost = |spec: &str| {
+            let mut d = Timed::new(quiet(spec));
+            let b = AlignedBuf::new(16384);
+            let mut busy = 0;
+            for i in [5u64, 1, 7, 3, 2, 6, 0, 4] {
+                busy += d.write_timed(&b, (8 << 20) + i * 16384).unwrap();
+            }
+            busy
+        };
+        let strict = cost("custom,size=1G,open_au_random=0,fat_au=0");
+        let tolerant = cost("custom,size=1G,open_au_random=2,fat_au=0");
+        assert!(strict > 3 * tolerant, "strict {strict} tolerant {tolerant}");
+    }
+
+    #[test]
+    fn slc_cache_runs_out_and_drains_when_idle() {
+        let mut d = Timed::new(quiet(
+            "custom,size=1G,slc=64M,write_bw=100M,native_bw=10M,fat_au=0",
+        ));
+        let b = AlignedBuf::new(1 << 20);
+        let first = d.write_timed(&b, 0).unwrap();
+        for i in 1..80u64 {
+            d.write_timed(&b, i << 20).unwrap();
+        }
+        let after = d.write_timed(&b, 80 << 20).unwrap();
+        assert!(after > 5 * first, "cached {first} native {after}");
+        d.idle(30_000_000_000);
+        let recovered = d.write_timed(&b, 81 << 20).unwrap();
+        assert!(recovered * 3 < after);
+    }
+
+    #[test]
+    fn faults_fail_corrupt_and_vanish() {
+        let mut d = quiet("custom,size=64M,erase=1M,page=16K,fault=eio@1M+4K;flip@2M+512;vanish@5");
+        let mut b = AlignedBuf::new(4096);
+        assert_eq!(
+            d.read_at(&mut b, 1 << 20).unwrap_err().raw_os_error(),
+            Some(libc::EIO)
+        );
+        d.read_at(&mut b, 2 << 20).unwrap();
+        assert_eq!(
+            b.iter().filter(|&&x| x != 0).count(),
+            8,
+            "one flipped bit every 64 bytes of 512"
+        );
+        d.read_at(&mut b, 0).unwrap();
+        d.read_at(&mut b, 0).unwrap();
+        d.read_at(&mut b, 0).unwrap();
+        let e = d.read_at(&mut b, 0).unwrap_err();
+        assert!(crate::error::is_vanished(&e));
+    }
+
+    #[test]
+    fn same_seed_same_timings() {
+        let run = || {
+            let mut d = Timed::new(SimDevice::new(
+                SimConfig::parse("sd-16g,noise=0.1,outliers=0.05,seed=7").unwrap(),
+            ));
+            let mut b = AlignedBuf::new(4096);
+            (0..50u64)
+                .map(|i| d.read_timed(&mut b, i * 65536).unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(), run());
+    }
+}

@@ -1,0 +1,79 @@
+//! The sync backend: pread/pwrite on a file descriptor (opened with O_DIRECT by the target
+//! module where the test reads the medium).
+
+use super::{monotonic_ns, Backend};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+
+/// Synchronous positional I/O on an open block device or regular file.
+pub struct SyncBackend {
+    file: File,
+    size: u64,
+    sector: u32,
+    is_block: bool,
+}
+
+impl SyncBackend {
+    /// Wrap an open file of `size` bytes whose I/O granularity is `sector` bytes.
+    pub fn new(file: File, size: u64, sector: u32, is_block: bool) -> Self {
+        SyncBackend {
+            file,
+            size,
+            sector,
+            is_block,
+        }
+    }
+
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+}
+
+impl Backend for SyncBackend {
+    fn size_bytes(&self) -> u64 {
+        self.size
+    }
+    fn logical_sector_bytes(&self) -> u32 {
+        self.sector
+    }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.file.read_exact_at(buf, offset)
+    }
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.file.write_all_at(buf, offset)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        let fd = self.file.as_raw_fd();
+        if self.is_block {
+            let range: [u64; 2] = [offset, len];
+            // SAFETY: BLKDISCARD reads a [u64; 2] from the pointer, which is valid for the call.
+            let rc = unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) };
+            if rc != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        } else {
+            let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+            // SAFETY: plain syscall on an fd we own; no pointers.
+            let rc =
+                unsafe { libc::fallocate(fd, mode, offset as libc::off_t, len as libc::off_t) };
+            if rc != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+    fn clock_ns(&self) -> u64 {
+        monotonic_ns()
+    }
+    fn idle(&mut self, ns: u64) {
+        std::thread::sleep(std::time::Duration::from_nanos(ns));
+    }
+}
+
+/// `_IO(0x12, 119)`: discard a byte range of a block device.
+const BLKDISCARD: u32 = 0x1277;

@@ -1,0 +1,16 @@
+//! flashscope: everything worth knowing about a piece of flash storage.
+//!
+//! One pipeline: target → backend → probe → samples → analysis → result → output.
+//! Probes do I/O and timing and return samples; analysis is pure; output never measures.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod analysis;
+pub mod backend;
+pub mod cli;
+pub mod error;
+pub mod probe;
+pub mod report;
+pub mod target;
+pub mod units;
+
+pub use error::{Error, Result};

@@ -1,0 +1,209 @@
+//! Result types (schema "flashscope/1") and their text renderings. Output code never measures.
+
+pub mod table;
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The schema name every JSON document carries.
+pub const SCHEMA: &str = "flashscope/1";
+
+/// How sure an inference is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Confident,
+    Tentative,
+    Inconclusive,
+}
+
+/// One inferred quantity: its value (null exactly when inconclusive), how sure, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Inference {
+    pub value: Option<serde_json::Value>,
+    pub status: Status,
+    pub confidence: f64,
+    pub evidence: String,
+}
+
+/// Confidence at or above which an inference is called confident.
+pub const CONFIDENT_AT: f64 = 0.9;
+/// Confidence at or above which an inference is tentative rather than inconclusive.
+pub const TENTATIVE_AT: f64 = 0.5;
+
+impl Inference {
+    /// An inference with a value; the status follows from the confidence (below
+    /// `TENTATIVE_AT` the value is withheld and the status is inconclusive).
+    pub fn new(
+        value: impl Into<serde_json::Value>,
+        confidence: f64,
+        evidence: impl Into<String>,
+    ) -> Self {
+        let confidence = if confidence.is_finite() {
+            confidence.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let status = if confidence >= CONFIDENT_AT {
+            Status::Confident
+        } else if confidence >= TENTATIVE_AT {
+            Status::Tentative
+        } else {
+            Status::Inconclusive
+        };
+        Inference {
+            value: if status == Status::Inconclusive {
+                None
+            } else {
+                Some(value.into())
+            },
+            status,
+            confidence,
+            evidence: evidence.into(),
+        }
+    }
+
+    /// An inference the data could not decide; the evidence says why.
+    pub fn inconclusive(reason: impl Into<String>) -> Self {
+        Inference {
+            value: None,
+            status: Status::Inconclusive,
+            confidence: 0.0,
+            evidence: reason.into(),
+        }
+    }
+
+    /// The value as an integer, when there is one.
+    pub fn as_u64(&self) -> Option<u64> {
+        self.value.as_ref().and_then(|v| v.as_u64())
+    }
+
+    /// "confident", "tentative" or "inconclusive".
+    pub fn status_word(&self) -> &'static str {
+        match self.status {
+            Status::Confident => "confident",
+            Status::Tentative => "tentative",
+            Status::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// A warning in words: what happened and what to do about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    pub kind: String,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Warning {
+            kind: kind.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// What is known about a target before any test runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub spec: String,
+    /// "block", "file" or "sim".
+    pub kind: String,
+    pub size_bytes: u64,
+    pub logical_sector_bytes: u32,
+    pub physical_sector_bytes: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rotational: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub removable: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direct_io: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filesystem: Option<String>,
+}
+
+/// One command's result document (DESIGN.md "Output conventions").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    pub schema: String,
+    pub command: String,
+    pub target: serde_json::Value,
+    pub parameters: serde_json::Value,
+    pub samples: serde_json::Value,
+    pub inferences: BTreeMap<String, Inference>,
+    pub bytes_written: u64,
+    pub elapsed_ns: u64,
+    pub warnings: Vec<Warning>,
+    /// Command-specific extra fields (e.g. `journal`, `jobs`), flattened into the top level.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Document {
+    /// An empty document for `command` on `target`.
+    pub fn new(command: &str, target: serde_json::Value) -> Self {
+        Document {
+            schema: SCHEMA.to_string(),
+            command: command.to_string(),
+            target,
+            parameters: serde_json::json!({}),
+            samples: serde_json::json!([]),
+            inferences: BTreeMap::new(),
+            bytes_written: 0,
+            elapsed_ns: 0,
+            warnings: Vec::new(),
+            extra: serde_json::Map::new(),
+        }
+    }
+
+    /// Pretty JSON, one document.
+    pub fn to_json(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inference_value_is_null_exactly_when_inconclusive() {
+        let low = Inference::new(4096, 0.3, "weak");
+        assert_eq!(low.status, Status::Inconclusive);
+        assert!(low.value.is_none());
+        let mid = Inference::new(4096, 0.6, "some");
+        assert_eq!(mid.status, Status::Tentative);
+        assert_eq!(mid.as_u64(), Some(4096));
+        let high = Inference::new(4096, 0.95, "strong");
+        assert_eq!(high.status, Status::Confident);
+        let nan = Inference::new(1, f64::NAN, "nan");
+        assert_eq!(nan.status, Status::Inconclusive);
+    }
+
+    #[test]
+    fn document_has_the_contract_fields() {
+        let mut d = Document::new("info", serde_json::json!({"spec": "sim:sd-16g"}));
+        d.extra
+            .insert("journal".into(), serde_json::json!("/tmp/j"));
+        let v: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
+        for key in [
+            "schema",
+            "command",
+            "target",
+            "parameters",
+            "samples",
+            "inferences",
+            "bytes_written",
+            "elapsed_ns",
+            "warnings",
+            "journal",
+        ] {
+            assert!(v.get(key).is_some(), "missing {key}");
+        }
+        assert_eq!(v["schema"], "flashscope/1");
+    }
+}
