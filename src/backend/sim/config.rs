@@ -297,9 +297,11 @@ pub fn parse_faults(text: &str) -> Result<Vec<Fault>> {
                     ))
                 })?,
             },
-            other => return Err(Error::usage(format!(
+            other => {
+                return Err(Error::usage(format!(
                 "unknown fault kind '{other}': use eio@OFFSET+LEN, flip@OFFSET+LEN or vanish@OPS"
-            ))),
+            )))
+            }
         });
     }
     Ok(out)
@@ -512,7 +514,7 @@ impl SimConfig {
         }
         for f in &self.faults {
             if let Fault::Eio { offset, len } | Fault::Flip { offset, len } = *f {
-                if offset.checked_add(len).map_or(true, |end| end > self.size) {
+                if offset.checked_add(len).is_none_or(|end| end > self.size) {
                     return e(format!(
                         "fault range {offset}+{len} reaches beyond the end of the device ({} bytes)",
                         self.size

@@ -122,7 +122,7 @@ impl SimDevice {
         }
         if offset
             .checked_add(len)
-            .map_or(true, |end| end > self.cfg.size)
+            .is_none_or(|end| end > self.cfg.size)
         {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
