@@ -12,5 +12,6 @@ pub mod probe;
 pub mod report;
 pub mod target;
 pub mod units;
+pub mod workload;
 
 pub use error::{Error, Result};
