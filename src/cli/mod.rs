@@ -1,6 +1,8 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
+pub mod bench;
 pub mod info;
+pub mod io;
 pub mod sim;
 
 use crate::report::Document;
@@ -38,6 +40,10 @@ pub enum Command {
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// A fio-style workload: IOPS, bandwidth, latency percentiles, disk statistics.
+    Io(io::Args),
+    /// The everyday speed test with SD speed-class and A1/A2 verdicts.
+    Bench(bench::Args),
 }
 
 /// How results are printed: JSON or text on stdout; progress and warnings on stderr.
@@ -66,6 +72,8 @@ pub fn run(cli: Cli) -> Result<i32> {
     match &cli.command {
         Command::Info(a) => info::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
+        Command::Io(a) => io::run(a, &out),
+        Command::Bench(a) => bench::run(a, &out),
     }
 }
 
