@@ -653,3 +653,190 @@ pub fn run_on_backend(backend: &mut dyn Backend, spec: &JobSpec, run_id: u64) ->
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::sim::{SimConfig, SimDevice};
+    use crate::workload::spec::{RateLimit, RwMode};
+    use crate::workload::{run, RunTarget};
+
+    const S: u64 = 1_000_000_000;
+
+    fn sim(spec: &str) -> SimDevice {
+        SimDevice::new(SimConfig::parse(spec).unwrap())
+    }
+
+    fn job(rw: RwMode, bs: u64, qd: u32, secs: u64) -> JobSpec {
+        JobSpec {
+            rw,
+            bs_min: bs,
+            bs_max: bs,
+            iodepth: qd,
+            size: 256 << 20,
+            runtime_ns: Some(secs * S),
+            time_based: true,
+            ..JobSpec::default()
+        }
+    }
+
+    #[test]
+    fn sim_random_read_iops_match_the_model() {
+        let mut dev = sim("sd-16g,noise=0,outliers=0");
+        let cfg = dev.config().clone();
+        let service = cfg.cmd as f64 + 4096.0 * 1e9 / cfg.read_bw as f64;
+        let r = run(&job(RwMode::RandRead, 4096, 1, 2), RunTarget::Backend(&mut dev)).unwrap();
+        let t = r.total(Dir::Read);
+        let want = 1e9 / service;
+        assert!((t.iops() / want - 1.0).abs() < 0.03, "{} vs {want}", t.iops());
+        assert!((t.clat.mean() / service - 1.0).abs() < 0.03);
+        assert_eq!(r.clock, "virtual");
+    }
+
+    #[test]
+    fn sim_queue_depth_adds_waiting_not_speed() {
+        let mut dev = sim("sd-16g,noise=0,outliers=0");
+        let cfg = dev.config().clone();
+        let service = cfg.cmd as f64 + 4096.0 * 1e9 / cfg.read_bw as f64;
+        let r = run(&job(RwMode::RandRead, 4096, 8, 2), RunTarget::Backend(&mut dev)).unwrap();
+        let t = r.total(Dir::Read);
+        assert!((t.iops() * service / 1e9 - 1.0).abs() < 0.03, "{}", t.iops());
+        // Each request waits behind the seven others: latency ≈ 8 × service.
+        let p50 = t.clat.percentile(50.0).unwrap() as f64;
+        assert!((p50 / (8.0 * service) - 1.0).abs() < 0.05, "{p50} vs {}", 8.0 * service);
+    }
+
+    #[test]
+    fn sim_sequential_write_follows_the_write_bandwidth() {
+        let mut dev = sim("sd-16g,noise=0,outliers=0");
+        let cfg = dev.config().clone();
+        let r = run(&job(RwMode::Write, 1 << 20, 1, 3), RunTarget::Backend(&mut dev)).unwrap();
+        let bw = r.total(Dir::Write).bw_bytes();
+        let model = (1u64 << 20) as f64 / (cfg.cmd as f64 / 1e9 + (1u64 << 20) as f64 / cfg.write_bw as f64);
+        assert!((bw / model - 1.0).abs() < 0.05, "{bw} vs {model}");
+        assert_eq!(r.bytes_written(), r.jobs[0].bytes_written);
+        assert!(r.bytes_written() >= r.total(Dir::Write).io_bytes);
+    }
+
+    #[test]
+    fn two_jobs_share_one_simulated_device() {
+        let mut dev = sim("sd-16g,noise=0,outliers=0");
+        let mut spec = job(RwMode::RandRead, 4096, 1, 2);
+        spec.numjobs = 2;
+        let r = run(&spec, RunTarget::Backend(&mut dev)).unwrap();
+        let one = r.jobs[0].read.ios as f64;
+        let two = r.jobs[1].read.ios as f64;
+        assert!((one / two - 1.0).abs() < 0.02);
+        let cfg = dev.config().clone();
+        let service = cfg.cmd as f64 + 4096.0 * 1e9 / cfg.read_bw as f64;
+        assert!((r.total(Dir::Read).iops() * service / 1e9 - 1.0).abs() < 0.03);
+    }
+
+    #[test]
+    fn a_vanishing_device_keeps_what_was_measured() {
+        let mut dev = sim("sd-16g,noise=0,fault=vanish@100");
+        let r = run(&job(RwMode::RandRead, 4096, 4, 2), RunTarget::Backend(&mut dev)).unwrap();
+        assert!(r.vanished());
+        assert!(r.error().unwrap().contains("vanished"), "{:?}", r.error());
+        assert_eq!(r.total(Dir::Read).ios, 100);
+    }
+
+    #[test]
+    fn an_io_error_ends_the_job_with_its_offset() {
+        let mut dev = sim("sd-16g,noise=0,fault=eio@1M+4K");
+        let mut spec = job(RwMode::Read, 4096, 1, 2);
+        spec.time_based = false;
+        let r = run(&spec, RunTarget::Backend(&mut dev)).unwrap();
+        assert!(!r.vanished());
+        assert!(r.error().unwrap().contains("offset 1048576"), "{:?}", r.error());
+        assert_eq!(r.total(Dir::Read).ios, 256);
+    }
+
+    #[test]
+    fn verify_catches_a_card_that_aliases_writes() {
+        // 8 MiB announced, 4 MiB real: the second half overwrites the first.
+        let mut dev = sim("custom,size=8M,real=4M,fake_mode=wrap,noise=0,erase=1M,page=16K");
+        let mut spec = job(RwMode::Write, 1 << 20, 1, 1);
+        spec.size = 8 << 20;
+        spec.time_based = false;
+        spec.runtime_ns = None;
+        spec.verify = true;
+        let r = run(&spec, RunTarget::Backend(&mut dev)).unwrap();
+        let v = r.verify().unwrap();
+        assert_eq!(v.bytes_checked, 8 << 20);
+        assert_eq!(v.bad_units, (4 << 20) / 512, "{v:?}");
+        assert_eq!(v.first_bad_offset, Some(0));
+        // An honest card passes the same job.
+        let mut honest = sim("custom,size=8M,noise=0,erase=1M,page=16K");
+        let r = run(&spec, RunTarget::Backend(&mut honest)).unwrap();
+        assert_eq!(r.verify().unwrap().bad_units, 0);
+    }
+
+    #[test]
+    fn rate_cap_holds_on_the_virtual_clock() {
+        let mut dev = sim("sd-16g,noise=0,outliers=0");
+        let mut spec = job(RwMode::RandRead, 4096, 1, 4);
+        spec.rate = RateLimit {
+            read: Some(1 << 20),
+            write: None,
+        };
+        let r = run(&spec, RunTarget::Backend(&mut dev)).unwrap();
+        let bw = r.total(Dir::Read).bw_bytes();
+        assert!((bw / (1u64 << 20) as f64 - 1.0).abs() < 0.03, "{bw}");
+        assert!(crate::workload::run_warnings(&r).is_empty());
+        // A cap above what the device can do is reported as not met.
+        spec.rate.read = Some(100 << 20);
+        let r = run(&spec, RunTarget::Backend(&mut dev)).unwrap();
+        let w = crate::workload::run_warnings(&r);
+        assert!(w.iter().any(|w| w.kind == "rate_not_met"), "{w:?}");
+    }
+
+    #[test]
+    fn null_engine_does_no_io() {
+        // On a simulated target the null engine runs on the real clock too (no device time
+        // would ever pass otherwise).
+        let mut dev = sim("sd-16g,fault=vanish@0");
+        let mut spec = job(RwMode::RandRead, 4096, 4, 1);
+        spec.engine = EngineKind::Null;
+        spec.runtime_ns = Some(S / 20);
+        let r = run(&spec, RunTarget::Backend(&mut dev)).unwrap();
+        assert_eq!(r.engine, "null");
+        assert!(r.error().is_none(), "the device was never touched: {:?}", r.error());
+        assert!(r.total(Dir::Read).iops() > 100_000.0, "{}", r.total(Dir::Read).iops());
+    }
+
+    fn file_roundtrip(engine: EngineKind, qd: u32) {
+        let file = tempfile::NamedTempFile::new_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        file.as_file().set_len(4 << 20).unwrap();
+        let spec = JobSpec {
+            rw: RwMode::RandRw,
+            bs_min: 4096,
+            bs_max: 16384,
+            iodepth: qd,
+            size: 4 << 20,
+            engine,
+            verify: true,
+            ..JobSpec::default()
+        };
+        let r = run(&spec, RunTarget::Path(file.path())).unwrap();
+        assert!(r.error().is_none(), "{:?}", r.error());
+        let v = r.verify().unwrap();
+        assert!(v.bytes_checked > 0);
+        assert_eq!(v.bad_units, 0);
+        let rd = r.total(Dir::Read);
+        let wr = r.total(Dir::Write);
+        assert_eq!(rd.io_bytes + wr.io_bytes, 4 << 20);
+        assert!(rd.ios > 0 && wr.ios > 0);
+        assert!(rd.clat.min() > 0);
+    }
+
+    #[test]
+    fn sync_engine_round_trips_data_on_a_file() {
+        file_roundtrip(EngineKind::Sync, 1);
+    }
+
+    #[test]
+    fn uring_engine_round_trips_data_on_a_file() {
+        file_roundtrip(EngineKind::Uring, 8);
+    }
+}

@@ -199,14 +199,14 @@ impl JobCtl {
             }
         }
         if self.in_ramp {
-            if now < self.measure_start {
+            if now <= self.measure_start {
                 return;
             }
             self.in_ramp = false;
             self.stats = [DirStats::default(), DirStats::default()];
             self.window = [0; 4];
         }
-        while now >= self.next_sample {
+        while now > self.next_sample {
             self.push_sample(self.next_sample);
         }
         let s = &mut self.stats[io.dir as usize];

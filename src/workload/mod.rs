@@ -246,6 +246,22 @@ pub fn run(spec: &JobSpec, target: RunTarget<'_>) -> Result<WorkloadResult> {
         }
     }
     match target {
+        RunTarget::Backend(backend) if spec.engine == EngineKind::Null => {
+            // No device time would pass on the simulator's clock: run the harness alone.
+            spec.validate(backend.size_bytes(), backend.logical_sector_bytes())?;
+            let t0 = monotonic_ns();
+            let (jobs, _) = engine::run_on_file(Path::new(""), spec, run_id, &mut warnings)?;
+            Ok(WorkloadResult {
+                spec: spec.clone(),
+                jobs,
+                engine: "null".into(),
+                clock: "monotonic",
+                disk: None,
+                page_cache: None,
+                elapsed_ns: monotonic_ns().saturating_sub(t0),
+                warnings,
+            })
+        }
         RunTarget::Backend(backend) => {
             spec.validate(backend.size_bytes(), backend.logical_sector_bytes())?;
             let t0 = backend.clock_ns();
@@ -254,11 +270,7 @@ pub fn run(spec: &JobSpec, target: RunTarget<'_>) -> Result<WorkloadResult> {
             Ok(WorkloadResult {
                 spec: spec.clone(),
                 jobs,
-                engine: if spec.engine == EngineKind::Null {
-                    "null".into()
-                } else {
-                    "sim".into()
-                },
+                engine: "sim".into(),
                 clock: "virtual",
                 disk: None,
                 page_cache: None,
