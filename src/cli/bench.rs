@@ -99,7 +99,9 @@ fn timing(args: &Args, tests: usize) -> Result<(u64, u64)> {
     if let Some(r) = &args.runtime {
         let rt = parse_time(r)?;
         if rt == 0 {
-            return Err(Error::usage("--runtime 0: give a positive time per test, e.g. 5s"));
+            return Err(Error::usage(
+                "--runtime 0: give a positive time per test, e.g. 5s",
+            ));
         }
         return Ok((rt, (rt / 5).min(S)));
     }
@@ -140,7 +142,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let expects = args.expect.as_deref().map(parse_expect).transpose()?;
     let size = parse_size(&args.size)?;
     let engine = EngineKind::parse(&args.engine)?;
-    let cpus = args.cpus.as_deref().map(parse_cpus).transpose()?.unwrap_or_default();
+    let cpus = args
+        .cpus
+        .as_deref()
+        .map(parse_cpus)
+        .transpose()?
+        .unwrap_or_default();
     let writes = args.write || args.destructive;
     if let Some(ex) = &expects {
         if let Some(e) = ex.iter().find(|e| e.metric.contains("write") && !writes) {
@@ -154,7 +161,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let mut _test_file = None;
     let mut target_spec = args.target.clone();
     if is_dir {
-        let path = Path::new(&args.target).join(format!(".flashscope-bench-{}.tmp", std::process::id()));
+        let path =
+            Path::new(&args.target).join(format!(".flashscope-bench-{}.tmp", std::process::id()));
         super::require_write_permission(
             writes,
             &args.target,
@@ -222,7 +230,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 );
             }
             let spec = JobSpec {
-                name: format!("{} {}", line.label, if dir == Dir::Read { "read" } else { "write" }),
+                name: format!(
+                    "{} {}",
+                    line.label,
+                    if dir == Dir::Read { "read" } else { "write" }
+                ),
                 rw: line.rw(dir),
                 bs_min: line.bs,
                 bs_max: line.bs,
@@ -231,7 +243,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 runtime_ns: Some(runtime_ns),
                 time_based: true,
                 ramp_ns,
-                engine: if line.iodepth == 1 { EngineKind::Sync } else { engine },
+                engine: if line.iodepth == 1 {
+                    EngineKind::Sync
+                } else {
+                    engine
+                },
                 cpus: cpus.clone(),
                 seed: 0x5eed_f1a5 + i as u64,
                 ..JobSpec::default()
@@ -251,7 +267,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             elapsed_ns += r.elapsed_ns;
             let metric = line.metric(dir);
             let f = figure(line.label, metric.clone(), dir, &r);
-            if let Some(mut j) = r.fio_jobs_json().as_array().and_then(|a| a.first().cloned()) {
+            if let Some(mut j) = r
+                .fio_jobs_json()
+                .as_array()
+                .and_then(|a| a.first().cloned())
+            {
                 j["test"] = json!(line.label);
                 j["metric"] = json!(metric);
                 jobs.push(j);
@@ -267,7 +287,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         eprint!("\r{:60}\r", "");
     }
     let find = |m: &str| figures.iter().find(|f| f.metric == m);
-    let mut doc = Document::new("bench", serde_json::to_value(&opened.info).unwrap_or_default());
+    let mut doc = Document::new(
+        "bench",
+        serde_json::to_value(&opened.info).unwrap_or_default(),
+    );
     doc.parameters = json!({
         "size": region,
         "runtime_ns_per_test": runtime_ns,
@@ -329,10 +352,12 @@ fn render(
 ) -> String {
     let mut s = String::new();
     let verdict = |k: &str| {
-        doc.inferences.get(k).map_or("?".to_string(), |i| match &i.value {
-            Some(v) => format!("{} ({})", v.as_str().unwrap_or("?"), i.status_word()),
-            None => "inconclusive".to_string(),
-        })
+        doc.inferences
+            .get(k)
+            .map_or("?".to_string(), |i| match &i.value {
+                Some(v) => format!("{} ({})", v.as_str().unwrap_or("?"), i.status_word()),
+                None => "inconclusive".to_string(),
+            })
     };
     s += &format!(
         "speed class: {}, app class: {}\n\n",
@@ -340,7 +365,13 @@ fn render(
         verdict("app_class")
     );
     let mut t = Table::new(&[
-        "test", "read MB/s", "read IOPS", "read p99", "write MB/s", "write IOPS", "write p99",
+        "test",
+        "read MB/s",
+        "read IOPS",
+        "read p99",
+        "write MB/s",
+        "write IOPS",
+        "write p99",
     ]);
     for line in LINES {
         let cell = |dir: Dir| -> [String; 3] {

@@ -8,8 +8,7 @@ use crate::units::{format_bytes, format_ns, format_rate, parse_size};
 use crate::workload::histogram::DEFAULT_PERCENTILES;
 use crate::workload::spec::{parse_cpus, parse_time};
 use crate::workload::{
-    self, Dir, EngineKind, JobSpec, Pattern, RateLimit, RunTarget, RwMode, SyncMode,
-    WorkloadResult,
+    self, Dir, EngineKind, JobSpec, Pattern, RateLimit, RunTarget, RwMode, SyncMode, WorkloadResult,
 };
 use crate::{Error, Result};
 use serde_json::json;
@@ -143,7 +142,12 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
         size,
         runtime_ns,
         time_based: args.time_based,
-        ramp_ns: args.ramp_time.as_deref().map(parse_time).transpose()?.unwrap_or(0),
+        ramp_ns: args
+            .ramp_time
+            .as_deref()
+            .map(parse_time)
+            .transpose()?
+            .unwrap_or(0),
         direct: parse_bool01(&args.direct, "--direct")?,
         sync: SyncMode::parse(&args.sync)?,
         fsync: args.fsync,
@@ -156,7 +160,12 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
             .unwrap_or_default(),
         verify: args.verify,
         pattern: Pattern::parse(&args.pattern)?,
-        cpus: args.cpus.as_deref().map(parse_cpus).transpose()?.unwrap_or_default(),
+        cpus: args
+            .cpus
+            .as_deref()
+            .map(parse_cpus)
+            .transpose()?
+            .unwrap_or_default(),
         seed: args.seed,
     })
 }
@@ -192,24 +201,37 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         require_direct: probe_spec.direct,
     };
     // Open read-only first to learn what the target is, then gate writes.
-    let kind_probe = target::open(&args.target, &OpenRequest {
-        write: false,
-        require_direct: probe_spec.direct,
-    })?;
+    let kind_probe = target::open(
+        &args.target,
+        &OpenRequest {
+            write: false,
+            require_direct: probe_spec.direct,
+        },
+    )?;
     let spec = job_spec(args, kind_probe.info.size_bytes)?;
-    spec.validate(kind_probe.info.size_bytes, kind_probe.info.logical_sector_bytes)?;
+    spec.validate(
+        kind_probe.info.size_bytes,
+        kind_probe.info.logical_sector_bytes,
+    )?;
     if writes {
         let plan = format!(
             "{} {} of {} blocks over {} at offset {}{}",
             spec.rw.name(),
             match spec.runtime_ns {
                 Some(r) if spec.time_based => format!("for {}", format_ns(r as f64)),
-                _ => format!("up to {}", format_bytes(spec.size.saturating_mul(u64::from(spec.numjobs)))),
+                _ => format!(
+                    "up to {}",
+                    format_bytes(spec.size.saturating_mul(u64::from(spec.numjobs)))
+                ),
             },
             format_bytes(spec.bs_max),
             format_bytes(spec.size),
             spec.offset,
-            if spec.verify { ", stamped for --verify" } else { "" }
+            if spec.verify {
+                ", stamped for --verify"
+            } else {
+                ""
+            }
         );
         check_write_permission(
             &args.target,
@@ -230,7 +252,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     } else {
         workload::run(&spec, RunTarget::Path(std::path::Path::new(&args.target)))?
     };
-    let mut doc = document(&result, serde_json::to_value(&opened.info).unwrap_or_default());
+    let mut doc = document(
+        &result,
+        serde_json::to_value(&opened.info).unwrap_or_default(),
+    );
     doc.warnings.splice(0..0, opened.warnings.iter().cloned());
     out.emit(&doc, |_| render(&result));
     Ok(exit_code(&result))
@@ -325,7 +350,11 @@ pub fn render(r: &WorkloadResult) -> String {
         );
         let pct: Vec<String> = DEFAULT_PERCENTILES
             .iter()
-            .filter_map(|&p| t.clat.percentile(p).map(|v| format!("{p}th={}", format_ns(v as f64))))
+            .filter_map(|&p| {
+                t.clat
+                    .percentile(p)
+                    .map(|v| format!("{p}th={}", format_ns(v as f64)))
+            })
             .collect();
         for chunk in pct.chunks(5) {
             out += &format!("    clat percentiles: {}\n", chunk.join(", "));
@@ -335,7 +364,13 @@ pub fn render(r: &WorkloadResult) -> String {
         .jobs
         .iter()
         .fold((0, 0), |a, j| (a.0 + j.usr_ns, a.1 + j.sys_ns));
-    let rt = r.jobs.iter().map(|j| j.runtime_ns).max().unwrap_or(0).max(1) as f64;
+    let rt = r
+        .jobs
+        .iter()
+        .map(|j| j.runtime_ns)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
     out += &format!(
         "  cpu: usr={:.1}%, sys={:.1}%\n",
         usr as f64 / rt * 100.0,
@@ -358,7 +393,10 @@ pub fn render(r: &WorkloadResult) -> String {
     }
     if let Some(v) = r.verify() {
         out += &if v.bad_units == 0 {
-            format!("  verify: {} read back, all stamps correct\n", format_bytes(v.bytes_checked))
+            format!(
+                "  verify: {} read back, all stamps correct\n",
+                format_bytes(v.bytes_checked)
+            )
         } else {
             format!(
                 "  verify: FAILED: {} of 512-byte units wrong, first at offset {}\n",

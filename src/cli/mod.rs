@@ -41,7 +41,7 @@ pub enum Command {
     #[command(subcommand)]
     Sim(sim::SimCommand),
     /// A fio-style workload: IOPS, bandwidth, latency percentiles, disk statistics.
-    Io(io::Args),
+    Io(Box<io::Args>),
     /// The everyday speed test with SD speed-class and A1/A2 verdicts.
     Bench(bench::Args),
 }

@@ -172,7 +172,11 @@ pub fn speed_class_checks(seq_write_bw: f64) -> Vec<ClassCheck> {
 
 /// Both application classes checked against random 4 KiB read and write IOPS (QD32) and
 /// sequential write.
-pub fn app_class_checks(rand_read_iops: f64, rand_write_iops: f64, seq_write_bw: f64) -> Vec<ClassCheck> {
+pub fn app_class_checks(
+    rand_read_iops: f64,
+    rand_write_iops: f64,
+    seq_write_bw: f64,
+) -> Vec<ClassCheck> {
     APP_CLASSES
         .iter()
         .map(|&(name, rr, rw, sw)| {
@@ -426,7 +430,9 @@ pub fn parse_expect(text: &str) -> Result<Vec<Expect>> {
         let v = match quantity {
             Quantity::Bandwidth => parse_bandwidth(value),
             Quantity::Iops => parse_count(value),
-            Quantity::P99 => crate::units::parse_duration_ns(value).ok().map(|n| n as f64),
+            Quantity::P99 => crate::units::parse_duration_ns(value)
+                .ok()
+                .map(|n| n as f64),
         }
         .ok_or_else(|| bad(&format!("'{value}' is not a value for {name}")))?;
         out.push(Expect {
@@ -438,7 +444,9 @@ pub fn parse_expect(text: &str) -> Result<Vec<Expect>> {
         });
     }
     if out.is_empty() {
-        return Err(Error::usage("--expect is empty; write e.g. seq_write>=10MB/s"));
+        return Err(Error::usage(
+            "--expect is empty; write e.g. seq_write>=10MB/s",
+        ));
     }
     Ok(out)
 }
@@ -561,12 +569,16 @@ mod tests {
         let checks = app_class_checks(5000.0, 800.0, 20e6);
         assert!(!checks[0].pass && checks[1].pass);
         assert!((checks[1].margin - 0.6).abs() < 1e-9, "{checks:?}");
-        assert_eq!(app_class(Some(&rr), None, Some(&sw)).status, Status::Inconclusive);
+        assert_eq!(
+            app_class(Some(&rr), None, Some(&sw)).status,
+            Status::Inconclusive
+        );
     }
 
     #[test]
     fn expect_parses_units_and_names_bad_terms() {
-        let e = parse_expect("seq_write>=10MB/s, rand_read_iops>=1.5k,rand_read_q1_p99<=5ms").unwrap();
+        let e =
+            parse_expect("seq_write>=10MB/s, rand_read_iops>=1.5k,rand_read_q1_p99<=5ms").unwrap();
         assert_eq!(e.len(), 3);
         assert_eq!(e[0].value, 10e6);
         assert_eq!(e[1].quantity, Quantity::Iops);

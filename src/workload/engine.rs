@@ -113,12 +113,15 @@ pub fn allowed_cpus() -> Vec<usize> {
     // SAFETY: as in `pin_to`.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
-    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     if rc != 0 {
         return Vec::new();
     }
     // SAFETY: CPU_ISSET reads one bit of a valid set.
-    (0..1024).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+    (0..1024)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect()
 }
 
 /// The outcome of one engine loop: an error that ended it early, and whether the target
@@ -145,7 +148,8 @@ fn sync_loop(ctl: &mut JobCtl, file: &File, run_id: u64) -> Ending {
     let spec = ctl.spec.clone();
     let mut rbuf = AlignedBuf::new(spec.bs_max as usize);
     let mut wbuf = AlignedBuf::new(spec.bs_max as usize);
-    spec.pattern.fill(&mut wbuf, spec.seed ^ u64::from(ctl.index));
+    spec.pattern
+        .fill(&mut wbuf, spec.seed ^ u64::from(ctl.index));
     let mut end = Ending::default();
     loop {
         let now = monotonic_ns();
@@ -219,12 +223,26 @@ pub fn uring_unavailable_reason(e: &io::Error) -> Option<String> {
 
 /// The io_uring engine: `iodepth` slots with registered buffers, all free slots filled and
 /// submitted in one `io_uring_enter`, all available completions reaped per wake-up.
-fn uring_loop(ctl: &mut JobCtl, file: &File, run_id: u64) -> std::result::Result<Ending, io::Error> {
+fn uring_loop(
+    ctl: &mut JobCtl,
+    file: &File,
+    run_id: u64,
+) -> std::result::Result<Ending, io::Error> {
     use io_uring::{opcode, types, IoUring};
     let spec = ctl.spec.clone();
     let qd = spec.iodepth as usize;
     let bs = spec.bs_max as usize;
-    let mut ring = IoUring::new((qd as u32).next_power_of_two().max(2))?;
+    let entries = (qd as u32).next_power_of_two().max(2);
+    // One thread submits and reaps: let the kernel run completion work only when we wait
+    // (no cross-CPU wake-ups); kernels before 6.1 refuse these flags, so fall back.
+    let mut ring = match IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(entries)
+    {
+        Ok(r) => r,
+        Err(_) => IoUring::new(entries)?,
+    };
     // One buffer per slot plus one shared write-pattern buffer (the kernel only reads it).
     let mut slab = AlignedBuf::new(bs * (qd + 1));
     spec.pattern
@@ -494,7 +512,13 @@ pub fn run_on_file(
     Ok((results, engine))
 }
 
-fn job_thread(spec: &JobSpec, index: u32, file: Option<&File>, run_id: u64, start: u64) -> JobResult {
+fn job_thread(
+    spec: &JobSpec,
+    index: u32,
+    file: Option<&File>,
+    run_id: u64,
+    start: u64,
+) -> JobResult {
     if let Err(e) = pin_to(&spec.cpus) {
         return JobCtl::new(spec, index, start).finish(
             (0, 0),
@@ -685,10 +709,18 @@ mod tests {
         let mut dev = sim("sd-16g,noise=0,outliers=0");
         let cfg = dev.config().clone();
         let service = cfg.cmd as f64 + 4096.0 * 1e9 / cfg.read_bw as f64;
-        let r = run(&job(RwMode::RandRead, 4096, 1, 2), RunTarget::Backend(&mut dev)).unwrap();
+        let r = run(
+            &job(RwMode::RandRead, 4096, 1, 2),
+            RunTarget::Backend(&mut dev),
+        )
+        .unwrap();
         let t = r.total(Dir::Read);
         let want = 1e9 / service;
-        assert!((t.iops() / want - 1.0).abs() < 0.03, "{} vs {want}", t.iops());
+        assert!(
+            (t.iops() / want - 1.0).abs() < 0.03,
+            "{} vs {want}",
+            t.iops()
+        );
         assert!((t.clat.mean() / service - 1.0).abs() < 0.03);
         assert_eq!(r.clock, "virtual");
     }
@@ -698,21 +730,38 @@ mod tests {
         let mut dev = sim("sd-16g,noise=0,outliers=0");
         let cfg = dev.config().clone();
         let service = cfg.cmd as f64 + 4096.0 * 1e9 / cfg.read_bw as f64;
-        let r = run(&job(RwMode::RandRead, 4096, 8, 2), RunTarget::Backend(&mut dev)).unwrap();
+        let r = run(
+            &job(RwMode::RandRead, 4096, 8, 2),
+            RunTarget::Backend(&mut dev),
+        )
+        .unwrap();
         let t = r.total(Dir::Read);
-        assert!((t.iops() * service / 1e9 - 1.0).abs() < 0.03, "{}", t.iops());
+        assert!(
+            (t.iops() * service / 1e9 - 1.0).abs() < 0.03,
+            "{}",
+            t.iops()
+        );
         // Each request waits behind the seven others: latency ≈ 8 × service.
         let p50 = t.clat.percentile(50.0).unwrap() as f64;
-        assert!((p50 / (8.0 * service) - 1.0).abs() < 0.05, "{p50} vs {}", 8.0 * service);
+        assert!(
+            (p50 / (8.0 * service) - 1.0).abs() < 0.05,
+            "{p50} vs {}",
+            8.0 * service
+        );
     }
 
     #[test]
     fn sim_sequential_write_follows_the_write_bandwidth() {
         let mut dev = sim("sd-16g,noise=0,outliers=0");
         let cfg = dev.config().clone();
-        let r = run(&job(RwMode::Write, 1 << 20, 1, 3), RunTarget::Backend(&mut dev)).unwrap();
+        let r = run(
+            &job(RwMode::Write, 1 << 20, 1, 3),
+            RunTarget::Backend(&mut dev),
+        )
+        .unwrap();
         let bw = r.total(Dir::Write).bw_bytes();
-        let model = (1u64 << 20) as f64 / (cfg.cmd as f64 / 1e9 + (1u64 << 20) as f64 / cfg.write_bw as f64);
+        let model = (1u64 << 20) as f64
+            / (cfg.cmd as f64 / 1e9 + (1u64 << 20) as f64 / cfg.write_bw as f64);
         assert!((bw / model - 1.0).abs() < 0.05, "{bw} vs {model}");
         assert_eq!(r.bytes_written(), r.jobs[0].bytes_written);
         assert!(r.bytes_written() >= r.total(Dir::Write).io_bytes);
@@ -735,7 +784,11 @@ mod tests {
     #[test]
     fn a_vanishing_device_keeps_what_was_measured() {
         let mut dev = sim("sd-16g,noise=0,fault=vanish@100");
-        let r = run(&job(RwMode::RandRead, 4096, 4, 2), RunTarget::Backend(&mut dev)).unwrap();
+        let r = run(
+            &job(RwMode::RandRead, 4096, 4, 2),
+            RunTarget::Backend(&mut dev),
+        )
+        .unwrap();
         assert!(r.vanished());
         assert!(r.error().unwrap().contains("vanished"), "{:?}", r.error());
         assert_eq!(r.total(Dir::Read).ios, 100);
@@ -748,7 +801,11 @@ mod tests {
         spec.time_based = false;
         let r = run(&spec, RunTarget::Backend(&mut dev)).unwrap();
         assert!(!r.vanished());
-        assert!(r.error().unwrap().contains("offset 1048576"), "{:?}", r.error());
+        assert!(
+            r.error().unwrap().contains("offset 1048576"),
+            "{:?}",
+            r.error()
+        );
         assert_eq!(r.total(Dir::Read).ios, 256);
     }
 
@@ -801,8 +858,16 @@ mod tests {
         spec.runtime_ns = Some(S / 20);
         let r = run(&spec, RunTarget::Backend(&mut dev)).unwrap();
         assert_eq!(r.engine, "null");
-        assert!(r.error().is_none(), "the device was never touched: {:?}", r.error());
-        assert!(r.total(Dir::Read).iops() > 100_000.0, "{}", r.total(Dir::Read).iops());
+        assert!(
+            r.error().is_none(),
+            "the device was never touched: {:?}",
+            r.error()
+        );
+        assert!(
+            r.total(Dir::Read).iops() > 100_000.0,
+            "{}",
+            r.total(Dir::Read).iops()
+        );
     }
 
     fn file_roundtrip(engine: EngineKind, qd: u32) {

@@ -137,7 +137,9 @@ impl LatencyHistogram {
         if self.n == 0 || !p.is_finite() {
             return None;
         }
-        let rank = ((p.clamp(0.0, 100.0) / 100.0) * self.n as f64).ceil().max(1.0) as u64;
+        let rank = ((p.clamp(0.0, 100.0) / 100.0) * self.n as f64)
+            .ceil()
+            .max(1.0) as u64;
         let mut seen = 0u64;
         for (i, &c) in self.counts.iter().enumerate() {
             seen += c;

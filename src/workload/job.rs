@@ -169,8 +169,8 @@ impl JobCtl {
         };
         if let Some(rate) = cap {
             // Bytes allowed so far at `rate`; wait until the issued bytes fit.
-            let allowed_ns = (self.rated_bytes[dir as usize] as u128 * NS_PER_S as u128
-                / rate as u128) as u64;
+            let allowed_ns =
+                (self.rated_bytes[dir as usize] as u128 * NS_PER_S as u128 / rate as u128) as u64;
             let elapsed = now.saturating_sub(self.rate_start);
             if allowed_ns > elapsed {
                 return Next::Wait(allowed_ns - elapsed);
@@ -250,7 +250,14 @@ impl JobCtl {
         verify: Option<VerifyReport>,
     ) -> JobResult {
         let end = self.last_completion;
-        if !self.in_ramp && end > self.window_start && self.window.iter().any(|&x| x > 0) {
+        // A short tail (an I/O completing just past the last full second) is not a sample
+        // of its own unless it is all there is.
+        let tail = end.saturating_sub(self.window_start);
+        if !self.in_ramp
+            && tail > 0
+            && self.window.iter().any(|&x| x > 0)
+            && (tail >= NS_PER_S / 2 || self.samples.is_empty())
+        {
             self.push_sample(end);
         }
         let [read, write] = self.stats;
@@ -323,7 +330,11 @@ mod tests {
         let r = j.finish((0, 0), None, false, None);
         assert_eq!(r.read.ios, 3000, "only the 3 s after the ramp count");
         assert_eq!(r.samples.len(), 3);
-        assert!(r.samples.iter().all(|s| s.read_ios == 1000), "{:?}", r.samples);
+        assert!(
+            r.samples.iter().all(|s| s.read_ios == 1000),
+            "{:?}",
+            r.samples
+        );
     }
 
     #[test]

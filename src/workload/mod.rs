@@ -320,7 +320,10 @@ fn allowed_cpus_or_all() -> Vec<usize> {
 /// Warnings about how the run went: a rate cap that was not met, a buffered run.
 pub fn run_warnings(r: &WorkloadResult) -> Vec<Warning> {
     let mut w = r.warnings.clone();
-    for (dir, cap) in [(Dir::Read, r.spec.rate.read), (Dir::Write, r.spec.rate.write)] {
+    for (dir, cap) in [
+        (Dir::Read, r.spec.rate.read),
+        (Dir::Write, r.spec.rate.write),
+    ] {
         let wants = match dir {
             Dir::Read => r.spec.rw.reads(),
             Dir::Write => r.spec.rw.writes(),

@@ -99,7 +99,7 @@ mod tests {
             let (o, l) = g.next(Dir::Write);
             assert_eq!(o % 4096, 0);
             assert_eq!(l % 4096, 0);
-            assert!(l >= 4096 && l <= 65536);
+            assert!((4096..=65536).contains(&l));
             assert!(o >= 1 << 20 && o + l <= 2 << 20);
             seen.insert(o);
         }
@@ -109,9 +109,7 @@ mod tests {
     #[test]
     fn mix_follows_the_percentage() {
         let mut g = OffsetGen::new(0, 1 << 20, 4096, 4096, true, 3);
-        let reads = (0..10_000)
-            .filter(|_| g.mixed_dir(70) == Dir::Read)
-            .count();
+        let reads = (0..10_000).filter(|_| g.mixed_dir(70) == Dir::Read).count();
         assert!((6700..7300).contains(&reads), "{reads}");
     }
 }

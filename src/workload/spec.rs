@@ -191,8 +191,11 @@ impl RateLimit {
                 return Ok(None);
             }
             let s = s.strip_suffix("/s").unwrap_or(s);
-            let v = parse_size(s)
-                .map_err(|_| Error::usage(format!("--rate '{text}': '{s}' is not a rate in bytes per second, e.g. 10M")))?;
+            let v = parse_size(s).map_err(|_| {
+                Error::usage(format!(
+                    "--rate '{text}': '{s}' is not a rate in bytes per second, e.g. 10M"
+                ))
+            })?;
             if v == 0 {
                 return Err(Error::usage(format!(
                     "--rate '{text}': a rate of 0 would never finish; leave the side empty for no cap"
@@ -438,9 +441,12 @@ mod tests {
             size: 1 << 20,
             ..JobSpec::default()
         };
-        let e = JobSpec { iodepth: 0, ..base.clone() }
-            .validate(1 << 30, 512)
-            .unwrap_err();
+        let e = JobSpec {
+            iodepth: 0,
+            ..base.clone()
+        }
+        .validate(1 << 30, 512)
+        .unwrap_err();
         assert!(e.to_string().contains("--iodepth 0"));
         let e = JobSpec {
             bs_min: 1000,
@@ -449,7 +455,10 @@ mod tests {
         }
         .validate(1 << 30, 512)
         .unwrap_err();
-        assert!(e.to_string().contains("multiple of the logical sector"), "{e}");
+        assert!(
+            e.to_string().contains("multiple of the logical sector"),
+            "{e}"
+        );
         let e = JobSpec {
             size: 2 << 30,
             ..base.clone()

@@ -85,8 +85,7 @@ impl WrittenMap {
                 continue;
             }
             let s = b;
-            while b < total && b - s < per && self.bits[(b / 64) as usize] & (1 << (b % 64)) != 0
-            {
+            while b < total && b - s < per && self.bits[(b / 64) as usize] & (1 << (b % 64)) != 0 {
                 b += 1;
             }
             out.push((self.start + s * self.unit, (b - s) * self.unit));
@@ -142,7 +141,11 @@ mod tests {
         stamp(&mut b, 8192, 42);
         assert_eq!(check(&b, 8192, 42), None);
         assert_eq!(check(&b, 4096, 42), Some(4096), "aliased data must fail");
-        assert_eq!(check(&b, 8192, 43), Some(8192), "stale data from another run must fail");
+        assert_eq!(
+            check(&b, 8192, 43),
+            Some(8192),
+            "stale data from another run must fail"
+        );
         b[1000] ^= 1;
         assert_eq!(check(&b, 8192, 42), Some(8192 + 512));
         let mut r = VerifyReport::default();
@@ -158,6 +161,9 @@ mod tests {
         m.mark(12288, 4096);
         m.mark(65536, 4096);
         assert_eq!(m.runs(1 << 20), vec![(4096, 12288), (65536, 4096)]);
-        assert_eq!(m.runs(8192), vec![(4096, 8192), (12288, 4096), (65536, 4096)]);
+        assert_eq!(
+            m.runs(8192),
+            vec![(4096, 8192), (12288, 4096), (65536, 4096)]
+        );
     }
 }
