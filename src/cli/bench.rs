@@ -250,6 +250,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 },
                 cpus: cpus.clone(),
                 seed: 0x5eed_f1a5 + i as u64,
+                // The simulator's timing does not depend on the data, and it keeps only
+                // non-zero data in memory.
+                pattern: if opened.info.kind == "sim" {
+                    crate::workload::Pattern::Zeros
+                } else {
+                    crate::workload::Pattern::Random
+                },
                 ..JobSpec::default()
             };
             spec.validate(opened.info.size_bytes, opened.info.logical_sector_bytes)?;

@@ -78,9 +78,11 @@ pub struct Args {
     /// Stamp every written block and read it all back at the end (exit 3 on bad data).
     #[arg(long)]
     pub verify: bool,
-    /// Written data: zeros, ones, random or a byte like 0x5a.
-    #[arg(long, default_value = "random")]
-    pub pattern: String,
+    /// Written data: zeros, ones, random or a byte like 0x5a (default: random; zeros on
+    /// sim: targets, whose timing does not depend on the data and which keep only
+    /// non-zero data in memory).
+    #[arg(long)]
+    pub pattern: Option<String>,
     /// Pin the job threads to these CPUs (e.g. 0 or 0-1), fio's cpus_allowed.
     #[arg(long)]
     pub cpus: Option<String>,
@@ -159,7 +161,12 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
             .transpose()?
             .unwrap_or_default(),
         verify: args.verify,
-        pattern: Pattern::parse(&args.pattern)?,
+        pattern: args
+            .pattern
+            .as_deref()
+            .map(Pattern::parse)
+            .transpose()?
+            .unwrap_or(Pattern::Random),
         cpus: args
             .cpus
             .as_deref()
@@ -208,7 +215,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             require_direct: probe_spec.direct,
         },
     )?;
-    let spec = job_spec(args, kind_probe.info.size_bytes)?;
+    let mut spec = job_spec(args, kind_probe.info.size_bytes)?;
+    if kind_probe.info.kind == "sim" && args.pattern.is_none() {
+        spec.pattern = Pattern::Zeros;
+    }
     spec.validate(
         kind_probe.info.size_bytes,
         kind_probe.info.logical_sector_bytes,

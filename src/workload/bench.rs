@@ -240,9 +240,23 @@ pub fn speed_class(seq_write: Option<&BenchFigure>) -> Inference {
         .map(|&(_, mbs)| side_confidence(bw, mbs * MB, rel))
         .fold(1.0, f64::min);
     let mut caveat = String::new();
+    if conf < 0.9 {
+        let (near, mbs) = SPEED_CLASSES
+            .iter()
+            .copied()
+            .min_by(|a, b| {
+                let da = (bw - a.1 * MB).abs();
+                let db = (bw - b.1 * MB).abs();
+                da.total_cmp(&db)
+            })
+            .unwrap_or(("C2", 2.0));
+        caveat = format!(
+            " That is within the measurement noise of the {near} line ({mbs} MB/s), so which side it is on is not certain; a longer --runtime narrows the noise."
+        );
+    }
     if f.declining() {
         conf = conf.min(0.7);
-        caveat = " The rate fell during the test (a write cache running out?), so a longer --runtime may give a lower sustained figure.".into();
+        caveat += " The rate fell during the test (a write cache running out?), so a longer --runtime may give a lower sustained figure.";
     }
     let passed: Vec<&str> = SPEED_CLASSES
         .iter()
@@ -294,10 +308,15 @@ pub fn app_class(
         value,
         conf,
         format!(
-            "random 4 KiB at QD32: read {:.0} IOPS, write {:.0} IOPS; sequential write {:.1} MB/s (A1 needs 1500 / 500 IOPS and 10 MB/s, A2 4000 / 2000 IOPS and 10 MB/s)",
+            "random 4 KiB at QD32: read {:.0} IOPS, write {:.0} IOPS; sequential write {:.1} MB/s (A1 needs 1500 / 500 IOPS and 10 MB/s, A2 4000 / 2000 IOPS and 10 MB/s){}",
             rr.iops,
             rw.iops,
-            sw.bw_bytes / MB
+            sw.bw_bytes / MB,
+            if conf < 0.9 {
+                "; a figure lies within its measurement noise of a class line, so the verdict is not certain (a longer --runtime narrows the noise)"
+            } else {
+                ""
+            }
         ),
     )
 }
@@ -557,6 +576,11 @@ mod tests {
         let i = speed_class(Some(&f));
         assert_eq!(i.status, Status::Tentative);
         assert!(i.evidence.contains("fell"));
+        // Near a line, the evidence says which line and why the verdict is withheld.
+        let near = fig("seq_write", 61e6, 61.0, vec![50e6, 72e6, 61e6, 55e6, 67e6]);
+        let i = speed_class(Some(&near));
+        assert_ne!(i.status, Status::Confident);
+        assert!(i.evidence.contains("V60 line"), "{}", i.evidence);
     }
 
     #[test]

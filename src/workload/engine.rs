@@ -896,6 +896,18 @@ mod tests {
     }
 
     #[test]
+    fn io_uring_refusals_are_recognised() {
+        let nosys = io::Error::from_raw_os_error(libc::ENOSYS);
+        assert!(uring_unavailable_reason(&nosys).unwrap().contains("ENOSYS"));
+        let eperm = io::Error::from_raw_os_error(libc::EPERM);
+        assert!(uring_unavailable_reason(&eperm)
+            .unwrap()
+            .contains("io_uring_disabled"));
+        let other = io::Error::from_raw_os_error(libc::ENOMEM);
+        assert!(uring_unavailable_reason(&other).is_none());
+    }
+
+    #[test]
     fn sync_engine_round_trips_data_on_a_file() {
         file_roundtrip(EngineKind::Sync, 1);
     }
