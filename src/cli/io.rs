@@ -363,7 +363,7 @@ pub fn render(r: &WorkloadResult) -> String {
             .filter_map(|&p| {
                 t.clat
                     .percentile(p)
-                    .map(|v| format!("{p}th={}", format_ns(v as f64)))
+                    .map(|v| format!("{p:.2}th={}", format_ns(v as f64)))
             })
             .collect();
         for chunk in pct.chunks(5) {

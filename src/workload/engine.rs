@@ -273,6 +273,7 @@ fn uring_loop(
         // Fill every free slot the job has work for.
         let now = monotonic_ns();
         batch.clear();
+        wait_ns = 0;
         while let Some(&slot) = free.last() {
             let io = match ctl.next(now) {
                 Next::Io(io) => io,
