@@ -268,12 +268,11 @@ fn uring_loop(
     let mut batch: Vec<usize> = Vec::with_capacity(qd);
     let mut inflight = 0usize;
     let mut end = Ending::default();
-    let mut wait_ns = 0u64;
     loop {
         // Fill every free slot the job has work for.
         let now = monotonic_ns();
         batch.clear();
-        wait_ns = 0;
+        let mut wait_ns = 0u64;
         while let Some(&slot) = free.last() {
             let io = match ctl.next(now) {
                 Next::Io(io) => io,
@@ -337,7 +336,7 @@ fn uring_loop(
         }
         if inflight == 0 {
             if wait_ns > 0 && end.error.is_none() {
-                sleep_ns(std::mem::take(&mut wait_ns));
+                sleep_ns(wait_ns);
                 continue;
             }
             break;
