@@ -134,6 +134,8 @@ fn figure(line_label: &str, metric: String, dir: Dir, r: &WorkloadResult) -> Ben
         iops: t.iops(),
         p99_ns: t.clat.percentile(99.0),
         mean_ns: t.clat.mean(),
+        stddev_ns: t.clat.stddev(),
+        ios: t.ios,
         per_second_bw,
     }
 }
@@ -403,7 +405,8 @@ fn render(
     }
     s += "\n";
     if !classes.is_empty() {
-        let mut t = Table::new(&["class", "result", "margin", "requirement"]);
+        let mut t = Table::new(&["class", "result", "margin", "requirement"])
+            .align(3, crate::report::table::Align::Left);
         for c in classes {
             t.row(vec![
                 c.class.clone(),

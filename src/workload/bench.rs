@@ -84,16 +84,24 @@ pub struct BenchFigure {
     pub iops: f64,
     pub p99_ns: Option<u64>,
     pub mean_ns: f64,
+    /// Standard deviation of the completion latency, ns.
+    pub stddev_ns: f64,
+    /// Completed I/Os counted.
+    pub ios: u64,
     /// Per-second bandwidth samples (bytes/s) of the counting time.
     pub per_second_bw: Vec<f64>,
 }
 
 impl BenchFigure {
-    /// Relative standard error of the mean per-second rate (0.1 when there are too few
-    /// samples to say).
+    /// Relative standard error of the rate: from the per-second samples when there are at
+    /// least three, else from the spread of the completion latencies over the I/Os
+    /// counted (the rate is the inverse of the mean service time); 0.1 when neither says.
     pub fn rel_stderr(&self) -> f64 {
         let n = self.per_second_bw.len();
         if n < 3 {
+            if self.ios >= 10 && self.mean_ns > 0.0 {
+                return (self.stddev_ns / self.mean_ns / (self.ios as f64).sqrt()).max(0.01);
+            }
             return 0.1;
         }
         let mean = self.per_second_bw.iter().sum::<f64>() / n as f64;
@@ -535,6 +543,8 @@ mod tests {
             iops,
             p99_ns: Some(2_000_000),
             mean_ns: 1e6,
+            stddev_ns: 1e6,
+            ios: 5,
             per_second_bw: per_s,
         }
     }
@@ -581,6 +591,16 @@ mod tests {
         let i = speed_class(Some(&near));
         assert_ne!(i.status, Status::Confident);
         assert!(i.evidence.contains("V60 line"), "{}", i.evidence);
+    }
+
+    #[test]
+    fn short_runs_take_their_noise_from_the_latencies() {
+        let mut f = fig("seq_write", 12.7e6, 12.0, vec![12.7e6]);
+        assert_eq!(f.rel_stderr(), 0.1, "too few I/Os to say");
+        f.ios = 100;
+        f.stddev_ns = 0.05e6; // 5 % spread over 100 I/Os: 0.5 % → floor of 1 %
+        assert!((f.rel_stderr() - 0.01).abs() < 1e-12);
+        assert_eq!(speed_class(Some(&f)).status, Status::Confident);
     }
 
     #[test]
