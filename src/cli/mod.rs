@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
 pub mod info;
+pub mod restore;
 pub mod sim;
 
 use crate::report::Document;
@@ -38,6 +39,8 @@ pub enum Command {
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// Put back the regions a preserve-mode test saved (after a crash or power loss).
+    Restore(restore::Args),
 }
 
 /// How results are printed: JSON or text on stdout; progress and warnings on stderr.
@@ -66,6 +69,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     match &cli.command {
         Command::Info(a) => info::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
+        Command::Restore(a) => restore::run(a, &out),
     }
 }
 
