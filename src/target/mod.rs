@@ -1,1 +1,2 @@
 //! Targets.
+pub mod mmc;
