@@ -177,6 +177,53 @@ pub fn infer_slc(intervals: &[SlcInterval], stop_reason: &str) -> SlcInference {
     }
 }
 
+/// Whether the cache came back after idling: the recovery write's speed against the
+/// cached and native speeds (`slc_cache_recovered`, a boolean).
+pub fn infer_recovery(
+    slc: &SlcInference,
+    recovery: Option<&SlcInterval>,
+    idle_ns: u64,
+) -> Inference {
+    let (Some(fast), Some(slow)) = (
+        slc.cached_bytes_per_s
+            .value
+            .as_ref()
+            .and_then(|v| v.as_f64()),
+        slc.native_bytes_per_s
+            .value
+            .as_ref()
+            .and_then(|v| v.as_f64()),
+    ) else {
+        return Inference::inconclusive("no cache cliff was found, so there is nothing to recover");
+    };
+    if slc.slc_cache_bytes.as_u64() == Some(0) {
+        return Inference::inconclusive("no cache cliff was found, so there is nothing to recover");
+    }
+    let Some(r) = recovery.filter(|r| r.bytes > 0 && r.ns > 0) else {
+        return Inference::inconclusive(
+            "the recovery write did not run (--recover 0 or budget spent)",
+        );
+    };
+    let rate = r.bytes_per_s();
+    let secs = idle_ns as f64 / 1e9;
+    let ev = |word: &str| {
+        format!(
+            "after {secs:.0} s idle, {} wrote at {} ({word}; cached {}, native {})",
+            format_bytes(r.bytes),
+            format_rate(rate),
+            format_rate(fast),
+            format_rate(slow)
+        )
+    };
+    if rate >= 0.8 * fast {
+        Inference::new(true, 0.9, ev("cache speed"))
+    } else if rate <= 1.2 * slow {
+        Inference::new(false, 0.9, ev("still native speed"))
+    } else {
+        Inference::new(true, 0.6, ev("between the two: partly recovered"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

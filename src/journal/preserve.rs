@@ -218,6 +218,10 @@ impl<B: Backend> Backend for Preserve<B> {
     fn clock_ns(&self) -> u64 {
         self.inner.clock_ns()
     }
+    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        self.check_stop()?;
+        self.save(offset, len)
+    }
     fn idle(&mut self, ns: u64) {
         // Sleep in slices so a signal is noticed within 50 ms on real devices; the
         // simulator's virtual clock makes this free.
