@@ -85,7 +85,11 @@ pub fn per_count(points: &[OpenAuPoint]) -> Vec<(u32, f64)> {
 /// fast count when the next count (measured) has collapsed and all counts agree.
 pub fn infer_open_au(points: &[OpenAuPoint], reference: Option<f64>) -> Inference {
     let rates = per_count(points);
-    if rates.len() < 2 {
+    let external = reference.filter(|r| r.is_finite() && *r > 0.0);
+    let single_block_slow = rates
+        .first()
+        .is_some_and(|&(n, r)| n == 1 && external.is_some_and(|x| classify(r, x) == Class::Slow));
+    if rates.len() < 2 && !single_block_slow {
         return Inference::inconclusive(format!(
             "only {} count(s) of open erase blocks measured; at least two are needed",
             rates.len()
@@ -249,6 +253,8 @@ mod tests {
     fn random_order_slow_everywhere_against_the_linear_reference_is_zero() {
         let inf = infer_open_au(&pts(&[(1, 7e4), (2, 7.1e4), (3, 6.9e4)]), Some(8e6));
         assert_eq!(inf.as_u64(), Some(0));
+        let alone = infer_open_au(&pts(&[(1, 7e4), (1, 7.2e4)]), Some(8e6));
+        assert_eq!(alone.as_u64(), Some(0));
         let some = infer_open_au(&pts(&[(1, 6e6), (2, 6e6), (3, 7e4)]), Some(8e6));
         assert_eq!(some.as_u64(), Some(2));
     }

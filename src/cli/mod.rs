@@ -1,8 +1,13 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
+pub mod fat;
+pub mod guard;
 pub mod info;
+pub mod open_au;
+pub mod program;
 pub mod restore;
 pub mod sim;
+pub mod slc;
 
 use crate::report::Document;
 use crate::Result;
@@ -39,6 +44,14 @@ pub enum Command {
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// How many erase blocks can be written at once (writes; needs --write).
+    OpenAu(open_au::Args),
+    /// Which of the first erase blocks behave differently: the FAT area (writes; needs --write).
+    Fat(fat::Args),
+    /// Program matrix: write and read throughput per block size and data pattern (writes).
+    Program(program::Args),
+    /// The write-cache cliff: bytes at cache speed before the native speed (writes).
+    Slc(slc::Args),
     /// Put back the regions a preserve-mode test saved (after a crash or power loss).
     Restore(restore::Args),
 }
@@ -70,6 +83,10 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Info(a) => info::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
         Command::Restore(a) => restore::run(a, &out),
+        Command::OpenAu(a) => open_au::run(a, &out),
+        Command::Fat(a) => fat::run(a, &out),
+        Command::Program(a) => program::run(a, &out),
+        Command::Slc(a) => slc::run(a, &out),
     }
 }
 

@@ -41,12 +41,6 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let journal = Journal::open(&args.journal)?;
     let spec = match &args.target {
         Some(s) => s.clone(),
-        None if journal.identity.kind == "sim" => {
-            return Err(Error::usage(format!(
-                "the journal was written for the simulated target {}, which does not outlive its process: give --target FILE --ignore-identity to restore onto an image of the same size",
-                journal.identity.spec
-            )))
-        }
         None => journal.identity.spec.clone(),
     };
     let regions: Vec<serde_json::Value> = journal
@@ -72,7 +66,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         doc.warnings.push(crate::report::Warning::new(
             "torn-journal-tail",
             format!(
-                "the journal ends in {} bytes of an incomplete record (a crash while saving); that region was never overwritten, so it is skipped",
+                "the journal ends in {} bytes of an incomplete or damaged record, skipped: a crash while saving leaves one, and its region was never overwritten (the overwrite waits for the record to be on disk); only if the file was damaged after a complete save would that region stay unrestored",
                 journal.torn_tail_bytes
             ),
         ));
@@ -82,6 +76,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
         out.emit(&doc, |d| render(d, &journal, None));
         return Ok(0);
+    }
+    if args.target.is_none() && journal.identity.kind == "sim" {
+        return Err(Error::usage(format!(
+            "the journal was written for the simulated target {}, which does not outlive its process: give --target FILE --ignore-identity to restore onto an image of the same size",
+            journal.identity.spec
+        )));
     }
     let mut opened = target::open(&spec, &OpenRequest::read_write())?;
     let current = Identity::of(&spec, &opened, "restore");

@@ -102,6 +102,12 @@ impl<B: Backend> Preserve<B> {
             for (gs, ge) in self.saved.gaps(start, end) {
                 let mut pos = gs;
                 while pos < ge {
+                    if let Some(sig) = self.stop.as_ref().and_then(|f| f()) {
+                        // Keep what is saved consistent: record it and make it durable.
+                        self.saved.insert(gs, pos);
+                        writer.sync()?;
+                        return Err(super::signals::interrupted_error(sig));
+                    }
                     let n = (ge - pos).min(MAX_RECORD);
                     let mut buf = AlignedBuf::new(n as usize);
                     self.inner.read_at(&mut buf, pos)?;
