@@ -7,18 +7,23 @@
 use crate::report::Inference;
 use std::collections::BTreeMap;
 
-/// Write throughput of erase block `erase_block` (index from the start) at one block size.
+/// Write throughput of erase block `erase_block` (index from the start) at one block size,
+/// in order or (`random`) in random order inside the erase block.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FatSample {
     pub erase_block: u32,
     pub block_bytes: u64,
+    #[serde(default)]
+    pub random: bool,
     pub bytes_per_s: f64,
 }
 
 /// Smallest throughput ratio between two groups of erase blocks that counts as different.
-pub const MIN_STEP: f64 = 1.25;
+pub const MIN_STEP: f64 = 1.08;
+/// Without any split, blocks within this ratio of each other count as alike.
+pub const UNIFORM_SPREAD: f64 = 1.3;
 /// The step must exceed the spread inside each group by this factor.
-pub const STEP_OVER_SPREAD: f64 = 3.0;
+pub const STEP_OVER_SPREAD: f64 = 4.0;
 
 /// At one block size: the erase blocks in the faster of two clearly separated groups.
 fn faster_group(rates: &[(u32, f64)]) -> Option<Vec<u32>> {
@@ -55,23 +60,23 @@ fn faster_group(rates: &[(u32, f64)]) -> Option<Vec<u32>> {
 /// The answer is the faster group that the block sizes agree on. No split at any size
 /// gives an empty list, tentatively (a difference only at untested sizes cannot be ruled out).
 pub fn infer_fat(samples: &[FatSample]) -> Inference {
-    let mut by_size: BTreeMap<u64, Vec<(u32, f64)>> = BTreeMap::new();
+    let mut by_size: BTreeMap<(u64, bool), Vec<(u32, f64)>> = BTreeMap::new();
     for s in samples {
         if s.bytes_per_s.is_finite() && s.bytes_per_s > 0.0 {
             by_size
-                .entry(s.block_bytes)
+                .entry((s.block_bytes, s.random))
                 .or_default()
                 .push((s.erase_block, s.bytes_per_s));
         }
     }
-    let sizes: Vec<(u64, Vec<(u32, f64)>)> =
+    let sizes: Vec<((u64, bool), Vec<(u32, f64)>)> =
         by_size.into_iter().filter(|(_, v)| v.len() >= 3).collect();
     if sizes.is_empty() {
         return Inference::inconclusive(
             "fewer than three erase blocks measured at any block size; nothing to compare",
         );
     }
-    let mut votes: BTreeMap<Vec<u32>, Vec<u64>> = BTreeMap::new();
+    let mut votes: BTreeMap<Vec<u32>, Vec<(u64, bool)>> = BTreeMap::new();
     let mut max_spread: f64 = 0.0;
     for (size, rates) in &sizes {
         match faster_group(rates) {
@@ -85,7 +90,7 @@ pub fn infer_fat(samples: &[FatSample]) -> Inference {
     }
     let splits: usize = votes.values().map(Vec::len).sum();
     if splits == 0 {
-        if max_spread < MIN_STEP {
+        if max_spread < UNIFORM_SPREAD {
             return Inference::new(
                 Vec::<u32>::new(),
                 0.7,
@@ -115,14 +120,20 @@ pub fn infer_fat(samples: &[FatSample]) -> Inference {
     };
     let sizes_text: Vec<String> = at_sizes
         .iter()
-        .map(|s| crate::units::format_bytes(*s))
+        .map(|&(s, random)| {
+            format!(
+                "{}{}",
+                crate::units::format_bytes(s),
+                if random { " random" } else { "" }
+            )
+        })
         .collect();
     let total = sizes.len();
     Inference::new(
         group.clone(),
         conf,
         format!(
-            "erase block(s) {group:?} write faster than the others at {} of {total} block sizes ({}){}",
+            "erase block(s) {group:?} write faster than the others in {} of {total} block sizes and orders ({}){}",
             at_sizes.len(),
             sizes_text.join(", "),
             if agree < 0.999 {
@@ -149,6 +160,7 @@ mod tests {
                 v.push(FatSample {
                     erase_block: i as u32,
                     block_bytes: size,
+                    random: false,
                     bytes_per_s: r,
                 });
             }

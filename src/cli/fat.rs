@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long, value_name = "SIZE")]
     pub erase_size: Option<String>,
     /// Smallest block size written (below the page size page-mapped areas show).
-    #[arg(long, value_name = "SIZE", default_value = "4K")]
+    #[arg(long, value_name = "SIZE", default_value = "512")]
     pub blocksize: String,
     /// Erase blocks measured from the start of the device.
     #[arg(long, value_name = "N", default_value_t = 6)]

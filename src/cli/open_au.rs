@@ -32,8 +32,8 @@ pub struct Args {
     /// Most erase blocks written concurrently.
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_au: u32,
-    /// Where the first erase block starts [default: 16 MiB rounded up to the erase size,
-    /// past the FAT area].
+    /// Where the first erase block starts [default: past 16 MiB and past 4 erase blocks,
+    /// so the FAT area stays out; a FAT area reaching further adds to the count].
     #[arg(long, value_name = "SIZE")]
     pub offset: Option<String>,
     /// Also measure random order inside each erase block (`inferences.open_au_random`).
@@ -77,7 +77,7 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<OpenAuParams> {
             }
             o
         }
-        None => align_up(16 << 20, erase),
+        None => open_au::default_offset(erase),
     };
     let need = p.offset_bytes + p.max_au as u64 * erase;
     if need > size {

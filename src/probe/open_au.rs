@@ -12,7 +12,7 @@
 
 use super::write_common::{ladder, median_ns, permutation, random_buffer, stop_reason, Deadline};
 use crate::analysis::openau::{classify, Class, OpenAuPoint};
-use crate::backend::{Backend, Timed};
+use crate::backend::{AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -33,22 +33,25 @@ pub struct OpenAuParams {
     pub time_budget_ns: Option<u64>,
     /// Measure the block-size ladder around the cut-off (the table); off, only detection.
     pub ladder: bool,
+    /// Write zeros instead of pseudo-random data (cheaper for the simulator to hold).
+    pub zeros: bool,
 }
 
 impl OpenAuParams {
     /// Defaults for a device with `erase` byte erase blocks: 16 KiB blocks, up to 32 open,
-    /// starting past the first 16 MiB.
+    /// starting past the FAT area (`default_offset`).
     pub fn new(erase: u64) -> Self {
         OpenAuParams {
             erase_bytes: erase,
             block_bytes: 16384.min(erase),
             max_au: 32,
-            offset_bytes: super::write_common::align_up(16 << 20, erase),
+            offset_bytes: default_offset(erase),
             random: false,
             rounds: 16,
             seed: 1,
             time_budget_ns: None,
             ladder: true,
+            zeros: false,
         }
     }
 
@@ -98,6 +101,13 @@ impl OpenAuParams {
     pub fn region(&self) -> (u64, u64) {
         (self.offset_bytes, self.max_au as u64 * self.erase_bytes)
     }
+}
+
+/// Where the tested erase blocks start by default: past the first 16 MiB (as flashbench)
+/// and past the first 4 erase blocks, whichever is further, so that a FAT area (which
+/// keeps no open blocks and would add one to the count) stays out of the test.
+pub fn default_offset(erase: u64) -> u64 {
+    super::write_common::align_up((16u64 << 20).max(4 * erase), erase)
 }
 
 /// Counts of the upward sweep: 1 … 8, then doubling, up to `max_au`.
@@ -199,7 +209,11 @@ impl<B: Backend> Run<'_, B> {
                 .prepare_write(p.offset_bytes + i * p.erase_bytes, rounds * bs)
                 .map_err(Stop::Io)?;
         }
-        let buf = random_buffer(bs as usize, p.seed ^ bs);
+        let buf = if p.zeros {
+            AlignedBuf::new(bs as usize)
+        } else {
+            random_buffer(bs as usize, p.seed ^ bs)
+        };
         let order: Vec<usize> = if random {
             permutation(rounds as usize, p.seed.wrapping_add(n as u64 * 7919 + bs))
         } else {
