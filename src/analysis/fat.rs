@@ -18,6 +18,9 @@ pub struct FatSample {
     pub bytes_per_s: f64,
 }
 
+/// A block size and whether the order was random.
+type SizeKey = (u64, bool);
+
 /// Smallest throughput ratio between two groups of erase blocks that counts as different.
 pub const MIN_STEP: f64 = 1.08;
 /// Without any split, blocks within this ratio of each other count as alike.
@@ -60,7 +63,7 @@ fn faster_group(rates: &[(u32, f64)]) -> Option<Vec<u32>> {
 /// The answer is the faster group that the block sizes agree on. No split at any size
 /// gives an empty list, tentatively (a difference only at untested sizes cannot be ruled out).
 pub fn infer_fat(samples: &[FatSample]) -> Inference {
-    let mut by_size: BTreeMap<(u64, bool), Vec<(u32, f64)>> = BTreeMap::new();
+    let mut by_size: BTreeMap<SizeKey, Vec<(u32, f64)>> = BTreeMap::new();
     for s in samples {
         if s.bytes_per_s.is_finite() && s.bytes_per_s > 0.0 {
             by_size
@@ -69,14 +72,14 @@ pub fn infer_fat(samples: &[FatSample]) -> Inference {
                 .push((s.erase_block, s.bytes_per_s));
         }
     }
-    let sizes: Vec<((u64, bool), Vec<(u32, f64)>)> =
+    let sizes: Vec<(SizeKey, Vec<(u32, f64)>)> =
         by_size.into_iter().filter(|(_, v)| v.len() >= 3).collect();
     if sizes.is_empty() {
         return Inference::inconclusive(
             "fewer than three erase blocks measured at any block size; nothing to compare",
         );
     }
-    let mut votes: BTreeMap<Vec<u32>, Vec<(u64, bool)>> = BTreeMap::new();
+    let mut votes: BTreeMap<Vec<u32>, Vec<SizeKey>> = BTreeMap::new();
     let mut max_spread: f64 = 0.0;
     for (size, rates) in &sizes {
         match faster_group(rates) {
