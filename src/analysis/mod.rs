@@ -1,1 +1,4 @@
-//! analysis
+//! Analysis: pure functions from samples to inferences (no I/O).
+
+pub mod align;
+pub mod flashbench;
