@@ -2,3 +2,4 @@
 
 pub mod align;
 pub mod flashbench;
+pub mod interval;
