@@ -1,11 +1,15 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
+pub mod align;
+pub mod analyze;
 pub mod fat;
 pub mod guard;
 pub mod info;
+pub mod interval;
 pub mod open_au;
 pub mod program;
 pub mod restore;
+pub mod scatter;
 pub mod sim;
 pub mod slc;
 
@@ -44,6 +48,14 @@ pub enum Command {
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// Erase block and page size from read timings across boundaries (read-only).
+    Align(align::Args),
+    /// flashbench's scatter test: fastest read time at many offsets (read-only).
+    Scatter(scatter::Args),
+    /// Read time against request size: access time and throughput (read-only).
+    Interval(interval::Args),
+    /// Analyse flashbench logs with flashscope's inference.
+    Analyze(analyze::Args),
     /// How many erase blocks can be written at once (writes; needs --write).
     OpenAu(open_au::Args),
     /// Which of the first erase blocks behave differently: the FAT area (writes; needs --write).
@@ -82,6 +94,10 @@ pub fn run(cli: Cli) -> Result<i32> {
     match &cli.command {
         Command::Info(a) => info::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
+        Command::Align(a) => align::run(a, &out),
+        Command::Scatter(a) => scatter::run(a, &out),
+        Command::Interval(a) => interval::run(a, &out),
+        Command::Analyze(a) => analyze::run(a, &out),
         Command::Restore(a) => restore::run(a, &out),
         Command::OpenAu(a) => open_au::run(a, &out),
         Command::Fat(a) => fat::run(a, &out),
