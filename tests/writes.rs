@@ -584,3 +584,89 @@ fn a_restore_onto_another_device_is_refused() {
     let (code, _, err) = run(a.dir.path(), &["restore", j.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
 }
+
+// ------------------------------------------------- golden: flashbench logs through analyze
+
+const REF: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/reference/flashbench/"
+);
+
+/// Run `analyze --json` on files of the reference set.
+fn analyze(files: &[&str]) -> serde_json::Value {
+    let state = tempfile::tempdir().unwrap();
+    let paths: Vec<String> = files.iter().map(|f| format!("{REF}{f}")).collect();
+    let mut args = vec!["analyze", "--json"];
+    args.extend(paths.iter().map(String::as_str));
+    let (code, out, err) = run(state.path(), &args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// The expected conclusion, or inconclusive; never a confident different answer.
+fn agrees(inf: &serde_json::Value, want: &serde_json::Value) -> bool {
+    inf["status"] == "inconclusive" || inf["value"] == *want
+}
+
+#[test]
+fn golden_open_au_and_fat_logs_reach_the_authors_conclusions() {
+    let text = std::fs::read_to_string(format!("{REF}expected.json")).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut checked = 0;
+    for card in expected["cards"].as_array().unwrap() {
+        let files: Vec<&str> = card["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        match card["kind"].as_str().unwrap() {
+            "open-au" => {
+                let v = analyze(&files);
+                let key = if card["random"] == true {
+                    "open_au_random"
+                } else {
+                    "open_au"
+                };
+                let inf = &v["inferences"][key];
+                assert!(inf.is_object(), "{files:?}: no {key} in {v}");
+                assert!(
+                    agrees(inf, &card["expected"]["open_au"]),
+                    "{files:?}: {inf}"
+                );
+                if card["random"] != true {
+                    // The linear logs must actually decide (the authors' reading is clear).
+                    assert_eq!(inf["status"], "confident", "{files:?}: {inf}");
+                }
+                checked += 1;
+            }
+            "find-fat" => {
+                let v = analyze(&files);
+                let inf = &v["inferences"]["fat_area_erase_blocks"];
+                assert!(
+                    agrees(inf, &card["expected"]["special_erase_blocks"]),
+                    "{inf}"
+                );
+                assert_eq!(inf["status"], "confident", "{inf}");
+                checked += 1;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(checked, 4, "three open-au cards and one find-fat card");
+    // All open-au logs of the seed card at once: linear 8, random order never confidently
+    // something else than "slow in every erase block" (0) or inconclusive.
+    let all = analyze(&[
+        "seed-openau-01.txt",
+        "seed-openau-02.txt",
+        "seed-openau-03.txt",
+        "seed-openau-04.txt",
+        "seed-openau-05.txt",
+        "seed-openau-06.txt",
+        "seed-openau-07.txt",
+        "seed-openau-08.txt",
+    ]);
+    assert_eq!(all["inferences"]["open_au"]["value"], 8);
+    let r = &all["inferences"]["open_au_random"];
+    assert!(r["status"] == "inconclusive" || r["value"] == 0, "{r}");
+}

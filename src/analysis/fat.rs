@@ -151,6 +151,24 @@ pub fn infer_fat(samples: &[FatSample]) -> Inference {
     )
 }
 
+/// Samples from a flashbench `--find-fat` log (column i = erase block i).
+pub fn samples_from_flashbench(log: &crate::analysis::flashbench::FindFatLog) -> Vec<FatSample> {
+    log.rows
+        .iter()
+        .flat_map(|r| {
+            r.bytes_per_s
+                .iter()
+                .enumerate()
+                .map(move |(i, &rate)| FatSample {
+                    erase_block: i as u32,
+                    block_bytes: r.size_bytes,
+                    random: false,
+                    bytes_per_s: rate,
+                })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -175,6 +175,38 @@ pub fn infer_open_au(points: &[OpenAuPoint], reference: Option<f64>) -> Inferenc
     )
 }
 
+/// Points from flashbench `--open-au` logs (one log per `--open-au-nr`): the rate at the
+/// smallest write size that every log has. Returns the points and that size; logs without
+/// an open-AU count are skipped.
+pub fn points_from_flashbench(
+    logs: &[&crate::analysis::flashbench::OpenAuLog],
+) -> (Vec<OpenAuPoint>, Option<u64>) {
+    let with_nr: Vec<_> = logs.iter().filter(|l| l.open_au_nr.is_some()).collect();
+    let size = with_nr
+        .iter()
+        .flat_map(|l| l.rows.iter().map(|r| r.size_bytes))
+        .filter(|&sz| {
+            with_nr
+                .iter()
+                .all(|l| l.rows.iter().any(|r| r.size_bytes == sz))
+        })
+        .min();
+    let Some(size) = size else {
+        return (Vec::new(), None);
+    };
+    let points = with_nr
+        .iter()
+        .filter_map(|l| {
+            let r = l.rows.iter().find(|r| r.size_bytes == size)?;
+            Some(OpenAuPoint {
+                open_aus: l.open_au_nr?,
+                bytes_per_s: r.bytes_per_s,
+            })
+        })
+        .collect();
+    (points, Some(size))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,7 +24,8 @@ is saved to the journal first and restored and verified afterwards.")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
-    /// Erase block (allocation unit) size, e.g. 4M; measure it with `flashscope align`.
+    /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
+    /// read-only; it must be confident].
     #[arg(long, value_name = "SIZE")]
     pub erase_size: Option<String>,
     /// Smallest block size written (below the page size page-mapped areas show).
@@ -37,8 +38,7 @@ pub struct Args {
     pub flags: WriteFlags,
 }
 
-fn params(args: &Args, size: u64, sector: u64) -> Result<FatParams> {
-    let erase = erase_size_arg(&args.erase_size, &args.target)?;
+fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<FatParams> {
     let block = parse_size(&args.blocksize)?;
     check_geometry(erase, block, size, sector)?;
     if args.nr < 3 {
@@ -67,7 +67,16 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<FatParams> {
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let info = guard::peek(&args.target)?;
     let sector = info.logical_sector_bytes as u64;
-    let p = params(args, info.size_bytes, sector)?;
+    let (erase, source) = erase_size_arg(
+        &args.erase_size,
+        &args.target,
+        &args.flags,
+        &format!(
+            "fat writes the first {} erase blocks (the partition table lives there)",
+            args.nr
+        ),
+    )?;
+    let p = params(args, info.size_bytes, sector, erase)?;
     let bytes = p.bytes(sector);
     let ops: u64 = crate::probe::write_common::ladder(p.erase_bytes, p.block_bytes, sector)
         .iter()
@@ -99,7 +108,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let mut doc = Document::new("fat", serde_json::Value::Null);
     session.fill(&mut doc, &ending);
     doc.parameters = serde_json::to_value(&p).unwrap_or_default();
-    doc.parameters["erase_size_source"] = "--erase-size".into();
+    doc.parameters["erase_size_source"] = source.clone().into();
     doc.samples = serde_json::to_value(&samples.samples).unwrap_or_default();
     doc.inferences
         .insert("fat_area_erase_blocks".into(), infer_fat(&samples.points()));
@@ -109,7 +118,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             format!("the test stopped early: {why}; the inference uses what was measured"),
         ));
     }
-    out.emit(&doc, |d| render(d, &samples, p.nr));
+    out.emit(&doc, |d| {
+        format!(
+            "erase block {} (from {source})\n{}",
+            format_bytes(p.erase_bytes),
+            render(d, &samples, p.nr)
+        )
+    });
     Ok(0)
 }
 

@@ -2,6 +2,7 @@
 
 pub mod align;
 pub mod analyze;
+pub mod analyze_writes;
 pub mod fat;
 pub mod guard;
 pub mod info;

@@ -23,7 +23,8 @@ Preserve mode (the default with --write) saves every written region to a journal
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
-    /// Erase block (allocation unit) size, e.g. 4M; measure it with `flashscope align`.
+    /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
+    /// read-only; it must be confident].
     #[arg(long, value_name = "SIZE")]
     pub erase_size: Option<String>,
     /// Smallest block size written (the size whose collapse decides).
@@ -43,19 +44,75 @@ pub struct Args {
     pub flags: WriteFlags,
 }
 
-/// The erase size from `--erase-size` (required until `align` can infer it).
-pub fn erase_size_arg(arg: &Option<String>, target: &str) -> Result<u64> {
-    match arg {
-        Some(s) => parse_size(s),
-        None => Err(Error::usage(format!(
-            "--erase-size is required: measure it with `flashscope align {target}` or take it from the datasheet (4M is typical for SD cards)"
+/// The erase size: `--erase-size`, or measured by `align` (read-only) when omitted, which
+/// must then be confident. Returns the size and where it came from (stated in the output).
+/// Without `--write` nothing is measured: the refusal explains the plan.
+pub fn erase_size_arg(
+    arg: &Option<String>,
+    target: &str,
+    flags: &WriteFlags,
+    what: &str,
+) -> Result<(u64, String)> {
+    if let Some(s) = arg {
+        return Ok((parse_size(s)?, "--erase-size".to_string()));
+    }
+    super::require_write_permission(
+        flags.write || flags.destructive,
+        target,
+        &format!("{what}; the erase block size is first measured with `align` (read-only) since --erase-size was not given"),
+    )?;
+    eprintln!("no --erase-size: measuring the erase block size with align (read-only)...");
+    let (size, inf) = align_erase_size(target)?;
+    match size {
+        Some(e) if inf.status == crate::report::Status::Confident => Ok((
+            e,
+            format!("align ({}, {})", inf.status_word(), inf.evidence),
+        )),
+        _ => Err(Error::usage(format!(
+            "align could not settle the erase block size of {target} ({}: {}); give --erase-size",
+            inf.status_word(),
+            inf.evidence
         ))),
     }
 }
 
+/// Run the align probe with its defaults and return the erase-block inference.
+fn align_erase_size(target: &str) -> Result<(Option<u64>, crate::report::Inference)> {
+    use crate::probe::align as probe;
+    let req = crate::target::OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    let mut opened = crate::target::open(target, &req)?;
+    let dev = &mut opened.backend;
+    let size = dev.size_bytes();
+    let sizes = super::align::block_sizes(&[], dev.logical_sector_bytes())?;
+    probe::validate(size, dev.logical_sector_bytes(), &sizes)?;
+    let max_reads: u64 = sizes
+        .iter()
+        .map(|&b| probe::flashbench_align_reads(size, b))
+        .sum();
+    let config = probe::AlignConfig {
+        block_sizes: sizes,
+        positions: 8,
+        count: None,
+        time_budget_ns: 60_000_000_000,
+        max_reads,
+    };
+    let mut progress = Progress::new("align");
+    let run = probe::run(
+        dev.as_mut(),
+        &config,
+        &mut |cells, reads| super::align::decide(cells, reads, max_reads),
+        &mut progress.callback(),
+    )?;
+    progress.finish();
+    let inf = crate::analysis::align::infer(&probe::points(&run.cells));
+    Ok((inf.erase_block_bytes.as_u64(), inf.erase_block_bytes))
+}
+
 /// Parameters checked against the device.
-fn params(args: &Args, size: u64, sector: u64) -> Result<OpenAuParams> {
-    let erase = erase_size_arg(&args.erase_size, &args.target)?;
+fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<OpenAuParams> {
     let block = parse_size(&args.blocksize)?;
     check_geometry(erase, block, size, sector)?;
     if args.max_au == 0 {
@@ -98,7 +155,16 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<OpenAuParams> {
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let info = guard::peek(&args.target)?;
     let sector = info.logical_sector_bytes as u64;
-    let p = params(args, info.size_bytes, sector)?;
+    let (erase, source) = erase_size_arg(
+        &args.erase_size,
+        &args.target,
+        &args.flags,
+        &format!(
+            "open-au writes {} blocks into up to {} erase blocks",
+            args.blocksize, args.max_au
+        ),
+    )?;
+    let p = params(args, info.size_bytes, sector, erase)?;
     let max = p.max_bytes(sector);
     let typical = p.typical_bytes(sector, 4);
     let plan = WritePlan {
@@ -131,7 +197,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let mut doc = Document::new("open-au", serde_json::Value::Null);
     session.fill(&mut doc, &ending);
     doc.parameters = serde_json::to_value(&p).unwrap_or_default();
-    doc.parameters["erase_size_source"] = "--erase-size".into();
+    doc.parameters["erase_size_source"] = source.clone().into();
     doc.samples = serde_json::to_value(&samples.samples).unwrap_or_default();
     doc.inferences.insert(
         "open_au".into(),
@@ -149,7 +215,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             format!("the test stopped early: {why}; the inference uses what was measured"),
         ));
     }
-    out.emit(&doc, |d| render(d, &samples));
+    out.emit(&doc, |d| {
+        format!(
+            "erase block {} (from {source})\n{}",
+            format_bytes(p.erase_bytes),
+            render(d, &samples)
+        )
+    });
     Ok(0)
 }
 
