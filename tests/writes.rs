@@ -670,3 +670,96 @@ fn golden_open_au_and_fat_logs_reach_the_authors_conclusions() {
     let r = &all["inferences"]["open_au_random"];
     assert!(r["status"] == "inconclusive" || r["value"] == 0, "{r}");
 }
+
+#[test]
+fn wear_of_open_au_and_fat_on_the_default_card_stays_under_1_gib() {
+    let state = tempfile::tempdir().unwrap();
+    let mut total = 0;
+    for args in [
+        &[
+            "open-au",
+            "sim:sd-16g",
+            "--erase-size",
+            "4M",
+            "--write",
+            "--json",
+        ][..],
+        &[
+            "fat",
+            "sim:sd-16g",
+            "--erase-size",
+            "4M",
+            "--write",
+            "--json",
+        ],
+    ] {
+        let (code, out, err) = run(state.path(), args);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let b = v["bytes_written"].as_u64().unwrap();
+        assert_eq!(
+            b,
+            v["preserve"]["test_bytes_written"].as_u64().unwrap()
+                + v["preserve"]["restore_bytes_written"].as_u64().unwrap()
+        );
+        total += b;
+    }
+    assert!(total < 1 << 30, "open-au + fat wrote {total} bytes");
+}
+
+#[test]
+fn without_erase_size_align_measures_it_and_the_output_says_so() {
+    let state = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(
+        state.path(),
+        &["open-au", "sim:usb-32g", "--write", "--json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["parameters"]["erase_bytes"], 12u64 << 20);
+    assert!(v["parameters"]["erase_size_source"]
+        .as_str()
+        .unwrap()
+        .starts_with("align (confident"));
+    assert_eq!(v["inferences"]["open_au"]["value"], 2);
+}
+
+#[test]
+fn budgets_stop_early_and_say_why() {
+    let state = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(
+        state.path(),
+        &[
+            "slc",
+            "sim:sd-a2-64g",
+            "--destructive",
+            "--time-budget",
+            "20s",
+            "--recover",
+            "0",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["stopped"], "time budget reached");
+    assert!(v["bytes_written"].as_u64().unwrap() < 2 << 30);
+    assert!(v["journal"].is_null());
+    let (code, out, err) = run(
+        state.path(),
+        &[
+            "open-au",
+            "sim:sd-16g",
+            "--erase-size",
+            "4M",
+            "--write",
+            "--write-budget",
+            "3M",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["preserve"]["test_bytes_written"].as_u64().unwrap() <= 3 << 20);
+    assert_eq!(v["warnings"][0]["kind"], "stopped-early");
+}
