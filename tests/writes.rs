@@ -147,8 +147,8 @@ fn bad_geometry_and_sizes_are_usage_errors_naming_the_value() {
             "--max-au 32",
         ),
         (
-            &["open-au", "sim:sd-16g", "--write"],
-            "--erase-size is required",
+            &["open-au", "sim:ssd-256g", "--write"],
+            "align could not settle",
         ),
         (
             &[
@@ -762,4 +762,150 @@ fn budgets_stop_early_and_say_why() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v["preserve"]["test_bytes_written"].as_u64().unwrap() <= 3 << 20);
     assert_eq!(v["warnings"][0]["kind"], "stopped-early");
+}
+
+/// Make sure a partition's device node exists (no udev in minimal containers); removed on
+/// drop only if this test created it.
+struct PartitionNode {
+    created: Option<String>,
+}
+
+impl PartitionNode {
+    fn create(disk: &str, part: &str) -> Option<PartitionNode> {
+        let _ = StdCommand::new("partx")
+            .args(["-a", disk])
+            .stderr(std::process::Stdio::null())
+            .status();
+        let name = part.trim_start_matches("/dev/");
+        let sys = format!("/sys/class/block/{name}/dev");
+        let mut dev = None;
+        for _ in 0..100 {
+            if let Ok(d) = std::fs::read_to_string(&sys) {
+                dev = Some(d.trim().to_string());
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let dev = dev?;
+        if Path::new(part).exists() {
+            return Some(PartitionNode { created: None });
+        }
+        let (maj, min) = dev.split_once(':')?;
+        let ok = StdCommand::new("mknod")
+            .args([part, "b", maj, min])
+            .status()
+            .ok()?
+            .success();
+        ok.then(|| PartitionNode {
+            created: Some(part.to_string()),
+        })
+    }
+}
+
+impl Drop for PartitionNode {
+    fn drop(&mut self) {
+        if let Some(p) = &self.created {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// An ext4 mount of `dev` on a temporary directory, unmounted by its exact path on drop.
+struct Mounted {
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = StdCommand::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+fn mount_ext4(dev: &str) -> Option<Mounted> {
+    let ok = StdCommand::new("mkfs.ext4")
+        .args(["-q", "-F", dev])
+        .status()
+        .ok()?
+        .success();
+    if !ok {
+        return None;
+    }
+    let dir = tempfile::tempdir().ok()?;
+    let ok = StdCommand::new("mount")
+        .arg(dev)
+        .arg(dir.path())
+        .status()
+        .ok()?
+        .success();
+    ok.then_some(Mounted { dir })
+}
+
+#[test]
+fn a_journal_on_a_partition_of_the_target_is_refused() {
+    if !is_root() {
+        return skip("needs root and loop devices");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("disk.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let out = StdCommand::new("losetup")
+        .args(["--find", "--show", "--partscan"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return skip("losetup failed");
+    }
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = StdCommand::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let _detach = Detach(dev.clone());
+    let mut sfdisk = StdCommand::new("sfdisk")
+        .args(["-q", &dev])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        sfdisk
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"start=2048, type=83\n")
+            .unwrap();
+    }
+    assert!(sfdisk.wait().unwrap().success());
+    let part = format!("{dev}p1");
+    let Some(_node) = PartitionNode::create(&dev, &part) else {
+        return skip("the kernel did not create the partition");
+    };
+    let Some(m) = mount_ext4(&part) else {
+        return skip("could not format and mount the partition");
+    };
+    let journal = m.dir.path().join("j.fsjournal");
+    let (code, _, err) = run(
+        dir.path(),
+        &[
+            "fat",
+            &dev,
+            "--erase-size",
+            "1M",
+            "--write",
+            "--journal",
+            journal.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("on the target") && err.contains("itself"),
+        "{err}"
+    );
+    assert!(!journal.exists());
 }
