@@ -66,9 +66,12 @@ impl JournalWriter {
     /// Create the journal at `path` (refusing to replace an existing file) and make its
     /// header durable.
     pub fn create(path: &Path, identity: &Identity) -> Result<Self> {
+        use std::os::unix::fs::OpenOptionsExt;
+        // The journal holds copies of the user's data: readable by its owner only.
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(0o600)
             .open(path)
             .map_err(|e| {
                 if e.kind() == io::ErrorKind::AlreadyExists {
@@ -285,6 +288,29 @@ impl Journal {
         })
     }
 
+    /// Read only the header's identity (cheap even for a huge journal); `None` when the
+    /// file is not an intact journal.
+    pub fn read_identity(path: &Path) -> Option<Identity> {
+        let mut f = File::open(path).ok()?;
+        let mut fixed = [0u8; 16];
+        f.read_exact(&mut fixed).ok()?;
+        if &fixed[..8] != MAGIC || fixed[8..12] != VERSION.to_le_bytes() {
+            return None;
+        }
+        let json_len = u32::from_le_bytes([fixed[12], fixed[13], fixed[14], fixed[15]]);
+        if json_len > MAX_HEADER {
+            return None;
+        }
+        let mut json = vec![0u8; json_len as usize];
+        f.read_exact(&mut json).ok()?;
+        let mut sum = [0u8; 32];
+        f.read_exact(&mut sum).ok()?;
+        if Sha256::digest(&json).as_slice() != sum {
+            return None;
+        }
+        serde_json::from_slice(&json).ok()
+    }
+
     /// Bytes of saved region data in valid records.
     pub fn bytes_saved(&self) -> u64 {
         self.records.iter().map(|r| r.length).sum()
@@ -372,6 +398,10 @@ mod tests {
         let p = write_journal(d.path(), &[(0, 1, 512), (4096, 2, 1024)]);
         let j = Journal::open(&p).unwrap();
         assert_eq!(j.identity, ident());
+        assert_eq!(Journal::read_identity(&p), Some(ident()));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "owner-only: {mode:o}");
         assert_eq!(j.records.len(), 2);
         assert_eq!(j.records[1].offset, 4096);
         assert_eq!(j.bytes_saved(), 1536);

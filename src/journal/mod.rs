@@ -158,8 +158,8 @@ pub fn leftover_journals(identity: &Identity) -> Vec<PathBuf> {
     for e in entries.flatten() {
         let p = e.path();
         if p.extension().is_some_and(|x| x == "fsjournal") {
-            if let Ok(j) = Journal::open(&p) {
-                if identity.kind != "sim" && mismatch(&j.identity, identity, false).is_none() {
+            if let Some(j) = Journal::read_identity(&p) {
+                if identity.kind != "sim" && mismatch(&j, identity, false).is_none() {
                     out.push(p);
                 }
             }
