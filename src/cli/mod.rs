@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
 pub mod info;
+pub mod serve;
 pub mod sim;
 
 use crate::report::Document;

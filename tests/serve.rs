@@ -1,0 +1,518 @@
+//! End-to-end tests of `flashscope sim serve`: the simulated card served through FUSE and
+//! a direct-I/O loop device, timed in real time.
+//!
+//! Tests that mount or attach need root and /dev/fuse (CI has both); elsewhere they print
+//! why they are skipped. Every server is wrapped in a guard that, even when the test
+//! fails, kills it, detaches its loop device by exact name and unmounts its mountpoint.
+
+use assert_cmd::Command as AssertCommand;
+use flashscope::backend::AlignedBuf;
+use predicates::prelude::*;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::{mpsc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Timing tests must not run beside each other (they share two CPUs).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_flashscope");
+
+/// A card with a known geometry and no noise: 1 MiB erase blocks, a 300 µs erase-block
+/// boundary cost, no page-boundary cost, 100 µs per command, 22 MiB/s reads.
+const CARD: &str = "sim:custom,size=256M,erase=1M,page=16K,cmd=100us,read_bw=22M,page_cost=0ns,erase_cost=300us,noise=0,outliers=0";
+const CMD_NS: f64 = 100_000.0;
+const READ_BW: f64 = 22.0 * 1048576.0;
+const ERASE: u64 = 1 << 20;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Why this machine cannot run the mounting tests, if it cannot.
+fn skip_reason() -> Option<String> {
+    if !is_root() {
+        return Some("not root (serving with --loop needs root; CI runs as root)".into());
+    }
+    if !Path::new("/dev/fuse").exists() {
+        return Some("/dev/fuse is missing (no FUSE in this kernel or container)".into());
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("/dev/loop-control is missing (no loop driver)".into());
+    }
+    None
+}
+
+macro_rules! require_root_fuse {
+    () => {
+        if let Some(why) = skip_reason() {
+            eprintln!("skipping: {why}");
+            return;
+        }
+    };
+}
+
+fn mounted(mountpoint: &Path) -> bool {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let want = mountpoint.to_string_lossy();
+    info.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .any(|m| m == want)
+}
+
+/// The backing file of a loop device, or None when it is detached.
+fn loop_backing(dev: &str) -> Option<String> {
+    let name = dev.trim_start_matches("/dev/");
+    std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// A running server and everything it set up, torn down by exact name on drop.
+struct Server {
+    child: Child,
+    _stdout: Option<BufReader<ChildStdout>>,
+    dir: tempfile::TempDir,
+    mountpoint: PathBuf,
+    device: String,
+}
+
+impl Server {
+    /// Start `sim serve SPEC <tempdir> --loop` and wait for the loop device's path.
+    fn start(spec: &str, extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mountpoint = dir.path().join("card");
+        std::fs::create_dir(&mountpoint).expect("mountpoint");
+        let mountpoint = mountpoint.canonicalize().expect("canonical mountpoint");
+        let mut child = Command::new(BIN)
+            .args(["sim", "serve", spec])
+            .arg(&mountpoint)
+            .arg("--loop")
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start flashscope sim serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            let mut line = String::new();
+            let _ = r.read_line(&mut line);
+            let _ = tx.send((line, r));
+        });
+        let mut server = Server {
+            child,
+            _stdout: None,
+            dir,
+            mountpoint,
+            device: String::new(),
+        };
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok((line, reader)) => {
+                server._stdout = Some(reader);
+                server.device = line.trim().to_string();
+            }
+            Err(_) => panic!("the server did not print its loop device within 20 s"),
+        }
+        assert!(
+            server.device.starts_with("/dev/loop"),
+            "first stdout line is the loop device, got '{}'",
+            server.device
+        );
+        server
+    }
+
+    fn image(&self) -> PathBuf {
+        self.mountpoint.join("flash.img")
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.mountpoint.join("stats")).expect("read stats");
+        serde_json::from_str(&text).expect("stats is JSON")
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        // SAFETY: kill with our own child's pid.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+    }
+
+    /// Wait for the server to exit; its exit status.
+    fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let t0 = Instant::now();
+        while t0.elapsed() < timeout {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return Some(st);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    /// True when the loop device is still attached to this server's file.
+    fn device_attached(&self) -> bool {
+        loop_backing(&self.device)
+            .is_some_and(|b| b.starts_with(&*self.mountpoint.to_string_lossy()))
+    }
+
+    /// The test's cleanup: kill, detach by exact name, unmount the exact mountpoint.
+    fn cleanup(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        if !self.device.is_empty() && self.device_attached() {
+            let _ = Command::new("losetup").args(["-d", &self.device]).status();
+        }
+        if mounted(&self.mountpoint) {
+            let _ = Command::new("umount")
+                .arg("-l")
+                .arg(&self.mountpoint)
+                .stderr(Stdio::null())
+                .status();
+        }
+        // Loop detach completes asynchronously.
+        let t0 = Instant::now();
+        while self.device_attached() && t0.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.cleanup();
+        let _ = &self.dir;
+    }
+}
+
+/// Median wall time of 1 KiB O_DIRECT reads at `offsets`, in ns.
+fn median_read_ns(dev: &File, offsets: &[u64]) -> f64 {
+    let mut buf = AlignedBuf::new(1024);
+    let mut times: Vec<u64> = offsets
+        .iter()
+        .map(|&off| {
+            let t0 = Instant::now();
+            dev.read_exact_at(&mut buf, off).expect("O_DIRECT read");
+            t0.elapsed().as_nanos() as u64
+        })
+        .collect();
+    times.sort_unstable();
+    times[times.len() / 2] as f64
+}
+
+fn open_direct(path: &str, write: bool) -> File {
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .expect("open the loop device with O_DIRECT")
+}
+
+#[test]
+fn the_loop_device_shows_the_erase_block_boundary_in_real_time() {
+    require_root_fuse!();
+    let _s = serial();
+    let server = Server::start(CARD, &[]);
+    let name = server.device.trim_start_matches("/dev/");
+    let dio = std::fs::read_to_string(format!("/sys/block/{name}/loop/dio")).unwrap_or_default();
+    assert_eq!(dio.trim(), "1", "the loop device must use direct I/O");
+
+    let dev = open_direct(&server.device, false);
+    let blocks: Vec<u64> = (8..40).collect();
+    let across: Vec<u64> = blocks.iter().map(|k| k * ERASE - 512).collect();
+    let beside: Vec<u64> = blocks.iter().map(|k| k * ERASE + 65536).collect();
+    let half: Vec<u64> = blocks.iter().map(|k| k * ERASE + ERASE / 2 - 512).collect();
+    // Interleave the three kinds so drifting load affects them alike.
+    let mut t_across = Vec::new();
+    let mut t_beside = Vec::new();
+    let mut t_half = Vec::new();
+    for i in 0..blocks.len() {
+        t_across.push(median_read_ns(&dev, &[across[i]]));
+        t_beside.push(median_read_ns(&dev, &[beside[i]]));
+        t_half.push(median_read_ns(&dev, &[half[i]]));
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (a, b, h) = (med(&mut t_across), med(&mut t_beside), med(&mut t_half));
+    let model_inside = CMD_NS + 1024.0 * 1e9 / READ_BW;
+    eprintln!(
+        "1 KiB reads: beside {:.1} µs (model {:.1} µs, overhead {:.1} µs), across an erase-block boundary {:.1} µs, across a half-block point {:.1} µs",
+        b / 1e3,
+        model_inside / 1e3,
+        (b - model_inside) / 1e3,
+        a / 1e3,
+        h / 1e3
+    );
+    // The boundary step is the model's 300 µs, spent for real.
+    assert!(
+        (a - b - 300_000.0).abs() < 60_000.0,
+        "erase-block boundary step {:.1} µs, model 300 µs",
+        (a - b) / 1e3
+    );
+    // Half an erase block is not a boundary: no step there (the geometry is 1 MiB).
+    assert!(
+        (h - b).abs() < 60_000.0,
+        "half-block step {:.1} µs, model 0",
+        (h - b) / 1e3
+    );
+    // Never faster than the model; the server and kernel add a bounded overhead.
+    assert!(b >= model_inside, "a read beat the model: {b} ns");
+    assert!(
+        b < model_inside + 1_000_000.0,
+        "overhead above 1 ms: {b} ns"
+    );
+    let stats = server.stats();
+    assert!(stats["reads"].as_u64().unwrap_or(0) >= 96, "{stats}");
+}
+
+#[test]
+fn fio_at_queue_depth_32_gets_the_iops_the_model_predicts() {
+    require_root_fuse!();
+    if Command::new("fio").arg("--version").output().is_err() {
+        eprintln!("skipping: fio is not installed (apt-get install fio; .ci/run installs it)");
+        return;
+    }
+    let _s = serial();
+    let server = Server::start(CARD, &[]);
+    let out = Command::new("fio")
+        .args([
+            "--name=qd32",
+            "--direct=1",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=32",
+            "--ioengine=libaio",
+            "--runtime=2",
+            "--time_based",
+            "--randrepeat=1",
+            "--output-format=json",
+        ])
+        .arg(format!("--filename={}", server.device))
+        .output()
+        .expect("run fio");
+    assert!(
+        out.status.success(),
+        "fio failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("fio JSON");
+    let iops = v["jobs"][0]["read"]["iops"]
+        .as_f64()
+        .expect("fio read iops");
+    let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap_or(0);
+    // The card serves one command at a time: 4 KiB aligned reads cross no boundary.
+    let model_ns = CMD_NS + 4096.0 * 1e9 / READ_BW;
+    let predicted = 1e9 / model_ns;
+    let stats = server.stats();
+    eprintln!(
+        "fio randread 4k QD32: {iops:.0} IOPS, model {predicted:.0} IOPS ({:.1}%); server late p50 {} ns p99 {} ns",
+        100.0 * iops / predicted,
+        stats["late_ns"]["p50_ns"],
+        stats["late_ns"]["p99_ns"]
+    );
+    assert!(
+        (iops - predicted).abs() <= 0.2 * predicted,
+        "fio {iops:.0} IOPS vs model {predicted:.0}"
+    );
+    assert!(stats["reads"].as_u64().unwrap_or(0) >= ios, "{stats}");
+    // The model time the server added is exactly the model's per-request time.
+    let per_read =
+        stats["model_ns"].as_f64().unwrap_or(0.0) / stats["reads"].as_f64().unwrap_or(1.0);
+    assert!(
+        (per_read - model_ns).abs() < 1_000.0,
+        "{per_read} ns per read"
+    );
+}
+
+#[test]
+fn writes_round_trip_and_discard_reaches_the_model_as_an_erase() {
+    require_root_fuse!();
+    let _s = serial();
+    let server = Server::start(CARD, &[]);
+    let dev = open_direct(&server.device, true);
+    let mut pattern = AlignedBuf::new(64 * 1024);
+    for (i, b) in pattern.iter_mut().enumerate() {
+        *b = (i % 251) as u8 + 1;
+    }
+    dev.write_all_at(&pattern, 3 * ERASE).expect("write");
+    let mut back = AlignedBuf::new(64 * 1024);
+    dev.read_exact_at(&mut back, 3 * ERASE).expect("read back");
+    assert!(
+        back[..] == pattern[..],
+        "data written through the loop device reads back"
+    );
+    // The FUSE file is the same card, at the announced size.
+    let size = std::fs::metadata(server.image())
+        .map(|m| m.len())
+        .unwrap_or(0);
+    assert_eq!(size, 256 << 20, "flash.img has the announced size");
+    let img = open_direct(&server.image().to_string_lossy(), false);
+    let mut via_file = AlignedBuf::new(4096);
+    img.read_exact_at(&mut via_file, 3 * ERASE)
+        .expect("read flash.img");
+    assert!(
+        via_file[..] == pattern[..4096],
+        "flash.img shows the data written through loop"
+    );
+
+    let st = Command::new("blkdiscard")
+        .args(["-o", &(3 * ERASE).to_string(), "-l", &ERASE.to_string()])
+        .arg(&server.device)
+        .status()
+        .expect("run blkdiscard");
+    assert!(st.success(), "blkdiscard on the loop device");
+    dev.read_exact_at(&mut back, 3 * ERASE)
+        .expect("read after discard");
+    assert!(
+        back.iter().all(|&b| b == 0),
+        "discarded data reads back erased"
+    );
+    let stats = server.stats();
+    assert!(stats["discards"].as_u64().unwrap_or(0) >= 1, "{stats}");
+    assert!(
+        stats["bytes_written"].as_u64().unwrap_or(0) >= 64 * 1024,
+        "{stats}"
+    );
+}
+
+#[test]
+fn sigterm_detaches_the_loop_device_and_unmounts() {
+    require_root_fuse!();
+    let _s = serial();
+    let mut server = Server::start(CARD, &[]);
+    assert!(server.device_attached() && mounted(&server.mountpoint));
+    server.signal(libc::SIGTERM);
+    let status = server.wait_exit(Duration::from_secs(15));
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "clean exit on SIGTERM"
+    );
+    // Checked before the guard's own cleanup runs.
+    assert!(!mounted(&server.mountpoint), "still mounted after SIGTERM");
+    assert!(
+        !server.device_attached(),
+        "{} still attached",
+        server.device
+    );
+}
+
+#[test]
+fn sigkill_leaves_no_loop_device_or_mount_after_cleanup() {
+    require_root_fuse!();
+    let _s = serial();
+    let mut server = Server::start(CARD, &[]);
+    let (device, mountpoint) = (server.device.clone(), server.mountpoint.clone());
+    server.signal(libc::SIGKILL);
+    assert!(server.wait_exit(Duration::from_secs(10)).is_some());
+    // The server's own safety nets (loop autoclear, the unmount watchdog) usually clean
+    // up by themselves; the test's cleanup makes sure, and that is what is checked.
+    let t0 = Instant::now();
+    while (server.device_attached() || mounted(&mountpoint))
+        && t0.elapsed() < Duration::from_secs(3)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!(
+        "after SIGKILL, without the test's cleanup: loop attached {}, mounted {}",
+        server.device_attached(),
+        mounted(&mountpoint)
+    );
+    server.cleanup();
+    assert!(
+        !mounted(&mountpoint),
+        "{} still mounted",
+        mountpoint.display()
+    );
+    assert!(
+        !loop_backing(&device).is_some_and(|b| b.starts_with(&*mountpoint.to_string_lossy())),
+        "{device} still attached to the dead server's file"
+    );
+}
+
+#[test]
+fn a_busy_mountpoint_is_refused() {
+    require_root_fuse!();
+    let _s = serial();
+    let server = Server::start(CARD, &[]);
+    AssertCommand::new(BIN)
+        .args(["sim", "serve", "sim:sd-16g"])
+        .arg(&server.mountpoint)
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("busy"));
+}
+
+#[test]
+fn bad_input_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    AssertCommand::new(BIN)
+        .args(["sim", "serve", "sim:sd-16g"])
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist"));
+
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("keep"), b"x").unwrap();
+    if is_root() && Path::new("/dev/fuse").exists() {
+        AssertCommand::new(BIN)
+            .args(["sim", "serve", "sim:sd-16g"])
+            .arg(&full)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("not empty"));
+    }
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    AssertCommand::new(BIN)
+        .args(["sim", "serve", "sim:no-such-card"])
+        .arg(&empty)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown simulator preset"));
+    AssertCommand::new(BIN)
+        .args(["sim", "serve", "/dev/sda"])
+        .arg(&empty)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a simulated card"));
+    assert!(!mounted(&empty.canonicalize().unwrap()));
+}
+
+#[test]
+fn loop_without_root_is_refused() {
+    if !is_root() || Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipping: needs root and setpriv to run the check as an unprivileged user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mp = dir.path().join("card");
+    std::fs::create_dir(&mp).unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+        .args(["sim", "serve", "sim:sd-16g"])
+        .arg(&mp)
+        .arg("--loop")
+        .output()
+        .expect("run setpriv");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--loop needs root"), "{err}");
+}
