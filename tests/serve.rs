@@ -194,19 +194,11 @@ impl Drop for Server {
     }
 }
 
-/// Median wall time of 1 KiB O_DIRECT reads at `offsets`, in ns.
-fn median_read_ns(dev: &File, offsets: &[u64]) -> f64 {
-    let mut buf = AlignedBuf::new(1024);
-    let mut times: Vec<u64> = offsets
-        .iter()
-        .map(|&off| {
-            let t0 = Instant::now();
-            dev.read_exact_at(&mut buf, off).expect("O_DIRECT read");
-            t0.elapsed().as_nanos() as u64
-        })
-        .collect();
-    times.sort_unstable();
-    times[times.len() / 2] as f64
+/// Wall time of one 1 KiB O_DIRECT read at `offset`, in ns.
+fn read_ns(dev: &File, buf: &mut AlignedBuf, offset: u64) -> f64 {
+    let t0 = Instant::now();
+    dev.read_exact_at(buf, offset).expect("O_DIRECT read");
+    t0.elapsed().as_nanos() as f64
 }
 
 fn open_direct(path: &str, write: bool) -> File {
@@ -232,14 +224,23 @@ fn the_loop_device_shows_the_erase_block_boundary_in_real_time() {
     let across: Vec<u64> = blocks.iter().map(|k| k * ERASE - 512).collect();
     let beside: Vec<u64> = blocks.iter().map(|k| k * ERASE + 65536).collect();
     let half: Vec<u64> = blocks.iter().map(|k| k * ERASE + ERASE / 2 - 512).collect();
-    // Interleave the three kinds so drifting load affects them alike.
+    // Interleave the three kinds so drifting load affects them alike; keep the fastest of
+    // three tries per offset (access-time probes take the minimum: other programs on the
+    // machine only ever add time), then the median over the blocks.
+    let mut buf = AlignedBuf::new(1024);
     let mut t_across = Vec::new();
     let mut t_beside = Vec::new();
     let mut t_half = Vec::new();
     for i in 0..blocks.len() {
-        t_across.push(median_read_ns(&dev, &[across[i]]));
-        t_beside.push(median_read_ns(&dev, &[beside[i]]));
-        t_half.push(median_read_ns(&dev, &[half[i]]));
+        let mut best = [f64::MAX; 3];
+        for _ in 0..3 {
+            for (k, off) in [across[i], beside[i], half[i]].into_iter().enumerate() {
+                best[k] = best[k].min(read_ns(&dev, &mut buf, off));
+            }
+        }
+        t_across.push(best[0]);
+        t_beside.push(best[1]);
+        t_half.push(best[2]);
     }
     let med = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -274,7 +275,7 @@ fn the_loop_device_shows_the_erase_block_boundary_in_real_time() {
         "overhead above 1 ms: {b} ns"
     );
     let stats = server.stats();
-    assert!(stats["reads"].as_u64().unwrap_or(0) >= 96, "{stats}");
+    assert!(stats["reads"].as_u64().unwrap_or(0) >= 288, "{stats}");
 }
 
 #[test]
@@ -454,6 +455,16 @@ fn a_busy_mountpoint_is_refused() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("busy"));
+    let other = tempfile::tempdir().unwrap();
+    AssertCommand::new(BIN)
+        .args(["sim", "serve", "sim:sd-16g"])
+        .arg(other.path())
+        .args(["--cpu", "4096"])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--cpu 4096"));
+    assert!(!mounted(&other.path().canonicalize().unwrap()));
 }
 
 #[test]
@@ -515,4 +526,22 @@ fn loop_without_root_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--loop needs root"), "{err}");
+
+    // Without --loop a normal user still needs access to /dev/fuse and, to mount, the
+    // fusermount3 helper: whichever is missing is named.
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+        .args(["sim", "serve", "sim:sd-16g"])
+        .arg(&mp)
+        .output()
+        .expect("run setpriv");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) {
+        assert!(
+            err.contains("/dev/fuse") || err.contains("fusermount3"),
+            "{err}"
+        );
+    } else {
+        eprintln!("an unprivileged user may mount FUSE here: {err}");
+    }
 }
