@@ -260,3 +260,148 @@ fn a_read_only_device_is_refused_for_writing() {
     assert_eq!(err.exit_code(), 2, "{err}");
     assert!(err.to_string().contains("read-only"), "{err}");
 }
+
+/// A mount of `dev` on a temporary directory, unmounted by its exact path on drop.
+struct Mounted {
+    dir: tempfile::TempDir,
+}
+
+impl Mounted {
+    fn ext4(dev: &str) -> Option<Mounted> {
+        let ok = StdCommand::new("mkfs.ext4")
+            .args(["-q", "-F", dev])
+            .status()
+            .ok()?
+            .success();
+        if !ok {
+            return None;
+        }
+        let dir = tempfile::tempdir().ok()?;
+        let ok = StdCommand::new("mount")
+            .arg(dev)
+            .arg(dir.path())
+            .status()
+            .ok()?
+            .success();
+        ok.then_some(Mounted { dir })
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = StdCommand::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
+    let Some(lo) = Loop::attach(64 << 20, &["--partscan"]) else {
+        eprintln!("skipped: needs root and loop devices");
+        return;
+    };
+    // One partition from 1 MiB to the end.
+    let mut sfdisk = StdCommand::new("sfdisk")
+        .args(["-q", &lo.dev])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("sfdisk runs");
+    use std::io::Write;
+    sfdisk
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"start=2048, type=83\n")
+        .unwrap();
+    assert!(sfdisk.wait().unwrap().success());
+    let part = format!("{}p1", lo.dev);
+    let Some(_node) = PartitionNode::create(&lo.dev, &part) else {
+        eprintln!(
+            "skipped: the kernel did not create a partition for {}",
+            lo.dev
+        );
+        return;
+    };
+    let Some(m) = Mounted::ext4(&part) else {
+        eprintln!("skipped: could not format and mount {part}");
+        return;
+    };
+    let mount_point = m.dir.path().to_str().unwrap().to_string();
+    for target in [&lo.dev, &part] {
+        let err = flashscope::target::open(target, &flashscope::target::OpenRequest::read_write())
+            .err()
+            .unwrap_or_else(|| panic!("{target} opened for writing while mounted"));
+        assert_eq!(err.exit_code(), 2);
+        let msg = err.to_string();
+        assert!(msg.contains(&mount_point) && msg.contains(&part), "{msg}");
+    }
+    // Reading stays allowed.
+    assert!(
+        flashscope::target::open(&lo.dev, &flashscope::target::OpenRequest::read_only()).is_ok()
+    );
+    let v = json(&["info", &lo.dev]);
+    let parts = v["identity"]["partitions"].as_array().unwrap();
+    assert_eq!(parts.len(), 1);
+    assert_eq!(parts[0]["start_bytes"], 1 << 20);
+    assert_eq!(parts[0]["mount_points"][0], mount_point.as_str());
+    drop(m);
+    assert!(
+        flashscope::target::open(&lo.dev, &flashscope::target::OpenRequest::read_write()).is_ok()
+    );
+}
+
+/// Make sure the partition's device node exists (no udev in minimal containers): ask the
+/// kernel to add the partition, then create the node from sysfs if needed; removed on drop
+/// only if this test created it.
+struct PartitionNode {
+    created: Option<String>,
+}
+
+impl PartitionNode {
+    fn create(disk: &str, part: &str) -> Option<PartitionNode> {
+        let _ = StdCommand::new("partx")
+            .args(["-a", disk])
+            .stderr(std::process::Stdio::null())
+            .status();
+        let name = part.trim_start_matches("/dev/");
+        let sys = format!("/sys/class/block/{name}/dev");
+        let mut dev = None;
+        for _ in 0..100 {
+            if let Ok(d) = std::fs::read_to_string(&sys) {
+                dev = Some(d.trim().to_string());
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let dev = dev?;
+        if std::path::Path::new(part).exists() {
+            return Some(PartitionNode { created: None });
+        }
+        let (maj, min) = dev.split_once(':')?;
+        let ok = StdCommand::new("mknod")
+            .args([part, "b", maj, min])
+            .status()
+            .ok()?
+            .success();
+        ok.then(|| PartitionNode {
+            created: Some(part.to_string()),
+        })
+    }
+}
+
+impl Drop for PartitionNode {
+    fn drop(&mut self) {
+        if let Some(p) = &self.created {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+#[test]
+fn a_device_that_vanishes_mid_command_is_a_clear_runtime_error() {
+    flashscope()
+        .args(["align", "sim:sd-16g,fault=vanish@50"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("the device went away"))
+        .stderr(predicate::str::contains("panicked").not());
+}

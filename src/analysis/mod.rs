@@ -1,1 +1,6 @@
-//! analysis
+//! Analysis: pure functions from samples to inferences; no I/O.
+
+pub mod advice;
+pub mod align;
+pub mod flashbench;
+pub mod interval;

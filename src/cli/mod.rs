@@ -1,6 +1,10 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
+pub mod align;
+pub mod analyze;
 pub mod info;
+pub mod interval;
+pub mod scatter;
 pub mod serve;
 pub mod sim;
 
@@ -39,6 +43,14 @@ pub enum Command {
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// Erase block and page size from read timings across boundaries (read-only).
+    Align(align::Args),
+    /// flashbench's scatter test: fastest read time at many offsets (read-only).
+    Scatter(scatter::Args),
+    /// Read time against request size: access time and throughput (read-only).
+    Interval(interval::Args),
+    /// Analyse flashbench logs with flashscope's inference.
+    Analyze(analyze::Args),
 }
 
 /// How results are printed: JSON or text on stdout; progress and warnings on stderr.
@@ -67,6 +79,10 @@ pub fn run(cli: Cli) -> Result<i32> {
     match &cli.command {
         Command::Info(a) => info::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
+        Command::Align(a) => align::run(a, &out),
+        Command::Scatter(a) => scatter::run(a, &out),
+        Command::Interval(a) => interval::run(a, &out),
+        Command::Analyze(a) => analyze::run(a, &out),
     }
 }
 
