@@ -164,10 +164,18 @@ impl Server {
     }
 
     /// The test's cleanup: kill, detach by exact name, unmount the exact mountpoint.
+    /// Bounded in time: a server stuck in its own filesystem has its FUSE connection
+    /// aborted (by the connection's exact number) so the test never hangs.
     fn cleanup(&mut self) {
+        let connection = fuse_connection(&self.mountpoint);
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
-            let _ = self.child.wait();
+            if self.wait_exit(Duration::from_secs(5)).is_none() {
+                if let Some(n) = connection {
+                    abort_fuse_connection(n);
+                }
+                let _ = self.wait_exit(Duration::from_secs(5));
+            }
         }
         if !self.device.is_empty() && self.device_attached() {
             let _ = Command::new("losetup").args(["-d", &self.device]).status();
@@ -185,6 +193,33 @@ impl Server {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// The FUSE connection number (the mount's minor device number) of a mountpoint.
+fn fuse_connection(mountpoint: &Path) -> Option<u32> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = mountpoint.to_string_lossy();
+    info.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        if f.get(4) == Some(&&*want) {
+            f.get(2)?.split_once(':')?.1.parse().ok()
+        } else {
+            None
+        }
+    })
+}
+
+/// Abort one FUSE connection through fusectl (mounting fusectl if needed).
+fn abort_fuse_connection(n: u32) {
+    let dir = Path::new("/sys/fs/fuse/connections");
+    if !dir.join(n.to_string()).exists() {
+        let _ = Command::new("mount")
+            .args(["-t", "fusectl", "none"])
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status();
+    }
+    let _ = std::fs::write(dir.join(n.to_string()).join("abort"), "1");
 }
 
 impl Drop for Server {
@@ -220,62 +255,160 @@ fn the_loop_device_shows_the_erase_block_boundary_in_real_time() {
     assert_eq!(dio.trim(), "1", "the loop device must use direct I/O");
 
     let dev = open_direct(&server.device, false);
-    let blocks: Vec<u64> = (8..40).collect();
-    let across: Vec<u64> = blocks.iter().map(|k| k * ERASE - 512).collect();
-    let beside: Vec<u64> = blocks.iter().map(|k| k * ERASE + 65536).collect();
-    let half: Vec<u64> = blocks.iter().map(|k| k * ERASE + ERASE / 2 - 512).collect();
-    // Interleave the three kinds so drifting load affects them alike; keep the fastest of
-    // three tries per offset (access-time probes take the minimum: other programs on the
-    // machine only ever add time), then the median over the blocks.
+    let model_inside = CMD_NS + 1024.0 * 1e9 / READ_BW;
+    realtime_for_this_thread();
+    let mut failures = Vec::new();
+    for attempt in 1..=ATTEMPTS {
+        let m = boundary_medians(&dev);
+        eprintln!(
+            "attempt {attempt}: 1 KiB reads: beside {:.1} µs (model {:.1} µs, overhead {:.1} µs), across an erase-block boundary {:.1} µs, across a half-block point {:.1} µs",
+            m.beside / 1e3,
+            model_inside / 1e3,
+            (m.beside - model_inside) / 1e3,
+            m.across / 1e3,
+            m.half / 1e3
+        );
+        // Never faster than the model, whatever the load.
+        assert!(m.beside >= model_inside, "a read beat the model: {m:?}");
+        // The boundary step is the model's 300 µs, spent for real; half an erase block
+        // is not a boundary (the geometry is 1 MiB); the overhead is bounded.
+        let step = m.across - m.beside;
+        let half_step = m.half - m.beside;
+        let mut why = Vec::new();
+        if (step - 300_000.0).abs() >= 60_000.0 {
+            why.push(format!("boundary step {:.1} µs, model 300 µs", step / 1e3));
+        }
+        if half_step.abs() >= 60_000.0 {
+            why.push(format!(
+                "half-block step {:.1} µs, model 0",
+                half_step / 1e3
+            ));
+        }
+        if m.beside >= model_inside + 1_000_000.0 {
+            why.push(format!("overhead above 1 ms: {:.1} µs", m.beside / 1e3));
+        }
+        if why.is_empty() {
+            let stats = server.stats();
+            assert!(stats["reads"].as_u64().unwrap_or(0) >= 288, "{stats}");
+            return;
+        }
+        failures.push(why.join("; "));
+    }
+    panic!("timing off in every attempt: {failures:?}");
+}
+
+/// Busy machines only ever add time: a timing test measures again (up to this many times)
+/// before it fails, and says so on stderr.
+const ATTEMPTS: usize = 3;
+
+/// Run the calling test thread (and the programs it starts) with real-time priority, so
+/// other programs on the machine do not delay the measuring client. Below the server's
+/// own priority (10), so the client never delays the server's replies. Best effort.
+fn realtime_for_this_thread() {
+    let param = libc::sched_param { sched_priority: 5 };
+    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if rc != 0 {
+        eprintln!("note: no real-time priority for the measuring thread");
+    }
+}
+
+#[derive(Debug)]
+struct BoundaryMedians {
+    across: f64,
+    beside: f64,
+    half: f64,
+}
+
+/// Read 1 KiB across, beside and half-way between erase-block boundaries of 32 blocks.
+/// The three kinds are interleaved so drifting load affects them alike; each offset keeps
+/// the fastest of three tries (access-time probes take the minimum), then the median
+/// over the blocks.
+fn boundary_medians(dev: &File) -> BoundaryMedians {
     let mut buf = AlignedBuf::new(1024);
-    let mut t_across = Vec::new();
-    let mut t_beside = Vec::new();
-    let mut t_half = Vec::new();
-    for i in 0..blocks.len() {
+    let (mut across, mut beside, mut half) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 8..40u64 {
+        let offsets = [
+            k * ERASE - 512,
+            k * ERASE + 65536,
+            k * ERASE + ERASE / 2 - 512,
+        ];
         let mut best = [f64::MAX; 3];
         for _ in 0..3 {
-            for (k, off) in [across[i], beside[i], half[i]].into_iter().enumerate() {
-                best[k] = best[k].min(read_ns(&dev, &mut buf, off));
+            for (i, off) in offsets.into_iter().enumerate() {
+                best[i] = best[i].min(read_ns(dev, &mut buf, off));
             }
         }
-        t_across.push(best[0]);
-        t_beside.push(best[1]);
-        t_half.push(best[2]);
+        across.push(best[0]);
+        beside.push(best[1]);
+        half.push(best[2]);
     }
-    let med = |v: &mut Vec<f64>| {
+    let med = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let (a, b, h) = (med(&mut t_across), med(&mut t_beside), med(&mut t_half));
-    let model_inside = CMD_NS + 1024.0 * 1e9 / READ_BW;
-    eprintln!(
-        "1 KiB reads: beside {:.1} µs (model {:.1} µs, overhead {:.1} µs), across an erase-block boundary {:.1} µs, across a half-block point {:.1} µs",
-        b / 1e3,
-        model_inside / 1e3,
-        (b - model_inside) / 1e3,
-        a / 1e3,
-        h / 1e3
-    );
-    // The boundary step is the model's 300 µs, spent for real.
-    assert!(
-        (a - b - 300_000.0).abs() < 60_000.0,
-        "erase-block boundary step {:.1} µs, model 300 µs",
-        (a - b) / 1e3
-    );
-    // Half an erase block is not a boundary: no step there (the geometry is 1 MiB).
-    assert!(
-        (h - b).abs() < 60_000.0,
-        "half-block step {:.1} µs, model 0",
-        (h - b) / 1e3
-    );
-    // Never faster than the model; the server and kernel add a bounded overhead.
-    assert!(b >= model_inside, "a read beat the model: {b} ns");
-    assert!(
-        b < model_inside + 1_000_000.0,
-        "overhead above 1 ms: {b} ns"
-    );
-    let stats = server.stats();
-    assert!(stats["reads"].as_u64().unwrap_or(0) >= 288, "{stats}");
+    BoundaryMedians {
+        across: med(across),
+        beside: med(beside),
+        half: med(half),
+    }
+}
+
+/// `flashscope align` on the loop device (the real sync backend, O_DIRECT) must infer the
+/// served card's erase block. A 300 µs boundary cost must be found confidently; a 30 µs
+/// one is reported, and must never be confidently wrong (on a machine whose CPUs other
+/// programs keep busy, the kernel's own latency can drown a 30 µs step).
+#[test]
+fn align_on_the_loop_device_infers_the_served_erase_block() {
+    require_root_fuse!();
+    let _s = serial();
+    realtime_for_this_thread();
+    for (spec, erase, required) in [
+        (
+            "sim:custom,size=256M,erase=1M,page=16K,cmd=100us,page_cost=80us,erase_cost=300us,noise=0,outliers=0",
+            1u64 << 20,
+            true,
+        ),
+        (
+            "sim:custom,size=256M,erase=4M,page=16K,cmd=100us,page_cost=0ns,erase_cost=30us,noise=0,outliers=0",
+            4 << 20,
+            false,
+        ),
+    ] {
+        let server = Server::start(spec, &[]);
+        let mut seen = Vec::new();
+        for attempt in 1..=ATTEMPTS {
+            // First the adaptive default; then more repetitions if it stayed unsure.
+            let count: &[&str] = if attempt == 1 { &[] } else { &["--count", "8"] };
+            let out = AssertCommand::new(BIN)
+                .args(["align", &server.device, "--blocksize", "1K", "--json"])
+                .args(count)
+                .timeout(Duration::from_secs(60))
+                .assert()
+                .success()
+                .get_output()
+                .stdout
+                .clone();
+            let v: serde_json::Value = serde_json::from_slice(&out).expect("align JSON");
+            assert_eq!(v["target"]["kind"], "block", "{}", v["target"]);
+            assert_eq!(v["target"]["direct_io"], true);
+            assert_eq!(v["bytes_written"], 0, "align is read-only");
+            let inf = v["inferences"]["erase_block_bytes"].clone();
+            eprintln!("attempt {attempt}: align on {} for {spec}: {inf}", server.device);
+            // A confident answer must be right, on every attempt.
+            if inf["status"] == "confident" {
+                assert_eq!(inf["value"].as_u64(), Some(erase), "confidently wrong: {inf}");
+                break;
+            }
+            seen.push(inf);
+        }
+        if required {
+            assert!(seen.len() < ATTEMPTS, "align was never confident: {seen:?}");
+        } else if seen.len() == ATTEMPTS {
+            eprintln!("note: the 30 µs boundary stayed inconclusive on this (busy) machine");
+        }
+        assert_eq!(server.stats()["writes"], 0, "nothing was written to the card");
+    }
 }
 
 #[test]
