@@ -525,3 +525,54 @@ impl Filesystem for CardFs {
         reply.statfs(blocks, 0, 0, 3, 0, 4096, 255, 4096)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::sim::SimConfig;
+
+    fn shared() -> Shared {
+        let cfg = SimConfig::parse(
+            "custom,size=64M,erase=1M,page=16K,cmd=100us,read_bw=22M,page_cost=0ns,erase_cost=300us,noise=0,outliers=0",
+        )
+        .unwrap();
+        Shared::new(SimDevice::new(cfg))
+    }
+
+    #[test]
+    fn each_request_is_due_its_model_time_after_the_card_is_free() {
+        let s = shared();
+        let t0 = monotonic_ns() + 1_000_000;
+        let mut buf = vec![0u8; 1024];
+        let (r, d1, m1) = s.on_card(t0, |dev| dev.read_at(&mut buf, 4 << 20));
+        assert!(r.is_ok());
+        let inside = 100_000 + (1024.0f64 * 1e9 / (22.0 * 1048576.0)).round() as u64;
+        assert!(m1.abs_diff(inside) <= 1, "{m1} vs {inside}");
+        assert_eq!(d1, t0 + m1);
+        // Arrives before the first is done: queued behind it, and pays the boundary.
+        let (_, d2, m2) = s.on_card(t0 + 10, |dev| dev.read_at(&mut buf, (4 << 20) - 512));
+        assert!(m2.abs_diff(inside + 300_000) <= 1, "{m2}");
+        assert_eq!(d2, d1 + m2);
+        // A model error still takes its slot (zero time) and is reported.
+        let (r, d3, m3) = s.on_card(t0 + 20, |dev| dev.read_at(&mut buf[..100], 0));
+        assert!(r.is_err());
+        assert_eq!((d3, m3), (d2, 0));
+    }
+
+    #[test]
+    fn the_stats_count_what_the_card_did() {
+        let s = shared();
+        lock(&s.counters).reads = 2;
+        lock(&s.counters).model_ns = 5;
+        let st = s.stats();
+        assert_eq!((st.reads, st.requests, st.model_ns), (2, 2, 5));
+        assert_eq!(
+            errno(&io::Error::from_raw_os_error(libc::ENODEV)),
+            Errno::ENODEV
+        );
+        assert_eq!(
+            errno(&io::Error::new(io::ErrorKind::UnexpectedEof, "end")),
+            Errno::EINVAL
+        );
+    }
+}
