@@ -269,7 +269,7 @@ impl Watchdog {
     fn spawn(mountpoint: &Path) -> io::Result<Self> {
         let mut child = Command::new("sh")
             .arg("-c")
-            .arg(r#"trap '' INT TERM HUP; read -r word; [ "$word" = done ] || exec umount -l -- "$1""#)
+            .arg(r#"trap '' INT TERM HUP; read -r word; [ "$word" = done ] || umount -l -- "$1" || fusermount3 -u -z -- "$1""#)
             .arg("flashscope-serve-watchdog")
             .arg(mountpoint)
             .stdin(Stdio::piped())
