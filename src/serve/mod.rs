@@ -404,13 +404,19 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
         }
         // The kernel finishes the detach asynchronously; wait for it briefly so the
         // caller sees a free device when we return.
+        // (Another program may attach the freed device at once: only a backing file of
+        // ours counts.)
         let name = path.trim_start_matches("/dev/");
         let backing_attr = format!("/sys/block/{name}/loop/backing_file");
+        let ours = || {
+            std::fs::read_to_string(&backing_attr)
+                .is_ok_and(|b| Path::new(b.trim()).starts_with(&mountpoint))
+        };
         let t0 = Instant::now();
-        while Path::new(&backing_attr).exists() && t0.elapsed() < Duration::from_secs(2) {
+        while ours() && t0.elapsed() < Duration::from_secs(2) {
             std::thread::sleep(Duration::from_millis(10));
         }
-        if Path::new(&backing_attr).exists() {
+        if ours() {
             cleanup_warnings.push(format!(
                 "{path} is still attached (another program has it open); the kernel detaches it when that program closes it"
             ));
