@@ -5,8 +5,8 @@
 //! `max_au`, stops at the first collapse and bisects to the exact cut-off, then repeats
 //! both sides once. Each measurement writes `rounds` blocks into each erase block (the
 //! first round, which opens the blocks, is not timed); the rate is the block size over the
-//! mean of each erase block's median write time, so a rare garbage-collection pause does
-//! not decide but one erase block that pays for every write does. Finally the
+//! slowest erase block's median write time, so a rare garbage-collection pause does not
+//! decide but one erase block that pays for every write does. Finally the
 //! whole block-size ladder (erase size down) is measured at the two counts around the
 //! cut-off, as flashbench shows it. The probe decides only where to measure next.
 
@@ -136,7 +136,7 @@ pub struct OpenAuSample {
     pub bytes: u64,
     /// Sum of the timed writes.
     pub busy_ns: u64,
-    /// The mean over erase blocks of each block's median write time.
+    /// The slowest erase block's median write time.
     pub median_write_ns: f64,
     /// Block size over `median_write_ns` (robust to rare pauses, not to a slow block).
     pub bytes_per_s: f64,
@@ -278,10 +278,10 @@ impl<B: Backend> Run<'_, B> {
                 return Err(Stop::Budget("time budget reached".into()));
             }
         }
-        // Each erase block's median write time (a rare pause does not count), averaged
-        // over the blocks (one block that pays for every write does count).
+        // Each erase block's median write time (a rare pause does not count); the slowest
+        // block decides (one block that pays for every write is what a cut-off looks like).
         let block_median_ns: Vec<f64> = times.iter().map(|t| median_ns(t)).collect();
-        let med = block_median_ns.iter().sum::<f64>() / n.max(1) as f64;
+        let med = block_median_ns.iter().copied().fold(0.0, f64::max);
         let timed_bytes = times.iter().map(|t| t.len() as u64).sum::<u64>() * bs;
         let sample = OpenAuSample {
             phase: phase.to_string(),
