@@ -78,14 +78,16 @@ fn random_geometries_are_right_or_inconclusive_never_confidently_wrong() {
         32 * K,
         48 * K,
     ];
-    let cases = 200;
+    let cases: usize = 200;
     let (mut right, mut inconclusive, mut wrong, mut eligible, mut eligible_right) =
         (0, 0, 0, 0, 0);
     let mut page_right = 0;
     let mut page_wrong = 0;
     let mut failures = Vec::new();
     let t0 = std::time::Instant::now();
-    for case in 0..cases {
+    // Draw every case first (deterministic), then run them on two threads.
+    let mut specs = Vec::new();
+    for _ in 0..cases {
         let erase = pick(&mut rng, &erases);
         let page = loop {
             let p = pick(&mut rng, &pages);
@@ -113,12 +115,36 @@ fn random_geometries_are_right_or_inconclusive_never_confidently_wrong() {
         let spec = format!(
             "custom,size={size},erase={erase},page={page},page_cost={pc}ns,erase_cost={ec}ns,noise={noise:.3},seed={seed}"
         );
-        let (inf, run, max_reads) = sweep(&spec, &[1024, 4096, 16384]);
-        assert!(
-            run.reads <= max_reads,
-            "{spec}: {} reads > {max_reads}",
-            run.reads
-        );
+        specs.push((spec, erase, page, erase_frac));
+    }
+    let results: Vec<(AlignInference, u64, u64)> = {
+        let chunks: Vec<&[(String, u64, u64, f64)]> = specs.chunks(cases.div_ceil(2)).collect();
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = chunks
+                .iter()
+                .map(|chunk| {
+                    sc.spawn(move || {
+                        chunk
+                            .iter()
+                            .map(|(spec, ..)| {
+                                let (inf, run, max_reads) = sweep(spec, &[1024, 4096, 16384]);
+                                (inf, run.reads, max_reads)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        })
+    };
+    for (case, ((spec, erase, page, erase_frac), (inf, reads, max_reads))) in
+        specs.iter().zip(results).enumerate()
+    {
+        let (erase, page, erase_frac) = (*erase, *page, *erase_frac);
+        assert!(reads <= max_reads, "{spec}: {reads} reads > {max_reads}");
         let got = inf.erase_block_bytes.as_u64();
         let confident = inf.erase_block_bytes.status_word() == "confident";
         match got {
@@ -136,7 +162,7 @@ fn random_geometries_are_right_or_inconclusive_never_confidently_wrong() {
             } else {
                 eprintln!(
                     "miss case {case}: {spec} → {} ({} reads)",
-                    inf.summary, run.reads
+                    inf.summary, reads
                 );
             }
         }

@@ -251,8 +251,9 @@ fn fit(data: &Data, chain: &[u64], fixed_sigma: Option<&Vec<Vec<f64>>>) -> Fit {
             scratch.extend(members[g].iter().map(|&i| (pts[i].diff, pts[i].weight)));
             *slot = (weighted_median_sorted(&scratch), scratch.len());
         }
-        let sigma: Vec<f64> = match fixed_sigma {
-            Some(s) => s.get(bi).cloned().unwrap_or_default(),
+        let own: Vec<f64>;
+        let sigma: &[f64] = match fixed_sigma {
+            Some(s) => s.get(bi).map(|v| v.as_slice()).unwrap_or(&[]),
             None => {
                 // Scatter between alignments beyond the measurement error, per group;
                 // small groups take the largest scatter of the well-populated ones (so
@@ -288,13 +289,15 @@ fn fit(data: &Data, chain: &[u64], fixed_sigma: Option<&Vec<Vec<f64>>>) -> Fit {
                         *t = fallback;
                     }
                 }
-                pts.iter()
+                own = pts
+                    .iter()
                     .zip(&groups)
                     .map(|(p, &g)| (p.se * p.se + tau[g] * tau[g] + p.floor * p.floor).sqrt())
-                    .collect()
+                    .collect();
+                &own
             }
         };
-        for ((p, &g), &s) in pts.iter().zip(&groups).zip(&sigma) {
+        for ((p, &g), &s) in pts.iter().zip(&groups).zip(sigma) {
             let r = (p.diff - lv[g].0) / s;
             loss += huber(r);
             if fixed_sigma.is_none() {
@@ -302,7 +305,9 @@ fn fit(data: &Data, chain: &[u64], fixed_sigma: Option<&Vec<Vec<f64>>>) -> Fit {
             }
         }
         levels.push(lv);
-        sigmas.push(sigma);
+        if fixed_sigma.is_none() {
+            sigmas.push(sigma.to_vec());
+        }
     }
     Fit {
         levels,

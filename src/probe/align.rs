@@ -56,24 +56,58 @@ impl AlignCell {
     }
 }
 
-/// 20 % trimmed mean and the winsorized standard deviation of `v` (sorted in place).
+/// 20 % trimmed mean and the winsorized standard deviation of `v` (reordered in place;
+/// linear time, since cells can hold thousands of repetitions).
 fn trimmed(v: &mut [f64]) -> (f64, f64) {
-    v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
     if n == 0 {
         return (f64::NAN, f64::NAN);
     }
     let g = (n as f64 * 0.2).floor() as usize;
-    let core = &v[g..n - g];
-    let mean = core.iter().sum::<f64>() / core.len() as f64;
+    let (lo, hi) = if g == 0 {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    } else {
+        let lo = *v.select_nth_unstable_by(g, |a, b| a.total_cmp(b)).1;
+        let hi = *v[g..]
+            .select_nth_unstable_by(n - 1 - 2 * g, |a, b| a.total_cmp(b))
+            .1;
+        (lo, hi)
+    };
+    // Trimmed mean over sorted ranks g ..= n−1−g, with ties at the edges counted by rank.
+    let mut sum = 0.0;
+    let (mut below, mut at_lo, mut at_hi, mut above) = (0usize, 0usize, 0usize, 0usize);
+    for &x in v.iter() {
+        if x < lo {
+            below += 1;
+        } else if x > hi {
+            above += 1;
+        } else if x == lo {
+            at_lo += 1;
+        } else if x == hi {
+            at_hi += 1;
+        } else {
+            sum += x;
+        }
+    }
+    let keep = n - 2 * g;
+    let mean = if lo == hi {
+        lo
+    } else {
+        let kept_lo = at_lo.saturating_sub(g.saturating_sub(below));
+        let kept_hi = at_hi.saturating_sub(g.saturating_sub(above));
+        (sum + lo * kept_lo as f64 + hi * kept_hi as f64) / keep.max(1) as f64
+    };
     if n < 2 {
         return (mean, f64::NAN);
     }
-    let lo = v[g];
-    let hi = v[n - 1 - g];
-    let w: Vec<f64> = v.iter().map(|x| x.clamp(lo, hi)).collect();
-    let wm = w.iter().sum::<f64>() / n as f64;
-    let var = w.iter().map(|x| (x - wm).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let wm = v.iter().map(|x| x.clamp(lo, hi)).sum::<f64>() / n as f64;
+    let var = v
+        .iter()
+        .map(|x| (x.clamp(lo, hi) - wm).powi(2))
+        .sum::<f64>()
+        / (n - 1) as f64;
     (mean, var.sqrt())
 }
 
@@ -344,13 +378,16 @@ pub fn run<B: Backend + ?Sized>(
     let mut plan = Next::Full;
     let stop_reason;
     loop {
-        // A focus round measures only the smallest block size (the least noisy reads), and
-        // repeats its cells so that one round spends about a twelfth of the read budget.
+        // A focus round measures the few decisive alignments at every block size (the
+        // answer must agree across them), or a longer list at the smallest block size only
+        // (the least noisy reads); it repeats its cells so that one round spends about a
+        // twelfth of the read budget.
         let (chosen, reps): (Vec<usize>, u64) = match &plan {
             Next::Focus(aligns) => {
                 let v: Vec<usize> = (0..cells.len())
                     .filter(|&i| {
-                        cells[i].block_bytes == smallest && aligns.contains(&cells[i].align_bytes)
+                        (cells[i].block_bytes == smallest || aligns.len() <= 8)
+                            && aligns.contains(&cells[i].align_bytes)
                     })
                     .collect();
                 let cost: u64 = v.iter().map(|&i| 3 * cells[i].positions.len() as u64).sum();
@@ -420,6 +457,22 @@ pub fn run<B: Backend + ?Sized>(
 mod tests {
     use super::*;
     use crate::backend::sim::{SimConfig, SimDevice};
+
+    #[test]
+    fn trimmed_mean_drops_a_fifth_at_each_end() {
+        let mut v: Vec<f64> = vec![1.0, 2.0, 3.0, 4.0, 100.0];
+        let (m, s) = trimmed(&mut v);
+        assert!((m - 3.0).abs() < 1e-12, "{m}");
+        assert!(s.is_finite());
+        let mut v: Vec<f64> = (0..10).map(|i| if i < 2 { -1e9 } else { 5.0 }).collect();
+        assert_eq!(trimmed(&mut v).0, 5.0);
+        let mut v = vec![7.0];
+        assert_eq!(trimmed(&mut v).0, 7.0);
+        let mut v: Vec<f64> = vec![1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0];
+        assert!((trimmed(&mut v).0 - 2.0).abs() < 1e-12);
+        let mut v: Vec<f64> = (0..20).map(|i| i as f64).collect();
+        assert!((trimmed(&mut v).0 - 9.5).abs() < 1e-12);
+    }
 
     #[test]
     fn positions_are_odd_multiples_not_divisible_by_three() {
