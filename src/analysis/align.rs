@@ -49,7 +49,7 @@ const MARGIN_TENTATIVE: f64 = 3.0;
 /// Huber loss threshold, in standard deviations.
 const HUBER_C: f64 = 2.0;
 /// Largest loss one point can contribute (reached at 5 standard deviations).
-const LOSS_CAP: f64 = 8.0;
+const LOSS_CAP: f64 = 12.0;
 /// Most chain members the forward selection adds.
 const MAX_MEMBERS: usize = 5;
 
@@ -158,6 +158,9 @@ struct Pt {
 /// The data prepared once: points grouped by block size.
 struct Data {
     blocks: Vec<Vec<Pt>>,
+    /// Smallest rise that counts as a step: 2 % of the median read time (a boundary that
+    /// costs less is of no practical consequence and too easily faked by drift).
+    min_rise: f64,
 }
 
 impl Data {
@@ -195,7 +198,13 @@ impl Data {
             })
             .filter(|v: &Vec<Pt>| !v.is_empty())
             .collect();
-        Data { blocks }
+        let mut bases: Vec<f64> = points
+            .iter()
+            .map(|p| p.base_ns)
+            .filter(|b| b.is_finite() && *b > 0.0)
+            .collect();
+        let min_rise = 0.02 * median(&mut bases);
+        Data { blocks, min_rise }
     }
 
     fn aligns(&self) -> Vec<u64> {
@@ -415,7 +424,9 @@ fn select_chain(data: &Data, cands: &[u64]) -> (Vec<u64>, Vec<u64>) {
         }
         let f = fit(data, c, None);
         // Every step must rise: a boundary only ever adds cost.
-        (0..c.len()).all(|i| rise(&f, i) > 0.0).then_some(f.loss)
+        (0..c.len())
+            .all(|i| rise(&f, i) > data.min_rise.max(0.0))
+            .then_some(f.loss)
     };
     let mut chain: Vec<u64> = Vec::new();
     let mut best = fit(data, &chain, None).loss;
@@ -789,6 +800,12 @@ pub fn next_round(
 
 fn summarize(erase: &Inference, page: &Inference, mp: Option<&Inference>) -> String {
     use crate::report::Status;
+    if erase.value.is_none() && page.value.is_none() {
+        return format!(
+            "erase block and page size inconclusive — {}",
+            erase.evidence
+        );
+    }
     let part = |what: &str, i: &Inference| match i.as_u64() {
         Some(v) => format!("{what} {}", format_bytes(v)),
         None => format!("{what} ?"),

@@ -250,7 +250,7 @@ pub fn evidence_lines(inf: &AlignInference) -> String {
 
 fn render(points: &[AlignPoint], inf: &AlignInference, run: &AlignRun, fb: u64) -> String {
     format!(
-        "{}\n\nBoundary cost (on − (pre + post)/2; higher means the read straddled a boundary):\n{}\n{}reads: {} in {} rounds ({}); flashbench -a would do {} for these block sizes; time in reads {}\n",
+        "{}\n\nBoundary cost (on − (pre + post)/2; higher means the read straddled a boundary):\n{}\n{}reads: {}, rounds: {}, stopped: {}; flashbench -a would do {} reads for these block sizes; time in reads {}\n",
         inf.summary,
         table(points),
         evidence_lines(inf),

@@ -227,23 +227,33 @@ pub fn flashbench_align_reads(size: u64, block: u64) -> u64 {
     8 * 3 * 7 * n
 }
 
+/// Largest single read the geometry probes allocate a buffer for.
+pub const MAX_READ_BYTES: u64 = 64 << 20;
+
 /// Check the request against the device; errors name the value and the fix.
 pub fn validate(size: u64, sector: u32, block_sizes: &[u64]) -> Result<()> {
     if block_sizes.is_empty() {
         return Err(Error::usage("no block size given: use e.g. --blocksize 4K"));
     }
     for &bs in block_sizes {
+        if bs > MAX_READ_BYTES {
+            return Err(Error::usage(format!(
+                "block size {} is larger than the {} this test reads at once: use e.g. --blocksize 16K",
+                format_bytes(bs),
+                format_bytes(MAX_READ_BYTES)
+            )));
+        }
         if bs == 0 || bs % sector as u64 != 0 || bs % 2 != 0 {
             return Err(Error::usage(format!(
                 "block size {bs} bytes is not a multiple of the device's {sector}-byte logical sector: use e.g. --blocksize {}",
-                format_bytes(sector as u64 * 2)
+                sector as u64 * 2
             )));
         }
         if bs / 2 % sector as u64 != 0 {
             return Err(Error::usage(format!(
                 "block size {} is too small: the straddling read starts half a block before the boundary, which must be a multiple of the {sector}-byte sector; use at least --blocksize {}",
                 format_bytes(bs),
-                format_bytes(2 * sector as u64)
+                2 * sector as u64
             )));
         }
         if size < bs.saturating_mul(4) {
