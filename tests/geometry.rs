@@ -652,3 +652,71 @@ fn e2e_interval_and_scatter_on_the_simulated_card() {
     assert_eq!(t.lines().count(), 257);
     assert!(std::fs::read_to_string(svg).unwrap().contains("<circle"));
 }
+
+/// A loop device over a temporary file, detached by its exact name on drop.
+struct Loop {
+    dev: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Loop {
+    fn attach(size: u64, extra: &[&str]) -> Option<Loop> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return None;
+        }
+        let dir = tempfile::tempdir().ok()?;
+        let img = dir.path().join("card.img");
+        std::fs::File::create(&img).ok()?.set_len(size).ok()?;
+        let out = std::process::Command::new("losetup")
+            .args(["--find", "--show", "--direct-io=on"])
+            .args(extra)
+            .arg(&img)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            eprintln!("losetup failed: {}", String::from_utf8_lossy(&out.stderr));
+            return None;
+        }
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        Some(Loop { dev, _dir: dir })
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.dev])
+            .status();
+    }
+}
+
+#[test]
+fn e2e_align_on_a_loop_device_with_4k_sectors() {
+    let Some(lo) = Loop::attach(64 << 20, &["--sector-size", "4096"]) else {
+        eprintln!("skipped: needs root and loop devices");
+        return;
+    };
+    // The default sweep follows the sector size: 8K, 32K, 128K.
+    let v = json(&["align", &lo.dev, "--count", "1"]);
+    assert_eq!(
+        v["parameters"]["block_sizes"],
+        serde_json::json!([8192, 32768, 131072])
+    );
+    let reads = v["parameters"]["reads"].as_u64().unwrap();
+    let cells: u64 = v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["reads"].as_array().unwrap().len() as u64 * 3)
+        .sum();
+    assert_eq!(reads, cells, "every read is kept in the samples");
+    assert!(v["parameters"]["io_time_ns"].as_u64().unwrap() > 0);
+    assert!(v["elapsed_ns"].as_u64().unwrap() >= v["parameters"]["io_time_ns"].as_u64().unwrap());
+    // A block size below the logical sector is refused.
+    flashscope()
+        .args(["align", &lo.dev, "--blocksize", "2K"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("4096-byte logical sector"));
+}
