@@ -602,14 +602,20 @@ fn e2e_analyze_gives_the_same_inferences_as_the_library() {
     let v = json(&args.iter().map(|s| s.as_str()).collect::<Vec<_>>());
     let logs = flashscope::cli::analyze::load(&files).unwrap();
     let inf = align::infer(&flashscope::cli::analyze::align_points(&logs, None));
-    assert_eq!(
-        v["inferences"]["erase_block_bytes"],
-        serde_json::to_value(&inf.erase_block_bytes).unwrap()
-    );
-    assert_eq!(
-        v["inferences"]["page_bytes"],
-        serde_json::to_value(&inf.page_bytes).unwrap()
-    );
+    for (key, lib) in [
+        ("erase_block_bytes", &inf.erase_block_bytes),
+        ("page_bytes", &inf.page_bytes),
+    ] {
+        let got = &v["inferences"][key];
+        assert_eq!(
+            got["value"],
+            serde_json::to_value(&lib.value).unwrap(),
+            "{key}"
+        );
+        assert_eq!(got["status"], lib.status_word(), "{key}");
+        assert_eq!(got["evidence"], lib.evidence.as_str(), "{key}");
+        assert!((got["confidence"].as_f64().unwrap() - lib.confidence).abs() < 1e-12);
+    }
 }
 
 #[test]

@@ -375,7 +375,7 @@ fn rise(fit: &Fit, i: usize) -> f64 {
 fn penalty(data: &Data) -> f64 {
     data.blocks
         .iter()
-        .map(|b| (b.len().max(2) as f64).ln())
+        .map(|b| 0.6 * (b.len().max(2) as f64).ln())
         .sum()
 }
 

@@ -62,6 +62,7 @@ pub fn decide(cells: &[probe::AlignCell], reads: u64, max_reads: u64) -> Next {
     }
 }
 
+/// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
     if args.count == Some(0) {

@@ -385,6 +385,11 @@ pub fn run<B: Backend + ?Sized>(
     let mut reads = 0u64;
     let mut rounds = 0u32;
     let smallest = config.block_sizes.iter().copied().min().unwrap_or(0);
+    let full_cost: u64 = cells.iter().map(|c| 3 * c.positions.len() as u64).sum();
+    let total = match config.count {
+        Some(c) => full_cost * c as u64,
+        None => config.max_reads,
+    };
     let mut plan = Next::Full;
     let stop_reason;
     loop {
@@ -430,7 +435,7 @@ pub fn run<B: Backend + ?Sized>(
         for _ in 0..reps {
             for &i in &chosen {
                 reads += measure_cell(dev, &mut cells[i], &mut buf, &mut io_time)?;
-                progress(reads, config.max_reads.max(reads));
+                progress(reads, total.max(reads));
             }
         }
         rounds += 1;
