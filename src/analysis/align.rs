@@ -693,13 +693,16 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
         if conf < crate::report::CONFIDENT_AT {
             focus.extend(f);
         }
+        let fit_words = if m.is_finite() {
+            format!("fits worse by a log-likelihood margin of {m:.1}")
+        } else {
+            "cannot fit at all".to_string()
+        };
         let mut evidence = format!(
-            "the boundary cost rises by {} at {} (steps found: {step_list}); {} fits {} worse (log-likelihood margin {:.1})",
+            "the boundary cost rises by {} at {} (steps found: {step_list}); the closest alternative, {}, {fit_words}",
             format_ns(rises[i]),
             format_bytes(x),
             rival_words(rival),
-            if m.is_finite() { "by that much" } else { "infinitely" },
-            m
         );
         if let Some(d) = extra_doubt {
             conf = conf.min(0.85);
