@@ -84,6 +84,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             "fastest read time",
         )
         .y_format(AxisFormat::Nanoseconds)
+        .y_zero(false)
         .scatter(
             &format!("{} reads", format_bytes(block * args.span as u64)),
             points
