@@ -42,8 +42,9 @@ pub const PAGE_MAX_BYTES: u64 = 96 * 1024;
 /// Smallest size called an erase block.
 pub const ERASE_MIN_BYTES: u64 = 128 * 1024;
 
-/// Log-likelihood margin at which a name is confident (odds of about 8000 to 1).
-const MARGIN_CONFIDENT: f64 = 9.0;
+/// Log-likelihood margin at which a name is confident: odds of e^12 to 1, leaving room for
+/// the few looks the adaptive probe takes before it stops (optional stopping).
+const MARGIN_CONFIDENT: f64 = 12.0;
 /// Log-likelihood margin at which a name is tentative.
 const MARGIN_TENTATIVE: f64 = 3.0;
 /// Huber loss threshold, in standard deviations.
@@ -279,7 +280,7 @@ fn fit(data: &Data, chain: &[u64], fixed_sigma: Option<&Vec<Vec<f64>>>) -> Fit {
                     pooled.extend(scratch2.iter().copied());
                     if scratch2.len() >= 4 {
                         let mad = 1.4826 * median(&mut scratch2);
-                        let s2 = median(&mut scratch3);
+                        let s2 = scratch3.iter().sum::<f64>() / scratch3.len() as f64;
                         *t = (mad * mad - s2).max(0.0).sqrt();
                     }
                 }
@@ -446,9 +447,12 @@ fn select_chain(data: &Data, cands: &[u64]) -> (Vec<u64>, Vec<u64>) {
             }
         }
     }
+    // Further members come from the candidates with the most local evidence (a wider
+    // list than the pair search) — enough for real staircases, at a bounded cost.
+    let wide: Vec<u64> = screened.iter().take(2 * SCREENED).map(|s| s.0).collect();
     while chain.len() < MAX_MEMBERS {
         let mut pick: Option<(u64, f64)> = None;
-        for &x in cands {
+        for &x in &wide {
             if chain.contains(&x) {
                 continue;
             }
