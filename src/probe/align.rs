@@ -214,6 +214,9 @@ pub struct AlignRun {
 /// Reads `flashbench -a -b BS` does on a device of `size` bytes: 8 tries × 3 reads × 7
 /// positions at every power of two from 2 × BS to the first one reaching size / 7.
 pub fn flashbench_align_reads(size: u64, block: u64) -> u64 {
+    if block == 0 {
+        return 0;
+    }
     let mut max = block.saturating_mul(2);
     while max < size / 7 {
         max = max.saturating_mul(2);
@@ -505,6 +508,7 @@ mod tests {
     fn flashbench_read_count_matches_its_loop() {
         // 16 GiB, 16 KiB blocks: 2^15 .. 2^32 = 18 alignments.
         assert_eq!(flashbench_align_reads(16 << 30, 16384), 8 * 21 * 18);
+        assert_eq!(flashbench_align_reads(16 << 30, 0), 0);
     }
 
     #[test]
