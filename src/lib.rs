@@ -10,6 +10,7 @@ pub mod cli;
 pub mod error;
 pub mod probe;
 pub mod report;
+pub mod serve;
 pub mod target;
 pub mod units;
 
