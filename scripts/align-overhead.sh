@@ -22,5 +22,7 @@ p = d["parameters"]
 io, wall = p["io_time_ns"], d["elapsed_ns"]
 print(f"{sys.argv[2]}: {p['reads']} reads (flashbench -a: {p['flashbench_reads']}), {p['rounds']} rounds, stop: {p['stop_reason']}")
 print(f"time in reads {io/1e6:.1f} ms, wall {wall/1e6:.1f} ms, harness overhead {(wall-io)/1e6:.1f} ms = {100*(wall-io)/io:.1f}% of read time")
-print("direct_io:", d["target"].get("direct_io"), "| answer:", d["inferences"]["erase_block_bytes"]["evidence"][:100])
+e = d["inferences"]["erase_block_bytes"]; pg = d["inferences"]["page_bytes"]
+print("direct_io:", d["target"].get("direct_io"), "| erase:", e["status"], e["value"], "| page:", pg["status"], pg["value"])
+print("evidence:", e["evidence"][:160])
 PY
