@@ -752,7 +752,8 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             "no step in the boundary cost between {range}: this looks like an SSD or a card that remaps reads"
         )),
         None => Inference::inconclusive(format!(
-            "no page-sized step (96 KiB or less) between {range}; a page smaller than twice the smallest block size cannot show (try --blocksize 1K)"
+            "no page-sized step (96 KiB or less) between {range}; a page of {} or less cannot show, since every alignment tested is a multiple of it (twice the smallest block size)",
+            format_bytes(aligns[0])
         )),
     };
     let multi_plane = mp_i.map(|i| name(i, "multi-plane unit", None));
