@@ -140,6 +140,9 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             ));
         }
     }
+    // Dispatch point for the write-behaviour inferences: once `analysis::openau` and
+    // `analysis::fat` exist, call them here on the parsed `OpenAuLog` / `FindFatLog`
+    // samples; until then say plainly that no conclusion is drawn.
     for kind in [LogKind::OpenAu, LogKind::FindFat] {
         let files: Vec<&str> = logs
             .iter()
