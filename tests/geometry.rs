@@ -84,6 +84,7 @@ fn random_geometries_are_right_or_inconclusive_never_confidently_wrong() {
         48 * K,
     ];
     let cases: usize = 200;
+    let mut tentative_wrong = 0;
     let (mut right, mut inconclusive, mut wrong, mut eligible, mut eligible_right) =
         (0, 0, 0, 0, 0);
     let mut page_right = 0;
@@ -158,7 +159,8 @@ fn random_geometries_are_right_or_inconclusive_never_confidently_wrong() {
                 wrong += 1;
                 failures.push(format!("case {case}: {spec} → {:?}", inf.erase_block_bytes));
             }
-            _ => inconclusive += 1,
+            Some(_) => tentative_wrong += 1,
+            None => inconclusive += 1,
         }
         if erase_frac >= 0.05 {
             eligible += 1;
@@ -181,7 +183,7 @@ fn random_geometries_are_right_or_inconclusive_never_confidently_wrong() {
         }
     }
     eprintln!(
-        "align property sweep: {cases} cases, erase right {right}, inconclusive/tentative-wrong {inconclusive}, confident wrong {wrong}; erase_cost >= 5%: {eligible_right}/{eligible} right; page right {page_right}, page confident wrong {page_wrong}; {:.1} s",
+        "align property sweep: {cases} cases, erase right {right}, inconclusive {inconclusive}, tentative wrong {tentative_wrong}, confident wrong {wrong}; erase_cost >= 5%: {eligible_right}/{eligible} right; page right {page_right}, page confident wrong {page_wrong}; {:.1} s",
         t0.elapsed().as_secs_f64()
     );
     eprintln!(
