@@ -1,0 +1,276 @@
+//! Pure analysis of filesystem samples: the page cache's share of the buffered figure, the
+//! rate the medium sustains, and the warnings that follow. No I/O here.
+
+use super::files::FilesSizeResult;
+use super::seq::{SeqMode, SeqModeResult};
+use super::warn::FsWarning;
+use crate::report::Inference;
+use crate::units::{format_bytes, format_rate};
+use std::collections::BTreeMap;
+
+/// Ratio above which a buffered figure is called inflated by the page cache.
+pub const INFLATED_RATIO: f64 = 2.0;
+
+fn write_rate(results: &[SeqModeResult], mode: SeqMode) -> Option<f64> {
+    results
+        .iter()
+        .find(|r| r.mode == mode && r.supported)
+        .and_then(|r| r.write.as_ref())
+        .map(|w| w.bytes_per_s)
+        .filter(|r| r.is_finite() && *r > 0.0)
+}
+
+/// The synced reference: fdatasync if it ran (what `conv=fdatasync` reports), else the
+/// first of direct, dsync, sync that ran.
+fn synced_reference(results: &[SeqModeResult]) -> Option<(SeqMode, f64)> {
+    [
+        SeqMode::Fdatasync,
+        SeqMode::Direct,
+        SeqMode::Dsync,
+        SeqMode::Sync,
+    ]
+    .into_iter()
+    .find_map(|m| write_rate(results, m).map(|r| (m, r)))
+}
+
+/// Inferences of `fs seq`: `sustained_write_bytes_per_s` (the synced write rate),
+/// `cache_inflation` (buffered ÷ synced write rate) and `cold_read_bytes_per_s`.
+pub fn seq_inferences(results: &[SeqModeResult], file_bytes: u64) -> BTreeMap<String, Inference> {
+    let mut out = BTreeMap::new();
+    let synced = synced_reference(results);
+    out.insert(
+        "sustained_write_bytes_per_s".to_string(),
+        match synced {
+            Some((mode, r)) => Inference::new(
+                r.round() as u64,
+                0.9,
+                format!(
+                    "{} written in mode {} ({}), the clock stopping only once the data was on the medium: {}",
+                    format_bytes(file_bytes),
+                    mode.name(),
+                    mode.dd_flags(),
+                    format_rate(r)
+                ),
+            ),
+            None => Inference::inconclusive("no synced mode (fdatasync, direct, dsync, sync) ran"),
+        },
+    );
+    let buffered = write_rate(results, SeqMode::Buffered);
+    out.insert(
+        "cache_inflation".to_string(),
+        match (buffered, synced) {
+            (Some(b), Some((mode, s))) => {
+                let ratio = (b / s * 100.0).round() / 100.0;
+                Inference::new(
+                    ratio,
+                    0.9,
+                    format!(
+                        "buffered write {} against {} with {}: the page cache makes the buffered figure {ratio:.2} x the synced one",
+                        format_rate(b),
+                        format_rate(s),
+                        mode.name()
+                    ),
+                )
+            }
+            _ => Inference::inconclusive(
+                "needs both the buffered mode and a synced mode (fdatasync, direct, dsync or sync)",
+            ),
+        },
+    );
+    let cold = [
+        SeqMode::Direct,
+        SeqMode::Fdatasync,
+        SeqMode::Buffered,
+        SeqMode::Dsync,
+        SeqMode::Sync,
+    ]
+    .into_iter()
+    .find_map(|m| {
+        results
+            .iter()
+            .find(|r| r.mode == m && r.supported)
+            .and_then(|r| Some((m, r.cold_read.as_ref()?, r.cold_method.clone()?)))
+    });
+    out.insert(
+        "cold_read_bytes_per_s".to_string(),
+        match cold {
+            Some((mode, t, method)) => Inference::new(
+                t.bytes_per_s.round() as u64,
+                0.9,
+                format!(
+                    "{} read after the {} file's pages were dropped ({method}): {}",
+                    format_bytes(t.bytes),
+                    mode.name(),
+                    format_rate(t.bytes_per_s)
+                ),
+            ),
+            None => Inference::inconclusive("no mode ran to completion, so nothing was read"),
+        },
+    );
+    out
+}
+
+/// Warnings that follow from the results of `fs seq`: file smaller than RAM, buffered more
+/// than twice the synced rate, O_DIRECT refused, --drop-caches failed.
+pub fn seq_warnings(
+    results: &[SeqModeResult],
+    file_bytes: u64,
+    ram_bytes: u64,
+    drop_caches_error: Option<&str>,
+) -> Vec<FsWarning> {
+    let mut out = Vec::new();
+    if ram_bytes > 0 && file_bytes < ram_bytes {
+        out.push(FsWarning::SmallerThanRam {
+            file_bytes,
+            ram_bytes,
+        });
+    }
+    if let (Some(b), Some((_, s))) = (
+        write_rate(results, SeqMode::Buffered),
+        synced_reference(results),
+    ) {
+        if b > INFLATED_RATIO * s {
+            out.push(FsWarning::BufferedInflated {
+                ratio: b / s,
+                buffered_bytes_per_s: b,
+                synced_bytes_per_s: s,
+            });
+        }
+    }
+    for r in results {
+        if r.mode == SeqMode::Direct && !r.supported {
+            out.push(FsWarning::DirectUnsupported {
+                reason: r.unsupported_reason.clone().unwrap_or_default(),
+            });
+        }
+    }
+    if let Some(e) = drop_caches_error {
+        out.push(FsWarning::DropCachesFailed {
+            reason: e.to_string(),
+        });
+    }
+    out
+}
+
+/// Inferences of `fs files`: how far small-file write throughput falls below the largest
+/// size's (`small_file_write_ratio`: smallest size's MB/s ÷ largest size's MB/s).
+pub fn files_inferences(results: &[FilesSizeResult]) -> BTreeMap<String, Inference> {
+    let mut out = BTreeMap::new();
+    let largest = results.iter().max_by_key(|r| r.file_bytes);
+    let smallest = results.iter().min_by_key(|r| r.file_bytes);
+    let inf = match (largest, smallest) {
+        (Some(l), Some(s)) if l.file_bytes > s.file_bytes && l.write_bytes_per_s > 0.0 => {
+            let ratio = ((s.write_bytes_per_s / l.write_bytes_per_s) * 1000.0).round() / 1000.0;
+            Inference::new(
+                ratio,
+                0.9,
+                format!(
+                    "files of {} wrote at {} ({:.0} files/s), files of {} at {}: small files reach {:.1}% of the large-file throughput",
+                    format_bytes(s.file_bytes),
+                    format_rate(s.write_bytes_per_s),
+                    s.write_files_per_s,
+                    format_bytes(l.file_bytes),
+                    format_rate(l.write_bytes_per_s),
+                    ratio * 100.0
+                ),
+            )
+        }
+        _ => Inference::inconclusive("needs at least two different file sizes"),
+    };
+    out.insert("small_file_write_ratio".to_string(), inf);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::seq::Timing;
+    use super::*;
+
+    fn res(mode: SeqMode, write_bps: Option<f64>) -> SeqModeResult {
+        SeqModeResult {
+            mode,
+            dd: mode.dd_flags().into(),
+            supported: write_bps.is_some(),
+            unsupported_reason: write_bps.is_none().then(|| "EINVAL".to_string()),
+            write: write_bps.map(|r| Timing {
+                bytes: 1 << 20,
+                ns: 1,
+                bytes_per_s: r,
+                start_ns: 0,
+            }),
+            sync_after_write_ns: None,
+            cold_read: write_bps.map(|_| Timing {
+                bytes: 1 << 20,
+                ns: 1,
+                bytes_per_s: 50e6,
+                start_ns: 0,
+            }),
+            cold_method: write_bps.map(|_| "posix_fadvise".to_string()),
+            warm_read: None,
+        }
+    }
+
+    #[test]
+    fn inflation_is_buffered_over_fdatasync() {
+        let r = vec![
+            res(SeqMode::Buffered, Some(400e6)),
+            res(SeqMode::Fdatasync, Some(100e6)),
+            res(SeqMode::Direct, None),
+        ];
+        let inf = seq_inferences(&r, 1 << 20);
+        assert_eq!(inf["cache_inflation"].value, Some(serde_json::json!(4.0)));
+        assert_eq!(
+            inf["sustained_write_bytes_per_s"].as_u64(),
+            Some(100_000_000)
+        );
+        assert_eq!(inf["cold_read_bytes_per_s"].as_u64(), Some(50_000_000));
+        let w = seq_warnings(&r, 1 << 20, 1 << 30, None);
+        let kinds: Vec<&str> = w.iter().map(|w| w.kind()).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                "file_smaller_than_ram",
+                "buffered_inflated_by_cache",
+                "direct_unsupported"
+            ]
+        );
+    }
+
+    #[test]
+    fn no_inflation_warning_when_close_and_inconclusive_without_synced_mode() {
+        let r = vec![
+            res(SeqMode::Buffered, Some(150e6)),
+            res(SeqMode::Dsync, Some(100e6)),
+        ];
+        assert!(seq_warnings(&r, 4 << 30, 1 << 30, None).is_empty());
+        let only = vec![res(SeqMode::Buffered, Some(150e6))];
+        let inf = seq_inferences(&only, 1 << 20);
+        assert!(inf["cache_inflation"].value.is_none());
+        assert!(inf["sustained_write_bytes_per_s"].value.is_none());
+        let none = seq_inferences(&[], 1 << 20);
+        assert!(none["cold_read_bytes_per_s"].value.is_none());
+    }
+
+    #[test]
+    fn files_ratio_compares_smallest_with_largest() {
+        let mk = |size: u64, bps: f64| FilesSizeResult {
+            file_bytes: size,
+            files: 1,
+            write_bytes: size,
+            write_ns: 1,
+            read_ns: 1,
+            write_bytes_per_s: bps,
+            read_bytes_per_s: bps,
+            write_files_per_s: 1.0,
+            read_files_per_s: 1.0,
+        };
+        let inf = files_inferences(&[mk(1 << 20, 100e6), mk(4096, 5e6)]);
+        assert_eq!(
+            inf["small_file_write_ratio"].value,
+            Some(serde_json::json!(0.05))
+        );
+        assert!(files_inferences(&[mk(4096, 5e6)])["small_file_write_ratio"]
+            .value
+            .is_none());
+    }
+}

@@ -1,0 +1,497 @@
+//! `fs seq`: sequential write then read of one test file in each mode `dd` offers, so the
+//! page cache's share of a figure can be seen side by side with the medium's.
+
+use super::env::{self, drop_all_caches, drop_file_cache};
+use super::monitor::{MemSample, Monitor, Progress};
+use super::{io_err, rate, read_all, test_path, Cleanup, Pattern, PatternBuf};
+use crate::backend::{monotonic_ns, AlignedBuf};
+use crate::units::format_bytes;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How the test file is written, named after what dd does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SeqMode {
+    /// Plain write(2) into the page cache; the clock stops when the last write returns.
+    Buffered,
+    /// Buffered, then fdatasync before the clock stops (`conv=fdatasync`).
+    Fdatasync,
+    /// O_DSYNC: each write returns once its data is on the medium (`oflag=dsync`).
+    Dsync,
+    /// O_SYNC: as dsync, and metadata too (`oflag=sync`).
+    Sync,
+    /// O_DIRECT: bypass the page cache (`oflag=direct`).
+    Direct,
+}
+
+impl SeqMode {
+    /// Every mode, in the order the table shows them.
+    pub const ALL: [SeqMode; 5] = [
+        SeqMode::Buffered,
+        SeqMode::Fdatasync,
+        SeqMode::Dsync,
+        SeqMode::Sync,
+        SeqMode::Direct,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SeqMode::Buffered => "buffered",
+            SeqMode::Fdatasync => "fdatasync",
+            SeqMode::Dsync => "dsync",
+            SeqMode::Sync => "sync",
+            SeqMode::Direct => "direct",
+        }
+    }
+
+    /// The dd flags that measure the same thing.
+    pub fn dd_flags(self) -> &'static str {
+        match self {
+            SeqMode::Buffered => "(no flags)",
+            SeqMode::Fdatasync => "conv=fdatasync",
+            SeqMode::Dsync => "oflag=dsync",
+            SeqMode::Sync => "oflag=sync",
+            SeqMode::Direct => "oflag=direct",
+        }
+    }
+
+    fn open_flags(self) -> i32 {
+        match self {
+            SeqMode::Buffered | SeqMode::Fdatasync => 0,
+            SeqMode::Dsync => libc::O_DSYNC,
+            SeqMode::Sync => libc::O_SYNC,
+            SeqMode::Direct => libc::O_DIRECT,
+        }
+    }
+
+    /// True where the written data is on the medium when the clock stops.
+    pub fn is_synced(self) -> bool {
+        self != SeqMode::Buffered
+    }
+}
+
+/// What `fs seq` is asked to do.
+#[derive(Debug, Clone)]
+pub struct SeqConfig {
+    pub dir: PathBuf,
+    /// Size of the test file (a multiple of `block_bytes`).
+    pub file_bytes: u64,
+    /// Size of each write and read (dd's bs).
+    pub block_bytes: u64,
+    pub modes: Vec<SeqMode>,
+    pub pattern: Pattern,
+    /// Drop the whole page cache before cold reads (root only), not just the file's pages.
+    pub drop_caches: bool,
+    /// Leave the test files in place.
+    pub keep: bool,
+    /// Interval of the /proc/meminfo sampler (100 ms).
+    pub sample_interval: Duration,
+    pub seed: u64,
+}
+
+/// Default file size: 1 GiB or a tenth of the free space, whichever is smaller, rounded
+/// down to whole blocks and at least one block.
+pub fn default_file_bytes(free_bytes: Option<u64>, block_bytes: u64) -> u64 {
+    let mut size = 1u64 << 30;
+    if let Some(free) = free_bytes {
+        size = size.min(free / 10);
+    }
+    let bs = block_bytes.max(1);
+    (size / bs * bs).max(bs)
+}
+
+/// One timed phase: bytes moved, nanoseconds taken, and when it started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    pub bytes: u64,
+    pub ns: u64,
+    pub bytes_per_s: f64,
+    /// Start, in ns since the run started (the timeline's clock).
+    pub start_ns: u64,
+}
+
+impl Timing {
+    fn new(bytes: u64, ns: u64, start_ns: u64) -> Self {
+        Timing {
+            bytes,
+            ns,
+            bytes_per_s: rate(bytes, ns),
+            start_ns,
+        }
+    }
+}
+
+/// The result of one mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeqModeResult {
+    pub mode: SeqMode,
+    /// The dd flags that measure the same thing.
+    pub dd: String,
+    /// False when the filesystem refused the mode (O_DIRECT); `unsupported_reason` says why.
+    pub supported: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsupported_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write: Option<Timing>,
+    /// Buffered mode only: how long the fdatasync after the timed write took, i.e. the
+    /// work the buffered figure left for later.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_after_write_ns: Option<u64>,
+    /// Read with the file's pages dropped first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cold_read: Option<Timing>,
+    /// How the cold read was made cold: "posix_fadvise", "drop_caches" or "O_DIRECT".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cold_method: Option<String>,
+    /// Read again right after the cold read, from the page cache (none for direct).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm_read: Option<Timing>,
+}
+
+/// Everything `fs seq` measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeqRun {
+    pub results: Vec<SeqModeResult>,
+    /// /proc/meminfo and /proc/vmstat every sample interval.
+    pub timeline: Vec<MemSample>,
+    pub bytes_written: u64,
+    pub elapsed_ns: u64,
+    /// Why --drop-caches failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drop_caches_error: Option<String>,
+}
+
+/// Check a configuration before anything is written; errors name the value and the fix.
+pub fn validate(cfg: &SeqConfig) -> Result<()> {
+    if cfg.block_bytes == 0 {
+        return Err(Error::usage("--bs must be at least 1 byte, e.g. 1M"));
+    }
+    if cfg.file_bytes < cfg.block_bytes {
+        return Err(Error::usage(format!(
+            "--size {} is smaller than --bs {}: give a size of at least one block",
+            format_bytes(cfg.file_bytes),
+            format_bytes(cfg.block_bytes)
+        )));
+    }
+    if cfg.file_bytes % cfg.block_bytes != 0 {
+        return Err(Error::usage(format!(
+            "--size {} is not a whole number of --bs {} blocks: give a multiple of --bs",
+            format_bytes(cfg.file_bytes),
+            format_bytes(cfg.block_bytes)
+        )));
+    }
+    if cfg.block_bytes > 1 << 30 {
+        return Err(Error::usage(format!(
+            "--bs {} is more than 1 GiB: give a smaller block size, e.g. 1M",
+            format_bytes(cfg.block_bytes)
+        )));
+    }
+    if cfg.modes.is_empty() {
+        return Err(Error::usage("no --mode given: name at least one mode"));
+    }
+    Ok(())
+}
+
+/// The bytes the run will write and read, for progress.
+fn planned_bytes(cfg: &SeqConfig) -> u64 {
+    cfg.modes
+        .iter()
+        .map(|m| {
+            if *m == SeqMode::Direct {
+                2 * cfg.file_bytes
+            } else {
+                3 * cfg.file_bytes
+            }
+        })
+        .sum()
+}
+
+/// Run every mode in turn on a fresh test file in `cfg.dir`. Checks the directory and the
+/// free space first; the test files are removed unless `keep`.
+pub fn run(cfg: &SeqConfig, progress: Arc<Progress>) -> Result<SeqRun> {
+    validate(cfg)?;
+    let dir = env::check_dir(&cfg.dir)?;
+    let fs = env::fs_info(&dir)?;
+    let need = if cfg.keep {
+        cfg.file_bytes.saturating_mul(cfg.modes.len() as u64)
+    } else {
+        cfg.file_bytes
+    };
+    env::check_free_space(&fs, need, "give a smaller --size or another directory")?;
+    if fs.free_bytes.is_none() {
+        // ramfs reports no size: do not fill RAM past what is available.
+        let avail = env::MemInfo::read().available_bytes;
+        if avail > 0 && need > avail / 2 {
+            return Err(Error::Refused(format!(
+                "{} is in RAM with {} available; {} would fill it: give a smaller --size",
+                dir.display(),
+                format_bytes(avail),
+                format_bytes(need)
+            )));
+        }
+    }
+    progress.set_total(planned_bytes(cfg));
+    let t0 = monotonic_ns();
+    let monitor = Monitor::start(progress.clone(), cfg.sample_interval, t0);
+    let mut wbuf = PatternBuf::new(cfg.block_bytes as usize, cfg.pattern, cfg.seed);
+    let mut rbuf = AlignedBuf::new(cfg.block_bytes as usize);
+    let mut results = Vec::new();
+    let mut bytes_written = 0u64;
+    let mut drop_caches_error = None;
+    for &mode in &cfg.modes {
+        let mut cleanup = Cleanup::new(cfg.keep);
+        let path = test_path(&dir, &format!("seq-{}", mode.name()));
+        cleanup.add(path.clone());
+        let r = run_mode(
+            cfg,
+            mode,
+            &path,
+            t0,
+            &mut wbuf,
+            &mut rbuf,
+            &progress,
+            &mut bytes_written,
+            &mut drop_caches_error,
+        );
+        match r {
+            Ok(res) => results.push(res),
+            Err(e) => {
+                drop(monitor);
+                return Err(e);
+            }
+        }
+    }
+    let timeline = monitor.finish();
+    Ok(SeqRun {
+        results,
+        timeline,
+        bytes_written,
+        elapsed_ns: monotonic_ns().saturating_sub(t0),
+        drop_caches_error,
+    })
+}
+
+fn unsupported(mode: SeqMode, reason: String) -> SeqModeResult {
+    SeqModeResult {
+        mode,
+        dd: mode.dd_flags().to_string(),
+        supported: false,
+        unsupported_reason: Some(reason),
+        write: None,
+        sync_after_write_ns: None,
+        cold_read: None,
+        cold_method: None,
+        warm_read: None,
+    }
+}
+
+/// EINVAL on open or first write with O_DIRECT means the filesystem refuses direct I/O.
+fn direct_refused(mode: SeqMode, e: &io::Error) -> bool {
+    mode == SeqMode::Direct && e.raw_os_error() == Some(libc::EINVAL)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_mode(
+    cfg: &SeqConfig,
+    mode: SeqMode,
+    path: &std::path::Path,
+    t0: u64,
+    wbuf: &mut PatternBuf,
+    rbuf: &mut AlignedBuf,
+    progress: &Progress,
+    bytes_written: &mut u64,
+    drop_caches_error: &mut Option<String>,
+) -> Result<SeqModeResult> {
+    if mode == SeqMode::Direct && cfg.block_bytes % 4096 != 0 {
+        return Ok(unsupported(
+            mode,
+            format!(
+                "--bs {} is not a multiple of 4 KiB, which O_DIRECT needs",
+                format_bytes(cfg.block_bytes)
+            ),
+        ));
+    }
+    progress.set_phase(&format!("{} write", mode.name()));
+    let blocks = cfg.file_bytes / cfg.block_bytes;
+    let start = monotonic_ns();
+    let mut file = match OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(mode.open_flags())
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if direct_refused(mode, &e) => {
+            return Ok(unsupported(mode, format!("open with O_DIRECT: {e}")));
+        }
+        Err(e) => return Err(io_err("creating", path)(e)),
+    };
+    for i in 0..blocks {
+        let chunk = wbuf.chunk(i, cfg.block_bytes as usize);
+        match file.write_all(chunk) {
+            Ok(()) => {}
+            Err(e) if i == 0 && direct_refused(mode, &e) => {
+                return Ok(unsupported(mode, format!("write with O_DIRECT: {e}")));
+            }
+            Err(e) => {
+                return Err(Error::io(
+                    format!(
+                        "writing {} at offset {}",
+                        path.display(),
+                        i * cfg.block_bytes
+                    ),
+                    e,
+                ))
+            }
+        }
+        *bytes_written += cfg.block_bytes;
+        progress.add(cfg.block_bytes);
+    }
+    if mode == SeqMode::Fdatasync {
+        file.sync_data().map_err(io_err("fdatasync on", path))?;
+    }
+    let end = monotonic_ns();
+    let write = Timing::new(cfg.file_bytes, end - start, start - t0);
+    // Everything on the medium before reading, so the cold read cannot be served by dirty
+    // pages; for buffered mode this is the work its figure left undone.
+    let sync_start = monotonic_ns();
+    file.sync_all().map_err(io_err("fsync on", path))?;
+    let sync_ns = monotonic_ns() - sync_start;
+    drop(file);
+
+    progress.set_phase(&format!("{} cold read", mode.name()));
+    let (mut rfile, method) = if mode == SeqMode::Direct {
+        let f = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+            .map_err(io_err("opening with O_DIRECT", path))?;
+        (f, "O_DIRECT")
+    } else {
+        let f = File::open(path).map_err(io_err("opening", path))?;
+        let mut method = "posix_fadvise";
+        if cfg.drop_caches {
+            match drop_all_caches() {
+                Ok(()) => method = "drop_caches",
+                Err(e) => {
+                    if drop_caches_error.is_none() {
+                        *drop_caches_error = Some(e.to_string());
+                    }
+                }
+            }
+        }
+        drop_file_cache(&f).map_err(io_err("posix_fadvise(DONTNEED) on", path))?;
+        (f, method)
+    };
+    let start = monotonic_ns();
+    let n = read_all(&mut rfile, rbuf, progress).map_err(io_err("reading", path))?;
+    let cold = Timing::new(n, monotonic_ns() - start, start - t0);
+    drop(rfile);
+
+    let warm = if mode == SeqMode::Direct {
+        None
+    } else {
+        progress.set_phase(&format!("{} warm read", mode.name()));
+        let mut f = File::open(path).map_err(io_err("opening", path))?;
+        let start = monotonic_ns();
+        let n = read_all(&mut f, rbuf, progress).map_err(io_err("reading", path))?;
+        Some(Timing::new(n, monotonic_ns() - start, start - t0))
+    };
+    Ok(SeqModeResult {
+        mode,
+        dd: mode.dd_flags().to_string(),
+        supported: true,
+        unsupported_reason: None,
+        write: Some(write),
+        sync_after_write_ns: (mode == SeqMode::Buffered).then_some(sync_ns),
+        cold_read: Some(cold),
+        cold_method: Some(method.to_string()),
+        warm_read: warm,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(dir: &std::path::Path) -> SeqConfig {
+        SeqConfig {
+            dir: dir.to_path_buf(),
+            file_bytes: 4 << 20,
+            block_bytes: 1 << 20,
+            modes: SeqMode::ALL.to_vec(),
+            pattern: Pattern::Random,
+            drop_caches: false,
+            keep: false,
+            sample_interval: Duration::from_millis(100),
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn default_size_is_a_tenth_of_free_space_capped_at_1g() {
+        assert_eq!(default_file_bytes(Some(100 << 30), 1 << 20), 1 << 30);
+        assert_eq!(default_file_bytes(Some(1 << 30), 1 << 20), 102 << 20);
+        assert_eq!(default_file_bytes(Some(0), 1 << 20), 1 << 20);
+        assert_eq!(default_file_bytes(None, 1 << 20), 1 << 30);
+    }
+
+    #[test]
+    fn bad_configurations_are_usage_errors() {
+        let d = tempfile::tempdir().unwrap();
+        let mut c = cfg(d.path());
+        c.file_bytes = 3 << 19;
+        assert!(validate(&c).unwrap_err().to_string().contains("multiple"));
+        c.file_bytes = 1024;
+        assert!(validate(&c)
+            .unwrap_err()
+            .to_string()
+            .contains("smaller than --bs"));
+        c.block_bytes = 0;
+        assert_eq!(validate(&c).unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn every_mode_runs_on_a_temp_dir_and_leaves_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let run = run(&cfg(d.path()), Progress::new()).unwrap();
+        assert_eq!(run.results.len(), 5);
+        assert_eq!(run.bytes_written, 5 * (4 << 20));
+        for r in &run.results {
+            assert!(r.supported, "{r:?}");
+            let w = r.write.as_ref().unwrap();
+            assert_eq!(w.bytes, 4 << 20);
+            assert!(w.ns > 0 && w.bytes_per_s > 0.0);
+            assert_eq!(r.cold_read.as_ref().unwrap().bytes, 4 << 20);
+            assert_eq!(r.warm_read.is_some(), r.mode != SeqMode::Direct);
+        }
+        assert!(run.results[0].sync_after_write_ns.is_some());
+        assert!(!run.timeline.is_empty());
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn direct_with_unaligned_block_is_reported_unsupported() {
+        let d = tempfile::tempdir().unwrap();
+        let mut c = cfg(d.path());
+        c.block_bytes = 1000;
+        c.file_bytes = 4000;
+        c.modes = vec![SeqMode::Buffered, SeqMode::Direct];
+        let run = run(&c, Progress::new()).unwrap();
+        assert!(run.results[0].supported);
+        assert!(!run.results[1].supported);
+        assert!(run.results[1]
+            .unsupported_reason
+            .as_ref()
+            .unwrap()
+            .contains("4 KiB"));
+    }
+}
