@@ -9,6 +9,7 @@ pub mod backend;
 pub mod cli;
 pub mod error;
 pub mod fs;
+pub mod model;
 pub mod probe;
 pub mod report;
 pub mod target;
