@@ -1,1 +1,81 @@
-//! CLI.
+//! The command line: one file per subcommand (arguments → library call → output).
+
+pub mod info;
+pub mod sim;
+
+use crate::report::Document;
+use crate::Result;
+use clap::{Parser, Subcommand};
+
+const EXAMPLES: &str = "\
+Examples:
+  flashscope info sim:sd-16g              what a simulated 16 GB SD card exposes
+  flashscope info /dev/mmcblk0 --json     size, sectors, CID/CSD/SSR of a real card
+  flashscope sim list                     the simulator's presets and keys
+
+Targets are a block device (/dev/sdb), a regular file, or the built-in simulated card
+sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write.
+
+Exit codes: 0 ok, 1 runtime error, 2 usage error or refused by the safety policy,
+3 the device failed the check.";
+
+/// flashscope: everything worth knowing about a piece of flash storage.
+#[derive(Debug, Parser)]
+#[command(name = "flashscope", version, about, after_help = EXAMPLES, arg_required_else_help = true)]
+pub struct Cli {
+    /// Print one JSON document (schema flashscope/1) on stdout instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// What a target is: size, sectors, identity, partitions, MMC/SD registers.
+    Info(info::Args),
+    /// The built-in simulated flash device.
+    #[command(subcommand)]
+    Sim(sim::SimCommand),
+}
+
+/// How results are printed: JSON or text on stdout; progress and warnings on stderr.
+#[derive(Debug, Clone, Copy)]
+pub struct Output {
+    pub json: bool,
+}
+
+impl Output {
+    /// Print the document as JSON, or the text rendering followed by its warnings.
+    pub fn emit(&self, doc: &Document, text: impl FnOnce(&Document) -> String) {
+        if self.json {
+            println!("{}", doc.to_json());
+        } else {
+            print!("{}", text(doc));
+            for w in &doc.warnings {
+                eprintln!("warning: {}", w.message);
+            }
+        }
+    }
+}
+
+/// Run a parsed command line; returns the exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    let out = Output { json: cli.json };
+    match &cli.command {
+        Command::Info(a) => info::run(a, &out),
+        Command::Sim(c) => sim::run(c, &out),
+    }
+}
+
+/// The safety gate of every writing test: without `--write` (or `--destructive`), explain
+/// what the test would write and refuse (exit 2).
+pub fn require_write_permission(allowed: bool, target: &str, plan: &str) -> Result<()> {
+    if allowed {
+        return Ok(());
+    }
+    Err(crate::Error::Refused(format!(
+        "this test writes to '{target}': {plan}. Nothing was written. Rerun with --write to allow it (data in the regions is saved and restored), or --destructive to skip the backup"
+    )))
+}

@@ -1,1 +1,397 @@
-//! Targets.
+//! Targets: parse a device spec, open it with the safety policy, and say what it is.
+//!
+//! A spec is a path (block device or regular file) or `sim:PRESET[,key=value...]`.
+
+pub mod mounts;
+pub mod sysfs;
+
+use crate::backend::sim::{SimConfig, SimDevice};
+use crate::backend::{Backend, SyncBackend};
+use crate::report::{TargetInfo, Warning};
+use crate::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// A parsed device spec.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Spec {
+    /// A block device or regular file.
+    Path(PathBuf),
+    /// The built-in simulated flash device.
+    Sim(SimConfig),
+}
+
+/// Parse a device spec: `sim:...` or a path.
+pub fn parse_spec(text: &str) -> Result<Spec> {
+    if let Some(rest) = text.strip_prefix("sim:") {
+        return Ok(Spec::Sim(SimConfig::parse(rest)?));
+    }
+    if text.is_empty() {
+        return Err(Error::usage(
+            "empty target: give a block device, a file or sim:PRESET",
+        ));
+    }
+    Ok(Spec::Path(PathBuf::from(text)))
+}
+
+/// What a test needs from the target.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenRequest {
+    /// The test writes (requires the user's `--write`/`--destructive`; checked by the CLI).
+    pub write: bool,
+    /// O_DIRECT is required (raw tests). When false, a filesystem that refuses O_DIRECT
+    /// is opened buffered with a warning.
+    pub require_direct: bool,
+}
+
+impl OpenRequest {
+    pub fn read_only() -> Self {
+        OpenRequest {
+            write: false,
+            require_direct: true,
+        }
+    }
+
+    pub fn read_write() -> Self {
+        OpenRequest {
+            write: true,
+            require_direct: true,
+        }
+    }
+}
+
+/// An opened target: what it is, the backend to do I/O on, and warnings found on the way.
+pub struct OpenTarget {
+    pub info: TargetInfo,
+    pub backend: Box<dyn Backend>,
+    pub warnings: Vec<Warning>,
+    /// The block device's kernel name (e.g. `sdb`), for sysfs statistics; `None` otherwise.
+    pub block_name: Option<String>,
+}
+
+/// Open a target described by `spec` for the given request, enforcing the safety policy.
+pub fn open(spec: &str, req: &OpenRequest) -> Result<OpenTarget> {
+    match parse_spec(spec)? {
+        Spec::Sim(cfg) => Ok(open_sim(spec, cfg)),
+        Spec::Path(path) => open_path(spec, &path, req),
+    }
+}
+
+fn open_sim(spec: &str, cfg: SimConfig) -> OpenTarget {
+    let info = TargetInfo {
+        spec: spec.to_string(),
+        kind: "sim".to_string(),
+        size_bytes: cfg.size,
+        logical_sector_bytes: cfg.sector,
+        physical_sector_bytes: cfg.sector,
+        rotational: Some(false),
+        removable: None,
+        read_only: Some(false),
+        direct_io: Some(true),
+        filesystem: None,
+    };
+    OpenTarget {
+        info,
+        backend: Box::new(SimDevice::new(cfg)),
+        warnings: Vec::new(),
+        block_name: None,
+    }
+}
+
+/// Filesystems whose files live only in the page cache (statfs f_type).
+fn memory_fs_name(f_type: i64) -> Option<&'static str> {
+    match f_type {
+        0x0102_1994 => Some("tmpfs"),
+        0x8584_58f6 => Some("ramfs"),
+        0x6265_6572 => Some("sysfs"),
+        0x9fa0 => Some("proc"),
+        _ => None,
+    }
+}
+
+/// The name of a filesystem type by its statfs magic (the common ones).
+pub fn fs_type_name(f_type: i64) -> String {
+    let name = match f_type {
+        0xef53 => "ext4",
+        0x5846_5342 => "xfs",
+        0x9123_683e => "btrfs",
+        0x4d44 => "vfat",
+        0x2011_bab0 => "exfat",
+        0xf2f5_2010 => "f2fs",
+        0x2468_5542 => "ubifs",
+        0x7275 => "romfs",
+        0x6573_5546 => "fuse",
+        0x794c_7630 => "overlay",
+        0x5346_544e => "ntfs",
+        _ => {
+            return memory_fs_name(f_type)
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("0x{f_type:x}"))
+        }
+    };
+    name.to_string()
+}
+
+/// statfs f_type of the filesystem holding `path`.
+pub fn statfs_type(path: &Path) -> Option<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: zeroed statfs is a valid value for this plain C struct.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid NUL-terminated path and st a valid out-pointer for the call.
+    let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
+    (rc == 0).then_some(st.f_type as i64)
+}
+
+fn errno_of(e: &io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(0)
+}
+
+fn open_error(spec: &str, e: io::Error, write: bool) -> Error {
+    match errno_of(&e) {
+        libc::ENOENT => Error::runtime(format!("target '{spec}' does not exist")),
+        libc::EACCES | libc::EPERM if write => Error::Refused(format!(
+            "target '{spec}' is not writable by this user (permission denied): run as root or choose a writable target"
+        )),
+        libc::EACCES | libc::EPERM => Error::runtime(format!(
+            "cannot read target '{spec}': permission denied (run as root or add yourself to the disk group)"
+        )),
+        libc::EROFS => Error::Refused(format!(
+            "target '{spec}' is read-only (write-protect switch or read-only filesystem); this test needs to write"
+        )),
+        libc::EBUSY => Error::Refused(format!(
+            "target '{spec}' is in use (exclusive open failed: mounted, swap or held by another user); release it first"
+        )),
+        libc::ENXIO | libc::ENODEV | libc::ENOMEDIUM => {
+            Error::runtime(format!("target '{spec}' has no medium or has gone away ({e})"))
+        }
+        _ => Error::io(format!("opening target '{spec}'"), e),
+    }
+}
+
+fn try_open(path: &Path, write: bool, flags: i32) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(flags)
+        .open(path)
+}
+
+fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
+    let meta = std::fs::metadata(path).map_err(|e| open_error(spec, e, req.write))?;
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        return Err(Error::usage(format!(
+            "target '{spec}' is a directory: raw tests need a block device or a file (for a mounted filesystem use `flashscope fs ... {spec}`)"
+        )));
+    }
+    let is_block = ft.is_block_device();
+    if !is_block && !ft.is_file() {
+        return Err(Error::usage(format!(
+            "target '{spec}' is neither a block device nor a regular file"
+        )));
+    }
+    let mut warnings = Vec::new();
+    let mut block_name = None;
+    if is_block {
+        let name = sysfs::block_name(&meta)
+            .ok_or_else(|| Error::runtime(format!("cannot find '{spec}' in /sys/class/block")))?;
+        if req.write {
+            check_not_busy(spec, &name)?;
+            if sysfs::read_flag(&name, "ro") == Some(true) {
+                return Err(Error::Refused(format!(
+                    "target '{spec}' is read-only (sysfs ro=1: write-protect switch or read-only device); this test needs to write"
+                )));
+            }
+        }
+        block_name = Some(name);
+    }
+    let mut flags = libc::O_DIRECT | libc::O_CLOEXEC;
+    if req.write && is_block {
+        flags |= libc::O_EXCL;
+    }
+    let mut direct = true;
+    let file = match try_open(path, req.write, flags) {
+        Ok(f) => f,
+        Err(e) if errno_of(&e) == libc::EINVAL && !is_block => {
+            if req.require_direct {
+                return Err(Error::runtime(format!(
+                    "the filesystem holding '{spec}' refuses O_DIRECT, so reads would come from the page cache; put the file on a filesystem that supports direct I/O"
+                )));
+            }
+            direct = false;
+            warnings.push(Warning::new(
+                "no-direct-io",
+                format!("the filesystem holding '{spec}' refuses O_DIRECT; this test runs buffered and the page cache may answer"),
+            ));
+            try_open(path, req.write, libc::O_CLOEXEC)
+                .map_err(|e| open_error(spec, e, req.write))?
+        }
+        Err(e) => return Err(open_error(spec, e, req.write)),
+    };
+    let (size, logical, physical) = if is_block {
+        block_sizes(&file).map_err(|e| Error::io(format!("reading the size of '{spec}'"), e))?
+    } else {
+        let align = dio_alignment(path).unwrap_or(512);
+        (meta.len(), align, align.max(4096))
+    };
+    let mut filesystem = None;
+    if !is_block {
+        if let Some(t) = statfs_type(path) {
+            filesystem = Some(fs_type_name(t));
+            if let Some(name) = memory_fs_name(t) {
+                warnings.push(Warning::new(
+                    "memory-filesystem",
+                    format!(
+                        "'{spec}' is on {name}, which keeps files in memory (and silently ignores O_DIRECT): timings measure RAM, not a medium; put the file on a real device"
+                    ),
+                ));
+            }
+        }
+    }
+    if size == 0 {
+        return Err(Error::usage(format!(
+            "target '{spec}' is empty (0 bytes): nothing to measure"
+        )));
+    }
+    let (rotational, removable, read_only) = match &block_name {
+        Some(n) => (
+            sysfs::read_flag(n, "queue/rotational"),
+            sysfs::read_flag(n, "removable"),
+            sysfs::read_flag(n, "ro"),
+        ),
+        None => (None, None, None),
+    };
+    let info = TargetInfo {
+        spec: spec.to_string(),
+        kind: if is_block { "block" } else { "file" }.to_string(),
+        size_bytes: size,
+        logical_sector_bytes: logical,
+        physical_sector_bytes: physical,
+        rotational,
+        removable,
+        read_only,
+        direct_io: Some(direct),
+        filesystem,
+    };
+    let backend = SyncBackend::new(file, size, logical, is_block);
+    Ok(OpenTarget {
+        info,
+        backend: Box::new(backend),
+        warnings,
+        block_name,
+    })
+}
+
+/// Refuse when the device or any of its partitions is mounted, swap, or held.
+fn check_not_busy(spec: &str, name: &str) -> Result<()> {
+    let sys = Path::new("/sys/class/block");
+    let parent = sysfs::whole_disk_name(name).unwrap_or_else(|| name.to_string());
+    let nodes = mounts::sysfs_nodes(sys, &parent);
+    let nodes: Vec<_> = if parent == name {
+        nodes
+    } else {
+        nodes.into_iter().filter(|n| n.name == name).collect()
+    };
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mounts = mounts::parse_mountinfo(&mountinfo);
+    let swaps = mounts::parse_swaps(&std::fs::read_to_string("/proc/swaps").unwrap_or_default());
+    let holders = mounts::sysfs_holders(sys, &nodes, &parent);
+    match mounts::busy_reason(&nodes, &mounts, &swaps, &holders) {
+        Some(why) => Err(Error::Refused(format!(
+            "refusing to write to '{spec}': {why}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+const fn ior(ty: u32, nr: u32, size: usize) -> u32 {
+    (2 << 30) | ((size as u32) << 16) | (ty << 8) | nr
+}
+
+/// Size, logical and physical sector size of an open block device.
+fn block_sizes(file: &File) -> io::Result<(u64, u32, u32)> {
+    let fd = file.as_raw_fd();
+    // BLKGETSIZE64 is declared with size_t but always writes a u64.
+    let blkgetsize64 = ior(0x12, 114, std::mem::size_of::<usize>());
+    let mut size: u64 = 0;
+    // SAFETY: the kernel writes a u64 to the valid pointer.
+    if unsafe { libc::ioctl(fd, blkgetsize64 as _, &mut size as *mut u64) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut logical: libc::c_int = 512;
+    // SAFETY: BLKSSZGET writes an int to the valid pointer.
+    if unsafe { libc::ioctl(fd, 0x1268 as _, &mut logical as *mut libc::c_int) } != 0 {
+        logical = 512;
+    }
+    let mut physical: libc::c_uint = 0;
+    // SAFETY: BLKPBSZGET writes an unsigned int to the valid pointer.
+    if unsafe { libc::ioctl(fd, 0x127b as _, &mut physical as *mut libc::c_uint) } != 0 {
+        physical = logical as u32;
+    }
+    Ok((size, logical.max(512) as u32, physical.max(logical as u32)))
+}
+
+/// The O_DIRECT offset alignment of a file (statx STATX_DIOALIGN, Linux 6.1+).
+fn dio_alignment(path: &Path) -> Option<u32> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: zeroed statx is a valid value for this plain C struct.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    const STATX_DIOALIGN: u32 = 0x2000;
+    // SAFETY: valid path pointer and out-pointer for the call.
+    let rc = unsafe { libc::statx(libc::AT_FDCWD, c.as_ptr(), 0, STATX_DIOALIGN, &mut st) };
+    if rc != 0 || st.stx_mask & STATX_DIOALIGN == 0 || st.stx_dio_offset_align == 0 {
+        return None;
+    }
+    Some(st.stx_dio_offset_align.max(512))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse() {
+        assert!(matches!(parse_spec("sim:sd-16g").unwrap(), Spec::Sim(_)));
+        assert!(matches!(parse_spec("/dev/sdb").unwrap(), Spec::Path(_)));
+        assert!(parse_spec("").is_err());
+        assert!(parse_spec("sim:custom,size=banana")
+            .unwrap_err()
+            .to_string()
+            .contains("banana"));
+    }
+
+    #[test]
+    fn files_open_with_size_from_fstat() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("img");
+        std::fs::write(&p, vec![0u8; 1 << 20]).unwrap();
+        let t = open(
+            p.to_str().unwrap(),
+            &OpenRequest {
+                write: false,
+                require_direct: false,
+            },
+        )
+        .unwrap();
+        assert_eq!(t.info.size_bytes, 1 << 20);
+        assert_eq!(t.info.kind, "file");
+    }
+
+    #[test]
+    fn missing_targets_are_runtime_errors_and_directories_usage_errors() {
+        let e = open("/nonexistent/flashscope-test", &OpenRequest::read_only())
+            .err()
+            .unwrap();
+        assert_eq!(e.exit_code(), 1);
+        let dir = tempfile::tempdir().unwrap();
+        let e = open(dir.path().to_str().unwrap(), &OpenRequest::read_only())
+            .err()
+            .unwrap();
+        assert_eq!(e.exit_code(), 2);
+    }
+}

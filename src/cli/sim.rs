@@ -1,0 +1,61 @@
+//! `flashscope sim list`: the simulator's presets and keys.
+
+use super::Output;
+use crate::backend::sim::config::{SimConfig, KEYS, PRESETS};
+use crate::report::Document;
+use crate::Result;
+use clap::Subcommand;
+
+/// Simulator subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SimCommand {
+    /// List the presets with their keys, and every key with its meaning.
+    List,
+}
+
+pub fn run(cmd: &SimCommand, out: &Output) -> Result<i32> {
+    match cmd {
+        SimCommand::List => list(out),
+    }
+}
+
+fn list(out: &Output) -> Result<i32> {
+    let mut presets = Vec::new();
+    for p in PRESETS {
+        let cfg = SimConfig::parse(p.name)?;
+        let keys: serde_json::Map<String, serde_json::Value> = cfg
+            .pairs()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect();
+        presets.push(serde_json::json!({"name": p.name, "about": p.about, "keys": keys}));
+    }
+    let keys: Vec<_> = KEYS
+        .iter()
+        .map(|k| serde_json::json!({"key": k.key, "meaning": k.meaning}))
+        .collect();
+    let mut doc = Document::new("sim list", serde_json::Value::Null);
+    doc.extra.insert("presets".into(), presets.into());
+    doc.extra.insert("keys".into(), keys.into());
+    out.emit(&doc, |_| {
+        let mut s = String::from("Simulator presets (use as sim:NAME[,key=value...]):\n\n");
+        for p in PRESETS {
+            s.push_str(&format!("{}\n  {}\n  ", p.name, p.about));
+            let cfg = SimConfig::parse(p.name).unwrap_or_default();
+            let pairs: Vec<String> = cfg
+                .pairs()
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.replace(' ', "")))
+                .collect();
+            s.push_str(&pairs.join(","));
+            s.push_str("\n\n");
+        }
+        s.push_str("Keys (sim:custom,key=value... starts from the sd-16g values):\n");
+        let w = KEYS.iter().map(|k| k.key.len()).max().unwrap_or(0);
+        for k in KEYS {
+            s.push_str(&format!("  {:w$}  {}\n", k.key, k.meaning));
+        }
+        s
+    });
+    Ok(0)
+}

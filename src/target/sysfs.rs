@@ -1,0 +1,134 @@
+//! Identity of block devices from sysfs: names, flags, vendor/model, partitions.
+//! Every attribute may be missing on a trimmed kernel; absent means `None`, never an error.
+
+use serde::Serialize;
+use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+const SYS_BLOCK: &str = "/sys/class/block";
+
+/// The kernel name (e.g. `sdb1`) of the block device a stat result describes.
+pub fn block_name(meta: &Metadata) -> Option<String> {
+    let rdev = meta.rdev();
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let target = std::fs::canonicalize(&link).ok()?;
+    Some(target.file_name()?.to_string_lossy().into_owned())
+}
+
+/// The whole disk a partition belongs to (`sdb` for `sdb1`); `None` if not a partition.
+pub fn whole_disk_name(name: &str) -> Option<String> {
+    let dir = Path::new(SYS_BLOCK).join(name);
+    if !dir.join("partition").exists() {
+        return None;
+    }
+    let real = std::fs::canonicalize(&dir).ok()?;
+    Some(real.parent()?.file_name()?.to_string_lossy().into_owned())
+}
+
+/// A sysfs attribute of block device `name`, trimmed (`rel` like `queue/rotational`).
+pub fn read_attr(name: &str, rel: &str) -> Option<String> {
+    let s = std::fs::read_to_string(Path::new(SYS_BLOCK).join(name).join(rel)).ok()?;
+    let t = s.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+/// A 0/1 sysfs attribute.
+pub fn read_flag(name: &str, rel: &str) -> Option<bool> {
+    match read_attr(name, rel)?.as_str() {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    }
+}
+
+fn read_u64(name: &str, rel: &str) -> Option<u64> {
+    read_attr(name, rel)?.parse().ok()
+}
+
+/// A partition of a block device and where it is mounted.
+#[derive(Debug, Clone, Serialize)]
+pub struct Partition {
+    pub name: String,
+    pub start_bytes: u64,
+    pub size_bytes: u64,
+    pub mount_points: Vec<String>,
+}
+
+/// What sysfs says about a block device.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BlockIdentity {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub whole_disk: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vendor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discard_granularity_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discard_max_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    pub partitions: Vec<Partition>,
+    pub mount_points: Vec<String>,
+    /// The sysfs `device/` directory, where MMC/SD registers live.
+    #[serde(skip)]
+    pub device_dir: Option<PathBuf>,
+}
+
+impl BlockIdentity {
+    /// Whether the device supports discard (a non-zero discard_max_bytes).
+    pub fn discard_supported(&self) -> Option<bool> {
+        self.discard_max_bytes.map(|m| m > 0)
+    }
+}
+
+/// Gather the identity of block device `name` (mounts from mountinfo text).
+pub fn identity(name: &str, mountinfo: &str) -> BlockIdentity {
+    let mounts = super::mounts::parse_mountinfo(mountinfo);
+    let mounted_at = |n: &super::mounts::DeviceNode| -> Vec<String> {
+        let dev = format!("/dev/{}", n.name);
+        mounts
+            .iter()
+            .filter(|m| (m.major == n.major && m.minor == n.minor) || m.source == dev)
+            .map(|m| m.mount_point.clone())
+            .collect()
+    };
+    let whole = whole_disk_name(name);
+    let disk = whole.clone().unwrap_or_else(|| name.to_string());
+    let nodes = super::mounts::sysfs_nodes(Path::new(SYS_BLOCK), name);
+    let mut id = BlockIdentity {
+        name: name.to_string(),
+        whole_disk: whole,
+        vendor: read_attr(&disk, "device/vendor"),
+        model: read_attr(&disk, "device/model").or_else(|| read_attr(&disk, "device/name")),
+        serial: read_attr(&disk, "device/serial").or_else(|| read_attr(&disk, "serial")),
+        discard_granularity_bytes: read_u64(&disk, "queue/discard_granularity"),
+        discard_max_bytes: read_u64(&disk, "queue/discard_max_bytes"),
+        scheduler: read_attr(&disk, "queue/scheduler"),
+        ..Default::default()
+    };
+    for n in &nodes {
+        if n.name == name {
+            id.mount_points = mounted_at(n);
+        } else {
+            id.partitions.push(Partition {
+                name: n.name.clone(),
+                start_bytes: read_u64(&format!("{name}/{}", n.name), "start").unwrap_or(0) * 512,
+                size_bytes: read_u64(&format!("{name}/{}", n.name), "size").unwrap_or(0) * 512,
+                mount_points: mounted_at(n),
+            });
+        }
+    }
+    id.partitions.sort_by_key(|p| p.start_bytes);
+    let dev_dir = Path::new(SYS_BLOCK).join(&disk).join("device");
+    if dev_dir.exists() {
+        id.device_dir = Some(dev_dir);
+    }
+    id
+}
