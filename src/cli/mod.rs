@@ -1,6 +1,8 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
+pub mod fs;
 pub mod info;
+pub mod model;
 pub mod sim;
 
 use crate::report::Document;
@@ -38,6 +40,11 @@ pub enum Command {
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// Through a mounted filesystem: dd modes and the page cache, file-size sweep, iozone matrix.
+    #[command(subcommand)]
+    Fs(fs::FsCommand),
+    /// Theoretical sequential speed from datasheet figures; --reference for measured ones.
+    Model(model::Args),
 }
 
 /// How results are printed: JSON or text on stdout; progress and warnings on stderr.
@@ -66,6 +73,8 @@ pub fn run(cli: Cli) -> Result<i32> {
     match &cli.command {
         Command::Info(a) => info::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
+        Command::Fs(c) => fs::run(c, &out),
+        Command::Model(a) => model::run(a, &out),
     }
 }
 

@@ -43,6 +43,21 @@ impl FlashKind {
     }
 }
 
+/// A frequency with SI units: `100 MHz`, `33.3 kHz`.
+pub fn format_hz(hz: f64) -> String {
+    let (v, unit) = if hz >= 1e9 {
+        (hz / 1e9, "GHz")
+    } else if hz >= 1e6 {
+        (hz / 1e6, "MHz")
+    } else if hz >= 1e3 {
+        (hz / 1e3, "kHz")
+    } else {
+        (hz, "Hz")
+    };
+    let s = format!("{v:.3}");
+    format!("{} {unit}", s.trim_end_matches('0').trim_end_matches('.'))
+}
+
 /// The figures a datasheet gives, checked (all positive).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Datasheet {
@@ -292,9 +307,9 @@ pub fn estimate(d: &Datasheet) -> Estimate {
             each_ns: bus_ns,
             total_ns: bus_ns,
             formula: format!(
-                "{} ÷ ({} Hz × {} lines ÷ 8)",
+                "{} ÷ ({} × {} lines ÷ 8)",
                 format_bytes(d.total_bytes),
-                d.bus_clock_hz,
+                format_hz(d.bus_clock_hz),
                 d.bus_lines
             ),
         },
@@ -319,9 +334,9 @@ pub fn estimate(d: &Datasheet) -> Estimate {
             each_ns: bus_ns,
             total_ns: bus_ns,
             formula: format!(
-                "{} ÷ ({} Hz × {} lines ÷ 8)",
+                "{} ÷ ({} × {} lines ÷ 8)",
                 format_bytes(d.total_bytes),
-                d.bus_clock_hz,
+                format_hz(d.bus_clock_hz),
                 d.bus_lines
             ),
         },
@@ -515,5 +530,7 @@ mod tests {
         assert_eq!(parse_frequency_hz("2.5e7").unwrap(), 25e6);
         assert_eq!(parse_frequency_hz("33 kHz").unwrap(), 33e3);
         assert!(parse_frequency_hz("fast").is_err());
+        assert_eq!(format_hz(100e6), "100 MHz");
+        assert_eq!(format_hz(33.3e3), "33.3 kHz");
     }
 }
