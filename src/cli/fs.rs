@@ -418,6 +418,20 @@ fn seq_plot(run: &SeqRun, fs: &FsInfo) -> String {
             .collect()
     };
     let fmt = |x: f64| format!("{x}");
+    // A dashed line where each phase (mode × write / cold read / warm read) begins.
+    let mut markers: Vec<(f64, String)> = Vec::new();
+    for r in &run.results {
+        for (what, t) in [
+            ("write", &r.write),
+            ("cold read", &r.cold_read),
+            ("warm read", &r.warm_read),
+        ] {
+            if let Some(t) = t {
+                markers.push((secs(t.start_ns), format!("{} {what}", r.mode.name())));
+            }
+        }
+    }
+    let unlabelled: Vec<(f64, String)> = markers.iter().map(|(t, _)| (*t, String::new())).collect();
     let panels = vec![
         Panel {
             title: format!(
@@ -431,6 +445,8 @@ fn seq_plot(run: &SeqRun, fs: &FsInfo) -> String {
                 points: tp,
             }],
             log2_x: false,
+            log_y: false,
+            markers: markers.clone(),
             x_format: fmt,
         },
         Panel {
@@ -448,6 +464,8 @@ fn seq_plot(run: &SeqRun, fs: &FsInfo) -> String {
                 },
             ],
             log2_x: false,
+            log_y: false,
+            markers: unlabelled.clone(),
             x_format: fmt,
         },
         Panel {
@@ -459,21 +477,12 @@ fn seq_plot(run: &SeqRun, fs: &FsInfo) -> String {
                 points: series(|s| s.cached_bytes),
             }],
             log2_x: false,
+            log_y: false,
+            markers: unlabelled.clone(),
             x_format: fmt,
         },
     ];
-    let mut svg = plot::render(&panels);
-    // Mark where each mode's write started, as a comment a reader can find.
-    for r in &run.results {
-        if let Some(w) = &r.write {
-            svg.push_str(&format!(
-                "<!-- {} write starts at {:.3} s -->\n",
-                r.mode.name(),
-                secs(w.start_ns)
-            ));
-        }
-    }
-    svg
+    plot::render(&panels)
 }
 
 // ---------------------------------------------------------------- fs files
@@ -593,7 +602,7 @@ fn files_plot(run: &FilesRun, fs: &FsInfo) -> String {
         Panel {
             title: format!("fs files on {}: throughput per file size", fs.dir.display()),
             x_label: "file size (log 2)".into(),
-            y_label: "MiB/s".into(),
+            y_label: "MiB/s (log)".into(),
             series: vec![
                 Series {
                     name: "write".into(),
@@ -605,12 +614,14 @@ fn files_plot(run: &FilesRun, fs: &FsInfo) -> String {
                 },
             ],
             log2_x: true,
+            log_y: true,
+            markers: Vec::new(),
             x_format: fmt,
         },
         Panel {
             title: "files per second".into(),
             x_label: "file size (log 2)".into(),
-            y_label: "files/s".into(),
+            y_label: "files/s (log)".into(),
             series: vec![
                 Series {
                     name: "write".into(),
@@ -622,6 +633,8 @@ fn files_plot(run: &FilesRun, fs: &FsInfo) -> String {
                 },
             ],
             log2_x: true,
+            log_y: true,
+            markers: Vec::new(),
             x_format: fmt,
         },
     ])
@@ -689,7 +702,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
     };
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
     let largest = cfg.file_sizes.iter().copied().max().unwrap_or(0);
-    if !cfg.sync && mem.total_bytes > 0 && largest < mem.total_bytes {
+    if mem.total_bytes > 0 && largest < mem.total_bytes {
         warnings.push(FsWarning::MatrixCache {
             largest_file_bytes: largest,
             ram_bytes: mem.total_bytes,
@@ -748,7 +761,11 @@ fn matrix_heatmap(run: &MatrixRun, cfg: &MatrixConfig, t: MatrixTest) -> String 
     let cols: Vec<String> = cfg.record_sizes.iter().map(|r| format_bytes(*r)).collect();
     let rows: Vec<String> = cfg.file_sizes.iter().map(|f| format_bytes(*f)).collect();
     plot::heatmap(
-        &format!("fs matrix: {} (bytes/s)", t.name()),
+        &format!(
+            "fs matrix: {}{}",
+            t.name(),
+            if cfg.sync { " (O_SYNC)" } else { "" }
+        ),
         "record size (log 2)",
         "file size (log 2)",
         &cols,

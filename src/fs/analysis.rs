@@ -160,18 +160,18 @@ pub fn files_inferences(results: &[FilesSizeResult]) -> BTreeMap<String, Inferen
     let smallest = results.iter().min_by_key(|r| r.file_bytes);
     let inf = match (largest, smallest) {
         (Some(l), Some(s)) if l.file_bytes > s.file_bytes && l.write_bytes_per_s > 0.0 => {
-            let ratio = ((s.write_bytes_per_s / l.write_bytes_per_s) * 1000.0).round() / 1000.0;
+            let ratio = s.write_bytes_per_s / l.write_bytes_per_s;
             Inference::new(
                 ratio,
                 0.9,
                 format!(
-                    "files of {} wrote at {} ({:.0} files/s), files of {} at {}: small files reach {:.1}% of the large-file throughput",
+                    "files of {} wrote at {} ({:.0} files/s), files of {} at {}: small files reach {}% of the large-file throughput",
                     format_bytes(s.file_bytes),
                     format_rate(s.write_bytes_per_s),
                     s.write_files_per_s,
                     format_bytes(l.file_bytes),
                     format_rate(l.write_bytes_per_s),
-                    ratio * 100.0
+                    super::plot::short_number(ratio * 100.0)
                 ),
             )
         }
@@ -268,6 +268,13 @@ mod tests {
         assert_eq!(
             inf["small_file_write_ratio"].value,
             Some(serde_json::json!(0.05))
+        );
+        assert!(inf["small_file_write_ratio"].evidence.contains("5.00%"));
+        let tiny = files_inferences(&[mk(1 << 20, 400e6), mk(1024, 166e3)]);
+        assert!(
+            tiny["small_file_write_ratio"].evidence.contains("0.04%"),
+            "{}",
+            tiny["small_file_write_ratio"].evidence
         );
         assert!(files_inferences(&[mk(4096, 5e6)])["small_file_write_ratio"]
             .value

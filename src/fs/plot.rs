@@ -20,6 +20,10 @@ pub struct Panel {
     pub series: Vec<Series>,
     /// Plot x on a log-2 scale (file sizes).
     pub log2_x: bool,
+    /// Plot y on a log-10 scale (rates spanning decades).
+    pub log_y: bool,
+    /// Dashed vertical lines at these x values, labelled (phase changes).
+    pub markers: Vec<(f64, String)>,
     /// How to print an x tick value.
     pub x_format: fn(f64) -> String,
 }
@@ -91,18 +95,16 @@ pub fn render(panels: &[Panel]) -> String {
 fn draw_panel(s: &mut String, p: &Panel, top: f64, width: f64, height: f64) {
     let (ml, mr, mt, mb) = (80.0, 170.0, 30.0, 50.0);
     let (x0, x1, y0, y1) = (ml, width - mr, top + height - mb, top + mt);
-    let tx = |x: f64| {
-        if p.log2_x {
-            x.max(f64::MIN_POSITIVE).log2()
-        } else {
-            x
-        }
+    let tx = |x: f64| if p.log2_x { x.log2() } else { x };
+    let ty = |y: f64| if p.log_y { y.log10() } else { y };
+    let usable = |(x, y): &(f64, f64)| {
+        x.is_finite() && y.is_finite() && (!p.log2_x || *x > 0.0) && (!p.log_y || *y > 0.0)
     };
     let pts: Vec<(f64, f64)> = p
         .series
         .iter()
         .flat_map(|s| s.points.iter().copied())
-        .filter(|(x, y)| x.is_finite() && y.is_finite() && (!p.log2_x || *x > 0.0))
+        .filter(usable)
         .collect();
     let _ = writeln!(
         s,
@@ -121,42 +123,56 @@ fn draw_panel(s: &mut String, p: &Panel, top: f64, width: f64, height: f64) {
         return;
     }
     let (mut xmin, mut xmax) = (f64::MAX, f64::MIN);
-    let mut ymax = 0f64;
+    let (mut ymin, mut ymax) = (f64::MAX, f64::MIN);
     for (x, y) in &pts {
         xmin = xmin.min(tx(*x));
         xmax = xmax.max(tx(*x));
-        ymax = ymax.max(*y);
+        ymin = ymin.min(ty(*y));
+        ymax = ymax.max(ty(*y));
     }
     if xmax <= xmin {
         xmax = xmin + 1.0;
     }
-    let ystep = nice_step(ymax.max(1e-12), 5.0);
-    let ymax = (ymax / ystep).ceil().max(1.0) * ystep;
+    // Y range and ticks: linear from 0 with a nice step, or whole decades on a log axis.
+    let (ylo, yhi, yticks): (f64, f64, Vec<f64>) = if p.log_y {
+        let lo = ymin.floor();
+        let hi = ymax.ceil().max(lo + 1.0);
+        let ticks = (lo as i64..=hi as i64).map(|e| e as f64).collect();
+        (lo, hi, ticks)
+    } else {
+        let step = nice_step(ymax.max(1e-12), 5.0);
+        let hi = (ymax.max(0.0) / step).ceil().max(1.0) * step;
+        let n = (hi / step).round() as i64;
+        (0.0, hi, (0..=n).map(|i| i as f64 * step).collect())
+    };
     let sx = |x: f64| x0 + (tx(x) - xmin) / (xmax - xmin) * (x1 - x0);
-    let sy = |y: f64| y0 - y / ymax * (y0 - y1);
-    // Axes and grid.
+    let sy_t = |t: f64| y0 - (t - ylo) / (yhi - ylo) * (y0 - y1);
+    let sy = |y: f64| sy_t(ty(y));
     let _ = writeln!(
         s,
         r##"<rect x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#444"/>"##,
         x1 - x0,
         y0 - y1
     );
-    let mut y = 0.0;
-    while y <= ymax + ystep / 2.0 {
-        let py = sy(y);
+    for t in yticks {
+        let py = sy_t(t);
+        let label = if p.log_y {
+            short_number(10f64.powf(t))
+        } else {
+            short_number(t)
+        };
         let _ = writeln!(
             s,
-            r##"<line x1="{x0}" y1="{py:.1}" x2="{x1}" y2="{py:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+            r##"<line x1="{x0}" y1="{py:.1}" x2="{x1}" y2="{py:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{label}</text>"##,
             x0 - 6.0,
             py + 4.0,
-            short_number(y)
         );
-        y += ystep;
     }
     let xticks: Vec<f64> = if p.log2_x {
         let lo = xmin.floor() as i64;
         let hi = xmax.ceil() as i64;
-        let every = ((hi - lo) / 12).max(1);
+        // At most about eight labels so they do not run into each other.
+        let every = ((hi - lo) / 8 + 1).max(1);
         (lo..=hi)
             .filter(|e| (e - lo) % every == 0)
             .map(|e| 2f64.powi(e as i32))
@@ -182,6 +198,27 @@ fn draw_panel(s: &mut String, p: &Panel, top: f64, width: f64, height: f64) {
             esc(&(p.x_format)(x))
         );
     }
+    for (x, label) in &p.markers {
+        if !x.is_finite() || tx(*x) < xmin || tx(*x) > xmax {
+            continue;
+        }
+        let px = sx(*x);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{px:.1}" y1="{y0}" x2="{px:.1}" y2="{y1}" stroke="#888" stroke-dasharray="4,3"/>"##
+        );
+        if !label.is_empty() {
+            let _ = writeln!(
+                s,
+                r##"<text x="{:.1}" y="{}" font-size="10" fill="#555" transform="rotate(-90 {:.1} {})" text-anchor="end">{}</text>"##,
+                px + 10.0,
+                y1 + 4.0,
+                px + 10.0,
+                y1 + 4.0,
+                esc(label)
+            );
+        }
+    }
     let _ = writeln!(
         s,
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
@@ -201,7 +238,7 @@ fn draw_panel(s: &mut String, p: &Panel, top: f64, width: f64, height: f64) {
         let path: Vec<String> = series
             .points
             .iter()
-            .filter(|(x, y)| x.is_finite() && y.is_finite() && (!p.log2_x || *x > 0.0))
+            .filter(|pt| usable(pt))
             .map(|(x, y)| format!("{:.1},{:.1}", sx(*x), sy(*y)))
             .collect();
         if !path.is_empty() {
@@ -400,6 +437,8 @@ mod tests {
                 },
             ],
             log2_x: true,
+            log_y: true,
+            markers: vec![(2048.0, "phase".into())],
             x_format: |x| format!("{x}"),
         };
         let svg = render(&[p]);
@@ -408,6 +447,9 @@ mod tests {
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains("a &lt;b&gt;"));
         assert!(svg.contains(">4096<"));
+        // Log y: decades 1 and 10 as ticks; the marker is drawn and labelled.
+        assert!(svg.contains(">1.00<") && svg.contains(">10.0<"), "{svg}");
+        assert!(svg.contains("stroke-dasharray") && svg.contains(">phase<"));
     }
 
     #[test]
@@ -418,6 +460,8 @@ mod tests {
             y_label: String::new(),
             series: vec![],
             log2_x: false,
+            log_y: false,
+            markers: vec![],
             x_format: |x| format!("{x}"),
         };
         assert!(render(&[p]).contains("no data"));

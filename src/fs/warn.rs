@@ -117,7 +117,7 @@ impl fmt::Display for FsWarning {
                 ram_bytes,
             } => write!(
                 f,
-                "the largest file in the matrix ({}) is smaller than RAM ({}): like iozone, the matrix does not flush between tests, so read, reread and small-file write cells show the page cache rather than the flash. Cells with files larger than RAM, --sync, or --fsync show the medium",
+                "the largest file in the matrix ({}) is smaller than RAM ({}): like iozone, the matrix does not flush between tests, so its read and reread cells (and its write cells unless --sync or --fsync is given) show the page cache rather than the flash. For the medium's figures use files larger than RAM, --sync or --fsync, or fs seq for cold reads",
                 format_bytes(*largest_file_bytes),
                 format_bytes(*ram_bytes),
             ),
