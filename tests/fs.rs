@@ -523,3 +523,119 @@ fn zeros_on_a_plain_filesystem_needs_no_compression_warning() {
         v["target"]["fs_type"]
     );
 }
+
+/// Run the binary as nobody (uid 65534); `None` when that user cannot execute it here.
+fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
+    let bin = assert_cmd::cargo::cargo_bin("flashscope");
+    let out = StdCommand::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(args)
+        .output()
+        .ok()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("Permission denied") && stderr.contains("setpriv") {
+        eprintln!("skipped: the test binary is not executable by nobody ({stderr})");
+        return None;
+    }
+    Some(out)
+}
+
+#[test]
+fn without_root_the_basic_modes_run_and_drop_caches_falls_back_with_a_warning() {
+    if !is_root() {
+        eprintln!("skipped: needs root to switch to another user");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let open = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(open.path(), PermissionsExt::from_mode(0o777)).unwrap();
+    let Some(out) = as_nobody(&[
+        "fs",
+        "seq",
+        open.path().to_str().unwrap(),
+        "--size",
+        "1M",
+        "--mode",
+        "buffered,fdatasync",
+        "--drop-caches",
+        "--json",
+    ]) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(warning_kinds(&v).contains(&"drop_caches_failed".to_string()));
+    assert!(v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["cold_method"] == "posix_fadvise"));
+    assert!(entries(open.path()).is_empty());
+
+    let closed = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(closed.path(), PermissionsExt::from_mode(0o755)).unwrap();
+    let out = as_nobody(&["fs", "files", closed.path().to_str().unwrap()]).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is not writable (you may not create files there)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_compressing_filesystem_with_zeros_gets_a_warning_and_random_does_not() {
+    if !is_root() {
+        eprintln!("skipped: needs root for losetup and mount");
+        return;
+    }
+    let has_mkfs = StdCommand::new("mkfs.btrfs")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_mkfs {
+        eprintln!("skipped: mkfs.btrfs is not installed (btrfs-progs)");
+        return;
+    }
+    let Some(lo) = Loop::attach(128 << 20) else {
+        return;
+    };
+    let mkfs = StdCommand::new("mkfs.btrfs")
+        .args(["-q", "-f", &lo.dev])
+        .output();
+    if !mkfs.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: mkfs.btrfs failed");
+        return;
+    }
+    let Some(m) = Mounted::new(&["-o", "compress=zstd", &lo.dev]) else {
+        return;
+    };
+    let dir = m.path().to_str().unwrap();
+    let base = [
+        "fs",
+        "seq",
+        dir,
+        "--size",
+        "2M",
+        "--mode",
+        "buffered,fdatasync",
+    ];
+    let mut zeros = base.to_vec();
+    zeros.extend(["--pattern", "zeros"]);
+    let v = json_ok(&zeros);
+    assert_eq!(v["target"]["fs_type"], "btrfs");
+    assert_eq!(v["target"]["compresses"], true);
+    let w = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "compressing_filesystem")
+        .unwrap_or_else(|| panic!("no compression warning: {}", v["warnings"]));
+    assert!(w["message"].as_str().unwrap().contains("--pattern random"));
+    let v = json_ok(&base);
+    assert!(!warning_kinds(&v).iter().any(|k| k.contains("compress")));
+    assert!(entries(m.path()).is_empty());
+    drop(m);
+}
