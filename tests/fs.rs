@@ -639,3 +639,29 @@ fn a_compressing_filesystem_with_zeros_gets_a_warning_and_random_does_not() {
     assert!(entries(m.path()).is_empty());
     drop(m);
 }
+
+#[test]
+fn ctrl_c_stops_the_test_and_removes_its_files() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("flashscope");
+    let mut child = StdCommand::new(&bin)
+        .args(["fs", "seq", d.path().to_str().unwrap()])
+        .args(["--size", "1G", "--bs", "64K", "--mode", "dsync", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the test file exists, then interrupt.
+    let start = std::time::Instant::now();
+    while entries(d.path()).is_empty() && start.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: kill with a pid we spawned and a valid signal number.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}

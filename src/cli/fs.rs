@@ -150,6 +150,7 @@ pub struct MatrixArgs {
 }
 
 pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
+    crate::fs::interrupt::install();
     match cmd {
         FsCommand::Seq(a) => run_seq(a, out),
         FsCommand::Files(a) => run_files(a, out),

@@ -287,6 +287,9 @@ impl Cell<'_> {
         let start = monotonic_ns();
         let file = self.open(test)?;
         for i in 0..n {
+            if i % 64 == 0 {
+                super::interrupt::check()?;
+            }
             let offset = match test {
                 MatrixTest::RandomRead | MatrixTest::RandomWrite => rng.gen_range(0..n) * rec,
                 _ => i * rec,

@@ -12,6 +12,7 @@
 pub mod analysis;
 pub mod env;
 pub mod files;
+pub mod interrupt;
 pub mod matrix;
 pub mod monitor;
 pub mod plot;
@@ -174,10 +175,18 @@ pub fn test_path(dir: &Path, what: &str) -> PathBuf {
 pub fn read_all(file: &mut File, buf: &mut [u8], progress: &monitor::Progress) -> io::Result<u64> {
     let mut total = 0u64;
     loop {
+        if interrupt::interrupted() {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "interrupted by a signal",
+            ));
+        }
         let n = match file.read(buf) {
             Ok(0) => break,
             Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted && !interrupt::interrupted() => {
+                continue
+            }
             Err(e) => return Err(e),
         };
         total += n as u64;

@@ -335,6 +335,7 @@ fn run_mode(
         Err(e) => return Err(io_err("creating", path)(e)),
     };
     for i in 0..blocks {
+        super::interrupt::check()?;
         let chunk = wbuf.chunk(i, cfg.block_bytes as usize);
         match file.write_all(chunk) {
             Ok(()) => {}
@@ -392,6 +393,7 @@ fn run_mode(
         (f, method)
     };
     let start = monotonic_ns();
+    super::interrupt::check()?;
     let n = read_all(&mut rfile, rbuf, progress).map_err(io_err("reading", path))?;
     let cold = Timing::new(n, monotonic_ns() - start, start - t0);
     drop(rfile);
@@ -402,6 +404,7 @@ fn run_mode(
         progress.set_phase(&format!("{} warm read", mode.name()));
         let mut f = File::open(path).map_err(io_err("opening", path))?;
         let start = monotonic_ns();
+        super::interrupt::check()?;
         let n = read_all(&mut f, rbuf, progress).map_err(io_err("reading", path))?;
         Some(Timing::new(n, monotonic_ns() - start, start - t0))
     };
