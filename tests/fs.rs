@@ -644,7 +644,7 @@ fn a_compressing_filesystem_with_zeros_gets_a_warning_and_random_does_not() {
 fn ctrl_c_stops_the_test_and_removes_its_files() {
     let d = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("flashscope");
-    let mut child = StdCommand::new(&bin)
+    let child = StdCommand::new(&bin)
         .args(["fs", "seq", d.path().to_str().unwrap()])
         .args(["--size", "1G", "--bs", "64K", "--mode", "dsync", "--json"])
         .stdout(std::process::Stdio::piped())
