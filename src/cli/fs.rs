@@ -341,9 +341,13 @@ fn render_seq(d: &Document, run: &SeqRun, fs: &FsInfo, file: u64, bs: u64) -> St
         .get("cache_inflation")
         .and_then(|i| i.value.as_ref())
         .and_then(|v| v.as_f64());
+    let synced = match d.inferences.get("sustained_write_bytes_per_s") {
+        Some(i) if i.status == crate::report::Status::Tentative => "synced; tentative, small file",
+        _ => "synced",
+    };
     match (inf("sustained_write_bytes_per_s"), ratio) {
         (Some(w), Some(r)) => s.push_str(&format!(
-            "sustained write {} (synced); buffered dd would report {:.1} x that; cold read {}\n",
+            "sustained write {} ({synced}); buffered dd would report {:.1} x that; cold read {}\n",
             format_rate(w as f64),
             r,
             inf("cold_read_bytes_per_s")
@@ -351,7 +355,7 @@ fn render_seq(d: &Document, run: &SeqRun, fs: &FsInfo, file: u64, bs: u64) -> St
                 .unwrap_or_else(|| "-".into())
         )),
         (Some(w), None) => s.push_str(&format!(
-            "sustained write {} (synced)\n",
+            "sustained write {} ({synced})\n",
             format_rate(w as f64)
         )),
         _ => s.push_str("no synced write figure (see the table)\n"),
