@@ -24,6 +24,18 @@ fn write_rate(results: &[SeqModeResult], mode: SeqMode) -> Option<f64> {
         .filter(|r| r.is_finite() && *r > 0.0)
 }
 
+/// `x` rounded to `digits` significant digits (0 stays 0).
+pub fn round_significant(x: f64, digits: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
+    if !scale.is_finite() || scale == 0.0 {
+        return x;
+    }
+    (x * scale).round() / scale
+}
+
 /// The synced reference: fdatasync if it ran (what `conv=fdatasync` reports), else the
 /// first of direct, dsync, sync that ran.
 fn synced_reference(results: &[SeqModeResult]) -> Option<(SeqMode, f64)> {
@@ -72,7 +84,7 @@ pub fn seq_inferences(results: &[SeqModeResult], file_bytes: u64) -> BTreeMap<St
         "cache_inflation".to_string(),
         match (buffered, synced) {
             (Some(b), Some((mode, s))) => {
-                let ratio = (b / s * 100.0).round() / 100.0;
+                let ratio = round_significant(b / s, 3);
                 Inference::new(
                     ratio,
                     0.9,
@@ -261,6 +273,54 @@ mod tests {
         assert!(inf["sustained_write_bytes_per_s"].value.is_none());
         let none = seq_inferences(&[], 1 << 20);
         assert!(none["cold_read_bytes_per_s"].value.is_none());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Any rates, including zero, infinite and NaN ones, give inferences whose value is
+        /// null exactly when inconclusive, and an inflation warning exactly when buffered
+        /// exceeds twice the synced rate.
+        #[test]
+        fn seq_analysis_is_total_and_consistent(
+            rates in proptest::collection::vec(
+                proptest::option::of(proptest::prop_oneof![
+                    1e-3f64..1e12,
+                    proptest::strategy::Just(0.0),
+                    proptest::strategy::Just(f64::NAN),
+                    proptest::strategy::Just(f64::INFINITY),
+                    1e3f64..1e10,
+                ]),
+                5,
+            ),
+            file_shift in 10u32..34,
+        ) {
+            use proptest::prelude::*;
+            let results: Vec<SeqModeResult> = SeqMode::ALL
+                .iter()
+                .zip(&rates)
+                .map(|(m, r)| res(*m, *r))
+                .collect();
+            let inf = seq_inferences(&results, 1 << file_shift);
+            for i in inf.values() {
+                prop_assert_eq!(i.value.is_none(), i.status == crate::report::Status::Inconclusive);
+            }
+            let w = seq_warnings(&results, 1 << file_shift, 1 << 30, None);
+            let inflated = w.iter().any(|w| w.kind() == "buffered_inflated_by_cache");
+            let b = write_rate(&results, SeqMode::Buffered);
+            let s = synced_reference(&results).map(|(_, s)| s);
+            prop_assert_eq!(inflated, matches!((b, s), (Some(b), Some(s)) if b > 2.0 * s));
+            if let Some(v) = inf["cache_inflation"].value.as_ref() {
+                prop_assert!(v.as_f64().is_some_and(|r| r.is_finite() && r > 0.0));
+            }
+        }
+    }
+
+    #[test]
+    fn ratios_keep_three_significant_digits() {
+        assert_eq!(round_significant(3.14159, 3), 3.14);
+        assert_eq!(round_significant(0.004567, 3), 0.00457);
+        assert_eq!(round_significant(1234.5, 3), 1230.0);
+        assert_eq!(round_significant(0.0, 3), 0.0);
     }
 
     #[test]

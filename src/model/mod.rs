@@ -523,6 +523,47 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// The model is never faster than any one of its limits alone, and a slower figure
+        /// never makes it faster.
+        #[test]
+        fn never_faster_than_any_single_limit(
+            erase_us in 1u64..2_000_000,
+            block_shift in 12u32..22,
+            program_us in 1u64..5_000,
+            page_shift in 8u32..12,
+            clock_mhz in 1u32..200,
+            lines in proptest::sample::select(vec![1u32, 2, 4, 8]),
+            cmd in 0u64..8,
+            total_mib in 1u64..64,
+        ) {
+            let d = Datasheet {
+                kind: FlashKind::SpiNand,
+                erase_ns: erase_us * 1000,
+                erase_block_bytes: 1 << block_shift,
+                program_ns: program_us * 1000,
+                page_bytes: 1 << page_shift,
+                bus_clock_hz: clock_mhz as f64 * 1e6,
+                bus_lines: lines,
+                cmd_bytes: cmd,
+                total_bytes: total_mib << 20,
+                read_bytes_per_command: 1 << page_shift,
+            };
+            let e = estimate(&d);
+            let eps = 1.0 + 1e-9;
+            proptest::prop_assert!(e.write_bytes_per_s > 0.0 && e.write_bytes_per_s.is_finite());
+            proptest::prop_assert!(e.write_bytes_per_s <= e.bus_bytes_per_s * eps);
+            proptest::prop_assert!(e.write_bytes_per_s <= d.page_bytes as f64 / (d.program_ns as f64 / 1e9) * eps);
+            proptest::prop_assert!(e.write_bytes_per_s <= d.erase_block_bytes as f64 / (d.erase_ns as f64 / 1e9) * eps);
+            proptest::prop_assert!(e.read_bytes_per_s <= e.bus_bytes_per_s * eps);
+            let slower = estimate(&Datasheet { program_ns: d.program_ns * 2, ..d.clone() });
+            proptest::prop_assert!(slower.write_bytes_per_s < e.write_bytes_per_s);
+            let wider = estimate(&Datasheet { bus_lines: d.bus_lines * 2, ..d.clone() });
+            proptest::prop_assert!(wider.write_bytes_per_s >= e.write_bytes_per_s);
+        }
+    }
+
     #[test]
     fn frequencies_parse_in_powers_of_1000() {
         assert_eq!(parse_frequency_hz("100MHz").unwrap(), 100e6);
