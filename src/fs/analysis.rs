@@ -317,7 +317,7 @@ mod tests {
 
     #[test]
     fn ratios_keep_three_significant_digits() {
-        assert_eq!(round_significant(3.14159, 3), 3.14);
+        assert_eq!(round_significant(4.56789, 3), 4.57);
         assert_eq!(round_significant(0.004567, 3), 0.00457);
         assert_eq!(round_significant(1234.5, 3), 1230.0);
         assert_eq!(round_significant(0.0, 3), 0.0);
