@@ -665,3 +665,55 @@ fn ctrl_c_stops_the_test_and_removes_its_files() {
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
 }
+
+#[test]
+fn tmpfs_is_named_a_memory_filesystem() {
+    if !is_root() {
+        eprintln!("skipped: needs root to mount tmpfs");
+        return;
+    }
+    let Some(m) = Mounted::new(&["-t", "tmpfs", "-o", "size=16m", "tmpfs"]) else {
+        return;
+    };
+    let v = json_ok(&[
+        "fs",
+        "seq",
+        m.path().to_str().unwrap(),
+        "--size",
+        "1M",
+        "--mode",
+        "buffered,fdatasync",
+    ]);
+    assert_eq!(v["target"]["fs_type"], "tmpfs");
+    assert_eq!(v["target"]["memory_backed"], true);
+    let w = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "memory_filesystem")
+        .unwrap_or_else(|| panic!("{}", v["warnings"]));
+    assert!(w["message"].as_str().unwrap().contains("speed of memory"));
+}
+
+#[test]
+fn a_total_below_the_file_size_writes_one_file_and_says_so() {
+    let d = tempfile::tempdir().unwrap();
+    let v = json_ok(&[
+        "fs",
+        "files",
+        d.path().to_str().unwrap(),
+        "--sizes",
+        "2M,512K",
+        "--total",
+        "1M",
+    ]);
+    let files: Vec<u64> = v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["files"].as_u64().unwrap())
+        .collect();
+    assert_eq!(files, vec![1, 2]);
+    assert_eq!(v["bytes_written"], (2 << 20) + (1 << 20));
+    assert!(warning_kinds(&v).contains(&"total_below_file_size".to_string()));
+}
