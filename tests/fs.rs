@@ -138,20 +138,22 @@ impl Drop for Loop {
 fn seq_on_a_temp_dir_measures_every_mode_and_the_cache_effect() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().to_str().unwrap();
-    let v = json_ok(&["fs", "seq", dir, "--size", "4M", "--bs", "256K"]);
+    let v = json_ok(&["fs", "seq", dir, "--size", "16M"]);
     assert_eq!(v["schema"], "flashscope/1");
     assert_eq!(v["command"], "fs seq");
     assert_eq!(v["target"]["kind"], "directory");
-    assert_eq!(v["parameters"]["file_bytes"], 4 << 20);
+    assert_eq!(v["parameters"]["file_bytes"], 16 << 20);
     let samples = v["samples"].as_array().unwrap();
     let modes: Vec<&str> = samples
         .iter()
         .map(|s| s["mode"].as_str().unwrap())
         .collect();
     assert_eq!(modes, ["buffered", "fdatasync", "dsync", "sync", "direct"]);
-    assert_eq!(v["bytes_written"], 5 * (4 << 20));
+    // Five modes and the untimed warm-up file, every byte counted.
+    assert_eq!(v["parameters"]["warmup_bytes"], 16 << 20);
+    assert_eq!(v["bytes_written"], 6 * (16 << 20));
     for s in samples {
-        assert_eq!(s["cold_read"]["bytes"], 4 << 20, "{s}");
+        assert_eq!(s["cold_read"]["bytes"], 16 << 20, "{s}");
     }
     // The page cache's effect, as measured: the buffered write returns before the data is
     // on the disk, so it reports more than a mode that waits for every write.
@@ -241,7 +243,7 @@ fn seq_on_a_loop_device_with_ext4_shows_the_cache_effect() {
         "seq",
         m.path().to_str().unwrap(),
         "--size",
-        "8M",
+        "16M",
         "--drop-caches",
     ]);
     assert_eq!(v["target"]["fs_type"], "ext4");
@@ -297,7 +299,7 @@ fn a_filesystem_refusing_o_direct_reports_that_mode_unsupported_and_runs_the_oth
         kinds.contains(&"direct_unsupported".to_string()),
         "{kinds:?}"
     );
-    assert_eq!(v["bytes_written"], 4 * (2 << 20));
+    assert_eq!(v["bytes_written"], 5 * (2 << 20));
 }
 
 #[test]

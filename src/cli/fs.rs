@@ -307,6 +307,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
         "drop_caches": cfg.drop_caches,
         "keep": cfg.keep,
         "sample_interval_ns": 100_000_000u64,
+        "warmup_bytes": run.warmup_bytes,
         "ram_bytes": mem.total_bytes,
         "cpu_governors": governors.iter().map(|(p, g)| serde_json::json!({"policy": p, "governor": g})).collect::<Vec<_>>(),
     });

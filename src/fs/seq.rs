@@ -155,10 +155,17 @@ pub struct SeqModeResult {
     pub warm_read: Option<Timing>,
 }
 
+/// Most bytes of the untimed warm-up write before the first mode.
+pub const WARMUP_MAX: u64 = 16 << 20;
+
 /// Everything `fs seq` measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeqRun {
     pub results: Vec<SeqModeResult>,
+    /// Bytes of the untimed warm-up file (written, synced and removed before the first
+    /// mode, so the first mode does not pay for cold allocator and filesystem state);
+    /// included in `bytes_written`.
+    pub warmup_bytes: u64,
     /// /proc/meminfo and /proc/vmstat every sample interval.
     pub timeline: Vec<MemSample>,
     pub bytes_written: u64,
@@ -237,7 +244,7 @@ pub fn run(cfg: &SeqConfig, progress: Arc<Progress>) -> Result<SeqRun> {
             )));
         }
     }
-    progress.set_total(planned_bytes(cfg));
+    progress.set_total(planned_bytes(cfg) + warmup_size(cfg));
     let t0 = monotonic_ns();
     let monitor = Monitor::start(progress.clone(), cfg.sample_interval, t0);
     let mut wbuf = PatternBuf::new(cfg.block_bytes as usize, cfg.pattern, cfg.seed);
@@ -245,6 +252,14 @@ pub fn run(cfg: &SeqConfig, progress: Arc<Progress>) -> Result<SeqRun> {
     let mut results = Vec::new();
     let mut bytes_written = 0u64;
     let mut drop_caches_error = None;
+    let warmup_bytes = match warm_up(cfg, &dir, &mut wbuf, &progress) {
+        Ok(n) => n,
+        Err(e) => {
+            drop(monitor);
+            return Err(e);
+        }
+    };
+    bytes_written += warmup_bytes;
     for &mode in &cfg.modes {
         let mut cleanup = Cleanup::new(cfg.keep);
         let path = test_path(&dir, &format!("seq-{}", mode.name()));
@@ -271,11 +286,41 @@ pub fn run(cfg: &SeqConfig, progress: Arc<Progress>) -> Result<SeqRun> {
     let timeline = monitor.finish();
     Ok(SeqRun {
         results,
+        warmup_bytes,
         timeline,
         bytes_written,
         elapsed_ns: monotonic_ns().saturating_sub(t0),
         drop_caches_error,
     })
+}
+
+fn warmup_size(cfg: &SeqConfig) -> u64 {
+    let blocks = (cfg.file_bytes.min(WARMUP_MAX) / cfg.block_bytes).max(1);
+    blocks * cfg.block_bytes
+}
+
+/// Write, sync and remove an untimed file first: the first timed mode would otherwise pay
+/// for cold page allocation and filesystem metadata, which biases whichever mode runs first.
+fn warm_up(
+    cfg: &SeqConfig,
+    dir: &std::path::Path,
+    wbuf: &mut PatternBuf,
+    progress: &Progress,
+) -> Result<u64> {
+    progress.set_phase("warm-up");
+    let path = test_path(dir, "seq-warmup");
+    let mut cleanup = Cleanup::new(false);
+    cleanup.add(path.clone());
+    let mut f = File::create(&path).map_err(io_err("creating", &path))?;
+    let blocks = warmup_size(cfg) / cfg.block_bytes;
+    for i in 0..blocks {
+        super::interrupt::check()?;
+        f.write_all(wbuf.chunk(u64::MAX - i, cfg.block_bytes as usize))
+            .map_err(io_err("writing", &path))?;
+        progress.add(cfg.block_bytes);
+    }
+    f.sync_all().map_err(io_err("fsync on", &path))?;
+    Ok(blocks * cfg.block_bytes)
 }
 
 fn unsupported(mode: SeqMode, reason: String) -> SeqModeResult {
@@ -467,7 +512,8 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let run = run(&cfg(d.path()), Progress::new()).unwrap();
         assert_eq!(run.results.len(), 5);
-        assert_eq!(run.bytes_written, 5 * (4 << 20));
+        assert_eq!(run.warmup_bytes, 4 << 20);
+        assert_eq!(run.bytes_written, 6 * (4 << 20));
         for r in &run.results {
             assert!(r.supported, "{r:?}");
             let w = r.write.as_ref().unwrap();
