@@ -138,25 +138,29 @@ impl Drop for Loop {
 fn seq_on_a_temp_dir_measures_every_mode_and_the_cache_effect() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().to_str().unwrap();
-    let v = json_ok(&["fs", "seq", dir, "--size", "16M"]);
+    let v = json_ok(&["fs", "seq", dir, "--size", "8M", "--runs", "3"]);
     assert_eq!(v["schema"], "flashscope/1");
     assert_eq!(v["command"], "fs seq");
     assert_eq!(v["target"]["kind"], "directory");
-    assert_eq!(v["parameters"]["file_bytes"], 16 << 20);
+    assert_eq!(v["parameters"]["file_bytes"], 8 << 20);
+    assert_eq!(v["parameters"]["runs"], 3);
     let samples = v["samples"].as_array().unwrap();
     let modes: Vec<&str> = samples
         .iter()
         .map(|s| s["mode"].as_str().unwrap())
         .collect();
     assert_eq!(modes, ["buffered", "fdatasync", "dsync", "sync", "direct"]);
-    // Five modes and the untimed warm-up file, every byte counted.
-    assert_eq!(v["parameters"]["warmup_bytes"], 16 << 20);
-    assert_eq!(v["bytes_written"], 6 * (16 << 20));
+    // Five modes three times each and the untimed warm-up file, every byte counted.
+    assert_eq!(v["parameters"]["warmup_bytes"], 8 << 20);
+    assert_eq!(v["bytes_written"], 16 * (8 << 20));
     for s in samples {
-        assert_eq!(s["cold_read"]["bytes"], 16 << 20, "{s}");
+        assert_eq!(s["cold_read"]["bytes"], 8 << 20, "{s}");
+        assert_eq!(s["runs"], 3);
+        assert_eq!(s["write_runs"].as_array().unwrap().len(), 3);
     }
-    // The page cache's effect, as measured: the buffered write returns before the data is
-    // on the disk, so it reports more than a mode that waits for every write.
+    // The page cache's effect, as measured (median of three runs): the buffered write
+    // returns before the data is on the disk, so it reports more than a mode that waits
+    // for every write.
     let buffered = write_rate(&v, "buffered");
     assert!(
         buffered > write_rate(&v, "dsync") && buffered > write_rate(&v, "sync"),

@@ -100,6 +100,9 @@ pub struct SeqArgs {
     /// Drop the whole page cache before cold reads (root; writes /proc/sys/vm/drop_caches).
     #[arg(long)]
     pub drop_caches: bool,
+    /// Runs per mode, interleaved across modes; the table shows the median and the range.
+    #[arg(long, default_value_t = 1)]
+    pub runs: u32,
     /// Write an SVG of throughput and Dirty/Writeback/Cached over time.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
@@ -266,6 +269,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
         keep: a.common.keep,
         sample_interval: Duration::from_millis(100),
         seed: a.common.seed,
+        runs: a.runs,
     };
     seq::validate(&cfg)?;
     let mem = MemInfo::read();
@@ -307,6 +311,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
         "drop_caches": cfg.drop_caches,
         "keep": cfg.keep,
         "sample_interval_ns": 100_000_000u64,
+        "runs": cfg.runs,
         "warmup_bytes": run.warmup_bytes,
         "ram_bytes": mem.total_bytes,
         "cpu_governors": governors.iter().map(|(p, g)| serde_json::json!({"policy": p, "governor": g})).collect::<Vec<_>>(),
@@ -329,9 +334,18 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
     Ok(0)
 }
 
-fn rate_cell(t: Option<&seq::Timing>) -> String {
-    t.map(|t| format_rate(t.bytes_per_s))
-        .unwrap_or_else(|| "-".into())
+/// The median rate, with the range of the runs when there was more than one.
+fn rate_cell(t: Option<&seq::Timing>, runs: &[f64]) -> String {
+    let Some(t) = t else {
+        return "-".into();
+    };
+    let median = format_rate(t.bytes_per_s);
+    if runs.len() < 2 {
+        return median;
+    }
+    let lo = runs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = runs.iter().copied().fold(0.0, f64::max);
+    format!("{median} ({}–{})", format_rate(lo), format_rate(hi))
 }
 
 fn render_seq(d: &Document, run: &SeqRun, fs: &FsInfo, file: u64, bs: u64) -> String {
@@ -362,10 +376,14 @@ fn render_seq(d: &Document, run: &SeqRun, fs: &FsInfo, file: u64, bs: u64) -> St
         _ => s.push_str("no synced write figure (see the table)\n"),
     }
     s.push_str(&format!(
-        "{}: {} file, {} blocks, {} written in {}\n\n",
+        "{}: {} file, {} blocks{}, {} written in {}\n\n",
         fs_line(fs),
         format_bytes(file),
         format_bytes(bs),
+        match run.results.iter().map(|r| r.runs).max() {
+            Some(n) if n > 1 => format!(", median of {n} runs (range)"),
+            _ => String::new(),
+        },
         format_bytes(run.bytes_written),
         format_ns(run.elapsed_ns as f64)
     ));
@@ -397,9 +415,9 @@ fn render_seq(d: &Document, run: &SeqRun, fs: &FsInfo, file: u64, bs: u64) -> St
         t.row(vec![
             r.mode.name().into(),
             r.dd.clone(),
-            rate_cell(r.write.as_ref()),
-            rate_cell(r.cold_read.as_ref()),
-            rate_cell(r.warm_read.as_ref()),
+            rate_cell(r.write.as_ref(), &r.write_runs),
+            rate_cell(r.cold_read.as_ref(), &r.cold_read_runs),
+            rate_cell(r.warm_read.as_ref(), &r.warm_read_runs),
             note,
         ]);
     }

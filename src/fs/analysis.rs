@@ -231,6 +231,10 @@ mod tests {
             }),
             cold_method: write_bps.map(|_| "posix_fadvise".to_string()),
             warm_read: None,
+            runs: 1,
+            write_runs: write_bps.into_iter().collect(),
+            cold_read_runs: Vec::new(),
+            warm_read_runs: Vec::new(),
         }
     }
 

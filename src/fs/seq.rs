@@ -94,6 +94,8 @@ pub struct SeqConfig {
     /// Interval of the /proc/meminfo sampler (100 ms).
     pub sample_interval: Duration,
     pub seed: u64,
+    /// Runs per mode (interleaved across modes); each figure is the median run.
+    pub runs: u32,
 }
 
 /// Default file size: 1 GiB or a tenth of the free space, whichever is smaller, rounded
@@ -153,6 +155,54 @@ pub struct SeqModeResult {
     /// Read again right after the cold read, from the page cache (none for direct).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warm_read: Option<Timing>,
+    /// Runs that were made; `write`, `cold_read` and `warm_read` are each the median run.
+    pub runs: u32,
+    /// The rate of every run, bytes per second, in the order they ran.
+    pub write_runs: Vec<f64>,
+    pub cold_read_runs: Vec<f64>,
+    pub warm_read_runs: Vec<f64>,
+}
+
+/// The median run of one phase (the lower middle one for an even count).
+fn median_timing(mut v: Vec<Timing>) -> Option<Timing> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.bytes_per_s.total_cmp(&b.bytes_per_s));
+    let mid = (v.len() - 1) / 2;
+    Some(v.swap_remove(mid))
+}
+
+/// Fold the runs of one mode into one result: each phase's median run, and every run's
+/// rate. An unsupported first run stands for the mode.
+pub fn combine_runs(runs: Vec<SeqModeResult>) -> Option<SeqModeResult> {
+    let first = runs.first()?.clone();
+    if !first.supported {
+        return Some(first);
+    }
+    let ok: Vec<&SeqModeResult> = runs.iter().filter(|r| r.supported).collect();
+    let rates = |f: fn(&SeqModeResult) -> Option<&Timing>| -> Vec<f64> {
+        ok.iter()
+            .filter_map(|r| f(r))
+            .map(|t| t.bytes_per_s)
+            .collect()
+    };
+    let med = |f: fn(&SeqModeResult) -> Option<&Timing>| -> Option<Timing> {
+        median_timing(ok.iter().filter_map(|r| f(r)).cloned().collect())
+    };
+    let mut syncs: Vec<u64> = ok.iter().filter_map(|r| r.sync_after_write_ns).collect();
+    syncs.sort_unstable();
+    Some(SeqModeResult {
+        write: med(|r| r.write.as_ref()),
+        cold_read: med(|r| r.cold_read.as_ref()),
+        warm_read: med(|r| r.warm_read.as_ref()),
+        sync_after_write_ns: syncs.get(syncs.len().saturating_sub(1) / 2).copied(),
+        runs: ok.len() as u32,
+        write_runs: rates(|r| r.write.as_ref()),
+        cold_read_runs: rates(|r| r.cold_read.as_ref()),
+        warm_read_runs: rates(|r| r.warm_read.as_ref()),
+        ..first
+    })
 }
 
 /// Most bytes of the untimed warm-up write before the first mode.
@@ -203,21 +253,29 @@ pub fn validate(cfg: &SeqConfig) -> Result<()> {
     if cfg.modes.is_empty() {
         return Err(Error::usage("no --mode given: name at least one mode"));
     }
+    if cfg.runs == 0 || cfg.runs > 100 {
+        return Err(Error::usage(format!(
+            "--runs {} is out of range: give 1 to 100 runs per mode",
+            cfg.runs
+        )));
+    }
     Ok(())
 }
 
 /// The bytes the run will write and read, for progress.
 fn planned_bytes(cfg: &SeqConfig) -> u64 {
-    cfg.modes
-        .iter()
-        .map(|m| {
-            if *m == SeqMode::Direct {
-                2 * cfg.file_bytes
-            } else {
-                3 * cfg.file_bytes
-            }
-        })
-        .sum()
+    cfg.runs as u64
+        * cfg
+            .modes
+            .iter()
+            .map(|m| {
+                if *m == SeqMode::Direct {
+                    2 * cfg.file_bytes
+                } else {
+                    3 * cfg.file_bytes
+                }
+            })
+            .sum::<u64>()
 }
 
 /// Run every mode in turn on a fresh test file in `cfg.dir`. Checks the directory and the
@@ -227,6 +285,7 @@ pub fn run(cfg: &SeqConfig, progress: Arc<Progress>) -> Result<SeqRun> {
     let dir = env::check_dir(&cfg.dir)?;
     let fs = env::fs_info(&dir)?;
     let need = if cfg.keep {
+        // Later runs overwrite the same file, so only one file per mode stays.
         cfg.file_bytes.saturating_mul(cfg.modes.len() as u64)
     } else {
         cfg.file_bytes
@@ -249,7 +308,6 @@ pub fn run(cfg: &SeqConfig, progress: Arc<Progress>) -> Result<SeqRun> {
     let monitor = Monitor::start(progress.clone(), cfg.sample_interval, t0);
     let mut wbuf = PatternBuf::new(cfg.block_bytes as usize, cfg.pattern, cfg.seed);
     let mut rbuf = AlignedBuf::new(cfg.block_bytes as usize);
-    let mut results = Vec::new();
     let mut bytes_written = 0u64;
     let mut drop_caches_error = None;
     let warmup_bytes = match warm_up(cfg, &dir, &mut wbuf, &progress) {
@@ -260,29 +318,38 @@ pub fn run(cfg: &SeqConfig, progress: Arc<Progress>) -> Result<SeqRun> {
         }
     };
     bytes_written += warmup_bytes;
-    for &mode in &cfg.modes {
-        let mut cleanup = Cleanup::new(cfg.keep);
-        let path = test_path(&dir, &format!("seq-{}", mode.name()));
-        cleanup.add(path.clone());
-        let r = run_mode(
-            cfg,
-            mode,
-            &path,
-            t0,
-            &mut wbuf,
-            &mut rbuf,
-            &progress,
-            &mut bytes_written,
-            &mut drop_caches_error,
-        );
-        match r {
-            Ok(res) => results.push(res),
-            Err(e) => {
-                drop(monitor);
-                return Err(e);
+    // Runs are interleaved across modes (all modes once, then again), so slow drift in
+    // the device or the machine does not land on one mode.
+    let mut per_mode: Vec<Vec<SeqModeResult>> = vec![Vec::new(); cfg.modes.len()];
+    for _ in 0..cfg.runs {
+        for (i, &mode) in cfg.modes.iter().enumerate() {
+            if per_mode[i].first().is_some_and(|r| !r.supported) {
+                continue;
+            }
+            let mut cleanup = Cleanup::new(cfg.keep);
+            let path = test_path(&dir, &format!("seq-{}", mode.name()));
+            cleanup.add(path.clone());
+            let r = run_mode(
+                cfg,
+                mode,
+                &path,
+                t0,
+                &mut wbuf,
+                &mut rbuf,
+                &progress,
+                &mut bytes_written,
+                &mut drop_caches_error,
+            );
+            match r {
+                Ok(res) => per_mode[i].push(res),
+                Err(e) => {
+                    drop(monitor);
+                    return Err(e);
+                }
             }
         }
     }
+    let results: Vec<SeqModeResult> = per_mode.into_iter().filter_map(combine_runs).collect();
     let timeline = monitor.finish();
     Ok(SeqRun {
         results,
@@ -334,6 +401,10 @@ fn unsupported(mode: SeqMode, reason: String) -> SeqModeResult {
         cold_read: None,
         cold_method: None,
         warm_read: None,
+        runs: 0,
+        write_runs: Vec::new(),
+        cold_read_runs: Vec::new(),
+        warm_read_runs: Vec::new(),
     }
 }
 
@@ -463,6 +534,10 @@ fn run_mode(
         cold_read: Some(cold),
         cold_method: Some(method.to_string()),
         warm_read: warm,
+        runs: 1,
+        write_runs: Vec::new(),
+        cold_read_runs: Vec::new(),
+        warm_read_runs: Vec::new(),
     })
 }
 
@@ -481,6 +556,7 @@ mod tests {
             keep: false,
             sample_interval: Duration::from_millis(100),
             seed: 1,
+            runs: 1,
         }
     }
 
@@ -525,6 +601,58 @@ mod tests {
         assert!(run.results[0].sync_after_write_ns.is_some());
         assert!(!run.timeline.is_empty());
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn runs_fold_into_the_median_with_every_rate_kept() {
+        let t = |r: f64| Timing {
+            bytes: 1,
+            ns: 1,
+            bytes_per_s: r,
+            start_ns: 0,
+        };
+        let mk = |w: f64, c: f64| SeqModeResult {
+            write: Some(t(w)),
+            cold_read: Some(t(c)),
+            sync_after_write_ns: Some(w as u64),
+            ..unsupported(SeqMode::Buffered, String::new())
+        };
+        let mut a = mk(300.0, 10.0);
+        a.supported = true;
+        let mut b = mk(100.0, 30.0);
+        b.supported = true;
+        let mut c = mk(200.0, 20.0);
+        c.supported = true;
+        let r = combine_runs(vec![a, b, c]).unwrap();
+        assert_eq!(r.runs, 3);
+        assert_eq!(r.write.unwrap().bytes_per_s, 200.0);
+        assert_eq!(r.cold_read.unwrap().bytes_per_s, 20.0);
+        assert_eq!(r.write_runs, vec![300.0, 100.0, 200.0]);
+        assert_eq!(r.sync_after_write_ns, Some(200));
+        assert!(r.warm_read.is_none() && r.warm_read_runs.is_empty());
+        let u = combine_runs(vec![unsupported(SeqMode::Direct, "EINVAL".into())]).unwrap();
+        assert!(!u.supported && u.runs == 0);
+        assert!(combine_runs(vec![]).is_none());
+    }
+
+    #[test]
+    fn three_runs_per_mode_are_interleaved_and_counted() {
+        let d = tempfile::tempdir().unwrap();
+        let mut c = cfg(d.path());
+        c.file_bytes = 1 << 20;
+        c.modes = vec![SeqMode::Buffered, SeqMode::Fdatasync];
+        c.runs = 3;
+        let run = run(&c, Progress::new()).unwrap();
+        for r in &run.results {
+            assert_eq!(r.runs, 3);
+            assert_eq!(r.write_runs.len(), 3);
+            assert_eq!(r.warm_read_runs.len(), 3);
+        }
+        // 1 MiB warm-up + 2 modes × 3 runs × 1 MiB.
+        assert_eq!(run.bytes_written, 7 << 20);
+        // Interleaved: the fdatasync runs do not all start after the last buffered run.
+        let w = |m: usize| run.results[m].write.as_ref().unwrap().start_ns;
+        assert!(w(0) > 0 && w(1) > 0);
     }
 
     #[test]
