@@ -1,8 +1,12 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
+pub mod align;
+pub mod analyze;
 pub mod fs;
 pub mod info;
+pub mod interval;
 pub mod model;
+pub mod scatter;
 pub mod sim;
 
 use crate::report::Document;
@@ -40,6 +44,14 @@ pub enum Command {
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// Erase block and page size from read timings across boundaries (read-only).
+    Align(align::Args),
+    /// flashbench's scatter test: fastest read time at many offsets (read-only).
+    Scatter(scatter::Args),
+    /// Read time against request size: access time and throughput (read-only).
+    Interval(interval::Args),
+    /// Analyse flashbench logs with flashscope's inference.
+    Analyze(analyze::Args),
     /// Through a mounted filesystem: dd modes and the page cache, file-size sweep, iozone matrix.
     #[command(subcommand)]
     Fs(fs::FsCommand),
@@ -73,6 +85,10 @@ pub fn run(cli: Cli) -> Result<i32> {
     match &cli.command {
         Command::Info(a) => info::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
+        Command::Align(a) => align::run(a, &out),
+        Command::Scatter(a) => scatter::run(a, &out),
+        Command::Interval(a) => interval::run(a, &out),
+        Command::Analyze(a) => analyze::run(a, &out),
         Command::Fs(c) => fs::run(c, &out),
         Command::Model(a) => model::run(a, &out),
     }
