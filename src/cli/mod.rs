@@ -18,9 +18,12 @@ Examples:
   flashscope info sim:sd-16g              what a simulated 16 GB SD card exposes
   flashscope info /dev/mmcblk0 --json     size, sectors, CID/CSD/SSR of a real card
   flashscope sim list                     the simulator's presets and keys
+  flashscope fs seq /mnt/sd               dd's modes side by side: what the page cache hides
+  flashscope model --reference            the vendor's measured figures per flash part
 
 Targets are a block device (/dev/sdb), a regular file, or the built-in simulated card
-sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write.
+sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write;
+`fs` tests take a directory and write only their own test files there.
 
 Exit codes: 0 ok, 1 runtime error, 2 usage error or refused by the safety policy,
 3 the device failed the check.";
