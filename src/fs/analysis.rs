@@ -162,6 +162,15 @@ pub fn seq_warnings(
         }
     }
     for r in results {
+        if let Some(c) = r.cached_at_cold_start_bytes {
+            if c > file_bytes / 10 {
+                out.push(FsWarning::ColdReadNotCold {
+                    mode: r.mode.name().to_string(),
+                    cached_bytes: c,
+                    file_bytes,
+                });
+            }
+        }
         if r.mode == SeqMode::Direct && !r.supported {
             out.push(FsWarning::DirectUnsupported {
                 reason: r.unsupported_reason.clone().unwrap_or_default(),
@@ -230,6 +239,7 @@ mod tests {
                 start_ns: 0,
             }),
             cold_method: write_bps.map(|_| "posix_fadvise".to_string()),
+            cached_at_cold_start_bytes: write_bps.map(|_| 0),
             warm_read: None,
             runs: 1,
             write_runs: write_bps.into_iter().collect(),
@@ -262,6 +272,16 @@ mod tests {
                 "direct_unsupported"
             ]
         );
+    }
+
+    #[test]
+    fn a_cold_read_that_began_cached_is_named() {
+        let mut r = vec![res(SeqMode::Buffered, Some(100e6))];
+        assert!(seq_warnings(&r, 1 << 20, 0, None).is_empty());
+        r[0].cached_at_cold_start_bytes = Some(1 << 19);
+        let w = seq_warnings(&r, 1 << 20, 0, None);
+        assert_eq!(w[0].kind(), "cold_read_not_cold");
+        assert!(w[0].to_string().contains("512 KiB of the 1 MiB"));
     }
 
     #[test]

@@ -392,6 +392,46 @@ pub fn drop_file_cache(file: &File) -> io::Result<()> {
     Ok(())
 }
 
+/// Bytes of the file's first `len` bytes that are in the page cache now (mmap + mincore),
+/// so a "cold" read can show it was cold.
+pub fn resident_bytes(file: &File, len: u64) -> io::Result<u64> {
+    if len == 0 {
+        return Ok(0);
+    }
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let page = if page > 0 { page as u64 } else { 4096 };
+    let len_usize = usize::try_from(len)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "file too large to map"))?;
+    // SAFETY: a read-only shared mapping of an open file descriptor; the result is
+    // checked for MAP_FAILED and unmapped below; the memory is never dereferenced.
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len_usize,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if addr == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    let pages = len.div_ceil(page) as usize;
+    let mut vec = vec![0u8; pages];
+    // SAFETY: addr..addr+len is the mapping made above and vec has one byte per page.
+    let rc = unsafe { libc::mincore(addr, len_usize, vec.as_mut_ptr()) };
+    let err = io::Error::last_os_error();
+    // SAFETY: unmapping exactly the mapping made above.
+    unsafe { libc::munmap(addr, len_usize) };
+    if rc != 0 {
+        return Err(err);
+    }
+    let resident = vec.iter().filter(|b| **b & 1 == 1).count() as u64;
+    Ok((resident * page).min(len))
+}
+
 /// Write back all dirty data and drop the whole page cache, dentries and inodes
 /// (`echo 3 > /proc/sys/vm/drop_caches`); needs root.
 pub fn drop_all_caches() -> io::Result<()> {
@@ -496,6 +536,21 @@ mod tests {
             ]
         );
         assert!(cpu_governors_in(&d.path().join("missing")).is_empty());
+    }
+
+    #[test]
+    fn fadvise_drops_a_synced_file_from_the_cache_and_mincore_sees_it() {
+        use std::io::Write;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        let mut f = File::create(&p).unwrap();
+        f.write_all(&vec![7u8; 1 << 20]).unwrap();
+        f.sync_all().unwrap();
+        let f = File::open(&p).unwrap();
+        assert_eq!(resident_bytes(&f, 1 << 20).unwrap(), 1 << 20);
+        drop_file_cache(&f).unwrap();
+        assert!(resident_bytes(&f, 1 << 20).unwrap() < 1 << 18);
+        assert_eq!(resident_bytes(&f, 0).unwrap(), 0);
     }
 
     #[test]

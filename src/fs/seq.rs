@@ -152,6 +152,10 @@ pub struct SeqModeResult {
     /// How the cold read was made cold: "posix_fadvise", "drop_caches" or "O_DIRECT".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cold_method: Option<String>,
+    /// Bytes of the file still in the page cache when the cold read began (mincore; the
+    /// largest over the runs); near 0 shows the read was cold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_at_cold_start_bytes: Option<u64>,
     /// Read again right after the cold read, from the page cache (none for direct).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warm_read: Option<Timing>,
@@ -197,6 +201,7 @@ pub fn combine_runs(runs: Vec<SeqModeResult>) -> Option<SeqModeResult> {
         cold_read: med(|r| r.cold_read.as_ref()),
         warm_read: med(|r| r.warm_read.as_ref()),
         sync_after_write_ns: syncs.get(syncs.len().saturating_sub(1) / 2).copied(),
+        cached_at_cold_start_bytes: ok.iter().filter_map(|r| r.cached_at_cold_start_bytes).max(),
         runs: ok.len() as u32,
         write_runs: rates(|r| r.write.as_ref()),
         cold_read_runs: rates(|r| r.cold_read.as_ref()),
@@ -400,6 +405,7 @@ fn unsupported(mode: SeqMode, reason: String) -> SeqModeResult {
         sync_after_write_ns: None,
         cold_read: None,
         cold_method: None,
+        cached_at_cold_start_bytes: None,
         warm_read: None,
         runs: 0,
         write_runs: Vec::new(),
@@ -508,6 +514,11 @@ fn run_mode(
         drop_file_cache(&f).map_err(io_err("posix_fadvise(DONTNEED) on", path))?;
         (f, method)
     };
+    let cached = if mode == SeqMode::Direct {
+        None
+    } else {
+        env::resident_bytes(&rfile, cfg.file_bytes).ok()
+    };
     let start = monotonic_ns();
     super::interrupt::check()?;
     let n = read_all(&mut rfile, rbuf, progress).map_err(io_err("reading", path))?;
@@ -533,6 +544,7 @@ fn run_mode(
         sync_after_write_ns: (mode == SeqMode::Buffered).then_some(sync_ns),
         cold_read: Some(cold),
         cold_method: Some(method.to_string()),
+        cached_at_cold_start_bytes: cached,
         warm_read: warm,
         runs: 1,
         write_runs: Vec::new(),
@@ -597,6 +609,10 @@ mod tests {
             assert!(w.ns > 0 && w.bytes_per_s > 0.0);
             assert_eq!(r.cold_read.as_ref().unwrap().bytes, 4 << 20);
             assert_eq!(r.warm_read.is_some(), r.mode != SeqMode::Direct);
+            if r.mode != SeqMode::Direct {
+                // The cold read began with (almost) none of the file cached.
+                assert!(r.cached_at_cold_start_bytes.unwrap() < 1 << 20, "{r:?}");
+            }
         }
         assert!(run.results[0].sync_after_write_ns.is_some());
         assert!(!run.timeline.is_empty());

@@ -34,6 +34,13 @@ pub enum FsWarning {
         largest_file_bytes: u64,
         ram_bytes: u64,
     },
+    /// The "cold" read began with much of the file still cached (the filesystem keeps
+    /// its data in memory, or posix_fadvise was ignored).
+    ColdReadNotCold {
+        mode: String,
+        cached_bytes: u64,
+        file_bytes: u64,
+    },
     /// Fewer files than asked because `--total` is smaller than the file size.
     TotalBelowSize { file_bytes: u64, total_bytes: u64 },
 }
@@ -52,6 +59,7 @@ impl FsWarning {
             FsWarning::DropCachesFailed { .. } => "drop_caches_failed",
             FsWarning::MatrixCache { .. } => "file_smaller_than_ram",
             FsWarning::TotalBelowSize { .. } => "total_below_file_size",
+            FsWarning::ColdReadNotCold { .. } => "cold_read_not_cold",
         }
     }
 
@@ -120,6 +128,16 @@ impl fmt::Display for FsWarning {
                 "the largest file in the matrix ({}) is smaller than RAM ({}): like iozone, the matrix does not flush between tests, so its read and reread cells (and its write cells unless --sync or --fsync is given) show the page cache rather than the flash. For the medium's figures use files larger than RAM, --sync or --fsync, or fs seq for cold reads",
                 format_bytes(*largest_file_bytes),
                 format_bytes(*ram_bytes),
+            ),
+            FsWarning::ColdReadNotCold {
+                mode,
+                cached_bytes,
+                file_bytes,
+            } => write!(
+                f,
+                "the cold read of mode {mode} began with {} of the {} file still in the page cache (mincore): its figure is partly the cache's. The filesystem keeps data in memory or ignored posix_fadvise; try --drop-caches as root, or a filesystem on the flash itself",
+                format_bytes(*cached_bytes),
+                format_bytes(*file_bytes),
             ),
             FsWarning::TotalBelowSize {
                 file_bytes,
