@@ -247,7 +247,9 @@ fn seq_on_a_loop_device_with_ext4_shows_the_cache_effect() {
         "seq",
         m.path().to_str().unwrap(),
         "--size",
-        "16M",
+        "8M",
+        "--runs",
+        "3",
         "--drop-caches",
     ]);
     assert_eq!(v["target"]["fs_type"], "ext4");
