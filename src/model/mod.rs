@@ -246,13 +246,24 @@ impl DatasheetText {
     }
 }
 
+/// Nanoseconds go out as whole numbers, as everywhere in flashscope's JSON.
+fn whole_ns<S: serde::Serializer>(ns: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_u64(if ns.is_finite() && *ns > 0.0 {
+        ns.round() as u64
+    } else {
+        0
+    })
+}
+
 /// One term of the model: how many operations, each how long, together how long.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Term {
     /// "erase", "program", "bus" or "command".
     pub name: String,
     pub count: u64,
+    #[serde(serialize_with = "whole_ns")]
     pub each_ns: f64,
+    #[serde(serialize_with = "whole_ns")]
     pub total_ns: f64,
     /// The arithmetic in words.
     pub formula: String,
@@ -262,11 +273,13 @@ pub struct Term {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
     pub write_terms: Vec<Term>,
+    #[serde(serialize_with = "whole_ns")]
     pub write_ns: f64,
     pub write_bytes_per_s: f64,
     /// Data rate of the bus: clock × lines / 8.
     pub bus_bytes_per_s: f64,
     pub read_terms: Vec<Term>,
+    #[serde(serialize_with = "whole_ns")]
     pub read_ns: f64,
     /// Bus-limited sequential read speed, command overhead included.
     pub read_bytes_per_s: f64,
