@@ -725,3 +725,42 @@ fn a_total_below_the_file_size_writes_one_file_and_says_so() {
     assert_eq!(v["bytes_written"], (2 << 20) + (1 << 20));
     assert!(warning_kinds(&v).contains(&"total_below_file_size".to_string()));
 }
+
+#[test]
+fn matrix_direct_bypasses_the_cache_and_ramfs_refuses_it() {
+    let d = tempfile::tempdir().unwrap();
+    let v = json_ok(&[
+        "fs",
+        "matrix",
+        d.path().to_str().unwrap(),
+        "--max-file",
+        "128K",
+        "--max-record",
+        "64K",
+        "--direct",
+    ]);
+    assert_eq!(v["parameters"]["direct"], true);
+    assert_eq!(v["samples"].as_array().unwrap().len(), 10);
+    // With O_DIRECT nothing is cached, so the RAM caveat does not apply.
+    assert!(!warning_kinds(&v).contains(&"file_smaller_than_ram".to_string()));
+    if !is_root() {
+        eprintln!("skipped the ramfs part: needs root to mount");
+        return;
+    }
+    let Some(m) = Mounted::new(&["-t", "ramfs", "ramfs"]) else {
+        return;
+    };
+    fails_with(
+        &[
+            "fs",
+            "matrix",
+            m.path().to_str().unwrap(),
+            "--max-file",
+            "64K",
+            "--direct",
+        ],
+        1,
+        "refused O_DIRECT",
+    );
+    assert!(entries(m.path()).is_empty());
+}

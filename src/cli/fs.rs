@@ -62,10 +62,11 @@ const MATRIX_HELP: &str = "\
 Examples:
   flashscope fs matrix /mnt/sd --max-file 64M --csv matrix.csv --plot matrix
   flashscope fs matrix /mnt/sd --sync --max-file 16M      (iozone -o, as vendor guides run it)
+  flashscope fs matrix /mnt/sd --direct --max-file 16M    (iozone -I: no page cache)
 
 Like iozone -a, file sizes run 64 KiB … 512 MiB and record sizes 4 KiB … 16 MiB (record ≤
-file). Nothing is flushed between tests unless --sync or --fsync: cells with files smaller
-than RAM show the page cache. --plot PREFIX writes PREFIX-<test>.svg heatmaps.";
+file). Nothing is flushed between tests unless --sync, --fsync or --direct: cells with files
+smaller than RAM show the page cache. --plot PREFIX writes PREFIX-<test>.svg heatmaps.";
 
 /// Arguments common to the filesystem tests.
 #[derive(Debug, clap::Args)]
@@ -144,6 +145,9 @@ pub struct MatrixArgs {
     /// Include fsync in the write timings (iozone -e).
     #[arg(long)]
     pub fsync: bool,
+    /// Open files with O_DIRECT (iozone -I): no page cache in any cell.
+    #[arg(long)]
+    pub direct: bool,
     /// Write the matrix as CSV, one row per cell.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -702,6 +706,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
         record_sizes,
         sync: a.sync,
         fsync: a.fsync,
+        direct: a.direct,
         pattern: a.common.pattern,
         keep: a.common.keep,
         seed: a.common.seed,
@@ -726,7 +731,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
     };
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
     let largest = cfg.file_sizes.iter().copied().max().unwrap_or(0);
-    if mem.total_bytes > 0 && largest < mem.total_bytes {
+    if !cfg.direct && mem.total_bytes > 0 && largest < mem.total_bytes {
         warnings.push(FsWarning::MatrixCache {
             largest_file_bytes: largest,
             ram_bytes: mem.total_bytes,
@@ -738,6 +743,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
         "record_sizes": cfg.record_sizes,
         "sync": cfg.sync,
         "fsync": cfg.fsync,
+        "direct": cfg.direct,
         "pattern": cfg.pattern,
         "keep": cfg.keep,
         "ram_bytes": mem.total_bytes,
@@ -788,7 +794,13 @@ fn matrix_heatmap(run: &MatrixRun, cfg: &MatrixConfig, t: MatrixTest) -> String 
         &format!(
             "fs matrix: {}{}",
             t.name(),
-            if cfg.sync { " (O_SYNC)" } else { "" }
+            if cfg.direct {
+                " (O_DIRECT)"
+            } else if cfg.sync {
+                " (O_SYNC)"
+            } else {
+                ""
+            }
         ),
         "record size (log 2)",
         "file size (log 2)",
@@ -803,7 +815,9 @@ fn render_matrix(run: &MatrixRun, cfg: &MatrixConfig, fs: &FsInfo) -> String {
     let mut s = format!(
         "iozone-style matrix, {} cells{}: {} written in {}\n{}\n",
         run.cells.len(),
-        if cfg.sync {
+        if cfg.direct {
+            " with O_DIRECT"
+        } else if cfg.sync {
             " with O_SYNC"
         } else if cfg.fsync {
             " with fsync in the write timings"

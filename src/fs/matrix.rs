@@ -1,7 +1,8 @@
 //! `fs matrix`: iozone's automatic mode (`-a`) — for every file size and record size
 //! (record ≤ file), time write, rewrite, read, reread, random read and random write.
-//! Like iozone, nothing is flushed between tests unless `--sync` (O_SYNC) or `--fsync`
-//! (fsync inside the write timings) is given; the file-size > RAM caveat applies.
+//! Like iozone, nothing is flushed between tests unless `--sync` (O_SYNC), `--fsync`
+//! (fsync inside the write timings) or `--direct` (O_DIRECT) is given; the file-size > RAM
+//! caveat applies.
 
 use super::env;
 use super::monitor::Progress;
@@ -81,6 +82,9 @@ pub struct MatrixConfig {
     pub sync: bool,
     /// Include fsync in the write timings (iozone -e).
     pub fsync: bool,
+    /// Open with O_DIRECT for every test (iozone -I): no page cache, so files smaller than
+    /// RAM show the medium too.
+    pub direct: bool,
     pub pattern: Pattern,
     pub keep: bool,
     pub seed: u64,
@@ -152,6 +156,11 @@ pub fn validate(cfg: &MatrixConfig) -> Result<()> {
     if cfg.file_sizes.contains(&0) || cfg.record_sizes.contains(&0) {
         return Err(Error::usage(
             "file and record sizes must be at least 1 byte",
+        ));
+    }
+    if cfg.direct && cfg.record_sizes.iter().any(|r| r % 4096 != 0) {
+        return Err(Error::usage(
+            "--direct needs record sizes that are multiples of 4 KiB",
         ));
     }
     if cfg.record_sizes.iter().any(|r| *r > 1 << 30) {
@@ -274,10 +283,24 @@ impl Cell<'_> {
         } else {
             o.read(true);
         }
+        let mut flags = 0;
         if self.cfg.sync {
-            o.custom_flags(libc::O_SYNC);
+            flags |= libc::O_SYNC;
         }
-        o.open(self.path).map_err(io_err("opening", self.path))
+        if self.cfg.direct {
+            flags |= libc::O_DIRECT;
+        }
+        o.custom_flags(flags);
+        o.open(self.path).map_err(|e| {
+            if self.cfg.direct && e.raw_os_error() == Some(libc::EINVAL) {
+                Error::Runtime(format!(
+                    "the filesystem of {} refused O_DIRECT ({e}): leave out --direct (and use --sync or --fsync for synced figures)",
+                    self.path.display()
+                ))
+            } else {
+                Error::io(format!("opening {}", self.path.display()), e)
+            }
+        })
     }
 
     /// Run one test and return its duration in ns (open and close included, as iozone).
@@ -363,6 +386,7 @@ mod tests {
             record_sizes: vec![4 << 10, 64 << 10],
             sync: false,
             fsync: true,
+            direct: false,
             pattern: Pattern::Random,
             keep: false,
             seed: 9,
@@ -392,6 +416,7 @@ mod tests {
             record_sizes: vec![8192],
             sync: false,
             fsync: false,
+            direct: false,
             pattern: Pattern::Random,
             keep: false,
             seed: 0,
