@@ -281,9 +281,14 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
     announce(
         out,
         &format!(
-            "fs seq: writing {} test file(s) of {} in {} ({} blocks, pattern {}){}",
+            "fs seq: writing {} test file(s) of {} ({} in all, warm-up included) in {} ({} blocks, pattern {}){}",
             cfg.modes.len(),
             format_bytes(file_bytes),
+            format_bytes(
+                file_bytes
+                    .saturating_mul(cfg.modes.len() as u64 * cfg.runs as u64)
+                    .saturating_add(file_bytes.min(seq::WARMUP_MAX))
+            ),
             fs_line(&fs),
             format_bytes(block_bytes),
             cfg.pattern.name(),
