@@ -326,7 +326,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
         "cpu_governors": governors.iter().map(|(p, g)| serde_json::json!({"policy": p, "governor": g})).collect::<Vec<_>>(),
     });
     doc.samples = serde_json::to_value(&run.results).unwrap_or_default();
-    doc.inferences = seq_inferences(&run.results, file_bytes);
+    doc.inferences = seq_inferences(&run.results, file_bytes, fs.memory_backed);
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings.iter().map(FsWarning::to_warning).collect();
@@ -382,7 +382,13 @@ fn render_seq(d: &Document, run: &SeqRun, fs: &FsInfo, file: u64, bs: u64) -> St
             "sustained write {} ({synced})\n",
             format_rate(w as f64)
         )),
-        _ => s.push_str("no synced write figure (see the table)\n"),
+        _ => s.push_str(&format!(
+            "no sustained write figure: {}\n",
+            d.inferences
+                .get("sustained_write_bytes_per_s")
+                .map(|i| i.evidence.as_str())
+                .unwrap_or("no synced mode ran")
+        )),
     }
     s.push_str(&format!(
         "{}: {} file, {} blocks{}, {} written in {}\n\n",

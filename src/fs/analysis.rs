@@ -49,14 +49,29 @@ fn synced_reference(results: &[SeqModeResult]) -> Option<(SeqMode, f64)> {
     .find_map(|m| write_rate(results, m).map(|r| (m, r)))
 }
 
+/// True when the cold read of `r` began with more than a tenth of the file cached.
+fn cold_read_was_cached(r: &SeqModeResult, file_bytes: u64) -> bool {
+    r.cached_at_cold_start_bytes
+        .is_some_and(|c| c > file_bytes / 10)
+}
+
 /// Inferences of `fs seq`: `sustained_write_bytes_per_s` (the synced write rate),
 /// `cache_inflation` (buffered ÷ synced write rate) and `cold_read_bytes_per_s`.
-pub fn seq_inferences(results: &[SeqModeResult], file_bytes: u64) -> BTreeMap<String, Inference> {
+/// `memory_backed` (tmpfs, ramfs, zram) makes the medium figures inconclusive: no flash
+/// was measured.
+pub fn seq_inferences(
+    results: &[SeqModeResult],
+    file_bytes: u64,
+    memory_backed: bool,
+) -> BTreeMap<String, Inference> {
     let mut out = BTreeMap::new();
     let synced = synced_reference(results);
+    const IN_RAM: &str =
+        "the directory is on a filesystem in RAM (tmpfs, ramfs or zram): no flash was measured";
     out.insert(
         "sustained_write_bytes_per_s".to_string(),
         match synced {
+            Some(_) if memory_backed => Inference::inconclusive(IN_RAM),
             Some((mode, r)) => {
                 let small = file_bytes < SUSTAINED_MIN_FILE;
                 Inference::new(
@@ -112,12 +127,17 @@ pub fn seq_inferences(results: &[SeqModeResult], file_bytes: u64) -> BTreeMap<St
     .find_map(|m| {
         results
             .iter()
-            .find(|r| r.mode == m && r.supported)
+            .find(|r| r.mode == m && r.supported && !cold_read_was_cached(r, file_bytes))
             .and_then(|r| Some((m, r.cold_read.as_ref()?, r.cold_method.clone()?)))
     });
+    let any_read = results.iter().any(|r| r.cold_read.is_some());
     out.insert(
         "cold_read_bytes_per_s".to_string(),
         match cold {
+            _ if memory_backed => Inference::inconclusive(IN_RAM),
+            None if any_read => Inference::inconclusive(
+                "every cold read began with the file still in the page cache (mincore), so none measured the medium",
+            ),
             Some((mode, t, method)) => Inference::new(
                 t.bytes_per_s.round() as u64,
                 0.9,
@@ -255,13 +275,32 @@ mod tests {
             res(SeqMode::Fdatasync, Some(100e6)),
             res(SeqMode::Direct, None),
         ];
-        let inf = seq_inferences(&r, 1 << 20);
+        let inf = seq_inferences(&r, 1 << 30, false);
         assert_eq!(inf["cache_inflation"].value, Some(serde_json::json!(4.0)));
         assert_eq!(
             inf["sustained_write_bytes_per_s"].as_u64(),
             Some(100_000_000)
         );
+        assert_eq!(
+            inf["sustained_write_bytes_per_s"].status,
+            crate::report::Status::Confident
+        );
         assert_eq!(inf["cold_read_bytes_per_s"].as_u64(), Some(50_000_000));
+        // A small file gives only a tentative sustained figure.
+        let small = seq_inferences(&r, 4 << 20, false);
+        assert_eq!(
+            small["sustained_write_bytes_per_s"].status,
+            crate::report::Status::Tentative
+        );
+        assert!(small["sustained_write_bytes_per_s"]
+            .evidence
+            .contains("tentative"));
+        // In RAM nothing about flash can be said.
+        let ram = seq_inferences(&r, 1 << 30, true);
+        assert!(ram["sustained_write_bytes_per_s"].value.is_none());
+        assert!(ram["cold_read_bytes_per_s"].evidence.contains("RAM"));
+        // The cache ratio is still a fact about what dd would report.
+        assert!(ram["cache_inflation"].value.is_some());
         let w = seq_warnings(&r, 1 << 20, 1 << 30, None);
         let kinds: Vec<&str> = w.iter().map(|w| w.kind()).collect();
         assert_eq!(
@@ -275,13 +314,25 @@ mod tests {
     }
 
     #[test]
-    fn a_cold_read_that_began_cached_is_named() {
+    fn a_cold_read_that_began_cached_is_named_and_not_quoted() {
         let mut r = vec![res(SeqMode::Buffered, Some(100e6))];
         assert!(seq_warnings(&r, 1 << 20, 0, None).is_empty());
         r[0].cached_at_cold_start_bytes = Some(1 << 19);
+        let inf = seq_inferences(&r, 1 << 20, false);
+        assert!(inf["cold_read_bytes_per_s"].value.is_none());
+        assert!(inf["cold_read_bytes_per_s"].evidence.contains("mincore"));
+        // A later mode whose read was cold is quoted instead.
+        r.push(res(SeqMode::Dsync, Some(10e6)));
+        let inf = seq_inferences(&r, 1 << 20, false);
+        assert_eq!(inf["cold_read_bytes_per_s"].as_u64(), Some(50_000_000));
+        assert!(inf["cold_read_bytes_per_s"].evidence.contains("dsync"));
         let w = seq_warnings(&r, 1 << 20, 0, None);
-        assert_eq!(w[0].kind(), "cold_read_not_cold");
-        assert!(w[0].to_string().contains("512 KiB of the 1 MiB"));
+        let cached = w
+            .iter()
+            .find(|w| w.kind() == "cold_read_not_cold")
+            .expect("a cold_read_not_cold warning");
+        assert!(cached.to_string().contains("512 KiB of the 1 MiB"));
+        assert!(cached.to_string().contains("mode buffered"));
     }
 
     #[test]
@@ -292,10 +343,10 @@ mod tests {
         ];
         assert!(seq_warnings(&r, 4 << 30, 1 << 30, None).is_empty());
         let only = vec![res(SeqMode::Buffered, Some(150e6))];
-        let inf = seq_inferences(&only, 1 << 20);
+        let inf = seq_inferences(&only, 1 << 20, false);
         assert!(inf["cache_inflation"].value.is_none());
         assert!(inf["sustained_write_bytes_per_s"].value.is_none());
-        let none = seq_inferences(&[], 1 << 20);
+        let none = seq_inferences(&[], 1 << 20, false);
         assert!(none["cold_read_bytes_per_s"].value.is_none());
     }
 
@@ -324,7 +375,7 @@ mod tests {
                 .zip(&rates)
                 .map(|(m, r)| res(*m, *r))
                 .collect();
-            let inf = seq_inferences(&results, 1 << file_shift);
+            let inf = seq_inferences(&results, 1 << file_shift, false);
             for i in inf.values() {
                 prop_assert_eq!(i.value.is_none(), i.status == crate::report::Status::Inconclusive);
             }
