@@ -97,8 +97,17 @@ pub struct DatasheetText {
 /// once it spans whole erase blocks.
 pub const DEFAULT_TOTAL: u64 = 128 << 20;
 
+/// "missing --page: give the page size from the datasheet, e.g. 2K".
 fn missing(option: &str, what: &str) -> Error {
-    Error::usage(format!("missing {option}: give {what} from the datasheet"))
+    let (thing, example) = what.split_once(", e.g.").unwrap_or((what, ""));
+    let example = if example.is_empty() {
+        String::new()
+    } else {
+        format!(", e.g.{example}")
+    };
+    Error::usage(format!(
+        "missing {option}: give {thing} from the datasheet{example}"
+    ))
 }
 
 fn positive_time(text: &Option<String>, option: &str, what: &str) -> Result<u64> {
@@ -456,7 +465,7 @@ mod tests {
                     erase_time: None,
                     ..good.clone()
                 },
-                "missing --erase-time",
+                "missing --erase-time: give the block erase time (tBE) from the datasheet, e.g. 3ms",
             ),
             (
                 DatasheetText {
