@@ -156,6 +156,7 @@ pub struct MatrixArgs {
     pub plot: Option<PathBuf>,
 }
 
+/// Run one `fs` subcommand; returns the exit code.
 pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
     crate::fs::interrupt::install();
     match cmd {

@@ -101,6 +101,7 @@ impl Args {
     }
 }
 
+/// Run `model`: the estimate, the reference table, or both; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
     let mut doc = Document::new("model", serde_json::json!({"kind": "datasheet"}));

@@ -30,6 +30,7 @@ pub enum MatrixTest {
 }
 
 impl MatrixTest {
+    /// Every test, in the order they run in each cell.
     pub const ALL: [MatrixTest; 6] = [
         MatrixTest::Write,
         MatrixTest::Rewrite,
@@ -39,6 +40,7 @@ impl MatrixTest {
         MatrixTest::RandomWrite,
     ];
 
+    /// The test's name in tables, CSV headers, JSON keys and plot file names.
     pub fn name(self) -> &'static str {
         match self {
             MatrixTest::Write => "write",

@@ -39,6 +39,7 @@ pub enum Pattern {
 }
 
 impl Pattern {
+    /// The pattern's name on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Pattern::Random => "random",

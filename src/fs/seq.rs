@@ -41,6 +41,7 @@ impl SeqMode {
         SeqMode::Direct,
     ];
 
+    /// The mode's name on the command line and in the JSON.
     pub fn name(self) -> &'static str {
         match self {
             SeqMode::Buffered => "buffered",

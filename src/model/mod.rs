@@ -26,6 +26,7 @@ pub enum FlashKind {
 }
 
 impl FlashKind {
+    /// The kind's name on the command line.
     pub fn name(self) -> &'static str {
         match self {
             FlashKind::SpiNor => "spi-nor",
