@@ -195,6 +195,7 @@ fn seq_text_is_a_table_of_modes_and_the_plot_is_svg() {
         .success()
         .stdout(predicate::str::starts_with("sustained write"))
         .stdout(predicate::str::contains("conv=fdatasync"))
+        .stdout(predicate::str::contains("dirty peak"))
         .stdout(predicate::str::contains("direct").not())
         .stderr(predicate::str::contains("smaller than RAM"));
     let svg = std::fs::read_to_string(&plot).unwrap();
@@ -398,6 +399,16 @@ fn bad_sizes_are_usage_errors() {
         "'-4K' is not a size",
     );
     fails_with(&["fs", "seq", dir, "--mode", "turbo"], 2, "turbo");
+    fails_with(
+        &["fs", "seq", dir, "--warmup", "lots"],
+        2,
+        "--warmup: 'lots' is not a size",
+    );
+    fails_with(
+        &["fs", "seq", dir, "--size", "1M", "--runs", "0"],
+        2,
+        "--runs 0 is out of range",
+    );
     fails_with(&["fs", "matrix", dir, "--max-file", "4K"], 2, "64 KiB");
     fails_with(&["fs", "matrix", dir, "--max-record", "1K"], 2, "4 KiB");
     assert!(entries(d.path()).is_empty());

@@ -3,7 +3,7 @@
 //! afterwards unless --keep), so they need no --write.
 
 use super::Output;
-use crate::fs::analysis::{files_inferences, seq_inferences, seq_warnings};
+use crate::fs::analysis::{dirty_peaks, files_inferences, seq_inferences, seq_warnings};
 use crate::fs::env::{self, FsInfo, MemInfo};
 use crate::fs::files::{self, FilesConfig, FilesRun};
 use crate::fs::matrix::{self, MatrixConfig, MatrixRun, MatrixTest};
@@ -104,6 +104,10 @@ pub struct SeqArgs {
     /// Runs per mode, interleaved across modes; the table shows the median and the range.
     #[arg(long, default_value_t = 1)]
     pub runs: u32,
+    /// Untimed warm-up write before the first mode (default: the test file's size; 0 for
+    /// none), so the first mode does not pay for reclaiming the page cache.
+    #[arg(long, allow_hyphen_values = true)]
+    pub warmup: Option<String>,
     /// Write an SVG of throughput and Dirty/Writeback/Cached over time.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
@@ -275,6 +279,10 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
         sample_interval: Duration::from_millis(100),
         seed: a.common.seed,
         runs: a.runs,
+        warmup_bytes: match &a.warmup {
+            Some(w) => parse_size(w).map_err(|e| Error::usage(format!("--warmup: {e}")))?,
+            None => seq::default_warmup_bytes(file_bytes),
+        },
     };
     seq::validate(&cfg)?;
     let mem = MemInfo::read();
@@ -288,7 +296,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
             format_bytes(
                 file_bytes
                     .saturating_mul(cfg.modes.len() as u64 * cfg.runs as u64)
-                    .saturating_add(file_bytes.min(seq::WARMUP_MAX))
+                    .saturating_add(cfg.warmup_bytes / block_bytes * block_bytes)
             ),
             fs_line(&fs),
             format_bytes(block_bytes),
@@ -334,6 +342,10 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
     doc.extra.insert(
         "timeline".into(),
         serde_json::to_value(&run.timeline).unwrap_or_default(),
+    );
+    doc.extra.insert(
+        "dirty_peak_bytes".into(),
+        serde_json::to_value(dirty_peaks(&run.timeline)).unwrap_or_default(),
     );
     if let Some(p) = &a.plot {
         write_file(p, &seq_plot(&run, &fs))?;
@@ -403,16 +415,18 @@ fn render_seq(d: &Document, run: &SeqRun, fs: &FsInfo, file: u64, bs: u64) -> St
         format_bytes(run.bytes_written),
         format_ns(run.elapsed_ns as f64)
     ));
+    let peaks = dirty_peaks(&run.timeline);
     let mut t = Table::new(&[
         "mode",
         "dd flags",
         "write",
+        "dirty peak",
         "cold read",
         "warm read",
         "note",
     ])
     .align(1, crate::report::table::Align::Left)
-    .align(5, crate::report::table::Align::Left);
+    .align(6, crate::report::table::Align::Left);
     for r in &run.results {
         let note = if !r.supported {
             format!(
@@ -432,12 +446,19 @@ fn render_seq(d: &Document, run: &SeqRun, fs: &FsInfo, file: u64, bs: u64) -> St
             r.mode.name().into(),
             r.dd.clone(),
             rate_cell(r.write.as_ref(), &r.write_runs),
+            peaks
+                .get(&format!("{} write", r.mode.name()))
+                .map(|b| format_bytes(*b))
+                .unwrap_or_else(|| "-".into()),
             rate_cell(r.cold_read.as_ref(), &r.cold_read_runs),
             rate_cell(r.warm_read.as_ref(), &r.warm_read_runs),
             note,
         ]);
     }
     s.push_str(&t.render());
+    s.push_str(
+        "\ndirty peak: the most Dirty + Writeback (/proc/meminfo, whole system, 100 ms samples) while the write ran\n",
+    );
     s
 }
 

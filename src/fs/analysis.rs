@@ -154,6 +154,22 @@ pub fn seq_inferences(
     out
 }
 
+/// The highest system-wide Dirty + Writeback seen while each phase ran (phase name →
+/// bytes), from the meminfo timeline; a phase shorter than the sampling interval may have
+/// no sample and so no entry.
+pub fn dirty_peaks(timeline: &[super::monitor::MemSample]) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    for s in timeline {
+        if s.phase.is_empty() {
+            continue;
+        }
+        let v = s.dirty_bytes.saturating_add(s.writeback_bytes);
+        let e = out.entry(s.phase.clone()).or_insert(0);
+        *e = (*e).max(v);
+    }
+    out
+}
+
 /// Warnings that follow from the results of `fs seq`: file smaller than RAM, buffered more
 /// than twice the synced rate, O_DIRECT refused, --drop-caches failed.
 pub fn seq_warnings(
@@ -388,6 +404,28 @@ mod tests {
                 prop_assert!(v.as_f64().is_some_and(|r| r.is_finite() && r > 0.0));
             }
         }
+    }
+
+    #[test]
+    fn dirty_peaks_are_per_phase_maxima() {
+        let s = |phase: &str, dirty: u64, wb: u64| super::super::monitor::MemSample {
+            t_ns: 0,
+            phase: phase.into(),
+            bytes_done: 0,
+            cached_bytes: 0,
+            dirty_bytes: dirty,
+            writeback_bytes: wb,
+            vmstat: BTreeMap::new(),
+        };
+        let p = dirty_peaks(&[
+            s("", 99, 0),
+            s("buffered write", 10, 5),
+            s("buffered write", 30, 0),
+            s("dsync write", 1, 1),
+        ]);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p["buffered write"], 30);
+        assert_eq!(p["dsync write"], 2);
     }
 
     #[test]
