@@ -12,6 +12,7 @@ pub mod fs;
 pub mod model;
 pub mod probe;
 pub mod report;
+pub mod serve;
 pub mod target;
 pub mod units;
 

@@ -8,6 +8,7 @@ pub mod info;
 pub mod interval;
 pub mod model;
 pub mod scatter;
+pub mod serve;
 pub mod sim;
 
 use crate::report::Document;
