@@ -8,6 +8,8 @@ pub mod analysis;
 pub mod backend;
 pub mod cli;
 pub mod error;
+pub mod fs;
+pub mod model;
 pub mod probe;
 pub mod report;
 pub mod serve;

@@ -3,8 +3,10 @@
 pub mod align;
 pub mod analyze;
 pub mod auto;
+pub mod fs;
 pub mod info;
 pub mod interval;
+pub mod model;
 pub mod scatter;
 pub mod serve;
 pub mod sim;
@@ -18,9 +20,12 @@ Examples:
   flashscope info sim:sd-16g              what a simulated 16 GB SD card exposes
   flashscope info /dev/mmcblk0 --json     size, sectors, CID/CSD/SSR of a real card
   flashscope sim list                     the simulator's presets and keys
+  flashscope fs seq /mnt/sd               dd's modes side by side: what the page cache hides
+  flashscope model --reference            the vendor's measured figures per flash part
 
 Targets are a block device (/dev/sdb), a regular file, or the built-in simulated card
-sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write.
+sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write;
+`fs` tests take a directory and write only their own test files there.
 
 Exit codes: 0 ok, 1 runtime error, 2 usage error or refused by the safety policy,
 3 the device failed the check.";
@@ -54,6 +59,11 @@ pub enum Command {
     Interval(interval::Args),
     /// Analyse flashbench logs with flashscope's inference.
     Analyze(analyze::Args),
+    /// Through a mounted filesystem: dd modes and the page cache, file-size sweep, iozone matrix.
+    #[command(subcommand)]
+    Fs(fs::FsCommand),
+    /// Theoretical sequential speed from datasheet figures; --reference for measured ones.
+    Model(model::Args),
 }
 
 /// How results are printed: JSON or text on stdout; progress and warnings on stderr.
@@ -103,6 +113,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Scatter(a) => scatter::run(a, &out),
         Command::Interval(a) => interval::run(a, &out),
         Command::Analyze(a) => analyze::run(a, &out),
+        Command::Fs(c) => fs::run(c, &out),
+        Command::Model(a) => model::run(a, &out),
     }
 }
 
