@@ -5,9 +5,11 @@ pub mod analyze;
 pub mod analyze_writes;
 pub mod auto;
 pub mod fat;
+pub mod fs;
 pub mod guard;
 pub mod info;
 pub mod interval;
+pub mod model;
 pub mod open_au;
 pub mod program;
 pub mod restore;
@@ -25,9 +27,12 @@ Examples:
   flashscope info sim:sd-16g              what a simulated 16 GB SD card exposes
   flashscope info /dev/mmcblk0 --json     size, sectors, CID/CSD/SSR of a real card
   flashscope sim list                     the simulator's presets and keys
+  flashscope fs seq /mnt/sd               dd's modes side by side: what the page cache hides
+  flashscope model --reference            the vendor's measured figures per flash part
 
 Targets are a block device (/dev/sdb), a regular file, or the built-in simulated card
-sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write.
+sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write;
+`fs` tests take a directory and write only their own test files there.
 
 Exit codes: 0 ok, 1 runtime error, 2 usage error or refused by the safety policy,
 3 the device failed the check.";
@@ -61,6 +66,11 @@ pub enum Command {
     Interval(interval::Args),
     /// Analyse flashbench logs with flashscope's inference.
     Analyze(analyze::Args),
+    /// Through a mounted filesystem: dd modes and the page cache, file-size sweep, iozone matrix.
+    #[command(subcommand)]
+    Fs(fs::FsCommand),
+    /// Theoretical sequential speed from datasheet figures; --reference for measured ones.
+    Model(model::Args),
     /// How many erase blocks can be written at once (writes; needs --write).
     OpenAu(open_au::Args),
     /// Which of the first erase blocks behave differently: the FAT area (writes; needs --write).
@@ -120,6 +130,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Scatter(a) => scatter::run(a, &out),
         Command::Interval(a) => interval::run(a, &out),
         Command::Analyze(a) => analyze::run(a, &out),
+        Command::Fs(c) => fs::run(c, &out),
+        Command::Model(a) => model::run(a, &out),
         Command::Restore(a) => restore::run(a, &out),
         Command::OpenAu(a) => open_au::run(a, &out),
         Command::Fat(a) => fat::run(a, &out),
