@@ -152,7 +152,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     let text = render(&points, &inf, &run, flashbench_reads);
-    Ok(Outcome { doc, text, code: 0 })
+    Ok(Outcome::new(doc, text, 0))
 }
 
 fn samples_json(run: &AlignRun, points: &[AlignPoint]) -> serde_json::Value {

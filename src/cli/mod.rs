@@ -108,13 +108,37 @@ pub struct Outcome {
     pub doc: Document,
     pub text: String,
     pub code: i32,
+    /// Nothing to print: the command stopped early and said why on stderr.
+    pub quiet: bool,
 }
 
 impl Outcome {
+    /// A finished command's result.
+    pub fn new(doc: Document, text: String, code: i32) -> Self {
+        Outcome {
+            doc,
+            text,
+            code,
+            quiet: false,
+        }
+    }
+
+    /// A command stopped early (e.g. by a signal) with this exit code.
+    pub fn stopped(command: &str, code: i32) -> Self {
+        Outcome {
+            doc: Document::new(command, serde_json::Value::Null),
+            text: String::new(),
+            code,
+            quiet: true,
+        }
+    }
+
     /// Print as JSON or text and return the exit code.
     pub fn emit(self, out: &Output) -> Result<i32> {
-        let text = self.text;
-        out.emit(&self.doc, |_| text);
+        if !self.quiet {
+            let text = self.text;
+            out.emit(&self.doc, |_| text);
+        }
         Ok(self.code)
     }
 }

@@ -2,7 +2,7 @@
 //! once (flashbench's open-AU test, automatic).
 
 use super::guard::{self, WriteFlags, WritePlan};
-use super::Output;
+use super::{Outcome, Output};
 use crate::analysis::openau::infer_open_au;
 use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
 use crate::probe::write_common::{align_up, check_geometry};
@@ -153,6 +153,11 @@ fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<OpenAuParam
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    execute(args)?.emit(out)
+}
+
+/// Measure and infer without printing (shared with `auto`).
+pub fn execute(args: &Args) -> Result<Outcome> {
     let info = guard::peek(&args.target)?;
     let sector = info.logical_sector_bytes as u64;
     let (erase, source) = erase_size_arg(
@@ -192,7 +197,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     progress.finish();
     let (samples, ending) = session.end(result)?;
     let Some(samples) = samples else {
-        return Ok(session.interrupted_exit(&ending, ending.interrupted.unwrap_or(libc::SIGINT)));
+        let code = session.interrupted_exit(&ending, ending.interrupted.unwrap_or(libc::SIGINT));
+        return Ok(Outcome::stopped("open-au", code));
     };
     let mut doc = Document::new("open-au", serde_json::Value::Null);
     session.fill(&mut doc, &ending);
@@ -232,14 +238,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             format!("the test stopped early: {why}; the inference uses what was measured"),
         ));
     }
-    out.emit(&doc, |d| {
-        format!(
-            "erase block {} (from {source})\n{}",
-            format_bytes(p.erase_bytes),
-            render(d, &samples)
-        )
-    });
-    Ok(0)
+    let text = format!(
+        "erase block {} (from {source})\n{}",
+        format_bytes(p.erase_bytes),
+        render(&doc, &samples)
+    );
+    Ok(Outcome::new(doc, text, 0))
 }
 
 fn render(doc: &Document, s: &OpenAuSamples) -> String {
