@@ -1,9 +1,24 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
+pub mod align;
+pub mod analyze;
+pub mod analyze_writes;
+pub mod auto;
 pub mod bench;
+pub mod fat;
+pub mod fs;
+pub mod guard;
 pub mod info;
+pub mod interval;
 pub mod io;
+pub mod model;
+pub mod open_au;
+pub mod program;
+pub mod restore;
+pub mod scatter;
+pub mod serve;
 pub mod sim;
+pub mod slc;
 
 use crate::report::Document;
 use crate::Result;
@@ -14,9 +29,12 @@ Examples:
   flashscope info sim:sd-16g              what a simulated 16 GB SD card exposes
   flashscope info /dev/mmcblk0 --json     size, sectors, CID/CSD/SSR of a real card
   flashscope sim list                     the simulator's presets and keys
+  flashscope fs seq /mnt/sd               dd's modes side by side: what the page cache hides
+  flashscope model --reference            the vendor's measured figures per flash part
 
 Targets are a block device (/dev/sdb), a regular file, or the built-in simulated card
-sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write.
+sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write;
+`fs` tests take a directory and write only their own test files there.
 
 Exit codes: 0 ok, 1 runtime error, 2 usage error or refused by the safety policy,
 3 the device failed the check.";
@@ -44,6 +62,31 @@ pub enum Command {
     Io(Box<io::Args>),
     /// The everyday speed test with SD speed-class and A1/A2 verdicts.
     Bench(bench::Args),
+    /// Erase block and page size from read timings across boundaries (read-only).
+    Align(align::Args),
+    /// The one-command answer: geometry and what to do about it (partitioning, mkfs).
+    Auto(auto::Args),
+    /// flashbench's scatter test: fastest read time at many offsets (read-only).
+    Scatter(scatter::Args),
+    /// Read time against request size: access time and throughput (read-only).
+    Interval(interval::Args),
+    /// Analyse flashbench logs with flashscope's inference.
+    Analyze(analyze::Args),
+    /// Through a mounted filesystem: dd modes and the page cache, file-size sweep, iozone matrix.
+    #[command(subcommand)]
+    Fs(fs::FsCommand),
+    /// Theoretical sequential speed from datasheet figures; --reference for measured ones.
+    Model(model::Args),
+    /// How many erase blocks can be written at once (writes; needs --write).
+    OpenAu(open_au::Args),
+    /// Which of the first erase blocks behave differently: the FAT area (writes; needs --write).
+    Fat(fat::Args),
+    /// Program matrix: write and read throughput per block size and data pattern (writes).
+    Program(program::Args),
+    /// The write-cache cliff: bytes at cache speed before the native speed (writes).
+    Slc(slc::Args),
+    /// Put back the regions a preserve-mode test saved (after a crash or power loss).
+    Restore(restore::Args),
 }
 
 /// How results are printed: JSON or text on stdout; progress and warnings on stderr.
@@ -66,6 +109,46 @@ impl Output {
     }
 }
 
+/// What a command measured: its document, its text rendering and its exit code.
+pub struct Outcome {
+    pub doc: Document,
+    pub text: String,
+    pub code: i32,
+    /// Nothing to print: the command stopped early and said why on stderr.
+    pub quiet: bool,
+}
+
+impl Outcome {
+    /// A finished command's result.
+    pub fn new(doc: Document, text: String, code: i32) -> Self {
+        Outcome {
+            doc,
+            text,
+            code,
+            quiet: false,
+        }
+    }
+
+    /// A command stopped early (e.g. by a signal) with this exit code.
+    pub fn stopped(command: &str, code: i32) -> Self {
+        Outcome {
+            doc: Document::new(command, serde_json::Value::Null),
+            text: String::new(),
+            code,
+            quiet: true,
+        }
+    }
+
+    /// Print as JSON or text and return the exit code.
+    pub fn emit(self, out: &Output) -> Result<i32> {
+        if !self.quiet {
+            let text = self.text;
+            out.emit(&self.doc, |_| text);
+        }
+        Ok(self.code)
+    }
+}
+
 /// Run a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     let out = Output { json: cli.json };
@@ -74,6 +157,18 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Sim(c) => sim::run(c, &out),
         Command::Io(a) => io::run(a, &out),
         Command::Bench(a) => bench::run(a, &out),
+        Command::Align(a) => align::run(a, &out),
+        Command::Auto(a) => auto::run(a, &out),
+        Command::Scatter(a) => scatter::run(a, &out),
+        Command::Interval(a) => interval::run(a, &out),
+        Command::Analyze(a) => analyze::run(a, &out),
+        Command::Fs(c) => fs::run(c, &out),
+        Command::Model(a) => model::run(a, &out),
+        Command::Restore(a) => restore::run(a, &out),
+        Command::OpenAu(a) => open_au::run(a, &out),
+        Command::Fat(a) => fat::run(a, &out),
+        Command::Program(a) => program::run(a, &out),
+        Command::Slc(a) => slc::run(a, &out),
     }
 }
 
