@@ -405,3 +405,19 @@ fn a_device_that_vanishes_mid_command_is_a_clear_runtime_error() {
         .stderr(predicate::str::contains("the device went away"))
         .stderr(predicate::str::contains("panicked").not());
 }
+
+#[test]
+fn a_closed_stdout_pipe_is_not_a_panic() {
+    let bin = assert_cmd::cargo::cargo_bin("flashscope");
+    let script = format!(
+        "'{}' sim list --json | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}",
+        bin.display()
+    );
+    let out = StdCommand::new("bash")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0", "{stderr}");
+}

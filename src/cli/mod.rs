@@ -97,11 +97,20 @@ pub struct Output {
 
 impl Output {
     /// Print the document as JSON, or the text rendering followed by its warnings.
+    ///
+    /// A closed stdout (`flashscope ... | head`) is not an error: the rest is dropped.
     pub fn emit(&self, doc: &Document, text: impl FnOnce(&Document) -> String) {
-        if self.json {
-            println!("{}", doc.to_json());
+        use std::io::Write;
+        let body = if self.json {
+            format!("{}\n", doc.to_json())
         } else {
-            print!("{}", text(doc));
+            text(doc)
+        };
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout
+            .write_all(body.as_bytes())
+            .and_then(|_| stdout.flush());
+        if !self.json {
             for w in &doc.warnings {
                 eprintln!("warning: {}", w.message);
             }
