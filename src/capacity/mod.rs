@@ -1,5 +1,7 @@
 //! Real capacity: the block stamp format, the fast fake-card probe and the full-surface
 //! verify engine.
 
+pub mod analysis;
 pub mod extent;
+pub mod probe;
 pub mod stamp;
