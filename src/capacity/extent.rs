@@ -50,7 +50,7 @@ impl Extent {
 /// Collects ranges in increasing offset order and merges neighbours of the same kind
 /// (overwritten ranges only when they alias by the same distance). Keeps at most `cap`
 /// extents; beyond that it counts what it dropped, so memory stays bounded on a dead card.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExtentList {
     pub extents: Vec<Extent>,
     pub dropped: u64,

@@ -5,3 +5,4 @@ pub mod analysis;
 pub mod extent;
 pub mod probe;
 pub mod stamp;
+pub mod verify;
