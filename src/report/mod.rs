@@ -1,5 +1,6 @@
 //! Result types (schema "flashscope/1") and their text renderings. Output code never measures.
 
+pub mod progress;
 pub mod table;
 
 use serde::{Deserialize, Serialize};

@@ -629,3 +629,22 @@ mod tests {
         assert_eq!(run(), run());
     }
 }
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+    use crate::backend::AlignedBuf;
+
+    #[test]
+    fn a_terabyte_card_holds_only_what_was_written() {
+        let mut d = SimDevice::new(SimConfig::parse("custom,size=1T,noise=0").unwrap());
+        let mut b = AlignedBuf::new(1 << 20);
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = (i % 253) as u8 + 1;
+        }
+        for i in 0..16u64 {
+            d.write_at(&b, i * (63 << 30)).unwrap();
+        }
+        assert_eq!(d.resident_bytes(), 16 << 20);
+    }
+}

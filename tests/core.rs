@@ -1,0 +1,397 @@
+//! End-to-end tests of the binary for the core: info, sim list, specs and bad input.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::process::Command as StdCommand;
+
+fn flashscope() -> Command {
+    Command::cargo_bin("flashscope").unwrap()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = flashscope()
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("stdout is one JSON document")
+}
+
+#[test]
+fn info_on_the_simulated_card_prints_the_contract_document() {
+    let v = json(&["info", "sim:sd-16g"]);
+    assert_eq!(v["schema"], "flashscope/1");
+    assert_eq!(v["command"], "info");
+    assert_eq!(v["target"]["size_bytes"], 17179869184u64);
+    assert_eq!(v["target"]["logical_sector_bytes"], 512);
+    for key in [
+        "parameters",
+        "samples",
+        "inferences",
+        "bytes_written",
+        "elapsed_ns",
+        "warnings",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    // Only what a real device exposes: no hidden geometry.
+    let text = v.to_string();
+    assert!(
+        !text.contains("open_au") && !text.contains("erase"),
+        "{text}"
+    );
+}
+
+#[test]
+fn info_text_starts_with_a_one_line_summary() {
+    flashscope()
+        .args(["info", "sim:fake-64g"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "sim:fake-64g: 64 GiB simulated flash device",
+        ));
+}
+
+#[test]
+fn info_on_a_file_takes_the_size_from_fstat() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("card.img");
+    std::fs::write(&p, vec![0u8; 3 << 20]).unwrap();
+    let v = json(&["info", p.to_str().unwrap()]);
+    assert_eq!(v["target"]["size_bytes"], 3 << 20);
+    assert_eq!(v["target"]["kind"], "file");
+}
+
+#[test]
+fn sim_list_shows_every_preset_and_its_keys_round_trip() {
+    let v = json(&["sim", "list"]);
+    let presets = v["presets"].as_array().unwrap();
+    for name in [
+        "sd-16g",
+        "sd-a2-64g",
+        "emmc-8g",
+        "usb-32g",
+        "fake-64g",
+        "spinand-128m",
+    ] {
+        let p = presets
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name}"));
+        // The printed keys describe the same device as the preset name.
+        let keys: Vec<String> = p["keys"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap().replace(' ', "")))
+            .collect();
+        let spec = format!("sim:custom,{}", keys.join(","));
+        let a = json(&["info", &spec]);
+        let b = json(&["info", &format!("sim:{name}")]);
+        assert_eq!(
+            a["target"]["size_bytes"], b["target"]["size_bytes"],
+            "{spec}"
+        );
+    }
+}
+
+fn fails_with(args: &[&str], code: i32, needle: &str) {
+    flashscope()
+        .args(args)
+        .assert()
+        .code(code)
+        .stderr(predicate::str::contains(needle))
+        .stderr(predicate::str::contains("panicked").not());
+}
+
+#[test]
+fn bad_specs_are_usage_errors_naming_the_value() {
+    fails_with(&["info", "sim:custom,size=banana"], 2, "banana");
+    fails_with(
+        &["info", "sim:custom,colour=red"],
+        2,
+        "unknown sim key 'colour'",
+    );
+    fails_with(
+        &["info", "sim:custom,erase=5M"],
+        2,
+        "erase=5242880 is neither a power of two nor 3 x",
+    );
+    fails_with(&["info", "sim:custom,page=8M"], 2, "larger than erase");
+    fails_with(&["info", "sim:custom,page=12K"], 2, "does not divide");
+    fails_with(&["info", "sim:custom,real=32G"], 2, "larger than size");
+    fails_with(
+        &["info", "sim:custom,size=1M"],
+        2,
+        "smaller than one erase block",
+    );
+    fails_with(
+        &["info", "sim:nosuch"],
+        2,
+        "unknown simulator preset 'nosuch'",
+    );
+    fails_with(&["info", "sim:custom,fault=eio@1T+4K"], 2, "beyond the end");
+}
+
+#[test]
+fn missing_and_wrong_kinds_of_targets() {
+    fails_with(&["info", "/nonexistent/card.img"], 1, "does not exist");
+    let dir = tempfile::tempdir().unwrap();
+    fails_with(&["info", dir.path().to_str().unwrap()], 2, "is a directory");
+    fails_with(
+        &["info", "/dev/null"],
+        2,
+        "neither a block device nor a regular file",
+    );
+    let empty = dir.path().join("empty.img");
+    std::fs::write(&empty, b"").unwrap();
+    fails_with(&["info", empty.to_str().unwrap()], 2, "is empty");
+}
+
+#[test]
+fn unknown_arguments_are_usage_errors() {
+    flashscope().args(["info"]).assert().code(2);
+    flashscope().args(["frobnicate"]).assert().code(2);
+    flashscope()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Examples:"));
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn a_path_without_permission_is_a_runtime_error() {
+    if !is_root() {
+        eprintln!("skipped: needs root to switch to another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("secret.img");
+    std::fs::write(&p, vec![0u8; 1 << 20]).unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("flashscope");
+    let out = StdCommand::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["info", p.to_str().unwrap()])
+        .output()
+        .expect("setpriv runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("Permission denied") && stderr.contains("setpriv") {
+        eprintln!("skipped: the test binary is not executable by nobody ({stderr})");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("permission denied"), "{stderr}");
+}
+
+/// A loop device over a temporary file, detached by its exact name on drop.
+struct Loop {
+    dev: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Loop {
+    fn attach(size: u64, extra: &[&str]) -> Option<Loop> {
+        if !is_root() {
+            return None;
+        }
+        let dir = tempfile::tempdir().ok()?;
+        let img = dir.path().join("loop.img");
+        let f = std::fs::File::create(&img).ok()?;
+        f.set_len(size).ok()?;
+        let out = StdCommand::new("losetup")
+            .args(["--find", "--show", "--direct-io=on"])
+            .args(extra)
+            .arg(&img)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            eprintln!("losetup failed: {}", String::from_utf8_lossy(&out.stderr));
+            return None;
+        }
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        Some(Loop { dev, _dir: dir })
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = StdCommand::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+#[test]
+fn info_on_a_loop_device_reads_size_and_sectors_by_ioctl() {
+    let Some(lo) = Loop::attach(48 << 20, &["--sector-size", "4096"]) else {
+        eprintln!("skipped: needs root and loop devices");
+        return;
+    };
+    let v = json(&["info", &lo.dev]);
+    assert_eq!(v["target"]["kind"], "block");
+    assert_eq!(v["target"]["size_bytes"], 48u64 << 20);
+    assert_eq!(v["target"]["logical_sector_bytes"], 4096);
+    assert_eq!(v["identity"]["name"], lo.dev.trim_start_matches("/dev/"));
+}
+
+#[test]
+fn a_read_only_device_is_refused_for_writing() {
+    let Some(lo) = Loop::attach(8 << 20, &["--read-only"]) else {
+        eprintln!("skipped: needs root and loop devices");
+        return;
+    };
+    let err = flashscope::target::open(&lo.dev, &flashscope::target::OpenRequest::read_write())
+        .err()
+        .expect("refused");
+    assert_eq!(err.exit_code(), 2, "{err}");
+    assert!(err.to_string().contains("read-only"), "{err}");
+}
+
+/// A mount of `dev` on a temporary directory, unmounted by its exact path on drop.
+struct Mounted {
+    dir: tempfile::TempDir,
+}
+
+impl Mounted {
+    fn ext4(dev: &str) -> Option<Mounted> {
+        let ok = StdCommand::new("mkfs.ext4")
+            .args(["-q", "-F", dev])
+            .status()
+            .ok()?
+            .success();
+        if !ok {
+            return None;
+        }
+        let dir = tempfile::tempdir().ok()?;
+        let ok = StdCommand::new("mount")
+            .arg(dev)
+            .arg(dir.path())
+            .status()
+            .ok()?
+            .success();
+        ok.then_some(Mounted { dir })
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = StdCommand::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
+    let Some(lo) = Loop::attach(64 << 20, &["--partscan"]) else {
+        eprintln!("skipped: needs root and loop devices");
+        return;
+    };
+    // One partition from 1 MiB to the end.
+    let mut sfdisk = StdCommand::new("sfdisk")
+        .args(["-q", &lo.dev])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("sfdisk runs");
+    use std::io::Write;
+    sfdisk
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"start=2048, type=83\n")
+        .unwrap();
+    assert!(sfdisk.wait().unwrap().success());
+    let part = format!("{}p1", lo.dev);
+    let Some(_node) = PartitionNode::create(&lo.dev, &part) else {
+        eprintln!(
+            "skipped: the kernel did not create a partition for {}",
+            lo.dev
+        );
+        return;
+    };
+    let Some(m) = Mounted::ext4(&part) else {
+        eprintln!("skipped: could not format and mount {part}");
+        return;
+    };
+    let mount_point = m.dir.path().to_str().unwrap().to_string();
+    for target in [&lo.dev, &part] {
+        let err = flashscope::target::open(target, &flashscope::target::OpenRequest::read_write())
+            .err()
+            .unwrap_or_else(|| panic!("{target} opened for writing while mounted"));
+        assert_eq!(err.exit_code(), 2);
+        let msg = err.to_string();
+        assert!(msg.contains(&mount_point) && msg.contains(&part), "{msg}");
+    }
+    // Reading stays allowed.
+    assert!(
+        flashscope::target::open(&lo.dev, &flashscope::target::OpenRequest::read_only()).is_ok()
+    );
+    let v = json(&["info", &lo.dev]);
+    let parts = v["identity"]["partitions"].as_array().unwrap();
+    assert_eq!(parts.len(), 1);
+    assert_eq!(parts[0]["start_bytes"], 1 << 20);
+    assert_eq!(parts[0]["mount_points"][0], mount_point.as_str());
+    drop(m);
+    assert!(
+        flashscope::target::open(&lo.dev, &flashscope::target::OpenRequest::read_write()).is_ok()
+    );
+}
+
+/// Make sure the partition's device node exists (no udev in minimal containers): ask the
+/// kernel to add the partition, then create the node from sysfs if needed; removed on drop
+/// only if this test created it.
+struct PartitionNode {
+    created: Option<String>,
+}
+
+impl PartitionNode {
+    fn create(disk: &str, part: &str) -> Option<PartitionNode> {
+        let _ = StdCommand::new("partx")
+            .args(["-a", disk])
+            .stderr(std::process::Stdio::null())
+            .status();
+        let name = part.trim_start_matches("/dev/");
+        let sys = format!("/sys/class/block/{name}/dev");
+        let mut dev = None;
+        for _ in 0..100 {
+            if let Ok(d) = std::fs::read_to_string(&sys) {
+                dev = Some(d.trim().to_string());
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let dev = dev?;
+        if std::path::Path::new(part).exists() {
+            return Some(PartitionNode { created: None });
+        }
+        let (maj, min) = dev.split_once(':')?;
+        let ok = StdCommand::new("mknod")
+            .args([part, "b", maj, min])
+            .status()
+            .ok()?
+            .success();
+        ok.then(|| PartitionNode {
+            created: Some(part.to_string()),
+        })
+    }
+}
+
+impl Drop for PartitionNode {
+    fn drop(&mut self) {
+        if let Some(p) = &self.created {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
