@@ -76,7 +76,10 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
         usable_bytes
     };
     let reads: u64 = rec.scans.iter().map(|s| s.reads).sum();
-    let cache_note = if rec.flush_bytes >= rec.max_cache {
+    let cache_note = if modulus.is_some() {
+        "aliasing shows in reads of never-written sectors, which no write cache can answer"
+            .to_string()
+    } else if rec.flush_bytes >= rec.max_cache {
         format!(
             "read back after writing {} more (defeats a write cache up to that size)",
             format_bytes(rec.flush_bytes)

@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod extent;
+pub mod fileset;
 pub mod probe;
 pub mod stamp;
 pub mod verify;

@@ -1,7 +1,9 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
 pub mod info;
+pub mod probe;
 pub mod sim;
+pub mod verify;
 
 use crate::report::Document;
 use crate::Result;
@@ -35,6 +37,10 @@ pub struct Cli {
 pub enum Command {
     /// What a target is: size, sectors, identity, partitions, MMC/SD registers.
     Info(info::Args),
+    /// Fast fake-capacity probe: usable size, fake kind, wrap modulus.
+    Probe(probe::Args),
+    /// Full-surface verify: write stamps everywhere, read back, list bad extents.
+    Verify(verify::Args),
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
@@ -65,6 +71,8 @@ pub fn run(cli: Cli) -> Result<i32> {
     let out = Output { json: cli.json };
     match &cli.command {
         Command::Info(a) => info::run(a, &out),
+        Command::Probe(a) => probe::run(a, &out),
+        Command::Verify(a) => verify::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
     }
 }

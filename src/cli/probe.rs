@@ -1,0 +1,252 @@
+//! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
+
+use super::Output;
+use crate::backend::{Backend, WriteBudget};
+use crate::capacity::analysis::{analyse, safe_partition, FakeKind, Verdict};
+use crate::capacity::probe::{probe, ProbeConfig};
+use crate::capacity::stamp::Stamper;
+use crate::report::progress::Progress;
+use crate::report::{Document, Warning};
+use crate::target::{self, OpenRequest};
+use crate::units::{format_bytes, parse_duration_ns, parse_size};
+use crate::{Error, Result};
+
+/// Arguments of `probe`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  flashscope probe sim:fake-64g --destructive
+  flashscope probe /dev/sdb --destructive --json
+  flashscope probe /dev/sdb --destructive --time-budget 2m
+
+Writes a few MiB of stamps and reads them back (plus up to --max-cache of filler to push a
+controller write cache out). The first and last MiB (partition tables) are never written.
+Exit 3 when the device is fake or damaged.")]
+pub struct Args {
+    /// Whole block device, regular file, or sim:PRESET[,key=value...].
+    pub target: String,
+    /// Allow writing with every overwritten region saved to a journal and restored
+    /// (non-destructive).
+    #[arg(long)]
+    pub write: bool,
+    /// Allow writing without backups: data in the probed regions is destroyed.
+    #[arg(long)]
+    pub destructive: bool,
+    /// Stop after this long (e.g. 90s, 5m); the result is then partial.
+    #[arg(long, value_name = "DURATION")]
+    pub time_budget: Option<String>,
+    /// The largest controller write cache to push out before calling a device honest.
+    #[arg(long, value_name = "SIZE", default_value = "1G")]
+    pub max_cache: String,
+    /// Probe a partition although a fake is only visible on the whole device.
+    #[arg(long)]
+    pub partition_ok: bool,
+}
+
+const PLAN: &str = "probe writes stamps to a few spans across the device and up to --max-cache (1 GiB) of filler, never touching the first and last MiB";
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    super::require_write_permission(args.write || args.destructive, &args.target, PLAN)?;
+    if !args.destructive {
+        return Err(Error::Refused(format!(
+            "non-destructive probing needs the preserve journal, which this build does not have yet: nothing was written to '{}'. Rerun with --destructive to probe without backups (the probed spans and up to --max-cache of filler are overwritten)",
+            args.target
+        )));
+    }
+    let max_cache = parse_size(&args.max_cache).map_err(|_| {
+        Error::usage(format!(
+            "--max-cache '{}' is not a size: use e.g. 1G or 256M",
+            args.max_cache
+        ))
+    })?;
+    let time_budget_ns = args
+        .time_budget
+        .as_deref()
+        .map(|t| {
+            parse_duration_ns(t).map_err(|_| {
+                Error::usage(format!(
+                    "--time-budget '{t}' is not a duration: use e.g. 90s or 5m"
+                ))
+            })
+        })
+        .transpose()?;
+    let opened = target::open(&args.target, &OpenRequest::read_write())?;
+    let mut warnings = opened.warnings.clone();
+    if let Some(w) = super::verify::partition_check(&opened, &args.target, args.partition_ok)? {
+        warnings.push(w);
+    }
+    let info = opened.info.clone();
+    let mut dev = WriteBudget::new(opened.backend, None);
+    let cfg = ProbeConfig {
+        max_cache,
+        time_budget_ns,
+        salt: Stamper::random_salt(),
+    };
+    let mut bar = Progress::new("probe");
+    let rec = {
+        let mut cb = |p: crate::capacity::probe::Progress| bar.update(p.done, p.total);
+        probe(&mut dev, &cfg, &mut cb)?
+    };
+    bar.finish();
+    let _ = dev.flush();
+    let verdict = analyse(&rec);
+    let mut doc = Document::new("probe", serde_json::to_value(&info).unwrap_or_default());
+    doc.parameters = serde_json::json!({
+        "max_cache_bytes": max_cache,
+        "time_budget_ns": time_budget_ns,
+        "destructive": args.destructive,
+        "guard_bytes": rec.guard_bytes,
+    });
+    doc.samples = serde_json::json!({
+        "spans": rec.spans,
+        "scans": rec.scans.iter().map(|s| serde_json::json!({
+            "from": s.from, "to": s.to, "stride": s.stride, "reads": s.reads,
+            "hits": s.hits.len(), "elapsed_ns": s.elapsed_ns,
+        })).collect::<Vec<_>>(),
+        "alias_hits": rec.alias_hits.iter().take(64).collect::<Vec<_>>(),
+        "filler_bytes": rec.filler_bytes,
+        "flush_bytes": rec.flush_bytes,
+    });
+    doc.inferences
+        .insert("usable_bytes".into(), verdict.usable.clone());
+    doc.inferences
+        .insert("fake_kind".into(), verdict.fake_kind.clone());
+    if verdict.wrap_modulus.is_some() {
+        doc.inferences
+            .insert("wrap_modulus_bytes".into(), verdict.modulus.clone());
+    }
+    doc.bytes_written = dev.bytes_written;
+    doc.elapsed_ns = rec.elapsed_ns;
+    if !rec.complete {
+        warnings.push(Warning::new(
+            "partial",
+            "the probe stopped before it finished (time budget): the usable size is only what was shown to hold data so far",
+        ));
+    }
+    if rec.guard_restored {
+        warnings.push(Warning::new(
+            "guard-restored",
+            "aliased writes reached the partition-table regions; their saved content was written back",
+        ));
+    }
+    doc.warnings = warnings;
+    let line = verdict_line(&verdict);
+    let command = partition_command(&verdict, &args.target);
+    doc.extra.insert("verdict".into(), line.clone().into());
+    if let Some(c) = &command {
+        doc.extra
+            .insert("partition_command".into(), c.clone().into());
+    }
+    out.emit(&doc, |d| render(d, &line, command.as_deref()));
+    Ok(if verdict.failed() { 3 } else { 0 })
+}
+
+/// The one-line verdict a person reads first.
+pub fn verdict_line(v: &Verdict) -> String {
+    let announced = format_bytes(v.announced_bytes);
+    let holds = format_bytes(v.usable_bytes);
+    let part = safe_partition(v.usable_bytes)
+        .map(|(_, size)| {
+            format!(
+                "usable with a partition of at most {}",
+                format_bytes_floor(size * 512)
+            )
+        })
+        .unwrap_or_else(|| "not usable".to_string());
+    match v.kind {
+        FakeKind::None => format!("OK: announces {announced} and holds all of it"),
+        FakeKind::Wrap => format!(
+            "FAKE: announces {announced}, holds {holds} (wrap-around every {}); {part}",
+            format_bytes(v.wrap_modulus.unwrap_or(0))
+        ),
+        FakeKind::Chain => format!(
+            "FAKE: announces {announced}, holds {holds} (beyond it, regions alternately wrap around every {} and lose data); {part}",
+            format_bytes(v.wrap_modulus.unwrap_or(0))
+        ),
+        FakeKind::Limbo => format!(
+            "FAKE: announces {announced}, holds {holds} (data written beyond it is lost); {part}"
+        ),
+        FakeKind::Bad => format!(
+            "DAMAGED: announces {announced}, but returned I/O errors or flipped bits; run `flashscope verify` for the full list"
+        ),
+    }
+}
+
+/// Bytes in binary units rounded down to two decimals (`7.99 GiB`), so a size shown as
+/// a limit is never above the limit.
+pub fn format_bytes_floor(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut unit = 0;
+    let mut scale = 1024u64;
+    while unit + 1 < UNITS.len() && bytes / scale >= 1024 {
+        scale *= 1024;
+        unit += 1;
+    }
+    let hundredths = (bytes as u128 * 100 / scale as u128) as u64;
+    let text = format!("{}.{:02}", hundredths / 100, hundredths % 100);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {}", UNITS[unit])
+}
+
+/// The sfdisk command that makes a fake usable: one partition inside the real part.
+fn partition_command(v: &Verdict, target: &str) -> Option<String> {
+    if !matches!(v.kind, FakeKind::Wrap | FakeKind::Limbo | FakeKind::Chain) {
+        return None;
+    }
+    let (start, size) = safe_partition(v.usable_bytes)?;
+    let dev = if target.starts_with("sim:") {
+        "/dev/sdX"
+    } else {
+        target
+    };
+    Some(format!(
+        "echo 'start={start}, size={size}, type=c' | sudo sfdisk {dev}"
+    ))
+}
+
+fn render(doc: &Document, line: &str, command: Option<&str>) -> String {
+    let mut s = format!("{line}\n");
+    if let Some(c) = command {
+        s.push_str(&format!(
+            "make it usable (erases its partition table): {c}\n"
+        ));
+    }
+    for (k, inf) in &doc.inferences {
+        s.push_str(&format!(
+            "  {k}: {} ({}) — {}\n",
+            inf.value
+                .as_ref()
+                .map(|v| match v.as_u64() {
+                    Some(n) if k.ends_with("_bytes") => format!("{} ({n} bytes)", format_bytes(n)),
+                    _ => v
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string()),
+                })
+                .unwrap_or_else(|| "?".to_string()),
+            inf.status_word(),
+            inf.evidence
+        ));
+    }
+    s.push_str(&format!(
+        "  written {}, took {:.1} s\n",
+        format_bytes(doc.bytes_written),
+        doc.elapsed_ns as f64 / 1e9
+    ));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_rounded_down() {
+        assert_eq!(format_bytes_floor((8 << 30) - (1 << 20)), "7.99 GiB");
+        assert_eq!(format_bytes_floor(8 << 30), "8 GiB");
+        assert_eq!(format_bytes_floor(1536), "1.5 KiB");
+        assert_eq!(format_bytes_floor(100), "100 B");
+    }
+}
