@@ -164,6 +164,19 @@ impl Stamper {
         diff == 0
     }
 
+    /// The offset a unit claims to be the stamp of, when its header is a valid stamp
+    /// header of this run (cheap: three words; the payload is not checked).
+    pub fn claimed_offset(&self, unit: &[u8]) -> Option<u64> {
+        if unit.len() < HEADER * 8 {
+            return None;
+        }
+        let word = |i: usize| {
+            let w = &unit[i * 8..i * 8 + 8];
+            u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
+        };
+        (word(1) == self.salt && word(2) == check_word(word(0), self.salt)).then(|| word(0))
+    }
+
     /// Classify one unit read back from byte offset `off`.
     pub fn classify_unit(&self, unit: &[u8], off: u64) -> UnitClass {
         if unit.len() != UNIT {
@@ -260,6 +273,9 @@ mod tests {
         torn[256..].fill(0);
         assert_eq!(s.classify_unit(&torn, 8192), UnitClass::Bad);
         assert_eq!(s.classify_unit(&unit[..100], 8192), UnitClass::Bad);
+        assert_eq!(s.claimed_offset(&unit), Some(8192));
+        assert_eq!(s.claimed_offset(&[0u8; UNIT]), None);
+        assert_eq!(s.claimed_offset(&stale), None);
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub struct ThroughputSample {
     pub phase: Phase,
     pub offset: u64,
     pub bytes: u64,
-    /// Time spent inside the device's read or write calls for these bytes.
+    /// Wall time (device clock) these bytes took, including any wait for the CPU, so the
+    /// rate is what a user gets, comparable with fio's.
     pub ns: u64,
     pub bytes_per_s: f64,
 }
@@ -105,13 +106,16 @@ pub struct VerifyControl<'a> {
     /// Called with the state every `save_every` bytes and when the run stops.
     pub save_every: u64,
     pub save: &'a mut dyn FnMut(&VerifyState) -> Result<()>,
+    /// Stop once everything is written (the read pass runs later, e.g. after the card was
+    /// unplugged and plugged in again, so no cache can answer).
+    pub stop_after_write: bool,
     pub progress: &'a mut dyn FnMut(Phase, u64, u64),
 }
 
 struct Interval {
     offset: u64,
     bytes: u64,
-    ns: u64,
+    started: u64,
 }
 
 impl Interval {
@@ -119,24 +123,26 @@ impl Interval {
         &mut self,
         phase: Phase,
         samples: &mut Vec<ThroughputSample>,
+        now: u64,
         force: bool,
         every: u64,
     ) {
         if self.bytes > 0 && (force || self.bytes >= every) {
+            let ns = now.saturating_sub(self.started);
             samples.push(ThroughputSample {
                 phase,
                 offset: self.offset,
                 bytes: self.bytes,
-                ns: self.ns,
-                bytes_per_s: if self.ns > 0 {
-                    self.bytes as f64 * 1e9 / self.ns as f64
+                ns,
+                bytes_per_s: if ns > 0 {
+                    self.bytes as f64 * 1e9 / ns as f64
                 } else {
                     0.0
                 },
             });
             self.offset += self.bytes;
             self.bytes = 0;
-            self.ns = 0;
+            self.started = now;
         }
     }
 }
@@ -174,6 +180,9 @@ pub fn run<B: Backend + ?Sized>(
             .map_err(|e| Error::io("flushing the written stamps", e))?;
         state.next = state.start;
         (ctl.save)(state)?;
+        if ctl.stop_after_write {
+            return Ok(());
+        }
     }
     let over = ctl
         .time_budget_ns
@@ -203,16 +212,15 @@ fn write_phase<B: Backend + ?Sized>(
     let mut result = Ok(());
     std::thread::scope(|s| {
         s.spawn(move || generate(stamper, from, end, chunk, rx_empty, tx_full));
+        let phase_start = dev.clock_ns();
         let mut iv = Interval {
             offset: from,
             bytes: 0,
-            ns: 0,
+            started: phase_start,
         };
         let mut since_save = 0;
         for (off, n, buf) in rx_full.iter() {
-            let t = dev.clock_ns();
             let r = dev.write_at(&buf[..n], off);
-            let dt = dev.clock_ns().saturating_sub(t);
             match r {
                 Ok(()) => state.bytes_written += n as u64,
                 Err(e) if is_vanished(&e) || crate::backend::is_budget_exhausted(&e) => {
@@ -234,11 +242,16 @@ fn write_phase<B: Backend + ?Sized>(
                     }
                 }
             }
-            state.write_ns += dt;
             state.next = off + n as u64;
             iv.bytes += n as u64;
-            iv.ns += dt;
-            iv.flush(Phase::Write, &mut state.samples, false, ctl.sample_bytes);
+            let now = dev.clock_ns();
+            iv.flush(
+                Phase::Write,
+                &mut state.samples,
+                now,
+                false,
+                ctl.sample_bytes,
+            );
             (ctl.progress)(Phase::Write, state.next - state.start, state.length);
             let _ = tx_empty.send(buf);
             since_save += n as u64;
@@ -258,7 +271,15 @@ fn write_phase<B: Backend + ?Sized>(
         }
         drop(rx_full);
         drop(tx_empty);
-        iv.flush(Phase::Write, &mut state.samples, true, ctl.sample_bytes);
+        let now = dev.clock_ns();
+        iv.flush(
+            Phase::Write,
+            &mut state.samples,
+            now,
+            true,
+            ctl.sample_bytes,
+        );
+        state.write_ns += now.saturating_sub(phase_start);
     });
     result?;
     if state.next >= end {
@@ -350,10 +371,11 @@ fn read_phase<B: Backend + ?Sized>(
     let mut result = Ok(());
     std::thread::scope(|s| {
         s.spawn(move || check(stamper, rx_read, tx_done));
+        let phase_start = dev.clock_ns();
         let mut iv = Interval {
             offset: state.next,
             bytes: 0,
-            ns: 0,
+            started: phase_start,
         };
         let mut since_save = 0u64;
         let mut off = state.next;
@@ -364,9 +386,7 @@ fn read_phase<B: Backend + ?Sized>(
             while !stopping && off < end {
                 let Some(mut buf) = pool.pop() else { break };
                 let n = (end - off).min(chunk) as usize;
-                let t = dev.clock_ns();
                 let r = dev.read_at(&mut buf[..n], off);
-                let dt = dev.clock_ns().saturating_sub(t);
                 let mut unreadable = Vec::new();
                 match r {
                     Ok(()) => {}
@@ -391,11 +411,16 @@ fn read_phase<B: Backend + ?Sized>(
                         }
                     }
                 }
-                state.read_ns += dt;
                 state.bytes_read += n as u64;
                 iv.bytes += n as u64;
-                iv.ns += dt;
-                iv.flush(Phase::Read, &mut state.samples, false, ctl.sample_bytes);
+                let now = dev.clock_ns();
+                iv.flush(
+                    Phase::Read,
+                    &mut state.samples,
+                    now,
+                    false,
+                    ctl.sample_bytes,
+                );
                 if tx_read.send((off, n, buf, unreadable)).is_err() {
                     stopping = true;
                     break;
@@ -433,7 +458,9 @@ fn read_phase<B: Backend + ?Sized>(
             }
         }
         drop(tx_read);
-        iv.flush(Phase::Read, &mut state.samples, true, ctl.sample_bytes);
+        let now = dev.clock_ns();
+        iv.flush(Phase::Read, &mut state.samples, now, true, ctl.sample_bytes);
+        state.read_ns += now.saturating_sub(phase_start);
     });
     result?;
     if state.next >= end {
@@ -457,6 +484,7 @@ mod tests {
             sample_bytes: 4 << 20,
             save_every: 16 << 20,
             save: &mut save,
+            stop_after_write: false,
             progress: &mut prog,
         };
         run(&mut dev, &mut st, &mut ctl).unwrap();
@@ -522,6 +550,7 @@ mod tests {
                 sample_bytes: 1 << 20,
                 save_every: 4 << 20,
                 save: &mut save,
+                stop_after_write: false,
                 progress: &mut prog,
             };
             run(&mut dev, &mut st, &mut ctl).unwrap();
@@ -541,6 +570,7 @@ mod tests {
             sample_bytes: 1 << 20,
             save_every: 4 << 20,
             save: &mut save,
+            stop_after_write: false,
             progress: &mut prog,
         };
         run(&mut dev, &mut resumed, &mut ctl).unwrap();

@@ -61,6 +61,18 @@ pub struct Args {
     /// Verify a partition although a fake is only visible on the whole device.
     #[arg(long)]
     pub partition_ok: bool,
+    /// Run only the write pass (state saved) or only the read pass of a written run;
+    /// in between the card can be unplugged so that no cache can answer.
+    #[arg(long, value_enum, default_value = "both")]
+    pub pass: Pass,
+}
+
+/// Which passes to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pass {
+    Write,
+    Read,
+    Both,
 }
 
 /// Refuse a partition unless allowed: a fake card only shows itself on the whole device.
@@ -122,6 +134,10 @@ fn identity(opened: &OpenTarget, spec: &str) -> String {
         }
     }
     id
+}
+
+fn is_sim_spec(spec: &str) -> bool {
+    spec.starts_with("sim:")
 }
 
 fn default_state_path(spec: &str) -> PathBuf {
@@ -225,6 +241,16 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         .state
         .clone()
         .unwrap_or_else(|| default_state_path(&args.target));
+    if args.pass == Pass::Read && !args.resume {
+        return Err(Error::usage(
+            "--pass read checks a run written earlier with --pass write: add --resume (and --state FILE if one was given)",
+        ));
+    }
+    if args.pass == Pass::Write && is_sim_spec(&args.target) {
+        return Err(Error::usage(
+            "--pass write keeps nothing on a simulated card (it lives only in this process): run both passes",
+        ));
+    }
     let state = if args.resume {
         let st = load_state(&state_path)?;
         if st.target_identity != id || st.size_bytes != size {
@@ -248,15 +274,19 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let info = opened.info.clone();
     let is_sim_target = info.kind == "sim";
     let mut dev = opened.backend;
+    if args.pass == Pass::Read && state.phase == Phase::Write {
+        return Err(Error::usage(format!(
+            "the run in '{}' has not finished writing: continue it with --resume --pass write (or both)",
+            state_path.display()
+        )));
+    }
+    let saved_at = (!is_sim_target).then_some(state_path.as_path());
     let (state, code) = drive(
         &mut *dev,
         state,
         time_budget_ns,
-        if is_sim_target {
-            None
-        } else {
-            Some(&state_path)
-        },
+        saved_at,
+        args.pass == Pass::Write,
     )?;
     let doc = document(
         "verify",
@@ -276,6 +306,7 @@ fn drive(
     mut state: VerifyState,
     time_budget_ns: Option<u64>,
     state_path: Option<&Path>,
+    stop_after_write: bool,
 ) -> Result<(VerifyState, i32)> {
     let mut bar = Progress::new("verify");
     let mut save = |st: &VerifyState| match state_path {
@@ -301,6 +332,7 @@ fn drive(
         sample_bytes: (state.length / 256).max(state.chunk),
         save_every: 256 << 20,
         save: &mut save,
+        stop_after_write,
         progress: &mut prog,
     };
     let t0 = dev.clock_ns();
@@ -312,6 +344,11 @@ fn drive(
         if let Some(p) = state_path {
             let _ = std::fs::remove_file(p);
         }
+    } else if let (true, Phase::Read, Some(p)) = (stop_after_write, state.phase, state_path) {
+        eprintln!(
+            "write pass done; check it later with --pass read --resume (state in {})",
+            p.display()
+        );
     } else if let Some(p) = state_path {
         eprintln!(
             "verify stopped at {} of {} ({} phase); continue with --resume (state in {})",
@@ -369,7 +406,7 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
         total,
         Stamper::random_salt(),
     );
-    let (state, code) = drive(&mut set, state, time_budget_ns, None)?;
+    let (state, code) = drive(&mut set, state, time_budget_ns, None, false)?;
     let files: Vec<String> = set
         .paths()
         .iter()
@@ -455,7 +492,7 @@ fn document(
         doc.inferences.insert(
             "write_bytes_per_s".into(),
             Inference::new(
-                r.round(),
+                r.round() as u64,
                 0.95,
                 format!(
                     "{} written sequentially in 1 MiB requests",
@@ -468,7 +505,7 @@ fn document(
         doc.inferences.insert(
             "read_bytes_per_s".into(),
             Inference::new(
-                r.round(),
+                r.round() as u64,
                 0.95,
                 format!(
                     "{} read sequentially in 1 MiB requests",

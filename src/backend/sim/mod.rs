@@ -312,6 +312,20 @@ impl SimDevice {
         if self.cfg.cache == 0 || buf.is_empty() {
             return;
         }
+        let (mut offset, mut buf) = (offset, buf);
+        let len = buf.len() as u64;
+        if len >= self.cfg.cache {
+            // Everything older is pushed out; only the write's tail stays.
+            self.cache = WriteCache {
+                seq: self.cache.seq,
+                ..WriteCache::default()
+            };
+            let tail = offset + len - self.cfg.cache;
+            let start = tail - tail % CACHE_CHUNK;
+            let start = start.max(offset);
+            buf = &buf[(start - offset) as usize..];
+            offset = start;
+        }
         let len = buf.len() as u64;
         let first = offset / CACHE_CHUNK;
         let last = (offset + len - 1) / CACHE_CHUNK;
@@ -319,7 +333,8 @@ impl SimDevice {
         self.cache.seq += 1;
         for chunk in first..=last {
             let start = chunk * CACHE_CHUNK;
-            if !self.cache.latest.contains_key(&chunk) {
+            let covered = start >= offset && start + CACHE_CHUNK <= offset + len;
+            if !covered && !self.cache.latest.contains_key(&chunk) {
                 // A partly written chunk enters the cache with the medium's other bytes.
                 let n = CACHE_CHUNK.min(self.cfg.size - start) as usize;
                 let mut old = vec![0u8; n];
