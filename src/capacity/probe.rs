@@ -313,10 +313,11 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                 pos += chunk;
                 continue;
             }
-            match self.dev.write_at(&buf, pos) {
+            let n = (amount - done).min(chunk).div_ceil(self.align) * self.align;
+            match self.dev.write_at(&buf[..n as usize], pos) {
                 Ok(()) => {
-                    self.rec.bytes_written += chunk;
-                    done += chunk;
+                    self.rec.bytes_written += n;
+                    done += n;
                 }
                 Err(e) if crate::backend::is_budget_exhausted(&e) => self.stop = true,
                 Err(e) if is_vanished(&e) => return Err(self.io_err("writing filler", pos, e)),
