@@ -9,6 +9,7 @@ pub mod backend;
 pub mod capacity;
 pub mod cli;
 pub mod error;
+pub mod journal;
 pub mod probe;
 pub mod report;
 pub mod target;

@@ -1,8 +1,19 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
+pub mod align;
+pub mod analyze;
+pub mod analyze_writes;
+pub mod fat;
+pub mod guard;
 pub mod info;
+pub mod interval;
+pub mod open_au;
 pub mod probe;
+pub mod program;
+pub mod restore;
+pub mod scatter;
 pub mod sim;
+pub mod slc;
 pub mod verify;
 
 use crate::report::Document;
@@ -44,6 +55,24 @@ pub enum Command {
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// Erase block and page size from read timings across boundaries (read-only).
+    Align(align::Args),
+    /// flashbench's scatter test: fastest read time at many offsets (read-only).
+    Scatter(scatter::Args),
+    /// Read time against request size: access time and throughput (read-only).
+    Interval(interval::Args),
+    /// Analyse flashbench logs with flashscope's inference.
+    Analyze(analyze::Args),
+    /// How many erase blocks can be written at once (writes; needs --write).
+    OpenAu(open_au::Args),
+    /// Which of the first erase blocks behave differently: the FAT area (writes; needs --write).
+    Fat(fat::Args),
+    /// Program matrix: write and read throughput per block size and data pattern (writes).
+    Program(program::Args),
+    /// The write-cache cliff: bytes at cache speed before the native speed (writes).
+    Slc(slc::Args),
+    /// Put back the regions a preserve-mode test saved (after a crash or power loss).
+    Restore(restore::Args),
 }
 
 /// How results are printed: JSON or text on stdout; progress and warnings on stderr.
@@ -74,6 +103,15 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Probe(a) => probe::run(a, &out),
         Command::Verify(a) => verify::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
+        Command::Align(a) => align::run(a, &out),
+        Command::Scatter(a) => scatter::run(a, &out),
+        Command::Interval(a) => interval::run(a, &out),
+        Command::Analyze(a) => analyze::run(a, &out),
+        Command::Restore(a) => restore::run(a, &out),
+        Command::OpenAu(a) => open_au::run(a, &out),
+        Command::Fat(a) => fat::run(a, &out),
+        Command::Program(a) => program::run(a, &out),
+        Command::Slc(a) => slc::run(a, &out),
     }
 }
 
