@@ -21,6 +21,7 @@ fn run_probe(spec: &str, max_cache: u64, salt: u64) -> (ProbeRecord, Verdict) {
         max_cache,
         time_budget_ns: None,
         salt,
+        restore_guards: true,
     };
     let rec = probe(&mut dev, &pc, &mut |_| {}).unwrap_or_else(|e| panic!("{spec}: {e}"));
     assert_eq!(
@@ -522,22 +523,53 @@ fn sha256_of(path: &std::path::Path) -> String {
 }
 
 #[test]
-fn probe_on_an_honest_loop_device_exits_0_and_leaves_the_partition_tables() {
+fn probe_on_an_honest_loop_device_exits_0_and_leaves_the_file_unchanged() {
     let Some(lo) = Loop::attach(256 * MIB, &[]) else {
         eprintln!("skipped: needs root and loop devices");
         return;
     };
-    // Something recognisable in the guard regions (MBR and backup GPT areas).
+    // Data everywhere, so a byte the probe forgot to restore changes the checksum.
     {
         use std::os::unix::fs::FileExt;
         let f = std::fs::OpenOptions::new()
             .write(true)
             .open(&lo.img)
             .unwrap();
-        f.write_all_at(&[0x5a; 4096], 0).unwrap();
-        f.write_all_at(&[0xa5; 4096], 256 * MIB - 4096).unwrap();
+        let mut rng = Pcg64::seed_from_u64(9);
+        let mut block = vec![0u8; MIB as usize];
+        for i in 0..256u64 {
+            rng.fill(&mut block[..]);
+            f.write_all_at(&block, i * MIB).unwrap();
+        }
         f.sync_all().unwrap();
     }
+    let before = sha256_of(&lo.img);
+    assert_eq!(before.len(), 64);
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("probe.fsjournal");
+    let v = json_of(
+        &[
+            "probe",
+            &lo.dev,
+            "--write",
+            "--max-cache",
+            "32M",
+            "--journal",
+            journal.to_str().unwrap(),
+        ],
+        0,
+    );
+    assert_eq!(v["inferences"]["fake_kind"]["value"], "none");
+    assert_eq!(v["inferences"]["usable_bytes"]["value"], 256 * MIB);
+    assert_eq!(v["preserve"]["mode"], "preserve");
+    assert!(v["preserve"]["test_bytes_written"].as_u64().unwrap() >= 32 * MIB);
+    assert_eq!(
+        sha256_of(&lo.img),
+        before,
+        "preserve mode restored every byte"
+    );
+    assert!(!journal.exists(), "journal removed after the restore");
+    // Destructive mode leaves the partition-table regions alone too.
     let head = |img: &std::path::Path| {
         use std::os::unix::fs::FileExt;
         let f = std::fs::File::open(img).unwrap();
@@ -547,19 +579,21 @@ fn probe_on_an_honest_loop_device_exits_0_and_leaves_the_partition_tables() {
         f.read_exact_at(&mut b, 255 * MIB).unwrap();
         (a, b)
     };
-    let before = head(&lo.img);
-    let v = json_of(
-        &["probe", &lo.dev, "--destructive", "--max-cache", "32M"],
+    let guards = head(&lo.img);
+    json_of(
+        &["probe", &lo.dev, "--destructive", "--max-cache", "16M"],
         0,
     );
-    assert_eq!(v["inferences"]["fake_kind"]["value"], "none");
-    assert_eq!(v["inferences"]["usable_bytes"]["value"], 256 * MIB);
     assert_eq!(
         head(&lo.img),
-        before,
+        guards,
         "the first and last MiB are never written"
     );
-    let _ = sha256_of(&lo.img);
+    assert_ne!(
+        sha256_of(&lo.img),
+        before,
+        "destructive mode does overwrite"
+    );
 }
 
 #[test]

@@ -41,6 +41,9 @@ pub struct ProbeConfig {
     pub time_budget_ns: Option<u64>,
     /// Salt of this run's stamps.
     pub salt: u64,
+    /// Save the guard regions in memory and write them back if aliasing changed them.
+    /// Off under a preserve journal, which restores every overwritten cell itself.
+    pub restore_guards: bool,
 }
 
 impl Default for ProbeConfig {
@@ -49,6 +52,7 @@ impl Default for ProbeConfig {
             max_cache: 1 << 30,
             time_budget_ns: None,
             salt: Stamper::random_salt(),
+            restore_guards: true,
         }
     }
 }
@@ -163,6 +167,12 @@ struct Prober<'a, B: Backend + ?Sized> {
     written: Vec<(u64, u64)>,
 }
 
+/// Errors that end the probe: the device is gone, or the user interrupted (Ctrl-C in
+/// preserve mode stops after the current write).
+fn fatal(e: &std::io::Error) -> bool {
+    is_vanished(e) || e.kind() == std::io::ErrorKind::Interrupted
+}
+
 fn align_down(x: u64, a: u64) -> u64 {
     x - x % a
 }
@@ -220,7 +230,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     self.stop = true;
                     return Ok(false);
                 }
-                Err(e) if is_vanished(&e) => return Err(self.io_err("writing", pos, e)),
+                Err(e) if fatal(&e) => return Err(self.io_err("writing", pos, e)),
                 Err(_) => return Ok(false),
             }
             pos += n as u64;
@@ -279,7 +289,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                         }
                     }
                 }
-                Err(e) if is_vanished(&e) => return Err(self.io_err("reading", pos, e)),
+                Err(e) if fatal(&e) => return Err(self.io_err("reading", pos, e)),
                 Err(_) => {
                     s.io_error = true;
                     if s.first_lost.is_none() {
@@ -320,7 +330,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     done += n;
                 }
                 Err(e) if crate::backend::is_budget_exhausted(&e) => self.stop = true,
-                Err(e) if is_vanished(&e) => return Err(self.io_err("writing filler", pos, e)),
+                Err(e) if fatal(&e) => return Err(self.io_err("writing filler", pos, e)),
                 Err(_) => {}
             }
             pos += chunk;
@@ -332,6 +342,41 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         }
         self.rec.filler_bytes += done;
         Ok(done)
+    }
+
+    /// Where the spans written so far are stored if addresses wrap every `m` bytes.
+    fn cells(&self, m: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        for &(o, l) in &self.written {
+            let start = o % m;
+            let first = l.min(m - start);
+            out.push((start, first));
+            if first < l {
+                out.push((0, (l - first).min(m)));
+            }
+        }
+        out
+    }
+
+    /// The highest span `[e - w, e)` with `e <= end` whose storage (addresses wrapping every
+    /// `m`) no earlier span used: a second write to the same cell through another address
+    /// would make a journal restore them in the wrong order.
+    fn free_span_below(&self, end: u64, w: u64, m: u64) -> u64 {
+        let cells = self.cells(m);
+        let mut e = align_down(end, self.align);
+        while e >= self.lim_lo + w {
+            let s = e - w;
+            match cells
+                .iter()
+                .filter(|&&(o, l)| s < o + l && o < e)
+                .map(|&(o, _)| o)
+                .min()
+            {
+                Some(o) => e = align_down(o, self.align),
+                None => return s,
+            }
+        }
+        align_down(end - w, self.align)
     }
 
     /// The span width and scan stride for a bound: about 16384 scan reads per device.
@@ -391,7 +436,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                         }
                     }
                 }
-                Err(e) if is_vanished(&e) => return Err(self.io_err("reading", x, e)),
+                Err(e) if fatal(&e) => return Err(self.io_err("reading", x, e)),
                 Err(_) => sample.reads += 1,
             }
         }
@@ -496,17 +541,26 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             if w == 0 {
                 break;
             }
-            let span = align_down(hi - w, self.align);
-            let wrote = self.write_span(span, hi - span)?;
+            let span = match modulus {
+                Some(m) if hi <= m => self.free_span_below(hi, w, m),
+                _ => align_down(hi - w, self.align),
+            };
+            // Up to `hi`, unless the span had to move below storage used before.
+            let span_len = if span + w >= align_down(hi, self.align) {
+                hi - span
+            } else {
+                w
+            };
+            let wrote = self.write_span(span, span_len)?;
             let after = if flush > 0 {
-                self.filler(flush, &[(span, hi - span)])?
+                self.filler(flush, &[(span, span_len)])?
             } else {
                 0
             };
             self.rec.flush_bytes = self.rec.flush_bytes.max(after);
-            let (s, span_hits) = self.read_span("top", span, hi - span, wrote, after)?;
+            let (s, span_hits) = self.read_span("top", span, span_len, wrote, after)?;
             hits.extend(span_hits);
-            let scan = self.scan(w, hi, (span, hi - span))?;
+            let scan = self.scan(w, hi, (span, span_len))?;
             hits.extend(scan.hits.iter().copied());
             self.rec.scans.push(scan);
             let good = s.all_good();
@@ -547,13 +601,13 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                 for target in steps {
                     // Evict even the span's first unit: writes after it must exceed the cache.
                     let target = target.min(self.cfg.max_cache);
-                    let need = (target + self.align).saturating_sub(hi - span);
+                    let need = (target + self.align).saturating_sub(span_len);
                     if need <= total {
                         continue;
                     }
-                    total += self.filler(need - total, &[(span, hi - span)])?;
+                    total += self.filler(need - total, &[(span, span_len)])?;
                     self.rec.flush_bytes = self.rec.flush_bytes.max(total);
-                    let (s, h) = self.read_span("confirm", span, hi - span, wrote, total)?;
+                    let (s, h) = self.read_span("confirm", span, span_len, wrote, total)?;
                     hits.extend(h);
                     let bad = !s.all_good();
                     let first = s.first_lost;
@@ -567,7 +621,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     }
                 }
                 if let Some((cache, first)) = revealed {
-                    flush = cache + (hi - span) + self.align;
+                    flush = cache + (span_len) + self.align;
                     let (l, bh) = self.bisect(lo.min(first), first, flush)?;
                     hits.extend(bh);
                     (lo, hi) = (l, l);
@@ -595,9 +649,11 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         if let Some(m) = modulus {
             let w = (64u64 << 10).max(self.align);
             let mut cell = align_down(m / 2, self.align).max(self.lim_lo);
+            let used = self.cells(m);
             while self
                 .written
                 .iter()
+                .chain(used.iter())
                 .any(|&(o, l)| cell < o + l && o < cell + w)
             {
                 cell += w;
@@ -671,8 +727,14 @@ pub fn probe<B: Backend + ?Sized>(
     };
     let outcome = p.run();
     // Put the guards back whatever happened (aliased writes may have reached them).
-    let head_back = restore_guard(p.dev, &head, 0)?;
-    let tail_back = restore_guard(p.dev, &tail, lim_hi)?;
+    let (head_back, tail_back) = if cfg.restore_guards {
+        (
+            restore_guard(p.dev, &head, 0)?,
+            restore_guard(p.dev, &tail, lim_hi)?,
+        )
+    } else {
+        (false, false)
+    };
     p.rec.guard_restored = head_back || tail_back;
     p.rec.bytes_written +=
         if head_back { guard } else { 0 } + if tail_back { n - lim_hi } else { 0 };

@@ -1,39 +1,33 @@
 //! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
 
+use super::guard::{self, WriteFlags, WritePlan};
 use super::Output;
-use crate::backend::{Backend, WriteBudget};
 use crate::capacity::analysis::{analyse, safe_partition, FakeKind, Verdict};
 use crate::capacity::probe::{probe, ProbeConfig};
 use crate::capacity::stamp::Stamper;
 use crate::report::progress::Progress;
 use crate::report::{Document, Warning};
 use crate::target::{self, OpenRequest};
-use crate::units::{format_bytes, parse_duration_ns, parse_size};
+use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
 /// Arguments of `probe`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
-  flashscope probe sim:fake-64g --destructive
-  flashscope probe /dev/sdb --destructive --json
+  flashscope probe sim:fake-64g --write
+  flashscope probe /dev/sdb --write --json               non-destructive (journal)
   flashscope probe /dev/sdb --destructive --time-budget 2m
 
-Writes a few MiB of stamps and reads them back (plus up to --max-cache of filler to push a
-controller write cache out). The first and last MiB (partition tables) are never written.
-Exit 3 when the device is fake or damaged.")]
+Writes a few MiB of stamps spread over the device and reads them back, plus up to
+--max-cache of filler to push a controller write cache out. The first and last MiB
+(partition tables) are never written. With --write every overwritten region is saved to a
+journal first and restored and verified at the end. Exit 3 when the device is fake or
+damaged.")]
 pub struct Args {
     /// Whole block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
-    /// Allow writing with every overwritten region saved to a journal and restored
-    /// (non-destructive).
-    #[arg(long)]
-    pub write: bool,
-    /// Allow writing without backups: data in the probed regions is destroyed.
-    #[arg(long)]
-    pub destructive: bool,
-    /// Stop after this long (e.g. 90s, 5m); the result is then partial.
-    #[arg(long, value_name = "DURATION")]
-    pub time_budget: Option<String>,
+    #[command(flatten)]
+    pub flags: WriteFlags,
     /// The largest controller write cache to push out before calling a device honest.
     #[arg(long, value_name = "SIZE", default_value = "1G")]
     pub max_cache: String,
@@ -42,58 +36,76 @@ pub struct Args {
     pub partition_ok: bool,
 }
 
-const PLAN: &str = "probe writes stamps to a few spans across the device and up to --max-cache (1 GiB) of filler, never touching the first and last MiB";
-
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    super::require_write_permission(args.write || args.destructive, &args.target, PLAN)?;
-    if !args.destructive {
-        return Err(Error::Refused(format!(
-            "non-destructive probing needs the preserve journal, which this build does not have yet: nothing was written to '{}'. Rerun with --destructive to probe without backups (the probed spans and up to --max-cache of filler are overwritten)",
-            args.target
-        )));
-    }
     let max_cache = parse_size(&args.max_cache).map_err(|_| {
         Error::usage(format!(
             "--max-cache '{}' is not a size: use e.g. 1G or 256M",
             args.max_cache
         ))
     })?;
-    let time_budget_ns = args
-        .time_budget
-        .as_deref()
-        .map(|t| {
-            parse_duration_ns(t).map_err(|_| {
-                Error::usage(format!(
-                    "--time-budget '{t}' is not a duration: use e.g. 90s or 5m"
-                ))
-            })
-        })
-        .transpose()?;
-    let opened = target::open(&args.target, &OpenRequest::read_write())?;
-    let mut warnings = opened.warnings.clone();
-    if let Some(w) = super::verify::partition_check(&opened, &args.target, args.partition_ok)? {
+    let time_budget_ns = args.flags.time_budget_ns().map_err(|_| {
+        Error::usage(format!(
+            "--time-budget '{}' is not a duration: use e.g. 90s or 5m",
+            args.flags.time_budget.as_deref().unwrap_or("")
+        ))
+    })?;
+    let write_budget = args.flags.write_budget_bytes()?;
+    let info = guard::peek(&args.target)?;
+    let size = info.size_bytes;
+    // A partition hides a fake: check on a read-only open before anything is written.
+    let mut warnings = Vec::new();
+    let peeked = target::open(
+        &args.target,
+        &OpenRequest {
+            write: false,
+            require_direct: false,
+        },
+    )?;
+    if let Some(w) = super::verify::partition_check(&peeked, &args.target, args.partition_ok)? {
         warnings.push(w);
     }
-    let info = opened.info.clone();
-    let mut dev = WriteBudget::new(opened.backend, None);
+    drop(peeked);
+    // Spans (a few top spans of at most 64 MiB, bisection points of 64 KiB) plus filler.
+    let max_bytes = (max_cache + (256 << 20)).min(size);
+    let plan = WritePlan {
+        command: "probe",
+        region: (1 << 20, max_bytes),
+        max_bytes,
+        typical_bytes: Some(64 << 20),
+        estimated_ns: guard::estimate_ns(64 << 20, 64) + 20_000_000_000,
+        what: format!(
+            "probe writes stamps to spans spread over the device and, to push a write cache out, up to {} of zeros, never touching the first and last MiB",
+            format_bytes(max_cache)
+        ),
+    };
+    let mut session = guard::begin(&args.target, &args.flags, &plan, write_budget)?;
     let cfg = ProbeConfig {
         max_cache,
         time_budget_ns,
         salt: Stamper::random_salt(),
+        restore_guards: session.journal.is_none(),
     };
     let mut bar = Progress::new("probe");
-    let rec = {
+    let result = {
         let mut cb = |p: crate::capacity::probe::Progress| bar.update(p.done, p.total);
-        probe(&mut dev, &cfg, &mut cb)?
+        match probe(&mut session.dev, &cfg, &mut cb) {
+            Ok(r) => Ok(r),
+            Err(Error::Io { source, .. }) => Err(source),
+            Err(e) => Err(std::io::Error::other(e.to_string())),
+        }
     };
     bar.finish();
-    let _ = dev.flush();
+    let (rec, ending) = session.end(result)?;
+    let Some(rec) = rec else {
+        return Ok(session.interrupted_exit(&ending, ending.interrupted.unwrap_or(libc::SIGINT)));
+    };
     let verdict = analyse(&rec);
-    let mut doc = Document::new("probe", serde_json::to_value(&info).unwrap_or_default());
+    let mut doc = Document::new("probe", serde_json::Value::Null);
+    session.fill(&mut doc, &ending);
     doc.parameters = serde_json::json!({
         "max_cache_bytes": max_cache,
         "time_budget_ns": time_budget_ns,
-        "destructive": args.destructive,
+        "destructive": args.flags.destructive,
         "guard_bytes": rec.guard_bytes,
     });
     doc.samples = serde_json::json!({
@@ -114,12 +126,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         doc.inferences
             .insert("wrap_modulus_bytes".into(), verdict.modulus.clone());
     }
-    doc.bytes_written = dev.bytes_written;
+    // The probe's own clock: simulated time on sim: targets.
     doc.elapsed_ns = rec.elapsed_ns;
     if !rec.complete {
         warnings.push(Warning::new(
             "partial",
-            "the probe stopped before it finished (time budget): the usable size is only what was shown to hold data so far",
+            "the probe stopped before it finished (time or write budget): the usable size is only what was shown to hold data so far",
         ));
     }
     if rec.guard_restored {
@@ -128,7 +140,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             "aliased writes reached the partition-table regions; their saved content was written back",
         ));
     }
-    doc.warnings = warnings;
+    doc.warnings.extend(warnings);
     let line = verdict_line(&verdict);
     let command = partition_command(&verdict, &args.target);
     doc.extra.insert("verdict".into(), line.clone().into());
@@ -136,7 +148,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         doc.extra
             .insert("partition_command".into(), c.clone().into());
     }
-    out.emit(&doc, |d| render(d, &line, command.as_deref()));
+    out.emit(&doc, |d| {
+        let mut t = render(d, &line, command.as_deref());
+        t.push_str(&guard::wear_line(d));
+        t
+    });
     Ok(if verdict.failed() { 3 } else { 0 })
 }
 
@@ -230,11 +246,7 @@ fn render(doc: &Document, line: &str, command: Option<&str>) -> String {
             inf.evidence
         ));
     }
-    s.push_str(&format!(
-        "  written {}, took {:.1} s\n",
-        format_bytes(doc.bytes_written),
-        doc.elapsed_ns as f64 / 1e9
-    ));
+    s.push_str(&format!("  took {:.1} s\n", doc.elapsed_ns as f64 / 1e9));
     s
 }
 
