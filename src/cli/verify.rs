@@ -391,6 +391,16 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
         ));
     }
     let fs = crate::target::statfs_type(dir).map(crate::target::fs_type_name);
+    if matches!(fs.as_deref(), Some("tmpfs") | Some("ramfs")) {
+        warnings.push(Warning::new(
+            "memory-filesystem",
+            format!(
+                "'{}' is on {}, which keeps files in memory: this verifies RAM, not a card; verify a directory on the card's filesystem",
+                dir.display(),
+                fs.as_deref().unwrap_or("?")
+            ),
+        ));
+    }
     let target = serde_json::json!({
         "spec": args.target,
         "kind": "directory",
@@ -495,8 +505,9 @@ fn document(
                 r.round() as u64,
                 0.95,
                 format!(
-                    "{} written sequentially in 1 MiB requests",
-                    format_bytes(st.bytes_written)
+                    "{} written sequentially in {} requests, wall time per phase",
+                    format_bytes(st.bytes_written),
+                    format_bytes(st.chunk)
                 ),
             ),
         );
@@ -508,8 +519,9 @@ fn document(
                 r.round() as u64,
                 0.95,
                 format!(
-                    "{} read sequentially in 1 MiB requests",
-                    format_bytes(st.bytes_read)
+                    "{} read sequentially in {} requests, wall time per phase",
+                    format_bytes(st.bytes_read),
+                    format_bytes(st.chunk)
                 ),
             ),
         );
