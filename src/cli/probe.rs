@@ -108,16 +108,32 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         "destructive": args.flags.destructive,
         "guard_bytes": rec.guard_bytes,
     });
-    doc.samples = serde_json::json!({
-        "spans": rec.spans,
-        "scans": rec.scans.iter().map(|s| serde_json::json!({
-            "from": s.from, "to": s.to, "stride": s.stride, "reads": s.reads,
-            "hits": s.hits.len(), "elapsed_ns": s.elapsed_ns,
-        })).collect::<Vec<_>>(),
-        "alias_hits": rec.alias_hits.iter().take(64).collect::<Vec<_>>(),
-        "filler_bytes": rec.filler_bytes,
-        "flush_bytes": rec.flush_bytes,
-    });
+    // Samples: every span read back and every alias scan, in the order they happened.
+    let mut samples: Vec<serde_json::Value> = Vec::new();
+    for sp in &rec.spans {
+        let mut v = serde_json::to_value(sp).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("type".into(), "span".into());
+        }
+        samples.push(v);
+    }
+    for sc in &rec.scans {
+        samples.push(serde_json::json!({
+            "type": "scan", "from": sc.from, "to": sc.to, "stride": sc.stride,
+            "reads": sc.reads, "hits": sc.hits.len(), "elapsed_ns": sc.elapsed_ns,
+        }));
+    }
+    doc.samples = samples.into();
+    doc.extra.insert(
+        "probe".into(),
+        serde_json::json!({
+            "alias_hits": rec.alias_hits.iter().take(64).collect::<Vec<_>>(),
+            "alias_hit_count": rec.alias_hits.len(),
+            "filler_bytes": rec.filler_bytes,
+            "flush_bytes": rec.flush_bytes,
+            "complete": rec.complete,
+        }),
+    );
     doc.inferences
         .insert("usable_bytes".into(), verdict.usable.clone());
     doc.inferences
