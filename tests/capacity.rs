@@ -189,6 +189,7 @@ fn speed_targets_for_the_probe() {
         rec.elapsed_ns as f64 / 1e9
     );
     assert_eq!(v.kind, FakeKind::None);
+    assert_eq!(v.usable.status_word(), "confident", "{}", v.usable.evidence);
     // Defeating a 1 GiB cache takes 1 GiB written after the first stamped sector: the
     // total is 1 GiB plus one 4 KiB page, the least that can push a 1 GiB cache out.
     assert!(rec.bytes_written <= GIB + 4096, "{}", rec.bytes_written);
@@ -253,6 +254,7 @@ fn probe_on_an_honest_card_exits_0_and_needs_permission() {
     );
     assert_eq!(v["inferences"]["fake_kind"]["value"], "none");
     assert_eq!(v["inferences"]["usable_bytes"]["value"], 2 * GIB);
+    assert_eq!(v["inferences"]["usable_bytes"]["status"], "confident");
     assert!(v["inferences"].get("wrap_modulus_bytes").is_none());
     flashscope()
         .args(["probe", "sim:fake-64g"])

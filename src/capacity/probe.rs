@@ -127,7 +127,8 @@ pub struct ProbeRecord {
     pub alias_hits: Vec<AliasHit>,
     /// Cache-defeating filler written in total.
     pub filler_bytes: u64,
-    /// The largest filler the read-backs were preceded by.
+    /// The most bytes written after a stamped unit before it was read back (how large a
+    /// write cache the read-backs saw through).
     pub flush_bytes: u64,
     /// The search's final upper bound: `[0, hi)` is where data was shown to survive.
     pub hi: u64,
@@ -606,7 +607,9 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                         continue;
                     }
                     total += self.filler(need - total, &[(span, span_len)])?;
-                    self.rec.flush_bytes = self.rec.flush_bytes.max(total);
+                    // What the span's first unit has had written after it.
+                    let after_first = total + span_len - UNIT as u64;
+                    self.rec.flush_bytes = self.rec.flush_bytes.max(after_first);
                     let (s, h) = self.read_span("confirm", span, span_len, wrote, total)?;
                     hits.extend(h);
                     let bad = !s.all_good();
@@ -713,11 +716,15 @@ pub fn probe<B: Backend + ?Sized>(
         n,
         lim_lo,
         lim_hi,
-        cfg: cfg.clone(),
+        // A cache larger than the whole announced capacity is not worth pushing out.
+        cfg: ProbeConfig {
+            max_cache: cfg.max_cache.min(n),
+            ..cfg.clone()
+        },
         rec: ProbeRecord {
             announced_bytes: n,
             guard_bytes: guard,
-            max_cache: cfg.max_cache,
+            max_cache: cfg.max_cache.min(n),
             ..Default::default()
         },
         t0,
