@@ -20,8 +20,14 @@
 //!    just below `hi` survives and aliases nothing: `[0, hi)` holds data.
 //!
 //! The first and last `guard` bytes (partition tables: MBR, GPT and its backup) are never
-//! written; their content is saved at the start and put back at the end if aliasing
-//! changed it.
+//! written; in destructive mode their content is saved in memory at the start and put
+//! back at the end if an aliased write changed it (under a preserve journal the journal
+//! restores every overwritten cell instead). Once the wrap modulus is known, later spans
+//! avoid storage that an earlier span already used through another address, so a journal
+//! restores each cell from one record.
+//!
+//! Limits: a fake that loses less than the top span plus the tail guard (a few MiB) is
+//! not seen; two bisection points of a chain fake may still share storage by chance.
 
 use super::stamp::{Stamper, UnitClass, UNIT};
 use crate::backend::{AlignedBuf, Backend};
