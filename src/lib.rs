@@ -12,6 +12,7 @@ pub mod error;
 pub mod journal;
 pub mod probe;
 pub mod report;
+pub mod serve;
 pub mod target;
 pub mod units;
 

@@ -1,5 +1,6 @@
 //! Property tests of the write inferences over random simulated devices: for open_au
-//! (1…16), fat_au (0…4) and the SLC cache (0 or 1…8 GiB on 16–64 GiB cards), the probe
+//! (1…16), open_au_random (0…open_au), fat_au (0…4) and the SLC cache (0 or 1…8 GiB on
+//! 16–64 GiB cards), the probe
 //! plus analysis must never be confidently wrong and must be right at least 90% of the
 //! time. The simulator's parameters are the ground truth; the probes see only timings.
 //!
@@ -277,5 +278,52 @@ fn slc_with_the_default_budget_is_never_confidently_wrong() {
         "slc, default budget: {CASES} cases: {} right, {} confident wrong, {} tentative wrong, {} inconclusive",
         total.right, total.confident_wrong, total.wrong_tentative, total.inconclusive
     );
+    for n in &total.notes {
+        eprintln!("  {n}");
+    }
     assert_eq!(total.confident_wrong, 0);
+}
+
+fn open_au_random_part(part: u64) -> Tally {
+    let mut t = Tally::default();
+    for case in (part..CASES).step_by(PARTS as usize) {
+        let mut rng = Pcg64::seed_from_u64(base_seed() * 10_000 + 4000 + case);
+        let (erase, page) = geometry(&mut rng);
+        let open = rng.gen_range(1..=16u32);
+        let random = rng.gen_range(0..=open);
+        let spec = format!(
+            "custom,size={}G,erase={erase},page={page},open_au={open},open_au_random={random},fat_au={},{}",
+            rng.gen_range(4..=64),
+            rng.gen_range(0..=4),
+            timing(&mut rng)
+        );
+        let cfg = SimConfig::parse(&spec).unwrap();
+        let mut dev = Timed::new(SimDevice::new(cfg));
+        let mut p = open_au::OpenAuParams::new(erase);
+        p.ladder = false;
+        p.zeros = true;
+        p.random = true;
+        p.seed = case;
+        let s = open_au::run(&mut dev, &p, &mut |_, _| {}).unwrap();
+        let inf = infer_open_au(&s.points(true), s.linear_reference());
+        t.add(&inf, inf.as_u64() == Some(random as u64), &spec);
+    }
+    t
+}
+
+#[test]
+fn open_au_random_property_part_0() {
+    open_au_random_part(0).check("open_au_random part 0", CASES / PARTS);
+}
+#[test]
+fn open_au_random_property_part_1() {
+    open_au_random_part(1).check("open_au_random part 1", CASES / PARTS);
+}
+#[test]
+fn open_au_random_property_part_2() {
+    open_au_random_part(2).check("open_au_random part 2", CASES / PARTS);
+}
+#[test]
+fn open_au_random_property_part_3() {
+    open_au_random_part(3).check("open_au_random part 3", CASES / PARTS);
 }

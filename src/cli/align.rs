@@ -1,6 +1,6 @@
 //! `flashscope align TARGET`: find the erase block and page size from read timings.
 
-use super::Output;
+use super::{Outcome, Output};
 use crate::analysis::align::{self, AlignInference, AlignPoint};
 use crate::probe::align::{self as probe, AlignConfig, AlignRun, Next};
 use crate::report::progress::Progress;
@@ -63,6 +63,11 @@ pub fn decide(cells: &[probe::AlignCell], reads: u64, max_reads: u64) -> Next {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    execute(args)?.emit(out)
+}
+
+/// Measure and infer without printing (shared with `auto`).
+pub fn execute(args: &Args) -> Result<Outcome> {
     let t0 = crate::backend::monotonic_ns();
     if args.count == Some(0) {
         return Err(Error::usage("--count must be at least 1"));
@@ -145,8 +150,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         std::fs::write(path, svg).map_err(|e| Error::io(format!("writing plot {path}"), e))?;
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc, |_| render(&points, &inf, &run, flashbench_reads));
-    Ok(0)
+    let text = render(&points, &inf, &run, flashbench_reads);
+    Ok(Outcome { doc, text, code: 0 })
 }
 
 fn samples_json(run: &AlignRun, points: &[AlignPoint]) -> serde_json::Value {

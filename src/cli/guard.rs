@@ -211,9 +211,10 @@ pub fn begin(
                 path.display(),
                 path.display()
             );
+            // Record Ctrl-C from before the journal exists, so no signal can leave it empty.
+            signals::install();
             let p = Preserve::new(opened.backend, path, &identity)?
                 .with_stop_check(Box::new(signals::pending));
-            signals::install();
             Guarded::Preserve(p)
         }
         None => {

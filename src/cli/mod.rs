@@ -3,6 +3,7 @@
 pub mod align;
 pub mod analyze;
 pub mod analyze_writes;
+pub mod auto;
 pub mod fat;
 pub mod guard;
 pub mod info;
@@ -12,6 +13,7 @@ pub mod probe;
 pub mod program;
 pub mod restore;
 pub mod scatter;
+pub mod serve;
 pub mod sim;
 pub mod slc;
 pub mod verify;
@@ -57,6 +59,8 @@ pub enum Command {
     Sim(sim::SimCommand),
     /// Erase block and page size from read timings across boundaries (read-only).
     Align(align::Args),
+    /// The one-command answer: geometry and what to do about it (partitioning, mkfs).
+    Auto(auto::Args),
     /// flashbench's scatter test: fastest read time at many offsets (read-only).
     Scatter(scatter::Args),
     /// Read time against request size: access time and throughput (read-only).
@@ -95,6 +99,22 @@ impl Output {
     }
 }
 
+/// What a command measured: its document, its text rendering and its exit code.
+pub struct Outcome {
+    pub doc: Document,
+    pub text: String,
+    pub code: i32,
+}
+
+impl Outcome {
+    /// Print as JSON or text and return the exit code.
+    pub fn emit(self, out: &Output) -> Result<i32> {
+        let text = self.text;
+        out.emit(&self.doc, |_| text);
+        Ok(self.code)
+    }
+}
+
 /// Run a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     let out = Output { json: cli.json };
@@ -104,6 +124,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Verify(a) => verify::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
         Command::Align(a) => align::run(a, &out),
+        Command::Auto(a) => auto::run(a, &out),
         Command::Scatter(a) => scatter::run(a, &out),
         Command::Interval(a) => interval::run(a, &out),
         Command::Analyze(a) => analyze::run(a, &out),

@@ -199,10 +199,27 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     doc.parameters = serde_json::to_value(&p).unwrap_or_default();
     doc.parameters["erase_size_source"] = source.clone().into();
     doc.samples = serde_json::to_value(&samples.samples).unwrap_or_default();
-    doc.inferences.insert(
-        "open_au".into(),
-        infer_open_au(&samples.points(false), None),
-    );
+    let mut open = infer_open_au(&samples.points(false), None);
+    let odd = samples.fast_blocks_in_collapse();
+    if !odd.is_empty() {
+        let msg = format!(
+            "{} of the tested erase blocks (number {:?} from the offset {}) stayed fast when the others collapsed: they keep no open block (a FAT area reaching into the range?), so the count may be too high by {}; rerun with a larger --offset",
+            odd.len(),
+            odd,
+            p.offset_bytes,
+            odd.len()
+        );
+        if let Some(v) = open.value.clone() {
+            open = crate::report::Inference::new(
+                v,
+                open.confidence.min(0.6),
+                format!("{}; but {msg}", open.evidence),
+            );
+        }
+        doc.warnings
+            .push(crate::report::Warning::new("uneven-erase-blocks", msg));
+    }
+    doc.inferences.insert("open_au".into(), open);
     if p.random {
         doc.inferences.insert(
             "open_au_random".into(),

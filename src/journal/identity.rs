@@ -143,13 +143,16 @@ pub fn mismatch(journal: &Identity, current: &Identity, ignore_identity: bool) -
                 return differs("the serial number", &journal.serial, &current.serial)
                     .or_else(|| differs("the model", &journal.model, &current.model));
             }
-            differs(
-                "the loop device's backing file",
-                &journal.loop_backing_file,
-                &current.loop_backing_file,
-            )
-            .or_else(|| differs("the device number", &journal.device, &current.device))
-            .or_else(|| differs("the model", &journal.model, &current.model))
+            if journal.loop_backing_file.is_some() {
+                // A loop device is its backing file, whatever number it is attached as.
+                return differs(
+                    "the loop device's backing file",
+                    &journal.loop_backing_file,
+                    &current.loop_backing_file,
+                );
+            }
+            differs("the device number", &journal.device, &current.device)
+                .or_else(|| differs("the model", &journal.model, &current.model))
         }
         "file" => {
             let same_inode =
@@ -205,6 +208,15 @@ mod tests {
             .unwrap()
             .contains("device number"));
         assert_eq!(mismatch(&j, &block(None, "7:4"), true), None);
+        let mut lo = block(None, "7:3");
+        lo.loop_backing_file = Some("/tmp/card.img".into());
+        let mut reattached = block(None, "7:5");
+        reattached.loop_backing_file = Some("/tmp/card.img".into());
+        assert_eq!(mismatch(&lo, &reattached, false), None);
+        reattached.loop_backing_file = Some("/tmp/other.img".into());
+        assert!(mismatch(&lo, &reattached, false)
+            .unwrap()
+            .contains("backing file"));
     }
 
     #[test]

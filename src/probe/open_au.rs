@@ -5,8 +5,8 @@
 //! `max_au`, stops at the first collapse and bisects to the exact cut-off, then repeats
 //! both sides once. Each measurement writes `rounds` blocks into each erase block (the
 //! first round, which opens the blocks, is not timed); the rate is the block size over the
-//! mean of each erase block's median write time, so a rare garbage-collection pause does
-//! not decide but one erase block that pays for every write does. Finally the
+//! slowest erase block's median write time, so a rare garbage-collection pause does not
+//! decide but one erase block that pays for every write does. Finally the
 //! whole block-size ladder (erase size down) is measured at the two counts around the
 //! cut-off, as flashbench shows it. The probe decides only where to measure next.
 
@@ -136,12 +136,15 @@ pub struct OpenAuSample {
     pub bytes: u64,
     /// Sum of the timed writes.
     pub busy_ns: u64,
-    /// The mean over erase blocks of each block's median write time.
+    /// The slowest erase block's median write time.
     pub median_write_ns: f64,
     /// Block size over `median_write_ns` (robust to rare pauses, not to a slow block).
     pub bytes_per_s: f64,
     /// Bytes over the total time (flashbench's figure).
     pub mean_bytes_per_s: f64,
+    /// Each erase block's median write time, in the order written.
+    #[serde(default)]
+    pub block_median_ns: Vec<f64>,
 }
 
 /// Everything the probe measured, and why it stopped early (if it did).
@@ -161,6 +164,37 @@ impl OpenAuSamples {
                 open_aus: s.open_aus,
                 bytes_per_s: s.bytes_per_s,
             })
+            .collect()
+    }
+
+    /// Erase blocks (index from the offset) that stayed fast in the first collapsed linear
+    /// measurement: they keep no open block (a FAT area in the range?), so the count would
+    /// be too high by as many. Empty when the collapse was uniform.
+    pub fn fast_blocks_in_collapse(&self) -> Vec<usize> {
+        let det: Vec<&OpenAuSample> = self
+            .samples
+            .iter()
+            .filter(|s| s.phase == "detect" && !s.random)
+            .collect();
+        let best = det.iter().map(|s| s.bytes_per_s).fold(0.0, f64::max);
+        let Some(collapsed) = det
+            .iter()
+            .filter(|s| classify(s.bytes_per_s, best) == Class::Slow)
+            .min_by_key(|s| s.open_aus)
+        else {
+            return Vec::new();
+        };
+        let slowest = collapsed
+            .block_median_ns
+            .iter()
+            .copied()
+            .fold(0.0, f64::max);
+        collapsed
+            .block_median_ns
+            .iter()
+            .enumerate()
+            .filter(|(_, &t)| t * 10.0 < slowest)
+            .map(|(i, _)| i)
             .collect()
     }
 
@@ -244,9 +278,10 @@ impl<B: Backend> Run<'_, B> {
                 return Err(Stop::Budget("time budget reached".into()));
             }
         }
-        // Each erase block's median write time (a rare pause does not count), averaged
-        // over the blocks (one block that pays for every write does count).
-        let med = times.iter().map(|t| median_ns(t)).sum::<f64>() / n.max(1) as f64;
+        // Each erase block's median write time (a rare pause does not count); the slowest
+        // block decides (one block that pays for every write is what a cut-off looks like).
+        let block_median_ns: Vec<f64> = times.iter().map(|t| median_ns(t)).collect();
+        let med = block_median_ns.iter().copied().fold(0.0, f64::max);
         let timed_bytes = times.iter().map(|t| t.len() as u64).sum::<u64>() * bs;
         let sample = OpenAuSample {
             phase: phase.to_string(),
@@ -259,6 +294,7 @@ impl<B: Backend> Run<'_, B> {
             median_write_ns: med,
             bytes_per_s: bs as f64 * 1e9 / med,
             mean_bytes_per_s: timed_bytes as f64 * 1e9 / busy.max(1) as f64,
+            block_median_ns,
         };
         let rate = sample.bytes_per_s;
         self.out.samples.push(sample);
@@ -431,6 +467,19 @@ mod tests {
         assert_eq!(infer_open_au(&s.points(false), None).as_u64(), Some(4));
         assert!(written <= p.max_bytes(512), "{written}");
         assert!(written < 160 << 20, "{written}");
+    }
+
+    #[test]
+    fn a_fat_area_inside_the_range_is_noticed() {
+        let mut dev = sim("sd-16g,fat_au=6");
+        let mut p = OpenAuParams::new(4 << 20);
+        p.offset_bytes = 16 << 20; // erase blocks 4 and 5 are in the FAT area
+        p.ladder = false;
+        let s = run(&mut dev, &p, &mut |_, _| {}).unwrap();
+        assert_eq!(s.fast_blocks_in_collapse(), vec![0, 1]);
+        let mut clean = sim("sd-16g");
+        let s = run(&mut clean, &p, &mut |_, _| {}).unwrap();
+        assert!(s.fast_blocks_in_collapse().is_empty());
     }
 
     #[test]
