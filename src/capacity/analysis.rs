@@ -37,6 +37,8 @@ impl FakeKind {
 /// The probe's conclusions.
 #[derive(Debug, Clone)]
 pub struct Verdict {
+    /// The probe ran to the end (not stopped by a budget).
+    pub complete: bool,
     pub usable_bytes: u64,
     pub announced_bytes: u64,
     pub kind: FakeKind,
@@ -117,7 +119,13 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
             ),
         },
     );
-    let fake_kind = Inference::new(
+    let fake_kind = if !rec.complete && kind == FakeKind::None {
+        Inference::inconclusive(format!(
+            "the probe stopped (time or write budget) before it could tell; data was shown to survive below {}",
+            format_bytes(usable_bytes)
+        ))
+    } else {
+        Inference::new(
         kind.name(),
         confidence,
         match kind {
@@ -131,7 +139,8 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
             FakeKind::Chain => "some addresses beyond the boundary alias onto lower ones and others lose their data".to_string(),
             FakeKind::Bad => "the announced size holds, but spans returned I/O errors or flipped bits".to_string(),
         },
-    );
+    )
+    };
     let modulus_inf = match modulus {
         Some(m) => Inference::new(
             m,
@@ -144,6 +153,7 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
         None => Inference::inconclusive("no address aliased another: there is no wrap-around"),
     };
     Verdict {
+        complete: rec.complete,
         usable_bytes,
         announced_bytes: n,
         kind,
@@ -261,6 +271,13 @@ mod tests {
         let v = analyse(&r);
         assert_eq!(v.usable_bytes, 2 << 30);
         assert_eq!(v.usable.status_word(), "tentative");
+        // Stopped before any evidence: the kind is not claimed.
+        let mut quiet = rec(10 << 30, false);
+        quiet.lo = 3 << 30;
+        let v = analyse(&quiet);
+        assert_eq!(v.kind, FakeKind::None);
+        assert_eq!(v.fake_kind.status_word(), "inconclusive");
+        assert_eq!(v.usable_bytes, 3 << 30);
     }
 
     #[test]

@@ -642,7 +642,11 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     continue;
                 }
             }
-            lo = hi;
+            // The span below `hi` survived and aliased nothing; that proves `[0, hi)` only
+            // if the scan and the cache check ran to the end.
+            if !self.stop {
+                lo = hi;
+            }
             break;
         }
         hits.sort_by_key(|h| (h.written_at, h.read_at));

@@ -185,6 +185,9 @@ pub fn verdict_line(v: &Verdict) -> String {
         })
         .unwrap_or_else(|| "not usable".to_string());
     match v.kind {
+        FakeKind::None if !v.complete => format!(
+            "INCOMPLETE: announces {announced}; stopped by a budget before a verdict, with data shown to survive below {holds} and no sign of a fake so far"
+        ),
         FakeKind::None => format!("OK: announces {announced} and holds all of it"),
         FakeKind::Wrap => format!(
             "FAKE: announces {announced}, holds {holds} (wrap-around every {}); {part}",
