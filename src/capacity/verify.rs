@@ -68,7 +68,7 @@ impl VerifyState {
             salt,
             start,
             length,
-            chunk: 4 << 20,
+            chunk: 1 << 20,
             phase: Phase::Write,
             next: start,
             extents: ExtentList::default(),
