@@ -307,6 +307,29 @@ fn a_time_budget_stops_the_probe_with_a_partial_tentative_answer() {
 }
 
 #[test]
+fn a_write_budget_too_small_for_one_span_claims_nothing() {
+    // The top span of a 64 GiB card is 4 MiB: a 2 MiB budget refuses it. Unwritten spans
+    // read back blank, which must not be taken for lost data (a false "limbo").
+    let v = json_of(
+        &[
+            "probe",
+            "sim:sd-a2-64g",
+            "--destructive",
+            "--write-budget",
+            "2M",
+        ],
+        0,
+    );
+    assert_eq!(v["inferences"]["fake_kind"]["status"], "inconclusive");
+    assert_eq!(v["inferences"]["usable_bytes"]["status"], "tentative");
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "partial"));
+}
+
+#[test]
 fn verify_on_a_sim_with_flipped_bits_reports_exactly_those_extents() {
     let v = json_of(
         &[

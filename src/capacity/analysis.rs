@@ -59,7 +59,8 @@ impl Verdict {
 pub fn analyse(rec: &ProbeRecord) -> Verdict {
     let n = rec.announced_bytes;
     let modulus = modulus_of(&rec.alias_hits);
-    let lost = rec.spans.iter().any(|s| s.lost_units > 0);
+    // A span the device refused to write proves damage, not lost capacity.
+    let lost = rec.spans.iter().any(|s| s.lost_units > 0 && !s.io_error);
     let damaged = rec.spans.iter().any(|s| s.io_error || s.changed_units > 0);
     let usable_bytes = if rec.complete { rec.hi } else { rec.lo };
     let shrunk = rec.hi < n.saturating_sub(rec.guard_bytes);

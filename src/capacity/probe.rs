@@ -482,6 +482,9 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             for &(p, w) in &order {
                 ok.push(((p, w), self.write_span(p, w)?));
             }
+            if self.stop {
+                break; // the write budget ran out: these points were not all written
+            }
             let written_after = if flush > 0 {
                 self.filler(flush, &spans)?
             } else {
@@ -559,6 +562,9 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                 w
             };
             let wrote = self.write_span(span, span_len)?;
+            if self.stop {
+                break; // the write budget ran out: nothing to read back
+            }
             let after = if flush > 0 {
                 self.filler(flush, &[(span, span_len)])?
             } else {
@@ -674,6 +680,9 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             let at = 2 * m + cell;
             if self.rec.complete && cell + w <= m && at + w <= self.lim_hi && !self.out_of_time() {
                 let wrote = self.write_span(at, w)?;
+                if self.stop {
+                    return Ok(());
+                }
                 let (s, h) = self.read_span("chain", cell, w, wrote, 0)?;
                 hits.extend(h);
                 self.rec.spans.push(s);
