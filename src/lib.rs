@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod backend;
+pub mod capacity;
 pub mod cli;
 pub mod error;
 pub mod fs;

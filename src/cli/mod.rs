@@ -13,12 +13,14 @@ pub mod interval;
 pub mod io;
 pub mod model;
 pub mod open_au;
+pub mod probe;
 pub mod program;
 pub mod restore;
 pub mod scatter;
 pub mod serve;
 pub mod sim;
 pub mod slc;
+pub mod verify;
 
 use crate::report::Document;
 use crate::Result;
@@ -55,6 +57,10 @@ pub struct Cli {
 pub enum Command {
     /// What a target is: size, sectors, identity, partitions, MMC/SD registers.
     Info(info::Args),
+    /// Fast fake-capacity probe: usable size, fake kind, wrap modulus.
+    Probe(probe::Args),
+    /// Full-surface verify: write stamps everywhere, read back, list bad extents.
+    Verify(verify::Args),
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
@@ -163,6 +169,8 @@ pub fn run(cli: Cli) -> Result<i32> {
     let out = Output { json: cli.json };
     match &cli.command {
         Command::Info(a) => info::run(a, &out),
+        Command::Probe(a) => probe::run(a, &out),
+        Command::Verify(a) => verify::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
         Command::Io(a) => io::run(a, &out),
         Command::Bench(a) => bench::run(a, &out),
