@@ -1,7 +1,7 @@
 //! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
 
 use super::guard::{self, WriteFlags, WritePlan};
-use super::Output;
+use super::{Outcome, Output};
 use crate::capacity::analysis::{analyse, safe_partition, FakeKind, Verdict};
 use crate::capacity::probe::{probe, ProbeConfig};
 use crate::capacity::stamp::Stamper;
@@ -37,6 +37,11 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    execute(args)?.emit(out)
+}
+
+/// Probe and infer without printing (shared with `auto`).
+pub fn execute(args: &Args) -> Result<Outcome> {
     let max_cache = parse_size(&args.max_cache).map_err(|_| {
         Error::usage(format!(
             "--max-cache '{}' is not a size: use e.g. 1G or 256M",
@@ -97,7 +102,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     bar.finish();
     let (rec, ending) = session.end(result)?;
     let Some(rec) = rec else {
-        return Ok(session.interrupted_exit(&ending, ending.interrupted.unwrap_or(libc::SIGINT)));
+        let code = session.interrupted_exit(&ending, ending.interrupted.unwrap_or(libc::SIGINT));
+        return Ok(Outcome::stopped("probe", code));
     };
     let verdict = analyse(&rec);
     let mut doc = Document::new("probe", serde_json::Value::Null);
@@ -164,12 +170,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         doc.extra
             .insert("partition_command".into(), c.clone().into());
     }
-    out.emit(&doc, |d| {
-        let mut t = render(d, &line, command.as_deref());
-        t.push_str(&guard::wear_line(d));
-        t
-    });
-    Ok(if verdict.failed() { 3 } else { 0 })
+    let mut text = render(&doc, &line, command.as_deref());
+    text.push_str(&guard::wear_line(&doc));
+    let code = if verdict.failed() { 3 } else { 0 };
+    Ok(Outcome::new(doc, text, code))
 }
 
 /// The one-line verdict a person reads first.
