@@ -422,3 +422,30 @@ fn a_closed_stdout_pipe_is_not_a_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(stderr.trim(), "exit=0", "{stderr}");
 }
+
+#[test]
+fn a_write_test_on_a_read_only_device_is_refused_by_the_binary() {
+    let Some(lo) = Loop::attach(64 << 20, &["--read-only"]) else {
+        eprintln!("skipped: needs root and loop devices");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("j.fsjournal");
+    flashscope()
+        .args([
+            "open-au",
+            &lo.dev,
+            "--write",
+            "--erase-size",
+            "1M",
+            "--offset",
+            "4M",
+            "--max-au",
+            "4",
+        ])
+        .args(["--journal", journal.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("read-only"))
+        .stderr(predicate::str::contains("panicked").not());
+}
