@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod backend;
 pub mod cli;
 pub mod error;
+pub mod platform;
 pub mod probe;
 pub mod report;
 pub mod target;

@@ -183,10 +183,12 @@ fn a_path_without_permission_is_a_runtime_error() {
     )
     .unwrap();
     std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("flashscope");
+    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
+    let bin = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").unwrap();
     let out = StdCommand::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&bin)
+        .arg(bin.get_program())
+        .args(bin.get_args())
         .args(["info", p.to_str().unwrap()])
         .output()
         .expect("setpriv runs");
