@@ -1,1 +1,3 @@
-//! analysis
+//! Analysis: pure functions from samples to inferences; no I/O.
+
+pub mod advice;

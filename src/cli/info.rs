@@ -32,8 +32,17 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             if let Some(d) = id.discard_supported() {
                 identity.insert("discard_supported".into(), d.into());
             }
+            let mmc = id
+                .device_dir
+                .as_deref()
+                .filter(|d| d.join("cid").exists() || d.join("type").exists())
+                .map(crate::target::mmc::decode_sysfs);
             if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&id) {
                 identity.extend(m);
+            }
+            if let Some(mmc) = &mmc {
+                identity.insert("mmc_summary".into(), mmc_summary(mmc).into());
+                identity.insert("mmc".into(), serde_json::to_value(mmc).unwrap_or_default());
             }
         }
         None if opened.info.kind == "sim" => {
@@ -51,6 +60,43 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc, |d| render(d, &identity));
     Ok(0)
+}
+
+/// One line on an MMC/SD card's identity: maker, product, date, capacity, classes, AU.
+fn mmc_summary(m: &crate::target::mmc::MmcIdentity) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = &m.card_type {
+        parts.push(t.clone());
+    }
+    if let Some(cid) = &m.cid {
+        parts.push(format!(
+            "{} {} rev {}",
+            cid.manufacturer_label(),
+            cid.product_name,
+            cid.revision
+        ));
+        parts.push(format!("serial 0x{:08x}", cid.serial));
+        match (cid.year, cid.month) {
+            (Some(y), Some(mo)) => parts.push(format!("made {y}-{mo:02}")),
+            (Some(y), None) => parts.push(format!("made {y}")),
+            _ => {}
+        }
+    }
+    if let Some(cap) = m.csd.as_ref().and_then(|c| c.capacity_bytes) {
+        parts.push(format!("CSD capacity {}", format_bytes(cap)));
+    }
+    if let Some(ssr) = &m.ssr {
+        if !ssr.marks.is_empty() {
+            parts.push(format!("claims {}", ssr.marks.join(" ")));
+        }
+        if let Some(au) = ssr.au_bytes {
+            parts.push(format!("AU {}", format_bytes(au)));
+        }
+    }
+    if let Some(pe) = m.preferred_erase_size {
+        parts.push(format!("preferred erase size {}", format_bytes(pe)));
+    }
+    parts.join(", ")
 }
 
 fn render(doc: &Document, identity: &serde_json::Map<String, serde_json::Value>) -> String {
@@ -90,7 +136,7 @@ fn render(doc: &Document, identity: &serde_json::Map<String, serde_json::Value>)
     if let Some(fs) = t.get("filesystem").and_then(|v| v.as_str()) {
         table.row(vec!["filesystem".into(), fs.into()]);
     }
-    for (k, v) in identity {
+    for (k, v) in identity.iter().filter(|(k, _)| k.as_str() != "mmc") {
         let text = match v {
             serde_json::Value::String(s) => s.clone(),
             serde_json::Value::Array(a) if a.is_empty() => "none".into(),
@@ -131,4 +177,37 @@ fn render(doc: &Document, identity: &serde_json::Map<String, serde_json::Value>)
     }
     s.push_str(&table.render());
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mmc_summary_names_maker_date_capacity_classes_and_au() {
+        // The SanDisk SC16G registers from src/target/mmc.rs's tests (a real card's sysfs).
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("type", "SD"),
+            ("cid", "035344534331364780ecf4c851011b85"),
+            ("csd", "400e00325b59000076b27f800a404013"),
+            ("ssr", "0000000004000000040090000f051a00000000000001000000000000000000000000000000000000000000000000000000000000000000000000000000000000"),
+            ("preferred_erase_size", "4194304"),
+        ];
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), format!("{text}\n")).unwrap();
+        }
+        let m = crate::target::mmc::decode_sysfs(dir.path());
+        let s = mmc_summary(&m);
+        for needle in [
+            "SD",
+            "SanDisk SC16G rev 8.0",
+            "made 2017-11",
+            "CSD capacity 14.8 GiB",
+            "claims C10",
+            "AU 4 MiB",
+        ] {
+            assert!(s.contains(needle), "{needle} missing from: {s}");
+        }
+    }
 }
