@@ -47,10 +47,13 @@ impl Error {
 
     /// Wrap an I/O error with what was being done, e.g. "reading /dev/sdb at offset 4096".
     pub fn io(context: impl Into<String>, source: io::Error) -> Self {
-        Error::Io {
-            context: context.into(),
-            source,
-        }
+        let context = context.into();
+        let context = if is_vanished(&source) {
+            format!("the device went away (unplugged or failed) while {context}")
+        } else {
+            context
+        };
+        Error::Io { context, source }
     }
 
     pub fn usage(msg: impl Into<String>) -> Self {

@@ -11,6 +11,7 @@ pub mod error;
 pub mod platform;
 pub mod probe;
 pub mod report;
+pub mod serve;
 pub mod target;
 pub mod units;
 

@@ -397,3 +397,13 @@ impl Drop for PartitionNode {
         }
     }
 }
+
+#[test]
+fn a_device_that_vanishes_mid_command_is_a_clear_runtime_error() {
+    flashscope()
+        .args(["align", "sim:sd-16g,fault=vanish@50"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("the device went away"))
+        .stderr(predicate::str::contains("panicked").not());
+}

@@ -1,6 +1,12 @@
 //! The command line: one file per subcommand (arguments → library call → output).
 
+pub mod align;
+pub mod analyze;
+pub mod auto;
 pub mod info;
+pub mod interval;
+pub mod scatter;
+pub mod serve;
 pub mod sim;
 
 use crate::report::Document;
@@ -38,6 +44,16 @@ pub enum Command {
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// Erase block and page size from read timings across boundaries (read-only).
+    Align(align::Args),
+    /// The one-command answer: geometry and what to do about it (partitioning, mkfs).
+    Auto(auto::Args),
+    /// flashbench's scatter test: fastest read time at many offsets (read-only).
+    Scatter(scatter::Args),
+    /// Read time against request size: access time and throughput (read-only).
+    Interval(interval::Args),
+    /// Analyse flashbench logs with flashscope's inference.
+    Analyze(analyze::Args),
 }
 
 /// How results are printed: JSON or text on stdout; progress and warnings on stderr.
@@ -60,12 +76,33 @@ impl Output {
     }
 }
 
+/// What a command measured: its document, its text rendering and its exit code.
+pub struct Outcome {
+    pub doc: Document,
+    pub text: String,
+    pub code: i32,
+}
+
+impl Outcome {
+    /// Print as JSON or text and return the exit code.
+    pub fn emit(self, out: &Output) -> Result<i32> {
+        let text = self.text;
+        out.emit(&self.doc, |_| text);
+        Ok(self.code)
+    }
+}
+
 /// Run a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     let out = Output { json: cli.json };
     match &cli.command {
         Command::Info(a) => info::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
+        Command::Align(a) => align::run(a, &out),
+        Command::Auto(a) => auto::run(a, &out),
+        Command::Scatter(a) => scatter::run(a, &out),
+        Command::Interval(a) => interval::run(a, &out),
+        Command::Analyze(a) => analyze::run(a, &out),
     }
 }
 

@@ -11,11 +11,14 @@ use clap::Subcommand;
 pub enum SimCommand {
     /// List the presets with their keys, and every key with its meaning.
     List,
+    /// Serve a simulated card as a real block device (FUSE file + loop device), in real time.
+    Serve(super::serve::Args),
 }
 
 pub fn run(cmd: &SimCommand, out: &Output) -> Result<i32> {
     match cmd {
         SimCommand::List => list(out),
+        SimCommand::Serve(a) => super::serve::run(a, out),
     }
 }
 

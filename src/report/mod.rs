@@ -1,6 +1,7 @@
 //! Result types (schema "flashscope/1") and their text renderings. Output code never measures.
 
 pub mod progress;
+pub mod svg;
 pub mod table;
 
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,944 @@
+//! Erase block, page and multi-plane size from the align test's boundary costs (pure).
+//!
+//! The align test measures, for each alignment `A`, how much longer a read takes when it
+//! straddles a multiple of `A` than when it sits just before or after it (the "diff"). A
+//! physical boundary of size `X` (a page, a pair of pages read together, an erase block)
+//! adds its cost to every alignment that `X` divides, so the diff as a function of `A` is
+//! a staircase over a *divisibility chain* `X1 | X2 | ...`: the level of `A` is the number
+//! of chain members dividing it. (The live probe reads at odd multiples of `A` not divisible
+//! by 3, so that "X divides the read position" is the same as "X divides A" for every X of
+//! the form 2^n or 3 × 2^n; flashbench's own positions are odd multiples too.)
+//!
+//! The inference fits that staircase robustly (Huber loss, one level per block size and
+//! step, a scale per level that includes the scatter between alignments) by forward
+//! selection of chain members, then names them: the smallest page-sized member is the page,
+//! a further page-sized member a few pages up is the multi-plane unit, and the erase-sized
+//! member with the biggest step is the erase block. Each name's confidence comes from how
+//! much worse the best alternative chain explains the data (a log-likelihood margin), so a
+//! value that a neighbouring size explains almost as well is tentative or inconclusive,
+//! never confident.
+
+use crate::report::Inference;
+use crate::units::{format_bytes, format_ns};
+use serde::{Deserialize, Serialize};
+
+/// One measured alignment for one block size: the boundary cost and its uncertainty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlignPoint {
+    /// Size of each read.
+    pub block_bytes: u64,
+    /// The alignment whose multiples the "on" read straddles.
+    pub align_bytes: u64,
+    /// on − (pre + post) / 2, in ns (may be negative).
+    pub diff_ns: f64,
+    /// Standard error of `diff_ns` from repetitions (0 when unknown, e.g. a flashbench log).
+    pub se_ns: f64,
+    /// Typical time of a read that does not straddle (for the noise floor), in ns.
+    pub base_ns: f64,
+}
+
+/// Largest size still called a page (or multi-plane unit); sizes above it are erase-sized.
+pub const PAGE_MAX_BYTES: u64 = 96 * 1024;
+/// Smallest size called an erase block.
+pub const ERASE_MIN_BYTES: u64 = 128 * 1024;
+
+/// Log-likelihood margin at which a name is confident (odds of about 8000 to 1).
+const MARGIN_CONFIDENT: f64 = 9.0;
+/// Log-likelihood margin at which a name is tentative.
+const MARGIN_TENTATIVE: f64 = 3.0;
+/// Huber loss threshold, in standard deviations.
+const HUBER_C: f64 = 2.0;
+/// Largest loss one point can contribute (reached at 5 standard deviations).
+const LOSS_CAP: f64 = 8.0;
+/// Most chain members the forward selection adds.
+const MAX_MEMBERS: usize = 5;
+
+/// The result of the geometry inference, with the fitted chain for plots and tables.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AlignInference {
+    pub erase_block_bytes: Inference,
+    pub page_bytes: Inference,
+    /// Present only when the data shows a second page-sized step.
+    pub multi_plane_bytes: Option<Inference>,
+    /// Sizes where the fit found a step, smallest first (the evidence behind the names).
+    pub steps: Vec<Step>,
+    /// One-line verdict, e.g. "erase block 4 MiB, page 16 KiB — confident".
+    pub summary: String,
+    /// Alignments whose further measurement would best separate the answer from its closest
+    /// rival (used by the adaptive probe; empty when nothing is in doubt).
+    pub focus_align_bytes: Vec<u64>,
+}
+
+/// One step of the fitted staircase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    pub size_bytes: u64,
+    /// Rise of the boundary cost at this size, in ns (weighted over block sizes).
+    pub rise_ns: f64,
+    /// What the step was taken for: "page", "multi-plane", "erase block", "half erase block", "other".
+    pub role: String,
+}
+
+/// All sizes 2^n and 3 × 2^n in `[lo, hi]`, ascending.
+pub fn candidate_sizes(lo: u64, hi: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut p: u64 = 1;
+    while p <= hi {
+        for s in [p, p.saturating_mul(3)] {
+            if s >= lo && s <= hi && !v.contains(&s) {
+                v.push(s);
+            }
+        }
+        match p.checked_mul(2) {
+            Some(n) => p = n,
+            None => break,
+        }
+    }
+    v.sort_unstable();
+    v
+}
+
+/// Huber loss capped at `LOSS_CAP`: a wild point (a background garbage collection during
+/// one read) costs no more than a clear misfit, so it cannot drag the fit.
+fn huber(r: f64) -> f64 {
+    let a = r.abs();
+    let l = if a <= HUBER_C {
+        0.5 * a * a
+    } else {
+        HUBER_C * a - 0.5 * HUBER_C * HUBER_C
+    };
+    l.min(LOSS_CAP)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    let n = v.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let (_, &mut hi, _) = v.select_nth_unstable_by(n / 2, |a, b| a.total_cmp(b));
+    if n % 2 == 1 {
+        hi
+    } else {
+        let lo = v[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        0.5 * (lo + hi)
+    }
+}
+
+/// Weighted median of (value, weight) pairs already sorted by value.
+fn weighted_median_sorted(v: &[(f64, f64)]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let total: f64 = v.iter().map(|x| x.1).sum();
+    let mut acc = 0.0;
+    for (i, &(x, w)) in v.iter().enumerate() {
+        acc += w;
+        if acc >= total / 2.0 {
+            // Average with the next value when exactly at the half (even unweighted case).
+            if (acc - total / 2.0).abs() < 1e-12 * total.max(1.0) && i + 1 < v.len() {
+                return 0.5 * (x + v[i + 1].0);
+            }
+            return x;
+        }
+    }
+    v[v.len() - 1].0
+}
+
+/// A point prepared for fitting.
+struct Pt {
+    align: u64,
+    diff: f64,
+    se: f64,
+    /// Scale floor (timer resolution, rounding in logs).
+    floor: f64,
+    /// Weight for the level estimate.
+    weight: f64,
+}
+
+/// The data prepared once: points grouped by block size.
+struct Data {
+    blocks: Vec<Vec<Pt>>,
+}
+
+impl Data {
+    fn new(points: &[AlignPoint]) -> Self {
+        let mut sizes: Vec<u64> = points.iter().map(|p| p.block_bytes).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let blocks = sizes
+            .iter()
+            .map(|&b| {
+                let mut v: Vec<Pt> = points
+                    .iter()
+                    .filter(|p| p.block_bytes == b && p.diff_ns.is_finite() && p.align_bytes > 0)
+                    .map(|p| {
+                        let floor = floor_sigma(p);
+                        let s = p.se_ns.max(floor);
+                        Pt {
+                            align: p.align_bytes,
+                            diff: p.diff_ns,
+                            se: if p.se_ns.is_finite() { p.se_ns } else { 0.0 },
+                            floor,
+                            weight: 1.0 / (s * s),
+                        }
+                    })
+                    .collect();
+                // Weights only matter for live data where repetitions differ; cap their
+                // spread so one very precise point cannot carry a level on its own.
+                let wmax = v.iter().map(|p| p.weight).fold(0.0, f64::max);
+                for p in v.iter_mut() {
+                    p.weight = p.weight.max(wmax / 16.0);
+                }
+                // Sorted by value, so each group's values come out sorted.
+                v.sort_by(|a, b| a.diff.total_cmp(&b.diff));
+                v
+            })
+            .filter(|v: &Vec<Pt>| !v.is_empty())
+            .collect();
+        Data { blocks }
+    }
+
+    fn aligns(&self) -> Vec<u64> {
+        let mut all: Vec<u64> = self.blocks.iter().flatten().map(|p| p.align).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+}
+
+fn level_of(chain: &[u64], align: u64) -> usize {
+    chain.iter().filter(|&&x| align % x == 0).count()
+}
+
+fn floor_sigma(p: &AlignPoint) -> f64 {
+    let f = 0.002 * p.base_ns.abs() + 0.005 * p.diff_ns.abs();
+    if f.is_finite() {
+        f.max(20.0)
+    } else {
+        20.0
+    }
+}
+
+/// A fitted chain: per block size, the level of each group and each point's scale.
+struct Fit {
+    /// Per block size, per group: (level, points in group).
+    levels: Vec<Vec<(f64, usize)>>,
+    /// Per block size, per point: the scale used for its residual.
+    sigma: Vec<Vec<f64>>,
+    /// Huber loss plus log scale (a robust negative log-likelihood).
+    loss: f64,
+}
+
+/// Fit `chain` to the data; with `sigma` given, use those scales (to compare chains on
+/// the same footing) and report only the Huber part of the loss.
+fn fit(data: &Data, chain: &[u64], fixed_sigma: Option<&Vec<Vec<f64>>>) -> Fit {
+    let ngroups = chain.len() + 1;
+    let mut levels = Vec::with_capacity(data.blocks.len());
+    let mut sigmas = Vec::with_capacity(data.blocks.len());
+    let mut loss = 0.0;
+    let mut scratch: Vec<(f64, f64)> = Vec::new();
+    let mut scratch2: Vec<f64> = Vec::new();
+    let mut scratch3: Vec<f64> = Vec::new();
+    for (bi, pts) in data.blocks.iter().enumerate() {
+        let groups: Vec<usize> = pts.iter().map(|p| level_of(chain, p.align)).collect();
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); ngroups];
+        for (i, &g) in groups.iter().enumerate() {
+            members[g].push(i);
+        }
+        let mut lv = vec![(0.0, 0usize); ngroups];
+        for (g, slot) in lv.iter_mut().enumerate() {
+            scratch.clear();
+            scratch.extend(members[g].iter().map(|&i| (pts[i].diff, pts[i].weight)));
+            *slot = (weighted_median_sorted(&scratch), scratch.len());
+        }
+        let sigma: Vec<f64> = match fixed_sigma {
+            Some(s) => s.get(bi).cloned().unwrap_or_default(),
+            None => {
+                // Scatter between alignments beyond the measurement error, per group;
+                // small groups take the largest scatter of the well-populated ones (so
+                // splitting off a few points never looks cheaper than it is).
+                let mut tau = vec![f64::NAN; ngroups];
+                let mut pooled: Vec<f64> = Vec::new();
+                for (g, t) in tau.iter_mut().enumerate() {
+                    scratch2.clear();
+                    scratch3.clear();
+                    for p in members[g].iter().map(|&i| &pts[i]) {
+                        scratch2.push((p.diff - lv[g].0).abs());
+                        scratch3.push(p.se * p.se);
+                    }
+                    pooled.extend(scratch2.iter().copied());
+                    if scratch2.len() >= 4 {
+                        let mad = 1.4826 * median(&mut scratch2);
+                        let s2 = median(&mut scratch3);
+                        *t = (mad * mad - s2).max(0.0).sqrt();
+                    }
+                }
+                let big = tau
+                    .iter()
+                    .copied()
+                    .filter(|t| t.is_finite())
+                    .fold(f64::NAN, f64::max);
+                let fallback = if big.is_finite() {
+                    big
+                } else {
+                    1.4826 * median(&mut pooled)
+                };
+                for t in tau.iter_mut() {
+                    if !t.is_finite() {
+                        *t = fallback;
+                    }
+                }
+                pts.iter()
+                    .zip(&groups)
+                    .map(|(p, &g)| (p.se * p.se + tau[g] * tau[g] + p.floor * p.floor).sqrt())
+                    .collect()
+            }
+        };
+        for ((p, &g), &s) in pts.iter().zip(&groups).zip(&sigma) {
+            let r = (p.diff - lv[g].0) / s;
+            loss += huber(r);
+            if fixed_sigma.is_none() {
+                loss += s.ln();
+            }
+        }
+        levels.push(lv);
+        sigmas.push(sigma);
+    }
+    Fit {
+        levels,
+        sigma: sigmas,
+        loss,
+    }
+}
+
+fn is_chain(members: &[u64]) -> bool {
+    let mut m = members.to_vec();
+    m.sort_unstable();
+    m.windows(2).all(|w| w[0] != w[1] && w[1] % w[0] == 0)
+}
+
+/// Candidate sizes that split the data of at least one block size into two non-empty
+/// sides, with at least two alignments on the "divides" side.
+fn candidates(data: &Data) -> Vec<u64> {
+    let all = data.aligns();
+    let (Some(&lo), Some(&hi)) = (all.first(), all.last()) else {
+        return Vec::new();
+    };
+    candidate_sizes(lo, hi)
+        .into_iter()
+        .filter(|&x| {
+            data.blocks.iter().any(|pts| {
+                let mut aligns: Vec<u64> = pts.iter().map(|p| p.align).collect();
+                aligns.sort_unstable();
+                aligns.dedup();
+                let hi_n = aligns.iter().filter(|&&a| a % x == 0).count();
+                hi_n >= 2 && hi_n < aligns.len()
+            })
+        })
+        .collect()
+}
+
+/// Rise at member `i` of `chain` per block size, weighted by the smaller group size.
+fn rise(fit: &Fit, i: usize) -> f64 {
+    let mut num = 0.0;
+    let mut den = 0.0;
+    for lv in &fit.levels {
+        let (lo, nlo) = lv[i];
+        let (hi, nhi) = lv[i + 1];
+        if nlo > 0 && nhi > 0 {
+            let w = nlo.min(nhi) as f64;
+            num += w * (hi - lo);
+            den += w;
+        }
+    }
+    if den > 0.0 {
+        num / den
+    } else {
+        0.0
+    }
+}
+
+fn penalty(data: &Data) -> f64 {
+    data.blocks
+        .iter()
+        .map(|b| (b.len().max(2) as f64).ln())
+        .sum()
+}
+
+/// Local evidence for a step at `x`: the diff at odd multiples of `x` minus the diff at
+/// odd multiples of `x / 2`, averaged over block sizes (a cheap screen before the fit).
+fn local_contrast(data: &Data, x: u64) -> f64 {
+    let mut sum = 0.0;
+    let mut n = 0.0;
+    for pts in &data.blocks {
+        let at = |a: u64| pts.iter().find(|p| p.align == a).map(|p| p.diff);
+        for (hi, lo) in [(x, x / 2), (3 * x, 3 * x / 2)] {
+            if x % 2 != 0 {
+                continue;
+            }
+            if let (Some(h), Some(l)) = (at(hi), at(lo)) {
+                sum += h - l;
+                n += 1.0;
+            }
+        }
+    }
+    if n > 0.0 {
+        sum / n
+    } else {
+        0.0
+    }
+}
+
+/// How many screened candidates the exhaustive search over pairs considers.
+const SCREENED: usize = 10;
+
+/// Chain selection: the best chain of at most two members among the screened candidates
+/// (exhaustively, so two interleaved steps are not mistaken for one), then forward
+/// selection of further members, each by the robust likelihood with a BIC-like penalty.
+fn select_chain(data: &Data, cands: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    let pen = penalty(data);
+    let mut screened: Vec<(u64, f64)> = cands
+        .iter()
+        .map(|&x| (x, local_contrast(data, x)))
+        .collect();
+    screened.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut short: Vec<u64> = screened.iter().take(SCREENED).map(|s| s.0).collect();
+    short.sort_unstable();
+    let admissible = |c: &[u64]| -> Option<f64> {
+        if !is_chain(c) {
+            return None;
+        }
+        let f = fit(data, c, None);
+        // Every step must rise: a boundary only ever adds cost.
+        (0..c.len()).all(|i| rise(&f, i) > 0.0).then_some(f.loss)
+    };
+    let mut chain: Vec<u64> = Vec::new();
+    let mut best = fit(data, &chain, None).loss;
+    // Singles and pairs, each extra member paying the penalty.
+    let mut options: Vec<Vec<u64>> = short.iter().map(|&x| vec![x]).collect();
+    for (i, &a) in short.iter().enumerate() {
+        for &b in &short[i + 1..] {
+            options.push(vec![a, b]);
+        }
+    }
+    for c in options {
+        if let Some(l) = admissible(&c) {
+            let (cl, bl) = (c.len() as f64, chain.len() as f64);
+            if l + pen * cl < best + pen * bl {
+                best = l;
+                chain = c;
+            }
+        }
+    }
+    while chain.len() < MAX_MEMBERS {
+        let mut pick: Option<(u64, f64)> = None;
+        for &x in cands {
+            if chain.contains(&x) {
+                continue;
+            }
+            let mut c = chain.clone();
+            c.push(x);
+            c.sort_unstable();
+            if let Some(l) = admissible(&c) {
+                if pick.is_none_or(|(_, pl)| l < pl) {
+                    pick = Some((x, l));
+                }
+            }
+        }
+        match pick {
+            Some((x, l)) if best - l > pen => {
+                chain.push(x);
+                chain.sort_unstable();
+                best = l;
+            }
+            _ => break,
+        }
+    }
+    // Local search: swap a member for another size, or drop it, while that helps.
+    let mut improved = true;
+    let mut rounds = 0;
+    while improved && rounds < 3 {
+        improved = false;
+        rounds += 1;
+        for i in 0..chain.len() {
+            let mut moves: Vec<Vec<u64>> = Vec::new();
+            let mut dropped = chain.clone();
+            dropped.remove(i);
+            moves.push(dropped.clone());
+            let m = chain[i];
+            for &x in cands.iter().filter(|&&x| {
+                x == 2 * m
+                    || 2 * x == m
+                    || x == 3 * m
+                    || 3 * x == m
+                    || 2 * x == 3 * m
+                    || 3 * x == 2 * m
+            }) {
+                if chain.contains(&x) {
+                    continue;
+                }
+                let mut c = dropped.clone();
+                c.push(x);
+                c.sort_unstable();
+                moves.push(c);
+            }
+            for c in moves {
+                if let Some(l) = admissible(&c) {
+                    let (cl, bl) = (c.len() as f64, chain.len() as f64);
+                    if l + pen * cl < best + pen * bl - 1e-9 {
+                        best = l;
+                        chain = c;
+                        improved = true;
+                        break;
+                    }
+                }
+            }
+            if improved {
+                break;
+            }
+        }
+    }
+    (chain, short)
+}
+
+/// How much worse (log-likelihood, scales fixed) the best alternative to `member` explains
+/// the data, and the alignments where the two disagree.
+fn margin(
+    data: &Data,
+    chain: &[u64],
+    member: u64,
+    base: &Fit,
+    cands: &[u64],
+    short: &[u64],
+) -> (f64, u64, Vec<u64>) {
+    let base_loss = fit(data, chain, Some(&base.sigma)).loss;
+    let others: Vec<u64> = chain.iter().copied().filter(|&x| x != member).collect();
+    let mut best = (f64::INFINITY, 0u64);
+    // Rivals: the near sizes (a factor 2, 3, 4 or 1.5 away) and the screened ones.
+    let near = |x: u64| {
+        [
+            2 * member,
+            3 * member,
+            4 * member,
+            member / 2,
+            member / 3,
+            member / 4,
+        ]
+        .contains(&x)
+            || 2 * x == 3 * member
+            || 3 * x == 2 * member
+    };
+    let mut alternatives: Vec<Option<u64>> = cands
+        .iter()
+        .filter(|&&x| near(x) || short.contains(&x))
+        .map(|&x| Some(x))
+        .collect();
+    alternatives.push(None);
+    for alt in alternatives {
+        if alt == Some(member) {
+            continue;
+        }
+        let mut c: Vec<u64> = match alt {
+            Some(x) => others
+                .iter()
+                .copied()
+                .filter(|&o| (o < x && x % o == 0) || (o > x && o % x == 0))
+                .chain(std::iter::once(x))
+                .collect(),
+            None => others.clone(),
+        };
+        c.sort_unstable();
+        if !is_chain(&c) {
+            continue;
+        }
+        let l = fit(data, &c, Some(&base.sigma)).loss - base_loss;
+        if l < best.0 {
+            best = (l, alt.unwrap_or(0));
+        }
+    }
+    let rival = best.1;
+    let mut focus: Vec<u64> = data
+        .aligns()
+        .into_iter()
+        .filter(|&a| {
+            let here = a % member == 0;
+            let there = rival != 0 && a % rival == 0;
+            here != there
+        })
+        .collect();
+    focus.sort_unstable();
+    focus.dedup();
+    (best.0, rival, focus)
+}
+
+fn confidence_from_margin(m: f64) -> f64 {
+    if !m.is_finite() {
+        return 1.0;
+    }
+    if m >= MARGIN_CONFIDENT {
+        0.9 + 0.1 * (1.0 - (-(m - MARGIN_CONFIDENT) / 10.0).exp())
+    } else if m >= MARGIN_TENTATIVE {
+        0.5 + 0.4 * (m - MARGIN_TENTATIVE) / (MARGIN_CONFIDENT - MARGIN_TENTATIVE)
+    } else {
+        (0.5 * m / MARGIN_TENTATIVE).max(0.0)
+    }
+}
+
+fn rival_words(rival: u64) -> String {
+    if rival == 0 {
+        "no step at all".to_string()
+    } else {
+        format!("a step at {}", format_bytes(rival))
+    }
+}
+
+/// Infer erase block, page and multi-plane sizes from align points of one device (one or
+/// several block sizes).
+pub fn infer(points: &[AlignPoint]) -> AlignInference {
+    let data = Data::new(points);
+    let n: usize = data.blocks.iter().map(|b| b.len()).sum();
+    let aligns = data.aligns();
+    if n < 4 || aligns.len() < 3 {
+        let why = format!(
+            "too few measurements ({n} points at {} alignments) to find a step",
+            aligns.len()
+        );
+        return AlignInference {
+            erase_block_bytes: Inference::inconclusive(why.clone()),
+            page_bytes: Inference::inconclusive(why),
+            multi_plane_bytes: None,
+            steps: Vec::new(),
+            summary: "erase block and page size inconclusive: too few measurements".into(),
+            focus_align_bytes: Vec::new(),
+        };
+    }
+    let cands = candidates(&data);
+    let (chain, short) = select_chain(&data, &cands);
+    let base = fit(&data, &chain, None);
+    let rises: Vec<f64> = (0..chain.len()).map(|i| rise(&base, i)).collect();
+    let range = format!(
+        "{} to {}",
+        format_bytes(aligns[0]),
+        format_bytes(aligns[aligns.len() - 1])
+    );
+
+    // Name the members.
+    let page_like: Vec<usize> = (0..chain.len())
+        .filter(|&i| chain[i] <= PAGE_MAX_BYTES)
+        .collect();
+    let erase_like: Vec<usize> = (0..chain.len())
+        .filter(|&i| chain[i] >= ERASE_MIN_BYTES)
+        .collect();
+    let erase_i = erase_like
+        .iter()
+        .copied()
+        .max_by(|&a, &b| rises[a].total_cmp(&rises[b]));
+    let page_i = page_like.first().copied();
+    let mp_i = page_i.and_then(|p| {
+        page_like
+            .iter()
+            .copied()
+            .find(|&i| i > p && chain[i] <= 8 * chain[p])
+    });
+    let mut steps = Vec::new();
+    for (i, &x) in chain.iter().enumerate() {
+        let role = if Some(i) == erase_i {
+            "erase block"
+        } else if Some(i) == page_i {
+            "page"
+        } else if Some(i) == mp_i {
+            "multi-plane"
+        } else if erase_i.is_some_and(|e| chain[e] == 2 * x) {
+            "half erase block"
+        } else {
+            "other"
+        };
+        steps.push(Step {
+            size_bytes: x,
+            rise_ns: rises[i],
+            role: role.to_string(),
+        });
+    }
+    let step_list = if chain.is_empty() {
+        "none".to_string()
+    } else {
+        steps
+            .iter()
+            .map(|s| format!("{} (+{})", format_bytes(s.size_bytes), format_ns(s.rise_ns)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut focus = Vec::new();
+
+    let mut name = |i: usize, what: &str, extra_doubt: Option<String>| -> Inference {
+        let x = chain[i];
+        let (m, rival, f) = margin(&data, &chain, x, &base, &cands, &short);
+        let mut conf = confidence_from_margin(m);
+        if conf < crate::report::CONFIDENT_AT {
+            focus.extend(f);
+        }
+        let mut evidence = format!(
+            "the boundary cost rises by {} at {} (steps found: {step_list}); {} fits {} worse (log-likelihood margin {:.1})",
+            format_ns(rises[i]),
+            format_bytes(x),
+            rival_words(rival),
+            if m.is_finite() { "by that much" } else { "infinitely" },
+            m
+        );
+        if let Some(d) = extra_doubt {
+            conf = conf.min(0.85);
+            evidence.push_str("; ");
+            evidence.push_str(&d);
+        }
+        let inf = Inference::new(x, conf, evidence.clone());
+        if inf.value.is_none() {
+            Inference::inconclusive(format!(
+                "{what} unclear: {evidence}; more repetitions (--time-budget or --count) may decide"
+            ))
+        } else {
+            inf
+        }
+    };
+
+    let erase = match erase_i {
+        Some(e) => {
+            // Another erase-sized step nearly as large makes the choice doubtful.
+            let rival_rise = erase_like
+                .iter()
+                .filter(|&&j| j != e)
+                .map(|&j| rises[j])
+                .fold(0.0, f64::max);
+            let doubt = (rival_rise > 0.6 * rises[e]).then(|| {
+                format!(
+                    "another step of {} makes the choice uncertain",
+                    format_ns(rival_rise)
+                )
+            });
+            name(e, "erase block", doubt)
+        }
+        None if chain.is_empty() => Inference::inconclusive(format!(
+            "no step in the boundary cost between {range}: this looks like an SSD or a card that remaps reads"
+        )),
+        None => Inference::inconclusive(format!(
+            "no erase-block-sized step (128 KiB or more) between {range}; steps found: {step_list}"
+        )),
+    };
+    let page = match page_i {
+        Some(p) => name(p, "page", None),
+        None if chain.is_empty() => Inference::inconclusive(format!(
+            "no step in the boundary cost between {range}: this looks like an SSD or a card that remaps reads"
+        )),
+        None => Inference::inconclusive(format!(
+            "no page-sized step (96 KiB or less) between {range}; a page smaller than twice the smallest block size cannot show (try --blocksize 1K)"
+        )),
+    };
+    let multi_plane = mp_i.map(|i| name(i, "multi-plane unit", None));
+
+    focus.sort_unstable();
+    focus.dedup();
+    let summary = summarize(&erase, &page, multi_plane.as_ref());
+    // Nothing left in doubt: no focus needed.
+    let all_confident = erase.status == crate::report::Status::Confident
+        && (page.status == crate::report::Status::Confident || page_i.is_none());
+    AlignInference {
+        erase_block_bytes: erase,
+        page_bytes: page,
+        multi_plane_bytes: multi_plane,
+        steps,
+        summary,
+        focus_align_bytes: if all_confident { Vec::new() } else { focus },
+    }
+}
+
+/// What the adaptive align probe should do next: `None` when the answer is settled, else
+/// the alignments to measure again (those separating an answer from its closest rival, or
+/// all of them while no step stands out). The page may stay open once half the read
+/// budget is spent without any page-sized step (pages can be invisible).
+pub fn next_round(
+    inf: &AlignInference,
+    points: &[AlignPoint],
+    reads: u64,
+    max_reads: u64,
+) -> Option<Vec<u64>> {
+    use crate::report::Status::Confident;
+    let erase_done = inf.erase_block_bytes.status == Confident;
+    let no_page_step = !inf.steps.iter().any(|s| s.size_bytes <= PAGE_MAX_BYTES);
+    let page_done = inf.page_bytes.status == Confident || (no_page_step && reads >= max_reads / 2);
+    if erase_done && page_done {
+        return None;
+    }
+    if !inf.focus_align_bytes.is_empty() {
+        return Some(inf.focus_align_bytes.clone());
+    }
+    // No step stands out yet: measure everything again, or only the erase-sized
+    // alignments once the page is settled.
+    let mut all: Vec<u64> = points
+        .iter()
+        .map(|p| p.align_bytes)
+        .filter(|&a| !page_done || a >= ERASE_MIN_BYTES / 2)
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    Some(all)
+}
+
+fn summarize(erase: &Inference, page: &Inference, mp: Option<&Inference>) -> String {
+    use crate::report::Status;
+    let part = |what: &str, i: &Inference| match i.as_u64() {
+        Some(v) => format!("{what} {}", format_bytes(v)),
+        None => format!("{what} ?"),
+    };
+    let mut s = format!("{}, {}", part("erase block", erase), part("page", page));
+    if let Some(m) = mp.filter(|m| m.value.is_some()) {
+        s.push_str(&format!(", {}", part("multi-plane", m)));
+    }
+    let worst = [Some(erase), Some(page), mp]
+        .into_iter()
+        .flatten()
+        .filter(|i| i.value.is_some())
+        .map(|i| i.status)
+        .fold(None::<Status>, |acc, st| match (acc, st) {
+            (None, s) => Some(s),
+            (Some(Status::Confident), s) => Some(s),
+            (Some(a), _) => Some(a),
+        });
+    let word = match (erase.value.is_some(), page.value.is_some(), worst) {
+        (false, false, _) => "inconclusive".to_string(),
+        (_, _, Some(Status::Confident)) if erase.value.is_some() && page.value.is_some() => {
+            "confident".to_string()
+        }
+        (_, _, Some(Status::Confident)) | (_, _, Some(Status::Tentative)) => {
+            let mut w = String::from(if worst == Some(Status::Confident) {
+                "confident"
+            } else {
+                "tentative"
+            });
+            if erase.value.is_none() {
+                w.push_str("; erase block inconclusive");
+            }
+            if page.value.is_none() {
+                w.push_str("; page inconclusive");
+            }
+            w
+        }
+        _ => "inconclusive".to_string(),
+    };
+    format!("{s} — {word}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K: u64 = 1024;
+    const M: u64 = 1024 * 1024;
+
+    /// Synthetic points: cost `page_cost` when page | A, `erase_cost` when erase | A.
+    fn staircase(
+        bs: u64,
+        page: u64,
+        erase: u64,
+        pc: f64,
+        ec: f64,
+        noise: f64,
+        seed: u64,
+    ) -> Vec<AlignPoint> {
+        let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let mut rnd = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        };
+        candidate_sizes(2 * bs, 4 << 30)
+            .into_iter()
+            .map(|a| {
+                let d =
+                    if a % page == 0 { pc } else { 0.0 } + if a % erase == 0 { ec } else { 0.0 };
+                AlignPoint {
+                    block_bytes: bs,
+                    align_bytes: a,
+                    diff_ns: d + noise * rnd(),
+                    se_ns: noise / 2.0,
+                    base_ns: 700_000.0,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn clean_staircase_gives_erase_and_page() {
+        let pts = staircase(1024, 16 * K, 4 * M, 80_000.0, 220_000.0, 2_000.0, 1);
+        let r = infer(&pts);
+        assert_eq!(r.erase_block_bytes.as_u64(), Some(4 * M), "{r:?}");
+        assert_eq!(r.page_bytes.as_u64(), Some(16 * K), "{r:?}");
+        assert_eq!(r.erase_block_bytes.status_word(), "confident");
+        assert!(
+            r.summary
+                .starts_with("erase block 4 MiB, page 16 KiB — confident"),
+            "{}",
+            r.summary
+        );
+    }
+
+    #[test]
+    fn tlc_sizes_are_found() {
+        let pts = staircase(1024, 24 * K, 12 * M, 60_000.0, 200_000.0, 2_000.0, 2);
+        let r = infer(&pts);
+        assert_eq!(r.erase_block_bytes.as_u64(), Some(12 * M), "{r:?}");
+        assert_eq!(r.page_bytes.as_u64(), Some(24 * K), "{r:?}");
+    }
+
+    #[test]
+    fn flat_profile_is_inconclusive() {
+        let pts = staircase(1024, 16 * K, 4 * M, 0.0, 0.0, 3_000.0, 3);
+        let r = infer(&pts);
+        assert!(r.erase_block_bytes.value.is_none(), "{r:?}");
+        assert!(r.page_bytes.value.is_none(), "{r:?}");
+        assert!(
+            r.erase_block_bytes.evidence.contains("SSD"),
+            "{}",
+            r.erase_block_bytes.evidence
+        );
+    }
+
+    #[test]
+    fn noise_drowning_the_step_is_not_confident() {
+        // Step of 10 µs under 60 µs noise on single points: must not be confident.
+        for seed in 0..20 {
+            let pts = staircase(4096, 16 * K, 4 * M, 0.0, 10_000.0, 60_000.0, seed);
+            let r = infer(&pts);
+            if r.erase_block_bytes.status_word() == "confident" {
+                assert_eq!(
+                    r.erase_block_bytes.as_u64(),
+                    Some(4 * M),
+                    "seed {seed}: {r:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_outlier_does_not_make_a_step() {
+        let mut pts = staircase(1024, 16 * K, 4 * M, 80_000.0, 220_000.0, 1_000.0, 4);
+        if let Some(p) = pts.iter_mut().find(|p| p.align_bytes == 256 * K) {
+            p.diff_ns += 5_000_000.0;
+        }
+        let r = infer(&pts);
+        assert_eq!(r.erase_block_bytes.as_u64(), Some(4 * M), "{r:?}");
+    }
+
+    #[test]
+    fn candidate_sizes_include_tlc_sizes() {
+        assert_eq!(
+            candidate_sizes(2048, 16384),
+            vec![2048, 3072, 4096, 6144, 8192, 12288, 16384]
+        );
+    }
+
+    #[test]
+    fn too_few_points_is_inconclusive() {
+        let r = infer(&[]);
+        assert!(r.erase_block_bytes.value.is_none());
+    }
+}

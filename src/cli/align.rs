@@ -1,0 +1,307 @@
+//! `flashscope align TARGET`: find the erase block and page size from read timings.
+
+use super::{Outcome, Output};
+use crate::analysis::align::{self, AlignInference, AlignPoint};
+use crate::probe::align::{self as probe, AlignConfig, AlignRun, Next};
+use crate::report::progress::Progress;
+use crate::report::svg::{AxisFormat, Chart};
+use crate::report::table::Table;
+use crate::report::{Document, Warning};
+use crate::target::{self, OpenRequest};
+use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+
+/// Arguments of `align`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  flashscope align sim:sd-16g\n  flashscope align /dev/mmcblk0 --plot align.svg\n  flashscope align sim:usb-32g --blocksize 4K --count 4 --json\n\nRead-only. Reads a block just before, across and just after every multiple of each\nalignment (2^n and 3 × 2^n) and repeats where the answer is still in doubt, until it is\nconfident or the time budget ends."
+)]
+pub struct Args {
+    /// Block device, regular file, or sim:PRESET[,key=value...].
+    pub target: String,
+    /// Read size; repeat for several (default: 2, 8 and 32 logical sectors, i.e. 1K, 4K, 16K).
+    #[arg(long = "blocksize", short = 'b', value_name = "SIZE")]
+    pub blocksize: Vec<String>,
+    /// Stop repeating after this long (device time; virtual for sim:).
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub time_budget: String,
+    /// Repeat every alignment exactly N times instead of adaptively.
+    #[arg(long, value_name = "N")]
+    pub count: Option<u32>,
+    /// Positions per alignment.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub positions: usize,
+    /// Write an SVG plot of boundary cost against alignment.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<String>,
+}
+
+/// Parse `--blocksize` values, or the default sweep for this sector size.
+pub fn block_sizes(given: &[String], sector: u32) -> Result<Vec<u64>> {
+    if given.is_empty() {
+        let s = sector.max(512) as u64;
+        return Ok(vec![2 * s, 8 * s, 32 * s]);
+    }
+    let mut v = Vec::new();
+    for g in given {
+        v.push(parse_size(g)?);
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// The adaptive decision: infer from the cells so far and ask for what is still in doubt.
+pub fn decide(cells: &[probe::AlignCell], reads: u64, max_reads: u64) -> Next {
+    let pts = probe::points(cells);
+    let inf = align::infer(&pts);
+    match align::next_round(&inf, &pts, reads, max_reads) {
+        None => Next::Stop,
+        Some(f) => Next::Focus(f),
+    }
+}
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    execute(args)?.emit(out)
+}
+
+/// Measure and infer without printing (shared with `auto`).
+pub fn execute(args: &Args) -> Result<Outcome> {
+    let t0 = crate::backend::monotonic_ns();
+    if args.count == Some(0) {
+        return Err(Error::usage("--count must be at least 1"));
+    }
+    if args.positions == 0 {
+        return Err(Error::usage("--positions must be at least 1"));
+    }
+    let budget = parse_duration_ns(&args.time_budget)?;
+    let req = OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    let mut opened = target::open(&args.target, &req)?;
+    let dev = &mut opened.backend;
+    let size = dev.size_bytes();
+    let sizes = block_sizes(&args.blocksize, dev.logical_sector_bytes())?;
+    probe::validate(size, dev.logical_sector_bytes(), &sizes)?;
+    let flashbench_reads: u64 = sizes
+        .iter()
+        .map(|&b| probe::flashbench_align_reads(size, b))
+        .sum();
+    let config = AlignConfig {
+        block_sizes: sizes.clone(),
+        positions: args.positions,
+        count: args.count,
+        time_budget_ns: budget,
+        max_reads: flashbench_reads,
+    };
+    let mut progress = Progress::new("align");
+    let run = probe::run(
+        dev.as_mut(),
+        &config,
+        &mut |cells, reads| decide(cells, reads, flashbench_reads),
+        &mut progress.callback(),
+    )?;
+    progress.finish();
+    let points = probe::points(&run.cells);
+    let inf = align::infer(&points);
+
+    let mut doc = Document::new(
+        "align",
+        serde_json::to_value(&opened.info).unwrap_or_default(),
+    );
+    doc.warnings = opened.warnings;
+    if opened.info.direct_io == Some(false) {
+        doc.warnings.push(Warning::new(
+            "page_cache",
+            "the target is read through the page cache (O_DIRECT refused): repeated reads may come from memory and hide the card's boundaries",
+        ));
+    }
+    if inf.erase_block_bytes.value.is_none() && run.stop_reason != "confident" {
+        doc.warnings.push(Warning::new(
+            "budget",
+            format!(
+                "stopped by the {} after {} reads; a larger --time-budget or --count may settle the answer",
+                run.stop_reason, run.reads
+            ),
+        ));
+    }
+    doc.parameters = serde_json::json!({
+        "block_sizes": sizes,
+        "positions": args.positions,
+        "count": args.count,
+        "time_budget_ns": budget,
+        "reads": run.reads,
+        "flashbench_reads": flashbench_reads,
+        "rounds": run.rounds,
+        "stop_reason": run.stop_reason,
+        "io_time_ns": run.io_time_ns,
+        "device_elapsed_ns": run.elapsed_ns,
+    });
+    doc.samples = samples_json(&run, &points);
+    insert_inferences(&mut doc.inferences, &inf);
+    doc.extra.insert(
+        "steps".into(),
+        serde_json::to_value(&inf.steps).unwrap_or_default(),
+    );
+    if let Some(path) = &args.plot {
+        let svg = plot(&points, &inf, &format!("align: {}", args.target));
+        std::fs::write(path, svg).map_err(|e| Error::io(format!("writing plot {path}"), e))?;
+    }
+    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    let text = render(&points, &inf, &run, flashbench_reads);
+    Ok(Outcome { doc, text, code: 0 })
+}
+
+fn samples_json(run: &AlignRun, points: &[AlignPoint]) -> serde_json::Value {
+    let v: Vec<serde_json::Value> = run
+        .cells
+        .iter()
+        .filter(|c| !c.reads.is_empty())
+        .map(|c| {
+            let (pre, on, post) = c.flashbench_times();
+            let p = points
+                .iter()
+                .find(|p| p.block_bytes == c.block_bytes && p.align_bytes == c.align_bytes);
+            serde_json::json!({
+                "block_bytes": c.block_bytes,
+                "align_bytes": c.align_bytes,
+                "pre_ns": pre.round() as i64,
+                "on_ns": on.round() as i64,
+                "post_ns": post.round() as i64,
+                "diff_ns": p.map(|p| p.diff_ns.round() as i64),
+                "diff_se_ns": p.map(|p| p.se_ns.round() as i64),
+                "positions": c.positions,
+                "reads": c.reads,
+            })
+        })
+        .collect();
+    v.into()
+}
+
+/// Put the geometry inferences into a document's map (shared with `analyze`).
+pub fn insert_inferences(
+    map: &mut BTreeMap<String, crate::report::Inference>,
+    inf: &AlignInference,
+) {
+    map.insert("erase_block_bytes".into(), inf.erase_block_bytes.clone());
+    map.insert("page_bytes".into(), inf.page_bytes.clone());
+    if let Some(m) = &inf.multi_plane_bytes {
+        map.insert("multi_plane_bytes".into(), m.clone());
+    }
+}
+
+/// The diff table: one row per alignment, one column per block size (shared with `analyze`).
+pub fn table(points: &[AlignPoint]) -> String {
+    let mut sizes: Vec<u64> = points.iter().map(|p| p.block_bytes).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut aligns: Vec<u64> = points.iter().map(|p| p.align_bytes).collect();
+    aligns.sort_unstable();
+    aligns.dedup();
+    let header: Vec<String> = std::iter::once("alignment".to_string())
+        .chain(
+            sizes
+                .iter()
+                .map(|b| format!("diff, {} reads", format_bytes(*b))),
+        )
+        .collect();
+    let hdr: Vec<&str> = header.iter().map(|s| s.as_str()).collect();
+    let mut t = Table::new(&hdr);
+    for a in aligns.iter().rev() {
+        let mut row = vec![format_bytes(*a)];
+        for b in &sizes {
+            row.push(
+                match points
+                    .iter()
+                    .find(|p| p.block_bytes == *b && p.align_bytes == *a)
+                {
+                    Some(p) if p.se_ns > 0.0 => {
+                        format!("{} ± {}", format_ns(p.diff_ns), format_ns(p.se_ns))
+                    }
+                    Some(p) => format_ns(p.diff_ns),
+                    None => String::new(),
+                },
+            );
+        }
+        t.row(row);
+    }
+    t.render()
+}
+
+/// Evidence lines under the table (shared with `analyze`).
+pub fn evidence_lines(inf: &AlignInference) -> String {
+    let mut s = String::new();
+    let mut line = |what: &str, i: &crate::report::Inference| {
+        let v = i
+            .as_u64()
+            .map(format_bytes)
+            .unwrap_or_else(|| "?".to_string());
+        s.push_str(&format!(
+            "{what}: {v} ({}, {:.2}): {}\n",
+            i.status_word(),
+            i.confidence,
+            i.evidence
+        ));
+    };
+    line("erase block", &inf.erase_block_bytes);
+    line("page", &inf.page_bytes);
+    if let Some(m) = &inf.multi_plane_bytes {
+        line("multi-plane", m);
+    }
+    s
+}
+
+fn render(points: &[AlignPoint], inf: &AlignInference, run: &AlignRun, fb: u64) -> String {
+    format!(
+        "{}\n\nBoundary cost (on − (pre + post)/2; higher means the read straddled a boundary):\n{}\n{}reads: {} in {} rounds ({}); flashbench -a would do {} for these block sizes; time in reads {}\n",
+        inf.summary,
+        table(points),
+        evidence_lines(inf),
+        run.reads,
+        run.rounds,
+        run.stop_reason,
+        fb,
+        format_ns(run.io_time_ns as f64),
+    )
+}
+
+/// The align chart: diff against alignment per block size, inferred boundaries marked
+/// (shared with `analyze`).
+pub fn plot(points: &[AlignPoint], inf: &AlignInference, title: &str) -> String {
+    let mut sizes: Vec<u64> = points.iter().map(|p| p.block_bytes).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut chart = Chart::new(
+        title,
+        "alignment (reads straddle multiples of it)",
+        "boundary cost: on − (pre + post)/2",
+    )
+    .log2_x()
+    .x_format(AxisFormat::Bytes)
+    .y_format(AxisFormat::Nanoseconds);
+    for b in sizes {
+        let pts: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| p.block_bytes == b)
+            .map(|p| (p.align_bytes as f64, p.diff_ns))
+            .collect();
+        chart = chart.series(&format!("{} reads", format_bytes(b)), pts);
+    }
+    for (what, i) in [
+        ("erase block", &inf.erase_block_bytes),
+        ("page", &inf.page_bytes),
+    ]
+    .into_iter()
+    .chain(inf.multi_plane_bytes.iter().map(|m| ("multi-plane", m)))
+    {
+        if let Some(v) = i.as_u64() {
+            chart = chart.marker(
+                v as f64,
+                &format!("{what} {} ({})", format_bytes(v), i.status_word()),
+            );
+        }
+    }
+    chart.to_svg()
+}

@@ -1,0 +1,177 @@
+//! `flashscope analyze FILE...`: flashbench logs through the same inference as live tests.
+
+use super::Output;
+use crate::analysis::align::{self, AlignPoint};
+use crate::analysis::flashbench::{self, FlashbenchLog, LogData, LogKind};
+use crate::analysis::interval::{self, IntervalPoint};
+use crate::report::{Document, Warning};
+use crate::units::parse_size;
+use crate::{Error, Result};
+
+/// Arguments of `analyze`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  flashscope analyze align-1k.txt align-4k.txt align-16k.txt\n  flashscope analyze interval.txt --json\n  flashscope analyze openau.txt --erasesize 4M --open-au-nr 2\n\nReads flashbench output (align -a, interval -i, open-au -O, find-fat -f). Several align\nlogs are taken as one card measured with different block sizes. Exit code 2 for a log\nflashscope cannot read as flashbench output, 1 for a file it cannot open."
+)]
+pub struct Args {
+    /// flashbench log files.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<String>,
+    /// Block size for logs whose command line does not give one.
+    #[arg(long, value_name = "SIZE")]
+    pub blocksize: Option<String>,
+    /// Erase block size for open-au / find-fat logs without one.
+    #[arg(long, value_name = "SIZE")]
+    pub erasesize: Option<String>,
+    /// Open erase blocks for open-au logs without --open-au-nr.
+    #[arg(long, value_name = "N")]
+    pub open_au_nr: Option<u32>,
+    /// Write an SVG plot (align: boundary cost against alignment; interval: time against size).
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<String>,
+}
+
+/// Read and parse the files; errors name the file.
+pub fn load(files: &[String]) -> Result<Vec<(String, FlashbenchLog)>> {
+    let mut v = Vec::new();
+    for f in files {
+        let bytes = std::fs::read(f).map_err(|e| Error::io(format!("reading {f}"), e))?;
+        let text = String::from_utf8_lossy(&bytes);
+        v.push((f.clone(), flashbench::parse(f, &text)?));
+    }
+    Ok(v)
+}
+
+/// Align points from every align log (block size: command line, then `--blocksize`,
+/// then half the smallest alignment, as flashbench starts at twice the block size).
+pub fn align_points(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) -> Vec<AlignPoint> {
+    let mut pts = Vec::new();
+    for (_, l) in logs.iter().filter(|(_, l)| l.kind() == LogKind::Align) {
+        let from_cmd = l.command.as_ref().and_then(|c| c.block_bytes);
+        let has_cmd = l.command.is_some();
+        // flashbench's default block size is 16 KiB when its command line gives none.
+        let bs = from_cmd
+            .or(blocksize)
+            .or(if has_cmd { Some(16384) } else { None })
+            .or_else(|| l.align_block_bytes())
+            .unwrap_or(16384);
+        pts.extend(l.align_points(bs));
+    }
+    pts
+}
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    let t0 = crate::backend::monotonic_ns();
+    let blocksize = args.blocksize.as_deref().map(parse_size).transpose()?;
+    let erasesize = args.erasesize.as_deref().map(parse_size).transpose()?;
+    let mut logs = load(&args.files)?;
+    for (_, l) in logs.iter_mut() {
+        match &mut l.data {
+            LogData::OpenAu(o) => {
+                o.erase_bytes = o.erase_bytes.or(erasesize);
+                o.block_bytes = o.block_bytes.or(blocksize);
+                o.open_au_nr = o.open_au_nr.or(args.open_au_nr);
+            }
+            LogData::FindFat(f) => f.erase_bytes = f.erase_bytes.or(erasesize),
+            _ => {}
+        }
+    }
+    let mut doc = Document::new(
+        "analyze",
+        serde_json::json!({ "files": args.files, "kind": "flashbench logs" }),
+    );
+    let kinds: Vec<&str> = logs.iter().map(|(_, l)| l.kind().name()).collect();
+    doc.parameters = serde_json::json!({
+        "kinds": kinds,
+        "blocksize": blocksize,
+        "erasesize": erasesize,
+        "open_au_nr": args.open_au_nr,
+    });
+    doc.samples = serde_json::json!(logs
+        .iter()
+        .map(|(f, l)| serde_json::json!({"file": f, "log": l}))
+        .collect::<Vec<_>>());
+    let mut text = String::new();
+    let mut plot = None;
+
+    let apts = align_points(&logs, blocksize);
+    if !apts.is_empty() {
+        let inf = align::infer(&apts);
+        super::align::insert_inferences(&mut doc.inferences, &inf);
+        doc.extra.insert(
+            "steps".into(),
+            serde_json::to_value(&inf.steps).unwrap_or_default(),
+        );
+        text.push_str(&format!(
+            "{}\n\nBoundary cost from the logs:\n{}\n{}",
+            inf.summary,
+            super::align::table(&apts),
+            super::align::evidence_lines(&inf)
+        ));
+        plot = Some(super::align::plot(&apts, &inf, "align (flashbench logs)"));
+    }
+    let ipts: Vec<IntervalPoint> = logs
+        .iter()
+        .filter_map(|(_, l)| match &l.data {
+            LogData::Interval { rows, .. } => Some(rows),
+            _ => None,
+        })
+        .flatten()
+        .map(|r| IntervalPoint {
+            bytes: r.bytes,
+            min_ns: r.min_ns,
+            avg_ns: r.avg_ns,
+            max_ns: r.max_ns,
+        })
+        .collect();
+    if !ipts.is_empty() {
+        let inf = interval::infer(&ipts);
+        super::interval::insert_inferences(&mut doc, &inf);
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&super::interval::render(&ipts, &inf));
+        if plot.is_none() {
+            plot = Some(super::interval::plot(
+                &ipts,
+                &inf,
+                "interval (flashbench log)",
+            ));
+        }
+    }
+    for kind in [LogKind::OpenAu, LogKind::FindFat] {
+        let files: Vec<&str> = logs
+            .iter()
+            .filter(|(_, l)| l.kind() == kind)
+            .map(|(f, _)| f.as_str())
+            .collect();
+        if !files.is_empty() {
+            let msg = format!(
+                "{} log(s) {} were read ({} samples kept in the JSON), but flashscope's {} inference is not available yet: no conclusion is drawn from them",
+                kind.name(),
+                files.join(", "),
+                kind.name(),
+                kind.name()
+            );
+            doc.warnings
+                .push(Warning::new("inference_unavailable", msg.clone()));
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&format!("{}: inference not available yet\n", kind.name()));
+        }
+    }
+    if let Some(path) = &args.plot {
+        match plot {
+            Some(svg) => std::fs::write(path, svg)
+                .map_err(|e| Error::io(format!("writing plot {path}"), e))?,
+            None => doc.warnings.push(Warning::new(
+                "no_plot",
+                "--plot draws align and interval logs only; no plot was written",
+            )),
+        }
+    }
+    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    out.emit(&doc, |_| text.clone());
+    Ok(0)
+}

@@ -1,0 +1,171 @@
+//! `flashscope interval TARGET`: read time against request size → access time and throughput.
+
+use super::Output;
+use crate::analysis::interval::{self, IntervalInference, IntervalPoint};
+use crate::probe::interval as probe;
+use crate::report::progress::Progress;
+use crate::report::svg::{AxisFormat, Chart};
+use crate::report::table::Table;
+use crate::report::Document;
+use crate::target::{self, OpenRequest};
+use crate::units::{format_bytes, format_ns, format_rate};
+use crate::{Error, Result};
+
+/// Arguments of `interval`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  flashscope interval sim:sd-16g\n  flashscope interval /dev/mmcblk0 --order 13 --plot interval.svg\n\nRead-only. Request sizes run from 512 bytes to 512 × 2^(order−1)."
+)]
+pub struct Args {
+    /// Block device, regular file, or sim:PRESET[,key=value...].
+    pub target: String,
+    /// Number of request sizes (largest 512 B × 2^(order − 1)).
+    #[arg(long, default_value_t = 13, value_name = "N")]
+    pub order: u32,
+    /// Places each size is read at (nine requests apart).
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub positions: u32,
+    /// Rounds; each place keeps its fastest read.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub count: u32,
+    /// Write an SVG plot of read time against request size with the fitted line.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<String>,
+}
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    let t0 = crate::backend::monotonic_ns();
+    if args.count == 0 || args.positions == 0 {
+        return Err(Error::usage("--count and --positions must be at least 1"));
+    }
+    let req = OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    let mut opened = target::open(&args.target, &req)?;
+    let mut progress = Progress::new("interval");
+    let (samples, io_ns) = probe::run(
+        opened.backend.as_mut(),
+        args.order,
+        args.positions,
+        args.count,
+        &mut progress.callback(),
+    )?;
+    progress.finish();
+    let points: Vec<IntervalPoint> = samples.iter().map(|s| s.point()).collect();
+    let inf = interval::infer(&points);
+    let mut doc = Document::new(
+        "interval",
+        serde_json::to_value(&opened.info).unwrap_or_default(),
+    );
+    doc.warnings = opened.warnings;
+    doc.parameters = serde_json::json!({
+        "order": args.order,
+        "positions": args.positions,
+        "count": args.count,
+        "reads": samples.iter().map(|s| s.times_ns.iter().map(|t| t.len()).sum::<usize>()).sum::<usize>(),
+        "io_time_ns": io_ns,
+        "fit_from_bytes": inf.fit_from_bytes,
+    });
+    doc.samples = serde_json::json!(samples
+        .iter()
+        .zip(&points)
+        .map(|(s, p)| serde_json::json!({
+            "bytes": s.bytes,
+            "min_ns": p.min_ns.round() as u64,
+            "avg_ns": p.avg_ns.round() as u64,
+            "max_ns": p.max_ns.round() as u64,
+            "offsets": s.offsets,
+            "times_ns": s.times_ns,
+        }))
+        .collect::<Vec<_>>());
+    insert_inferences(&mut doc, &inf);
+    if let Some(path) = &args.plot {
+        std::fs::write(
+            path,
+            plot(&points, &inf, &format!("interval: {}", args.target)),
+        )
+        .map_err(|e| Error::io(format!("writing plot {path}"), e))?;
+    }
+    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    out.emit(&doc, |_| render(&points, &inf));
+    Ok(0)
+}
+
+/// Put the interval inferences into a document (shared with `analyze`).
+pub fn insert_inferences(doc: &mut Document, inf: &IntervalInference) {
+    doc.inferences
+        .insert("access_time_ns".into(), inf.access_time_ns.clone());
+    doc.inferences.insert(
+        "throughput_bytes_per_s".into(),
+        inf.throughput_bytes_per_s.clone(),
+    );
+}
+
+/// One-line answer and the table (shared with `analyze`).
+pub fn render(points: &[IntervalPoint], inf: &IntervalInference) -> String {
+    let head = match (
+        inf.access_time_ns.as_u64(),
+        inf.throughput_bytes_per_s.as_u64(),
+    ) {
+        (Some(a), Some(t)) => format!(
+            "access time {}, throughput {} — {}",
+            format_ns(a as f64),
+            format_rate(t as f64),
+            if inf.access_time_ns.status_word() == "confident"
+                && inf.throughput_bytes_per_s.status_word() == "confident"
+            {
+                "confident"
+            } else {
+                "tentative"
+            }
+        ),
+        (None, Some(t)) => format!(
+            "throughput {} — access time inconclusive",
+            format_rate(t as f64)
+        ),
+        _ => "access time and throughput inconclusive".to_string(),
+    };
+    let mut t = Table::new(&["request", "min", "avg", "max", "rate at min"]);
+    for p in points {
+        t.row(vec![
+            format_bytes(p.bytes),
+            format_ns(p.min_ns),
+            format_ns(p.avg_ns),
+            format_ns(p.max_ns),
+            format_rate(p.bytes as f64 * 1e9 / p.min_ns),
+        ]);
+    }
+    format!(
+        "{head}\n\n{}\naccess time: {}\nthroughput: {}\n",
+        t.render(),
+        inf.access_time_ns.evidence,
+        inf.throughput_bytes_per_s.evidence
+    )
+}
+
+/// Read time against size with the fitted line (shared with `analyze`).
+pub fn plot(points: &[IntervalPoint], inf: &IntervalInference, title: &str) -> String {
+    let mut c = Chart::new(title, "request size", "read time")
+        .log2_x()
+        .x_format(AxisFormat::Bytes)
+        .y_format(AxisFormat::Nanoseconds)
+        .series(
+            "fastest read",
+            points.iter().map(|p| (p.bytes as f64, p.min_ns)).collect(),
+        )
+        .series(
+            "average",
+            points.iter().map(|p| (p.bytes as f64, p.avg_ns)).collect(),
+        );
+    if let Some((a, b)) = inf.line {
+        c = c.series(
+            "least-squares line",
+            points
+                .iter()
+                .map(|p| (p.bytes as f64, a + b * p.bytes as f64))
+                .collect(),
+        );
+    }
+    c.to_svg()
+}

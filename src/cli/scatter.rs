@@ -1,0 +1,115 @@
+//! `flashscope scatter TARGET`: flashbench's scatter test, raw data and plot.
+
+use super::Output;
+use crate::probe::scatter as probe;
+use crate::report::progress::Progress;
+use crate::report::svg::{AxisFormat, Chart};
+use crate::report::Document;
+use crate::target::{self, OpenRequest};
+use crate::units::{format_bytes, format_ns, parse_size};
+use crate::{Error, Result};
+
+/// Arguments of `scatter`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  flashscope scatter sim:sd-16g -o scatter.tsv --plot scatter.svg\n  flashscope scatter /dev/mmcblk0 --order 12 --span 2\n\nRead-only. The TSV has two columns, offset in MiB and time in ms, for gnuplot."
+)]
+pub struct Args {
+    /// Block device, regular file, or sim:PRESET[,key=value...].
+    pub target: String,
+    /// Distance between positions and unit of --span.
+    #[arg(long, short = 'b', default_value = "16K", value_name = "SIZE")]
+    pub blocksize: String,
+    /// Read at 2^ORDER positions.
+    #[arg(long, default_value_t = 9, value_name = "N")]
+    pub order: u32,
+    /// Blocks per read.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub span: u32,
+    /// Rounds; each position keeps its fastest read.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub count: u32,
+    /// Write the raw data as TSV (offset MiB, time ms).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<String>,
+    /// Write an SVG scatter plot.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<String>,
+}
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    let t0 = crate::backend::monotonic_ns();
+    if args.count == 0 {
+        return Err(Error::usage("--count must be at least 1"));
+    }
+    let block = parse_size(&args.blocksize)?;
+    let req = OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    let mut opened = target::open(&args.target, &req)?;
+    let mut progress = Progress::new("scatter");
+    let (points, io_ns) = probe::run(
+        opened.backend.as_mut(),
+        block,
+        args.order,
+        args.span,
+        args.count,
+        &mut progress.callback(),
+    )?;
+    progress.finish();
+    let mut doc = Document::new(
+        "scatter",
+        serde_json::to_value(&opened.info).unwrap_or_default(),
+    );
+    doc.warnings = opened.warnings;
+    doc.parameters = serde_json::json!({
+        "block_bytes": block,
+        "order": args.order,
+        "span": args.span,
+        "count": args.count,
+        "reads": points.len() as u64 * args.count as u64,
+        "io_time_ns": io_ns,
+    });
+    doc.samples = serde_json::to_value(&points).unwrap_or_default();
+    if let Some(path) = &args.output {
+        std::fs::write(path, probe::to_tsv(&points))
+            .map_err(|e| Error::io(format!("writing {path}"), e))?;
+    }
+    if let Some(path) = &args.plot {
+        let svg = Chart::new(
+            &format!("scatter: {}", args.target),
+            "offset (MiB)",
+            "fastest read time",
+        )
+        .y_format(AxisFormat::Nanoseconds)
+        .scatter(
+            &format!("{} reads", format_bytes(block * args.span as u64)),
+            points
+                .iter()
+                .map(|p| (p.offset as f64 / 1048576.0, p.min_ns as f64))
+                .collect(),
+        )
+        .to_svg();
+        std::fs::write(path, svg).map_err(|e| Error::io(format!("writing plot {path}"), e))?;
+    }
+    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    out.emit(&doc, |_| {
+        let times: Vec<u64> = points.iter().map(|p| p.min_ns).collect();
+        let min = times.iter().copied().min().unwrap_or(0);
+        let max = times.iter().copied().max().unwrap_or(0);
+        let mut s = format!(
+            "scatter: {} positions of {} over {}, fastest read {} … slowest {}\n",
+            points.len(),
+            format_bytes(block * args.span as u64),
+            format_bytes(points.len() as u64 * block),
+            format_ns(min as f64),
+            format_ns(max as f64)
+        );
+        if args.output.is_none() && args.plot.is_none() {
+            s.push_str("(use -o FILE for the raw data and --plot FILE.svg for the chart)\n");
+        }
+        s
+    });
+    Ok(0)
+}

@@ -1,0 +1,131 @@
+//! `flashscope sim serve SPEC MOUNTPOINT [--loop] [--cpu N]`: the simulated card as a real
+//! block device (FUSE file + loop device), with the model's time spent in real time.
+
+use super::Output;
+use crate::backend::sim::SimConfig;
+use crate::report::Document;
+use crate::report::Warning;
+use crate::serve::{serve, ServeOptions};
+use crate::units::{format_bytes, parse_duration_ns};
+use crate::{Error, Result};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `sim serve`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  mkdir -p /tmp/card && flashscope sim serve sim:sd-16g /tmp/card --loop --cpu 1
+      serves /tmp/card/flash.img and prints the loop device (e.g. /dev/loop3)
+  cat /tmp/card/stats     requests served, model time added, server overhead
+  kill -INT PID           detaches the loop device, unmounts, prints the totals
+
+The card keeps one command queue: each request takes the model's time, spent for real,
+after the previous one ends. Pin the server with --cpu for the best timing accuracy.")]
+pub struct Args {
+    /// The simulated card: sim:PRESET[,key=value...] (see `flashscope sim list`).
+    pub spec: String,
+    /// An empty directory to mount on; the card appears as MOUNTPOINT/flash.img.
+    pub mountpoint: PathBuf,
+    /// Attach a loop device with direct I/O and print its path on stdout (needs root).
+    #[arg(long = "loop")]
+    pub attach_loop: bool,
+    /// Pin the server's threads to this CPU (sched_setaffinity).
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// Spin (instead of sleeping) for this last part of every wait.
+    #[arg(long, value_name = "TIME", default_value = "50us")]
+    pub spin: String,
+    /// Do not ask for real-time (SCHED_FIFO) priority; by default the server asks for it
+    /// and runs without it if refused.
+    #[arg(long)]
+    pub no_realtime: bool,
+}
+
+/// Parse the SPEC argument: only simulated cards can be served.
+pub fn parse_sim_spec(spec: &str) -> Result<SimConfig> {
+    match spec.strip_prefix("sim:") {
+        Some(rest) => SimConfig::parse(rest),
+        None => Err(Error::usage(format!(
+            "'{spec}' is not a simulated card: `sim serve` serves sim:PRESET[,key=value...] (see `flashscope sim list`)"
+        ))),
+    }
+}
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    let cfg = parse_sim_spec(&args.spec)?;
+    let spin_ns = parse_duration_ns(&args.spin)?;
+    let opts = ServeOptions {
+        spec: args.spec.clone(),
+        cfg: cfg.clone(),
+        mountpoint: args.mountpoint.clone(),
+        attach_loop: args.attach_loop,
+        cpu: args.cpu,
+        spin_ns,
+        realtime: !args.no_realtime,
+    };
+    let outcome = serve(&opts, |ready| {
+        eprintln!(
+            "serving {} ({}) as {}{}{}; stop with Ctrl-C or SIGTERM",
+            args.spec,
+            format_bytes(cfg.size),
+            ready.image.display(),
+            ready
+                .loop_device
+                .as_ref()
+                .map(|d| format!(" on {}", d.display()))
+                .unwrap_or_default(),
+            if ready.realtime {
+                ", real-time priority"
+            } else {
+                " (no real-time priority: timing suffers when the CPUs are busy)"
+            }
+        );
+        // One line on stdout with the path to open, so scripts can capture it.
+        let path = ready.loop_device.as_ref().unwrap_or(&ready.image);
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{}", path.display());
+        let _ = stdout.flush();
+    })?;
+    eprintln!("stopped by {}", outcome.stopped_by);
+    for w in &outcome.cleanup_warnings {
+        eprintln!("warning: {w}");
+    }
+    eprint!("{}", outcome.stats.text());
+    if out.json {
+        let mut doc = Document::new("sim serve", serde_json::json!({ "spec": args.spec }));
+        doc.parameters = serde_json::json!({
+            "mountpoint": args.mountpoint,
+            "loop": args.attach_loop,
+            "cpu": args.cpu,
+            "spin_ns": spin_ns,
+        });
+        doc.elapsed_ns = outcome.stats.uptime_ns;
+        doc.bytes_written = outcome.stats.bytes_written;
+        doc.warnings = outcome
+            .cleanup_warnings
+            .iter()
+            .map(|w| Warning::new("cleanup", w.clone()))
+            .collect();
+        doc.extra.insert(
+            "stats".into(),
+            serde_json::to_value(&outcome.stats).unwrap_or_default(),
+        );
+        println!("{}", doc.to_json());
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_sim_specs_are_served() {
+        assert!(parse_sim_spec("sim:sd-16g").is_ok());
+        let e = parse_sim_spec("/dev/sda").unwrap_err();
+        assert!(e.to_string().contains("not a simulated card"), "{e}");
+        let e = parse_sim_spec("sim:nonsense").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+    }
+}

@@ -1,0 +1,147 @@
+//! The interval probe: read time versus request size, from 512 bytes up to
+//! 512 × 2^(order − 1), each size at `positions` places spaced nine requests apart (as
+//! flashbench does, so no read continues the previous one). Returns samples only.
+
+use crate::analysis::interval::IntervalPoint;
+use crate::backend::{AlignedBuf, Backend};
+use crate::units::format_bytes;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// Every read time of one request size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    pub bytes: u64,
+    /// Offsets read.
+    pub offsets: Vec<u64>,
+    /// Per offset, the read times of each repetition (ns).
+    pub times_ns: Vec<Vec<u64>>,
+}
+
+impl IntervalSample {
+    /// Per offset the minimum over repetitions; then min, average and max over offsets.
+    pub fn point(&self) -> IntervalPoint {
+        let mins: Vec<f64> = self
+            .times_ns
+            .iter()
+            .filter_map(|t| t.iter().min().map(|&m| m as f64))
+            .collect();
+        let n = mins.len().max(1) as f64;
+        IntervalPoint {
+            bytes: self.bytes,
+            min_ns: mins.iter().copied().fold(f64::INFINITY, f64::min),
+            avg_ns: mins.iter().sum::<f64>() / n,
+            max_ns: mins.iter().copied().fold(0.0, f64::max),
+        }
+    }
+}
+
+/// The request sizes of an interval run: 512 × 2^i for i < order.
+pub fn sizes(order: u32) -> Vec<u64> {
+    (0..order).map(|i| 512u64 << i).collect()
+}
+
+/// Check that the largest request fits `positions` times nine over on the device.
+pub fn validate(size: u64, sector: u32, order: u32, positions: u32) -> Result<()> {
+    if order == 0 || order > 24 {
+        return Err(Error::usage(format!(
+            "--order {order} is out of range: use 1 to 24 (largest request 512 B × 2^(order−1))"
+        )));
+    }
+    let largest = 512u64 << (order - 1);
+    if largest % sector as u64 != 0 && sector > 512 {
+        return Err(Error::usage(format!(
+            "the device's logical sector is {sector} bytes, so requests below it cannot be read: the interval test starts at 512 bytes; use a 512-byte-sector device"
+        )));
+    }
+    let need = largest * 9 * positions as u64;
+    if need > size {
+        let mut fit = order;
+        while fit > 1 && (512u64 << (fit - 1)) * 9 * positions as u64 > size {
+            fit -= 1;
+        }
+        return Err(Error::usage(format!(
+            "--order {order} is too large for this {} target: its {} requests at {positions} places nine apart need {}; use --order {fit} or less",
+            format_bytes(size),
+            format_bytes(largest),
+            format_bytes(need)
+        )));
+    }
+    Ok(())
+}
+
+/// Read every size `count` times at each position; `progress(done, total)` counts reads.
+pub fn run<B: Backend + ?Sized>(
+    dev: &mut B,
+    order: u32,
+    positions: u32,
+    count: u32,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(Vec<IntervalSample>, u64)> {
+    validate(
+        dev.size_bytes(),
+        dev.logical_sector_bytes(),
+        order,
+        positions,
+    )?;
+    let largest = 512usize << (order - 1);
+    let mut buf = AlignedBuf::new(largest);
+    let total = order as u64 * positions as u64 * count.max(1) as u64;
+    let mut done = 0;
+    let mut io_ns = 0;
+    let mut out: Vec<IntervalSample> = sizes(order)
+        .into_iter()
+        .map(|bytes| IntervalSample {
+            bytes,
+            offsets: (0..positions as u64).map(|i| i * 9 * bytes).collect(),
+            times_ns: vec![Vec::new(); positions as usize],
+        })
+        .collect();
+    for _ in 0..count.max(1) {
+        for s in out.iter_mut() {
+            let b = &mut buf[..s.bytes as usize];
+            for (i, &off) in s.offsets.iter().enumerate() {
+                let t0 = dev.clock_ns();
+                dev.read_at(b, off).map_err(|e| {
+                    Error::io(
+                        format!("reading {} at offset {off}", format_bytes(s.bytes)),
+                        e,
+                    )
+                })?;
+                let t = dev.clock_ns().saturating_sub(t0);
+                io_ns += t;
+                s.times_ns[i].push(t);
+                done += 1;
+                progress(done, total);
+            }
+        }
+    }
+    Ok((out, io_ns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::interval;
+    use crate::backend::sim::{SimConfig, SimDevice};
+
+    #[test]
+    fn the_simulated_card_gives_back_its_bandwidth_and_command_time() {
+        let mut dev =
+            SimDevice::new(SimConfig::parse("custom,size=1G,noise=0,outliers=0").unwrap());
+        let (samples, _) = run(&mut dev, 13, 4, 2, &mut |_, _| {}).unwrap();
+        let pts: Vec<_> = samples.iter().map(|s| s.point()).collect();
+        let r = interval::infer(&pts);
+        let bps = r.throughput_bytes_per_s.as_u64().unwrap() as f64;
+        let acc = r.access_time_ns.as_u64().unwrap() as f64;
+        // Defaults: 22 MiB/s, 650 µs command; page/erase straddles are rare at these offsets.
+        assert!((bps / (22.0 * 1048576.0) - 1.0).abs() < 0.05, "{bps}");
+        assert!((acc / 650_000.0 - 1.0).abs() < 0.1, "{acc}");
+    }
+
+    #[test]
+    fn order_too_large_names_the_largest_that_fits() {
+        let e = validate(1 << 20, 512, 13, 8).unwrap_err();
+        assert!(e.to_string().contains("--order 5 or less"), "{e}");
+    }
+}

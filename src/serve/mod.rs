@@ -1,0 +1,491 @@
+//! `sim serve`: the simulated card as a real block device any program can open.
+//!
+//! The model is served as one file, `MOUNTPOINT/flash.img`, through FUSE (opened with
+//! FOPEN_DIRECT_IO so the page cache never answers), optionally behind a loop device with
+//! direct I/O. Every read, write, flush and discard goes through the same [`SimDevice`] as
+//! `sim:` targets; the model time each request adds is spent for real, on a real-time
+//! copy of the card's single command queue (see [`pacer`]). `MOUNTPOINT/stats` shows the
+//! counters and the server's own overhead.
+//!
+//! Clean-up does not depend on the server exiting cleanly: the loop device is attached
+//! with autoclear and held open by the server, and a small watchdog process unmounts the
+//! mountpoint if the server dies without saying goodbye (SIGKILL).
+
+pub mod fs;
+pub mod histogram;
+pub mod loopdev;
+pub mod pacer;
+pub mod stats;
+
+use crate::backend::sim::{SimConfig, SimDevice};
+use crate::target::mounts::parse_mountinfo;
+use crate::{Error, Result};
+use fs::{CardFs, Shared, IMAGE_NAME};
+use loopdev::LoopDevice;
+use stats::ServeStats;
+use std::ffi::CString;
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What to serve, where, and how.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The spec as the user gave it (for messages).
+    pub spec: String,
+    pub cfg: SimConfig,
+    pub mountpoint: PathBuf,
+    /// Attach a loop device with direct I/O over the served file.
+    pub attach_loop: bool,
+    /// Pin the server's threads to this CPU.
+    pub cpu: Option<usize>,
+    /// The last part of each wait that is spun instead of slept.
+    pub spin_ns: u64,
+    /// Try real-time (SCHED_FIFO) priority for the server's threads.
+    pub realtime: bool,
+}
+
+/// What is being served, handed to the caller once the card is reachable.
+#[derive(Debug, Clone)]
+pub struct Ready {
+    pub image: PathBuf,
+    pub loop_device: Option<PathBuf>,
+    /// Whether the server's threads run with real-time priority.
+    pub realtime: bool,
+}
+
+/// How the server ended and what it did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub stats: ServeStats,
+    /// Why it stopped: the signal's name, or "unmounted".
+    pub stopped_by: String,
+    /// Problems met while cleaning up (the server still exits).
+    pub cleanup_warnings: Vec<String>,
+}
+
+/// Refuse a mountpoint that does not exist, is not an empty directory, or already has
+/// something mounted on it. Returns its canonical path.
+pub fn check_mountpoint(path: &Path, mountinfo: &str) -> Result<PathBuf> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            Error::usage(format!(
+                "mountpoint '{}' does not exist: create an empty directory first (mkdir -p {})",
+                path.display(),
+                path.display()
+            ))
+        } else if e.raw_os_error() == Some(libc::ENOTCONN) {
+            Error::Refused(format!(
+                "mountpoint '{}' is a dead FUSE mount (a server that was killed): unmount it with `umount -l {}` first",
+                path.display(),
+                path.display()
+            ))
+        } else {
+            Error::io(format!("checking mountpoint '{}'", path.display()), e)
+        }
+    })?;
+    if !meta.is_dir() {
+        return Err(Error::usage(format!(
+            "mountpoint '{}' is not a directory: give an empty directory",
+            path.display()
+        )));
+    }
+    let canonical = path
+        .canonicalize()
+        .map_err(|e| Error::io(format!("resolving '{}'", path.display()), e))?;
+    let canonical_text = canonical.to_string_lossy();
+    if parse_mountinfo(mountinfo)
+        .iter()
+        .any(|m| m.mount_point == canonical_text)
+    {
+        return Err(Error::Refused(format!(
+            "mountpoint '{}' is busy: something is already mounted there (another `flashscope sim serve`?); stop it or choose another empty directory",
+            canonical.display()
+        )));
+    }
+    let mut entries = std::fs::read_dir(&canonical)
+        .map_err(|e| Error::io(format!("reading mountpoint '{}'", canonical.display()), e))?;
+    if entries.next().is_some() {
+        return Err(Error::usage(format!(
+            "mountpoint '{}' is not empty: serving over it would hide its files; give an empty directory",
+            canonical.display()
+        )));
+    }
+    Ok(canonical)
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+/// Check that FUSE can be used by this process: /dev/fuse exists and opens, and a
+/// non-root user has the fusermount3 helper. `--loop` needs root.
+pub fn check_fuse(attach_loop: bool) -> Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if attach_loop && !root {
+        return Err(Error::Refused(
+            "--loop needs root: attaching a loop device needs CAP_SYS_ADMIN. Rerun as root, or drop --loop and use MOUNTPOINT/flash.img directly".into(),
+        ));
+    }
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+    {
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Error::runtime(
+                "FUSE is missing: /dev/fuse does not exist. Load the kernel module (`modprobe fuse`); in a container, pass the device in (e.g. --device /dev/fuse)",
+            ))
+        }
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(Error::Refused(format!(
+                "no permission to open /dev/fuse ({e}): run as root, or give this user access to /dev/fuse"
+            )))
+        }
+        Err(e) => return Err(Error::io("opening /dev/fuse", e)),
+    }
+    if !root && !on_path("fusermount3") && !on_path("fusermount") {
+        return Err(Error::Refused(
+            "mounting FUSE as a normal user needs the fusermount3 helper, which is not installed: install the `fuse3` package, or run as root".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Pin the calling thread (and the threads it spawns afterwards) to one CPU.
+fn pin_to_cpu(cpu: usize) -> Result<()> {
+    // SAFETY: cpu_set_t is plain data; all-zero is the empty set.
+    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `allowed` is a writable cpu_set_t of the size passed.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) };
+    if rc != 0 {
+        return Err(Error::io("sched_getaffinity", io::Error::last_os_error()));
+    }
+    // SAFETY: CPU_ISSET reads the set; the index is bounds-checked first.
+    let ok = cpu < libc::CPU_SETSIZE as usize && unsafe { libc::CPU_ISSET(cpu, &allowed) };
+    if !ok {
+        let list: Vec<String> = (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: as above, every index is below CPU_SETSIZE.
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
+            .map(|c| c.to_string())
+            .collect();
+        return Err(Error::usage(format!(
+            "--cpu {cpu}: this process may only run on CPUs {}",
+            list.join(",")
+        )));
+    }
+    // SAFETY: cpu_set_t is plain data.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` is below CPU_SETSIZE (checked above).
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: `set` is a valid cpu_set_t of the size passed.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc != 0 {
+        return Err(Error::io(
+            format!("pinning to CPU {cpu}"),
+            io::Error::last_os_error(),
+        ));
+    }
+    Ok(())
+}
+
+/// Real-time priority for the calling thread and the threads it spawns afterwards, so a
+/// reply leaves on time even when other programs keep the CPUs busy. Returns whether the
+/// kernel granted it (it needs root or CAP_SYS_NICE); the server runs either way.
+fn try_realtime() -> bool {
+    let param = libc::sched_param { sched_priority: 10 };
+    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
+/// SIGINT, SIGTERM and SIGHUP, blocked in every thread and taken with sigtimedwait.
+struct StopSignals {
+    set: libc::sigset_t,
+    previous: libc::sigset_t,
+}
+
+impl StopSignals {
+    /// Block the stop signals; must run before any thread is spawned so all inherit it.
+    fn block() -> Result<Self> {
+        // SAFETY: sigset_t is plain data; the libc calls only write into the sets given.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::sigaddset(&mut set, libc::SIGHUP);
+            let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut previous);
+            if rc != 0 {
+                return Err(Error::io(
+                    "blocking SIGINT/SIGTERM",
+                    io::Error::from_raw_os_error(rc),
+                ));
+            }
+            Ok(StopSignals { set, previous })
+        }
+    }
+
+    /// Wait up to `timeout` for a stop signal; its name if one came.
+    fn wait(&self, timeout: Duration) -> Option<&'static str> {
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: `self.set` is an initialised sigset; a null siginfo pointer is allowed.
+        let sig = unsafe { libc::sigtimedwait(&self.set, std::ptr::null_mut(), &ts) };
+        match sig {
+            libc::SIGINT => Some("SIGINT"),
+            libc::SIGTERM => Some("SIGTERM"),
+            libc::SIGHUP => Some("SIGHUP"),
+            _ => None,
+        }
+    }
+}
+
+impl Drop for StopSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `block`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
+    }
+}
+
+/// A shell process that lazily unmounts the mountpoint if the server dies without
+/// telling it "done" first (its stdin closes when the server's process ends).
+struct Watchdog {
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+impl Watchdog {
+    fn spawn(mountpoint: &Path) -> io::Result<Self> {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(r#"trap '' INT TERM HUP; read -r word; [ "$word" = done ] || umount -l -- "$1" || fusermount3 -u -z -- "$1""#)
+            .arg("flashscope-serve-watchdog")
+            .arg(mountpoint)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdin = child.stdin.take();
+        Ok(Watchdog { child, stdin })
+    }
+
+    fn stand_down(mut self) {
+        if let Some(mut s) = self.stdin.take() {
+            let _ = s.write_all(b"done\n");
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn umount(path: &Path, flags: libc::c_int) -> io::Result<()> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `c` is a valid NUL-terminated path.
+    if unsafe { libc::umount2(c.as_ptr(), flags) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn wait_finished<T>(h: &std::thread::JoinHandle<T>, timeout: Duration) -> bool {
+    let t0 = Instant::now();
+    while !h.is_finished() {
+        if t0.elapsed() > timeout {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+}
+
+/// Attach a direct-I/O loop device to the served image. The server keeps no descriptor of
+/// its own file open afterwards: if it is killed, the kernel closes its descriptors from
+/// the dying server's last thread, and closing a FUSE file there would wait forever for
+/// a reply that thread can no longer send.
+fn attach_loop(image: &Path, sector: u32) -> Result<LoopDevice> {
+    let backing = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(image)
+        .map_err(|e| Error::io(format!("opening {}", image.display()), e))?;
+    let dev = LoopDevice::attach_direct(&backing, sector, image)
+        .map_err(|e| Error::io(format!("attaching a loop device to {}", image.display()), e))?;
+    drop(backing); // the loop device holds its own reference
+    Ok(dev)
+}
+
+/// Serve the card until SIGINT/SIGTERM/SIGHUP (or an unmount from outside), then detach
+/// the loop device, unmount, and return the counters. `ready` is called once the card
+/// is reachable (and the loop device attached).
+pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome> {
+    check_fuse(opts.attach_loop)?;
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mountpoint = check_mountpoint(&opts.mountpoint, &mountinfo)?;
+    if let Some(cpu) = opts.cpu {
+        pin_to_cpu(cpu)?;
+    }
+    let realtime = opts.realtime && try_realtime();
+    // Before any thread exists, so every thread inherits the blocked mask.
+    let signals = StopSignals::block()?;
+
+    let shared = Arc::new(Shared::new(SimDevice::new(opts.cfg.clone())));
+    let (fs, completer) = CardFs::new(shared.clone(), opts.spin_ns)
+        .map_err(|e| Error::io("starting the reply thread", e))?;
+    let mut config = fuser::Config::default();
+    config.mount_options = vec![
+        fuser::MountOption::FSName(format!("flashscope:{}", opts.cfg.preset)),
+        fuser::MountOption::Subtype("flashscope".into()),
+    ];
+    config.n_threads = Some(1);
+    let session = fuser::Session::new(fs, &mountpoint, &config).map_err(|e| {
+        Error::io(
+            format!("mounting the FUSE filesystem on '{}'", mountpoint.display()),
+            e,
+        )
+    })?;
+    let watchdog = Watchdog::spawn(&mountpoint).ok();
+    let background = match session.spawn() {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = umount(&mountpoint, libc::MNT_DETACH);
+            return Err(Error::io("starting the FUSE session", e));
+        }
+    };
+    let image = mountpoint.join(IMAGE_NAME);
+    let mut cleanup_warnings = Vec::new();
+
+    // Everything below must unmount on the way out, whatever fails.
+    let attached: Result<Option<LoopDevice>> = if opts.attach_loop {
+        attach_loop(&image, opts.cfg.sector).map(Some)
+    } else {
+        Ok(None)
+    };
+
+    let stopped_by = match &attached {
+        Ok(a) => {
+            ready(&Ready {
+                image: image.clone(),
+                loop_device: a.as_ref().map(|d| d.path().to_path_buf()),
+                realtime,
+            });
+            loop {
+                if let Some(sig) = signals.wait(Duration::from_millis(200)) {
+                    break sig.to_string();
+                }
+                if background.guard.is_finished() {
+                    break "unmounted".to_string();
+                }
+            }
+        }
+        Err(_) => String::new(),
+    };
+
+    let (attach_error, attached) = match attached {
+        Ok(a) => (None, a),
+        Err(e) => (Some(e), None),
+    };
+    if let Some(dev) = attached {
+        let path = dev.path().display().to_string();
+        if let Err(e) = dev.detach() {
+            cleanup_warnings.push(format!("{e}"));
+        }
+        // The kernel finishes the detach asynchronously; wait for it briefly so the
+        // caller sees a free device when we return.
+        // (Another program may attach the freed device at once: only a backing file of
+        // ours counts.)
+        let name = path.trim_start_matches("/dev/");
+        let backing_attr = format!("/sys/block/{name}/loop/backing_file");
+        let ours = || {
+            std::fs::read_to_string(&backing_attr)
+                .is_ok_and(|b| Path::new(b.trim()).starts_with(&mountpoint))
+        };
+        let t0 = Instant::now();
+        while ours() && t0.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if ours() {
+            cleanup_warnings.push(format!(
+                "{path} is still attached (another program has it open); the kernel detaches it when that program closes it"
+            ));
+        }
+    }
+    if let Err(e) = umount(&mountpoint, 0) {
+        if e.raw_os_error() == Some(libc::EBUSY) {
+            cleanup_warnings.push(format!(
+                "{} was busy; unmounted lazily (it disappears once the last user closes it)",
+                mountpoint.display()
+            ));
+            if let Err(e) = umount(&mountpoint, libc::MNT_DETACH) {
+                cleanup_warnings.push(format!("unmounting {}: {e}", mountpoint.display()));
+            }
+        } else if e.raw_os_error() != Some(libc::EINVAL) {
+            cleanup_warnings.push(format!("unmounting {}: {e}", mountpoint.display()));
+        }
+    }
+    if wait_finished(&background.guard, Duration::from_secs(3)) {
+        if let Err(e) = background.join() {
+            cleanup_warnings.push(format!("FUSE session: {e}"));
+        }
+        let _ = wait_finished(&completer, Duration::from_secs(2));
+    }
+    if let Some(w) = watchdog {
+        w.stand_down();
+    }
+    drop(signals);
+    if let Some(e) = attach_error {
+        return Err(e);
+    }
+    Ok(Outcome {
+        stats: shared.stats(),
+        stopped_by,
+        cleanup_warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountpoint_must_exist_be_an_empty_directory_and_not_be_mounted() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope");
+        let e = check_mountpoint(&missing, "").unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        assert_eq!(e.exit_code(), 2);
+
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let e = check_mountpoint(&file, "").unwrap_err();
+        assert!(e.to_string().contains("not a directory"), "{e}");
+
+        let full = dir.path().join("full");
+        std::fs::create_dir(&full).unwrap();
+        std::fs::write(full.join("a"), b"x").unwrap();
+        let e = check_mountpoint(&full, "").unwrap_err();
+        assert!(e.to_string().contains("not empty"), "{e}");
+
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        let canon = check_mountpoint(&empty, "").unwrap();
+        let line = format!(
+            "99 1 0:55 / {} rw,nosuid,nodev - fuse.flashscope flashscope:sd-16g rw\n",
+            canon.display()
+        );
+        let e = check_mountpoint(&empty, &line).unwrap_err();
+        assert!(e.to_string().contains("busy"), "{e}");
+    }
+}

@@ -1,0 +1,63 @@
+//! End-to-end tests of `auto`, the one-command answer.
+
+use assert_cmd::Command;
+
+fn auto_json(target: &str) -> serde_json::Value {
+    let out = Command::cargo_bin("flashscope")
+        .unwrap()
+        .args(["auto", target, "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("one JSON document")
+}
+
+#[test]
+fn auto_finds_the_geometry_and_advises_aligned_partitions() {
+    let v = auto_json("sim:sd-16g");
+    assert_eq!(v["command"], "auto");
+    assert_eq!(v["inferences"]["erase_block_bytes"]["value"], 4u64 << 20);
+    assert_eq!(v["inferences"]["erase_block_bytes"]["status"], "confident");
+    let advice = v["advice"].as_array().unwrap();
+    let part = advice
+        .iter()
+        .find(|a| a["topic"] == "partition alignment")
+        .unwrap();
+    assert!(
+        part["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("echo 'start=8192,"),
+        "{part}"
+    );
+    assert!(advice
+        .iter()
+        .any(|a| a["command"] == "mkfs.ext4 -b 4096 -E stride=4,stripe-width=1024 PARTITION"));
+}
+
+#[test]
+fn auto_on_a_device_without_geometry_gives_no_tuned_mkfs_advice() {
+    let v = auto_json("sim:ssd-256g");
+    assert!(
+        v["inferences"]["erase_block_bytes"]["value"].is_null(),
+        "{}",
+        v["inferences"]
+    );
+    let advice = v["advice"].as_array().unwrap();
+    assert_eq!(advice.len(), 1, "{advice:?}");
+    assert!(advice[0]["text"].as_str().unwrap().contains("unknown"));
+}
+
+#[test]
+fn auto_text_leads_with_the_answer() {
+    Command::cargo_bin("flashscope")
+        .unwrap()
+        .args(["auto", "sim:usb-32g"])
+        .assert()
+        .success()
+        .stdout(predicates::str::starts_with(
+            "sim:usb-32g: 32 GiB; erase block 12 MiB (confident), page 24 KiB (confident)",
+        ));
+}

@@ -1,0 +1,618 @@
+//! Geometry discovery: the align probe + inference on simulated cards (property sweep over
+//! random geometries), golden tests on public flashbench logs, and end-to-end tests.
+
+use flashscope::analysis::align::{self, AlignInference};
+use flashscope::backend::sim::{SimConfig, SimDevice};
+use flashscope::backend::Backend;
+use flashscope::probe::align::{self as probe, AlignConfig, Next};
+use rand::{Rng, SeedableRng};
+
+static INFER_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+const K: u64 = 1024;
+const M: u64 = 1024 * 1024;
+
+/// Run the adaptive align sweep on a simulated device and infer.
+fn sweep(spec: &str, block_sizes: &[u64]) -> (AlignInference, probe::AlignRun, u64) {
+    let cfg = SimConfig::parse(spec).unwrap();
+    let mut dev = SimDevice::new(cfg);
+    let size = dev.size_bytes();
+    let max_reads: u64 = block_sizes
+        .iter()
+        .map(|&b| probe::flashbench_align_reads(size, b))
+        .sum();
+    let config = AlignConfig {
+        block_sizes: block_sizes.to_vec(),
+        positions: 8,
+        count: None,
+        time_budget_ns: 60_000_000_000,
+        max_reads,
+    };
+    let mut next = |cells: &[probe::AlignCell], reads: u64| {
+        INFER_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let pts = probe::points(cells);
+        let inf = align::infer(&pts);
+        match align::next_round(&inf, &pts, reads, max_reads) {
+            None => Next::Stop,
+
+            Some(f) => Next::Focus(f),
+        }
+    };
+    let run = probe::run(&mut dev, &config, &mut next, &mut |_, _| {}).unwrap();
+    let inf = align::infer(&probe::points(&run.cells));
+    (inf, run, max_reads)
+}
+
+fn pick<T: Copy>(rng: &mut impl Rng, v: &[T]) -> T {
+    v[rng.gen_range(0..v.len())]
+}
+
+#[test]
+fn random_geometries_are_right_or_inconclusive_never_confidently_wrong() {
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(20261122);
+    let erases: Vec<u64> = vec![
+        512 * K,
+        768 * K,
+        M,
+        3 * M / 2,
+        2 * M,
+        3 * M,
+        4 * M,
+        6 * M,
+        8 * M,
+        12 * M,
+        16 * M,
+        24 * M,
+        32 * M,
+        48 * M,
+        64 * M,
+    ];
+    let pages: Vec<u64> = vec![
+        2 * K,
+        3 * K,
+        4 * K,
+        6 * K,
+        8 * K,
+        12 * K,
+        16 * K,
+        24 * K,
+        32 * K,
+        48 * K,
+    ];
+    let cases = 200;
+    let (mut right, mut inconclusive, mut wrong, mut eligible, mut eligible_right) =
+        (0, 0, 0, 0, 0);
+    let mut page_right = 0;
+    let mut page_wrong = 0;
+    let mut failures = Vec::new();
+    let t0 = std::time::Instant::now();
+    for case in 0..cases {
+        let erase = pick(&mut rng, &erases);
+        let page = loop {
+            let p = pick(&mut rng, &pages);
+            if erase % p == 0 {
+                break p;
+            }
+        };
+        let size = (erase * 64).max(1 << 30);
+        let noise: f64 = rng.gen_range(0.0..0.2);
+        // Base read time for 1 KiB: cmd 650 µs + 1 KiB at 22 MiB/s ≈ 694 µs.
+        let base = 694_000.0;
+        let erase_frac: f64 = if rng.gen_bool(0.15) {
+            rng.gen_range(0.0..0.05)
+        } else {
+            rng.gen_range(0.05..0.5)
+        };
+        let page_frac: f64 = if rng.gen_bool(0.2) {
+            rng.gen_range(0.0..0.03)
+        } else {
+            rng.gen_range(0.03..0.2)
+        };
+        let ec = (erase_frac * base) as u64;
+        let pc = (page_frac * base) as u64;
+        let seed: u64 = rng.gen();
+        let spec = format!(
+            "custom,size={size},erase={erase},page={page},page_cost={pc}ns,erase_cost={ec}ns,noise={noise:.3},seed={seed}"
+        );
+        let (inf, run, max_reads) = sweep(&spec, &[1024, 4096, 16384]);
+        assert!(
+            run.reads <= max_reads,
+            "{spec}: {} reads > {max_reads}",
+            run.reads
+        );
+        let got = inf.erase_block_bytes.as_u64();
+        let confident = inf.erase_block_bytes.status_word() == "confident";
+        match got {
+            Some(v) if v == erase => right += 1,
+            Some(_) if confident => {
+                wrong += 1;
+                failures.push(format!("case {case}: {spec} → {:?}", inf.erase_block_bytes));
+            }
+            _ => inconclusive += 1,
+        }
+        if erase_frac >= 0.05 {
+            eligible += 1;
+            if got == Some(erase) {
+                eligible_right += 1;
+            } else {
+                eprintln!(
+                    "miss case {case}: {spec} → {} ({} reads)",
+                    inf.summary, run.reads
+                );
+            }
+        }
+        match inf.page_bytes.as_u64() {
+            Some(v) if v == page => page_right += 1,
+            Some(_) if inf.page_bytes.status_word() == "confident" => {
+                page_wrong += 1;
+                failures.push(format!("case {case}: {spec} → page {:?}", inf.page_bytes));
+            }
+            _ => {}
+        }
+    }
+    eprintln!(
+        "align property sweep: {cases} cases, erase right {right}, inconclusive/tentative-wrong {inconclusive}, confident wrong {wrong}; erase_cost >= 5%: {eligible_right}/{eligible} right; page right {page_right}, page confident wrong {page_wrong}; {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    eprintln!(
+        "inference calls: {}",
+        INFER_CALLS.load(std::sync::atomic::Ordering::Relaxed)
+    );
+    assert!(
+        failures.is_empty(),
+        "confident wrong answers:\n{}",
+        failures.join("\n")
+    );
+    assert!(
+        eligible_right as f64 >= 0.95 * eligible as f64,
+        "only {eligible_right} of {eligible} right where erase_cost >= 5%"
+    );
+}
+
+#[test]
+fn ssd_like_device_without_geometry_signal_is_inconclusive() {
+    let (inf, run, max_reads) = sweep("ssd-256g,size=4G", &[1024, 4096, 16384]);
+    assert!(
+        inf.erase_block_bytes.value.is_none(),
+        "{:?}",
+        inf.erase_block_bytes
+    );
+    assert!(inf.page_bytes.value.is_none(), "{:?}", inf.page_bytes);
+    assert!(
+        inf.erase_block_bytes.evidence.contains("no step"),
+        "{}",
+        inf.erase_block_bytes.evidence
+    );
+    assert!(run.reads <= max_reads);
+}
+
+#[test]
+fn presets_give_their_geometry() {
+    for (spec, erase, page) in [
+        ("sd-16g", 4 * M, 16 * K),
+        ("usb-32g", 12 * M, 24 * K),
+        ("emmc-8g", 512 * K, 8 * K),
+        ("sd-a2-64g", 8 * M, 16 * K),
+    ] {
+        let (inf, run, max_reads) = sweep(spec, &[1024, 4096, 16384]);
+        assert_eq!(
+            inf.erase_block_bytes.as_u64(),
+            Some(erase),
+            "{spec}: {}",
+            inf.summary
+        );
+        assert_eq!(
+            inf.page_bytes.as_u64(),
+            Some(page),
+            "{spec}: {}",
+            inf.summary
+        );
+        assert!(
+            run.reads <= max_reads,
+            "{spec}: {} > {max_reads}",
+            run.reads
+        );
+    }
+}
+
+// ---------- golden tests on public flashbench logs ----------
+
+const REF: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/reference/flashbench/"
+);
+
+fn expected() -> serde_json::Value {
+    let text = std::fs::read_to_string(format!("{REF}expected.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn load(files: &[String]) -> Vec<(String, flashscope::analysis::flashbench::FlashbenchLog)> {
+    let paths: Vec<String> = files.iter().map(|f| format!("{REF}{f}")).collect();
+    flashscope::cli::analyze::load(&paths).unwrap()
+}
+
+/// The inference may agree or be inconclusive; a different value must never be confident.
+fn agrees(what: &str, inf: &flashscope::report::Inference, want: u64) -> bool {
+    match inf.as_u64() {
+        None => false,
+        Some(v) if v == want => true,
+        Some(v) => {
+            assert_ne!(
+                inf.status_word(),
+                "confident",
+                "{what}: confident {v}, expected {want}: {}",
+                inf.evidence
+            );
+            false
+        }
+    }
+}
+
+#[test]
+fn golden_align_logs_reach_the_stated_geometry_or_stay_inconclusive() {
+    let exp = expected();
+    let mut checked = 0;
+    for card in exp["cards"].as_array().unwrap() {
+        if card["kind"] != "align" {
+            continue;
+        }
+        let files: Vec<String> = card["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap().to_string())
+            .collect();
+        let want = &card["expected"];
+        // All files of the card together, and each file alone.
+        let mut sets = vec![files.clone()];
+        sets.extend(files.iter().map(|f| vec![f.clone()]));
+        for set in sets {
+            let logs = load(&set);
+            let inf = align::infer(&flashscope::cli::analyze::align_points(&logs, None));
+            let e = agrees(
+                "erase",
+                &inf.erase_block_bytes,
+                want["erase_block_bytes"].as_u64().unwrap(),
+            );
+            let p = agrees(
+                "page",
+                &inf.page_bytes,
+                want["page_bytes"].as_u64().unwrap(),
+            );
+            if let Some(mp) = want.get("multi_plane_bytes").and_then(|v| v.as_u64()) {
+                if let Some(m) = &inf.multi_plane_bytes {
+                    agrees("multi-plane", m, mp);
+                }
+            }
+            if set.len() > 1 || files.len() == 1 {
+                // The whole card reaches the stated conclusion.
+                assert!(e && p, "{set:?}: {}", inf.summary);
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 9, "only {checked} align sets checked");
+    // The combined seed card is decided with confidence.
+    let logs = load(
+        &(1..=7)
+            .map(|i| format!("seed-align-0{i}.txt"))
+            .collect::<Vec<_>>(),
+    );
+    let inf = align::infer(&flashscope::cli::analyze::align_points(&logs, None));
+    assert_eq!(inf.summary, "erase block 4 MiB, page 16 KiB — confident");
+    // The README card shows its 16 KiB multi-plane step.
+    let logs = load(&["readme-align-01.txt".to_string()]);
+    let inf = align::infer(&flashscope::cli::analyze::align_points(&logs, None));
+    assert_eq!(inf.multi_plane_bytes.and_then(|m| m.as_u64()), Some(16 * K));
+}
+
+#[test]
+fn golden_interval_log_matches_flashbench_regression_or_is_inconclusive() {
+    let exp = expected();
+    let card = exp["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "interval")
+        .unwrap();
+    let files: Vec<String> = card["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    let logs = load(&files);
+    let pts: Vec<flashscope::analysis::interval::IntervalPoint> = logs
+        .iter()
+        .flat_map(|(_, l)| match &l.data {
+            flashscope::analysis::flashbench::LogData::Interval { rows, .. } => rows.clone(),
+            _ => Vec::new(),
+        })
+        .map(|r| flashscope::analysis::interval::IntervalPoint {
+            bytes: r.bytes,
+            min_ns: r.min_ns,
+            avg_ns: r.avg_ns,
+            max_ns: r.max_ns,
+        })
+        .collect();
+    let inf = flashscope::analysis::interval::infer(&pts);
+    let want_bps = card["expected"]["throughput_mb_s"].as_f64().unwrap() * 1e6;
+    let want_access = card["expected"]["access_time_us"].as_f64().unwrap() * 1e3;
+    let bps = inf
+        .throughput_bytes_per_s
+        .as_u64()
+        .expect("throughput is decided") as f64;
+    assert!((bps / want_bps - 1.0).abs() < 0.02, "{bps} vs {want_bps}");
+    if let Some(a) = inf.access_time_ns.as_u64() {
+        assert!(
+            (a as f64 / want_access - 1.0).abs() < 0.1,
+            "{a} vs {want_access}"
+        );
+    }
+}
+
+#[test]
+fn golden_open_au_and_find_fat_logs_parse_into_samples() {
+    use flashscope::analysis::flashbench::LogData;
+    let exp = expected();
+    for card in exp["cards"].as_array().unwrap() {
+        let kind = card["kind"].as_str().unwrap();
+        if kind != "open-au" && kind != "find-fat" {
+            continue;
+        }
+        let files: Vec<String> = card["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap().to_string())
+            .collect();
+        for (i, (f, log)) in load(&files).into_iter().enumerate() {
+            match (&log.data, kind) {
+                (LogData::OpenAu(o), "open-au") => {
+                    assert_eq!(o.erase_bytes, card["erase_block_bytes"].as_u64(), "{f}");
+                    assert_eq!(
+                        o.open_au_nr.map(u64::from),
+                        card["open_au_nr_per_file"][i].as_u64(),
+                        "{f}"
+                    );
+                    assert_eq!(o.random, card["random"].as_bool().unwrap(), "{f}");
+                    assert!(
+                        o.rows.len() >= 5 && o.rows.iter().all(|r| r.bytes_per_s > 0.0),
+                        "{f}"
+                    );
+                    assert_eq!(o.rows[0].size_bytes, 4 * M, "{f}");
+                }
+                (LogData::FindFat(ff), "find-fat") => {
+                    assert_eq!(ff.erase_bytes, card["erase_block_bytes"].as_u64(), "{f}");
+                    assert_eq!(ff.rows.len(), 9, "{f}");
+                    assert!(ff.rows.iter().all(|r| r.bytes_per_s.len() == 6), "{f}");
+                }
+                other => panic!("{f}: parsed as {:?}", other.0),
+            }
+        }
+    }
+}
+
+#[test]
+fn every_reference_file_is_covered_or_refused_clearly() {
+    let exp = expected();
+    let listed: Vec<String> = exp["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| {
+            c["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap().to_string())
+        })
+        .collect();
+    for entry in std::fs::read_dir(REF).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        if !name.ends_with(".txt") {
+            continue;
+        }
+        let text = std::fs::read_to_string(format!("{REF}{name}")).unwrap();
+        let parsed = flashscope::analysis::flashbench::parse(&name, &text);
+        if listed.contains(&name) {
+            assert!(parsed.is_ok(), "{name}: {:?}", parsed.err());
+        } else {
+            let e = parsed.expect_err("an unlisted log is a kind flashscope does not analyse");
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains(&name), "{e}");
+        }
+    }
+}
+
+// ---------- end-to-end tests of the binary ----------
+
+fn flashscope() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("flashscope").unwrap()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = flashscope()
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("one JSON document")
+}
+
+#[test]
+fn e2e_align_on_the_simulated_card_gives_the_answer_and_the_read_counts() {
+    let v = json(&["align", "sim:sd-16g"]);
+    assert_eq!(v["command"], "align");
+    assert_eq!(v["inferences"]["erase_block_bytes"]["value"], 4 * M);
+    assert_eq!(v["inferences"]["erase_block_bytes"]["status"], "confident");
+    assert_eq!(v["inferences"]["page_bytes"]["value"], 16 * K);
+    let reads = v["parameters"]["reads"].as_u64().unwrap();
+    let fb = v["parameters"]["flashbench_reads"].as_u64().unwrap();
+    assert!(reads > 0 && reads <= fb, "{reads} vs {fb}");
+    assert!(v["parameters"]["io_time_ns"].as_u64().unwrap() > 0);
+    let s = &v["samples"][0];
+    for k in [
+        "block_bytes",
+        "align_bytes",
+        "pre_ns",
+        "on_ns",
+        "post_ns",
+        "diff_ns",
+        "reads",
+    ] {
+        assert!(s.get(k).is_some(), "sample lacks {k}");
+    }
+}
+
+#[test]
+fn e2e_align_text_starts_with_the_answer_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("a.svg");
+    let out = flashscope()
+        .args(["align", "sim:usb-32g", "--plot", svg.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with("erase block 12 MiB, page 24 KiB — confident\n"),
+        "{text}"
+    );
+    assert!(text.contains(" µs"), "diffs carry a unit");
+    let plot = std::fs::read_to_string(svg).unwrap();
+    assert!(plot.contains("<svg") && plot.contains("erase block 12 MiB"));
+}
+
+#[test]
+fn e2e_align_ssd_is_inconclusive_and_fixed_count_is_honoured() {
+    let v = json(&["align", "sim:ssd-256g", "--count", "2", "--blocksize", "4K"]);
+    assert!(v["inferences"]["erase_block_bytes"]["value"].is_null());
+    assert_eq!(
+        v["inferences"]["erase_block_bytes"]["status"],
+        "inconclusive"
+    );
+    assert_eq!(v["parameters"]["rounds"], 2);
+    assert_eq!(v["parameters"]["stop_reason"], "count");
+}
+
+#[test]
+fn e2e_bad_input_gives_clear_errors_and_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small.img");
+    std::fs::write(&small, vec![0u8; 8192]).unwrap();
+    let small = small.to_str().unwrap();
+    // Target smaller than 4 × block size.
+    flashscope()
+        .args(["align", small, "--blocksize", "4K"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("smaller than 4 × the block size"));
+    // Block size not a multiple of the logical sector.
+    flashscope()
+        .args(["align", "sim:sd-16g", "--blocksize", "1000"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "not a multiple of the device's 512-byte logical sector",
+        ));
+    // Order too large.
+    flashscope()
+        .args(["scatter", small, "--order", "9"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--order 9 is too large"));
+    flashscope()
+        .args(["interval", small, "--order", "13"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--order 13 is too large"));
+    // Unreadable log: exit 1.
+    flashscope()
+        .args(["analyze", dir.path().join("missing.txt").to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("missing.txt"));
+    // A log of an unknown kind: exit 2.
+    let junk = dir.path().join("junk.txt");
+    std::fs::write(&junk, "hello\nworld\n").unwrap();
+    flashscope()
+        .args(["analyze", junk.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "not a flashbench log of a known kind",
+        ));
+    let program = format!("{REF}seed-program-01.txt");
+    flashscope()
+        .args(["analyze", &program])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("program (-p)"));
+}
+
+#[test]
+fn e2e_analyze_gives_the_same_inferences_as_the_library() {
+    let files: Vec<String> = (1..=7)
+        .map(|i| format!("{REF}seed-align-0{i}.txt"))
+        .collect();
+    let mut args = vec!["analyze".to_string()];
+    args.extend(files.iter().cloned());
+    let v = json(&args.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+    let logs = flashscope::cli::analyze::load(&files).unwrap();
+    let inf = align::infer(&flashscope::cli::analyze::align_points(&logs, None));
+    assert_eq!(
+        v["inferences"]["erase_block_bytes"],
+        serde_json::to_value(&inf.erase_block_bytes).unwrap()
+    );
+    assert_eq!(
+        v["inferences"]["page_bytes"],
+        serde_json::to_value(&inf.page_bytes).unwrap()
+    );
+}
+
+#[test]
+fn e2e_analyze_open_au_reports_unavailable_inference_not_a_result() {
+    let f = format!("{REF}readme-openau-02.txt");
+    let v = json(&["analyze", &f]);
+    assert!(v["inferences"].as_object().unwrap().is_empty());
+    assert_eq!(v["warnings"][0]["kind"], "inference_unavailable");
+    assert_eq!(v["samples"][0]["log"]["data"]["open_au_nr"], 3);
+    assert_eq!(v["samples"][0]["log"]["data"]["kind"], "open-au");
+}
+
+#[test]
+fn e2e_interval_and_scatter_on_the_simulated_card() {
+    let v = json(&["interval", "sim:sd-16g"]);
+    let bps = v["inferences"]["throughput_bytes_per_s"]["value"]
+        .as_f64()
+        .unwrap();
+    assert!((bps / (22.0 * M as f64) - 1.0).abs() < 0.1, "{bps}");
+    assert!(v["inferences"]["access_time_ns"]["value"].as_f64().unwrap() > 500_000.0);
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = dir.path().join("s.tsv");
+    let svg = dir.path().join("s.svg");
+    flashscope()
+        .args([
+            "scatter",
+            "sim:sd-16g",
+            "--order",
+            "8",
+            "--count",
+            "2",
+            "-o",
+            tsv.to_str().unwrap(),
+            "--plot",
+            svg.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let t = std::fs::read_to_string(tsv).unwrap();
+    assert_eq!(t.lines().count(), 257);
+    assert!(std::fs::read_to_string(svg).unwrap().contains("<circle"));
+}

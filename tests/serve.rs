@@ -1,0 +1,693 @@
+//! End-to-end tests of `flashscope sim serve`: the simulated card served through FUSE and
+//! a direct-I/O loop device, timed in real time.
+//!
+//! Tests that mount or attach need root and /dev/fuse (CI has both); elsewhere they print
+//! why they are skipped. Every server is wrapped in a guard that, even when the test
+//! fails, kills it, detaches its loop device by exact name and unmounts its mountpoint.
+
+use assert_cmd::Command as AssertCommand;
+use flashscope::backend::AlignedBuf;
+use predicates::prelude::*;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::{mpsc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Timing tests must not run beside each other (they share two CPUs).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_flashscope");
+
+/// A card with a known geometry and no noise: 1 MiB erase blocks, a 300 µs erase-block
+/// boundary cost, no page-boundary cost, 100 µs per command, 22 MiB/s reads.
+const CARD: &str = "sim:custom,size=256M,erase=1M,page=16K,cmd=100us,read_bw=22M,page_cost=0ns,erase_cost=300us,noise=0,outliers=0";
+const CMD_NS: f64 = 100_000.0;
+const READ_BW: f64 = 22.0 * 1048576.0;
+const ERASE: u64 = 1 << 20;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Why this machine cannot run the mounting tests, if it cannot.
+fn skip_reason() -> Option<String> {
+    if !is_root() {
+        return Some("not root (serving with --loop needs root; CI runs as root)".into());
+    }
+    if !Path::new("/dev/fuse").exists() {
+        return Some("/dev/fuse is missing (no FUSE in this kernel or container)".into());
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("/dev/loop-control is missing (no loop driver)".into());
+    }
+    None
+}
+
+macro_rules! require_root_fuse {
+    () => {
+        if let Some(why) = skip_reason() {
+            eprintln!("skipping: {why}");
+            return;
+        }
+    };
+}
+
+fn mounted(mountpoint: &Path) -> bool {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let want = mountpoint.to_string_lossy();
+    info.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .any(|m| m == want)
+}
+
+/// The backing file of a loop device, or None when it is detached.
+fn loop_backing(dev: &str) -> Option<String> {
+    let name = dev.trim_start_matches("/dev/");
+    std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// A running server and everything it set up, torn down by exact name on drop.
+struct Server {
+    child: Child,
+    _stdout: Option<BufReader<ChildStdout>>,
+    /// Removed after the cleanup (fields drop after `Drop::drop`).
+    _dir: tempfile::TempDir,
+    mountpoint: PathBuf,
+    device: String,
+}
+
+impl Server {
+    /// Start `sim serve SPEC <tempdir> --loop` and wait for the loop device's path.
+    fn start(spec: &str, extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mountpoint = dir.path().join("card");
+        std::fs::create_dir(&mountpoint).expect("mountpoint");
+        let mountpoint = mountpoint.canonicalize().expect("canonical mountpoint");
+        let mut child = Command::new(BIN)
+            .args(["sim", "serve", spec])
+            .arg(&mountpoint)
+            .arg("--loop")
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start flashscope sim serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            let mut line = String::new();
+            let _ = r.read_line(&mut line);
+            let _ = tx.send((line, r));
+        });
+        let mut server = Server {
+            child,
+            _stdout: None,
+            _dir: dir,
+            mountpoint,
+            device: String::new(),
+        };
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok((line, reader)) => {
+                server._stdout = Some(reader);
+                server.device = line.trim().to_string();
+            }
+            Err(_) => panic!("the server did not print its loop device within 20 s"),
+        }
+        assert!(
+            server.device.starts_with("/dev/loop"),
+            "first stdout line is the loop device, got '{}'",
+            server.device
+        );
+        server
+    }
+
+    fn image(&self) -> PathBuf {
+        self.mountpoint.join("flash.img")
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let text = std::fs::read_to_string(self.mountpoint.join("stats")).expect("read stats");
+        serde_json::from_str(&text).expect("stats is JSON")
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        // SAFETY: kill with our own child's pid.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+    }
+
+    /// Wait for the server to exit; its exit status.
+    fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let t0 = Instant::now();
+        while t0.elapsed() < timeout {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return Some(st);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    /// True when the loop device is still attached to this server's file.
+    fn device_attached(&self) -> bool {
+        loop_backing(&self.device)
+            .is_some_and(|b| b.starts_with(&*self.mountpoint.to_string_lossy()))
+    }
+
+    /// The test's cleanup: kill, detach by exact name, unmount the exact mountpoint.
+    /// Bounded in time: a server stuck in its own filesystem has its FUSE connection
+    /// aborted (by the connection's exact number) so the test never hangs.
+    fn cleanup(&mut self) {
+        let connection = fuse_connection(&self.mountpoint);
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            if self.wait_exit(Duration::from_secs(5)).is_none() {
+                if let Some(n) = connection {
+                    abort_fuse_connection(n);
+                }
+                let _ = self.wait_exit(Duration::from_secs(5));
+            }
+        }
+        if !self.device.is_empty() && self.device_attached() {
+            let _ = Command::new("losetup").args(["-d", &self.device]).status();
+        }
+        if mounted(&self.mountpoint) {
+            let _ = Command::new("umount")
+                .arg("-l")
+                .arg(&self.mountpoint)
+                .stderr(Stdio::null())
+                .status();
+        }
+        // Loop detach completes asynchronously.
+        let t0 = Instant::now();
+        while self.device_attached() && t0.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The FUSE connection number (the mount's minor device number) of a mountpoint.
+fn fuse_connection(mountpoint: &Path) -> Option<u32> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = mountpoint.to_string_lossy();
+    info.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        if f.get(4) == Some(&&*want) {
+            f.get(2)?.split_once(':')?.1.parse().ok()
+        } else {
+            None
+        }
+    })
+}
+
+/// Abort one FUSE connection through fusectl (mounting fusectl if needed).
+fn abort_fuse_connection(n: u32) {
+    let dir = Path::new("/sys/fs/fuse/connections");
+    if !dir.join(n.to_string()).exists() {
+        let _ = Command::new("mount")
+            .args(["-t", "fusectl", "none"])
+            .arg(dir)
+            .stderr(Stdio::null())
+            .status();
+    }
+    let _ = std::fs::write(dir.join(n.to_string()).join("abort"), "1");
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.cleanup();
+    }
+}
+
+/// Wall time of one 1 KiB O_DIRECT read at `offset`, in ns.
+fn read_ns(dev: &File, buf: &mut AlignedBuf, offset: u64) -> f64 {
+    let t0 = Instant::now();
+    dev.read_exact_at(buf, offset).expect("O_DIRECT read");
+    t0.elapsed().as_nanos() as f64
+}
+
+fn open_direct(path: &str, write: bool) -> File {
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .expect("open the loop device with O_DIRECT")
+}
+
+#[test]
+fn the_loop_device_shows_the_erase_block_boundary_in_real_time() {
+    require_root_fuse!();
+    let _s = serial();
+    let server = Server::start(CARD, &[]);
+    let name = server.device.trim_start_matches("/dev/");
+    let dio = std::fs::read_to_string(format!("/sys/block/{name}/loop/dio")).unwrap_or_default();
+    assert_eq!(dio.trim(), "1", "the loop device must use direct I/O");
+
+    let dev = open_direct(&server.device, false);
+    let model_inside = CMD_NS + 1024.0 * 1e9 / READ_BW;
+    realtime_for_this_thread();
+    let mut failures = Vec::new();
+    for attempt in 1..=ATTEMPTS {
+        let m = boundary_medians(&dev);
+        eprintln!(
+            "attempt {attempt}: 1 KiB reads: beside {:.1} µs (model {:.1} µs, overhead {:.1} µs), across an erase-block boundary {:.1} µs, across a half-block point {:.1} µs",
+            m.beside / 1e3,
+            model_inside / 1e3,
+            (m.beside - model_inside) / 1e3,
+            m.across / 1e3,
+            m.half / 1e3
+        );
+        // Never faster than the model, whatever the load.
+        assert!(m.beside >= model_inside, "a read beat the model: {m:?}");
+        // The boundary step is the model's 300 µs, spent for real; half an erase block
+        // is not a boundary (the geometry is 1 MiB); the overhead is bounded.
+        let step = m.across - m.beside;
+        let half_step = m.half - m.beside;
+        let mut why = Vec::new();
+        if (step - 300_000.0).abs() >= 60_000.0 {
+            why.push(format!("boundary step {:.1} µs, model 300 µs", step / 1e3));
+        }
+        if half_step.abs() >= 60_000.0 {
+            why.push(format!(
+                "half-block step {:.1} µs, model 0",
+                half_step / 1e3
+            ));
+        }
+        if m.beside >= model_inside + 1_000_000.0 {
+            why.push(format!("overhead above 1 ms: {:.1} µs", m.beside / 1e3));
+        }
+        if why.is_empty() {
+            let stats = server.stats();
+            assert!(stats["reads"].as_u64().unwrap_or(0) >= 288, "{stats}");
+            return;
+        }
+        failures.push(why.join("; "));
+    }
+    panic!("timing off in every attempt: {failures:?}");
+}
+
+/// Busy machines only ever add time: a timing test measures again (up to this many times)
+/// before it fails, and says so on stderr.
+const ATTEMPTS: usize = 3;
+
+/// Run the calling test thread (and the programs it starts) with real-time priority, so
+/// other programs on the machine do not delay the measuring client. Below the server's
+/// own priority (10), so the client never delays the server's replies. Best effort.
+fn realtime_for_this_thread() {
+    let param = libc::sched_param { sched_priority: 5 };
+    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
+    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if rc != 0 {
+        eprintln!("note: no real-time priority for the measuring thread");
+    }
+}
+
+#[derive(Debug)]
+struct BoundaryMedians {
+    across: f64,
+    beside: f64,
+    half: f64,
+}
+
+/// Read 1 KiB across, beside and half-way between erase-block boundaries of 32 blocks.
+/// The three kinds are interleaved so drifting load affects them alike; each offset keeps
+/// the fastest of three tries (access-time probes take the minimum), then the median
+/// over the blocks.
+fn boundary_medians(dev: &File) -> BoundaryMedians {
+    let mut buf = AlignedBuf::new(1024);
+    let (mut across, mut beside, mut half) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 8..40u64 {
+        let offsets = [
+            k * ERASE - 512,
+            k * ERASE + 65536,
+            k * ERASE + ERASE / 2 - 512,
+        ];
+        let mut best = [f64::MAX; 3];
+        for _ in 0..3 {
+            for (i, off) in offsets.into_iter().enumerate() {
+                best[i] = best[i].min(read_ns(dev, &mut buf, off));
+            }
+        }
+        across.push(best[0]);
+        beside.push(best[1]);
+        half.push(best[2]);
+    }
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    BoundaryMedians {
+        across: med(across),
+        beside: med(beside),
+        half: med(half),
+    }
+}
+
+/// `flashscope align` on the loop device (the real sync backend, O_DIRECT) must infer the
+/// served card's erase block. A 300 µs boundary cost must be found confidently; a 30 µs
+/// one is reported, and must never be confidently wrong (on a machine whose CPUs other
+/// programs keep busy, the kernel's own latency can drown a 30 µs step).
+#[test]
+fn align_on_the_loop_device_infers_the_served_erase_block() {
+    require_root_fuse!();
+    let _s = serial();
+    realtime_for_this_thread();
+    for (spec, erase, required) in [
+        (
+            "sim:custom,size=256M,erase=1M,page=16K,cmd=100us,page_cost=80us,erase_cost=300us,noise=0,outliers=0",
+            1u64 << 20,
+            true,
+        ),
+        (
+            "sim:custom,size=256M,erase=4M,page=16K,cmd=100us,page_cost=0ns,erase_cost=30us,noise=0,outliers=0",
+            4 << 20,
+            false,
+        ),
+    ] {
+        let server = Server::start(spec, &[]);
+        let mut seen = Vec::new();
+        for attempt in 1..=ATTEMPTS {
+            // First the adaptive default; then more repetitions if it stayed unsure.
+            let count: &[&str] = if attempt == 1 { &[] } else { &["--count", "8"] };
+            let out = AssertCommand::new(BIN)
+                .args(["align", &server.device, "--blocksize", "1K", "--json"])
+                .args(count)
+                .timeout(Duration::from_secs(60))
+                .assert()
+                .success()
+                .get_output()
+                .stdout
+                .clone();
+            let v: serde_json::Value = serde_json::from_slice(&out).expect("align JSON");
+            assert_eq!(v["target"]["kind"], "block", "{}", v["target"]);
+            assert_eq!(v["target"]["direct_io"], true);
+            assert_eq!(v["bytes_written"], 0, "align is read-only");
+            let inf = v["inferences"]["erase_block_bytes"].clone();
+            eprintln!("attempt {attempt}: align on {} for {spec}: {inf}", server.device);
+            // A confident answer must be right, on every attempt.
+            if inf["status"] == "confident" {
+                assert_eq!(inf["value"].as_u64(), Some(erase), "confidently wrong: {inf}");
+                break;
+            }
+            seen.push(inf);
+        }
+        if required {
+            assert!(seen.len() < ATTEMPTS, "align was never confident: {seen:?}");
+        } else if seen.len() == ATTEMPTS {
+            eprintln!("note: the 30 µs boundary stayed inconclusive on this (busy) machine");
+        }
+        assert_eq!(server.stats()["writes"], 0, "nothing was written to the card");
+    }
+}
+
+#[test]
+fn fio_at_queue_depth_32_gets_the_iops_the_model_predicts() {
+    require_root_fuse!();
+    if Command::new("fio").arg("--version").output().is_err() {
+        eprintln!("skipping: fio is not installed (apt-get install fio; .ci/run installs it)");
+        return;
+    }
+    let _s = serial();
+    let server = Server::start(CARD, &[]);
+    let out = Command::new("fio")
+        .args([
+            "--name=qd32",
+            "--direct=1",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=32",
+            "--ioengine=libaio",
+            "--runtime=2",
+            "--time_based",
+            "--randrepeat=1",
+            "--output-format=json",
+        ])
+        .arg(format!("--filename={}", server.device))
+        .output()
+        .expect("run fio");
+    assert!(
+        out.status.success(),
+        "fio failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("fio JSON");
+    let iops = v["jobs"][0]["read"]["iops"]
+        .as_f64()
+        .expect("fio read iops");
+    let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap_or(0);
+    // The card serves one command at a time: 4 KiB aligned reads cross no boundary.
+    let model_ns = CMD_NS + 4096.0 * 1e9 / READ_BW;
+    let predicted = 1e9 / model_ns;
+    let stats = server.stats();
+    eprintln!(
+        "fio randread 4k QD32: {iops:.0} IOPS, model {predicted:.0} IOPS ({:.1}%); server late p50 {} ns p99 {} ns",
+        100.0 * iops / predicted,
+        stats["late_ns"]["p50_ns"],
+        stats["late_ns"]["p99_ns"]
+    );
+    assert!(
+        (iops - predicted).abs() <= 0.2 * predicted,
+        "fio {iops:.0} IOPS vs model {predicted:.0}"
+    );
+    assert!(stats["reads"].as_u64().unwrap_or(0) >= ios, "{stats}");
+    // The model time the server added is exactly the model's per-request time.
+    let per_read =
+        stats["model_ns"].as_f64().unwrap_or(0.0) / stats["reads"].as_f64().unwrap_or(1.0);
+    assert!(
+        (per_read - model_ns).abs() < 1_000.0,
+        "{per_read} ns per read"
+    );
+}
+
+#[test]
+fn writes_round_trip_and_discard_reaches_the_model_as_an_erase() {
+    require_root_fuse!();
+    let _s = serial();
+    let server = Server::start(CARD, &[]);
+    let dev = open_direct(&server.device, true);
+    let mut pattern = AlignedBuf::new(64 * 1024);
+    for (i, b) in pattern.iter_mut().enumerate() {
+        *b = (i % 251) as u8 + 1;
+    }
+    dev.write_all_at(&pattern, 3 * ERASE).expect("write");
+    let mut back = AlignedBuf::new(64 * 1024);
+    dev.read_exact_at(&mut back, 3 * ERASE).expect("read back");
+    assert!(
+        back[..] == pattern[..],
+        "data written through the loop device reads back"
+    );
+    // The FUSE file is the same card, at the announced size.
+    let size = std::fs::metadata(server.image())
+        .map(|m| m.len())
+        .unwrap_or(0);
+    assert_eq!(size, 256 << 20, "flash.img has the announced size");
+    let img = open_direct(&server.image().to_string_lossy(), false);
+    let mut via_file = AlignedBuf::new(4096);
+    img.read_exact_at(&mut via_file, 3 * ERASE)
+        .expect("read flash.img");
+    assert!(
+        via_file[..] == pattern[..4096],
+        "flash.img shows the data written through loop"
+    );
+
+    let st = Command::new("blkdiscard")
+        .args(["-o", &(3 * ERASE).to_string(), "-l", &ERASE.to_string()])
+        .arg(&server.device)
+        .status()
+        .expect("run blkdiscard");
+    assert!(st.success(), "blkdiscard on the loop device");
+    dev.read_exact_at(&mut back, 3 * ERASE)
+        .expect("read after discard");
+    assert!(
+        back.iter().all(|&b| b == 0),
+        "discarded data reads back erased"
+    );
+    let stats = server.stats();
+    assert!(stats["discards"].as_u64().unwrap_or(0) >= 1, "{stats}");
+    assert!(
+        stats["bytes_written"].as_u64().unwrap_or(0) >= 64 * 1024,
+        "{stats}"
+    );
+}
+
+#[test]
+fn sigterm_detaches_the_loop_device_and_unmounts() {
+    require_root_fuse!();
+    let _s = serial();
+    let mut server = Server::start(CARD, &[]);
+    assert!(server.device_attached() && mounted(&server.mountpoint));
+    server.signal(libc::SIGTERM);
+    let status = server.wait_exit(Duration::from_secs(15));
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "clean exit on SIGTERM"
+    );
+    // Checked before the guard's own cleanup runs.
+    assert!(!mounted(&server.mountpoint), "still mounted after SIGTERM");
+    assert!(
+        !server.device_attached(),
+        "{} still attached",
+        server.device
+    );
+}
+
+#[test]
+fn sigkill_leaves_no_loop_device_or_mount_after_cleanup() {
+    require_root_fuse!();
+    let _s = serial();
+    let mut server = Server::start(CARD, &[]);
+    let (device, mountpoint) = (server.device.clone(), server.mountpoint.clone());
+    server.signal(libc::SIGKILL);
+    assert!(server.wait_exit(Duration::from_secs(10)).is_some());
+    // The server's own safety nets clean up by themselves: the loop device was attached
+    // with autoclear and only the server held it open; the watchdog unmounts lazily.
+    let t0 = Instant::now();
+    while (server.device_attached() || mounted(&mountpoint))
+        && t0.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (attached, still_mounted) = (server.device_attached(), mounted(&mountpoint));
+    eprintln!(
+        "after SIGKILL, before the test's cleanup: loop attached {attached}, mounted {still_mounted}"
+    );
+    // The test's cleanup runs regardless (and is what the issue asks to check) ...
+    server.cleanup();
+    assert!(
+        !mounted(&mountpoint),
+        "{} still mounted",
+        mountpoint.display()
+    );
+    assert!(
+        !loop_backing(&device).is_some_and(|b| b.starts_with(&*mountpoint.to_string_lossy())),
+        "{device} still attached to the dead server's file"
+    );
+    // ... and the safety nets must have done it on their own.
+    assert!(!attached, "autoclear did not detach {device} after SIGKILL");
+    assert!(!still_mounted, "the watchdog did not unmount after SIGKILL");
+}
+
+#[test]
+fn a_busy_mountpoint_is_refused() {
+    require_root_fuse!();
+    let _s = serial();
+    let server = Server::start(CARD, &[]);
+    AssertCommand::new(BIN)
+        .args(["sim", "serve", "sim:sd-16g"])
+        .arg(&server.mountpoint)
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("busy"));
+    let other = tempfile::tempdir().unwrap();
+    AssertCommand::new(BIN)
+        .args(["sim", "serve", "sim:sd-16g"])
+        .arg(other.path())
+        .args(["--cpu", "4096"])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--cpu 4096"));
+    assert!(!mounted(&other.path().canonicalize().unwrap()));
+}
+
+#[test]
+fn bad_input_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    AssertCommand::new(BIN)
+        .args(["sim", "serve", "sim:sd-16g"])
+        .arg(&missing)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist"));
+
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("keep"), b"x").unwrap();
+    if is_root() && Path::new("/dev/fuse").exists() {
+        AssertCommand::new(BIN)
+            .args(["sim", "serve", "sim:sd-16g"])
+            .arg(&full)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("not empty"));
+    }
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    AssertCommand::new(BIN)
+        .args(["sim", "serve", "sim:no-such-card"])
+        .arg(&empty)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown simulator preset"));
+    AssertCommand::new(BIN)
+        .args(["sim", "serve", "/dev/sda"])
+        .arg(&empty)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a simulated card"));
+    assert!(!mounted(&empty.canonicalize().unwrap()));
+}
+
+#[test]
+fn loop_without_root_is_refused() {
+    if !is_root() || Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipping: needs root and setpriv to run the check as an unprivileged user");
+        return;
+    }
+    let as_nobody = ["--reuid=65534", "--regid=65534", "--clear-groups", BIN];
+    let can_run = Command::new("setpriv")
+        .args(as_nobody)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !can_run {
+        eprintln!("skipping: an unprivileged user cannot run {BIN} (its directory is private)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mp = dir.path().join("card");
+    std::fs::create_dir(&mp).unwrap();
+    let out = Command::new("setpriv")
+        .args(as_nobody)
+        .args(["sim", "serve", "sim:sd-16g"])
+        .arg(&mp)
+        .arg("--loop")
+        .output()
+        .expect("run setpriv");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--loop needs root"), "{err}");
+
+    // Without --loop a normal user still needs access to /dev/fuse and, to mount, the
+    // fusermount3 helper: whichever is missing is named.
+    let out = Command::new("setpriv")
+        .args(as_nobody)
+        .args(["sim", "serve", "sim:sd-16g"])
+        .arg(&mp)
+        .output()
+        .expect("run setpriv");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) {
+        assert!(
+            err.contains("/dev/fuse") || err.contains("fusermount3"),
+            "{err}"
+        );
+    } else {
+        eprintln!("an unprivileged user may mount FUSE here: {err}");
+    }
+}
