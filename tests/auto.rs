@@ -61,3 +61,45 @@ fn auto_text_leads_with_the_answer() {
             "sim:usb-32g: 32 GiB; erase block 12 MiB (confident), page 24 KiB (confident)",
         ));
 }
+
+#[test]
+fn auto_with_write_adds_the_open_erase_block_count_and_its_advice() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("auto.fsjournal");
+    let out = Command::cargo_bin("flashscope")
+        .unwrap()
+        .args([
+            "auto",
+            "sim:usb-32g",
+            "--write",
+            "--json",
+            "--journal",
+            journal.to_str().unwrap(),
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["inferences"]["open_au"]["value"], 2);
+    assert!(v["bytes_written"].as_u64().unwrap() > 0);
+    let advice = v["advice"].as_array().unwrap();
+    assert!(
+        advice
+            .iter()
+            .any(|a| a["command"] == "mount -o active_logs=2 PARTITION MOUNTPOINT"),
+        "{advice:?}"
+    );
+    assert!(
+        !journal.exists(),
+        "the journal is removed after a verified restore"
+    );
+}
+
+#[test]
+fn auto_without_write_writes_nothing() {
+    let v = auto_json("sim:sd-16g");
+    assert_eq!(v["bytes_written"], 0);
+    assert!(v["inferences"].get("open_au").is_none());
+}

@@ -42,14 +42,15 @@ pub const PAGE_MAX_BYTES: u64 = 96 * 1024;
 /// Smallest size called an erase block.
 pub const ERASE_MIN_BYTES: u64 = 128 * 1024;
 
-/// Log-likelihood margin at which a name is confident (odds of about 8000 to 1).
-const MARGIN_CONFIDENT: f64 = 9.0;
+/// Log-likelihood margin at which a name is confident: odds of e^12 to 1, leaving room for
+/// the few looks the adaptive probe takes before it stops (optional stopping).
+const MARGIN_CONFIDENT: f64 = 12.0;
 /// Log-likelihood margin at which a name is tentative.
 const MARGIN_TENTATIVE: f64 = 3.0;
 /// Huber loss threshold, in standard deviations.
 const HUBER_C: f64 = 2.0;
 /// Largest loss one point can contribute (reached at 5 standard deviations).
-const LOSS_CAP: f64 = 8.0;
+const LOSS_CAP: f64 = 12.0;
 /// Most chain members the forward selection adds.
 const MAX_MEMBERS: usize = 5;
 
@@ -158,6 +159,9 @@ struct Pt {
 /// The data prepared once: points grouped by block size.
 struct Data {
     blocks: Vec<Vec<Pt>>,
+    /// Smallest rise that counts as a step: 2 % of the median read time (a boundary that
+    /// costs less is of no practical consequence and too easily faked by drift).
+    min_rise: f64,
 }
 
 impl Data {
@@ -195,7 +199,13 @@ impl Data {
             })
             .filter(|v: &Vec<Pt>| !v.is_empty())
             .collect();
-        Data { blocks }
+        let mut bases: Vec<f64> = points
+            .iter()
+            .map(|p| p.base_ns)
+            .filter(|b| b.is_finite() && *b > 0.0)
+            .collect();
+        let min_rise = 0.02 * median(&mut bases);
+        Data { blocks, min_rise }
     }
 
     fn aligns(&self) -> Vec<u64> {
@@ -251,8 +261,9 @@ fn fit(data: &Data, chain: &[u64], fixed_sigma: Option<&Vec<Vec<f64>>>) -> Fit {
             scratch.extend(members[g].iter().map(|&i| (pts[i].diff, pts[i].weight)));
             *slot = (weighted_median_sorted(&scratch), scratch.len());
         }
-        let sigma: Vec<f64> = match fixed_sigma {
-            Some(s) => s.get(bi).cloned().unwrap_or_default(),
+        let own: Vec<f64>;
+        let sigma: &[f64] = match fixed_sigma {
+            Some(s) => s.get(bi).map(|v| v.as_slice()).unwrap_or(&[]),
             None => {
                 // Scatter between alignments beyond the measurement error, per group;
                 // small groups take the largest scatter of the well-populated ones (so
@@ -269,7 +280,7 @@ fn fit(data: &Data, chain: &[u64], fixed_sigma: Option<&Vec<Vec<f64>>>) -> Fit {
                     pooled.extend(scratch2.iter().copied());
                     if scratch2.len() >= 4 {
                         let mad = 1.4826 * median(&mut scratch2);
-                        let s2 = median(&mut scratch3);
+                        let s2 = scratch3.iter().sum::<f64>() / scratch3.len() as f64;
                         *t = (mad * mad - s2).max(0.0).sqrt();
                     }
                 }
@@ -288,13 +299,15 @@ fn fit(data: &Data, chain: &[u64], fixed_sigma: Option<&Vec<Vec<f64>>>) -> Fit {
                         *t = fallback;
                     }
                 }
-                pts.iter()
+                own = pts
+                    .iter()
                     .zip(&groups)
                     .map(|(p, &g)| (p.se * p.se + tau[g] * tau[g] + p.floor * p.floor).sqrt())
-                    .collect()
+                    .collect();
+                &own
             }
         };
-        for ((p, &g), &s) in pts.iter().zip(&groups).zip(&sigma) {
+        for ((p, &g), &s) in pts.iter().zip(&groups).zip(sigma) {
             let r = (p.diff - lv[g].0) / s;
             loss += huber(r);
             if fixed_sigma.is_none() {
@@ -302,7 +315,9 @@ fn fit(data: &Data, chain: &[u64], fixed_sigma: Option<&Vec<Vec<f64>>>) -> Fit {
             }
         }
         levels.push(lv);
-        sigmas.push(sigma);
+        if fixed_sigma.is_none() {
+            sigmas.push(sigma.to_vec());
+        }
     }
     Fit {
         levels,
@@ -361,7 +376,7 @@ fn rise(fit: &Fit, i: usize) -> f64 {
 fn penalty(data: &Data) -> f64 {
     data.blocks
         .iter()
-        .map(|b| (b.len().max(2) as f64).ln())
+        .map(|b| 0.6 * (b.len().max(2) as f64).ln())
         .sum()
 }
 
@@ -410,7 +425,9 @@ fn select_chain(data: &Data, cands: &[u64]) -> (Vec<u64>, Vec<u64>) {
         }
         let f = fit(data, c, None);
         // Every step must rise: a boundary only ever adds cost.
-        (0..c.len()).all(|i| rise(&f, i) > 0.0).then_some(f.loss)
+        (0..c.len())
+            .all(|i| rise(&f, i) > data.min_rise.max(0.0))
+            .then_some(f.loss)
     };
     let mut chain: Vec<u64> = Vec::new();
     let mut best = fit(data, &chain, None).loss;
@@ -430,9 +447,12 @@ fn select_chain(data: &Data, cands: &[u64]) -> (Vec<u64>, Vec<u64>) {
             }
         }
     }
+    // Further members come from the candidates with the most local evidence (a wider
+    // list than the pair search) — enough for real staircases, at a bounded cost.
+    let wide: Vec<u64> = screened.iter().take(2 * SCREENED).map(|s| s.0).collect();
     while chain.len() < MAX_MEMBERS {
         let mut pick: Option<(u64, f64)> = None;
-        for &x in cands {
+        for &x in &wide {
             if chain.contains(&x) {
                 continue;
             }
@@ -677,13 +697,16 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
         if conf < crate::report::CONFIDENT_AT {
             focus.extend(f);
         }
+        let fit_words = if m.is_finite() {
+            format!("fits worse by a log-likelihood margin of {m:.1}")
+        } else {
+            "cannot fit at all".to_string()
+        };
         let mut evidence = format!(
-            "the boundary cost rises by {} at {} (steps found: {step_list}); {} fits {} worse (log-likelihood margin {:.1})",
+            "the boundary cost rises by {} at {} (steps found: {step_list}); the closest alternative, {}, {fit_words}",
             format_ns(rises[i]),
             format_bytes(x),
             rival_words(rival),
-            if m.is_finite() { "by that much" } else { "infinitely" },
-            m
         );
         if let Some(d) = extra_doubt {
             conf = conf.min(0.85);
@@ -729,7 +752,8 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             "no step in the boundary cost between {range}: this looks like an SSD or a card that remaps reads"
         )),
         None => Inference::inconclusive(format!(
-            "no page-sized step (96 KiB or less) between {range}; a page smaller than twice the smallest block size cannot show (try --blocksize 1K)"
+            "no page-sized step (96 KiB or less) between {range}; a page of {} or less cannot show, since every alignment tested is a multiple of it (twice the smallest block size)",
+            format_bytes(aligns[0])
         )),
     };
     let multi_plane = mp_i.map(|i| name(i, "multi-plane unit", None));
@@ -784,6 +808,12 @@ pub fn next_round(
 
 fn summarize(erase: &Inference, page: &Inference, mp: Option<&Inference>) -> String {
     use crate::report::Status;
+    if erase.value.is_none() && page.value.is_none() {
+        return format!(
+            "erase block and page size inconclusive — {}",
+            erase.evidence
+        );
+    }
     let part = |what: &str, i: &Inference| match i.as_u64() {
         Some(v) => format!("{what} {}", format_bytes(v)),
         None => format!("{what} ?"),

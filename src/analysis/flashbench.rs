@@ -177,7 +177,13 @@ pub fn parse_time_ns(text: &str) -> Option<f64> {
     let t = text.trim().trim_end_matches([',', ':', ';']);
     let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
         (n, 1.0)
-    } else if let Some(n) = t.strip_suffix("µs").or_else(|| t.strip_suffix("us")) {
+    } else if let Some(n) = t
+        .strip_suffix("µs")
+        .or_else(|| t.strip_suffix("us"))
+        // Greek mu, and the micro sign of a Latin-1 log after lossy UTF-8 decoding.
+        .or_else(|| t.strip_suffix("\u{3bc}s"))
+        .or_else(|| t.strip_suffix("\u{fffd}s"))
+    {
         (n, 1e3)
     } else if let Some(n) = t.strip_suffix("ms") {
         (n, 1e6)
@@ -521,6 +527,9 @@ mod tests {
     fn times_take_every_unit_and_keep_the_sign() {
         assert_eq!(parse_time_ns("735µs"), Some(735_000.0));
         assert_eq!(parse_time_ns("735us"), Some(735_000.0));
+        assert_eq!(parse_time_ns("735\u{3bc}s"), Some(735_000.0));
+        let latin1 = String::from_utf8_lossy(b"735\xb5s").to_string();
+        assert_eq!(parse_time_ns(&latin1), Some(735_000.0));
         assert_eq!(parse_time_ns("1.08ms"), Some(1_080_000.0));
         assert_eq!(parse_time_ns("-2926ns"), Some(-2926.0));
         assert_eq!(parse_time_ns("2s"), Some(2e9));

@@ -2,5 +2,9 @@
 
 pub mod advice;
 pub mod align;
+pub mod fat;
 pub mod flashbench;
 pub mod interval;
+pub mod openau;
+pub mod program;
+pub mod slc;

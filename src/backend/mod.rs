@@ -43,6 +43,11 @@ pub trait Backend: Send {
     /// Let the device sit idle for `ns` nanoseconds (sleeps on real devices; advances the
     /// simulator's virtual clock).
     fn idle(&mut self, ns: u64);
+    /// Announce that `[offset, offset+len)` is about to be written, so a wrapper can do its
+    /// work (preserve mode saves the region) before, not inside, the timed writes.
+    fn prepare_write(&mut self, _offset: u64, _len: u64) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl<B: Backend + ?Sized> Backend for Box<B> {
@@ -69,6 +74,9 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn idle(&mut self, ns: u64) {
         (**self).idle(ns)
+    }
+    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        (**self).prepare_write(offset, len)
     }
 }
 
@@ -175,6 +183,9 @@ impl<B: Backend> Backend for Timed<B> {
     fn idle(&mut self, ns: u64) {
         self.inner.idle(ns)
     }
+    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        self.inner.prepare_write(offset, len)
+    }
 }
 
 /// Counts every byte written and refuses writes beyond a budget (flash wears out).
@@ -251,6 +262,9 @@ impl<B: Backend> Backend for WriteBudget<B> {
     }
     fn idle(&mut self, ns: u64) {
         self.inner.idle(ns)
+    }
+    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        self.inner.prepare_write(offset, len)
     }
 }
 

@@ -62,6 +62,7 @@ pub fn decide(cells: &[probe::AlignCell], reads: u64, max_reads: u64) -> Next {
     }
 }
 
+/// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     execute(args)?.emit(out)
 }
@@ -151,7 +152,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     let text = render(&points, &inf, &run, flashbench_reads);
-    Ok(Outcome { doc, text, code: 0 })
+    Ok(Outcome::new(doc, text, 0))
 }
 
 fn samples_json(run: &AlignRun, points: &[AlignPoint]) -> serde_json::Value {
@@ -255,7 +256,7 @@ pub fn evidence_lines(inf: &AlignInference) -> String {
 
 fn render(points: &[AlignPoint], inf: &AlignInference, run: &AlignRun, fb: u64) -> String {
     format!(
-        "{}\n\nBoundary cost (on − (pre + post)/2; higher means the read straddled a boundary):\n{}\n{}reads: {} in {} rounds ({}); flashbench -a would do {} for these block sizes; time in reads {}\n",
+        "{}\n\nBoundary cost (on − (pre + post)/2; higher means the read straddled a boundary):\n{}\n{}reads: {}, rounds: {}, stopped: {}; flashbench -a would do {} reads for these block sizes; time in reads {}\n",
         inf.summary,
         table(points),
         evidence_lines(inf),
@@ -281,13 +282,21 @@ pub fn plot(points: &[AlignPoint], inf: &AlignInference, title: &str) -> String 
     .log2_x()
     .x_format(AxisFormat::Bytes)
     .y_format(AxisFormat::Nanoseconds);
+    // Powers of two as lines; the 3 × 2^n alignments as dots of their own, since a
+    // boundary of 2^n does not divide them and a zigzag would hide the staircase.
     for b in sizes {
-        let pts: Vec<(f64, f64)> = points
-            .iter()
-            .filter(|p| p.block_bytes == b)
-            .map(|p| (p.align_bytes as f64, p.diff_ns))
-            .collect();
-        chart = chart.series(&format!("{} reads", format_bytes(b)), pts);
+        let pick = |pow2: bool| -> Vec<(f64, f64)> {
+            points
+                .iter()
+                .filter(|p| p.block_bytes == b && p.align_bytes.is_power_of_two() == pow2)
+                .map(|p| (p.align_bytes as f64, p.diff_ns))
+                .collect()
+        };
+        chart = chart.series(&format!("{} reads", format_bytes(b)), pick(true));
+        let tlc = pick(false);
+        if !tlc.is_empty() {
+            chart = chart.scatter(&format!("{} reads, 3 × 2^n", format_bytes(b)), tlc);
+        }
     }
     for (what, i) in [
         ("erase block", &inf.erase_block_bytes),

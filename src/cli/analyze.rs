@@ -60,6 +60,7 @@ pub fn align_points(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) ->
     pts
 }
 
+/// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
     let blocksize = args.blocksize.as_deref().map(parse_size).transpose()?;
@@ -139,28 +140,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             ));
         }
     }
-    for kind in [LogKind::OpenAu, LogKind::FindFat] {
-        let files: Vec<&str> = logs
-            .iter()
-            .filter(|(_, l)| l.kind() == kind)
-            .map(|(f, _)| f.as_str())
-            .collect();
-        if !files.is_empty() {
-            let msg = format!(
-                "{} log(s) {} were read ({} samples kept in the JSON), but flashscope's {} inference is not available yet: no conclusion is drawn from them",
-                kind.name(),
-                files.join(", "),
-                kind.name(),
-                kind.name()
-            );
-            doc.warnings
-                .push(Warning::new("inference_unavailable", msg.clone()));
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&format!("{}: inference not available yet\n", kind.name()));
-        }
-    }
+    super::analyze_writes::open_au_and_fat(&logs, &mut doc, &mut text);
     if let Some(path) = &args.plot {
         match plot {
             Some(svg) => std::fs::write(path, svg)

@@ -1,7 +1,7 @@
 //! `flashscope auto TARGET`: the one-command answer — identity, geometry, speed, real
 //! capacity (with --write) and what to do about it.
 
-use super::{align, Outcome, Output};
+use super::{align, guard, open_au, Outcome, Output};
 use crate::analysis::advice::{advise, Findings};
 use crate::report::{Document, Inference, Status};
 use crate::units::format_bytes;
@@ -18,6 +18,16 @@ pub struct Args {
     /// Time budget for the geometry search (device time; virtual for sim:).
     #[arg(long, default_value = "30s", value_name = "DURATION")]
     pub time_budget: String,
+    /// Also run the write tests (open erase blocks), saving and restoring what they
+    /// overwrite (preserve mode); `--destructive` skips the backup.
+    #[arg(long)]
+    pub write: bool,
+    /// Write tests without saving the data they overwrite.
+    #[arg(long)]
+    pub destructive: bool,
+    /// Journal file for preserve mode [default: under ~/.local/state/flashscope/].
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<std::path::PathBuf>,
 }
 
 fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
@@ -42,25 +52,60 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     })?;
     let g = &geometry.doc;
     let size = g.target["size_bytes"].as_u64().unwrap_or(0);
-    let findings = Findings {
-        size_bytes: size,
-        logical_sector_bytes: g.target["logical_sector_bytes"].as_u64().unwrap_or(512) as u32,
-        erase_block_bytes: confident_u64(g.inferences.get("erase_block_bytes")),
-        page_bytes: confident_u64(g.inferences.get("page_bytes")),
-        open_au: None,
-        usable_bytes: None,
-    };
-    let advice = advise(&findings);
-
+    let erase = confident_u64(g.inferences.get("erase_block_bytes"));
+    let mut steps = vec![
+        serde_json::json!({ "command": "align", "elapsed_ns": g.elapsed_ns, "parameters": g.parameters }),
+    ];
     let mut doc = Document::new("auto", g.target.clone());
-    doc.parameters = serde_json::json!({ "time_budget": args.time_budget });
     doc.inferences = g.inferences.clone();
     doc.warnings = g.warnings.clone();
     doc.bytes_written = g.bytes_written;
-    doc.extra.insert(
-        "steps".into(),
-        serde_json::json!([{ "command": "align", "elapsed_ns": g.elapsed_ns, "parameters": g.parameters }]),
-    );
+    let mut write_text = String::new();
+    if args.write || args.destructive {
+        match erase {
+            Some(e) => {
+                let o = open_au::execute(&open_au::Args {
+                    target: args.target.clone(),
+                    erase_size: Some(e.to_string()),
+                    blocksize: "16K".into(),
+                    max_au: 32,
+                    offset: None,
+                    random: false,
+                    flags: guard::WriteFlags {
+                        write: args.write,
+                        destructive: args.destructive,
+                        journal: args.journal.clone(),
+                        write_budget: None,
+                        time_budget: None,
+                    },
+                })?;
+                if o.quiet {
+                    return Ok(o);
+                }
+                doc.inferences.extend(o.doc.inferences.clone());
+                doc.warnings.extend(o.doc.warnings.clone());
+                doc.bytes_written += o.doc.bytes_written;
+                steps.push(serde_json::json!({ "command": "open-au", "elapsed_ns": o.doc.elapsed_ns, "parameters": o.doc.parameters, "bytes_written": o.doc.bytes_written }));
+                write_text.push_str("\nOpen erase blocks (open-au):\n");
+                write_text.push_str(&o.text);
+            }
+            None => doc.warnings.push(crate::report::Warning::new(
+                "skipped",
+                "open-au was skipped: it needs the erase block, and align was not confident about it",
+            )),
+        }
+    }
+    let findings = Findings {
+        size_bytes: size,
+        logical_sector_bytes: g.target["logical_sector_bytes"].as_u64().unwrap_or(512) as u32,
+        erase_block_bytes: erase,
+        page_bytes: confident_u64(g.inferences.get("page_bytes")),
+        open_au: confident_u64(doc.inferences.get("open_au")),
+        usable_bytes: None,
+    };
+    let advice = advise(&findings);
+    doc.parameters = serde_json::json!({ "time_budget": args.time_budget, "write": args.write, "destructive": args.destructive });
+    doc.extra.insert("steps".into(), steps.into());
     doc.extra.insert(
         "advice".into(),
         serde_json::to_value(&advice).unwrap_or_default(),
@@ -79,14 +124,29 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         }
     };
     let mut text = format!(
-        "{}: {}; erase block {}, page {}\n\n",
+        "{}: {}; erase block {}, page {}",
         args.target,
         format_bytes(size),
         describe("erase_block_bytes"),
         describe("page_bytes")
     );
-    text.push_str("Geometry (align):\n");
+    if let Some(i) = doc.inferences.get("open_au") {
+        text.push_str(&format!(
+            ", open erase blocks {}",
+            i.value
+                .as_ref()
+                .map_or("inconclusive".to_string(), |v| format!(
+                    "{v} ({})",
+                    i.status_word()
+                ))
+        ));
+    }
+    text.push_str("\n\nGeometry (align):\n");
     text.push_str(&geometry.text);
+    text.push_str(&write_text);
+    if !(args.write || args.destructive) {
+        text.push_str("\n(read-only run: add --write for the open-erase-block test; what it overwrites is saved and restored)\n");
+    }
     text.push_str("\nWhat to do:\n");
     for a in &advice {
         text.push_str(&format!("- {}: {}\n", a.topic, a.text));
@@ -94,5 +154,5 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             text.push_str(&format!("    {c}\n"));
         }
     }
-    Ok(Outcome { doc, text, code: 0 })
+    Ok(Outcome::new(doc, text, 0))
 }

@@ -33,6 +33,7 @@ pub struct Args {
     pub plot: Option<String>,
 }
 
+/// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
     if args.count == 0 || args.positions == 0 {

@@ -2,12 +2,21 @@
 
 pub mod align;
 pub mod analyze;
+pub mod analyze_writes;
 pub mod auto;
+pub mod fat;
+pub mod fs;
+pub mod guard;
 pub mod info;
 pub mod interval;
+pub mod model;
+pub mod open_au;
+pub mod program;
+pub mod restore;
 pub mod scatter;
 pub mod serve;
 pub mod sim;
+pub mod slc;
 
 use crate::report::Document;
 use crate::Result;
@@ -18,9 +27,12 @@ Examples:
   flashscope info sim:sd-16g              what a simulated 16 GB SD card exposes
   flashscope info /dev/mmcblk0 --json     size, sectors, CID/CSD/SSR of a real card
   flashscope sim list                     the simulator's presets and keys
+  flashscope fs seq /mnt/sd               dd's modes side by side: what the page cache hides
+  flashscope model --reference            the vendor's measured figures per flash part
 
 Targets are a block device (/dev/sdb), a regular file, or the built-in simulated card
-sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write.
+sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write;
+`fs` tests take a directory and write only their own test files there.
 
 Exit codes: 0 ok, 1 runtime error, 2 usage error or refused by the safety policy,
 3 the device failed the check.";
@@ -54,6 +66,21 @@ pub enum Command {
     Interval(interval::Args),
     /// Analyse flashbench logs with flashscope's inference.
     Analyze(analyze::Args),
+    /// Through a mounted filesystem: dd modes and the page cache, file-size sweep, iozone matrix.
+    #[command(subcommand)]
+    Fs(fs::FsCommand),
+    /// Theoretical sequential speed from datasheet figures; --reference for measured ones.
+    Model(model::Args),
+    /// How many erase blocks can be written at once (writes; needs --write).
+    OpenAu(open_au::Args),
+    /// Which of the first erase blocks behave differently: the FAT area (writes; needs --write).
+    Fat(fat::Args),
+    /// Program matrix: write and read throughput per block size and data pattern (writes).
+    Program(program::Args),
+    /// The write-cache cliff: bytes at cache speed before the native speed (writes).
+    Slc(slc::Args),
+    /// Put back the regions a preserve-mode test saved (after a crash or power loss).
+    Restore(restore::Args),
 }
 
 /// How results are printed: JSON or text on stdout; progress and warnings on stderr.
@@ -81,13 +108,37 @@ pub struct Outcome {
     pub doc: Document,
     pub text: String,
     pub code: i32,
+    /// Nothing to print: the command stopped early and said why on stderr.
+    pub quiet: bool,
 }
 
 impl Outcome {
+    /// A finished command's result.
+    pub fn new(doc: Document, text: String, code: i32) -> Self {
+        Outcome {
+            doc,
+            text,
+            code,
+            quiet: false,
+        }
+    }
+
+    /// A command stopped early (e.g. by a signal) with this exit code.
+    pub fn stopped(command: &str, code: i32) -> Self {
+        Outcome {
+            doc: Document::new(command, serde_json::Value::Null),
+            text: String::new(),
+            code,
+            quiet: true,
+        }
+    }
+
     /// Print as JSON or text and return the exit code.
     pub fn emit(self, out: &Output) -> Result<i32> {
-        let text = self.text;
-        out.emit(&self.doc, |_| text);
+        if !self.quiet {
+            let text = self.text;
+            out.emit(&self.doc, |_| text);
+        }
         Ok(self.code)
     }
 }
@@ -103,6 +154,13 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Scatter(a) => scatter::run(a, &out),
         Command::Interval(a) => interval::run(a, &out),
         Command::Analyze(a) => analyze::run(a, &out),
+        Command::Fs(c) => fs::run(c, &out),
+        Command::Model(a) => model::run(a, &out),
+        Command::Restore(a) => restore::run(a, &out),
+        Command::OpenAu(a) => open_au::run(a, &out),
+        Command::Fat(a) => fat::run(a, &out),
+        Command::Program(a) => program::run(a, &out),
+        Command::Slc(a) => slc::run(a, &out),
     }
 }
 

@@ -37,6 +37,7 @@ pub struct Args {
     pub plot: Option<String>,
 }
 
+/// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
     if args.count == 0 {
@@ -83,6 +84,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             "fastest read time",
         )
         .y_format(AxisFormat::Nanoseconds)
+        .y_zero(false)
         .scatter(
             &format!("{} reads", format_bytes(block * args.span as u64)),
             points

@@ -56,24 +56,58 @@ impl AlignCell {
     }
 }
 
-/// 20 % trimmed mean and the winsorized standard deviation of `v` (sorted in place).
+/// 20 % trimmed mean and the winsorized standard deviation of `v` (reordered in place;
+/// linear time, since cells can hold thousands of repetitions).
 fn trimmed(v: &mut [f64]) -> (f64, f64) {
-    v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
     if n == 0 {
         return (f64::NAN, f64::NAN);
     }
     let g = (n as f64 * 0.2).floor() as usize;
-    let core = &v[g..n - g];
-    let mean = core.iter().sum::<f64>() / core.len() as f64;
+    let (lo, hi) = if g == 0 {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    } else {
+        let lo = *v.select_nth_unstable_by(g, |a, b| a.total_cmp(b)).1;
+        let hi = *v[g..]
+            .select_nth_unstable_by(n - 1 - 2 * g, |a, b| a.total_cmp(b))
+            .1;
+        (lo, hi)
+    };
+    // Trimmed mean over sorted ranks g ..= n−1−g, with ties at the edges counted by rank.
+    let mut sum = 0.0;
+    let (mut below, mut at_lo, mut at_hi, mut above) = (0usize, 0usize, 0usize, 0usize);
+    for &x in v.iter() {
+        if x < lo {
+            below += 1;
+        } else if x > hi {
+            above += 1;
+        } else if x == lo {
+            at_lo += 1;
+        } else if x == hi {
+            at_hi += 1;
+        } else {
+            sum += x;
+        }
+    }
+    let keep = n - 2 * g;
+    let mean = if lo == hi {
+        lo
+    } else {
+        let kept_lo = at_lo.saturating_sub(g.saturating_sub(below));
+        let kept_hi = at_hi.saturating_sub(g.saturating_sub(above));
+        (sum + lo * kept_lo as f64 + hi * kept_hi as f64) / keep.max(1) as f64
+    };
     if n < 2 {
         return (mean, f64::NAN);
     }
-    let lo = v[g];
-    let hi = v[n - 1 - g];
-    let w: Vec<f64> = v.iter().map(|x| x.clamp(lo, hi)).collect();
-    let wm = w.iter().sum::<f64>() / n as f64;
-    let var = w.iter().map(|x| (x - wm).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let wm = v.iter().map(|x| x.clamp(lo, hi)).sum::<f64>() / n as f64;
+    let var = v
+        .iter()
+        .map(|x| (x.clamp(lo, hi) - wm).powi(2))
+        .sum::<f64>()
+        / (n - 1) as f64;
     (mean, var.sqrt())
 }
 
@@ -180,6 +214,9 @@ pub struct AlignRun {
 /// Reads `flashbench -a -b BS` does on a device of `size` bytes: 8 tries × 3 reads × 7
 /// positions at every power of two from 2 × BS to the first one reaching size / 7.
 pub fn flashbench_align_reads(size: u64, block: u64) -> u64 {
+    if block == 0 {
+        return 0;
+    }
     let mut max = block.saturating_mul(2);
     while max < size / 7 {
         max = max.saturating_mul(2);
@@ -193,23 +230,33 @@ pub fn flashbench_align_reads(size: u64, block: u64) -> u64 {
     8 * 3 * 7 * n
 }
 
+/// Largest single read the geometry probes allocate a buffer for.
+pub const MAX_READ_BYTES: u64 = 64 << 20;
+
 /// Check the request against the device; errors name the value and the fix.
 pub fn validate(size: u64, sector: u32, block_sizes: &[u64]) -> Result<()> {
     if block_sizes.is_empty() {
         return Err(Error::usage("no block size given: use e.g. --blocksize 4K"));
     }
     for &bs in block_sizes {
+        if bs > MAX_READ_BYTES {
+            return Err(Error::usage(format!(
+                "block size {} is larger than the {} this test reads at once: use e.g. --blocksize 16K",
+                format_bytes(bs),
+                format_bytes(MAX_READ_BYTES)
+            )));
+        }
         if bs == 0 || bs % sector as u64 != 0 || bs % 2 != 0 {
             return Err(Error::usage(format!(
                 "block size {bs} bytes is not a multiple of the device's {sector}-byte logical sector: use e.g. --blocksize {}",
-                format_bytes(sector as u64 * 2)
+                sector as u64 * 2
             )));
         }
         if bs / 2 % sector as u64 != 0 {
             return Err(Error::usage(format!(
                 "block size {} is too small: the straddling read starts half a block before the boundary, which must be a multiple of the {sector}-byte sector; use at least --blocksize {}",
                 format_bytes(bs),
-                format_bytes(2 * sector as u64)
+                2 * sector as u64
             )));
         }
         if size < bs.saturating_mul(4) {
@@ -341,16 +388,24 @@ pub fn run<B: Backend + ?Sized>(
     let mut reads = 0u64;
     let mut rounds = 0u32;
     let smallest = config.block_sizes.iter().copied().min().unwrap_or(0);
+    let full_cost: u64 = cells.iter().map(|c| 3 * c.positions.len() as u64).sum();
+    let total = match config.count {
+        Some(c) => full_cost * c as u64,
+        None => config.max_reads,
+    };
     let mut plan = Next::Full;
     let stop_reason;
     loop {
-        // A focus round measures only the smallest block size (the least noisy reads), and
-        // repeats its cells so that one round spends about a twelfth of the read budget.
+        // A focus round measures the few decisive alignments at every block size (the
+        // answer must agree across them), or a longer list at the smallest block size only
+        // (the least noisy reads); it repeats its cells so that one round spends about a
+        // twelfth of the read budget.
         let (chosen, reps): (Vec<usize>, u64) = match &plan {
             Next::Focus(aligns) => {
                 let v: Vec<usize> = (0..cells.len())
                     .filter(|&i| {
-                        cells[i].block_bytes == smallest && aligns.contains(&cells[i].align_bytes)
+                        (cells[i].block_bytes == smallest || aligns.len() <= 8)
+                            && aligns.contains(&cells[i].align_bytes)
                     })
                     .collect();
                 let cost: u64 = v.iter().map(|&i| 3 * cells[i].positions.len() as u64).sum();
@@ -383,7 +438,7 @@ pub fn run<B: Backend + ?Sized>(
         for _ in 0..reps {
             for &i in &chosen {
                 reads += measure_cell(dev, &mut cells[i], &mut buf, &mut io_time)?;
-                progress(reads, config.max_reads.max(reads));
+                progress(reads, total.max(reads));
             }
         }
         rounds += 1;
@@ -422,6 +477,22 @@ mod tests {
     use crate::backend::sim::{SimConfig, SimDevice};
 
     #[test]
+    fn trimmed_mean_drops_a_fifth_at_each_end() {
+        let mut v: Vec<f64> = vec![1.0, 2.0, 3.0, 4.0, 100.0];
+        let (m, s) = trimmed(&mut v);
+        assert!((m - 3.0).abs() < 1e-12, "{m}");
+        assert!(s.is_finite());
+        let mut v: Vec<f64> = (0..10).map(|i| if i < 2 { -1e9 } else { 5.0 }).collect();
+        assert_eq!(trimmed(&mut v).0, 5.0);
+        let mut v = vec![7.0];
+        assert_eq!(trimmed(&mut v).0, 7.0);
+        let mut v: Vec<f64> = vec![1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0];
+        assert!((trimmed(&mut v).0 - 2.0).abs() < 1e-12);
+        let mut v: Vec<f64> = (0..20).map(|i| i as f64).collect();
+        assert!((trimmed(&mut v).0 - 9.5).abs() < 1e-12);
+    }
+
+    #[test]
     fn positions_are_odd_multiples_not_divisible_by_three() {
         let p = positions(1 << 30, 1 << 20, 1024, 8);
         assert_eq!(p.len(), 8);
@@ -437,6 +508,7 @@ mod tests {
     fn flashbench_read_count_matches_its_loop() {
         // 16 GiB, 16 KiB blocks: 2^15 .. 2^32 = 18 alignments.
         assert_eq!(flashbench_align_reads(16 << 30, 16384), 8 * 21 * 18);
+        assert_eq!(flashbench_align_reads(16 << 30, 0), 0);
     }
 
     #[test]

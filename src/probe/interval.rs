@@ -43,9 +43,9 @@ pub fn sizes(order: u32) -> Vec<u64> {
 
 /// Check that the largest request fits `positions` times nine over on the device.
 pub fn validate(size: u64, sector: u32, order: u32, positions: u32) -> Result<()> {
-    if order == 0 || order > 24 {
+    if order == 0 || order > 18 {
         return Err(Error::usage(format!(
-            "--order {order} is out of range: use 1 to 24 (largest request 512 B × 2^(order−1))"
+            "--order {order} is out of range: use 1 to 18 (largest request 512 B × 2^(order−1), at most 64 MiB)"
         )));
     }
     let largest = 512u64 << (order - 1);

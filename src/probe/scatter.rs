@@ -33,6 +33,14 @@ pub fn validate(size: u64, sector: u32, block: u64, order: u32, span: u32) -> Re
     if span == 0 {
         return Err(Error::usage("--span must be at least 1 block"));
     }
+    let read = block.saturating_mul(span as u64);
+    if read > crate::probe::align::MAX_READ_BYTES {
+        return Err(Error::usage(format!(
+            "reads of {} (--blocksize × --span) are larger than the {} this test reads at once",
+            format_bytes(read),
+            format_bytes(crate::probe::align::MAX_READ_BYTES)
+        )));
+    }
     let need = ((1u64 << order) + span as u64 - 1).saturating_mul(block);
     if need > size {
         let mut fit = order;

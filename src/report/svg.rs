@@ -53,6 +53,7 @@ pub struct Chart {
     markers: Vec<(f64, String)>,
     width: f64,
     height: f64,
+    y_zero: bool,
 }
 
 const COLORS: [&str; 8] = [
@@ -122,6 +123,7 @@ impl Chart {
             markers: Vec::new(),
             width: 900.0,
             height: 520.0,
+            y_zero: true,
         }
     }
 
@@ -138,6 +140,13 @@ impl Chart {
 
     pub fn y_format(mut self, f: AxisFormat) -> Self {
         self.y_format = f;
+        self
+    }
+
+    /// Whether the y axis must include zero (default true); false zooms to the data, as a
+    /// scatter of read times wants.
+    pub fn y_zero(mut self, include: bool) -> Self {
+        self.y_zero = include;
         self
     }
 
@@ -218,7 +227,9 @@ impl Chart {
         if !y0.is_finite() {
             (y0, y1) = (0.0, 1.0);
         }
-        y0 = y0.min(0.0);
+        if self.y_zero {
+            y0 = y0.min(0.0);
+        }
         if x1 - x0 < 1e-12 {
             x0 -= 1.0;
             x1 += 1.0;
@@ -228,7 +239,7 @@ impl Chart {
         }
         let pad = (y1 - y0) * 0.05;
         y1 += pad;
-        if y0 < 0.0 {
+        if y0 < 0.0 || !self.y_zero {
             y0 -= pad;
         }
         let sx = |x: f64| ml + (x - x0) / (x1 - x0) * pw;
@@ -328,7 +339,7 @@ impl Chart {
                     d.join(" ")
                 ));
             }
-            let r = if se.style == Style::Points { 1.8 } else { 3.0 };
+            let r = if se.style == Style::Points { 2.6 } else { 3.0 };
             for (x, y) in &p {
                 s.push_str(&format!(
                     "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r}\" fill=\"{c}\"/>\n"
@@ -374,6 +385,22 @@ mod tests {
         assert!(svg.contains("4 MiB</text>"), "x ticks in bytes");
         assert!(svg.contains("µs"), "y ticks with a unit");
         assert!(svg.contains("(log scale)"));
+    }
+
+    #[test]
+    fn y_axis_can_zoom_to_the_data() {
+        let pts = vec![(1.0, 43e6), (2.0, 46e6)];
+        let zoomed = Chart::new("t", "x", "y")
+            .y_format(AxisFormat::Nanoseconds)
+            .y_zero(false)
+            .scatter("s", pts.clone())
+            .to_svg();
+        assert!(!zoomed.contains(">0 ns<"), "{zoomed}");
+        let full = Chart::new("t", "x", "y")
+            .y_format(AxisFormat::Nanoseconds)
+            .scatter("s", pts)
+            .to_svg();
+        assert!(full.contains(">0 ns<"));
     }
 
     #[test]

@@ -5,6 +5,14 @@ use std::collections::HashMap;
 
 const CHUNK: usize = 4096;
 
+/// One chunk of zeros to compare against (slice equality is a memcmp, fast even in debug
+/// builds, which GiB-scale simulated writes need).
+static ZEROS: [u8; 1 << 16] = [0u8; 1 << 16];
+
+fn is_zero(data: &[u8]) -> bool {
+    data.chunks(ZEROS.len()).all(|c| c == &ZEROS[..c.len()])
+}
+
 /// Bytes at physical offsets, kept in 4 KiB chunks.
 #[derive(Default)]
 pub struct SparseStore {
@@ -39,18 +47,21 @@ impl SparseStore {
 
     /// Store `data` at physical offset `pos`.
     pub fn write(&mut self, mut pos: u64, data: &[u8]) {
+        if self.chunks.is_empty() && is_zero(data) {
+            return; // zeros over never-written space: nothing to keep
+        }
         let mut done = 0;
         while done < data.len() {
             let idx = pos / CHUNK as u64;
             let within = (pos % CHUNK as u64) as usize;
             let n = (CHUNK - within).min(data.len() - done);
             let part = &data[done..done + n];
-            let zero = part.iter().all(|&b| b == 0);
+            let zero = is_zero(part);
             if n == CHUNK && zero {
                 self.chunks.remove(&idx);
             } else if let Some(c) = self.chunks.get_mut(&idx) {
                 c[within..within + n].copy_from_slice(part);
-                if zero && c.iter().all(|&b| b == 0) {
+                if zero && is_zero(c) {
                     self.chunks.remove(&idx);
                 }
             } else if !zero {

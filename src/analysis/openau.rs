@@ -1,0 +1,293 @@
+//! Open-AU cut-off: how many erase blocks a card can write to at once before small-block
+//! write throughput collapses (each extra block forces garbage collection of another).
+//!
+//! Input: small-block write throughput per number of concurrently written erase blocks,
+//! from the live `open-au` probe or from flashbench `--open-au` logs. Pure.
+
+use crate::report::Inference;
+use crate::units::format_rate;
+
+/// Small-block write throughput with `open_aus` erase blocks written in turn.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OpenAuPoint {
+    pub open_aus: u32,
+    pub bytes_per_s: f64,
+}
+
+/// At or above this fraction of the reference throughput a count is "fast".
+pub const FAST_RATIO: f64 = 0.6;
+/// At or below this fraction a count has "collapsed".
+pub const SLOW_RATIO: f64 = 0.3;
+
+/// How a measured throughput compares with the reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Fast,
+    Slow,
+    Unclear,
+}
+
+/// Classify `rate` against `reference` with the module's thresholds.
+pub fn classify(rate: f64, reference: f64) -> Class {
+    if !(rate.is_finite() && reference.is_finite() && reference > 0.0) {
+        return Class::Unclear;
+    }
+    let r = rate / reference;
+    if r >= FAST_RATIO {
+        Class::Fast
+    } else if r <= SLOW_RATIO {
+        Class::Slow
+    } else {
+        Class::Unclear
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// One rate per count (the median of repeats), in ascending count order.
+pub fn per_count(points: &[OpenAuPoint]) -> Vec<(u32, f64)> {
+    let mut counts: Vec<u32> = points
+        .iter()
+        .filter(|p| p.bytes_per_s.is_finite() && p.bytes_per_s > 0.0)
+        .map(|p| p.open_aus)
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    counts
+        .into_iter()
+        .map(|c| {
+            let rates = points
+                .iter()
+                .filter(|p| p.open_aus == c && p.bytes_per_s.is_finite() && p.bytes_per_s > 0.0)
+                .map(|p| p.bytes_per_s)
+                .collect();
+            (c, median(rates))
+        })
+        .collect()
+}
+
+/// Infer the number of erase blocks that can be open at once.
+///
+/// `reference` is the throughput a fast count should reach; `None` takes the best measured
+/// count (linear mode). For random order pass the linear one-block throughput at the same
+/// block size, so a card that is slow at every count gives 0. The answer is the largest
+/// fast count when the next count (measured) has collapsed and all counts agree.
+pub fn infer_open_au(points: &[OpenAuPoint], reference: Option<f64>) -> Inference {
+    let rates = per_count(points);
+    let external = reference.filter(|r| r.is_finite() && *r > 0.0);
+    let single_block_slow = rates
+        .first()
+        .is_some_and(|&(n, r)| n == 1 && external.is_some_and(|x| classify(r, x) == Class::Slow));
+    if rates.len() < 2 && !single_block_slow {
+        return Inference::inconclusive(format!(
+            "only {} count(s) of open erase blocks measured; at least two are needed",
+            rates.len()
+        ));
+    }
+    let best = rates.iter().map(|r| r.1).fold(0.0, f64::max);
+    let reference = reference
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .unwrap_or(best);
+    let classes: Vec<Class> = rates.iter().map(|r| classify(r.1, reference)).collect();
+    let describe = |i: usize| format!("{} with {}", format_rate(rates[i].1), rates[i].0);
+    let Some(first_slow) = classes.iter().position(|&c| c == Class::Slow) else {
+        let max = rates.last().map(|r| r.0).unwrap_or(0);
+        return Inference::inconclusive(format!(
+            "no collapse of small-block writes up to {max} open erase blocks ({}): the device keeps at least {max} open, or maps pages freely",
+            describe(rates.len() - 1)
+        ));
+    };
+    if let Some(i) = classes[first_slow..].iter().position(|&c| c != Class::Slow) {
+        let i = first_slow + i;
+        return Inference::inconclusive(format!(
+            "throughput collapses at {} but is back at {}: not a clean cut-off (noise or background garbage collection); run again",
+            describe(first_slow),
+            describe(i)
+        ));
+    }
+    if first_slow == 0 {
+        if rates[0].0 == 1 {
+            // Only an external reference can make every count slow.
+            let sep = reference / best;
+            let conf = if sep >= 3.0 { 0.93 } else { 0.6 };
+            return Inference::new(
+                0,
+                conf,
+                format!(
+                    "small writes are slow even in a single erase block ({} vs {} reference, x{:.1} slower) at every count measured",
+                    format_rate(rates[0].1),
+                    format_rate(reference),
+                    sep
+                ),
+            );
+        }
+        return Inference::inconclusive(format!(
+            "already collapsed at the fewest open erase blocks measured ({}); measure fewer",
+            describe(0)
+        ));
+    }
+    if let Some(i) = classes[..first_slow].iter().position(|&c| c != Class::Fast) {
+        return Inference::inconclusive(format!(
+            "throughput degrades gradually ({} is between fast and collapsed) rather than at a cut-off",
+            describe(i)
+        ));
+    }
+    let last_fast = first_slow - 1;
+    let (fast_n, slow_n) = (rates[last_fast].0, rates[first_slow].0);
+    if slow_n != fast_n + 1 {
+        return Inference::inconclusive(format!(
+            "fast with {fast_n}, collapsed with {slow_n}: the cut-off lies between {fast_n} and {}; measure the counts in between",
+            slow_n - 1
+        ));
+    }
+    let min_fast = rates[..first_slow]
+        .iter()
+        .map(|r| r.1)
+        .fold(f64::INFINITY, f64::min);
+    let max_slow = rates[first_slow..].iter().map(|r| r.1).fold(0.0, f64::max);
+    let sep = min_fast / max_slow;
+    let conf = if sep >= 3.0 {
+        0.95
+    } else if sep >= 2.0 {
+        0.6
+    } else {
+        0.4
+    };
+    Inference::new(
+        fast_n,
+        conf,
+        format!(
+            "small-block writes hold {} with up to {fast_n} open erase blocks and collapse to {} with {slow_n} (x{sep:.1} slower)",
+            format_rate(rates[last_fast].1),
+            format_rate(rates[first_slow].1),
+        ),
+    )
+}
+
+/// Points from flashbench `--open-au` logs (one log per `--open-au-nr`): the rate at the
+/// smallest write size that every log has. Returns the points and that size; logs without
+/// an open-AU count are skipped.
+pub fn points_from_flashbench(
+    logs: &[&crate::analysis::flashbench::OpenAuLog],
+) -> (Vec<OpenAuPoint>, Option<u64>) {
+    let with_nr: Vec<_> = logs.iter().filter(|l| l.open_au_nr.is_some()).collect();
+    let size = with_nr
+        .iter()
+        .flat_map(|l| l.rows.iter().map(|r| r.size_bytes))
+        .filter(|&sz| {
+            with_nr
+                .iter()
+                .all(|l| l.rows.iter().any(|r| r.size_bytes == sz))
+        })
+        .min();
+    let Some(size) = size else {
+        return (Vec::new(), None);
+    };
+    let points = with_nr
+        .iter()
+        .filter_map(|l| {
+            let r = l.rows.iter().find(|r| r.size_bytes == size)?;
+            Some(OpenAuPoint {
+                open_aus: l.open_au_nr?,
+                bytes_per_s: r.bytes_per_s,
+            })
+        })
+        .collect();
+    (points, Some(size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Status;
+
+    fn pts(v: &[(u32, f64)]) -> Vec<OpenAuPoint> {
+        v.iter()
+            .map(|&(open_aus, bytes_per_s)| OpenAuPoint {
+                open_aus,
+                bytes_per_s,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_sharp_cut_off_is_confident() {
+        let inf = infer_open_au(
+            &pts(&[
+                (1, 8.9e6),
+                (2, 8.5e6),
+                (3, 8.6e6),
+                (4, 8.4e6),
+                (5, 4e4),
+                (6, 4.1e4),
+            ]),
+            None,
+        );
+        assert_eq!(inf.as_u64(), Some(4));
+        assert_eq!(inf.status, Status::Confident);
+    }
+
+    #[test]
+    fn repeats_are_combined_by_median_so_one_outlier_does_not_decide() {
+        let inf = infer_open_au(
+            &pts(&[(1, 9e6), (2, 9e6), (2, 1e5), (2, 9.1e6), (3, 5e4)]),
+            None,
+        );
+        assert_eq!(inf.as_u64(), Some(2));
+    }
+
+    #[test]
+    fn no_collapse_is_inconclusive_not_a_guess() {
+        let inf = infer_open_au(&pts(&[(1, 9e6), (2, 9e6), (8, 8.7e6), (32, 8.8e6)]), None);
+        assert_eq!(inf.status, Status::Inconclusive);
+        assert!(inf.evidence.contains("at least 32"), "{}", inf.evidence);
+    }
+
+    #[test]
+    fn a_gap_between_counts_is_inconclusive() {
+        let inf = infer_open_au(&pts(&[(1, 9e6), (8, 9e6), (16, 5e4)]), None);
+        assert_eq!(inf.status, Status::Inconclusive);
+        assert!(
+            inf.evidence.contains("between 8 and 15"),
+            "{}",
+            inf.evidence
+        );
+    }
+
+    #[test]
+    fn noisy_or_gradual_data_are_inconclusive() {
+        let recovering = infer_open_au(&pts(&[(1, 9e6), (2, 1e6), (3, 9e6)]), None);
+        assert_eq!(recovering.status, Status::Inconclusive);
+        let gradual = infer_open_au(&pts(&[(1, 9e6), (2, 4e6), (3, 1e6)]), None);
+        assert_eq!(gradual.status, Status::Inconclusive);
+        let weak = infer_open_au(&pts(&[(1, 9e6), (2, 5.5e6), (3, 2.6e6)]), None);
+        assert_ne!(weak.status, Status::Confident);
+        assert_eq!(
+            infer_open_au(&pts(&[(1, 9e6)]), None).status,
+            Status::Inconclusive
+        );
+        let garbage = infer_open_au(&pts(&[(1, f64::NAN), (2, -1.0), (3, 0.0)]), None);
+        assert_eq!(garbage.status, Status::Inconclusive);
+    }
+
+    #[test]
+    fn random_order_slow_everywhere_against_the_linear_reference_is_zero() {
+        let inf = infer_open_au(&pts(&[(1, 7e4), (2, 7.1e4), (3, 6.9e4)]), Some(8e6));
+        assert_eq!(inf.as_u64(), Some(0));
+        let alone = infer_open_au(&pts(&[(1, 7e4), (1, 7.2e4)]), Some(8e6));
+        assert_eq!(alone.as_u64(), Some(0));
+        let some = infer_open_au(&pts(&[(1, 6e6), (2, 6e6), (3, 7e4)]), Some(8e6));
+        assert_eq!(some.as_u64(), Some(2));
+    }
+}

@@ -1,0 +1,312 @@
+//! Write-cache cliff: how many bytes a sustained sequential write keeps the fast (SLC
+//! cache) speed before dropping to the native speed, and both speeds. Pure.
+
+use crate::report::Inference;
+use crate::units::{format_bytes, format_rate};
+
+/// One interval of a sustained write: `bytes` written from `start_bytes` in `ns`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SlcInterval {
+    pub start_bytes: u64,
+    pub bytes: u64,
+    pub ns: u64,
+}
+
+impl SlcInterval {
+    pub fn bytes_per_s(&self) -> f64 {
+        if self.ns == 0 {
+            return f64::NAN;
+        }
+        self.bytes as f64 * 1e9 / self.ns as f64
+    }
+}
+
+/// The three inferences of the write-cache test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlcInference {
+    pub slc_cache_bytes: Inference,
+    pub cached_bytes_per_s: Inference,
+    pub native_bytes_per_s: Inference,
+}
+
+/// Smallest cached/native speed ratio that counts as a cliff.
+pub const MIN_STEP: f64 = 1.3;
+/// Fewest intervals after the cliff that must stay down.
+pub const MIN_AFTER: usize = 3;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Where the speed steps down: the split of the log-rates into a before and an after
+/// segment with the least squared error, with both segments' medians. `None` when too few
+/// intervals.
+pub fn best_step(rates: &[f64]) -> Option<(usize, f64, f64)> {
+    let n = rates.len();
+    if n < MIN_AFTER + 1 {
+        return None;
+    }
+    let logs: Vec<f64> = rates.iter().map(|r| r.ln()).collect();
+    let mut pre = vec![(0.0, 0.0); n + 1];
+    for i in 0..n {
+        pre[i + 1] = (pre[i].0 + logs[i], pre[i].1 + logs[i] * logs[i]);
+    }
+    let sse = |a: usize, b: usize| {
+        let k = (b - a) as f64;
+        let s = pre[b].0 - pre[a].0;
+        let q = pre[b].1 - pre[a].1;
+        q - s * s / k
+    };
+    let mut best = (f64::INFINITY, 0);
+    for k in 1..n {
+        let e = sse(0, k) + sse(k, n);
+        if e < best.0 {
+            best = (e, k);
+        }
+    }
+    let k = best.1;
+    Some((k, median(rates[..k].to_vec()), median(rates[k..].to_vec())))
+}
+
+/// Infer the cache size and both speeds from the intervals of one sustained write.
+/// `stop_reason` says why the write ended (budget, time, the cliff confirmed).
+pub fn infer_slc(intervals: &[SlcInterval], stop_reason: &str) -> SlcInference {
+    let valid: Vec<SlcInterval> = intervals
+        .iter()
+        .copied()
+        .filter(|i| i.bytes > 0 && i.ns > 0)
+        .collect();
+    let rates: Vec<f64> = valid.iter().map(|i| i.bytes_per_s()).collect();
+    let total: u64 = valid.iter().map(|i| i.bytes).sum();
+    let none = |why: String| SlcInference {
+        slc_cache_bytes: Inference::inconclusive(why.clone()),
+        cached_bytes_per_s: Inference::inconclusive(why.clone()),
+        native_bytes_per_s: Inference::inconclusive(why),
+    };
+    let Some((k, fast, slow)) = best_step(&rates) else {
+        return none(format!(
+            "only {} intervals written ({}); at least {} are needed",
+            valid.len(),
+            format_bytes(total),
+            MIN_AFTER + 1
+        ));
+    };
+    let all = median(rates.clone());
+    let spread = {
+        let mut dev: Vec<f64> = rates.iter().map(|r| (r / all).ln().abs()).collect();
+        dev.sort_by(|a, b| a.total_cmp(b));
+        dev[dev.len() * 9 / 10]
+    };
+    let ratio = fast / slow;
+    let after = rates.len() - k;
+    let threshold = (fast * slow).sqrt();
+    let after_down = rates[k..].iter().filter(|&&r| r < threshold).count();
+    let before_up = rates[..k].iter().filter(|&&r| r >= threshold).count();
+    let clean = ratio >= MIN_STEP
+        && after >= MIN_AFTER
+        && after_down as f64 >= 0.9 * after as f64
+        && before_up as f64 >= 0.9 * k as f64;
+    if !clean {
+        if ratio >= MIN_STEP && (after < MIN_AFTER || (after_down as f64) < 0.9 * after as f64) {
+            return none(format!(
+                "the speed drops from {} to {} after {} but does not stay down for {MIN_AFTER} intervals ({stop_reason}); run with a larger --write-budget",
+                format_rate(fast),
+                format_rate(slow),
+                format_bytes(valid[k].start_bytes.saturating_sub(valid[0].start_bytes))
+            ));
+        }
+        if ratio < MIN_STEP && spread < (MIN_STEP.ln() / 3.0) {
+            let flat = format!(
+                "the speed stays at {} (within {:.0}%) over all {} written ({stop_reason}): no cache, or one larger than that",
+                format_rate(all),
+                (spread.exp() - 1.0) * 100.0,
+                format_bytes(total)
+            );
+            return SlcInference {
+                slc_cache_bytes: Inference::new(0, 0.6, flat.clone()),
+                cached_bytes_per_s: Inference::inconclusive(flat.clone()),
+                native_bytes_per_s: Inference::new(all.round(), 0.6, flat),
+            };
+        }
+        return none(format!(
+            "the speed varies (median {}, x{ratio:.2} at the best split) without dropping and staying down; run with a larger --write-budget or on an idle device",
+            format_rate(all)
+        ));
+    }
+    // The interval that holds the cliff is a mix: solve for its cached part.
+    let (tf, ts) = (1e9 / fast, 1e9 / slow); // ns per byte
+    let mut cached: f64 = valid[..k].iter().map(|i| i.bytes as f64).sum();
+    for idx in [k - 1, k] {
+        let iv = valid[idx];
+        let b = iv.bytes as f64;
+        let a = ((iv.ns as f64 - b * ts) / (tf - ts)).clamp(0.0, b);
+        if idx == k - 1 {
+            cached -= b - a;
+        } else {
+            cached += a;
+        }
+    }
+    let cache_bytes = cached.max(0.0).round() as u64;
+    let conf = if ratio >= 2.0 && after >= 2 * MIN_AFTER {
+        0.95
+    } else if ratio >= 1.5 {
+        0.8
+    } else {
+        0.6
+    };
+    let ev = format!(
+        "{} at {} then {} (x{ratio:.1} slower) for the remaining {} intervals ({stop_reason})",
+        format_bytes(cache_bytes),
+        format_rate(fast),
+        format_rate(slow),
+        after
+    );
+    SlcInference {
+        slc_cache_bytes: Inference::new(cache_bytes, conf, ev.clone()),
+        cached_bytes_per_s: Inference::new(fast.round(), conf, ev.clone()),
+        native_bytes_per_s: Inference::new(slow.round(), conf, ev),
+    }
+}
+
+/// Whether the cache came back after idling: the recovery write's speed against the
+/// cached and native speeds (`slc_cache_recovered`, a boolean).
+pub fn infer_recovery(
+    slc: &SlcInference,
+    recovery: Option<&SlcInterval>,
+    idle_ns: u64,
+) -> Inference {
+    let (Some(fast), Some(slow)) = (
+        slc.cached_bytes_per_s
+            .value
+            .as_ref()
+            .and_then(|v| v.as_f64()),
+        slc.native_bytes_per_s
+            .value
+            .as_ref()
+            .and_then(|v| v.as_f64()),
+    ) else {
+        return Inference::inconclusive("no cache cliff was found, so there is nothing to recover");
+    };
+    if slc.slc_cache_bytes.as_u64() == Some(0) {
+        return Inference::inconclusive("no cache cliff was found, so there is nothing to recover");
+    }
+    let Some(r) = recovery.filter(|r| r.bytes > 0 && r.ns > 0) else {
+        return Inference::inconclusive(
+            "the recovery write did not run (--recover 0 or budget spent)",
+        );
+    };
+    let rate = r.bytes_per_s();
+    let secs = idle_ns as f64 / 1e9;
+    let ev = |word: &str| {
+        format!(
+            "after {secs:.0} s idle, {} wrote at {} ({word}; cached {}, native {})",
+            format_bytes(r.bytes),
+            format_rate(rate),
+            format_rate(fast),
+            format_rate(slow)
+        )
+    };
+    if rate >= 0.8 * fast {
+        Inference::new(true, 0.9, ev("cache speed"))
+    } else if rate <= 1.2 * slow {
+        Inference::new(false, 0.9, ev("still native speed"))
+    } else {
+        Inference::new(true, 0.6, ev("between the two: partly recovered"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Status;
+
+    const MIB: u64 = 1 << 20;
+
+    /// Intervals of `step` bytes of a device with `cache` bytes at `fast`, then `slow`.
+    fn synth(
+        total: u64,
+        step: u64,
+        cache: u64,
+        fast: f64,
+        slow: f64,
+        noise: &[f64],
+    ) -> Vec<SlcInterval> {
+        let mut v = Vec::new();
+        let mut pos = 0;
+        let mut i = 0;
+        while pos < total {
+            let c = cache.saturating_sub(pos).min(step) as f64;
+            let ns = (c / fast + (step as f64 - c) / slow) * 1e9;
+            let j = noise.get(i % noise.len().max(1)).copied().unwrap_or(0.0);
+            v.push(SlcInterval {
+                start_bytes: pos,
+                bytes: step,
+                ns: (ns * (1.0 + j)) as u64,
+            });
+            pos += step;
+            i += 1;
+        }
+        v
+    }
+
+    #[test]
+    fn finds_the_cliff_inside_an_interval() {
+        let iv = synth(
+            4096 * MIB,
+            32 * MIB,
+            1000 * MIB,
+            60e6,
+            20e6,
+            &[0.01, -0.02, 0.0, 0.015],
+        );
+        let r = infer_slc(&iv, "budget reached");
+        let got = r.slc_cache_bytes.as_u64().unwrap();
+        assert!(got.abs_diff(1000 * MIB) < 16 * MIB, "{got}");
+        assert_eq!(r.slc_cache_bytes.status, Status::Confident);
+        let native = r.native_bytes_per_s.value.unwrap().as_f64().unwrap();
+        assert!((native - 20e6).abs() < 1e6);
+    }
+
+    #[test]
+    fn a_flat_write_is_zero_tentatively() {
+        let iv = synth(2048 * MIB, 32 * MIB, 0, 20e6, 20e6, &[0.01, -0.01, 0.02]);
+        let r = infer_slc(&iv, "budget reached");
+        assert_eq!(r.slc_cache_bytes.as_u64(), Some(0));
+        assert_eq!(r.slc_cache_bytes.status, Status::Tentative);
+        assert_eq!(r.cached_bytes_per_s.status, Status::Inconclusive);
+    }
+
+    #[test]
+    fn a_cliff_too_close_to_the_end_or_noise_is_inconclusive() {
+        let late = synth(1024 * MIB, 32 * MIB, 960 * MIB, 60e6, 20e6, &[0.0]);
+        assert_eq!(
+            infer_slc(&late, "budget").slc_cache_bytes.status,
+            Status::Inconclusive
+        );
+        let noisy = synth(
+            1024 * MIB,
+            32 * MIB,
+            0,
+            20e6,
+            20e6,
+            &[0.5, -0.3, 0.4, -0.4, 0.0, 0.6],
+        );
+        assert_ne!(
+            infer_slc(&noisy, "budget").slc_cache_bytes.status,
+            Status::Confident
+        );
+        assert_eq!(
+            infer_slc(&[], "x").slc_cache_bytes.status,
+            Status::Inconclusive
+        );
+    }
+}

@@ -1,0 +1,102 @@
+//! The write-test part of `analyze`: flashbench `--open-au` and `--find-fat` logs through
+//! the same inference as the live `open-au` and `fat` tests.
+
+use crate::analysis::fat::{infer_fat, samples_from_flashbench};
+use crate::analysis::flashbench::{FlashbenchLog, LogData, OpenAuLog};
+use crate::analysis::openau::{infer_open_au, per_count, points_from_flashbench};
+use crate::report::{Document, Inference, Warning};
+use crate::units::format_bytes;
+
+fn line(key: &str, inf: &Inference) -> String {
+    let v = inf
+        .value
+        .as_ref()
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "?".into());
+    format!("{key}: {v} ({}) - {}\n", inf.status_word(), inf.evidence)
+}
+
+/// Infer `open_au` (linear logs), `open_au_random` (random logs, against the linear
+/// one-block rate when present) and `fat_area_erase_blocks` from the logs there are.
+pub fn open_au_and_fat(logs: &[(String, FlashbenchLog)], doc: &mut Document, text: &mut String) {
+    let open: Vec<(&str, &OpenAuLog)> = logs
+        .iter()
+        .filter_map(|(f, l)| match &l.data {
+            LogData::OpenAu(o) => Some((f.as_str(), o)),
+            _ => None,
+        })
+        .collect();
+    for (f, o) in &open {
+        if o.open_au_nr.is_none() {
+            doc.warnings.push(Warning::new(
+                "open_au_nr_unknown",
+                format!("{f}: no --open-au-nr on its command line and none given with --open-au-nr; the log is not used"),
+            ));
+        }
+    }
+    let linear: Vec<&OpenAuLog> = open
+        .iter()
+        .filter(|(_, o)| !o.random)
+        .map(|x| x.1)
+        .collect();
+    let random: Vec<&OpenAuLog> = open.iter().filter(|(_, o)| o.random).map(|x| x.1).collect();
+    let mut lin_ref = None;
+    if !linear.is_empty() {
+        let (pts, size) = points_from_flashbench(&linear);
+        let mut inf = infer_open_au(&pts, None);
+        if let Some(sz) = size {
+            inf.evidence = format!("at {} writes: {}", format_bytes(sz), inf.evidence);
+            lin_ref = per_count(&pts)
+                .into_iter()
+                .find(|&(n, _)| n == 1)
+                .map(|(_, r)| (sz, r));
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&line("open erase blocks (open_au)", &inf));
+        doc.inferences.insert("open_au".into(), inf);
+    }
+    if !random.is_empty() {
+        let (pts, size) = points_from_flashbench(&random);
+        let reference = match (lin_ref, size) {
+            (Some((ls, r)), Some(rs)) if ls == rs => Some(r),
+            _ => None,
+        };
+        let mut inf = infer_open_au(&pts, reference);
+        if let Some(sz) = size {
+            inf.evidence = format!(
+                "at {} random-order writes: {}",
+                format_bytes(sz),
+                inf.evidence
+            );
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&line(
+            "open erase blocks in random order (open_au_random)",
+            &inf,
+        ));
+        doc.inferences.insert("open_au_random".into(), inf);
+    }
+    let fat: Vec<_> = logs
+        .iter()
+        .filter_map(|(_, l)| match &l.data {
+            LogData::FindFat(f) => Some(samples_from_flashbench(f)),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    if logs
+        .iter()
+        .any(|(_, l)| matches!(l.data, LogData::FindFat(_)))
+    {
+        let inf = infer_fat(&fat);
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&line("FAT area erase blocks (fat_area_erase_blocks)", &inf));
+        doc.inferences.insert("fat_area_erase_blocks".into(), inf);
+    }
+}

@@ -1,0 +1,372 @@
+//! The safety harness every writing test runs in: the `--write` gate, preserve mode (the
+//! journal, Ctrl-C, restore and verify), budgets, and the plan printed before starting.
+//!
+//! Backends stack as `Timed<WriteBudget<Guarded>>`, where `Guarded` is the target wrapped
+//! in `Preserve` (default) or bare (`--destructive`). The budget sits above preserve mode,
+//! so restoring is never refused for want of budget; restored bytes are counted apart.
+
+use crate::backend::{Backend, Timed, WriteBudget};
+use crate::journal::{self, signals, Identity, Preserve, RestoreSummary};
+use crate::report::{Document, TargetInfo, Warning};
+use crate::target::{self, OpenRequest};
+use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
+use crate::{Error, Result};
+use std::io;
+use std::path::PathBuf;
+
+/// Flags shared by the writing tests.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WriteFlags {
+    /// Allow the test to write. Each region is saved to a journal first and restored and
+    /// verified afterwards (preserve mode).
+    #[arg(long)]
+    pub write: bool,
+    /// Allow writing without saving: data in the written regions is lost (no journal).
+    #[arg(long)]
+    pub destructive: bool,
+    /// Journal file for preserve mode [default: a new file under
+    /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<PathBuf>,
+    /// Stop once this much has been written (e.g. 512M, 4G); results so far are analysed.
+    #[arg(long, value_name = "SIZE")]
+    pub write_budget: Option<String>,
+    /// Stop after this much device time (e.g. 600s); results so far are analysed.
+    #[arg(long, value_name = "DURATION")]
+    pub time_budget: Option<String>,
+}
+
+impl WriteFlags {
+    /// `--write-budget` in bytes, if given.
+    pub fn write_budget_bytes(&self) -> Result<Option<u64>> {
+        self.write_budget
+            .as_deref()
+            .map(|s| {
+                let b = parse_size(s)?;
+                if b == 0 {
+                    return Err(Error::usage("--write-budget must be above 0"));
+                }
+                Ok(b)
+            })
+            .transpose()
+    }
+
+    /// `--time-budget` in ns, if given.
+    pub fn time_budget_ns(&self) -> Result<Option<u64>> {
+        self.time_budget
+            .as_deref()
+            .map(parse_duration_ns)
+            .transpose()
+    }
+}
+
+/// What a test is about to do, shown before it starts and in the refusal without `--write`.
+#[derive(Debug, Clone)]
+pub struct WritePlan {
+    pub command: &'static str,
+    /// The region the test may write: (offset, length). Preserve mode saves at most this.
+    pub region: (u64, u64),
+    /// Bytes the test writes at most.
+    pub max_bytes: u64,
+    /// Bytes it writes on a typical device, when less than the maximum.
+    pub typical_bytes: Option<u64>,
+    /// Rough duration on a 10 MiB/s card.
+    pub estimated_ns: u64,
+    /// One sentence: what is written where.
+    pub what: String,
+}
+
+/// Rough time to write `bytes` in `ops` operations on a 10 MiB/s card with 1 ms commands.
+pub fn estimate_ns(bytes: u64, ops: u64) -> u64 {
+    (bytes as f64 / (10.0 * 1048576.0) * 1e9) as u64 + ops.saturating_mul(1_000_000)
+}
+
+impl WritePlan {
+    /// The plan in words, for the refusal and the banner.
+    pub fn describe(&self) -> String {
+        let typical = match self.typical_bytes {
+            Some(t) if t < self.max_bytes => format!(" (typically {})", format_bytes(t)),
+            _ => String::new(),
+        };
+        format!(
+            "{}; it writes up to {}{typical} inside {} at offset {}, taking about {} on a 10 MiB/s card",
+            self.what,
+            format_bytes(self.max_bytes),
+            format_bytes(self.region.1),
+            self.region.0,
+            format_ns(self.estimated_ns as f64)
+        )
+    }
+}
+
+/// The target, bare or in preserve mode.
+pub enum Guarded {
+    Preserve(Preserve<Box<dyn Backend>>),
+    Direct(Box<dyn Backend>),
+}
+
+macro_rules! guarded {
+    ($self:ident, $b:ident => $e:expr) => {
+        match $self {
+            Guarded::Preserve($b) => $e,
+            Guarded::Direct($b) => $e,
+        }
+    };
+}
+
+impl Backend for Guarded {
+    fn size_bytes(&self) -> u64 {
+        guarded!(self, b => b.size_bytes())
+    }
+    fn logical_sector_bytes(&self) -> u32 {
+        guarded!(self, b => b.logical_sector_bytes())
+    }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        guarded!(self, b => b.read_at(buf, offset))
+    }
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        guarded!(self, b => b.write_at(buf, offset))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        guarded!(self, b => b.flush())
+    }
+    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        guarded!(self, b => b.discard(offset, len))
+    }
+    fn clock_ns(&self) -> u64 {
+        guarded!(self, b => b.clock_ns())
+    }
+    fn idle(&mut self, ns: u64) {
+        guarded!(self, b => b.idle(ns))
+    }
+    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        guarded!(self, b => b.prepare_write(offset, len))
+    }
+}
+
+/// A running write test: the device stack and what is needed to end it safely.
+pub struct WriteSession {
+    pub dev: Timed<WriteBudget<Guarded>>,
+    pub info: TargetInfo,
+    pub warnings: Vec<Warning>,
+    pub journal: Option<PathBuf>,
+    pub t0: u64,
+}
+
+/// Open `spec` read-only to learn its size and sector before planning (no I/O).
+pub fn peek(spec: &str) -> Result<TargetInfo> {
+    let req = OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    Ok(target::open(spec, &req)?.info)
+}
+
+/// Check permission, place the journal, open the target for writing and print the plan.
+/// `budget` caps the test's writes (`WriteBudget`).
+pub fn begin(
+    spec: &str,
+    flags: &WriteFlags,
+    plan: &WritePlan,
+    budget: Option<u64>,
+) -> Result<WriteSession> {
+    super::require_write_permission(flags.write || flags.destructive, spec, &plan.describe())?;
+    let t0 = crate::backend::monotonic_ns();
+    let preserve = !flags.destructive;
+    let journal_path = if preserve {
+        let p = match &flags.journal {
+            Some(p) => p.clone(),
+            None => journal::default_path(plan.command)?,
+        };
+        journal::check_location(&p, spec)?;
+        Some(p)
+    } else {
+        if flags.journal.is_some() {
+            return Err(Error::usage(
+                "--journal has no effect with --destructive (nothing is saved): drop one of them",
+            ));
+        }
+        None
+    };
+    let opened = target::open(spec, &OpenRequest::read_write())?;
+    let info = opened.info.clone();
+    let warnings = opened.warnings.clone();
+    let identity = Identity::of(spec, &opened, plan.command);
+    let save = plan.region.1;
+    let guarded = match &journal_path {
+        Some(path) => {
+            let leftovers = journal::leftover_journals(&identity);
+            if let Some(first) = leftovers.first() {
+                return Err(Error::Refused(format!(
+                    "an unrestored journal for {spec} exists: {} (a test was interrupted by a crash or power loss). Run `flashscope restore {}` first; nothing was written",
+                    first.display(),
+                    first.display()
+                )));
+            }
+            journal::check_space(path, save)?;
+            eprintln!("flashscope {}: {}", plan.command, plan.describe());
+            eprintln!(
+                "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143). After a crash: flashscope restore {}",
+                format_bytes(save),
+                path.display(),
+                path.display()
+            );
+            // Record Ctrl-C from before the journal exists, so no signal can leave it empty.
+            signals::install();
+            let p = Preserve::new(opened.backend, path, &identity)?
+                .with_stop_check(Box::new(signals::pending));
+            Guarded::Preserve(p)
+        }
+        None => {
+            eprintln!("flashscope {}: {}", plan.command, plan.describe());
+            eprintln!("destructive mode: the data in that region is NOT saved and will be lost");
+            Guarded::Direct(opened.backend)
+        }
+    };
+    Ok(WriteSession {
+        dev: Timed::new(WriteBudget::new(guarded, budget)),
+        info,
+        warnings,
+        journal: journal_path,
+        t0,
+    })
+}
+
+/// How a write test ended.
+#[derive(Debug, Clone, Default)]
+pub struct Ending {
+    /// The signal that stopped it (the regions were restored).
+    pub interrupted: Option<i32>,
+    pub restored: Option<RestoreSummary>,
+    pub bytes_saved: u64,
+    pub test_bytes_written: u64,
+}
+
+impl WriteSession {
+    /// End the test: restore and verify (preserve mode), whatever the probe's result.
+    /// Returns the probe's value, or `None` when a signal stopped it; an I/O error of the
+    /// probe or a failed restore becomes the error (exit 1), naming the journal if kept.
+    pub fn end<T>(&mut self, result: io::Result<T>) -> Result<(Option<T>, Ending)> {
+        let mut ending = Ending {
+            test_bytes_written: self.dev.inner().bytes_written,
+            ..Ending::default()
+        };
+        let restore = match self.dev.inner_mut().inner_mut() {
+            Guarded::Preserve(p) => {
+                ending.bytes_saved = p.bytes_saved();
+                Some(p.finish())
+            }
+            Guarded::Direct(b) => {
+                let _ = b.flush();
+                None
+            }
+        };
+        let restore_note = match &restore {
+            Some(Ok(s)) => format!(
+                "; every saved region ({} in {} regions) was restored and verified",
+                format_bytes(s.bytes),
+                s.regions
+            ),
+            _ => String::new(),
+        };
+        match restore {
+            Some(Ok(s)) => ending.restored = Some(s),
+            Some(Err(e)) => {
+                let what = match &result {
+                    Err(p) => format!("the test failed ({p}) and "),
+                    Ok(_) => String::new(),
+                };
+                return Err(Error::runtime(format!("{what}restoring failed: {e}")));
+            }
+            None => {}
+        }
+        match result {
+            Ok(v) => {
+                if let Some(sig) = signals::pending().filter(|_| self.journal.is_some()) {
+                    ending.interrupted = Some(sig);
+                    return Ok((None, ending));
+                }
+                Ok((Some(v), ending))
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                ending.interrupted = signals::pending().or(Some(libc::SIGINT));
+                Ok((None, ending))
+            }
+            Err(e) => Err(Error::io(
+                format!(
+                    "writing to {} after {}{restore_note}",
+                    self.info.spec,
+                    format_bytes(ending.test_bytes_written)
+                ),
+                e,
+            )),
+        }
+    }
+
+    /// Fill the document's common fields: target, warnings, journal, bytes written, time.
+    pub fn fill(&self, doc: &mut Document, ending: &Ending) {
+        doc.target = serde_json::to_value(&self.info).unwrap_or_default();
+        doc.warnings.extend(self.warnings.iter().cloned());
+        let restored = ending.restored.map(|r| r.bytes).unwrap_or(0);
+        doc.bytes_written = ending.test_bytes_written + restored;
+        doc.extra.insert(
+            "journal".into(),
+            match &self.journal {
+                Some(p) => p.display().to_string().into(),
+                None => serde_json::Value::Null,
+            },
+        );
+        doc.extra.insert(
+            "preserve".into(),
+            serde_json::json!({
+                "mode": if self.journal.is_some() { "preserve" } else { "destructive" },
+                "bytes_saved": ending.bytes_saved,
+                "test_bytes_written": ending.test_bytes_written,
+                "restore_bytes_written": restored,
+                "regions_restored": ending.restored.map(|r| r.regions).unwrap_or(0),
+                "regions_verified": ending.restored.map(|r| r.verified).unwrap_or(0),
+                "journal_removed": ending.restored.is_some(),
+            }),
+        );
+        doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(self.t0);
+    }
+
+    /// The exit code and message for a run a signal stopped.
+    pub fn interrupted_exit(&self, ending: &Ending, sig: i32) -> i32 {
+        let name = if sig == libc::SIGTERM {
+            "SIGTERM"
+        } else {
+            "SIGINT"
+        };
+        let r = ending.restored.unwrap_or_default();
+        eprintln!(
+            "flashscope: stopped by {name} after {} written; restored and verified {} regions ({}); journal removed",
+            format_bytes(ending.test_bytes_written),
+            r.regions,
+            format_bytes(r.bytes)
+        );
+        signals::exit_code(sig)
+    }
+}
+
+/// A line for text output: the test's writes and the preserve-mode result.
+pub fn wear_line(doc: &Document) -> String {
+    let p = doc.extra.get("preserve");
+    let g = |k: &str| {
+        p.and_then(|v| v.get(k))
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0)
+    };
+    match doc.extra.get("journal").and_then(|j| j.as_str()) {
+        Some(_) => format!(
+            "wrote {} for the test and {} to restore {} saved regions (verified); journal removed\n",
+            format_bytes(g("test_bytes_written")),
+            format_bytes(g("restore_bytes_written")),
+            g("regions_restored")
+        ),
+        None => format!(
+            "wrote {} (destructive: nothing restored)\n",
+            format_bytes(g("test_bytes_written"))
+        ),
+    }
+}

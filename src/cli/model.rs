@@ -1,0 +1,274 @@
+//! `flashscope model`: theoretical sequential speed from datasheet figures, each term
+//! printed; `--reference` prints the vendor's measured table beside it.
+
+use super::Output;
+use crate::model::reference::{self, EmpiricalRow};
+use crate::model::{estimate, DatasheetText, Estimate, FlashKind, Term};
+use crate::report::table::{Align, Table};
+use crate::report::{Document, Inference};
+use crate::units::{format_bytes, format_ns, format_rate};
+use crate::{Error, Result};
+
+const HELP: &str = "\
+Examples:
+  flashscope model --kind spi-nor --erase-time 0.15s --erase-block 64K --program-time 0.25ms \\
+                   --page 256 --bus-clock 100MHz --bus-lines 4 --total 32M
+  flashscope model --kind spi-nand --erase-time 3ms --erase-block 128K --program-time 0.4ms \\
+                   --page 2K --bus-clock 100MHz --bus-lines 4 --cmd-bytes 5
+  flashscope model --reference --media spi-nand
+
+write time = erase time × erase blocks + program time × pages + total ÷ bus rate
+             (+ command bytes per page on the command lines), bus rate = clock × lines ÷ 8.
+Exit codes: 0 ok, 2 a missing, unparsable or non-positive figure, or a filter that
+matches no row.";
+
+/// Arguments of `model`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// Kind of flash and bus.
+    #[arg(long, value_enum)]
+    pub kind: Option<FlashKind>,
+    /// Block erase time (tBE), e.g. 3ms.
+    #[arg(long, allow_hyphen_values = true)]
+    pub erase_time: Option<String>,
+    /// Erase block size, e.g. 128K.
+    #[arg(long, allow_hyphen_values = true)]
+    pub erase_block: Option<String>,
+    /// Page program time (tPP, tPROG), e.g. 400us.
+    #[arg(long, allow_hyphen_values = true)]
+    pub program_time: Option<String>,
+    /// Page size, e.g. 2K.
+    #[arg(long, allow_hyphen_values = true)]
+    pub page: Option<String>,
+    /// Bus clock, e.g. 100MHz.
+    #[arg(long, allow_hyphen_values = true)]
+    pub bus_clock: Option<String>,
+    /// Data lines: 1, 2 or 4 for SPI, 8 or 16 for raw NAND.
+    #[arg(long, allow_hyphen_values = true)]
+    pub bus_lines: Option<String>,
+    /// Command + address + dummy bytes per command (default 0).
+    #[arg(long, allow_hyphen_values = true)]
+    pub cmd_bytes: Option<String>,
+    /// Amount written for the model (default 128M).
+    #[arg(long, allow_hyphen_values = true)]
+    pub total: Option<String>,
+    /// Bytes per read command (default: a page for NAND, the whole total for NOR).
+    #[arg(long, allow_hyphen_values = true)]
+    pub read_chunk: Option<String>,
+    /// Print the vendor's measured figures (filter with --media, --part).
+    #[arg(long)]
+    pub reference: bool,
+    /// Reference filter: media, e.g. spi-nand, raw-nand, mmc.
+    #[arg(long, requires = "reference")]
+    pub media: Option<String>,
+    /// Reference filter: part number (substring), e.g. GD5F.
+    #[arg(long, requires = "reference")]
+    pub part: Option<String>,
+}
+
+impl Args {
+    fn text(&self) -> DatasheetText {
+        DatasheetText {
+            kind: self.kind,
+            erase_time: self.erase_time.clone(),
+            erase_block: self.erase_block.clone(),
+            program_time: self.program_time.clone(),
+            page: self.page.clone(),
+            bus_clock: self.bus_clock.clone(),
+            bus_lines: self.bus_lines.clone(),
+            cmd_bytes: self.cmd_bytes.clone(),
+            total: self.total.clone(),
+            read_chunk: self.read_chunk.clone(),
+        }
+    }
+
+    fn any_figure(&self) -> bool {
+        self.kind.is_some()
+            || [
+                &self.erase_time,
+                &self.erase_block,
+                &self.program_time,
+                &self.page,
+                &self.bus_clock,
+                &self.bus_lines,
+                &self.cmd_bytes,
+                &self.total,
+                &self.read_chunk,
+            ]
+            .iter()
+            .any(|o| o.is_some())
+    }
+}
+
+/// Run `model`: the estimate, the reference table, or both; returns the exit code.
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    let t0 = crate::backend::monotonic_ns();
+    let mut doc = Document::new("model", serde_json::json!({"kind": "datasheet"}));
+    let mut text = String::new();
+    if !args.reference || args.any_figure() {
+        let d = args.text().parse()?;
+        let e = estimate(&d);
+        doc.target = serde_json::json!({"kind": "datasheet", "flash": d.kind.name()});
+        doc.parameters = serde_json::to_value(&d).unwrap_or_default();
+        let mut samples = Vec::new();
+        for (phase, terms) in [("write", &e.write_terms), ("read", &e.read_terms)] {
+            for t in terms {
+                let mut v = serde_json::to_value(t).unwrap_or_default();
+                if let Some(m) = v.as_object_mut() {
+                    m.insert("phase".into(), phase.into());
+                }
+                samples.push(v);
+            }
+        }
+        doc.samples = samples.into();
+        doc.inferences.insert(
+            "seq_write_bytes_per_s".into(),
+            Inference::new(
+                e.write_bytes_per_s.round() as u64,
+                1.0,
+                format!(
+                    "{} in {} by the datasheet figures (an upper bound: no controller or filesystem overhead)",
+                    format_bytes(d.total_bytes),
+                    format_ns(e.write_ns)
+                ),
+            ),
+        );
+        doc.inferences.insert(
+            "seq_read_bytes_per_s".into(),
+            Inference::new(
+                e.read_bytes_per_s.round() as u64,
+                1.0,
+                format!(
+                    "bus-limited: {} of bus rate with {} command bytes per {} read",
+                    format_rate(e.bus_bytes_per_s),
+                    d.cmd_bytes,
+                    format_bytes(d.read_bytes_per_command)
+                ),
+            ),
+        );
+        doc.extra.insert(
+            "estimate".into(),
+            serde_json::to_value(&e).unwrap_or_default(),
+        );
+        text.push_str(&render_estimate(&e, d.kind, d.total_bytes));
+    }
+    if args.reference {
+        let rows = reference::filter(
+            &reference::table(),
+            args.media.as_deref(),
+            args.part.as_deref(),
+        );
+        if rows.is_empty() {
+            let mut media: Vec<String> = reference::table().into_iter().map(|r| r.media).collect();
+            media.sort();
+            media.dedup();
+            return Err(Error::usage(format!(
+                "no reference row matches{}{}: media in the table are {}",
+                args.media
+                    .as_deref()
+                    .map(|m| format!(" --media '{m}'"))
+                    .unwrap_or_default(),
+                args.part
+                    .as_deref()
+                    .map(|p| format!(" --part '{p}'"))
+                    .unwrap_or_default(),
+                media.join(", ")
+            )));
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&render_reference(&rows));
+        doc.extra.insert(
+            "reference".into(),
+            serde_json::to_value(&rows).unwrap_or_default(),
+        );
+    }
+    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    out.emit(&doc, |_| text);
+    Ok(0)
+}
+
+fn term_row(t: &mut Table, term: &Term) {
+    t.row(vec![
+        term.name.clone(),
+        term.count.to_string(),
+        format_ns(term.each_ns),
+        format_ns(term.total_ns),
+        term.formula.clone(),
+    ]);
+}
+
+fn render_estimate(e: &Estimate, kind: FlashKind, total: u64) -> String {
+    let mut s = format!(
+        "{}: sequential write at most {}, sequential read at most {} (bus {})\n\n",
+        kind.name(),
+        format_rate(e.write_bytes_per_s),
+        format_rate(e.read_bytes_per_s),
+        format_rate(e.bus_bytes_per_s)
+    );
+    s.push_str(&format!("writing {}:\n", format_bytes(total)));
+    let mut t = Table::new(&["term", "count", "each", "total", "how"]).align(4, Align::Left);
+    for term in &e.write_terms {
+        term_row(&mut t, term);
+    }
+    t.row(vec![
+        "= time".into(),
+        String::new(),
+        String::new(),
+        format_ns(e.write_ns),
+        format!("→ {}", format_rate(e.write_bytes_per_s)),
+    ]);
+    s.push_str(&t.render());
+    s.push_str(&format!(
+        "\nreading {} (bus-limited):\n",
+        format_bytes(total)
+    ));
+    let mut t = Table::new(&["term", "count", "each", "total", "how"]).align(4, Align::Left);
+    for term in &e.read_terms {
+        term_row(&mut t, term);
+    }
+    t.row(vec![
+        "= time".into(),
+        String::new(),
+        String::new(),
+        format_ns(e.read_ns),
+        format!("→ {}", format_rate(e.read_bytes_per_s)),
+    ]);
+    s.push_str(&t.render());
+    s
+}
+
+fn render_reference(rows: &[EmpiricalRow]) -> String {
+    let mut s = String::from("measured by the vendor (4 KiB random IOPS):\n");
+    let mut t = Table::new(&[
+        "soc",
+        "media",
+        "part",
+        "seq read",
+        "seq write",
+        "rand read",
+        "rand write",
+        "notes",
+    ])
+    .align(1, Align::Left)
+    .align(2, Align::Left)
+    .align(7, Align::Left);
+    let o = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let n = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
+    for r in rows {
+        t.row(vec![
+            r.soc.clone(),
+            r.media.clone(),
+            r.part.clone(),
+            o(&r.seq_read),
+            o(&r.seq_write),
+            n(r.rand_read_iops),
+            n(r.rand_write_iops),
+            r.notes.clone(),
+        ]);
+    }
+    s.push_str(&t.render());
+    s
+}

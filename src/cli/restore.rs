@@ -1,0 +1,170 @@
+//! `flashscope restore JOURNAL`: put back every region a preserve-mode test saved, after
+//! a crash, a power loss or a vanished device. Idempotent; refuses a foreign target.
+
+use super::Output;
+use crate::journal::{self, Identity, Journal};
+use crate::report::table::Table;
+use crate::report::Document;
+use crate::target::{self, OpenRequest};
+use crate::units::format_bytes;
+use crate::{Error, Result};
+use std::path::PathBuf;
+
+/// Arguments of `restore`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+  flashscope restore ~/.local/state/flashscope/fat-1790000000-4242.fsjournal\n  \
+  flashscope restore J.fsjournal --target /dev/sdc          (the card got a new name)\n  \
+  flashscope restore J.fsjournal --target card.img --ignore-identity   (onto an image copy)\n\n\
+Exit codes: 0 restored and verified, 1 corrupt journal or I/O error, 2 the journal does not\n\
+belong to the target (identity or size), it is not a journal, or the target is in use.")]
+pub struct Args {
+    /// The journal file printed before the test started.
+    pub journal: PathBuf,
+    /// Restore onto this target instead of the one recorded in the journal.
+    #[arg(long, value_name = "SPEC")]
+    pub target: Option<String>,
+    /// Skip the identity check (serial, device number, file); the size must still match.
+    /// For restoring onto an image copy of the device.
+    #[arg(long)]
+    pub ignore_identity: bool,
+    /// Keep the journal after a verified restore (by default it is removed).
+    #[arg(long)]
+    pub keep: bool,
+    /// Only check the journal and list its regions; write nothing.
+    #[arg(long)]
+    pub list: bool,
+}
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    let t0 = crate::backend::monotonic_ns();
+    let journal = Journal::open(&args.journal)?;
+    let spec = match &args.target {
+        Some(s) => s.clone(),
+        None => journal.identity.spec.clone(),
+    };
+    let regions: Vec<serde_json::Value> = journal
+        .records
+        .iter()
+        .map(|r| serde_json::json!({"offset_bytes": r.offset, "length_bytes": r.length}))
+        .collect();
+    let mut doc = Document::new("restore", serde_json::json!({ "spec": spec }));
+    doc.parameters = serde_json::json!({
+        "journal": args.journal.display().to_string(),
+        "ignore_identity": args.ignore_identity,
+        "keep": args.keep,
+        "list": args.list,
+    });
+    doc.samples = serde_json::Value::Array(regions);
+    doc.extra
+        .insert("journal".into(), args.journal.display().to_string().into());
+    doc.extra.insert(
+        "journal_identity".into(),
+        serde_json::to_value(&journal.identity).unwrap_or_default(),
+    );
+    if journal.torn_tail_bytes > 0 {
+        doc.warnings.push(crate::report::Warning::new(
+            "torn-journal-tail",
+            format!(
+                "the journal ends in {} bytes of an incomplete or damaged record, skipped: a crash while saving leaves one, and its region was never overwritten (the overwrite waits for the record to be on disk); only if the file was damaged after a complete save would that region stay unrestored",
+                journal.torn_tail_bytes
+            ),
+        ));
+    }
+    if args.list {
+        doc.extra.insert("restored".into(), false.into());
+        doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+        out.emit(&doc, |d| render(d, &journal, None));
+        return Ok(0);
+    }
+    if args.target.is_none() && journal.identity.kind == "sim" {
+        return Err(Error::usage(format!(
+            "the journal was written for the simulated target {}, which does not outlive its process: give --target FILE --ignore-identity to restore onto an image of the same size",
+            journal.identity.spec
+        )));
+    }
+    let mut opened = target::open(&spec, &OpenRequest::read_write())?;
+    let current = Identity::of(&spec, &opened, "restore");
+    if let Some(why) = journal::mismatch(&journal.identity, &current, args.ignore_identity) {
+        return Err(Error::Refused(format!(
+            "journal {} does not belong to {spec}: {why}. The journal names {}; the target is {}. Nothing was written{}",
+            args.journal.display(),
+            journal.identity.describe(),
+            current.describe(),
+            if args.ignore_identity {
+                ""
+            } else {
+                " (use --ignore-identity only for an image copy of the same device)"
+            }
+        )));
+    }
+    let summary = journal::restore_records(&journal, &mut opened.backend).map_err(|e| {
+        Error::runtime(format!(
+            "{e}. The journal {} is kept; nothing in it was changed",
+            args.journal.display()
+        ))
+    })?;
+    let mut removed = false;
+    if !args.keep {
+        journal::format::remove(&args.journal).map_err(|e| {
+            Error::io(
+                format!(
+                    "restored and verified, but removing journal {}",
+                    args.journal.display()
+                ),
+                e,
+            )
+        })?;
+        removed = true;
+    }
+    doc.target = serde_json::to_value(&opened.info).unwrap_or_default();
+    doc.warnings.extend(opened.warnings);
+    doc.bytes_written = summary.bytes;
+    doc.extra.insert("restored".into(), true.into());
+    doc.extra.insert(
+        "summary".into(),
+        serde_json::to_value(summary).unwrap_or_default(),
+    );
+    doc.extra.insert("journal_removed".into(), removed.into());
+    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    out.emit(&doc, |d| render(d, &journal, Some((summary, removed))));
+    Ok(0)
+}
+
+fn render(
+    doc: &Document,
+    journal: &Journal,
+    done: Option<(journal::RestoreSummary, bool)>,
+) -> String {
+    let mut s = match done {
+        Some((sum, removed)) => format!(
+            "restored {} regions ({}) onto {} and verified each by checksum; journal {}\n\n",
+            sum.regions,
+            format_bytes(sum.bytes),
+            doc.target
+                .get("spec")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?"),
+            if removed { "removed" } else { "kept" }
+        ),
+        None => format!(
+            "journal {} is intact: {} regions ({}) saved from {}; nothing written\n\n",
+            journal.path.display(),
+            journal.records.len(),
+            format_bytes(journal.bytes_saved()),
+            journal.identity.describe()
+        ),
+    };
+    let mut t = Table::new(&["region offset", "length"]);
+    for r in journal.records.iter().take(40) {
+        t.row(vec![r.offset.to_string(), format_bytes(r.length)]);
+    }
+    s.push_str(&t.render());
+    if journal.records.len() > 40 {
+        s.push_str(&format!(
+            "... and {} more (all in --json)\n",
+            journal.records.len() - 40
+        ));
+    }
+    s
+}

@@ -1,0 +1,501 @@
+//! The journal file format: a header naming the target, then one record per saved region.
+//!
+//! ```text
+//! header  = "FLSCJRNL" | version u32 | json_len u32 | identity JSON | sha256(JSON) (32)
+//! record  = "FSR1" | offset u64 | length u64 | head_sum u64 | data[length]
+//!           | sha256(offset | length | data)
+//! ```
+//! Integers are little-endian; `head_sum` is the first 8 bytes of the SHA-256 of the 20
+//! bytes before it, so a damaged length is caught before it is trusted. A record counts
+//! only when it is complete and its checksum matches. Every record is fsynced before the region it saves is overwritten, so a torn
+//! last record (a crash while appending) saves a region that was never overwritten and is
+//! ignored; a bad record followed by more data is corruption and the journal is refused.
+
+use super::identity::Identity;
+use crate::{Error, Result};
+use sha2::{Digest, Sha256};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// The file's first eight bytes.
+pub const MAGIC: &[u8; 8] = b"FLSCJRNL";
+/// The format version this build writes and reads.
+pub const VERSION: u32 = 1;
+const RECORD_MAGIC: &[u8; 4] = b"FSR1";
+const RECORD_HEAD: u64 = 4 + 8 + 8 + 8;
+const SUM: u64 = 32;
+/// Largest header JSON accepted (a header is a few hundred bytes).
+const MAX_HEADER: u32 = 1 << 20;
+/// Largest region one record holds; larger regions are split (bounds memory on restore).
+pub const MAX_RECORD: u64 = 8 << 20;
+
+fn head_sum(head: &[u8]) -> [u8; 8] {
+    let d = Sha256::digest(&head[..20]);
+    let mut out = [0u8; 8];
+    out.copy_from_slice(&d[..8]);
+    out
+}
+
+fn record_sum(offset: u64, data: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(offset.to_le_bytes());
+    h.update((data.len() as u64).to_le_bytes());
+    h.update(data);
+    h.finalize().into()
+}
+
+/// Appends records to a new journal file; every `sync` makes them durable.
+pub struct JournalWriter {
+    file: File,
+    path: PathBuf,
+    /// Bytes of region data appended so far.
+    pub bytes_saved: u64,
+    pub records: u64,
+}
+
+fn sync_dir(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
+}
+
+impl JournalWriter {
+    /// Create the journal at `path` (refusing to replace an existing file) and make its
+    /// header durable.
+    pub fn create(path: &Path, identity: &Identity) -> Result<Self> {
+        use std::os::unix::fs::OpenOptionsExt;
+        // The journal holds copies of the user's data: readable by its owner only.
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| {
+                if e.kind() == io::ErrorKind::AlreadyExists {
+                    Error::Refused(format!(
+                        "a journal already exists at {}: restore it with `flashscope restore {}` or remove it, then rerun",
+                        path.display(),
+                        path.display()
+                    ))
+                } else {
+                    Error::io(format!("creating journal {}", path.display()), e)
+                }
+            })?;
+        let json = serde_json::to_vec(identity)
+            .map_err(|e| Error::runtime(format!("encoding the journal header: {e}")))?;
+        let mut w = JournalWriter {
+            file,
+            path: path.to_path_buf(),
+            bytes_saved: 0,
+            records: 0,
+        };
+        let mut head = Vec::with_capacity(json.len() + 48);
+        head.extend_from_slice(MAGIC);
+        head.extend_from_slice(&VERSION.to_le_bytes());
+        head.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        head.extend_from_slice(&json);
+        head.extend_from_slice(&Sha256::digest(&json));
+        let ctx = || format!("writing journal {}", path.display());
+        w.file.write_all(&head).map_err(|e| Error::io(ctx(), e))?;
+        w.file.sync_all().map_err(|e| Error::io(ctx(), e))?;
+        sync_dir(path).map_err(|e| Error::io(ctx(), e))?;
+        Ok(w)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Append one region's saved content (not yet durable: call `sync`).
+    pub fn append(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        let mut head = [0u8; RECORD_HEAD as usize];
+        head[..4].copy_from_slice(RECORD_MAGIC);
+        head[4..12].copy_from_slice(&offset.to_le_bytes());
+        head[12..20].copy_from_slice(&(data.len() as u64).to_le_bytes());
+        let hs = head_sum(&head);
+        head[20..28].copy_from_slice(&hs);
+        self.file.write_all(&head)?;
+        self.file.write_all(data)?;
+        self.file.write_all(&record_sum(offset, data))?;
+        self.bytes_saved += data.len() as u64;
+        self.records += 1;
+        Ok(())
+    }
+
+    /// Make every appended record durable (fdatasync).
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+}
+
+/// One valid record: where its region is and where its data sits in the journal file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    pub offset: u64,
+    pub length: u64,
+    /// Position of the data in the journal file.
+    pub data_pos: u64,
+    pub sum: [u8; 32],
+}
+
+/// A journal read back and checked: its header and its complete, valid records.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    pub path: PathBuf,
+    pub identity: Identity,
+    pub records: Vec<Record>,
+    /// A torn record at the end (crash while appending) that was ignored, in bytes.
+    pub torn_tail_bytes: u64,
+}
+
+fn corrupt(path: &Path, what: impl std::fmt::Display) -> Error {
+    Error::runtime(format!(
+        "journal {} is corrupt: {what}. Nothing was written; keep the file and restore from another copy if you have one",
+        path.display()
+    ))
+}
+
+impl Journal {
+    /// Read and check a journal: the header must be intact, every record but a torn last
+    /// one complete with a matching checksum. Reads each record's data once.
+    pub fn open(path: &Path) -> Result<Journal> {
+        let mut f = File::open(path).map_err(|e| {
+            if e.kind() == io::ErrorKind::NotFound {
+                Error::usage(format!(
+                    "journal {} does not exist (nothing to restore, or a wrong path)",
+                    path.display()
+                ))
+            } else {
+                Error::io(format!("opening journal {}", path.display()), e)
+            }
+        })?;
+        let file_len = f
+            .metadata()
+            .map_err(|e| Error::io(format!("reading journal {}", path.display()), e))?
+            .len();
+        let ctx = || format!("reading journal {}", path.display());
+        let mut fixed = [0u8; 16];
+        if file_len < 16 {
+            return Err(not_a_journal(path));
+        }
+        f.read_exact(&mut fixed).map_err(|e| Error::io(ctx(), e))?;
+        if &fixed[..8] != MAGIC {
+            return Err(not_a_journal(path));
+        }
+        let version = u32::from_le_bytes([fixed[8], fixed[9], fixed[10], fixed[11]]);
+        if version != VERSION {
+            return Err(Error::usage(format!(
+                "journal {} has format version {version}; this flashscope reads version {VERSION}: use the flashscope that wrote it",
+                path.display()
+            )));
+        }
+        let json_len = u32::from_le_bytes([fixed[12], fixed[13], fixed[14], fixed[15]]);
+        if json_len > MAX_HEADER || 16 + json_len as u64 + SUM > file_len {
+            return Err(corrupt(
+                path,
+                "the header is truncated or has an impossible length",
+            ));
+        }
+        let mut json = vec![0u8; json_len as usize];
+        f.read_exact(&mut json).map_err(|e| Error::io(ctx(), e))?;
+        let mut sum = [0u8; 32];
+        f.read_exact(&mut sum).map_err(|e| Error::io(ctx(), e))?;
+        if Sha256::digest(&json).as_slice() != sum {
+            return Err(corrupt(path, "the header checksum does not match"));
+        }
+        let identity: Identity = serde_json::from_slice(&json)
+            .map_err(|e| corrupt(path, format!("the header cannot be decoded ({e})")))?;
+        let mut pos = 16 + json_len as u64 + SUM;
+        let mut records = Vec::new();
+        let mut torn_tail_bytes = 0;
+        let mut data = Vec::new();
+        while pos < file_len {
+            let remaining = file_len - pos;
+            if remaining < RECORD_HEAD + SUM {
+                torn_tail_bytes = remaining;
+                break;
+            }
+            let mut head = [0u8; RECORD_HEAD as usize];
+            f.read_exact(&mut head).map_err(|e| Error::io(ctx(), e))?;
+            let offset = u64::from_le_bytes(head[4..12].try_into().unwrap_or([0; 8]));
+            let length = u64::from_le_bytes(head[12..20].try_into().unwrap_or([0; 8]));
+            let head_ok = &head[..4] == RECORD_MAGIC && head_sum(&head) == head[20..28];
+            if !head_ok {
+                // A torn append leaves a short or zero-filled tail; anything else is damage.
+                if rest_is_zero(&mut f, remaining - RECORD_HEAD).map_err(|e| Error::io(ctx(), e))?
+                    && head.iter().all(|&b| b == 0)
+                {
+                    torn_tail_bytes = remaining;
+                    break;
+                }
+                return Err(corrupt(
+                    path,
+                    format!("the record header at byte {pos} of the journal is damaged"),
+                ));
+            }
+            if length > MAX_RECORD
+                || offset
+                    .checked_add(length)
+                    .is_none_or(|end| end > identity.size_bytes)
+            {
+                return Err(corrupt(
+                    path,
+                    format!(
+                        "the record at byte {pos} names a region ({offset}+{length}) outside the {}-byte target",
+                        identity.size_bytes
+                    ),
+                ));
+            }
+            if RECORD_HEAD + length + SUM > remaining {
+                // Appended but never made durable: its region was never overwritten.
+                torn_tail_bytes = remaining;
+                break;
+            }
+            let last = RECORD_HEAD + length + SUM == remaining;
+            data.resize(length as usize, 0);
+            f.read_exact(&mut data).map_err(|e| Error::io(ctx(), e))?;
+            let mut sum = [0u8; 32];
+            f.read_exact(&mut sum).map_err(|e| Error::io(ctx(), e))?;
+            if record_sum(offset, &data) != sum {
+                if last {
+                    // Appended but never made durable: its region was never overwritten.
+                    torn_tail_bytes = remaining;
+                    break;
+                }
+                return Err(corrupt(
+                    path,
+                    format!(
+                        "the record at byte {pos} of the journal (region at {offset}, {length} bytes) fails its checksum"
+                    ),
+                ));
+            }
+            records.push(Record {
+                offset,
+                length,
+                data_pos: pos + RECORD_HEAD,
+                sum,
+            });
+            pos += RECORD_HEAD + length + SUM;
+        }
+        Ok(Journal {
+            path: path.to_path_buf(),
+            identity,
+            records,
+            torn_tail_bytes,
+        })
+    }
+
+    /// Read only the header's identity (cheap even for a huge journal); `None` when the
+    /// file is not an intact journal.
+    pub fn read_identity(path: &Path) -> Option<Identity> {
+        let mut f = File::open(path).ok()?;
+        let mut fixed = [0u8; 16];
+        f.read_exact(&mut fixed).ok()?;
+        if &fixed[..8] != MAGIC || fixed[8..12] != VERSION.to_le_bytes() {
+            return None;
+        }
+        let json_len = u32::from_le_bytes([fixed[12], fixed[13], fixed[14], fixed[15]]);
+        if json_len > MAX_HEADER {
+            return None;
+        }
+        let mut json = vec![0u8; json_len as usize];
+        f.read_exact(&mut json).ok()?;
+        let mut sum = [0u8; 32];
+        f.read_exact(&mut sum).ok()?;
+        if Sha256::digest(&json).as_slice() != sum {
+            return None;
+        }
+        serde_json::from_slice(&json).ok()
+    }
+
+    /// Bytes of saved region data in valid records.
+    pub fn bytes_saved(&self) -> u64 {
+        self.records.iter().map(|r| r.length).sum()
+    }
+
+    /// Read one record's data into `buf` (resized to fit) and check it again.
+    pub fn read_record(&self, file: &mut File, rec: &Record, buf: &mut [u8]) -> Result<()> {
+        let ctx = || format!("reading journal {}", self.path.display());
+        file.seek(SeekFrom::Start(rec.data_pos))
+            .map_err(|e| Error::io(ctx(), e))?;
+        file.read_exact(buf).map_err(|e| Error::io(ctx(), e))?;
+        if record_sum(rec.offset, buf) != rec.sum {
+            return Err(corrupt(
+                &self.path,
+                format!(
+                    "the record for the region at {} changed while it was being restored",
+                    rec.offset
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// True when `data` is exactly what the record saved for its region.
+    pub fn matches(rec: &Record, data: &[u8]) -> bool {
+        record_sum(rec.offset, data) == rec.sum
+    }
+}
+
+/// True when the next `n` bytes of `f` are all zero (a tail the filesystem extended).
+fn rest_is_zero(f: &mut File, n: u64) -> io::Result<bool> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(buf.len() as u64) as usize;
+        f.read_exact(&mut buf[..k])?;
+        if buf[..k].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        left -= k as u64;
+    }
+    Ok(true)
+}
+
+fn not_a_journal(path: &Path) -> Error {
+    Error::usage(format!(
+        "{} is not a flashscope journal (wrong magic bytes): give the file `flashscope` printed before the test",
+        path.display()
+    ))
+}
+
+/// Remove a journal file and make the removal durable.
+pub fn remove(path: &Path) -> io::Result<()> {
+    std::fs::remove_file(path)?;
+    sync_dir(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ident() -> Identity {
+        Identity {
+            spec: "test".into(),
+            kind: "file".into(),
+            size_bytes: 1 << 20,
+            logical_sector_bytes: 512,
+            ..Identity::default()
+        }
+    }
+
+    fn write_journal(dir: &Path, regions: &[(u64, u8, usize)]) -> PathBuf {
+        let p = dir.join("j");
+        let mut w = JournalWriter::create(&p, &ident()).unwrap();
+        for &(off, fill, len) in regions {
+            w.append(off, &vec![fill; len]).unwrap();
+        }
+        w.sync().unwrap();
+        p
+    }
+
+    #[test]
+    fn round_trip() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write_journal(d.path(), &[(0, 1, 512), (4096, 2, 1024)]);
+        let j = Journal::open(&p).unwrap();
+        assert_eq!(j.identity, ident());
+        assert_eq!(Journal::read_identity(&p), Some(ident()));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "owner-only: {mode:o}");
+        assert_eq!(j.records.len(), 2);
+        assert_eq!(j.records[1].offset, 4096);
+        assert_eq!(j.bytes_saved(), 1536);
+        assert_eq!(j.torn_tail_bytes, 0);
+        let mut f = File::open(&p).unwrap();
+        let mut buf = vec![0u8; 1024];
+        j.read_record(&mut f, &j.records[1], &mut buf).unwrap();
+        assert!(buf.iter().all(|&b| b == 2));
+    }
+
+    #[test]
+    fn refuses_to_replace_an_existing_journal() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write_journal(d.path(), &[]);
+        let e = JournalWriter::create(&p, &ident()).err().unwrap();
+        assert_eq!(e.exit_code(), 2);
+    }
+
+    #[test]
+    fn every_truncation_of_the_last_record_is_ignored_not_fatal() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write_journal(d.path(), &[(0, 1, 512), (4096, 2, 1024)]);
+        let full = std::fs::read(&p).unwrap();
+        let second = full.len() - (28 + 1024 + 32);
+        let cuts = (second..full.len())
+            .step_by(13)
+            .chain(second + 1..second + 64)
+            .chain([full.len() - 1]);
+        for cut in cuts {
+            std::fs::write(&p, &full[..cut]).unwrap();
+            let j = Journal::open(&p).unwrap();
+            assert_eq!(j.records.len(), 1, "cut at {cut}");
+            assert_eq!(j.torn_tail_bytes, (cut - second) as u64);
+        }
+    }
+
+    #[test]
+    fn a_torn_last_record_with_garbage_is_ignored() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write_journal(d.path(), &[(0, 1, 512), (4096, 2, 1024)]);
+        let mut full = std::fs::read(&p).unwrap();
+        let n = full.len();
+        full[n - 40] ^= 0xff; // data of the last record never reached the disk intact
+        std::fs::write(&p, &full).unwrap();
+        let j = Journal::open(&p).unwrap();
+        assert_eq!(j.records.len(), 1);
+    }
+
+    #[test]
+    fn corruption_before_the_end_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write_journal(d.path(), &[(0, 1, 512), (4096, 2, 1024)]);
+        let mut full = std::fs::read(&p).unwrap();
+        let first_data = full.len() - (28 + 1024 + 32) - 32 - 100;
+        full[first_data] ^= 0x01;
+        std::fs::write(&p, &full).unwrap();
+        let e = Journal::open(&p).unwrap_err();
+        assert!(e.to_string().contains("fails its checksum"), "{e}");
+        assert_eq!(e.exit_code(), 1);
+    }
+
+    #[test]
+    fn a_damaged_length_in_an_earlier_record_is_refused_not_taken_for_a_torn_tail() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write_journal(d.path(), &[(0, 1, 512), (4096, 2, 1024)]);
+        let mut full = std::fs::read(&p).unwrap();
+        let first_head = full.len() - (28 + 1024 + 32) - (28 + 512 + 32);
+        full[first_head + 13] ^= 0x10; // length field of the first record
+        std::fs::write(&p, &full).unwrap();
+        let e = Journal::open(&p).unwrap_err();
+        assert!(e.to_string().contains("damaged"), "{e}");
+    }
+
+    #[test]
+    fn header_damage_and_foreign_files_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write_journal(d.path(), &[(0, 1, 512)]);
+        let mut full = std::fs::read(&p).unwrap();
+        full[20] ^= 0x01;
+        std::fs::write(&p, &full).unwrap();
+        assert!(Journal::open(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("header checksum"));
+        std::fs::write(&p, b"hello, this is not a journal at all").unwrap();
+        let e = Journal::open(&p).unwrap_err();
+        assert!(e.to_string().contains("not a flashscope journal"), "{e}");
+        std::fs::write(&p, b"").unwrap();
+        assert!(Journal::open(&p).is_err());
+        assert_eq!(
+            Journal::open(&d.path().join("missing"))
+                .unwrap_err()
+                .exit_code(),
+            2
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! Preserve mode: a crash-safe backup journal of every region a test overwrites, and the
+//! restore that puts it back (`flashscope restore JOURNAL`).
+//!
+//! Layers: `format` (the file: header with the target's identity, checksummed records),
+//! `identity` (who the target is), `intervals` (which bytes are saved), `preserve` (the
+//! `Preserve<B>` backend wrapper), `signals` (Ctrl-C stops after the current I/O).
+
+pub mod format;
+pub mod identity;
+pub mod intervals;
+pub mod preserve;
+pub mod signals;
+
+pub use format::Journal;
+pub use identity::{mismatch, Identity};
+pub use preserve::{restore_records, Preserve, RestoreSummary};
+
+use crate::target::mounts;
+use crate::{Error, Result};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// The directory journals go to by default: `$XDG_STATE_HOME/flashscope` or
+/// `~/.local/state/flashscope`.
+pub fn state_dir() -> Result<PathBuf> {
+    let base = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x),
+        None => match std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            Some(h) => PathBuf::from(h).join(".local/state"),
+            None => {
+                return Err(Error::usage(
+                    "neither XDG_STATE_HOME nor HOME is set, so there is no default place for the journal: give --journal PATH",
+                ))
+            }
+        },
+    };
+    Ok(base.join("flashscope"))
+}
+
+/// A fresh default journal path for `command` (created directories included).
+pub fn default_path(command: &str) -> Result<PathBuf> {
+    let dir = state_dir()?;
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        Error::io(
+            format!("creating the journal directory {}", dir.display()),
+            e,
+        )
+    })?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    Ok(dir.join(format!(
+        "{command}-{stamp}-{}.fsjournal",
+        std::process::id()
+    )))
+}
+
+/// The directory a journal file will live in (its parent, or the current directory).
+fn parent_dir(journal: &Path) -> PathBuf {
+    match journal.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Refuse a journal that would live on the target itself (the test would overwrite its
+/// own backup), or that is the target file. Also checks the directory exists.
+pub fn check_location(journal: &Path, target_spec: &str) -> Result<()> {
+    let dir = parent_dir(journal);
+    let dir_meta = std::fs::metadata(&dir).map_err(|e| {
+        Error::usage(format!(
+            "the journal directory {} cannot be used ({e}): create it or choose another --journal",
+            dir.display()
+        ))
+    })?;
+    if target_spec.starts_with("sim:") {
+        return Ok(());
+    }
+    let target = Path::new(target_spec);
+    let Ok(tmeta) = std::fs::metadata(target) else {
+        return Ok(()); // target::open reports a missing target
+    };
+    if tmeta.file_type().is_block_device() {
+        let rdev = tmeta.rdev();
+        let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+        let dev = dir_meta.dev();
+        let (jmaj, jmin) = (libc::major(dev), libc::minor(dev));
+        let mut on_target = (jmaj, jmin) == (major, minor);
+        if let Ok(link) = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")) {
+            if let Some(name) = link.file_name().map(|n| n.to_string_lossy().into_owned()) {
+                let disk = crate::target::sysfs::whole_disk_name(&name).unwrap_or(name);
+                let nodes = mounts::sysfs_nodes(Path::new("/sys/class/block"), &disk);
+                on_target |= nodes.iter().any(|n| (n.major, n.minor) == (jmaj, jmin));
+            }
+        }
+        if on_target {
+            return Err(Error::Refused(format!(
+                "the journal {} would be on the target {target_spec} itself (device {jmaj}:{jmin}): the test could overwrite its own backup. Give --journal a path on another device",
+                journal.display()
+            )));
+        }
+    } else {
+        let same_inode = std::fs::metadata(journal)
+            .map(|j| j.dev() == tmeta.dev() && j.ino() == tmeta.ino())
+            .unwrap_or(false);
+        let canon_target = std::fs::canonicalize(target).ok();
+        let canon_journal = std::fs::canonicalize(&dir)
+            .ok()
+            .and_then(|d| journal.file_name().map(|f| d.join(f)));
+        if same_inode || (canon_target.is_some() && canon_target == canon_journal) {
+            return Err(Error::Refused(format!(
+                "the journal {} is the target file {target_spec} itself: give --journal another path",
+                journal.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuse when the journal's filesystem lacks room for `bytes` of saved data (with a
+/// margin for headers), so a test never stops half-saved for want of space.
+pub fn check_space(journal: &Path, bytes: u64) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = parent_dir(journal);
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: zeroed statvfs is a valid value for this plain C struct.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid NUL-terminated path and st a valid out-pointer for the call.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Ok(());
+    }
+    let avail = (st.f_bavail as u64).saturating_mul(st.f_frsize as u64);
+    let need = bytes + bytes / 64 + (1 << 20);
+    if avail < need {
+        return Err(Error::Refused(format!(
+            "the journal needs {} but {} has only {} free: choose --journal on a filesystem with more room, or lower --write-budget",
+            crate::units::format_bytes(need),
+            dir.display(),
+            crate::units::format_bytes(avail)
+        )));
+    }
+    Ok(())
+}
+
+/// Journals in the default directory that were written for `identity`'s target and never
+/// restored (a crash or power loss): a new test must not run over them.
+pub fn leftover_journals(identity: &Identity) -> Vec<PathBuf> {
+    let Ok(dir) = state_dir() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "fsjournal") {
+            if let Some(j) = Journal::read_identity(&p) {
+                if identity.kind != "sim" && mismatch(&j, identity, false).is_none() {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_cannot_be_the_target_file() {
+        let d = tempfile::tempdir().unwrap();
+        let img = d.path().join("disk.img");
+        std::fs::write(&img, vec![0u8; 4096]).unwrap();
+        let e = check_location(&img, img.to_str().unwrap()).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("itself"), "{e}");
+        let dotted = d.path().join(".").join("disk.img");
+        assert!(check_location(&dotted, img.to_str().unwrap()).is_err());
+        check_location(&d.path().join("j"), img.to_str().unwrap()).unwrap();
+        check_location(&d.path().join("j"), "sim:sd-16g").unwrap();
+        let e = check_location(Path::new("/nonexistent-dir/j"), "sim:sd-16g").unwrap_err();
+        assert!(e.to_string().contains("/nonexistent-dir"), "{e}");
+    }
+
+    #[test]
+    fn space_check_refuses_absurd_sizes() {
+        let d = tempfile::tempdir().unwrap();
+        check_space(&d.path().join("j"), 4096).unwrap();
+        let e = check_space(&d.path().join("j"), 1 << 62).unwrap_err();
+        assert!(e.to_string().contains("free"), "{e}");
+    }
+}

@@ -1,0 +1,397 @@
+//! `Preserve<B>`: a backend wrapper that saves every region to the journal before it is
+//! first overwritten, and writes it all back at the end (f3's "safe device" idea).
+
+use super::format::{self, Journal, JournalWriter, MAX_RECORD};
+use super::identity::Identity;
+use super::intervals::IntervalSet;
+use crate::backend::{AlignedBuf, Backend};
+use crate::{Error, Result};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A check called before every I/O: `Some(signal)` asks the test to stop.
+pub type StopCheck = Box<dyn Fn() -> Option<i32> + Send>;
+
+/// What a restore did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RestoreSummary {
+    pub regions: u64,
+    pub bytes: u64,
+    /// Regions read back and found equal to the journal.
+    pub verified: u64,
+}
+
+/// Wraps a backend so that nothing it overwrites is lost: each region is read and
+/// appended (fsynced) to a journal before its first overwrite; `finish` writes every
+/// region back, verifies it and removes the journal.
+pub struct Preserve<B> {
+    inner: B,
+    writer: Option<JournalWriter>,
+    path: PathBuf,
+    saved: IntervalSet,
+    stop: Option<StopCheck>,
+    /// Bytes written to the device by the restore (wear the test also causes).
+    pub restored_bytes: u64,
+}
+
+impl<B: Backend> Preserve<B> {
+    /// Start a new journal at `path` for the target `identity` describes.
+    pub fn new(inner: B, path: &Path, identity: &Identity) -> Result<Self> {
+        let writer = JournalWriter::create(path, identity)?;
+        Ok(Preserve {
+            inner,
+            writer: Some(writer),
+            path: path.to_path_buf(),
+            saved: IntervalSet::new(),
+            stop: None,
+            restored_bytes: 0,
+        })
+    }
+
+    /// Check `stop` before every I/O and fail it with `ErrorKind::Interrupted` once it
+    /// reports a signal (see `signals`).
+    pub fn with_stop_check(mut self, stop: StopCheck) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    pub fn journal_path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes of the device saved in the journal so far.
+    pub fn bytes_saved(&self) -> u64 {
+        self.saved.covered_bytes()
+    }
+
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+
+    pub fn inner_mut(&mut self) -> &mut B {
+        &mut self.inner
+    }
+
+    fn check_stop(&self) -> io::Result<()> {
+        if let Some(sig) = self.stop.as_ref().and_then(|f| f()) {
+            return Err(super::signals::interrupted_error(sig));
+        }
+        Ok(())
+    }
+
+    /// Save `[offset, offset+len)` (widened to whole sectors) unless already saved, and
+    /// make the journal durable before returning.
+    pub fn save(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        self.save_all(&[(offset, len)])
+    }
+
+    /// Save several regions with one fsync at the end (the plan of a test, before it runs).
+    pub fn save_all(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        let Some(writer) = self.writer.as_mut() else {
+            return Err(io::Error::other(
+                "the journal is already finished; no more writes are preserved",
+            ));
+        };
+        let sector = self.inner.logical_sector_bytes().max(1) as u64;
+        let size = self.inner.size_bytes();
+        let mut appended = false;
+        for &(offset, len) in regions {
+            let start = offset / sector * sector;
+            let end = offset.saturating_add(len).div_ceil(sector) * sector;
+            let end = end.min(size);
+            for (gs, ge) in self.saved.gaps(start, end) {
+                let mut pos = gs;
+                while pos < ge {
+                    if let Some(sig) = self.stop.as_ref().and_then(|f| f()) {
+                        // Keep what is saved consistent: record it and make it durable.
+                        self.saved.insert(gs, pos);
+                        writer.sync()?;
+                        return Err(super::signals::interrupted_error(sig));
+                    }
+                    let n = (ge - pos).min(MAX_RECORD);
+                    let mut buf = AlignedBuf::new(n as usize);
+                    self.inner.read_at(&mut buf, pos)?;
+                    writer.append(pos, &buf)?;
+                    appended = true;
+                    pos += n;
+                }
+                self.saved.insert(gs, ge);
+            }
+        }
+        if appended {
+            writer.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Write every saved region back, verify it by checksum, flush the device and remove
+    /// the journal. On failure the journal is kept and the error says how to restore.
+    pub fn finish(&mut self) -> Result<RestoreSummary> {
+        let Some(mut writer) = self.writer.take() else {
+            return Err(Error::runtime("the journal was already restored"));
+        };
+        writer
+            .sync()
+            .map_err(|e| Error::io(format!("syncing journal {}", self.path.display()), e))?;
+        drop(writer);
+        let journal = Journal::open(&self.path)?;
+        let summary = restore_records(&journal, &mut self.inner).map_err(|e| {
+            Error::runtime(format!(
+                "{e}. The journal is kept at {}: run `flashscope restore {}` once the target is back",
+                self.path.display(),
+                self.path.display()
+            ))
+        })?;
+        self.restored_bytes += summary.bytes;
+        format::remove(&self.path).map_err(|e| {
+            Error::io(
+                format!(
+                    "restored and verified, but removing journal {}",
+                    self.path.display()
+                ),
+                e,
+            )
+        })?;
+        Ok(summary)
+    }
+}
+
+/// Write every record of `journal` to `dev`, flush, then read each region back and
+/// compare its checksum. Idempotent: running it again writes the same bytes.
+pub fn restore_records<D: Backend + ?Sized>(
+    journal: &Journal,
+    dev: &mut D,
+) -> Result<RestoreSummary> {
+    let sector = dev.logical_sector_bytes().max(1) as u64;
+    let mut file = std::fs::File::open(&journal.path)
+        .map_err(|e| Error::io(format!("opening journal {}", journal.path.display()), e))?;
+    let mut summary = RestoreSummary::default();
+    for rec in &journal.records {
+        if rec.offset % sector != 0 || rec.length % sector != 0 {
+            return Err(Error::runtime(format!(
+                "the region at {} ({} bytes) is not aligned to the target's {}-byte sectors",
+                rec.offset, rec.length, sector
+            )));
+        }
+        let mut buf = AlignedBuf::new(rec.length as usize);
+        journal.read_record(&mut file, rec, &mut buf)?;
+        dev.write_at(&buf, rec.offset)
+            .map_err(|e| Error::io(format!("writing back the region at {}", rec.offset), e))?;
+        summary.regions += 1;
+        summary.bytes += rec.length;
+    }
+    dev.flush()
+        .map_err(|e| Error::io("flushing the target after the restore", e))?;
+    for rec in &journal.records {
+        let mut buf = AlignedBuf::new(rec.length as usize);
+        dev.read_at(&mut buf, rec.offset)
+            .map_err(|e| Error::io(format!("reading back the region at {}", rec.offset), e))?;
+        if !Journal::matches(rec, &buf) {
+            return Err(Error::runtime(format!(
+                "the region at {} ({} bytes) reads back different from the journal after the restore",
+                rec.offset, rec.length
+            )));
+        }
+        summary.verified += 1;
+    }
+    Ok(summary)
+}
+
+impl<B: Backend> Backend for Preserve<B> {
+    fn size_bytes(&self) -> u64 {
+        self.inner.size_bytes()
+    }
+    fn logical_sector_bytes(&self) -> u32 {
+        self.inner.logical_sector_bytes()
+    }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.check_stop()?;
+        self.inner.read_at(buf, offset)
+    }
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.check_stop()?;
+        self.save(offset, buf.len() as u64)?;
+        self.inner.write_at(buf, offset)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        self.check_stop()?;
+        self.save(offset, len)?;
+        self.inner.discard(offset, len)
+    }
+    fn clock_ns(&self) -> u64 {
+        self.inner.clock_ns()
+    }
+    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        self.check_stop()?;
+        self.save(offset, len)
+    }
+    fn idle(&mut self, ns: u64) {
+        // Sleep in slices so a signal is noticed within 50 ms on real devices; the
+        // simulator's virtual clock makes this free.
+        let slice = 50_000_000;
+        let mut left = ns;
+        while left > 0 {
+            if self.check_stop().is_err() {
+                return;
+            }
+            let n = left.min(slice);
+            self.inner.idle(n);
+            left -= n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::sim::{SimConfig, SimDevice};
+    use rand::{Rng, SeedableRng};
+    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::sync::Arc;
+
+    fn sim(extra: &str) -> SimDevice {
+        SimDevice::new(
+            SimConfig::parse(&format!("custom,size=64M,erase=1M,page=16K,noise=0{extra}")).unwrap(),
+        )
+    }
+
+    fn ident() -> Identity {
+        Identity {
+            spec: "sim:test".into(),
+            kind: "sim".into(),
+            size_bytes: 64 << 20,
+            logical_sector_bytes: 512,
+            ..Identity::default()
+        }
+    }
+
+    /// Fill `[0, len)` with seeded random bytes and return them.
+    fn fill_random<B: Backend>(d: &mut B, len: usize, seed: u64) -> Vec<u8> {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        let mut buf = AlignedBuf::new(len);
+        rng.fill(&mut buf[..]);
+        d.write_at(&buf, 0).unwrap();
+        buf.to_vec()
+    }
+
+    fn read_all<B: Backend>(d: &mut B, len: usize) -> Vec<u8> {
+        let mut buf = AlignedBuf::new(len);
+        d.read_at(&mut buf, 0).unwrap();
+        buf.to_vec()
+    }
+
+    #[test]
+    fn overwrites_are_undone_and_the_journal_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j");
+        let mut dev = sim("");
+        let original = fill_random(&mut dev, 4 << 20, 1);
+        let mut p = Preserve::new(dev, &path, &ident()).unwrap();
+        let junk = AlignedBuf::new(64 << 10);
+        for off in [0u64, 4096, 1 << 20, (3 << 20) + 512, 100] {
+            let off = off / 512 * 512;
+            p.write_at(&junk, off).unwrap();
+        }
+        assert!(p.bytes_saved() >= 64 << 10);
+        assert!(
+            p.bytes_saved() < 5 * (64 << 10),
+            "saved once: {}",
+            p.bytes_saved()
+        );
+        assert_ne!(read_all(p.inner_mut(), 4 << 20), original);
+        let s = p.finish().unwrap();
+        assert_eq!(s.regions, s.verified);
+        assert_eq!(read_all(p.inner_mut(), 4 << 20), original);
+        assert!(!path.exists());
+        assert!(p.finish().is_err(), "a second finish is refused");
+    }
+
+    #[test]
+    fn a_region_is_saved_before_its_first_overwrite_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j");
+        let mut dev = sim("");
+        let original = fill_random(&mut dev, 1 << 20, 2);
+        let mut p = Preserve::new(dev, &path, &ident()).unwrap();
+        let mut a = AlignedBuf::new(8192);
+        a.fill(0xaa);
+        p.write_at(&a, 0).unwrap();
+        p.write_at(&a, 0).unwrap(); // the second overwrite must not save 0xaa
+        let j = Journal::open(&path).unwrap();
+        assert_eq!(j.records.len(), 1);
+        assert_eq!(j.bytes_saved(), 8192);
+        p.finish().unwrap();
+        assert_eq!(read_all(p.inner_mut(), 1 << 20), original);
+    }
+
+    #[test]
+    fn a_stop_request_fails_the_next_io_and_finish_still_restores() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j");
+        let mut dev = sim("");
+        let original = fill_random(&mut dev, 1 << 20, 3);
+        let flag = Arc::new(AtomicI32::new(0));
+        let f2 = flag.clone();
+        let mut p = Preserve::new(dev, &path, &ident())
+            .unwrap()
+            .with_stop_check(Box::new(move || match f2.load(Ordering::SeqCst) {
+                0 => None,
+                s => Some(s),
+            }));
+        let junk = AlignedBuf::new(4096);
+        p.write_at(&junk, 0).unwrap();
+        flag.store(libc::SIGINT, Ordering::SeqCst);
+        let e = p.write_at(&junk, 8192).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Interrupted);
+        p.finish().unwrap();
+        assert_eq!(read_all(p.inner_mut(), 1 << 20), original);
+    }
+
+    #[test]
+    fn a_vanished_device_keeps_the_journal_which_restores_a_damaged_copy() {
+        // The device is filled, then vanishes in the middle of a test; the journal must
+        // restore every touched region of a copy, however those regions were damaged.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j");
+        let mut dev = sim(",fault=vanish@40");
+        let original = fill_random(&mut dev, 8 << 20, 4);
+        let mut p = Preserve::new(dev, &path, &ident()).unwrap();
+        let junk = AlignedBuf::new(256 << 10);
+        let mut failed = None;
+        for i in 0..32u64 {
+            if let Err(e) = p.write_at(&junk, i * (256 << 10)) {
+                failed = Some(e);
+                break;
+            }
+        }
+        assert!(crate::error::is_vanished(
+            &failed.expect("the device vanished")
+        ));
+        let e = p.finish().unwrap_err().to_string();
+        assert!(e.contains("journal is kept"), "{e}");
+        assert!(path.exists());
+
+        let journal = Journal::open(&path).unwrap();
+        assert!(!journal.records.is_empty());
+        let mut copy = sim("");
+        fill_random(&mut copy, 8 << 20, 4);
+        let mut scribble = AlignedBuf::new(8 << 20);
+        scribble.fill(0x5a);
+        copy.write_at(&scribble, 0).unwrap(); // worse than the test: every byte damaged
+        restore_records(&journal, &mut copy).unwrap();
+        let back = read_all(&mut copy, 8 << 20);
+        let saved = journal.bytes_saved() as usize;
+        assert_eq!(
+            &back[..saved],
+            &original[..saved],
+            "touched regions restored"
+        );
+        assert!(
+            back[saved..].iter().all(|&b| b == 0x5a),
+            "nothing else written"
+        );
+    }
+}
