@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod backend;
+pub mod capacity;
 pub mod cli;
 pub mod error;
 pub mod fs;
@@ -17,5 +18,6 @@ pub mod report;
 pub mod serve;
 pub mod target;
 pub mod units;
+pub mod workload;
 
 pub use error::{Error, Result};

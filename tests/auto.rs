@@ -103,3 +103,45 @@ fn auto_without_write_writes_nothing() {
     assert_eq!(v["bytes_written"], 0);
     assert!(v["inferences"].get("open_au").is_none());
 }
+
+#[test]
+fn auto_with_write_calls_a_fake_card_fake_and_partitions_within_its_real_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("auto.fsjournal");
+    let out = Command::cargo_bin("flashscope")
+        .unwrap()
+        .args([
+            "auto",
+            "sim:fake-64g",
+            "--write",
+            "--json",
+            "--journal",
+            journal.to_str().unwrap(),
+        ])
+        .assert()
+        .code(3)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["inferences"]["fake_kind"]["value"], "wrap");
+    let usable = v["inferences"]["usable_bytes"]["value"].as_u64().unwrap();
+    assert!(usable <= 8 << 30);
+    let part = v["advice"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["topic"] == "partition alignment")
+        .unwrap();
+    let cmd = part["command"].as_str().unwrap();
+    let size: u64 = cmd
+        .split("size=")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((8192 + size) * 512 <= usable, "{cmd}");
+}

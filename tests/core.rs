@@ -407,3 +407,20 @@ fn a_device_that_vanishes_mid_command_is_a_clear_runtime_error() {
         .stderr(predicate::str::contains("the device went away"))
         .stderr(predicate::str::contains("panicked").not());
 }
+
+#[test]
+fn a_closed_stdout_pipe_is_not_a_panic() {
+    let bin = assert_cmd::cargo::cargo_bin("flashscope");
+    // `true` exits at once, so the write meets a pipe without a reader (EPIPE).
+    let script = format!(
+        "sleep 0.05 | {{ '{}' sim list --json; echo exit=$? >&2; }} | true",
+        bin.display()
+    );
+    let out = StdCommand::new("bash")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.trim(), "exit=0", "{stderr}");
+}

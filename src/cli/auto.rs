@@ -1,7 +1,7 @@
 //! `flashscope auto TARGET`: the one-command answer — identity, geometry, speed, real
 //! capacity (with --write) and what to do about it.
 
-use super::{align, guard, open_au, Outcome, Output};
+use super::{align, guard, open_au, probe, Outcome, Output};
 use crate::analysis::advice::{advise, Findings};
 use crate::report::{Document, Inference, Status};
 use crate::units::format_bytes;
@@ -61,6 +61,35 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     doc.warnings = g.warnings.clone();
     doc.bytes_written = g.bytes_written;
     let mut write_text = String::new();
+    let mut code = 0;
+    let flags = || guard::WriteFlags {
+        write: args.write,
+        destructive: args.destructive,
+        journal: args.journal.clone(),
+        write_budget: None,
+        time_budget: None,
+    };
+    if args.write || args.destructive {
+        let p = probe::execute(&probe::Args {
+            target: args.target.clone(),
+            flags: flags(),
+            max_cache: "1G".into(),
+            partition_ok: false,
+        })?;
+        if p.quiet {
+            return Ok(p);
+        }
+        code = code.max(p.code);
+        doc.inferences.extend(p.doc.inferences.clone());
+        doc.warnings.extend(p.doc.warnings.clone());
+        doc.bytes_written += p.doc.bytes_written;
+        steps.push(serde_json::json!({ "command": "probe", "elapsed_ns": p.doc.elapsed_ns, "bytes_written": p.doc.bytes_written }));
+        if let Some(v) = p.doc.extra.get("verdict") {
+            doc.extra.insert("verdict".into(), v.clone());
+        }
+        write_text.push_str("\nReal capacity (probe):\n");
+        write_text.push_str(&p.text);
+    }
     if args.write || args.destructive {
         match erase {
             Some(e) => {
@@ -71,13 +100,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
                     max_au: 32,
                     offset: None,
                     random: false,
-                    flags: guard::WriteFlags {
-                        write: args.write,
-                        destructive: args.destructive,
-                        journal: args.journal.clone(),
-                        write_budget: None,
-                        time_budget: None,
-                    },
+                    flags: flags(),
                 })?;
                 if o.quiet {
                     return Ok(o);
@@ -101,7 +124,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         erase_block_bytes: erase,
         page_bytes: confident_u64(g.inferences.get("page_bytes")),
         open_au: confident_u64(doc.inferences.get("open_au")),
-        usable_bytes: None,
+        usable_bytes: confident_u64(doc.inferences.get("usable_bytes")),
     };
     let advice = advise(&findings);
     doc.parameters = serde_json::json!({ "time_budget": args.time_budget, "write": args.write, "destructive": args.destructive });
@@ -130,6 +153,9 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         describe("erase_block_bytes"),
         describe("page_bytes")
     );
+    if let Some(v) = doc.extra.get("verdict").and_then(|v| v.as_str()) {
+        text = format!("{v}\n{text}");
+    }
     if let Some(i) = doc.inferences.get("open_au") {
         text.push_str(&format!(
             ", open erase blocks {}",
@@ -145,7 +171,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     text.push_str(&geometry.text);
     text.push_str(&write_text);
     if !(args.write || args.destructive) {
-        text.push_str("\n(read-only run: add --write for the open-erase-block test; what it overwrites is saved and restored)\n");
+        text.push_str("\n(read-only run: add --write for the fake-capacity probe and the open-erase-block test; what they overwrite is saved and restored)\n");
     }
     text.push_str("\nWhat to do:\n");
     for a in &advice {
@@ -154,5 +180,5 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             text.push_str(&format!("    {c}\n"));
         }
     }
-    Ok(Outcome::new(doc, text, 0))
+    Ok(Outcome::new(doc, text, code))
 }

@@ -4,19 +4,23 @@ pub mod align;
 pub mod analyze;
 pub mod analyze_writes;
 pub mod auto;
+pub mod bench;
 pub mod fat;
 pub mod fs;
 pub mod guard;
 pub mod info;
 pub mod interval;
+pub mod io;
 pub mod model;
 pub mod open_au;
+pub mod probe;
 pub mod program;
 pub mod restore;
 pub mod scatter;
 pub mod serve;
 pub mod sim;
 pub mod slc;
+pub mod verify;
 
 use crate::report::Document;
 use crate::Result;
@@ -53,9 +57,17 @@ pub struct Cli {
 pub enum Command {
     /// What a target is: size, sectors, identity, partitions, MMC/SD registers.
     Info(info::Args),
+    /// Fast fake-capacity probe: usable size, fake kind, wrap modulus.
+    Probe(probe::Args),
+    /// Full-surface verify: write stamps everywhere, read back, list bad extents.
+    Verify(verify::Args),
     /// The built-in simulated flash device.
     #[command(subcommand)]
     Sim(sim::SimCommand),
+    /// A fio-style workload: IOPS, bandwidth, latency percentiles, disk statistics.
+    Io(Box<io::Args>),
+    /// The everyday speed test with SD speed-class and A1/A2 verdicts.
+    Bench(bench::Args),
     /// Erase block and page size from read timings across boundaries (read-only).
     Align(align::Args),
     /// The one-command answer: geometry and what to do about it (partitioning, mkfs).
@@ -91,11 +103,20 @@ pub struct Output {
 
 impl Output {
     /// Print the document as JSON, or the text rendering followed by its warnings.
+    ///
+    /// A closed stdout (`flashscope ... | head`) is not an error: the rest is dropped.
     pub fn emit(&self, doc: &Document, text: impl FnOnce(&Document) -> String) {
-        if self.json {
-            println!("{}", doc.to_json());
+        use std::io::Write;
+        let body = if self.json {
+            format!("{}\n", doc.to_json())
         } else {
-            print!("{}", text(doc));
+            text(doc)
+        };
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout
+            .write_all(body.as_bytes())
+            .and_then(|_| stdout.flush());
+        if !self.json {
             for w in &doc.warnings {
                 eprintln!("warning: {}", w.message);
             }
@@ -148,7 +169,11 @@ pub fn run(cli: Cli) -> Result<i32> {
     let out = Output { json: cli.json };
     match &cli.command {
         Command::Info(a) => info::run(a, &out),
+        Command::Probe(a) => probe::run(a, &out),
+        Command::Verify(a) => verify::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),
+        Command::Io(a) => io::run(a, &out),
+        Command::Bench(a) => bench::run(a, &out),
         Command::Align(a) => align::run(a, &out),
         Command::Auto(a) => auto::run(a, &out),
         Command::Scatter(a) => scatter::run(a, &out),

@@ -62,6 +62,9 @@ pub struct SimConfig {
     pub erase_time: u64,
     pub sector: u32,
     pub faults: Vec<Fault>,
+    /// Volatile controller write cache: the last `cache` bytes written are served from
+    /// it (0 = none). Hides a fake card from a probe that reads back too soon.
+    pub cache: u64,
 }
 
 /// One key of the spec grammar with its meaning (for `sim list` and error messages).
@@ -153,6 +156,11 @@ pub const KEYS: &[KeyDoc] = &[
         meaning: "logical sector size (512 or 4096)",
     },
     KeyDoc {
+        key: "cache",
+        meaning:
+            "volatile write cache: reads of the last SIZE bytes written come from it (0 = none)",
+    },
+    KeyDoc {
         key: "fault",
         meaning: "eio@OFFSET+LEN, flip@OFFSET+LEN, vanish@OPS; several separated by ;",
     },
@@ -190,6 +198,7 @@ impl Default for SimConfig {
             erase_time: 2 * MS,
             sector: 512,
             faults: Vec::new(),
+            cache: 0,
         }
     }
 }
@@ -415,6 +424,7 @@ impl SimConfig {
             "erase_time" => self.erase_time = time(value)?,
             "sector" => self.sector = count(value)?,
             "fault" => self.faults.extend(parse_faults(value)?),
+            "cache" => self.cache = size(value)?,
             _ => {
                 let names: Vec<&str> = KEYS.iter().map(|k| k.key).collect();
                 return Err(Error::usage(format!(
@@ -553,6 +563,9 @@ impl SimConfig {
             ("erase_time", format_ns(self.erase_time as f64)),
             ("sector", self.sector.to_string()),
         ]);
+        if self.cache > 0 {
+            v.push(("cache", format_bytes(self.cache)));
+        }
         v
     }
 }

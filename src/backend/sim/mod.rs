@@ -17,6 +17,10 @@
 //!   `native_bw`; the cache drains at `native_bw` while the device is idle;
 //! - a fake card (`real` < `size`) aliases (`wrap`), loses (`limbo`) or alternates
 //!   (`chain`) data beyond `real`;
+//! - with `cache` > 0, a volatile controller write cache keeps the last `cache` bytes
+//!   written (by logical address, in 4 KiB chunks, oldest evicted first) and answers reads
+//!   of them, at the same speed as the medium: a fake card then looks honest to a probe
+//!   that reads back too soon; writing more than the cache holds pushes the data out;
 //! - noise: every time is multiplied by `1 + noise × N(0,1)`, and with probability
 //!   `outliers` an operation takes 0.5–10 ms longer (background garbage collection).
 //!
@@ -31,8 +35,23 @@ use crate::backend::Backend;
 use rand::Rng;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use store::SparseStore;
+
+const CACHE_CHUNK: u64 = 4096;
+
+/// The volatile write cache (`cache=SIZE`): logical 4 KiB chunks of the most recent writes.
+#[derive(Default)]
+struct WriteCache {
+    data: SparseStore,
+    /// Chunk index → sequence number of the write that last put it in the cache.
+    latest: HashMap<u64, u64>,
+    /// Writes in order: (sequence, offset, length).
+    log: VecDeque<(u64, u64, u64)>,
+    bytes: u64,
+    seq: u64,
+}
 
 /// An erase block the controller keeps open for writing.
 #[derive(Debug, Clone)]
@@ -55,6 +74,7 @@ pub struct SimDevice {
     open: Vec<OpenBlock>,
     slc_fill: u64,
     ops: u64,
+    cache: WriteCache,
 }
 
 const NS_PER_S: f64 = 1e9;
@@ -84,6 +104,7 @@ impl SimDevice {
             open: Vec::new(),
             slc_fill: 0,
             ops: 0,
+            cache: WriteCache::default(),
         }
     }
 
@@ -274,6 +295,88 @@ impl SimDevice {
         out
     }
 
+    /// The medium's content of a logical range (through aliasing; lost data reads as 0).
+    fn read_medium(&self, offset: u64, buf: &mut [u8]) {
+        for (logical, phys, n) in self.spans(offset, buf.len() as u64) {
+            let at = (logical - offset) as usize;
+            let part = &mut buf[at..at + n as usize];
+            match phys {
+                Some(p) => self.store.read(p, part),
+                None => part.fill(0),
+            }
+        }
+    }
+
+    /// Put a write into the volatile cache and evict the oldest writes beyond its size.
+    fn cache_write(&mut self, offset: u64, buf: &[u8]) {
+        if self.cfg.cache == 0 || buf.is_empty() {
+            return;
+        }
+        let (mut offset, mut buf) = (offset, buf);
+        let len = buf.len() as u64;
+        if len >= self.cfg.cache {
+            // Everything older is pushed out; only the write's tail stays.
+            self.cache = WriteCache {
+                seq: self.cache.seq,
+                ..WriteCache::default()
+            };
+            let tail = offset + len - self.cfg.cache;
+            let start = tail - tail % CACHE_CHUNK;
+            let start = start.max(offset);
+            buf = &buf[(start - offset) as usize..];
+            offset = start;
+        }
+        let len = buf.len() as u64;
+        let first = offset / CACHE_CHUNK;
+        let last = (offset + len - 1) / CACHE_CHUNK;
+        let seq = self.cache.seq;
+        self.cache.seq += 1;
+        for chunk in first..=last {
+            let start = chunk * CACHE_CHUNK;
+            let covered = start >= offset && start + CACHE_CHUNK <= offset + len;
+            if !covered && !self.cache.latest.contains_key(&chunk) {
+                // A partly written chunk enters the cache with the medium's other bytes.
+                let n = CACHE_CHUNK.min(self.cfg.size - start) as usize;
+                let mut old = vec![0u8; n];
+                self.read_medium(start, &mut old);
+                self.cache.data.write(start, &old);
+            }
+            self.cache.latest.insert(chunk, seq);
+        }
+        self.cache.data.write(offset, buf);
+        self.cache.log.push_back((seq, offset, len));
+        self.cache.bytes += len;
+        while self.cache.bytes > self.cfg.cache {
+            let Some((s, o, l)) = self.cache.log.pop_front() else {
+                break;
+            };
+            self.cache.bytes -= l;
+            for chunk in o / CACHE_CHUNK..=(o + l - 1) / CACHE_CHUNK {
+                if self.cache.latest.get(&chunk) == Some(&s) {
+                    self.cache.latest.remove(&chunk);
+                    self.cache.data.erase(chunk * CACHE_CHUNK, CACHE_CHUNK);
+                }
+            }
+        }
+    }
+
+    /// Overlay the cached chunks of a logical range onto data read from the medium.
+    fn cache_read(&self, offset: u64, buf: &mut [u8]) {
+        if self.cache.latest.is_empty() || buf.is_empty() {
+            return;
+        }
+        let end = offset + buf.len() as u64;
+        for chunk in offset / CACHE_CHUNK..=(end - 1) / CACHE_CHUNK {
+            if self.cache.latest.contains_key(&chunk) {
+                let s = (chunk * CACHE_CHUNK).max(offset);
+                let e = ((chunk + 1) * CACHE_CHUNK).min(end);
+                self.cache
+                    .data
+                    .read(s, &mut buf[(s - offset) as usize..(e - offset) as usize]);
+            }
+        }
+    }
+
     fn corrupt(&self, offset: u64, buf: &mut [u8]) {
         let len = buf.len() as u64;
         for f in &self.cfg.faults {
@@ -307,14 +410,8 @@ impl Backend for SimDevice {
         self.begin_op()?;
         let len = buf.len() as u64;
         self.check_range(offset, len)?;
-        for (logical, phys, n) in self.spans(offset, len) {
-            let at = (logical - offset) as usize;
-            let part = &mut buf[at..at + n as usize];
-            match phys {
-                Some(p) => self.store.read(p, part),
-                None => part.fill(0),
-            }
-        }
+        self.read_medium(offset, buf);
+        self.cache_read(offset, buf);
         self.corrupt(offset, buf);
         let t = self.read_model_ns(offset, len);
         self.spend(t);
@@ -331,6 +428,7 @@ impl Backend for SimDevice {
                 self.store.write(p, &buf[at..at + n as usize]);
             }
         }
+        self.cache_write(offset, buf);
         let t = self.write_model_ns(offset, len);
         self.spend(t);
         Ok(())
@@ -492,6 +590,44 @@ mod tests {
         d.read_at(&mut b, 0).unwrap();
         let e = d.read_at(&mut b, 0).unwrap_err();
         assert!(crate::error::is_vanished(&e));
+    }
+
+    #[test]
+    fn a_write_cache_hides_a_fake_until_more_than_it_holds_is_written() {
+        let mut d = quiet("custom,size=64M,erase=1M,page=16K,real=16M,fake_mode=limbo,cache=2M");
+        let mut w = AlignedBuf::new(4096);
+        w.fill(0xab);
+        d.write_at(&w, 40 << 20).unwrap();
+        let mut r = AlignedBuf::new(8192);
+        d.read_at(&mut r, (40 << 20) - 4096).unwrap();
+        assert!(r[..4096].iter().all(|&x| x == 0), "unwritten neighbour");
+        assert!(
+            r[4096..].iter().all(|&x| x == 0xab),
+            "served from the cache"
+        );
+        let filler = AlignedBuf::new(1 << 20);
+        d.write_at(&filler, 0).unwrap();
+        let mut r = AlignedBuf::new(4096);
+        d.read_at(&mut r, 40 << 20).unwrap();
+        assert!(
+            r.iter().all(|&x| x == 0xab),
+            "1M + 4K written: still cached"
+        );
+        d.write_at(&filler, 1 << 20).unwrap();
+        d.read_at(&mut r, 40 << 20).unwrap();
+        assert!(r.iter().all(|&x| x == 0), "evicted: the fake shows");
+        // A partial write keeps the chunk's other bytes; honest data survives eviction.
+        let mut h = quiet("custom,size=64M,erase=1M,page=16K,cache=8K");
+        h.write_at(&w, 0).unwrap();
+        let mut s = AlignedBuf::new(512);
+        s.fill(0x11);
+        h.write_at(&s, 512).unwrap();
+        let mut r = AlignedBuf::new(4096);
+        h.read_at(&mut r, 0).unwrap();
+        assert_eq!((r[0], r[600], r[1100]), (0xab, 0x11, 0xab));
+        h.write_at(&filler, 1 << 20).unwrap();
+        h.read_at(&mut r, 0).unwrap();
+        assert_eq!((r[0], r[600], r[1100]), (0xab, 0x11, 0xab));
     }
 
     #[test]

@@ -1,0 +1,296 @@
+//! Pure analysis of a probe record: usable size, fake kind and wrap modulus, each an
+//! `Inference` with its evidence. No I/O.
+
+use super::probe::{modulus_of, ProbeRecord};
+use crate::report::Inference;
+use crate::units::format_bytes;
+use serde::Serialize;
+
+/// What kind of device the probe found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FakeKind {
+    /// Holds what it announces.
+    None,
+    /// Addresses beyond the real size alias onto lower ones.
+    Wrap,
+    /// Data written beyond the real size is lost.
+    Limbo,
+    /// Both: regions that alias alternate with regions that lose data.
+    Chain,
+    /// Holds its size but returns errors or corrupted data.
+    Bad,
+}
+
+impl FakeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FakeKind::None => "none",
+            FakeKind::Wrap => "wrap",
+            FakeKind::Limbo => "limbo",
+            FakeKind::Chain => "chain",
+            FakeKind::Bad => "bad",
+        }
+    }
+}
+
+/// The probe's conclusions.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// The probe ran to the end (not stopped by a budget).
+    pub complete: bool,
+    pub usable_bytes: u64,
+    pub announced_bytes: u64,
+    pub kind: FakeKind,
+    pub wrap_modulus: Option<u64>,
+    pub usable: Inference,
+    pub fake_kind: Inference,
+    pub modulus: Inference,
+}
+
+impl Verdict {
+    /// The device failed: fake or damaged (exit 3).
+    pub fn failed(&self) -> bool {
+        self.kind != FakeKind::None
+    }
+}
+
+/// Conclude from a probe record.
+pub fn analyse(rec: &ProbeRecord) -> Verdict {
+    let n = rec.announced_bytes;
+    let modulus = modulus_of(&rec.alias_hits);
+    // A span the device refused to write proves damage, not lost capacity.
+    let lost = rec.spans.iter().any(|s| s.lost_units > 0 && !s.io_error);
+    let damaged = rec.spans.iter().any(|s| s.io_error || s.changed_units > 0);
+    let usable_bytes = if rec.complete { rec.hi } else { rec.lo };
+    let shrunk = rec.hi < n.saturating_sub(rec.guard_bytes);
+    let kind = match (modulus, lost && shrunk) {
+        (Some(_), true) => FakeKind::Chain,
+        (Some(_), false) => FakeKind::Wrap,
+        (None, true) => FakeKind::Limbo,
+        (None, false) if damaged => FakeKind::Bad,
+        (None, false) => FakeKind::None,
+    };
+    // An honest device keeps its announced size; the guards were not written but a fake
+    // would have shown itself below them.
+    let usable_bytes = if kind == FakeKind::None && rec.complete {
+        n
+    } else {
+        usable_bytes
+    };
+    let reads: u64 = rec.scans.iter().map(|s| s.reads).sum();
+    let cache_note = if modulus.is_some() {
+        "aliasing shows in reads of never-written sectors, which no write cache can answer"
+            .to_string()
+    } else if rec.flush_bytes >= rec.max_cache {
+        format!(
+            "read back after writing {} more (defeats a write cache up to that size)",
+            format_bytes(rec.flush_bytes)
+        )
+    } else {
+        format!(
+            "read back after only {} more writes: a write cache larger than that could still hide a fake",
+            format_bytes(rec.flush_bytes)
+        )
+    };
+    let spans_good = rec.spans.iter().filter(|s| s.all_good()).count();
+    let confidence = match (rec.complete, kind) {
+        (false, _) => 0.6,
+        (true, FakeKind::None) if rec.flush_bytes < rec.max_cache => 0.7,
+        _ => 0.97,
+    };
+    let usable = Inference::new(
+        usable_bytes,
+        confidence,
+        match kind {
+            FakeKind::None => format!(
+                "{} stamped spans read back intact and {reads} alias-scan reads found no stamp at a foreign offset; {cache_note}",
+                spans_good
+            ),
+            _ => format!(
+                "data written below {} survived ({} of {} spans intact); at and beyond it data was {}; {cache_note}",
+                format_bytes(usable_bytes),
+                spans_good,
+                rec.spans.len(),
+                match modulus {
+                    Some(m) => format!("aliased every {}", format_bytes(m)),
+                    None if lost => "lost".to_string(),
+                    None => "damaged (I/O errors or bit flips)".to_string(),
+                }
+            ),
+        },
+    );
+    let fake_kind = if !rec.complete && kind == FakeKind::None {
+        Inference::inconclusive(format!(
+            "the probe stopped (time or write budget) before it could tell; data was shown to survive below {}",
+            format_bytes(usable_bytes)
+        ))
+    } else {
+        Inference::new(
+        kind.name(),
+        confidence,
+        match kind {
+            FakeKind::None => "no span lost data and no read returned another offset's stamp".to_string(),
+            FakeKind::Wrap => format!(
+                "{} reads returned stamps written elsewhere, all at distances that are multiples of {}",
+                rec.alias_hits.len(),
+                format_bytes(modulus.unwrap_or(0))
+            ),
+            FakeKind::Limbo => "data written beyond the boundary read back blank or stale; no address aliased".to_string(),
+            FakeKind::Chain => "some addresses beyond the boundary alias onto lower ones and others lose their data".to_string(),
+            FakeKind::Bad => "the announced size holds, but spans returned I/O errors or flipped bits".to_string(),
+        },
+    )
+    };
+    let modulus_inf = match modulus {
+        Some(m) => Inference::new(
+            m,
+            if rec.alias_hits.len() >= 2 { 0.97 } else { 0.8 },
+            format!(
+                "gcd of the distances between {} pairs of offsets that returned the same stamp",
+                rec.alias_hits.len()
+            ),
+        ),
+        None => Inference::inconclusive("no address aliased another: there is no wrap-around"),
+    };
+    Verdict {
+        complete: rec.complete,
+        usable_bytes,
+        announced_bytes: n,
+        kind,
+        wrap_modulus: modulus,
+        usable,
+        fake_kind,
+        modulus: modulus_inf,
+    }
+}
+
+/// The partition that keeps to the usable part: start at 1 MiB, whole MiB, ending before
+/// `usable_bytes`. Returns (start sector, size in sectors) of 512 bytes, or `None` when
+/// less than 2 MiB are usable.
+pub fn safe_partition(usable_bytes: u64) -> Option<(u64, u64)> {
+    const MIB: u64 = 1 << 20;
+    let end = usable_bytes / MIB * MIB;
+    if end < 2 * MIB {
+        return None;
+    }
+    Some((MIB / 512, (end - MIB) / 512))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::probe::{AliasHit, SpanSample};
+
+    fn rec(hi: u64, complete: bool) -> ProbeRecord {
+        ProbeRecord {
+            announced_bytes: 64 << 30,
+            guard_bytes: 1 << 20,
+            max_cache: 1 << 30,
+            flush_bytes: 1 << 30,
+            hi,
+            lo: hi,
+            complete,
+            ..Default::default()
+        }
+    }
+
+    fn span(offset: u64, lost: u64) -> SpanSample {
+        SpanSample {
+            offset,
+            length: 65536,
+            good_bytes: 65536 - lost * 512,
+            lost_units: lost,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn alias_hits_give_a_wrap_and_its_modulus() {
+        let mut r = rec(8 << 30, true);
+        r.spans.push(span((8 << 30) - 65536, 0));
+        r.alias_hits = vec![
+            AliasHit {
+                read_at: 4 << 20,
+                written_at: (16 << 30) + (4 << 20),
+            },
+            AliasHit {
+                read_at: (8 << 30) + (4 << 20),
+                written_at: (16 << 30) + (4 << 20),
+            },
+        ];
+        let v = analyse(&r);
+        assert_eq!(v.kind, FakeKind::Wrap);
+        assert_eq!(v.wrap_modulus, Some(8 << 30));
+        assert_eq!(v.usable_bytes, 8 << 30);
+        assert!(v.failed());
+        assert_eq!(v.fake_kind.value, Some("wrap".into()));
+    }
+
+    #[test]
+    fn lost_spans_without_aliases_are_limbo_and_both_are_chain() {
+        let mut r = rec(3 << 30, true);
+        r.spans.push(span(5 << 30, 128));
+        assert_eq!(analyse(&r).kind, FakeKind::Limbo);
+        r.alias_hits.push(AliasHit {
+            read_at: 1 << 20,
+            written_at: (3 << 30) + (1 << 20),
+        });
+        let v = analyse(&r);
+        assert_eq!(v.kind, FakeKind::Chain);
+        assert_eq!(v.modulus.status_word(), "tentative", "one hit only");
+    }
+
+    #[test]
+    fn an_intact_device_is_honest_but_only_tentatively_without_cache_defeat() {
+        let mut r = rec((64 << 30) - (1 << 20), true);
+        r.spans.push(span(1 << 30, 0));
+        let v = analyse(&r);
+        assert_eq!(v.kind, FakeKind::None);
+        assert_eq!(v.usable_bytes, 64 << 30);
+        assert!(!v.failed());
+        assert_eq!(v.usable.status_word(), "confident");
+        r.flush_bytes = 16 << 20;
+        assert_eq!(analyse(&r).usable.status_word(), "tentative");
+    }
+
+    #[test]
+    fn flipped_bits_on_a_full_size_device_are_bad() {
+        let mut r = rec((64 << 30) - (1 << 20), true);
+        let mut s = span(1 << 30, 0);
+        s.changed_units = 3;
+        s.good_bytes -= 3 * 512;
+        r.spans.push(s);
+        assert_eq!(analyse(&r).kind, FakeKind::Bad);
+    }
+
+    #[test]
+    fn an_interrupted_probe_reports_only_what_it_proved() {
+        let mut r = rec(10 << 30, false);
+        r.lo = 2 << 30;
+        r.spans.push(span(12 << 30, 128));
+        let v = analyse(&r);
+        assert_eq!(v.usable_bytes, 2 << 30);
+        assert_eq!(v.usable.status_word(), "tentative");
+        // Stopped before any evidence: the kind is not claimed.
+        let mut quiet = rec(10 << 30, false);
+        quiet.lo = 3 << 30;
+        let v = analyse(&quiet);
+        assert_eq!(v.kind, FakeKind::None);
+        assert_eq!(v.fake_kind.status_word(), "inconclusive");
+        assert_eq!(v.usable_bytes, 3 << 30);
+    }
+
+    #[test]
+    fn the_safe_partition_ends_below_the_usable_size() {
+        assert_eq!(
+            safe_partition(8 << 30),
+            Some((2048, ((8 << 30) - (1 << 20)) / 512))
+        );
+        assert_eq!(
+            safe_partition((8 << 30) + 4095).unwrap().1,
+            ((8 << 30) - (1 << 20)) / 512
+        );
+        assert_eq!(safe_partition(1 << 20), None);
+    }
+}

@@ -1,0 +1,815 @@
+//! The fast fake-capacity probe: find where written data stops surviving, with a few MiB
+//! of writes instead of a full fill.
+//!
+//! The search (flashscope's own design; f3probe's sampling search was read as a reference):
+//! 1. **Top span + alias scan.** Write a span of stamps just below the current upper bound
+//!    `hi`, then read one sector every span-width across the whole device in random
+//!    order. A wrap-around fake stores the span at `hi mod real`, so some scan read lands
+//!    in it and returns a stamp that names another offset: the difference of the two
+//!    offsets is a multiple of the wrap modulus; the gcd of all such differences is the
+//!    modulus itself. Reads of never-written sectors cannot be answered by a write cache,
+//!    so this step sees through caches.
+//! 2. **Lost data → bisection.** A span that reads back blank or stale (limbo) starts a
+//!    bisection between the highest known-good offset and the first lost one. A span
+//!    whose head is lost but whose tail reads back is the signature of a write cache:
+//!    from then on every read-back is preceded by more writes than the cache holds.
+//! 3. **Cache escalation.** When the top span survives and nothing aliases, the device is
+//!    either honest or a fake hidden by a cache: write filler in steps up to
+//!    `max_cache` bytes and read the span again; it must still survive.
+//! 4. Repeat with `hi` lowered to the modulus or the bisection result until the span
+//!    just below `hi` survives and aliases nothing: `[0, hi)` holds data.
+//!
+//! The first and last `guard` bytes (partition tables: MBR, GPT and its backup) are never
+//! written; in destructive mode their content is saved in memory at the start and put
+//! back at the end if an aliased write changed it (under a preserve journal the journal
+//! restores every overwritten cell instead). Once the wrap modulus is known, later spans
+//! avoid storage that an earlier span already used through another address, so a journal
+//! restores each cell from one record.
+//!
+//! Limits: a fake that loses less than the top span plus the tail guard (a few MiB) is
+//! not seen; two bisection points of a chain fake may still share storage by chance.
+
+use super::stamp::{Stamper, UnitClass, UNIT};
+use crate::backend::{AlignedBuf, Backend};
+use crate::error::is_vanished;
+use crate::{Error, Result};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+use serde::{Deserialize, Serialize};
+
+/// How the probe runs.
+#[derive(Debug, Clone)]
+pub struct ProbeConfig {
+    /// The largest write cache to defeat before calling a device honest.
+    pub max_cache: u64,
+    /// Stop after this many ns on the device's clock (the result is then partial).
+    pub time_budget_ns: Option<u64>,
+    /// Salt of this run's stamps.
+    pub salt: u64,
+    /// Save the guard regions in memory and write them back if aliasing changed them.
+    /// Off under a preserve journal, which restores every overwritten cell itself.
+    pub restore_guards: bool,
+}
+
+impl Default for ProbeConfig {
+    fn default() -> Self {
+        ProbeConfig {
+            max_cache: 1 << 30,
+            time_budget_ns: None,
+            salt: Stamper::random_salt(),
+            restore_guards: true,
+        }
+    }
+}
+
+/// What one span of stamps looked like when read back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SpanSample {
+    /// "top", "bisect", "confirm" or "chain".
+    pub phase: String,
+    pub offset: u64,
+    pub length: u64,
+    /// Bytes written after the span and before it was read back (cache defeat).
+    pub written_after: u64,
+    pub good_bytes: u64,
+    /// Offset of the first unit that did not read back as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_lost: Option<u64>,
+    /// Units that read back blank/stale/foreign.
+    pub lost_units: u64,
+    /// Units with a few bit flips.
+    pub changed_units: u64,
+    /// Units holding another offset's stamp.
+    pub overwritten_units: u64,
+    /// Good units after the first lost one (a write cache answering, or a boundary).
+    pub good_after_lost: u64,
+    /// An I/O error happened on the span.
+    pub io_error: bool,
+    /// Device clock when the read-back finished.
+    pub at_ns: u64,
+}
+
+impl SpanSample {
+    pub fn end(&self) -> u64 {
+        self.offset + self.length
+    }
+
+    /// Every unit came back exactly as written.
+    pub fn all_good(&self) -> bool {
+        self.good_bytes == self.length && !self.io_error
+    }
+}
+
+/// One read of the alias scan that returned a stamp written to another offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AliasHit {
+    /// Where it was read.
+    pub read_at: u64,
+    /// The offset the stamp was written to.
+    pub written_at: u64,
+}
+
+/// Summary of one alias scan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScanSample {
+    pub from: u64,
+    pub to: u64,
+    pub stride: u64,
+    pub reads: u64,
+    pub hits: Vec<AliasHit>,
+    pub elapsed_ns: u64,
+}
+
+/// Everything the probe saw: the input of `analyse`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRecord {
+    pub announced_bytes: u64,
+    pub guard_bytes: u64,
+    pub max_cache: u64,
+    pub spans: Vec<SpanSample>,
+    pub scans: Vec<ScanSample>,
+    /// Reads that returned another offset's stamp (sorted, at most 4096).
+    pub alias_hits: Vec<AliasHit>,
+    /// Cache-defeating filler written in total.
+    pub filler_bytes: u64,
+    /// The most bytes written after a stamped unit before it was read back (how large a
+    /// write cache the read-backs saw through).
+    pub flush_bytes: u64,
+    /// The search's final upper bound: `[0, hi)` is where data was shown to survive.
+    pub hi: u64,
+    /// Highest end of a span known to hold data.
+    pub lo: u64,
+    /// The search ran to the end (false: time budget or write budget).
+    pub complete: bool,
+    pub bytes_written: u64,
+    pub elapsed_ns: u64,
+    /// The guard regions were changed by aliasing and written back.
+    pub guard_restored: bool,
+}
+
+/// Progress of a running probe, for the CLI's stderr line.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    pub phase: &'a str,
+    pub done: u64,
+    pub total: u64,
+}
+
+struct Prober<'a, B: Backend + ?Sized> {
+    dev: &'a mut B,
+    stamper: Stamper,
+    rng: Pcg64,
+    sector: u64,
+    align: u64,
+    n: u64,
+    lim_lo: u64,
+    lim_hi: u64,
+    cfg: ProbeConfig,
+    rec: ProbeRecord,
+    t0: u64,
+    progress: &'a mut dyn FnMut(Progress),
+    stop: bool,
+    /// Spans written so far (not the filler).
+    written: Vec<(u64, u64)>,
+}
+
+/// Errors that end the probe: the device is gone, or the user interrupted (Ctrl-C in
+/// preserve mode stops after the current write).
+fn fatal(e: &std::io::Error) -> bool {
+    is_vanished(e) || e.kind() == std::io::ErrorKind::Interrupted
+}
+
+fn align_down(x: u64, a: u64) -> u64 {
+    x - x % a
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The wrap modulus the alias hits imply: gcd of the distances between the offsets that
+/// share storage. `None` without hits.
+pub fn modulus_of(hits: &[AliasHit]) -> Option<u64> {
+    let mut g = 0;
+    for h in hits {
+        g = gcd(g, h.read_at.abs_diff(h.written_at));
+    }
+    // Two reads that returned the same stamp share storage with each other too.
+    for pair in hits.windows(2) {
+        if pair[0].written_at == pair[1].written_at {
+            g = gcd(g, pair[0].read_at.abs_diff(pair[1].read_at));
+        }
+    }
+    (g > 0).then_some(g)
+}
+
+impl<B: Backend + ?Sized> Prober<'_, B> {
+    fn out_of_time(&mut self) -> bool {
+        if let Some(b) = self.cfg.time_budget_ns {
+            if self.dev.clock_ns().saturating_sub(self.t0) > b {
+                self.stop = true;
+            }
+        }
+        self.stop
+    }
+
+    fn io_err(&self, what: &str, offset: u64, e: std::io::Error) -> Error {
+        Error::io(format!("{what} at offset {offset}"), e)
+    }
+
+    /// Write stamps over `[offset, offset+len)`; `Ok(false)` when the device refused
+    /// (I/O error: counted as damage) or the write budget ran out.
+    fn write_span(&mut self, offset: u64, len: u64) -> Result<bool> {
+        self.written.push((offset, len));
+        let chunk = (4u64 << 20).min(len) as usize;
+        let mut buf = AlignedBuf::new(chunk);
+        let mut pos = offset;
+        while pos < offset + len {
+            let n = (offset + len - pos).min(chunk as u64) as usize;
+            self.stamper.fill(&mut buf[..n], pos);
+            match self.dev.write_at(&buf[..n], pos) {
+                Ok(()) => self.rec.bytes_written += n as u64,
+                Err(e) if crate::backend::is_budget_exhausted(&e) => {
+                    self.stop = true;
+                    return Ok(false);
+                }
+                Err(e) if fatal(&e) => return Err(self.io_err("writing", pos, e)),
+                Err(_) => return Ok(false),
+            }
+            pos += n as u64;
+        }
+        Ok(true)
+    }
+
+    /// Read a span back and classify it; alias hits inside it are returned too.
+    fn read_span(
+        &mut self,
+        phase: &str,
+        offset: u64,
+        len: u64,
+        written_ok: bool,
+        written_after: u64,
+    ) -> Result<(SpanSample, Vec<AliasHit>)> {
+        let mut s = SpanSample {
+            phase: phase.to_string(),
+            offset,
+            length: len,
+            written_after,
+            io_error: !written_ok,
+            ..Default::default()
+        };
+        let mut hits = Vec::new();
+        let chunk = (4u64 << 20).min(len) as usize;
+        let mut buf = AlignedBuf::new(chunk);
+        let mut pos = offset;
+        while pos < offset + len {
+            let n = (offset + len - pos).min(chunk as u64) as usize;
+            match self.dev.read_at(&mut buf[..n], pos) {
+                Ok(()) => {
+                    for (i, unit) in buf[..n].chunks_exact(UNIT).enumerate() {
+                        let at = pos + (i * UNIT) as u64;
+                        let class = self.stamper.classify_unit(unit, at);
+                        if class == UnitClass::Good {
+                            s.good_bytes += UNIT as u64;
+                            if s.first_lost.is_some() {
+                                s.good_after_lost += 1;
+                            }
+                            continue;
+                        }
+                        if s.first_lost.is_none() {
+                            s.first_lost = Some(at);
+                        }
+                        match class {
+                            UnitClass::Changed { .. } => s.changed_units += 1,
+                            UnitClass::Overwritten { from } => {
+                                s.overwritten_units += 1;
+                                hits.push(AliasHit {
+                                    read_at: at,
+                                    written_at: from,
+                                });
+                            }
+                            _ => s.lost_units += 1,
+                        }
+                    }
+                }
+                Err(e) if fatal(&e) => return Err(self.io_err("reading", pos, e)),
+                Err(_) => {
+                    s.io_error = true;
+                    if s.first_lost.is_none() {
+                        s.first_lost = Some(pos);
+                    }
+                }
+            }
+            pos += n as u64;
+        }
+        s.at_ns = self.dev.clock_ns().saturating_sub(self.t0);
+        Ok((s, hits))
+    }
+
+    /// Write `amount` bytes of zeros over the low part of the device, skipping `exclude`,
+    /// so a write cache of up to that size no longer holds the spans. Returns bytes written.
+    fn filler(&mut self, amount: u64, exclude: &[(u64, u64)]) -> Result<u64> {
+        let chunk = 1u64 << 20;
+        let buf = AlignedBuf::new(chunk as usize);
+        let mut done = 0;
+        let mut pos = self.lim_lo;
+        let mut wrapped = 0;
+        while done < amount && !self.stop {
+            if pos + chunk > self.lim_hi {
+                pos = self.lim_lo;
+                wrapped += 1;
+                if wrapped > 64 {
+                    break;
+                }
+            }
+            if exclude.iter().any(|&(o, l)| pos < o + l && o < pos + chunk) {
+                pos += chunk;
+                continue;
+            }
+            let n = (amount - done).min(chunk).div_ceil(self.align) * self.align;
+            match self.dev.write_at(&buf[..n as usize], pos) {
+                Ok(()) => {
+                    self.rec.bytes_written += n;
+                    done += n;
+                }
+                Err(e) if crate::backend::is_budget_exhausted(&e) => self.stop = true,
+                Err(e) if fatal(&e) => return Err(self.io_err("writing filler", pos, e)),
+                Err(_) => {}
+            }
+            pos += chunk;
+            (self.progress)(Progress {
+                phase: "flushing the write cache",
+                done,
+                total: amount,
+            });
+        }
+        self.rec.filler_bytes += done;
+        Ok(done)
+    }
+
+    /// Where the spans written so far are stored if addresses wrap every `m` bytes.
+    fn cells(&self, m: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        for &(o, l) in &self.written {
+            let start = o % m;
+            let first = l.min(m - start);
+            out.push((start, first));
+            if first < l {
+                out.push((0, (l - first).min(m)));
+            }
+        }
+        out
+    }
+
+    /// The highest span `[e - w, e)` with `e <= end` whose storage (addresses wrapping every
+    /// `m`) no earlier span used: a second write to the same cell through another address
+    /// would make a journal restore them in the wrong order.
+    fn free_span_below(&self, end: u64, w: u64, m: u64) -> u64 {
+        let cells = self.cells(m);
+        let mut e = align_down(end, self.align);
+        while e >= self.lim_lo + w {
+            let s = e - w;
+            match cells
+                .iter()
+                .filter(|&&(o, l)| s < o + l && o < e)
+                .map(|&(o, _)| o)
+                .min()
+            {
+                Some(o) => e = align_down(o, self.align),
+                None => return s,
+            }
+        }
+        align_down(end - w, self.align)
+    }
+
+    /// The span width and scan stride for a bound: about 16384 scan reads per device.
+    fn stride(&self, hi: u64) -> u64 {
+        let raw = (hi.saturating_sub(self.lim_lo) / 16384).max(1);
+        let p2 = raw.next_power_of_two();
+        p2.clamp(64 << 10, 64 << 20).max(self.align)
+    }
+
+    /// Read one sector every `stride` bytes of `[lim_lo, to)` except `skip`, in random
+    /// order, and collect the stamps that name another offset. (A span below `to` that
+    /// aliases is stored at its offset modulo the real size, which is below `to` too.)
+    fn scan(&mut self, stride: u64, to: u64, skip: (u64, u64)) -> Result<ScanSample> {
+        let t = self.dev.clock_ns();
+        let io = self.sector.max(UNIT as u64);
+        let mut points: Vec<u64> = (0..)
+            .map(|k| self.lim_lo + k * stride)
+            .take_while(|&x| x + io <= to)
+            .filter(|&x| !(x + io > skip.0 && x < skip.0 + skip.1))
+            .collect();
+        points.shuffle(&mut self.rng);
+        let mut sample = ScanSample {
+            from: self.lim_lo,
+            to,
+            stride,
+            ..Default::default()
+        };
+        let mut buf = AlignedBuf::new(io as usize);
+        let total = points.len() as u64;
+        for (i, &x) in points.iter().enumerate() {
+            if i % 256 == 0 {
+                (self.progress)(Progress {
+                    phase: "scanning for aliases",
+                    done: i as u64,
+                    total,
+                });
+                if self.out_of_time() {
+                    break;
+                }
+            }
+            match self.dev.read_at(&mut buf, x) {
+                Ok(()) => {
+                    sample.reads += 1;
+                    for (j, unit) in buf.chunks_exact(UNIT).enumerate() {
+                        let at = x + (j * UNIT) as u64;
+                        // Most scan reads hit never-written space: check the header first.
+                        if self.stamper.claimed_offset(unit).is_none_or(|o| o == at) {
+                            continue;
+                        }
+                        if let UnitClass::Overwritten { from } =
+                            self.stamper.classify_unit(unit, at)
+                        {
+                            sample.hits.push(AliasHit {
+                                read_at: at,
+                                written_at: from,
+                            });
+                        }
+                    }
+                }
+                Err(e) if fatal(&e) => return Err(self.io_err("reading", x, e)),
+                Err(_) => sample.reads += 1,
+            }
+        }
+        sample.hits.sort_by_key(|h| (h.written_at, h.read_at));
+        sample.elapsed_ns = self.dev.clock_ns().saturating_sub(t);
+        Ok(sample)
+    }
+
+    /// Resolution the bisection stops at: 0.05% of the known-good size, at least 4 KiB.
+    fn resolution(&self, lo: u64) -> u64 {
+        align_down(lo / 2048, self.align).max(self.align)
+    }
+
+    /// Narrow `(lo, hi]` (data survives below `lo`, is lost at `hi`) by writing sample
+    /// spans, flushing `flush` bytes, and reading them back in random order.
+    fn bisect(&mut self, mut lo: u64, mut hi: u64, flush: u64) -> Result<(u64, Vec<AliasHit>)> {
+        let mut hits_all = Vec::new();
+        let points_per_round: u64 = if flush > 0 { 15 } else { 1 };
+        while hi > lo && hi - lo > self.resolution(lo) && !self.out_of_time() {
+            let gap = hi - lo;
+            let width = align_down((gap / (points_per_round + 1) / 2).min(64 << 10), self.align)
+                .max(self.align);
+            let mut spans = Vec::new();
+            for i in 1..=points_per_round {
+                let p = align_down(lo + gap * i / (points_per_round + 1), self.align);
+                if p >= lo && p + width <= hi && spans.last().is_none_or(|&(q, _)| p >= q + width) {
+                    spans.push((p, width));
+                }
+            }
+            if spans.is_empty() {
+                spans.push((lo, self.align.min(hi - lo)));
+            }
+            let mut order = spans.clone();
+            order.shuffle(&mut self.rng);
+            let mut ok = Vec::new();
+            for &(p, w) in &order {
+                ok.push(((p, w), self.write_span(p, w)?));
+            }
+            if self.stop {
+                break; // the write budget ran out: these points were not all written
+            }
+            let written_after = if flush > 0 {
+                self.filler(flush, &spans)?
+            } else {
+                0
+            };
+            self.rec.flush_bytes = self.rec.flush_bytes.max(written_after);
+            order.shuffle(&mut self.rng);
+            let mut results = Vec::new();
+            for &(p, w) in &order {
+                let wrote = ok
+                    .iter()
+                    .find(|(s, _)| *s == (p, w))
+                    .is_none_or(|(_, k)| *k);
+                let (s, hits) = self.read_span("bisect", p, w, wrote, written_after)?;
+                hits_all.extend(hits);
+                results.push(s);
+            }
+            results.sort_by_key(|s| s.offset);
+            let mut new_lo = lo;
+            let mut new_hi = hi;
+            for s in &results {
+                if s.all_good() {
+                    new_lo = new_lo.max(s.end());
+                } else {
+                    let first = s.first_lost.unwrap_or(s.offset);
+                    // A lost head with a good tail is a cache, not a boundary: trust only
+                    // the prefix before the first lost unit.
+                    if first > s.offset {
+                        new_lo = new_lo.max(first);
+                    }
+                    new_hi = first;
+                    break;
+                }
+            }
+            self.rec.spans.extend(results);
+            (self.progress)(Progress {
+                phase: "bisecting",
+                done: 0,
+                total: 0,
+            });
+            if new_lo == lo && new_hi == hi {
+                break; // no progress possible (device refuses writes there)
+            }
+            lo = new_lo;
+            hi = new_hi.max(lo);
+        }
+        Ok((lo, hits_all))
+    }
+
+    fn run(&mut self) -> Result<()> {
+        let mut hi = self.lim_hi;
+        let mut lo = self.lim_lo;
+        let mut flush: u64 = 0;
+        let mut escalated = false;
+        let mut modulus: Option<u64> = None;
+        let mut hits: Vec<AliasHit> = Vec::new();
+        for _round in 0..24 {
+            if self.out_of_time() {
+                break;
+            }
+            let w = self
+                .stride(hi)
+                .min(align_down(hi.saturating_sub(self.lim_lo), self.align));
+            if w == 0 {
+                break;
+            }
+            let span = match modulus {
+                Some(m) if hi <= m => self.free_span_below(hi, w, m),
+                _ => align_down(hi - w, self.align),
+            };
+            // Up to `hi`, unless the span had to move below storage used before.
+            let span_len = if span + w >= align_down(hi, self.align) {
+                hi - span
+            } else {
+                w
+            };
+            let wrote = self.write_span(span, span_len)?;
+            if self.stop {
+                break; // the write budget ran out: nothing to read back
+            }
+            let after = if flush > 0 {
+                self.filler(flush, &[(span, span_len)])?
+            } else {
+                0
+            };
+            self.rec.flush_bytes = self.rec.flush_bytes.max(after);
+            let (s, span_hits) = self.read_span("top", span, span_len, wrote, after)?;
+            hits.extend(span_hits);
+            let scan = self.scan(w, hi, (span, span_len))?;
+            hits.extend(scan.hits.iter().copied());
+            self.rec.scans.push(scan);
+            let good = s.all_good();
+            let first_lost = s.first_lost;
+            let cache_sign = s.good_after_lost > 0 && s.lost_units > 0;
+            self.rec.spans.push(s);
+            if let Some(m) = modulus_of(&hits) {
+                let m = modulus.map_or(m, |old| gcd(old, m));
+                modulus = Some(m);
+                if m < hi {
+                    hi = align_down(m, UNIT as u64);
+                    lo = lo.min(hi);
+                    continue;
+                }
+            }
+            if !good {
+                let first = first_lost.unwrap_or(span);
+                if cache_sign && flush == 0 {
+                    // Lost head, good tail: a cache of about the good tail plus the writes
+                    // after it answered; flush twice that from now on.
+                    flush = 2 * (hi - first) + (1 << 20);
+                }
+                let (l, bh) = self.bisect(lo.min(first), first, flush)?;
+                hits.extend(bh);
+                (lo, hi) = (l, l);
+                if let Some(m) = modulus_of(&hits) {
+                    modulus = Some(m);
+                    hi = hi.min(align_down(m, UNIT as u64));
+                    lo = lo.min(hi);
+                }
+                continue;
+            }
+            if !escalated && modulus.is_none() && hi == self.lim_hi {
+                escalated = true;
+                let steps = [16u64 << 20, 64 << 20, 256 << 20, self.cfg.max_cache];
+                let mut total = 0;
+                let mut revealed = None;
+                for target in steps {
+                    // Evict even the span's first unit: writes after it must exceed the cache.
+                    let target = target.min(self.cfg.max_cache);
+                    let need = (target + self.align).saturating_sub(span_len);
+                    if need <= total {
+                        continue;
+                    }
+                    total += self.filler(need - total, &[(span, span_len)])?;
+                    // What the span's first unit has had written after it.
+                    let after_first = total + span_len - UNIT as u64;
+                    self.rec.flush_bytes = self.rec.flush_bytes.max(after_first);
+                    let (s, h) = self.read_span("confirm", span, span_len, wrote, total)?;
+                    hits.extend(h);
+                    let bad = !s.all_good();
+                    let first = s.first_lost;
+                    self.rec.spans.push(s);
+                    if bad {
+                        revealed = Some((target, first.unwrap_or(span)));
+                        break;
+                    }
+                    if self.stop || target >= self.cfg.max_cache {
+                        break;
+                    }
+                }
+                if let Some((cache, first)) = revealed {
+                    flush = cache + (span_len) + self.align;
+                    let (l, bh) = self.bisect(lo.min(first), first, flush)?;
+                    hits.extend(bh);
+                    (lo, hi) = (l, l);
+                    if let Some(m) = modulus_of(&hits) {
+                        modulus = Some(m);
+                        hi = hi.min(align_down(m, UNIT as u64));
+                        lo = lo.min(hi);
+                    }
+                    continue;
+                }
+            }
+            // The span below `hi` survived and aliased nothing; that proves `[0, hi)` only
+            // if the scan and the cache check ran to the end.
+            if !self.stop {
+                lo = hi;
+            }
+            break;
+        }
+        hits.sort_by_key(|h| (h.written_at, h.read_at));
+        hits.dedup();
+        hits.truncate(4096);
+        self.rec.alias_hits.clone_from(&hits);
+        self.rec.complete = !self.stop && lo == hi;
+        self.rec.lo = lo;
+        self.rec.hi = hi;
+        // A fake that wraps may alternate with regions that lose data (chain): write into
+        // the second region and look for the stamp where a wrap would have put it. That
+        // address was never written, so no write cache can answer for it.
+        if let Some(m) = modulus {
+            let w = (64u64 << 10).max(self.align);
+            let mut cell = align_down(m / 2, self.align).max(self.lim_lo);
+            let used = self.cells(m);
+            while self
+                .written
+                .iter()
+                .chain(used.iter())
+                .any(|&(o, l)| cell < o + l && o < cell + w)
+            {
+                cell += w;
+            }
+            let at = 2 * m + cell;
+            if self.rec.complete && cell + w <= m && at + w <= self.lim_hi && !self.out_of_time() {
+                let wrote = self.write_span(at, w)?;
+                if self.stop {
+                    return Ok(());
+                }
+                let (s, h) = self.read_span("chain", cell, w, wrote, 0)?;
+                hits.extend(h);
+                self.rec.spans.push(s);
+                hits.sort_by_key(|h| (h.written_at, h.read_at));
+                hits.dedup();
+                hits.truncate(4096);
+                self.rec.alias_hits = hits;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Run the probe on `dev`. Writes only between the guards; the guards are saved first and
+/// written back at the end if aliasing changed them.
+pub fn probe<B: Backend + ?Sized>(
+    dev: &mut B,
+    cfg: &ProbeConfig,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<ProbeRecord> {
+    let n = dev.size_bytes();
+    let sector = (dev.logical_sector_bytes() as u64).max(UNIT as u64);
+    let align = sector.max(4096);
+    let guard = if n >= 256 << 20 {
+        1 << 20
+    } else {
+        align_down(n / 256, align).max(align)
+    };
+    let lim_lo = guard;
+    let lim_hi = align_down(n.saturating_sub(guard), align);
+    if lim_hi <= lim_lo + 4 * align {
+        return Err(Error::usage(format!(
+            "the target holds {n} bytes: too small to probe (at least {} needed)",
+            lim_lo + 4 * align + guard
+        )));
+    }
+    let t0 = dev.clock_ns();
+    let mut head = AlignedBuf::new(guard as usize);
+    let mut tail = AlignedBuf::new((n - lim_hi) as usize);
+    dev.read_at(&mut head, 0)
+        .map_err(|e| Error::io("saving the first sectors (partition table)", e))?;
+    dev.read_at(&mut tail, lim_hi)
+        .map_err(|e| Error::io("saving the last sectors (backup GPT)", e))?;
+    let mut p = Prober {
+        dev,
+        stamper: Stamper::new(cfg.salt),
+        rng: Pcg64::seed_from_u64(cfg.salt),
+        sector,
+        align,
+        n,
+        lim_lo,
+        lim_hi,
+        // A cache larger than the whole announced capacity is not worth pushing out.
+        cfg: ProbeConfig {
+            max_cache: cfg.max_cache.min(n),
+            ..cfg.clone()
+        },
+        rec: ProbeRecord {
+            announced_bytes: n,
+            guard_bytes: guard,
+            max_cache: cfg.max_cache.min(n),
+            ..Default::default()
+        },
+        t0,
+        progress,
+        stop: false,
+        written: Vec::new(),
+    };
+    let outcome = p.run();
+    // Put the guards back whatever happened (aliased writes may have reached them).
+    let (head_back, tail_back) = if cfg.restore_guards {
+        (
+            restore_guard(p.dev, &head, 0)?,
+            restore_guard(p.dev, &tail, lim_hi)?,
+        )
+    } else {
+        (false, false)
+    };
+    p.rec.guard_restored = head_back || tail_back;
+    p.rec.bytes_written +=
+        if head_back { guard } else { 0 } + if tail_back { n - lim_hi } else { 0 };
+    outcome?;
+    p.rec.elapsed_ns = p.dev.clock_ns().saturating_sub(t0);
+    let _ = p.n;
+    Ok(p.rec)
+}
+
+fn restore_guard<B: Backend + ?Sized>(dev: &mut B, saved: &[u8], at: u64) -> Result<bool> {
+    let mut now = AlignedBuf::new(saved.len());
+    dev.read_at(&mut now, at)
+        .map_err(|e| Error::io(format!("re-reading the guard region at {at}"), e))?;
+    if &now[..] == saved {
+        return Ok(false);
+    }
+    let mut buf = AlignedBuf::new(saved.len());
+    buf.copy_from_slice(saved);
+    dev.write_at(&buf, at)
+        .map_err(|e| Error::io(format!("restoring the guard region at {at}"), e))?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::sim::{SimConfig, SimDevice};
+    use crate::backend::WriteBudget;
+    use crate::capacity::analysis::{analyse, FakeKind};
+
+    fn run_spec(spec: &str) -> (ProbeRecord, crate::capacity::analysis::Verdict) {
+        let cfg = SimConfig::parse(spec).unwrap();
+        let mut dev = WriteBudget::new(SimDevice::new(cfg), None);
+        let pc = ProbeConfig {
+            salt: 12345,
+            ..Default::default()
+        };
+        let rec = probe(&mut dev, &pc, &mut |_| {}).unwrap();
+        assert_eq!(rec.bytes_written, dev.bytes_written);
+        let v = analyse(&rec);
+        (rec, v)
+    }
+
+    #[test]
+    fn fake_64g_is_a_wrap_at_8g() {
+        let (rec, v) = run_spec("fake-64g");
+        assert!(rec.complete);
+        assert_eq!(v.kind, FakeKind::Wrap);
+        assert_eq!(v.usable_bytes, 8 << 30);
+        assert_eq!(v.wrap_modulus, Some(8 << 30));
+    }
+}

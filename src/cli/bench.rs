@@ -1,0 +1,431 @@
+//! `flashscope bench TARGET`: the everyday speed test — sequential 1 MiB at QD8 and QD1,
+//! random 4 KiB at QD32 and QD1, read (and write with `--write`) — with SD speed-class and
+//! A1/A2 verdicts and `--expect` checks for CI.
+
+use super::io::check_write_permission;
+use super::Output;
+use crate::report::table::Table;
+use crate::report::{Document, Warning};
+use crate::target::{self, OpenRequest};
+use crate::units::{format_bytes, format_ns, parse_size};
+use crate::workload::bench::{
+    self, app_class_checks, evaluate, parse_expect, speed_class_checks, BenchFigure, LINES,
+};
+use crate::workload::spec::{parse_cpus, parse_time};
+use crate::workload::{self, Dir, EngineKind, JobSpec, RunTarget, WorkloadResult};
+use crate::{Error, Result};
+use serde_json::json;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `bench`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  flashscope bench sim:sd-16g --write
+  flashscope bench /dev/mmcblk0                        read tests only
+  flashscope bench /media/card --write                 uses a 256 MiB test file there
+  flashscope bench /dev/sdb --destructive --expect 'seq_write>=10MB/s,rand_read_iops>=1500'
+
+Metrics for --expect: seq_read, seq_write (1 MiB QD8), seq_read_q1, seq_write_q1,
+rand_read, rand_write (4 KiB QD32), rand_read_q1, rand_write_q1; each as bandwidth
+(MB/s, MiB/s, ...), with _iops (a count) or _p99 (a duration), e.g. rand_write_iops>=500,
+rand_read_q1_p99<=5ms. Exit codes: 0 ok, 1 runtime error, 2 usage or refused, 3 an --expect
+check failed.")]
+pub struct Args {
+    /// Block device, regular file, directory (a test file is made there), or sim:PRESET.
+    pub target: String,
+    /// Run the write tests too (files, directories and sim: targets).
+    #[arg(long)]
+    pub write: bool,
+    /// Run the write tests on a block device, overwriting the test region without backup.
+    #[arg(long)]
+    pub destructive: bool,
+    /// About 15 s in total instead of about a minute.
+    #[arg(long)]
+    pub quick: bool,
+    /// Counting time of each test (plain number = seconds); overrides the default split.
+    #[arg(long)]
+    pub runtime: Option<String>,
+    /// Size of the test region or test file.
+    #[arg(long, default_value = "256M")]
+    pub size: String,
+    /// Engine for the queued tests: uring (default, falls back to sync) or sync.
+    #[arg(long, default_value = "uring")]
+    pub engine: String,
+    /// Pin the test thread to these CPUs (e.g. 0).
+    #[arg(long)]
+    pub cpus: Option<String>,
+    /// Checks, e.g. 'seq_write>=10MB/s,rand_read_iops>=1500' (exit 3 when one fails).
+    #[arg(long)]
+    pub expect: Option<String>,
+}
+
+/// Removes the test file made in a directory target, however the run ends.
+struct TestFile(PathBuf);
+
+impl Drop for TestFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Make the test file: `size` bytes of incompressible data, written and synced, so reads
+/// hit the medium rather than holes.
+fn make_test_file(path: &Path, size: u64) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| Error::io(format!("creating the test file {}", path.display()), e))?;
+    let mut chunk = vec![0u8; 1 << 20];
+    crate::workload::Pattern::Random.fill(&mut chunk, 0xbe7c4);
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        f.write_all(&chunk[..n])
+            .map_err(|e| Error::io(format!("writing the test file {}", path.display()), e))?;
+        left -= n as u64;
+    }
+    f.sync_all()
+        .map_err(|e| Error::io(format!("syncing the test file {}", path.display()), e))?;
+    Ok(())
+}
+
+/// Per-test counting time and ramp, from the options.
+fn timing(args: &Args, tests: usize) -> Result<(u64, u64)> {
+    const S: u64 = 1_000_000_000;
+    if let Some(r) = &args.runtime {
+        let rt = parse_time(r)?;
+        if rt == 0 {
+            return Err(Error::usage(
+                "--runtime 0: give a positive time per test, e.g. 5s",
+            ));
+        }
+        return Ok((rt, (rt / 5).min(S)));
+    }
+    let total = if args.quick { 15 * S } else { 60 * S };
+    let per = total / tests.max(1) as u64;
+    let ramp = (per / 5).min(S);
+    Ok((per - ramp, ramp))
+}
+
+fn figure(line_label: &str, metric: String, dir: Dir, r: &WorkloadResult) -> BenchFigure {
+    let t = r.total(dir);
+    let per_second_bw = r
+        .samples()
+        .iter()
+        .filter(|s| s.interval_ms >= 500)
+        .map(|s| {
+            let b = if dir == Dir::Read {
+                s.read_bytes
+            } else {
+                s.write_bytes
+            };
+            b as f64 * 1000.0 / s.interval_ms as f64
+        })
+        .collect();
+    BenchFigure {
+        metric,
+        label: line_label.to_string(),
+        dir: if dir == Dir::Read { "read" } else { "write" },
+        bw_bytes: t.bw_bytes(),
+        iops: t.iops(),
+        p99_ns: t.clat.percentile(99.0),
+        mean_ns: t.clat.mean(),
+        stddev_ns: t.clat.stddev(),
+        ios: t.ios,
+        per_second_bw,
+    }
+}
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    let expects = args.expect.as_deref().map(parse_expect).transpose()?;
+    let size = parse_size(&args.size)?;
+    let engine = EngineKind::parse(&args.engine)?;
+    let cpus = args
+        .cpus
+        .as_deref()
+        .map(parse_cpus)
+        .transpose()?
+        .unwrap_or_default();
+    let writes = args.write || args.destructive;
+    if let Some(ex) = &expects {
+        if let Some(e) = ex.iter().find(|e| e.metric.contains("write") && !writes) {
+            return Err(Error::usage(format!(
+                "--expect term '{}' needs the write tests: add --write (or --destructive on a block device)",
+                e.term
+            )));
+        }
+    }
+    let is_dir = !args.target.starts_with("sim:") && Path::new(&args.target).is_dir();
+    let mut _test_file = None;
+    let mut target_spec = args.target.clone();
+    if is_dir {
+        let path =
+            Path::new(&args.target).join(format!(".flashscope-bench-{}.tmp", std::process::id()));
+        super::require_write_permission(
+            writes,
+            &args.target,
+            &format!(
+                "bench on a directory makes a {} test file there ({}), and removes it afterwards",
+                format_bytes(size),
+                path.display()
+            ),
+        )?;
+        make_test_file(&path, size)?;
+        target_spec = path.to_string_lossy().into_owned();
+        _test_file = Some(TestFile(path));
+    }
+    let probe = target::open(&target_spec, &OpenRequest::read_only())?;
+    let region = size.min(probe.info.size_bytes);
+    if writes && !is_dir {
+        if probe.info.kind == "block" && !args.destructive {
+            return Err(Error::Refused(format!(
+                "bench write tests on block device '{}' would overwrite {} at its start; preserve mode (backup and restore) is not yet available for bench, so they need --destructive — or point bench at a directory on the card's filesystem to use a test file",
+                args.target,
+                format_bytes(region)
+            )));
+        }
+        check_write_permission(
+            &args.target,
+            &probe.info.kind,
+            args.write,
+            args.destructive,
+            &format!(
+                "sequential and random writes over the first {} for about {} s",
+                format_bytes(region),
+                if args.quick { 8 } else { 30 }
+            ),
+        )?;
+    }
+    let mut opened = if writes {
+        drop(probe);
+        target::open(&target_spec, &OpenRequest::read_write())?
+    } else {
+        probe
+    };
+    let dirs: Vec<Dir> = if writes {
+        vec![Dir::Read, Dir::Write]
+    } else {
+        vec![Dir::Read]
+    };
+    let n_tests = LINES.len() * dirs.len();
+    let (runtime_ns, ramp_ns) = timing(args, n_tests)?;
+    let mut figures = Vec::new();
+    let mut jobs = Vec::new();
+    let mut warnings = opened.warnings.clone();
+    let mut bytes_written = 0;
+    let mut elapsed_ns = 0;
+    let mut failure: Option<String> = None;
+    let show = std::io::stderr().is_terminal() && !out.json;
+    'tests: for &dir in &dirs {
+        for (i, line) in LINES.iter().enumerate() {
+            if show {
+                eprint!(
+                    "\rbench: {} {} ({}/{})   ",
+                    line.label,
+                    if dir == Dir::Read { "read" } else { "write" },
+                    figures.len() + 1,
+                    n_tests
+                );
+            }
+            let spec = JobSpec {
+                name: format!(
+                    "{} {}",
+                    line.label,
+                    if dir == Dir::Read { "read" } else { "write" }
+                ),
+                rw: line.rw(dir),
+                bs_min: line.bs,
+                bs_max: line.bs,
+                iodepth: line.iodepth,
+                size: region,
+                runtime_ns: Some(runtime_ns),
+                time_based: true,
+                ramp_ns,
+                engine: if line.iodepth == 1 {
+                    EngineKind::Sync
+                } else {
+                    engine
+                },
+                cpus: cpus.clone(),
+                seed: 0x5eed_f1a5 + i as u64,
+                // The simulator's timing does not depend on the data, and it keeps only
+                // non-zero data in memory.
+                pattern: if opened.info.kind == "sim" {
+                    crate::workload::Pattern::Zeros
+                } else {
+                    crate::workload::Pattern::Random
+                },
+                ..JobSpec::default()
+            };
+            spec.validate(opened.info.size_bytes, opened.info.logical_sector_bytes)?;
+            let r = if opened.info.kind == "sim" {
+                workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
+            } else {
+                workload::run(&spec, RunTarget::Path(Path::new(&target_spec)))?
+            };
+            for w in workload::run_warnings(&r) {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+            bytes_written += r.bytes_written();
+            elapsed_ns += r.elapsed_ns;
+            let metric = line.metric(dir);
+            let f = figure(line.label, metric.clone(), dir, &r);
+            if let Some(mut j) = r
+                .fio_jobs_json()
+                .as_array()
+                .and_then(|a| a.first().cloned())
+            {
+                j["test"] = json!(line.label);
+                j["metric"] = json!(metric);
+                jobs.push(j);
+            }
+            figures.push(f);
+            if let Some(e) = r.error() {
+                failure = Some(format!("{} {}: {e}", line.label, metric));
+                break 'tests;
+            }
+        }
+    }
+    if show {
+        eprint!("\r{:60}\r", "");
+    }
+    let find = |m: &str| figures.iter().find(|f| f.metric == m);
+    let mut doc = Document::new(
+        "bench",
+        serde_json::to_value(&opened.info).unwrap_or_default(),
+    );
+    doc.parameters = json!({
+        "size": region,
+        "runtime_ns_per_test": runtime_ns,
+        "ramp_ns_per_test": ramp_ns,
+        "engine": engine.name(),
+        "write": writes,
+        "quick": args.quick,
+        "cpus": cpus,
+        "clock": if opened.info.kind == "sim" { "virtual" } else { "monotonic" },
+    });
+    doc.samples = json!(figures);
+    doc.bytes_written = bytes_written;
+    doc.elapsed_ns = elapsed_ns;
+    doc.inferences
+        .insert("speed_class".into(), bench::speed_class(find("seq_write")));
+    doc.inferences.insert(
+        "app_class".into(),
+        bench::app_class(find("rand_read"), find("rand_write"), find("seq_write")),
+    );
+    let mut classes = Vec::new();
+    if let Some(sw) = find("seq_write") {
+        classes.extend(speed_class_checks(sw.bw_bytes));
+        if let (Some(rr), Some(rw)) = (find("rand_read"), find("rand_write")) {
+            classes.extend(app_class_checks(rr.iops, rw.iops, sw.bw_bytes));
+        }
+    }
+    doc.extra.insert("jobs".into(), json!(jobs));
+    doc.extra.insert("classes".into(), json!(classes));
+    if !writes {
+        warnings.push(Warning::new(
+            "read_only_bench",
+            "only the read tests ran: add --write (files, directories, sim:) or --destructive (block devices) for write figures and the SD class verdicts",
+        ));
+    }
+    let checks = expects.as_ref().map(|e| evaluate(e, &figures));
+    if let Some(c) = &checks {
+        doc.extra.insert("expect".into(), json!(c));
+    }
+    if let Some(f) = &failure {
+        doc.extra.insert("error".into(), json!(f));
+    }
+    doc.warnings = warnings;
+    out.emit(&doc, |d| render(d, &figures, &classes, checks.as_deref()));
+    if let Some(f) = failure {
+        eprintln!("flashscope: error: {f} (the figures above cover the tests done until then)");
+        return Ok(crate::error::EXIT_RUNTIME);
+    }
+    if checks.is_some_and(|c| c.iter().any(|r| !r.pass)) {
+        return Ok(crate::error::EXIT_CHECK_FAILED);
+    }
+    Ok(0)
+}
+
+fn render(
+    doc: &Document,
+    figures: &[BenchFigure],
+    classes: &[bench::ClassCheck],
+    checks: Option<&[bench::ExpectResult]>,
+) -> String {
+    let mut s = String::new();
+    let verdict = |k: &str| {
+        doc.inferences
+            .get(k)
+            .map_or("?".to_string(), |i| match &i.value {
+                Some(v) => format!("{} ({})", v.as_str().unwrap_or("?"), i.status_word()),
+                None => "inconclusive".to_string(),
+            })
+    };
+    s += &format!(
+        "speed class: {}, app class: {}\n\n",
+        verdict("speed_class"),
+        verdict("app_class")
+    );
+    let mut t = Table::new(&[
+        "test",
+        "read MB/s",
+        "read IOPS",
+        "read p99",
+        "write MB/s",
+        "write IOPS",
+        "write p99",
+    ]);
+    for line in LINES {
+        let cell = |dir: Dir| -> [String; 3] {
+            match figures.iter().find(|f| f.metric == line.metric(dir)) {
+                Some(f) => [
+                    format!("{:.2}", f.bw_bytes / 1e6),
+                    format!("{:.0}", f.iops),
+                    f.p99_ns.map_or("-".into(), |n| format_ns(n as f64)),
+                ],
+                None => ["-".into(), "-".into(), "-".into()],
+            }
+        };
+        let [a, b, c] = cell(Dir::Read);
+        let [d, e, f] = cell(Dir::Write);
+        t.row(vec![line.label.to_string(), a, b, c, d, e, f]);
+    }
+    s += &t.render();
+    for k in ["speed_class", "app_class"] {
+        if let Some(i) = doc.inferences.get(k) {
+            s += &format!("\n{k}: {}", i.evidence);
+        }
+    }
+    s += "\n";
+    if !classes.is_empty() {
+        let mut t = Table::new(&["class", "result", "margin", "requirement"])
+            .align(3, crate::report::table::Align::Left);
+        for c in classes {
+            t.row(vec![
+                c.class.clone(),
+                if c.pass { "pass" } else { "fail" }.into(),
+                format!("{:+.0} %", c.margin * 100.0),
+                c.requirement.clone(),
+            ]);
+        }
+        s += "\n";
+        s += &t.render();
+    }
+    if let Some(c) = checks {
+        s += "\n";
+        for r in c {
+            s += &format!("{} {}\n", if r.pass { "ok  " } else { "FAIL" }, r.message);
+        }
+    }
+    if let Some(e) = doc.extra.get("error").and_then(|v| v.as_str()) {
+        s += &format!("\nstopped early: {e}\n");
+    }
+    s
+}

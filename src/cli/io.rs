@@ -1,0 +1,422 @@
+//! `flashscope io TARGET`: a fio-style job (same option names where they mean the same
+//! thing), with fio-compatible JSON for the per-job figures.
+
+use super::Output;
+use crate::report::{Document, Warning};
+use crate::target::{self, OpenRequest};
+use crate::units::{format_bytes, format_ns, format_rate, parse_size};
+use crate::workload::histogram::DEFAULT_PERCENTILES;
+use crate::workload::spec::{parse_cpus, parse_time};
+use crate::workload::{
+    self, Dir, EngineKind, JobSpec, Pattern, RateLimit, RunTarget, RwMode, SyncMode, WorkloadResult,
+};
+use crate::{Error, Result};
+use serde_json::json;
+
+/// Arguments of `io` (fio's names).
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  flashscope io sim:sd-16g --rw randread --bs 4k --iodepth 32 --runtime 10s
+  flashscope io /dev/zram0 --rw randread --bs 4k --iodepth 32 --engine uring --cpus 0 --runtime 10
+  flashscope io disk.img --rw randwrite --bs 4k --size 64M --write --verify
+  flashscope io /dev/sdb --rw write --bs 1M --size 1G --destructive --json
+
+Writes need --write (files and sim: targets) or --destructive (block devices: the data in
+the region is overwritten and not restored). Exit codes: 0 ok, 1 runtime error (what was
+measured is still reported), 2 usage or refused, 3 --verify found bad data.")]
+pub struct Args {
+    /// Block device, regular file, or sim:PRESET[,key=value...].
+    pub target: String,
+    /// read, write, randread, randwrite, randrw or rw.
+    #[arg(long, default_value = "read")]
+    pub rw: String,
+    /// Percentage of reads in randrw / rw.
+    #[arg(long, default_value_t = 50)]
+    pub rwmixread: u32,
+    /// Block size (K, M = powers of 1024).
+    #[arg(long, default_value = "4k")]
+    pub bs: String,
+    /// Random block sizes in LOW-HIGH (multiples of LOW), instead of --bs.
+    #[arg(long)]
+    pub bsrange: Option<String>,
+    /// I/Os in flight per job (needs --engine uring above 1 on real devices).
+    #[arg(long, default_value_t = 1)]
+    pub iodepth: u32,
+    /// Parallel jobs (one thread each on real devices).
+    #[arg(long, default_value_t = 1)]
+    pub numjobs: u32,
+    /// Bytes of the region each job covers (default: from --offset to the end).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Start of the region.
+    #[arg(long, default_value = "0")]
+    pub offset: String,
+    /// Stop after this long (plain number = seconds; also ms, us).
+    #[arg(long)]
+    pub runtime: Option<String>,
+    /// Keep going over the region until --runtime ends.
+    #[arg(long)]
+    pub time_based: bool,
+    /// Run this long before counting.
+    #[arg(long)]
+    pub ramp_time: Option<String>,
+    /// O_DIRECT: 1 (default) bypasses the page cache, 0 goes through it.
+    #[arg(long, default_value = "1")]
+    pub direct: String,
+    /// none, sync (O_SYNC) or dsync (O_DSYNC).
+    #[arg(long, default_value = "none")]
+    pub sync: String,
+    /// fsync after every N writes (0 = never).
+    #[arg(long, default_value_t = 0)]
+    pub fsync: u32,
+    /// sync, uring or null; default: uring when --iodepth > 1, else sync.
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// Bandwidth cap in bytes/s: BOTH or READ,WRITE (e.g. 10M or ,5M).
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// Stamp every written block and read it all back at the end (exit 3 on bad data).
+    #[arg(long)]
+    pub verify: bool,
+    /// Written data: zeros, ones, random or a byte like 0x5a (default: random; zeros on
+    /// sim: targets, whose timing does not depend on the data and which keep only
+    /// non-zero data in memory).
+    #[arg(long)]
+    pub pattern: Option<String>,
+    /// Pin the job threads to these CPUs (e.g. 0 or 0-1), fio's cpus_allowed.
+    #[arg(long)]
+    pub cpus: Option<String>,
+    /// Job name in the report.
+    #[arg(long, default_value = "job")]
+    pub name: String,
+    /// Random seed for offsets and mixes.
+    #[arg(long, default_value_t = 0x5eed_f1a5)]
+    pub seed: u64,
+    /// Allow writing (files and sim: targets).
+    #[arg(long)]
+    pub write: bool,
+    /// Allow overwriting a block device's data without backup.
+    #[arg(long)]
+    pub destructive: bool,
+}
+
+fn parse_bool01(text: &str, what: &str) -> Result<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Ok(true),
+        "0" | "false" | "off" | "no" => Ok(false),
+        _ => Err(Error::usage(format!("{what} '{text}': use 1 or 0"))),
+    }
+}
+
+/// Build the job from the arguments (target size fills in the default --size).
+pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
+    let (bs_min, bs_max) = match &args.bsrange {
+        Some(r) => JobSpec::parse_bsrange(r)?,
+        None => {
+            let b = parse_size(&args.bs)
+                .map_err(|_| Error::usage(format!("--bs '{}' is not a size, e.g. 4k", args.bs)))?;
+            (b, b)
+        }
+    };
+    let offset = parse_size(&args.offset)?;
+    let size = match &args.size {
+        Some(s) => parse_size(s)?,
+        None => target_size.saturating_sub(offset),
+    };
+    let engine = match &args.engine {
+        Some(e) => EngineKind::parse(e)?,
+        None if args.iodepth > 1 => EngineKind::Uring,
+        None => EngineKind::Sync,
+    };
+    let runtime_ns = args.runtime.as_deref().map(parse_time).transpose()?;
+    if runtime_ns == Some(0) {
+        return Err(Error::usage("--runtime 0: give a positive time, e.g. 10s"));
+    }
+    Ok(JobSpec {
+        name: args.name.clone(),
+        rw: RwMode::parse(&args.rw)?,
+        rwmixread: args.rwmixread,
+        bs_min,
+        bs_max,
+        iodepth: args.iodepth,
+        numjobs: args.numjobs,
+        offset,
+        size,
+        runtime_ns,
+        time_based: args.time_based,
+        ramp_ns: args
+            .ramp_time
+            .as_deref()
+            .map(parse_time)
+            .transpose()?
+            .unwrap_or(0),
+        direct: parse_bool01(&args.direct, "--direct")?,
+        sync: SyncMode::parse(&args.sync)?,
+        fsync: args.fsync,
+        engine,
+        rate: args
+            .rate
+            .as_deref()
+            .map(RateLimit::parse)
+            .transpose()?
+            .unwrap_or_default(),
+        verify: args.verify,
+        pattern: args
+            .pattern
+            .as_deref()
+            .map(Pattern::parse)
+            .transpose()?
+            .unwrap_or(Pattern::Random),
+        cpus: args
+            .cpus
+            .as_deref()
+            .map(parse_cpus)
+            .transpose()?
+            .unwrap_or_default(),
+        seed: args.seed,
+    })
+}
+
+/// Check the write permission for a job: `--write` for files and sim targets,
+/// `--destructive` for block devices (the region is not backed up).
+pub fn check_write_permission(
+    spec_text: &str,
+    kind: &str,
+    write: bool,
+    destructive: bool,
+    plan: &str,
+) -> Result<()> {
+    if kind == "block" && !destructive {
+        return Err(Error::Refused(format!(
+            "this test writes to block device '{spec_text}': {plan}. Nothing was written. The data there would be overwritten and is not backed up (preserve mode does not cover workload runs), so it needs --destructive"
+        )));
+    }
+    if write || destructive {
+        return Ok(());
+    }
+    Err(Error::Refused(format!(
+        "this test writes to '{spec_text}': {plan}. Nothing was written. Rerun with --write to allow it (the data in that region is overwritten; workload runs keep no backup)"
+    )))
+}
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    // Parse everything that needs no target first, so bad input fails fast.
+    let probe_spec = job_spec(args, u64::MAX / 4)?;
+    let writes = probe_spec.rw.writes();
+    let req = OpenRequest {
+        write: writes,
+        require_direct: probe_spec.direct,
+    };
+    // Open read-only first to learn what the target is, then gate writes.
+    let kind_probe = target::open(
+        &args.target,
+        &OpenRequest {
+            write: false,
+            require_direct: probe_spec.direct,
+        },
+    )?;
+    let mut spec = job_spec(args, kind_probe.info.size_bytes)?;
+    if kind_probe.info.kind == "sim" && args.pattern.is_none() {
+        spec.pattern = Pattern::Zeros;
+    }
+    spec.validate(
+        kind_probe.info.size_bytes,
+        kind_probe.info.logical_sector_bytes,
+    )?;
+    if writes {
+        let plan = format!(
+            "{} {} of {} blocks over {} at offset {}{}",
+            spec.rw.name(),
+            match spec.runtime_ns {
+                Some(r) if spec.time_based => format!("for {}", format_ns(r as f64)),
+                _ => format!(
+                    "up to {}",
+                    format_bytes(spec.size.saturating_mul(u64::from(spec.numjobs)))
+                ),
+            },
+            format_bytes(spec.bs_max),
+            format_bytes(spec.size),
+            spec.offset,
+            if spec.verify {
+                ", stamped for --verify"
+            } else {
+                ""
+            }
+        );
+        check_write_permission(
+            &args.target,
+            &kind_probe.info.kind,
+            args.write,
+            args.destructive,
+            &plan,
+        )?;
+    }
+    let mut opened = if writes {
+        drop(kind_probe);
+        target::open(&args.target, &req)?
+    } else {
+        kind_probe
+    };
+    let result = if opened.info.kind == "sim" {
+        workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
+    } else {
+        workload::run(&spec, RunTarget::Path(std::path::Path::new(&args.target)))?
+    };
+    let mut doc = document(
+        &result,
+        serde_json::to_value(&opened.info).unwrap_or_default(),
+    );
+    doc.warnings.splice(0..0, opened.warnings.iter().cloned());
+    out.emit(&doc, |_| render(&result));
+    Ok(exit_code(&result))
+}
+
+/// 1 when the run was cut short, 3 when --verify found bad data, else 0.
+pub fn exit_code(r: &WorkloadResult) -> i32 {
+    if r.verify().is_some_and(|v| v.bad_units > 0) {
+        return crate::error::EXIT_CHECK_FAILED;
+    }
+    if let Some(e) = r.error() {
+        eprintln!("flashscope: error: {e} (the figures above cover the I/O done until then)");
+        return crate::error::EXIT_RUNTIME;
+    }
+    0
+}
+
+/// The `io` document: fio-shaped `jobs`, per-second samples, disk and page-cache state.
+pub fn document(r: &WorkloadResult, target: serde_json::Value) -> Document {
+    let mut doc = Document::new("io", target);
+    doc.parameters = serde_json::to_value(&r.spec).unwrap_or_default();
+    doc.samples = serde_json::to_value(r.samples()).unwrap_or_default();
+    doc.bytes_written = r.bytes_written();
+    doc.elapsed_ns = r.elapsed_ns;
+    doc.warnings = workload::run_warnings(r);
+    doc.extra.insert("engine".into(), json!(r.engine));
+    doc.extra.insert("clock".into(), json!(r.clock));
+    doc.extra.insert("jobs".into(), r.fio_jobs_json());
+    if let Some(d) = &r.disk {
+        doc.extra.insert("disk_util".into(), json!([d]));
+    }
+    if let Some((a, b)) = &r.page_cache {
+        doc.extra
+            .insert("page_cache".into(), json!({"before": a, "after": b}));
+    }
+    if let Some(v) = r.verify() {
+        doc.extra.insert("verify".into(), json!(v));
+    }
+    if let Some(e) = r.error() {
+        doc.extra.insert("error".into(), json!(e));
+        if r.vanished() {
+            doc.warnings.push(Warning::new(
+                "target_vanished",
+                "the target went away during the run; the figures cover the I/O done until then",
+            ));
+        }
+    }
+    doc
+}
+
+/// fio-like text: one block per direction with IOPS, bandwidth, latency and percentiles.
+pub fn render(r: &WorkloadResult) -> String {
+    let s = &r.spec;
+    let mut out = format!(
+        "{}: rw={}, bs={}, iodepth={}, numjobs={}, engine={}, direct={}{}\n",
+        s.name,
+        s.rw.name(),
+        if s.bs_min == s.bs_max {
+            format_bytes(s.bs_min)
+        } else {
+            format!("{}-{}", format_bytes(s.bs_min), format_bytes(s.bs_max))
+        },
+        s.iodepth,
+        s.numjobs,
+        r.engine,
+        u8::from(s.direct),
+        if r.clock == "virtual" {
+            " (simulated device, virtual clock)"
+        } else {
+            ""
+        }
+    );
+    for dir in [Dir::Read, Dir::Write] {
+        let t = r.total(dir);
+        if t.ios == 0 {
+            continue;
+        }
+        let name = if dir == Dir::Read { "read" } else { "write" };
+        out += &format!(
+            "  {name}: IOPS={:.0}, BW={} ({} in {})\n",
+            t.iops(),
+            format_rate(t.bw_bytes()),
+            format_bytes(t.io_bytes),
+            format_ns(t.runtime_ns as f64)
+        );
+        out += &format!(
+            "    clat: min={}, avg={}, max={}, stdev={}\n",
+            format_ns(t.clat.min() as f64),
+            format_ns(t.clat.mean()),
+            format_ns(t.clat.max() as f64),
+            format_ns(t.clat.stddev())
+        );
+        let pct: Vec<String> = DEFAULT_PERCENTILES
+            .iter()
+            .filter_map(|&p| {
+                t.clat
+                    .percentile(p)
+                    .map(|v| format!("{p:.2}th={}", format_ns(v as f64)))
+            })
+            .collect();
+        for chunk in pct.chunks(5) {
+            out += &format!("    clat percentiles: {}\n", chunk.join(", "));
+        }
+    }
+    let (usr, sys): (u64, u64) = r
+        .jobs
+        .iter()
+        .fold((0, 0), |a, j| (a.0 + j.usr_ns, a.1 + j.sys_ns));
+    let rt = r
+        .jobs
+        .iter()
+        .map(|j| j.runtime_ns)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    out += &format!(
+        "  cpu: usr={:.1}%, sys={:.1}%\n",
+        usr as f64 / rt * 100.0,
+        sys as f64 / rt * 100.0
+    );
+    if let Some(d) = &r.disk {
+        out += &format!(
+            "  disk {}: ios={}/{}, merge={}/{}, aqu-sz={:.2}, util={:.1}%\n",
+            d.name, d.read_ios, d.write_ios, d.read_merges, d.write_merges, d.aqu_sz, d.util
+        );
+    }
+    if let Some((a, b)) = &r.page_cache {
+        out += &format!(
+            "  page cache: Dirty {} -> {}, Writeback {} -> {}\n",
+            format_bytes(a.dirty_bytes),
+            format_bytes(b.dirty_bytes),
+            format_bytes(a.writeback_bytes),
+            format_bytes(b.writeback_bytes)
+        );
+    }
+    if let Some(v) = r.verify() {
+        out += &if v.bad_units == 0 {
+            format!(
+                "  verify: {} read back, all stamps correct\n",
+                format_bytes(v.bytes_checked)
+            )
+        } else {
+            format!(
+                "  verify: FAILED: {} of 512-byte units wrong, first at offset {}\n",
+                v.bad_units,
+                v.first_bad_offset.unwrap_or(0)
+            )
+        };
+    }
+    if let Some(e) = r.error() {
+        out += &format!("  stopped early: {e}\n");
+    }
+    out
+}

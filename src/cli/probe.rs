@@ -1,0 +1,287 @@
+//! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
+
+use super::guard::{self, WriteFlags, WritePlan};
+use super::{Outcome, Output};
+use crate::capacity::analysis::{analyse, safe_partition, FakeKind, Verdict};
+use crate::capacity::probe::{probe, ProbeConfig};
+use crate::capacity::stamp::Stamper;
+use crate::report::progress::Progress;
+use crate::report::{Document, Warning};
+use crate::target::{self, OpenRequest};
+use crate::units::{format_bytes, parse_size};
+use crate::{Error, Result};
+
+/// Arguments of `probe`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  flashscope probe sim:fake-64g --write
+  flashscope probe /dev/sdb --write --json               non-destructive (journal)
+  flashscope probe /dev/sdb --destructive --time-budget 2m
+
+Writes a few MiB of stamps spread over the device and reads them back, plus up to
+--max-cache of filler to push a controller write cache out. The first and last MiB
+(partition tables) are never written. With --write every overwritten region is saved to a
+journal first and restored and verified at the end. Exit 3 when the device is fake or
+damaged.")]
+pub struct Args {
+    /// Whole block device, regular file, or sim:PRESET[,key=value...].
+    pub target: String,
+    #[command(flatten)]
+    pub flags: WriteFlags,
+    /// The largest controller write cache to push out before calling a device honest.
+    #[arg(long, value_name = "SIZE", default_value = "1G")]
+    pub max_cache: String,
+    /// Probe a partition although a fake is only visible on the whole device.
+    #[arg(long)]
+    pub partition_ok: bool,
+}
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    execute(args)?.emit(out)
+}
+
+/// Probe and infer without printing (shared with `auto`).
+pub fn execute(args: &Args) -> Result<Outcome> {
+    let max_cache = parse_size(&args.max_cache).map_err(|_| {
+        Error::usage(format!(
+            "--max-cache '{}' is not a size: use e.g. 1G or 256M",
+            args.max_cache
+        ))
+    })?;
+    let time_budget_ns = args.flags.time_budget_ns().map_err(|_| {
+        Error::usage(format!(
+            "--time-budget '{}' is not a duration: use e.g. 90s or 5m",
+            args.flags.time_budget.as_deref().unwrap_or("")
+        ))
+    })?;
+    let write_budget = args.flags.write_budget_bytes()?;
+    let info = guard::peek(&args.target)?;
+    let size = info.size_bytes;
+    // A partition hides a fake: check on a read-only open before anything is written.
+    let mut warnings = Vec::new();
+    let peeked = target::open(
+        &args.target,
+        &OpenRequest {
+            write: false,
+            require_direct: false,
+        },
+    )?;
+    if let Some(w) = super::verify::partition_check(&peeked, &args.target, args.partition_ok)? {
+        warnings.push(w);
+    }
+    drop(peeked);
+    // Spans (a few top spans of at most 64 MiB, bisection points of 64 KiB) plus filler.
+    let max_bytes = (max_cache + (256 << 20)).min(size);
+    let plan = WritePlan {
+        command: "probe",
+        region: (1 << 20, max_bytes),
+        max_bytes,
+        typical_bytes: Some(64 << 20),
+        estimated_ns: guard::estimate_ns(64 << 20, 64) + 20_000_000_000,
+        what: format!(
+            "probe writes stamps to spans spread over the device and, to push a write cache out, up to {} of zeros, never touching the first and last MiB",
+            format_bytes(max_cache)
+        ),
+    };
+    let mut session = guard::begin(&args.target, &args.flags, &plan, write_budget)?;
+    let cfg = ProbeConfig {
+        max_cache,
+        time_budget_ns,
+        salt: Stamper::random_salt(),
+        restore_guards: session.journal.is_none(),
+    };
+    let mut bar = Progress::new("probe");
+    let result = {
+        let mut cb = |p: crate::capacity::probe::Progress| bar.update(p.done, p.total);
+        match probe(&mut session.dev, &cfg, &mut cb) {
+            Ok(r) => Ok(r),
+            Err(Error::Io { source, .. }) => Err(source),
+            Err(e) => Err(std::io::Error::other(e.to_string())),
+        }
+    };
+    bar.finish();
+    let (rec, ending) = session.end(result)?;
+    let Some(rec) = rec else {
+        let code = session.interrupted_exit(&ending, ending.interrupted.unwrap_or(libc::SIGINT));
+        return Ok(Outcome::stopped("probe", code));
+    };
+    let verdict = analyse(&rec);
+    let mut doc = Document::new("probe", serde_json::Value::Null);
+    session.fill(&mut doc, &ending);
+    doc.parameters = serde_json::json!({
+        "max_cache_bytes": max_cache,
+        "time_budget_ns": time_budget_ns,
+        "destructive": args.flags.destructive,
+        "guard_bytes": rec.guard_bytes,
+    });
+    // Samples: every span read back and every alias scan, in the order they happened.
+    let mut samples: Vec<serde_json::Value> = Vec::new();
+    for sp in &rec.spans {
+        let mut v = serde_json::to_value(sp).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("type".into(), "span".into());
+        }
+        samples.push(v);
+    }
+    for sc in &rec.scans {
+        samples.push(serde_json::json!({
+            "type": "scan", "from": sc.from, "to": sc.to, "stride": sc.stride,
+            "reads": sc.reads, "hits": sc.hits.len(), "elapsed_ns": sc.elapsed_ns,
+        }));
+    }
+    doc.samples = samples.into();
+    doc.extra.insert(
+        "probe".into(),
+        serde_json::json!({
+            "alias_hits": rec.alias_hits.iter().take(64).collect::<Vec<_>>(),
+            "alias_hit_count": rec.alias_hits.len(),
+            "filler_bytes": rec.filler_bytes,
+            "flush_bytes": rec.flush_bytes,
+            "complete": rec.complete,
+        }),
+    );
+    doc.inferences
+        .insert("usable_bytes".into(), verdict.usable.clone());
+    doc.inferences
+        .insert("fake_kind".into(), verdict.fake_kind.clone());
+    if verdict.wrap_modulus.is_some() {
+        doc.inferences
+            .insert("wrap_modulus_bytes".into(), verdict.modulus.clone());
+    }
+    // The probe's own clock: simulated time on sim: targets.
+    doc.elapsed_ns = rec.elapsed_ns;
+    if !rec.complete {
+        warnings.push(Warning::new(
+            "partial",
+            "the probe stopped before it finished (time or write budget): the usable size is only what was shown to hold data so far",
+        ));
+    }
+    if rec.guard_restored {
+        warnings.push(Warning::new(
+            "guard-restored",
+            "aliased writes reached the partition-table regions; their saved content was written back",
+        ));
+    }
+    doc.warnings.extend(warnings);
+    let line = verdict_line(&verdict);
+    let command = partition_command(&verdict, &args.target);
+    doc.extra.insert("verdict".into(), line.clone().into());
+    if let Some(c) = &command {
+        doc.extra
+            .insert("partition_command".into(), c.clone().into());
+    }
+    let mut text = render(&doc, &line, command.as_deref());
+    text.push_str(&guard::wear_line(&doc));
+    let code = if verdict.failed() { 3 } else { 0 };
+    Ok(Outcome::new(doc, text, code))
+}
+
+/// The one-line verdict a person reads first.
+pub fn verdict_line(v: &Verdict) -> String {
+    let announced = format_bytes(v.announced_bytes);
+    let holds = format_bytes(v.usable_bytes);
+    let part = safe_partition(v.usable_bytes)
+        .map(|(_, size)| {
+            format!(
+                "usable with a partition of at most {}",
+                format_bytes_floor(size * 512)
+            )
+        })
+        .unwrap_or_else(|| "not usable".to_string());
+    match v.kind {
+        FakeKind::None if !v.complete => format!(
+            "INCOMPLETE: announces {announced}; stopped by a budget before a verdict, with data shown to survive below {holds} and no sign of a fake so far"
+        ),
+        FakeKind::None => format!("OK: announces {announced} and holds all of it"),
+        FakeKind::Wrap => format!(
+            "FAKE: announces {announced}, holds {holds} (wrap-around every {}); {part}",
+            format_bytes(v.wrap_modulus.unwrap_or(0))
+        ),
+        FakeKind::Chain => format!(
+            "FAKE: announces {announced}, holds {holds} (beyond it, regions alternately wrap around every {} and lose data); {part}",
+            format_bytes(v.wrap_modulus.unwrap_or(0))
+        ),
+        FakeKind::Limbo => format!(
+            "FAKE: announces {announced}, holds {holds} (data written beyond it is lost); {part}"
+        ),
+        FakeKind::Bad => format!(
+            "DAMAGED: announces {announced}, but returned I/O errors or flipped bits; run `flashscope verify` for the full list"
+        ),
+    }
+}
+
+/// Bytes in binary units rounded down to two decimals (`7.99 GiB`), so a size shown as
+/// a limit is never above the limit.
+pub fn format_bytes_floor(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut unit = 0;
+    let mut scale = 1024u64;
+    while unit + 1 < UNITS.len() && bytes / scale >= 1024 {
+        scale *= 1024;
+        unit += 1;
+    }
+    let hundredths = (bytes as u128 * 100 / scale as u128) as u64;
+    let text = format!("{}.{:02}", hundredths / 100, hundredths % 100);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {}", UNITS[unit])
+}
+
+/// The sfdisk command that makes a fake usable: one partition inside the real part.
+fn partition_command(v: &Verdict, target: &str) -> Option<String> {
+    if !matches!(v.kind, FakeKind::Wrap | FakeKind::Limbo | FakeKind::Chain) {
+        return None;
+    }
+    let (start, size) = safe_partition(v.usable_bytes)?;
+    let dev = if target.starts_with("sim:") {
+        "/dev/sdX"
+    } else {
+        target
+    };
+    Some(format!(
+        "echo 'start={start}, size={size}, type=c' | sudo sfdisk {dev}"
+    ))
+}
+
+fn render(doc: &Document, line: &str, command: Option<&str>) -> String {
+    let mut s = format!("{line}\n");
+    if let Some(c) = command {
+        s.push_str(&format!(
+            "make it usable (erases its partition table): {c}\n"
+        ));
+    }
+    for (k, inf) in &doc.inferences {
+        s.push_str(&format!(
+            "  {k}: {} ({}) — {}\n",
+            inf.value
+                .as_ref()
+                .map(|v| match v.as_u64() {
+                    Some(n) if k.ends_with("_bytes") => format!("{} ({n} bytes)", format_bytes(n)),
+                    _ => v
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string()),
+                })
+                .unwrap_or_else(|| "?".to_string()),
+            inf.status_word(),
+            inf.evidence
+        ));
+    }
+    s.push_str(&format!("  took {:.1} s\n", doc.elapsed_ns as f64 / 1e9));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_rounded_down() {
+        assert_eq!(format_bytes_floor((8 << 30) - (1 << 20)), "7.99 GiB");
+        assert_eq!(format_bytes_floor(8 << 30), "8 GiB");
+        assert_eq!(format_bytes_floor(1536), "1.5 KiB");
+        assert_eq!(format_bytes_floor(100), "100 B");
+    }
+}

@@ -1,0 +1,676 @@
+//! `flashscope verify TARGET`: write stamps over the whole surface (or `--range`), read
+//! everything back and list what did not survive. `verify DIR` does the same through a
+//! mounted filesystem with 1 GiB files.
+
+use super::Output;
+use crate::backend::Backend;
+use crate::capacity::extent::Extent;
+use crate::capacity::fileset::{plan_bytes, FileSet};
+use crate::capacity::stamp::Stamper;
+use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
+use crate::report::progress::Progress;
+use crate::report::{Document, Inference, Warning};
+use crate::target::{self, sysfs, OpenRequest, OpenTarget};
+use crate::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Arguments of `verify`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  flashscope verify sim:sd-16g,size=256M --write
+  flashscope verify /dev/sdb --destructive --plot sdb.svg
+  flashscope verify /dev/sdb --destructive --resume      continue an interrupted run
+  flashscope verify /media/card --write --size 4G         through the filesystem
+
+A device, file or range is overwritten completely: that needs --destructive (a simulated
+card or a directory only needs --write; in a directory only new files are written and they
+are removed afterwards unless --keep). Exit 3 when anything did not read back as written.")]
+pub struct Args {
+    /// Whole block device, regular file, sim:PRESET[,key=value...], or a directory on a
+    /// mounted filesystem.
+    pub target: String,
+    /// Allow writing (enough for sim: targets and directories).
+    #[arg(long)]
+    pub write: bool,
+    /// Allow overwriting every byte of the range (devices and files).
+    #[arg(long)]
+    pub destructive: bool,
+    /// Only this range: OFFSET+LENGTH, e.g. 1G+512M.
+    #[arg(long, value_name = "OFFSET+LEN")]
+    pub range: Option<String>,
+    /// Directory mode: verify this much instead of all free space.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Directory mode: keep the files afterwards.
+    #[arg(long)]
+    pub keep: bool,
+    /// Continue the interrupted run recorded in the state file.
+    #[arg(long)]
+    pub resume: bool,
+    /// Where progress is saved for --resume (default: in the temporary directory, named
+    /// after the target).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Stop after this long (e.g. 10m); resume later with --resume.
+    #[arg(long, value_name = "DURATION")]
+    pub time_budget: Option<String>,
+    /// Write an SVG plot of read and write throughput over the position.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Verify a partition although a fake is only visible on the whole device.
+    #[arg(long)]
+    pub partition_ok: bool,
+    /// Run only the write pass (state saved) or only the read pass of a written run;
+    /// in between the card can be unplugged so that no cache can answer.
+    #[arg(long, value_enum, default_value = "both")]
+    pub pass: Pass,
+}
+
+/// Which passes to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pass {
+    Write,
+    Read,
+    Both,
+}
+
+/// Refuse a partition unless allowed: a fake card only shows itself on the whole device.
+pub fn partition_check(
+    opened: &OpenTarget,
+    spec: &str,
+    partition_ok: bool,
+) -> Result<Option<Warning>> {
+    let Some(name) = &opened.block_name else {
+        return Ok(None);
+    };
+    let Some(disk) = sysfs::whole_disk_name(name) else {
+        return Ok(None);
+    };
+    let msg = format!(
+        "'{spec}' is a partition of /dev/{disk}: a fake card is only visible on the whole device, because the partition may end before the real capacity does"
+    );
+    if partition_ok {
+        Ok(Some(Warning::new("partition", msg)))
+    } else {
+        Err(Error::Refused(format!(
+            "{msg}. Test /dev/{disk} instead, or pass --partition-ok to test just the partition"
+        )))
+    }
+}
+
+/// Parse `OFFSET+LEN`.
+pub fn parse_range(text: &str) -> Result<(u64, u64)> {
+    let bad = || {
+        Error::usage(format!(
+            "--range '{text}' is not OFFSET+LENGTH, e.g. 1G+512M or 0+64M"
+        ))
+    };
+    let (o, l) = text.split_once('+').ok_or_else(bad)?;
+    let o = parse_size(o.trim()).map_err(|_| bad())?;
+    let l = parse_size(l.trim()).map_err(|_| bad())?;
+    if l == 0 {
+        return Err(Error::usage(format!("--range '{text}' has length 0")));
+    }
+    Ok((o, l))
+}
+
+/// A stable description of what the target is, so a state file is not resumed on another.
+fn identity(opened: &OpenTarget, spec: &str) -> String {
+    let mut id = format!("{}:{}:{}", opened.info.kind, spec, opened.info.size_bytes);
+    if let Some(name) = &opened.block_name {
+        for attr in ["device/model", "device/serial", "serial", "device/cid"] {
+            if let Some(v) = sysfs::read_attr(name, attr) {
+                id.push_str(&format!(":{v}"));
+            }
+        }
+        if let Some(v) = sysfs::read_attr(name, "loop/backing_file") {
+            id.push_str(&format!(":{v}"));
+        }
+    } else if opened.info.kind == "file" {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::metadata(spec) {
+            id.push_str(&format!(":dev{}:ino{}", m.dev(), m.ino()));
+        }
+    }
+    id
+}
+
+fn is_sim_spec(spec: &str) -> bool {
+    spec.starts_with("sim:")
+}
+
+fn default_state_path(spec: &str) -> PathBuf {
+    let name: String = spec
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(80)
+        .collect();
+    std::env::temp_dir().join(format!("flashscope-verify-{name}.state.json"))
+}
+
+fn load_state(path: &Path) -> Result<VerifyState> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::usage(format!(
+                "--resume: no state file at '{}': nothing to resume (start without --resume, or give --state FILE)",
+                path.display()
+            ))
+        } else {
+            Error::io(format!("reading the state file '{}'", path.display()), e)
+        }
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        Error::usage(format!(
+            "the state file '{}' is not a flashscope verify state ({e})",
+            path.display()
+        ))
+    })
+}
+
+fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let text = serde_json::to_string(st).map_err(|e| Error::runtime(e.to_string()))?;
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| Error::io(format!("saving the state file '{}'", path.display()), e))
+}
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    let path = Path::new(&args.target);
+    let is_dir = !args.target.starts_with("sim:") && path.is_dir();
+    let is_sim = args.target.starts_with("sim:");
+    if is_dir || is_sim {
+        super::require_write_permission(
+            args.write || args.destructive,
+            &args.target,
+            "verify writes stamps over the whole range (a directory: new files filling its free space), then reads them back",
+        )?;
+    } else if !args.destructive {
+        if !args.write {
+            super::require_write_permission(
+                false,
+                &args.target,
+                "verify overwrites every byte of the device (or --range) with stamps, then reads them back",
+            )?;
+        }
+        return Err(Error::Refused(format!(
+            "verify overwrites every byte of '{}' (or of --range): its data is not restored. Rerun with --destructive if that is what you want",
+            args.target
+        )));
+    }
+    let time_budget_ns = args
+        .time_budget
+        .as_deref()
+        .map(|t| {
+            parse_duration_ns(t).map_err(|_| {
+                Error::usage(format!(
+                    "--time-budget '{t}' is not a duration: use e.g. 90s or 10m"
+                ))
+            })
+        })
+        .transpose()?;
+    if is_dir {
+        return run_dir(args, out, path, time_budget_ns);
+    }
+    let opened = target::open(&args.target, &OpenRequest::read_write())?;
+    let mut warnings = opened.warnings.clone();
+    if let Some(w) = partition_check(&opened, &args.target, args.partition_ok)? {
+        warnings.push(w);
+    }
+    let size = opened.info.size_bytes;
+    let sector = opened.info.logical_sector_bytes as u64;
+    let (start, len) = match &args.range {
+        Some(r) => parse_range(r)?,
+        None => (0, size),
+    };
+    if start.checked_add(len).is_none_or(|end| end > size) {
+        return Err(Error::usage(format!(
+            "--range {start}+{len} reaches beyond the end of '{}' ({size} bytes)",
+            args.target
+        )));
+    }
+    if start % sector.max(512) != 0 || len % sector.max(512) != 0 {
+        return Err(Error::usage(format!(
+            "--range {start}+{len} must start and end on a {}-byte sector boundary",
+            sector.max(512)
+        )));
+    }
+    let id = identity(&opened, &args.target);
+    let state_path = args
+        .state
+        .clone()
+        .unwrap_or_else(|| default_state_path(&args.target));
+    if args.pass == Pass::Read && !args.resume {
+        return Err(Error::usage(
+            "--pass read checks a run written earlier with --pass write: add --resume (and --state FILE if one was given)",
+        ));
+    }
+    if args.pass == Pass::Write && is_sim_spec(&args.target) {
+        return Err(Error::usage(
+            "--pass write keeps nothing on a simulated card (it lives only in this process): run both passes",
+        ));
+    }
+    let state = if args.resume {
+        let st = load_state(&state_path)?;
+        if st.target_identity != id || st.size_bytes != size {
+            return Err(Error::Refused(format!(
+                "the state file '{}' belongs to another device ({}), not to '{}' ({id}): resuming would report garbage. Start afresh without --resume",
+                state_path.display(),
+                st.target_identity,
+                args.target
+            )));
+        }
+        if args.range.is_some() && (st.start, st.length) != (start, len) {
+            return Err(Error::usage(format!(
+                "--range {start}+{len} differs from the interrupted run's {}+{}",
+                st.start, st.length
+            )));
+        }
+        st
+    } else {
+        VerifyState::new(id, size, start, len, Stamper::random_salt())
+    };
+    let info = opened.info.clone();
+    let is_sim_target = info.kind == "sim";
+    let mut dev = opened.backend;
+    if args.pass == Pass::Read && state.phase == Phase::Write {
+        return Err(Error::usage(format!(
+            "the run in '{}' has not finished writing: continue it with --resume --pass write (or both)",
+            state_path.display()
+        )));
+    }
+    let saved_at = (!is_sim_target).then_some(state_path.as_path());
+    let (state, code) = drive(
+        &mut *dev,
+        state,
+        time_budget_ns,
+        saved_at,
+        args.pass == Pass::Write,
+    )?;
+    let doc = document(
+        "verify",
+        serde_json::to_value(&info).unwrap_or_default(),
+        &state,
+        warnings,
+        args,
+        None,
+    )?;
+    out.emit(&doc, render);
+    Ok(code)
+}
+
+/// Run the engine with progress and state saving; returns the state and the exit code.
+fn drive(
+    dev: &mut dyn Backend,
+    mut state: VerifyState,
+    time_budget_ns: Option<u64>,
+    state_path: Option<&Path>,
+    stop_after_write: bool,
+) -> Result<(VerifyState, i32)> {
+    let mut bar = Progress::new("verify");
+    let mut save = |st: &VerifyState| match state_path {
+        Some(p) if st.phase != Phase::Done => save_state(p, st),
+        _ => Ok(()),
+    };
+    let mut last_phase = state.phase;
+    let mut prog = |phase: Phase, done: u64, total: u64| {
+        if phase != last_phase {
+            last_phase = phase;
+        }
+        // Writing is the first half of the work, reading the second.
+        let half = total;
+        let d = if phase == Phase::Read {
+            half + done
+        } else {
+            done
+        };
+        bar.update(d, 2 * half);
+    };
+    let mut ctl = VerifyControl {
+        time_budget_ns,
+        sample_bytes: (state.length / 256).max(state.chunk),
+        save_every: 256 << 20,
+        save: &mut save,
+        stop_after_write,
+        progress: &mut prog,
+    };
+    let t0 = dev.clock_ns();
+    let r = verify::run(dev, &mut state, &mut ctl);
+    let _ = t0;
+    bar.finish();
+    r?;
+    if state.phase == Phase::Done {
+        if let Some(p) = state_path {
+            let _ = std::fs::remove_file(p);
+        }
+    } else if let (true, Phase::Read, Some(p)) = (stop_after_write, state.phase, state_path) {
+        eprintln!(
+            "write pass done; check it later with --pass read --resume (state in {})",
+            p.display()
+        );
+    } else if let Some(p) = state_path {
+        eprintln!(
+            "verify stopped at {} of {} ({} phase); continue with --resume (state in {})",
+            format_bytes(state.next - state.start),
+            format_bytes(state.length),
+            if state.phase == Phase::Write {
+                "write"
+            } else {
+                "read"
+            },
+            p.display()
+        );
+    }
+    let code = if state.all_extents().is_empty() { 0 } else { 3 };
+    Ok((state, code))
+}
+
+fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -> Result<i32> {
+    if args.resume || args.range.is_some() {
+        return Err(Error::usage(
+            "--resume and --range apply to devices; verify a directory afresh (use --size to limit it)",
+        ));
+    }
+    let asked = args
+        .size
+        .as_deref()
+        .map(|s| {
+            parse_size(s).map_err(|_| {
+                Error::usage(format!("--size '{s}' is not a size: use e.g. 4G or 512M"))
+            })
+        })
+        .transpose()?;
+    let total = plan_bytes(dir, asked)?;
+    let mut set = FileSet::create(dir, total, args.keep)?;
+    let mut warnings = Vec::new();
+    if !set.direct() {
+        warnings.push(Warning::new(
+            "no-direct-io",
+            "the filesystem refuses O_DIRECT: files are fsynced and their cached pages dropped before reading back",
+        ));
+    }
+    let fs = crate::target::statfs_type(dir).map(crate::target::fs_type_name);
+    if matches!(fs.as_deref(), Some("tmpfs") | Some("ramfs")) {
+        warnings.push(Warning::new(
+            "memory-filesystem",
+            format!(
+                "'{}' is on {}, which keeps files in memory: this verifies RAM, not a card; verify a directory on the card's filesystem",
+                dir.display(),
+                fs.as_deref().unwrap_or("?")
+            ),
+        ));
+    }
+    let target = serde_json::json!({
+        "spec": args.target,
+        "kind": "directory",
+        "size_bytes": total,
+        "logical_sector_bytes": 4096,
+        "physical_sector_bytes": 4096,
+        "filesystem": fs,
+    });
+    let state = VerifyState::new(
+        format!("dir:{}", dir.display()),
+        total,
+        0,
+        total,
+        Stamper::random_salt(),
+    );
+    let (state, code) = drive(&mut set, state, time_budget_ns, None, false)?;
+    let files: Vec<String> = set
+        .paths()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    drop(set);
+    let doc = document("verify", target, &state, warnings, args, Some(files))?;
+    out.emit(&doc, render);
+    Ok(code)
+}
+
+fn rate(samples: &[ThroughputSample], phase: Phase) -> Option<f64> {
+    let (b, ns) = samples
+        .iter()
+        .filter(|s| s.phase == phase)
+        .fold((0u64, 0u64), |(b, n), s| (b + s.bytes, n + s.ns));
+    (ns > 0).then(|| b as f64 * 1e9 / ns as f64)
+}
+
+fn document(
+    command: &str,
+    target: serde_json::Value,
+    st: &VerifyState,
+    warnings: Vec<Warning>,
+    args: &Args,
+    files: Option<Vec<String>>,
+) -> Result<Document> {
+    let mut doc = Document::new(command, target);
+    doc.parameters = serde_json::json!({
+        "range_offset": st.start,
+        "range_length": st.length,
+        "chunk_bytes": st.chunk,
+        "resumed": args.resume,
+    });
+    doc.samples = serde_json::to_value(&st.samples).unwrap_or_default();
+    let extents: Vec<Extent> = st.all_extents();
+    let done = st.phase == Phase::Done;
+    let verified = if st.phase == Phase::Read || done {
+        st.next - st.start
+    } else {
+        0
+    };
+    let conf = if done { 0.99 } else { 0.6 };
+    doc.inferences.insert(
+        "bad_extents".into(),
+        Inference::new(
+            serde_json::to_value(&extents).unwrap_or_default(),
+            conf,
+            format!(
+                "{} of {} read back and checked unit by unit: {} good, {} in {} extents not as written{}",
+                format_bytes(verified),
+                format_bytes(st.length),
+                format_bytes(st.good_bytes),
+                format_bytes(extents.iter().map(|e| e.length).sum()),
+                extents.len(),
+                if st.extents.dropped > 0 {
+                    format!(" ({} more extents not listed)", st.extents.dropped)
+                } else {
+                    String::new()
+                }
+            ),
+        ),
+    );
+    doc.inferences.insert(
+        "first_bad_offset".into(),
+        match extents.first() {
+            Some(e) => Inference::new(
+                e.offset,
+                conf,
+                format!(
+                    "the first extent is {} {} bytes long",
+                    e.kind.name(),
+                    e.length
+                ),
+            ),
+            None if done => {
+                Inference::inconclusive("every byte read back as written: there is no bad offset")
+            }
+            None => Inference::inconclusive("the run stopped before reading everything back"),
+        },
+    );
+    if let Some(r) = rate(&st.samples, Phase::Write) {
+        doc.inferences.insert(
+            "write_bytes_per_s".into(),
+            Inference::new(
+                r.round() as u64,
+                0.95,
+                format!(
+                    "{} written sequentially in {} requests, wall time per phase",
+                    format_bytes(st.bytes_written),
+                    format_bytes(st.chunk)
+                ),
+            ),
+        );
+    }
+    if let Some(r) = rate(&st.samples, Phase::Read) {
+        doc.inferences.insert(
+            "read_bytes_per_s".into(),
+            Inference::new(
+                r.round() as u64,
+                0.95,
+                format!(
+                    "{} read sequentially in {} requests, wall time per phase",
+                    format_bytes(st.bytes_read),
+                    format_bytes(st.chunk)
+                ),
+            ),
+        );
+    }
+    doc.bytes_written = st.bytes_written;
+    doc.elapsed_ns = st.write_ns + st.read_ns;
+    let mut warnings = warnings;
+    if !done {
+        warnings.push(Warning::new(
+            "incomplete",
+            format!(
+                "the run stopped in the {} phase at {}: continue with --resume",
+                if st.phase == Phase::Write {
+                    "write"
+                } else {
+                    "read"
+                },
+                format_bytes(st.next)
+            ),
+        ));
+    }
+    doc.warnings = warnings;
+    if let Some(f) = files {
+        doc.extra.insert("files".into(), f.into());
+        doc.extra.insert("files_kept".into(), args.keep.into());
+    }
+    if let Some(p) = &args.plot {
+        std::fs::write(p, plot_svg(&st.samples, st.start, st.length))
+            .map_err(|e| Error::io(format!("writing the plot '{}'", p.display()), e))?;
+        doc.extra
+            .insert("plot".into(), p.display().to_string().into());
+    }
+    Ok(doc)
+}
+
+fn render(doc: &Document) -> String {
+    let ext = doc
+        .inferences
+        .get("bad_extents")
+        .and_then(|i| i.value.as_ref())
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    let spec = doc
+        .target
+        .get("spec")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    let mut s = if ext.is_empty() {
+        format!("OK: every byte of {spec} that was written read back intact\n")
+    } else {
+        let total: u64 = ext.iter().filter_map(|e| e["length"].as_u64()).sum();
+        format!(
+            "FAILED: {} in {} extents of {spec} did not read back as written (first at {})\n",
+            format_bytes(total),
+            ext.len(),
+            ext[0]["offset"].as_u64().unwrap_or(0)
+        )
+    };
+    for e in ext.iter().take(20) {
+        s.push_str(&format!(
+            "  {:>14} +{:<12} {}{}\n",
+            e["offset"].as_u64().unwrap_or(0),
+            e["length"].as_u64().unwrap_or(0),
+            e["kind"].as_str().unwrap_or("?"),
+            e["from"]
+                .as_u64()
+                .map(|f| format!(" (holds the data written at {f})"))
+                .unwrap_or_default()
+        ));
+    }
+    if ext.len() > 20 {
+        s.push_str(&format!("  … {} more (see --json)\n", ext.len() - 20));
+    }
+    for (k, label) in [("write_bytes_per_s", "write"), ("read_bytes_per_s", "read")] {
+        if let Some(v) = doc.inferences.get(k).and_then(|i| i.as_u64()) {
+            s.push_str(&format!("  {label}: {}\n", format_rate(v as f64)));
+        }
+    }
+    s
+}
+
+/// A small SVG of throughput over the position: one polyline per phase.
+pub fn plot_svg(samples: &[ThroughputSample], start: u64, len: u64) -> String {
+    let (w, h, m) = (800.0, 360.0, 50.0);
+    let max = samples
+        .iter()
+        .map(|s| s.bytes_per_s)
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let x = |off: u64| m + (off.saturating_sub(start)) as f64 / len.max(1) as f64 * (w - 2.0 * m);
+    let y = |bps: f64| h - m - bps / max * (h - 2.0 * m);
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<line x1=\"{m}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{m}\" y1=\"{m}\" x2=\"{m}\" y2=\"{}\" stroke=\"black\"/>\n<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">position ({} … {})</text>\n<text x=\"5\" y=\"{}\">{}</text>\n",
+        h - m, w - m, h - m, h - m, w / 2.0, h - 15.0,
+        format_bytes(start), format_bytes(start + len), m - 5.0, format_rate(max)
+    );
+    for (phase, colour, label) in [
+        (Phase::Write, "#d62728", "write"),
+        (Phase::Read, "#1f77b4", "read"),
+    ] {
+        let pts: Vec<String> = samples
+            .iter()
+            .filter(|s| s.phase == phase)
+            .map(|s| format!("{:.1},{:.1}", x(s.offset + s.bytes / 2), y(s.bytes_per_s)))
+            .collect();
+        if !pts.is_empty() {
+            svg.push_str(&format!(
+                "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\" points=\"{}\"/>\n<text x=\"{}\" y=\"{}\" fill=\"{colour}\">{label}</text>\n",
+                pts.join(" "),
+                w - m - 40.0,
+                if phase == Phase::Write { m + 15.0 } else { m + 30.0 }
+            ));
+        }
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_and_name_the_bad_value() {
+        assert_eq!(parse_range("1G+512M").unwrap(), (1 << 30, 512 << 20));
+        assert!(parse_range("1G").unwrap_err().to_string().contains("1G"));
+        assert!(parse_range("x+1M").is_err());
+        assert!(parse_range("0+0").is_err());
+    }
+
+    #[test]
+    fn the_plot_has_a_line_per_phase() {
+        let s = |phase, offset| ThroughputSample {
+            phase,
+            offset,
+            bytes: 1 << 20,
+            ns: 1_000_000,
+            bytes_per_s: 1e9,
+        };
+        let svg = plot_svg(
+            &[
+                s(Phase::Write, 0),
+                s(Phase::Write, 1 << 20),
+                s(Phase::Read, 0),
+            ],
+            0,
+            2 << 20,
+        );
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert!(svg.starts_with("<svg"));
+    }
+}

@@ -1,0 +1,648 @@
+//! `bench`: the everyday speed test (KDiskMark's four lines, read and write) and the pure
+//! analysis of its figures — SD speed classes, application performance classes, and
+//! `--expect` checks.
+
+use super::offsets::Dir;
+use super::spec::RwMode;
+use crate::report::Inference;
+use crate::{Error, Result};
+use serde::Serialize;
+
+/// One line of the bench: a pattern, a block size and a queue depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BenchLine {
+    /// Short name used in metric names: `seq`, `seq_q1`, `rand`, `rand_q1`.
+    pub key: &'static str,
+    /// KDiskMark's label.
+    pub label: &'static str,
+    pub random: bool,
+    pub bs: u64,
+    pub iodepth: u32,
+}
+
+/// The four lines, in the order they run.
+pub const LINES: [BenchLine; 4] = [
+    BenchLine {
+        key: "seq",
+        label: "SEQ1M Q8T1",
+        random: false,
+        bs: 1 << 20,
+        iodepth: 8,
+    },
+    BenchLine {
+        key: "seq_q1",
+        label: "SEQ1M Q1T1",
+        random: false,
+        bs: 1 << 20,
+        iodepth: 1,
+    },
+    BenchLine {
+        key: "rand",
+        label: "RND4K Q32T1",
+        random: true,
+        bs: 4096,
+        iodepth: 32,
+    },
+    BenchLine {
+        key: "rand_q1",
+        label: "RND4K Q1T1",
+        random: true,
+        bs: 4096,
+        iodepth: 1,
+    },
+];
+
+impl BenchLine {
+    /// fio's `rw` for this line in direction `dir`.
+    pub fn rw(&self, dir: Dir) -> RwMode {
+        match (self.random, dir) {
+            (false, Dir::Read) => RwMode::Read,
+            (false, Dir::Write) => RwMode::Write,
+            (true, Dir::Read) => RwMode::RandRead,
+            (true, Dir::Write) => RwMode::RandWrite,
+        }
+    }
+
+    /// The metric base name for a direction: `seq_read`, `rand_write_q1`, …
+    pub fn metric(&self, dir: Dir) -> String {
+        let d = if dir == Dir::Read { "read" } else { "write" };
+        match self.key.split_once('_') {
+            Some((kind, q)) => format!("{kind}_{d}_{q}"),
+            None => format!("{}_{d}", self.key),
+        }
+    }
+}
+
+/// What one bench test measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchFigure {
+    /// Metric base name (`seq_write`, `rand_read_q1`, …).
+    pub metric: String,
+    pub label: String,
+    pub dir: &'static str,
+    pub bw_bytes: f64,
+    pub iops: f64,
+    pub p99_ns: Option<u64>,
+    pub mean_ns: f64,
+    /// Standard deviation of the completion latency, ns.
+    pub stddev_ns: f64,
+    /// Completed I/Os counted.
+    pub ios: u64,
+    /// Per-second bandwidth samples (bytes/s) of the counting time.
+    pub per_second_bw: Vec<f64>,
+}
+
+impl BenchFigure {
+    /// Relative standard error of the rate: from the per-second samples when there are at
+    /// least three, else from the spread of the completion latencies over the I/Os
+    /// counted (the rate is the inverse of the mean service time); 0.1 when neither says.
+    pub fn rel_stderr(&self) -> f64 {
+        let n = self.per_second_bw.len();
+        if n < 3 {
+            if self.ios >= 10 && self.mean_ns > 0.0 {
+                return (self.stddev_ns / self.mean_ns / (self.ios as f64).sqrt()).max(0.01);
+            }
+            return 0.1;
+        }
+        let mean = self.per_second_bw.iter().sum::<f64>() / n as f64;
+        if mean <= 0.0 {
+            return 1.0;
+        }
+        let var = self
+            .per_second_bw
+            .iter()
+            .map(|x| (x - mean).powi(2))
+            .sum::<f64>()
+            / (n - 1) as f64;
+        var.sqrt() / mean / (n as f64).sqrt()
+    }
+
+    /// True when the rate fell by more than 10 % from the first third to the last (a write
+    /// cache running out): the figure is then not a sustained one.
+    pub fn declining(&self) -> bool {
+        let n = self.per_second_bw.len();
+        if n < 3 {
+            return false;
+        }
+        let k = n / 3;
+        let first = self.per_second_bw[..k].iter().sum::<f64>() / k as f64;
+        let last = self.per_second_bw[n - k..].iter().sum::<f64>() / k as f64;
+        last < first * 0.9
+    }
+}
+
+/// One class requirement checked against a figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClassCheck {
+    pub class: String,
+    /// The requirement in words, e.g. "sequential write ≥ 10 MB/s".
+    pub requirement: String,
+    pub pass: bool,
+    /// Measured / required − 1 of the tightest requirement (negative when failing).
+    pub margin: f64,
+}
+
+const MB: f64 = 1e6;
+
+/// SD speed classes by the sustained sequential write they promise (MB/s, 10^6 bytes),
+/// highest first within each family.
+pub const SPEED_CLASSES: [(&str, f64); 11] = [
+    ("V90", 90.0),
+    ("V60", 60.0),
+    ("V30", 30.0),
+    ("U3", 30.0),
+    ("V10", 10.0),
+    ("U1", 10.0),
+    ("C10", 10.0),
+    ("V6", 6.0),
+    ("C6", 6.0),
+    ("C4", 4.0),
+    ("C2", 2.0),
+];
+
+/// Application performance classes: (name, random read IOPS, random write IOPS, sequential
+/// write MB/s).
+pub const APP_CLASSES: [(&str, f64, f64, f64); 2] =
+    [("A2", 4000.0, 2000.0, 10.0), ("A1", 1500.0, 500.0, 10.0)];
+
+/// Every speed class checked against the sequential write figure.
+pub fn speed_class_checks(seq_write_bw: f64) -> Vec<ClassCheck> {
+    SPEED_CLASSES
+        .iter()
+        .map(|&(name, mbs)| ClassCheck {
+            class: name.into(),
+            requirement: format!("sequential write ≥ {mbs} MB/s"),
+            pass: seq_write_bw >= mbs * MB,
+            margin: seq_write_bw / (mbs * MB) - 1.0,
+        })
+        .collect()
+}
+
+/// Both application classes checked against random 4 KiB read and write IOPS (QD32) and
+/// sequential write.
+pub fn app_class_checks(
+    rand_read_iops: f64,
+    rand_write_iops: f64,
+    seq_write_bw: f64,
+) -> Vec<ClassCheck> {
+    APP_CLASSES
+        .iter()
+        .map(|&(name, rr, rw, sw)| {
+            let margins = [
+                rand_read_iops / rr - 1.0,
+                rand_write_iops / rw - 1.0,
+                seq_write_bw / (sw * MB) - 1.0,
+            ];
+            let margin = margins.iter().copied().fold(f64::INFINITY, f64::min);
+            ClassCheck {
+                class: name.into(),
+                requirement: format!(
+                    "random 4 KiB read ≥ {rr} IOPS, random 4 KiB write ≥ {rw} IOPS, sequential write ≥ {sw} MB/s"
+                ),
+                pass: margin >= 0.0,
+                margin,
+            }
+        })
+        .collect()
+}
+
+/// Confidence that a figure lies on the side of `threshold` it was measured on: high when
+/// the distance is many standard errors (and at least 3 %), lower near the line.
+fn side_confidence(value: f64, threshold: f64, rel_stderr: f64) -> f64 {
+    if value <= 0.0 || threshold <= 0.0 {
+        return 0.95;
+    }
+    let dist = (value - threshold).abs() / value;
+    let noise = rel_stderr.max(0.01);
+    if dist >= (3.0 * noise).max(0.03) {
+        0.95
+    } else if dist >= noise {
+        0.7
+    } else {
+        0.3
+    }
+}
+
+/// The SD speed class the sequential write figure supports: the highest mark met ("V30",
+/// "V10", "V6", "C4", "C2" or "none").
+pub fn speed_class(seq_write: Option<&BenchFigure>) -> Inference {
+    let Some(f) = seq_write else {
+        return Inference::inconclusive(
+            "the sequential write test did not run (it needs --write, and --destructive on a block device)",
+        );
+    };
+    let bw = f.bw_bytes;
+    let value = ["V90", "V60", "V30", "V10", "V6", "C4", "C2"]
+        .iter()
+        .find(|name| {
+            SPEED_CLASSES
+                .iter()
+                .any(|&(n, mbs)| n == **name && bw >= mbs * MB)
+        })
+        .copied()
+        .unwrap_or("none");
+    // The nearest class line decides how sure we are.
+    let rel = f.rel_stderr();
+    let mut conf = SPEED_CLASSES
+        .iter()
+        .map(|&(_, mbs)| side_confidence(bw, mbs * MB, rel))
+        .fold(1.0, f64::min);
+    let mut caveat = String::new();
+    if conf < 0.9 {
+        let (near, mbs) = SPEED_CLASSES
+            .iter()
+            .copied()
+            .min_by(|a, b| {
+                let da = (bw - a.1 * MB).abs();
+                let db = (bw - b.1 * MB).abs();
+                da.total_cmp(&db)
+            })
+            .unwrap_or(("C2", 2.0));
+        caveat = format!(
+            " That is within the measurement noise of the {near} line ({mbs} MB/s), so which side it is on is not certain; a longer --runtime narrows the noise."
+        );
+    }
+    if f.declining() {
+        conf = conf.min(0.7);
+        caveat += " The rate fell during the test (a write cache running out?), so a longer --runtime may give a lower sustained figure.";
+    }
+    let passed: Vec<&str> = SPEED_CLASSES
+        .iter()
+        .filter(|&&(_, mbs)| bw >= mbs * MB)
+        .map(|&(n, _)| n)
+        .collect();
+    Inference::new(
+        value,
+        conf,
+        format!(
+            "sequential 1 MiB write at QD8 gave {:.1} MB/s (±{:.1} %), which meets {}.{caveat}",
+            bw / MB,
+            rel * 100.0,
+            if passed.is_empty() {
+                "no SD speed class (C2 needs 2 MB/s)".to_string()
+            } else {
+                passed.join(", ")
+            }
+        ),
+    )
+}
+
+/// The application performance class ("A2", "A1" or "none") from random 4 KiB read and
+/// write IOPS at QD32 and sequential write.
+pub fn app_class(
+    rand_read: Option<&BenchFigure>,
+    rand_write: Option<&BenchFigure>,
+    seq_write: Option<&BenchFigure>,
+) -> Inference {
+    let (Some(rr), Some(rw), Some(sw)) = (rand_read, rand_write, seq_write) else {
+        return Inference::inconclusive(
+            "A1/A2 need random read, random write and sequential write figures; the write tests did not run (they need --write, and --destructive on a block device)",
+        );
+    };
+    let checks = app_class_checks(rr.iops, rw.iops, sw.bw_bytes);
+    let value = checks
+        .iter()
+        .find(|c| c.pass)
+        .map_or("none", |c| c.class.as_str())
+        .to_string();
+    let mut conf: f64 = 1.0;
+    for &(_, r, w, s) in &APP_CLASSES {
+        conf = conf
+            .min(side_confidence(rr.iops, r, rr.rel_stderr()))
+            .min(side_confidence(rw.iops, w, rw.rel_stderr()))
+            .min(side_confidence(sw.bw_bytes, s * MB, sw.rel_stderr()));
+    }
+    Inference::new(
+        value,
+        conf,
+        format!(
+            "random 4 KiB at QD32: read {:.0} IOPS, write {:.0} IOPS; sequential write {:.1} MB/s (A1 needs 1500 / 500 IOPS and 10 MB/s, A2 4000 / 2000 IOPS and 10 MB/s){}",
+            rr.iops,
+            rw.iops,
+            sw.bw_bytes / MB,
+            if conf < 0.9 {
+                "; a figure lies within its measurement noise of a class line, so the verdict is not certain (a longer --runtime narrows the noise)"
+            } else {
+                ""
+            }
+        ),
+    )
+}
+
+/// A comparison in an `--expect` term.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Op {
+    Ge,
+    Gt,
+    Le,
+    Lt,
+}
+
+impl Op {
+    fn symbol(self) -> &'static str {
+        match self {
+            Op::Ge => ">=",
+            Op::Gt => ">",
+            Op::Le => "<=",
+            Op::Lt => "<",
+        }
+    }
+
+    fn holds(self, a: f64, b: f64) -> bool {
+        match self {
+            Op::Ge => a >= b,
+            Op::Gt => a > b,
+            Op::Le => a <= b,
+            Op::Lt => a < b,
+        }
+    }
+}
+
+/// What a metric measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Quantity {
+    /// Bytes per second.
+    Bandwidth,
+    Iops,
+    /// 99th percentile completion latency, ns.
+    P99,
+}
+
+/// One `--expect` term: `metric op value`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Expect {
+    pub term: String,
+    /// Metric base name (`seq_write`).
+    pub metric: String,
+    pub quantity: Quantity,
+    pub op: Op,
+    pub value: f64,
+}
+
+/// Every metric base name the bench produces.
+pub fn metric_names() -> Vec<String> {
+    let mut v = Vec::new();
+    for l in LINES {
+        for d in [Dir::Read, Dir::Write] {
+            v.push(l.metric(d));
+        }
+    }
+    v
+}
+
+fn parse_bandwidth(v: &str) -> Option<f64> {
+    let l = v.trim().to_ascii_lowercase();
+    let l = l.strip_suffix("/s").unwrap_or(&l);
+    let (num, mult) = [
+        ("kib", 1024.0),
+        ("mib", 1048576.0),
+        ("gib", 1073741824.0),
+        ("kb", 1e3),
+        ("mb", 1e6),
+        ("gb", 1e9),
+        ("b", 1.0),
+    ]
+    .iter()
+    .find_map(|&(suf, m)| l.strip_suffix(suf).map(|n| (n, m)))
+    .unwrap_or((l, 1.0));
+    let x: f64 = num.trim().parse().ok()?;
+    (x.is_finite() && x >= 0.0).then_some(x * mult)
+}
+
+fn parse_count(v: &str) -> Option<f64> {
+    let l = v.trim().to_ascii_lowercase();
+    let l = l.strip_suffix("iops").unwrap_or(&l).trim();
+    let (num, mult) = match l.strip_suffix('k') {
+        Some(n) => (n, 1e3),
+        None => (l, 1.0),
+    };
+    let x: f64 = num.trim().parse().ok()?;
+    (x.is_finite() && x >= 0.0).then_some(x * mult)
+}
+
+/// Parse `--expect 'seq_write>=10MB/s,rand_read_iops>=1500,rand_read_q1_p99<=5ms'`.
+/// Bandwidths take B/s, KB/s, MB/s, GB/s (powers of 1000) or KiB/s, MiB/s, GiB/s;
+/// IOPS a number (`1.5k` allowed); `_p99` a duration (ns, us, ms, s).
+pub fn parse_expect(text: &str) -> Result<Vec<Expect>> {
+    let mut out = Vec::new();
+    for raw in text.split(',') {
+        let term = raw.trim();
+        if term.is_empty() {
+            continue;
+        }
+        let bad = |why: &str| {
+            Error::usage(format!(
+                "--expect term '{term}': {why}; write e.g. seq_write>=10MB/s or rand_read_iops>=1500 (metrics: {}, each also with _iops or _p99)",
+                metric_names().join(", ")
+            ))
+        };
+        let (pos, op, oplen) = [(">=", Op::Ge), ("<=", Op::Le), (">", Op::Gt), ("<", Op::Lt)]
+            .iter()
+            .find_map(|&(s, op)| term.find(s).map(|p| (p, op, s.len())))
+            .ok_or_else(|| bad("no comparison (>=, >, <=, <)"))?;
+        let name = term[..pos].trim().to_ascii_lowercase();
+        let value = term[pos + oplen..].trim();
+        let (base, quantity) = if let Some(b) = name.strip_suffix("_p99") {
+            (b.to_string(), Quantity::P99)
+        } else if let Some(b) = name.strip_suffix("_iops") {
+            (b.to_string(), Quantity::Iops)
+        } else if let Some(b) = name.strip_suffix("_iops_q1") {
+            (format!("{b}_q1"), Quantity::Iops)
+        } else {
+            (name.clone(), Quantity::Bandwidth)
+        };
+        if !metric_names().contains(&base) {
+            return Err(bad(&format!("unknown metric '{name}'")));
+        }
+        let v = match quantity {
+            Quantity::Bandwidth => parse_bandwidth(value),
+            Quantity::Iops => parse_count(value),
+            Quantity::P99 => crate::units::parse_duration_ns(value)
+                .ok()
+                .map(|n| n as f64),
+        }
+        .ok_or_else(|| bad(&format!("'{value}' is not a value for {name}")))?;
+        out.push(Expect {
+            term: term.to_string(),
+            metric: base,
+            quantity,
+            op,
+            value: v,
+        });
+    }
+    if out.is_empty() {
+        return Err(Error::usage(
+            "--expect is empty; write e.g. seq_write>=10MB/s",
+        ));
+    }
+    Ok(out)
+}
+
+/// The outcome of one `--expect` term.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExpectResult {
+    pub term: String,
+    pub measured: Option<f64>,
+    pub pass: bool,
+    pub message: String,
+}
+
+/// Check every term against the figures; a term whose test did not run fails, saying so.
+pub fn evaluate(expects: &[Expect], figures: &[BenchFigure]) -> Vec<ExpectResult> {
+    expects
+        .iter()
+        .map(|e| {
+            let f = figures.iter().find(|f| f.metric == e.metric);
+            let measured = f.and_then(|f| match e.quantity {
+                Quantity::Bandwidth => Some(f.bw_bytes),
+                Quantity::Iops => Some(f.iops),
+                Quantity::P99 => f.p99_ns.map(|n| n as f64),
+            });
+            match measured {
+                None => ExpectResult {
+                    term: e.term.clone(),
+                    measured: None,
+                    pass: false,
+                    message: format!("{}: the {} test did not run", e.term, e.metric),
+                },
+                Some(m) => {
+                    let pass = e.op.holds(m, e.value);
+                    let shown = match e.quantity {
+                        Quantity::Bandwidth => format!("{:.2} MB/s", m / MB),
+                        Quantity::Iops => format!("{m:.0} IOPS"),
+                        Quantity::P99 => crate::units::format_ns(m),
+                    };
+                    ExpectResult {
+                        term: e.term.clone(),
+                        measured: Some(m),
+                        pass,
+                        message: format!(
+                            "{}: measured {shown} {} {}",
+                            e.term,
+                            if pass { "passes" } else { "fails" },
+                            e.op.symbol()
+                        ),
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Status;
+
+    fn fig(metric: &str, bw: f64, iops: f64, per_s: Vec<f64>) -> BenchFigure {
+        BenchFigure {
+            metric: metric.into(),
+            label: String::new(),
+            dir: "write",
+            bw_bytes: bw,
+            iops,
+            p99_ns: Some(2_000_000),
+            mean_ns: 1e6,
+            stddev_ns: 1e6,
+            ios: 5,
+            per_second_bw: per_s,
+        }
+    }
+
+    #[test]
+    fn metric_names_follow_the_lines() {
+        assert_eq!(LINES[0].metric(Dir::Write), "seq_write");
+        assert_eq!(LINES[3].metric(Dir::Read), "rand_read_q1");
+    }
+
+    #[test]
+    fn speed_class_is_the_highest_mark_met() {
+        let steady = |bw: f64| fig("seq_write", bw, bw / 1048576.0, vec![bw; 10]);
+        let f = steady(45e6);
+        let i = speed_class(Some(&f));
+        assert_eq!(i.value, Some("V30".into()));
+        assert_eq!(i.status, Status::Confident);
+        assert!(i.evidence.contains("45.0 MB/s") && i.evidence.contains("U3"));
+        assert_eq!(speed_class(Some(&steady(12e6))).value, Some("V10".into()));
+        assert_eq!(speed_class(Some(&steady(1e6))).value, Some("none".into()));
+        assert_eq!(speed_class(None).status, Status::Inconclusive);
+    }
+
+    #[test]
+    fn near_a_class_line_with_noise_is_not_confident() {
+        // 10.1 MB/s with ±20 % per-second noise: C10 or not cannot be told apart.
+        let per_s: Vec<f64> = (0..6)
+            .map(|i| if i % 2 == 0 { 12.1e6 } else { 8.1e6 })
+            .collect();
+        let f = fig("seq_write", 10.1e6, 10.0, per_s);
+        let i = speed_class(Some(&f));
+        assert_ne!(i.status, Status::Confident, "{i:?}");
+    }
+
+    #[test]
+    fn a_falling_rate_is_at_most_tentative() {
+        let per_s = vec![60e6, 60e6, 60e6, 20e6, 20e6, 20e6];
+        let f = fig("seq_write", 40e6, 40.0, per_s);
+        let i = speed_class(Some(&f));
+        assert_eq!(i.status, Status::Tentative);
+        assert!(i.evidence.contains("fell"));
+        // Near a line, the evidence says which line and why the verdict is withheld.
+        let near = fig("seq_write", 61e6, 61.0, vec![50e6, 72e6, 61e6, 55e6, 67e6]);
+        let i = speed_class(Some(&near));
+        assert_ne!(i.status, Status::Confident);
+        assert!(i.evidence.contains("V60 line"), "{}", i.evidence);
+    }
+
+    #[test]
+    fn short_runs_take_their_noise_from_the_latencies() {
+        let mut f = fig("seq_write", 12.7e6, 12.0, vec![12.7e6]);
+        assert_eq!(f.rel_stderr(), 0.1, "too few I/Os to say");
+        f.ios = 100;
+        f.stddev_ns = 0.05e6; // 5 % spread over 100 I/Os: 0.5 % → floor of 1 %
+        assert!((f.rel_stderr() - 0.01).abs() < 1e-12);
+        assert_eq!(speed_class(Some(&f)).status, Status::Confident);
+    }
+
+    #[test]
+    fn app_class_needs_all_three_figures() {
+        let rr = fig("rand_read", 0.0, 5000.0, vec![]);
+        let rw = fig("rand_write", 0.0, 800.0, vec![]);
+        let sw = fig("seq_write", 20e6, 20.0, vec![]);
+        let i = app_class(Some(&rr), Some(&rw), Some(&sw));
+        assert_eq!(i.value, Some("A1".into()));
+        let checks = app_class_checks(5000.0, 800.0, 20e6);
+        assert!(!checks[0].pass && checks[1].pass);
+        assert!((checks[1].margin - 0.6).abs() < 1e-9, "{checks:?}");
+        assert_eq!(
+            app_class(Some(&rr), None, Some(&sw)).status,
+            Status::Inconclusive
+        );
+    }
+
+    #[test]
+    fn expect_parses_units_and_names_bad_terms() {
+        let e =
+            parse_expect("seq_write>=10MB/s, rand_read_iops>=1.5k,rand_read_q1_p99<=5ms").unwrap();
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0].value, 10e6);
+        assert_eq!(e[1].quantity, Quantity::Iops);
+        assert_eq!(e[1].value, 1500.0);
+        assert_eq!(e[2].value, 5e6);
+        let err = parse_expect("seq_write>=10MB/s,warp_speed>=9").unwrap_err();
+        assert!(err.to_string().contains("warp_speed"), "{err}");
+        assert_eq!(err.exit_code(), 2);
+        let err = parse_expect("seq_write>=fast").unwrap_err();
+        assert!(err.to_string().contains("'fast'"));
+        assert!(parse_expect("seq_write 10").is_err());
+    }
+
+    #[test]
+    fn expect_evaluates_against_figures() {
+        let figs = vec![fig("seq_write", 12e6, 12.0, vec![])];
+        let e = parse_expect("seq_write>=10MB/s,seq_write>=20MB/s,rand_read_iops>=1").unwrap();
+        let r = evaluate(&e, &figs);
+        assert!(r[0].pass);
+        assert!(!r[1].pass);
+        assert!(!r[2].pass && r[2].message.contains("did not run"));
+    }
+}

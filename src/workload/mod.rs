@@ -1,0 +1,354 @@
+//! The fio-style workload engine behind `io` and `bench`: a job spec in fio's words,
+//! offset generators, the sync / io_uring / null engines and the simulator's queue model,
+//! log-linear latency histograms, per-second samples, CPU time, the block device's own
+//! statistics and the page cache, and verify stamps.
+//!
+//! On the simulator (`sim:` targets) the device serves one request at a time on its virtual
+//! clock; a queue depth above 1 adds waiting time to each request's latency but cannot make
+//! the simulated device faster (see `engine`).
+
+pub mod bench;
+pub mod engine;
+pub mod histogram;
+pub mod job;
+pub mod offsets;
+pub mod spec;
+pub mod sysstat;
+pub mod verify;
+
+pub use job::{DirStats, JobResult, SecondSample};
+pub use offsets::Dir;
+pub use spec::{EngineKind, JobSpec, Pattern, RateLimit, RwMode, SyncMode};
+
+use crate::backend::{monotonic_ns, Backend};
+use crate::report::Warning;
+use crate::Result;
+use histogram::{percentile_key, LatencyHistogram, DEFAULT_PERCENTILES};
+use serde_json::{json, Value};
+use std::path::Path;
+use sysstat::{DiskUtil, PageCache};
+use verify::VerifyReport;
+
+/// Where a workload runs.
+pub enum RunTarget<'a> {
+    /// A file or block device, opened by the engine with the job's flags.
+    Path(&'a Path),
+    /// A backend with its own clock (the simulator).
+    Backend(&'a mut dyn Backend),
+}
+
+/// Everything a workload run measured.
+#[derive(Debug, Clone)]
+pub struct WorkloadResult {
+    pub spec: JobSpec,
+    pub jobs: Vec<JobResult>,
+    /// The engine that ran ("sim" when a backend ran through the queue model).
+    pub engine: String,
+    /// "monotonic" for real devices, "virtual" for the simulator.
+    pub clock: &'static str,
+    pub disk: Option<DiskUtil>,
+    /// Page cache before and after, for buffered (non-direct) runs.
+    pub page_cache: Option<(PageCache, PageCache)>,
+    pub elapsed_ns: u64,
+    pub warnings: Vec<Warning>,
+}
+
+/// Totals of one direction over all jobs (fio's group reporting).
+#[derive(Debug, Clone, Default)]
+pub struct DirSummary {
+    pub io_bytes: u64,
+    pub ios: u64,
+    /// The longest job's counting time, ns.
+    pub runtime_ns: u64,
+    pub clat: LatencyHistogram,
+}
+
+impl DirSummary {
+    /// Bytes per second over the counting time.
+    pub fn bw_bytes(&self) -> f64 {
+        if self.runtime_ns == 0 {
+            0.0
+        } else {
+            self.io_bytes as f64 * 1e9 / self.runtime_ns as f64
+        }
+    }
+
+    /// I/O operations per second.
+    pub fn iops(&self) -> f64 {
+        if self.runtime_ns == 0 {
+            0.0
+        } else {
+            self.ios as f64 * 1e9 / self.runtime_ns as f64
+        }
+    }
+}
+
+impl WorkloadResult {
+    /// The sum of all jobs in one direction.
+    pub fn total(&self, dir: Dir) -> DirSummary {
+        let mut s = DirSummary::default();
+        for j in &self.jobs {
+            let d = match dir {
+                Dir::Read => &j.read,
+                Dir::Write => &j.write,
+            };
+            s.io_bytes += d.io_bytes;
+            s.ios += d.ios;
+            s.runtime_ns = s.runtime_ns.max(j.runtime_ns);
+            s.clat.merge(&d.clat);
+        }
+        s
+    }
+
+    /// The first error that ended a job early.
+    pub fn error(&self) -> Option<&str> {
+        self.jobs.iter().find_map(|j| j.error.as_deref())
+    }
+
+    /// True when the target went away mid-run.
+    pub fn vanished(&self) -> bool {
+        self.jobs.iter().any(|j| j.vanished)
+    }
+
+    /// Bytes written to the target, ramp included.
+    pub fn bytes_written(&self) -> u64 {
+        self.jobs.iter().map(|j| j.bytes_written).sum()
+    }
+
+    /// The verify pass over all jobs, when verifying.
+    pub fn verify(&self) -> Option<VerifyReport> {
+        let mut out: Option<VerifyReport> = None;
+        for j in &self.jobs {
+            if let Some(v) = &j.verify {
+                out.get_or_insert_with(VerifyReport::default).merge(v);
+            }
+        }
+        out
+    }
+
+    /// Per-second samples summed over jobs (by interval index).
+    pub fn samples(&self) -> Vec<SecondSample> {
+        let mut out: Vec<SecondSample> = Vec::new();
+        for j in &self.jobs {
+            for (i, s) in j.samples.iter().enumerate() {
+                if out.len() <= i {
+                    out.push(SecondSample {
+                        t_ms: s.t_ms,
+                        interval_ms: s.interval_ms,
+                        ..SecondSample::default()
+                    });
+                }
+                let o = &mut out[i];
+                o.read_bytes += s.read_bytes;
+                o.read_ios += s.read_ios;
+                o.write_bytes += s.write_bytes;
+                o.write_ios += s.write_ios;
+            }
+        }
+        out
+    }
+
+    /// The `jobs` array in fio's JSON shape (names and units as fio's `--output-format=json`).
+    pub fn fio_jobs_json(&self) -> Value {
+        Value::Array(
+            self.jobs
+                .iter()
+                .map(|j| fio_job_json(j, &self.spec, &self.engine))
+                .collect(),
+        )
+    }
+}
+
+/// fio's per-direction object.
+pub fn fio_dir_json(d: &DirStats, runtime_ns: u64) -> Value {
+    let secs = runtime_ns as f64 / 1e9;
+    let (bw_bytes, iops) = if runtime_ns == 0 {
+        (0.0, 0.0)
+    } else {
+        (d.io_bytes as f64 / secs, d.ios as f64 / secs)
+    };
+    let mut pct = serde_json::Map::new();
+    for p in DEFAULT_PERCENTILES {
+        if let Some(v) = d.clat.percentile(p) {
+            pct.insert(percentile_key(p), json!(v));
+        }
+    }
+    json!({
+        "io_bytes": d.io_bytes,
+        "io_kbytes": d.io_bytes / 1024,
+        "bw_bytes": bw_bytes.round() as u64,
+        "bw": (bw_bytes / 1024.0).round() as u64,
+        "iops": iops,
+        "runtime": runtime_ns / 1_000_000,
+        "total_ios": d.ios,
+        "clat_ns": {
+            "min": d.clat.min(),
+            "max": d.clat.max(),
+            "mean": d.clat.mean(),
+            "stddev": d.clat.stddev(),
+            "N": d.clat.count(),
+            "percentile": pct,
+        },
+    })
+}
+
+fn fio_job_json(j: &JobResult, spec: &JobSpec, engine: &str) -> Value {
+    let secs = j.runtime_ns.max(1) as f64 / 1e9;
+    let cpu_pct = |ns: u64| {
+        if j.runtime_ns == 0 {
+            0.0
+        } else {
+            ns as f64 / 1e9 / secs * 100.0
+        }
+    };
+    let mut v = json!({
+        "jobname": j.name,
+        "groupid": 0,
+        "job_index": j.index,
+        "error": if j.error.is_some() { 1 } else { 0 },
+        "job options": {
+            "rw": spec.rw.name(),
+            "bs": if spec.bs_min == spec.bs_max { spec.bs_min.to_string() } else { format!("{}-{}", spec.bs_min, spec.bs_max) },
+            "iodepth": spec.iodepth.to_string(),
+            "ioengine": engine,
+            "direct": if spec.direct { "1" } else { "0" },
+            "size": spec.size.to_string(),
+            "offset": spec.offset.to_string(),
+        },
+        "read": fio_dir_json(&j.read, j.runtime_ns),
+        "write": fio_dir_json(&j.write, j.runtime_ns),
+        "usr_cpu": cpu_pct(j.usr_ns),
+        "sys_cpu": cpu_pct(j.sys_ns),
+        "job_runtime": j.runtime_ns / 1_000_000,
+        "samples": j.samples,
+    });
+    if let Some(e) = &j.error {
+        v["error_message"] = json!(e);
+    }
+    if let Some(r) = &j.verify {
+        v["verify"] = json!(r);
+    }
+    v
+}
+
+/// Run a workload: validate, snapshot the system, run the engine, snapshot again.
+/// I/O errors mid-run end the affected jobs and are reported in the result (what was
+/// measured until then is kept); setup errors are returned as errors.
+pub fn run(spec: &JobSpec, target: RunTarget<'_>) -> Result<WorkloadResult> {
+    let run_id = monotonic_ns() ^ (u64::from(std::process::id()) << 32) | 1;
+    let mut warnings = Vec::new();
+    if !spec.cpus.is_empty() {
+        let allowed = allowed_cpus_or_all();
+        if let Some(bad) = spec.cpus.iter().find(|c| !allowed.contains(c)) {
+            return Err(crate::Error::usage(format!(
+                "--cpus: CPU {bad} is not available here (allowed: {allowed:?})"
+            )));
+        }
+    }
+    match target {
+        RunTarget::Backend(backend) if spec.engine == EngineKind::Null => {
+            // No device time would pass on the simulator's clock: run the harness alone.
+            spec.validate(backend.size_bytes(), backend.logical_sector_bytes())?;
+            let t0 = monotonic_ns();
+            let (jobs, _) = engine::run_on_file(Path::new(""), spec, run_id, &mut warnings)?;
+            Ok(WorkloadResult {
+                spec: spec.clone(),
+                jobs,
+                engine: "null".into(),
+                clock: "monotonic",
+                disk: None,
+                page_cache: None,
+                elapsed_ns: monotonic_ns().saturating_sub(t0),
+                warnings,
+            })
+        }
+        RunTarget::Backend(backend) => {
+            spec.validate(backend.size_bytes(), backend.logical_sector_bytes())?;
+            let t0 = backend.clock_ns();
+            let jobs = engine::run_on_backend(backend, spec, run_id);
+            let elapsed_ns = backend.clock_ns().saturating_sub(t0);
+            Ok(WorkloadResult {
+                spec: spec.clone(),
+                jobs,
+                engine: "sim".into(),
+                clock: "virtual",
+                disk: None,
+                page_cache: None,
+                elapsed_ns,
+                warnings,
+            })
+        }
+        RunTarget::Path(path) => {
+            let stat = sysstat::disk_stat_path(path);
+            let before = stat
+                .as_ref()
+                .and_then(|(_, p)| sysstat::read_disk_counters(p));
+            let cache_before = if spec.direct { None } else { PageCache::now() };
+            let t0 = monotonic_ns();
+            let (jobs, engine) = engine::run_on_file(path, spec, run_id, &mut warnings)?;
+            let elapsed_ns = monotonic_ns().saturating_sub(t0);
+            let disk = match (&stat, before) {
+                (Some((name, p)), Some(a)) => sysstat::read_disk_counters(p)
+                    .map(|b| sysstat::disk_delta(name, &a, &b, elapsed_ns)),
+                _ => None,
+            };
+            let page_cache = cache_before.and_then(|a| PageCache::now().map(|b| (a, b)));
+            let r = WorkloadResult {
+                spec: spec.clone(),
+                jobs,
+                engine: engine.name().into(),
+                clock: "monotonic",
+                disk,
+                page_cache,
+                elapsed_ns,
+                warnings,
+            };
+            Ok(r)
+        }
+    }
+}
+
+fn allowed_cpus_or_all() -> Vec<usize> {
+    let a = engine::allowed_cpus();
+    if a.is_empty() {
+        (0..1024).collect()
+    } else {
+        a
+    }
+}
+
+/// Warnings about how the run went: a rate cap that was not met, a buffered run.
+pub fn run_warnings(r: &WorkloadResult) -> Vec<Warning> {
+    let mut w = r.warnings.clone();
+    for (dir, cap) in [
+        (Dir::Read, r.spec.rate.read),
+        (Dir::Write, r.spec.rate.write),
+    ] {
+        let wants = match dir {
+            Dir::Read => r.spec.rw.reads(),
+            Dir::Write => r.spec.rw.writes(),
+        };
+        if let (true, Some(rate)) = (wants, cap) {
+            let got = r.total(dir).bw_bytes();
+            if got < rate as f64 * 0.9 {
+                w.push(Warning::new(
+                    "rate_not_met",
+                    format!(
+                        "the {} rate cap of {} was not reached: the device gave {} ({:.0} %); the figures are the device's, not the cap's",
+                        if dir == Dir::Read { "read" } else { "write" },
+                        crate::units::format_rate(rate as f64),
+                        crate::units::format_rate(got),
+                        got / rate as f64 * 100.0
+                    ),
+                ));
+            }
+        }
+    }
+    if !r.spec.direct {
+        w.push(Warning::new(
+            "buffered",
+            "--direct 0: I/O went through the page cache, so the figures include the cache; the page cache's Dirty/Writeback before and after are in `page_cache`",
+        ));
+    }
+    w
+}

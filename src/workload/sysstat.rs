@@ -1,0 +1,225 @@
+//! What the system saw during a run: CPU time (getrusage), the block device's own counters
+//! (`/sys/block/DEV/stat`, as iostat -x reads them) and the page cache (`/proc/meminfo`).
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// User and system CPU time of the calling thread (`RUSAGE_THREAD`), in ns.
+pub fn thread_cpu_ns() -> (u64, u64) {
+    rusage(libc::RUSAGE_THREAD)
+}
+
+/// User and system CPU time of the whole process, in ns.
+pub fn process_cpu_ns() -> (u64, u64) {
+    rusage(libc::RUSAGE_SELF)
+}
+
+fn rusage(who: libc::c_int) -> (u64, u64) {
+    // SAFETY: rusage is plain data; zeroed is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
+    let rc = unsafe { libc::getrusage(who, &mut ru) };
+    if rc != 0 {
+        return (0, 0);
+    }
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// Peak resident set size of the process in bytes (`ru_maxrss`).
+pub fn peak_rss_bytes() -> u64 {
+    // SAFETY: as in `rusage`.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as in `rusage`.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0;
+    }
+    ru.ru_maxrss as u64 * 1024
+}
+
+/// The counters of `/sys/block/DEV/stat` (Documentation/block/stat.rst).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DiskCounters {
+    pub read_ios: u64,
+    pub read_merges: u64,
+    pub read_sectors: u64,
+    pub read_ticks_ms: u64,
+    pub write_ios: u64,
+    pub write_merges: u64,
+    pub write_sectors: u64,
+    pub write_ticks_ms: u64,
+    pub in_flight: u64,
+    pub io_ticks_ms: u64,
+    pub time_in_queue_ms: u64,
+}
+
+impl DiskCounters {
+    /// Parse the whitespace-separated fields of a `stat` file.
+    pub fn parse(text: &str) -> Option<Self> {
+        let f: Vec<u64> = text
+            .split_whitespace()
+            .map(|w| w.parse().ok())
+            .collect::<Option<Vec<u64>>>()?;
+        if f.len() < 11 {
+            return None;
+        }
+        Some(DiskCounters {
+            read_ios: f[0],
+            read_merges: f[1],
+            read_sectors: f[2],
+            read_ticks_ms: f[3],
+            write_ios: f[4],
+            write_merges: f[5],
+            write_sectors: f[6],
+            write_ticks_ms: f[7],
+            in_flight: f[8],
+            io_ticks_ms: f[9],
+            time_in_queue_ms: f[10],
+        })
+    }
+}
+
+/// The block device's statistics over a run, with fio's `disk_util` names and iostat -x's
+/// derived figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiskUtil {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_sectors: u64,
+    pub write_sectors: u64,
+    pub read_ticks: u64,
+    pub write_ticks: u64,
+    pub in_queue: u64,
+    /// Average queue size (iostat's aqu-sz): time in queue / elapsed.
+    pub aqu_sz: f64,
+    /// Percentage of the run the device had I/O in flight (iostat's %util).
+    pub util: f64,
+}
+
+/// Compute the delta between two snapshots over `elapsed_ns`.
+pub fn disk_delta(name: &str, a: &DiskCounters, b: &DiskCounters, elapsed_ns: u64) -> DiskUtil {
+    let ms = (elapsed_ns as f64 / 1e6).max(1e-9);
+    let d = |x: u64, y: u64| y.saturating_sub(x);
+    let in_queue = d(a.time_in_queue_ms, b.time_in_queue_ms);
+    let ticks = d(a.io_ticks_ms, b.io_ticks_ms);
+    DiskUtil {
+        name: name.to_string(),
+        read_ios: d(a.read_ios, b.read_ios),
+        write_ios: d(a.write_ios, b.write_ios),
+        read_merges: d(a.read_merges, b.read_merges),
+        write_merges: d(a.write_merges, b.write_merges),
+        read_sectors: d(a.read_sectors, b.read_sectors),
+        write_sectors: d(a.write_sectors, b.write_sectors),
+        read_ticks: d(a.read_ticks_ms, b.read_ticks_ms),
+        write_ticks: d(a.write_ticks_ms, b.write_ticks_ms),
+        in_queue,
+        aqu_sz: in_queue as f64 / ms,
+        util: (ticks as f64 / ms * 100.0).min(100.0),
+    }
+}
+
+/// The sysfs `stat` file of the block device holding `path` (the device itself for a
+/// block device node, the partition or disk under a file), with the device's name.
+pub fn disk_stat_path(path: &Path) -> Option<(String, PathBuf)> {
+    use std::os::unix::fs::FileTypeExt;
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(path).ok()?;
+    let dev = if md.file_type().is_block_device() {
+        md.rdev()
+    } else {
+        md.dev()
+    };
+    // SAFETY: major/minor are pure arithmetic on a dev_t.
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    let sys = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
+    let stat = sys.join("stat");
+    if !stat.exists() {
+        return None;
+    }
+    let name = std::fs::canonicalize(&sys)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| format!("{maj}:{min}"));
+    Some((name, stat))
+}
+
+/// Read a `stat` file.
+pub fn read_disk_counters(stat: &Path) -> Option<DiskCounters> {
+    DiskCounters::parse(&std::fs::read_to_string(stat).ok()?)
+}
+
+/// Page-cache state from `/proc/meminfo`, in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PageCache {
+    pub dirty_bytes: u64,
+    pub writeback_bytes: u64,
+}
+
+impl PageCache {
+    /// Parse the `Dirty:` and `Writeback:` lines (kB).
+    pub fn parse(text: &str) -> Option<Self> {
+        let mut dirty = None;
+        let mut wb = None;
+        for line in text.lines() {
+            let mut it = line.split_whitespace();
+            let key = it.next();
+            let val = it.next().and_then(|v| v.parse::<u64>().ok());
+            match key {
+                Some("Dirty:") => dirty = val.map(|v| v * 1024),
+                Some("Writeback:") => wb = val.map(|v| v * 1024),
+                _ => {}
+            }
+        }
+        Some(PageCache {
+            dirty_bytes: dirty?,
+            writeback_bytes: wb?,
+        })
+    }
+
+    /// The current state, when `/proc/meminfo` is readable.
+    pub fn now() -> Option<Self> {
+        Self::parse(&std::fs::read_to_string("/proc/meminfo").ok()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disk_stat_parses_and_derives_like_iostat() {
+        let a = DiskCounters::parse("100 0 800 50 10 1 80 20 0 60 70 0 0 0 0").unwrap();
+        let b = DiskCounters::parse("1100 5 8800 550 10 1 80 20 0 560 1070 0 0 0 0").unwrap();
+        let u = disk_delta("zram0", &a, &b, 1_000_000_000);
+        assert_eq!(u.read_ios, 1000);
+        assert_eq!(u.read_merges, 5);
+        assert_eq!(u.write_ios, 0);
+        assert!((u.util - 50.0).abs() < 1e-9);
+        assert!((u.aqu_sz - 1.0).abs() < 1e-9);
+        assert!(DiskCounters::parse("1 2 3").is_none());
+    }
+
+    #[test]
+    fn meminfo_dirty_and_writeback() {
+        let p = PageCache::parse("MemTotal: 100 kB\nDirty:   12 kB\nWriteback:  3 kB\n").unwrap();
+        assert_eq!(p.dirty_bytes, 12 * 1024);
+        assert_eq!(p.writeback_bytes, 3 * 1024);
+        assert!(PageCache::parse("MemTotal: 1 kB\n").is_none());
+    }
+
+    #[test]
+    fn cpu_time_is_counted() {
+        let (u0, s0) = thread_cpu_ns();
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_add(i * i);
+        }
+        std::hint::black_box(x);
+        let (u1, s1) = thread_cpu_ns();
+        assert!(u1 + s1 >= u0 + s0);
+        assert!(peak_rss_bytes() > 0);
+    }
+}

@@ -1,0 +1,454 @@
+//! End-to-end tests of `io` and `bench`: fio-shaped JSON, simulator figures, bad input,
+//! write gating, verify, cut-short runs, and class verdicts.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn flashscope() -> Command {
+    Command::cargo_bin("flashscope").unwrap()
+}
+
+fn run_json(args: &[&str], code: i32) -> serde_json::Value {
+    let out = flashscope()
+        .args(args)
+        .arg("--json")
+        .assert()
+        .code(code)
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("stdout is one JSON document")
+}
+
+/// A scratch file on the crate's filesystem (not tmpfs, so O_DIRECT works).
+fn scratch(len: u64) -> tempfile::NamedTempFile {
+    let f = tempfile::NamedTempFile::new_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    f.as_file().set_len(len).unwrap();
+    f
+}
+
+#[test]
+fn io_json_uses_fios_names_and_the_simulator_model() {
+    let v = run_json(
+        &[
+            "io",
+            "sim:sd-16g,noise=0,outliers=0",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--runtime",
+            "2s",
+            "--time-based",
+        ],
+        0,
+    );
+    assert_eq!(v["command"], "io");
+    let read = &v["jobs"][0]["read"];
+    for key in ["io_bytes", "bw_bytes", "iops", "runtime", "total_ios"] {
+        assert!(read.get(key).is_some(), "missing read.{key}");
+    }
+    for key in ["min", "max", "mean", "stddev"] {
+        assert!(read["clat_ns"].get(key).is_some(), "missing clat_ns.{key}");
+    }
+    let p99 = read["clat_ns"]["percentile"]["99.000000"].as_u64().unwrap();
+    // sd-16g: cmd 650 µs + 4096 B at 22 MiB/s = 827.6 µs per read.
+    let service = 650e3 + 4096.0 * 1e9 / (22.0 * 1048576.0);
+    assert!((p99 as f64 / service - 1.0).abs() < 0.03, "p99 {p99}");
+    let iops = read["iops"].as_f64().unwrap();
+    assert!((iops * service / 1e9 - 1.0).abs() < 0.03, "iops {iops}");
+    assert_eq!(read["runtime"], 2000);
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 0);
+    assert_eq!(v["samples"].as_array().unwrap().len(), 2);
+    assert_eq!(v["bytes_written"], 0);
+}
+
+#[test]
+fn io_writes_need_write_and_say_what_they_would_write() {
+    flashscope()
+        .args(["io", "sim:sd-16g", "--rw", "randwrite", "--size", "16M"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--write").and(predicate::str::contains("randwrite")));
+    let v = run_json(
+        &[
+            "io",
+            "sim:sd-16g",
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--size",
+            "8M",
+            "--write",
+        ],
+        0,
+    );
+    assert_eq!(v["bytes_written"], 8 << 20);
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 8 << 20);
+}
+
+#[test]
+fn io_bad_input_is_a_usage_error_naming_the_value() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--iodepth", "0"], "--iodepth 0"),
+        (&["--bs", "1000"], "logical sector"),
+        (&["--size", "32G"], "does not fit"),
+        (&["--engine", "aio"], "'aio'"),
+        (&["--rw", "sideways"], "'sideways'"),
+        (&["--rate", "0"], "--rate"),
+        (&["--cpus", "4000"], "--cpus"),
+        (&["--time-based"], "--runtime"),
+    ];
+    for (extra, needle) in cases {
+        flashscope()
+            .args(["io", "sim:sd-16g"])
+            .args(*extra)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(*needle));
+    }
+}
+
+#[test]
+fn io_on_a_vanishing_device_reports_what_it_measured_and_exits_1() {
+    let v = run_json(
+        &[
+            "io",
+            "sim:sd-16g,noise=0,fault=vanish@50",
+            "--rw",
+            "randread",
+            "--iodepth",
+            "4",
+            "--runtime",
+            "5s",
+        ],
+        1,
+    );
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 50);
+    assert!(v["error"].as_str().unwrap().contains("vanished"));
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "target_vanished"));
+}
+
+#[test]
+fn io_verify_fails_a_card_that_loses_writes() {
+    let args = [
+        "io",
+        "sim:custom,size=16M,real=8M,fake_mode=limbo,erase=1M,page=16K,noise=0",
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--write",
+        "--verify",
+    ];
+    let v = run_json(&args, 3);
+    let bad = v["verify"]["bad_units"].as_u64().unwrap();
+    assert_eq!(bad, (8 << 20) / 512);
+    assert_eq!(v["verify"]["first_bad_offset"], 8 << 20);
+}
+
+#[test]
+fn io_on_a_file_with_uring_verifies_and_counts_the_disk() {
+    let f = scratch(8 << 20);
+    let p = f.path().to_str().unwrap();
+    let v = run_json(
+        &[
+            "io",
+            p,
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "8",
+            "--engine",
+            "uring",
+            "--write",
+            "--verify",
+            "--numjobs",
+            "2",
+        ],
+        0,
+    );
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert!(["uring", "sync"].contains(&v["engine"].as_str().unwrap()));
+    assert_eq!(v["verify"]["bad_units"], 0);
+    assert!(v["verify"]["bytes_checked"].as_u64().unwrap() > 0);
+    let total: u64 = jobs
+        .iter()
+        .map(|j| j["read"]["io_bytes"].as_u64().unwrap() + j["write"]["io_bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 2 * (8 << 20));
+    for j in jobs {
+        assert!(j["usr_cpu"].as_f64().unwrap() >= 0.0);
+    }
+}
+
+#[test]
+fn io_buffered_run_records_the_page_cache() {
+    let f = scratch(4 << 20);
+    let p = f.path().to_str().unwrap();
+    let v = run_json(
+        &[
+            "io", p, "--rw", "write", "--bs", "64k", "--direct", "0", "--write",
+        ],
+        0,
+    );
+    assert!(v["page_cache"]["before"]["dirty_bytes"].is_u64());
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "buffered"));
+}
+
+#[test]
+fn io_null_engine_runs_without_touching_the_device() {
+    let v = run_json(
+        &[
+            "io",
+            "sim:sd-16g,fault=vanish@0",
+            "--engine",
+            "null",
+            "--runtime",
+            "100ms",
+            "--time-based",
+        ],
+        0,
+    );
+    assert_eq!(v["engine"], "null");
+    assert!(v["jobs"][0]["read"]["iops"].as_f64().unwrap() > 10_000.0);
+}
+
+#[test]
+fn bench_on_the_simulator_gives_classes_and_one_job_per_test() {
+    let v = run_json(
+        &[
+            "bench",
+            "sim:sd-16g,noise=0,outliers=0",
+            "--write",
+            "--runtime",
+            "2s",
+            "--size",
+            "64M",
+        ],
+        0,
+    );
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 8);
+    assert_eq!(jobs[0]["test"], "SEQ1M Q8T1");
+    // sd-16g writes at 12 MiB/s = 12.6 MB/s: C10 / U1 / V10, not U3.
+    let sc = &v["inferences"]["speed_class"];
+    assert_eq!(sc["value"], "V10", "{sc}");
+    assert!(sc["evidence"].as_str().unwrap().contains("MB/s"));
+    // Random 4 KiB reads at ~1200 IOPS miss A1's 1500.
+    let ac = &v["inferences"]["app_class"];
+    assert_eq!(ac["value"], "none", "{ac}");
+    assert!(ac["evidence"].as_str().unwrap().contains("IOPS"));
+    let classes = v["classes"].as_array().unwrap();
+    assert!(classes
+        .iter()
+        .any(|c| c["class"] == "U3" && c["pass"] == false));
+    assert!(classes
+        .iter()
+        .any(|c| c["class"] == "C10" && c["pass"] == true));
+}
+
+#[test]
+fn bench_expect_turns_figures_into_checks() {
+    let base = [
+        "bench",
+        "sim:sd-16g,noise=0,outliers=0",
+        "--runtime",
+        "1s",
+        "--size",
+        "16M",
+    ];
+    flashscope()
+        .args(base)
+        .args(["--expect", "seq_read>=10MB/s,rand_read_iops>=1000"])
+        .assert()
+        .code(0);
+    flashscope()
+        .args(base)
+        .args(["--expect", "rand_read_iops>=1500"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains("FAIL"));
+    flashscope()
+        .args(base)
+        .args(["--expect", "rand_read_iops>=lots"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("rand_read_iops>=lots"));
+    flashscope()
+        .args(base)
+        .args(["--expect", "seq_write>=10MB/s"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--write"));
+}
+
+#[test]
+fn bench_without_write_runs_reads_and_says_the_classes_are_inconclusive() {
+    let v = run_json(
+        &[
+            "bench",
+            "sim:sd-16g",
+            "--quick",
+            "--runtime",
+            "1s",
+            "--size",
+            "16M",
+        ],
+        0,
+    );
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 4);
+    assert_eq!(v["inferences"]["speed_class"]["status"], "inconclusive");
+    assert!(v["inferences"]["speed_class"]["value"].is_null());
+    assert_eq!(v["bytes_written"], 0);
+}
+
+#[test]
+fn bench_in_a_directory_uses_and_removes_a_test_file() {
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let d = dir.path().to_str().unwrap();
+    flashscope()
+        .args(["bench", d, "--runtime", "200ms", "--size", "4M"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("test file"));
+    let v = run_json(
+        &["bench", d, "--write", "--runtime", "200ms", "--size", "4M"],
+        0,
+    );
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 8);
+    assert!(v["bytes_written"].as_u64().unwrap() > 0);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "test file left behind"
+    );
+}
+
+#[test]
+fn bench_on_a_vanishing_device_keeps_the_finished_tests() {
+    let v = run_json(
+        &[
+            "bench",
+            "sim:sd-16g,noise=0,fault=vanish@400",
+            "--runtime",
+            "1s",
+            "--size",
+            "16M",
+        ],
+        1,
+    );
+    let jobs = v["jobs"].as_array().unwrap();
+    assert!(!jobs.is_empty() && jobs.len() < 4, "{}", jobs.len());
+    assert!(v["error"].as_str().unwrap().contains("vanished"));
+}
+
+/// A loop device over a scratch file, detached by name on drop.
+struct Loop {
+    dev: String,
+    _file: tempfile::NamedTempFile,
+}
+
+impl Loop {
+    fn attach(len: u64) -> Option<Loop> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: loop devices need root");
+            return None;
+        }
+        let file = scratch(len);
+        let out = std::process::Command::new("timeout")
+            .args(["30", "losetup", "--find", "--show", "--direct-io=on"])
+            .arg(file.path())
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            eprintln!(
+                "skipped: losetup failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return None;
+        }
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        Some(Loop { dev, _file: file })
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.dev])
+            .status();
+    }
+}
+
+#[test]
+fn block_devices_need_destructive_for_writes_and_report_disk_statistics() {
+    let Some(lo) = Loop::attach(32 << 20) else {
+        return;
+    };
+    flashscope()
+        .args(["io", &lo.dev, "--rw", "write", "--size", "1M", "--write"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--destructive"));
+    flashscope()
+        .args([
+            "bench",
+            &lo.dev,
+            "--write",
+            "--runtime",
+            "100ms",
+            "--size",
+            "4M",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--destructive"));
+    let v = run_json(
+        &[
+            "io",
+            &lo.dev,
+            "--rw",
+            "randread",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "300ms",
+            "--time-based",
+        ],
+        0,
+    );
+    let d = &v["disk_util"][0];
+    assert!(d["name"].as_str().unwrap().starts_with("loop"), "{d}");
+    assert!(d["read_ios"].as_u64().unwrap() > 0);
+    let v = run_json(
+        &[
+            "io",
+            &lo.dev,
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--size",
+            "8M",
+            "--destructive",
+            "--verify",
+        ],
+        0,
+    );
+    assert_eq!(v["verify"]["bad_units"], 0);
+    assert_eq!(v["bytes_written"], 8 << 20);
+}
