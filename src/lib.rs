@@ -12,6 +12,7 @@ pub mod error;
 pub mod fs;
 pub mod journal;
 pub mod model;
+pub mod platform;
 pub mod probe;
 pub mod report;
 pub mod serve;

@@ -183,10 +183,12 @@ fn a_path_without_permission_is_a_runtime_error() {
     )
     .unwrap();
     std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("flashscope");
+    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
+    let bin = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").unwrap();
     let out = StdCommand::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&bin)
+        .arg(bin.get_program())
+        .args(bin.get_args())
         .args(["info", p.to_str().unwrap()])
         .output()
         .expect("setpriv runs");
@@ -408,11 +410,16 @@ fn a_device_that_vanishes_mid_command_is_a_clear_runtime_error() {
 
 #[test]
 fn a_closed_stdout_pipe_is_not_a_panic() {
-    let bin = assert_cmd::cargo::cargo_bin("flashscope");
+    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
+    let cmd = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").unwrap();
+    let argv: Vec<String> = std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| format!("'{}'", a.to_string_lossy()))
+        .collect();
     // `true` exits at once, so the write meets a pipe without a reader (EPIPE).
     let script = format!(
-        "sleep 0.05 | {{ '{}' sim list --json; echo exit=$? >&2; }} | true",
-        bin.display()
+        "sleep 0.05 | {{ {} sim list --json; echo exit=$? >&2; }} | true",
+        argv.join(" ")
     );
     let out = StdCommand::new("bash")
         .args(["-c", &script])

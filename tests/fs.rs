@@ -545,10 +545,12 @@ fn zeros_on_a_plain_filesystem_needs_no_compression_warning() {
 
 /// Run the binary as nobody (uid 65534); `None` when that user cannot execute it here.
 fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
-    let bin = assert_cmd::cargo::cargo_bin("flashscope");
+    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
+    let bin = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").ok()?;
     let out = StdCommand::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&bin)
+        .arg(bin.get_program())
+        .args(bin.get_args())
         .args(args)
         .output()
         .ok()?;
@@ -662,8 +664,9 @@ fn a_compressing_filesystem_with_zeros_gets_a_warning_and_random_does_not() {
 #[test]
 fn ctrl_c_stops_the_test_and_removes_its_files() {
     let d = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("flashscope");
-    let child = StdCommand::new(&bin)
+    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
+    let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
+        .unwrap()
         .args(["fs", "seq", d.path().to_str().unwrap()])
         .args(["--size", "1G", "--bs", "64K", "--mode", "dsync", "--json"])
         .stdout(std::process::Stdio::piped())

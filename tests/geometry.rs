@@ -43,7 +43,9 @@ fn sweep(spec: &str, block_sizes: &[u64]) -> (AlignInference, probe::AlignRun, u
 }
 
 fn pick<T: Copy>(rng: &mut impl Rng, v: &[T]) -> T {
-    v[rng.gen_range(0..v.len())]
+    // Drawn as u64, not usize: rand samples usize ranges differently on 32-bit targets,
+    // and every architecture must test the same geometries (CI runs this on armv7 too).
+    v[rng.gen_range(0..v.len() as u64) as usize]
 }
 
 #[test]

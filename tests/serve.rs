@@ -305,9 +305,13 @@ const ATTEMPTS: usize = 3;
 /// other programs on the machine do not delay the measuring client. Below the server's
 /// own priority (10), so the client never delays the server's replies. Best effort.
 fn realtime_for_this_thread() {
-    let param = libc::sched_param { sched_priority: 5 };
-    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
-    let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    // A zeroed struct and the raw system call: musl's sched_param has more fields, and
+    // its sched_setscheduler wrapper always fails.
+    // SAFETY: sched_param is plain old data; zeroed is a valid value.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = 5;
+    // SAFETY: `param` is a valid sched_param for the call; pid 0 is the calling thread.
+    let rc = unsafe { libc::syscall(libc::SYS_sched_setscheduler, 0, libc::SCHED_FIFO, &param) };
     if rc != 0 {
         eprintln!("note: no real-time priority for the measuring thread");
     }

@@ -459,8 +459,9 @@ fn interrupt_mid_run(lo: &Loop, journal: &Path, sig: i32) -> (Option<i32>, Strin
     let original = std::fs::read(&lo.img).unwrap();
     let last = (16 << 20) + (15 << 20);
     assert!(original[last..last + 4096].iter().any(|&b| b != 0));
-    let bin = assert_cmd::cargo::cargo_bin("flashscope");
-    let child = StdCommand::new(bin)
+    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
+    let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
+        .unwrap()
         .env("XDG_STATE_HOME", lo.dir.path())
         .args([
             "slc",

@@ -57,13 +57,7 @@ impl Backend for SyncBackend {
                 return Err(io::Error::last_os_error());
             }
         } else {
-            let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
-            // SAFETY: plain syscall on an fd we own; no pointers.
-            let rc =
-                unsafe { libc::fallocate(fd, mode, offset as libc::off_t, len as libc::off_t) };
-            if rc != 0 {
-                return Err(io::Error::last_os_error());
-            }
+            crate::platform::punch_hole(fd, offset, len)?;
         }
         Ok(())
     }

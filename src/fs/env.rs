@@ -147,7 +147,9 @@ pub fn fs_info(dir: &Path) -> Result<FsInfo> {
             io::Error::last_os_error(),
         ));
     }
-    let magic = sfs.f_type as i64;
+    // Through u32: f_type is a signed 32-bit field on 32-bit ARM, and btrfs', ramfs' and
+    // F2FS' magic numbers have the top bit set.
+    let magic = i64::from(sfs.f_type as u32);
     let frsize = svfs.f_frsize as u64;
     let free_bytes = if svfs.f_blocks == 0 {
         None

@@ -201,9 +201,13 @@ fn pin_to_cpu(cpu: usize) -> Result<()> {
 /// reply leaves on time even when other programs keep the CPUs busy. Returns whether the
 /// kernel granted it (it needs root or CAP_SYS_NICE); the server runs either way.
 fn try_realtime() -> bool {
-    let param = libc::sched_param { sched_priority: 10 };
-    // SAFETY: `param` is a valid sched_param; pid 0 is the calling thread.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+    // musl's sched_param has more fields than glibc's, and musl's sched_setscheduler
+    // wrapper always fails with ENOSYS: fill a zeroed struct and make the system call.
+    // SAFETY: sched_param is plain old data; zeroed is a valid value.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = 10;
+    // SAFETY: `param` is a valid sched_param for the call; pid 0 is the calling thread.
+    unsafe { libc::syscall(libc::SYS_sched_setscheduler, 0, libc::SCHED_FIFO, &param) == 0 }
 }
 
 /// SIGINT, SIGTERM and SIGHUP, blocked in every thread and taken with sigtimedwait.
@@ -237,7 +241,8 @@ impl StopSignals {
     /// Wait up to `timeout` for a stop signal; its name if one came.
     fn wait(&self, timeout: Duration) -> Option<&'static str> {
         let ts = libc::timespec {
-            tv_sec: timeout.as_secs() as libc::time_t,
+            // time_t is 64-bit on musl and 32-bit on armv7 glibc (libc deprecates naming it).
+            tv_sec: timeout.as_secs().try_into().unwrap_or(i32::MAX as _),
             tv_nsec: timeout.subsec_nanos() as libc::c_long,
         };
         // SAFETY: `self.set` is an initialised sigset; a null siginfo pointer is allowed.

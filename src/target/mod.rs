@@ -138,13 +138,7 @@ pub fn fs_type_name(f_type: i64) -> String {
 
 /// statfs f_type of the filesystem holding `path`.
 pub fn statfs_type(path: &Path) -> Option<i64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: zeroed statfs is a valid value for this plain C struct.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c is a valid NUL-terminated path and st a valid out-pointer for the call.
-    let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
-    (rc == 0).then_some(st.f_type as i64)
+    crate::platform::statfs_magic(path).map(i64::from)
 }
 
 fn errno_of(e: &io::Error) -> i32 {
@@ -198,17 +192,36 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
     let mut warnings = Vec::new();
     let mut block_name = None;
     if is_block {
-        let name = sysfs::block_name(&meta)
-            .ok_or_else(|| Error::runtime(format!("cannot find '{spec}' in /sys/class/block")))?;
-        if req.write {
-            check_not_busy(spec, &name)?;
-            if sysfs::read_flag(&name, "ro") == Some(true) {
-                return Err(Error::Refused(format!(
-                    "target '{spec}' is read-only (sysfs ro=1: write-protect switch or read-only device); this test needs to write"
-                )));
+        match sysfs::block_name(&meta) {
+            Some(name) => {
+                if req.write {
+                    check_not_busy(spec, &name)?;
+                    if sysfs::read_flag(&name, "ro") == Some(true) {
+                        return Err(Error::Refused(format!(
+                            "target '{spec}' is read-only (sysfs ro=1: write-protect switch or read-only device); this test needs to write"
+                        )));
+                    }
+                }
+                block_name = Some(name);
+            }
+            None => {
+                // A board without /sys mounted: reading works (sizes come from ioctls),
+                // writing does not, since partitions and holders cannot be checked.
+                let report = crate::platform::sysfs_block(&crate::platform::Roots::system(), "");
+                if report.mounted {
+                    return Err(Error::runtime(format!(
+                        "cannot find '{spec}' in /sys/class/block"
+                    )));
+                }
+                let why = report.message(spec).unwrap_or_default();
+                if req.write {
+                    return Err(Error::Refused(format!(
+                        "refusing to write to '{spec}': {why}; the safety policy needs sysfs to find its partitions and holders"
+                    )));
+                }
+                warnings.push(Warning::new("no-sysfs", why));
             }
         }
-        block_name = Some(name);
     }
     let mut flags = libc::O_DIRECT | libc::O_CLOEXEC;
     if req.write && is_block {
@@ -297,8 +310,16 @@ fn check_not_busy(spec: &str, name: &str) -> Result<()> {
     } else {
         nodes.into_iter().filter(|n| n.name == name).collect()
     };
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let mounts = mounts::parse_mountinfo(&mountinfo);
+    // Without /proc/self/mountinfo fall back to /proc/mounts; without either, refuse:
+    // a write cannot be proven safe when the mount table is unknown.
+    let table = crate::platform::mount_table(&crate::platform::Roots::system());
+    if table.source == crate::platform::MountSource::Unknown {
+        return Err(Error::Refused(format!(
+            "refusing to write to '{spec}': {}",
+            table.note.unwrap_or_default()
+        )));
+    }
+    let mounts = table.entries;
     let swaps = mounts::parse_swaps(&std::fs::read_to_string("/proc/swaps").unwrap_or_default());
     let holders = mounts::sysfs_holders(sys, &nodes, &parent);
     match mounts::busy_reason(&nodes, &mounts, &swaps, &holders) {
@@ -313,14 +334,17 @@ const fn ior(ty: u32, nr: u32, size: usize) -> u32 {
     (2 << 30) | ((size as u32) << 16) | (ty << 8) | nr
 }
 
+/// `_IOR(0x12, 114, size_t)`: the kernel declares it with `size_t`, so the request number
+/// differs between 32- and 64-bit userland (0x80041272 vs 0x80081272), while the value
+/// written is always a u64 (a 32-bit process on a 64-bit kernel uses the compat number).
+const BLKGETSIZE64: u32 = ior(0x12, 114, std::mem::size_of::<usize>());
+
 /// Size, logical and physical sector size of an open block device.
 fn block_sizes(file: &File) -> io::Result<(u64, u32, u32)> {
     let fd = file.as_raw_fd();
-    // BLKGETSIZE64 is declared with size_t but always writes a u64.
-    let blkgetsize64 = ior(0x12, 114, std::mem::size_of::<usize>());
     let mut size: u64 = 0;
     // SAFETY: the kernel writes a u64 to the valid pointer.
-    if unsafe { libc::ioctl(fd, blkgetsize64 as _, &mut size as *mut u64) } != 0 {
+    if unsafe { libc::ioctl(fd, BLKGETSIZE64 as _, &mut size as *mut u64) } != 0 {
         return Err(io::Error::last_os_error());
     }
     let mut logical: libc::c_int = 512;
@@ -354,6 +378,26 @@ fn dio_alignment(path: &Path) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blkgetsize64_has_the_kernels_number_for_this_pointer_width() {
+        let expected = if cfg!(target_pointer_width = "64") {
+            0x8008_1272
+        } else {
+            0x8004_1272
+        };
+        assert_eq!(BLKGETSIZE64, expected);
+    }
+
+    #[test]
+    fn statfs_magics_above_2_pow_31_are_named() {
+        // ramfs' magic has the top bit set: on 32-bit ARM it must not turn negative.
+        assert_eq!(fs_type_name(i64::from(0x8584_58f6u32)), "ramfs");
+        assert_eq!(fs_type_name(i64::from(0xf2f5_2010u32)), "f2fs");
+        let dir = tempfile::tempdir().unwrap();
+        let t = statfs_type(dir.path()).unwrap();
+        assert!((0..=i64::from(u32::MAX)).contains(&t), "{t}");
+    }
 
     #[test]
     fn specs_parse() {
