@@ -60,8 +60,8 @@ impl Counters {
             bytes_discarded: self.bytes_discarded,
             model_ns: self.model_ns,
             uptime_ns,
-            handler_ns: self.handler.percentiles(),
-            late_ns: self.late.percentiles(),
+            handler_ns: super::histogram::percentiles(&self.handler),
+            late_ns: super::histogram::percentiles(&self.late),
         }
     }
 }
