@@ -2,6 +2,9 @@
 //! tests with the simulator's configuration as ground truth), the speed targets, and the
 //! `probe` / `verify` binaries end to end on simulated cards, loop devices and a directory.
 
+mod common;
+use common::PartitionNode;
+
 use assert_cmd::Command;
 use flashscope::backend::sim::{SimConfig, SimDevice};
 use flashscope::backend::WriteBudget;
@@ -819,50 +822,4 @@ fn a_partition_is_refused_unless_allowed() {
         0,
     );
     assert_eq!(v["warnings"][0]["kind"], "partition");
-}
-
-/// Make sure the partition's device node exists (no udev in minimal containers); removed
-/// on drop only if this test created it.
-struct PartitionNode {
-    created: Option<String>,
-}
-
-impl PartitionNode {
-    fn create(disk: &str, part: &str) -> Option<PartitionNode> {
-        let _ = StdCommand::new("partx")
-            .args(["-a", disk])
-            .stderr(std::process::Stdio::null())
-            .status();
-        let name = part.trim_start_matches("/dev/");
-        let sys = format!("/sys/class/block/{name}/dev");
-        let mut dev = None;
-        for _ in 0..100 {
-            if let Ok(d) = std::fs::read_to_string(&sys) {
-                dev = Some(d.trim().to_string());
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let dev = dev?;
-        if std::path::Path::new(part).exists() {
-            return Some(PartitionNode { created: None });
-        }
-        let (maj, min) = dev.split_once(':')?;
-        let ok = StdCommand::new("mknod")
-            .args([part, "b", maj, min])
-            .status()
-            .ok()?
-            .success();
-        ok.then(|| PartitionNode {
-            created: Some(part.to_string()),
-        })
-    }
-}
-
-impl Drop for PartitionNode {
-    fn drop(&mut self) {
-        if let Some(p) = &self.created {
-            let _ = std::fs::remove_file(p);
-        }
-    }
 }

@@ -2,6 +2,9 @@
 //! `restore`: data on the target survives every test, a crash (SIGKILL), Ctrl-C (SIGINT),
 //! SIGTERM and a vanished device; bad input gets the documented exit codes.
 
+mod common;
+use common::PartitionNode;
+
 use assert_cmd::Command;
 use rand::{Rng, SeedableRng};
 use sha2::{Digest, Sha256};
@@ -763,52 +766,6 @@ fn budgets_stop_early_and_say_why() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v["preserve"]["test_bytes_written"].as_u64().unwrap() <= 3 << 20);
     assert_eq!(v["warnings"][0]["kind"], "stopped-early");
-}
-
-/// Make sure a partition's device node exists (no udev in minimal containers); removed on
-/// drop only if this test created it.
-struct PartitionNode {
-    created: Option<String>,
-}
-
-impl PartitionNode {
-    fn create(disk: &str, part: &str) -> Option<PartitionNode> {
-        let _ = StdCommand::new("partx")
-            .args(["-a", disk])
-            .stderr(std::process::Stdio::null())
-            .status();
-        let name = part.trim_start_matches("/dev/");
-        let sys = format!("/sys/class/block/{name}/dev");
-        let mut dev = None;
-        for _ in 0..100 {
-            if let Ok(d) = std::fs::read_to_string(&sys) {
-                dev = Some(d.trim().to_string());
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let dev = dev?;
-        if Path::new(part).exists() {
-            return Some(PartitionNode { created: None });
-        }
-        let (maj, min) = dev.split_once(':')?;
-        let ok = StdCommand::new("mknod")
-            .args([part, "b", maj, min])
-            .status()
-            .ok()?
-            .success();
-        ok.then(|| PartitionNode {
-            created: Some(part.to_string()),
-        })
-    }
-}
-
-impl Drop for PartitionNode {
-    fn drop(&mut self) {
-        if let Some(p) = &self.created {
-            let _ = std::fs::remove_file(p);
-        }
-    }
 }
 
 /// An ext4 mount of `dev` on a temporary directory, unmounted by its exact path on drop.
