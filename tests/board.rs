@@ -3,25 +3,10 @@
 //! qemu-user for aarch64 and armv7 (`scripts/ci-cross`), so a 32-bit build cannot
 //! silently truncate an offset.
 
-use assert_cmd::Command;
+mod common;
+use common::{flashscope, json};
 use flashscope::backend::{AlignedBuf, Backend};
 use flashscope::target::{self, OpenRequest};
-
-fn flashscope() -> Command {
-    Command::cargo_bin("flashscope").unwrap()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = flashscope()
-        .args(args)
-        .arg("--json")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("stdout is one JSON document")
-}
 
 /// A pattern that names its own offset, so an aliased (truncated) write is recognisable.
 fn pattern(offset: u64, len: usize) -> AlignedBuf {

@@ -1,27 +1,10 @@
 //! End-to-end tests of the binary for the core: info, sim list, specs and bad input.
 
 mod common;
-use common::PartitionNode;
+use common::{flashscope, is_root, json, Loop, Mounted, PartitionNode};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use std::process::Command as StdCommand;
-
-fn flashscope() -> Command {
-    Command::cargo_bin("flashscope").unwrap()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = flashscope()
-        .args(args)
-        .arg("--json")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("stdout is one JSON document")
-}
 
 #[test]
 fn info_on_the_simulated_card_prints_the_contract_document() {
@@ -166,11 +149,6 @@ fn unknown_arguments_are_usage_errors() {
         .stdout(predicate::str::contains("Examples:"));
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 fn a_path_without_permission_is_a_runtime_error() {
     if !is_root() {
@@ -204,42 +182,6 @@ fn a_path_without_permission_is_a_runtime_error() {
     assert!(stderr.contains("permission denied"), "{stderr}");
 }
 
-/// A loop device over a temporary file, detached by its exact name on drop.
-struct Loop {
-    dev: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Loop {
-    fn attach(size: u64, extra: &[&str]) -> Option<Loop> {
-        if !is_root() {
-            return None;
-        }
-        let dir = tempfile::tempdir().ok()?;
-        let img = dir.path().join("loop.img");
-        let f = std::fs::File::create(&img).ok()?;
-        f.set_len(size).ok()?;
-        let out = StdCommand::new("losetup")
-            .args(["--find", "--show", "--direct-io=on"])
-            .args(extra)
-            .arg(&img)
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            eprintln!("losetup failed: {}", String::from_utf8_lossy(&out.stderr));
-            return None;
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Some(Loop { dev, _dir: dir })
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
 #[test]
 fn info_on_a_loop_device_reads_size_and_sectors_by_ioctl() {
     let Some(lo) = Loop::attach(48 << 20, &["--sector-size", "4096"]) else {
@@ -264,38 +206,6 @@ fn a_read_only_device_is_refused_for_writing() {
         .expect("refused");
     assert_eq!(err.exit_code(), 2, "{err}");
     assert!(err.to_string().contains("read-only"), "{err}");
-}
-
-/// A mount of `dev` on a temporary directory, unmounted by its exact path on drop.
-struct Mounted {
-    dir: tempfile::TempDir,
-}
-
-impl Mounted {
-    fn ext4(dev: &str) -> Option<Mounted> {
-        let ok = StdCommand::new("mkfs.ext4")
-            .args(["-q", "-F", dev])
-            .status()
-            .ok()?
-            .success();
-        if !ok {
-            return None;
-        }
-        let dir = tempfile::tempdir().ok()?;
-        let ok = StdCommand::new("mount")
-            .arg(dev)
-            .arg(dir.path())
-            .status()
-            .ok()?
-            .success();
-        ok.then_some(Mounted { dir })
-    }
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("umount").arg(self.dir.path()).status();
-    }
 }
 
 #[test]
@@ -326,11 +236,11 @@ fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
         );
         return;
     };
-    let Some(m) = Mounted::ext4(&part) else {
+    let Some(m) = Mounted::ext4(&part, "rw") else {
         eprintln!("skipped: could not format and mount {part}");
         return;
     };
-    let mount_point = m.dir.path().to_str().unwrap().to_string();
+    let mount_point = m.path().to_str().unwrap().to_string();
     for target in [&lo.dev, &part] {
         let err = flashscope::target::open(target, &flashscope::target::OpenRequest::read_write())
             .err()

@@ -2,26 +2,11 @@
 //! machine's disk, and (as root) on a loop device formatted ext4, on ramfs (which refuses
 //! O_DIRECT), on a read-only and on a tiny tmpfs. Sizes stay at a few MiB.
 
-use assert_cmd::Command;
+mod common;
+use common::{flashscope, is_root, json, Loop, Mounted};
 use predicates::prelude::*;
 use std::path::Path;
 use std::process::Command as StdCommand;
-
-fn flashscope() -> Command {
-    Command::cargo_bin("flashscope").unwrap()
-}
-
-fn json_ok(args: &[&str]) -> serde_json::Value {
-    let out = flashscope()
-        .args(args)
-        .arg("--json")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("stdout is one JSON document")
-}
 
 fn fails_with(args: &[&str], code: i32, needle: &str) {
     flashscope()
@@ -30,11 +15,6 @@ fn fails_with(args: &[&str], code: i32, needle: &str) {
         .code(code)
         .stderr(predicate::str::contains(needle))
         .stderr(predicate::str::contains("panicked").not());
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 fn entries(dir: &Path) -> Vec<String> {
@@ -66,79 +46,11 @@ fn warning_kinds(doc: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// A filesystem mounted on a temp directory, unmounted by its exact path when dropped.
-struct Mounted {
-    dir: tempfile::TempDir,
-}
-
-impl Mounted {
-    fn new(args: &[&str]) -> Option<Mounted> {
-        let dir = tempfile::tempdir().ok()?;
-        let st = StdCommand::new("mount")
-            .args(args)
-            .arg(dir.path())
-            .status()
-            .ok()?;
-        if !st.success() {
-            eprintln!("skipped: mount {args:?} failed");
-            return None;
-        }
-        Some(Mounted { dir })
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("umount").arg(self.dir.path()).status();
-    }
-}
-
-/// A loop device over an image in a temp dir, detached by its exact name when dropped.
-struct Loop {
-    dev: String,
-    _img_dir: tempfile::TempDir,
-}
-
-impl Loop {
-    fn attach(size: u64) -> Option<Loop> {
-        let img_dir = tempfile::tempdir().ok()?;
-        let img = img_dir.path().join("disk.img");
-        std::fs::File::create(&img).ok()?.set_len(size).ok()?;
-        let out = StdCommand::new("losetup")
-            .args(["--find", "--show", "--direct-io=on"])
-            .arg(&img)
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            eprintln!(
-                "skipped: losetup failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return None;
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Some(Loop {
-            dev,
-            _img_dir: img_dir,
-        })
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
 #[test]
 fn seq_on_a_temp_dir_measures_every_mode_and_the_cache_effect() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().to_str().unwrap();
-    let v = json_ok(&["fs", "seq", dir, "--size", "8M", "--runs", "3"]);
+    let v = json(&["fs", "seq", dir, "--size", "8M", "--runs", "3"]);
     assert_eq!(v["schema"], "flashscope/1");
     assert_eq!(v["command"], "fs seq");
     assert_eq!(v["target"]["kind"], "directory");
@@ -205,7 +117,7 @@ fn seq_text_is_a_table_of_modes_and_the_plot_is_svg() {
 #[test]
 fn seq_keep_leaves_the_test_files() {
     let d = tempfile::tempdir().unwrap();
-    json_ok(&[
+    json(&[
         "fs",
         "seq",
         d.path().to_str().unwrap(),
@@ -230,7 +142,7 @@ fn seq_on_a_loop_device_with_ext4_shows_the_cache_effect() {
         eprintln!("skipped: needs root for losetup and mount");
         return;
     }
-    let Some(lo) = Loop::attach(96 << 20) else {
+    let Some(lo) = Loop::attach(96 << 20, &[]) else {
         return;
     };
     let mkfs = StdCommand::new("mkfs.ext4")
@@ -243,7 +155,7 @@ fn seq_on_a_loop_device_with_ext4_shows_the_cache_effect() {
     let Some(m) = Mounted::new(&[&lo.dev]) else {
         return;
     };
-    let v = json_ok(&[
+    let v = json(&[
         "fs",
         "seq",
         m.path().to_str().unwrap(),
@@ -283,7 +195,7 @@ fn a_filesystem_refusing_o_direct_reports_that_mode_unsupported_and_runs_the_oth
     let Some(m) = Mounted::new(&["-t", "ramfs", "ramfs"]) else {
         return;
     };
-    let v = json_ok(&["fs", "seq", m.path().to_str().unwrap(), "--size", "2M"]);
+    let v = json(&["fs", "seq", m.path().to_str().unwrap(), "--size", "2M"]);
     let samples = v["samples"].as_array().unwrap();
     for s in samples {
         if s["mode"] == "direct" {
@@ -418,7 +330,7 @@ fn bad_sizes_are_usage_errors() {
 fn files_sweep_reports_mb_and_files_per_second_per_size() {
     let d = tempfile::tempdir().unwrap();
     let plot = tempfile::NamedTempFile::new().unwrap();
-    let v = json_ok(&[
+    let v = json(&[
         "fs",
         "files",
         d.path().to_str().unwrap(),
@@ -450,7 +362,7 @@ fn matrix_csv_parses_back_to_the_json_numbers() {
     let out = tempfile::tempdir().unwrap();
     let csv = out.path().join("m.csv");
     let prefix = out.path().join("heat");
-    let v = json_ok(&[
+    let v = json(&[
         "fs",
         "matrix",
         d.path().to_str().unwrap(),
@@ -523,7 +435,7 @@ fn matrix_text_has_one_table_per_test() {
 #[test]
 fn zeros_on_a_plain_filesystem_needs_no_compression_warning() {
     let d = tempfile::tempdir().unwrap();
-    let v = json_ok(&[
+    let v = json(&[
         "fs",
         "seq",
         d.path().to_str().unwrap(),
@@ -620,7 +532,7 @@ fn a_compressing_filesystem_with_zeros_gets_a_warning_and_random_does_not() {
         eprintln!("skipped: mkfs.btrfs is not installed (btrfs-progs)");
         return;
     }
-    let Some(lo) = Loop::attach(128 << 20) else {
+    let Some(lo) = Loop::attach(128 << 20, &[]) else {
         return;
     };
     let mkfs = StdCommand::new("mkfs.btrfs")
@@ -645,7 +557,7 @@ fn a_compressing_filesystem_with_zeros_gets_a_warning_and_random_does_not() {
     ];
     let mut zeros = base.to_vec();
     zeros.extend(["--pattern", "zeros"]);
-    let v = json_ok(&zeros);
+    let v = json(&zeros);
     assert_eq!(v["target"]["fs_type"], "btrfs");
     assert_eq!(v["target"]["compresses"], true);
     let w = v["warnings"]
@@ -655,7 +567,7 @@ fn a_compressing_filesystem_with_zeros_gets_a_warning_and_random_does_not() {
         .find(|w| w["kind"] == "compressing_filesystem")
         .unwrap_or_else(|| panic!("no compression warning: {}", v["warnings"]));
     assert!(w["message"].as_str().unwrap().contains("--pattern random"));
-    let v = json_ok(&base);
+    let v = json(&base);
     assert!(!warning_kinds(&v).iter().any(|k| k.contains("compress")));
     assert!(entries(m.path()).is_empty());
     drop(m);
@@ -697,7 +609,7 @@ fn tmpfs_is_named_a_memory_filesystem() {
     let Some(m) = Mounted::new(&["-t", "tmpfs", "-o", "size=16m", "tmpfs"]) else {
         return;
     };
-    let v = json_ok(&[
+    let v = json(&[
         "fs",
         "seq",
         m.path().to_str().unwrap(),
@@ -720,7 +632,7 @@ fn tmpfs_is_named_a_memory_filesystem() {
 #[test]
 fn a_total_below_the_file_size_writes_one_file_and_says_so() {
     let d = tempfile::tempdir().unwrap();
-    let v = json_ok(&[
+    let v = json(&[
         "fs",
         "files",
         d.path().to_str().unwrap(),
@@ -743,7 +655,7 @@ fn a_total_below_the_file_size_writes_one_file_and_says_so() {
 #[test]
 fn matrix_direct_bypasses_the_cache_and_ramfs_refuses_it() {
     let d = tempfile::tempdir().unwrap();
-    let v = json_ok(&[
+    let v = json(&[
         "fs",
         "matrix",
         d.path().to_str().unwrap(),

@@ -1,6 +1,8 @@
 //! Geometry discovery: the align probe + inference on simulated cards (property sweep over
 //! random geometries), golden tests on public flashbench logs, and end-to-end tests.
 
+mod common;
+use common::{flashscope, json, Loop};
 use flashscope::analysis::align::{self, AlignInference};
 use flashscope::backend::sim::{SimConfig, SimDevice};
 use flashscope::backend::Backend;
@@ -462,22 +464,6 @@ fn every_reference_file_is_covered_or_refused_clearly() {
 
 // ---------- end-to-end tests of the binary ----------
 
-fn flashscope() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("flashscope").unwrap()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let out = flashscope()
-        .args(args)
-        .arg("--json")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("one JSON document")
-}
-
 #[test]
 fn e2e_align_on_the_simulated_card_gives_the_answer_and_the_read_counts() {
     let v = json(&["align", "sim:sd-16g"]);
@@ -663,44 +649,6 @@ fn e2e_interval_and_scatter_on_the_simulated_card() {
     let t = std::fs::read_to_string(tsv).unwrap();
     assert_eq!(t.lines().count(), 257);
     assert!(std::fs::read_to_string(svg).unwrap().contains("<circle"));
-}
-
-/// A loop device over a temporary file, detached by its exact name on drop.
-struct Loop {
-    dev: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Loop {
-    fn attach(size: u64, extra: &[&str]) -> Option<Loop> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            return None;
-        }
-        let dir = tempfile::tempdir().ok()?;
-        let img = dir.path().join("card.img");
-        std::fs::File::create(&img).ok()?.set_len(size).ok()?;
-        let out = std::process::Command::new("losetup")
-            .args(["--find", "--show", "--direct-io=on"])
-            .args(extra)
-            .arg(&img)
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            eprintln!("losetup failed: {}", String::from_utf8_lossy(&out.stderr));
-            return None;
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Some(Loop { dev, _dir: dir })
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("losetup")
-            .args(["-d", &self.dev])
-            .status();
-    }
 }
 
 #[test]

@@ -1,24 +1,9 @@
 //! End-to-end tests of `flashscope model`: the worked examples of
 //! shared/reference/datasheet-model.md, the reference table, and bad figures.
 
-use assert_cmd::Command;
+mod common;
+use common::{flashscope, json};
 use predicates::prelude::*;
-
-fn flashscope() -> Command {
-    Command::cargo_bin("flashscope").unwrap()
-}
-
-fn json_ok(args: &[&str]) -> serde_json::Value {
-    let out = flashscope()
-        .args(args)
-        .arg("--json")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("stdout is one JSON document")
-}
 
 const NOR: [&str; 17] = [
     "model",
@@ -73,7 +58,7 @@ fn term_s(v: &serde_json::Value, phase: &str, name: &str) -> f64 {
 
 #[test]
 fn spi_nor_worked_example_is_about_290_kib_per_s() {
-    let v = json_ok(&NOR);
+    let v = json(&NOR);
     assert_eq!(v["command"], "model");
     assert!((term_s(&v, "write", "erase") - 76.8).abs() < 1e-6);
     assert!((term_s(&v, "write", "program") - 32.8).abs() < 0.05);
@@ -88,7 +73,7 @@ fn spi_nor_worked_example_is_about_290_kib_per_s() {
 
 #[test]
 fn spi_nand_worked_example_is_4_mib_per_s() {
-    let v = json_ok(&NAND);
+    let v = json(&NAND);
     assert!((term_s(&v, "write", "erase") * 1e3 - 3072.0).abs() < 1e-6);
     assert!((term_s(&v, "write", "program") * 1e3 - 26214.4).abs() < 1e-6);
     assert!((term_s(&v, "write", "bus") * 1e3 - 2684.0).abs() < 1.0);
@@ -123,7 +108,7 @@ fn text_prints_each_term_and_the_result() {
 fn command_bytes_slow_the_read_as_the_formula_says() {
     let mut args = NAND.to_vec();
     args.extend(["--cmd-bytes", "5"]);
-    let v = json_ok(&args);
+    let v = json(&args);
     let n = 2048.0;
     let expect = (n / 4.0) / (5.0 + n / 4.0) * 100e6 * 4.0 / 8.0;
     let got = v["inferences"]["seq_read_bytes_per_s"]["value"]
@@ -134,7 +119,7 @@ fn command_bytes_slow_the_read_as_the_formula_says() {
 
 #[test]
 fn reference_prints_the_vendor_table_filtered() {
-    let v = json_ok(&[
+    let v = json(&[
         "model",
         "--reference",
         "--media",
@@ -157,7 +142,7 @@ fn reference_prints_the_vendor_table_filtered() {
     // Beside a computed figure.
     let mut args = NAND.to_vec();
     args.extend(["--reference", "--media", "spi-nand"]);
-    let v = json_ok(&args);
+    let v = json(&args);
     assert!(v["inferences"]["seq_write_bytes_per_s"]["value"].is_u64());
     assert!(v["reference"].as_array().unwrap().len() >= 2);
 }
