@@ -1,22 +1,11 @@
 //! End-to-end tests of `auto`, the one-command answer.
 
-use assert_cmd::Command;
-
-fn auto_json(target: &str) -> serde_json::Value {
-    let out = Command::cargo_bin("flashscope")
-        .unwrap()
-        .args(["auto", target, "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("one JSON document")
-}
+mod common;
+use common::{flashscope, json};
 
 #[test]
 fn auto_finds_the_geometry_and_advises_aligned_partitions() {
-    let v = auto_json("sim:sd-16g");
+    let v = json(&["auto", "sim:sd-16g"]);
     assert_eq!(v["command"], "auto");
     assert_eq!(v["inferences"]["erase_block_bytes"]["value"], 4u64 << 20);
     assert_eq!(v["inferences"]["erase_block_bytes"]["status"], "confident");
@@ -39,7 +28,7 @@ fn auto_finds_the_geometry_and_advises_aligned_partitions() {
 
 #[test]
 fn auto_on_a_device_without_geometry_gives_no_tuned_mkfs_advice() {
-    let v = auto_json("sim:ssd-256g");
+    let v = json(&["auto", "sim:ssd-256g"]);
     assert!(
         v["inferences"]["erase_block_bytes"]["value"].is_null(),
         "{}",
@@ -52,8 +41,7 @@ fn auto_on_a_device_without_geometry_gives_no_tuned_mkfs_advice() {
 
 #[test]
 fn auto_text_leads_with_the_answer() {
-    Command::cargo_bin("flashscope")
-        .unwrap()
+    flashscope()
         .args(["auto", "sim:usb-32g"])
         .assert()
         .success()
@@ -66,8 +54,7 @@ fn auto_text_leads_with_the_answer() {
 fn auto_with_write_adds_the_open_erase_block_count_and_its_advice() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("auto.fsjournal");
-    let out = Command::cargo_bin("flashscope")
-        .unwrap()
+    let out = flashscope()
         .args([
             "auto",
             "sim:usb-32g",
@@ -99,7 +86,7 @@ fn auto_with_write_adds_the_open_erase_block_count_and_its_advice() {
 
 #[test]
 fn auto_without_write_writes_nothing() {
-    let v = auto_json("sim:sd-16g");
+    let v = json(&["auto", "sim:sd-16g"]);
     assert_eq!(v["bytes_written"], 0);
     assert!(v["inferences"].get("open_au").is_none());
 }
@@ -108,8 +95,7 @@ fn auto_without_write_writes_nothing() {
 fn auto_with_write_calls_a_fake_card_fake_and_partitions_within_its_real_size() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("auto.fsjournal");
-    let out = Command::cargo_bin("flashscope")
-        .unwrap()
+    let out = flashscope()
         .args([
             "auto",
             "sim:fake-64g",
