@@ -111,20 +111,6 @@ fn huber(r: f64) -> f64 {
     l.min(LOSS_CAP)
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    let n = v.len();
-    if n == 0 {
-        return 0.0;
-    }
-    let (_, &mut hi, _) = v.select_nth_unstable_by(n / 2, |a, b| a.total_cmp(b));
-    if n % 2 == 1 {
-        hi
-    } else {
-        let lo = v[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        0.5 * (lo + hi)
-    }
-}
-
 /// Weighted median of (value, weight) pairs already sorted by value.
 fn weighted_median_sorted(v: &[(f64, f64)]) -> f64 {
     if v.is_empty() {
@@ -204,7 +190,7 @@ impl Data {
             .map(|p| p.base_ns)
             .filter(|b| b.is_finite() && *b > 0.0)
             .collect();
-        let min_rise = 0.02 * median(&mut bases);
+        let min_rise = 0.02 * super::median(&mut bases).unwrap_or(0.0);
         Data { blocks, min_rise }
     }
 
@@ -279,7 +265,7 @@ fn fit(data: &Data, chain: &[u64], fixed_sigma: Option<&Vec<Vec<f64>>>) -> Fit {
                     }
                     pooled.extend(scratch2.iter().copied());
                     if scratch2.len() >= 4 {
-                        let mad = 1.4826 * median(&mut scratch2);
+                        let mad = 1.4826 * super::median(&mut scratch2).unwrap_or(0.0);
                         let s2 = scratch3.iter().sum::<f64>() / scratch3.len() as f64;
                         *t = (mad * mad - s2).max(0.0).sqrt();
                     }
@@ -292,7 +278,7 @@ fn fit(data: &Data, chain: &[u64], fixed_sigma: Option<&Vec<Vec<f64>>>) -> Fit {
                 let fallback = if big.is_finite() {
                     big
                 } else {
-                    1.4826 * median(&mut pooled)
+                    1.4826 * super::median(&mut pooled).unwrap_or(0.0)
                 };
                 for t in tau.iter_mut() {
                     if !t.is_finite() {

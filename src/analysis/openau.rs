@@ -42,19 +42,6 @@ pub fn classify(rate: f64, reference: f64) -> Class {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// One rate per count (the median of repeats), in ascending count order.
 pub fn per_count(points: &[OpenAuPoint]) -> Vec<(u32, f64)> {
     let mut counts: Vec<u32> = points
@@ -72,7 +59,7 @@ pub fn per_count(points: &[OpenAuPoint]) -> Vec<(u32, f64)> {
                 .filter(|p| p.open_aus == c && p.bytes_per_s.is_finite() && p.bytes_per_s > 0.0)
                 .map(|p| p.bytes_per_s)
                 .collect();
-            (c, median(rates))
+            (c, super::median_nan(rates))
         })
         .collect()
 }

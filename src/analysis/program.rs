@@ -24,19 +24,6 @@ pub struct ProgramRow {
     pub bytes_per_s: [f64; 8],
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// `efficient_write_block_bytes` (the smallest block size whose linear writes reach half
 /// the best linear write speed) and `write_pattern_sensitive` (whether zeros, ones and
 /// 0x5a write at different speeds, as on compressing controllers).
@@ -62,7 +49,7 @@ pub fn infer_program(rows: &[ProgramRow]) -> BTreeMap<String, Inference> {
     }
     let linear: Vec<f64> = rows
         .iter()
-        .map(|r| median(r.bytes_per_s[..3].to_vec()))
+        .map(|r| super::median_nan(r.bytes_per_s[..3].to_vec()))
         .collect();
     let best = linear.iter().copied().fold(0.0, f64::max);
     let mut k = 0;
@@ -103,7 +90,7 @@ pub fn infer_program(rows: &[ProgramRow]) -> BTreeMap<String, Inference> {
             p.iter().copied().fold(0.0, f64::max) / p.iter().copied().fold(f64::INFINITY, f64::min)
         })
         .collect();
-    let m = median(spreads);
+    let m = super::median_nan(spreads);
     let pattern = if m >= 1.25 {
         Inference::new(
             true,

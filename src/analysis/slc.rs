@@ -34,19 +34,6 @@ pub const MIN_STEP: f64 = 1.3;
 /// Fewest intervals after the cliff that must stay down.
 pub const MIN_AFTER: usize = 3;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// Where the speed steps down: the split of the log-rates into a before and an after
 /// segment with the least squared error, with both segments' medians. `None` when too few
 /// intervals.
@@ -74,7 +61,11 @@ pub fn best_step(rates: &[f64]) -> Option<(usize, f64, f64)> {
         }
     }
     let k = best.1;
-    Some((k, median(rates[..k].to_vec()), median(rates[k..].to_vec())))
+    Some((
+        k,
+        super::median_nan(rates[..k].to_vec()),
+        super::median_nan(rates[k..].to_vec()),
+    ))
 }
 
 /// Infer the cache size and both speeds from the intervals of one sustained write.
@@ -100,7 +91,7 @@ pub fn infer_slc(intervals: &[SlcInterval], stop_reason: &str) -> SlcInference {
             MIN_AFTER + 1
         ));
     };
-    let all = median(rates.clone());
+    let all = super::median_nan(rates.clone());
     let spread = {
         let mut dev: Vec<f64> = rates.iter().map(|r| (r / all).ln().abs()).collect();
         dev.sort_by(|a, b| a.total_cmp(b));
