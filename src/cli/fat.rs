@@ -2,13 +2,12 @@
 //! (the FAT area; flashbench's find-fat). The partition table lives there, so preserve
 //! mode is mandatory unless `--destructive`.
 
-use super::guard::{self, WriteFlags, WritePlan};
+use super::guard::{self, Ran, WriteFlags, WritePlan};
 use super::open_au::erase_size_arg;
 use super::Output;
 use crate::analysis::fat::infer_fat;
 use crate::probe::fat::{self, FatParams, FatSamples};
 use crate::probe::write_common::check_geometry;
-use crate::report::progress::Progress;
 use crate::report::table::Table;
 use crate::report::Document;
 use crate::units::{format_bytes, format_rate, parse_size};
@@ -98,25 +97,18 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     };
     let budget = args.flags.write_budget_bytes()?;
     let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;
-    let mut progress = Progress::new("fat");
-    let result = fat::run(&mut session.dev, &p, &mut |d, t| progress.update(d, t));
-    progress.finish();
-    let (samples, ending) = session.end(result)?;
-    let Some(samples) = samples else {
-        return Ok(session.interrupted_exit(&ending, ending.interrupted.unwrap_or(libc::SIGINT)));
-    };
-    let mut doc = Document::new("fat", serde_json::Value::Null);
-    session.fill(&mut doc, &ending);
+    let (samples, mut doc) =
+        match session.run("fat", |dev, progress| fat::run(dev, &p, progress))? {
+            Ran::Done(samples, doc) => (samples, doc),
+            Ran::Stopped(code) => return Ok(code),
+        };
     doc.parameters = serde_json::to_value(&p).unwrap_or_default();
     doc.parameters["erase_size_source"] = source.clone().into();
     doc.samples = serde_json::to_value(&samples.samples).unwrap_or_default();
     doc.inferences
         .insert("fat_area_erase_blocks".into(), infer_fat(&samples.points()));
     if let Some(why) = &samples.stopped {
-        doc.warnings.push(crate::report::Warning::new(
-            "stopped-early",
-            format!("the test stopped early: {why}; the inference uses what was measured"),
-        ));
+        doc.warnings.push(guard::stopped_early(why));
     }
     out.emit(&doc, |d| {
         format!(

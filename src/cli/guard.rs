@@ -242,7 +242,45 @@ pub struct Ending {
     pub test_bytes_written: u64,
 }
 
+/// What a write test came to (see [`WriteSession::run`]).
+// Made once per command and taken apart at once: boxing would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+pub enum Ran<T> {
+    /// It finished: its samples, and a document with the common fields filled.
+    Done(T, Document),
+    /// A signal stopped it after the regions were restored: the exit code (130 or 143).
+    Stopped(i32),
+}
+
+/// The warning for a test that stopped before its plan was done (budget or time).
+pub fn stopped_early(why: &str) -> Warning {
+    Warning::new(
+        "stopped-early",
+        format!("the test stopped early: {why}; the inference uses what was measured"),
+    )
+}
+
 impl WriteSession {
+    /// Run `test` with a progress line on stderr, end the session (restoring and verifying
+    /// in preserve mode, whatever the result) and start the `command` document.
+    pub fn run<T>(
+        &mut self,
+        command: &str,
+        test: impl FnOnce(&mut Timed<WriteBudget<Guarded>>, &mut dyn FnMut(u64, u64)) -> io::Result<T>,
+    ) -> Result<Ran<T>> {
+        let mut progress = crate::report::progress::Progress::new(command);
+        let result = test(&mut self.dev, &mut |d, t| progress.update(d, t));
+        progress.finish();
+        let (value, ending) = self.end(result)?;
+        let Some(value) = value else {
+            let sig = ending.interrupted.unwrap_or(libc::SIGINT);
+            return Ok(Ran::Stopped(self.interrupted_exit(&ending, sig)));
+        };
+        let mut doc = Document::new(command, serde_json::Value::Null);
+        self.fill(&mut doc, &ending);
+        Ok(Ran::Done(value, doc))
+    }
+
     /// End the test: restore and verify (preserve mode), whatever the probe's result.
     /// Returns the probe's value, or `None` when a signal stopped it; an I/O error of the
     /// probe or a failed restore becomes the error (exit 1), naming the journal if kept.

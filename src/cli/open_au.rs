@@ -1,7 +1,7 @@
 //! `flashscope open-au TARGET --write`: how many erase blocks the card can write to at
 //! once (flashbench's open-AU test, automatic).
 
-use super::guard::{self, WriteFlags, WritePlan};
+use super::guard::{self, Ran, WriteFlags, WritePlan};
 use super::{Outcome, Output};
 use crate::analysis::openau::infer_open_au;
 use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
@@ -192,16 +192,11 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     };
     let budget = args.flags.write_budget_bytes()?;
     let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;
-    let mut progress = Progress::new("open-au");
-    let result = open_au::run(&mut session.dev, &p, &mut |d, t| progress.update(d, t));
-    progress.finish();
-    let (samples, ending) = session.end(result)?;
-    let Some(samples) = samples else {
-        let code = session.interrupted_exit(&ending, ending.interrupted.unwrap_or(libc::SIGINT));
-        return Ok(Outcome::stopped("open-au", code));
-    };
-    let mut doc = Document::new("open-au", serde_json::Value::Null);
-    session.fill(&mut doc, &ending);
+    let (samples, mut doc) =
+        match session.run("open-au", |dev, progress| open_au::run(dev, &p, progress))? {
+            Ran::Done(samples, doc) => (samples, doc),
+            Ran::Stopped(code) => return Ok(Outcome::stopped("open-au", code)),
+        };
     doc.parameters = serde_json::to_value(&p).unwrap_or_default();
     doc.parameters["erase_size_source"] = source.clone().into();
     doc.samples = serde_json::to_value(&samples.samples).unwrap_or_default();
@@ -233,10 +228,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         );
     }
     if let Some(why) = &samples.stopped {
-        doc.warnings.push(crate::report::Warning::new(
-            "stopped-early",
-            format!("the test stopped early: {why}; the inference uses what was measured"),
-        ));
+        doc.warnings.push(guard::stopped_early(why));
     }
     let text = format!(
         "erase block {} (from {source})\n{}",

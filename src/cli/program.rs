@@ -1,11 +1,10 @@
 //! `flashscope program TARGET --write`: the flashbench program matrix — per block size,
 //! linear and random writes of zeros, ones and 0x5a, and reads.
 
-use super::guard::{self, WriteFlags, WritePlan};
+use super::guard::{self, Ran, WriteFlags, WritePlan};
 use super::Output;
 use crate::analysis::program::{infer_program, COLUMNS};
 use crate::probe::program::{self, ProgramParams, ProgramSamples};
-use crate::report::progress::Progress;
 use crate::report::table::Table;
 use crate::report::Document;
 use crate::units::{format_bytes, format_rate, parse_size};
@@ -85,24 +84,17 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     };
     let budget = args.flags.write_budget_bytes()?;
     let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;
-    let mut progress = Progress::new("program");
-    let result = program::run(&mut session.dev, &p, &mut |d, t| progress.update(d, t));
-    progress.finish();
-    let (samples, ending) = session.end(result)?;
-    let Some(samples) = samples else {
-        return Ok(session.interrupted_exit(&ending, ending.interrupted.unwrap_or(libc::SIGINT)));
-    };
-    let mut doc = Document::new("program", serde_json::Value::Null);
-    session.fill(&mut doc, &ending);
+    let (samples, mut doc) =
+        match session.run("program", |dev, progress| program::run(dev, &p, progress))? {
+            Ran::Done(samples, doc) => (samples, doc),
+            Ran::Stopped(code) => return Ok(code),
+        };
     doc.parameters = serde_json::to_value(&p).unwrap_or_default();
     doc.parameters["columns"] = serde_json::json!(COLUMNS);
     doc.samples = serde_json::to_value(&samples.samples).unwrap_or_default();
     doc.inferences.extend(infer_program(&samples.rows()));
     if let Some(why) = &samples.stopped {
-        doc.warnings.push(crate::report::Warning::new(
-            "stopped-early",
-            format!("the test stopped early: {why}"),
-        ));
+        doc.warnings.push(guard::stopped_early(why));
     }
     out.emit(&doc, |d| render(d, &samples));
     Ok(0)

@@ -1,11 +1,10 @@
 //! `flashscope slc TARGET --write`: the write-cache cliff — how much a sustained write
 //! gets at cache speed before the native speed, and whether the cache recovers.
 
-use super::guard::{self, WriteFlags, WritePlan};
+use super::guard::{self, Ran, WriteFlags, WritePlan};
 use super::Output;
 use crate::analysis::slc::{infer_recovery, infer_slc, SlcInterval};
 use crate::probe::slc::{self, default_budget, SlcParams, SlcSamples};
-use crate::report::progress::Progress;
 use crate::report::table::Table;
 use crate::report::Document;
 use crate::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
@@ -90,15 +89,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         ),
     };
     let mut session = guard::begin(&args.target, &args.flags, &plan, Some(max))?;
-    let mut progress = Progress::new("slc");
-    let result = slc::run(&mut session.dev, &p, &mut |d, t| progress.update(d, t));
-    progress.finish();
-    let (samples, ending) = session.end(result)?;
-    let Some(samples) = samples else {
-        return Ok(session.interrupted_exit(&ending, ending.interrupted.unwrap_or(libc::SIGINT)));
-    };
-    let mut doc = Document::new("slc", serde_json::Value::Null);
-    session.fill(&mut doc, &ending);
+    let (samples, mut doc) =
+        match session.run("slc", |dev, progress| slc::run(dev, &p, progress))? {
+            Ran::Done(samples, doc) => (samples, doc),
+            Ran::Stopped(code) => return Ok(code),
+        };
     doc.parameters = serde_json::to_value(&p).unwrap_or_default();
     doc.samples = serde_json::to_value(&samples.intervals).unwrap_or_default();
     doc.extra.insert(
