@@ -109,6 +109,21 @@ pub fn format_rate(bytes_per_s: f64) -> String {
     s
 }
 
+/// A number with up to three significant digits (2.50, 12.5, 125).
+pub fn short_number(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 /// Format nanoseconds as ns, µs, ms or s with three significant digits; negative values
 /// keep their sign (a negative diff is data, not an error).
 pub fn format_ns(ns: f64) -> String {

@@ -8,10 +8,10 @@ use crate::fs::env::{self, FsInfo, MemInfo};
 use crate::fs::files::{self, FilesConfig, FilesRun};
 use crate::fs::matrix::{self, MatrixConfig, MatrixRun, MatrixTest};
 use crate::fs::monitor::{throughput_series, Progress};
-use crate::fs::plot::{self, Panel, Series};
 use crate::fs::seq::{self, SeqConfig, SeqMode, SeqRun};
 use crate::fs::warn::{environment_warnings, FsWarning};
 use crate::fs::{parse_size_list, Pattern};
+use crate::report::svg::{self, AxisFormat, Chart};
 use crate::report::table::Table;
 use crate::report::Document;
 use crate::units::{format_bytes, format_ns, format_rate, parse_size};
@@ -478,8 +478,8 @@ fn seq_plot(run: &SeqRun, fs: &FsInfo) -> String {
             .map(|s| (secs(s.t_ns), mib(f(s))))
             .collect()
     };
-    let fmt = |x: f64| format!("{x}");
-    // A dashed line where each phase (mode × write / cold read / warm read) begins.
+    // A dashed line where each phase (mode × write / cold read / warm read) begins,
+    // labelled on the top panel.
     let mut markers: Vec<(f64, String)> = Vec::new();
     for r in &run.results {
         for (what, t) in [
@@ -492,58 +492,36 @@ fn seq_plot(run: &SeqRun, fs: &FsInfo) -> String {
             }
         }
     }
-    let unlabelled: Vec<(f64, String)> = markers.iter().map(|(t, _)| (*t, String::new())).collect();
-    let panels = vec![
-        Panel {
-            title: format!(
+    let end = run.timeline.last().map(|s| secs(s.t_ns)).unwrap_or(1.0);
+    let panel = |title: &str, y_label: &str, labelled: bool| {
+        let mut c = Chart::new(title, "time (s)", y_label)
+            .size(900.0, 340.0)
+            .x_range(0.0, end)
+            .y_format(AxisFormat::Short);
+        for (t, label) in &markers {
+            c = c.marker(*t, if labelled { label } else { "" });
+        }
+        c
+    };
+    svg::stack(&[
+        panel(
+            &format!(
                 "fs seq on {}: throughput (all modes in turn)",
                 fs.dir.display()
             ),
-            x_label: "time (s)".into(),
-            y_label: "MiB/s".into(),
-            series: vec![Series {
-                name: "read + write".into(),
-                points: tp,
-            }],
-            log2_x: false,
-            log_y: false,
-            markers: markers.clone(),
-            x_format: fmt,
-        },
-        Panel {
-            title: "page cache: Dirty and Writeback (/proc/meminfo)".into(),
-            x_label: "time (s)".into(),
-            y_label: "MiB".into(),
-            series: vec![
-                Series {
-                    name: "Dirty".into(),
-                    points: series(|s| s.dirty_bytes),
-                },
-                Series {
-                    name: "Writeback".into(),
-                    points: series(|s| s.writeback_bytes),
-                },
-            ],
-            log2_x: false,
-            log_y: false,
-            markers: unlabelled.clone(),
-            x_format: fmt,
-        },
-        Panel {
-            title: "page cache: Cached".into(),
-            x_label: "time (s)".into(),
-            y_label: "MiB".into(),
-            series: vec![Series {
-                name: "Cached".into(),
-                points: series(|s| s.cached_bytes),
-            }],
-            log2_x: false,
-            log_y: false,
-            markers: unlabelled.clone(),
-            x_format: fmt,
-        },
-    ];
-    plot::render(&panels)
+            "MiB/s",
+            true,
+        )
+        .series("read + write", tp),
+        panel(
+            "page cache: Dirty and Writeback (/proc/meminfo)",
+            "MiB",
+            false,
+        )
+        .series("Dirty", series(|s| s.dirty_bytes))
+        .series("Writeback", series(|s| s.writeback_bytes)),
+        panel("page cache: Cached", "MiB", false).series("Cached", series(|s| s.cached_bytes)),
+    ])
 }
 
 // ---------------------------------------------------------------- fs files
@@ -658,46 +636,24 @@ fn files_plot(run: &FilesRun, fs: &FsInfo) -> String {
         v.sort_by(|a, b| a.0.total_cmp(&b.0));
         v
     };
-    let fmt = |x: f64| format_bytes(x.round() as u64);
-    plot::render(&[
-        Panel {
-            title: format!("fs files on {}: throughput per file size", fs.dir.display()),
-            x_label: "file size (log 2)".into(),
-            y_label: "MiB/s (log)".into(),
-            series: vec![
-                Series {
-                    name: "write".into(),
-                    points: pts(|r| r.write_bytes_per_s / 1048576.0),
-                },
-                Series {
-                    name: "cold read".into(),
-                    points: pts(|r| r.read_bytes_per_s / 1048576.0),
-                },
-            ],
-            log2_x: true,
-            log_y: true,
-            markers: Vec::new(),
-            x_format: fmt,
-        },
-        Panel {
-            title: "files per second".into(),
-            x_label: "file size (log 2)".into(),
-            y_label: "files/s (log)".into(),
-            series: vec![
-                Series {
-                    name: "write".into(),
-                    points: pts(|r| r.write_files_per_s),
-                },
-                Series {
-                    name: "cold read".into(),
-                    points: pts(|r| r.read_files_per_s),
-                },
-            ],
-            log2_x: true,
-            log_y: true,
-            markers: Vec::new(),
-            x_format: fmt,
-        },
+    let panel = |title: &str, y_label: &str| {
+        Chart::new(title, "file size", y_label)
+            .size(900.0, 400.0)
+            .log2_x()
+            .log_y()
+            .x_format(AxisFormat::Bytes)
+            .y_format(AxisFormat::Short)
+    };
+    svg::stack(&[
+        panel(
+            &format!("fs files on {}: throughput per file size", fs.dir.display()),
+            "MiB/s",
+        )
+        .series("write", pts(|r| r.write_bytes_per_s / 1048576.0))
+        .series("cold read", pts(|r| r.read_bytes_per_s / 1048576.0)),
+        panel("files per second", "files/s")
+            .series("write", pts(|r| r.write_files_per_s))
+            .series("cold read", pts(|r| r.read_files_per_s)),
     ])
 }
 
@@ -823,7 +779,7 @@ fn matrix_grid(run: &MatrixRun, cfg: &MatrixConfig, t: MatrixTest) -> Vec<Vec<Op
 fn matrix_heatmap(run: &MatrixRun, cfg: &MatrixConfig, t: MatrixTest) -> String {
     let cols: Vec<String> = cfg.record_sizes.iter().map(|r| format_bytes(*r)).collect();
     let rows: Vec<String> = cfg.file_sizes.iter().map(|f| format_bytes(*f)).collect();
-    plot::heatmap(
+    svg::heatmap(
         &format!(
             "fs matrix: {}{}",
             t.name(),

@@ -240,7 +240,7 @@ pub fn files_inferences(results: &[FilesSizeResult]) -> BTreeMap<String, Inferen
                     s.write_files_per_s,
                     format_bytes(l.file_bytes),
                     format_rate(l.write_bytes_per_s),
-                    super::plot::short_number(ratio * 100.0)
+                    crate::units::short_number(ratio * 100.0)
                 ),
             )
         }

@@ -15,7 +15,6 @@ pub mod files;
 pub mod interrupt;
 pub mod matrix;
 pub mod monitor;
-pub mod plot;
 pub mod seq;
 pub mod warn;
 

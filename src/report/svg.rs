@@ -1,6 +1,7 @@
-//! A small hand-written SVG chart: line and scatter series, linear or log-2 x axis, axis
-//! labels with units, a legend and labelled vertical markers. No dependencies, so any
-//! command can draw its plot:
+//! The one SVG writer: line and scatter charts (linear or log-2 x axis, linear or log-10 y
+//! axis, axis labels with units, a legend, labelled vertical markers), charts stacked into
+//! one picture ([`stack`]) and heatmaps ([`heatmap`]). Hand-written, no dependencies, so
+//! any command can draw its plot; output only, it never measures:
 //!
 //! ```
 //! use flashscope::report::svg::{Chart, AxisFormat};
@@ -14,7 +15,8 @@
 //! assert!(svg.starts_with("<svg"));
 //! ```
 
-use crate::units::{format_bytes, format_ns};
+use crate::units::{format_bytes, format_ns, short_number};
+use std::fmt::Write;
 
 /// How tick labels are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +27,8 @@ pub enum AxisFormat {
     Bytes,
     /// Nanoseconds shown as ns, µs, ms or s.
     Nanoseconds,
+    /// Up to three significant digits (rates, ratios).
+    Short,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +51,8 @@ pub struct Chart {
     x_label: String,
     y_label: String,
     log2_x: bool,
+    log_y: bool,
+    x_range: Option<(f64, f64)>,
     x_format: AxisFormat,
     y_format: AxisFormat,
     series: Vec<Series>,
@@ -86,6 +92,7 @@ fn fmt(v: f64, f: AxisFormat) -> String {
             }
         }
         AxisFormat::Nanoseconds => format_ns(v),
+        AxisFormat::Short => short_number(v),
     }
 }
 
@@ -117,6 +124,8 @@ impl Chart {
             x_label: x_label.to_string(),
             y_label: y_label.to_string(),
             log2_x: false,
+            log_y: false,
+            x_range: None,
             x_format: AxisFormat::Plain,
             y_format: AxisFormat::Plain,
             series: Vec::new(),
@@ -130,6 +139,20 @@ impl Chart {
     /// Use a log-2 x axis (values must be positive; others are dropped).
     pub fn log2_x(mut self) -> Self {
         self.log2_x = true;
+        self
+    }
+
+    /// Use a log-10 y axis with a tick at each decade (values must be positive; others
+    /// are dropped), for rates spanning decades.
+    pub fn log_y(mut self) -> Self {
+        self.log_y = true;
+        self
+    }
+
+    /// Fix the x axis to [lo, hi] instead of fitting the data, so stacked charts share
+    /// one axis; what falls outside is not drawn.
+    pub fn x_range(mut self, lo: f64, hi: f64) -> Self {
+        self.x_range = Some((lo, hi));
         self
     }
 
@@ -186,7 +209,8 @@ impl Chart {
     }
 
     fn xt(&self, x: f64) -> Option<f64> {
-        if !x.is_finite() {
+        let outside = self.x_range.is_some_and(|(lo, hi)| x < lo || x > hi);
+        if !x.is_finite() || outside {
             return None;
         }
         if self.log2_x {
@@ -196,8 +220,27 @@ impl Chart {
         }
     }
 
+    fn yt(&self, y: f64) -> Option<f64> {
+        if !y.is_finite() {
+            return None;
+        }
+        if self.log_y {
+            (y > 0.0).then(|| y.log10())
+        } else {
+            Some(y)
+        }
+    }
+
     /// Render as a standalone SVG document.
     pub fn to_svg(&self) -> String {
+        let mut s = open_svg(self.width, self.height, 12);
+        self.draw(&mut s);
+        s.push_str("</svg>\n");
+        s
+    }
+
+    /// Draw the chart's elements (without the document around them) at the origin.
+    fn draw(&self, s: &mut String) {
         let (w, h) = (self.width, self.height);
         let (ml, mr, mt, mb) = (90.0, 30.0, 50.0, 70.0);
         let legend_w = if self.series.len() > 1 || !self.series.is_empty() {
@@ -211,13 +254,19 @@ impl Chart {
             .series
             .iter()
             .flat_map(|s| s.points.iter())
-            .filter_map(|&(x, y)| Some((self.xt(x)?, y)).filter(|p| p.1.is_finite()))
+            .filter_map(|&(x, y)| Some((self.xt(x)?, self.yt(y)?)))
             .collect();
         let mut xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
         xs.extend(self.markers.iter().filter_map(|m| self.xt(m.0)));
-        let (mut x0, mut x1) = xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, &x| {
-            (a.0.min(x), a.1.max(x))
-        });
+        let (mut x0, mut x1) = match self.x_range {
+            Some((lo, hi)) => (
+                self.xt(lo).unwrap_or(f64::INFINITY),
+                self.xt(hi).unwrap_or(f64::NEG_INFINITY),
+            ),
+            None => xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, &x| {
+                (a.0.min(x), a.1.max(x))
+            }),
+        };
         let (mut y0, mut y1) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, p| {
             (a.0.min(p.1), a.1.max(p.1))
         });
@@ -227,7 +276,7 @@ impl Chart {
         if !y0.is_finite() {
             (y0, y1) = (0.0, 1.0);
         }
-        if self.y_zero {
+        if self.y_zero && !self.log_y {
             y0 = y0.min(0.0);
         }
         if x1 - x0 < 1e-12 {
@@ -237,33 +286,40 @@ impl Chart {
         if y1 - y0 < 1e-12 {
             y1 = y0 + 1.0;
         }
-        let pad = (y1 - y0) * 0.05;
-        y1 += pad;
-        if y0 < 0.0 || !self.y_zero {
-            y0 -= pad;
+        if self.log_y {
+            // Whole decades, so every tick is a power of ten.
+            y0 = y0.floor();
+            y1 = y1.ceil().max(y0 + 1.0);
+        } else {
+            let pad = (y1 - y0) * 0.05;
+            y1 += pad;
+            if y0 < 0.0 || !self.y_zero {
+                y0 -= pad;
+            }
         }
         let sx = |x: f64| ml + (x - x0) / (x1 - x0) * pw;
         let sy = |y: f64| mt + ph - (y - y0) / (y1 - y0) * ph;
 
-        let mut s = String::new();
-        s.push_str(&format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n"
-        ));
         s.push_str(&format!(
             "<rect width=\"{w}\" height=\"{h}\" fill=\"white\"/>\n<text x=\"{}\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">{}</text>\n",
             ml + pw / 2.0,
             esc(&self.title)
         ));
         // Grid and ticks.
-        let yticks = linear_ticks(y0, y1);
-        for t in &yticks {
-            let y = sy(*t);
+        let yticks: Vec<(f64, f64)> = if self.log_y {
+            let (a, b) = (y0 as i64, y1 as i64);
+            (a..=b).map(|e| (e as f64, 10f64.powi(e as i32))).collect()
+        } else {
+            linear_ticks(y0, y1).into_iter().map(|t| (t, t)).collect()
+        };
+        for (pos, val) in &yticks {
+            let y = sy(*pos);
             s.push_str(&format!(
                 "<line x1=\"{ml}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#e0e0e0\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
                 ml + pw,
                 ml - 6.0,
                 y + 4.0,
-                esc(&fmt(*t, self.y_format))
+                esc(&fmt(*val, self.y_format))
             ));
         }
         let xticks: Vec<(f64, f64)> = if self.log2_x {
@@ -287,7 +343,7 @@ impl Chart {
             ));
         }
         // Zero line when negatives are shown.
-        if y0 < 0.0 {
+        if y0 < 0.0 && !self.log_y {
             let y = sy(0.0);
             s.push_str(&format!(
                 "<line x1=\"{ml}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#888\"/>\n",
@@ -306,22 +362,28 @@ impl Chart {
             if self.log2_x { " (log scale)" } else { "" }
         ));
         s.push_str(&format!(
-            "<text x=\"18\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {:.1})\">{}</text>\n",
+            "<text x=\"18\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {:.1})\">{}{}</text>\n",
             mt + ph / 2.0,
             mt + ph / 2.0,
-            esc(&self.y_label)
+            esc(&self.y_label),
+            if self.log_y { " (log scale)" } else { "" }
         ));
         // Markers.
         for (x, label) in &self.markers {
             if let Some(xv) = self.xt(*x) {
                 let px = sx(xv);
                 s.push_str(&format!(
-                    "<line x1=\"{px:.1}\" y1=\"{mt}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"#555\" stroke-dasharray=\"6 4\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"#333\">{}</text>\n",
+                    "<line x1=\"{px:.1}\" y1=\"{mt}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"#555\" stroke-dasharray=\"6 4\"/>\n",
                     mt + ph,
-                    px + 4.0,
-                    mt + 14.0,
-                    esc(label)
                 ));
+                if !label.is_empty() {
+                    // Upright along the line, so close markers do not overprint.
+                    let (lx, ly) = (px + 11.0, mt + 4.0);
+                    s.push_str(&format!(
+                        "<text x=\"{lx:.1}\" y=\"{ly:.1}\" font-size=\"11\" fill=\"#333\" text-anchor=\"end\" transform=\"rotate(-90 {lx:.1} {ly:.1})\">{}</text>\n",
+                        esc(label)
+                    ));
+                }
             }
         }
         // Series.
@@ -330,7 +392,7 @@ impl Chart {
             let p: Vec<(f64, f64)> = se
                 .points
                 .iter()
-                .filter_map(|&(x, y)| Some((sx(self.xt(x)?), sy(y))).filter(|_| y.is_finite()))
+                .filter_map(|&(x, y)| Some((sx(self.xt(x)?), sy(self.yt(y)?))))
                 .collect();
             if se.style == Style::Line && p.len() > 1 {
                 let d: Vec<String> = p.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
@@ -340,7 +402,9 @@ impl Chart {
                 ));
             }
             let r = if se.style == Style::Points { 2.6 } else { 3.0 };
-            for (x, y) in &p {
+            // Dots on a line only while they can be told apart (not on a long timeline).
+            let dots = se.style == Style::Points || p.len() <= 60;
+            for (x, y) in p.iter().filter(|_| dots) {
                 s.push_str(&format!(
                     "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r}\" fill=\"{c}\"/>\n"
                 ));
@@ -356,9 +420,170 @@ impl Chart {
                 esc(&se.name)
             ));
         }
-        s.push_str("</svg>\n");
-        s
     }
+}
+
+fn open_svg(width: f64, height: f64, font_size: u32) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"{font_size}\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    )
+}
+
+/// Charts stacked top to bottom in one SVG document (panels sharing a time axis, say).
+pub fn stack(charts: &[Chart]) -> String {
+    let width = charts.iter().map(|c| c.width).fold(200.0, f64::max);
+    let height: f64 = charts.iter().map(|c| c.height).sum::<f64>().max(150.0);
+    let mut s = open_svg(width, height, 12);
+    let mut top = 0.0;
+    for c in charts {
+        let _ = writeln!(s, "<g transform=\"translate(0 {top})\">");
+        c.draw(&mut s);
+        s.push_str("</g>\n");
+        top += c.height;
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// A heatmap: rows × columns of values (`None`: no cell), both axes in the given order
+/// (powers of two, hence log axes), colour on a log scale with a legend.
+pub fn heatmap(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    columns: &[String],
+    rows: &[String],
+    values: &[Vec<Option<f64>>],
+    value_format: fn(f64) -> String,
+) -> String {
+    let cell_w = 64.0;
+    let cell_h = 26.0;
+    let (ml, mt) = (100.0, 50.0);
+    let width = ml + cell_w * columns.len().max(1) as f64 + 40.0;
+    let height = mt + cell_h * rows.len().max(1) as f64 + 110.0;
+    let finite: Vec<f64> = values
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    let lo = finite.iter().copied().fold(f64::MAX, f64::min).max(1e-12);
+    let hi = finite.iter().copied().fold(0.0, f64::max).max(lo);
+    let frac = |v: f64| {
+        if hi <= lo {
+            0.5
+        } else {
+            ((v.ln() - lo.ln()) / (hi.ln() - lo.ln())).clamp(0.0, 1.0)
+        }
+    };
+    let mut s = open_svg(width, height, 11);
+    let _ = writeln!(
+        s,
+        r#"<text x="{ml}" y="20" font-size="14" font-weight="bold">{}</text>"#,
+        esc(title)
+    );
+    for (ri, row) in rows.iter().enumerate() {
+        let y = mt + ri as f64 * cell_h;
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#,
+            ml - 6.0,
+            y + cell_h / 2.0 + 4.0,
+            esc(row)
+        );
+        for ci in 0..columns.len() {
+            let x = ml + ci as f64 * cell_w;
+            if let Some(Some(v)) = values.get(ri).and_then(|r| r.get(ci)) {
+                let f = frac(*v);
+                let text_colour = if f > 0.6 { "black" } else { "white" };
+                let _ = writeln!(
+                    s,
+                    r##"<rect x="{x}" y="{y}" width="{cell_w}" height="{cell_h}" fill="{}" stroke="#fff"/><text x="{}" y="{}" text-anchor="middle" fill="{text_colour}" font-size="9">{}</text>"##,
+                    ramp(f),
+                    x + cell_w / 2.0,
+                    y + cell_h / 2.0 + 3.0,
+                    esc(&value_format(*v))
+                );
+            }
+        }
+    }
+    let yb = mt + cell_h * rows.len() as f64;
+    for (ci, col) in columns.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            ml + ci as f64 * cell_w + cell_w / 2.0,
+            yb + 16.0,
+            esc(col)
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        ml + cell_w * columns.len() as f64 / 2.0,
+        yb + 36.0,
+        esc(x_label)
+    );
+    let mid = mt + cell_h * rows.len() as f64 / 2.0;
+    let _ = writeln!(
+        s,
+        r#"<text x="14" y="{mid}" text-anchor="middle" transform="rotate(-90 14 {mid})">{}</text>"#,
+        esc(y_label)
+    );
+    // Legend: the log colour scale.
+    let ly = yb + 56.0;
+    for i in 0..20 {
+        let _ = writeln!(
+            s,
+            r#"<rect x="{}" y="{ly}" width="12" height="12" fill="{}"/>"#,
+            ml + i as f64 * 12.0,
+            ramp(i as f64 / 19.0)
+        );
+    }
+    if !finite.is_empty() {
+        let _ = writeln!(
+            s,
+            r#"<text x="{ml}" y="{}">{}</text><text x="{}" y="{}" text-anchor="end">{} (log colour scale)</text>"#,
+            ly + 28.0,
+            esc(&value_format(lo)),
+            ml + 240.0,
+            ly + 28.0,
+            esc(&value_format(hi))
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// Dark blue (0) to yellow (1), perceptually even (viridis' end points).
+fn ramp(f: f64) -> String {
+    let stops = [
+        (0.0, (68.0, 1.0, 84.0)),
+        (0.33, (49.0, 104.0, 142.0)),
+        (0.66, (53.0, 183.0, 121.0)),
+        (1.0, (253.0, 231.0, 37.0)),
+    ];
+    let f = if f.is_finite() {
+        f.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    for w in stops.windows(2) {
+        let (a, ca) = w[0];
+        let (b, cb) = w[1];
+        if f <= b {
+            let t = (f - a) / (b - a);
+            let c = |x: f64, y: f64| (x + (y - x) * t).round() as u8;
+            return format!(
+                "#{:02x}{:02x}{:02x}",
+                c(ca.0, cb.0),
+                c(ca.1, cb.1),
+                c(ca.2, cb.2)
+            );
+        }
+    }
+    "#fde725".into()
 }
 
 #[cfg(test)]
@@ -401,6 +626,53 @@ mod tests {
             .scatter("s", pts)
             .to_svg();
         assert!(full.contains(">0 ns<"));
+    }
+
+    #[test]
+    fn log_y_ticks_are_decades_and_drop_non_positive_values() {
+        let svg = Chart::new("t", "size", "MiB/s")
+            .log2_x()
+            .log_y()
+            .y_format(AxisFormat::Short)
+            .series("w", vec![(1024.0, 1.5), (4096.0, 30.0), (16384.0, 0.0)])
+            .to_svg();
+        assert!(svg.contains(">1.00<") && svg.contains(">10.0<") && svg.contains(">100<"));
+        assert_eq!(svg.matches("<circle").count(), 2, "{svg}");
+    }
+
+    #[test]
+    fn stacked_charts_are_one_document_with_a_group_each() {
+        let a = Chart::new("a", "t", "y").series("one", vec![(0.0, 1.0), (1.0, 2.0)]);
+        let b = Chart::new("b", "t", "y")
+            .x_range(0.0, 1.0)
+            .marker(0.5, "")
+            .series("two", vec![(0.5, 1.0), (2.0, 1.0)]);
+        let svg = stack(&[a, b]);
+        assert_eq!(svg.matches("<svg").count(), 1);
+        assert_eq!(svg.matches("<g transform").count(), 2);
+        assert!(svg.contains("height=\"1040\""), "two 520-pixel charts");
+        assert!(svg.contains("stroke-dasharray"));
+        assert_eq!(
+            svg.matches("<circle").count(),
+            3,
+            "the point beyond x_range is dropped"
+        );
+    }
+
+    #[test]
+    fn heatmap_draws_each_present_cell() {
+        let svg = heatmap(
+            "write",
+            "record",
+            "file",
+            &["4K".into(), "8K".into()],
+            &["8K".into(), "16K".into()],
+            &[vec![Some(1.0), Some(10.0)], vec![Some(100.0), None]],
+            |v| format!("{v}"),
+        );
+        assert_eq!(svg.matches("font-size=\"9\"").count(), 3);
+        assert!(svg.contains("#440154") && svg.contains("#fde725"));
+        assert!(svg.contains("log colour scale"));
     }
 
     #[test]
