@@ -680,3 +680,33 @@ fn e2e_align_on_a_loop_device_with_4k_sectors() {
         .code(2)
         .stderr(predicates::str::contains("4096-byte logical sector"));
 }
+
+#[test]
+fn e2e_align_on_a_file_in_memory_finds_no_flash_geometry() {
+    // A file on tmpfs: reads are memory copies, and the only "boundary" is the CPU's 4 KiB
+    // memory page (tens of ns). Naming that a flash page would be a confident wrong answer.
+    let Ok(dir) = tempfile::tempdir_in("/dev/shm") else {
+        eprintln!("skipped: no /dev/shm");
+        return;
+    };
+    let img = dir.path().join("card.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let v = json(&["align", img.to_str().unwrap(), "--time-budget", "3s"]);
+    let kinds: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"memory-filesystem"), "{kinds:?}");
+    for key in ["erase_block_bytes", "page_bytes"] {
+        assert_eq!(
+            v["inferences"][key]["status"], "inconclusive",
+            "{key}: {}",
+            v["inferences"][key]
+        );
+    }
+}

@@ -190,7 +190,10 @@ impl Data {
             .map(|p| p.base_ns)
             .filter(|b| b.is_finite() && *b > 0.0)
             .collect();
-        let min_rise = 0.02 * super::median(&mut bases).unwrap_or(0.0);
+        // A step must be 2% of a read and at least MIN_MEDIUM_STEP_NS: crossing a flash
+        // page or erase block costs microseconds (another page read), while sub-300 ns
+        // steps are the CPU's memory pages (a file in RAM, a cache answering).
+        let min_rise = (0.02 * super::median(&mut bases).unwrap_or(0.0)).max(MIN_MEDIUM_STEP_NS);
         Data { blocks, min_rise }
     }
 
@@ -201,6 +204,9 @@ impl Data {
         all
     }
 }
+
+/// The smallest boundary cost taken as a property of the medium (see `Data::new`).
+const MIN_MEDIUM_STEP_NS: f64 = 300.0;
 
 fn level_of(chain: &[u64], align: u64) -> usize {
     chain.iter().filter(|&&x| align % x == 0).count()
