@@ -274,7 +274,7 @@ pub fn regenerate(buf: &mut [u8], offset: u64, salt: u64, skip: usize) {
         let n = (UNIT - skip).min(rest.len());
         rest[..n].copy_from_slice(&unit[skip..skip + n]);
         rest = &mut rest[n..];
-        off += UNIT as u64;
+        off = off.wrapping_add(UNIT as u64); // past the last unit only when nothing is left
     }
     let whole = rest.len() / UNIT * UNIT;
     let (body, tail) = rest.split_at_mut(whole);

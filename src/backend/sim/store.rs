@@ -444,6 +444,12 @@ mod tests {
         let odd = stamps(1, 0, 2048);
         s.write(100, &odd);
         assert_eq!(read(&s, 100, 2048), odd);
+        // A stamp claiming the last unit of the offset space does not overflow anything.
+        let last = stamps(1, u64::MAX - 511, 512);
+        s.write(1 << 20, &last);
+        assert_eq!(read(&s, (1 << 20) + 100, 10), last[100..110]);
+        s.write((1 << 20) + 200, &[9u8; 5]);
+        assert_eq!(read(&s, 1 << 20, 200), last[..200]);
     }
 
     /// Random writes of stamps (whole, shifted, damaged), other data and zeros, and
