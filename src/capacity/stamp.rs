@@ -8,6 +8,9 @@
 //! payload word `i` is a counter-based multiply-xorshift mix of a per-unit key and `i`.
 //! Generation and checking are a handful of multiplies per 8 bytes: several GB/s per core
 //! (see `examples/stamp_bench.rs`).
+//!
+//! This module is a leaf (it uses nothing else of the crate), because the simulator's
+//! store uses [`recognise`] and [`regenerate`] to keep stamps it is given in compact form.
 
 /// Bytes per stamp unit (one classic sector; a 4096-byte sector holds eight units).
 pub const UNIT: usize = 512;
@@ -77,12 +80,18 @@ impl Stamper {
     /// A salt from the clock and the process id: a new one for every run, so stamps left
     /// by an earlier run never pass as fresh ones.
     pub fn random_salt() -> u64 {
-        let t = crate::backend::monotonic_ns();
+        use std::sync::atomic::{AtomicU64, Ordering};
+        // A per-process counter makes two calls in the same nanosecond differ too.
+        static CALLS: AtomicU64 = AtomicU64::new(0);
+        let n = CALLS.fetch_add(1, Ordering::Relaxed);
         let wall = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0);
-        fold_mul(t ^ K0, wall ^ ((std::process::id() as u64) << 32) ^ K1) | 1
+        fold_mul(
+            n.wrapping_mul(K2) ^ K0,
+            wall ^ ((std::process::id() as u64) << 32) ^ K1,
+        ) | 1
     }
 
     /// Fill `buf` (a multiple of `UNIT` bytes) with the stamps of the units starting at
@@ -229,6 +238,55 @@ impl Stamper {
     }
 }
 
+/// The `(offset, salt)` whose stamp `unit` is exactly, of any run; `None` for anything
+/// else. The header is checked first (three words and one multiply), so data that is not a
+/// stamp costs next to nothing; only a valid header pays for comparing the payload.
+#[inline]
+pub fn recognise(unit: &[u8]) -> Option<(u64, u64)> {
+    if unit.len() != UNIT {
+        return None;
+    }
+    let word = |i: usize| {
+        let w = &unit[i * 8..i * 8 + 8];
+        u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
+    };
+    let (offset, salt) = (word(0), word(1));
+    if word(2) != check_word(offset, salt) {
+        return None;
+    }
+    Stamper::new(salt)
+        .is_exact(unit, offset)
+        .then_some((offset, salt))
+}
+
+/// Write into `buf` the bytes of the stamps of `salt` starting at stamp offset `offset`
+/// (a unit boundary), skipping the first `skip` bytes (`skip < UNIT`): `buf` then holds
+/// bytes `[offset + skip, offset + skip + buf.len())` of that run of stamps. The inverse
+/// of [`recognise`] for runs of consecutive units.
+pub fn regenerate(buf: &mut [u8], offset: u64, salt: u64, skip: usize) {
+    let stamper = Stamper::new(salt);
+    let mut off = offset;
+    let mut rest = buf;
+    if skip > 0 || rest.len() < UNIT {
+        let mut unit = [0u8; UNIT];
+        stamper.fill_unit(&mut unit, off);
+        let skip = skip.min(UNIT);
+        let n = (UNIT - skip).min(rest.len());
+        rest[..n].copy_from_slice(&unit[skip..skip + n]);
+        rest = &mut rest[n..];
+        off = off.wrapping_add(UNIT as u64); // past the last unit only when nothing is left
+    }
+    let whole = rest.len() / UNIT * UNIT;
+    let (body, tail) = rest.split_at_mut(whole);
+    stamper.fill(body, off);
+    if !tail.is_empty() {
+        let mut unit = [0u8; UNIT];
+        stamper.fill_unit(&mut unit, off + whole as u64);
+        let n = tail.len();
+        tail.copy_from_slice(&unit[..n]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,6 +398,44 @@ mod tests {
             rng.fill(&mut noise[..]);
             assert_eq!(s.classify_unit(&noise, x), UnitClass::Bad);
         }
+    }
+
+    #[test]
+    fn recognise_finds_exact_stamps_of_any_run_and_nothing_else() {
+        let s = Stamper::new(0x1234_5678_9abc_def1);
+        let mut buf = vec![0u8; 4 * UNIT];
+        s.fill(&mut buf, 3 << 30);
+        for (n, unit) in buf.chunks(UNIT).enumerate() {
+            assert_eq!(
+                recognise(unit),
+                Some(((3 << 30) + (n * UNIT) as u64, s.salt))
+            );
+        }
+        // One flipped bit anywhere (header or payload) is not a stamp any more.
+        for byte in [0, 8, 16, 24, 300, UNIT - 1] {
+            let mut bad = buf[..UNIT].to_vec();
+            bad[byte] ^= 0x40;
+            assert_eq!(recognise(&bad), None, "flip in byte {byte}");
+        }
+        assert_eq!(recognise(&[0u8; UNIT]), None);
+        assert_eq!(recognise(&[0xffu8; UNIT]), None);
+        assert_eq!(recognise(&buf[..UNIT - 8]), None);
+        assert_eq!(recognise(&buf[1..UNIT + 1]), None);
+    }
+
+    #[test]
+    fn regenerate_gives_any_byte_range_of_a_run() {
+        let s = Stamper::new(77);
+        let mut full = vec![0u8; 6 * UNIT];
+        s.fill(&mut full, 1 << 20);
+        for (skip, len) in [(0, 6 * UNIT), (0, 100), (5, 3), (511, 1), (100, 5 * UNIT)] {
+            let mut out = vec![0u8; len];
+            regenerate(&mut out, 1 << 20, 77, skip);
+            assert_eq!(out, &full[skip..skip + len], "skip {skip} len {len}");
+        }
+        let mut out = vec![0u8; 2 * UNIT + 7];
+        regenerate(&mut out[3..3 + 2 * UNIT], (1 << 20) + UNIT as u64, 77, 0);
+        assert_eq!(&out[3..3 + 2 * UNIT], &full[UNIT..3 * UNIT]);
     }
 
     #[test]

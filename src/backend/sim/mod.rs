@@ -662,4 +662,91 @@ mod memory_tests {
         }
         assert_eq!(d.resident_bytes(), 16 << 20);
     }
+
+    fn stamps(salt: u64, offset: u64, len: usize) -> AlignedBuf {
+        let mut b = AlignedBuf::new(len);
+        crate::capacity::stamp::Stamper::new(salt).fill(&mut b, offset);
+        b
+    }
+
+    fn quiet(spec: &str) -> SimDevice {
+        SimDevice::new(SimConfig::parse(&format!("{spec},noise=0,outliers=0")).unwrap())
+    }
+
+    /// Write stamps over `[0, len)` in 1 MiB pieces, as `verify` does.
+    fn stamp_all(d: &mut SimDevice, salt: u64, len: u64) {
+        for off in (0..len).step_by(1 << 20) {
+            d.write_at(&stamps(salt, off, 1 << 20), off).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_verified_card_holds_stamps_in_a_few_bytes_and_reads_them_back_exactly() {
+        let mut d = quiet("custom,size=1G,erase=4M,page=16K");
+        stamp_all(&mut d, 21, 256 << 20);
+        assert!(d.resident_bytes() < 1024, "{}", d.resident_bytes());
+        let mut r = AlignedBuf::new(1 << 20);
+        for off in [0u64, 100 << 20, 255 << 20] {
+            d.read_at(&mut r, off).unwrap();
+            assert!(r[..] == stamps(21, off, 1 << 20)[..], "at {off}");
+        }
+    }
+
+    #[test]
+    fn fakes_alias_or_lose_stamps_as_they_do_any_data() {
+        use crate::capacity::stamp::{Stamper, UnitClass};
+        let s = Stamper::new(3);
+        let mut r = AlignedBuf::new(1 << 20);
+        // wrap: 64 MiB announced, 16 MiB real; the last pass over 8 MiB wrote 56 MiB.
+        let mut wrap = quiet("custom,size=64M,erase=1M,page=16K,real=16M,fake_mode=wrap");
+        stamp_all(&mut wrap, 3, 64 << 20);
+        assert!(wrap.resident_bytes() < 1024, "{}", wrap.resident_bytes());
+        for at in [8u64 << 20, 24 << 20, 56 << 20] {
+            wrap.read_at(&mut r, at).unwrap();
+            assert!(r[..] == stamps(3, 56 << 20, 1 << 20)[..], "at {at}");
+        }
+        wrap.read_at(&mut r, 8 << 20).unwrap();
+        assert_eq!(
+            s.classify_unit(&r[..512], 8 << 20),
+            UnitClass::Overwritten { from: 56 << 20 }
+        );
+        // limbo: beyond 16 MiB nothing is kept; below, the data is intact.
+        let mut limbo = quiet("custom,size=64M,erase=1M,page=16K,real=16M,fake_mode=limbo");
+        stamp_all(&mut limbo, 3, 64 << 20);
+        limbo.read_at(&mut r, 40 << 20).unwrap();
+        assert!(r.iter().all(|&b| b == 0));
+        limbo.read_at(&mut r, 15 << 20).unwrap();
+        assert!(r[..] == stamps(3, 15 << 20, 1 << 20)[..]);
+        // chain: region 1 (16..32 MiB) wraps onto 0..16, region 2 is lost.
+        let mut chain = quiet("custom,size=64M,erase=1M,page=16K,real=16M,fake_mode=chain");
+        stamp_all(&mut chain, 3, 64 << 20);
+        chain.read_at(&mut r, 4 << 20).unwrap();
+        assert!(
+            r[..] == stamps(3, 52 << 20, 1 << 20)[..],
+            "region 3 wrapped last"
+        );
+        chain.read_at(&mut r, 36 << 20).unwrap();
+        assert!(r.iter().all(|&b| b == 0));
+        chain.read_at(&mut r, 20 << 20).unwrap();
+        assert!(r[..] == stamps(3, 52 << 20, 1 << 20)[..]);
+    }
+
+    #[test]
+    fn flipped_bits_show_on_compactly_stored_stamps() {
+        use crate::capacity::stamp::{Stamper, UnitClass};
+        let mut d = quiet("custom,size=64M,erase=1M,page=16K,fault=flip@2M+4K");
+        stamp_all(&mut d, 8, 8 << 20);
+        let mut r = AlignedBuf::new(1 << 20);
+        d.read_at(&mut r, 2 << 20).unwrap();
+        let want = stamps(8, 2 << 20, 1 << 20);
+        let differ: Vec<usize> = (0..r.len()).filter(|&i| r[i] != want[i]).collect();
+        assert_eq!(differ, (0..4096).step_by(64).collect::<Vec<_>>());
+        assert_eq!(
+            Stamper::new(8).classify_unit(&r[..512], 2 << 20),
+            UnitClass::Changed { bits: 8 }
+        );
+        // What was read (flipped) and written back is kept as bytes, flips included.
+        d.write_at(&r[..4096], 2 << 20).unwrap();
+        assert_eq!(d.resident_bytes(), 4096 + 2 * 32);
+    }
 }
