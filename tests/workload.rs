@@ -355,20 +355,27 @@ fn bench_on_a_vanishing_device_keeps_the_finished_tests() {
     assert!(v["error"].as_str().unwrap().contains("vanished"));
 }
 
-/// A loop device over a scratch file, detached by name on drop.
+/// A loop device over a file of seeded random data in /var/tmp (a temporary file there,
+/// else beside the crate), detached by its exact name on drop.
 struct Loop {
     dev: String,
-    _file: tempfile::NamedTempFile,
+    file: tempfile::NamedTempFile,
 }
 
 impl Loop {
-    fn attach(len: u64) -> Option<Loop> {
+    fn attach(len: u64, seed: u64) -> Option<Loop> {
+        use rand::{Rng, SeedableRng};
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             eprintln!("skipped: loop devices need root");
             return None;
         }
-        let file = scratch(len);
+        let file = tempfile::NamedTempFile::new_in("/var/tmp")
+            .or_else(|_| tempfile::NamedTempFile::new_in(env!("CARGO_MANIFEST_DIR")))
+            .unwrap();
+        let mut data = vec![0u8; len as usize];
+        rand_pcg::Pcg64::seed_from_u64(seed).fill(&mut data[..]);
+        std::fs::write(file.path(), &data).unwrap();
         let out = std::process::Command::new("timeout")
             .args(["30", "losetup", "--find", "--show", "--direct-io=on"])
             .arg(file.path())
@@ -382,7 +389,28 @@ impl Loop {
             return None;
         }
         let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Some(Loop { dev, _file: file })
+        Some(Loop { dev, file })
+    }
+
+    /// SHA-256 of the backing file as the device left it (the loop's buffers flushed).
+    fn hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let _ = std::process::Command::new("blockdev")
+            .args(["--flushbufs", &self.dev])
+            .status();
+        let data = std::fs::read(self.file.path()).unwrap();
+        format!("{:x}", Sha256::digest(&data))
+    }
+
+    /// The first `n` bytes of the backing file.
+    fn head(&self, n: usize) -> Vec<u8> {
+        use std::io::Read;
+        let mut buf = vec![0u8; n];
+        std::fs::File::open(self.file.path())
+            .unwrap()
+            .read_exact(&mut buf)
+            .unwrap();
+        buf
     }
 }
 
@@ -395,28 +423,30 @@ impl Drop for Loop {
 }
 
 #[test]
-fn block_devices_need_destructive_for_writes_and_report_disk_statistics() {
-    let Some(lo) = Loop::attach(32 << 20) else {
+fn block_devices_refuse_io_writes_without_destructive_and_report_disk_statistics() {
+    let Some(lo) = Loop::attach(32 << 20, 1) else {
         return;
     };
+    // io covers a region of any size (by default the whole device), so it keeps no backup:
+    // --write is refused on a block device, naming --destructive.
     flashscope()
         .args(["io", &lo.dev, "--rw", "write", "--size", "1M", "--write"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--destructive"));
+    // bench's --journal belongs to preserve mode only.
     flashscope()
         .args([
             "bench",
             &lo.dev,
-            "--write",
+            "--journal",
+            "/var/tmp/j",
             "--runtime",
             "100ms",
-            "--size",
-            "4M",
         ])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--destructive"));
+        .stderr(predicate::str::contains("--journal"));
     let v = run_json(
         &[
             "io",
@@ -451,4 +481,117 @@ fn block_devices_need_destructive_for_writes_and_report_disk_statistics() {
     );
     assert_eq!(v["verify"]["bad_units"], 0);
     assert_eq!(v["bytes_written"], 8 << 20);
+}
+
+#[test]
+fn bench_write_on_a_block_device_preserves_every_byte() {
+    let Some(lo) = Loop::attach(32 << 20, 2) else {
+        return;
+    };
+    let state = tempfile::tempdir().unwrap();
+    let before = lo.hash();
+    let out = flashscope()
+        .env("XDG_STATE_HOME", state.path())
+        .args([
+            "bench",
+            &lo.dev,
+            "--write",
+            "--size",
+            "8M",
+            "--runtime",
+            "200ms",
+            "--json",
+        ])
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("preserve mode"), "{err}");
+    assert_eq!(v["preserve"]["mode"], "preserve");
+    assert_eq!(v["preserve"]["bytes_saved"], 8 << 20);
+    assert_eq!(
+        v["preserve"]["regions_restored"],
+        v["preserve"]["regions_verified"]
+    );
+    assert!(v["preserve"]["test_bytes_written"].as_u64().unwrap() > 0);
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 8);
+    assert_ne!(v["inferences"]["speed_class"]["status"], "inconclusive");
+    assert_eq!(lo.hash(), before, "bench --write changed the device");
+    let left: Vec<_> = std::fs::read_dir(state.path().join("flashscope"))
+        .unwrap()
+        .collect();
+    assert!(left.is_empty(), "journal removed: {left:?}");
+}
+
+/// Start `bench --write` in preserve mode, wait until its write tests have overwritten
+/// the start of the device, then send `sig`. Returns the exit code (None when killed by
+/// the signal) and stderr.
+fn signal_bench_mid_write(lo: &Loop, journal: &std::path::Path, sig: i32) -> (Option<i32>, String) {
+    let original = lo.head(4096);
+    let child =
+        <std::process::Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
+            .unwrap()
+            .env("XDG_STATE_HOME", journal.parent().unwrap())
+            .args([
+                "bench",
+                &lo.dev,
+                "--write",
+                "--size",
+                "8M",
+                "--runtime",
+                "1s",
+            ])
+            .arg("--journal")
+            .arg(journal)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+    let start = std::time::Instant::now();
+    while lo.head(4096) == original {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the write tests never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: sending a signal to our own child by its pid.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bench_write_killed_mid_run_leaves_a_journal_that_restores_the_device() {
+    let Some(lo) = Loop::attach(32 << 20, 3) else {
+        return;
+    };
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let before = lo.hash();
+    let j = dir.path().join("bench.fsjournal");
+    let (code, err) = signal_bench_mid_write(&lo, &j, libc::SIGKILL);
+    assert_eq!(code, None, "killed: {err}");
+    assert!(j.exists(), "{err}");
+    assert_ne!(lo.hash(), before, "the write tests had overwritten data");
+    flashscope()
+        .args(["restore", j.to_str().unwrap()])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("verified"));
+    assert_eq!(lo.hash(), before);
+    assert!(!j.exists());
+    // Ctrl-C and SIGTERM stop the run, restore, and exit 130 / 143.
+    for (sig, want) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let (code, err) = signal_bench_mid_write(&lo, &j, sig);
+        assert_eq!(code, Some(want), "{err}");
+        assert!(err.contains("restored and verified"), "{err}");
+        assert!(!j.exists());
+        assert_eq!(lo.hash(), before);
+    }
 }

@@ -150,6 +150,10 @@ impl JobCtl {
         if self.stop {
             return Next::Done;
         }
+        if self.spec.stop_on_signal && crate::journal::signals::pending().is_some() {
+            self.stop = true;
+            return Next::Done;
+        }
         if let Some(d) = self.deadline {
             if now >= d {
                 return Next::Done;
