@@ -595,3 +595,99 @@ fn bench_write_killed_mid_run_leaves_a_journal_that_restores_the_device() {
         assert_eq!(lo.hash(), before);
     }
 }
+
+/// Run flashscope with `args` under a seccomp filter that fails `io_uring_setup` with
+/// `errno` (as a container's filter does, or — with ENOSYS — a kernel without io_uring).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn run_without_io_uring(args: &[&str], errno: i32) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    #[cfg(target_arch = "x86_64")]
+    const AUDIT_ARCH: u32 = 0xc000_003e;
+    #[cfg(target_arch = "aarch64")]
+    const AUDIT_ARCH: u32 = 0xc000_00b7;
+    const NR_IO_URING_SETUP: u32 = 425;
+    let stmt = |code: u16, k: u32| libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jeq = |k: u32, jf: u8| libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt: 0,
+        jf,
+        k,
+    };
+    let ld = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    let ret = (libc::BPF_RET | libc::BPF_K) as u16;
+    let filter = [
+        stmt(ld, 4), // seccomp_data.arch
+        jeq(AUDIT_ARCH, 3),
+        stmt(ld, 0), // seccomp_data.nr
+        jeq(NR_IO_URING_SETUP, 1),
+        stmt(ret, libc::SECCOMP_RET_ERRNO | errno as u32),
+        stmt(ret, libc::SECCOMP_RET_ALLOW),
+    ];
+    let mut cmd =
+        <std::process::Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
+            .unwrap();
+    cmd.args(args);
+    // SAFETY: between fork and exec the closure only calls prctl with a filter built
+    // before the fork (no allocation); both calls are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn without_io_uring_the_warning_names_the_cause_and_the_sync_fallback() {
+    let f = scratch(4 << 20);
+    let path = f.path().to_str().unwrap();
+    let args = [
+        "io",
+        path,
+        "--rw",
+        "randread",
+        "--iodepth",
+        "8",
+        "--engine",
+        "uring",
+        "--size",
+        "1M",
+        "--json",
+    ];
+    for (errno, cause) in [(libc::ENOSYS, "no io_uring"), (libc::EPERM, "seccomp")] {
+        let out = run_without_io_uring(&args, errno);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["jobs"][0]["job options"]["ioengine"], "sync", "{v}");
+        assert_eq!(v["jobs"][0]["read"]["io_bytes"], 1 << 20);
+        let w = v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["kind"] == "uring_unavailable")
+            .unwrap_or_else(|| panic!("no uring_unavailable warning: {v}"));
+        let msg = w["message"].as_str().unwrap();
+        assert!(msg.contains(cause), "{msg}");
+        assert!(msg.contains("sync engine"), "{msg}");
+        assert!(msg.contains("--iodepth 8"), "{msg}");
+    }
+}
