@@ -691,3 +691,122 @@ fn without_io_uring_the_warning_names_the_cause_and_the_sync_fallback() {
         assert!(msg.contains("--iodepth 8"), "{msg}");
     }
 }
+
+#[test]
+fn io_options_in_fios_words_do_what_fio_does() {
+    // --offset/--size bound the region, --pattern fills it, --bsrange varies the block
+    // size, --sync/--fsync/--cpus/--ramp-time are accepted and reported.
+    let f = scratch(8 << 20);
+    let p = f.path().to_str().unwrap();
+    let v = run_json(
+        &[
+            "io",
+            p,
+            "--rw",
+            "write",
+            "--offset",
+            "1M",
+            "--size",
+            "2M",
+            "--bsrange",
+            "4k-64k",
+            "--pattern",
+            "0x5a",
+            "--sync",
+            "dsync",
+            "--fsync",
+            "4",
+            "--cpus",
+            "0",
+            "--write",
+        ],
+        0,
+    );
+    let w = &v["jobs"][0]["write"];
+    assert_eq!(w["io_bytes"], 2 << 20);
+    let avg = 2.0 * 1048576.0 / w["total_ios"].as_f64().unwrap();
+    assert!(avg > 4096.0 && avg < 65536.0, "mean block {avg}");
+    assert_eq!(v["jobs"][0]["job options"]["bs"], "4096-65536");
+    let data = std::fs::read(f.path()).unwrap();
+    assert!(
+        data[..1 << 20].iter().all(|&b| b == 0),
+        "nothing before --offset"
+    );
+    assert!(
+        data[1 << 20..3 << 20].iter().all(|&b| b == 0x5a),
+        "--pattern 0x5a"
+    );
+    assert!(
+        data[3 << 20..].iter().all(|&b| b == 0),
+        "nothing after --size"
+    );
+
+    // --rwmixread on the simulator's clock; --ramp-time is not counted.
+    let v = run_json(
+        &[
+            "io",
+            "sim:sd-16g,noise=0",
+            "--rw",
+            "randrw",
+            "--rwmixread",
+            "70",
+            "--runtime",
+            "2s",
+            "--ramp-time",
+            "1s",
+            "--write",
+        ],
+        0,
+    );
+    let j = &v["jobs"][0];
+    let (r, w) = (
+        j["read"]["total_ios"].as_f64().unwrap(),
+        j["write"]["total_ios"].as_f64().unwrap(),
+    );
+    assert!((r / (r + w) - 0.7).abs() < 0.05, "reads {r}, writes {w}");
+    // The ramp second is not counted (the last slow random write may end a little late).
+    let runtime = j["read"]["runtime"].as_u64().unwrap();
+    assert!((2000..2200).contains(&runtime), "runtime {runtime} ms");
+
+    // A --rate cap holds; one the device cannot reach is reported, not an error.
+    let v = run_json(
+        &[
+            "io",
+            "sim:sd-16g,noise=0",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--rate",
+            "5M",
+            "--runtime",
+            "2s",
+        ],
+        0,
+    );
+    let bw = v["jobs"][0]["read"]["bw_bytes"].as_f64().unwrap();
+    assert!(
+        (bw / (5.0 * 1048576.0) - 1.0).abs() < 0.05,
+        "capped at {bw}"
+    );
+    let v = run_json(
+        &[
+            "io",
+            "sim:sd-16g,noise=0",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--rate",
+            "500M",
+            "--runtime",
+            "1s",
+        ],
+        0,
+    );
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "rate_not_met" && w["message"].as_str().unwrap().contains("500")));
+}
