@@ -355,20 +355,27 @@ fn bench_on_a_vanishing_device_keeps_the_finished_tests() {
     assert!(v["error"].as_str().unwrap().contains("vanished"));
 }
 
-/// A loop device over a scratch file, detached by name on drop.
+/// A loop device over a file of seeded random data in /var/tmp (a temporary file there,
+/// else beside the crate), detached by its exact name on drop.
 struct Loop {
     dev: String,
-    _file: tempfile::NamedTempFile,
+    file: tempfile::NamedTempFile,
 }
 
 impl Loop {
-    fn attach(len: u64) -> Option<Loop> {
+    fn attach(len: u64, seed: u64) -> Option<Loop> {
+        use rand::{Rng, SeedableRng};
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             eprintln!("skipped: loop devices need root");
             return None;
         }
-        let file = scratch(len);
+        let file = tempfile::NamedTempFile::new_in("/var/tmp")
+            .or_else(|_| tempfile::NamedTempFile::new_in(env!("CARGO_MANIFEST_DIR")))
+            .unwrap();
+        let mut data = vec![0u8; len as usize];
+        rand_pcg::Pcg64::seed_from_u64(seed).fill(&mut data[..]);
+        std::fs::write(file.path(), &data).unwrap();
         let out = std::process::Command::new("timeout")
             .args(["30", "losetup", "--find", "--show", "--direct-io=on"])
             .arg(file.path())
@@ -382,7 +389,28 @@ impl Loop {
             return None;
         }
         let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Some(Loop { dev, _file: file })
+        Some(Loop { dev, file })
+    }
+
+    /// SHA-256 of the backing file as the device left it (the loop's buffers flushed).
+    fn hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let _ = std::process::Command::new("blockdev")
+            .args(["--flushbufs", &self.dev])
+            .status();
+        let data = std::fs::read(self.file.path()).unwrap();
+        format!("{:x}", Sha256::digest(&data))
+    }
+
+    /// The first `n` bytes of the backing file.
+    fn head(&self, n: usize) -> Vec<u8> {
+        use std::io::Read;
+        let mut buf = vec![0u8; n];
+        std::fs::File::open(self.file.path())
+            .unwrap()
+            .read_exact(&mut buf)
+            .unwrap();
+        buf
     }
 }
 
@@ -395,28 +423,30 @@ impl Drop for Loop {
 }
 
 #[test]
-fn block_devices_need_destructive_for_writes_and_report_disk_statistics() {
-    let Some(lo) = Loop::attach(32 << 20) else {
+fn block_devices_refuse_io_writes_without_destructive_and_report_disk_statistics() {
+    let Some(lo) = Loop::attach(32 << 20, 1) else {
         return;
     };
+    // io covers a region of any size (by default the whole device), so it keeps no backup:
+    // --write is refused on a block device, naming --destructive.
     flashscope()
         .args(["io", &lo.dev, "--rw", "write", "--size", "1M", "--write"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--destructive"));
+    // bench's --journal belongs to preserve mode only.
     flashscope()
         .args([
             "bench",
             &lo.dev,
-            "--write",
+            "--journal",
+            "/var/tmp/j",
             "--runtime",
             "100ms",
-            "--size",
-            "4M",
         ])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--destructive"));
+        .stderr(predicate::str::contains("--journal"));
     let v = run_json(
         &[
             "io",
@@ -451,4 +481,332 @@ fn block_devices_need_destructive_for_writes_and_report_disk_statistics() {
     );
     assert_eq!(v["verify"]["bad_units"], 0);
     assert_eq!(v["bytes_written"], 8 << 20);
+}
+
+#[test]
+fn bench_write_on_a_block_device_preserves_every_byte() {
+    let Some(lo) = Loop::attach(32 << 20, 2) else {
+        return;
+    };
+    let state = tempfile::tempdir().unwrap();
+    let before = lo.hash();
+    let out = flashscope()
+        .env("XDG_STATE_HOME", state.path())
+        .args([
+            "bench",
+            &lo.dev,
+            "--write",
+            "--size",
+            "8M",
+            "--runtime",
+            "200ms",
+            "--json",
+        ])
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("preserve mode"), "{err}");
+    assert_eq!(v["preserve"]["mode"], "preserve");
+    assert_eq!(v["preserve"]["bytes_saved"], 8 << 20);
+    assert_eq!(
+        v["preserve"]["regions_restored"],
+        v["preserve"]["regions_verified"]
+    );
+    assert!(v["preserve"]["test_bytes_written"].as_u64().unwrap() > 0);
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 8);
+    assert_ne!(v["inferences"]["speed_class"]["status"], "inconclusive");
+    assert_eq!(lo.hash(), before, "bench --write changed the device");
+    let left: Vec<_> = std::fs::read_dir(state.path().join("flashscope"))
+        .unwrap()
+        .collect();
+    assert!(left.is_empty(), "journal removed: {left:?}");
+}
+
+/// Start `bench --write` in preserve mode, wait until its write tests have overwritten
+/// the start of the device, then send `sig`. Returns the exit code (None when killed by
+/// the signal) and stderr.
+fn signal_bench_mid_write(lo: &Loop, journal: &std::path::Path, sig: i32) -> (Option<i32>, String) {
+    let original = lo.head(4096);
+    let child =
+        <std::process::Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
+            .unwrap()
+            .env("XDG_STATE_HOME", journal.parent().unwrap())
+            .args([
+                "bench",
+                &lo.dev,
+                "--write",
+                "--size",
+                "8M",
+                "--runtime",
+                "1s",
+            ])
+            .arg("--journal")
+            .arg(journal)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+    let start = std::time::Instant::now();
+    while lo.head(4096) == original {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the write tests never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: sending a signal to our own child by its pid.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bench_write_killed_mid_run_leaves_a_journal_that_restores_the_device() {
+    let Some(lo) = Loop::attach(32 << 20, 3) else {
+        return;
+    };
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let before = lo.hash();
+    let j = dir.path().join("bench.fsjournal");
+    let (code, err) = signal_bench_mid_write(&lo, &j, libc::SIGKILL);
+    assert_eq!(code, None, "killed: {err}");
+    assert!(j.exists(), "{err}");
+    assert_ne!(lo.hash(), before, "the write tests had overwritten data");
+    flashscope()
+        .args(["restore", j.to_str().unwrap()])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("verified"));
+    assert_eq!(lo.hash(), before);
+    assert!(!j.exists());
+    // Ctrl-C and SIGTERM stop the run, restore, and exit 130 / 143.
+    for (sig, want) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let (code, err) = signal_bench_mid_write(&lo, &j, sig);
+        assert_eq!(code, Some(want), "{err}");
+        assert!(err.contains("restored and verified"), "{err}");
+        assert!(!j.exists());
+        assert_eq!(lo.hash(), before);
+    }
+}
+
+/// Run flashscope with `args` under a seccomp filter that fails `io_uring_setup` with
+/// `errno` (as a container's filter does, or — with ENOSYS — a kernel without io_uring).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn run_without_io_uring(args: &[&str], errno: i32) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    #[cfg(target_arch = "x86_64")]
+    const AUDIT_ARCH: u32 = 0xc000_003e;
+    #[cfg(target_arch = "aarch64")]
+    const AUDIT_ARCH: u32 = 0xc000_00b7;
+    const NR_IO_URING_SETUP: u32 = 425;
+    let stmt = |code: u16, k: u32| libc::sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jeq = |k: u32, jf: u8| libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt: 0,
+        jf,
+        k,
+    };
+    let ld = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    let ret = (libc::BPF_RET | libc::BPF_K) as u16;
+    let filter = [
+        stmt(ld, 4), // seccomp_data.arch
+        jeq(AUDIT_ARCH, 3),
+        stmt(ld, 0), // seccomp_data.nr
+        jeq(NR_IO_URING_SETUP, 1),
+        stmt(ret, libc::SECCOMP_RET_ERRNO | errno as u32),
+        stmt(ret, libc::SECCOMP_RET_ALLOW),
+    ];
+    let mut cmd =
+        <std::process::Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
+            .unwrap();
+    cmd.args(args);
+    // SAFETY: between fork and exec the closure only calls prctl with a filter built
+    // before the fork (no allocation); both calls are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+fn without_io_uring_the_warning_names_the_cause_and_the_sync_fallback() {
+    let f = scratch(4 << 20);
+    let path = f.path().to_str().unwrap();
+    let args = [
+        "io",
+        path,
+        "--rw",
+        "randread",
+        "--iodepth",
+        "8",
+        "--engine",
+        "uring",
+        "--size",
+        "1M",
+        "--json",
+    ];
+    for (errno, cause) in [(libc::ENOSYS, "no io_uring"), (libc::EPERM, "seccomp")] {
+        let out = run_without_io_uring(&args, errno);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["jobs"][0]["job options"]["ioengine"], "sync", "{v}");
+        assert_eq!(v["jobs"][0]["read"]["io_bytes"], 1 << 20);
+        let w = v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["kind"] == "uring_unavailable")
+            .unwrap_or_else(|| panic!("no uring_unavailable warning: {v}"));
+        let msg = w["message"].as_str().unwrap();
+        assert!(msg.contains(cause), "{msg}");
+        assert!(msg.contains("sync engine"), "{msg}");
+        assert!(msg.contains("--iodepth 8"), "{msg}");
+    }
+}
+
+#[test]
+fn io_options_in_fios_words_do_what_fio_does() {
+    // --offset/--size bound the region, --pattern fills it, --bsrange varies the block
+    // size, --sync/--fsync/--cpus/--ramp-time are accepted and reported.
+    let f = scratch(8 << 20);
+    let p = f.path().to_str().unwrap();
+    let v = run_json(
+        &[
+            "io",
+            p,
+            "--rw",
+            "write",
+            "--offset",
+            "1M",
+            "--size",
+            "2M",
+            "--bsrange",
+            "4k-64k",
+            "--pattern",
+            "0x5a",
+            "--sync",
+            "dsync",
+            "--fsync",
+            "4",
+            "--cpus",
+            "0",
+            "--write",
+        ],
+        0,
+    );
+    let w = &v["jobs"][0]["write"];
+    assert_eq!(w["io_bytes"], 2 << 20);
+    let avg = 2.0 * 1048576.0 / w["total_ios"].as_f64().unwrap();
+    assert!(avg > 4096.0 && avg < 65536.0, "mean block {avg}");
+    assert_eq!(v["jobs"][0]["job options"]["bs"], "4096-65536");
+    let data = std::fs::read(f.path()).unwrap();
+    assert!(
+        data[..1 << 20].iter().all(|&b| b == 0),
+        "nothing before --offset"
+    );
+    assert!(
+        data[1 << 20..3 << 20].iter().all(|&b| b == 0x5a),
+        "--pattern 0x5a"
+    );
+    assert!(
+        data[3 << 20..].iter().all(|&b| b == 0),
+        "nothing after --size"
+    );
+
+    // --rwmixread on the simulator's clock; --ramp-time is not counted.
+    let v = run_json(
+        &[
+            "io",
+            "sim:sd-16g,noise=0",
+            "--rw",
+            "randrw",
+            "--rwmixread",
+            "70",
+            "--runtime",
+            "2s",
+            "--ramp-time",
+            "1s",
+            "--write",
+        ],
+        0,
+    );
+    let j = &v["jobs"][0];
+    let (r, w) = (
+        j["read"]["total_ios"].as_f64().unwrap(),
+        j["write"]["total_ios"].as_f64().unwrap(),
+    );
+    assert!((r / (r + w) - 0.7).abs() < 0.05, "reads {r}, writes {w}");
+    // The ramp second is not counted (the last slow random write may end a little late).
+    let runtime = j["read"]["runtime"].as_u64().unwrap();
+    assert!((2000..2200).contains(&runtime), "runtime {runtime} ms");
+
+    // A --rate cap holds; one the device cannot reach is reported, not an error.
+    let v = run_json(
+        &[
+            "io",
+            "sim:sd-16g,noise=0",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--rate",
+            "5M",
+            "--runtime",
+            "2s",
+        ],
+        0,
+    );
+    let bw = v["jobs"][0]["read"]["bw_bytes"].as_f64().unwrap();
+    assert!(
+        (bw / (5.0 * 1048576.0) - 1.0).abs() < 0.05,
+        "capped at {bw}"
+    );
+    let v = run_json(
+        &[
+            "io",
+            "sim:sd-16g,noise=0",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--rate",
+            "500M",
+            "--runtime",
+            "1s",
+        ],
+        0,
+    );
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "rate_not_met" && w["message"].as_str().unwrap().contains("500")));
 }

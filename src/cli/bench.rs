@@ -2,8 +2,10 @@
 //! random 4 KiB at QD32 and QD1, read (and write with `--write`) — with SD speed-class and
 //! A1/A2 verdicts and `--expect` checks for CI.
 
+use super::guard::{self, WriteFlags, WritePlan, WriteSession};
 use super::io::check_write_permission;
 use super::Output;
+use crate::backend::Backend;
 use crate::report::table::Table;
 use crate::report::{Document, Warning};
 use crate::target::{self, OpenRequest};
@@ -23,6 +25,7 @@ use std::path::{Path, PathBuf};
 #[command(after_help = "Examples:
   flashscope bench sim:sd-16g --write
   flashscope bench /dev/mmcblk0                        read tests only
+  flashscope bench /dev/mmcblk0 --write                saves the test region, restores it
   flashscope bench /media/card --write                 uses a 256 MiB test file there
   flashscope bench /dev/sdb --destructive --expect 'seq_write>=10MB/s,rand_read_iops>=1500'
 
@@ -34,7 +37,8 @@ check failed.")]
 pub struct Args {
     /// Block device, regular file, directory (a test file is made there), or sim:PRESET.
     pub target: String,
-    /// Run the write tests too (files, directories and sim: targets).
+    /// Run the write tests too. On a block device the test region is saved to a journal
+    /// first and restored and verified afterwards (preserve mode).
     #[arg(long)]
     pub write: bool,
     /// Run the write tests on a block device, overwriting the test region without backup.
@@ -58,6 +62,10 @@ pub struct Args {
     /// Checks, e.g. 'seq_write>=10MB/s,rand_read_iops>=1500' (exit 3 when one fails).
     #[arg(long)]
     pub expect: Option<String>,
+    /// Journal file for preserve mode on a block device [default: a new file under
+    /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<PathBuf>,
 }
 
 /// Removes the test file made in a directory target, however the run ends.
@@ -154,7 +162,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if let Some(ex) = &expects {
         if let Some(e) = ex.iter().find(|e| e.metric.contains("write") && !writes) {
             return Err(Error::usage(format!(
-                "--expect term '{}' needs the write tests: add --write (or --destructive on a block device)",
+                "--expect term '{}' needs the write tests: add --write",
                 e.term
             )));
         }
@@ -180,32 +188,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     let probe = target::open(&target_spec, &OpenRequest::read_only())?;
     let region = size.min(probe.info.size_bytes);
-    if writes && !is_dir {
-        if probe.info.kind == "block" && !args.destructive {
-            return Err(Error::Refused(format!(
-                "bench write tests on block device '{}' would overwrite {} at its start; preserve mode (backup and restore) is not yet available for bench, so they need --destructive — or point bench at a directory on the card's filesystem to use a test file",
-                args.target,
-                format_bytes(region)
-            )));
-        }
-        check_write_permission(
-            &args.target,
-            &probe.info.kind,
-            args.write,
-            args.destructive,
-            &format!(
-                "sequential and random writes over the first {} for about {} s",
-                format_bytes(region),
-                if args.quick { 8 } else { 30 }
-            ),
-        )?;
+    let is_block = probe.info.kind == "block";
+    if args.journal.is_some() && !(is_block && args.write && !args.destructive) {
+        return Err(Error::usage(
+            "--journal is for the preserve mode of write tests on a block device (--write without --destructive): drop it",
+        ));
     }
-    let mut opened = if writes {
-        drop(probe);
-        target::open(&target_spec, &OpenRequest::read_write())?
-    } else {
-        probe
-    };
     let dirs: Vec<Dir> = if writes {
         vec![Dir::Read, Dir::Write]
     } else {
@@ -213,15 +201,86 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     };
     let n_tests = LINES.len() * dirs.len();
     let (runtime_ns, ramp_ns) = timing(args, n_tests)?;
+    // On a block device the write tests go through the shared write gate: preserve mode
+    // (the whole test region saved to the journal before the first write, restored and
+    // verified at the end) or --destructive. The session keeps the device open with
+    // O_EXCL, so nothing can mount it meanwhile; the engine opens its own descriptors.
+    let mut session: Option<WriteSession> = None;
+    if writes && !is_dir {
+        let what = format!(
+            "bench writes sequential 1 MiB and random 4 KiB blocks over the first {} ({} tests of {} each)",
+            format_bytes(region),
+            LINES.len(),
+            format_ns((runtime_ns + ramp_ns) as f64)
+        );
+        if is_block {
+            let flags = WriteFlags {
+                write: args.write,
+                destructive: args.destructive,
+                journal: args.journal.clone(),
+                write_budget: None,
+                time_budget: None,
+            };
+            let plan = WritePlan {
+                command: "bench",
+                region: (0, region),
+                max_bytes: u64::MAX,
+                typical_bytes: None,
+                estimated_ns: (runtime_ns + ramp_ns) * LINES.len() as u64,
+                what,
+            };
+            drop(probe);
+            session = Some(guard::begin(&target_spec, &flags, &plan, None)?);
+        } else {
+            check_write_permission(
+                &args.target,
+                &probe.info.kind,
+                args.write,
+                args.destructive,
+                &what,
+            )?;
+            drop(probe);
+        }
+    } else {
+        drop(probe);
+    }
+    // With a session the device is already open read-write (O_EXCL); this second,
+    // read-only handle only supplies its description.
+    let mut opened = if writes && session.is_none() {
+        target::open(&target_spec, &OpenRequest::read_write())?
+    } else {
+        target::open(&target_spec, &OpenRequest::read_only())?
+    };
+    let preserving = session.as_ref().is_some_and(|s| s.journal.is_some());
     let mut figures = Vec::new();
     let mut jobs = Vec::new();
     let mut warnings = opened.warnings.clone();
     let mut bytes_written = 0;
     let mut elapsed_ns = 0;
     let mut failure: Option<String> = None;
+    let mut interrupted = false;
     let show = std::io::stderr().is_terminal() && !out.json;
     'tests: for &dir in &dirs {
+        if dir == Dir::Write {
+            if let Some(s) = session.as_mut() {
+                // Save every byte the write tests can touch before the first write.
+                if let Err(e) = s.dev.prepare_write(0, region) {
+                    if e.kind() == std::io::ErrorKind::Interrupted {
+                        interrupted = true;
+                    } else {
+                        failure = Some(format!(
+                            "saving the test region to the journal before the write tests: {e}"
+                        ));
+                    }
+                    break 'tests;
+                }
+            }
+        }
         for (i, line) in LINES.iter().enumerate() {
+            if preserving && crate::journal::signals::pending().is_some() {
+                interrupted = true;
+                break 'tests;
+            }
             if show {
                 eprint!(
                     "\rbench: {} {} ({}/{})   ",
@@ -259,6 +318,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 } else {
                     crate::workload::Pattern::Random
                 },
+                stop_on_signal: preserving,
                 ..JobSpec::default()
             };
             spec.validate(opened.info.size_bytes, opened.info.logical_sector_bytes)?;
@@ -274,6 +334,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             }
             bytes_written += r.bytes_written();
             elapsed_ns += r.elapsed_ns;
+            if preserving && crate::journal::signals::pending().is_some() {
+                // A test cut short by a signal is not a figure.
+                interrupted = true;
+                break 'tests;
+            }
             let metric = line.metric(dir);
             let f = figure(line.label, metric.clone(), dir, &r);
             if let Some(mut j) = r
@@ -291,6 +356,16 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 break 'tests;
             }
         }
+    }
+    // Restore and verify (preserve mode) before anything is reported.
+    let mut ending = None;
+    if let Some(s) = session.as_mut() {
+        let (_, mut e) = s.end(Ok(()))?;
+        e.test_bytes_written = bytes_written;
+        if interrupted && e.interrupted.is_none() {
+            e.interrupted = crate::journal::signals::pending().or(Some(libc::SIGINT));
+        }
+        ending = Some(e);
     }
     if show {
         eprint!("\r{:60}\r", "");
@@ -311,7 +386,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         "clock": if opened.info.kind == "sim" { "virtual" } else { "monotonic" },
     });
     doc.samples = json!(figures);
-    doc.bytes_written = bytes_written;
+    if let (Some(s), Some(e)) = (&session, &ending) {
+        s.fill(&mut doc, e);
+    } else {
+        doc.bytes_written = bytes_written;
+    }
     doc.elapsed_ns = elapsed_ns;
     doc.inferences
         .insert("speed_class".into(), bench::speed_class(find("seq_write")));
@@ -331,7 +410,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if !writes {
         warnings.push(Warning::new(
             "read_only_bench",
-            "only the read tests ran: add --write (files, directories, sim:) or --destructive (block devices) for write figures and the SD class verdicts",
+            "only the read tests ran: add --write (on a block device the test region is saved and restored; --destructive skips that) for write figures and the SD class verdicts",
         ));
     }
     let checks = expects.as_ref().map(|e| evaluate(e, &figures));
@@ -343,6 +422,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     doc.warnings = warnings;
     out.emit(&doc, |d| render(d, &figures, &classes, checks.as_deref()));
+    if let (Some(s), Some(e)) = (&session, &ending) {
+        if let Some(sig) = e.interrupted {
+            return Ok(s.interrupted_exit(e, sig));
+        }
+        if !out.json {
+            eprint!("{}", guard::wear_line(&doc));
+        }
+    }
     if let Some(f) = failure {
         eprintln!("flashscope: error: {f} (the figures above cover the tests done until then)");
         return Ok(crate::error::EXIT_RUNTIME);

@@ -66,7 +66,8 @@ pub struct WritePlan {
     pub command: &'static str,
     /// The region the test may write: (offset, length). Preserve mode saves at most this.
     pub region: (u64, u64),
-    /// Bytes the test writes at most.
+    /// Bytes the test writes at most; `u64::MAX` for a test that writes for a set time
+    /// (the bytes then depend on the device's speed).
     pub max_bytes: u64,
     /// Bytes it writes on a typical device, when less than the maximum.
     pub typical_bytes: Option<u64>,
@@ -88,6 +89,15 @@ impl WritePlan {
             Some(t) if t < self.max_bytes => format!(" (typically {})", format_bytes(t)),
             _ => String::new(),
         };
+        if self.max_bytes == u64::MAX {
+            return format!(
+                "{}; it writes for about {} (how many bytes depends on the device's speed) inside {} at offset {}",
+                self.what,
+                format_ns(self.estimated_ns as f64),
+                format_bytes(self.region.1),
+                self.region.0
+            );
+        }
         format!(
             "{}; it writes up to {}{typical} inside {} at offset {}, taking about {} on a 10 MiB/s card",
             self.what,

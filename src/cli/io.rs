@@ -174,6 +174,7 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
             .transpose()?
             .unwrap_or_default(),
         seed: args.seed,
+        stop_on_signal: false,
     })
 }
 
@@ -188,7 +189,7 @@ pub fn check_write_permission(
 ) -> Result<()> {
     if kind == "block" && !destructive {
         return Err(Error::Refused(format!(
-            "this test writes to block device '{spec_text}': {plan}. Nothing was written. The data there would be overwritten and is not backed up (preserve mode does not cover workload runs), so it needs --destructive"
+            "this test writes to block device '{spec_text}': {plan}. Nothing was written. The data there would be overwritten and is not backed up (io has no preserve mode; `flashscope bench --write` has one), so it needs --destructive"
         )));
     }
     if write || destructive {

@@ -227,9 +227,7 @@ fn side_confidence(value: f64, threshold: f64, rel_stderr: f64) -> f64 {
 /// "V10", "V6", "C4", "C2" or "none").
 pub fn speed_class(seq_write: Option<&BenchFigure>) -> Inference {
     let Some(f) = seq_write else {
-        return Inference::inconclusive(
-            "the sequential write test did not run (it needs --write, and --destructive on a block device)",
-        );
+        return Inference::inconclusive("the sequential write test did not run (it needs --write)");
     };
     let bw = f.bw_bytes;
     let value = ["V90", "V60", "V30", "V10", "V6", "C4", "C2"]
@@ -296,7 +294,7 @@ pub fn app_class(
 ) -> Inference {
     let (Some(rr), Some(rw), Some(sw)) = (rand_read, rand_write, seq_write) else {
         return Inference::inconclusive(
-            "A1/A2 need random read, random write and sequential write figures; the write tests did not run (they need --write, and --destructive on a block device)",
+            "A1/A2 need random read, random write and sequential write figures; the write tests did not run (they need --write)",
         );
     };
     let checks = app_class_checks(rr.iops, rw.iops, sw.bw_bytes);

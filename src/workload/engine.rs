@@ -204,21 +204,29 @@ fn null_loop(ctl: &mut JobCtl) -> Ending {
     Ending::default()
 }
 
-/// Why io_uring could not be used, when the kernel refuses it.
-pub fn uring_unavailable_reason(e: &io::Error) -> Option<String> {
-    match e.raw_os_error() {
-        Some(libc::ENOSYS) => Some("this kernel has no io_uring (ENOSYS)".into()),
-        Some(libc::EPERM) | Some(libc::EACCES) => {
-            let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default();
-            Some(format!(
-                "io_uring is not permitted here (EPERM; kernel.io_uring_disabled = {})",
-                if disabled.is_empty() { "?" } else { &disabled }
-            ))
-        }
-        _ => None,
-    }
+/// The warning for a job that asked for io_uring where `io_uring_setup` failed with
+/// `setup_error`: the cause in words (missing kernel support, `kernel.io_uring_disabled`,
+/// a seccomp filter; see `platform::explain_io_uring`) and the fallback. `roots` and
+/// `privileged` describe the system, so every case is testable.
+pub fn uring_fallback_warning(
+    setup_error: io::Error,
+    roots: &crate::platform::Roots,
+    privileged: bool,
+    iodepth: u32,
+) -> Warning {
+    let why = crate::platform::explain_io_uring(
+        &Err(setup_error),
+        crate::platform::io_uring_disabled_level(roots),
+        privileged,
+    )
+    .message()
+    .unwrap_or_else(|| "io_uring could not be set up".into());
+    let depth = if iodepth > 1 {
+        format!("; --iodepth {iodepth} is not applied")
+    } else {
+        String::new()
+    };
+    Warning::new("uring_unavailable", format!("{why}{depth}"))
 }
 
 /// The io_uring engine: `iodepth` slots with registered buffers, all free slots filled and
@@ -462,10 +470,13 @@ pub fn run_on_file(
     let mut engine = spec.engine;
     if engine == EngineKind::Uring {
         if let Err(e) = io_uring::IoUring::new(2) {
-            let reason = uring_unavailable_reason(&e).unwrap_or_else(|| e.to_string());
-            warnings.push(Warning::new(
-                "uring_unavailable",
-                format!("{reason}; falling back to the sync engine (one I/O at a time, --iodepth {} not applied)", spec.iodepth),
+            // SAFETY: geteuid has no preconditions.
+            let privileged = unsafe { libc::geteuid() } == 0;
+            warnings.push(uring_fallback_warning(
+                e,
+                &crate::platform::Roots::system(),
+                privileged,
+                spec.iodepth,
             ));
             engine = EngineKind::Sync;
         }
@@ -896,15 +907,30 @@ mod tests {
     }
 
     #[test]
-    fn io_uring_refusals_are_recognised() {
-        let nosys = io::Error::from_raw_os_error(libc::ENOSYS);
-        assert!(uring_unavailable_reason(&nosys).unwrap().contains("ENOSYS"));
-        let eperm = io::Error::from_raw_os_error(libc::EPERM);
-        assert!(uring_unavailable_reason(&eperm)
-            .unwrap()
-            .contains("io_uring_disabled"));
-        let other = io::Error::from_raw_os_error(libc::ENOMEM);
-        assert!(uring_unavailable_reason(&other).is_none());
+    fn io_uring_refusals_name_the_cause_and_the_fallback() {
+        use crate::platform::Roots;
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots::under(dir.path());
+        let w =
+            uring_fallback_warning(io::Error::from_raw_os_error(libc::ENOSYS), &roots, true, 32);
+        assert_eq!(w.kind, "uring_unavailable");
+        assert!(w.message.contains("no io_uring"), "{}", w.message);
+        assert!(w.message.contains("sync engine"), "{}", w.message);
+        assert!(w.message.contains("--iodepth 32"), "{}", w.message);
+        // A seccomp filter: EPERM with the sysctl allowing io_uring.
+        std::fs::create_dir_all(dir.path().join("proc/sys/kernel")).unwrap();
+        std::fs::write(dir.path().join("proc/sys/kernel/io_uring_disabled"), "0\n").unwrap();
+        let w = uring_fallback_warning(io::Error::from_raw_os_error(libc::EPERM), &roots, true, 1);
+        assert!(w.message.contains("seccomp"), "{}", w.message);
+        assert!(!w.message.contains("--iodepth"), "{}", w.message);
+        // The sysctl switched off.
+        std::fs::write(dir.path().join("proc/sys/kernel/io_uring_disabled"), "2\n").unwrap();
+        let w = uring_fallback_warning(io::Error::from_raw_os_error(libc::EPERM), &roots, true, 8);
+        assert!(
+            w.message.contains("sysctl kernel.io_uring_disabled=0"),
+            "{}",
+            w.message
+        );
     }
 
     #[test]

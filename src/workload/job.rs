@@ -150,6 +150,10 @@ impl JobCtl {
         if self.stop {
             return Next::Done;
         }
+        if self.spec.stop_on_signal && crate::journal::signals::pending().is_some() {
+            self.stop = true;
+            return Next::Done;
+        }
         if let Some(d) = self.deadline {
             if now >= d {
                 return Next::Done;
@@ -176,7 +180,12 @@ impl JobCtl {
                 return Next::Wait(allowed_ns - elapsed);
             }
         }
-        let (offset, len) = self.gen.next(dir);
+        let left = if self.spec.time_based {
+            u64::MAX
+        } else {
+            self.spec.size - self.issued_bytes
+        };
+        let (offset, len) = self.gen.next(dir, left);
         self.issued_bytes += len;
         self.rated_bytes[dir as usize] += len;
         Next::Io(Io { dir, offset, len })

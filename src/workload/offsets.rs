@@ -41,15 +41,21 @@ impl OffsetGen {
         }
     }
 
-    /// The next block for direction `dir`: (offset, length).
+    /// The next block for direction `dir`: (offset, length), at most `left` bytes long
+    /// when `left` ≥ the smallest block (a size-based job ends on its size exactly, as
+    /// fio's does). A sequential block that would cross the region's end is cut there,
+    /// as fio cuts it, when at least the smallest block fits; otherwise it wraps.
     #[inline]
-    pub fn next(&mut self, dir: Dir) -> (u64, u64) {
+    pub fn next(&mut self, dir: Dir, left: u64) -> (u64, u64) {
         let len = if self.bs_steps == 1 {
             self.bs_min
         } else {
             self.bs_min * self.rng.gen_range(1..=self.bs_steps)
         };
-        let len = len.min(self.size);
+        let mut len = len.min(self.size);
+        if left >= self.bs_min {
+            len = len.min(left / self.bs_min * self.bs_min);
+        }
         if self.random {
             let slots = (self.size - len) / self.bs_min + 1;
             let k = if slots == 1 {
@@ -61,7 +67,12 @@ impl OffsetGen {
         } else {
             let p = &mut self.pos[dir as usize];
             if *p + len > self.size {
-                *p = 0;
+                let room = (self.size - *p) / self.bs_min * self.bs_min;
+                if room > 0 {
+                    len = room;
+                } else {
+                    *p = 0;
+                }
             }
             let off = self.start + *p;
             *p += len;
@@ -87,8 +98,26 @@ mod tests {
     #[test]
     fn sequential_wraps_inside_the_region() {
         let mut g = OffsetGen::new(4096, 3 * 4096, 4096, 4096, false, 1);
-        let offs: Vec<u64> = (0..5).map(|_| g.next(Dir::Read).0).collect();
+        let offs: Vec<u64> = (0..5).map(|_| g.next(Dir::Read, u64::MAX).0).collect();
         assert_eq!(offs, vec![4096, 8192, 12288, 4096, 8192]);
+    }
+
+    #[test]
+    fn variable_sequential_blocks_are_cut_at_the_region_end_and_the_job_size() {
+        // 4-64 KiB blocks over 1 MiB: one pass covers every byte once, the last block
+        // cut to what is left; a size cap cuts a block the same way.
+        let mut g = OffsetGen::new(0, 1 << 20, 4096, 65536, false, 5);
+        let mut next = 0;
+        while next < 1 << 20 {
+            let (o, l) = g.next(Dir::Write, u64::MAX);
+            assert_eq!(o, next);
+            next += l;
+        }
+        assert_eq!(next, 1 << 20);
+        assert_eq!(g.next(Dir::Write, u64::MAX).0, 0, "then it wraps");
+        let mut g = OffsetGen::new(0, 1 << 20, 4096, 65536, false, 5);
+        let (_, l) = g.next(Dir::Write, 8192);
+        assert!((4096..=8192).contains(&l));
     }
 
     #[test]
@@ -96,7 +125,7 @@ mod tests {
         let mut g = OffsetGen::new(1 << 20, 1 << 20, 4096, 65536, true, 9);
         let mut seen = std::collections::HashSet::new();
         for _ in 0..10_000 {
-            let (o, l) = g.next(Dir::Write);
+            let (o, l) = g.next(Dir::Write, u64::MAX);
             assert_eq!(o % 4096, 0);
             assert_eq!(l % 4096, 0);
             assert!((4096..=65536).contains(&l));

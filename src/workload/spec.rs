@@ -274,6 +274,10 @@ pub struct JobSpec {
     /// CPUs the job threads may run on (empty = any).
     pub cpus: Vec<usize>,
     pub seed: u64,
+    /// Stop issuing once SIGINT or SIGTERM was recorded (`journal::signals`), so a
+    /// preserve-mode run can restore before exiting.
+    #[serde(skip)]
+    pub stop_on_signal: bool,
 }
 
 impl Default for JobSpec {
@@ -300,6 +304,7 @@ impl Default for JobSpec {
             pattern: Pattern::Random,
             cpus: Vec::new(),
             seed: 0x5eed_f1a5,
+            stop_on_signal: false,
         }
     }
 }
