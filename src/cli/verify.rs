@@ -65,6 +65,12 @@ pub struct Args {
     /// in between the card can be unplugged so that no cache can answer.
     #[arg(long, value_enum, default_value = "both")]
     pub pass: Pass,
+    /// Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while
+    /// stamps are generated and checked and while a thread waits for the CPU; 1 issues one
+    /// request at a time, like fio's psync engine. Simulated cards always use 1.
+    #[arg(long, value_name = "N", default_value_t = verify::DEFAULT_IODEPTH as u32,
+          value_parser = clap::value_parser!(u32).range(1..=verify::MAX_IODEPTH as i64))]
+    pub iodepth: u32,
 }
 
 /// Which passes to run.
@@ -281,12 +287,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         )));
     }
     let saved_at = (!is_sim_target).then_some(state_path.as_path());
-    let (state, code) = drive(
+    let (state, code, iodepth) = drive(
         &mut *dev,
         state,
         time_budget_ns,
         saved_at,
         args.pass == Pass::Write,
+        args.iodepth as usize,
     )?;
     let doc = document(
         "verify",
@@ -295,6 +302,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         warnings,
         args,
         None,
+        iodepth,
     )?;
     out.emit(&doc, render);
     Ok(code)
@@ -307,7 +315,8 @@ fn drive(
     time_budget_ns: Option<u64>,
     state_path: Option<&Path>,
     stop_after_write: bool,
-) -> Result<(VerifyState, i32)> {
+    iodepth: usize,
+) -> Result<(VerifyState, i32, usize)> {
     let mut bar = Progress::new("verify");
     let mut save = |st: &VerifyState| match state_path {
         Some(p) if st.phase != Phase::Done => save_state(p, st),
@@ -334,10 +343,12 @@ fn drive(
         save: &mut save,
         stop_after_write,
         progress: &mut prog,
+        iodepth,
     };
     let t0 = dev.clock_ns();
     let r = verify::run(dev, &mut state, &mut ctl);
     let _ = t0;
+    let iodepth = ctl.iodepth;
     bar.finish();
     r?;
     if state.phase == Phase::Done {
@@ -363,7 +374,7 @@ fn drive(
         );
     }
     let code = if state.all_extents().is_empty() { 0 } else { 3 };
-    Ok((state, code))
+    Ok((state, code, iodepth))
 }
 
 fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -> Result<i32> {
@@ -416,14 +427,29 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
         total,
         Stamper::random_salt(),
     );
-    let (state, code) = drive(&mut set, state, time_budget_ns, None, false)?;
+    let (state, code, iodepth) = drive(
+        &mut set,
+        state,
+        time_budget_ns,
+        None,
+        false,
+        args.iodepth as usize,
+    )?;
     let files: Vec<String> = set
         .paths()
         .iter()
         .map(|p| p.display().to_string())
         .collect();
     drop(set);
-    let doc = document("verify", target, &state, warnings, args, Some(files))?;
+    let doc = document(
+        "verify",
+        target,
+        &state,
+        warnings,
+        args,
+        Some(files),
+        iodepth,
+    )?;
     out.emit(&doc, render);
     Ok(code)
 }
@@ -443,12 +469,14 @@ fn document(
     warnings: Vec<Warning>,
     args: &Args,
     files: Option<Vec<String>>,
+    iodepth: usize,
 ) -> Result<Document> {
     let mut doc = Document::new(command, target);
     doc.parameters = serde_json::json!({
         "range_offset": st.start,
         "range_length": st.length,
         "chunk_bytes": st.chunk,
+        "iodepth": iodepth,
         "resumed": args.resume,
     });
     doc.samples = serde_json::to_value(&st.samples).unwrap_or_default();
@@ -505,7 +533,7 @@ fn document(
                 r.round() as u64,
                 0.95,
                 format!(
-                    "{} written sequentially in {} requests, wall time per phase",
+                    "{} written sequentially in {} requests, {iodepth} in flight, wall time per phase",
                     format_bytes(st.bytes_written),
                     format_bytes(st.chunk)
                 ),
@@ -519,7 +547,7 @@ fn document(
                 r.round() as u64,
                 0.95,
                 format!(
-                    "{} read sequentially in {} requests, wall time per phase",
+                    "{} read sequentially in {} requests, {iodepth} in flight, wall time per phase",
                     format_bytes(st.bytes_read),
                     format_bytes(st.chunk)
                 ),
