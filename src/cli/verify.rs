@@ -81,7 +81,8 @@ pub struct Args {
     pub pass: Pass,
     /// Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while
     /// stamps are generated and checked and while a thread waits for the CPU; 1 issues one
-    /// request at a time, like fio's psync engine. Simulated cards always use 1.
+    /// request at a time, like fio's psync engine. Simulated cards, directories and
+    /// preserve mode (--write on a device) use 1.
     #[arg(long, value_name = "N", default_value_t = verify::DEFAULT_IODEPTH as u32,
           value_parser = clap::value_parser!(u32).range(1..=verify::MAX_IODEPTH as i64))]
     pub iodepth: u32,
