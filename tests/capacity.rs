@@ -85,8 +85,8 @@ fn random_honest_cards_are_never_called_fake() {
     honest_cards_are_never_called_fake(4, 256 * GIB, 2 << 40, 7);
 }
 
+/// About 10 s with the crate at opt-level 1 in test builds (Cargo.toml), 2 min without.
 #[test]
-#[ignore = "slow in debug builds (about 2 min): cargo test --release --test capacity -- --ignored"]
 fn two_hundred_random_honest_cards_of_1g_to_2t_are_never_called_fake() {
     honest_cards_are_never_called_fake(200, GIB, 2 << 40, 2026);
 }
@@ -393,15 +393,27 @@ fn verify_bad_input_is_refused_with_exit_2() {
             .code(2)
             .stderr(predicates::str::contains(needle));
     }
-    // A file needs --destructive: its data is not restored.
+    // A file without --write or --destructive: the plan is explained, nothing written.
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("card.img");
     std::fs::write(&img, vec![0u8; 4 << 20]).unwrap();
     flashscope()
-        .args(["verify", img.to_str().unwrap(), "--write"])
+        .args(["verify", img.to_str().unwrap()])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("--destructive"));
+    // Preserve mode restores at the end, so it has nothing to resume or to read later.
+    flashscope()
+        .args([
+            "verify",
+            img.to_str().unwrap(),
+            "--write",
+            "--pass",
+            "write",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("need --destructive"));
     // A state file from another device is refused.
     let other = dir.path().join("other.img");
     std::fs::write(&other, vec![0u8; 4 << 20]).unwrap();
@@ -470,6 +482,55 @@ fn verify_bad_input_is_refused_with_exit_2() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("nothing to resume"));
+}
+
+/// `verify FILE --write` is preserve mode: every byte is overwritten with stamps, checked,
+/// and put back from the journal, so the file is unchanged afterwards.
+#[test]
+fn verify_with_write_on_a_file_preserves_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("card.img");
+    let mut rng = Pcg64::seed_from_u64(9);
+    let data: Vec<u8> = (0..(6 << 20) + 4096).map(|_| rng.gen()).collect();
+    std::fs::write(&img, &data).unwrap();
+    let before = sha256_of(&img);
+    let journal = dir.path().join("verify.fsjournal");
+    let spec = img.to_str().unwrap();
+    let jpath = journal.to_str().unwrap();
+    for extra in [&[][..], &["--range", "1M+2M"][..]] {
+        let mut args = vec!["verify", spec, "--write", "--journal", jpath];
+        args.extend_from_slice(extra);
+        let v = json_of(&args, 0);
+        let len = if extra.is_empty() {
+            data.len() as u64
+        } else {
+            2 << 20
+        };
+        assert_eq!(
+            v["inferences"]["bad_extents"]["value"],
+            serde_json::json!([])
+        );
+        assert_eq!(v["preserve"]["mode"], "preserve");
+        assert_eq!(v["preserve"]["bytes_saved"], len);
+        assert_eq!(v["preserve"]["test_bytes_written"], len);
+        assert_eq!(v["preserve"]["journal_removed"], true);
+        assert_eq!(v["parameters"]["range_length"], len);
+        assert!(
+            !journal.exists(),
+            "the journal is removed after the restore"
+        );
+        assert_eq!(
+            sha256_of(&img),
+            before,
+            "preserve mode left the file unchanged"
+        );
+    }
+    // --journal with --destructive is a contradiction.
+    flashscope()
+        .args(["verify", spec, "--destructive", "--journal", jpath])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--journal has no effect"));
 }
 
 fn is_root() -> bool {
@@ -752,6 +813,12 @@ fn verify_through_a_mounted_filesystem_and_its_bad_input() {
         .stderr(predicates::str::contains("mounted"));
     flashscope()
         .args(["probe", &lo.dev, "--destructive"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("mounted"));
+    // Preserve mode too: nothing is saved or written.
+    flashscope()
+        .args(["verify", &lo.dev, "--write", "--range", "0+4M"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("mounted"));

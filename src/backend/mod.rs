@@ -48,6 +48,12 @@ pub trait Backend: Send {
     fn prepare_write(&mut self, _offset: u64, _len: u64) -> io::Result<()> {
         Ok(())
     }
+    /// Another handle on the same device (a second file descriptor), so that two threads
+    /// can each have a request in flight at once. `None` where the device cannot be shared:
+    /// the simulator, and wrappers that count, cap or save what passes through them.
+    fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
+        None
+    }
 }
 
 impl<B: Backend + ?Sized> Backend for Box<B> {
@@ -77,6 +83,9 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
         (**self).prepare_write(offset, len)
+    }
+    fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
+        (**self).try_clone_handle()
     }
 }
 

@@ -67,6 +67,15 @@ impl Backend for SyncBackend {
     fn idle(&mut self, ns: u64) {
         std::thread::sleep(std::time::Duration::from_nanos(ns));
     }
+    fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
+        let file = self.file.try_clone().ok()?;
+        Some(Box::new(SyncBackend::new(
+            file,
+            self.size,
+            self.sector,
+            self.is_block,
+        )))
+    }
 }
 
 /// `_IO(0x12, 119)`: discard a byte range of a block device.

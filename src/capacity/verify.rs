@@ -1,8 +1,8 @@
 //! The full-surface verify engine: write stamps over a range, read everything back and
 //! classify every unit, merging what went wrong into extents.
 //!
-//! Stamps are generated and checked on a second thread while the calling thread does the
-//! I/O, so the device, not the CPU, sets the pace. The run's state (salt, phase, position,
+//! Stamps are generated and checked by several lanes while another lane's request is at
+//! the device, so the device, not the CPU, sets the pace. The run's state (salt, phase, position,
 //! extents so far) is small and serialisable: `--resume` continues from it.
 
 use super::extent::{Extent, ExtentKind, ExtentList};
@@ -11,7 +11,7 @@ use crate::backend::{AlignedBuf, Backend};
 use crate::error::is_vanished;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, SyncSender};
 
 /// Where a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +110,9 @@ pub struct VerifyControl<'a> {
     /// unplugged and plugged in again, so no cache can answer).
     pub stop_after_write: bool,
     pub progress: &'a mut dyn FnMut(Phase, u64, u64),
+    /// Requests in flight at the device (1..=`MAX_IODEPTH`; see `run`). On return, the
+    /// depth actually used (1 where the device has no second handle).
+    pub iodepth: usize,
 }
 
 struct Interval {
@@ -147,9 +150,22 @@ impl Interval {
     }
 }
 
-const BUFFERS: usize = 4;
+/// Requests in flight at the device by default. Two keep the device busy while an I/O
+/// thread waits for the CPU (on a loaded machine or a small board), as fio does with
+/// `iodepth=2`; `1` issues one request at a time, as fio's `psync` engine does.
+pub const DEFAULT_IODEPTH: usize = 2;
+/// The deepest queue `verify` offers (memory: `iodepth + 2` chunk buffers).
+pub const MAX_IODEPTH: usize = 8;
 
 /// Run (or continue) a verify described by `state` on `dev`.
+///
+/// Each pass has `ctl.iodepth` I/O threads, each with its own handle on the device, that
+/// only move bytes: they take chunks in ascending order and issue the next one as soon as
+/// the previous completes. One more thread stamps chunks ahead of the writers or checks
+/// the chunks behind the readers, so generating and checking never leave the device idle.
+/// `iodepth + 2` chunk buffers circulate, which bounds the memory. Depths above one need
+/// more handles (`Backend::try_clone_handle`); where there are none (the simulator, a
+/// directory) the depth is one and the order of I/O, hence the simulated clock, is exact.
 pub fn run<B: Backend + ?Sized>(
     dev: &mut B,
     state: &mut VerifyState,
@@ -172,7 +188,7 @@ pub fn run<B: Backend + ?Sized>(
     }
     let t0 = dev.clock_ns();
     if state.phase == Phase::Write {
-        write_phase(dev, state, ctl, sector, t0)?;
+        run_phase(dev, state, ctl, sector, t0, Phase::Write)?;
         if state.phase == Phase::Write {
             return Ok(()); // stopped by the budget; state saved
         }
@@ -188,283 +204,464 @@ pub fn run<B: Backend + ?Sized>(
         .time_budget_ns
         .is_some_and(|b| dev.clock_ns().saturating_sub(t0) > b);
     if state.phase == Phase::Read && !over {
-        read_phase(dev, state, ctl, sector, t0)?;
+        run_phase(dev, state, ctl, sector, t0, Phase::Read)?;
     }
     Ok(())
 }
 
-fn write_phase<B: Backend + ?Sized>(
+/// One handle on the device: the caller's, or another one for a deeper queue.
+enum Handle<'a, B: ?Sized> {
+    Main(&'a mut B),
+    Extra(Box<dyn Backend>),
+}
+
+impl<B: Backend + ?Sized> Handle<'_, B> {
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        match self {
+            Handle::Main(b) => b.read_at(buf, offset),
+            Handle::Extra(b) => b.read_at(buf, offset),
+        }
+    }
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+        match self {
+            Handle::Main(b) => b.write_at(buf, offset),
+            Handle::Extra(b) => b.write_at(buf, offset),
+        }
+    }
+    fn clock_ns(&self) -> u64 {
+        match self {
+            Handle::Main(b) => b.clock_ns(),
+            Handle::Extra(b) => b.clock_ns(),
+        }
+    }
+}
+
+/// The shared part of a pass: buffers, the next chunk to issue, and the stop flag.
+struct Queue {
+    /// The next chunk to read (read pass) or to stamp (write pass).
+    next: u64,
+    free: Vec<AlignedBuf>,
+    /// Write pass: chunks stamped in ascending order, waiting for an I/O thread.
+    filled: std::collections::VecDeque<(u64, u64, AlignedBuf)>,
+    /// Write pass: everything up to the end has been stamped.
+    all_filled: bool,
+    stop: bool,
+}
+
+struct Pipeline {
+    queue: std::sync::Mutex<Queue>,
+    changed: std::sync::Condvar,
+}
+
+impl Pipeline {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        // A thread that panicked poisons the lock; the queue it guards stays consistent.
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wait until `ready` says what to do: `Some(Some(t))` go on with `t`, `Some(None)`
+    /// nothing is left for this thread, `None` not yet. Returns `None` also when the pass
+    /// stops (time budget, fatal error, a thread gone).
+    fn wait_for<T>(&self, mut ready: impl FnMut(&mut Queue) -> Option<Option<T>>) -> Option<T> {
+        let mut q = self.lock();
+        loop {
+            if q.stop {
+                return None;
+            }
+            if let Some(next) = ready(&mut q) {
+                drop(q);
+                self.changed.notify_all();
+                return next;
+            }
+            q = self.changed.wait(q).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn give_back(&self, buf: AlignedBuf, stop: bool) {
+        let mut q = self.lock();
+        q.free.push(buf);
+        q.stop |= stop;
+        drop(q);
+        self.changed.notify_all();
+    }
+
+    fn stop(&self) {
+        self.lock().stop = true;
+        self.changed.notify_all();
+    }
+}
+
+/// What became of one chunk.
+struct Done {
+    offset: u64,
+    len: u64,
+    /// The device's clock when the I/O completed.
+    clock: u64,
+    /// Bytes the device accepted (write pass).
+    written: u64,
+    /// Units that were not good, sectors that refused writes or reads.
+    extents: Vec<Extent>,
+    good: u64,
+    /// The device vanished or the write budget ran out: the run cannot go on.
+    fatal: Option<std::io::Error>,
+}
+
+impl Done {
+    fn new(offset: u64, len: u64) -> Self {
+        Done {
+            offset,
+            len,
+            clock: 0,
+            written: 0,
+            extents: Vec::new(),
+            good: 0,
+            fatal: None,
+        }
+    }
+}
+
+/// Errors that end the run rather than mark sectors bad: the device vanished, or a
+/// signal asked preserve mode to stop and restore.
+fn is_fatal(e: &std::io::Error) -> bool {
+    is_vanished(e) || e.kind() == std::io::ErrorKind::Interrupted
+}
+
+/// Write one chunk; a chunk that fails is retried sector by sector to find the sectors
+/// that refuse writes.
+fn write_chunk<B: Backend + ?Sized>(
+    h: &mut Handle<'_, B>,
+    buf: &[u8],
+    off: u64,
+    sector: u64,
+    done: &mut Done,
+) {
+    match h.write_at(buf, off) {
+        Ok(()) => done.written = buf.len() as u64,
+        Err(e) if is_fatal(&e) || crate::backend::is_budget_exhausted(&e) => {
+            done.fatal = Some(e);
+        }
+        Err(_) => {
+            let mut bad = ExtentList::new(usize::MAX);
+            for (i, piece) in buf.chunks(sector as usize).enumerate() {
+                let at = off + i as u64 * sector;
+                match h.write_at(piece, at) {
+                    Ok(()) => done.written += piece.len() as u64,
+                    Err(_) => bad.push(at, sector, ExtentKind::Unwritable, None),
+                }
+            }
+            done.extents = bad.extents;
+        }
+    }
+}
+
+/// Read one chunk; a chunk that fails is retried sector by sector, and the sectors that
+/// cannot be read are zeroed and returned.
+fn read_chunk<B: Backend + ?Sized>(
+    h: &mut Handle<'_, B>,
+    buf: &mut [u8],
+    off: u64,
+    sector: u64,
+    done: &mut Done,
+) -> Vec<(u64, u64)> {
+    let mut unreadable: Vec<(u64, u64)> = Vec::new();
+    match h.read_at(buf, off) {
+        Ok(()) => {}
+        Err(e) if is_fatal(&e) => done.fatal = Some(e),
+        Err(_) => {
+            for (i, piece) in buf.chunks_mut(sector as usize).enumerate() {
+                let at = off + i as u64 * sector;
+                if h.read_at(piece, at).is_err() {
+                    piece.fill(0);
+                    match unreadable.last_mut() {
+                        Some((o, l)) if *o + *l == at => *l += sector,
+                        _ => unreadable.push((at, sector)),
+                    }
+                }
+            }
+        }
+    }
+    unreadable
+}
+
+/// Classify every unit of a chunk read back from `off`, skipping the unreadable ranges
+/// (which become extents of their own); returns the extents and the good bytes.
+fn check_chunk(
+    stamper: &Stamper,
+    buf: &[u8],
+    off: u64,
+    unreadable: &[(u64, u64)],
+) -> (Vec<Extent>, u64) {
+    let mut list = ExtentList::new(usize::MAX);
+    let mut good = 0u64;
+    let mut pos = off;
+    let end = off + buf.len() as u64;
+    let mut skips = unreadable.iter().peekable();
+    while pos < end {
+        // Checked stretch up to the next unreadable range.
+        let stop = skips.peek().map_or(end, |&&(o, _)| o.min(end));
+        if stop > pos {
+            let lo = (pos - off) as usize;
+            let hi = (stop - off) as usize;
+            good += UNIT as u64
+                * stamper.check(&buf[lo..hi], pos, |at, class| {
+                    let (kind, from) = match class {
+                        UnitClass::Changed { .. } => (ExtentKind::Changed, None),
+                        UnitClass::Overwritten { from } => (ExtentKind::Overwritten, Some(from)),
+                        _ => (ExtentKind::Bad, None),
+                    };
+                    list.push(at, UNIT as u64, kind, from);
+                }) as u64;
+        }
+        if let Some(&(o, l)) = skips.next() {
+            list.push(o, l, ExtentKind::Unreadable, None);
+            pos = o + l;
+        } else {
+            pos = end;
+        }
+    }
+    (list.extents, good)
+}
+
+/// A chunk read, on its way to the checker: its buffer and the sector ranges that could
+/// not be read.
+type ReadBack = (Done, AlignedBuf, Vec<(u64, u64)>);
+
+/// An I/O thread of the read pass: read the next chunk into a free buffer, as soon as
+/// there is one, and pass it on to be checked.
+fn reader<B: Backend + ?Sized>(
+    pipe: &Pipeline,
+    mut h: Handle<'_, B>,
+    end: u64,
+    chunk: u64,
+    sector: u64,
+    deadline: Option<u64>,
+    tx: SyncSender<ReadBack>,
+) {
+    while let Some((off, n, mut buf)) = pipe.wait_for(|q| {
+        if q.next >= end {
+            return Some(None);
+        }
+        let buf = q.free.pop()?;
+        let off = q.next;
+        let n = (end - off).min(chunk);
+        q.next += n;
+        Some(Some((off, n, buf)))
+    }) {
+        let mut done = Done::new(off, n);
+        let unreadable = read_chunk(&mut h, &mut buf[..n as usize], off, sector, &mut done);
+        done.clock = h.clock_ns();
+        if deadline.is_some_and(|d| done.clock > d) || done.fatal.is_some() {
+            pipe.stop();
+        }
+        if tx.send((done, buf, unreadable)).is_err() {
+            pipe.stop();
+            return;
+        }
+    }
+}
+
+/// The CPU side of the read pass: check each chunk read, give its buffer back.
+fn checker(
+    pipe: &Pipeline,
+    stamper: Stamper,
+    rx: std::sync::mpsc::Receiver<ReadBack>,
+    tx: SyncSender<Done>,
+) {
+    for (mut done, buf, unreadable) in rx.iter() {
+        if done.fatal.is_none() {
+            let data = &buf[..done.len as usize];
+            (done.extents, done.good) = check_chunk(&stamper, data, done.offset, &unreadable);
+        }
+        pipe.give_back(buf, false);
+        if tx.send(done).is_err() {
+            pipe.stop();
+            return;
+        }
+    }
+}
+
+/// The CPU side of the write pass: stamp chunks in ascending order into free buffers.
+fn stamper_thread(pipe: &Pipeline, stamper: Stamper, end: u64, chunk: u64) {
+    while let Some((off, n, mut buf)) = pipe.wait_for(|q| {
+        if q.next >= end {
+            return Some(None);
+        }
+        let buf = q.free.pop()?;
+        let off = q.next;
+        let n = (end - off).min(chunk);
+        q.next += n;
+        Some(Some((off, n, buf)))
+    }) {
+        stamper.fill(&mut buf[..n as usize], off);
+        let mut q = pipe.lock();
+        q.filled.push_back((off, n, buf));
+        drop(q);
+        pipe.changed.notify_all();
+    }
+    pipe.lock().all_filled = true;
+    pipe.changed.notify_all();
+}
+
+/// An I/O thread of the write pass: write the stamped chunks in order, as soon as they
+/// are ready.
+fn writer<B: Backend + ?Sized>(
+    pipe: &Pipeline,
+    mut h: Handle<'_, B>,
+    sector: u64,
+    deadline: Option<u64>,
+    tx: SyncSender<Done>,
+) {
+    while let Some((off, n, buf)) = pipe.wait_for(|q| match q.filled.pop_front() {
+        Some(c) => Some(Some(c)),
+        None if q.all_filled => Some(None),
+        None => None,
+    }) {
+        let mut done = Done::new(off, n);
+        write_chunk(&mut h, &buf[..n as usize], off, sector, &mut done);
+        done.clock = h.clock_ns();
+        let stop = deadline.is_some_and(|d| done.clock > d) || done.fatal.is_some();
+        pipe.give_back(buf, stop);
+        if tx.send(done).is_err() {
+            pipe.stop();
+            return;
+        }
+    }
+}
+
+/// Run the write or the read pass from `state.next` until the end, the time budget, or a
+/// fatal error; completed chunks are applied to the state in order.
+fn run_phase<B: Backend + ?Sized>(
     dev: &mut B,
     state: &mut VerifyState,
     ctl: &mut VerifyControl,
     sector: u64,
     t0: u64,
+    phase: Phase,
 ) -> Result<()> {
     let stamper = Stamper::new(state.salt);
     let chunk = state.chunk;
     let end = state.end();
     let from = state.next;
-    let (tx_full, rx_full) = sync_channel::<(u64, usize, AlignedBuf)>(BUFFERS);
-    let (tx_empty, rx_empty) = sync_channel::<AlignedBuf>(BUFFERS);
-    for _ in 0..BUFFERS {
-        let _ = tx_empty.send(AlignedBuf::new(chunk as usize));
+    let deadline = ctl.time_budget_ns.map(|b| t0.saturating_add(b));
+    let depth = ctl.iodepth.clamp(1, MAX_IODEPTH);
+    let mut handles = Vec::with_capacity(depth);
+    while handles.len() + 1 < depth {
+        match dev.try_clone_handle() {
+            Some(h) => handles.push(Handle::Extra(h)),
+            None => break,
+        }
     }
+    ctl.iodepth = handles.len() + 1;
+    let phase_start = dev.clock_ns();
+    let mut iv = Interval {
+        offset: from,
+        bytes: 0,
+        started: phase_start,
+    };
     let mut result = Ok(());
-    std::thread::scope(|s| {
-        s.spawn(move || generate(stamper, from, end, chunk, rx_empty, tx_full));
-        let phase_start = dev.clock_ns();
-        let mut iv = Interval {
-            offset: from,
-            bytes: 0,
-            started: phase_start,
+    {
+        handles.push(Handle::Main(&mut *dev));
+        let pipe = Pipeline {
+            queue: std::sync::Mutex::new(Queue {
+                next: from,
+                free: (0..handles.len() + 2)
+                    .map(|_| AlignedBuf::new(chunk as usize))
+                    .collect(),
+                filled: Default::default(),
+                all_filled: false,
+                stop: false,
+            }),
+            changed: std::sync::Condvar::new(),
         };
-        let mut since_save = 0;
-        for (off, n, buf) in rx_full.iter() {
-            let r = dev.write_at(&buf[..n], off);
-            match r {
-                Ok(()) => state.bytes_written += n as u64,
-                Err(e) if is_vanished(&e) || crate::backend::is_budget_exhausted(&e) => {
-                    result = Err(Error::io(format!("writing at offset {off}"), e));
-                    break;
+        let (tx, rx) = sync_channel::<Done>(handles.len() + 2);
+        std::thread::scope(|s| {
+            let pipe = &pipe;
+            if phase == Phase::Write {
+                s.spawn(move || stamper_thread(pipe, stamper, end, chunk));
+                for h in handles {
+                    let tx = tx.clone();
+                    s.spawn(move || writer(pipe, h, sector, deadline, tx));
                 }
-                Err(_) => {
-                    // Find the sectors that refuse writes, one by one.
-                    for (i, piece) in buf[..n].chunks(sector as usize).enumerate() {
-                        let at = off + i as u64 * sector;
-                        match dev.write_at(piece, at) {
-                            Ok(()) => state.bytes_written += sector,
-                            Err(_) => {
-                                state
-                                    .unwritable
-                                    .push(at, sector, ExtentKind::Unwritable, None)
-                            }
-                        }
-                    }
-                }
-            }
-            state.next = off + n as u64;
-            iv.bytes += n as u64;
-            let now = dev.clock_ns();
-            iv.flush(
-                Phase::Write,
-                &mut state.samples,
-                now,
-                false,
-                ctl.sample_bytes,
-            );
-            (ctl.progress)(Phase::Write, state.next - state.start, state.length);
-            let _ = tx_empty.send(buf);
-            since_save += n as u64;
-            if since_save >= ctl.save_every {
-                since_save = 0;
-                if let Err(e) = (ctl.save)(state) {
-                    result = Err(e);
-                    break;
-                }
-            }
-            if ctl
-                .time_budget_ns
-                .is_some_and(|b| dev.clock_ns().saturating_sub(t0) > b)
-            {
-                break;
-            }
-        }
-        drop(rx_full);
-        drop(tx_empty);
-        let now = dev.clock_ns();
-        iv.flush(
-            Phase::Write,
-            &mut state.samples,
-            now,
-            true,
-            ctl.sample_bytes,
-        );
-        state.write_ns += now.saturating_sub(phase_start);
-    });
-    result?;
-    if state.next >= end {
-        state.phase = Phase::Read;
-    }
-    (ctl.save)(state)
-}
-
-fn generate(
-    stamper: Stamper,
-    from: u64,
-    end: u64,
-    chunk: u64,
-    empty: Receiver<AlignedBuf>,
-    full: SyncSender<(u64, usize, AlignedBuf)>,
-) {
-    let mut off = from;
-    while off < end {
-        let Ok(mut buf) = empty.recv() else {
-            return;
-        };
-        let n = (end - off).min(chunk) as usize;
-        stamper.fill(&mut buf[..n], off);
-        if full.send((off, n, buf)).is_err() {
-            return;
-        }
-        off += n as u64;
-    }
-}
-
-/// A chunk read back, with the sector ranges that could not be read.
-type ReadChunk = (u64, usize, AlignedBuf, Vec<(u64, u64)>);
-/// A checked chunk: its buffer back, the extents found, and the good bytes.
-type Checked = (u64, usize, AlignedBuf, Vec<Extent>, u64);
-
-fn check(stamper: Stamper, rx: Receiver<ReadChunk>, tx: SyncSender<Checked>) {
-    for (off, n, buf, unreadable) in rx.iter() {
-        let mut list = ExtentList::new(usize::MAX);
-        let mut good = 0u64;
-        let mut pos = off;
-        let end = off + n as u64;
-        let mut skips = unreadable.iter().peekable();
-        while pos < end {
-            // Checked stretch up to the next unreadable range.
-            let stop = skips.peek().map_or(end, |&&(o, _)| o.min(end));
-            if stop > pos {
-                let lo = (pos - off) as usize;
-                let hi = (stop - off) as usize;
-                good += UNIT as u64
-                    * stamper.check(&buf[lo..hi], pos, |at, class| {
-                        let (kind, from) = match class {
-                            UnitClass::Changed { .. } => (ExtentKind::Changed, None),
-                            UnitClass::Overwritten { from } => {
-                                (ExtentKind::Overwritten, Some(from))
-                            }
-                            _ => (ExtentKind::Bad, None),
-                        };
-                        list.push(at, UNIT as u64, kind, from);
-                    }) as u64;
-            }
-            if let Some(&(o, l)) = skips.next() {
-                list.push(o, l, ExtentKind::Unreadable, None);
-                pos = o + l;
             } else {
-                pos = end;
+                let (to_check, checks) = sync_channel(handles.len() + 2);
+                let tx = tx.clone();
+                s.spawn(move || checker(pipe, stamper, checks, tx));
+                for h in handles {
+                    let to_check = to_check.clone();
+                    s.spawn(move || reader(pipe, h, end, chunk, sector, deadline, to_check));
+                }
+                drop(to_check); // the checker ends when the last reader does
             }
-        }
-        if tx.send((off, n, buf, list.extents, good)).is_err() {
-            return;
-        }
-    }
-}
-
-fn read_phase<B: Backend + ?Sized>(
-    dev: &mut B,
-    state: &mut VerifyState,
-    ctl: &mut VerifyControl,
-    sector: u64,
-    t0: u64,
-) -> Result<()> {
-    let stamper = Stamper::new(state.salt);
-    let chunk = state.chunk;
-    let end = state.end();
-    let (tx_read, rx_read) = sync_channel::<ReadChunk>(BUFFERS);
-    let (tx_done, rx_done) = sync_channel::<Checked>(BUFFERS);
-    let mut pool: Vec<AlignedBuf> = (0..BUFFERS)
-        .map(|_| AlignedBuf::new(chunk as usize))
-        .collect();
-    let mut result = Ok(());
-    std::thread::scope(|s| {
-        s.spawn(move || check(stamper, rx_read, tx_done));
-        let phase_start = dev.clock_ns();
-        let mut iv = Interval {
-            offset: state.next,
-            bytes: 0,
-            started: phase_start,
-        };
-        let mut since_save = 0u64;
-        let mut off = state.next;
-        let mut in_flight = 0usize;
-        let mut stopping = false;
-        loop {
-            // Keep the checker busy: read while buffers are free.
-            while !stopping && off < end {
-                let Some(mut buf) = pool.pop() else { break };
-                let n = (end - off).min(chunk) as usize;
-                let r = dev.read_at(&mut buf[..n], off);
-                let mut unreadable = Vec::new();
-                match r {
-                    Ok(()) => {}
-                    Err(e) if is_vanished(&e) => {
-                        result = Err(Error::io(format!("reading at offset {off}"), e));
-                        stopping = true;
-                        pool.push(buf);
+            drop(tx);
+            // Chunks finish out of order at depths above one: apply them in order, so
+            // `next` always marks a prefix that is completely done.
+            let mut pending = std::collections::BTreeMap::new();
+            let mut failed = false;
+            let mut since_save = 0u64;
+            let mut clock = phase_start;
+            for done in rx.iter() {
+                if phase == Phase::Write {
+                    state.bytes_written += done.written;
+                }
+                pending.insert(done.offset, done);
+                while let Some(done) = pending.remove(&state.next) {
+                    if let Some(e) = done.fatal {
+                        let what = if phase == Phase::Write {
+                            "writing"
+                        } else {
+                            "reading"
+                        };
+                        result = Err(Error::io(format!("{what} at offset {}", done.offset), e));
+                        failed = true;
+                        pipe.stop();
                         break;
                     }
-                    Err(_) => {
-                        for i in 0..(n as u64 / sector) {
-                            let at = off + i * sector;
-                            let lo = (i * sector) as usize;
-                            let piece = &mut buf[lo..lo + sector as usize];
-                            if dev.read_at(piece, at).is_err() {
-                                piece.fill(0);
-                                match unreadable.last_mut() {
-                                    Some((o, l)) if *o + *l == at => *l += sector,
-                                    _ => unreadable.push((at, sector)),
-                                }
-                            }
+                    let target = if phase == Phase::Write {
+                        &mut state.unwritable
+                    } else {
+                        state.bytes_read += done.len;
+                        &mut state.extents
+                    };
+                    for e in done.extents {
+                        target.push(e.offset, e.length, e.kind, e.from);
+                    }
+                    state.good_bytes += done.good;
+                    state.next = done.offset + done.len;
+                    clock = clock.max(done.clock);
+                    iv.bytes += done.len;
+                    iv.flush(phase, &mut state.samples, clock, false, ctl.sample_bytes);
+                    (ctl.progress)(phase, state.next - state.start, state.length);
+                    since_save += done.len;
+                    if since_save >= ctl.save_every {
+                        since_save = 0;
+                        if let Err(e) = (ctl.save)(state) {
+                            result = Err(e);
+                            failed = true;
+                            pipe.stop();
+                            break;
                         }
                     }
                 }
-                state.bytes_read += n as u64;
-                iv.bytes += n as u64;
-                let now = dev.clock_ns();
-                iv.flush(
-                    Phase::Read,
-                    &mut state.samples,
-                    now,
-                    false,
-                    ctl.sample_bytes,
-                );
-                if tx_read.send((off, n, buf, unreadable)).is_err() {
-                    stopping = true;
-                    break;
-                }
-                in_flight += 1;
-                off += n as u64;
-                if ctl
-                    .time_budget_ns
-                    .is_some_and(|b| dev.clock_ns().saturating_sub(t0) > b)
-                {
-                    stopping = true;
+                if failed {
+                    // Later chunks stay undone in the state; a resume redoes them.
+                    pending.clear();
                 }
             }
-            if in_flight == 0 {
-                break;
-            }
-            let Ok((coff, n, buf, extents, good)) = rx_done.recv() else {
-                break;
-            };
-            in_flight -= 1;
-            for e in extents {
-                state.extents.push(e.offset, e.length, e.kind, e.from);
-            }
-            state.good_bytes += good;
-            state.next = coff + n as u64;
-            pool.push(buf);
-            (ctl.progress)(Phase::Read, state.next - state.start, state.length);
-            since_save += n as u64;
-            if since_save >= ctl.save_every {
-                since_save = 0;
-                if let Err(e) = (ctl.save)(state) {
-                    result = Err(e);
-                    stopping = true;
-                }
-            }
-        }
-        drop(tx_read);
-        let now = dev.clock_ns();
-        iv.flush(Phase::Read, &mut state.samples, now, true, ctl.sample_bytes);
-        state.read_ns += now.saturating_sub(phase_start);
-    });
+        });
+    }
+    let now = dev.clock_ns();
+    iv.flush(phase, &mut state.samples, now, true, ctl.sample_bytes);
+    match phase {
+        Phase::Write => state.write_ns += now.saturating_sub(phase_start),
+        _ => state.read_ns += now.saturating_sub(phase_start),
+    }
     result?;
     if state.next >= end {
-        state.phase = Phase::Done;
+        state.phase = if phase == Phase::Write {
+            Phase::Read
+        } else {
+            Phase::Done
+        };
     }
     (ctl.save)(state)
 }
@@ -486,6 +683,7 @@ mod tests {
             save: &mut save,
             stop_after_write: false,
             progress: &mut prog,
+            iodepth: DEFAULT_IODEPTH,
         };
         run(&mut dev, &mut st, &mut ctl).unwrap();
         st
@@ -552,6 +750,7 @@ mod tests {
                 save: &mut save,
                 stop_after_write: false,
                 progress: &mut prog,
+                iodepth: DEFAULT_IODEPTH,
             };
             run(&mut dev, &mut st, &mut ctl).unwrap();
         }
@@ -572,11 +771,74 @@ mod tests {
             save: &mut save,
             stop_after_write: false,
             progress: &mut prog,
+            iodepth: DEFAULT_IODEPTH,
         };
         run(&mut dev, &mut resumed, &mut ctl).unwrap();
         assert_eq!(resumed.phase, Phase::Done);
         assert_eq!(resumed.good_bytes, 32 << 20);
         assert!(resumed.all_extents().is_empty());
         assert!(!saved.is_empty());
+    }
+
+    #[test]
+    fn deeper_queues_on_a_file_apply_chunks_in_order_and_find_a_flip() {
+        use crate::backend::SyncBackend;
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("card.img");
+        let size = 24u64 << 20;
+        std::fs::File::create(&path).unwrap().set_len(size).unwrap();
+        let open = || {
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .unwrap();
+            SyncBackend::new(f, size, 512, false)
+        };
+        for depth in [1, 3, MAX_IODEPTH] {
+            let mut dev = open();
+            assert!(dev.try_clone_handle().is_some());
+            // Not a whole number of chunks: the last one is short.
+            let len = size - (1 << 20) - 4096;
+            let mut st = VerifyState::new("file".into(), size, 4096, len, depth as u64);
+            let mut save = |_: &VerifyState| Ok(());
+            let mut prog = |_, _, _| {};
+            let mut ctl = VerifyControl {
+                time_budget_ns: None,
+                sample_bytes: 2 << 20,
+                save_every: 4 << 20,
+                save: &mut save,
+                stop_after_write: true,
+                progress: &mut prog,
+                iodepth: depth,
+            };
+            run(&mut dev, &mut st, &mut ctl).unwrap();
+            assert_eq!(
+                (st.phase, st.next, st.bytes_written),
+                (Phase::Read, 4096, len)
+            );
+            let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            f.write_all_at(&[0xa5], 4096 + (7 << 20) + 1000).unwrap();
+            drop(f);
+            ctl.stop_after_write = false;
+            run(&mut dev, &mut st, &mut ctl).unwrap();
+            assert_eq!(st.phase, Phase::Done);
+            let ex = st.all_extents();
+            assert_eq!(ex.len(), 1, "depth {depth}: {ex:?}");
+            assert_eq!(
+                (ex[0].offset, ex[0].length),
+                (4096 + (7 << 20) + 512, 512),
+                "depth {depth}"
+            );
+            assert_eq!(st.good_bytes, len - 512);
+            let sampled: u64 = st
+                .samples
+                .iter()
+                .filter(|s| s.phase == Phase::Read)
+                .map(|s| s.bytes)
+                .sum();
+            assert_eq!(sampled, len, "samples cover the read pass once");
+        }
     }
 }

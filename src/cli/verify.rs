@@ -2,7 +2,7 @@
 //! everything back and list what did not survive. `verify DIR` does the same through a
 //! mounted filesystem with 1 GiB files.
 
-use super::Output;
+use super::{guard, Output};
 use crate::backend::Backend;
 use crate::capacity::extent::Extent;
 use crate::capacity::fileset::{plan_bytes, FileSet};
@@ -21,21 +21,35 @@ use std::path::{Path, PathBuf};
   flashscope verify sim:sd-16g,size=256M --write
   flashscope verify /dev/sdb --destructive --plot sdb.svg
   flashscope verify /dev/sdb --destructive --resume      continue an interrupted run
+  flashscope verify /dev/sdb --write --range 1G+256M      preserve mode: data kept
   flashscope verify /media/card --write --size 4G         through the filesystem
 
-A device, file or range is overwritten completely: that needs --destructive (a simulated
-card or a directory only needs --write; in a directory only new files are written and they
-are removed afterwards unless --keep). Exit 3 when anything did not read back as written.")]
+Every byte of a device, file or --range is overwritten with stamps:
+  --destructive  the data there is lost (the fast way to check a whole card; resumable).
+  --write        preserve mode: each 1 MiB is saved to a journal on another device before
+                 it is overwritten, and everything is written back and checked at the end
+                 (Ctrl-C too; after a crash: flashscope restore JOURNAL). The journal
+                 needs as much free space as the range, so it suits a --range rather than
+                 a whole card, and it is slower: every byte is read, saved, written, read
+                 and restored. Not resumable.
+A simulated card or a directory only needs --write (in a directory only new files are
+written, removed afterwards unless --keep). Exit 2 when refused (no permission, journal
+space, partition, mounted, range), 3 when anything did not read back as written.")]
 pub struct Args {
     /// Whole block device, regular file, sim:PRESET[,key=value...], or a directory on a
     /// mounted filesystem.
     pub target: String,
-    /// Allow writing (enough for sim: targets and directories).
+    /// Allow writing: sim: targets and directories directly; devices and files in preserve
+    /// mode (saved to a journal first, restored afterwards).
     #[arg(long)]
     pub write: bool,
-    /// Allow overwriting every byte of the range (devices and files).
+    /// Allow overwriting every byte of the range of a device or file without saving it.
     #[arg(long)]
     pub destructive: bool,
+    /// Preserve mode: the journal file [default: a new file under
+    /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<PathBuf>,
     /// Only this range: OFFSET+LENGTH, e.g. 1G+512M.
     #[arg(long, value_name = "OFFSET+LEN")]
     pub range: Option<String>,
@@ -65,6 +79,13 @@ pub struct Args {
     /// in between the card can be unplugged so that no cache can answer.
     #[arg(long, value_enum, default_value = "both")]
     pub pass: Pass,
+    /// Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while
+    /// stamps are generated and checked and while a thread waits for the CPU; 1 issues one
+    /// request at a time, like fio's psync engine. Simulated cards, directories and
+    /// preserve mode (--write on a device) use 1.
+    #[arg(long, value_name = "N", default_value_t = verify::DEFAULT_IODEPTH as u32,
+          value_parser = clap::value_parser!(u32).range(1..=verify::MAX_IODEPTH as i64))]
+    pub iodepth: u32,
 }
 
 /// Which passes to run.
@@ -187,17 +208,15 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             "verify writes stamps over the whole range (a directory: new files filling its free space), then reads them back",
         )?;
     } else if !args.destructive {
-        if !args.write {
-            super::require_write_permission(
-                false,
-                &args.target,
-                "verify overwrites every byte of the device (or --range) with stamps, then reads them back",
-            )?;
-        }
-        return Err(Error::Refused(format!(
-            "verify overwrites every byte of '{}' (or of --range): its data is not restored. Rerun with --destructive if that is what you want",
-            args.target
-        )));
+        super::require_write_permission(
+            args.write,
+            &args.target,
+            "verify overwrites every byte of the device (or --range) with stamps, then reads them back; with --write the data is saved to a journal first and restored, with --destructive it is lost",
+        )?;
+    } else if args.journal.is_some() {
+        return Err(Error::usage(
+            "--journal has no effect with --destructive (nothing is saved): drop one of them",
+        ));
     }
     let time_budget_ns = args
         .time_budget
@@ -213,29 +232,16 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if is_dir {
         return run_dir(args, out, path, time_budget_ns);
     }
+    if !is_sim && !args.destructive {
+        return run_preserve(args, out, time_budget_ns);
+    }
     let opened = target::open(&args.target, &OpenRequest::read_write())?;
     let mut warnings = opened.warnings.clone();
     if let Some(w) = partition_check(&opened, &args.target, args.partition_ok)? {
         warnings.push(w);
     }
     let size = opened.info.size_bytes;
-    let sector = opened.info.logical_sector_bytes as u64;
-    let (start, len) = match &args.range {
-        Some(r) => parse_range(r)?,
-        None => (0, size),
-    };
-    if start.checked_add(len).is_none_or(|end| end > size) {
-        return Err(Error::usage(format!(
-            "--range {start}+{len} reaches beyond the end of '{}' ({size} bytes)",
-            args.target
-        )));
-    }
-    if start % sector.max(512) != 0 || len % sector.max(512) != 0 {
-        return Err(Error::usage(format!(
-            "--range {start}+{len} must start and end on a {}-byte sector boundary",
-            sector.max(512)
-        )));
-    }
+    let (start, len) = checked_range(args, &opened.info)?;
     let id = identity(&opened, &args.target);
     let state_path = args
         .state
@@ -281,12 +287,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         )));
     }
     let saved_at = (!is_sim_target).then_some(state_path.as_path());
-    let (state, code) = drive(
+    let (state, code, iodepth) = drive(
         &mut *dev,
         state,
         time_budget_ns,
         saved_at,
         args.pass == Pass::Write,
+        args.iodepth as usize,
     )?;
     let doc = document(
         "verify",
@@ -295,7 +302,105 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         warnings,
         args,
         None,
+        iodepth,
     )?;
+    out.emit(&doc, render);
+    Ok(code)
+}
+
+/// The range to verify: `--range` or the whole target, inside it and on sector boundaries.
+fn checked_range(args: &Args, info: &crate::report::TargetInfo) -> Result<(u64, u64)> {
+    let size = info.size_bytes;
+    let sector = (info.logical_sector_bytes as u64).max(512);
+    let (start, len) = match &args.range {
+        Some(r) => parse_range(r)?,
+        None => (0, size),
+    };
+    if start.checked_add(len).is_none_or(|end| end > size) {
+        return Err(Error::usage(format!(
+            "--range {start}+{len} reaches beyond the end of '{}' ({size} bytes)",
+            args.target
+        )));
+    }
+    if start % sector != 0 || len % sector != 0 {
+        return Err(Error::usage(format!(
+            "--range {start}+{len} must start and end on a {sector}-byte sector boundary"
+        )));
+    }
+    Ok((start, len))
+}
+
+/// `verify DEVICE --write`: preserve mode. Every chunk is saved to the journal before it
+/// is overwritten; at the end (or on Ctrl-C) everything is written back and checked.
+fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Result<i32> {
+    if args.resume || args.pass != Pass::Both || args.state.is_some() {
+        return Err(Error::usage(
+            "--resume, --pass and --state need --destructive: preserve mode (--write) restores the data when the run ends, so no written stamps are left to continue from or to read later",
+        ));
+    }
+    let peeked = target::open(&args.target, &OpenRequest::read_only())?;
+    let mut warnings = Vec::new();
+    if let Some(w) = partition_check(&peeked, &args.target, args.partition_ok)? {
+        warnings.push(w);
+    }
+    let (start, len) = checked_range(args, &peeked.info)?;
+    drop(peeked);
+    let journal_path = match &args.journal {
+        Some(p) => p.clone(),
+        None => crate::journal::default_path("verify")?,
+    };
+    crate::journal::check_space(&journal_path, len).map_err(|e| {
+        Error::Refused(format!(
+            "{e}. Preserve mode (--write) saves every byte it overwrites, so the journal needs as much room as the range ({}): verify a smaller --range, or use --destructive if the data need not be kept",
+            format_bytes(len)
+        ))
+    })?;
+    let flags = guard::WriteFlags {
+        write: true,
+        destructive: false,
+        journal: Some(journal_path),
+        write_budget: None,
+        time_budget: None,
+    };
+    let plan = guard::WritePlan {
+        command: "verify",
+        region: (start, len),
+        max_bytes: len,
+        typical_bytes: None,
+        estimated_ns: guard::estimate_ns(3 * len, 3 * len.div_ceil(1 << 20)),
+        what: "verify writes stamps over every byte of the range and reads them back".into(),
+    };
+    let mut session = guard::begin(&args.target, &flags, &plan, None)?;
+    let size = session.info.size_bytes;
+    let id = format!("{}:{}:{size}:preserve", session.info.kind, args.target);
+    let state = VerifyState::new(id, size, start, len, Stamper::random_salt());
+    let r = drive(
+        &mut session.dev,
+        state,
+        time_budget_ns,
+        None,
+        false,
+        args.iodepth as usize,
+    )
+    .map_err(|e| match crate::journal::signals::pending() {
+        Some(sig) => crate::journal::signals::interrupted_error(sig),
+        None => std::io::Error::other(e.to_string()),
+    });
+    let (done, ending) = session.end(r)?;
+    let Some((state, code, iodepth)) = done else {
+        let sig = ending.interrupted.unwrap_or(libc::SIGINT);
+        return Ok(session.interrupted_exit(&ending, sig));
+    };
+    let mut doc = document(
+        "verify",
+        serde_json::Value::Null,
+        &state,
+        warnings,
+        args,
+        None,
+        iodepth,
+    )?;
+    session.fill(&mut doc, &ending);
     out.emit(&doc, render);
     Ok(code)
 }
@@ -307,7 +412,8 @@ fn drive(
     time_budget_ns: Option<u64>,
     state_path: Option<&Path>,
     stop_after_write: bool,
-) -> Result<(VerifyState, i32)> {
+    iodepth: usize,
+) -> Result<(VerifyState, i32, usize)> {
     let mut bar = Progress::new("verify");
     let mut save = |st: &VerifyState| match state_path {
         Some(p) if st.phase != Phase::Done => save_state(p, st),
@@ -334,10 +440,12 @@ fn drive(
         save: &mut save,
         stop_after_write,
         progress: &mut prog,
+        iodepth,
     };
     let t0 = dev.clock_ns();
     let r = verify::run(dev, &mut state, &mut ctl);
     let _ = t0;
+    let iodepth = ctl.iodepth;
     bar.finish();
     r?;
     if state.phase == Phase::Done {
@@ -363,7 +471,7 @@ fn drive(
         );
     }
     let code = if state.all_extents().is_empty() { 0 } else { 3 };
-    Ok((state, code))
+    Ok((state, code, iodepth))
 }
 
 fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -> Result<i32> {
@@ -416,14 +524,29 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
         total,
         Stamper::random_salt(),
     );
-    let (state, code) = drive(&mut set, state, time_budget_ns, None, false)?;
+    let (state, code, iodepth) = drive(
+        &mut set,
+        state,
+        time_budget_ns,
+        None,
+        false,
+        args.iodepth as usize,
+    )?;
     let files: Vec<String> = set
         .paths()
         .iter()
         .map(|p| p.display().to_string())
         .collect();
     drop(set);
-    let doc = document("verify", target, &state, warnings, args, Some(files))?;
+    let doc = document(
+        "verify",
+        target,
+        &state,
+        warnings,
+        args,
+        Some(files),
+        iodepth,
+    )?;
     out.emit(&doc, render);
     Ok(code)
 }
@@ -443,12 +566,14 @@ fn document(
     warnings: Vec<Warning>,
     args: &Args,
     files: Option<Vec<String>>,
+    iodepth: usize,
 ) -> Result<Document> {
     let mut doc = Document::new(command, target);
     doc.parameters = serde_json::json!({
         "range_offset": st.start,
         "range_length": st.length,
         "chunk_bytes": st.chunk,
+        "iodepth": iodepth,
         "resumed": args.resume,
     });
     doc.samples = serde_json::to_value(&st.samples).unwrap_or_default();
@@ -505,7 +630,7 @@ fn document(
                 r.round() as u64,
                 0.95,
                 format!(
-                    "{} written sequentially in {} requests, wall time per phase",
+                    "{} written sequentially in {} requests, {iodepth} in flight, wall time per phase",
                     format_bytes(st.bytes_written),
                     format_bytes(st.chunk)
                 ),
@@ -519,7 +644,7 @@ fn document(
                 r.round() as u64,
                 0.95,
                 format!(
-                    "{} read sequentially in {} requests, wall time per phase",
+                    "{} read sequentially in {} requests, {iodepth} in flight, wall time per phase",
                     format_bytes(st.bytes_read),
                     format_bytes(st.chunk)
                 ),
@@ -594,6 +719,9 @@ fn render(doc: &Document) -> String {
     }
     if ext.len() > 20 {
         s.push_str(&format!("  … {} more (see --json)\n", ext.len() - 20));
+    }
+    if doc.extra.contains_key("preserve") {
+        s.push_str(&guard::wear_line(doc));
     }
     for (k, label) in [("write_bytes_per_s", "write"), ("read_bytes_per_s", "read")] {
         if let Some(v) = doc.inferences.get(k).and_then(|i| i.as_u64()) {
