@@ -599,7 +599,7 @@ fn bench_write_killed_mid_run_leaves_a_journal_that_restores_the_device() {
 /// Run flashscope with `args` under a seccomp filter that fails `io_uring_setup` with
 /// `errno` (as a container's filter does, or — with ENOSYS — a kernel without io_uring).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn run_without_io_uring(args: &[&str], errno: i32) -> std::process::Output {
+fn run_without_io_uring(args: &[&str], errno: i32) -> Option<std::process::Output> {
     use std::os::unix::process::CommandExt;
     #[cfg(target_arch = "x86_64")]
     const AUDIT_ARCH: u32 = 0xc000_003e;
@@ -652,7 +652,14 @@ fn run_without_io_uring(args: &[&str], errno: i32) -> std::process::Output {
             Ok(())
         });
     }
-    cmd.output().unwrap()
+    match cmd.output() {
+        // No seccomp filters here: qemu-user (CI's emulated boards) refuses them.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            eprintln!("skipped: seccomp filters are not available here ({e})");
+            None
+        }
+        r => Some(r.unwrap()),
+    }
 }
 
 #[test]
@@ -674,7 +681,9 @@ fn without_io_uring_the_warning_names_the_cause_and_the_sync_fallback() {
         "--json",
     ];
     for (errno, cause) in [(libc::ENOSYS, "no io_uring"), (libc::EPERM, "seccomp")] {
-        let out = run_without_io_uring(&args, errno);
+        let Some(out) = run_without_io_uring(&args, errno) else {
+            return;
+        };
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["jobs"][0]["job options"]["ioengine"], "sync", "{v}");
