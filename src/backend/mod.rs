@@ -56,6 +56,44 @@ pub trait Backend: Send {
     }
 }
 
+/// Writes the `Backend` methods a wrapper passes on unchanged to the backend in one of its
+/// fields, so a wrapper spells out only what it changes:
+/// `forward!(inner: size_bytes, logical_sector_bytes, flush);` inside `impl Backend for W`.
+macro_rules! forward {
+    ($f:ident: $($m:ident),+ $(,)?) => { $( $crate::backend::forward!(@ $f $m); )+ };
+    (@ $f:ident size_bytes) => {
+        fn size_bytes(&self) -> u64 { self.$f.size_bytes() }
+    };
+    (@ $f:ident logical_sector_bytes) => {
+        fn logical_sector_bytes(&self) -> u32 { self.$f.logical_sector_bytes() }
+    };
+    (@ $f:ident read_at) => {
+        fn read_at(&mut self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+            self.$f.read_at(buf, offset)
+        }
+    };
+    (@ $f:ident flush) => {
+        fn flush(&mut self) -> std::io::Result<()> { self.$f.flush() }
+    };
+    (@ $f:ident discard) => {
+        fn discard(&mut self, offset: u64, len: u64) -> std::io::Result<()> {
+            self.$f.discard(offset, len)
+        }
+    };
+    (@ $f:ident clock_ns) => {
+        fn clock_ns(&self) -> u64 { self.$f.clock_ns() }
+    };
+    (@ $f:ident idle) => {
+        fn idle(&mut self, ns: u64) { self.$f.idle(ns) }
+    };
+    (@ $f:ident prepare_write) => {
+        fn prepare_write(&mut self, offset: u64, len: u64) -> std::io::Result<()> {
+            self.$f.prepare_write(offset, len)
+        }
+    };
+}
+pub(crate) use forward;
+
 impl<B: Backend + ?Sized> Backend for Box<B> {
     fn size_bytes(&self) -> u64 {
         (**self).size_bytes()
@@ -155,12 +193,7 @@ impl<B: Backend> Timed<B> {
 }
 
 impl<B: Backend> Backend for Timed<B> {
-    fn size_bytes(&self) -> u64 {
-        self.inner.size_bytes()
-    }
-    fn logical_sector_bytes(&self) -> u32 {
-        self.inner.logical_sector_bytes()
-    }
+    forward!(inner: size_bytes, logical_sector_bytes, flush, discard, clock_ns, idle, prepare_write);
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         let t0 = self.inner.clock_ns();
         let r = self.inner.read_at(buf, offset);
@@ -179,21 +212,6 @@ impl<B: Backend> Backend for Timed<B> {
         self.busy_ns += self.last_ns;
         self.writes += 1;
         r
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        self.inner.discard(offset, len)
-    }
-    fn clock_ns(&self) -> u64 {
-        self.inner.clock_ns()
-    }
-    fn idle(&mut self, ns: u64) {
-        self.inner.idle(ns)
-    }
-    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        self.inner.prepare_write(offset, len)
     }
 }
 
@@ -241,15 +259,7 @@ pub fn is_budget_exhausted(e: &io::Error) -> bool {
 }
 
 impl<B: Backend> Backend for WriteBudget<B> {
-    fn size_bytes(&self) -> u64 {
-        self.inner.size_bytes()
-    }
-    fn logical_sector_bytes(&self) -> u32 {
-        self.inner.logical_sector_bytes()
-    }
-    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.inner.read_at(buf, offset)
-    }
+    forward!(inner: size_bytes, logical_sector_bytes, read_at, flush, discard, clock_ns, idle, prepare_write);
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
         if let Some(limit) = self.limit {
             if self.bytes_written + buf.len() as u64 > limit {
@@ -259,21 +269,6 @@ impl<B: Backend> Backend for WriteBudget<B> {
         self.inner.write_at(buf, offset)?;
         self.bytes_written += buf.len() as u64;
         Ok(())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        self.inner.discard(offset, len)
-    }
-    fn clock_ns(&self) -> u64 {
-        self.inner.clock_ns()
-    }
-    fn idle(&mut self, ns: u64) {
-        self.inner.idle(ns)
-    }
-    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        self.inner.prepare_write(offset, len)
     }
 }
 

@@ -198,12 +198,7 @@ pub fn restore_records<D: Backend + ?Sized>(
 }
 
 impl<B: Backend> Backend for Preserve<B> {
-    fn size_bytes(&self) -> u64 {
-        self.inner.size_bytes()
-    }
-    fn logical_sector_bytes(&self) -> u32 {
-        self.inner.logical_sector_bytes()
-    }
+    crate::backend::forward!(inner: size_bytes, logical_sector_bytes, flush, clock_ns);
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         self.check_stop()?;
         self.inner.read_at(buf, offset)
@@ -213,16 +208,10 @@ impl<B: Backend> Backend for Preserve<B> {
         self.save(offset, buf.len() as u64)?;
         self.inner.write_at(buf, offset)
     }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
     fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
         self.check_stop()?;
         self.save(offset, len)?;
         self.inner.discard(offset, len)
-    }
-    fn clock_ns(&self) -> u64 {
-        self.inner.clock_ns()
     }
     fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
         self.check_stop()?;
