@@ -277,6 +277,21 @@ impl Pipeline {
         }
     }
 
+    /// The next chunk in ascending order (offset, length, a free buffer), waiting for a
+    /// buffer; `None` at `end` or when the pass stops.
+    fn next_chunk(&self, end: u64, chunk: u64) -> Option<(u64, u64, AlignedBuf)> {
+        self.wait_for(|q| {
+            if q.next >= end {
+                return Some(None);
+            }
+            let buf = q.free.pop()?;
+            let off = q.next;
+            let n = (end - off).min(chunk);
+            q.next += n;
+            Some(Some((off, n, buf)))
+        })
+    }
+
     fn give_back(&self, buf: AlignedBuf, stop: bool) {
         let mut q = self.lock();
         q.free.push(buf);
@@ -437,16 +452,7 @@ fn reader<B: Backend + ?Sized>(
     deadline: Option<u64>,
     tx: SyncSender<ReadBack>,
 ) {
-    while let Some((off, n, mut buf)) = pipe.wait_for(|q| {
-        if q.next >= end {
-            return Some(None);
-        }
-        let buf = q.free.pop()?;
-        let off = q.next;
-        let n = (end - off).min(chunk);
-        q.next += n;
-        Some(Some((off, n, buf)))
-    }) {
+    while let Some((off, n, mut buf)) = pipe.next_chunk(end, chunk) {
         let mut done = Done::new(off, n);
         let unreadable = read_chunk(&mut h, &mut buf[..n as usize], off, sector, &mut done);
         done.clock = h.clock_ns();
@@ -482,16 +488,7 @@ fn checker(
 
 /// The CPU side of the write pass: stamp chunks in ascending order into free buffers.
 fn stamper_thread(pipe: &Pipeline, stamper: Stamper, end: u64, chunk: u64) {
-    while let Some((off, n, mut buf)) = pipe.wait_for(|q| {
-        if q.next >= end {
-            return Some(None);
-        }
-        let buf = q.free.pop()?;
-        let off = q.next;
-        let n = (end - off).min(chunk);
-        q.next += n;
-        Some(Some((off, n, buf)))
-    }) {
+    while let Some((off, n, mut buf)) = pipe.next_chunk(end, chunk) {
         stamper.fill(&mut buf[..n as usize], off);
         let mut q = pipe.lock();
         q.filled.push_back((off, n, buf));
