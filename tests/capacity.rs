@@ -3,7 +3,7 @@
 //! `probe` / `verify` binaries end to end on simulated cards, loop devices and a directory.
 
 mod common;
-use common::PartitionNode;
+use common::{sha256_of, Loop, Mounted, PartitionNode};
 
 use assert_cmd::Command;
 use flashscope::backend::sim::{SimConfig, SimDevice};
@@ -533,91 +533,34 @@ fn verify_with_write_on_a_file_preserves_its_data() {
         .stderr(predicates::str::contains("--journal has no effect"));
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// A loop device over a temporary file, detached by its exact name on drop.
-struct Loop {
-    dev: String,
-    img: std::path::PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Loop {
-    fn attach(size: u64, extra: &[&str]) -> Option<Loop> {
-        if !is_root() {
-            return None;
-        }
-        let dir = tempfile::tempdir_in("/var/tmp").ok()?;
-        let img = dir.path().join("loop.img");
-        let f = std::fs::File::create(&img).ok()?;
-        f.set_len(size).ok()?;
-        let out = StdCommand::new("losetup")
-            .args(["--find", "--show", "--direct-io=on"])
-            .args(extra)
-            .arg(&img)
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            eprintln!("losetup failed: {}", String::from_utf8_lossy(&out.stderr));
-            return None;
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Some(Loop {
-            dev,
-            img,
-            _dir: dir,
-        })
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
-/// A mount on a temporary directory, unmounted by its exact path on drop.
-struct Mounted {
-    dir: tempfile::TempDir,
-}
-
-impl Mounted {
-    fn ext4(dev: &str, opts: &str) -> Option<Mounted> {
-        let ok = StdCommand::new("mkfs.ext4")
-            .args(["-q", "-F", dev])
-            .status()
-            .ok()?
-            .success();
-        if !ok {
-            return None;
-        }
-        let dir = tempfile::tempdir().ok()?;
-        let ok = StdCommand::new("mount")
-            .args(["-o", opts, dev])
-            .arg(dir.path())
-            .status()
-            .ok()?
-            .success();
-        ok.then_some(Mounted { dir })
-    }
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("umount").arg(self.dir.path()).status();
-    }
-}
-
-fn sha256_of(path: &std::path::Path) -> String {
-    let out = StdCommand::new("sha256sum").arg(path).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .next()
-        .unwrap_or("")
-        .to_string()
+/// A journal on a filesystem too small for the range is refused before anything is
+/// written, with the remedies verify has (a smaller range, --destructive).
+#[test]
+fn verify_write_refuses_a_journal_without_room_and_writes_nothing() {
+    use predicates::prelude::*;
+    let Some(small) = Mounted::new(&["-t", "tmpfs", "-o", "size=1m", "tmpfs"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("card.img");
+    let mut rng = Pcg64::seed_from_u64(10);
+    let data: Vec<u8> = (0..4 << 20).map(|_| rng.gen()).collect();
+    std::fs::write(&img, &data).unwrap();
+    let before = sha256_of(&img);
+    let journal = small.path().join("verify.fsjournal");
+    flashscope()
+        .args(["verify", img.to_str().unwrap(), "--write"])
+        .args(["--journal", journal.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("the journal needs")
+                .and(predicates::str::contains("--range"))
+                .and(predicates::str::contains("nothing was written"))
+                .and(predicates::str::contains("--write-budget").not()),
+        );
+    assert!(!journal.exists());
+    assert_eq!(sha256_of(&img), before);
 }
 
 #[test]
@@ -784,7 +727,7 @@ fn verify_through_a_mounted_filesystem_and_its_bad_input() {
         eprintln!("skipped: could not format and mount {}", lo.dev);
         return;
     };
-    let d = m.dir.path().to_str().unwrap().to_string();
+    let d = m.path().to_str().unwrap().to_string();
     let v = json_of(&["verify", &d, "--write", "--size", "48M"], 0);
     assert_eq!(v["target"]["kind"], "directory");
     assert_eq!(v["target"]["filesystem"], "ext4");
@@ -830,7 +773,7 @@ fn verify_through_a_mounted_filesystem_and_its_bad_input() {
         .stderr(predicates::str::contains("free"));
     let ok = StdCommand::new("mount")
         .args(["-o", "remount,ro"])
-        .arg(m.dir.path())
+        .arg(m.path())
         .status()
         .unwrap()
         .success();

@@ -3,12 +3,10 @@
 //! SIGTERM and a vanished device; bad input gets the documented exit codes.
 
 mod common;
-use common::PartitionNode;
+use common::{is_root, sha256_of, Loop, Mounted, PartitionNode};
 
 use assert_cmd::Command;
-use rand::{Rng, SeedableRng};
-use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command as StdCommand;
 use std::time::{Duration, Instant};
 
@@ -25,61 +23,6 @@ fn run(state: &Path, args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-fn sha256(path: &Path) -> String {
-    let data = std::fs::read(path).unwrap();
-    format!("{:x}", Sha256::digest(&data))
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// A loop device over a temporary file of random data, detached by its exact name on drop.
-struct Loop {
-    dev: String,
-    img: PathBuf,
-    dir: tempfile::TempDir,
-}
-
-impl Loop {
-    fn attach(size: usize, seed: u64) -> Option<Loop> {
-        if !is_root() {
-            return None;
-        }
-        let dir = tempfile::tempdir().ok()?;
-        let img = dir.path().join("card.img");
-        let mut data = vec![0u8; size];
-        rand_pcg::Pcg64::seed_from_u64(seed).fill(&mut data[..]);
-        std::fs::write(&img, &data).ok()?;
-        let out = StdCommand::new("losetup")
-            .args(["--find", "--show", "--direct-io=on"])
-            .arg(&img)
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            eprintln!("losetup failed: {}", String::from_utf8_lossy(&out.stderr));
-            return None;
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Some(Loop { dev, img, dir })
-    }
-
-    /// Hash of the backing file as seen through the device (flushes the loop's cache).
-    fn hash(&self) -> String {
-        let _ = StdCommand::new("blockdev")
-            .args(["--flushbufs", &self.dev])
-            .status();
-        sha256(&self.img)
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("losetup").args(["-d", &self.dev]).status();
-    }
 }
 
 fn skip(why: &str) {
@@ -200,7 +143,7 @@ fn a_journal_on_the_target_file_itself_is_refused() {
     let state = tempfile::tempdir().unwrap();
     let img = state.path().join("card.img");
     std::fs::write(&img, vec![7u8; 64 << 20]).unwrap();
-    let before = sha256(&img);
+    let before = sha256_of(&img);
     let (code, _, err) = run(
         state.path(),
         &[
@@ -215,7 +158,7 @@ fn a_journal_on_the_target_file_itself_is_refused() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("itself"), "{err}");
-    assert_eq!(sha256(&img), before);
+    assert_eq!(sha256_of(&img), before);
 }
 
 #[test]
@@ -398,7 +341,7 @@ fn sim_runs_report_the_contract_fields_and_the_journal() {
 // ------------------------------------------------------------ preserve mode on loop devices
 
 fn loop_or_skip(size: usize, seed: u64) -> Option<Loop> {
-    let l = Loop::attach(size, seed);
+    let l = Loop::random(size, seed);
     if l.is_none() {
         skip("needs root and loop devices");
     }
@@ -411,7 +354,7 @@ fn every_write_test_leaves_the_device_bit_identical() {
         return;
     };
     let before = lo.hash();
-    let j = lo.dir.path().join("j.fsjournal");
+    let j = lo.dir().join("j.fsjournal");
     let jp = j.to_str().unwrap();
     let runs: &[&[&str]] = &[
         &[
@@ -439,7 +382,7 @@ fn every_write_test_leaves_the_device_bit_identical() {
     for args in runs {
         let mut full: Vec<&str> = args.to_vec();
         full.extend(["--write", "--journal", jp, "--json"]);
-        let (code, out, err) = run(lo.dir.path(), &full);
+        let (code, out, err) = run(lo.dir(), &full);
         assert_eq!(code, 0, "{args:?}: {err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert!(
@@ -465,7 +408,7 @@ fn interrupt_mid_run(lo: &Loop, journal: &Path, sig: i32) -> (Option<i32>, Strin
     // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
     let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
         .unwrap()
-        .env("XDG_STATE_HOME", lo.dir.path())
+        .env("XDG_STATE_HOME", lo.dir())
         .args([
             "slc",
             &lo.dev,
@@ -513,7 +456,7 @@ fn after_sigkill_restore_puts_every_byte_back_idempotently() {
         return;
     };
     let before = lo.hash();
-    let j = lo.dir.path().join("flashscope").join("killed.fsjournal");
+    let j = lo.dir().join("flashscope").join("killed.fsjournal");
     std::fs::create_dir_all(j.parent().unwrap()).unwrap();
     let (code, err) = interrupt_mid_run(&lo, &j, libc::SIGKILL);
     assert_eq!(code, None, "killed: {err}");
@@ -524,19 +467,16 @@ fn after_sigkill_restore_puts_every_byte_back_idempotently() {
         "the test had overwritten data when it was killed"
     );
     // A new test on the same device is refused until the journal is restored.
-    let (code, _, err) = run(
-        lo.dir.path(),
-        &["fat", &lo.dev, "--erase-size", "1M", "--write"],
-    );
+    let (code, _, err) = run(lo.dir(), &["fat", &lo.dev, "--erase-size", "1M", "--write"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("unrestored journal"), "{err}");
     // Restore twice (idempotent), keeping the journal, then once more removing it.
     for _ in 0..2 {
-        let (code, _, err) = run(lo.dir.path(), &["restore", j.to_str().unwrap(), "--keep"]);
+        let (code, _, err) = run(lo.dir(), &["restore", j.to_str().unwrap(), "--keep"]);
         assert_eq!(code, 0, "{err}");
         assert_eq!(lo.hash(), before);
     }
-    let (code, out, err) = run(lo.dir.path(), &["restore", j.to_str().unwrap()]);
+    let (code, out, err) = run(lo.dir(), &["restore", j.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("verified"), "{out}");
     assert!(!j.exists());
@@ -550,7 +490,7 @@ fn sigint_and_sigterm_stop_restore_and_exit_130_and_143() {
     };
     let before = lo.hash();
     for (sig, want) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
-        let j = lo.dir.path().join(format!("sig{sig}.fsjournal"));
+        let j = lo.dir().join(format!("sig{sig}.fsjournal"));
         let (code, err) = interrupt_mid_run(&lo, &j, sig);
         assert_eq!(code, Some(want), "{err}");
         assert!(err.contains("restored and verified"), "{err}");
@@ -573,19 +513,19 @@ fn a_restore_onto_another_device_is_refused() {
     let opened =
         flashscope::target::open(&a.dev, &flashscope::target::OpenRequest::read_write()).unwrap();
     let id = flashscope::journal::Identity::of(&a.dev, &opened, "test");
-    let j = a.dir.path().join("a.fsjournal");
+    let j = a.dir().join("a.fsjournal");
     let mut p = flashscope::journal::Preserve::new(opened.backend, &j, &id).unwrap();
     p.save(0, 1 << 20).unwrap();
     drop(p);
     let b_before = b.hash();
     let (code, _, err) = run(
-        a.dir.path(),
+        a.dir(),
         &["restore", j.to_str().unwrap(), "--target", &b.dev],
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("does not belong"), "{err}");
     assert_eq!(b.hash(), b_before);
-    let (code, _, err) = run(a.dir.path(), &["restore", j.to_str().unwrap()]);
+    let (code, _, err) = run(a.dir(), &["restore", j.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
 }
 
@@ -768,63 +708,16 @@ fn budgets_stop_early_and_say_why() {
     assert_eq!(v["warnings"][0]["kind"], "stopped-early");
 }
 
-/// An ext4 mount of `dev` on a temporary directory, unmounted by its exact path on drop.
-struct Mounted {
-    dir: tempfile::TempDir,
-}
-
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        let _ = StdCommand::new("umount").arg(self.dir.path()).status();
-    }
-}
-
-fn mount_ext4(dev: &str) -> Option<Mounted> {
-    let ok = StdCommand::new("mkfs.ext4")
-        .args(["-q", "-F", dev])
-        .status()
-        .ok()?
-        .success();
-    if !ok {
-        return None;
-    }
-    let dir = tempfile::tempdir().ok()?;
-    let ok = StdCommand::new("mount")
-        .arg(dev)
-        .arg(dir.path())
-        .status()
-        .ok()?
-        .success();
-    ok.then_some(Mounted { dir })
-}
-
 #[test]
 fn a_journal_on_a_partition_of_the_target_is_refused() {
     if !is_root() {
         return skip("needs root and loop devices");
     }
     let dir = tempfile::tempdir().unwrap();
-    let img = dir.path().join("disk.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let out = StdCommand::new("losetup")
-        .args(["--find", "--show", "--partscan"])
-        .arg(&img)
-        .output()
-        .unwrap();
-    if !out.status.success() {
+    let Some(lo) = Loop::attach(64 << 20, &["--partscan"]) else {
         return skip("losetup failed");
-    }
-    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            let _ = StdCommand::new("losetup").args(["-d", &self.0]).status();
-        }
-    }
-    let _detach = Detach(dev.clone());
+    };
+    let dev = lo.dev.clone();
     let mut sfdisk = StdCommand::new("sfdisk")
         .args(["-q", &dev])
         .stdin(std::process::Stdio::piped())
@@ -844,10 +737,10 @@ fn a_journal_on_a_partition_of_the_target_is_refused() {
     let Some(_node) = PartitionNode::create(&dev, &part) else {
         return skip("the kernel did not create the partition");
     };
-    let Some(m) = mount_ext4(&part) else {
+    let Some(m) = Mounted::ext4(&part, "rw") else {
         return skip("could not format and mount the partition");
     };
-    let journal = m.dir.path().join("j.fsjournal");
+    let journal = m.path().join("j.fsjournal");
     let (code, _, err) = run(
         dir.path(),
         &[

@@ -213,7 +213,9 @@ pub fn begin(
                     first.display()
                 )));
             }
-            journal::check_space(path, save)?;
+            journal::check_space(path, save).map_err(|e| {
+                Error::Refused(format!("{e}, or lower --write-budget; nothing was written"))
+            })?;
             eprintln!("flashscope {}: {}", plan.command, plan.describe());
             eprintln!(
                 "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143). After a crash: flashscope restore {}",

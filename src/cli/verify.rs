@@ -351,7 +351,7 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
     };
     crate::journal::check_space(&journal_path, len).map_err(|e| {
         Error::Refused(format!(
-            "{e}. Preserve mode (--write) saves every byte it overwrites, so the journal needs as much room as the range ({}): verify a smaller --range, or use --destructive if the data need not be kept",
+            "{e}. Preserve mode (--write) saves every byte it overwrites, so the journal needs as much room as the range ({}): verify a smaller --range, or use --destructive if the data need not be kept; nothing was written",
             format_bytes(len)
         ))
     })?;

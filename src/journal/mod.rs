@@ -136,7 +136,7 @@ pub fn check_space(journal: &Path, bytes: u64) -> Result<()> {
     let need = bytes + bytes / 64 + (1 << 20);
     if avail < need {
         return Err(Error::Refused(format!(
-            "the journal needs {} but {} has only {} free: choose --journal on a filesystem with more room, or lower --write-budget",
+            "the journal needs {} but {} has only {} free: choose --journal on a filesystem with more room",
             crate::units::format_bytes(need),
             dir.display(),
             crate::units::format_bytes(avail)

@@ -144,6 +144,21 @@ impl Loop {
         })
     }
 
+    /// The temporary directory that holds the backing file (room for journals and state).
+    pub fn dir(&self) -> &std::path::Path {
+        self._dir.path()
+    }
+
+    /// The first `n` bytes of the backing file.
+    pub fn head(&self, n: usize) -> Vec<u8> {
+        use std::io::Read;
+        let mut buf = vec![0u8; n];
+        std::fs::File::open(&self.img)
+            .and_then(|mut f| f.read_exact(&mut buf))
+            .unwrap();
+        buf
+    }
+
     /// SHA-256 of the backing file as seen through the device (flushes the loop's cache).
     pub fn hash(&self) -> String {
         let _ = StdCommand::new("blockdev")
