@@ -1,6 +1,9 @@
 //! End-to-end tests of `io` and `bench`: fio-shaped JSON, simulator figures, bad input,
 //! write gating, verify, cut-short runs, and class verdicts.
 
+mod common;
+use common::Loop;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 
@@ -355,76 +358,9 @@ fn bench_on_a_vanishing_device_keeps_the_finished_tests() {
     assert!(v["error"].as_str().unwrap().contains("vanished"));
 }
 
-/// A loop device over a file of seeded random data in /var/tmp (a temporary file there,
-/// else beside the crate), detached by its exact name on drop.
-struct Loop {
-    dev: String,
-    file: tempfile::NamedTempFile,
-}
-
-impl Loop {
-    fn attach(len: u64, seed: u64) -> Option<Loop> {
-        use rand::{Rng, SeedableRng};
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: loop devices need root");
-            return None;
-        }
-        let file = tempfile::NamedTempFile::new_in("/var/tmp")
-            .or_else(|_| tempfile::NamedTempFile::new_in(env!("CARGO_MANIFEST_DIR")))
-            .unwrap();
-        let mut data = vec![0u8; len as usize];
-        rand_pcg::Pcg64::seed_from_u64(seed).fill(&mut data[..]);
-        std::fs::write(file.path(), &data).unwrap();
-        let out = std::process::Command::new("timeout")
-            .args(["30", "losetup", "--find", "--show", "--direct-io=on"])
-            .arg(file.path())
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            eprintln!(
-                "skipped: losetup failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return None;
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Some(Loop { dev, file })
-    }
-
-    /// SHA-256 of the backing file as the device left it (the loop's buffers flushed).
-    fn hash(&self) -> String {
-        use sha2::{Digest, Sha256};
-        let _ = std::process::Command::new("blockdev")
-            .args(["--flushbufs", &self.dev])
-            .status();
-        let data = std::fs::read(self.file.path()).unwrap();
-        format!("{:x}", Sha256::digest(&data))
-    }
-
-    /// The first `n` bytes of the backing file.
-    fn head(&self, n: usize) -> Vec<u8> {
-        use std::io::Read;
-        let mut buf = vec![0u8; n];
-        std::fs::File::open(self.file.path())
-            .unwrap()
-            .read_exact(&mut buf)
-            .unwrap();
-        buf
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("losetup")
-            .args(["-d", &self.dev])
-            .status();
-    }
-}
-
 #[test]
 fn block_devices_refuse_io_writes_without_destructive_and_report_disk_statistics() {
-    let Some(lo) = Loop::attach(32 << 20, 1) else {
+    let Some(lo) = Loop::random(32 << 20, 1) else {
         return;
     };
     // io covers a region of any size (by default the whole device), so it keeps no backup:
@@ -485,16 +421,32 @@ fn block_devices_refuse_io_writes_without_destructive_and_report_disk_statistics
 
 #[test]
 fn bench_write_on_a_block_device_preserves_every_byte() {
-    let Some(lo) = Loop::attach(32 << 20, 2) else {
+    let Some(lo) = Loop::random(32 << 20, 2) else {
         return;
     };
+    bench_write_preserves(&lo.dev, || lo.hash());
+}
+
+#[test]
+fn bench_write_on_a_file_preserves_every_byte() {
+    use rand::{Rng, SeedableRng};
+    let f = scratch(0);
+    let mut data = vec![0u8; 32 << 20];
+    rand_pcg::Pcg64::seed_from_u64(4).fill(&mut data[..]);
+    std::fs::write(f.path(), &data).unwrap();
+    bench_write_preserves(f.path().to_str().unwrap(), || common::sha256_of(f.path()));
+}
+
+/// `bench TARGET --write` saves the test region, runs, restores and verifies it: the
+/// target's hash is unchanged and the journal is gone.
+fn bench_write_preserves(target: &str, hash: impl Fn() -> String) {
     let state = tempfile::tempdir().unwrap();
-    let before = lo.hash();
+    let before = hash();
     let out = flashscope()
         .env("XDG_STATE_HOME", state.path())
         .args([
             "bench",
-            &lo.dev,
+            target,
             "--write",
             "--size",
             "8M",
@@ -518,7 +470,7 @@ fn bench_write_on_a_block_device_preserves_every_byte() {
     assert!(v["preserve"]["test_bytes_written"].as_u64().unwrap() > 0);
     assert_eq!(v["jobs"].as_array().unwrap().len(), 8);
     assert_ne!(v["inferences"]["speed_class"]["status"], "inconclusive");
-    assert_eq!(lo.hash(), before, "bench --write changed the device");
+    assert_eq!(hash(), before, "bench --write changed {target}");
     let left: Vec<_> = std::fs::read_dir(state.path().join("flashscope"))
         .unwrap()
         .collect();
@@ -569,7 +521,7 @@ fn signal_bench_mid_write(lo: &Loop, journal: &std::path::Path, sig: i32) -> (Op
 
 #[test]
 fn bench_write_killed_mid_run_leaves_a_journal_that_restores_the_device() {
-    let Some(lo) = Loop::attach(32 << 20, 3) else {
+    let Some(lo) = Loop::random(32 << 20, 3) else {
         return;
     };
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();

@@ -37,11 +37,12 @@ check failed.")]
 pub struct Args {
     /// Block device, regular file, directory (a test file is made there), or sim:PRESET.
     pub target: String,
-    /// Run the write tests too. On a block device the test region is saved to a journal
-    /// first and restored and verified afterwards (preserve mode).
+    /// Run the write tests too. On a block device or a file the test region is saved to a
+    /// journal first and restored and verified afterwards (preserve mode).
     #[arg(long)]
     pub write: bool,
-    /// Run the write tests on a block device, overwriting the test region without backup.
+    /// Run the write tests on a block device or file, overwriting the test region without
+    /// backup.
     #[arg(long)]
     pub destructive: bool,
     /// About 15 s in total instead of about a minute.
@@ -62,7 +63,7 @@ pub struct Args {
     /// Checks, e.g. 'seq_write>=10MB/s,rand_read_iops>=1500' (exit 3 when one fails).
     #[arg(long)]
     pub expect: Option<String>,
-    /// Journal file for preserve mode on a block device [default: a new file under
+    /// Journal file for preserve mode on a device or file [default: a new file under
     /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
     #[arg(long, value_name = "PATH")]
     pub journal: Option<PathBuf>,
@@ -188,10 +189,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     let probe = target::open(&target_spec, &OpenRequest::read_only())?;
     let region = size.min(probe.info.size_bytes);
-    let is_block = probe.info.kind == "block";
-    if args.journal.is_some() && !(is_block && args.write && !args.destructive) {
+    // Block devices and files the user named hold data: their write tests are preserved
+    // (or --destructive). Only a test file bench made itself in a directory is not.
+    let holds_data = probe.info.kind != "sim";
+    if args.journal.is_some() && !(holds_data && args.write && !args.destructive) {
         return Err(Error::usage(
-            "--journal is for the preserve mode of write tests on a block device (--write without --destructive): drop it",
+            "--journal is for the preserve mode of write tests on a device or file (--write without --destructive): drop it",
         ));
     }
     let dirs: Vec<Dir> = if writes {
@@ -213,7 +216,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             LINES.len(),
             format_ns((runtime_ns + ramp_ns) as f64)
         );
-        if is_block {
+        if holds_data {
             let flags = WriteFlags {
                 write: args.write,
                 destructive: args.destructive,
@@ -410,7 +413,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if !writes {
         warnings.push(Warning::new(
             "read_only_bench",
-            "only the read tests ran: add --write (on a block device the test region is saved and restored; --destructive skips that) for write figures and the SD class verdicts",
+            "only the read tests ran: add --write (on a device or file the test region is saved and restored; --destructive skips that) for write figures and the SD class verdicts",
         ));
     }
     let checks = expects.as_ref().map(|e| evaluate(e, &figures));
