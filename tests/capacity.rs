@@ -533,10 +533,11 @@ fn verify_with_write_on_a_file_preserves_its_data() {
         .stderr(predicates::str::contains("--journal has no effect"));
 }
 
-/// A journal on a filesystem too small for the range is refused before anything is
-/// written, with the remedies verify has (a smaller range, --destructive).
+/// verify and bench: a journal on a filesystem too small for the region is refused before
+/// anything is written, each naming the remedies it has (never bench's or verify's absent
+/// --write-budget).
 #[test]
-fn verify_write_refuses_a_journal_without_room_and_writes_nothing() {
+fn preserve_mode_refuses_a_journal_without_room_and_writes_nothing() {
     use predicates::prelude::*;
     let Some(small) = Mounted::new(&["-t", "tmpfs", "-o", "size=1m", "tmpfs"]) else {
         return;
@@ -557,6 +558,19 @@ fn verify_write_refuses_a_journal_without_room_and_writes_nothing() {
             predicates::str::contains("the journal needs")
                 .and(predicates::str::contains("--range"))
                 .and(predicates::str::contains("nothing was written"))
+                .and(predicates::str::contains("--write-budget").not()),
+        );
+    assert!(!journal.exists());
+    assert_eq!(sha256_of(&img), before);
+    // bench's preserve mode goes through the same gate and offers its own remedy.
+    flashscope()
+        .args(["bench", img.to_str().unwrap(), "--write", "--size", "4M"])
+        .args(["--journal", journal.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(
+            predicates::str::contains("the journal needs")
+                .and(predicates::str::contains("a smaller --size"))
                 .and(predicates::str::contains("--write-budget").not()),
         );
     assert!(!journal.exists());

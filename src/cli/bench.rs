@@ -231,6 +231,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 typical_bytes: None,
                 estimated_ns: (runtime_ns + ramp_ns) * LINES.len() as u64,
                 what,
+                smaller: "bench a smaller --size",
             };
             drop(probe);
             session = Some(guard::begin(&target_spec, &flags, &plan, None)?);

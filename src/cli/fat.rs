@@ -94,6 +94,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             format_bytes(p.erase_bytes),
             format_bytes(p.block_bytes)
         ),
+        smaller: "lower --write-budget",
     };
     let budget = args.flags.write_budget_bytes()?;
     let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;

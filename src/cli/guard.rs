@@ -75,6 +75,9 @@ pub struct WritePlan {
     pub estimated_ns: u64,
     /// One sentence: what is written where.
     pub what: String,
+    /// How to make the test write less, offered when the journal has no room for the
+    /// region, e.g. "lower --write-budget".
+    pub smaller: &'static str,
 }
 
 /// Rough time to write `bytes` in `ops` operations on a 10 MiB/s card with 1 ms commands.
@@ -214,7 +217,7 @@ pub fn begin(
                 )));
             }
             journal::check_space(path, save).map_err(|e| {
-                Error::Refused(format!("{e}, or lower --write-budget; nothing was written"))
+                Error::Refused(format!("{e}, or {}; nothing was written", plan.smaller))
             })?;
             eprintln!("flashscope {}: {}", plan.command, plan.describe());
             eprintln!(

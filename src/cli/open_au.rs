@@ -189,6 +189,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
                 ""
             }
         ),
+        smaller: "lower --write-budget",
     };
     let budget = args.flags.write_budget_bytes()?;
     let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;

@@ -82,6 +82,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             "probe writes stamps to spans spread over the device and, to push a write cache out, up to {} of zeros, never touching the first and last MiB",
             format_bytes(max_cache)
         ),
+        smaller: "lower --write-budget",
     };
     let mut session = guard::begin(&args.target, &args.flags, &plan, write_budget)?;
     let cfg = ProbeConfig {

@@ -81,6 +81,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             format_bytes(p.sizes(sector).first().copied().unwrap_or(0)),
             format_bytes(p.sizes(sector).last().copied().unwrap_or(0))
         ),
+        smaller: "lower --write-budget",
     };
     let budget = args.flags.write_budget_bytes()?;
     let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;

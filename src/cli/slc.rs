@@ -87,6 +87,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             p.recover_ns / 1_000_000_000,
             format_bytes(p.recovery_bytes)
         ),
+        smaller: "lower --write-budget",
     };
     let mut session = guard::begin(&args.target, &args.flags, &plan, Some(max))?;
     let (samples, mut doc) =

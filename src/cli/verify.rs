@@ -349,12 +349,6 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
         Some(p) => p.clone(),
         None => crate::journal::default_path("verify")?,
     };
-    crate::journal::check_space(&journal_path, len).map_err(|e| {
-        Error::Refused(format!(
-            "{e}. Preserve mode (--write) saves every byte it overwrites, so the journal needs as much room as the range ({}): verify a smaller --range, or use --destructive if the data need not be kept; nothing was written",
-            format_bytes(len)
-        ))
-    })?;
     let flags = guard::WriteFlags {
         write: true,
         destructive: false,
@@ -369,6 +363,7 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
         typical_bytes: None,
         estimated_ns: guard::estimate_ns(3 * len, 3 * len.div_ceil(1 << 20)),
         what: "verify writes stamps over every byte of the range and reads them back".into(),
+        smaller: "verify a smaller --range (preserve mode saves every byte of it), or use --destructive if the data need not be kept",
     };
     let mut session = guard::begin(&args.target, &flags, &plan, None)?;
     let size = session.info.size_bytes;
