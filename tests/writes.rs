@@ -466,10 +466,31 @@ fn after_sigkill_restore_puts_every_byte_back_idempotently() {
         before,
         "the test had overwritten data when it was killed"
     );
+    let fat = ["fat", &lo.dev, "--erase-size", "1M", "--write"];
+    // While a (living) test holds the journal's lock, neither a new test nor `restore`
+    // touches it: this process takes the lock as the test's writer would.
+    {
+        use std::os::fd::AsRawFd;
+        let held = std::fs::File::open(&j).unwrap();
+        // SAFETY: flock on a descriptor this test owns.
+        assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX) }, 0);
+        let (code, _, err) = run(lo.dir(), &fat);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("in use"), "{err}");
+        let (code, _, err) = run(lo.dir(), &["restore", j.to_str().unwrap()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("still running"), "{err}");
+        assert!(j.exists());
+    }
     // A new test on the same device is refused until the journal is restored.
-    let (code, _, err) = run(lo.dir(), &["fat", &lo.dev, "--erase-size", "1M", "--write"]);
+    let (code, _, err) = run(lo.dir(), &fat);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("unrestored journal"), "{err}");
+    // The journal as a run killed before its first overwrite leaves it: the header, and
+    // at most a torn record (its write to the device never began).
+    let journal_bytes = std::fs::read(&j).unwrap();
+    let json_len = u32::from_le_bytes(journal_bytes[12..16].try_into().unwrap()) as usize;
+    let header_and_torn = &journal_bytes[..16 + json_len + 32 + 20];
     // Restore twice (idempotent), keeping the journal, then once more removing it.
     for _ in 0..2 {
         let (code, _, err) = run(lo.dir(), &["restore", j.to_str().unwrap(), "--keep"]);
@@ -480,6 +501,17 @@ fn after_sigkill_restore_puts_every_byte_back_idempotently() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("verified"), "{out}");
     assert!(!j.exists());
+    assert_eq!(lo.hash(), before);
+    // Such a journal holds nothing to restore: the next test removes it, says so, and runs.
+    let empty = j.with_file_name("killed-before-writing.fsjournal");
+    std::fs::write(&empty, header_and_torn).unwrap();
+    let (code, _, err) = run(lo.dir(), &fat);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("removed") && err.contains("nothing to restore"),
+        "{err}"
+    );
+    assert!(!empty.exists());
     assert_eq!(lo.hash(), before);
 }
 

@@ -208,8 +208,20 @@ pub fn begin(
     let save = plan.region.1;
     let guarded = match &journal_path {
         Some(path) => {
-            let leftovers = journal::leftover_journals(&identity);
-            if let Some(first) = leftovers.first() {
+            let leftovers = journal::clear_leftovers(&identity);
+            for p in &leftovers.removed_empty {
+                eprintln!(
+                    "flashscope: removed {}: an earlier run on {spec} stopped before its first write, so it held nothing to restore",
+                    p.display()
+                );
+            }
+            if let Some(busy) = leftovers.in_use.first() {
+                return Err(Error::Refused(format!(
+                    "another flashscope test is writing to {spec} now (its journal {} is in use): wait for it to finish, then rerun; nothing was written",
+                    busy.display()
+                )));
+            }
+            if let Some(first) = leftovers.unrestored.first() {
                 return Err(Error::Refused(format!(
                     "an unrestored journal for {spec} exists: {} (a test was interrupted by a crash or power loss). Run `flashscope restore {}` first; nothing was written",
                     first.display(),

@@ -39,6 +39,17 @@ pub struct Args {
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
     let journal = Journal::open(&args.journal)?;
+    // Held while restoring: the test that writes this journal must not be running.
+    let _lock = match crate::journal::format::lock_leftover(&args.journal) {
+        Ok(Some(f)) => Some(f),
+        Ok(None) if !args.list => {
+            return Err(Error::Refused(format!(
+                "the test that writes {} is still running: it restores the device itself when it ends (Ctrl-C stops it early); nothing was written",
+                args.journal.display()
+            )))
+        }
+        _ => None,
+    };
     let spec = match &args.target {
         Some(s) => s.clone(),
         None => journal.identity.spec.clone(),

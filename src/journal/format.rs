@@ -84,6 +84,11 @@ impl JournalWriter {
                     Error::io(format!("creating journal {}", path.display()), e)
                 }
             })?;
+        // Held until the writer is dropped: a journal whose test is still running is never
+        // taken for a leftover of a crash (see `lock_leftover`). Taken before the header is
+        // written, so a journal with a valid header and no lock has no living writer.
+        try_lock(&file, libc::LOCK_EX)
+            .map_err(|e| Error::io(format!("locking journal {}", path.display()), e))?;
         let json = serde_json::to_vec(identity)
             .map_err(|e| Error::runtime(format!("encoding the journal header: {e}")))?;
         let mut w = JournalWriter {
@@ -362,6 +367,29 @@ fn not_a_journal(path: &Path) -> Error {
     ))
 }
 
+/// `flock(2)` without waiting: `Err` with `WouldBlock` when another open file holds it.
+fn try_lock(file: &File, how: libc::c_int) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor we own; no memory is passed.
+    if unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Open a journal left on disk and lock it, so no running test is using it: `Ok(None)`
+/// when its test is still running (the writer holds the lock). The lock lasts as long
+/// as the returned file is open.
+pub fn lock_leftover(path: &Path) -> io::Result<Option<File>> {
+    let f = File::open(path)?;
+    match try_lock(&f, libc::LOCK_EX) {
+        Ok(()) => Ok(Some(f)),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Remove a journal file and make the removal durable.
 pub fn remove(path: &Path) -> io::Result<()> {
     std::fs::remove_file(path)?;
@@ -497,5 +525,17 @@ mod tests {
                 .exit_code(),
             2
         );
+    }
+
+    #[test]
+    fn a_journal_is_locked_while_its_writer_lives() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("j.fsjournal");
+        let w = JournalWriter::create(&p, &ident()).unwrap();
+        assert!(lock_leftover(&p).unwrap().is_none(), "the writer holds it");
+        drop(w);
+        let held = lock_leftover(&p).unwrap();
+        assert!(held.is_some(), "no writer: a leftover can be locked");
+        assert!(lock_leftover(&p).unwrap().is_none(), "one holder at a time");
     }
 }

@@ -146,26 +146,60 @@ pub fn check_space(journal: &Path, bytes: u64) -> Result<()> {
 }
 
 /// Journals in the default directory that were written for `identity`'s target and never
-/// restored (a crash or power loss): a new test must not run over them.
-pub fn leftover_journals(identity: &Identity) -> Vec<PathBuf> {
+/// restored (a crash or power loss).
+#[derive(Debug, Default)]
+pub struct Leftovers {
+    /// Journals holding saved regions: a new test must not run until they are restored.
+    pub unrestored: Vec<PathBuf>,
+    /// Journals whose test is running now (their writer holds the journal's lock).
+    pub in_use: Vec<PathBuf>,
+    /// Journals that held no saved region, removed: their run stopped before its first
+    /// overwrite (every region is saved and made durable before it is written), so there
+    /// was nothing to put back. A torn last record is such a region: its write never began.
+    pub removed_empty: Vec<PathBuf>,
+}
+
+/// Find the leftover journals for `identity`'s target and remove the empty ones.
+pub fn clear_leftovers(identity: &Identity) -> Leftovers {
+    let mut out = Leftovers::default();
     let Ok(dir) = state_dir() else {
-        return Vec::new();
+        return out;
     };
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
+        return out;
     };
-    let mut out = Vec::new();
     for e in entries.flatten() {
         let p = e.path();
-        if p.extension().is_some_and(|x| x == "fsjournal") {
-            if let Some(j) = Journal::read_identity(&p) {
-                if identity.kind != "sim" && mismatch(&j, identity, false).is_none() {
-                    out.push(p);
-                }
+        if p.extension().is_none_or(|x| x != "fsjournal") {
+            continue;
+        }
+        let Some(j) = Journal::read_identity(&p) else {
+            continue;
+        };
+        if identity.kind == "sim" || mismatch(&j, identity, false).is_some() {
+            continue;
+        }
+        let _lock = match format::lock_leftover(&p) {
+            Ok(Some(f)) => f,
+            Ok(None) => {
+                out.in_use.push(p);
+                continue;
             }
+            Err(_) => {
+                out.unrestored.push(p);
+                continue;
+            }
+        };
+        match Journal::open(&p) {
+            Ok(j) if j.records.is_empty() && format::remove(&p).is_ok() => {
+                out.removed_empty.push(p)
+            }
+            _ => out.unrestored.push(p),
         }
     }
-    out.sort();
+    out.in_use.sort();
+    out.unrestored.sort();
+    out.removed_empty.sort();
     out
 }
 
