@@ -146,10 +146,11 @@ impl Ending {
 /// The sync engine: one pread/pwrite at a time (fio's psync).
 fn sync_loop(ctl: &mut JobCtl, file: &File, run_id: u64) -> Ending {
     let spec = ctl.spec.clone();
-    let mut rbuf = AlignedBuf::new(spec.bs_max as usize);
-    let mut wbuf = AlignedBuf::new(spec.bs_max as usize);
-    spec.pattern
-        .fill(&mut wbuf, spec.seed ^ u64::from(ctl.index));
+    let bs = spec.bs_max as usize;
+    // One slab for the read and the write buffer: with 1 MiB blocks it is one huge page.
+    let mut slab = AlignedBuf::for_io(2 * bs);
+    let (rbuf, wbuf) = slab.split_at_mut(bs);
+    spec.pattern.fill(wbuf, spec.seed ^ u64::from(ctl.index));
     let mut end = Ending::default();
     loop {
         let now = monotonic_ns();
@@ -165,7 +166,7 @@ fn sync_loop(ctl: &mut JobCtl, file: &File, run_id: u64) -> Ending {
         let t0 = monotonic_ns();
         let r = match io.dir {
             Dir::Read => file.read_exact_at(&mut rbuf[..len], io.offset),
-            Dir::Write => file.write_all_at(write_source(&mut wbuf, &io, &spec, run_id), io.offset),
+            Dir::Write => file.write_all_at(write_source(wbuf, &io, &spec, run_id), io.offset),
         };
         let t1 = monotonic_ns();
         if let Err(e) = r {
@@ -252,7 +253,7 @@ fn uring_loop(
         Err(_) => IoUring::new(entries)?,
     };
     // One buffer per slot plus one shared write-pattern buffer (the kernel only reads it).
-    let mut slab = AlignedBuf::new(bs * (qd + 1));
+    let mut slab = AlignedBuf::for_io(bs * (qd + 1));
     spec.pattern
         .fill(&mut slab[bs * qd..], spec.seed ^ u64::from(ctl.index));
     let iovecs: Vec<libc::iovec> = (0..=qd)
