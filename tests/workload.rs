@@ -102,6 +102,10 @@ fn io_bad_input_is_a_usage_error_naming_the_value() {
         (&["--rate", "0"], "--rate"),
         (&["--cpus", "4000"], "--cpus"),
         (&["--time-based"], "--runtime"),
+        (
+            &["--bs", "64M", "--iodepth", "4096"],
+            "256 GiB of I/O buffers",
+        ),
     ];
     for (extra, needle) in cases {
         flashscope()
@@ -111,6 +115,48 @@ fn io_bad_input_is_a_usage_error_naming_the_value() {
             .code(2)
             .stderr(predicate::str::contains(*needle));
     }
+    // On a real file too, before anything is allocated (it would take 256 GiB).
+    let f = scratch(128 << 20);
+    flashscope()
+        .args(["io"])
+        .arg(f.path())
+        .args(["--bs", "64M", "--iodepth", "4096", "--engine", "uring"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("use a smaller --iodepth"));
+}
+
+#[test]
+fn a_short_runtime_is_not_spent_setting_up_large_buffers() {
+    // 64 MiB blocks at depth 15 take a 1 GiB slab of buffers (128 MiB where the sync
+    // engine stands in for io_uring), which takes a few hundred ms to fault in. The job's
+    // clocks start after that: a 100 ms run does I/O, and its runtime and CPU figures are
+    // the run's, not the set-up's.
+    let f = scratch(256 << 20);
+    let path = f.path().to_str().unwrap();
+    let v = run_json(
+        &[
+            "io",
+            path,
+            "--bs",
+            "64M",
+            "--iodepth",
+            "15",
+            "--runtime",
+            "100ms",
+            "--time-based",
+        ],
+        0,
+    );
+    let j = &v["jobs"][0];
+    assert!(j["read"]["total_ios"].as_u64().unwrap() >= 1, "{j}");
+    let runtime = j["job_runtime"].as_u64().unwrap();
+    assert!((100..1000).contains(&runtime), "runtime {runtime} ms");
+    let cpu = j["usr_cpu"].as_f64().unwrap() + j["sys_cpu"].as_f64().unwrap();
+    assert!(
+        cpu <= 110.0,
+        "one thread used {cpu} % of the run's time: set-up counted"
+    );
 }
 
 #[test]

@@ -375,17 +375,11 @@ pub fn render(r: &WorkloadResult) -> String {
         .jobs
         .iter()
         .fold((0, 0), |a, j| (a.0 + j.usr_ns, a.1 + j.sys_ns));
-    let rt = r
-        .jobs
-        .iter()
-        .map(|j| j.runtime_ns)
-        .max()
-        .unwrap_or(0)
-        .max(1) as f64;
+    let rt = r.jobs.iter().map(|j| j.runtime_ns).max().unwrap_or(0);
     out += &format!(
         "  cpu: usr={:.1}%, sys={:.1}%\n",
-        usr as f64 / rt * 100.0,
-        sys as f64 / rt * 100.0
+        crate::workload::cpu_percent(usr, rt),
+        crate::workload::cpu_percent(sys, rt)
     );
     if let Some(d) = &r.disk {
         out += &format!(

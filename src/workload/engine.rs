@@ -124,15 +124,25 @@ pub fn allowed_cpus() -> Vec<usize> {
         .collect()
 }
 
-/// The outcome of one engine loop: an error that ended it early, and whether the target
-/// vanished.
+/// The outcome of one engine loop: an error that ended it early, whether the target
+/// vanished, and the thread's CPU time when the job's clocks started.
 #[derive(Default)]
 struct Ending {
     error: Option<String>,
     vanished: bool,
+    cpu0: (u64, u64),
 }
 
 impl Ending {
+    /// The engine is set up (buffers faulted in, ring registered): start the job's clocks
+    /// now, so neither its runtime nor its CPU figures include the set-up, which for a
+    /// large slab of buffers takes hundreds of ms (1 GiB: 0.6 s here), and a short
+    /// `--runtime` is not used up before the first I/O.
+    fn ready(&mut self, ctl: &mut JobCtl) {
+        self.cpu0 = thread_cpu_ns();
+        ctl.restart(monotonic_ns());
+    }
+
     fn fail(&mut self, ctl: &mut JobCtl, e: &io::Error, io: &Io) {
         if self.error.is_none() {
             let (msg, vanished) = describe(e, io);
@@ -152,6 +162,7 @@ fn sync_loop(ctl: &mut JobCtl, file: &File, run_id: u64) -> Ending {
     let (rbuf, wbuf) = slab.split_at_mut(bs);
     spec.pattern.fill(wbuf, spec.seed ^ u64::from(ctl.index));
     let mut end = Ending::default();
+    end.ready(ctl);
     loop {
         let now = monotonic_ns();
         let io = match ctl.next(now) {
@@ -186,6 +197,8 @@ fn sync_loop(ctl: &mut JobCtl, file: &File, run_id: u64) -> Ending {
 
 /// The null engine: every I/O completes at once, nothing moves; measures the harness.
 fn null_loop(ctl: &mut JobCtl) -> Ending {
+    let mut end = Ending::default();
+    end.ready(ctl);
     loop {
         let now = monotonic_ns();
         let io = match ctl.next(now) {
@@ -202,7 +215,7 @@ fn null_loop(ctl: &mut JobCtl) -> Ending {
         ctl.complete(io, t1 - t0, t1);
         let _ = ctl.take_fsync_due();
     }
-    Ending::default()
+    end
 }
 
 /// The warning for a job that asked for io_uring where `io_uring_setup` failed with
@@ -277,6 +290,7 @@ fn uring_loop(
     let mut batch: Vec<usize> = Vec::with_capacity(qd);
     let mut inflight = 0usize;
     let mut end = Ending::default();
+    end.ready(ctl);
     loop {
         // Fill every free slot the job has work for.
         let now = monotonic_ns();
@@ -539,7 +553,6 @@ fn job_thread(
             None,
         );
     }
-    let cpu0 = thread_cpu_ns();
     let mut ctl = JobCtl::new(spec, index, monotonic_ns());
     let mut end = match (spec.engine, file) {
         (EngineKind::Null, _) | (_, None) => null_loop(&mut ctl),
@@ -549,10 +562,12 @@ fn job_thread(
             Err(e) => Ending {
                 error: Some(format!("io_uring: {e}")),
                 vanished: is_vanished(&e),
+                ..Ending::default()
             },
         },
     };
     let cpu1 = thread_cpu_ns();
+    let cpu0 = end.cpu0;
     let verify = match (spec.verify, file) {
         (true, Some(f)) if !end.vanished => match verify_fd(&ctl, f, run_id) {
             Ok(r) => Some(r),

@@ -192,15 +192,18 @@ pub fn fio_dir_json(d: &DirStats, runtime_ns: u64) -> Value {
     })
 }
 
+/// CPU time as a percentage of a job's counting time (fio's `usr_cpu`); 0 when nothing
+/// was counted.
+pub fn cpu_percent(cpu_ns: u64, runtime_ns: u64) -> f64 {
+    if runtime_ns == 0 {
+        0.0
+    } else {
+        cpu_ns as f64 / runtime_ns as f64 * 100.0
+    }
+}
+
 fn fio_job_json(j: &JobResult, spec: &JobSpec, engine: &str) -> Value {
-    let secs = j.runtime_ns.max(1) as f64 / 1e9;
-    let cpu_pct = |ns: u64| {
-        if j.runtime_ns == 0 {
-            0.0
-        } else {
-            ns as f64 / 1e9 / secs * 100.0
-        }
-    };
+    let cpu_pct = |ns: u64| cpu_percent(ns, j.runtime_ns);
     let mut v = json!({
         "jobname": j.name,
         "groupid": 0,
@@ -279,6 +282,7 @@ pub fn run(spec: &JobSpec, target: RunTarget<'_>) -> Result<WorkloadResult> {
             })
         }
         RunTarget::Path(path) => {
+            spec.check_buffer_memory(crate::fs::env::MemInfo::read().available_bytes)?;
             let stat = sysstat::disk_stat_path(path);
             let before = stat
                 .as_ref()

@@ -309,7 +309,53 @@ impl Default for JobSpec {
     }
 }
 
+/// The most memory a job's I/O buffers may take, whatever the machine (see
+/// `JobSpec::buffer_bytes`): ten times what fio-sized jobs need (1 MiB × QD32 × 8 jobs
+/// is 264 MiB), and no more, so a typo in `--bs` or `--iodepth` cannot exhaust memory.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+
 impl JobSpec {
+    /// The memory the engine holds for I/O buffers, at most: per job one buffer of the
+    /// largest block size for each slot of the queue and one for the write pattern (none
+    /// for the null engine).
+    pub fn buffer_bytes(&self) -> u64 {
+        if self.engine == EngineKind::Null {
+            return 0;
+        }
+        self.bs_max
+            .saturating_mul(u64::from(self.iodepth) + 1)
+            .saturating_mul(u64::from(self.numjobs))
+    }
+
+    /// Refuse a job whose buffers would not fit in memory: more than `MAX_BUFFER_BYTES`,
+    /// or more than half of `available` bytes (MemAvailable; 0 when unknown).
+    pub fn check_buffer_memory(&self, available: u64) -> Result<()> {
+        let need = self.buffer_bytes();
+        let limit = if available > 0 {
+            MAX_BUFFER_BYTES.min(available / 2)
+        } else {
+            MAX_BUFFER_BYTES
+        };
+        if need <= limit {
+            return Ok(());
+        }
+        let why = if limit == MAX_BUFFER_BYTES {
+            format!("at most {} are allowed", crate::units::format_bytes(limit))
+        } else {
+            format!(
+                "this machine has {} available and a job may take half",
+                crate::units::format_bytes(available)
+            )
+        };
+        Err(Error::usage(format!(
+            "--bs {} x (--iodepth {} + 1) x --numjobs {} needs {} of I/O buffers; {why}: use a smaller --iodepth, --bs or --numjobs",
+            crate::units::format_bytes(self.bs_max),
+            self.iodepth,
+            self.numjobs,
+            crate::units::format_bytes(need),
+        )))
+    }
+
     /// Check the job against the target's size and sector; errors name the value and the fix.
     pub fn validate(&self, target_size: u64, sector: u32) -> Result<()> {
         let sector = u64::from(sector.max(1));
@@ -389,7 +435,7 @@ impl JobSpec {
                 "--time-based needs --runtime (how long to run)",
             ));
         }
-        Ok(())
+        self.check_buffer_memory(0)
     }
 
     fn bs_text(&self) -> String {
@@ -481,6 +527,48 @@ mod tests {
         }
         .validate(1 << 30, 512)
         .is_ok());
+    }
+
+    #[test]
+    fn buffers_beyond_the_memory_cap_are_refused_before_anything_is_allocated() {
+        let job = |bs: u64, iodepth: u32, numjobs: u32| JobSpec {
+            bs_min: bs,
+            bs_max: bs,
+            iodepth,
+            numjobs,
+            size: 1 << 30,
+            ..JobSpec::default()
+        };
+        // fio-sized jobs pass: 1 MiB x (32 + 1) x 8 = 264 MiB.
+        assert_eq!(job(1 << 20, 32, 8).buffer_bytes(), 264 << 20);
+        assert!(job(1 << 20, 32, 8).validate(1 << 40, 512).is_ok());
+        let e = job(64 << 20, 4096, 1).validate(1 << 40, 512).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("--bs 64 MiB x (--iodepth 4096 + 1) x --numjobs 1")
+                && text.contains("256 GiB")
+                && text.contains("at most 1 GiB"),
+            "{text}"
+        );
+        assert_eq!(e.exit_code(), 2);
+        // Half of what the machine has is the limit where that is less.
+        assert!(job(1 << 20, 32, 1).check_buffer_memory(512 << 20).is_ok());
+        let e = job(1 << 20, 255, 1)
+            .check_buffer_memory(256 << 20)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("256 MiB of I/O buffers") && e.contains("256 MiB available"),
+            "{e}"
+        );
+        // Unknown memory (0): only the fixed cap.
+        assert!(job(1 << 20, 255, 1).check_buffer_memory(0).is_ok());
+        // The null engine moves nothing and holds no buffers.
+        let null = JobSpec {
+            engine: EngineKind::Null,
+            ..job(64 << 20, 4096, 1)
+        };
+        assert!(null.validate(1 << 40, 512).is_ok());
     }
 
     #[test]
