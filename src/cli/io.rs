@@ -22,8 +22,10 @@ use serde_json::json;
   flashscope io /dev/sdb --rw write --bs 1M --size 1G --destructive --json
 
 Writes need --write (files and sim: targets) or --destructive (block devices: the data in
-the region is overwritten and not restored). Exit codes: 0 ok, 1 runtime error (what was
-measured is still reported), 2 usage or refused, 3 --verify found bad data.")]
+the region is overwritten and not restored). I/O buffers (--bs x (--iodepth + 1) x
+--numjobs) may take at most 1 GiB and half of the available memory; buffers of 1 MiB and
+more use transparent huge pages where the kernel has them. Exit codes: 0 ok, 1 runtime
+error (what was measured is still reported), 2 usage or refused, 3 --verify found bad data.")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
