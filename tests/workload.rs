@@ -152,9 +152,12 @@ fn a_short_runtime_is_not_spent_setting_up_large_buffers() {
     assert!(j["read"]["total_ios"].as_u64().unwrap() >= 1, "{j}");
     let runtime = j["job_runtime"].as_u64().unwrap();
     assert!((100..1000).contains(&runtime), "runtime {runtime} ms");
+    // Faulting the slab in costs several times the run's 100 ms of CPU (1300 % here when
+    // counted), so one thread's figure near 100 % shows it was not; qemu-user's
+    // accounting gave 116 %, hence the margin.
     let cpu = j["usr_cpu"].as_f64().unwrap() + j["sys_cpu"].as_f64().unwrap();
     assert!(
-        cpu <= 110.0,
+        cpu <= 200.0,
         "one thread used {cpu} % of the run's time: set-up counted"
     );
 }
