@@ -113,7 +113,8 @@ impl AlignedBuf {
     }
 
     /// Whether the buffer lives in its own huge-page mapping (`for_io` on a large buffer).
-    pub fn is_huge_mapped(&self) -> bool {
+    #[cfg(test)]
+    fn is_huge_mapped(&self) -> bool {
         self.mapped > 0
     }
 
