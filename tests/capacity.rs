@@ -577,7 +577,7 @@ fn preserve_mode_refuses_a_journal_without_room_and_writes_nothing() {
 #[test]
 fn probe_on_an_honest_loop_device_exits_0_and_leaves_the_file_unchanged() {
     let Some(lo) = Loop::attach(256 * MIB, &[]) else {
-        eprintln!("skipped: needs root and loop devices");
+        common::skip("needs root and loop devices");
         return;
     };
     // Data everywhere, so a byte the probe forgot to restore changes the checksum.
@@ -651,7 +651,7 @@ fn probe_on_an_honest_loop_device_exits_0_and_leaves_the_file_unchanged() {
 #[test]
 fn verify_on_a_loop_device_finds_bytes_flipped_in_the_backing_file_between_passes() {
     let Some(lo) = Loop::attach(64 * MIB, &[]) else {
-        eprintln!("skipped: needs root and loop devices");
+        common::skip("needs root and loop devices");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -731,11 +731,11 @@ fn verify_on_a_loop_device_finds_bytes_flipped_in_the_backing_file_between_passe
 #[test]
 fn verify_through_a_mounted_filesystem_and_its_bad_input() {
     let Some(lo) = Loop::attach(96 * MIB, &[]) else {
-        eprintln!("skipped: needs root and loop devices");
+        common::skip("needs root and loop devices");
         return;
     };
     let Some(m) = Mounted::ext4(&lo.dev, "rw") else {
-        eprintln!("skipped: could not format and mount {}", lo.dev);
+        common::skip(&format!("could not format and mount {}", lo.dev));
         return;
     };
     let d = m.path().to_str().unwrap().to_string();
@@ -799,28 +799,10 @@ fn verify_through_a_mounted_filesystem_and_its_bad_input() {
 #[test]
 fn a_partition_is_refused_unless_allowed() {
     let Some(lo) = Loop::attach(64 * MIB, &["--partscan"]) else {
-        eprintln!("skipped: needs root and loop devices");
+        common::skip("needs root and loop devices");
         return;
     };
-    let mut sfdisk = StdCommand::new("sfdisk")
-        .args(["-q", &lo.dev])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .expect("sfdisk runs");
-    use std::io::Write;
-    sfdisk
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"start=2048, type=83\n")
-        .unwrap();
-    assert!(sfdisk.wait().unwrap().success());
-    let part = format!("{}p1", lo.dev);
-    let Some(_node) = PartitionNode::create(&lo.dev, &part) else {
-        eprintln!(
-            "skipped: the kernel did not create a partition for {}",
-            lo.dev
-        );
+    let Some((part, _node)) = PartitionNode::first_of(&lo.dev) else {
         return;
     };
     for cmd in ["probe", "verify"] {

@@ -1,7 +1,7 @@
 //! End-to-end tests of the binary for the core: info, sim list, specs and bad input.
 
 mod common;
-use common::{flashscope, is_root, json, Loop, Mounted, PartitionNode};
+use common::{flashscope, json, Loop, Mounted, PartitionNode};
 
 use predicates::prelude::*;
 use std::process::Command as StdCommand;
@@ -151,10 +151,6 @@ fn unknown_arguments_are_usage_errors() {
 
 #[test]
 fn a_path_without_permission_is_a_runtime_error() {
-    if !is_root() {
-        eprintln!("skipped: needs root to switch to another user");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("secret.img");
     std::fs::write(&p, vec![0u8; 1 << 20]).unwrap();
@@ -164,20 +160,11 @@ fn a_path_without_permission_is_a_runtime_error() {
     )
     .unwrap();
     std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
-    let bin = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").unwrap();
-    let out = StdCommand::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(bin.get_program())
-        .args(bin.get_args())
-        .args(["info", p.to_str().unwrap()])
-        .output()
-        .expect("setpriv runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("Permission denied") && stderr.contains("setpriv") {
-        eprintln!("skipped: the test binary is not executable by nobody ({stderr})");
+    let Some((_bin, mut cmd)) = common::as_nobody(&["info", p.to_str().unwrap()]) else {
         return;
-    }
+    };
+    let out = cmd.output().expect("setpriv runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("permission denied"), "{stderr}");
 }
@@ -185,7 +172,7 @@ fn a_path_without_permission_is_a_runtime_error() {
 #[test]
 fn info_on_a_loop_device_reads_size_and_sectors_by_ioctl() {
     let Some(lo) = Loop::attach(48 << 20, &["--sector-size", "4096"]) else {
-        eprintln!("skipped: needs root and loop devices");
+        common::skip("needs root and loop devices");
         return;
     };
     let v = json(&["info", &lo.dev]);
@@ -198,7 +185,7 @@ fn info_on_a_loop_device_reads_size_and_sectors_by_ioctl() {
 #[test]
 fn a_read_only_device_is_refused_for_writing() {
     let Some(lo) = Loop::attach(8 << 20, &["--read-only"]) else {
-        eprintln!("skipped: needs root and loop devices");
+        common::skip("needs root and loop devices");
         return;
     };
     let err = flashscope::target::open(&lo.dev, &flashscope::target::OpenRequest::read_write())
@@ -211,33 +198,15 @@ fn a_read_only_device_is_refused_for_writing() {
 #[test]
 fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
     let Some(lo) = Loop::attach(64 << 20, &["--partscan"]) else {
-        eprintln!("skipped: needs root and loop devices");
+        common::skip("needs root and loop devices");
         return;
     };
     // One partition from 1 MiB to the end.
-    let mut sfdisk = StdCommand::new("sfdisk")
-        .args(["-q", &lo.dev])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .expect("sfdisk runs");
-    use std::io::Write;
-    sfdisk
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"start=2048, type=83\n")
-        .unwrap();
-    assert!(sfdisk.wait().unwrap().success());
-    let part = format!("{}p1", lo.dev);
-    let Some(_node) = PartitionNode::create(&lo.dev, &part) else {
-        eprintln!(
-            "skipped: the kernel did not create a partition for {}",
-            lo.dev
-        );
+    let Some((part, _node)) = PartitionNode::first_of(&lo.dev) else {
         return;
     };
     let Some(m) = Mounted::ext4(&part, "rw") else {
-        eprintln!("skipped: could not format and mount {part}");
+        common::skip(&format!("could not format and mount {part}"));
         return;
     };
     let mount_point = m.path().to_str().unwrap().to_string();
@@ -299,7 +268,7 @@ fn a_closed_stdout_pipe_is_not_a_panic() {
 #[test]
 fn a_write_test_on_a_read_only_device_is_refused_by_the_binary() {
     let Some(lo) = Loop::attach(64 << 20, &["--read-only"]) else {
-        eprintln!("skipped: needs root and loop devices");
+        common::skip("needs root and loop devices");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

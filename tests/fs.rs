@@ -139,7 +139,7 @@ fn seq_keep_leaves_the_test_files() {
 #[test]
 fn seq_on_a_loop_device_with_ext4_shows_the_cache_effect() {
     if !is_root() {
-        eprintln!("skipped: needs root for losetup and mount");
+        common::skip("needs root for losetup and mount");
         return;
     }
     let Some(lo) = Loop::attach(96 << 20, &[]) else {
@@ -149,7 +149,7 @@ fn seq_on_a_loop_device_with_ext4_shows_the_cache_effect() {
         .args(["-q", "-F", &lo.dev])
         .status();
     if !mkfs.is_ok_and(|s| s.success()) {
-        eprintln!("skipped: mkfs.ext4 failed");
+        common::skip("mkfs.ext4 failed");
         return;
     }
     let Some(m) = Mounted::new(&[&lo.dev]) else {
@@ -189,7 +189,7 @@ fn seq_on_a_loop_device_with_ext4_shows_the_cache_effect() {
 #[test]
 fn a_filesystem_refusing_o_direct_reports_that_mode_unsupported_and_runs_the_others() {
     if !is_root() {
-        eprintln!("skipped: needs root to mount ramfs");
+        common::skip("needs root to mount ramfs");
         return;
     }
     let Some(m) = Mounted::new(&["-t", "ramfs", "ramfs"]) else {
@@ -237,7 +237,7 @@ fn a_missing_or_unwritable_directory_is_a_runtime_error() {
         "is not a directory",
     );
     if !is_root() {
-        eprintln!("skipped the read-only part: needs root to mount");
+        common::skip("(the read-only part) needs root to mount");
         return;
     }
     let Some(m) = Mounted::new(&["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"]) else {
@@ -253,7 +253,7 @@ fn a_missing_or_unwritable_directory_is_a_runtime_error() {
 #[test]
 fn not_enough_free_space_is_refused_before_writing() {
     if !is_root() {
-        eprintln!("skipped: needs root to mount a small tmpfs");
+        common::skip("needs root to mount a small tmpfs");
         return;
     }
     let Some(m) = Mounted::new(&["-t", "tmpfs", "-o", "size=4m", "tmpfs"]) else {
@@ -455,29 +455,16 @@ fn zeros_on_a_plain_filesystem_needs_no_compression_warning() {
     );
 }
 
-/// Run the binary as nobody (uid 65534); `None` when that user cannot execute it here.
+/// Run the binary as nobody (uid 65534); `None` (after a skip line) where that cannot be.
 fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
-    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
-    let bin = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").ok()?;
-    let out = StdCommand::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(bin.get_program())
-        .args(bin.get_args())
-        .args(args)
-        .output()
-        .ok()?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if stderr.contains("Permission denied") && stderr.contains("setpriv") {
-        eprintln!("skipped: the test binary is not executable by nobody ({stderr})");
-        return None;
-    }
-    Some(out)
+    let (_bin, mut cmd) = common::as_nobody(args)?;
+    cmd.output().ok()
 }
 
 #[test]
 fn without_root_the_basic_modes_run_and_drop_caches_falls_back_with_a_warning() {
     if !is_root() {
-        eprintln!("skipped: needs root to switch to another user");
+        common::skip("needs root to switch to another user");
         return;
     }
     use std::os::unix::fs::PermissionsExt;
@@ -521,7 +508,7 @@ fn without_root_the_basic_modes_run_and_drop_caches_falls_back_with_a_warning() 
 #[test]
 fn a_compressing_filesystem_with_zeros_gets_a_warning_and_random_does_not() {
     if !is_root() {
-        eprintln!("skipped: needs root for losetup and mount");
+        common::skip("needs root for losetup and mount");
         return;
     }
     let has_mkfs = StdCommand::new("mkfs.btrfs")
@@ -529,7 +516,7 @@ fn a_compressing_filesystem_with_zeros_gets_a_warning_and_random_does_not() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !has_mkfs {
-        eprintln!("skipped: mkfs.btrfs is not installed (btrfs-progs)");
+        common::skip("mkfs.btrfs is not installed (btrfs-progs)");
         return;
     }
     let Some(lo) = Loop::attach(128 << 20, &[]) else {
@@ -539,7 +526,7 @@ fn a_compressing_filesystem_with_zeros_gets_a_warning_and_random_does_not() {
         .args(["-q", "-f", &lo.dev])
         .output();
     if !mkfs.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: mkfs.btrfs failed");
+        common::skip("mkfs.btrfs failed");
         return;
     }
     let Some(m) = Mounted::new(&["-o", "compress=zstd", &lo.dev]) else {
@@ -603,7 +590,7 @@ fn ctrl_c_stops_the_test_and_removes_its_files() {
 #[test]
 fn tmpfs_is_named_a_memory_filesystem() {
     if !is_root() {
-        eprintln!("skipped: needs root to mount tmpfs");
+        common::skip("needs root to mount tmpfs");
         return;
     }
     let Some(m) = Mounted::new(&["-t", "tmpfs", "-o", "size=16m", "tmpfs"]) else {
@@ -670,7 +657,7 @@ fn matrix_direct_bypasses_the_cache_and_ramfs_refuses_it() {
     // With O_DIRECT nothing is cached, so the RAM caveat does not apply.
     assert!(!warning_kinds(&v).contains(&"file_smaller_than_ram".to_string()));
     if !is_root() {
-        eprintln!("skipped the ramfs part: needs root to mount");
+        common::skip("(the ramfs part) needs root to mount");
         return;
     }
     let Some(m) = Mounted::new(&["-t", "ramfs", "ramfs"]) else {

@@ -253,10 +253,7 @@ fn presets_give_their_geometry() {
 
 // ---------- golden tests on public flashbench logs ----------
 
-const REF: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/reference/flashbench/"
-);
+const REF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/flashbench/");
 
 fn expected() -> serde_json::Value {
     let text = std::fs::read_to_string(format!("{REF}expected.json")).unwrap();
@@ -654,7 +651,7 @@ fn e2e_interval_and_scatter_on_the_simulated_card() {
 #[test]
 fn e2e_align_on_a_loop_device_with_4k_sectors() {
     let Some(lo) = Loop::attach(64 << 20, &["--sector-size", "4096"]) else {
-        eprintln!("skipped: needs root and loop devices");
+        common::skip("needs root and loop devices");
         return;
     };
     // The default sweep follows the sector size: 8K, 32K, 128K.
@@ -686,7 +683,7 @@ fn e2e_align_on_a_file_in_memory_finds_no_flash_geometry() {
     // A file on tmpfs: reads are memory copies, and the only "boundary" is the CPU's 4 KiB
     // memory page (tens of ns). Naming that a flash page would be a confident wrong answer.
     let Ok(dir) = tempfile::tempdir_in("/dev/shm") else {
-        eprintln!("skipped: no /dev/shm");
+        common::skip("no /dev/shm");
         return;
     };
     let img = dir.path().join("card.img");

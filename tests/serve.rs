@@ -5,6 +5,8 @@
 //! why they are skipped. Every server is wrapped in a guard that, even when the test
 //! fails, kills it, detaches its loop device by exact name and unmounts its mountpoint.
 
+mod common;
+
 use assert_cmd::Command as AssertCommand;
 use flashscope::backend::AlignedBuf;
 use predicates::prelude::*;
@@ -32,10 +34,7 @@ const CMD_NS: f64 = 100_000.0;
 const READ_BW: f64 = 22.0 * 1048576.0;
 const ERASE: u64 = 1 << 20;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+use common::is_root;
 
 /// Why this machine cannot run the mounting tests, if it cannot.
 fn skip_reason() -> Option<String> {
@@ -54,7 +53,7 @@ fn skip_reason() -> Option<String> {
 macro_rules! require_root_fuse {
     () => {
         if let Some(why) = skip_reason() {
-            eprintln!("skipping: {why}");
+            common::skip(&why);
             return;
         }
     };
@@ -419,7 +418,7 @@ fn align_on_the_loop_device_infers_the_served_erase_block() {
 fn fio_at_queue_depth_32_gets_the_iops_the_model_predicts() {
     require_root_fuse!();
     if Command::new("fio").arg("--version").output().is_err() {
-        eprintln!("skipping: fio is not installed (apt-get install fio; .ci/run installs it)");
+        common::skip("fio is not installed (apt-get install fio; .ci/run installs it)");
         return;
     }
     let _s = serial();
@@ -649,42 +648,25 @@ fn bad_input_is_refused_with_the_reason() {
 
 #[test]
 fn loop_without_root_is_refused() {
-    if !is_root() || Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipping: needs root and setpriv to run the check as an unprivileged user");
-        return;
-    }
-    let as_nobody = ["--reuid=65534", "--regid=65534", "--clear-groups", BIN];
-    let can_run = Command::new("setpriv")
-        .args(as_nobody)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !can_run {
-        eprintln!("skipping: an unprivileged user cannot run {BIN} (its directory is private)");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let mp = dir.path().join("card");
     std::fs::create_dir(&mp).unwrap();
-    let out = Command::new("setpriv")
-        .args(as_nobody)
-        .args(["sim", "serve", "sim:sd-16g"])
-        .arg(&mp)
-        .arg("--loop")
-        .output()
-        .expect("run setpriv");
+    let mp = mp.to_str().unwrap();
+    let Some((_bin, mut cmd)) = common::as_nobody(&["sim", "serve", "sim:sd-16g", mp, "--loop"])
+    else {
+        return;
+    };
+    let out = cmd.output().expect("run setpriv");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--loop needs root"), "{err}");
 
     // Without --loop a normal user still needs access to /dev/fuse and, to mount, the
     // fusermount3 helper: whichever is missing is named.
-    let out = Command::new("setpriv")
-        .args(as_nobody)
-        .args(["sim", "serve", "sim:sd-16g"])
-        .arg(&mp)
-        .output()
-        .expect("run setpriv");
+    let Some((_bin, mut cmd)) = common::as_nobody(&["sim", "serve", "sim:sd-16g", mp]) else {
+        return;
+    };
+    let out = cmd.output().expect("run setpriv");
     let err = String::from_utf8_lossy(&out.stderr);
     if out.status.code() == Some(2) {
         assert!(

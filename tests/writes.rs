@@ -25,9 +25,7 @@ fn run(state: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn skip(why: &str) {
-    eprintln!("skipped: {why}");
-}
+use common::skip;
 
 // ---------------------------------------------------------------- bad input (sim, files)
 
@@ -563,10 +561,7 @@ fn a_restore_onto_another_device_is_refused() {
 
 // ------------------------------------------------- golden: flashbench logs through analyze
 
-const REF: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/reference/flashbench/"
-);
+const REF: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/flashbench/");
 
 /// Run `analyze --json` on files of the reference set.
 fn analyze(files: &[&str]) -> serde_json::Value {
@@ -750,24 +745,8 @@ fn a_journal_on_a_partition_of_the_target_is_refused() {
         return skip("losetup failed");
     };
     let dev = lo.dev.clone();
-    let mut sfdisk = StdCommand::new("sfdisk")
-        .args(["-q", &dev])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        sfdisk
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(b"start=2048, type=83\n")
-            .unwrap();
-    }
-    assert!(sfdisk.wait().unwrap().success());
-    let part = format!("{dev}p1");
-    let Some(_node) = PartitionNode::create(&dev, &part) else {
-        return skip("the kernel did not create the partition");
+    let Some((part, _node)) = PartitionNode::first_of(&dev) else {
+        return;
     };
     let Some(m) = Mounted::ext4(&part, "rw") else {
         return skip("could not format and mount the partition");

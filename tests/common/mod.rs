@@ -11,6 +11,34 @@ pub struct PartitionNode {
 }
 
 impl PartitionNode {
+    /// Give `disk` one partition from 1 MiB to its end (`sfdisk`) and make sure its node
+    /// exists. Returns the partition's path; `None` after a skip line where sfdisk is
+    /// missing or the kernel made no partition.
+    pub fn first_of(disk: &str) -> Option<(String, PartitionNode)> {
+        use std::io::Write;
+        if !has_tool("sfdisk") {
+            skip("sfdisk is not installed (apt-get install fdisk)");
+            return None;
+        }
+        let mut sfdisk = StdCommand::new("sfdisk")
+            .args(["-q", disk])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("sfdisk starts");
+        let mut stdin = sfdisk.stdin.take().unwrap();
+        stdin.write_all(b"start=2048, type=83\n").unwrap();
+        drop(stdin);
+        assert!(sfdisk.wait().unwrap().success(), "sfdisk {disk} failed");
+        let part = format!("{disk}p1");
+        match PartitionNode::create(disk, &part) {
+            Some(node) => Some((part, node)),
+            None => {
+                skip(&format!("the kernel did not create a partition for {disk}"));
+                None
+            }
+        }
+    }
+
     pub fn create(disk: &str, part: &str) -> Option<PartitionNode> {
         let _ = StdCommand::new("partx")
             .args(["-a", disk])
@@ -68,6 +96,69 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out).expect("stdout is one JSON document")
 }
 
+/// The variable that turns every skip into a failure (`.ci/run` sets it: CI has every tool
+/// and privilege the tests need, so a skip there hides a broken set-up).
+pub const NO_SKIP: &str = "FLASHSCOPE_NO_SKIP";
+
+/// Skip the rest of a test whose facility this machine lacks: one line naming what is
+/// missing and how to get it. Under `FLASHSCOPE_NO_SKIP=1` this is a failure instead.
+pub fn skip(why: &str) {
+    let strict = std::env::var(NO_SKIP).is_ok_and(|v| !v.is_empty() && v != "0");
+    assert!(!strict, "{NO_SKIP} is set, so this may not skip: {why}");
+    eprintln!("skipped: {why}");
+}
+
+/// True when `tool` runs here (`tool --version`, or `tool -V` for mkfs.*).
+pub fn has_tool(tool: &str) -> bool {
+    ["--version", "-V"].iter().any(|flag| {
+        StdCommand::new(tool)
+            .arg(flag)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok()
+    })
+}
+
+/// `flashscope ARGS` run as the unprivileged user nobody (uid 65534) through `setpriv`,
+/// from a copy of the binary in a world-readable temporary directory (the build directory
+/// may be private, as under /root). `None`, after a skip line, when not root or without
+/// setpriv. Keep the returned directory alive while the command runs.
+pub fn as_nobody(args: &[&str]) -> Option<(tempfile::TempDir, StdCommand)> {
+    use std::os::unix::fs::PermissionsExt;
+    if !is_root() {
+        skip("needs root to run flashscope as another user");
+        return None;
+    }
+    if !has_tool("setpriv") {
+        skip("setpriv is not installed (apt-get install util-linux)");
+        return None;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("fs-nobody")
+        .tempdir_in("/tmp")
+        .ok()?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).ok()?;
+    let copy = dir.path().join("flashscope");
+    std::fs::copy(env!("CARGO_BIN_EXE_flashscope"), &copy).ok()?;
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).ok()?;
+    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
+    let bin = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").ok()?;
+    let swap = |s: &std::ffi::OsStr| {
+        if std::path::Path::new(s) == std::path::Path::new(env!("CARGO_BIN_EXE_flashscope")) {
+            copy.clone().into_os_string()
+        } else {
+            s.to_os_string()
+        }
+    };
+    let mut cmd = StdCommand::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(swap(bin.get_program()))
+        .args(bin.get_args().map(swap))
+        .args(args);
+    Some((dir, cmd))
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -116,7 +207,7 @@ impl Loop {
         fill: impl FnOnce(&std::path::Path) -> std::io::Result<()>,
     ) -> Option<Loop> {
         if !is_root() {
-            eprintln!("skipped: loop devices need root");
+            skip("loop devices need root (CI runs the tests as root)");
             return None;
         }
         let dir = tempfile::tempdir_in("/var/tmp").ok()?;
@@ -130,10 +221,10 @@ impl Loop {
             .output()
             .ok()?;
         if !out.status.success() {
-            eprintln!(
-                "skipped: losetup failed: {}",
+            skip(&format!(
+                "losetup failed: {}",
                 String::from_utf8_lossy(&out.stderr)
-            );
+            ));
             return None;
         }
         let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -189,7 +280,7 @@ impl Mounted {
             .status()
             .ok()?;
         if !st.success() {
-            eprintln!("skipped: mount {args:?} failed");
+            skip(&format!("mount {args:?} failed"));
             return None;
         }
         Some(Mounted { dir })
@@ -203,7 +294,9 @@ impl Mounted {
             .ok()?
             .success();
         if !ok {
-            eprintln!("skipped: mkfs.ext4 {dev} failed");
+            skip(&format!(
+                "mkfs.ext4 {dev} failed (apt-get install e2fsprogs)"
+            ));
             return None;
         }
         Self::new(&["-o", opts, dev])
