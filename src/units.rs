@@ -51,6 +51,37 @@ pub fn parse_size(text: &str) -> Result<u64> {
     Ok(bytes as u64)
 }
 
+/// clap's check of a size option (`value_parser`): the value stays text for the command,
+/// and a bad one is refused by clap, whose message names the option and the value.
+pub fn size_arg(text: &str) -> std::result::Result<String, String> {
+    parse_size(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// clap's check of a duration option (`value_parser`), as [`size_arg`] for sizes.
+pub fn duration_arg(text: &str) -> std::result::Result<String, String> {
+    parse_duration_ns(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// A size as `parse_size` reads it back, in the largest unit that keeps it whole
+/// (e.g. `16G`, `1536M`, `4097K`, `513`).
+pub fn short_size(bytes: u64) -> String {
+    for (unit, mult) in [
+        ("T", KIB.pow(4)),
+        ("G", KIB.pow(3)),
+        ("M", KIB.pow(2)),
+        ("K", KIB),
+    ] {
+        if bytes >= mult && bytes % mult == 0 {
+            return format!("{}{unit}", bytes / mult);
+        }
+    }
+    bytes.to_string()
+}
+
 /// Parse a duration into nanoseconds: a number with ns, us (or µs), ms or s; a plain
 /// number is seconds.
 pub fn parse_duration_ns(text: &str) -> Result<u64> {
@@ -163,6 +194,25 @@ fn trim_number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_sizes_read_back_as_the_same_size() {
+        for b in [
+            0,
+            1,
+            512,
+            1024,
+            4097 * 1024,
+            1536 << 20,
+            16 << 30,
+            3 << 40,
+            u64::MAX,
+        ] {
+            assert_eq!(parse_size(&short_size(b)).unwrap(), b, "{}", short_size(b));
+        }
+        assert_eq!(short_size(16 << 30), "16G");
+        assert_eq!(short_size(1536 << 20), "1536M");
+    }
 
     #[test]
     fn sizes_parse_in_powers_of_1024() {

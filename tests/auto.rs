@@ -53,16 +53,9 @@ fn auto_text_leads_with_the_answer() {
 #[test]
 fn auto_with_write_adds_the_open_erase_block_count_and_its_advice() {
     let dir = tempfile::tempdir().unwrap();
-    let journal = dir.path().join("auto.fsjournal");
     let out = flashscope()
-        .args([
-            "auto",
-            "sim:usb-32g",
-            "--write",
-            "--json",
-            "--journal",
-            journal.to_str().unwrap(),
-        ])
+        .env("XDG_STATE_HOME", dir.path())
+        .args(["auto", "sim:usb-32g", "--write", "--json"])
         .assert()
         .success()
         .get_output()
@@ -78,10 +71,15 @@ fn auto_with_write_adds_the_open_erase_block_count_and_its_advice() {
             .any(|a| a["command"] == "mount -o active_logs=2 PARTITION MOUNTPOINT"),
         "{advice:?}"
     );
-    assert!(
-        !journal.exists(),
-        "the journal is removed after a verified restore"
-    );
+    assert_no_journal(dir.path());
+}
+
+/// A simulated card lives in the process: nothing is journaled for it (issue 17).
+fn assert_no_journal(state: &std::path::Path) {
+    let made: Vec<_> = std::fs::read_dir(state.join("flashscope"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(made.is_empty(), "journals made for a sim: target: {made:?}");
 }
 
 #[test]
@@ -94,22 +92,16 @@ fn auto_without_write_writes_nothing() {
 #[test]
 fn auto_with_write_calls_a_fake_card_fake_and_partitions_within_its_real_size() {
     let dir = tempfile::tempdir().unwrap();
-    let journal = dir.path().join("auto.fsjournal");
     let out = flashscope()
-        .args([
-            "auto",
-            "sim:fake-64g",
-            "--write",
-            "--json",
-            "--journal",
-            journal.to_str().unwrap(),
-        ])
+        .env("XDG_STATE_HOME", dir.path())
+        .args(["auto", "sim:fake-64g", "--write", "--json"])
         .assert()
         .code(3)
         .get_output()
         .stdout
         .clone();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_no_journal(dir.path());
     assert_eq!(v["inferences"]["fake_kind"]["value"], "wrap");
     let usable = v["inferences"]["usable_bytes"]["value"].as_u64().unwrap();
     assert!(usable <= 8 << 30);

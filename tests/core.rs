@@ -234,6 +234,45 @@ fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
 }
 
 #[test]
+fn the_backing_file_of_a_mounted_loop_device_and_a_second_loop_over_it_are_refused() {
+    let Some(lo) = Loop::attach(64 << 20, &[]) else {
+        return;
+    };
+    let Some(m) = Mounted::ext4(&lo.dev, "rw") else {
+        return;
+    };
+    let img = lo.img.to_str().unwrap().to_string();
+    let Some(second) = Loop::over(&lo.img) else {
+        return;
+    };
+    let journal = lo.dir().join("j");
+    for (target, names) in [
+        (&img, vec![lo.dev.as_str()]),
+        (&second.dev, vec![lo.dev.as_str(), second.dev.as_str()]),
+    ] {
+        let out = flashscope()
+            .args(["program", target, "--write", "--journal"])
+            .arg(&journal)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{target}: {err}");
+        assert!(err.contains(m.path().to_str().unwrap()), "{err}");
+        for n in names {
+            assert!(err.contains(n), "{target}: names {n}: {err}");
+        }
+        assert!(!journal.exists(), "nothing may start: {err}");
+    }
+    // Unmounted, the same file and the second loop device may be written again.
+    drop(m);
+    assert!(flashscope::target::open(&img, &flashscope::target::OpenRequest::read_write()).is_ok());
+    assert!(
+        flashscope::target::open(&second.dev, &flashscope::target::OpenRequest::read_write())
+            .is_ok()
+    );
+}
+
+#[test]
 fn a_device_that_vanishes_mid_command_is_a_clear_runtime_error() {
     flashscope()
         .args(["align", "sim:sd-16g,fault=vanish@50"])

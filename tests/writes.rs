@@ -159,6 +159,26 @@ fn a_journal_on_the_target_file_itself_is_refused() {
     assert_eq!(sha256_of(&img), before);
 }
 
+/// A 64 MiB file of random bytes and the journal of a preserve-mode slc run on it that
+/// SIGKILL stopped after it had overwritten 16 MiB: (file, its original bytes, journal).
+fn killed_run_on_a_file(dir: &Path) -> (std::path::PathBuf, Vec<u8>, std::path::PathBuf) {
+    use rand::{Rng, SeedableRng};
+    let img = dir.join("a.img");
+    let mut original = vec![0u8; 64 << 20];
+    rand_pcg::Pcg64::seed_from_u64(17).fill(&mut original[..]);
+    std::fs::write(&img, &original).unwrap();
+    let j = dir.join("j.fsjournal");
+    let (code, err) = interrupt_slc(img.to_str().unwrap(), &img, dir, &j, libc::SIGKILL);
+    assert_eq!(code, None, "killed: {err}");
+    assert!(j.exists());
+    assert_ne!(
+        std::fs::read(&img).unwrap(),
+        original,
+        "the run overwrote the file"
+    );
+    (img, original, j)
+}
+
 #[test]
 fn restore_refuses_corrupt_foreign_and_non_journals() {
     let state = tempfile::tempdir().unwrap();
@@ -171,24 +191,9 @@ fn restore_refuses_corrupt_foreign_and_non_journals() {
     let (code, _, err) = run(dir, &["restore", dir.join("missing").to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
 
-    // A real journal: a test on file A killed before it could restore (simulated by a
-    // vanishing simulator, which keeps the journal).
-    let j = dir.join("j.fsjournal");
-    let (code, _, err) = run(
-        dir,
-        &[
-            "fat",
-            "sim:custom,size=64M,erase=1M,fault=vanish@400",
-            "--erase-size",
-            "1M",
-            "--write",
-            "--journal",
-            j.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 1, "{err}");
-    assert!(j.exists());
-    // Foreign: the journal is for a simulated card; a file of another size is refused.
+    // A real journal: a test on file A killed before it could restore.
+    let (_a, _, j) = killed_run_on_a_file(dir);
+    // Foreign: a file of another size is refused, even with --ignore-identity.
     let other = dir.join("other.img");
     std::fs::write(&other, vec![1u8; 32 << 20]).unwrap();
     let (code, _, err) = run(
@@ -203,7 +208,7 @@ fn restore_refuses_corrupt_foreign_and_non_journals() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("bytes"), "{err}");
-    // Same size but another kind of target, without --ignore-identity: refused.
+    // Same size but another file, without --ignore-identity: refused.
     let same = dir.join("same.img");
     std::fs::write(&same, vec![1u8; 64 << 20]).unwrap();
     let (code, _, err) = run(
@@ -239,27 +244,12 @@ fn restore_refuses_corrupt_foreign_and_non_journals() {
 }
 
 #[test]
-fn a_vanished_simulator_keeps_its_journal_which_restores_onto_an_image() {
-    // The simulator's content dies with the process, so the honest check is: the journal
-    // holds exactly the regions the test overwrote (the simulated card's original content,
-    // zeros), and restore writes those regions, and only those, onto an image of the card.
+fn a_killed_run_keeps_its_journal_which_restores_exactly_its_regions() {
+    // The journal holds exactly the regions the test overwrote, and restore writes those
+    // regions, and only those: onto an image of other bytes, and onto the file itself.
     let state = tempfile::tempdir().unwrap();
     let dir = state.path();
-    let j = dir.join("v.fsjournal");
-    let (code, _, err) = run(
-        dir,
-        &[
-            "fat",
-            "sim:custom,size=64M,erase=1M,fault=vanish@300",
-            "--erase-size",
-            "1M",
-            "--write",
-            "--journal",
-            j.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("journal is kept"), "{err}");
+    let (a, original, j) = killed_run_on_a_file(dir);
     let (code, out, err) = run(dir, &["restore", j.to_str().unwrap(), "--list", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -275,23 +265,23 @@ fn a_vanished_simulator_keeps_its_journal_which_restores_onto_an_image() {
         })
         .collect();
     assert!(!regions.is_empty());
-    let (code, _, err) = run(dir, &["restore", j.to_str().unwrap()]);
-    assert_eq!(code, 2, "a simulated card cannot be reopened: {err}");
 
     let image = dir.join("image.img");
     std::fs::write(&image, vec![0x5au8; 64 << 20]).unwrap();
+    let kept = dir.join("kept.fsjournal");
+    std::fs::copy(&j, &kept).unwrap();
     let (code, _, err) = run(
         dir,
         &[
             "restore",
-            j.to_str().unwrap(),
+            kept.to_str().unwrap(),
             "--target",
             image.to_str().unwrap(),
             "--ignore-identity",
         ],
     );
     assert_eq!(code, 0, "{err}");
-    assert!(!j.exists(), "removed after a verified restore");
+    assert!(!kept.exists(), "removed after a verified restore");
     let data = std::fs::read(&image).unwrap();
     let mut in_region = vec![false; data.len()];
     for (o, l) in regions {
@@ -300,12 +290,19 @@ fn a_vanished_simulator_keeps_its_journal_which_restores_onto_an_image() {
         }
     }
     for (i, (&b, &r)) in data.iter().zip(&in_region).enumerate() {
-        assert_eq!(b, if r { 0 } else { 0x5a }, "byte {i}");
+        assert_eq!(b, if r { original[i] } else { 0x5a }, "byte {i}");
     }
+
+    let (code, _, err) = run(dir, &["restore", j.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        std::fs::read(&a).unwrap() == original,
+        "the file is whole again"
+    );
 }
 
 #[test]
-fn sim_runs_report_the_contract_fields_and_the_journal() {
+fn sim_runs_report_the_contract_fields_and_write_no_journal() {
     let state = tempfile::tempdir().unwrap();
     let (code, out, err) = run(
         state.path(),
@@ -325,6 +322,30 @@ fn sim_runs_report_the_contract_fields_and_the_journal() {
         v["inferences"]["fat_area_erase_blocks"]["value"],
         serde_json::json!([0])
     );
+    // The simulated card lives in the process: nothing to save, journal or restore.
+    assert!(v["journal"].is_null(), "{}", v["journal"]);
+    assert_eq!(v["preserve"]["mode"], "simulated");
+    assert_eq!(v["preserve"]["bytes_saved"], 0);
+    assert!(!state.path().join("flashscope").exists(), "no journal made");
+    assert!(v["bytes_written"].as_u64().unwrap() > 24 << 20);
+
+    // A file in preserve mode: the journal is under the state directory, named before the
+    // test starts, and removed after the restore.
+    let img = state.path().join("card.img");
+    std::fs::write(&img, vec![7u8; 64 << 20]).unwrap();
+    let (code, out, err) = run(
+        state.path(),
+        &[
+            "fat",
+            img.to_str().unwrap(),
+            "--erase-size",
+            "4M",
+            "--write",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let journal = v["journal"].as_str().unwrap();
     assert!(journal.starts_with(state.path().to_str().unwrap()));
     assert!(!Path::new(journal).exists(), "removed after the restore");
@@ -332,8 +353,9 @@ fn sim_runs_report_the_contract_fields_and_the_journal() {
         err.contains(journal),
         "the path is printed before the test: {err}"
     );
+    assert_eq!(v["preserve"]["mode"], "preserve");
     assert_eq!(v["preserve"]["bytes_saved"], 24u64 << 20);
-    assert!(v["bytes_written"].as_u64().unwrap() > 24 << 20);
+    assert!(std::fs::read(&img).unwrap().iter().all(|&b| b == 7));
 }
 
 // ------------------------------------------------------------ preserve mode on loop devices
@@ -400,16 +422,28 @@ fn every_write_test_leaves_the_device_bit_identical() {
 /// write), wait until the 16 MiB have been overwritten (the run is idling, mid-test), then
 /// send `sig`. Returns the exit status code (None if killed by the signal) and stderr.
 fn interrupt_mid_run(lo: &Loop, journal: &Path, sig: i32) -> (Option<i32>, String) {
-    let original = std::fs::read(&lo.img).unwrap();
+    interrupt_slc(&lo.dev, &lo.img, lo.dir(), journal, sig)
+}
+
+/// `interrupt_mid_run` on any target: `img` is the file that holds its bytes (the target
+/// itself for a file), `state` the state directory.
+fn interrupt_slc(
+    target: &str,
+    img: &Path,
+    state: &Path,
+    journal: &Path,
+    sig: i32,
+) -> (Option<i32>, String) {
+    let original = std::fs::read(img).unwrap();
     let last = (16 << 20) + (15 << 20);
     assert!(original[last..last + 4096].iter().any(|&b| b != 0));
     // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
     let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
         .unwrap()
-        .env("XDG_STATE_HOME", lo.dir())
+        .env("XDG_STATE_HOME", state)
         .args([
             "slc",
-            &lo.dev,
+            target,
             "--write",
             "--write-budget",
             "32M",
@@ -427,7 +461,7 @@ fn interrupt_mid_run(lo: &Loop, journal: &Path, sig: i32) -> (Option<i32>, Strin
     loop {
         use std::os::unix::fs::FileExt;
         let mut buf = vec![0u8; 4096];
-        let f = std::fs::File::open(&lo.img).unwrap();
+        let f = std::fs::File::open(img).unwrap();
         f.read_exact_at(&mut buf, last as u64).unwrap();
         if buf.iter().all(|&b| b == 0) {
             break;

@@ -21,10 +21,10 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Read size; repeat for several (default: 2, 8 and 32 logical sectors, i.e. 1K, 4K, 16K).
-    #[arg(long = "blocksize", short = 'b', value_name = "SIZE")]
+    #[arg(long = "blocksize", short = 'b', value_name = "SIZE", value_parser = crate::units::size_arg)]
     pub blocksize: Vec<String>,
     /// Stop repeating after this long (device time; virtual for sim:).
-    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::units::duration_arg)]
     pub time_budget: String,
     /// Repeat every alignment exactly N times instead of adaptively.
     #[arg(long, value_name = "N")]
@@ -67,14 +67,20 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     execute(args)?.emit(out)
 }
 
+/// More positions per alignment than this only repeat reads: flashbench uses 8.
+const MAX_POSITIONS: usize = 1024;
+
 /// Measure and infer without printing (shared with `auto`).
 pub fn execute(args: &Args) -> Result<Outcome> {
     let t0 = crate::backend::monotonic_ns();
     if args.count == Some(0) {
         return Err(Error::usage("--count must be at least 1"));
     }
-    if args.positions == 0 {
-        return Err(Error::usage("--positions must be at least 1"));
+    if args.positions == 0 || args.positions > MAX_POSITIONS {
+        return Err(Error::usage(format!(
+            "--positions {}: give 1 to {MAX_POSITIONS} positions per alignment (default 8)",
+            args.positions
+        )));
     }
     let budget = parse_duration_ns(&args.time_budget)?;
     let req = OpenRequest {

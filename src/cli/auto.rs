@@ -16,7 +16,7 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Time budget for the geometry search (device time; virtual for sim:).
-    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = crate::units::duration_arg)]
     pub time_budget: String,
     /// Also run the write tests (open erase blocks), saving and restoring what they
     /// overwrite (preserve mode); `--destructive` skips the backup.

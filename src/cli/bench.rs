@@ -49,10 +49,10 @@ pub struct Args {
     #[arg(long)]
     pub quick: bool,
     /// Counting time of each test (plain number = seconds); overrides the default split.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::units::duration_arg)]
     pub runtime: Option<String>,
     /// Size of the test region or test file.
-    #[arg(long, default_value = "256M")]
+    #[arg(long, default_value = "256M", value_parser = crate::units::size_arg)]
     pub size: String,
     /// Engine for the queued tests: uring (default, falls back to sync) or sync.
     #[arg(long, default_value = "uring")]
@@ -189,6 +189,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     let probe = target::open(&target_spec, &OpenRequest::read_only())?;
     let region = size.min(probe.info.size_bytes);
+    if region < 1 << 20 {
+        return Err(Error::usage(format!(
+            "{} holds {} ({} bytes): bench's sequential test needs at least one 1 MiB block; measure a larger target, or use `flashscope io` with a smaller --bs",
+            args.target,
+            format_bytes(region),
+            region
+        )));
+    }
     // Block devices and files the user named hold data: their write tests are preserved
     // (or --destructive). Only a test file bench made itself in a directory is not.
     let holds_data = probe.info.kind != "sim";

@@ -25,10 +25,10 @@ pub struct Args {
     pub target: String,
     /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
     /// read-only; it must be confident].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
     pub erase_size: Option<String>,
     /// Smallest block size written (below the page size page-mapped areas show).
-    #[arg(long, value_name = "SIZE", default_value = "512")]
+    #[arg(long, value_name = "SIZE", default_value = "512", value_parser = crate::units::size_arg)]
     pub blocksize: String,
     /// Erase blocks measured from the start of the device.
     #[arg(long, value_name = "N", default_value_t = 6)]
@@ -96,7 +96,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         ),
         smaller: "lower --write-budget",
     };
-    let budget = args.flags.write_budget_bytes()?;
+    let budget = args.flags.write_budget_bytes(info.size_bytes)?;
     let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;
     let (samples, mut doc) =
         match session.run("fat", |dev, progress| fat::run(dev, &p, progress))? {

@@ -9,7 +9,7 @@ use crate::backend::{Backend, Timed, WriteBudget};
 use crate::journal::{self, signals, Identity, Preserve, RestoreSummary};
 use crate::report::{Document, TargetInfo, Warning};
 use crate::target::{self, OpenRequest};
-use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
+use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size, short_size};
 use crate::{Error, Result};
 use std::io;
 use std::path::PathBuf;
@@ -29,22 +29,31 @@ pub struct WriteFlags {
     #[arg(long, value_name = "PATH")]
     pub journal: Option<PathBuf>,
     /// Stop once this much has been written (e.g. 512M, 4G); results so far are analysed.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
     pub write_budget: Option<String>,
     /// Stop after this much device time (e.g. 600s); results so far are analysed.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::duration_arg)]
     pub time_budget: Option<String>,
 }
 
 impl WriteFlags {
-    /// `--write-budget` in bytes, if given.
-    pub fn write_budget_bytes(&self) -> Result<Option<u64>> {
+    /// `--write-budget` in bytes, if given: above 0 and at most the device's `size`.
+    pub fn write_budget_bytes(&self, size: u64) -> Result<Option<u64>> {
         self.write_budget
             .as_deref()
             .map(|s| {
-                let b = parse_size(s)?;
+                let b = parse_size(s).map_err(|e| Error::usage(format!("--write-budget: {e}")))?;
                 if b == 0 {
-                    return Err(Error::usage("--write-budget must be above 0"));
+                    return Err(Error::usage(format!(
+                        "--write-budget {s}: must be above 0, e.g. 512M"
+                    )));
+                }
+                if b > size {
+                    return Err(Error::usage(format!(
+                        "--write-budget {s} is more than the whole device ({}): give at most {}",
+                        format_bytes(size),
+                        short_size(size)
+                    )));
                 }
                 Ok(b)
             })
@@ -163,6 +172,8 @@ pub struct WriteSession {
     pub info: TargetInfo,
     pub warnings: Vec<Warning>,
     pub journal: Option<PathBuf>,
+    /// A `sim:` target: written directly, never journaled.
+    pub simulated: bool,
     pub t0: u64,
 }
 
@@ -185,7 +196,14 @@ pub fn begin(
 ) -> Result<WriteSession> {
     super::require_write_permission(flags.write || flags.destructive, spec, &plan.describe())?;
     let t0 = crate::backend::monotonic_ns();
-    let preserve = !flags.destructive;
+    // A simulated card lives in this process: a journal could never be restored onto it.
+    let simulated = target::is_sim_spec(spec);
+    if simulated && flags.journal.is_some() {
+        return Err(Error::usage(format!(
+            "--journal: {spec} is a simulated card in this process, so nothing is saved or journaled: drop --journal"
+        )));
+    }
+    let preserve = !flags.destructive && !simulated;
     let journal_path = if preserve {
         let p = match &flags.journal {
             Some(p) => p.clone(),
@@ -246,7 +264,13 @@ pub fn begin(
         }
         None => {
             eprintln!("flashscope {}: {}", plan.command, plan.describe());
-            eprintln!("destructive mode: the data in that region is NOT saved and will be lost");
+            if simulated {
+                eprintln!("simulated card: it lives in this process, so nothing is saved or restored (no journal)");
+            } else {
+                eprintln!(
+                    "destructive mode: the data in that region is NOT saved and will be lost"
+                );
+            }
             Guarded::Direct(opened.backend)
         }
     };
@@ -255,6 +279,7 @@ pub fn begin(
         info,
         warnings,
         journal: journal_path,
+        simulated,
         t0,
     })
 }
@@ -384,7 +409,11 @@ impl WriteSession {
         doc.extra.insert(
             "preserve".into(),
             serde_json::json!({
-                "mode": if self.journal.is_some() { "preserve" } else { "destructive" },
+                "mode": match (&self.journal, self.simulated) {
+                    (Some(_), _) => "preserve",
+                    (None, true) => "simulated",
+                    (None, false) => "destructive",
+                },
                 "bytes_saved": ending.bytes_saved,
                 "test_bytes_written": ending.test_bytes_written,
                 "restore_bytes_written": restored,
@@ -422,7 +451,12 @@ pub fn wear_line(doc: &Document) -> String {
             .and_then(|v| v.as_u64())
             .unwrap_or(0)
     };
+    let mode = p.and_then(|v| v.get("mode")).and_then(|v| v.as_str());
     match doc.extra.get("journal").and_then(|j| j.as_str()) {
+        None if mode == Some("simulated") => format!(
+            "wrote {} to the simulated card (nothing to restore)\n",
+            format_bytes(g("test_bytes_written"))
+        ),
         Some(_) => format!(
             "wrote {} for the test and {} to restore {} saved regions (verified); journal removed\n",
             format_bytes(g("test_bytes_written")),

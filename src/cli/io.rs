@@ -36,10 +36,10 @@ pub struct Args {
     #[arg(long, default_value_t = 50)]
     pub rwmixread: u32,
     /// Block size (K, M = powers of 1024).
-    #[arg(long, default_value = "4k")]
+    #[arg(long, default_value = "4k", value_parser = crate::units::size_arg)]
     pub bs: String,
     /// Random block sizes in LOW-HIGH (multiples of LOW), instead of --bs.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::workload::spec::bsrange_arg)]
     pub bsrange: Option<String>,
     /// I/Os in flight per job (needs --engine uring above 1 on real devices).
     #[arg(long, default_value_t = 1)]
@@ -48,19 +48,19 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub numjobs: u32,
     /// Bytes of the region each job covers (default: from --offset to the end).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::units::size_arg)]
     pub size: Option<String>,
     /// Start of the region.
-    #[arg(long, default_value = "0")]
+    #[arg(long, default_value = "0", value_parser = crate::units::size_arg)]
     pub offset: String,
     /// Stop after this long (plain number = seconds; also ms, us).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::units::duration_arg)]
     pub runtime: Option<String>,
     /// Keep going over the region until --runtime ends.
     #[arg(long)]
     pub time_based: bool,
     /// Run this long before counting.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::units::duration_arg)]
     pub ramp_time: Option<String>,
     /// O_DIRECT: 1 (default) bypasses the page cache, 0 goes through it.
     #[arg(long, default_value = "1")]
@@ -123,7 +123,16 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
     let offset = parse_size(&args.offset)?;
     let size = match &args.size {
         Some(s) => parse_size(s)?,
-        None => target_size.saturating_sub(offset),
+        None => {
+            let rest = target_size.saturating_sub(offset);
+            if offset < target_size && rest < bs_max {
+                return Err(Error::usage(format!(
+                    "{} holds {rest} bytes from --offset {offset}: less than one block (--bs {}); give a smaller --bs",
+                    args.target, args.bs
+                )));
+            }
+            rest
+        }
     };
     let engine = match &args.engine {
         Some(e) => EngineKind::parse(e)?,

@@ -52,6 +52,24 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Parse the process's arguments; on a usage error print clap's message and exit 2.
+    /// A value that starts with `-` (`--blocksize -5`) reaches its option's check, which
+    /// names the option, instead of being taken for an unknown flag.
+    pub fn parse_args() -> Cli {
+        use clap::{CommandFactory, FromArgMatches};
+        let cmd = negative_values_allowed(Cli::command());
+        let matches = cmd.get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+}
+
+/// `cmd` and all its subcommands with negative numbers taken as values.
+fn negative_values_allowed(cmd: clap::Command) -> clap::Command {
+    cmd.allow_negative_numbers(true)
+        .mut_subcommands(negative_values_allowed)
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {

@@ -25,17 +25,17 @@ pub struct Args {
     pub target: String,
     /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
     /// read-only; it must be confident].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
     pub erase_size: Option<String>,
     /// Smallest block size written (the size whose collapse decides).
-    #[arg(long, value_name = "SIZE", default_value = "16K")]
+    #[arg(long, value_name = "SIZE", default_value = "16K", value_parser = crate::units::size_arg)]
     pub blocksize: String,
     /// Most erase blocks written concurrently.
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_au: u32,
     /// Where the first erase block starts [default: past 16 MiB and past 4 erase blocks,
     /// so the FAT area stays out; a FAT area reaching further adds to the count].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
     pub offset: Option<String>,
     /// Also measure random order inside each erase block (`inferences.open_au_random`).
     #[arg(long)]
@@ -139,6 +139,15 @@ fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<OpenAuParam
     let need = p.offset_bytes + p.max_au as u64 * erase;
     if need > size {
         let fit = size.saturating_sub(p.offset_bytes) / erase;
+        if fit == 0 {
+            return Err(Error::usage(format!(
+                "--offset {}: no erase block of {} fits between it and the end of the device ({}); give a smaller --offset, e.g. {}",
+                args.offset.as_deref().unwrap_or_default(),
+                format_bytes(erase),
+                format_bytes(size),
+                crate::units::short_size(open_au::default_offset(erase))
+            )));
+        }
         return Err(Error::usage(format!(
             "--max-au {}: {} erase blocks of {} from offset {} need {} but the device has {}; use --max-au {fit} or less",
             p.max_au,
@@ -191,7 +200,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         ),
         smaller: "lower --write-budget",
     };
-    let budget = args.flags.write_budget_bytes()?;
+    let budget = args.flags.write_budget_bytes(info.size_bytes)?;
     let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;
     let (samples, mut doc) =
         match session.run("open-au", |dev, progress| open_au::run(dev, &p, progress))? {

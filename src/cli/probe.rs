@@ -29,7 +29,7 @@ pub struct Args {
     #[command(flatten)]
     pub flags: WriteFlags,
     /// The largest controller write cache to push out before calling a device honest.
-    #[arg(long, value_name = "SIZE", default_value = "1G")]
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = crate::units::size_arg)]
     pub max_cache: String,
     /// Probe a partition although a fake is only visible on the whole device.
     #[arg(long)]
@@ -54,9 +54,9 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             args.flags.time_budget.as_deref().unwrap_or("")
         ))
     })?;
-    let write_budget = args.flags.write_budget_bytes()?;
     let info = guard::peek(&args.target)?;
     let size = info.size_bytes;
+    let write_budget = args.flags.write_budget_bytes(size)?;
     // A partition hides a fake: check on a read-only open before anything is written.
     let mut warnings = Vec::new();
     let peeked = target::open(

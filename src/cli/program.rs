@@ -19,16 +19,16 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Start of the region written.
-    #[arg(long, value_name = "SIZE", default_value = "16M")]
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::units::size_arg)]
     pub offset: String,
     /// Size of the region written (an erase block or more).
-    #[arg(long, value_name = "SIZE", default_value = "4M")]
+    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = crate::units::size_arg)]
     pub size: String,
     /// Largest block size.
-    #[arg(long, value_name = "SIZE", default_value = "2M")]
+    #[arg(long, value_name = "SIZE", default_value = "2M", value_parser = crate::units::size_arg)]
     pub max_blocksize: String,
     /// Smallest block size.
-    #[arg(long, value_name = "SIZE", default_value = "512")]
+    #[arg(long, value_name = "SIZE", default_value = "512", value_parser = crate::units::size_arg)]
     pub blocksize: String,
     #[command(flatten)]
     pub flags: WriteFlags,
@@ -41,6 +41,22 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
     p.largest_bytes = parse_size(&args.max_blocksize)?;
     p.smallest_bytes = parse_size(&args.blocksize)?;
     p.time_budget_ns = args.flags.time_budget_ns()?;
+    for (option, text, v) in [
+        ("--blocksize", &args.blocksize, p.smallest_bytes),
+        ("--max-blocksize", &args.max_blocksize, p.largest_bytes),
+    ] {
+        if v < sector || v % sector != 0 {
+            return Err(Error::usage(format!(
+                "{option} {text}: block sizes must be whole {sector}-byte sectors, e.g. {sector} or 4K"
+            )));
+        }
+    }
+    if p.smallest_bytes > p.largest_bytes {
+        return Err(Error::usage(format!(
+            "--blocksize {} is above --max-blocksize {}: give the smaller one to --blocksize",
+            args.blocksize, args.max_blocksize
+        )));
+    }
     if p.offset_bytes % sector != 0 || p.region_bytes % sector != 0 || p.region_bytes == 0 {
         return Err(Error::usage(format!(
             "--offset {} and --size {} must be multiples of the {sector}-byte sector (size above 0)",
@@ -83,7 +99,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         ),
         smaller: "lower --write-budget",
     };
-    let budget = args.flags.write_budget_bytes()?;
+    let budget = args.flags.write_budget_bytes(info.size_bytes)?;
     let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;
     let (samples, mut doc) =
         match session.run("program", |dev, progress| program::run(dev, &p, progress))? {

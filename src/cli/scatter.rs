@@ -18,7 +18,7 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Distance between positions and unit of --span.
-    #[arg(long, short = 'b', default_value = "16K", value_name = "SIZE")]
+    #[arg(long, short = 'b', default_value = "16K", value_name = "SIZE", value_parser = crate::units::size_arg)]
     pub blocksize: String,
     /// Read at 2^ORDER positions.
     #[arg(long, default_value_t = 9, value_name = "N")]

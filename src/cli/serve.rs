@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub cpu: Option<usize>,
     /// Spin (instead of sleeping) for this last part of every wait.
-    #[arg(long, value_name = "TIME", default_value = "50us")]
+    #[arg(long, value_name = "TIME", default_value = "50us", value_parser = crate::units::duration_arg)]
     pub spin: String,
     /// Do not ask for real-time (SCHED_FIFO) priority; by default the server asks for it
     /// and runs without it if refused.

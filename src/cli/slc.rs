@@ -23,10 +23,10 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Start of the sustained write.
-    #[arg(long, value_name = "SIZE", default_value = "16M")]
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::units::size_arg)]
     pub offset: String,
     /// Idle time before probing whether the cache recovered (0 skips it).
-    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::units::duration_arg)]
     pub recover: String,
     /// Write pseudo-random data instead of zeros (for controllers that compress).
     #[arg(long)]
@@ -40,7 +40,7 @@ pub struct Args {
 
 fn params(args: &Args, size: u64, sector: u64) -> Result<SlcParams> {
     let offset = parse_size(&args.offset)?;
-    let requested = args.flags.write_budget_bytes()?;
+    let requested = args.flags.write_budget_bytes(size)?;
     let budget = requested.unwrap_or_else(|| default_budget(size));
     let mut p = SlcParams::new(size, budget);
     p.offset_bytes = offset;

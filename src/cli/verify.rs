@@ -33,8 +33,10 @@ Every byte of a device, file or --range is overwritten with stamps:
                  a whole card, and it is slower: every byte is read, saved, written, read
                  and restored. Not resumable.
 A simulated card or a directory only needs --write (in a directory only new files are
-written, removed afterwards unless --keep). Exit 2 when refused (no permission, journal
-space, partition, mounted, range), 3 when anything did not read back as written.")]
+written, removed afterwards unless --keep). Exit 2 when refused (no --write or
+--destructive, journal space, partition, mounted, range), 1 when the target cannot be opened
+or read (missing, no read permission, I/O error), 3 when anything did not read back as
+written.")]
 pub struct Args {
     /// Whole block device, regular file, sim:PRESET[,key=value...], or a directory on a
     /// mounted filesystem.
@@ -51,10 +53,10 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub journal: Option<PathBuf>,
     /// Only this range: OFFSET+LENGTH, e.g. 1G+512M.
-    #[arg(long, value_name = "OFFSET+LEN")]
+    #[arg(long, value_name = "OFFSET+LEN", value_parser = range_arg)]
     pub range: Option<String>,
     /// Directory mode: verify this much instead of all free space.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
     pub size: Option<String>,
     /// Directory mode: keep the files afterwards.
     #[arg(long)]
@@ -67,7 +69,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Stop after this long (e.g. 10m); resume later with --resume.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::duration_arg)]
     pub time_budget: Option<String>,
     /// Write an SVG plot of read and write throughput over the position.
     #[arg(long, value_name = "FILE.svg")]
@@ -121,6 +123,13 @@ pub fn partition_check(
 }
 
 /// Parse `OFFSET+LEN`.
+/// clap's check of `--range` (the value stays text; a bad one is refused before anything).
+fn range_arg(text: &str) -> std::result::Result<String, String> {
+    parse_range(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
+}
+
 pub fn parse_range(text: &str) -> Result<(u64, u64)> {
     let bad = || {
         Error::usage(format!(
@@ -155,10 +164,6 @@ fn identity(opened: &OpenTarget, spec: &str) -> String {
         }
     }
     id
-}
-
-fn is_sim_spec(spec: &str) -> bool {
-    spec.starts_with("sim:")
 }
 
 fn default_state_path(spec: &str) -> PathBuf {
@@ -252,7 +257,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             "--pass read checks a run written earlier with --pass write: add --resume (and --state FILE if one was given)",
         ));
     }
-    if args.pass == Pass::Write && is_sim_spec(&args.target) {
+    if args.pass == Pass::Write && crate::target::is_sim_spec(&args.target) {
         return Err(Error::usage(
             "--pass write keeps nothing on a simulated card (it lives only in this process): run both passes",
         ));
@@ -314,6 +319,13 @@ fn checked_range(args: &Args, info: &crate::report::TargetInfo) -> Result<(u64, 
     let sector = (info.logical_sector_bytes as u64).max(512);
     let (start, len) = match &args.range {
         Some(r) => parse_range(r)?,
+        None if size % sector != 0 => {
+            return Err(Error::usage(format!(
+                "'{}' is {size} bytes, not a whole number of {sector}-byte sectors: give --range 0+{} to verify its whole sectors",
+                args.target,
+                size / sector * sector
+            )))
+        }
         None => (0, size),
     };
     if start.checked_add(len).is_none_or(|end| end > size) {

@@ -67,6 +67,26 @@ fn parent_dir(journal: &Path) -> PathBuf {
 /// Refuse a journal that would live on the target itself (the test would overwrite its
 /// own backup), or that is the target file. Also checks the directory exists.
 pub fn check_location(journal: &Path, target_spec: &str) -> Result<()> {
+    check_not_on_target(journal, target_spec)?;
+    // A journal is always a new regular file; an existing one is a leftover to restore.
+    if let Ok(meta) = std::fs::symlink_metadata(journal) {
+        return Err(Error::Refused(if meta.file_type().is_file() {
+            format!(
+                "--journal {}: a file is there already (a journal of an earlier run?): restore it with `flashscope restore {}`, or choose a new path",
+                journal.display(),
+                journal.display()
+            )
+        } else {
+            format!(
+                "--journal {}: it exists and is not a regular file; a journal is a new regular file: give a path that does not exist yet",
+                journal.display()
+            )
+        }));
+    }
+    Ok(())
+}
+
+fn check_not_on_target(journal: &Path, target_spec: &str) -> Result<()> {
     let dir = parent_dir(journal);
     let dir_meta = std::fs::metadata(&dir).map_err(|e| {
         Error::usage(format!(

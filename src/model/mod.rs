@@ -206,10 +206,10 @@ impl DatasheetText {
                 "--bus-lines '{lines_text}' is not a whole number: give the data lines, e.g. 1, 2, 4 or 8"
             ))
         })?;
-        if bus_lines == 0 {
-            return Err(Error::usage(
-                "--bus-lines '0' is not positive: give the data lines, e.g. 1, 2, 4 or 8",
-            ));
+        if ![1, 2, 4, 8, 16].contains(&bus_lines) {
+            return Err(Error::usage(format!(
+                "--bus-lines {lines_text}: a flash bus has 1, 2, 4, 8 or 16 data lines (SPI 1/2/4/8, SD 1/4, eMMC 1/4/8, raw NAND 8/16)"
+            )));
         }
         let cmd_bytes = match self.cmd_bytes.as_deref() {
             None => 0,

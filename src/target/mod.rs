@@ -38,6 +38,12 @@ pub fn parse_spec(text: &str) -> Result<Spec> {
     Ok(Spec::Path(PathBuf::from(text)))
 }
 
+/// True for a `sim:` spec: the simulated card lives in this process, so there is nothing
+/// to preserve, journal or restore after the process ends.
+pub fn is_sim_spec(text: &str) -> bool {
+    text.starts_with("sim:")
+}
+
 /// What a test needs from the target.
 #[derive(Debug, Clone, Copy)]
 pub struct OpenRequest {
@@ -191,11 +197,15 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
     }
     let mut warnings = Vec::new();
     let mut block_name = None;
+    if req.write && !is_block {
+        check_loops_not_busy(spec, &meta, None)?;
+    }
     if is_block {
         match sysfs::block_name(&meta) {
             Some(name) => {
                 if req.write {
                     check_not_busy(spec, &name)?;
+                    check_loops_not_busy(spec, &meta, Some(&name))?;
                     if sysfs::read_flag(&name, "ro") == Some(true) {
                         return Err(Error::Refused(format!(
                             "target '{spec}' is read-only (sysfs ro=1: write-protect switch or read-only device); this test needs to write"
@@ -302,6 +312,68 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
 
 /// Refuse when the device or any of its partitions is mounted, swap, or held.
 fn check_not_busy(spec: &str, name: &str) -> Result<()> {
+    match busy(name)? {
+        Some(why) => Err(Error::Refused(format!(
+            "refusing to write to '{spec}': {why}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Refuse writing to a file that backs a busy loop device, or to a loop device whose
+/// backing file also backs a busy one: the same bytes, reached another way. `meta` is the
+/// target file's, `name` the target's kernel name when it is a block device.
+fn check_loops_not_busy(spec: &str, meta: &std::fs::Metadata, name: Option<&str>) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let (dev, ino) = match name {
+        None => (meta.dev(), meta.ino()),
+        Some(n) => {
+            let Some(file) = sysfs::read_attr(n, "loop/backing_file") else {
+                return Ok(());
+            };
+            match std::fs::metadata(file.trim()) {
+                Ok(m) => (m.dev(), m.ino()),
+                Err(_) => return Ok(()), // deleted backing file: no other path reaches it
+            }
+        }
+    };
+    for other in loops_over(dev, ino) {
+        if Some(other.as_str()) == name {
+            continue;
+        }
+        if let Some(why) = busy(&other)? {
+            let how = match name {
+                None => format!("it is the backing file of /dev/{other}"),
+                Some(n) => format!("/dev/{n} and /dev/{other} are loop devices over the same file"),
+            };
+            return Err(Error::Refused(format!(
+                "refusing to write to '{spec}': {how}, and {why}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The loop devices (kernel names) whose backing file is the file `dev`:`ino`.
+fn loops_over(dev: u64, ino: u64) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("loop"))
+        .filter(|n| {
+            sysfs::read_attr(n, "loop/backing_file")
+                .and_then(|f| std::fs::metadata(f.trim()).ok())
+                .is_some_and(|m| m.dev() == dev && m.ino() == ino)
+        })
+        .collect()
+}
+
+/// Why the device `name` (or a partition of it) may not be written: mounted, swap, held.
+fn busy(name: &str) -> Result<Option<String>> {
     let sys = Path::new("/sys/class/block");
     let parent = sysfs::whole_disk_name(name).unwrap_or_else(|| name.to_string());
     let nodes = mounts::sysfs_nodes(sys, &parent);
@@ -315,19 +387,14 @@ fn check_not_busy(spec: &str, name: &str) -> Result<()> {
     let table = crate::platform::mount_table(&crate::platform::Roots::system());
     if table.source == crate::platform::MountSource::Unknown {
         return Err(Error::Refused(format!(
-            "refusing to write to '{spec}': {}",
+            "refusing to write to /dev/{name}: {}",
             table.note.unwrap_or_default()
         )));
     }
     let mounts = table.entries;
     let swaps = mounts::parse_swaps(&std::fs::read_to_string("/proc/swaps").unwrap_or_default());
     let holders = mounts::sysfs_holders(sys, &nodes, &parent);
-    match mounts::busy_reason(&nodes, &mounts, &swaps, &holders) {
-        Some(why) => Err(Error::Refused(format!(
-            "refusing to write to '{spec}': {why}"
-        ))),
-        None => Ok(()),
-    }
+    Ok(mounts::busy_reason(&nodes, &mounts, &swaps, &holders))
 }
 
 const fn ior(ty: u32, nr: u32, size: usize) -> u32 {

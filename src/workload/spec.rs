@@ -453,11 +453,20 @@ impl JobSpec {
                 "--bsrange '{text}' is not a range: use LOW-HIGH, e.g. 4k-64k"
             ))
         })?;
-        Ok((parse_size(a)?, parse_size(b)?))
+        let side =
+            |v: &str| parse_size(v).map_err(|e| Error::usage(format!("--bsrange '{text}': {e}")));
+        Ok((side(a)?, side(b)?))
     }
 }
 
 /// Parse a time for `--runtime` / `--ramp-time`: a plain number is seconds (fio's habit).
+/// clap's check of `--bsrange` (see [`crate::units::size_arg`]).
+pub fn bsrange_arg(text: &str) -> std::result::Result<String, String> {
+    JobSpec::parse_bsrange(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
+}
+
 pub fn parse_time(text: &str) -> Result<u64> {
     parse_duration_ns(text)
 }

@@ -202,6 +202,12 @@ impl Loop {
         })
     }
 
+    /// A second loop device over an existing file (no direct I/O), detached on drop; it
+    /// holds a temporary directory of its own that stays empty.
+    pub fn over(img: &std::path::Path) -> Option<Loop> {
+        Self::attach_with(&[], |own| std::os::unix::fs::symlink(img, own))
+    }
+
     fn attach_with(
         extra: &[&str],
         fill: impl FnOnce(&std::path::Path) -> std::io::Result<()>,

@@ -332,11 +332,23 @@ impl SimConfig {
                 names.join(", ")
             )));
         };
+        let mut seen = std::collections::HashSet::new();
         for kv in parts {
             if kv.is_empty() {
                 continue;
             }
+            let key = kv.split_once('=').map_or(kv, |(k, _)| k.trim());
+            if !seen.insert(key.to_string()) {
+                return Err(Error::usage(format!(
+                    "sim key {key} is given twice in 'sim:{text}': keep one"
+                )));
+            }
             cfg.set(kv)?;
+        }
+        if seen.contains("fake_mode") && cfg.real.is_none() {
+            return Err(Error::usage(format!(
+                "sim key fake_mode needs real=SIZE (how much the fake card holds), e.g. 'sim:{text},real=4G'"
+            )));
         }
         cfg.validate()?;
         Ok(cfg)
