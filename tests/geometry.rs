@@ -707,3 +707,43 @@ fn e2e_align_on_a_file_in_memory_finds_no_flash_geometry() {
         );
     }
 }
+
+#[test]
+fn e2e_analyze_refuses_a_fifo_and_a_device_at_once_and_caps_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("log.fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for (file, kind) in [
+        (fifo.to_str().unwrap(), "FIFO"),
+        ("/dev/zero", "character device"),
+    ] {
+        flashscope()
+            .args(["analyze", file])
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(format!(
+                "{file}: a flashbench log must be a regular file, and this is a {kind}"
+            )));
+    }
+    // `-` reads standard input with the same bound.
+    let log = std::fs::read_to_string(format!("{REF}seed-align-01.txt")).unwrap();
+    flashscope()
+        .args(["analyze", "-"])
+        .write_stdin(log)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("erase block 4 MiB"));
+    flashscope()
+        .args(["analyze", "-"])
+        .write_stdin(vec![b'\n'; (64 << 20) + 1])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "standard input: more than the 64 MiB",
+        ));
+}

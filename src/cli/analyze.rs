@@ -4,9 +4,11 @@ use super::Output;
 use crate::analysis::align::{self, AlignPoint};
 use crate::analysis::flashbench::{self, FlashbenchLog, LogData, LogKind};
 use crate::analysis::interval::{self, IntervalPoint};
+use crate::input;
 use crate::report::{Document, Warning};
 use crate::units::parse_size;
 use crate::{Error, Result};
+use std::path::Path;
 
 /// Arguments of `analyze`.
 #[derive(Debug, clap::Args)]
@@ -14,7 +16,7 @@ use crate::{Error, Result};
     after_help = "Examples:\n  flashscope analyze align-1k.txt align-4k.txt align-16k.txt\n  flashscope analyze interval.txt --json\n  flashscope analyze openau.txt --erasesize 4M --open-au-nr 2\n\nReads flashbench output (align -a, interval -i, open-au -O, find-fat -f). Several align\nlogs are taken as one card measured with different block sizes. Exit code 2 for a log\nflashscope cannot read as flashbench output, 1 for a file it cannot open."
 )]
 pub struct Args {
-    /// flashbench log files.
+    /// flashbench log files (regular files of at most 64 MiB; `-` reads standard input).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<String>,
     /// Block size for logs whose command line does not give one.
@@ -35,7 +37,11 @@ pub struct Args {
 pub fn load(files: &[String]) -> Result<Vec<(String, FlashbenchLog)>> {
     let mut v = Vec::new();
     for f in files {
-        let bytes = std::fs::read(f).map_err(|e| Error::io(format!("reading {f}"), e))?;
+        let bytes = if f == "-" {
+            input::read_stdin("flashbench log", input::LOG_CAP_BYTES)?
+        } else {
+            input::read_regular(Path::new(f), "flashbench log", input::LOG_CAP_BYTES)?
+        };
         let text = String::from_utf8_lossy(&bytes);
         v.push((f.clone(), flashbench::parse(f, &text)?));
     }
