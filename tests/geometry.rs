@@ -747,3 +747,71 @@ fn e2e_analyze_refuses_a_fifo_and_a_device_at_once_and_caps_stdin() {
             "standard input: more than the 64 MiB",
         ));
 }
+
+#[test]
+fn e2e_analyze_options_refuse_zero_empty_and_negative_values_by_name() {
+    let log = format!("{REF}seed-align-01.txt");
+    for (opt, val, want) in [
+        (
+            "--blocksize",
+            "0",
+            "--blocksize 0 is zero: give a size such as 4K",
+        ),
+        (
+            "--erasesize",
+            "0",
+            "--erasesize 0 is zero: give a size such as 4K",
+        ),
+        (
+            "--blocksize",
+            "",
+            "--blocksize is empty: give a size such as 4K",
+        ),
+        ("--erasesize", "", "--erasesize is empty"),
+        (
+            "--blocksize",
+            "-5",
+            "--blocksize -5 is negative: give a size such as 4K",
+        ),
+        (
+            "--open-au-nr",
+            "0",
+            "--open-au-nr 0: 0 open erase blocks is not possible",
+        ),
+        ("--open-au-nr", "-5", "--open-au-nr -5: -5 is negative"),
+        ("--open-au-nr", "", "--open-au-nr is empty"),
+    ] {
+        let out = flashscope()
+            .args(["analyze", &log, opt, val])
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{opt} {val:?}: {err}");
+        assert!(!err.contains("tip:"), "{opt} {val:?}: {err}");
+    }
+}
+
+#[test]
+fn e2e_analyze_logs_with_impossible_values_exit_2_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, want) in [
+        (
+            "align 8192 pre -785us on 808us post 725us diff 53us\nalign 4096 pre 1ms on 1ms post 1ms diff 0ns\n",
+            "neg.txt, line 1",
+        ),
+        (
+            "align 0 pre 785us on 808us post 725us diff 53us\nalign 4096 pre 1ms on 1ms post 1ms diff 0ns\n",
+            "alignment 0 is not possible",
+        ),
+    ] {
+        let f = dir.path().join("neg.txt");
+        std::fs::write(&f, text).unwrap();
+        flashscope()
+            .args(["analyze", f.to_str().unwrap()])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(want));
+    }
+}

@@ -6,7 +6,7 @@ use crate::analysis::flashbench::{self, FlashbenchLog, LogData, LogKind};
 use crate::analysis::interval::{self, IntervalPoint};
 use crate::input;
 use crate::report::{Document, Warning};
-use crate::units::parse_size;
+use crate::units::parse_size_option;
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -20,20 +20,22 @@ pub struct Args {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<String>,
     /// Block size for logs whose command line does not give one.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub blocksize: Option<String>,
     /// Erase block size for open-au / find-fat logs without one.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub erasesize: Option<String>,
-    /// Open erase blocks for open-au logs without --open-au-nr.
-    #[arg(long, value_name = "N")]
-    pub open_au_nr: Option<u32>,
+    /// Open erase blocks for open-au runs without --open-au-nr on a command line: one count
+    /// for all of them, or one per run in the order they appear (e.g. 1,2,8,9).
+    #[arg(long, value_name = "N[,N...]", allow_hyphen_values = true)]
+    pub open_au_nr: Option<String>,
     /// Write an SVG plot (align: boundary cost against alignment; interval: time against size).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<String>,
 }
 
-/// Read and parse the files; errors name the file.
+/// Read and parse the files, each into its runs (a file with several runs gives
+/// `FILE:LINE` names); errors name the file.
 pub fn load(files: &[String]) -> Result<Vec<(String, FlashbenchLog)>> {
     let mut v = Vec::new();
     for f in files {
@@ -43,7 +45,7 @@ pub fn load(files: &[String]) -> Result<Vec<(String, FlashbenchLog)>> {
             input::read_regular(Path::new(f), "flashbench log", input::LOG_CAP_BYTES)?
         };
         let text = String::from_utf8_lossy(&bytes);
-        v.push((f.clone(), flashbench::parse(f, &text)?));
+        v.extend(flashbench::parse_all(f, &text)?);
     }
     Ok(v)
 }
@@ -69,15 +71,32 @@ pub fn align_points(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) ->
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
-    let blocksize = args.blocksize.as_deref().map(parse_size).transpose()?;
-    let erasesize = args.erasesize.as_deref().map(parse_size).transpose()?;
+    let blocksize = args
+        .blocksize
+        .as_deref()
+        .map(|v| parse_size_option("--blocksize", v, false))
+        .transpose()?;
+    let erasesize = args
+        .erasesize
+        .as_deref()
+        .map(|v| parse_size_option("--erasesize", v, false))
+        .transpose()?;
+    let open_au_nr = args
+        .open_au_nr
+        .as_deref()
+        .map(flashbench::parse_open_au_nr_list)
+        .transpose()?;
     let mut logs = load(&args.files)?;
+    let mut warnings = match &open_au_nr {
+        Some(counts) => flashbench::apply_open_au_nr(&mut logs, counts)?,
+        None => Vec::new(),
+    };
     for (_, l) in logs.iter_mut() {
+        warnings.append(&mut l.warnings.clone());
         match &mut l.data {
             LogData::OpenAu(o) => {
                 o.erase_bytes = o.erase_bytes.or(erasesize);
                 o.block_bytes = o.block_bytes.or(blocksize);
-                o.open_au_nr = o.open_au_nr.or(args.open_au_nr);
             }
             LogData::FindFat(f) => f.erase_bytes = f.erase_bytes.or(erasesize),
             _ => {}
@@ -87,12 +106,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         "analyze",
         serde_json::json!({ "files": args.files, "kind": "flashbench logs" }),
     );
+    doc.warnings.extend(warnings);
     let kinds: Vec<&str> = logs.iter().map(|(_, l)| l.kind().name()).collect();
     doc.parameters = serde_json::json!({
         "kinds": kinds,
         "blocksize": blocksize,
         "erasesize": erasesize,
-        "open_au_nr": args.open_au_nr,
+        "open_au_nr": open_au_nr,
     });
     doc.samples = serde_json::json!(logs
         .iter()
