@@ -815,3 +815,106 @@ fn e2e_analyze_logs_with_impossible_values_exit_2_naming_file_and_line() {
             .stderr(predicates::str::contains(want));
     }
 }
+
+/// Each pasted form in tests/data/flashbench/pastes/ (see its README) with its clean
+/// original(s) and the options both are analysed with.
+const PASTES: &[(&str, &[&str], &[&str])] = &[
+    (
+        "prompt-tilde-seed-align-01.txt",
+        &["seed-align-01.txt"],
+        &[],
+    ),
+    (
+        "prompt-root-readme-align-01.txt",
+        &["readme-align-01.txt"],
+        &[],
+    ),
+    ("crlf-tabs-seed-align-02.txt", &["seed-align-02.txt"], &[]),
+    ("bom-seed-align-03.txt", &["seed-align-03.txt"], &[]),
+    ("cut-seed-align-04.txt", &["seed-align-04.txt"], &[]),
+    (
+        "two-commands-seed-align-05-06.txt",
+        &["seed-align-05.txt", "seed-align-06.txt"],
+        &[],
+    ),
+    (
+        "raw-seed-openau-01-04.txt",
+        &[
+            "seed-openau-01.txt",
+            "seed-openau-02.txt",
+            "seed-openau-03.txt",
+            "seed-openau-04.txt",
+        ],
+        &["--erasesize", "4M", "--open-au-nr", "1,2,8,9"],
+    ),
+    (
+        "latin1-shown-readme-align-01.txt",
+        &["readme-align-01.txt"],
+        &[],
+    ),
+    (
+        "prompt-crlf-seed-interval-01.txt",
+        &["seed-interval-01.txt"],
+        &[],
+    ),
+    ("prompt-seed-fat-01.txt", &["seed-fat-01.txt"], &[]),
+];
+
+#[test]
+fn pasted_forms_of_golden_logs_reach_the_same_conclusion() {
+    let strip = |v: &serde_json::Value| {
+        // Value and status of every inference: the conclusion, not the wording.
+        v["inferences"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, i)| (k.clone(), i["value"].clone(), i["status"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let mut listed = Vec::new();
+    for (paste, originals, opts) in PASTES {
+        listed.push(paste.to_string());
+        let mut args = vec!["analyze".to_string(), format!("{REF}pastes/{paste}")];
+        args.extend(opts.iter().map(|s| s.to_string()));
+        let got = json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let mut args = vec!["analyze".to_string()];
+        args.extend(originals.iter().map(|f| format!("{REF}{f}")));
+        args.extend(opts.iter().map(|s| s.to_string()));
+        let want = json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(!strip(&want).is_empty(), "{paste}");
+        assert_eq!(strip(&got), strip(&want), "{paste}");
+        assert_eq!(
+            got["samples"].as_array().unwrap().len(),
+            originals.len(),
+            "{paste}: one run per original"
+        );
+    }
+    // Every fixture is in the table.
+    for e in std::fs::read_dir(format!("{REF}pastes")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().to_string();
+        assert!(
+            name == "README.md" || listed.contains(&name),
+            "{name} is not tested"
+        );
+    }
+    // The cut line is reported, and the raw runs say where their counts came from.
+    let v = json(&["analyze", &format!("{REF}pastes/cut-seed-align-04.txt")]);
+    assert!(v["warnings"].to_string().contains("cut_last_line"), "{v}");
+    let v = json(&[
+        "analyze",
+        &format!("{REF}pastes/raw-seed-openau-01-04.txt"),
+        "--erasesize",
+        "4M",
+    ]);
+    assert_ne!(v["inferences"]["open_au"]["status"], "confident", "{v}");
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("taken as 1 from the order of the 4 runs"),
+        "{v}"
+    );
+    assert_eq!(
+        v["samples"][3]["log"]["data"]["open_au_nr_source"],
+        "run-order"
+    );
+}

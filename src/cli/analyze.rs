@@ -57,11 +57,18 @@ pub fn align_points(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) ->
     for (_, l) in logs.iter().filter(|(_, l)| l.kind() == LogKind::Align) {
         let from_cmd = l.command.as_ref().and_then(|c| c.block_bytes);
         let has_cmd = l.command.is_some();
-        // flashbench's default block size is 16 KiB when its command line gives none.
+        let derived = l.align_block_bytes();
+        // flashbench's default block size is 16 KiB when its command line gives none; a
+        // log that goes below 32 KiB alignments had a smaller one (the pasted command was
+        // shortened, e.g. `flashbench -a <device>`).
         let bs = from_cmd
             .or(blocksize)
-            .or(if has_cmd { Some(16384) } else { None })
-            .or_else(|| l.align_block_bytes())
+            .or(if has_cmd {
+                Some(derived.map_or(16384, |d| d.min(16384)))
+            } else {
+                None
+            })
+            .or(derived)
             .unwrap_or(16384);
         pts.extend(l.align_points(bs));
     }
