@@ -13,7 +13,7 @@ use std::path::Path;
 /// Arguments of `analyze`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope analyze align-1k.txt align-4k.txt align-16k.txt\n  flashscope analyze interval.txt --json\n  flashscope analyze openau.txt --erasesize 4M --open-au-nr 2\n\nReads flashbench output (align -a, interval -i, open-au -O, find-fat -f). Several align\nlogs are taken as one card measured with different block sizes. Exit code 2 for a log\nflashscope cannot read as flashbench output, 1 for a file it cannot open."
+    after_help = "Examples:\n  flashscope analyze align-1k.txt align-4k.txt align-16k.txt\n  flashscope analyze interval.txt --json\n  flashscope analyze openau.txt --erasesize 4M --open-au-nr 2\n  flashscope analyze openau-loop.txt --erasesize 4M --open-au-nr 1,2,8,9\n\nReads flashbench output (align -a, interval -i, open-au -O, find-fat -f) as pasted: a\ncommand line after any shell prompt, CRLF, tabs, a BOM, a cut last line (left out, with\na warning). A file with several runs is split at command lines and where the sizes start\nagain. Several align logs are taken as one card measured with different block sizes.\nRaw -O runs without command lines: --open-au-nr 1,2,8,9 gives their counts in order;\nwithout it they are taken as 1, 2, 3, ... and open_au is at most tentative.\nA log is a regular file of at most 64 MiB (- reads standard input). Exit code 2 for a\nlog flashscope cannot read as flashbench output, a FIFO or device, or an impossible\nvalue (named by file and line); 1 for a file it cannot open."
 )]
 pub struct Args {
     /// flashbench log files (regular files of at most 64 MiB; `-` reads standard input).
