@@ -82,6 +82,29 @@ pub fn short_size(bytes: u64) -> String {
     bytes.to_string()
 }
 
+/// Parse the value of a size option, naming the option in every error: an empty value, a
+/// negative one, one that is not a size and (unless `allow_zero`) zero are usage errors
+/// that say the option, the value and what to give instead.
+pub fn parse_size_option(option: &str, text: &str, allow_zero: bool) -> Result<u64> {
+    let t = text.trim();
+    let example = "a size such as 4K (bytes, or a number with K, M, G or T, powers of 1024)";
+    if t.is_empty() {
+        return Err(Error::usage(format!("{option} is empty: give {example}")));
+    }
+    if t.starts_with('-') {
+        return Err(Error::usage(format!(
+            "{option} {t} is negative: give {example}"
+        )));
+    }
+    let v = parse_size(t).map_err(|e| Error::usage(format!("{option}: {e}")))?;
+    if v == 0 && !allow_zero {
+        return Err(Error::usage(format!(
+            "{option} {t} is zero: give {example}"
+        )));
+    }
+    Ok(v)
+}
+
 /// Parse a duration into nanoseconds: a number with ns, us (or µs), ms or s; a plain
 /// number is seconds.
 pub fn parse_duration_ns(text: &str) -> Result<u64> {
@@ -224,6 +247,23 @@ mod tests {
         assert_eq!(parse_size("1T").unwrap(), 1 << 40);
         for bad in ["", "banana", "-4K", "4X", "K", "1.0000001K", "99999999999T"] {
             assert!(parse_size(bad).is_err(), "{bad} parsed");
+        }
+    }
+
+    #[test]
+    fn size_options_name_the_option_and_the_fix() {
+        assert_eq!(parse_size_option("--blocksize", "4K", false).unwrap(), 4096);
+        assert_eq!(parse_size_option("--offset", "0", true).unwrap(), 0);
+        for (v, want) in [
+            ("", "--blocksize is empty: give a size such as 4K"),
+            ("  ", "--blocksize is empty"),
+            ("-5", "--blocksize -5 is negative: give a size such as 4K"),
+            ("0", "--blocksize 0 is zero: give a size such as 4K"),
+            ("banana", "--blocksize: 'banana' is not a size"),
+        ] {
+            let e = parse_size_option("--blocksize", v, false).unwrap_err();
+            assert!(e.to_string().contains(want), "{v:?}: {e}");
+            assert_eq!(e.exit_code(), 2);
         }
     }
 

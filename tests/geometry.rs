@@ -707,3 +707,214 @@ fn e2e_align_on_a_file_in_memory_finds_no_flash_geometry() {
         );
     }
 }
+
+#[test]
+fn e2e_analyze_refuses_a_fifo_and_a_device_at_once_and_caps_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("log.fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for (file, kind) in [
+        (fifo.to_str().unwrap(), "FIFO"),
+        ("/dev/zero", "character device"),
+    ] {
+        flashscope()
+            .args(["analyze", file])
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(format!(
+                "{file}: a flashbench log must be a regular file, and this is a {kind}"
+            )));
+    }
+    // `-` reads standard input with the same bound.
+    let log = std::fs::read_to_string(format!("{REF}seed-align-01.txt")).unwrap();
+    flashscope()
+        .args(["analyze", "-"])
+        .write_stdin(log)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("erase block 4 MiB"));
+    flashscope()
+        .args(["analyze", "-"])
+        .write_stdin(vec![b'\n'; (64 << 20) + 1])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "standard input: more than the 64 MiB",
+        ));
+}
+
+#[test]
+fn e2e_analyze_options_refuse_zero_empty_and_negative_values_by_name() {
+    let log = format!("{REF}seed-align-01.txt");
+    for (opt, val, want) in [
+        (
+            "--blocksize",
+            "0",
+            "--blocksize 0 is zero: give a size such as 4K",
+        ),
+        (
+            "--erasesize",
+            "0",
+            "--erasesize 0 is zero: give a size such as 4K",
+        ),
+        (
+            "--blocksize",
+            "",
+            "--blocksize is empty: give a size such as 4K",
+        ),
+        ("--erasesize", "", "--erasesize is empty"),
+        (
+            "--blocksize",
+            "-5",
+            "--blocksize -5 is negative: give a size such as 4K",
+        ),
+        (
+            "--open-au-nr",
+            "0",
+            "--open-au-nr 0: 0 open erase blocks is not possible",
+        ),
+        ("--open-au-nr", "-5", "--open-au-nr -5: -5 is negative"),
+        ("--open-au-nr", "", "--open-au-nr is empty"),
+    ] {
+        let out = flashscope()
+            .args(["analyze", &log, opt, val])
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{opt} {val:?}: {err}");
+        assert!(!err.contains("tip:"), "{opt} {val:?}: {err}");
+    }
+}
+
+#[test]
+fn e2e_analyze_logs_with_impossible_values_exit_2_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, want) in [
+        (
+            "align 8192 pre -785us on 808us post 725us diff 53us\nalign 4096 pre 1ms on 1ms post 1ms diff 0ns\n",
+            "neg.txt, line 1",
+        ),
+        (
+            "align 0 pre 785us on 808us post 725us diff 53us\nalign 4096 pre 1ms on 1ms post 1ms diff 0ns\n",
+            "alignment 0 is not possible",
+        ),
+    ] {
+        let f = dir.path().join("neg.txt");
+        std::fs::write(&f, text).unwrap();
+        flashscope()
+            .args(["analyze", f.to_str().unwrap()])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(want));
+    }
+}
+
+/// Each pasted form in tests/data/flashbench/pastes/ (see its README) with its clean
+/// original(s) and the options both are analysed with.
+const PASTES: &[(&str, &[&str], &[&str])] = &[
+    (
+        "prompt-tilde-seed-align-01.txt",
+        &["seed-align-01.txt"],
+        &[],
+    ),
+    (
+        "prompt-root-readme-align-01.txt",
+        &["readme-align-01.txt"],
+        &[],
+    ),
+    ("crlf-tabs-seed-align-02.txt", &["seed-align-02.txt"], &[]),
+    ("bom-seed-align-03.txt", &["seed-align-03.txt"], &[]),
+    ("cut-seed-align-04.txt", &["seed-align-04.txt"], &[]),
+    (
+        "two-commands-seed-align-05-06.txt",
+        &["seed-align-05.txt", "seed-align-06.txt"],
+        &[],
+    ),
+    (
+        "raw-seed-openau-01-04.txt",
+        &[
+            "seed-openau-01.txt",
+            "seed-openau-02.txt",
+            "seed-openau-03.txt",
+            "seed-openau-04.txt",
+        ],
+        &["--erasesize", "4M", "--open-au-nr", "1,2,8,9"],
+    ),
+    (
+        "latin1-shown-readme-align-01.txt",
+        &["readme-align-01.txt"],
+        &[],
+    ),
+    (
+        "prompt-crlf-seed-interval-01.txt",
+        &["seed-interval-01.txt"],
+        &[],
+    ),
+    ("prompt-seed-fat-01.txt", &["seed-fat-01.txt"], &[]),
+];
+
+#[test]
+fn pasted_forms_of_golden_logs_reach_the_same_conclusion() {
+    let strip = |v: &serde_json::Value| {
+        // Value and status of every inference: the conclusion, not the wording.
+        v["inferences"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, i)| (k.clone(), i["value"].clone(), i["status"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let mut listed = Vec::new();
+    for (paste, originals, opts) in PASTES {
+        listed.push(paste.to_string());
+        let mut args = vec!["analyze".to_string(), format!("{REF}pastes/{paste}")];
+        args.extend(opts.iter().map(|s| s.to_string()));
+        let got = json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let mut args = vec!["analyze".to_string()];
+        args.extend(originals.iter().map(|f| format!("{REF}{f}")));
+        args.extend(opts.iter().map(|s| s.to_string()));
+        let want = json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(!strip(&want).is_empty(), "{paste}");
+        assert_eq!(strip(&got), strip(&want), "{paste}");
+        assert_eq!(
+            got["samples"].as_array().unwrap().len(),
+            originals.len(),
+            "{paste}: one run per original"
+        );
+    }
+    // Every fixture is in the table.
+    for e in std::fs::read_dir(format!("{REF}pastes")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().to_string();
+        assert!(
+            name == "README.md" || listed.contains(&name),
+            "{name} is not tested"
+        );
+    }
+    // The cut line is reported, and the raw runs say where their counts came from.
+    let v = json(&["analyze", &format!("{REF}pastes/cut-seed-align-04.txt")]);
+    assert!(v["warnings"].to_string().contains("cut_last_line"), "{v}");
+    let v = json(&[
+        "analyze",
+        &format!("{REF}pastes/raw-seed-openau-01-04.txt"),
+        "--erasesize",
+        "4M",
+    ]);
+    assert_ne!(v["inferences"]["open_au"]["status"], "confident", "{v}");
+    assert!(
+        v["warnings"]
+            .to_string()
+            .contains("taken as 1 from the order of the 4 runs"),
+        "{v}"
+    );
+    assert_eq!(
+        v["samples"][3]["log"]["data"]["open_au_nr_source"],
+        "run-order"
+    );
+}

@@ -1,13 +1,21 @@
 //! Reader for flashbench output (align, interval, open-au, find-fat), so that logs people
 //! already have can go through the same inference code as live measurements.
 //!
-//! Accepted: times with ns, µs/us, ms or s (plain numbers are ns), sizes like `4MiB`,
-//! rates like `8.79M/s` (K/M/G taken as powers of 1024), tabs or spaces, and an optional
-//! leading command line (`$ sudo ./flashbench -a -b 1024 /dev/mmcblk0` or
-//! `# flashbench ...`) from which the test kind, block size, erase size, `--open-au-nr`
-//! and `--random` are taken. Parsing never panics; bad input gives an error naming the line.
+//! It reads what people paste: times with ns, µs/us, ms or s (plain numbers are ns), sizes
+//! like `4MiB`, rates like `8.79M/s` (K/M/G taken as powers of 1024), tabs or spaces, CRLF
+//! line ends, a UTF-8 byte-order mark, and the command line in any prompt form
+//! (`$ sudo ./flashbench -a -b 1024 /dev/mmcblk0`, `~ # flashbench ...`,
+//! `root #flashbench ...`, `pi@pi:~ $ flashbench ...`), from which the test kind, block
+//! size, erase size, `--open-au-nr` and `--random` are taken. flashbench prints each time
+//! into a 7-character field, so a negative diff below -9999 ns loses its unit (`-90026n`,
+//! `-123456`): those are read as ns, and a cut-off diff is recovered from
+//! `on - (pre + post) / 2`. Several runs in one text (several commands' outputs, or a shell
+//! loop's output without command lines) are split at command lines and where the sizes
+//! start again ([`parse_all`]). A last line cut off in the middle is left out with a
+//! warning. Parsing never panics; bad input gives an error naming the line.
 
 use crate::analysis::align::AlignPoint;
+use crate::report::Warning;
 use crate::units::parse_size;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -81,9 +89,25 @@ pub struct OpenAuLog {
     pub block_bytes: Option<u64>,
     /// How many erase blocks flashbench kept open (`--open-au-nr`).
     pub open_au_nr: Option<u32>,
+    /// Where `open_au_nr` came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_au_nr_source: Option<OpenAuNrSource>,
     /// `--random`: pseudo-random order inside each erase block.
     pub random: bool,
     pub rows: Vec<OpenAuRow>,
+}
+
+/// Where an open-AU run's count of open erase blocks came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpenAuNrSource {
+    /// `--open-au-nr` on the run's flashbench command line.
+    CommandLine,
+    /// flashscope's `--open-au-nr` option.
+    Option,
+    /// Assumed: a text holding several runs without command lines, taken as counts 1, 2,
+    /// 3, … in the order of the runs. An inference on such counts is at most tentative.
+    RunOrder,
 }
 
 /// One `--find-fat` line: write throughput at one write size in each of the first erase
@@ -124,11 +148,18 @@ pub enum LogData {
     FindFat(FindFatLog),
 }
 
-/// A parsed flashbench log.
+/// A parsed flashbench log: one run of one test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlashbenchLog {
     pub command: Option<CommandLine>,
     pub data: LogData,
+    /// The line of the text where this run starts (its command line or first result).
+    #[serde(default)]
+    pub line: usize,
+    /// What was read in a way a person should know about (a cut last line, a diff
+    /// recovered from the other columns, an open-AU count taken from the run order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
 }
 
 impl FlashbenchLog {
@@ -171,18 +202,25 @@ impl FlashbenchLog {
     }
 }
 
-/// Parse a flashbench time: a number (sign and exponent allowed) with ns, µs, us, ms or s;
-/// a plain number is nanoseconds.
+/// Parse a flashbench time: a number (sign and exponent allowed) with ns, µs, us, ms or s
+/// (or the unit cut to `n` / `µ` by flashbench's field width); a plain number is
+/// nanoseconds.
 pub fn parse_time_ns(text: &str) -> Option<f64> {
     let t = text.trim().trim_end_matches([',', ':', ';']);
-    let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
+    // flashbench's 7-character field cuts "-90026ns" to "-90026n" and "1e+03µs" to
+    // "1e+03µ"; a UTF-8 log shown as Latin-1 and pasted back turns µ into "Âµ".
+    let (num, mult) = if let Some(n) = t.strip_suffix("ns").or_else(|| t.strip_suffix('n')) {
         (n, 1.0)
     } else if let Some(n) = t
-        .strip_suffix("µs")
+        .strip_suffix("Âµs")
+        .or_else(|| t.strip_suffix("µs"))
         .or_else(|| t.strip_suffix("us"))
         // Greek mu, and the micro sign of a Latin-1 log after lossy UTF-8 decoding.
         .or_else(|| t.strip_suffix("\u{3bc}s"))
         .or_else(|| t.strip_suffix("\u{fffd}s"))
+        .or_else(|| t.strip_suffix("Âµ"))
+        .or_else(|| t.strip_suffix('µ'))
+        .or_else(|| t.strip_suffix('\u{3bc}'))
     {
         (n, 1e3)
     } else if let Some(n) = t.strip_suffix("ms") {
@@ -223,22 +261,23 @@ fn size_token(t: &str) -> Option<u64> {
     parse_size(t).ok()
 }
 
-/// Parse the flags of a flashbench command line.
-fn parse_command(line: &str) -> Result<CommandLine> {
-    let body = line.trim_start_matches(['$', '#']).trim();
-    let words: Vec<&str> = body.split_whitespace().collect();
+/// Parse the flags of a flashbench command line (`start`: the index of the first word
+/// after the program name).
+fn parse_command(name: &str, lineno: usize, line: &str, start: usize) -> Result<CommandLine> {
+    let words: Vec<&str> = line.split_whitespace().collect();
     let mut c = CommandLine {
         text: line.trim().to_string(),
         ..Default::default()
     };
-    let start = words
-        .iter()
-        .position(|w| w.ends_with("flashbench"))
-        .map(|p| p + 1)
-        .unwrap_or(0);
     let bad = |flag: &str, v: &str| {
         Error::usage(format!(
-            "flashbench command line '{}': {flag} value '{v}' is not understood",
+            "{name}, line {lineno}: flashbench command line '{}': {flag} value '{v}' is not understood",
+            line.trim()
+        ))
+    };
+    let zero = |flag: &str| {
+        Error::usage(format!(
+            "{name}, line {lineno}: flashbench command line '{}': {flag} 0 is not possible; correct the line, or remove it and give the value with flashscope's option",
             line.trim()
         ))
     };
@@ -280,7 +319,11 @@ fn parse_command(line: &str) -> Result<CommandLine> {
             }
             "--open-au-nr" => {
                 let v = value(&mut i).unwrap_or_default();
-                c.open_au_nr = Some(v.parse().map_err(|_| bad("--open-au-nr", &v))?);
+                let n: u32 = v.parse().map_err(|_| bad("--open-au-nr", &v))?;
+                if n == 0 {
+                    return Err(zero("--open-au-nr"));
+                }
+                c.open_au_nr = Some(n);
             }
             "-c" | "--count" | "-o" | "--out" | "--offset" | "--scatter-order"
             | "--scatter-span" | "--interval-order" | "--fat-nr" => {
@@ -313,113 +356,540 @@ fn parse_command(line: &str) -> Result<CommandLine> {
         }
         i += 1;
     }
+    if c.block_bytes == Some(0) {
+        return Err(zero("--blocksize"));
+    }
+    if c.erase_bytes == Some(0) {
+        return Err(zero("--erasesize"));
+    }
     Ok(c)
 }
 
-fn is_command_line(line: &str) -> bool {
-    let t = line.trim_start();
-    (t.starts_with('$') || t.starts_with('#')) && t.contains("flashbench")
+/// Parse the value of flashscope's `--open-au-nr`: one positive count, or several separated
+/// by commas (one per open-AU run without a count, in the order the runs are read).
+pub fn parse_open_au_nr_list(text: &str) -> Result<Vec<u32>> {
+    let t = text.trim();
+    let fix = "give how many erase blocks flashbench kept open, e.g. --open-au-nr 2, or one count per run in order, e.g. --open-au-nr 1,2,8,9";
+    if t.is_empty() {
+        return Err(Error::usage(format!("--open-au-nr is empty: {fix}")));
+    }
+    let mut v = Vec::new();
+    for part in t.split(',') {
+        let p = part.trim();
+        match p.parse::<u32>() {
+            Ok(0) => {
+                return Err(Error::usage(format!(
+                    "--open-au-nr {t}: 0 open erase blocks is not possible (at least 1); {fix}"
+                )))
+            }
+            Ok(n) => v.push(n),
+            Err(_) if p.starts_with('-') => {
+                return Err(Error::usage(format!(
+                    "--open-au-nr {t}: {p} is negative; {fix}"
+                )))
+            }
+            Err(_) => {
+                return Err(Error::usage(format!(
+                    "--open-au-nr {t}: '{p}' is not a count; {fix}"
+                )))
+            }
+        }
+    }
+    Ok(v)
 }
 
-/// Parse one flashbench log (`name` is used in error messages).
+/// If `line` runs flashbench, after any shell prompt (`$ sudo ./flashbench`, `# flashbench`,
+/// `~ # flashbench`, `root #flashbench`, `pi@pi:~ $ flashbench`) or none, the index of the
+/// first word after the program name. A line that only mentions flashbench (a comment) is
+/// not a command: a command has an option or a device after the program name.
+fn flashbench_invocation(line: &str) -> Option<usize> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let i = words.iter().take(8).position(|w| {
+        let w = w.trim_start_matches(['#', '$', '%', '>']);
+        w.rsplit('/').next() == Some("flashbench")
+    })?;
+    words[i + 1..]
+        .iter()
+        .any(|w| w.starts_with('-') || w.starts_with('/') || w.starts_with('<'))
+        .then_some(i + 1)
+}
+
+/// A comment, or a shell prompt that does not run flashbench (`$ ls`, `~ #`, `root@pi:~# `,
+/// `[root@host ~]# dmesg`): not part of any result.
+fn is_prompt_or_comment(line: &str) -> bool {
+    let t = line.trim_start();
+    if t.starts_with(['#', '$', '%', '>']) {
+        return true;
+    }
+    let Some(i) = t.find(['#', '$', '%', '>']) else {
+        return false;
+    };
+    let prefix = &t[..i];
+    prefix.len() <= 64
+        && prefix.split_whitespace().count() <= 2
+        && t[i + 1..].chars().next().is_none_or(char::is_whitespace)
+}
+
+/// One result line, by kind.
+#[derive(Debug, Clone)]
+enum Row {
+    Align(AlignRow),
+    Interval(IntervalRow),
+    Regression(Regression),
+    /// flashbench's "bytes N, time T overhead X" residuals: recomputed, not needed.
+    Residual,
+    Rates(u64, Vec<f64>),
+}
+
+impl Row {
+    /// Rows of one run: align and open-au/find-fat sizes go down, interval sizes go up.
+    fn family(&self) -> Option<u8> {
+        match self {
+            Row::Align(_) => Some(0),
+            Row::Interval(_) => Some(1),
+            Row::Rates(..) => Some(2),
+            Row::Regression(_) | Row::Residual => None,
+        }
+    }
+
+    /// The size a run steps through (alignment, request size, write size).
+    fn key(&self) -> Option<u64> {
+        match self {
+            Row::Align(r) => Some(r.align_bytes),
+            Row::Interval(r) => Some(r.bytes),
+            Row::Rates(s, _) => Some(*s),
+            Row::Regression(_) | Row::Residual => None,
+        }
+    }
+
+    /// True when `self` cannot follow `prev` in a run whose sizes so far went in direction
+    /// `dir` (flashbench's go down for align, open-au and find-fat, up for interval; a
+    /// hand-sorted log may go the other way): another kind, another column count, a size
+    /// repeated, or a step against the direction (the sizes start again).
+    fn restarts_after(&self, prev: &Row, dir: Option<std::cmp::Ordering>) -> bool {
+        if self.family() != prev.family() {
+            return true;
+        }
+        if let (Row::Rates(_, r), Row::Rates(_, p)) = (self, prev) {
+            if r.len() != p.len() {
+                return true;
+            }
+        }
+        match (self.key(), prev.key()) {
+            (Some(k), Some(p)) => k == p || dir.is_some_and(|d| k.cmp(&p) != d),
+            _ => false,
+        }
+    }
+}
+
+/// Why a line that looks like a result was not read.
+enum Bad {
+    /// Fields missing or unreadable: a cut line, or not flashbench's format.
+    Cut(Error),
+    /// The values are impossible (a negative read time, alignment 0): always an error.
+    Invalid(Error),
+}
+
+/// A time field with no unit letters ("-123456"): flashbench prints negative values as
+/// integer ns in a 7-character field, so such a value may have lost digits.
+fn unitless(t: &str) -> bool {
+    t.chars()
+        .all(|c| c.is_ascii_digit() || c == '-' || c == '.')
+}
+
+/// Read one line as a flashbench result (`Ok(None)`: it is not one).
+fn parse_row(
+    name: &str,
+    lineno: usize,
+    line: &str,
+    warnings: &mut Vec<Warning>,
+) -> std::result::Result<Option<Row>, Bad> {
+    let w: Vec<&str> = line.split_whitespace().collect();
+    let cut = || {
+        Bad::Cut(Error::usage(format!(
+            "{name}, line {lineno}: '{line}' looks like a flashbench {} line but a value is not understood",
+            w.first().copied().unwrap_or("")
+        )))
+    };
+    let invalid = |what: String| {
+        Bad::Invalid(Error::usage(format!(
+            "{name}, line {lineno}: '{line}': {what}; correct or remove the line (a flashbench log has no such values)"
+        )))
+    };
+    let time = |label: &str, s: &str| -> std::result::Result<f64, Bad> {
+        let v = parse_time_ns(s).ok_or_else(cut)?;
+        if v < 0.0 {
+            return Err(invalid(format!(
+                "the {label} time {s} is negative, and a read cannot take negative time"
+            )));
+        }
+        Ok(v)
+    };
+    if w.first() == Some(&"align") {
+        // align N pre T on T post T diff T
+        if w.len() < 10 || w[2] != "pre" || w[4] != "on" || w[6] != "post" || w[8] != "diff" {
+            return Err(cut());
+        }
+        let align_bytes: u64 = w[1].parse().map_err(|_| cut())?;
+        if align_bytes == 0 {
+            return Err(invalid("alignment 0 is not possible: flashbench aligns at powers of two from twice the block size".into()));
+        }
+        let (pre_ns, on_ns, post_ns) = (time("pre", w[3])?, time("on", w[5])?, time("post", w[7])?);
+        let mut diff_ns = parse_time_ns(w[9]).ok_or_else(cut)?;
+        if unitless(w[9]) && diff_ns < 0.0 {
+            // Possibly cut: of the value and its versions with the lost digits, take the
+            // one the other columns support.
+            let recomputed = on_ns - 0.5 * (pre_ns + post_ns);
+            let best = (0..4)
+                .map(|k| diff_ns * 10f64.powi(k))
+                .min_by(|a, b| (a - recomputed).abs().total_cmp(&(b - recomputed).abs()))
+                .unwrap_or(diff_ns);
+            if best != diff_ns {
+                warnings.push(Warning::new(
+                    "diff_recovered",
+                    format!(
+                        "{name}, line {lineno}: diff '{}' was cut by flashbench's 7-character field; read as {} ns, which on - (pre + post) / 2 = {} ns supports",
+                        w[9], best, recomputed.round()
+                    ),
+                ));
+                diff_ns = best;
+            }
+        }
+        return Ok(Some(Row::Align(AlignRow {
+            align_bytes,
+            pre_ns,
+            on_ns,
+            post_ns,
+            diff_ns,
+        })));
+    }
+    if w.len() >= 2 && w[1] == "bytes:" {
+        // N bytes: min T avg T max T: R MB/s
+        if w.len() < 8 || w[2] != "min" {
+            return Err(cut());
+        }
+        let bytes: u64 = w[0].parse().map_err(|_| cut())?;
+        if bytes == 0 {
+            return Err(invalid("a read of 0 bytes is not possible".into()));
+        }
+        return Ok(Some(Row::Interval(IntervalRow {
+            bytes,
+            min_ns: time("min", w[3])?,
+            avg_ns: time("avg", w[5])?,
+            max_ns: time("max", w[7])?,
+        })));
+    }
+    if w.len() >= 4 && w[1].starts_with("MB/s") && line.ends_with("access time") {
+        // R MB/s, T access time (the access time of a fit may be negative)
+        let mbs: f64 = w[0].parse().map_err(|_| cut())?;
+        let access = parse_time_ns(w[2]).ok_or_else(cut)?;
+        return Ok(Some(Row::Regression(Regression {
+            bytes_per_s: mbs * 1e6,
+            access_ns: access,
+        })));
+    }
+    if w.first() == Some(&"bytes") {
+        return Ok(Some(Row::Residual));
+    }
+    if let Some(size) = w
+        .first()
+        .filter(|t| w.len() >= 2 && t.ends_with('B'))
+        .and_then(|t| size_token(t))
+    {
+        if size == 0 {
+            return Err(invalid("a write size of 0 bytes is not possible".into()));
+        }
+        let mut rates = Vec::new();
+        for r in &w[1..] {
+            match parse_rate(r) {
+                Some(v) => rates.push(v),
+                None if r.starts_with('-') => {
+                    return Err(invalid(format!("the rate {r} is negative")))
+                }
+                None => return Err(cut()),
+            }
+        }
+        return Ok(Some(Row::Rates(size, rates)));
+    }
+    Ok(None)
+}
+
+/// One run being collected.
+#[derive(Default)]
+struct Run {
+    line: usize,
+    command: Option<CommandLine>,
+    rows: Vec<(usize, Row)>,
+    unknown: Vec<(usize, String)>,
+    warnings: Vec<Warning>,
+    /// Whether the sizes go up or down (known from the second row on).
+    dir: Option<std::cmp::Ordering>,
+}
+
+impl Run {
+    fn last_counted(&self) -> Option<&Row> {
+        self.rows
+            .iter()
+            .rev()
+            .map(|(_, r)| r)
+            .find(|r| r.family().is_some())
+    }
+}
+
+/// Parse one flashbench log that holds one run (`name` is used in error messages); a text
+/// with several runs is an error that says to use [`parse_all`].
 pub fn parse(name: &str, text: &str) -> Result<FlashbenchLog> {
-    let mut command = None;
+    let mut runs = parse_all(name, text)?;
+    if runs.len() != 1 {
+        return Err(Error::usage(format!(
+            "{name}: holds {} flashbench runs (from lines {}); read them with parse_all",
+            runs.len(),
+            runs.iter()
+                .map(|(_, l)| l.line.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(runs.remove(0).1)
+}
+
+/// Parse a text that holds one or more flashbench runs: several commands' outputs are split
+/// at their command lines, and output without command lines where the sizes start again
+/// (a shell loop). Returns each run with its name: `name` for a text of one run,
+/// `name:LINE` (the line the run starts at) when there are several.
+///
+/// Open-AU runs without a count, when a text holds two or more of them, are taken as
+/// `--open-au-nr` 1, 2, 3, … in their order, marked [`OpenAuNrSource::RunOrder`] with a
+/// warning; [`apply_open_au_nr`] replaces those counts with the ones a user gives.
+pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let lines: Vec<(usize, &str)> = text
+        .split('\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    let ends_cleanly = text.ends_with('\n');
+    let last = lines.last().map(|(n, _)| *n);
+    let mut file_warnings = Vec::new();
+    let mut runs: Vec<Run> = Vec::new();
+    let mut cur = Run::default();
+    let finish = |cur: &mut Run, runs: &mut Vec<Run>, warnings: &mut Vec<Warning>| {
+        let run = std::mem::take(cur);
+        if run.rows.is_empty() && run.unknown.is_empty() {
+            if let Some(c) = &run.command {
+                warnings.push(Warning::new(
+                    "command_without_results",
+                    format!(
+                        "{name}, line {}: '{}' has no results after it; it was left out",
+                        run.line, c.text
+                    ),
+                ));
+            }
+        } else {
+            runs.push(run);
+        }
+    };
+    for &(lineno, line) in &lines {
+        if let Some(start) = flashbench_invocation(line) {
+            finish(&mut cur, &mut runs, &mut file_warnings);
+            cur.line = lineno;
+            cur.command = Some(parse_command(name, lineno, line, start)?);
+            continue;
+        }
+        if is_prompt_or_comment(line) {
+            continue;
+        }
+        let is_last = Some(lineno) == last;
+        let mut row_warnings = Vec::new();
+        let parsed = parse_row(name, lineno, line, &mut row_warnings);
+        let cut_off = |what: &str, file_warnings: &mut Vec<Warning>| {
+            file_warnings.push(Warning::new(
+                "cut_last_line",
+                format!("{name}, line {lineno}: the last line '{line}' {what}; it was left out and the lines before it were used"),
+            ));
+        };
+        let row = match parsed {
+            Ok(Some(row)) => row,
+            Ok(None) => {
+                let first = line.split_whitespace().next().unwrap_or("");
+                let looks_cut =
+                    "align".starts_with(first) || first.starts_with(|c: char| c.is_ascii_digit());
+                if is_last && looks_cut && !(runs.is_empty() && cur.rows.is_empty()) {
+                    cut_off("is incomplete", &mut file_warnings);
+                } else {
+                    if cur.rows.is_empty() && cur.line == 0 {
+                        cur.line = lineno;
+                    }
+                    cur.unknown.push((lineno, line.to_string()));
+                }
+                continue;
+            }
+            Err(Bad::Cut(e)) => {
+                if is_last && !(runs.is_empty() && cur.rows.is_empty()) {
+                    cut_off("is incomplete", &mut file_warnings);
+                    continue;
+                }
+                return Err(e);
+            }
+            Err(Bad::Invalid(e)) => return Err(e),
+        };
+        // A last line without its newline may be cut inside its final field.
+        if is_last && !ends_cleanly {
+            let incomplete = match (&row, cur.last_counted()) {
+                (Row::Interval(_), _) => !line.ends_with("MB/s"),
+                (Row::Rates(_, r), Some(Row::Rates(_, p))) => r.len() != p.len(),
+                _ => false,
+            };
+            if incomplete {
+                cut_off("ends before its last field", &mut file_warnings);
+                continue;
+            }
+        }
+        if let (Some(prev), Some(_)) = (cur.last_counted(), row.family()) {
+            if row.restarts_after(prev, cur.dir) {
+                finish(&mut cur, &mut runs, &mut file_warnings);
+                cur.line = lineno;
+            } else if let (Some(k), Some(p)) = (row.key(), prev.key()) {
+                cur.dir = Some(k.cmp(&p));
+            }
+        }
+        if cur.line == 0 {
+            cur.line = lineno;
+        }
+        cur.warnings.append(&mut row_warnings);
+        cur.rows.push((lineno, row));
+    }
+    finish(&mut cur, &mut runs, &mut file_warnings);
+
+    if !runs.iter().any(|r| !r.rows.is_empty()) {
+        let what = match runs.iter().flat_map(|r| r.unknown.first()).next() {
+            Some((n, l)) => format!("line {n} ('{l}') is not a flashbench result line"),
+            None => "it holds no result lines".to_string(),
+        };
+        return Err(Error::usage(format!(
+            "{name}: not a flashbench log of a known kind (align, interval, open-au, find-fat): {what}"
+        )));
+    }
+    let several = runs.len() > 1;
+    let mut logs = Vec::new();
+    for run in runs {
+        let run_name = if several {
+            format!("{name}:{}", run.line)
+        } else {
+            name.to_string()
+        };
+        logs.push((run_name, build(name, run)?));
+    }
+    // Several open-AU runs without counts: a shell loop's output; assume 1, 2, 3, ….
+    let uncounted: Vec<usize> = logs
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, l))| matches!(&l.data, LogData::OpenAu(o) if o.open_au_nr.is_none()))
+        .map(|(i, _)| i)
+        .collect();
+    if uncounted.len() >= 2 {
+        for (k, &i) in uncounted.iter().enumerate() {
+            let (run_name, log) = &mut logs[i];
+            if let LogData::OpenAu(o) = &mut log.data {
+                o.open_au_nr = Some(k as u32 + 1);
+                o.open_au_nr_source = Some(OpenAuNrSource::RunOrder);
+            }
+            log.warnings.push(Warning::new(
+                "open_au_nr_from_run_order",
+                format!(
+                    "{run_name}: no --open-au-nr on a command line; taken as {} from the order of the {} runs (give --open-au-nr with one count per run, e.g. 1,2,8,9, if they were others); an open_au inference on it is at most tentative",
+                    k + 1,
+                    uncounted.len()
+                ),
+            ));
+        }
+    }
+    if let Some((_, first)) = logs.first_mut() {
+        file_warnings.append(&mut first.warnings);
+        first.warnings = file_warnings;
+    }
+    Ok(logs)
+}
+
+/// Give open-AU runs without a count on their command line the counts of flashscope's
+/// `--open-au-nr`: one count for all of them, or one per run in order. Returns warnings
+/// (counts given but not needed).
+pub fn apply_open_au_nr(
+    logs: &mut [(String, FlashbenchLog)],
+    counts: &[u32],
+) -> Result<Vec<Warning>> {
+    let targets: Vec<usize> = logs
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, l))| {
+            matches!(&l.data, LogData::OpenAu(o) if o.open_au_nr_source != Some(OpenAuNrSource::CommandLine))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    if targets.is_empty() {
+        let any_open_au = logs.iter().any(|(_, l)| l.kind() == LogKind::OpenAu);
+        return Ok(vec![Warning::new(
+            "open_au_nr_unused",
+            if any_open_au {
+                "--open-au-nr was not used: every open-au run has its count on its command line"
+            } else {
+                "--open-au-nr was not used: there is no open-au run"
+            },
+        )]);
+    }
+    if counts.len() != 1 && counts.len() != targets.len() {
+        return Err(Error::usage(format!(
+            "--open-au-nr gives {} counts but {} open-au runs have none on a command line ({}); give one count for all, or one per run in this order",
+            counts.len(),
+            targets.len(),
+            targets.iter().map(|&i| logs[i].0.as_str()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    for (k, &i) in targets.iter().enumerate() {
+        let log = &mut logs[i].1;
+        if let LogData::OpenAu(o) = &mut log.data {
+            o.open_au_nr = Some(if counts.len() == 1 {
+                counts[0]
+            } else {
+                counts[k]
+            });
+            o.open_au_nr_source = Some(OpenAuNrSource::Option);
+        }
+        log.warnings
+            .retain(|w| w.kind != "open_au_nr_from_run_order");
+    }
+    Ok(Vec::new())
+}
+
+/// Turn one collected run into a log: decide its kind and check every line belongs to it.
+fn build(name: &str, run: Run) -> Result<FlashbenchLog> {
+    let command = run.command;
+    if let Some(u) = command.as_ref().and_then(|c| c.unsupported.clone()) {
+        return Err(Error::usage(format!(
+            "{name}: a flashbench {u} log; flashscope analyses align (-a), interval (-i), open-au (-O) and find-fat (-f) logs"
+        )));
+    }
     let mut align = Vec::new();
     let mut interval = Vec::new();
     let mut regression = None;
     let mut two_col: Vec<OpenAuRow> = Vec::new();
     let mut multi_col: Vec<FindFatRow> = Vec::new();
-    let mut unknown: Vec<(usize, String)> = Vec::new();
-
-    for (lineno, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() {
-            continue;
+    for (_, row) in run.rows {
+        match row {
+            Row::Align(r) => align.push(r),
+            Row::Interval(r) => interval.push(r),
+            Row::Regression(r) => regression = Some(r),
+            Row::Residual => {}
+            Row::Rates(size, rates) if rates.len() == 1 => two_col.push(OpenAuRow {
+                size_bytes: size,
+                bytes_per_s: rates[0],
+            }),
+            Row::Rates(size, rates) => multi_col.push(FindFatRow {
+                size_bytes: size,
+                bytes_per_s: rates,
+            }),
         }
-        if is_command_line(line) {
-            if command.is_none() {
-                command = Some(parse_command(line)?);
-            }
-            continue;
-        }
-        if line.starts_with('#') || line.starts_with('$') {
-            continue;
-        }
-        let w: Vec<&str> = line.split_whitespace().collect();
-        let bad_line = || {
-            Error::usage(format!(
-                "{name}, line {}: '{line}' looks like a flashbench {} line but a value is not understood",
-                lineno + 1,
-                w.first().copied().unwrap_or("")
-            ))
-        };
-        if w[0] == "align" {
-            // align N pre T on T post T diff T
-            if w.len() < 10 || w[2] != "pre" || w[4] != "on" || w[6] != "post" || w[8] != "diff" {
-                return Err(bad_line());
-            }
-            let align_bytes: u64 = w[1].parse().map_err(|_| bad_line())?;
-            let t = |s: &str| parse_time_ns(s).ok_or_else(bad_line);
-            align.push(AlignRow {
-                align_bytes,
-                pre_ns: t(w[3])?,
-                on_ns: t(w[5])?,
-                post_ns: t(w[7])?,
-                diff_ns: t(w[9])?,
-            });
-            continue;
-        }
-        if w.len() >= 8 && w[1] == "bytes:" && w[2] == "min" {
-            // N bytes: min T avg T max T: R MB/s
-            let bytes: u64 = w[0].parse().map_err(|_| bad_line())?;
-            let t = |s: &str| parse_time_ns(s).ok_or_else(bad_line);
-            interval.push(IntervalRow {
-                bytes,
-                min_ns: t(w[3])?,
-                avg_ns: t(w[5])?,
-                max_ns: t(w[7])?,
-            });
-            continue;
-        }
-        if w.len() >= 4 && w[1].starts_with("MB/s") && line.ends_with("access time") {
-            // R MB/s, T access time
-            let mbs: f64 = w[0].parse().map_err(|_| bad_line())?;
-            let access = parse_time_ns(w[2]).ok_or_else(bad_line)?;
-            regression = Some(Regression {
-                bytes_per_s: mbs * 1e6,
-                access_ns: access,
-            });
-            continue;
-        }
-        if w[0] == "bytes" {
-            // "bytes N, time T overhead X": flashbench's residuals; recomputed, not needed.
-            continue;
-        }
-        if let Some(size) = size_token(w[0]).filter(|_| w.len() >= 2 && w[0].ends_with('B')) {
-            let rates: Option<Vec<f64>> = w[1..].iter().map(|r| parse_rate(r)).collect();
-            let Some(rates) = rates else {
-                return Err(bad_line());
-            };
-            if rates.len() == 1 {
-                two_col.push(OpenAuRow {
-                    size_bytes: size,
-                    bytes_per_s: rates[0],
-                });
-            } else {
-                multi_col.push(FindFatRow {
-                    size_bytes: size,
-                    bytes_per_s: rates,
-                });
-            }
-            continue;
-        }
-        unknown.push((lineno + 1, line.to_string()));
-    }
-
-    if let Some(u) = command.as_ref().and_then(|c| c.unsupported.clone()) {
-        return Err(Error::usage(format!(
-            "{name}: a flashbench {u} log; flashscope analyses align (-a), interval (-i), open-au (-O) and find-fat (-f) logs"
-        )));
     }
     let found: Vec<LogKind> = [
         (!align.is_empty()).then_some(LogKind::Align),
@@ -430,30 +900,26 @@ pub fn parse(name: &str, text: &str) -> Result<FlashbenchLog> {
     .into_iter()
     .flatten()
     .collect();
-    let declared = command.as_ref().and_then(|c| c.kind);
-    if found.is_empty() {
-        let what = match unknown.first() {
+    let Some(&found_kind) = found.first() else {
+        let what = match run.unknown.first() {
             Some((n, l)) => format!("line {n} ('{l}') is not a flashbench result line"),
             None => "it holds no result lines".to_string(),
         };
         return Err(Error::usage(format!(
             "{name}: not a flashbench log of a known kind (align, interval, open-au, find-fat): {what}"
         )));
-    }
+    };
     if found.len() > 1 {
         return Err(Error::usage(format!(
-            "{name}: mixes several flashbench result kinds ({}); give one test per file",
-            found
-                .iter()
-                .map(|k| k.name())
-                .collect::<Vec<_>>()
-                .join(", ")
+            "{name}, from line {}: mixes several flashbench result kinds ({}); give one test per file",
+            run.line,
+            found.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
         )));
     }
-    let mut kind = found[0];
+    let mut kind = found_kind;
     // A single-rate-per-line log is open-au unless the command line says find-fat (with
     // --fat-nr=1), and a multi-column one is find-fat.
-    if let Some(d) = declared {
+    if let Some(d) = command.as_ref().and_then(|c| c.kind) {
         if d != kind {
             let compatible = matches!(
                 (d, kind),
@@ -461,7 +927,8 @@ pub fn parse(name: &str, text: &str) -> Result<FlashbenchLog> {
             );
             if !compatible {
                 return Err(Error::usage(format!(
-                    "{name}: the command line says {} but the lines are {} results",
+                    "{name}, line {}: the command line says {} but the lines after it are {} results",
+                    run.line,
                     d.name(),
                     kind.name()
                 )));
@@ -469,7 +936,7 @@ pub fn parse(name: &str, text: &str) -> Result<FlashbenchLog> {
             kind = d;
         }
     }
-    if let Some((n, l)) = unknown.first() {
+    if let Some((n, l)) = run.unknown.first() {
         return Err(Error::usage(format!(
             "{name}, line {n}: '{l}' is not a flashbench {} line",
             kind.name()
@@ -486,6 +953,7 @@ pub fn parse(name: &str, text: &str) -> Result<FlashbenchLog> {
             erase_bytes: cmd.erase_bytes,
             block_bytes: cmd.block_bytes,
             open_au_nr: cmd.open_au_nr,
+            open_au_nr_source: cmd.open_au_nr.map(|_| OpenAuNrSource::CommandLine),
             random: cmd.random,
             rows: if two_col.is_empty() {
                 multi_col
@@ -516,7 +984,12 @@ pub fn parse(name: &str, text: &str) -> Result<FlashbenchLog> {
             },
         }),
     };
-    Ok(FlashbenchLog { command, data })
+    Ok(FlashbenchLog {
+        command,
+        data,
+        line: run.line,
+        warnings: run.warnings,
+    })
 }
 
 #[cfg(test)]
@@ -586,5 +1059,228 @@ mod tests {
         assert!(e.to_string().contains("line 1"), "{e}");
         let e = parse("p.txt", "# flashbench -p /dev/sdb\n2MiB 7.62M/s 10.3M/s\n").unwrap_err();
         assert!(e.to_string().contains("program"), "{e}");
+    }
+
+    const ALIGN: &str = "align 8192\tpre 785µs\ton 808µs\tpost 725µs\tdiff 53.3µs\nalign 4096\tpre 780µs\ton 800µs\tpost 720µs\tdiff 50µs\n";
+
+    #[test]
+    fn prompt_lines_of_every_shape_give_the_command() {
+        for (prompt, block) in [
+            ("~ # flashbench -a -b 1024 /dev/mmcblk0", Some(1024)),
+            ("root #flashbench -a <device>", None),
+            (
+                "pi@raspberrypi:~ $ sudo ./flashbench -a /dev/sdb -b 4096",
+                Some(4096),
+            ),
+            (
+                "[root@host ~]# /usr/bin/flashbench --align --blocksize=2048 /dev/sdc",
+                Some(2048),
+            ),
+            ("flashbench -a -b 512 /dev/sdb", Some(512)),
+        ] {
+            let text = format!("{prompt}\n{ALIGN}~ # \n");
+            let l = parse("t", &text).unwrap_or_else(|e| panic!("{prompt}: {e}"));
+            let c = l.command.as_ref().expect(prompt);
+            assert_eq!(c.kind, Some(LogKind::Align), "{prompt}");
+            assert_eq!(c.block_bytes, block, "{prompt}");
+        }
+        // A comment that mentions flashbench is not a command.
+        let l = parse("t", &format!("# flashbench results of my card\n{ALIGN}")).unwrap();
+        assert!(l.command.is_none());
+    }
+
+    #[test]
+    fn a_bom_and_crlf_are_read() {
+        let text = format!(
+            "\u{feff}# flashbench -a -b 1024 /dev/sdb\r\n{}",
+            ALIGN.replace('\n', "\r\n")
+        );
+        let l = parse("t", &text).unwrap();
+        assert_eq!(l.align_block_bytes(), Some(1024));
+        assert_eq!(l.align_points(1024).len(), 2);
+    }
+
+    #[test]
+    fn flashbench_cut_numbers_are_read_and_a_cut_diff_is_recovered() {
+        assert_eq!(parse_time_ns("-90026n"), Some(-90026.0));
+        assert_eq!(parse_time_ns("1e+03µ"), Some(1e6));
+        assert_eq!(parse_time_ns("735Âµs"), Some(735_000.0));
+        // "-1234567ns" printed into 7 characters is "-123456".
+        let text = "align 8192 pre 3.1ms on 1.9ms post 3.0ms diff -123456\nalign 4096 pre 1ms on 1ms post 1ms diff -90026n\n";
+        let l = parse("t", text).unwrap();
+        let p = l.align_points(4096);
+        assert_eq!(p[0].diff_ns, -1_234_560.0);
+        assert_eq!(p[1].diff_ns, -90026.0);
+        assert!(
+            l.warnings
+                .iter()
+                .any(|w| w.kind == "diff_recovered" && w.message.contains("line 1")),
+            "{:?}",
+            l.warnings
+        );
+        // An exact 6-digit value that the columns support stays as it is.
+        let l = parse(
+            "t",
+            "align 8192 pre 1.2ms on 1.08ms post 1.2ms diff -123456\n",
+        )
+        .unwrap();
+        assert_eq!(l.align_points(4096)[0].diff_ns, -123456.0);
+    }
+
+    #[test]
+    fn impossible_values_name_the_file_and_line() {
+        for (text, want) in [
+            (
+                "align 8192 pre -1ms on 1ms post 1ms diff 0ns\n",
+                "x.txt, line 1",
+            ),
+            (
+                "align 0 pre 1ms on 1ms post 1ms diff 0ns\n",
+                "alignment 0 is not possible",
+            ),
+            (
+                "512 bytes: min -408us avg 493us max 924us: 1.25 MB/s\n",
+                "min time -408us is negative",
+            ),
+            ("4MiB 1M/s\n0B 3M/s\n", "line 2"),
+            (
+                "# flashbench -O --open-au-nr=0 /dev/sdb\n4MiB 1M/s\n",
+                "--open-au-nr 0 is not possible",
+            ),
+            (
+                "# flashbench -a -b 0 /dev/sdb\nalign 8192 pre 1ms on 1ms post 1ms diff 0ns\n",
+                "--blocksize 0",
+            ),
+        ] {
+            let e = parse_all("x.txt", text).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains(want), "{text}: {e}");
+            assert!(e.to_string().contains("x.txt"), "{e}");
+        }
+        // A cut last line is not an impossible value: only a complete line is checked.
+        let e = parse_all("x.txt", "align 8192 pre -1ms on 1ms post 1ms diff 0ns\nalign 4096 pre 1ms on 1ms post 1ms diff 0ns\n").unwrap_err();
+        assert!(e.to_string().contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn a_cut_last_line_is_left_out_with_a_warning() {
+        for cut in [
+            "align 2048\tpre 780µs\ton 8",
+            "align 2048\tpre 7",
+            "al",
+            "512KiB 6.3",
+        ] {
+            let text = format!("# flashbench -a /dev/sdb\n{ALIGN}{cut}");
+            let l = parse("t", &text);
+            if cut.starts_with('5') {
+                // Rates after align rows are another run; cut, it is left out too.
+                let l = l.unwrap();
+                assert_eq!(l.align_points(1024).len(), 2);
+                continue;
+            }
+            let l = l.unwrap_or_else(|e| panic!("{cut}: {e}"));
+            assert_eq!(l.align_points(1024).len(), 2, "{cut}");
+            let w = l
+                .warnings
+                .iter()
+                .find(|w| w.kind == "cut_last_line")
+                .expect(cut);
+            assert!(w.message.contains("line 4"), "{}", w.message);
+        }
+        // A line cut inside its last field, without a newline: interval and find-fat.
+        let l = parse("t", "512 bytes: min 408us avg 493us max 924us: 1.25 MB/s\n1024 bytes: min 439us avg 462us max 5").unwrap();
+        let LogData::Interval { rows, .. } = &l.data else {
+            panic!()
+        };
+        assert_eq!(rows.len(), 1);
+        let l = parse("t", "4MiB 1M/s 2M/s 1M/s\n2MiB 1M/s 2M/s").unwrap();
+        let LogData::FindFat(f) = &l.data else {
+            panic!()
+        };
+        assert_eq!(f.rows.len(), 1);
+        // Junk at the end is still an error.
+        assert!(parse("t", &format!("{ALIGN}hello world")).is_err());
+    }
+
+    #[test]
+    fn several_runs_are_split_at_command_lines_and_where_sizes_start_again() {
+        let text = format!("$ flashbench -a -b 1024 /dev/sdb\n{ALIGN}$ flashbench -a -b 2048 /dev/sdb\n{ALIGN}{ALIGN}");
+        let runs = parse_all("f", &text).unwrap();
+        let names: Vec<&str> = runs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["f:1", "f:4", "f:7"]);
+        assert_eq!(runs[1].1.align_block_bytes(), Some(2048));
+        assert!(runs[2].1.command.is_none());
+        assert!(parse("f", &text)
+            .unwrap_err()
+            .to_string()
+            .contains("holds 3 flashbench runs"));
+        // A hand-sorted (ascending) run is one run.
+        let up = "align 4096 pre 1ms on 1ms post 1ms diff 1us\nalign 8192 pre 1ms on 1ms post 1ms diff 1us\nalign 16384 pre 1ms on 1ms post 1ms diff 1us\n";
+        assert_eq!(parse_all("f", up).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn raw_open_au_runs_take_counts_from_their_order_or_from_the_option() {
+        let run = "4MiB 8M/s\n2MiB 7M/s\n1MiB 6M/s\n";
+        let text = format!("{run}{run}{run}");
+        let mut runs = parse_all("o", &text).unwrap();
+        let counts: Vec<_> = runs
+            .iter()
+            .map(|(_, l)| match &l.data {
+                LogData::OpenAu(o) => (o.open_au_nr, o.open_au_nr_source),
+                _ => panic!(),
+            })
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                (Some(1), Some(OpenAuNrSource::RunOrder)),
+                (Some(2), Some(OpenAuNrSource::RunOrder)),
+                (Some(3), Some(OpenAuNrSource::RunOrder))
+            ]
+        );
+        assert!(runs[0]
+            .1
+            .warnings
+            .iter()
+            .any(|w| w.kind == "open_au_nr_from_run_order"));
+        apply_open_au_nr(&mut runs, &[1, 8, 9]).unwrap();
+        let counts: Vec<_> = runs
+            .iter()
+            .map(|(_, l)| match &l.data {
+                LogData::OpenAu(o) => (o.open_au_nr, o.open_au_nr_source),
+                _ => panic!(),
+            })
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                (Some(1), Some(OpenAuNrSource::Option)),
+                (Some(8), Some(OpenAuNrSource::Option)),
+                (Some(9), Some(OpenAuNrSource::Option))
+            ]
+        );
+        assert!(runs.iter().all(|(_, l)| l
+            .warnings
+            .iter()
+            .all(|w| w.kind != "open_au_nr_from_run_order")));
+        let e = apply_open_au_nr(&mut runs, &[1, 2]).unwrap_err();
+        assert!(
+            e.to_string().contains("gives 2 counts but 3 open-au runs"),
+            "{e}"
+        );
+        for (v, want) in [
+            ("0", "0 open erase blocks"),
+            ("-3", "-3 is negative"),
+            ("", "is empty"),
+            ("2,x", "'x' is not a count"),
+        ] {
+            let e = parse_open_au_nr_list(v).unwrap_err();
+            assert!(
+                e.to_string().contains(want) && e.to_string().contains("--open-au-nr"),
+                "{v}: {e}"
+            );
+        }
+        assert_eq!(parse_open_au_nr_list("1, 2,8,9").unwrap(), [1, 2, 8, 9]);
     }
 }

@@ -162,6 +162,19 @@ pub fn infer_open_au(points: &[OpenAuPoint], reference: Option<f64>) -> Inferenc
     )
 }
 
+/// The same inference with its confidence capped below "confident", because an input it
+/// rests on was assumed (`why` is added to the evidence). Inconclusive stays inconclusive.
+pub fn at_most_tentative(inf: Inference, why: &str) -> Inference {
+    match inf.value {
+        Some(v) if inf.confidence >= crate::report::CONFIDENT_AT => Inference::new(
+            v,
+            inf.confidence.min(0.75),
+            format!("{}; tentative because {why}", inf.evidence),
+        ),
+        _ => inf,
+    }
+}
+
 /// Points from flashbench `--open-au` logs (one log per `--open-au-nr`): the rate at the
 /// smallest write size that every log has. Returns the points and that size; logs without
 /// an open-AU count are skipped.

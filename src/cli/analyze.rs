@@ -4,40 +4,48 @@ use super::Output;
 use crate::analysis::align::{self, AlignPoint};
 use crate::analysis::flashbench::{self, FlashbenchLog, LogData, LogKind};
 use crate::analysis::interval::{self, IntervalPoint};
+use crate::input;
 use crate::report::{Document, Warning};
-use crate::units::parse_size;
+use crate::units::parse_size_option;
 use crate::{Error, Result};
+use std::path::Path;
 
 /// Arguments of `analyze`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope analyze align-1k.txt align-4k.txt align-16k.txt\n  flashscope analyze interval.txt --json\n  flashscope analyze openau.txt --erasesize 4M --open-au-nr 2\n\nReads flashbench output (align -a, interval -i, open-au -O, find-fat -f). Several align\nlogs are taken as one card measured with different block sizes. Exit code 2 for a log\nflashscope cannot read as flashbench output, 1 for a file it cannot open."
+    after_help = "Examples:\n  flashscope analyze align-1k.txt align-4k.txt align-16k.txt\n  flashscope analyze interval.txt --json\n  flashscope analyze openau.txt --erasesize 4M --open-au-nr 2\n  flashscope analyze openau-loop.txt --erasesize 4M --open-au-nr 1,2,8,9\n\nReads flashbench output (align -a, interval -i, open-au -O, find-fat -f) as pasted: a\ncommand line after any shell prompt, CRLF, tabs, a BOM, a cut last line (left out, with\na warning). A file with several runs is split at command lines and where the sizes start\nagain. Several align logs are taken as one card measured with different block sizes.\nRaw -O runs without command lines: --open-au-nr 1,2,8,9 gives their counts in order;\nwithout it they are taken as 1, 2, 3, ... and open_au is at most tentative.\nA log is a regular file of at most 64 MiB (- reads standard input). Exit code 2 for a\nlog flashscope cannot read as flashbench output, a FIFO or device, or an impossible\nvalue (named by file and line); 1 for a file it cannot open."
 )]
 pub struct Args {
-    /// flashbench log files.
+    /// flashbench log files (regular files of at most 64 MiB; `-` reads standard input).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<String>,
     /// Block size for logs whose command line does not give one.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub blocksize: Option<String>,
     /// Erase block size for open-au / find-fat logs without one.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub erasesize: Option<String>,
-    /// Open erase blocks for open-au logs without --open-au-nr.
-    #[arg(long, value_name = "N")]
-    pub open_au_nr: Option<u32>,
+    /// Open erase blocks for open-au runs without --open-au-nr on a command line: one count
+    /// for all of them, or one per run in the order they appear (e.g. 1,2,8,9).
+    #[arg(long, value_name = "N[,N...]", allow_hyphen_values = true)]
+    pub open_au_nr: Option<String>,
     /// Write an SVG plot (align: boundary cost against alignment; interval: time against size).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<String>,
 }
 
-/// Read and parse the files; errors name the file.
+/// Read and parse the files, each into its runs (a file with several runs gives
+/// `FILE:LINE` names); errors name the file.
 pub fn load(files: &[String]) -> Result<Vec<(String, FlashbenchLog)>> {
     let mut v = Vec::new();
     for f in files {
-        let bytes = std::fs::read(f).map_err(|e| Error::io(format!("reading {f}"), e))?;
+        let bytes = if f == "-" {
+            input::read_stdin("flashbench log", input::LOG_CAP_BYTES)?
+        } else {
+            input::read_regular(Path::new(f), "flashbench log", input::LOG_CAP_BYTES)?
+        };
         let text = String::from_utf8_lossy(&bytes);
-        v.push((f.clone(), flashbench::parse(f, &text)?));
+        v.extend(flashbench::parse_all(f, &text)?);
     }
     Ok(v)
 }
@@ -49,11 +57,18 @@ pub fn align_points(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) ->
     for (_, l) in logs.iter().filter(|(_, l)| l.kind() == LogKind::Align) {
         let from_cmd = l.command.as_ref().and_then(|c| c.block_bytes);
         let has_cmd = l.command.is_some();
-        // flashbench's default block size is 16 KiB when its command line gives none.
+        let derived = l.align_block_bytes();
+        // flashbench's default block size is 16 KiB when its command line gives none; a
+        // log that goes below 32 KiB alignments had a smaller one (the pasted command was
+        // shortened, e.g. `flashbench -a <device>`).
         let bs = from_cmd
             .or(blocksize)
-            .or(if has_cmd { Some(16384) } else { None })
-            .or_else(|| l.align_block_bytes())
+            .or(if has_cmd {
+                Some(derived.map_or(16384, |d| d.min(16384)))
+            } else {
+                None
+            })
+            .or(derived)
             .unwrap_or(16384);
         pts.extend(l.align_points(bs));
     }
@@ -63,15 +78,32 @@ pub fn align_points(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) ->
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
-    let blocksize = args.blocksize.as_deref().map(parse_size).transpose()?;
-    let erasesize = args.erasesize.as_deref().map(parse_size).transpose()?;
+    let blocksize = args
+        .blocksize
+        .as_deref()
+        .map(|v| parse_size_option("--blocksize", v, false))
+        .transpose()?;
+    let erasesize = args
+        .erasesize
+        .as_deref()
+        .map(|v| parse_size_option("--erasesize", v, false))
+        .transpose()?;
+    let open_au_nr = args
+        .open_au_nr
+        .as_deref()
+        .map(flashbench::parse_open_au_nr_list)
+        .transpose()?;
     let mut logs = load(&args.files)?;
+    let mut warnings = match &open_au_nr {
+        Some(counts) => flashbench::apply_open_au_nr(&mut logs, counts)?,
+        None => Vec::new(),
+    };
     for (_, l) in logs.iter_mut() {
+        warnings.append(&mut l.warnings.clone());
         match &mut l.data {
             LogData::OpenAu(o) => {
                 o.erase_bytes = o.erase_bytes.or(erasesize);
                 o.block_bytes = o.block_bytes.or(blocksize);
-                o.open_au_nr = o.open_au_nr.or(args.open_au_nr);
             }
             LogData::FindFat(f) => f.erase_bytes = f.erase_bytes.or(erasesize),
             _ => {}
@@ -81,12 +113,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         "analyze",
         serde_json::json!({ "files": args.files, "kind": "flashbench logs" }),
     );
+    doc.warnings.extend(warnings);
     let kinds: Vec<&str> = logs.iter().map(|(_, l)| l.kind().name()).collect();
     doc.parameters = serde_json::json!({
         "kinds": kinds,
         "blocksize": blocksize,
         "erasesize": erasesize,
-        "open_au_nr": args.open_au_nr,
+        "open_au_nr": open_au_nr,
     });
     doc.samples = serde_json::json!(logs
         .iter()

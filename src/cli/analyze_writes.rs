@@ -2,10 +2,14 @@
 //! the same inference as the live `open-au` and `fat` tests.
 
 use crate::analysis::fat::{infer_fat, samples_from_flashbench};
-use crate::analysis::flashbench::{FlashbenchLog, LogData, OpenAuLog};
-use crate::analysis::openau::{infer_open_au, per_count, points_from_flashbench};
+use crate::analysis::flashbench::{FlashbenchLog, LogData, OpenAuLog, OpenAuNrSource};
+use crate::analysis::openau::{
+    at_most_tentative, infer_open_au, per_count, points_from_flashbench,
+};
 use crate::report::{Document, Inference, Warning};
 use crate::units::format_bytes;
+
+const ASSUMED: &str = "the open-AU counts were taken from the order of the runs, not from command lines (give --open-au-nr to state them)";
 
 fn line(key: &str, inf: &Inference) -> String {
     let v = inf
@@ -34,6 +38,11 @@ pub fn open_au_and_fat(logs: &[(String, FlashbenchLog)], doc: &mut Document, tex
             ));
         }
     }
+    // Counts assumed from the order of the runs may be wrong: no confident answer on them.
+    let assumed = |logs: &[&OpenAuLog]| {
+        logs.iter()
+            .any(|o| o.open_au_nr_source == Some(OpenAuNrSource::RunOrder))
+    };
     let linear: Vec<&OpenAuLog> = open
         .iter()
         .filter(|(_, o)| !o.random)
@@ -44,6 +53,9 @@ pub fn open_au_and_fat(logs: &[(String, FlashbenchLog)], doc: &mut Document, tex
     if !linear.is_empty() {
         let (pts, size) = points_from_flashbench(&linear);
         let mut inf = infer_open_au(&pts, None);
+        if assumed(&linear) {
+            inf = at_most_tentative(inf, ASSUMED);
+        }
         if let Some(sz) = size {
             inf.evidence = format!("at {} writes: {}", format_bytes(sz), inf.evidence);
             lin_ref = per_count(&pts)
@@ -64,6 +76,9 @@ pub fn open_au_and_fat(logs: &[(String, FlashbenchLog)], doc: &mut Document, tex
             _ => None,
         };
         let mut inf = infer_open_au(&pts, reference);
+        if assumed(&random) {
+            inf = at_most_tentative(inf, ASSUMED);
+        }
         if let Some(sz) = size {
             inf.evidence = format!(
                 "at {} random-order writes: {}",

@@ -1,0 +1,174 @@
+//! Bounded reading of the small files flashscope reads (flashbench logs, journals, state
+//! files): one place that refuses what is not a regular file and caps the size, so that no
+//! input can block forever (a FIFO) or eat the machine (`/dev/zero`).
+//!
+//! The file is opened with `O_NONBLOCK | O_NOCTTY` (opening a FIFO without a writer returns
+//! at once instead of waiting), and its kind and size are checked with `fstat` on the opened
+//! descriptor, not on the path, so there is no window between the check and the read. The
+//! read itself stops one byte past the cap, so a file that grows after the check is still
+//! bounded.
+
+use crate::{Error, Result};
+use std::fs::{File, Metadata};
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+/// The size cap for a flashbench log: real logs are kilobytes.
+pub const LOG_CAP_BYTES: u64 = 64 << 20;
+
+/// What kind of file `meta` describes, in words ("a directory", "a FIFO (named pipe)", …).
+pub fn kind_in_words(meta: &Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn not_regular(path: &Path, what: &str, meta: &Metadata) -> Error {
+    Error::usage(format!(
+        "{}: a {what} must be a regular file, and this is {}; save the output to a file and give that file",
+        path.display(),
+        kind_in_words(meta)
+    ))
+}
+
+fn too_large(path: &Path, what: &str, size: u64, cap: u64) -> Error {
+    Error::usage(format!(
+        "{}: {} is larger than the {} a {what} may have; is it the right file?",
+        path.display(),
+        crate::units::format_bytes(size),
+        crate::units::format_bytes(cap)
+    ))
+}
+
+/// Open `path` for reading if it is a regular file of at most `cap` bytes; `what` names the
+/// file's role in messages ("flashbench log", "journal"). Returns the file and its `fstat`
+/// metadata (owner, mode, device and inode are there for callers that check trust).
+///
+/// Errors: not a regular file (FIFO, device, directory, socket) or larger than `cap` → a
+/// usage error (exit 2) naming the file and why; missing or unreadable → an I/O error
+/// (exit 1). Symbolic links are followed; the checks apply to the file opened.
+pub fn open_regular(path: &Path, what: &str, cap: u64) -> Result<(File, Metadata)> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| {
+            // A socket cannot be opened at all (ENXIO); say what it is rather than
+            // reporting a vanished device.
+            match std::fs::metadata(path) {
+                Ok(m) if !m.is_file() => not_regular(path, what, &m),
+                _ => Error::Io {
+                    context: format!("reading {what} {}", path.display()),
+                    source: e,
+                },
+            }
+        })?;
+    let meta = file.metadata().map_err(|e| Error::Io {
+        context: format!("reading {what} {}", path.display()),
+        source: e,
+    })?;
+    if !meta.is_file() {
+        return Err(not_regular(path, what, &meta));
+    }
+    if meta.len() > cap {
+        return Err(too_large(path, what, meta.len(), cap));
+    }
+    Ok((file, meta))
+}
+
+/// Read a regular file of at most `cap` bytes (see [`open_regular`] for what is refused).
+pub fn read_regular(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>> {
+    let (file, meta) = open_regular(path, what, cap)?;
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    file.take(cap.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::Io {
+            context: format!("reading {what} {}", path.display()),
+            source: e,
+        })?;
+    if buf.len() as u64 > cap {
+        return Err(too_large(path, what, buf.len() as u64, cap));
+    }
+    Ok(buf)
+}
+
+/// Read standard input to its end, at most `cap` bytes (for `-` as a file name).
+pub fn read_stdin(what: &str, cap: u64) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| Error::Io {
+            context: format!("reading {what} from standard input"),
+            source: e,
+        })?;
+    if buf.len() as u64 > cap {
+        return Err(Error::usage(format!(
+            "standard input: more than the {} a {what} may have; is it the right input?",
+            crate::units::format_bytes(cap)
+        )));
+    }
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_fifo_is_refused_at_once_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("log.fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let t0 = Instant::now();
+        let e = read_regular(&fifo, "flashbench log", LOG_CAP_BYTES).unwrap_err();
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        assert!(e.to_string().contains("log.fifo"), "{e}");
+    }
+
+    #[test]
+    fn devices_and_directories_are_refused_and_say_what_they_are() {
+        let e = read_regular(Path::new("/dev/zero"), "flashbench log", LOG_CAP_BYTES).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert!(e.to_string().contains("/dev/zero: a flashbench log must be a regular file, and this is a character device"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_regular(dir.path(), "journal", 10).unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+    }
+
+    #[test]
+    fn the_cap_is_enforced_and_a_missing_file_is_a_runtime_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("big.txt");
+        std::fs::write(&f, vec![b'x'; 101]).unwrap();
+        let e = read_regular(&f, "flashbench log", 100).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("larger than the 100 B"), "{e}");
+        assert_eq!(read_regular(&f, "log", 101).unwrap().len(), 101);
+        let e = read_regular(&dir.path().join("none"), "log", 100).unwrap_err();
+        assert_eq!(e.exit_code(), 1);
+        assert!(e.to_string().contains("none"), "{e}");
+    }
+}
