@@ -288,7 +288,7 @@ fn the_harness_list_gets_the_documented_exit_codes_and_names_the_option() {
             2,
             &["--max-blocksize"],
         ),
-        case(&with(&model, &["--bus-lines", "3"]), 2, &["--bus-lines 3"]),
+        case(&with(&model, &["--bus-lines", "3"]), 2, &["--bus-lines '3'"]),
         case(&with(&model, &["--bus-lines", "0"]), 2, &["--bus-lines"]),
         case(&with(&model, &["--bus-lines", "-4"]), 2, &["--bus-lines"]),
         case(&["model", "--kind", "spi-nor"], 2, &["--erase-time"]),
@@ -402,6 +402,59 @@ fn the_harness_list_gets_the_documented_exit_codes_and_names_the_option() {
         case(&["frobnicate"], 2, &["frobnicate"]),
         case(&["info", "sim:sd-16g", "--bogus"], 2, &["--bogus"]),
         case(&["sim", "list", "extra"], 2, &["extra"]),
+    ];
+    run_all(&cases);
+}
+
+#[test]
+fn fifos_devices_and_huge_files_are_refused_at_once_and_pastes_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo has no other preconditions.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let fifo = fifo.to_str().unwrap();
+    let huge = dir.path().join("huge.txt");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(65 << 20)
+        .unwrap();
+    let huge = huge.to_str().unwrap();
+    let pastes = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/flashbench/pastes/");
+    let paste = |f: &str| format!("{pastes}{f}");
+    let (bom, prompt, root_prompt, two) = (
+        paste("bom-seed-align-03.txt"),
+        paste("prompt-tilde-seed-align-01.txt"),
+        paste("prompt-root-readme-align-01.txt"),
+        paste("two-commands-seed-align-05-06.txt"),
+    );
+    let cases = vec![
+        case(&["analyze", fifo], 2, &[fifo, "FIFO"]),
+        case(&["analyze", "/dev/zero"], 2, &["/dev/zero", "regular file"]),
+        case(&["analyze", huge], 2, &[huge]),
+        case(&["restore", fifo], 2, &[fifo]),
+        case(&["restore", "/dev/zero"], 2, &["/dev/zero"]),
+        case(&["restore", huge], 2, &[huge]),
+        case(
+            &["verify", "sim:sd-16g,size=64M", "--write", "--state", fifo],
+            2,
+            &["--state", fifo],
+        ),
+        case(
+            &[
+                "verify",
+                "sim:sd-16g,size=64M",
+                "--write",
+                "--state",
+                "/dev/zero",
+            ],
+            2,
+            &["--state"],
+        ),
+        case(&["analyze", &bom], 0, &[]),
+        case(&["analyze", &prompt], 0, &[]),
+        case(&["analyze", &root_prompt], 0, &[]),
+        case(&["analyze", &two], 0, &[]),
     ];
     run_all(&cases);
 }

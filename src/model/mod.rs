@@ -208,7 +208,7 @@ impl DatasheetText {
         })?;
         if ![1, 2, 4, 8, 16].contains(&bus_lines) {
             return Err(Error::usage(format!(
-                "--bus-lines {lines_text}: a flash bus has 1, 2, 4, 8 or 16 data lines (SPI 1/2/4/8, SD 1/4, eMMC 1/4/8, raw NAND 8/16)"
+                "--bus-lines '{lines_text}': a flash bus has 1, 2, 4, 8 or 16 data lines (SPI 1/2/4/8, SD 1/4, eMMC 1/4/8, raw NAND 8/16)"
             )));
         }
         let cmd_bytes = match self.cmd_bytes.as_deref() {
