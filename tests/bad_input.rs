@@ -28,7 +28,9 @@ fn case(args: &[&str], code: i32, says: &[&str]) -> Case {
 
 /// Run one case with a deadline; return a description of what went wrong, if anything.
 fn check(c: &Case, state: &Path) -> Option<String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flashscope"))
+    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
+    let mut child = <Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
+        .unwrap()
         .args(&c.args)
         .env("XDG_STATE_HOME", state)
         .stdin(Stdio::null())
@@ -288,7 +290,11 @@ fn the_harness_list_gets_the_documented_exit_codes_and_names_the_option() {
             2,
             &["--max-blocksize"],
         ),
-        case(&with(&model, &["--bus-lines", "3"]), 2, &["--bus-lines '3'"]),
+        case(
+            &with(&model, &["--bus-lines", "3"]),
+            2,
+            &["--bus-lines '3'"],
+        ),
         case(&with(&model, &["--bus-lines", "0"]), 2, &["--bus-lines"]),
         case(&with(&model, &["--bus-lines", "-4"]), 2, &["--bus-lines"]),
         case(&["model", "--kind", "spi-nor"], 2, &["--erase-time"]),
