@@ -10,6 +10,7 @@ pub mod identity;
 pub mod intervals;
 pub mod preserve;
 pub mod signals;
+pub mod trust;
 
 pub use format::Journal;
 pub use identity::{mismatch, Identity};
@@ -37,23 +38,25 @@ pub fn state_dir() -> Result<PathBuf> {
     Ok(base.join("flashscope"))
 }
 
+/// `name` in the state directory, which is created private to this user (0700) and
+/// refused if another user could write it (see `trust::private_dir`). Journals and
+/// `verify`'s resume state go here.
+pub fn state_file(name: &str) -> Result<PathBuf> {
+    let dir = state_dir()?;
+    trust::private_dir(&dir)?;
+    Ok(dir.join(name))
+}
+
 /// A fresh default journal path for `command` (created directories included).
 pub fn default_path(command: &str) -> Result<PathBuf> {
-    let dir = state_dir()?;
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        Error::io(
-            format!("creating the journal directory {}", dir.display()),
-            e,
-        )
-    })?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    Ok(dir.join(format!(
+    state_file(&format!(
         "{command}-{stamp}-{}.fsjournal",
         std::process::id()
-    )))
+    ))
 }
 
 /// The directory a journal file will live in (its parent, or the current directory).
