@@ -114,8 +114,23 @@ impl JournalWriter {
         &self.path
     }
 
-    /// Append one region's saved content (not yet durable: call `sync`).
+    /// Append one region's saved content (not yet durable: call `sync`). On failure (a
+    /// full filesystem) the file is cut back to its last whole record, so a failed append
+    /// never leaves a partial record behind it.
     pub fn append(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        use std::io::Seek;
+        let before = self.file.stream_position()?;
+        let r = self.append_at_end(offset, data);
+        if r.is_err() {
+            let _ = self
+                .file
+                .set_len(before)
+                .and_then(|_| self.file.seek(io::SeekFrom::Start(before)));
+        }
+        r
+    }
+
+    fn append_at_end(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
         let mut head = [0u8; RECORD_HEAD as usize];
         head[..4].copy_from_slice(RECORD_MAGIC);
         head[4..12].copy_from_slice(&offset.to_le_bytes());
@@ -128,6 +143,16 @@ impl JournalWriter {
         self.bytes_saved += data.len() as u64;
         self.records += 1;
         Ok(())
+    }
+
+    /// Make later appends fail (the descriptor is swapped for a read-only one), as a full
+    /// filesystem would.
+    #[cfg(test)]
+    pub fn break_for_test(&mut self) {
+        use std::io::Seek;
+        let pos = self.file.stream_position().unwrap();
+        self.file = File::open(&self.path).unwrap();
+        self.file.seek(io::SeekFrom::Start(pos)).unwrap();
     }
 
     /// Make every appended record durable (fdatasync).
