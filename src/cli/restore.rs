@@ -38,18 +38,18 @@ pub struct Args {
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
+    // Opened once, without following a symlink or blocking on a FIFO; a regular file.
     let journal = Journal::open(&args.journal)?;
     // Held while restoring: the test that writes this journal must not be running.
-    let _lock = match crate::journal::format::lock_leftover(&args.journal) {
-        Ok(Some(f)) => Some(f),
-        Ok(None) if !args.list => {
+    match journal.try_lock() {
+        Ok(false) if !args.list => {
             return Err(Error::Refused(format!(
                 "the test that writes {} is still running: it restores the device itself when it ends (Ctrl-C stops it early); nothing was written",
                 args.journal.display()
             )))
         }
-        _ => None,
-    };
+        _ => {}
+    }
     let spec = match &args.target {
         Some(s) => s.clone(),
         None => journal.identity.spec.clone(),
@@ -77,7 +77,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         doc.warnings.push(crate::report::Warning::new(
             "torn-journal-tail",
             format!(
-                "the journal ends in {} bytes of an incomplete or damaged record, skipped: a crash while saving leaves one, and its region was never overwritten (the overwrite waits for the record to be on disk); only if the file was damaged after a complete save would that region stay unrestored",
+                "the journal ends in {} bytes of a record whose length runs past the end of the file, skipped: a crash while saving leaves one, and its region was never overwritten (the overwrite waits for the record to be complete and on disk); a restore first checks that the target still holds the bytes the file has of that region",
                 journal.torn_tail_bytes
             ),
         ));

@@ -158,7 +158,8 @@ pub struct Leftovers {
     pub in_use: Vec<PathBuf>,
     /// Journals that held no saved region, removed: their run stopped before its first
     /// overwrite (every region is saved and made durable before it is written), so there
-    /// was nothing to put back. A torn last record is such a region: its write never began.
+    /// was nothing to put back. A torn last record without data is such a region: its
+    /// write never began.
     pub removed_empty: Vec<PathBuf>,
 }
 
@@ -194,7 +195,12 @@ pub fn clear_leftovers(identity: &Identity) -> Leftovers {
             }
         };
         match Journal::open(&p) {
-            Ok(j) if j.records.is_empty() && format::remove(&p).is_ok() => {
+            // A torn record with data is left to `restore`, which checks it on the target.
+            Ok(j)
+                if j.records.is_empty()
+                    && j.torn.is_none_or(|t| t.data_present == 0)
+                    && format::remove(&p).is_ok() =>
+            {
                 out.removed_empty.push(p)
             }
             _ => out.unrestored.push(p),
