@@ -1,10 +1,11 @@
-//! The journal's trust model (issue 17): a damaged journal is never "restored", and a
-//! failing journal never becomes a verdict.
+//! The journal's trust model (issue 17): `restore` is not a way to write as root, a
+//! damaged journal is never "restored", and a failing journal never becomes a verdict.
 
 mod common;
-use common::{Loop, Mounted};
+use common::{is_root, skip, Loop, Mounted};
 
 use assert_cmd::Command;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 use std::time::{Duration, Instant};
@@ -62,6 +63,48 @@ fn killed_file_run(dir: &Path, seed: u64) -> (PathBuf, PathBuf, Vec<u8>) {
     (img, j, original)
 }
 
+fn set_mode(p: &Path, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+// ------------------------------------------------------------------- 3: restore's trust
+
+#[test]
+fn restore_refuses_a_journal_others_can_write_or_another_user_owns() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let (img, j, original) = killed_file_run(dir, 1);
+    let damaged = std::fs::read(&img).unwrap();
+    let jp = j.to_str().unwrap();
+    for mode in [0o620, 0o602, 0o666] {
+        set_mode(&j, mode);
+        let (code, _, err) = run(dir, &["restore", jp]);
+        assert_eq!(code, 2, "mode {mode:o}: {err}");
+        assert!(err.contains("writable by group or others"), "{err}");
+        assert!(err.contains("chmod go-w"), "names the way out: {err}");
+        assert_eq!(std::fs::read(&img).unwrap(), damaged, "nothing written");
+    }
+    set_mode(&j, 0o600);
+    if is_root() {
+        // A journal an unprivileged user wrote, naming a root-owned file.
+        std::os::unix::fs::chown(&j, Some(65534), Some(65534)).unwrap();
+        let (code, _, err) = run(dir, &["restore", jp]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("owned by uid 65534"), "{err}");
+        assert_eq!(std::fs::read(&img).unwrap(), damaged, "nothing written");
+        // Listing writes nothing, so it may look, with a warning.
+        let (code, out, err) = run(dir, &["restore", jp, "--list", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("untrusted-journal"), "{out}");
+        std::os::unix::fs::chown(&j, Some(0), Some(0)).unwrap();
+    } else {
+        skip("chown to another user needs root (CI runs the tests as root)");
+    }
+    let (code, _, err) = run(dir, &["restore", jp]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&img).unwrap(), original);
+}
+
 #[test]
 fn restore_of_a_fifo_or_a_symlink_is_refused_at_once() {
     let state = tempfile::tempdir().unwrap();
@@ -81,6 +124,139 @@ fn restore_of_a_fifo_or_a_symlink_is_refused_at_once() {
     let (code, _, err) = run(dir, &["restore", link.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("symbolic link"), "{err}");
+}
+
+#[test]
+fn a_file_journal_without_its_inode_is_refused_naming_the_field() {
+    use flashscope::journal::format::JournalWriter;
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let img = dir.join("victim.img");
+    std::fs::write(&img, vec![7u8; 1 << 20]).unwrap();
+    let j = dir.join("forged.fsjournal");
+    let id = flashscope::journal::Identity {
+        spec: img.to_str().unwrap().into(),
+        kind: "file".into(),
+        size_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let mut w = JournalWriter::create(&j, &id).unwrap();
+    w.append(0, &[0x41; 4096]).unwrap();
+    w.sync().unwrap();
+    drop(w);
+    let (code, _, err) = run(dir, &["restore", j.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("does not record the file's device and inode"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--ignore-identity"),
+        "names the override: {err}"
+    );
+    assert!(std::fs::read(&img).unwrap().iter().all(|&b| b == 7));
+}
+
+#[test]
+fn a_block_journal_with_only_spec_kind_and_size_is_refused() {
+    use flashscope::journal::format::JournalWriter;
+    let Some(lo) = Loop::random(8 << 20, 3) else {
+        return;
+    };
+    let before = lo.hash();
+    let j = lo.dir().join("forged.fsjournal");
+    let id = flashscope::journal::Identity {
+        spec: lo.dev.clone(),
+        kind: "block".into(),
+        size_bytes: 8 << 20,
+        ..Default::default()
+    };
+    let mut w = JournalWriter::create(&j, &id).unwrap();
+    w.append(0, &[0x41; 4096]).unwrap();
+    w.sync().unwrap();
+    drop(w);
+    let (code, _, err) = run(lo.dir(), &["restore", j.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("does not record the device number"), "{err}");
+    assert_eq!(lo.hash(), before, "nothing written");
+}
+
+/// Start `args` (a preserve-mode write test) in `cwd`, wait until `ready` says it has
+/// overwritten something (or `delay` passed), SIGKILL it. Returns `None` when it was
+/// killed, or its exit code and stderr when it had finished by then.
+fn kill_when(
+    state: &Path,
+    cwd: &Path,
+    args: &[&str],
+    delay: Duration,
+    ready: impl Fn() -> bool,
+) -> Option<(i32, String)> {
+    let mut child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
+        .unwrap()
+        .env("XDG_STATE_HOME", state)
+        .current_dir(cwd)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while start.elapsed() < delay && !ready() {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let _ = child.kill(); // SIGKILL; a no-op error if it had exited
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    out.status.code().map(|c| (c, err))
+}
+
+#[test]
+fn a_journal_made_with_a_relative_spec_restores_from_another_directory() {
+    let state = tempfile::tempdir().unwrap();
+    let work = state.path().join("work");
+    let elsewhere = state.path().join("elsewhere");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let img = work.join("card.img");
+    let original = random_bytes(48 << 20, 4);
+    std::fs::write(&img, &original).unwrap();
+    let j = state.path().join("rel.fsjournal");
+    // slc writes 16 MiB at 16 MiB, then idles 20 s: kill it there.
+    let last = (16u64 << 20) + (15 << 20);
+    let overwritten = || {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; 4096];
+        let f = std::fs::File::open(&img).unwrap();
+        f.read_exact_at(&mut buf, last).unwrap();
+        buf != original[last as usize..last as usize + 4096]
+    };
+    let args = [
+        "slc",
+        "card.img",
+        "--write",
+        "--write-budget",
+        "32M",
+        "--recover",
+        "20s",
+        "--journal",
+        j.to_str().unwrap(),
+    ];
+    let ended = kill_when(
+        state.path(),
+        &work,
+        &args,
+        Duration::from_secs(60),
+        overwritten,
+    );
+    assert_eq!(ended, None, "killed mid-test");
+    assert!(j.exists());
+    let (code, out, err) = run_in(state.path(), &elsewhere, &["restore", j.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("verified"), "{out}");
+    assert!(std::fs::read(&img).unwrap() == original, "bit-identical");
 }
 
 // ------------------------------------------------------- 5: a damaged journal is refused

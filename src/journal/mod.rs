@@ -13,7 +13,7 @@ pub mod signals;
 pub mod trust;
 
 pub use format::Journal;
-pub use identity::{mismatch, Identity};
+pub use identity::{may_be, mismatch, Identity};
 pub use preserve::{restore_records, Preserve, RestoreSummary};
 
 use crate::target::mounts;
@@ -180,7 +180,7 @@ pub fn clear_leftovers(identity: &Identity) -> Leftovers {
         let Some(j) = Journal::read_identity(&p) else {
             continue;
         };
-        if identity.kind == "sim" || mismatch(&j, identity, false).is_some() {
+        if identity.kind == "sim" || !may_be(&j, identity) {
             continue;
         }
         let _lock = match format::lock_leftover(&p) {
