@@ -1,5 +1,6 @@
-//! The journal's trust model (issue 17): `restore` is not a way to write as root, a
-//! damaged journal is never "restored", and a failing journal never becomes a verdict.
+//! The journal's trust model (issue 17): `restore` is not a way to write as root, state
+//! files cannot be aimed, a damaged journal is never "restored", and a failing journal
+//! never becomes a verdict.
 
 mod common;
 use common::{is_root, skip, Loop, Mounted};
@@ -293,6 +294,102 @@ fn a_damaged_last_record_is_refused_with_nothing_written_and_the_journal_kept() 
     let (code, _, err) = run(dir, &["restore", jp]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read(&img).unwrap(), original);
+}
+
+// --------------------------------------------------- 4: verify's state cannot be aimed
+
+#[test]
+fn verify_state_lives_in_the_state_dir_and_is_never_written_through_a_symlink() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let img = dir.join("card.img");
+    std::fs::write(&img, vec![0u8; 64 << 20]).unwrap();
+    let img2 = dir.join("card2.img");
+    std::fs::write(&img2, vec![0u8; 64 << 20]).unwrap();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    // Where the old code put the state (and its temporary), planted as symlinks.
+    let name: String = img
+        .to_str()
+        .unwrap()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    for planted in [
+        format!("flashscope-verify-{name}.state.json"),
+        format!("flashscope-verify-{name}.state.tmp"),
+    ] {
+        std::os::unix::fs::symlink(&victim, tmp.join(planted)).unwrap();
+    }
+    let explicit = dir.join("mine.state");
+    std::os::unix::fs::symlink(&victim, dir.join("mine.tmp")).unwrap();
+    let runs = [
+        (img.to_str().unwrap(), &[][..]),
+        (
+            img2.to_str().unwrap(),
+            &["--state", explicit.to_str().unwrap()][..],
+        ),
+    ];
+    for (target, extra) in runs {
+        let mut args = vec!["verify", target, "--destructive", "--time-budget", "1ms"];
+        args.extend(extra);
+        let out = flashscope(dir)
+            .env("TMPDIR", &tmp)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("continue with --resume"), "{err}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{err}");
+    }
+    let saved = dir
+        .join("flashscope")
+        .join(format!("verify-{name}.state.json"));
+    let meta = std::fs::symlink_metadata(&saved).expect("state in the state directory");
+    assert!(meta.file_type().is_file());
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert!(std::fs::symlink_metadata(&explicit).unwrap().is_file());
+    // Both resume from where they stopped.
+    for (target, extra) in runs {
+        let mut args = vec!["verify", target, "--destructive", "--resume"];
+        args.extend(extra);
+        let (code, _, err) = run(dir, &args);
+        assert_eq!(code, 0, "{err}");
+    }
+}
+
+#[test]
+fn a_bad_state_file_is_a_usage_error_naming_the_option_and_the_file() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let img = dir.join("card.img");
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    let garbage = dir.join("garbage");
+    std::fs::write(&garbage, [0xffu8, 0xfe, 0x00, 0x80, b'{']).unwrap();
+    let fifo = dir.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let imgs = img.to_str().unwrap();
+    for (file, says) in [
+        (garbage.to_str().unwrap(), "not a flashscope verify state"),
+        (fifo.to_str().unwrap(), "a FIFO"),
+        ("/dev/zero", "a character device"),
+    ] {
+        for resume in [true, false] {
+            let mut args = vec!["verify", imgs, "--destructive", "--state", file];
+            if resume {
+                args.push("--resume");
+            }
+            let (code, _, err) = run(dir, &args);
+            assert_eq!(code, 2, "{file} resume={resume}: {err}");
+            assert!(err.contains("--state") && err.contains(file), "{err}");
+            assert!(err.contains(says), "{err}");
+        }
+    }
+    assert_eq!(std::fs::read(&garbage).unwrap().len(), 5, "not replaced");
 }
 
 // ------------------------------------------------- 6: a failing journal is not a verdict
