@@ -1,6 +1,6 @@
 //! The journal's trust model (issue 17): `restore` is not a way to write as root, state
-//! files cannot be aimed, a damaged journal is never "restored", and a failing journal
-//! never becomes a verdict.
+//! files cannot be aimed, a damaged journal is never "restored", a failing journal never
+//! becomes a verdict, and a killed preserve-mode test always restores bit-identically.
 
 mod common;
 use common::{is_root, skip, Loop, Mounted};
@@ -455,4 +455,109 @@ fn a_full_journal_filesystem_ends_the_test_with_exit_1_and_no_verdict() {
         assert!(!j.exists(), "restored and removed");
         assert_eq!(lo.hash(), before, "{args:?}: restored what was saved");
     }
+}
+
+// --------------------------------------------- crash safety: SIGKILL at random moments
+
+#[test]
+fn every_preserve_test_killed_at_a_random_moment_restores_bit_identically() {
+    use rand::{Rng, SeedableRng};
+    let Some(lo) = Loop::random(64 << 20, 7) else {
+        return;
+    };
+    let before = lo.hash();
+    let seed: u64 = std::env::var("FLASHSCOPE_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("crash test seed {seed} (rerun with FLASHSCOPE_CRASH_SEED={seed})");
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+    let d = lo.dev.as_str();
+    let tests: &[&[&str]] = &[
+        &["probe", d, "--max-cache", "8M"],
+        &["open-au", d, "--erase-size", "1M", "--max-au", "6"],
+        &["fat", d, "--erase-size", "1M", "--nr", "4"],
+        &[
+            "program",
+            d,
+            "--offset",
+            "8M",
+            "--size",
+            "1M",
+            "--blocksize",
+            "4K",
+        ],
+        &["slc", d, "--write-budget", "16M", "--recover", "1s"],
+        &["verify", d, "--range", "16M+24M"],
+        &[
+            "bench",
+            d,
+            "--runtime",
+            "0.1",
+            "--size",
+            "16M",
+            "--engine",
+            "sync",
+        ],
+    ];
+    let budget = Duration::from_secs(100);
+    let t0 = Instant::now();
+    let (mut runs, mut killed, mut finished) = (0, 0, 0);
+    // Round 0 runs each test to its end (learning how long it takes); later rounds kill
+    // each at a random moment within that time.
+    let mut took = vec![Duration::ZERO; tests.len()];
+    'rounds: for round in 0.. {
+        for (i, args) in tests.iter().enumerate() {
+            if t0.elapsed() > budget {
+                break 'rounds;
+            }
+            let j = lo
+                .dir()
+                .join(format!("crash-{round}-{}.fsjournal", args[0]));
+            let delay = if round == 0 {
+                Duration::from_secs(60)
+            } else {
+                let ms = took[i].as_millis().max(2) as u64;
+                Duration::from_millis(rng.gen_range(0..ms))
+            };
+            let t = Instant::now();
+            let mut full: Vec<&str> = args.to_vec();
+            full.extend(["--write", "--journal", j.to_str().unwrap()]);
+            let ended = kill_when(lo.dir(), lo.dir(), &full, delay, || false);
+            if let Some((code, err)) = &ended {
+                assert_eq!(*code, 0, "{args:?} ran to its end but failed: {err}");
+                finished += 1;
+            }
+            if round == 0 {
+                took[i] = t.elapsed();
+                eprintln!("{}: {:?} uninterrupted", args[0], took[i]);
+                assert!(ended.is_some(), "{args:?} did not end within 60 s");
+            }
+            let was_killed = ended.is_none();
+            runs += 1;
+            if j.exists() {
+                let (code, _, err) = run(lo.dir(), &["restore", j.to_str().unwrap()]);
+                assert_eq!(
+                    code, 0,
+                    "seed {seed}: {args:?} killed after {delay:?}: {err}"
+                );
+                killed += 1;
+            }
+            assert!(!j.exists());
+            assert_eq!(
+                lo.hash(),
+                before,
+                "seed {seed}: {args:?} killed={was_killed} after {delay:?}"
+            );
+        }
+    }
+    eprintln!(
+        "crash test: {runs} runs, {killed} killed with a journal and restored, {finished} finished before their kill"
+    );
+    assert!(killed > 0, "no run was killed mid-test");
 }

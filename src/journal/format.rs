@@ -73,29 +73,37 @@ fn sync_dir(path: &Path) -> io::Result<()> {
 
 impl JournalWriter {
     /// Create the journal at `path` (refusing to replace an existing file) and make its
-    /// header durable.
+    /// header durable. The header is written to a new private file beside `path` first
+    /// and then linked into place, so a journal never exists without its whole header (a
+    /// test killed at any moment leaves either no journal or one `restore` reads).
     pub fn create(path: &Path, identity: &Identity) -> Result<Self> {
         use std::os::unix::fs::OpenOptionsExt;
-        // The journal holds copies of the user's data: readable by its owner only.
+        let exists = || {
+            Error::Refused(format!(
+                "a journal already exists at {}: restore it with `flashscope restore {}` or remove it, then rerun",
+                path.display(),
+                path.display()
+            ))
+        };
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Err(exists());
+        }
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(path.file_name().unwrap_or_default());
+        tmp_name.push(format!(".{}.new", std::process::id()));
+        let tmp = path.with_file_name(tmp_name);
+        let _ = std::fs::remove_file(&tmp); // a leftover of this pid's earlier life
+                                            // The journal holds copies of the user's data: readable by its owner only.
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
-            .open(path)
-            .map_err(|e| {
-                if e.kind() == io::ErrorKind::AlreadyExists {
-                    Error::Refused(format!(
-                        "a journal already exists at {}: restore it with `flashscope restore {}` or remove it, then rerun",
-                        path.display(),
-                        path.display()
-                    ))
-                } else {
-                    Error::io(format!("creating journal {}", path.display()), e)
-                }
-            })?;
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .map_err(|e| Error::io(format!("creating journal {}", path.display()), e))?;
         // Held until the writer is dropped: a journal whose test is still running is never
-        // taken for a leftover of a crash (see `lock_leftover`). Taken before the header is
-        // written, so a journal with a valid header and no lock has no living writer.
+        // taken for a leftover of a crash (see `lock_leftover`). Taken before the journal
+        // appears, so a journal with no lock has no living writer.
         try_lock(&file, libc::LOCK_EX)
             .map_err(|e| Error::io(format!("locking journal {}", path.display()), e))?;
         let json = serde_json::to_vec(identity)
@@ -113,8 +121,20 @@ impl JournalWriter {
         head.extend_from_slice(&json);
         head.extend_from_slice(&Sha256::digest(&json));
         let ctx = || format!("writing journal {}", path.display());
-        w.file.write_all(&head).map_err(|e| Error::io(ctx(), e))?;
-        w.file.sync_all().map_err(|e| Error::io(ctx(), e))?;
+        let r = w
+            .file
+            .write_all(&head)
+            .and_then(|_| w.file.sync_all())
+            .map_err(|e| Error::io(ctx(), e))
+            .and_then(|_| match std::fs::hard_link(&tmp, path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(exists()),
+                // A filesystem without hard links (FAT): rename; the check above makes
+                // replacing a file that appeared meanwhile unlikely.
+                Err(_) => std::fs::rename(&tmp, path).map_err(|e| Error::io(ctx(), e)),
+            });
+        let _ = std::fs::remove_file(&tmp);
+        r?;
         sync_dir(path).map_err(|e| Error::io(ctx(), e))?;
         Ok(w)
     }
