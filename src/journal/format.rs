@@ -423,7 +423,7 @@ impl Journal {
     /// Lock the journal (the descriptor it was read from) against a running test: `false`
     /// when its test is still running (the writer holds the lock). Held while `self` lives.
     pub fn try_lock(&self) -> io::Result<bool> {
-        match try_lock(&self.file, libc::LOCK_EX) {
+        match lock_leftover_file(&self.file) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
             Err(e) => Err(e),
@@ -489,12 +489,28 @@ fn try_lock(file: &File, how: libc::c_int) -> io::Result<()> {
     }
 }
 
+/// Lock a journal that is not being written, waiting up to half a second: a process
+/// forked (by another thread) while the writer had it open shares the lock until it
+/// execs, which must not make a finished journal look in use.
+fn lock_leftover_file(file: &File) -> io::Result<()> {
+    let mut waited = 0;
+    loop {
+        match try_lock(file, libc::LOCK_EX) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && waited < 500 => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                waited += 20;
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Open a journal left on disk and lock it, so no running test is using it: `Ok(None)`
 /// when its test is still running (the writer holds the lock). The lock lasts as long
 /// as the returned file is open.
 pub fn lock_leftover(path: &Path) -> io::Result<Option<File>> {
     let f = trust::open_nofollow(path)?;
-    match try_lock(&f, libc::LOCK_EX) {
+    match lock_leftover_file(&f) {
         Ok(()) => Ok(Some(f)),
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
         Err(e) => Err(e),
