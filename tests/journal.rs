@@ -260,6 +260,40 @@ fn a_journal_made_with_a_relative_spec_restores_from_another_directory() {
     assert!(std::fs::read(&img).unwrap() == original, "bit-identical");
 }
 
+#[test]
+fn a_state_directory_another_user_owns_is_refused() {
+    // As under `sudo` with the user's HOME kept: root must not create journals there.
+    if !is_root() {
+        skip("chown to another user needs root (CI runs the tests as root)");
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("flashscope");
+    std::fs::create_dir(&dir).unwrap();
+    set_mode(&dir, 0o755);
+    std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+    let (code, _, err) = run(
+        state.path(),
+        &[
+            "fat",
+            "sim:sd-16g",
+            "--erase-size",
+            "4M",
+            "--nr",
+            "4",
+            "--write",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("owned by uid 65534"), "{err}");
+    assert!(err.contains("XDG_STATE_HOME"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing created"
+    );
+}
+
 // ------------------------------------------------------- 5: a damaged journal is refused
 
 #[test]

@@ -133,7 +133,13 @@ pub fn private_dir(dir: &Path) -> Result<()> {
             kind_name(&meta)
         )));
     }
-    check_owner(&meta, "the directory", dir)
+    // Under `sudo` with the user's HOME kept, this is the user's directory: root must not
+    // create and rename files where that user can plant links.
+    check_owner(&meta, "the state directory", dir).map_err(|e| {
+        Error::Refused(format!(
+            "{e}; or point XDG_STATE_HOME at a directory of your own (as root: `sudo -H`), or give --journal PATH"
+        ))
+    })
 }
 
 /// Write `bytes` to `path` atomically: a new file beside it (`O_EXCL | O_NOFOLLOW`, mode
