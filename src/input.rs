@@ -41,7 +41,7 @@ pub fn kind_in_words(meta: &Metadata) -> &'static str {
 
 fn not_regular(path: &Path, what: &str, meta: &Metadata) -> Error {
     Error::usage(format!(
-        "{}: a {what} must be a regular file, and this is {}; save the output to a file and give that file",
+        "{}: a {what} must be a regular file, and this is {}; give the file itself (save a stream to a file first)",
         path.display(),
         kind_in_words(meta)
     ))
@@ -79,8 +79,17 @@ pub fn open_regular(path: &Path, what: &str, cap: u64) -> Result<(File, Metadata
                 },
             }
         })?;
+    let meta = check_regular(&file, path, what, cap)?;
+    Ok((file, meta))
+}
+
+/// `fstat` an opened `file` (the descriptor, not the path: no window between check and
+/// use) and refuse anything but a regular file of at most `cap` bytes (exit 2, naming
+/// `path`, its role `what` and what it is instead), so no reader blocks on a FIFO or reads
+/// a device without end.
+pub fn check_regular(file: &File, path: &Path, what: &str, cap: u64) -> Result<Metadata> {
     let meta = file.metadata().map_err(|e| Error::Io {
-        context: format!("reading {what} {}", path.display()),
+        context: format!("examining {what} {}", path.display()),
         source: e,
     })?;
     if !meta.is_file() {
@@ -89,7 +98,7 @@ pub fn open_regular(path: &Path, what: &str, cap: u64) -> Result<(File, Metadata
     if meta.len() > cap {
         return Err(too_large(path, what, meta.len(), cap));
     }
-    Ok((file, meta))
+    Ok(meta)
 }
 
 /// Read a regular file of at most `cap` bytes (see [`open_regular`] for what is refused).
@@ -152,7 +161,12 @@ mod tests {
     fn devices_and_directories_are_refused_and_say_what_they_are() {
         let e = read_regular(Path::new("/dev/zero"), "flashbench log", LOG_CAP_BYTES).unwrap_err();
         assert_eq!(e.exit_code(), 2, "{e}");
-        assert!(e.to_string().contains("/dev/zero: a flashbench log must be a regular file, and this is a character device"), "{e}");
+        assert!(
+            e.to_string().contains(
+                "/dev/zero: a flashbench log must be a regular file, and this is a character device"
+            ),
+            "{e}"
+        );
         let dir = tempfile::tempdir().unwrap();
         let e = read_regular(dir.path(), "journal", 10).unwrap_err();
         assert!(e.to_string().contains("is a directory"), "{e}");

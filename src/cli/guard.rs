@@ -341,9 +341,11 @@ impl WriteSession {
             test_bytes_written: self.dev.inner().bytes_written,
             ..Ending::default()
         };
+        let mut failure = None;
         let restore = match self.dev.inner_mut().inner_mut() {
             Guarded::Preserve(p) => {
                 ending.bytes_saved = p.bytes_saved();
+                failure = p.failure().map(str::to_string);
                 Some(p.finish())
             }
             Guarded::Direct(b) => {
@@ -362,13 +364,21 @@ impl WriteSession {
         match restore {
             Some(Ok(s)) => ending.restored = Some(s),
             Some(Err(e)) => {
-                let what = match &result {
-                    Err(p) => format!("the test failed ({p}) and "),
-                    Ok(_) => String::new(),
+                let what = match (&failure, &result) {
+                    (Some(f), _) => format!("the test stopped ({f}) and "),
+                    (None, Err(p)) => format!("the test failed ({p}) and "),
+                    (None, Ok(_)) => String::new(),
                 };
                 return Err(Error::runtime(format!("{what}restoring failed: {e}")));
             }
             None => {}
+        }
+        // A journal or target write error ends the test with no result, whatever the
+        // test made of the failed I/O (it may have counted it as a finding).
+        if let Some(f) = failure {
+            return Err(Error::runtime(format!(
+                "{f}. The test stopped there and gives no result{restore_note}"
+            )));
         }
         match result {
             Ok(v) => {

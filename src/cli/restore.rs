@@ -8,7 +8,7 @@ use crate::report::Document;
 use crate::target::{self, OpenRequest};
 use crate::units::format_bytes;
 use crate::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `restore`.
 #[derive(Debug, clap::Args)]
@@ -16,8 +16,14 @@ use std::path::PathBuf;
   flashscope restore ~/.local/state/flashscope/fat-1790000000-4242.fsjournal\n  \
   flashscope restore J.fsjournal --target /dev/sdc          (the card got a new name)\n  \
   flashscope restore J.fsjournal --target card.img --ignore-identity   (onto an image copy)\n\n\
-Exit codes: 0 restored and verified, 1 corrupt journal or I/O error, 2 the journal does not\n\
-belong to the target (identity or size), it is not a journal, or the target is in use.")]
+Trust: the journal must be a regular file (symlinks and FIFOs are refused), owned by you or\n\
+root and not writable by group or others; check one that is not with --list, which writes\n\
+nothing. Every identity field the target has (device number, serial, model, loop backing\n\
+file; a file's device and inode) must be in the journal and equal.\n\n\
+Exit codes: 0 restored and verified, 1 corrupt journal (a complete record with a bad\n\
+checksum, or a cut last record whose region was overwritten) or I/O error, 2 the journal\n\
+is not trusted, does not belong to the target (identity or size), is not a journal, or the\n\
+target is in use.")]
 pub struct Args {
     /// The journal file printed before the test started.
     pub journal: PathBuf,
@@ -38,21 +44,33 @@ pub struct Args {
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
+    // Opened once, without following a symlink or blocking on a FIFO; a regular file.
     let journal = Journal::open(&args.journal)?;
+    // Its content decides what is written where, as this user (often root): trust only a
+    // journal this user or root wrote and nobody else can change, as sudo and ssh do.
+    // `--list` writes nothing, so it may show an untrusted journal, with a warning.
+    let untrusted = match journal::trust::check_owner(&journal.meta, "journal", &args.journal) {
+        Ok(()) => None,
+        Err(e) if !args.list => return Err(e),
+        Err(e) => Some(e.to_string()),
+    };
     // Held while restoring: the test that writes this journal must not be running.
-    let _lock = match crate::journal::format::lock_leftover(&args.journal) {
-        Ok(Some(f)) => Some(f),
-        Ok(None) if !args.list => {
+    match journal.try_lock() {
+        Ok(false) if !args.list => {
             return Err(Error::Refused(format!(
                 "the test that writes {} is still running: it restores the device itself when it ends (Ctrl-C stops it early); nothing was written",
                 args.journal.display()
             )))
         }
-        _ => None,
-    };
+        _ => {}
+    }
     let spec = match &args.target {
         Some(s) => s.clone(),
-        None => journal.identity.spec.clone(),
+        // Journals store an absolute spec; one from an older flashscope may be relative.
+        None => match &journal.identity.path {
+            Some(p) if Path::new(&journal.identity.spec).is_relative() => p.clone(),
+            _ => journal.identity.spec.clone(),
+        },
     };
     let regions: Vec<serde_json::Value> = journal
         .records
@@ -77,10 +95,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         doc.warnings.push(crate::report::Warning::new(
             "torn-journal-tail",
             format!(
-                "the journal ends in {} bytes of an incomplete or damaged record, skipped: a crash while saving leaves one, and its region was never overwritten (the overwrite waits for the record to be on disk); only if the file was damaged after a complete save would that region stay unrestored",
+                "the journal ends in {} bytes of a record whose length runs past the end of the file, skipped: a crash while saving leaves one, and its region was never overwritten (the overwrite waits for the record to be complete and on disk); a restore first checks that the target still holds the bytes the file has of that region",
                 journal.torn_tail_bytes
             ),
         ));
+    }
+    if let Some(why) = untrusted {
+        doc.warnings
+            .push(crate::report::Warning::new("untrusted-journal", why));
     }
     if args.list {
         doc.extra.insert("restored".into(), false.into());

@@ -64,8 +64,8 @@ pub struct Args {
     /// Continue the interrupted run recorded in the state file.
     #[arg(long)]
     pub resume: bool,
-    /// Where progress is saved for --resume (default: in the temporary directory, named
-    /// after the target).
+    /// Where progress is saved for --resume [default: verify-TARGET.state.json under
+    /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/, private to the user].
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Stop after this long (e.g. 10m); resume later with --resume.
@@ -166,39 +166,67 @@ fn identity(opened: &OpenTarget, spec: &str) -> String {
     id
 }
 
-fn default_state_path(spec: &str) -> PathBuf {
+/// Largest resume state read (a state is a few KiB; its extent list grows with damage).
+const MAX_STATE_BYTES: u64 = 64 << 20;
+
+/// The resume state's default place: the user's state directory, as journals (never the
+/// shared temporary directory, where another user could plant a file or symlink there).
+fn default_state_path(spec: &str) -> Result<PathBuf> {
     let name: String = spec
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .take(80)
         .collect();
-    std::env::temp_dir().join(format!("flashscope-verify-{name}.state.json"))
+    crate::journal::state_file(&format!("verify-{name}.state.json"))
 }
 
+/// Read a resume state: not through a symlink, a regular file of bounded size, written by
+/// this user or root and by nobody else; anything unreadable is a bad --state (exit 2).
 fn load_state(path: &Path) -> Result<VerifyState> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
+    use crate::journal::trust;
+    use std::io::Read;
+    let what = "the --state file";
+    let file = trust::open_nofollow(path).map_err(|e| {
+        trust::open_error(what, path, e).unwrap_or_else(|| {
             Error::usage(format!(
                 "--resume: no state file at '{}': nothing to resume (start without --resume, or give --state FILE)",
                 path.display()
             ))
-        } else {
-            Error::io(format!("reading the state file '{}'", path.display()), e)
-        }
+        })
     })?;
-    serde_json::from_str(&text).map_err(|e| {
+    let meta = crate::input::check_regular(&file, path, what, MAX_STATE_BYTES)?;
+    trust::check_owner(&meta, what, path)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    (&file)
+        .take(MAX_STATE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(format!("reading {what} '{}'", path.display()), e))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
         Error::usage(format!(
-            "the state file '{}' is not a flashscope verify state ({e})",
+            "--state '{}' is not a flashscope verify state ({e}): give the state file an interrupted verify printed, or start afresh without --resume",
             path.display()
         ))
     })
 }
 
+/// Refuse to replace a file given as `--state` that is not a verify state (a typo must
+/// not cost a file); a missing file is fine.
+fn check_state_target(path: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    load_state(path).map(|_| ()).map_err(|e| {
+        Error::usage(format!(
+            "{e}. It would be replaced by this run's state: give --state a new path"
+        ))
+    })
+}
+
+/// Save the state atomically: a new private file (O_EXCL, O_NOFOLLOW, 0600) renamed over
+/// the old one, so a planted symlink is replaced, never written through.
 fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    let text = serde_json::to_string(st).map_err(|e| Error::runtime(e.to_string()))?;
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, path))
+    let text = serde_json::to_vec(st).map_err(|e| Error::runtime(e.to_string()))?;
+    crate::journal::trust::replace_private(path, &text)
         .map_err(|e| Error::io(format!("saving the state file '{}'", path.display()), e))
 }
 
@@ -248,10 +276,15 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let size = opened.info.size_bytes;
     let (start, len) = checked_range(args, &opened.info)?;
     let id = identity(&opened, &args.target);
-    let state_path = args
-        .state
-        .clone()
-        .unwrap_or_else(|| default_state_path(&args.target));
+    let state_path = match &args.state {
+        Some(p) => p.clone(),
+        // A simulated card's state is never saved (the card dies with the process).
+        None if crate::target::is_sim_spec(&args.target) && !args.resume => PathBuf::new(),
+        None => default_state_path(&args.target)?,
+    };
+    if !args.resume && args.state.is_some() {
+        check_state_target(&state_path)?;
+    }
     if args.pass == Pass::Read && !args.resume {
         return Err(Error::usage(
             "--pass read checks a run written earlier with --pass write: add --resume (and --state FILE if one was given)",

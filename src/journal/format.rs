@@ -6,17 +6,26 @@
 //!           | sha256(offset | length | data)
 //! ```
 //! Integers are little-endian; `head_sum` is the first 8 bytes of the SHA-256 of the 20
-//! bytes before it, so a damaged length is caught before it is trusted. A record counts
-//! only when it is complete and its checksum matches. Every record is fsynced before the region it saves is overwritten, so a torn
-//! last record (a crash while appending) saves a region that was never overwritten and is
-//! ignored; a bad record followed by more data is corruption and the journal is refused.
+//! bytes before it, so a damaged length is caught before it is trusted.
+//!
+//! Every record is complete and fsynced before the region it saves is overwritten. So the
+//! one damage a restore may skip is a torn tail that the format proves: the last record's
+//! header is intact and its length field runs past the end of the file (a crash while
+//! appending); its region was never overwritten. Even then the restore first compares the
+//! data the file does hold with the target (see `restore_records`): a cut that follows an
+//! overwrite shows there as a difference and is refused. Anything else is corruption and
+//! refused with nothing written: a complete record (the last one too) whose checksum fails,
+//! a damaged record header, a file that ends inside a record header (no length field to
+//! prove anything), or a file longer than any journal of its target.
 
 use super::identity::Identity;
+use super::trust;
 use crate::{Error, Result};
 use sha2::{Digest, Sha256};
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The file's first eight bytes.
 pub const MAGIC: &[u8; 8] = b"FLSCJRNL";
@@ -64,29 +73,37 @@ fn sync_dir(path: &Path) -> io::Result<()> {
 
 impl JournalWriter {
     /// Create the journal at `path` (refusing to replace an existing file) and make its
-    /// header durable.
+    /// header durable. The header is written to a new private file beside `path` first
+    /// and then linked into place, so a journal never exists without its whole header (a
+    /// test killed at any moment leaves either no journal or one `restore` reads).
     pub fn create(path: &Path, identity: &Identity) -> Result<Self> {
         use std::os::unix::fs::OpenOptionsExt;
-        // The journal holds copies of the user's data: readable by its owner only.
+        let exists = || {
+            Error::Refused(format!(
+                "a journal already exists at {}: restore it with `flashscope restore {}` or remove it, then rerun",
+                path.display(),
+                path.display()
+            ))
+        };
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Err(exists());
+        }
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(path.file_name().unwrap_or_default());
+        tmp_name.push(format!(".{}.new", std::process::id()));
+        let tmp = path.with_file_name(tmp_name);
+        let _ = std::fs::remove_file(&tmp); // a leftover of this pid's earlier life
+                                            // The journal holds copies of the user's data: readable by its owner only.
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
-            .open(path)
-            .map_err(|e| {
-                if e.kind() == io::ErrorKind::AlreadyExists {
-                    Error::Refused(format!(
-                        "a journal already exists at {}: restore it with `flashscope restore {}` or remove it, then rerun",
-                        path.display(),
-                        path.display()
-                    ))
-                } else {
-                    Error::io(format!("creating journal {}", path.display()), e)
-                }
-            })?;
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .map_err(|e| Error::io(format!("creating journal {}", path.display()), e))?;
         // Held until the writer is dropped: a journal whose test is still running is never
-        // taken for a leftover of a crash (see `lock_leftover`). Taken before the header is
-        // written, so a journal with a valid header and no lock has no living writer.
+        // taken for a leftover of a crash (see `lock_leftover`). Taken before the journal
+        // appears, so a journal with no lock has no living writer.
         try_lock(&file, libc::LOCK_EX)
             .map_err(|e| Error::io(format!("locking journal {}", path.display()), e))?;
         let json = serde_json::to_vec(identity)
@@ -104,8 +121,20 @@ impl JournalWriter {
         head.extend_from_slice(&json);
         head.extend_from_slice(&Sha256::digest(&json));
         let ctx = || format!("writing journal {}", path.display());
-        w.file.write_all(&head).map_err(|e| Error::io(ctx(), e))?;
-        w.file.sync_all().map_err(|e| Error::io(ctx(), e))?;
+        let r = w
+            .file
+            .write_all(&head)
+            .and_then(|_| w.file.sync_all())
+            .map_err(|e| Error::io(ctx(), e))
+            .and_then(|_| match std::fs::hard_link(&tmp, path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(exists()),
+                // A filesystem without hard links (FAT): rename; the check above makes
+                // replacing a file that appeared meanwhile unlikely.
+                Err(_) => std::fs::rename(&tmp, path).map_err(|e| Error::io(ctx(), e)),
+            });
+        let _ = std::fs::remove_file(&tmp);
+        r?;
         sync_dir(path).map_err(|e| Error::io(ctx(), e))?;
         Ok(w)
     }
@@ -114,8 +143,23 @@ impl JournalWriter {
         &self.path
     }
 
-    /// Append one region's saved content (not yet durable: call `sync`).
+    /// Append one region's saved content (not yet durable: call `sync`). On failure (a
+    /// full filesystem) the file is cut back to its last whole record, so a failed append
+    /// never leaves a partial record behind it.
     pub fn append(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
+        use std::io::Seek;
+        let before = self.file.stream_position()?;
+        let r = self.append_at_end(offset, data);
+        if r.is_err() {
+            let _ = self
+                .file
+                .set_len(before)
+                .and_then(|_| self.file.seek(io::SeekFrom::Start(before)));
+        }
+        r
+    }
+
+    fn append_at_end(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
         let mut head = [0u8; RECORD_HEAD as usize];
         head[..4].copy_from_slice(RECORD_MAGIC);
         head[4..12].copy_from_slice(&offset.to_le_bytes());
@@ -128,6 +172,16 @@ impl JournalWriter {
         self.bytes_saved += data.len() as u64;
         self.records += 1;
         Ok(())
+    }
+
+    /// Make later appends fail (the descriptor is swapped for a read-only one), as a full
+    /// filesystem would.
+    #[cfg(test)]
+    pub fn break_for_test(&mut self) {
+        use std::io::Seek;
+        let pos = self.file.stream_position().unwrap();
+        self.file = File::open(&self.path).unwrap();
+        self.file.seek(io::SeekFrom::Start(pos)).unwrap();
     }
 
     /// Make every appended record durable (fdatasync).
@@ -146,14 +200,35 @@ pub struct Record {
     pub sum: [u8; 32],
 }
 
+/// The record a journal ends inside of: its header is intact and its length field runs
+/// past the end of the file, which proves the append never completed, so (the overwrite
+/// waits for the record to be complete and durable) its region was never overwritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TornRecord {
+    pub offset: u64,
+    pub length: u64,
+    /// Position of its data in the journal file.
+    pub data_pos: u64,
+    /// Bytes of its data the file holds (less than `length`, or all of them with the
+    /// checksum cut).
+    pub data_present: u64,
+}
+
 /// A journal read back and checked: its header and its complete, valid records.
 #[derive(Debug, Clone)]
 pub struct Journal {
     pub path: PathBuf,
     pub identity: Identity,
     pub records: Vec<Record>,
-    /// A torn record at the end (crash while appending) that was ignored, in bytes.
+    /// The torn record at the end (crash while appending), if any; see [`TornRecord`].
+    pub torn: Option<TornRecord>,
+    /// Bytes of that torn record.
     pub torn_tail_bytes: u64,
+    /// `fstat` of the journal file when it was opened.
+    pub meta: std::fs::Metadata,
+    /// The journal file, opened once (no symlink followed, a regular file): every read,
+    /// and the lock, use this descriptor, so the file cannot be swapped underneath.
+    file: Arc<File>,
 }
 
 fn corrupt(path: &Path, what: impl std::fmt::Display) -> Error {
@@ -163,24 +238,34 @@ fn corrupt(path: &Path, what: impl std::fmt::Display) -> Error {
     ))
 }
 
+/// The largest journal a target of `size` bytes can have after its header: every byte
+/// saved once, in records of at least one 512-byte sector.
+fn max_records_bytes(size: u64) -> u64 {
+    size.saturating_add((size / 512 + 1).saturating_mul(RECORD_HEAD + SUM))
+}
+
+/// Open a journal for reading: no symlink followed, no blocking on a FIFO, a regular file.
+fn open_file(path: &Path) -> Result<(File, std::fs::Metadata)> {
+    let f = trust::open_nofollow(path).map_err(|e| {
+        trust::open_error("journal", path, e).unwrap_or_else(|| {
+            Error::usage(format!(
+                "journal {} does not exist (nothing to restore, or a wrong path)",
+                path.display()
+            ))
+        })
+    })?;
+    let meta = crate::input::check_regular(&f, path, "journal", u64::MAX)?;
+    Ok((f, meta))
+}
+
 impl Journal {
-    /// Read and check a journal: the header must be intact, every record but a torn last
-    /// one complete with a matching checksum. Reads each record's data once.
+    /// Read and check a journal: the header must be intact and every record complete with
+    /// a matching checksum, except a last record that the file provably ends inside of
+    /// (see [`TornRecord`]). Any complete record with a bad checksum is corruption.
     pub fn open(path: &Path) -> Result<Journal> {
-        let mut f = File::open(path).map_err(|e| {
-            if e.kind() == io::ErrorKind::NotFound {
-                Error::usage(format!(
-                    "journal {} does not exist (nothing to restore, or a wrong path)",
-                    path.display()
-                ))
-            } else {
-                Error::io(format!("opening journal {}", path.display()), e)
-            }
-        })?;
-        let file_len = f
-            .metadata()
-            .map_err(|e| Error::io(format!("reading journal {}", path.display()), e))?
-            .len();
+        let (file, meta) = open_file(path)?;
+        let mut f = &file;
+        let file_len = meta.len();
         let ctx = || format!("reading journal {}", path.display());
         let mut fixed = [0u8; 16];
         if file_len < 16 {
@@ -214,28 +299,37 @@ impl Journal {
         let identity: Identity = serde_json::from_slice(&json)
             .map_err(|e| corrupt(path, format!("the header cannot be decoded ({e})")))?;
         let mut pos = 16 + json_len as u64 + SUM;
+        let cap = pos.saturating_add(max_records_bytes(identity.size_bytes));
+        if file_len > cap {
+            return Err(corrupt(
+                path,
+                format!(
+                    "it is {file_len} bytes, more than a journal of a {}-byte target can hold ({cap} bytes)",
+                    identity.size_bytes
+                ),
+            ));
+        }
         let mut records = Vec::new();
+        let mut torn = None;
         let mut torn_tail_bytes = 0;
         let mut data = Vec::new();
         while pos < file_len {
             let remaining = file_len - pos;
-            if remaining < RECORD_HEAD + SUM {
-                torn_tail_bytes = remaining;
-                break;
+            if remaining < RECORD_HEAD {
+                // No length field to prove the record torn: which region it saved, and
+                // whether that region was overwritten, cannot be known.
+                return Err(corrupt(
+                    path,
+                    format!(
+                        "it ends {remaining} bytes into a {RECORD_HEAD}-byte record header at byte {pos}, so the region that record saved cannot be known"
+                    ),
+                ));
             }
             let mut head = [0u8; RECORD_HEAD as usize];
             f.read_exact(&mut head).map_err(|e| Error::io(ctx(), e))?;
             let offset = u64::from_le_bytes(head[4..12].try_into().unwrap_or([0; 8]));
             let length = u64::from_le_bytes(head[12..20].try_into().unwrap_or([0; 8]));
-            let head_ok = &head[..4] == RECORD_MAGIC && head_sum(&head) == head[20..28];
-            if !head_ok {
-                // A torn append leaves a short or zero-filled tail; anything else is damage.
-                if rest_is_zero(&mut f, remaining - RECORD_HEAD).map_err(|e| Error::io(ctx(), e))?
-                    && head.iter().all(|&b| b == 0)
-                {
-                    torn_tail_bytes = remaining;
-                    break;
-                }
+            if &head[..4] != RECORD_MAGIC || head_sum(&head) != head[20..28] {
                 return Err(corrupt(
                     path,
                     format!("the record header at byte {pos} of the journal is damaged"),
@@ -255,25 +349,26 @@ impl Journal {
                 ));
             }
             if RECORD_HEAD + length + SUM > remaining {
-                // Appended but never made durable: its region was never overwritten.
+                // The intact length field runs past the end of the file: the append never
+                // completed, so the region's overwrite (which waits for it) never began.
+                torn = Some(TornRecord {
+                    offset,
+                    length,
+                    data_pos: pos + RECORD_HEAD,
+                    data_present: (remaining - RECORD_HEAD).min(length),
+                });
                 torn_tail_bytes = remaining;
                 break;
             }
-            let last = RECORD_HEAD + length + SUM == remaining;
             data.resize(length as usize, 0);
             f.read_exact(&mut data).map_err(|e| Error::io(ctx(), e))?;
             let mut sum = [0u8; 32];
             f.read_exact(&mut sum).map_err(|e| Error::io(ctx(), e))?;
             if record_sum(offset, &data) != sum {
-                if last {
-                    // Appended but never made durable: its region was never overwritten.
-                    torn_tail_bytes = remaining;
-                    break;
-                }
                 return Err(corrupt(
                     path,
                     format!(
-                        "the record at byte {pos} of the journal (region at {offset}, {length} bytes) fails its checksum"
+                        "the record at byte {pos} of the journal (region at {offset}, {length} bytes) is complete but fails its checksum"
                     ),
                 ));
             }
@@ -289,14 +384,18 @@ impl Journal {
             path: path.to_path_buf(),
             identity,
             records,
+            torn,
             torn_tail_bytes,
+            meta,
+            file: Arc::new(file),
         })
     }
 
     /// Read only the header's identity (cheap even for a huge journal); `None` when the
-    /// file is not an intact journal.
+    /// file is not an intact journal (or not a regular file).
     pub fn read_identity(path: &Path) -> Option<Identity> {
-        let mut f = File::open(path).ok()?;
+        let (file, _) = open_file(path).ok()?;
+        let mut f = &file;
         let mut fixed = [0u8; 16];
         f.read_exact(&mut fixed).ok()?;
         if &fixed[..8] != MAGIC || fixed[8..12] != VERSION.to_le_bytes() {
@@ -321,12 +420,27 @@ impl Journal {
         self.records.iter().map(|r| r.length).sum()
     }
 
-    /// Read one record's data into `buf` (resized to fit) and check it again.
-    pub fn read_record(&self, file: &mut File, rec: &Record, buf: &mut [u8]) -> Result<()> {
-        let ctx = || format!("reading journal {}", self.path.display());
-        file.seek(SeekFrom::Start(rec.data_pos))
-            .map_err(|e| Error::io(ctx(), e))?;
-        file.read_exact(buf).map_err(|e| Error::io(ctx(), e))?;
+    /// Lock the journal (the descriptor it was read from) against a running test: `false`
+    /// when its test is still running (the writer holds the lock). Held while `self` lives.
+    pub fn try_lock(&self) -> io::Result<bool> {
+        match lock_leftover_file(&self.file) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Read `buf.len()` bytes of the journal file at `pos`.
+    pub fn read_at(&self, buf: &mut [u8], pos: u64) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file
+            .read_exact_at(buf, pos)
+            .map_err(|e| Error::io(format!("reading journal {}", self.path.display()), e))
+    }
+
+    /// Read one record's data into `buf` (its length) and check it again.
+    pub fn read_record(&self, rec: &Record, buf: &mut [u8]) -> Result<()> {
+        self.read_at(buf, rec.data_pos)?;
         if record_sum(rec.offset, buf) != rec.sum {
             return Err(corrupt(
                 &self.path,
@@ -339,25 +453,22 @@ impl Journal {
         Ok(())
     }
 
+    /// The error for a torn last record whose region the target no longer holds as saved:
+    /// the record was complete when the region was overwritten and was cut afterwards.
+    pub fn torn_overwritten(&self, t: &TornRecord) -> Error {
+        corrupt(
+            &self.path,
+            format!(
+                "its last record (the region at {}, {} bytes) is cut short, and the target no longer holds the bytes it saved there, so the region was overwritten after the record was complete: the file was damaged after the test saved it",
+                t.offset, t.length
+            ),
+        )
+    }
+
     /// True when `data` is exactly what the record saved for its region.
     pub fn matches(rec: &Record, data: &[u8]) -> bool {
         record_sum(rec.offset, data) == rec.sum
     }
-}
-
-/// True when the next `n` bytes of `f` are all zero (a tail the filesystem extended).
-fn rest_is_zero(f: &mut File, n: u64) -> io::Result<bool> {
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut left = n;
-    while left > 0 {
-        let k = left.min(buf.len() as u64) as usize;
-        f.read_exact(&mut buf[..k])?;
-        if buf[..k].iter().any(|&b| b != 0) {
-            return Ok(false);
-        }
-        left -= k as u64;
-    }
-    Ok(true)
 }
 
 fn not_a_journal(path: &Path) -> Error {
@@ -378,12 +489,28 @@ fn try_lock(file: &File, how: libc::c_int) -> io::Result<()> {
     }
 }
 
+/// Lock a journal that is not being written, waiting up to half a second: a process
+/// forked (by another thread) while the writer had it open shares the lock until it
+/// execs, which must not make a finished journal look in use.
+fn lock_leftover_file(file: &File) -> io::Result<()> {
+    let mut waited = 0;
+    loop {
+        match try_lock(file, libc::LOCK_EX) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && waited < 500 => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                waited += 20;
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Open a journal left on disk and lock it, so no running test is using it: `Ok(None)`
 /// when its test is still running (the writer holds the lock). The lock lasts as long
 /// as the returned file is open.
 pub fn lock_leftover(path: &Path) -> io::Result<Option<File>> {
-    let f = File::open(path)?;
-    match try_lock(&f, libc::LOCK_EX) {
+    let f = trust::open_nofollow(path)?;
+    match lock_leftover_file(&f) {
         Ok(()) => Ok(Some(f)),
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
         Err(e) => Err(e),
@@ -434,9 +561,8 @@ mod tests {
         assert_eq!(j.records[1].offset, 4096);
         assert_eq!(j.bytes_saved(), 1536);
         assert_eq!(j.torn_tail_bytes, 0);
-        let mut f = File::open(&p).unwrap();
         let mut buf = vec![0u8; 1024];
-        j.read_record(&mut f, &j.records[1], &mut buf).unwrap();
+        j.read_record(&j.records[1], &mut buf).unwrap();
         assert!(buf.iter().all(|&b| b == 2));
     }
 
@@ -449,33 +575,91 @@ mod tests {
     }
 
     #[test]
-    fn every_truncation_of_the_last_record_is_ignored_not_fatal() {
+    fn a_torn_tail_is_skipped_only_when_its_length_field_runs_past_the_end() {
         let d = tempfile::tempdir().unwrap();
         let p = write_journal(d.path(), &[(0, 1, 512), (4096, 2, 1024)]);
         let full = std::fs::read(&p).unwrap();
         let second = full.len() - (28 + 1024 + 32);
-        let cuts = (second..full.len())
+        // Cut anywhere after the second record's intact header: provably torn.
+        let cuts = (second + 28..full.len())
             .step_by(13)
-            .chain(second + 1..second + 64)
-            .chain([full.len() - 1]);
+            .chain([second + 28, full.len() - 1]);
         for cut in cuts {
             std::fs::write(&p, &full[..cut]).unwrap();
             let j = Journal::open(&p).unwrap();
             assert_eq!(j.records.len(), 1, "cut at {cut}");
             assert_eq!(j.torn_tail_bytes, (cut - second) as u64);
+            let t = j.torn.unwrap();
+            assert_eq!((t.offset, t.length), (4096, 1024));
+            assert_eq!(t.data_present, ((cut - second - 28) as u64).min(1024));
         }
+        // Cut inside the header: no length field proves anything, so it is corruption.
+        for cut in second + 1..second + 28 {
+            std::fs::write(&p, &full[..cut]).unwrap();
+            let e = Journal::open(&p).unwrap_err();
+            assert_eq!(e.exit_code(), 1, "cut at {cut}");
+            assert!(e.to_string().contains("record header"), "{e}");
+        }
+        std::fs::write(&p, &full[..second]).unwrap();
+        let j = Journal::open(&p).unwrap();
+        assert_eq!((j.records.len(), j.torn), (1, None));
     }
 
     #[test]
-    fn a_torn_last_record_with_garbage_is_ignored() {
+    fn a_cut_last_byte_is_a_torn_record_whose_data_is_all_there() {
+        // Whether it may be skipped is decided against the target (restore_records): the
+        // file alone cannot tell a crash while appending from a cut after the overwrite.
+        let d = tempfile::tempdir().unwrap();
+        let p = write_journal(d.path(), &[(0, 1, 512), (4096, 2, 1024)]);
+        let full = std::fs::read(&p).unwrap();
+        std::fs::write(&p, &full[..full.len() - 1]).unwrap();
+        let j = Journal::open(&p).unwrap();
+        assert_eq!(j.records.len(), 1);
+        assert_eq!(j.torn.unwrap().data_present, 1024);
+    }
+
+    #[test]
+    fn a_bit_flip_in_the_last_records_data_is_corruption() {
         let d = tempfile::tempdir().unwrap();
         let p = write_journal(d.path(), &[(0, 1, 512), (4096, 2, 1024)]);
         let mut full = std::fs::read(&p).unwrap();
         let n = full.len();
-        full[n - 40] ^= 0xff; // data of the last record never reached the disk intact
+        full[n - 40] ^= 0x01;
         std::fs::write(&p, &full).unwrap();
-        let j = Journal::open(&p).unwrap();
-        assert_eq!(j.records.len(), 1);
+        let e = Journal::open(&p).unwrap_err();
+        assert_eq!(e.exit_code(), 1);
+        assert!(
+            e.to_string().contains("complete but fails its checksum"),
+            "{e}"
+        );
+        // A flip in its checksum, too.
+        full[n - 40] ^= 0x01;
+        full[n - 1] ^= 0x80;
+        std::fs::write(&p, &full).unwrap();
+        assert_eq!(Journal::open(&p).unwrap_err().exit_code(), 1);
+    }
+
+    #[test]
+    fn a_journal_longer_than_its_target_allows_is_refused_unread() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write_journal(d.path(), &[(0, 1, 512)]);
+        let f = OpenOptions::new().write(true).open(&p).unwrap();
+        f.set_len(4 << 20).unwrap(); // the target is 1 MiB
+        let e = Journal::open(&p).unwrap_err();
+        assert!(e.to_string().contains("more than a journal"), "{e}");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("j.fsjournal");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = Journal::open(&fifo).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        assert_eq!(Journal::read_identity(&fifo), None);
     }
 
     #[test]

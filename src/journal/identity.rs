@@ -39,7 +39,9 @@ pub struct Identity {
 }
 
 impl Identity {
-    /// The identity of an opened target (`spec` as given to `target::open`).
+    /// The identity of an opened target (`spec` as given to `target::open`). Device and
+    /// inode numbers come from `fstat` on the opened descriptor, not from the path, and a
+    /// relative path is stored absolute (a restore may run from another directory).
     pub fn of(spec: &str, opened: &OpenTarget, command: &str) -> Identity {
         let mut id = Identity {
             spec: spec.to_string(),
@@ -57,10 +59,13 @@ impl Identity {
             return id;
         }
         let path = Path::new(spec);
+        if let Ok(abs) = std::path::absolute(path) {
+            id.spec = abs.to_string_lossy().into_owned();
+        }
         id.path = std::fs::canonicalize(path)
             .ok()
             .map(|p| p.to_string_lossy().into_owned());
-        if let Ok(meta) = std::fs::metadata(path) {
+        if let Some(meta) = &opened.stat {
             if meta.file_type().is_block_device() {
                 let rdev = meta.rdev();
                 id.device = Some(format!("{}:{}", libc::major(rdev), libc::minor(rdev)));
@@ -102,8 +107,12 @@ impl Identity {
 
 /// Why `current` is not the target `journal` was written for; `None` when it is.
 ///
-/// The size must always match. With `ignore_identity` (restoring onto an image copy or a
-/// replugged device that shows a new number) only the size and sector size are compared.
+/// The size must always match. Otherwise every identity field the target's kind has must
+/// be recorded in the journal and equal: for a block device its device number, serial and
+/// model (where sysfs has them) and a loop device's backing file; for a file the device
+/// and inode it lives on. A field the journal lacks is a mismatch, not a pass. With
+/// `ignore_identity` (restoring onto an image copy, or a replugged device that shows a new
+/// number) only the size and sector size are compared.
 pub fn mismatch(journal: &Identity, current: &Identity, ignore_identity: bool) -> Option<String> {
     if journal.size_bytes != current.size_bytes {
         return Some(format!(
@@ -129,43 +138,48 @@ pub fn mismatch(journal: &Identity, current: &Identity, ignore_identity: bool) -
             journal.kind, current.kind
         ));
     }
-    let differs = |what: &str, a: &Option<String>, b: &Option<String>| -> Option<String> {
-        match (a, b) {
-            (Some(x), Some(y)) if x != y => Some(format!("{what} differs ({x} vs {y})")),
-            (Some(x), None) => Some(format!("{what} {x} is not present on the target")),
+    let field = |what: &str, j: Option<String>, c: Option<String>| -> Option<String> {
+        match (j, c) {
+            (Some(x), Some(y)) if x != y => Some(format!(
+                "{what} differs (the journal has {x}, the target {y})"
+            )),
+            (None, Some(y)) => Some(format!(
+                "the journal does not record {what} (the target's is {y}), so it cannot be shown to belong to this target"
+            )),
+            (Some(x), None) => Some(format!(
+                "the journal records {what} {x}, which the target does not have"
+            )),
             _ => None,
         }
     };
     match journal.kind.as_str() {
-        "block" => {
-            if journal.serial.is_some() {
-                // A serial number survives replugging; the device number may not.
-                return differs("the serial number", &journal.serial, &current.serial)
-                    .or_else(|| differs("the model", &journal.model, &current.model));
-            }
-            if journal.loop_backing_file.is_some() {
-                // A loop device is its backing file, whatever number it is attached as.
-                return differs(
-                    "the loop device's backing file",
-                    &journal.loop_backing_file,
-                    &current.loop_backing_file,
-                );
-            }
-            differs("the device number", &journal.device, &current.device)
-                .or_else(|| differs("the model", &journal.model, &current.model))
-        }
+        "block" => field(
+            "the device number",
+            journal.device.clone(),
+            current.device.clone(),
+        )
+        .or_else(|| {
+            field(
+                "the serial number",
+                journal.serial.clone(),
+                current.serial.clone(),
+            )
+        })
+        .or_else(|| field("the model", journal.model.clone(), current.model.clone()))
+        .or_else(|| {
+            field(
+                "the loop device's backing file",
+                journal.loop_backing_file.clone(),
+                current.loop_backing_file.clone(),
+            )
+        }),
         "file" => {
-            let same_inode =
-                journal.file_dev_ino.is_some() && journal.file_dev_ino == current.file_dev_ino;
-            if same_inode || (journal.path.is_some() && journal.path == current.path) {
-                None
-            } else {
-                Some(format!(
-                    "the journal was written for the file {} but the target is {}",
-                    journal.path.as_deref().unwrap_or(&journal.spec),
-                    current.path.as_deref().unwrap_or(&current.spec)
-                ))
-            }
+            let di = |x: Option<(u64, u64)>| x.map(|(d, i)| format!("device {d} inode {i}"));
+            field(
+                "the file's device and inode",
+                di(journal.file_dev_ino),
+                di(current.file_dev_ino),
+            )
         }
         _ => (journal.spec != current.spec).then(|| {
             format!(
@@ -173,6 +187,29 @@ pub fn mismatch(journal: &Identity, current: &Identity, ignore_identity: bool) -
                 journal.spec, current.spec
             )
         }),
+    }
+}
+
+/// Whether `current` may be the target `journal` was written for, matching any one strong
+/// field (a serial number survives replugging, a loop device is its backing file, a file
+/// its inode or path). For finding leftover journals before a new test, where missing one
+/// is worse than a false match; a restore needs [`mismatch`].
+pub fn may_be(journal: &Identity, current: &Identity) -> bool {
+    if journal.size_bytes != current.size_bytes || journal.kind != current.kind {
+        return false;
+    }
+    let same = |a: &Option<String>, b: &Option<String>| a.is_some() && a == b;
+    match journal.kind.as_str() {
+        "block" => {
+            same(&journal.serial, &current.serial)
+                || same(&journal.loop_backing_file, &current.loop_backing_file)
+                || same(&journal.device, &current.device)
+        }
+        "file" => {
+            (journal.file_dev_ino.is_some() && journal.file_dev_ino == current.file_dev_ino)
+                || same(&journal.path, &current.path)
+        }
+        _ => journal.spec == current.spec,
     }
 }
 
@@ -194,9 +231,15 @@ mod tests {
     }
 
     #[test]
-    fn serial_decides_for_block_devices_and_size_always() {
+    fn every_block_field_must_be_recorded_and_equal_and_size_always() {
         let j = block(Some("0x1234"), "8:16");
-        assert_eq!(mismatch(&j, &block(Some("0x1234"), "8:32"), false), None);
+        assert_eq!(mismatch(&j, &block(Some("0x1234"), "8:16"), false), None);
+        let replugged = block(Some("0x1234"), "8:32");
+        assert!(mismatch(&j, &replugged, false)
+            .unwrap()
+            .contains("device number"));
+        assert_eq!(mismatch(&j, &replugged, true), None, "--ignore-identity");
+        assert!(may_be(&j, &replugged), "a leftover of the same card");
         assert!(mismatch(&j, &block(Some("0x9999"), "8:16"), false)
             .unwrap()
             .contains("serial"));
@@ -212,6 +255,9 @@ mod tests {
         lo.loop_backing_file = Some("/tmp/card.img".into());
         let mut reattached = block(None, "7:5");
         reattached.loop_backing_file = Some("/tmp/card.img".into());
+        assert!(may_be(&lo, &reattached));
+        assert!(mismatch(&lo, &reattached, false).is_some());
+        reattached.device = Some("7:3".into());
         assert_eq!(mismatch(&lo, &reattached, false), None);
         reattached.loop_backing_file = Some("/tmp/other.img".into());
         assert!(mismatch(&lo, &reattached, false)
@@ -220,7 +266,39 @@ mod tests {
     }
 
     #[test]
-    fn files_match_by_path_or_inode_and_kinds_must_agree() {
+    fn a_journal_missing_a_field_the_target_has_is_refused() {
+        // The attack of issue 17: a hand-made header with only spec, kind and size.
+        let bare = Identity {
+            spec: "/dev/loop0".into(),
+            kind: "block".into(),
+            size_bytes: 1 << 30,
+            ..Identity::default()
+        };
+        let mut target = block(None, "7:0");
+        target.model = None;
+        let why = mismatch(&bare, &target, false).unwrap();
+        assert!(why.contains("does not record the device number"), "{why}");
+        let mut lo = target.clone();
+        lo.loop_backing_file = Some("/tmp/card.img".into());
+        let mut j = bare.clone();
+        j.device = Some("7:0".into());
+        let why = mismatch(&j, &lo, false).unwrap();
+        assert!(why.contains("backing file"), "{why}");
+        let file = Identity {
+            spec: "/tmp/a.img".into(),
+            kind: "file".into(),
+            size_bytes: 4096,
+            file_dev_ino: Some((1, 2)),
+            ..Identity::default()
+        };
+        let mut j = file.clone();
+        j.file_dev_ino = None;
+        let why = mismatch(&j, &file, false).unwrap();
+        assert!(why.contains("device and inode"), "{why}");
+    }
+
+    #[test]
+    fn files_match_by_inode_and_kinds_must_agree() {
         let f = Identity {
             spec: "a.img".into(),
             kind: "file".into(),

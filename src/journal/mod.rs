@@ -10,9 +10,10 @@ pub mod identity;
 pub mod intervals;
 pub mod preserve;
 pub mod signals;
+pub mod trust;
 
 pub use format::Journal;
-pub use identity::{mismatch, Identity};
+pub use identity::{may_be, mismatch, Identity};
 pub use preserve::{restore_records, Preserve, RestoreSummary};
 
 use crate::target::mounts;
@@ -37,23 +38,25 @@ pub fn state_dir() -> Result<PathBuf> {
     Ok(base.join("flashscope"))
 }
 
+/// `name` in the state directory, which is created private to this user (0700) and
+/// refused if another user could write it (see `trust::private_dir`). Journals and
+/// `verify`'s resume state go here.
+pub fn state_file(name: &str) -> Result<PathBuf> {
+    let dir = state_dir()?;
+    trust::private_dir(&dir)?;
+    Ok(dir.join(name))
+}
+
 /// A fresh default journal path for `command` (created directories included).
 pub fn default_path(command: &str) -> Result<PathBuf> {
-    let dir = state_dir()?;
-    std::fs::create_dir_all(&dir).map_err(|e| {
-        Error::io(
-            format!("creating the journal directory {}", dir.display()),
-            e,
-        )
-    })?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    Ok(dir.join(format!(
+    state_file(&format!(
         "{command}-{stamp}-{}.fsjournal",
         std::process::id()
-    )))
+    ))
 }
 
 /// The directory a journal file will live in (its parent, or the current directory).
@@ -175,7 +178,8 @@ pub struct Leftovers {
     pub in_use: Vec<PathBuf>,
     /// Journals that held no saved region, removed: their run stopped before its first
     /// overwrite (every region is saved and made durable before it is written), so there
-    /// was nothing to put back. A torn last record is such a region: its write never began.
+    /// was nothing to put back. A torn last record without data is such a region: its
+    /// write never began.
     pub removed_empty: Vec<PathBuf>,
 }
 
@@ -196,7 +200,7 @@ pub fn clear_leftovers(identity: &Identity) -> Leftovers {
         let Some(j) = Journal::read_identity(&p) else {
             continue;
         };
-        if identity.kind == "sim" || mismatch(&j, identity, false).is_some() {
+        if identity.kind == "sim" || !may_be(&j, identity) {
             continue;
         }
         let _lock = match format::lock_leftover(&p) {
@@ -211,7 +215,12 @@ pub fn clear_leftovers(identity: &Identity) -> Leftovers {
             }
         };
         match Journal::open(&p) {
-            Ok(j) if j.records.is_empty() && format::remove(&p).is_ok() => {
+            // A torn record with data is left to `restore`, which checks it on the target.
+            Ok(j)
+                if j.records.is_empty()
+                    && j.torn.is_none_or(|t| t.data_present == 0)
+                    && format::remove(&p).is_ok() =>
+            {
                 out.removed_empty.push(p)
             }
             _ => out.unrestored.push(p),

@@ -9,6 +9,12 @@ use crate::{Error, Result};
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// Why saving stopped: a signal asked it to, or the journal or target failed.
+enum Stop {
+    Signal(io::Error),
+    Failed(String, io::Error),
+}
+
 /// A check called before every I/O: `Some(signal)` asks the test to stop.
 pub type StopCheck = Box<dyn Fn() -> Option<i32> + Send>;
 
@@ -32,6 +38,9 @@ pub struct Preserve<B> {
     stop: Option<StopCheck>,
     /// Bytes written to the device by the restore (wear the test also causes).
     pub restored_bytes: u64,
+    /// The first journal or target write error: it ends the test (every later I/O fails
+    /// with it) and the session reports it instead of a result.
+    failure: Option<String>,
 }
 
 impl<B: Backend> Preserve<B> {
@@ -45,6 +54,7 @@ impl<B: Backend> Preserve<B> {
             saved: IntervalSet::new(),
             stop: None,
             restored_bytes: 0,
+            failure: None,
         })
     }
 
@@ -73,10 +83,26 @@ impl<B: Backend> Preserve<B> {
     }
 
     fn check_stop(&self) -> io::Result<()> {
+        if let Some(f) = &self.failure {
+            return Err(io::Error::other(f.clone()));
+        }
         if let Some(sig) = self.stop.as_ref().and_then(|f| f()) {
             return Err(super::signals::interrupted_error(sig));
         }
         Ok(())
+    }
+
+    /// The journal or target write error that ended the test, if one did: which file
+    /// failed, doing what, and why. A test that met one has no result.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    /// Remember the first failure (what failed, and why) and return the error as it was,
+    /// so a caller still sees e.g. a vanished device for what it is.
+    fn fail(&mut self, what: String, e: io::Error) -> io::Error {
+        self.failure.get_or_insert_with(|| format!("{what}: {e}"));
+        e
     }
 
     /// Save `[offset, offset+len)` (widened to whole sectors) unless already saved, and
@@ -87,9 +113,23 @@ impl<B: Backend> Preserve<B> {
 
     /// Save several regions with one fsync at the end (the plan of a test, before it runs).
     pub fn save_all(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        if let Some(f) = &self.failure {
+            return Err(io::Error::other(f.clone()));
+        }
+        match self.save_regions(regions) {
+            Ok(()) => Ok(()),
+            Err(Stop::Signal(e)) => Err(e),
+            Err(Stop::Failed(what, e)) => Err(self.fail(what, e)),
+        }
+    }
+
+    fn save_regions(&mut self, regions: &[(u64, u64)]) -> std::result::Result<(), Stop> {
+        let path = self.path.display().to_string();
+        let journal = |e| Stop::Failed(format!("writing the journal {path}"), e);
         let Some(writer) = self.writer.as_mut() else {
-            return Err(io::Error::other(
-                "the journal is already finished; no more writes are preserved",
+            return Err(Stop::Failed(
+                "saving a region".into(),
+                io::Error::other("the journal is already finished; no more writes are preserved"),
             ));
         };
         let sector = self.inner.logical_sector_bytes().max(1) as u64;
@@ -105,21 +145,24 @@ impl<B: Backend> Preserve<B> {
                     if let Some(sig) = self.stop.as_ref().and_then(|f| f()) {
                         // Keep what is saved consistent: record it and make it durable.
                         self.saved.insert(gs, pos);
-                        writer.sync()?;
-                        return Err(super::signals::interrupted_error(sig));
+                        writer.sync().map_err(journal)?;
+                        return Err(Stop::Signal(super::signals::interrupted_error(sig)));
                     }
                     let n = (ge - pos).min(MAX_RECORD);
                     let mut buf = AlignedBuf::new(n as usize);
-                    self.inner.read_at(&mut buf, pos)?;
-                    writer.append(pos, &buf)?;
+                    self.inner.read_at(&mut buf, pos).map_err(|e| {
+                        Stop::Failed(format!("reading the target at {pos} to save it"), e)
+                    })?;
+                    writer.append(pos, &buf).map_err(journal)?;
                     appended = true;
                     pos += n;
                 }
+                // Made durable below; a failed sync ends the test before any overwrite.
                 self.saved.insert(gs, ge);
             }
         }
         if appended {
-            writer.sync()?;
+            writer.sync().map_err(journal)?;
         }
         Ok(())
     }
@@ -158,23 +201,47 @@ impl<B: Backend> Preserve<B> {
 
 /// Write every record of `journal` to `dev`, flush, then read each region back and
 /// compare its checksum. Idempotent: running it again writes the same bytes.
+///
+/// Nothing is written unless every record fits the target's sectors and a torn last
+/// record (see `format::TornRecord`) is shown harmless: the target must still hold, in
+/// that region, the bytes the journal holds of it (the overwrite waits for the record to
+/// be complete, so after a crash while appending they are equal; a record cut after its
+/// region was overwritten differs, and is refused as corruption).
 pub fn restore_records<D: Backend + ?Sized>(
     journal: &Journal,
     dev: &mut D,
 ) -> Result<RestoreSummary> {
     let sector = dev.logical_sector_bytes().max(1) as u64;
-    let mut file = std::fs::File::open(&journal.path)
-        .map_err(|e| Error::io(format!("opening journal {}", journal.path.display()), e))?;
-    let mut summary = RestoreSummary::default();
-    for rec in &journal.records {
-        if rec.offset % sector != 0 || rec.length % sector != 0 {
+    let torn = journal.torn.iter().map(|t| (t.offset, t.length));
+    let regions = journal.records.iter().map(|r| (r.offset, r.length));
+    for (offset, length) in regions.chain(torn) {
+        if offset % sector != 0 || length % sector != 0 {
             return Err(Error::runtime(format!(
-                "the region at {} ({} bytes) is not aligned to the target's {}-byte sectors",
-                rec.offset, rec.length, sector
+                "the region at {offset} ({length} bytes) is not aligned to the target's {sector}-byte sectors; nothing was written"
             )));
         }
+    }
+    if let Some(t) = journal.torn.filter(|t| t.data_present > 0) {
+        let mut now = AlignedBuf::new(t.length as usize);
+        dev.read_at(&mut now, t.offset).map_err(|e| {
+            Error::io(
+                format!(
+                    "reading the region at {} to check the journal's torn last record",
+                    t.offset
+                ),
+                e,
+            )
+        })?;
+        let mut saved = vec![0u8; t.data_present as usize];
+        journal.read_at(&mut saved, t.data_pos)?;
+        if now[..saved.len()] != saved[..] {
+            return Err(journal.torn_overwritten(&t));
+        }
+    }
+    let mut summary = RestoreSummary::default();
+    for rec in &journal.records {
         let mut buf = AlignedBuf::new(rec.length as usize);
-        journal.read_record(&mut file, rec, &mut buf)?;
+        journal.read_record(rec, &mut buf)?;
         dev.write_at(&buf, rec.offset)
             .map_err(|e| Error::io(format!("writing back the region at {}", rec.offset), e))?;
         summary.regions += 1;
@@ -206,7 +273,9 @@ impl<B: Backend> Backend for Preserve<B> {
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.check_stop()?;
         self.save(offset, buf.len() as u64)?;
-        self.inner.write_at(buf, offset)
+        self.inner
+            .write_at(buf, offset)
+            .map_err(|e| self.fail(format!("writing to the target at {offset}"), e))
     }
     fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
         self.check_stop()?;
@@ -335,6 +404,62 @@ mod tests {
         flag.store(libc::SIGINT, Ordering::SeqCst);
         let e = p.write_at(&junk, 8192).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::Interrupted);
+        p.finish().unwrap();
+        assert_eq!(read_all(p.inner_mut(), 1 << 20), original);
+    }
+
+    #[test]
+    fn a_torn_last_record_is_skipped_only_while_the_target_still_holds_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j");
+        let mut dev = sim("");
+        let original = fill_random(&mut dev, 1 << 20, 5);
+        let mut p = Preserve::new(dev, &path, &ident()).unwrap();
+        let junk = AlignedBuf::new(64 << 10);
+        p.write_at(&junk, 0).unwrap();
+        p.write_at(&junk, 256 << 10).unwrap();
+        p.save(512 << 10, 64 << 10).unwrap(); // saved, never overwritten
+        let full = std::fs::read(&path).unwrap();
+        let last = 28 + (64 << 10) + 32;
+        // The record of an overwritten region, cut by one byte after the fact: refused,
+        // nothing written (the region at 0 keeps the test's junk).
+        std::fs::write(&path, &full[..full.len() - last - 1]).unwrap();
+        let j = Journal::open(&path).unwrap();
+        assert_eq!(j.torn.unwrap().offset, 256 << 10);
+        let e = restore_records(&j, p.inner_mut()).unwrap_err();
+        assert_eq!(e.exit_code(), 1);
+        assert!(
+            e.to_string().contains("overwritten after the record"),
+            "{e}"
+        );
+        assert!(read_all(p.inner_mut(), 64 << 10).iter().all(|&b| b == 0));
+        // A crash while appending the last record: its region still holds what it saved.
+        std::fs::write(&path, &full[..full.len() - 1]).unwrap();
+        let j = Journal::open(&path).unwrap();
+        assert_eq!(j.torn.unwrap().offset, 512 << 10);
+        let s = restore_records(&j, p.inner_mut()).unwrap();
+        assert_eq!((s.regions, s.verified), (2, 2));
+        assert_eq!(read_all(p.inner_mut(), 1 << 20), original);
+    }
+
+    #[test]
+    fn a_journal_write_error_ends_the_test_and_every_later_io() {
+        // Appends fail as on a full filesystem (the writer's descriptor is made read-only).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j");
+        let mut dev = sim("");
+        let original = fill_random(&mut dev, 1 << 20, 6);
+        let mut p = Preserve::new(dev, &path, &ident()).unwrap();
+        let junk = AlignedBuf::new(64 << 10);
+        p.write_at(&junk, 0).unwrap();
+        p.writer.as_mut().unwrap().break_for_test();
+        p.write_at(&junk, 256 << 10).unwrap_err();
+        let f = p.failure().unwrap().to_string();
+        assert!(f.contains("writing the journal"), "{f}");
+        assert!(f.contains(&path.display().to_string()), "{f}");
+        assert!(p.read_at(&mut AlignedBuf::new(512), 0).is_err(), "sticky");
+        assert!(p.write_at(&junk, 0).is_err(), "sticky");
+        // The region it could not save was not written; what was saved is restored.
         p.finish().unwrap();
         assert_eq!(read_all(p.inner_mut(), 1 << 20), original);
     }

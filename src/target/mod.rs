@@ -12,7 +12,7 @@ use crate::report::{TargetInfo, Warning};
 use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -77,6 +77,9 @@ pub struct OpenTarget {
     pub warnings: Vec<Warning>,
     /// The block device's kernel name (e.g. `sdb`), for sysfs statistics; `None` otherwise.
     pub block_name: Option<String>,
+    /// `fstat` of the opened descriptor (device and inode numbers), so who the target is
+    /// is known from what was opened, not from its path; `None` for `sim:`.
+    pub stat: Option<std::fs::Metadata>,
 }
 
 /// Open a target described by `spec` for the given request, enforcing the safety policy.
@@ -105,6 +108,7 @@ fn open_sim(spec: &str, cfg: SimConfig) -> OpenTarget {
         backend: Box::new(SimDevice::new(cfg)),
         warnings: Vec::new(),
         block_name: None,
+        stat: None,
     }
 }
 
@@ -256,6 +260,15 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
         }
         Err(e) => return Err(open_error(spec, e, req.write)),
     };
+    // What was opened must be what was checked above (mounts, holders, sysfs name).
+    let stat = file
+        .metadata()
+        .map_err(|e| Error::io(format!("examining the opened target '{spec}'"), e))?;
+    if (stat.dev(), stat.ino(), stat.rdev()) != (meta.dev(), meta.ino(), meta.rdev()) {
+        return Err(Error::Refused(format!(
+            "target '{spec}' changed while it was being opened (another file or device now has its name): nothing was done; check what '{spec}' is and rerun"
+        )));
+    }
     let (size, logical, physical) = if is_block {
         block_sizes(&file).map_err(|e| Error::io(format!("reading the size of '{spec}'"), e))?
     } else {
@@ -307,6 +320,7 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
         backend: Box::new(backend),
         warnings,
         block_name,
+        stat: Some(stat),
     })
 }
 

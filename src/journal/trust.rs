@@ -1,0 +1,211 @@
+//! Files flashscope reads or writes on a user's behalf, often as root: journals and
+//! `verify`'s resume state. The rules are those sudo, ssh and systemd apply to their own
+//! files:
+//!
+//! - created with `O_EXCL | O_NOFOLLOW` and mode 0600, in a private directory, and
+//!   renamed into place (a planted symlink or file is never written through);
+//! - opened for reading with `O_NOFOLLOW | O_NONBLOCK`, then checked on the descriptor
+//!   (`fstat`): a regular file (a FIFO would block forever, a device would never end) of
+//!   bounded size;
+//! - trusted only when owned by the invoking user or root and not writable by group or
+//!   others: a file someone else could write is not what flashscope wrote.
+
+use crate::{Error, Result};
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The effective user id: the user flashscope acts as.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Open `path` read-only without following a symlink in its last component and without
+/// blocking (a FIFO with no writer would otherwise hang the open). Check the result with
+/// [`crate::input::check_regular`].
+pub fn open_nofollow(path: &Path) -> io::Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    Ok(f)
+}
+
+/// The error for an [`open_nofollow`] that failed, for `what` (e.g. "journal") at `path`;
+/// `None` for "not found", which each caller words itself.
+pub fn open_error(what: &str, path: &Path, e: io::Error) -> Option<Error> {
+    if e.kind() == io::ErrorKind::NotFound {
+        return None;
+    }
+    Some(if e.raw_os_error() == Some(libc::ELOOP) {
+        Error::usage(format!(
+            "{what} {} is a symbolic link: give the file itself (links are not followed, so nobody can aim one at another file)",
+            path.display()
+        ))
+    } else {
+        Error::io(format!("opening {what} {}", path.display()), e)
+    })
+}
+
+/// Refuse (exit 2) a file that is not owned by the invoking user or root, or that group or
+/// others may write: its content decides what flashscope writes, as this user.
+pub fn check_owner(meta: &Metadata, what: &str, path: &Path) -> Result<()> {
+    let me = euid();
+    let owner = meta.uid();
+    if owner != me && owner != 0 {
+        return Err(Error::Refused(format!(
+            "{what} {} is owned by uid {owner}, not by you (uid {me}) or root: flashscope only acts on files you or root wrote. Nothing was written. If you have checked it and trust it, take it over (`chown {me} {}`) and rerun",
+            path.display(),
+            path.display()
+        )));
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(Error::Refused(format!(
+            "{what} {} is writable by group or others (mode {mode:04o}): anyone could have changed it. Nothing was written. If you have checked it and trust it, `chmod go-w {}` and rerun",
+            path.display(),
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Create `dir` (and its parents) private to this user (mode 0700 for what is created),
+/// and refuse a directory that is a symlink, belongs to another user or that group or
+/// others may write: files are created and renamed in it.
+pub fn private_dir(dir: &Path) -> Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| Error::io(format!("creating the directory {}", dir.display()), e))?;
+    let meta = std::fs::symlink_metadata(dir)
+        .map_err(|e| Error::io(format!("examining the directory {}", dir.display()), e))?;
+    if !meta.file_type().is_dir() {
+        return Err(Error::Refused(format!(
+            "{} is {}, not a directory: flashscope keeps its journals and state in a directory of its own; remove it or set XDG_STATE_HOME",
+            dir.display(),
+            crate::input::kind_in_words(&meta)
+        )));
+    }
+    // Under `sudo` with the user's HOME kept, this is the user's directory: root must not
+    // create and rename files where that user can plant links.
+    check_owner(&meta, "the state directory", dir).map_err(|e| {
+        Error::Refused(format!(
+            "{e}; or point XDG_STATE_HOME at a directory of your own (as root: `sudo -H`), or give --journal PATH"
+        ))
+    })
+}
+
+/// Write `bytes` to `path` atomically: a new file beside it (`O_EXCL | O_NOFOLLOW`, mode
+/// 0600) is written, synced and renamed over `path`. A symlink at `path` is replaced,
+/// never followed.
+pub fn replace_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.{nanos}.tmp", std::process::id()));
+    let tmp: PathBuf = path.with_file_name(tmp_name);
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)?;
+    let r = f
+        .write_all(bytes)
+        .and_then(|_| f.sync_all())
+        .and_then(|_| std::fs::rename(&tmp, path));
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn fifos_symlinks_and_big_files_are_refused_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let f = open_nofollow(&fifo).unwrap(); // O_NONBLOCK: returns at once
+        let e = crate::input::check_regular(&f, &fifo, "journal", 1 << 20).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("a FIFO"), "{e}");
+        let real = d.path().join("real");
+        std::fs::write(&real, b"12345").unwrap();
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let e = open_error("journal", &link, open_nofollow(&link).unwrap_err()).unwrap();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        let f = open_nofollow(&real).unwrap();
+        assert!(crate::input::check_regular(&f, &real, "state file", 4)
+            .unwrap_err()
+            .to_string()
+            .contains("5 B is larger than the 4 B"));
+        crate::input::check_regular(&f, &real, "state file", 5).unwrap();
+    }
+
+    #[test]
+    fn group_writable_files_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("j");
+        std::fs::write(&p, b"x").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o620)).unwrap();
+        let e = check_owner(&std::fs::metadata(&p).unwrap(), "journal", &p).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("chmod go-w"), "{e}");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        check_owner(&std::fs::metadata(&p).unwrap(), "journal", &p).unwrap();
+    }
+
+    #[test]
+    fn a_replaced_symlink_is_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let state = d.path().join("state.json");
+        std::os::unix::fs::symlink(&victim, &state).unwrap();
+        replace_private(&state, b"{}").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(std::fs::read(&state).unwrap(), b"{}");
+        let meta = std::fs::symlink_metadata(&state).unwrap();
+        assert!(meta.file_type().is_file());
+        assert_eq!(meta.mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            2,
+            "no tmp left"
+        );
+    }
+
+    #[test]
+    fn private_dirs_are_created_0700_and_others_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("a/b");
+        private_dir(&dir).unwrap();
+        assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o777, 0o700);
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(private_dir(&dir).unwrap_err().exit_code(), 2);
+        let link = d.path().join("l");
+        std::os::unix::fs::symlink(d.path().join("a"), &link).unwrap();
+        assert!(private_dir(&link)
+            .unwrap_err()
+            .to_string()
+            .contains("symbolic link"));
+    }
+}

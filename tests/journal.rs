@@ -1,0 +1,603 @@
+//! The journal's trust model (issue 17): `restore` is not a way to write as root, state
+//! files cannot be aimed, a damaged journal is never "restored", a failing journal never
+//! becomes a verdict, and a killed preserve-mode test always restores bit-identically.
+
+mod common;
+use common::{is_root, skip, Loop, Mounted};
+
+use assert_cmd::Command;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+use std::time::{Duration, Instant};
+
+fn flashscope(state: &Path) -> Command {
+    let mut c = Command::cargo_bin("flashscope").unwrap();
+    c.env("XDG_STATE_HOME", state);
+    c
+}
+
+fn run_in(state: &Path, cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = flashscope(state)
+        .current_dir(cwd)
+        .args(args)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn run(state: &Path, args: &[&str]) -> (i32, String, String) {
+    run_in(state, state, args)
+}
+
+fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    use rand::{Rng, SeedableRng};
+    let mut v = vec![0u8; len];
+    rand_pcg::Pcg64::seed_from_u64(seed).fill(&mut v[..]);
+    v
+}
+
+/// A file target of random bytes and a journal for it that a killed test left: regions at
+/// 0 and 1 MiB (64 KiB each) saved, then overwritten with zeros. Returns the image's
+/// original content.
+fn killed_file_run(dir: &Path, seed: u64) -> (PathBuf, PathBuf, Vec<u8>) {
+    use flashscope::backend::{AlignedBuf, Backend};
+    let img = dir.join("card.img");
+    let original = random_bytes(4 << 20, seed);
+    std::fs::write(&img, &original).unwrap();
+    let spec = img.to_str().unwrap();
+    let opened =
+        flashscope::target::open(spec, &flashscope::target::OpenRequest::read_write()).unwrap();
+    let id = flashscope::journal::Identity::of(spec, &opened, "test");
+    let j = dir.join("killed.fsjournal");
+    let mut p = flashscope::journal::Preserve::new(opened.backend, &j, &id).unwrap();
+    let zeros = AlignedBuf::new(64 << 10);
+    p.write_at(&zeros, 0).unwrap();
+    p.write_at(&zeros, 1 << 20).unwrap();
+    drop(p); // as a SIGKILL leaves it: journal kept, regions overwritten
+    assert_ne!(std::fs::read(&img).unwrap(), original);
+    (img, j, original)
+}
+
+fn set_mode(p: &Path, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+// ------------------------------------------------------------------- 3: restore's trust
+
+#[test]
+fn restore_refuses_a_journal_others_can_write_or_another_user_owns() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let (img, j, original) = killed_file_run(dir, 1);
+    let damaged = std::fs::read(&img).unwrap();
+    let jp = j.to_str().unwrap();
+    for mode in [0o620, 0o602, 0o666] {
+        set_mode(&j, mode);
+        let (code, _, err) = run(dir, &["restore", jp]);
+        assert_eq!(code, 2, "mode {mode:o}: {err}");
+        assert!(err.contains("writable by group or others"), "{err}");
+        assert!(err.contains("chmod go-w"), "names the way out: {err}");
+        assert_eq!(std::fs::read(&img).unwrap(), damaged, "nothing written");
+    }
+    set_mode(&j, 0o600);
+    if is_root() {
+        // A journal an unprivileged user wrote, naming a root-owned file.
+        std::os::unix::fs::chown(&j, Some(65534), Some(65534)).unwrap();
+        let (code, _, err) = run(dir, &["restore", jp]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("owned by uid 65534"), "{err}");
+        assert_eq!(std::fs::read(&img).unwrap(), damaged, "nothing written");
+        // Listing writes nothing, so it may look, with a warning.
+        let (code, out, err) = run(dir, &["restore", jp, "--list", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("untrusted-journal"), "{out}");
+        std::os::unix::fs::chown(&j, Some(0), Some(0)).unwrap();
+    } else {
+        skip("chown to another user needs root (CI runs the tests as root)");
+    }
+    let (code, _, err) = run(dir, &["restore", jp]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&img).unwrap(), original);
+}
+
+#[test]
+fn restore_of_a_fifo_or_a_symlink_is_refused_at_once() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let fifo = dir.join("j.fsjournal");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let t0 = Instant::now();
+    let (code, _, err) = run(dir, &["restore", fifo.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("must be a regular file, and this is a FIFO"),
+        "{err}"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(30));
+    let (_, j, _) = killed_file_run(dir, 2);
+    let link = dir.join("link.fsjournal");
+    std::os::unix::fs::symlink(&j, &link).unwrap();
+    let (code, _, err) = run(dir, &["restore", link.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+}
+
+#[test]
+fn a_file_journal_without_its_inode_is_refused_naming_the_field() {
+    use flashscope::journal::format::JournalWriter;
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let img = dir.join("victim.img");
+    std::fs::write(&img, vec![7u8; 1 << 20]).unwrap();
+    let j = dir.join("forged.fsjournal");
+    let id = flashscope::journal::Identity {
+        spec: img.to_str().unwrap().into(),
+        kind: "file".into(),
+        size_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let mut w = JournalWriter::create(&j, &id).unwrap();
+    w.append(0, &[0x41; 4096]).unwrap();
+    w.sync().unwrap();
+    drop(w);
+    let (code, _, err) = run(dir, &["restore", j.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("does not record the file's device and inode"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--ignore-identity"),
+        "names the override: {err}"
+    );
+    assert!(std::fs::read(&img).unwrap().iter().all(|&b| b == 7));
+}
+
+#[test]
+fn a_block_journal_with_only_spec_kind_and_size_is_refused() {
+    use flashscope::journal::format::JournalWriter;
+    let Some(lo) = Loop::random(8 << 20, 3) else {
+        return;
+    };
+    let before = lo.hash();
+    let j = lo.dir().join("forged.fsjournal");
+    let id = flashscope::journal::Identity {
+        spec: lo.dev.clone(),
+        kind: "block".into(),
+        size_bytes: 8 << 20,
+        ..Default::default()
+    };
+    let mut w = JournalWriter::create(&j, &id).unwrap();
+    w.append(0, &[0x41; 4096]).unwrap();
+    w.sync().unwrap();
+    drop(w);
+    let (code, _, err) = run(lo.dir(), &["restore", j.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("does not record the device number"), "{err}");
+    assert_eq!(lo.hash(), before, "nothing written");
+}
+
+/// Start `args` (a preserve-mode write test) in `cwd`, wait until `ready` says it has
+/// overwritten something (or `delay` passed), SIGKILL it. Returns `None` when it was
+/// killed, or its exit code and stderr when it had finished by then.
+fn kill_when(
+    state: &Path,
+    cwd: &Path,
+    args: &[&str],
+    delay: Duration,
+    ready: impl Fn() -> bool,
+) -> Option<(i32, String)> {
+    let mut child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
+        .unwrap()
+        .env("XDG_STATE_HOME", state)
+        .current_dir(cwd)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while start.elapsed() < delay && !ready() {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let _ = child.kill(); // SIGKILL; a no-op error if it had exited
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    out.status.code().map(|c| (c, err))
+}
+
+#[test]
+fn a_journal_made_with_a_relative_spec_restores_from_another_directory() {
+    let state = tempfile::tempdir().unwrap();
+    let work = state.path().join("work");
+    let elsewhere = state.path().join("elsewhere");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let img = work.join("card.img");
+    let original = random_bytes(48 << 20, 4);
+    std::fs::write(&img, &original).unwrap();
+    let j = state.path().join("rel.fsjournal");
+    // slc writes 16 MiB at 16 MiB, then idles 20 s: kill it there.
+    let last = (16u64 << 20) + (15 << 20);
+    let overwritten = || {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; 4096];
+        let f = std::fs::File::open(&img).unwrap();
+        f.read_exact_at(&mut buf, last).unwrap();
+        buf != original[last as usize..last as usize + 4096]
+    };
+    let args = [
+        "slc",
+        "card.img",
+        "--write",
+        "--write-budget",
+        "32M",
+        "--recover",
+        "20s",
+        "--journal",
+        j.to_str().unwrap(),
+    ];
+    let ended = kill_when(
+        state.path(),
+        &work,
+        &args,
+        Duration::from_secs(60),
+        overwritten,
+    );
+    assert_eq!(ended, None, "killed mid-test");
+    assert!(j.exists());
+    let (code, out, err) = run_in(state.path(), &elsewhere, &["restore", j.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("verified"), "{out}");
+    assert!(std::fs::read(&img).unwrap() == original, "bit-identical");
+}
+
+#[test]
+fn a_state_directory_another_user_owns_is_refused() {
+    // As under `sudo` with the user's HOME kept: root must not create journals there.
+    if !is_root() {
+        skip("chown to another user needs root (CI runs the tests as root)");
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path().join("flashscope");
+    std::fs::create_dir(&dir).unwrap();
+    set_mode(&dir, 0o755);
+    std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+    // A file target (a sim: card is never journaled).
+    let img = state.path().join("card.img");
+    std::fs::write(&img, vec![0u8; 32 << 20]).unwrap();
+    let (code, _, err) = run(
+        state.path(),
+        &[
+            "fat",
+            img.to_str().unwrap(),
+            "--erase-size",
+            "4M",
+            "--nr",
+            "4",
+            "--write",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("owned by uid 65534"), "{err}");
+    assert!(err.contains("XDG_STATE_HOME"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing created"
+    );
+}
+
+// ------------------------------------------------------- 5: a damaged journal is refused
+
+#[test]
+fn a_damaged_last_record_is_refused_with_nothing_written_and_the_journal_kept() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let (img, j, original) = killed_file_run(dir, 5);
+    let damaged = std::fs::read(&img).unwrap();
+    let intact = std::fs::read(&j).unwrap();
+    let n = intact.len();
+    let jp = j.to_str().unwrap();
+    // One bit of the last record's data; then its last byte cut off.
+    let mut flipped = intact.clone();
+    flipped[n - 32 - 100] ^= 0x04;
+    for (what, bytes) in [
+        ("bit flip", &flipped[..]),
+        ("cut last byte", &intact[..n - 1]),
+    ] {
+        std::fs::write(&j, bytes).unwrap();
+        let (code, out, err) = run(dir, &["restore", jp]);
+        assert_eq!(code, 1, "{what}: {out}{err}");
+        assert!(err.contains("corrupt"), "{what}: {err}");
+        assert!(!out.contains("restored"), "{what}: {out}");
+        assert!(j.exists(), "{what}: the journal is kept");
+        assert_eq!(
+            std::fs::read(&img).unwrap(),
+            damaged,
+            "{what}: nothing written"
+        );
+    }
+    std::fs::write(&j, &intact).unwrap();
+    let (code, _, err) = run(dir, &["restore", jp]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&img).unwrap(), original);
+}
+
+// --------------------------------------------------- 4: verify's state cannot be aimed
+
+#[test]
+fn verify_state_lives_in_the_state_dir_and_is_never_written_through_a_symlink() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let img = dir.join("card.img");
+    std::fs::write(&img, vec![0u8; 64 << 20]).unwrap();
+    let img2 = dir.join("card2.img");
+    std::fs::write(&img2, vec![0u8; 64 << 20]).unwrap();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    // Where the old code put the state (and its temporary), planted as symlinks.
+    let name: String = img
+        .to_str()
+        .unwrap()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    for planted in [
+        format!("flashscope-verify-{name}.state.json"),
+        format!("flashscope-verify-{name}.state.tmp"),
+    ] {
+        std::os::unix::fs::symlink(&victim, tmp.join(planted)).unwrap();
+    }
+    let explicit = dir.join("mine.state");
+    std::os::unix::fs::symlink(&victim, dir.join("mine.tmp")).unwrap();
+    let runs = [
+        (img.to_str().unwrap(), &[][..]),
+        (
+            img2.to_str().unwrap(),
+            &["--state", explicit.to_str().unwrap()][..],
+        ),
+    ];
+    for (target, extra) in runs {
+        let mut args = vec!["verify", target, "--destructive", "--time-budget", "1ms"];
+        args.extend(extra);
+        let out = flashscope(dir)
+            .env("TMPDIR", &tmp)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("continue with --resume"), "{err}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{err}");
+    }
+    let saved = dir
+        .join("flashscope")
+        .join(format!("verify-{name}.state.json"));
+    let meta = std::fs::symlink_metadata(&saved).expect("state in the state directory");
+    assert!(meta.file_type().is_file());
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert!(std::fs::symlink_metadata(&explicit).unwrap().is_file());
+    // Both resume from where they stopped.
+    for (target, extra) in runs {
+        let mut args = vec!["verify", target, "--destructive", "--resume"];
+        args.extend(extra);
+        let (code, _, err) = run(dir, &args);
+        assert_eq!(code, 0, "{err}");
+    }
+}
+
+#[test]
+fn a_bad_state_file_is_a_usage_error_naming_the_option_and_the_file() {
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let img = dir.join("card.img");
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    let garbage = dir.join("garbage");
+    std::fs::write(&garbage, [0xffu8, 0xfe, 0x00, 0x80, b'{']).unwrap();
+    let fifo = dir.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let imgs = img.to_str().unwrap();
+    for (file, says) in [
+        (garbage.to_str().unwrap(), "not a flashscope verify state"),
+        (fifo.to_str().unwrap(), "a FIFO"),
+        ("/dev/zero", "a character device"),
+    ] {
+        for resume in [true, false] {
+            let mut args = vec!["verify", imgs, "--destructive", "--state", file];
+            if resume {
+                args.push("--resume");
+            }
+            let (code, _, err) = run(dir, &args);
+            assert_eq!(code, 2, "{file} resume={resume}: {err}");
+            assert!(err.contains("--state") && err.contains(file), "{err}");
+            assert!(err.contains(says), "{err}");
+        }
+    }
+    assert_eq!(std::fs::read(&garbage).unwrap().len(), 5, "not replaced");
+}
+
+// ------------------------------------------------- 6: a failing journal is not a verdict
+
+/// Fill the filesystem holding `dir` (while others write to it too), then free about
+/// `leave` bytes.
+fn fill(dir: &Path, leave: u64) {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::create(dir.join("filler")).unwrap();
+    let chunk: i64 = 1 << 20;
+    let mut len: i64 = 0;
+    // SAFETY: fallocate on a descriptor this test owns.
+    while unsafe { libc::posix_fallocate(f.as_raw_fd(), len as libc::off_t, chunk as libc::off_t) }
+        == 0
+    {
+        len += chunk;
+    }
+    f.set_len((len as u64).saturating_sub(leave)).unwrap();
+}
+
+#[test]
+fn a_full_journal_filesystem_ends_the_test_with_exit_1_and_no_verdict() {
+    let Some(lo) = Loop::random(96 << 20, 6) else {
+        return;
+    };
+    let before = lo.hash();
+    let Some(tmpfs) = Mounted::new(&["-t", "tmpfs", "-o", "size=100m", "tmpfs"]) else {
+        return;
+    };
+    let runs: [&[&str]; 2] = [
+        &["verify", &lo.dev, "--write", "--range", "0+64M"],
+        &["probe", &lo.dev, "--write", "--max-cache", "8M"],
+    ];
+    for args in runs {
+        let j = tmpfs.path().join("j.fsjournal");
+        let _ = std::fs::remove_file(tmpfs.path().join("filler"));
+        let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
+            .unwrap()
+            .env("XDG_STATE_HOME", lo.dir())
+            .args(args)
+            .arg("--journal")
+            .arg(&j)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Mid-run (once the journal exists), someone fills its filesystem.
+        let start = Instant::now();
+        while !j.exists() && start.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        fill(tmpfs.path(), 3 << 20);
+        let out = child.wait_with_output().unwrap();
+        let (stdout, err) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stdout}{err}");
+        assert!(err.contains(j.to_str().unwrap()), "names the file: {err}");
+        assert!(err.contains("No space left"), "says why: {err}");
+        assert!(err.contains("no result"), "{err}");
+        assert!(stdout.is_empty(), "no verdict: {stdout}");
+        assert!(!j.exists(), "restored and removed");
+        assert_eq!(lo.hash(), before, "{args:?}: restored what was saved");
+    }
+}
+
+// --------------------------------------------- crash safety: SIGKILL at random moments
+
+#[test]
+fn every_preserve_test_killed_at_a_random_moment_restores_bit_identically() {
+    use rand::{Rng, SeedableRng};
+    let Some(lo) = Loop::random(64 << 20, 7) else {
+        return;
+    };
+    let before = lo.hash();
+    let seed: u64 = std::env::var("FLASHSCOPE_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("crash test seed {seed} (rerun with FLASHSCOPE_CRASH_SEED={seed})");
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+    let d = lo.dev.as_str();
+    let tests: &[&[&str]] = &[
+        &["probe", d, "--max-cache", "8M"],
+        &["open-au", d, "--erase-size", "1M", "--max-au", "6"],
+        &["fat", d, "--erase-size", "1M", "--nr", "4"],
+        &[
+            "program",
+            d,
+            "--offset",
+            "8M",
+            "--size",
+            "1M",
+            "--blocksize",
+            "4K",
+        ],
+        &["slc", d, "--write-budget", "16M", "--recover", "1s"],
+        &["verify", d, "--range", "16M+24M"],
+        &[
+            "bench",
+            d,
+            "--runtime",
+            "0.1",
+            "--size",
+            "16M",
+            "--engine",
+            "sync",
+        ],
+    ];
+    let budget = Duration::from_secs(100);
+    let t0 = Instant::now();
+    let (mut runs, mut killed, mut finished) = (0, 0, 0);
+    // Round 0 runs each test to its end (learning how long it takes); later rounds kill
+    // each at a random moment within that time.
+    let mut took = vec![Duration::ZERO; tests.len()];
+    'rounds: for round in 0.. {
+        for (i, args) in tests.iter().enumerate() {
+            if t0.elapsed() > budget {
+                break 'rounds;
+            }
+            let j = lo
+                .dir()
+                .join(format!("crash-{round}-{}.fsjournal", args[0]));
+            let delay = if round == 0 {
+                Duration::from_secs(60)
+            } else {
+                let ms = took[i].as_millis().max(2) as u64;
+                Duration::from_millis(rng.gen_range(0..ms))
+            };
+            let t = Instant::now();
+            let mut full: Vec<&str> = args.to_vec();
+            full.extend(["--write", "--journal", j.to_str().unwrap()]);
+            let ended = kill_when(lo.dir(), lo.dir(), &full, delay, || false);
+            if let Some((code, err)) = &ended {
+                assert_eq!(*code, 0, "{args:?} ran to its end but failed: {err}");
+                finished += 1;
+            }
+            if round == 0 {
+                took[i] = t.elapsed();
+                eprintln!("{}: {:?} uninterrupted", args[0], took[i]);
+                assert!(ended.is_some(), "{args:?} did not end within 60 s");
+            }
+            let was_killed = ended.is_none();
+            runs += 1;
+            if j.exists() {
+                let (code, _, err) = run(lo.dir(), &["restore", j.to_str().unwrap()]);
+                assert_eq!(
+                    code, 0,
+                    "seed {seed}: {args:?} killed after {delay:?}: {err}"
+                );
+                killed += 1;
+            }
+            assert!(!j.exists());
+            assert_eq!(
+                lo.hash(),
+                before,
+                "seed {seed}: {args:?} killed={was_killed} after {delay:?}"
+            );
+        }
+    }
+    eprintln!(
+        "crash test: {runs} runs, {killed} killed with a journal and restored, {finished} finished before their kill"
+    );
+    assert!(killed > 0, "no run was killed mid-test");
+}
