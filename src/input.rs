@@ -137,6 +137,17 @@ pub fn read_stdin(what: &str, cap: u64) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// A FIFO named `name` in `dir`, for the tests that check no reader blocks on one.
+#[cfg(test)]
+pub(crate) fn test_fifo(dir: &Path, name: &str) -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let fifo = dir.join(name);
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    fifo
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,10 +156,7 @@ mod tests {
     #[test]
     fn a_fifo_is_refused_at_once_without_blocking() {
         let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("log.fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let fifo = crate::input::test_fifo(dir.path(), "log.fifo");
         let t0 = Instant::now();
         let e = read_regular(&fifo, "flashbench log", LOG_CAP_BYTES).unwrap_err();
         assert!(t0.elapsed() < Duration::from_secs(5));

@@ -652,10 +652,7 @@ mod tests {
     #[test]
     fn a_fifo_is_refused_at_once() {
         let d = tempfile::tempdir().unwrap();
-        let fifo = d.path().join("j.fsjournal");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let fifo = crate::input::test_fifo(d.path(), "j.fsjournal");
         let e = Journal::open(&fifo).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("FIFO"), "{e}");

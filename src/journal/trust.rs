@@ -138,10 +138,7 @@ mod tests {
     #[test]
     fn fifos_symlinks_and_big_files_are_refused_without_blocking() {
         let d = tempfile::tempdir().unwrap();
-        let fifo = d.path().join("fifo");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let fifo = crate::input::test_fifo(d.path(), "fifo");
         let f = open_nofollow(&fifo).unwrap(); // O_NONBLOCK: returns at once
         let e = crate::input::check_regular(&f, &fifo, "journal", 1 << 20).unwrap_err();
         assert_eq!(e.exit_code(), 2);
