@@ -122,7 +122,7 @@ fn timing(args: &Args, tests: usize) -> Result<(u64, u64)> {
 
 fn figure(line_label: &str, metric: String, dir: Dir, r: &WorkloadResult) -> BenchFigure {
     let t = r.total(dir);
-    let per_second_bw = r
+    let per_second_bw: Vec<f64> = r
         .samples()
         .iter()
         .filter(|s| s.interval_ms >= 500)
@@ -145,6 +145,7 @@ fn figure(line_label: &str, metric: String, dir: Dir, r: &WorkloadResult) -> Ben
         mean_ns: t.clat.mean(),
         stddev_ns: t.clat.stddev(),
         ios: t.ios,
+        per_second_spread: bench::relative_spread(&per_second_bw),
         per_second_bw,
     }
 }
@@ -425,6 +426,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             "only the read tests ran: add --write (on a device or file the test region is saved and restored; --destructive skips that) for write figures and the SD class verdicts",
         ));
     }
+    warnings.extend(bench::noise_warnings(&figures, &classes));
     let checks = expects.as_ref().map(|e| evaluate(e, &figures));
     if let Some(c) = &checks {
         doc.extra.insert("expect".into(), json!(c));
@@ -486,7 +488,10 @@ fn render(
             match figures.iter().find(|f| f.metric == line.metric(dir)) {
                 Some(f) => [
                     format!("{:.2}", f.bw_bytes / 1e6),
-                    format!("{:.0}", f.iops),
+                    match f.per_second_spread {
+                        Some(sp) => format!("{:.0} ±{:.0}%", f.iops, sp * 100.0),
+                        None => format!("{:.0}", f.iops),
+                    },
                     f.p99_ns.map_or("-".into(), |n| format_ns(n as f64)),
                 ],
                 None => ["-".into(), "-".into(), "-".into()],

@@ -4,7 +4,7 @@
 
 use super::offsets::Dir;
 use super::spec::RwMode;
-use crate::report::Inference;
+use crate::report::{Inference, Warning};
 use crate::{Error, Result};
 use serde::Serialize;
 
@@ -90,6 +90,82 @@ pub struct BenchFigure {
     pub ios: u64,
     /// Per-second bandwidth samples (bytes/s) of the counting time.
     pub per_second_bw: Vec<f64>,
+    /// How far the per-second rate strayed from its median, relative: half the range from
+    /// its 10th to its 90th percentile over the median (None below 3 samples).
+    pub per_second_spread: Option<f64>,
+}
+
+/// Relative half-range of the 10th to 90th percentile of `samples` around their median:
+/// 0.05 means the per-second rate stayed within about ±5 %. None below 3 samples.
+pub fn relative_spread(samples: &[f64]) -> Option<f64> {
+    if samples.len() < 3 {
+        return None;
+    }
+    let mut v = samples.to_vec();
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    let median = at(0.5);
+    (median > 0.0).then(|| (at(0.9) - at(0.1)) / 2.0 / median)
+}
+
+/// A figure whose per-second rate strays more than this is flagged as noise.
+pub const NOISY_SPREAD: f64 = 0.10;
+
+/// Warnings for figures that are noise: each figure whose per-second rate strayed more
+/// than ±10 %, and each class verdict whose margin is inside its figure's spread (it
+/// could go either way).
+pub fn noise_warnings(figures: &[BenchFigure], classes: &[ClassCheck]) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for f in figures {
+        let Some(sp) = f.per_second_spread.filter(|&s| s > NOISY_SPREAD) else {
+            continue;
+        };
+        let (lo, hi) = f
+            .per_second_bw
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        out.push(Warning::new(
+            "noisy_figure",
+            format!(
+                "{} {}: the rate varied ±{:.0} % from second to second ({:.2}–{:.2} MB/s): the device or the machine was not steady, or too few I/Os completed each second to count finely, so this figure may be off by as much; rerun on a quiet machine or with a longer --runtime",
+                f.label,
+                f.dir,
+                sp * 100.0,
+                lo / MB,
+                hi / MB
+            ),
+        ));
+    }
+    let spread_of = |metric: &str| {
+        figures
+            .iter()
+            .find(|f| f.metric == metric)
+            .and_then(|f| f.per_second_spread)
+    };
+    for c in classes {
+        let metrics: &[&str] = if APP_CLASSES.iter().any(|a| a.0 == c.class) {
+            &["rand_read", "rand_write", "seq_write"]
+        } else {
+            &["seq_write"]
+        };
+        let spread = metrics
+            .iter()
+            .filter_map(|m| spread_of(m))
+            .fold(0.0, f64::max);
+        if spread > 0.0 && c.margin.abs() < spread {
+            out.push(Warning::new(
+                "verdict_within_noise",
+                format!(
+                    "{} {} by {:+.0} %, inside the ±{:.0} % its figures varied from second to second: the verdict could go either way; rerun on a quiet machine or with a longer --runtime",
+                    c.class,
+                    if c.pass { "passes" } else { "fails" },
+                    c.margin * 100.0,
+                    spread * 100.0
+                ),
+            ));
+        }
+    }
+    out
 }
 
 impl BenchFigure {
@@ -543,8 +619,47 @@ mod tests {
             mean_ns: 1e6,
             stddev_ns: 1e6,
             ios: 5,
+            per_second_spread: relative_spread(&per_s),
             per_second_bw: per_s,
         }
+    }
+
+    #[test]
+    fn spread_is_the_half_range_of_the_middle_80_percent_over_the_median() {
+        assert_eq!(relative_spread(&[1.0, 2.0]), None);
+        assert_eq!(relative_spread(&[5.0; 10]), Some(0.0));
+        let s = relative_spread(&[90.0, 95.0, 100.0, 105.0, 110.0]).unwrap();
+        assert!((s - 0.10).abs() < 1e-12, "{s}");
+    }
+
+    #[test]
+    fn a_steady_figure_gives_no_warning_and_a_noisy_one_near_a_line_two() {
+        // seq_write at 10.5 MB/s: C10 passes by +5 %.
+        let steady = fig("seq_write", 10.5e6, 10.0, vec![10.5e6; 10]);
+        let classes = speed_class_checks(steady.bw_bytes);
+        assert!(noise_warnings(&[steady], &classes).is_empty());
+        // The same figure from seconds between 8 and 13 MB/s: the figure is noise, and
+        // the C10/U1/V10 verdicts (+5 %) are inside it.
+        let per_s: Vec<f64> = (0..10).map(|i| 8e6 + 5e6 * i as f64 / 9.0).collect();
+        let noisy = fig("seq_write", 10.5e6, 10.0, per_s);
+        let w = noise_warnings(&[noisy], &classes);
+        assert_eq!(w[0].kind, "noisy_figure", "{w:?}");
+        assert!(w[0].message.contains("±"), "{w:?}");
+        let within: Vec<_> = w
+            .iter()
+            .filter(|w| w.kind == "verdict_within_noise")
+            .collect();
+        assert!(
+            within
+                .iter()
+                .any(|w| w.message.starts_with("C10 passes by +5 %")),
+            "{w:?}"
+        );
+        // Classes far from the figure (V90 fails by -88 %) are not flagged.
+        assert!(
+            !within.iter().any(|w| w.message.starts_with("V90")),
+            "{w:?}"
+        );
     }
 
     #[test]
