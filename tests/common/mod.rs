@@ -105,7 +105,11 @@ pub const NO_SKIP: &str = "FLASHSCOPE_NO_SKIP";
 pub fn skip(why: &str) {
     let strict = std::env::var(NO_SKIP).is_ok_and(|v| !v.is_empty() && v != "0");
     assert!(!strict, "{NO_SKIP} is set, so this may not skip: {why}");
-    eprintln!("skipped: {why}");
+    // Straight to the process's stderr, past the test harness's capture: a skip is shown
+    // in a normal `cargo test` run, not only when the test fails.
+    use std::io::Write;
+    let name = std::thread::current().name().unwrap_or("a test").to_string();
+    let _ = writeln!(std::io::stderr(), "skipped {name}: {why}");
 }
 
 /// True when `tool` runs here (`tool --version`, or `tool -V` for mkfs.*).
