@@ -25,6 +25,7 @@ fn run_probe(spec: &str, max_cache: u64, salt: u64) -> (ProbeRecord, Verdict) {
         time_budget_ns: None,
         salt,
         restore_guards: true,
+        max_bytes: None,
     };
     let rec = probe(&mut dev, &pc, &mut |_| {}).unwrap_or_else(|e| panic!("{spec}: {e}"));
     assert_eq!(
@@ -194,8 +195,9 @@ fn speed_targets_for_the_probe() {
     assert_eq!(v.kind, FakeKind::None);
     assert_eq!(v.usable.status_word(), "confident", "{}", v.usable.evidence);
     // Defeating a 1 GiB cache takes 1 GiB written after the first stamped sector: the
-    // total is 1 GiB plus one 4 KiB page, the least that can push a 1 GiB cache out.
-    assert!(rec.bytes_written <= GIB + 4096, "{}", rec.bytes_written);
+    // total is 1 GiB plus one 4 KiB page, the least that can push a 1 GiB cache out, plus
+    // the 4 KiB reference unit and the 4 KiB top probe written before the wide span.
+    assert!(rec.bytes_written <= GIB + 3 * 4096, "{}", rec.bytes_written);
 }
 
 fn flashscope() -> Command {
@@ -279,12 +281,13 @@ fn probe_on_an_honest_card_exits_0_and_needs_permission() {
 
 #[test]
 fn a_time_budget_stops_the_probe_with_a_partial_tentative_answer() {
-    // The scan reads in random order, so 5 s may or may not have found an alias yet: exit
-    // 3 with the wrap if it did, exit 0 with an inconclusive kind if not.
+    // A fake is found within about a second now, so the budget stops an honest card (its
+    // alias scan and cache filler take longer): exit 0 with an inconclusive kind (exit 3
+    // with a kind would be a false positive).
     let out = flashscope()
         .args([
             "probe",
-            "sim:fake-64g",
+            "sim:sd-16g",
             "--destructive",
             "--time-budget",
             "5s",
@@ -293,11 +296,13 @@ fn a_time_budget_stops_the_probe_with_a_partial_tentative_answer() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    match out.status.code() {
-        Some(3) => assert_eq!(v["inferences"]["fake_kind"]["value"], "wrap"),
-        Some(0) => assert_eq!(v["inferences"]["fake_kind"]["status"], "inconclusive"),
-        other => panic!("exit {other:?}: {}", String::from_utf8_lossy(&out.stderr)),
-    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(v["inferences"]["fake_kind"]["status"], "inconclusive");
     assert_eq!(v["inferences"]["usable_bytes"]["status"], "tentative");
     assert!(v["elapsed_ns"].as_u64().unwrap() < 10_000_000_000);
     assert!(v["warnings"]
@@ -305,8 +310,7 @@ fn a_time_budget_stops_the_probe_with_a_partial_tentative_answer() {
         .unwrap()
         .iter()
         .any(|w| w["kind"] == "partial"));
-    // Whatever it says must not be above the real 8 GiB.
-    assert!(v["inferences"]["usable_bytes"]["value"].as_u64().unwrap() <= 8 * GIB);
+    assert!(v["inferences"]["usable_bytes"]["value"].as_u64().unwrap() <= 16 * GIB);
 }
 
 #[test]

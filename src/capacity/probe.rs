@@ -50,6 +50,9 @@ pub struct ProbeConfig {
     /// Save the guard regions in memory and write them back if aliasing changed them.
     /// Off under a preserve journal, which restores every overwritten cell itself.
     pub restore_guards: bool,
+    /// Never write more than this many bytes in all (the budget announced before the
+    /// run); the probe stops, incomplete, rather than exceed it.
+    pub max_bytes: Option<u64>,
 }
 
 impl Default for ProbeConfig {
@@ -59,6 +62,7 @@ impl Default for ProbeConfig {
             time_budget_ns: None,
             salt: Stamper::random_salt(),
             restore_guards: true,
+            max_bytes: None,
         }
     }
 }
@@ -217,6 +221,18 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         self.stop
     }
 
+    /// Whether `n` more bytes fit in the announced write budget; stops the probe if not.
+    fn may_write(&mut self, n: u64) -> bool {
+        let fits = self
+            .cfg
+            .max_bytes
+            .is_none_or(|cap| self.rec.bytes_written + n <= cap);
+        if !fits {
+            self.stop = true;
+        }
+        fits
+    }
+
     fn io_err(&self, what: &str, offset: u64, e: std::io::Error) -> Error {
         Error::io(format!("{what} at offset {offset}"), e)
     }
@@ -231,6 +247,9 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         while pos < offset + len {
             let n = (offset + len - pos).min(chunk as u64) as usize;
             self.stamper.fill(&mut buf[..n], pos);
+            if !self.may_write(n as u64) {
+                return Ok(false);
+            }
             match self.dev.write_at(&buf[..n], pos) {
                 Ok(()) => self.rec.bytes_written += n as u64,
                 Err(e) if crate::backend::is_budget_exhausted(&e) => {
@@ -331,6 +350,9 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                 continue;
             }
             let n = (amount - done).min(chunk).div_ceil(self.align) * self.align;
+            if !self.may_write(n) {
+                break;
+            }
             match self.dev.write_at(&buf[..n as usize], pos) {
                 Ok(()) => {
                     self.rec.bytes_written += n;
@@ -452,29 +474,113 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         Ok(sample)
     }
 
-    /// Resolution the bisection stops at: 0.05% of the known-good size, at least 4 KiB.
-    fn resolution(&self, lo: u64) -> u64 {
-        align_down(lo / 2048, self.align).max(self.align)
+    /// Read one unit at `lim_lo + d` for each distance `d` and collect the stamps there
+    /// that name another offset. Only the reference unit at `lim_lo` was written near
+    /// these places, so a hit is an alias of it, and no write cache answers for them.
+    fn alias_reads(&mut self, dists: &[u64]) -> Result<Vec<AliasHit>> {
+        let io = self.align;
+        let mut buf = AlignedBuf::new(io as usize);
+        let mut hits = Vec::new();
+        let t = self.dev.clock_ns();
+        let mut sample = ScanSample {
+            from: self.lim_lo,
+            to: self.lim_hi,
+            stride: 0,
+            ..Default::default()
+        };
+        for &d in dists {
+            let x = self.lim_lo + d;
+            if d < io || x + io > self.lim_hi {
+                continue;
+            }
+            match self.dev.read_at(&mut buf, x) {
+                Ok(()) => {
+                    sample.reads += 1;
+                    for (j, unit) in buf.chunks_exact(UNIT).enumerate() {
+                        let at = x + (j * UNIT) as u64;
+                        if self.stamper.claimed_offset(unit).is_none_or(|o| o == at) {
+                            continue;
+                        }
+                        if let UnitClass::Overwritten { from } =
+                            self.stamper.classify_unit(unit, at)
+                        {
+                            hits.push(AliasHit {
+                                read_at: at,
+                                written_at: from,
+                            });
+                        }
+                    }
+                }
+                Err(e) if fatal(&e) => return Err(self.io_err("reading", x, e)),
+                Err(_) => sample.reads += 1,
+            }
+        }
+        sample.hits.clone_from(&hits);
+        sample.elapsed_ns = self.dev.clock_ns().saturating_sub(t);
+        self.rec.scans.push(sample);
+        Ok(hits)
     }
 
-    /// Narrow `(lo, hi]` (data survives below `lo`, is lost at `hi`) by writing sample
-    /// spans, flushing `flush` bytes, and reading them back in random order.
+    /// The wrap modulus the hits imply, refined: one distance between aliased offsets is
+    /// some multiple of the modulus, so look for the reference unit again at the
+    /// distance's fractions (a hit there divides it) until none divides it further.
+    fn settle_modulus(&mut self, hits: &mut Vec<AliasHit>) -> Result<Option<u64>> {
+        let Some(mut m) = modulus_of(hits) else {
+            return Ok(None);
+        };
+        for _ in 0..8 {
+            if self.stop {
+                break;
+            }
+            let dists: Vec<u64> = (2..=64u64)
+                .filter(|&k| m % k == 0 && (m / k) % self.sector == 0)
+                .map(|k| m / k)
+                .filter(|&d| d >= 2 * self.align)
+                .collect();
+            if dists.is_empty() {
+                break;
+            }
+            hits.extend(self.alias_reads(&dists)?);
+            let g = modulus_of(hits).unwrap_or(m);
+            if g == m {
+                break;
+            }
+            m = g;
+        }
+        Ok(Some(m))
+    }
+
+    /// Narrow `(lo, hi]` (data survives below `lo`, is lost at `hi`) to the sector by
+    /// writing sample spans, flushing `flush` bytes, and reading them back in random order.
     fn bisect(&mut self, mut lo: u64, mut hi: u64, flush: u64) -> Result<(u64, Vec<AliasHit>)> {
         let mut hits_all = Vec::new();
-        let points_per_round: u64 = if flush > 0 { 15 } else { 1 };
-        while hi > lo && hi - lo > self.resolution(lo) && !self.out_of_time() {
+        // With a cache to flush every round costs the flush: sample more points per round.
+        let points_per_round: u64 = if flush > 0 { 63 } else { 15 };
+        let sec = self.sector;
+        while hi > lo && !self.out_of_time() {
             let gap = hi - lo;
-            let width = align_down((gap / (points_per_round + 1) / 2).min(64 << 10), self.align)
-                .max(self.align);
             let mut spans = Vec::new();
-            for i in 1..=points_per_round {
-                let p = align_down(lo + gap * i / (points_per_round + 1), self.align);
-                if p >= lo && p + width <= hi && spans.last().is_none_or(|&(q, _)| p >= q + width) {
-                    spans.push((p, width));
+            if gap / sec <= points_per_round {
+                // Few sectors left: try each of them, and the boundary is exact.
+                let mut p = lo;
+                while p + sec <= hi {
+                    spans.push((p, sec));
+                    p += sec;
+                }
+            } else {
+                let width = align_down((gap / (points_per_round + 1) / 2).min(4096), sec).max(sec);
+                for i in 1..=points_per_round {
+                    let p = align_down(lo + gap * i / (points_per_round + 1), sec);
+                    if p >= lo
+                        && p + width <= hi
+                        && spans.last().is_none_or(|&(q, _)| p >= q + width)
+                    {
+                        spans.push((p, width));
+                    }
                 }
             }
             if spans.is_empty() {
-                spans.push((lo, self.align.min(hi - lo)));
+                break;
             }
             let mut order = spans.clone();
             order.shuffle(&mut self.rng);
@@ -540,24 +646,47 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         let mut flush: u64 = 0;
         let mut escalated = false;
         let mut modulus: Option<u64> = None;
+        // The common wrap drops high address bits: a reference unit at `lim_lo` shows up
+        // again at `lim_lo + 2^k` for every 2^k at or above the real size. One write and
+        // a few dozen reads find it before anything else is written.
+        let wrote_ref = self.write_span(self.lim_lo, self.align)?;
         let mut hits: Vec<AliasHit> = Vec::new();
+        if wrote_ref && !self.stop {
+            let dists: Vec<u64> = (0..64)
+                .map(|k| 1u64 << k)
+                .filter(|&d| d >= 2 * self.align && d < self.n)
+                .collect();
+            hits = self.alias_reads(&dists)?;
+            if let Some(m) = self.settle_modulus(&mut hits)? {
+                modulus = Some(m);
+                hi = hi.min(align_down(m, UNIT as u64));
+            }
+        }
+        // The wide span and the alias scan over the whole device run once, and only when
+        // nothing else bounds the usable size (no lost data, no alias found so far): they
+        // are what finds a wrap at a size that is not a power of two.
+        let mut scan_next = false;
+        let mut scanned = false;
         for _round in 0..24 {
             if self.out_of_time() {
                 break;
             }
-            let w = self
-                .stride(hi)
-                .min(align_down(hi.saturating_sub(self.lim_lo), self.align));
+            let general = scan_next && !scanned;
+            // The general round's span ends one unit below `hi`: the unit just below `hi`
+            // was written by the round before (each cell is written once, for a journal).
+            let top = if general { hi - self.align } else { hi };
+            let w = if general { self.stride(hi) } else { self.align }
+                .min(align_down(top.saturating_sub(self.lim_lo), self.align));
             if w == 0 {
                 break;
             }
             let span = match modulus {
-                Some(m) if hi <= m => self.free_span_below(hi, w, m),
-                _ => align_down(hi - w, self.align),
+                Some(m) if top <= m => self.free_span_below(top, w, m),
+                _ => align_down(top - w, self.align),
             };
-            // Up to `hi`, unless the span had to move below storage used before.
-            let span_len = if span + w >= align_down(hi, self.align) {
-                hi - span
+            // Up to `top`, unless the span had to move below storage used before.
+            let span_len = if span + w >= align_down(top, self.align) {
+                top - span
             } else {
                 w
             };
@@ -573,14 +702,17 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             self.rec.flush_bytes = self.rec.flush_bytes.max(after);
             let (s, span_hits) = self.read_span("top", span, span_len, wrote, after)?;
             hits.extend(span_hits);
-            let scan = self.scan(w, hi, (span, span_len))?;
-            hits.extend(scan.hits.iter().copied());
-            self.rec.scans.push(scan);
+            if general {
+                scanned = true;
+                let scan = self.scan(w, hi, (span, span_len))?;
+                hits.extend(scan.hits.iter().copied());
+                self.rec.scans.push(scan);
+            }
             let good = s.all_good();
             let first_lost = s.first_lost;
             let cache_sign = s.good_after_lost > 0 && s.lost_units > 0;
             self.rec.spans.push(s);
-            if let Some(m) = modulus_of(&hits) {
+            if let Some(m) = self.settle_modulus(&mut hits)? {
                 let m = modulus.map_or(m, |old| gcd(old, m));
                 modulus = Some(m);
                 if m < hi {
@@ -596,14 +728,35 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     // after it answered; flush twice that from now on.
                     flush = 2 * (hi - first) + (1 << 20);
                 }
-                let (l, bh) = self.bisect(lo.min(first), first, flush)?;
+                // The span's intact head (if any) is known good already.
+                let from = if first > span { first } else { lo.min(first) };
+                let (l, bh) = self.bisect(from, first, flush)?;
                 hits.extend(bh);
                 (lo, hi) = (l, l);
-                if let Some(m) = modulus_of(&hits) {
-                    modulus = Some(m);
-                    hi = hi.min(align_down(m, UNIT as u64));
-                    lo = lo.min(hi);
+                // A chain fake wraps below the place where data is first lost (at twice
+                // the real size in the common layout): look for the reference unit at the
+                // fractions of that place.
+                if modulus.is_none() && !self.stop && wrote_ref {
+                    let dists: Vec<u64> = (2..=8u64)
+                        .map(|k| align_down(l / k, self.sector))
+                        .filter(|&d| d > 0)
+                        .collect();
+                    hits.extend(self.alias_reads(&dists)?);
                 }
+                match self.settle_modulus(&mut hits)? {
+                    Some(m) if modulus != Some(m) => {
+                        modulus = Some(m);
+                        hi = hi.min(align_down(m, UNIT as u64));
+                        lo = lo.min(hi);
+                        continue;
+                    }
+                    // The bisection read back the sector just below `l` intact and found
+                    // the one at `l` lost: the boundary is exact.
+                    _ => break,
+                }
+            }
+            if hi == self.lim_hi && modulus.is_none() && !scanned {
+                scan_next = true;
                 continue;
             }
             if !escalated && modulus.is_none() && hi == self.lim_hi {
@@ -640,7 +793,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     let (l, bh) = self.bisect(lo.min(first), first, flush)?;
                     hits.extend(bh);
                     (lo, hi) = (l, l);
-                    if let Some(m) = modulus_of(&hits) {
+                    if let Some(m) = self.settle_modulus(&mut hits)? {
                         modulus = Some(m);
                         hi = hi.min(align_down(m, UNIT as u64));
                         lo = lo.min(hi);

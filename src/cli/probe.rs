@@ -90,6 +90,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         time_budget_ns,
         salt: Stamper::random_salt(),
         restore_guards: session.journal.is_none(),
+        max_bytes: Some(max_bytes),
     };
     let mut bar = Progress::new("probe");
     let result = {
@@ -157,11 +158,8 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             "the probe stopped before it finished (time or write budget): the usable size is only what was shown to hold data so far",
         ));
     }
-    if rec.guard_restored {
-        warnings.push(Warning::new(
-            "guard-restored",
-            "aliased writes reached the partition-table regions; their saved content was written back",
-        ));
+    if let Some(w) = guard_warning(rec.guard_restored, &verdict) {
+        warnings.push(w);
     }
     doc.warnings.extend(warnings);
     let line = verdict_line(&verdict);
@@ -175,6 +173,27 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     text.push_str(&guard::wear_line(&doc));
     let code = if verdict.failed() { 3 } else { 0 };
     Ok(Outcome::new(doc, text, code))
+}
+
+/// The warning when the partition-table regions read back changed at the end: it names
+/// the cause the verdict found, never one it did not (aliasing only when addresses aliased).
+pub fn guard_warning(restored: bool, v: &Verdict) -> Option<Warning> {
+    if !restored {
+        return None;
+    }
+    let message = if v.wrap_modulus.is_some() {
+        "aliased writes reached the partition-table regions; their saved content was written back"
+            .to_string()
+    } else {
+        format!(
+            "the partition-table regions read back different at the end than at the start, though no address aliased ({}); their saved content was written back",
+            match v.kind {
+                FakeKind::Limbo => "this card does not keep data beyond its real size, so the last sectors may not hold it",
+                _ => "the card changed them by itself",
+            }
+        )
+    };
+    Some(Warning::new("guard-restored", message))
 }
 
 /// The one-line verdict a person reads first.
