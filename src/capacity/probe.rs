@@ -150,6 +150,9 @@ pub struct ProbeRecord {
     pub elapsed_ns: u64,
     /// The guard regions were changed by aliasing and written back.
     pub guard_restored: bool,
+    /// A volatile write cache seen hiding lost data: (bytes it held, bytes it did not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bytes: Option<(u64, u64)>,
 }
 
 /// Progress of a running probe, for the CLI's stderr line.
@@ -555,7 +558,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
     fn bisect(&mut self, mut lo: u64, mut hi: u64, flush: u64) -> Result<(u64, Vec<AliasHit>)> {
         let mut hits_all = Vec::new();
         // With a cache to flush every round costs the flush: sample more points per round.
-        let points_per_round: u64 = if flush > 0 { 63 } else { 15 };
+        let points_per_round: u64 = if flush > 0 { 1023 } else { 15 };
         let sec = self.sector;
         while hi > lo && !self.out_of_time() {
             let gap = hi - lo;
@@ -596,6 +599,10 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             } else {
                 0
             };
+            if self.stop {
+                // The filler was cut short: a cache may still answer for these points.
+                break;
+            }
             self.rec.flush_bytes = self.rec.flush_bytes.max(written_after);
             order.shuffle(&mut self.rng);
             let mut results = Vec::new();
@@ -699,6 +706,9 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             } else {
                 0
             };
+            if self.stop {
+                break; // the filler was cut short: a cache may still answer for the span
+            }
             self.rec.flush_bytes = self.rec.flush_bytes.max(after);
             let (s, span_hits) = self.read_span("top", span, span_len, wrote, after)?;
             hits.extend(span_hits);
@@ -761,9 +771,17 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             }
             if !escalated && modulus.is_none() && hi == self.lim_hi {
                 escalated = true;
-                let steps = [16u64 << 20, 64 << 20, 256 << 20, self.cfg.max_cache];
+                // Filler in steps 25% apart: each step costs one read of the span, and the
+                // step at which the span is lost brackets the cache's size.
+                let mut steps = vec![16u64 << 20];
+                while *steps.last().unwrap_or(&0) < self.cfg.max_cache {
+                    let next = steps.last().map_or(0, |&x| x + x / 4);
+                    steps.push(align_down(next, 1 << 20).min(self.cfg.max_cache));
+                }
                 let mut total = 0;
                 let mut revealed = None;
+                // Writes after the span's first unit at the last read that found it intact.
+                let mut held = span_len - UNIT as u64;
                 for target in steps {
                     // Evict even the span's first unit: writes after it must exceed the cache.
                     let target = target.min(self.cfg.max_cache);
@@ -782,8 +800,12 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     self.rec.spans.push(s);
                     if bad {
                         revealed = Some((target, first.unwrap_or(span)));
+                        // A cache that held `held` bytes written after the first unit and
+                        // no longer holds `after_first`.
+                        self.rec.cache_bytes = Some((held, after_first));
                         break;
                     }
+                    held = after_first;
                     if self.stop || target >= self.cfg.max_cache {
                         break;
                     }

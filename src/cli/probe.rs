@@ -70,11 +70,19 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         warnings.push(w);
     }
     drop(peeked);
-    // Spans (a few top spans of at most 64 MiB, bisection points of 64 KiB) plus filler.
-    let max_bytes = (max_cache + (256 << 20)).min(size);
+    // Stamps (a wide span of at most 64 MiB, bisection points of 4 KiB) plus filler: up
+    // to --max-cache to push a cache out, and, behind a cache that hid lost data, the
+    // same again for each of at most three bisection rounds. The filler always covers
+    // the same low region, so a journal saves at most `region` bytes. The probe stops
+    // (incomplete) rather than write more than announced.
+    let region = (max_cache + (256 << 20)).min(size);
+    let max_bytes = max_cache
+        .saturating_mul(4)
+        .saturating_add(256 << 20)
+        .min(size.saturating_mul(4));
     let plan = WritePlan {
         command: "probe",
-        region: (1 << 20, max_bytes),
+        region: (1 << 20, region),
         max_bytes,
         typical_bytes: Some(64 << 20),
         estimated_ns: guard::estimate_ns(64 << 20, 64) + 20_000_000_000,
@@ -146,6 +154,9 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         .insert("usable_bytes".into(), verdict.usable.clone());
     doc.inferences
         .insert("fake_kind".into(), verdict.fake_kind.clone());
+    if let Some(c) = &verdict.cache {
+        doc.inferences.insert("write_cache_bytes".into(), c.clone());
+    }
     if verdict.wrap_modulus.is_some() {
         doc.inferences
             .insert("wrap_modulus_bytes".into(), verdict.modulus.clone());
@@ -212,7 +223,10 @@ pub fn verdict_line(v: &Verdict) -> String {
         FakeKind::None if !v.complete => format!(
             "INCOMPLETE: announces {announced}; stopped by a budget before a verdict, with data shown to survive below {holds} and no sign of a fake so far"
         ),
-        FakeKind::None => format!("OK: announces {announced} and holds all of it"),
+        FakeKind::None => format!(
+            "OK: announces {announced} and holds all of it, unless a write cache larger than the {} written to push one out hides a fake (--max-cache rules out a larger one)",
+            format_bytes(v.flush_bytes)
+        ),
         FakeKind::Wrap => format!(
             "FAKE: announces {announced}, holds {holds} (wrap-around every {}); {part}",
             format_bytes(v.wrap_modulus.unwrap_or(0))
