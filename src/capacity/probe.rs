@@ -934,29 +934,35 @@ pub fn probe<B: Backend + ?Sized>(
             restore_guard(p.dev, &tail, lim_hi)?,
         )
     } else {
-        (false, false)
+        (0, 0)
     };
-    p.rec.guard_restored = head_back || tail_back;
-    p.rec.bytes_written +=
-        if head_back { guard } else { 0 } + if tail_back { n - lim_hi } else { 0 };
+    p.rec.guard_restored = head_back + tail_back > 0;
+    p.rec.bytes_written += head_back + tail_back;
     outcome?;
     p.rec.elapsed_ns = p.dev.clock_ns().saturating_sub(t0);
     let _ = p.n;
     Ok(p.rec)
 }
 
-fn restore_guard<B: Backend + ?Sized>(dev: &mut B, saved: &[u8], at: u64) -> Result<bool> {
+/// Write back the 4 KiB pieces of a guard region that changed; returns the bytes written.
+fn restore_guard<B: Backend + ?Sized>(dev: &mut B, saved: &[u8], at: u64) -> Result<u64> {
     let mut now = AlignedBuf::new(saved.len());
     dev.read_at(&mut now, at)
         .map_err(|e| Error::io(format!("re-reading the guard region at {at}"), e))?;
-    if &now[..] == saved {
-        return Ok(false);
+    let piece = 4096.min(saved.len());
+    let mut buf = AlignedBuf::new(piece);
+    let mut written = 0;
+    for (i, (was, is)) in saved.chunks(piece).zip(now.chunks(piece)).enumerate() {
+        if was == is {
+            continue;
+        }
+        let off = at + (i * piece) as u64;
+        buf[..was.len()].copy_from_slice(was);
+        dev.write_at(&buf[..was.len()], off)
+            .map_err(|e| Error::io(format!("restoring the guard region at {off}"), e))?;
+        written += was.len() as u64;
     }
-    let mut buf = AlignedBuf::new(saved.len());
-    buf.copy_from_slice(saved);
-    dev.write_at(&buf, at)
-        .map_err(|e| Error::io(format!("restoring the guard region at {at}"), e))?;
-    Ok(true)
+    Ok(written)
 }
 
 #[cfg(test)]
