@@ -18,17 +18,22 @@ use crate::{Error, Result};
   flashscope probe /dev/sdb --write --json               non-destructive (journal)
   flashscope probe /dev/sdb --destructive --time-budget 2m
 
-Writes a few MiB of stamps spread over the device and reads them back, plus up to
---max-cache of filler to push a controller write cache out. The first and last MiB
-(partition tables) are never written. With --write every overwritten region is saved to a
-journal first and restored and verified at the end. Exit 3 when the device is fake or
-damaged.")]
+Writes 4 KiB stamps and reads them back: a reference read at every power-of-two distance
+(the common wrap), a bisection to the sector where data is lost (limbo), and on a card
+that holds them a wide span with an alias scan (wraps at other sizes) and up to
+--max-cache of filler to push a controller write cache out; a cache that hid lost data is
+bracketed (write_cache_bytes). An OK is never confident: a cache larger than the filler
+is not ruled out (raise --max-cache). The banner's byte count is never exceeded: the
+probe stops, incomplete, first. The first and last MiB (partition tables) are never
+written. With --write every overwritten region is saved to a journal first and restored
+and verified at the end. Exit 3 when the device is fake or damaged.")]
 pub struct Args {
     /// Whole block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     #[command(flatten)]
     pub flags: WriteFlags,
-    /// The largest controller write cache to push out before calling a device honest.
+    /// The largest controller write cache to push out before calling a device honest (an
+    /// OK says a larger one is not ruled out; up to 4 times this is written behind a cache).
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = crate::units::size_arg)]
     pub max_cache: String,
     /// Probe a partition although a fake is only visible on the whole device.
@@ -84,10 +89,12 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         command: "probe",
         region: (1 << 20, region),
         max_bytes,
-        typical_bytes: Some(64 << 20),
-        estimated_ns: guard::estimate_ns(64 << 20, 64) + 20_000_000_000,
+        // An honest card is the long case: the cache filler, the wide span and one read
+        // for each of about 16k alias-scan places and 40 filler steps.
+        typical_bytes: Some(max_cache.min(size) + (64 << 20)),
+        estimated_ns: guard::estimate_ns(max_cache.min(size) + (64 << 20), 16384 + 64),
         what: format!(
-            "probe writes stamps to spans spread over the device and, to push a write cache out, up to {} of zeros, never touching the first and last MiB",
+            "probe writes 4 KiB stamps at a few dozen places (a fake usually ends there, within seconds and a few MiB) and, on a card that holds them, a wide span and up to {} of zeros to push a write cache out (up to 3 times more behind a cache that hid lost data), never touching the first and last MiB",
             format_bytes(max_cache)
         ),
         smaller: "lower --write-budget",
