@@ -2,22 +2,25 @@
 //! of writes instead of a full fill.
 //!
 //! The search (flashscope's own design; f3probe's sampling search was read as a reference):
-//! 1. **Top span + alias scan.** Write a span of stamps just below the current upper bound
-//!    `hi`, then read one sector every span-width across the whole device in random
-//!    order. A wrap-around fake stores the span at `hi mod real`, so some scan read lands
-//!    in it and returns a stamp that names another offset: the difference of the two
-//!    offsets is a multiple of the wrap modulus; the gcd of all such differences is the
-//!    modulus itself. Reads of never-written sectors cannot be answered by a write cache,
-//!    so this step sees through caches.
-//! 2. **Lost data → bisection.** A span that reads back blank or stale (limbo) starts a
-//!    bisection between the highest known-good offset and the first lost one. A span
+//! 1. **Power-of-two aliases.** One 4 KiB reference unit is written at `lim_lo` and read
+//!    back at `lim_lo + 2^k` for every power of two: the common wrap (the controller
+//!    drops high address bits) returns it there. A modulus from one hit is a multiple of
+//!    the real one; the unit is looked for again at its fractions until none divides it.
+//! 2. **Top probe → bisection.** A 4 KiB stamp just below the upper bound `hi`; if it is
+//!    lost, a bisection with 15 points a round (writes, then reads in random order)
+//!    narrows the boundary to the sector, and the reference unit is looked for at the
+//!    boundary's fractions (a chain fake wraps below where data is first lost). A span
 //!    whose head is lost but whose tail reads back is the signature of a write cache:
 //!    from then on every read-back is preceded by more writes than the cache holds.
-//! 3. **Cache escalation.** When the top span survives and nothing aliases, the device is
-//!    either honest or a fake hidden by a cache: write filler in steps up to
-//!    `max_cache` bytes and read the span again; it must still survive.
-//! 4. Repeat with `hi` lowered to the modulus or the bisection result until the span
-//!    just below `hi` survives and aliases nothing: `[0, hi)` holds data.
+//! 3. **Wide span + alias scan**, only when nothing bounded the size so far: a span of
+//!    stamps below `hi`, then one sector read every span-width across the device in
+//!    random order. A wrap at any size stores the span at `hi mod real`, so some read
+//!    returns a stamp that names another offset. Reads of never-written sectors cannot be
+//!    answered by a write cache.
+//! 4. **Cache escalation.** When the span survives and nothing aliases, the device is
+//!    either honest or a fake hidden by a cache: write filler in steps 25% apart up to
+//!    `max_cache` bytes and read the span again; the step at which it is lost brackets the
+//!    cache. Never more than `max_bytes` is written: the probe stops, incomplete, first.
 //!
 //! The first and last `guard` bytes (partition tables: MBR, GPT and its backup) are never
 //! written; in destructive mode their content is saved in memory at the start and put
