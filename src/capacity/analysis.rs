@@ -43,9 +43,14 @@ pub struct Verdict {
     pub announced_bytes: u64,
     pub kind: FakeKind,
     pub wrap_modulus: Option<u64>,
+    /// The most bytes written after a stamp before it was read back: the largest write
+    /// cache the verdict sees through.
+    pub flush_bytes: u64,
     pub usable: Inference,
     pub fake_kind: Inference,
     pub modulus: Inference,
+    /// The write cache that hid lost data until enough was written after it, if one did.
+    pub cache: Option<Inference>,
 }
 
 impl Verdict {
@@ -82,6 +87,13 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
     let cache_note = if modulus.is_some() {
         "aliasing shows in reads of never-written sectors, which no write cache can answer"
             .to_string()
+    } else if kind == FakeKind::None {
+        // Writing can only push out a cache smaller than what was written: a larger one
+        // is never ruled out, so an honest verdict says how far it was measured.
+        format!(
+            "read back after writing {} more, which pushes out a write cache up to that size; a fake behind a larger cache is not ruled out (--max-cache SIZE writes that much to rule it out)",
+            format_bytes(rec.flush_bytes)
+        )
     } else if rec.flush_bytes >= rec.max_cache {
         format!(
             "read back after writing {} more (defeats a write cache up to that size)",
@@ -96,7 +108,8 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
     let spans_good = rec.spans.iter().filter(|s| s.all_good()).count();
     let confidence = match (rec.complete, kind) {
         (false, _) => 0.6,
-        (true, FakeKind::None) if rec.flush_bytes < rec.max_cache => 0.7,
+        // Never confident: a cache larger than the filler could hide a fake.
+        (true, FakeKind::None) => 0.7,
         _ => 0.97,
     };
     let usable = Inference::new(
@@ -130,7 +143,10 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
         kind.name(),
         confidence,
         match kind {
-            FakeKind::None => "no span lost data and no read returned another offset's stamp".to_string(),
+            FakeKind::None => format!(
+                "no span lost data and no read returned another offset's stamp, after {} written to push out a write cache; a larger cache could still hide a fake (--max-cache)",
+                format_bytes(rec.flush_bytes)
+            ),
             FakeKind::Wrap => format!(
                 "{} reads returned stamps written elsewhere, all at distances that are multiples of {}",
                 rec.alias_hits.len(),
@@ -159,6 +175,20 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
         announced_bytes: n,
         kind,
         wrap_modulus: modulus,
+        flush_bytes: rec.flush_bytes,
+        cache: rec.cache_bytes.map(|(held, lost)| {
+            Inference::new(
+                lost,
+                0.8,
+                format!(
+                    "stamped data read back intact after {} more was written and was lost after {}: a volatile write cache of more than {} and at most {} hid the loss",
+                    format_bytes(held),
+                    format_bytes(lost),
+                    format_bytes(held),
+                    format_bytes(lost)
+                ),
+            )
+        }),
         usable,
         fake_kind,
         modulus: modulus_inf,
@@ -242,14 +272,21 @@ mod tests {
     }
 
     #[test]
-    fn an_intact_device_is_honest_but_only_tentatively_without_cache_defeat() {
+    fn an_intact_device_is_honest_but_never_confidently_past_the_filler() {
         let mut r = rec((64 << 30) - (1 << 20), true);
         r.spans.push(span(1 << 30, 0));
         let v = analyse(&r);
         assert_eq!(v.kind, FakeKind::None);
         assert_eq!(v.usable_bytes, 64 << 30);
         assert!(!v.failed());
-        assert_eq!(v.usable.status_word(), "confident");
+        // Writing 1 GiB rules out only caches up to 1 GiB: never a confident OK.
+        assert_eq!(v.usable.status_word(), "tentative");
+        assert_eq!(v.fake_kind.status_word(), "tentative");
+        assert!(
+            v.usable.evidence.contains("--max-cache"),
+            "{}",
+            v.usable.evidence
+        );
         r.flush_bytes = 16 << 20;
         assert_eq!(analyse(&r).usable.status_word(), "tentative");
     }

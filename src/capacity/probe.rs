@@ -2,22 +2,25 @@
 //! of writes instead of a full fill.
 //!
 //! The search (flashscope's own design; f3probe's sampling search was read as a reference):
-//! 1. **Top span + alias scan.** Write a span of stamps just below the current upper bound
-//!    `hi`, then read one sector every span-width across the whole device in random
-//!    order. A wrap-around fake stores the span at `hi mod real`, so some scan read lands
-//!    in it and returns a stamp that names another offset: the difference of the two
-//!    offsets is a multiple of the wrap modulus; the gcd of all such differences is the
-//!    modulus itself. Reads of never-written sectors cannot be answered by a write cache,
-//!    so this step sees through caches.
-//! 2. **Lost data → bisection.** A span that reads back blank or stale (limbo) starts a
-//!    bisection between the highest known-good offset and the first lost one. A span
+//! 1. **Power-of-two aliases.** One 4 KiB reference unit is written at `lim_lo` and read
+//!    back at `lim_lo + 2^k` for every power of two: the common wrap (the controller
+//!    drops high address bits) returns it there. A modulus from one hit is a multiple of
+//!    the real one; the unit is looked for again at its fractions until none divides it.
+//! 2. **Top probe → bisection.** A 4 KiB stamp just below the upper bound `hi`; if it is
+//!    lost, a bisection with 15 points a round (writes, then reads in random order)
+//!    narrows the boundary to the sector, and the reference unit is looked for at the
+//!    boundary's fractions (a chain fake wraps below where data is first lost). A span
 //!    whose head is lost but whose tail reads back is the signature of a write cache:
 //!    from then on every read-back is preceded by more writes than the cache holds.
-//! 3. **Cache escalation.** When the top span survives and nothing aliases, the device is
-//!    either honest or a fake hidden by a cache: write filler in steps up to
-//!    `max_cache` bytes and read the span again; it must still survive.
-//! 4. Repeat with `hi` lowered to the modulus or the bisection result until the span
-//!    just below `hi` survives and aliases nothing: `[0, hi)` holds data.
+//! 3. **Wide span + alias scan**, only when nothing bounded the size so far: a span of
+//!    stamps below `hi`, then one sector read every span-width across the device in
+//!    random order. A wrap at any size stores the span at `hi mod real`, so some read
+//!    returns a stamp that names another offset. Reads of never-written sectors cannot be
+//!    answered by a write cache.
+//! 4. **Cache escalation.** When the span survives and nothing aliases, the device is
+//!    either honest or a fake hidden by a cache: write filler in steps 25% apart up to
+//!    `max_cache` bytes and read the span again; the step at which it is lost brackets the
+//!    cache. Never more than `max_bytes` is written: the probe stops, incomplete, first.
 //!
 //! The first and last `guard` bytes (partition tables: MBR, GPT and its backup) are never
 //! written; in destructive mode their content is saved in memory at the start and put
@@ -50,6 +53,9 @@ pub struct ProbeConfig {
     /// Save the guard regions in memory and write them back if aliasing changed them.
     /// Off under a preserve journal, which restores every overwritten cell itself.
     pub restore_guards: bool,
+    /// Never write more than this many bytes in all (the budget announced before the
+    /// run); the probe stops, incomplete, rather than exceed it.
+    pub max_bytes: Option<u64>,
 }
 
 impl Default for ProbeConfig {
@@ -59,6 +65,7 @@ impl Default for ProbeConfig {
             time_budget_ns: None,
             salt: Stamper::random_salt(),
             restore_guards: true,
+            max_bytes: None,
         }
     }
 }
@@ -146,6 +153,9 @@ pub struct ProbeRecord {
     pub elapsed_ns: u64,
     /// The guard regions were changed by aliasing and written back.
     pub guard_restored: bool,
+    /// A volatile write cache seen hiding lost data: (bytes it held, bytes it did not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bytes: Option<(u64, u64)>,
 }
 
 /// Progress of a running probe, for the CLI's stderr line.
@@ -217,6 +227,18 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         self.stop
     }
 
+    /// Whether `n` more bytes fit in the announced write budget; stops the probe if not.
+    fn may_write(&mut self, n: u64) -> bool {
+        let fits = self
+            .cfg
+            .max_bytes
+            .is_none_or(|cap| self.rec.bytes_written + n <= cap);
+        if !fits {
+            self.stop = true;
+        }
+        fits
+    }
+
     fn io_err(&self, what: &str, offset: u64, e: std::io::Error) -> Error {
         Error::io(format!("{what} at offset {offset}"), e)
     }
@@ -231,6 +253,9 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         while pos < offset + len {
             let n = (offset + len - pos).min(chunk as u64) as usize;
             self.stamper.fill(&mut buf[..n], pos);
+            if !self.may_write(n as u64) {
+                return Ok(false);
+            }
             match self.dev.write_at(&buf[..n], pos) {
                 Ok(()) => self.rec.bytes_written += n as u64,
                 Err(e) if crate::backend::is_budget_exhausted(&e) => {
@@ -331,6 +356,9 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                 continue;
             }
             let n = (amount - done).min(chunk).div_ceil(self.align) * self.align;
+            if !self.may_write(n) {
+                break;
+            }
             match self.dev.write_at(&buf[..n as usize], pos) {
                 Ok(()) => {
                     self.rec.bytes_written += n;
@@ -452,29 +480,113 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         Ok(sample)
     }
 
-    /// Resolution the bisection stops at: 0.05% of the known-good size, at least 4 KiB.
-    fn resolution(&self, lo: u64) -> u64 {
-        align_down(lo / 2048, self.align).max(self.align)
+    /// Read one unit at `lim_lo + d` for each distance `d` and collect the stamps there
+    /// that name another offset. Only the reference unit at `lim_lo` was written near
+    /// these places, so a hit is an alias of it, and no write cache answers for them.
+    fn alias_reads(&mut self, dists: &[u64]) -> Result<Vec<AliasHit>> {
+        let io = self.align;
+        let mut buf = AlignedBuf::new(io as usize);
+        let mut hits = Vec::new();
+        let t = self.dev.clock_ns();
+        let mut sample = ScanSample {
+            from: self.lim_lo,
+            to: self.lim_hi,
+            stride: 0,
+            ..Default::default()
+        };
+        for &d in dists {
+            let x = self.lim_lo + d;
+            if d < io || x + io > self.lim_hi {
+                continue;
+            }
+            match self.dev.read_at(&mut buf, x) {
+                Ok(()) => {
+                    sample.reads += 1;
+                    for (j, unit) in buf.chunks_exact(UNIT).enumerate() {
+                        let at = x + (j * UNIT) as u64;
+                        if self.stamper.claimed_offset(unit).is_none_or(|o| o == at) {
+                            continue;
+                        }
+                        if let UnitClass::Overwritten { from } =
+                            self.stamper.classify_unit(unit, at)
+                        {
+                            hits.push(AliasHit {
+                                read_at: at,
+                                written_at: from,
+                            });
+                        }
+                    }
+                }
+                Err(e) if fatal(&e) => return Err(self.io_err("reading", x, e)),
+                Err(_) => sample.reads += 1,
+            }
+        }
+        sample.hits.clone_from(&hits);
+        sample.elapsed_ns = self.dev.clock_ns().saturating_sub(t);
+        self.rec.scans.push(sample);
+        Ok(hits)
     }
 
-    /// Narrow `(lo, hi]` (data survives below `lo`, is lost at `hi`) by writing sample
-    /// spans, flushing `flush` bytes, and reading them back in random order.
+    /// The wrap modulus the hits imply, refined: one distance between aliased offsets is
+    /// some multiple of the modulus, so look for the reference unit again at the
+    /// distance's fractions (a hit there divides it) until none divides it further.
+    fn settle_modulus(&mut self, hits: &mut Vec<AliasHit>) -> Result<Option<u64>> {
+        let Some(mut m) = modulus_of(hits) else {
+            return Ok(None);
+        };
+        for _ in 0..8 {
+            if self.stop {
+                break;
+            }
+            let dists: Vec<u64> = (2..=64u64)
+                .filter(|&k| m % k == 0 && (m / k) % self.sector == 0)
+                .map(|k| m / k)
+                .filter(|&d| d >= 2 * self.align)
+                .collect();
+            if dists.is_empty() {
+                break;
+            }
+            hits.extend(self.alias_reads(&dists)?);
+            let g = modulus_of(hits).unwrap_or(m);
+            if g == m {
+                break;
+            }
+            m = g;
+        }
+        Ok(Some(m))
+    }
+
+    /// Narrow `(lo, hi]` (data survives below `lo`, is lost at `hi`) to the sector by
+    /// writing sample spans, flushing `flush` bytes, and reading them back in random order.
     fn bisect(&mut self, mut lo: u64, mut hi: u64, flush: u64) -> Result<(u64, Vec<AliasHit>)> {
         let mut hits_all = Vec::new();
-        let points_per_round: u64 = if flush > 0 { 15 } else { 1 };
-        while hi > lo && hi - lo > self.resolution(lo) && !self.out_of_time() {
+        // With a cache to flush every round costs the flush: sample more points per round.
+        let points_per_round: u64 = if flush > 0 { 1023 } else { 15 };
+        let sec = self.sector;
+        while hi > lo && !self.out_of_time() {
             let gap = hi - lo;
-            let width = align_down((gap / (points_per_round + 1) / 2).min(64 << 10), self.align)
-                .max(self.align);
             let mut spans = Vec::new();
-            for i in 1..=points_per_round {
-                let p = align_down(lo + gap * i / (points_per_round + 1), self.align);
-                if p >= lo && p + width <= hi && spans.last().is_none_or(|&(q, _)| p >= q + width) {
-                    spans.push((p, width));
+            if gap / sec <= points_per_round {
+                // Few sectors left: try each of them, and the boundary is exact.
+                let mut p = lo;
+                while p + sec <= hi {
+                    spans.push((p, sec));
+                    p += sec;
+                }
+            } else {
+                let width = align_down((gap / (points_per_round + 1) / 2).min(4096), sec).max(sec);
+                for i in 1..=points_per_round {
+                    let p = align_down(lo + gap * i / (points_per_round + 1), sec);
+                    if p >= lo
+                        && p + width <= hi
+                        && spans.last().is_none_or(|&(q, _)| p >= q + width)
+                    {
+                        spans.push((p, width));
+                    }
                 }
             }
             if spans.is_empty() {
-                spans.push((lo, self.align.min(hi - lo)));
+                break;
             }
             let mut order = spans.clone();
             order.shuffle(&mut self.rng);
@@ -490,6 +602,10 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             } else {
                 0
             };
+            if self.stop {
+                // The filler was cut short: a cache may still answer for these points.
+                break;
+            }
             self.rec.flush_bytes = self.rec.flush_bytes.max(written_after);
             order.shuffle(&mut self.rng);
             let mut results = Vec::new();
@@ -540,24 +656,47 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         let mut flush: u64 = 0;
         let mut escalated = false;
         let mut modulus: Option<u64> = None;
+        // The common wrap drops high address bits: a reference unit at `lim_lo` shows up
+        // again at `lim_lo + 2^k` for every 2^k at or above the real size. One write and
+        // a few dozen reads find it before anything else is written.
+        let wrote_ref = self.write_span(self.lim_lo, self.align)?;
         let mut hits: Vec<AliasHit> = Vec::new();
+        if wrote_ref && !self.stop {
+            let dists: Vec<u64> = (0..64)
+                .map(|k| 1u64 << k)
+                .filter(|&d| d >= 2 * self.align && d < self.n)
+                .collect();
+            hits = self.alias_reads(&dists)?;
+            if let Some(m) = self.settle_modulus(&mut hits)? {
+                modulus = Some(m);
+                hi = hi.min(align_down(m, UNIT as u64));
+            }
+        }
+        // The wide span and the alias scan over the whole device run once, and only when
+        // nothing else bounds the usable size (no lost data, no alias found so far): they
+        // are what finds a wrap at a size that is not a power of two.
+        let mut scan_next = false;
+        let mut scanned = false;
         for _round in 0..24 {
             if self.out_of_time() {
                 break;
             }
-            let w = self
-                .stride(hi)
-                .min(align_down(hi.saturating_sub(self.lim_lo), self.align));
+            let general = scan_next && !scanned;
+            // The general round's span ends one unit below `hi`: the unit just below `hi`
+            // was written by the round before (each cell is written once, for a journal).
+            let top = if general { hi - self.align } else { hi };
+            let w = if general { self.stride(hi) } else { self.align }
+                .min(align_down(top.saturating_sub(self.lim_lo), self.align));
             if w == 0 {
                 break;
             }
             let span = match modulus {
-                Some(m) if hi <= m => self.free_span_below(hi, w, m),
-                _ => align_down(hi - w, self.align),
+                Some(m) if top <= m => self.free_span_below(top, w, m),
+                _ => align_down(top - w, self.align),
             };
-            // Up to `hi`, unless the span had to move below storage used before.
-            let span_len = if span + w >= align_down(hi, self.align) {
-                hi - span
+            // Up to `top`, unless the span had to move below storage used before.
+            let span_len = if span + w >= align_down(top, self.align) {
+                top - span
             } else {
                 w
             };
@@ -570,17 +709,23 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             } else {
                 0
             };
+            if self.stop {
+                break; // the filler was cut short: a cache may still answer for the span
+            }
             self.rec.flush_bytes = self.rec.flush_bytes.max(after);
             let (s, span_hits) = self.read_span("top", span, span_len, wrote, after)?;
             hits.extend(span_hits);
-            let scan = self.scan(w, hi, (span, span_len))?;
-            hits.extend(scan.hits.iter().copied());
-            self.rec.scans.push(scan);
+            if general {
+                scanned = true;
+                let scan = self.scan(w, hi, (span, span_len))?;
+                hits.extend(scan.hits.iter().copied());
+                self.rec.scans.push(scan);
+            }
             let good = s.all_good();
             let first_lost = s.first_lost;
             let cache_sign = s.good_after_lost > 0 && s.lost_units > 0;
             self.rec.spans.push(s);
-            if let Some(m) = modulus_of(&hits) {
+            if let Some(m) = self.settle_modulus(&mut hits)? {
                 let m = modulus.map_or(m, |old| gcd(old, m));
                 modulus = Some(m);
                 if m < hi {
@@ -596,21 +741,50 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     // after it answered; flush twice that from now on.
                     flush = 2 * (hi - first) + (1 << 20);
                 }
-                let (l, bh) = self.bisect(lo.min(first), first, flush)?;
+                // The span's intact head (if any) is known good already.
+                let from = if first > span { first } else { lo.min(first) };
+                let (l, bh) = self.bisect(from, first, flush)?;
                 hits.extend(bh);
                 (lo, hi) = (l, l);
-                if let Some(m) = modulus_of(&hits) {
-                    modulus = Some(m);
-                    hi = hi.min(align_down(m, UNIT as u64));
-                    lo = lo.min(hi);
+                // A chain fake wraps below the place where data is first lost (at twice
+                // the real size in the common layout): look for the reference unit at the
+                // fractions of that place.
+                if modulus.is_none() && !self.stop && wrote_ref {
+                    let dists: Vec<u64> = (2..=8u64)
+                        .map(|k| align_down(l / k, self.sector))
+                        .filter(|&d| d > 0)
+                        .collect();
+                    hits.extend(self.alias_reads(&dists)?);
                 }
+                match self.settle_modulus(&mut hits)? {
+                    Some(m) if modulus != Some(m) => {
+                        modulus = Some(m);
+                        hi = hi.min(align_down(m, UNIT as u64));
+                        lo = lo.min(hi);
+                        continue;
+                    }
+                    // The bisection read back the sector just below `l` intact and found
+                    // the one at `l` lost: the boundary is exact.
+                    _ => break,
+                }
+            }
+            if hi == self.lim_hi && modulus.is_none() && !scanned {
+                scan_next = true;
                 continue;
             }
             if !escalated && modulus.is_none() && hi == self.lim_hi {
                 escalated = true;
-                let steps = [16u64 << 20, 64 << 20, 256 << 20, self.cfg.max_cache];
+                // Filler in steps 25% apart: each step costs one read of the span, and the
+                // step at which the span is lost brackets the cache's size.
+                let mut steps = vec![16u64 << 20];
+                while *steps.last().unwrap_or(&0) < self.cfg.max_cache {
+                    let next = steps.last().map_or(0, |&x| x + x / 4);
+                    steps.push(align_down(next, 1 << 20).min(self.cfg.max_cache));
+                }
                 let mut total = 0;
                 let mut revealed = None;
+                // Writes after the span's first unit at the last read that found it intact.
+                let mut held = span_len - UNIT as u64;
                 for target in steps {
                     // Evict even the span's first unit: writes after it must exceed the cache.
                     let target = target.min(self.cfg.max_cache);
@@ -629,8 +803,12 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     self.rec.spans.push(s);
                     if bad {
                         revealed = Some((target, first.unwrap_or(span)));
+                        // A cache that held `held` bytes written after the first unit and
+                        // no longer holds `after_first`.
+                        self.rec.cache_bytes = Some((held, after_first));
                         break;
                     }
+                    held = after_first;
                     if self.stop || target >= self.cfg.max_cache {
                         break;
                     }
@@ -640,7 +818,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     let (l, bh) = self.bisect(lo.min(first), first, flush)?;
                     hits.extend(bh);
                     (lo, hi) = (l, l);
-                    if let Some(m) = modulus_of(&hits) {
+                    if let Some(m) = self.settle_modulus(&mut hits)? {
                         modulus = Some(m);
                         hi = hi.min(align_down(m, UNIT as u64));
                         lo = lo.min(hi);
@@ -759,29 +937,35 @@ pub fn probe<B: Backend + ?Sized>(
             restore_guard(p.dev, &tail, lim_hi)?,
         )
     } else {
-        (false, false)
+        (0, 0)
     };
-    p.rec.guard_restored = head_back || tail_back;
-    p.rec.bytes_written +=
-        if head_back { guard } else { 0 } + if tail_back { n - lim_hi } else { 0 };
+    p.rec.guard_restored = head_back + tail_back > 0;
+    p.rec.bytes_written += head_back + tail_back;
     outcome?;
     p.rec.elapsed_ns = p.dev.clock_ns().saturating_sub(t0);
     let _ = p.n;
     Ok(p.rec)
 }
 
-fn restore_guard<B: Backend + ?Sized>(dev: &mut B, saved: &[u8], at: u64) -> Result<bool> {
+/// Write back the 4 KiB pieces of a guard region that changed; returns the bytes written.
+fn restore_guard<B: Backend + ?Sized>(dev: &mut B, saved: &[u8], at: u64) -> Result<u64> {
     let mut now = AlignedBuf::new(saved.len());
     dev.read_at(&mut now, at)
         .map_err(|e| Error::io(format!("re-reading the guard region at {at}"), e))?;
-    if &now[..] == saved {
-        return Ok(false);
+    let piece = 4096.min(saved.len());
+    let mut buf = AlignedBuf::new(piece);
+    let mut written = 0;
+    for (i, (was, is)) in saved.chunks(piece).zip(now.chunks(piece)).enumerate() {
+        if was == is {
+            continue;
+        }
+        let off = at + (i * piece) as u64;
+        buf[..was.len()].copy_from_slice(was);
+        dev.write_at(&buf[..was.len()], off)
+            .map_err(|e| Error::io(format!("restoring the guard region at {off}"), e))?;
+        written += was.len() as u64;
     }
-    let mut buf = AlignedBuf::new(saved.len());
-    buf.copy_from_slice(saved);
-    dev.write_at(&buf, at)
-        .map_err(|e| Error::io(format!("restoring the guard region at {at}"), e))?;
-    Ok(true)
+    Ok(written)
 }
 
 #[cfg(test)]

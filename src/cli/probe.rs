@@ -18,17 +18,22 @@ use crate::{Error, Result};
   flashscope probe /dev/sdb --write --json               non-destructive (journal)
   flashscope probe /dev/sdb --destructive --time-budget 2m
 
-Writes a few MiB of stamps spread over the device and reads them back, plus up to
---max-cache of filler to push a controller write cache out. The first and last MiB
-(partition tables) are never written. With --write every overwritten region is saved to a
-journal first and restored and verified at the end. Exit 3 when the device is fake or
-damaged.")]
+Writes 4 KiB stamps and reads them back: a reference read at every power-of-two distance
+(the common wrap), a bisection to the sector where data is lost (limbo), and on a card
+that holds them a wide span with an alias scan (wraps at other sizes) and up to
+--max-cache of filler to push a controller write cache out; a cache that hid lost data is
+bracketed (write_cache_bytes). An OK is never confident: a cache larger than the filler
+is not ruled out (raise --max-cache). The banner's byte count is never exceeded: the
+probe stops, incomplete, first. The first and last MiB (partition tables) are never
+written. With --write every overwritten region is saved to a journal first and restored
+and verified at the end. Exit 3 when the device is fake or damaged.")]
 pub struct Args {
     /// Whole block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     #[command(flatten)]
     pub flags: WriteFlags,
-    /// The largest controller write cache to push out before calling a device honest.
+    /// The largest controller write cache to push out before calling a device honest (an
+    /// OK says a larger one is not ruled out; up to 4 times this is written behind a cache).
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = crate::units::size_arg)]
     pub max_cache: String,
     /// Probe a partition although a fake is only visible on the whole device.
@@ -70,16 +75,26 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         warnings.push(w);
     }
     drop(peeked);
-    // Spans (a few top spans of at most 64 MiB, bisection points of 64 KiB) plus filler.
-    let max_bytes = (max_cache + (256 << 20)).min(size);
+    // Stamps (a wide span of at most 64 MiB, bisection points of 4 KiB) plus filler: up
+    // to --max-cache to push a cache out, and, behind a cache that hid lost data, the
+    // same again for each of at most three bisection rounds. The filler always covers
+    // the same low region, so a journal saves at most `region` bytes. The probe stops
+    // (incomplete) rather than write more than announced.
+    let region = (max_cache + (256 << 20)).min(size);
+    let max_bytes = max_cache
+        .saturating_mul(4)
+        .saturating_add(256 << 20)
+        .min(size.saturating_mul(4));
     let plan = WritePlan {
         command: "probe",
-        region: (1 << 20, max_bytes),
+        region: (1 << 20, region),
         max_bytes,
-        typical_bytes: Some(64 << 20),
-        estimated_ns: guard::estimate_ns(64 << 20, 64) + 20_000_000_000,
+        // An honest card is the long case: the cache filler, the wide span and one read
+        // for each of about 16k alias-scan places and 40 filler steps.
+        typical_bytes: Some(max_cache.min(size) + (64 << 20)),
+        estimated_ns: guard::estimate_ns(max_cache.min(size) + (64 << 20), 16384 + 64),
         what: format!(
-            "probe writes stamps to spans spread over the device and, to push a write cache out, up to {} of zeros, never touching the first and last MiB",
+            "probe writes 4 KiB stamps at a few dozen places (a fake usually ends there, within seconds and a few MiB) and, on a card that holds them, a wide span and up to {} of zeros to push a write cache out (up to 3 times more behind a cache that hid lost data), never touching the first and last MiB",
             format_bytes(max_cache)
         ),
         smaller: "lower --write-budget",
@@ -90,6 +105,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         time_budget_ns,
         salt: Stamper::random_salt(),
         restore_guards: session.journal.is_none(),
+        max_bytes: Some(max_bytes),
     };
     let mut bar = Progress::new("probe");
     let result = {
@@ -145,6 +161,9 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         .insert("usable_bytes".into(), verdict.usable.clone());
     doc.inferences
         .insert("fake_kind".into(), verdict.fake_kind.clone());
+    if let Some(c) = &verdict.cache {
+        doc.inferences.insert("write_cache_bytes".into(), c.clone());
+    }
     if verdict.wrap_modulus.is_some() {
         doc.inferences
             .insert("wrap_modulus_bytes".into(), verdict.modulus.clone());
@@ -157,11 +176,8 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             "the probe stopped before it finished (time or write budget): the usable size is only what was shown to hold data so far",
         ));
     }
-    if rec.guard_restored {
-        warnings.push(Warning::new(
-            "guard-restored",
-            "aliased writes reached the partition-table regions; their saved content was written back",
-        ));
+    if let Some(w) = guard_warning(rec.guard_restored, &verdict) {
+        warnings.push(w);
     }
     doc.warnings.extend(warnings);
     let line = verdict_line(&verdict);
@@ -175,6 +191,27 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     text.push_str(&guard::wear_line(&doc));
     let code = if verdict.failed() { 3 } else { 0 };
     Ok(Outcome::new(doc, text, code))
+}
+
+/// The warning when the partition-table regions read back changed at the end: it names
+/// the cause the verdict found, never one it did not (aliasing only when addresses aliased).
+pub fn guard_warning(restored: bool, v: &Verdict) -> Option<Warning> {
+    if !restored {
+        return None;
+    }
+    let message = if v.wrap_modulus.is_some() {
+        "aliased writes reached the partition-table regions; their saved content was written back"
+            .to_string()
+    } else {
+        format!(
+            "the partition-table regions read back different at the end than at the start, though no address aliased ({}); their saved content was written back",
+            match v.kind {
+                FakeKind::Limbo => "this card does not keep data beyond its real size, so the last sectors may not hold it",
+                _ => "the card changed them by itself",
+            }
+        )
+    };
+    Some(Warning::new("guard-restored", message))
 }
 
 /// The one-line verdict a person reads first.
@@ -193,7 +230,10 @@ pub fn verdict_line(v: &Verdict) -> String {
         FakeKind::None if !v.complete => format!(
             "INCOMPLETE: announces {announced}; stopped by a budget before a verdict, with data shown to survive below {holds} and no sign of a fake so far"
         ),
-        FakeKind::None => format!("OK: announces {announced} and holds all of it"),
+        FakeKind::None => format!(
+            "OK: announces {announced} and holds all of it, unless a write cache larger than the {} written to push one out hides a fake (--max-cache rules out a larger one)",
+            format_bytes(v.flush_bytes)
+        ),
         FakeKind::Wrap => format!(
             "FAKE: announces {announced}, holds {holds} (wrap-around every {}); {part}",
             format_bytes(v.wrap_modulus.unwrap_or(0))
