@@ -18,7 +18,7 @@
 //! value that a neighbouring size explains almost as well is tentative or inconclusive,
 //! never confident.
 
-use crate::report::Inference;
+use crate::report::{Inference, Warning};
 use crate::units::{format_bytes, format_ns};
 use serde::{Deserialize, Serialize};
 
@@ -68,7 +68,13 @@ pub struct AlignInference {
     /// Alignments whose further measurement would best separate the answer from its closest
     /// rival (used by the adaptive probe; empty when nothing is in doubt).
     pub focus_align_bytes: Vec<u64>,
+    /// What the data cannot tell (e.g. a log with power-of-two alignments only).
+    pub warnings: Vec<Warning>,
 }
+
+/// Highest confidence for a size read from power-of-two alignments only: such data cannot
+/// tell 2^n from 3 × 2^n (a 12 MiB erase block shows as a 4 MiB step), so never confident.
+pub const POW2_ONLY_CAP: f64 = 0.75;
 
 /// One step of the fitted staircase.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -622,6 +628,7 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             steps: Vec::new(),
             summary: "erase block and page size inconclusive: too few measurements".into(),
             focus_align_bytes: Vec::new(),
+            warnings: Vec::new(),
         };
     }
     let cands = candidates(&data);
@@ -681,6 +688,8 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             .join(", ")
     };
     let mut focus = Vec::new();
+    // Without any 3 × 2^n alignment a size of 3 × 2^n shows as its power-of-two part.
+    let pow2_only = aligns.iter().all(|a| a.is_power_of_two());
 
     let mut name = |i: usize, what: &str, extra_doubt: Option<String>| -> Inference {
         let x = chain[i];
@@ -704,6 +713,14 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             conf = conf.min(0.85);
             evidence.push_str("; ");
             evidence.push_str(&d);
+        }
+        if pow2_only {
+            conf = conf.min(POW2_ONLY_CAP);
+            evidence.push_str(&format!(
+                "; only power-of-two alignments were measured, so {} cannot be told from {}",
+                format_bytes(x),
+                format_bytes(3 * x)
+            ));
         }
         let inf = Inference::new(x, conf, evidence.clone());
         if inf.value.is_none() {
@@ -753,6 +770,25 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
     focus.sort_unstable();
     focus.dedup();
     let summary = summarize(&erase, &page, multi_plane.as_ref());
+    let mut warnings = Vec::new();
+    if pow2_only {
+        let named: Vec<String> = [&erase, &page]
+            .into_iter()
+            .filter_map(|i| i.as_u64())
+            .map(|x| format!("{} could be {}", format_bytes(x), format_bytes(3 * x)))
+            .collect();
+        warnings.push(Warning::new(
+            "power_of_two_only",
+            format!(
+                "the data holds only power-of-two alignments (as flashbench -a measures), which cannot tell a size of 3 × 2^n from its power-of-two part: TLC media use 1.5, 3, 6, 12 MiB erase blocks and 24 KiB pages{}; confidence is capped below confident; `flashscope align` on the card also reads at 3 × 2^n alignments",
+                if named.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", named.join(", "))
+                }
+            ),
+        ));
+    }
     // Nothing left in doubt: no focus needed.
     let all_confident = erase.status == crate::report::Status::Confident
         && (page.status == crate::report::Status::Confident || page_i.is_none());
@@ -763,6 +799,7 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
         steps,
         summary,
         focus_align_bytes: if all_confident { Vec::new() } else { focus },
+        warnings,
     }
 }
 
@@ -948,6 +985,48 @@ mod tests {
         }
         let r = infer(&pts);
         assert_eq!(r.erase_block_bytes.as_u64(), Some(4 * M), "{r:?}");
+    }
+
+    #[test]
+    fn power_of_two_only_data_hides_tlc_sizes_and_says_so() {
+        // A 12 MiB / 24 KiB card seen at power-of-two alignments only (as flashbench -a
+        // reads, at odd multiples): a third of the positions at A cross a 3·2^n boundary.
+        let (page, erase) = (24 * K, 12 * M);
+        let pts: Vec<AlignPoint> = (11..=32)
+            .map(|n| 1u64 << n)
+            .map(|a| {
+                let frac = |x: u64| {
+                    let p = x / (x & x.wrapping_neg());
+                    if a % (x / p) == 0 {
+                        1.0 / p as f64
+                    } else {
+                        0.0
+                    }
+                };
+                AlignPoint {
+                    block_bytes: 1024,
+                    align_bytes: a,
+                    diff_ns: 60_000.0 * frac(page) + 200_000.0 * frac(erase),
+                    se_ns: 0.0,
+                    base_ns: 700_000.0,
+                }
+            })
+            .collect();
+        let r = infer(&pts);
+        assert_ne!(r.erase_block_bytes.status_word(), "confident", "{r:?}");
+        assert_ne!(r.page_bytes.status_word(), "confident", "{r:?}");
+        let w = r
+            .warnings
+            .iter()
+            .find(|w| w.kind == "power_of_two_only")
+            .expect("a warning");
+        assert!(w.message.contains("4 MiB could be 12 MiB"), "{}", w.message);
+        // With 3·2^n alignments present there is no such warning and the size is found.
+        let r = infer(&staircase(
+            1024, page, erase, 60_000.0, 200_000.0, 2_000.0, 5,
+        ));
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        assert_eq!(r.erase_block_bytes.as_u64(), Some(erase));
     }
 
     #[test]

@@ -148,6 +148,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     });
     doc.samples = samples_json(&run, &points);
     insert_inferences(&mut doc.inferences, &inf);
+    doc.warnings.extend(inf.warnings.iter().cloned());
     doc.extra.insert(
         "steps".into(),
         serde_json::to_value(&inf.steps).unwrap_or_default(),
