@@ -103,6 +103,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         time_budget_ns: budget,
         max_reads: flashbench_reads,
     };
+    let load_before = crate::workload::sysstat::CpuLoad::now();
     let mut progress = Progress::new("align");
     let run = probe::run(
         dev.as_mut(),
@@ -149,6 +150,14 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     doc.samples = samples_json(&run, &points);
     insert_inferences(&mut doc.inferences, &inf);
     doc.warnings.extend(inf.warnings.iter().cloned());
+    let env = environment(&run, load_before);
+    if let Some(m) = align::noisy_environment(&env) {
+        doc.warnings.push(Warning::new("noisy_environment", m));
+    }
+    doc.extra.insert(
+        "environment".into(),
+        serde_json::to_value(env).unwrap_or_default(),
+    );
     doc.extra.insert(
         "steps".into(),
         serde_json::to_value(&inf.steps).unwrap_or_default(),
@@ -160,6 +169,26 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     let text = render(&points, &inf, &run, flashbench_reads);
     Ok(Outcome::new(doc, text, 0))
+}
+
+/// The machine's load over the run and the stalls the reads themselves show.
+fn environment(
+    run: &AlignRun,
+    before: Option<crate::workload::sysstat::CpuLoad>,
+) -> align::Environment {
+    let after = crate::workload::sysstat::CpuLoad::now();
+    let st = probe::stall_stats(&run.cells);
+    align::Environment {
+        load1: after.map_or(0.0, |a| a.load1),
+        cpus: after.map_or(0, |a| a.cpus),
+        steal: match (before, after) {
+            (Some(b), Some(a)) => b.steal_since(&a),
+            _ => 0.0,
+        },
+        stalled_reads: st.stalled,
+        reads: st.reads,
+        worst_stall_ns: st.worst_extra_ns,
+    }
 }
 
 fn samples_json(run: &AlignRun, points: &[AlignPoint]) -> serde_json::Value {
