@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// Arguments of `align`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope align sim:sd-16g\n  flashscope align /dev/mmcblk0 --plot align.svg\n  flashscope align sim:usb-32g --blocksize 4K --count 4 --json\n\nRead-only. Reads a block just before, across and just after every multiple of each\nalignment (2^n and 3 × 2^n) and repeats where the answer is still in doubt, until it is\nconfident or the time budget ends."
+    after_help = "Examples:\n  flashscope align sim:sd-16g\n  flashscope align /dev/mmcblk0 --plot align.svg\n  flashscope align sim:usb-32g --blocksize 4K --count 4 --json\n\nRead-only. Reads a block just before, across and just after every multiple of each\nalignment (2^n and 3 × 2^n) and repeats where the answer is still in doubt, until it is\nconfident or the time budget ends. Each alignment is read at least 8 times and stands for\nits fast reads, so a busy machine (late reads) makes answers inconclusive, not wrong; a\nnoisy_environment warning names the cause (load, steal time, stalled reads)."
 )]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
@@ -26,7 +26,8 @@ pub struct Args {
     /// Stop repeating after this long (device time; virtual for sim:).
     #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::units::duration_arg)]
     pub time_budget: String,
-    /// Repeat every alignment exactly N times instead of adaptively.
+    /// Exactly N full rounds instead of adaptive repetition (each round reads every
+    /// alignment at least 8 times: fewer positions are repeated).
     #[arg(long, value_name = "N")]
     pub count: Option<u32>,
     /// Positions per alignment.
