@@ -71,12 +71,11 @@ pub const KEEP_TO: f64 = 0.6;
 pub const MIN_SAMPLES: usize = 8;
 
 /// A read that took more than twice its row's typical fast read (the 10th percentile)
-/// plus this is a stall (the
-/// machine or the device did something else meanwhile).
+/// plus this is a stall (the machine or the device did something else meanwhile).
 pub const STALL_EXTRA_NS: f64 = 100_000.0;
 
 /// The kept ranks of `v` (sorted in place): their mean, its standard error from these
-/// samples alone (winsorized deviation, Tukey–McLaughlin, with a small-sample factor),
+/// samples alone (the winsorized deviation over the kept fraction, Tukey–McLaughlin),
 /// and whether a stall reached the kept ranks (the largest kept value more than twice the
 /// smallest kept one plus `STALL_EXTRA_NS`: then the estimate may itself be a stall).
 fn low_trimmed(v: &mut [f64]) -> (f64, f64, bool) {
@@ -89,9 +88,9 @@ fn low_trimmed(v: &mut [f64]) -> (f64, f64, bool) {
     let b = ((KEEP_TO * n as f64).ceil() as usize).clamp(a + 1, n);
     let kept = &v[a..b];
     let mean = kept.iter().sum::<f64>() / kept.len() as f64;
-    let top = v[b - 1] > 2.0 * v[a] + STALL_EXTRA_NS;
+    let stalled = v[b - 1] > 2.0 * v[a] + STALL_EXTRA_NS;
     if n < 3 {
-        return (mean, f64::NAN, top);
+        return (mean, f64::NAN, stalled);
     }
     let (lo, hi) = (v[a], v[b - 1]);
     let w: Vec<f64> = v.iter().map(|x| x.clamp(lo, hi)).collect();
@@ -99,7 +98,7 @@ fn low_trimmed(v: &mut [f64]) -> (f64, f64, bool) {
     let sw = (w.iter().map(|x| (x - wm).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
     let frac = kept.len() as f64 / n as f64;
     let se = sw / (frac * (n as f64).sqrt());
-    (mean, se, top)
+    (mean, se, stalled)
 }
 
 /// Per read kind (pre, on, post) of a cell: the low trimmed mean, its standard error,
@@ -119,7 +118,7 @@ fn kind_stats(cell: &AlignCell) -> [(f64, f64, bool); 3] {
 pub struct StallStats {
     pub reads: u64,
     pub stalled: u64,
-    /// Longest stall beyond its row's typical read time, in ns.
+    /// Longest stall beyond its row's typical fast read, in ns.
     pub worst_extra_ns: f64,
 }
 
@@ -144,8 +143,8 @@ pub fn stall_stats(cells: &[AlignCell]) -> StallStats {
     st
 }
 
-/// Inference points from cells: per cell, the boundary cost from the low quantile of each
-/// read kind, `on − (pre + post)/2`, with a standard error from that cell's own repeats
+/// Inference points from cells: per cell, the boundary cost from the low trimmed mean of
+/// each read kind, `on − (pre + post)/2`, with a standard error from that cell's own repeats
 /// (never from other rows). A cell with fewer than `MIN_SAMPLES` reads of a kind is not
 /// believed and gives no point; one where a stall reached the kept ranks gets an error as
 /// large as its cost.
