@@ -784,7 +784,14 @@ fn align_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
             {
                 let i = &inf[what];
                 if i["status"] == "confident" && i["value"].as_u64() != want {
-                    wrong.push(format!("{spec} (hog: {hogged}): {what} {i}"));
+                    // Keep the whole document (every read) for the diagnosis.
+                    let keep = std::env::temp_dir()
+                        .join(format!("align-truth-wrong-{}.json", std::process::id()));
+                    let _ = std::fs::write(&keep, &out);
+                    wrong.push(format!(
+                        "{spec} (hog: {hogged}): {what} {i} (samples in {})",
+                        keep.display()
+                    ));
                 }
             }
             erase_right += usize::from(inf["erase_block_bytes"]["value"].as_u64() == Some(erase));
