@@ -1140,3 +1140,42 @@ fn pasted_forms_of_golden_logs_reach_the_same_conclusion() {
         "run-order"
     );
 }
+
+/// A recorded run of the truth suite (tests/serve.rs) on a served 4 MiB / 16 KiB card,
+/// quiet, on the shared VM: most 16 KiB reads and some 4 KiB ones waited a whole scheduler
+/// tick (about 4 ms). Rows whose kept reads still held stalls were believed with an error
+/// as large as their cost, and together they said "erase block 12 MiB, page 48 KiB —
+/// confident". Such rows are not believed now.
+#[test]
+fn a_recorded_run_whose_reads_waited_a_scheduler_tick_is_not_confidently_wrong() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/align-served-tick-stalls.json"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let cells: Vec<probe::AlignCell> = v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| probe::AlignCell {
+            block_bytes: s["block_bytes"].as_u64().unwrap(),
+            align_bytes: s["align_bytes"].as_u64().unwrap(),
+            positions: serde_json::from_value(s["positions"].clone()).unwrap(),
+            reads: serde_json::from_value(s["reads"].clone()).unwrap(),
+        })
+        .collect();
+    let inf = align::infer(&probe::points(&cells));
+    for (what, i, want) in [
+        ("erase", &inf.erase_block_bytes, 4 * M),
+        ("page", &inf.page_bytes, 16 * K),
+    ] {
+        if i.status_word() == "confident" {
+            assert_eq!(i.as_u64(), Some(want), "{what}: {}", inf.summary);
+        }
+    }
+    if let Some(m) = &inf.multi_plane_bytes {
+        assert_ne!(m.status_word(), "confident", "{}", inf.summary);
+    }
+    eprintln!("recorded tick-stall run: {}", inf.summary);
+}

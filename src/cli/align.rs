@@ -57,9 +57,29 @@ pub fn block_sizes(given: &[String], sector: u32) -> Result<Vec<u64>> {
 pub fn decide(cells: &[probe::AlignCell], reads: u64, max_reads: u64) -> Next {
     let pts = probe::points(cells);
     let inf = align::infer(&pts);
+    // Rows read but not believed (stalls in their kept reads) are read again.
+    let mut unread: Vec<u64> = cells
+        .iter()
+        .filter(|c| !c.reads.is_empty())
+        .filter(|c| {
+            !pts.iter()
+                .any(|p| p.block_bytes == c.block_bytes && p.align_bytes == c.align_bytes)
+        })
+        .map(|c| c.align_bytes)
+        .collect();
     match align::next_round(&inf, &pts, reads, max_reads) {
-        None => Next::Stop,
-        Some(f) => Next::Focus(f),
+        None if unread.is_empty() => Next::Stop,
+        None => {
+            unread.sort_unstable();
+            unread.dedup();
+            Next::Focus(unread)
+        }
+        Some(mut f) => {
+            f.extend(unread);
+            f.sort_unstable();
+            f.dedup();
+            Next::Focus(f)
+        }
     }
 }
 
