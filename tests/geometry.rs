@@ -205,6 +205,220 @@ fn random_geometries_are_right_or_inconclusive_never_confidently_wrong() {
     );
 }
 
+/// A busy host around a simulated card: during bursts (another process holding the CPU,
+/// interrupts, a flush), every read is late by 50 µs to `max_ns`, so the delays come in
+/// runs — all the on-reads of a cell can be hit at once, unlike the card's own outliers.
+struct BusyHost {
+    dev: SimDevice,
+    rng: rand_pcg::Pcg64,
+    /// Burst every `period_ns` of device time, lasting `burst_ns`.
+    period_ns: u64,
+    burst_ns: u64,
+    max_ns: u64,
+    /// Also one 7 ms stall on this read offset, the first time it is read.
+    stall_at: Option<u64>,
+}
+
+impl Backend for BusyHost {
+    fn size_bytes(&self) -> u64 {
+        self.dev.size_bytes()
+    }
+    fn logical_sector_bytes(&self) -> u32 {
+        self.dev.logical_sector_bytes()
+    }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.dev.read_at(buf, offset)?;
+        let t = self.dev.clock_ns();
+        if t % self.period_ns < self.burst_ns {
+            let extra = self.rng.gen_range(50_000..self.max_ns);
+            self.dev.idle(extra);
+        }
+        if self.stall_at == Some(offset) {
+            self.stall_at = None;
+            self.dev.idle(7_000_000);
+        }
+        Ok(())
+    }
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+        self.dev.write_at(buf, offset)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.dev.flush()
+    }
+    fn clock_ns(&self) -> u64 {
+        self.dev.clock_ns()
+    }
+    fn idle(&mut self, ns: u64) {
+        self.dev.idle(ns)
+    }
+}
+
+/// The adaptive sweep on any backend (as `sweep`, for wrapped devices).
+fn sweep_on(dev: &mut dyn Backend, block_sizes: &[u64]) -> AlignInference {
+    let size = dev.size_bytes();
+    let max_reads: u64 = block_sizes
+        .iter()
+        .map(|&b| probe::flashbench_align_reads(size, b))
+        .sum();
+    let config = AlignConfig {
+        block_sizes: block_sizes.to_vec(),
+        positions: 8,
+        count: None,
+        time_budget_ns: 60_000_000_000,
+        max_reads,
+    };
+    let mut next = |cells: &[probe::AlignCell], reads: u64| {
+        let pts = probe::points(cells);
+        match align::next_round(&align::infer(&pts), &pts, reads, max_reads) {
+            None => Next::Stop,
+            Some(f) => Next::Focus(f),
+        }
+    };
+    let run = probe::run(dev, &config, &mut next, &mut |_, _| {}).unwrap();
+    align::infer(&probe::points(&run.cells))
+}
+
+/// The issue 18 card (2 GiB, 8 MiB erase block, 16 KiB page) on a busy host: bursts of
+/// late reads of up to 2 ms and one 7 ms stall on the 512 MiB on-read. Never a confident
+/// wrong answer; right in most runs.
+#[test]
+fn a_busy_host_with_bursts_of_late_reads_gives_no_confident_wrong_answer() {
+    let mut right = 0;
+    let mut failures = Vec::new();
+    let runs = 24;
+    for seed in 0..runs {
+        let spec = format!(
+            "custom,size=2G,erase=8M,page=16K,cmd=100us,read_bw=100M,page_cost=60us,erase_cost=150us,noise=0.02,outliers=0,seed={seed}"
+        );
+        let mut host = BusyHost {
+            dev: SimDevice::new(SimConfig::parse(&spec).unwrap()),
+            rng: rand_pcg::Pcg64::seed_from_u64(seed),
+            period_ns: 40_000_000,
+            burst_ns: 8_000_000 + seed * 1_000_000,
+            max_ns: 3_000_000,
+            stall_at: Some((512 << 20) - 512),
+        };
+        let inf = sweep_on(&mut host, &[1024]);
+        for (what, i, want) in [
+            ("erase", &inf.erase_block_bytes, 8 * M),
+            ("page", &inf.page_bytes, 16 * K),
+        ] {
+            if i.status_word() == "confident" && i.as_u64() != Some(want) {
+                failures.push(format!("seed {seed}: {what} {:?}", i));
+            }
+        }
+        if inf.erase_block_bytes.as_u64() == Some(8 * M) {
+            right += 1;
+        }
+    }
+    eprintln!(
+        "busy host: {runs} runs, erase right {right}, confident wrong {}",
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(right * 4 >= runs * 3, "only {right} of {runs} right");
+}
+
+/// Heavy-tailed stalls, as a busy machine gives them (preemption, interrupts, a read behind
+/// a flush): up to 5 % of reads 0.5–20 ms late. The answer must be right or inconclusive,
+/// never confidently wrong, and right in most cases with a clear step.
+#[test]
+fn heavy_tailed_stalls_are_right_or_inconclusive_never_confidently_wrong() {
+    let sweep_seed = std::env::var("GEOMETRY_SWEEP_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20261125u64);
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(sweep_seed);
+    let erases = [
+        M,
+        3 * M / 2,
+        2 * M,
+        4 * M,
+        6 * M,
+        8 * M,
+        12 * M,
+        16 * M,
+        24 * M,
+    ];
+    let pages = [4 * K, 8 * K, 12 * K, 16 * K, 24 * K, 32 * K];
+    let mut specs = Vec::new();
+    for _ in 0..80 {
+        let erase = pick(&mut rng, &erases);
+        let page = loop {
+            let p = pick(&mut rng, &pages);
+            if erase % p == 0 {
+                break p;
+            }
+        };
+        let size = (erase * 64).max(1 << 30);
+        let noise: f64 = rng.gen_range(0.0..0.15);
+        let outliers: f64 = rng.gen_range(0.005..0.05);
+        // From clear (300 µs on a 694 µs read) down to 3 % of a read.
+        let ec = rng.gen_range(20_000..300_000u64);
+        let pc = rng.gen_range(10_000..100_000u64);
+        let seed: u64 = rng.gen();
+        specs.push((
+            format!(
+                "custom,size={size},erase={erase},page={page},page_cost={pc}ns,erase_cost={ec}ns,noise={noise:.3},outliers={outliers:.3},outlier_max=20ms,seed={seed}"
+            ),
+            erase,
+            page,
+        ));
+    }
+    let results: Vec<AlignInference> = std::thread::scope(|sc| {
+        let handles: Vec<_> = specs
+            .chunks(specs.len().div_ceil(2))
+            .map(|chunk| {
+                sc.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(spec, ..)| sweep(spec, &[1024, 4096, 16384]).0)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let (mut right, mut inconclusive, mut page_right) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for ((spec, erase, page), inf) in specs.iter().zip(&results) {
+        for (what, i, want) in [
+            ("erase", &inf.erase_block_bytes, *erase),
+            ("page", &inf.page_bytes, *page),
+        ] {
+            if i.status_word() == "confident" && i.as_u64() != Some(want) {
+                failures.push(format!("{spec}: {what} {:?}", i));
+            }
+        }
+        match inf.erase_block_bytes.as_u64() {
+            Some(v) if v == *erase => right += 1,
+            None => inconclusive += 1,
+            _ => {}
+        }
+        if inf.page_bytes.as_u64() == Some(*page) {
+            page_right += 1;
+        }
+    }
+    eprintln!(
+        "heavy-tailed stalls: {} cases, erase right {right}, inconclusive {inconclusive}, page right {page_right}, confident wrong {}",
+        specs.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "confident wrong answers:\n{}",
+        failures.join("\n")
+    );
+    assert!(
+        right * 10 >= specs.len() * 8,
+        "only {right} of {} erase blocks right",
+        specs.len()
+    );
+}
+
 #[test]
 fn ssd_like_device_without_geometry_signal_is_inconclusive() {
     let (inf, run, max_reads) = sweep("ssd-256g,size=4G", &[1024, 4096, 16384]);
@@ -326,14 +540,22 @@ fn golden_align_logs_reach_the_stated_geometry_or_stay_inconclusive() {
         }
     }
     assert!(checked >= 9, "only {checked} align sets checked");
-    // The combined seed card is decided with confidence.
+    // The combined seed card reaches its geometry, but flashbench's power-of-two
+    // alignments cannot tell 4 MiB from 12 MiB: tentative, with a warning saying so.
     let logs = load(
         &(1..=7)
             .map(|i| format!("seed-align-0{i}.txt"))
             .collect::<Vec<_>>(),
     );
     let inf = align::infer(&flashscope::cli::analyze::align_points(&logs, None));
-    assert_eq!(inf.summary, "erase block 4 MiB, page 16 KiB — confident");
+    assert_eq!(inf.summary, "erase block 4 MiB, page 16 KiB — tentative");
+    assert!(
+        inf.warnings
+            .iter()
+            .any(|w| w.kind == "power_of_two_only" && w.message.contains("4 MiB could be 12 MiB")),
+        "{:?}",
+        inf.warnings
+    );
     // The README card shows its 16 KiB multi-plane step.
     let logs = load(&["readme-align-01.txt".to_string()]);
     let inf = align::infer(&flashscope::cli::analyze::align_points(&logs, None));
@@ -917,4 +1139,43 @@ fn pasted_forms_of_golden_logs_reach_the_same_conclusion() {
         v["samples"][3]["log"]["data"]["open_au_nr_source"],
         "run-order"
     );
+}
+
+/// A recorded run of the truth suite (tests/serve.rs) on a served 4 MiB / 16 KiB card,
+/// quiet, on the shared VM: most 16 KiB reads and some 4 KiB ones waited a whole scheduler
+/// tick (about 4 ms). Rows whose kept reads still held stalls were believed with an error
+/// as large as their cost, and together they said "erase block 12 MiB, page 48 KiB —
+/// confident". Such rows are not believed now.
+#[test]
+fn a_recorded_run_whose_reads_waited_a_scheduler_tick_is_not_confidently_wrong() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/align-served-tick-stalls.json"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let cells: Vec<probe::AlignCell> = v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| probe::AlignCell {
+            block_bytes: s["block_bytes"].as_u64().unwrap(),
+            align_bytes: s["align_bytes"].as_u64().unwrap(),
+            positions: serde_json::from_value(s["positions"].clone()).unwrap(),
+            reads: serde_json::from_value(s["reads"].clone()).unwrap(),
+        })
+        .collect();
+    let inf = align::infer(&probe::points(&cells));
+    for (what, i, want) in [
+        ("erase", &inf.erase_block_bytes, 4 * M),
+        ("page", &inf.page_bytes, 16 * K),
+    ] {
+        if i.status_word() == "confident" {
+            assert_eq!(i.as_u64(), Some(want), "{what}: {}", inf.summary);
+        }
+    }
+    if let Some(m) = &inf.multi_plane_bytes {
+        assert_ne!(m.status_word(), "confident", "{}", inf.summary);
+    }
+    eprintln!("recorded tick-stall run: {}", inf.summary);
 }

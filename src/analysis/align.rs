@@ -18,7 +18,7 @@
 //! value that a neighbouring size explains almost as well is tentative or inconclusive,
 //! never confident.
 
-use crate::report::Inference;
+use crate::report::{Inference, Warning};
 use crate::units::{format_bytes, format_ns};
 use serde::{Deserialize, Serialize};
 
@@ -68,7 +68,13 @@ pub struct AlignInference {
     /// Alignments whose further measurement would best separate the answer from its closest
     /// rival (used by the adaptive probe; empty when nothing is in doubt).
     pub focus_align_bytes: Vec<u64>,
+    /// What the data cannot tell (e.g. a log with power-of-two alignments only).
+    pub warnings: Vec<Warning>,
 }
+
+/// Highest confidence for a size read from power-of-two alignments only: such data cannot
+/// tell 2^n from 3 × 2^n (a 12 MiB erase block shows as a 4 MiB step), so never confident.
+pub const POW2_ONLY_CAP: f64 = 0.75;
 
 /// One step of the fitted staircase.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -622,6 +628,7 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             steps: Vec::new(),
             summary: "erase block and page size inconclusive: too few measurements".into(),
             focus_align_bytes: Vec::new(),
+            warnings: Vec::new(),
         };
     }
     let cands = candidates(&data);
@@ -681,6 +688,8 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             .join(", ")
     };
     let mut focus = Vec::new();
+    // Without any 3 × 2^n alignment a size of 3 × 2^n shows as its power-of-two part.
+    let pow2_only = aligns.iter().all(|a| a.is_power_of_two());
 
     let mut name = |i: usize, what: &str, extra_doubt: Option<String>| -> Inference {
         let x = chain[i];
@@ -704,6 +713,14 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             conf = conf.min(0.85);
             evidence.push_str("; ");
             evidence.push_str(&d);
+        }
+        if pow2_only {
+            conf = conf.min(POW2_ONLY_CAP);
+            evidence.push_str(&format!(
+                "; only power-of-two alignments were measured, so {} cannot be told from {}",
+                format_bytes(x),
+                format_bytes(3 * x)
+            ));
         }
         let inf = Inference::new(x, conf, evidence.clone());
         if inf.value.is_none() {
@@ -753,6 +770,25 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
     focus.sort_unstable();
     focus.dedup();
     let summary = summarize(&erase, &page, multi_plane.as_ref());
+    let mut warnings = Vec::new();
+    if pow2_only {
+        let named: Vec<String> = [&erase, &page]
+            .into_iter()
+            .filter_map(|i| i.as_u64())
+            .map(|x| format!("{} could be {}", format_bytes(x), format_bytes(3 * x)))
+            .collect();
+        warnings.push(Warning::new(
+            "power_of_two_only",
+            format!(
+                "the data holds only power-of-two alignments (as flashbench -a measures), which cannot tell a size of 3 × 2^n from its power-of-two part: TLC media use 1.5, 3, 6, 12 MiB erase blocks and 24 KiB pages{}; confidence is capped below confident; `flashscope align` on the card also reads at 3 × 2^n alignments",
+                if named.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", named.join(", "))
+                }
+            ),
+        ));
+    }
     // Nothing left in doubt: no focus needed.
     let all_confident = erase.status == crate::report::Status::Confident
         && (page.status == crate::report::Status::Confident || page_i.is_none());
@@ -763,6 +799,7 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
         steps,
         summary,
         focus_align_bytes: if all_confident { Vec::new() } else { focus },
+        warnings,
     }
 }
 
@@ -796,6 +833,59 @@ pub fn next_round(
     all.sort_unstable();
     all.dedup();
     Some(all)
+}
+
+/// What the machine did to the measurement, from the run's own figures.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Environment {
+    /// 1-minute load average at the end of the run, and the CPUs available.
+    pub load1: f64,
+    pub cpus: usize,
+    /// Fraction of CPU time stolen by a hypervisor during the run.
+    pub steal: f64,
+    /// Reads that took more than twice their row's fast reads + 100 µs, of all reads.
+    pub stalled_reads: u64,
+    pub reads: u64,
+    /// Longest stall beyond its row's fast reads, in ns.
+    pub worst_stall_ns: f64,
+}
+
+/// Share of reads that may stall before the run is called noisy.
+const NOISY_STALL_SHARE: f64 = 0.01;
+
+/// A `noisy_environment` message naming the causes, when the machine was busy: more
+/// runnable tasks than CPUs besides this one, hypervisor steal above 5 %, or more than 1 %
+/// of reads stalled. `None` when the run was quiet.
+pub fn noisy_environment(env: &Environment) -> Option<String> {
+    let mut causes = Vec::new();
+    if env.cpus > 0 && env.load1 >= env.cpus as f64 + 1.0 {
+        causes.push(format!(
+            "load average {:.1} on {} CPUs (other programs competed for the CPU)",
+            env.load1, env.cpus
+        ));
+    }
+    if env.steal > 0.05 {
+        causes.push(format!(
+            "{:.0} % of CPU time stolen by the hypervisor",
+            100.0 * env.steal
+        ));
+    }
+    let share = env.stalled_reads as f64 / env.reads.max(1) as f64;
+    if share > NOISY_STALL_SHARE {
+        causes.push(format!(
+            "{} of {} reads stalled ({:.1} %, the longest by {})",
+            env.stalled_reads,
+            env.reads,
+            100.0 * share,
+            format_ns(env.worst_stall_ns)
+        ));
+    }
+    (!causes.is_empty()).then(|| {
+        format!(
+            "the machine was busy during the measurement: {}. Each row is taken from its fast reads and late reads are recognised, so the answers stand as stated, but more of them may be inconclusive; a quiet machine (or `chrt -f 10`, `taskset` away from busy CPUs) gives sharper ones",
+            causes.join("; ")
+        )
+    })
 }
 
 fn summarize(erase: &Inference, page: &Inference, mp: Option<&Inference>) -> String {
@@ -948,6 +1038,70 @@ mod tests {
         }
         let r = infer(&pts);
         assert_eq!(r.erase_block_bytes.as_u64(), Some(4 * M), "{r:?}");
+    }
+
+    #[test]
+    fn power_of_two_only_data_hides_tlc_sizes_and_says_so() {
+        // A 12 MiB / 24 KiB card seen at power-of-two alignments only (as flashbench -a
+        // reads, at odd multiples): a third of the positions at A cross a 3·2^n boundary.
+        let (page, erase) = (24 * K, 12 * M);
+        let pts: Vec<AlignPoint> = (11..=32)
+            .map(|n| 1u64 << n)
+            .map(|a| {
+                let frac = |x: u64| {
+                    let p = x / (x & x.wrapping_neg());
+                    if a % (x / p) == 0 {
+                        1.0 / p as f64
+                    } else {
+                        0.0
+                    }
+                };
+                AlignPoint {
+                    block_bytes: 1024,
+                    align_bytes: a,
+                    diff_ns: 60_000.0 * frac(page) + 200_000.0 * frac(erase),
+                    se_ns: 0.0,
+                    base_ns: 700_000.0,
+                }
+            })
+            .collect();
+        let r = infer(&pts);
+        assert_ne!(r.erase_block_bytes.status_word(), "confident", "{r:?}");
+        assert_ne!(r.page_bytes.status_word(), "confident", "{r:?}");
+        let w = r
+            .warnings
+            .iter()
+            .find(|w| w.kind == "power_of_two_only")
+            .expect("a warning");
+        assert!(w.message.contains("4 MiB could be 12 MiB"), "{}", w.message);
+        // With 3·2^n alignments present there is no such warning and the size is found.
+        let r = infer(&staircase(
+            1024, page, erase, 60_000.0, 200_000.0, 2_000.0, 5,
+        ));
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        assert_eq!(r.erase_block_bytes.as_u64(), Some(erase));
+    }
+
+    #[test]
+    fn a_busy_machine_is_named_and_a_quiet_one_is_not() {
+        let quiet = Environment {
+            load1: 0.5,
+            cpus: 2,
+            reads: 1000,
+            ..Default::default()
+        };
+        assert_eq!(noisy_environment(&quiet), None);
+        let busy = Environment {
+            load1: 4.2,
+            steal: 0.1,
+            stalled_reads: 30,
+            worst_stall_ns: 7e6,
+            ..quiet
+        };
+        let m = noisy_environment(&busy).unwrap();
+        assert!(m.contains("load average 4.2 on 2 CPUs"), "{m}");
+        assert!(m.contains("10 % of CPU time stolen"), "{m}");
+        assert!(m.contains("30 of 1000 reads stalled"), "{m}");
     }
 
     #[test]

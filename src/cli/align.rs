@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// Arguments of `align`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope align sim:sd-16g\n  flashscope align /dev/mmcblk0 --plot align.svg\n  flashscope align sim:usb-32g --blocksize 4K --count 4 --json\n\nRead-only. Reads a block just before, across and just after every multiple of each\nalignment (2^n and 3 × 2^n) and repeats where the answer is still in doubt, until it is\nconfident or the time budget ends."
+    after_help = "Examples:\n  flashscope align sim:sd-16g\n  flashscope align /dev/mmcblk0 --plot align.svg\n  flashscope align sim:usb-32g --blocksize 4K --count 4 --json\n\nRead-only. Reads a block just before, across and just after every multiple of each\nalignment (2^n and 3 × 2^n) and repeats where the answer is still in doubt, until it is\nconfident or the time budget ends. Each alignment is read at least 8 times and stands for\nits fast reads, so a busy machine (late reads) makes answers inconclusive, not wrong; a\nnoisy_environment warning names the cause (load, steal time, stalled reads)."
 )]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
@@ -26,7 +26,8 @@ pub struct Args {
     /// Stop repeating after this long (device time; virtual for sim:).
     #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::units::duration_arg)]
     pub time_budget: String,
-    /// Repeat every alignment exactly N times instead of adaptively.
+    /// Exactly N full rounds instead of adaptive repetition (each round reads every
+    /// alignment at least 8 times: fewer positions are repeated).
     #[arg(long, value_name = "N")]
     pub count: Option<u32>,
     /// Positions per alignment.
@@ -56,9 +57,29 @@ pub fn block_sizes(given: &[String], sector: u32) -> Result<Vec<u64>> {
 pub fn decide(cells: &[probe::AlignCell], reads: u64, max_reads: u64) -> Next {
     let pts = probe::points(cells);
     let inf = align::infer(&pts);
+    // Rows read but not believed (stalls in their kept reads) are read again.
+    let mut unread: Vec<u64> = cells
+        .iter()
+        .filter(|c| !c.reads.is_empty())
+        .filter(|c| {
+            !pts.iter()
+                .any(|p| p.block_bytes == c.block_bytes && p.align_bytes == c.align_bytes)
+        })
+        .map(|c| c.align_bytes)
+        .collect();
     match align::next_round(&inf, &pts, reads, max_reads) {
-        None => Next::Stop,
-        Some(f) => Next::Focus(f),
+        None if unread.is_empty() => Next::Stop,
+        None => {
+            unread.sort_unstable();
+            unread.dedup();
+            Next::Focus(unread)
+        }
+        Some(mut f) => {
+            f.extend(unread);
+            f.sort_unstable();
+            f.dedup();
+            Next::Focus(f)
+        }
     }
 }
 
@@ -103,6 +124,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         time_budget_ns: budget,
         max_reads: flashbench_reads,
     };
+    let load_before = crate::workload::sysstat::CpuLoad::now();
     let mut progress = Progress::new("align");
     let run = probe::run(
         dev.as_mut(),
@@ -148,6 +170,15 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     });
     doc.samples = samples_json(&run, &points);
     insert_inferences(&mut doc.inferences, &inf);
+    doc.warnings.extend(inf.warnings.iter().cloned());
+    let env = environment(&run, load_before);
+    if let Some(m) = align::noisy_environment(&env) {
+        doc.warnings.push(Warning::new("noisy_environment", m));
+    }
+    doc.extra.insert(
+        "environment".into(),
+        serde_json::to_value(env).unwrap_or_default(),
+    );
     doc.extra.insert(
         "steps".into(),
         serde_json::to_value(&inf.steps).unwrap_or_default(),
@@ -159,6 +190,26 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     let text = render(&points, &inf, &run, flashbench_reads);
     Ok(Outcome::new(doc, text, 0))
+}
+
+/// The machine's load over the run and the stalls the reads themselves show.
+fn environment(
+    run: &AlignRun,
+    before: Option<crate::workload::sysstat::CpuLoad>,
+) -> align::Environment {
+    let after = crate::workload::sysstat::CpuLoad::now();
+    let st = probe::stall_stats(&run.cells);
+    align::Environment {
+        load1: after.map_or(0.0, |a| a.load1),
+        cpus: after.map_or(0, |a| a.cpus),
+        steal: match (before, after) {
+            (Some(b), Some(a)) => b.steal_since(&a),
+            _ => 0.0,
+        },
+        stalled_reads: st.stalled,
+        reads: st.reads,
+        worst_stall_ns: st.worst_extra_ns,
+    }
 }
 
 fn samples_json(run: &AlignRun, points: &[AlignPoint]) -> serde_json::Value {

@@ -132,6 +132,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if !apts.is_empty() {
         let inf = align::infer(&apts);
         super::align::insert_inferences(&mut doc.inferences, &inf);
+        doc.warnings.extend(inf.warnings.iter().cloned());
         doc.extra.insert(
             "steps".into(),
             serde_json::to_value(&inf.steps).unwrap_or_default(),

@@ -56,119 +56,117 @@ impl AlignCell {
     }
 }
 
-/// 20 % trimmed mean and the winsorized standard deviation of `v` (reordered in place;
-/// linear time, since cells can hold thousands of repetitions).
-fn trimmed(v: &mut [f64]) -> (f64, f64) {
+/// The ranks of a row's read times that stand for the row: the mean from the 10th to the
+/// 60th percentile. Real machines only ever add time to a read (preemption, an interrupt,
+/// another process on the CPU, a read waiting behind a flush), so the low part of a row
+/// is what the medium itself took: this survives up to 40 % of a row's reads delayed,
+/// and unlike the minimum it has an uncertainty that the row's own repeats give (and
+/// loses little precision against the plain mean where the noise is symmetric).
+pub const KEEP_FROM: f64 = 0.1;
+/// See `KEEP_FROM`.
+pub const KEEP_TO: f64 = 0.6;
+/// Reads of each kind (pre, on, post) a cell gets per round at least: a row is never
+/// believed from one sample (the largest alignments have a single position, so they are
+/// repeated instead).
+pub const MIN_SAMPLES: usize = 8;
+
+/// A read that took more than twice its row's typical fast read (the 10th percentile)
+/// plus this is a stall (the machine or the device did something else meanwhile).
+pub const STALL_EXTRA_NS: f64 = 100_000.0;
+
+/// The kept ranks of `v` (sorted in place): their mean, its standard error from these
+/// samples alone (the winsorized deviation over the kept fraction, Tukey–McLaughlin),
+/// and whether a stall reached the kept ranks (the largest kept value more than twice the
+/// smallest kept one plus `STALL_EXTRA_NS`: then the estimate may itself be a stall).
+fn low_trimmed(v: &mut [f64]) -> (f64, f64, bool) {
     let n = v.len();
     if n == 0 {
-        return (f64::NAN, f64::NAN);
+        return (f64::NAN, f64::NAN, false);
     }
-    let g = (n as f64 * 0.2).floor() as usize;
-    let (lo, hi) = if g == 0 {
-        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (lo, hi)
-    } else {
-        let lo = *v.select_nth_unstable_by(g, |a, b| a.total_cmp(b)).1;
-        let hi = *v[g..]
-            .select_nth_unstable_by(n - 1 - 2 * g, |a, b| a.total_cmp(b))
-            .1;
-        (lo, hi)
-    };
-    // Trimmed mean over sorted ranks g ..= n−1−g, with ties at the edges counted by rank.
-    let mut sum = 0.0;
-    let (mut below, mut at_lo, mut at_hi, mut above) = (0usize, 0usize, 0usize, 0usize);
-    for &x in v.iter() {
-        if x < lo {
-            below += 1;
-        } else if x > hi {
-            above += 1;
-        } else if x == lo {
-            at_lo += 1;
-        } else if x == hi {
-            at_hi += 1;
-        } else {
-            sum += x;
-        }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let a = (KEEP_FROM * n as f64).floor() as usize;
+    let b = ((KEEP_TO * n as f64).ceil() as usize).clamp(a + 1, n);
+    let kept = &v[a..b];
+    let mean = kept.iter().sum::<f64>() / kept.len() as f64;
+    let stalled = v[b - 1] > 2.0 * v[a] + STALL_EXTRA_NS;
+    if n < 3 {
+        return (mean, f64::NAN, stalled);
     }
-    let keep = n - 2 * g;
-    let mean = if lo == hi {
-        lo
-    } else {
-        let kept_lo = at_lo.saturating_sub(g.saturating_sub(below));
-        let kept_hi = at_hi.saturating_sub(g.saturating_sub(above));
-        (sum + lo * kept_lo as f64 + hi * kept_hi as f64) / keep.max(1) as f64
-    };
-    if n < 2 {
-        return (mean, f64::NAN);
-    }
-    let wm = v.iter().map(|x| x.clamp(lo, hi)).sum::<f64>() / n as f64;
-    let var = v
-        .iter()
-        .map(|x| (x.clamp(lo, hi) - wm).powi(2))
-        .sum::<f64>()
-        / (n - 1) as f64;
-    (mean, var.sqrt())
+    let (lo, hi) = (v[a], v[b - 1]);
+    let w: Vec<f64> = v.iter().map(|x| x.clamp(lo, hi)).collect();
+    let wm = w.iter().sum::<f64>() / n as f64;
+    let sw = (w.iter().map(|x| (x - wm).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let frac = kept.len() as f64 / n as f64;
+    let se = sw / (frac * (n as f64).sqrt());
+    (mean, se, stalled)
 }
 
-/// Inference points from cells: the trimmed mean of the paired costs per cell, with a
-/// standard error from the scatter pooled over the block size's cells (shrunk towards
-/// the cell's own scatter as its repetitions grow).
-pub fn points(cells: &[AlignCell]) -> Vec<AlignPoint> {
-    let mut sizes: Vec<u64> = cells.iter().map(|c| c.block_bytes).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let mut out = Vec::new();
-    for bs in sizes {
-        let mut stats = Vec::new();
-        for c in cells
-            .iter()
-            .filter(|c| c.block_bytes == bs && !c.reads.is_empty())
-        {
-            let mut d = c.diffs();
-            let (m, s) = trimmed(&mut d);
-            let mut base: Vec<f64> = c
-                .reads
-                .iter()
-                .map(|r| 0.5 * (r[1] as f64 + r[3] as f64))
-                .collect();
-            let (b, _) = trimmed(&mut base);
-            stats.push((c.align_bytes, m, s, d.len(), b));
-        }
-        let mut sds: Vec<f64> = stats
-            .iter()
-            .filter(|s| s.3 >= 4 && s.2.is_finite())
-            .map(|s| s.2)
-            .collect();
-        sds.sort_by(|a, b| a.total_cmp(b));
-        let pooled = if sds.is_empty() {
-            f64::NAN
-        } else {
-            sds[sds.len() / 2]
-        };
-        for (a, m, s, n, b) in stats {
-            let own = if s.is_finite() { s } else { pooled };
-            let sd = if pooled.is_finite() {
-                let w0 = 8.0;
-                ((n as f64 * own * own + w0 * pooled * pooled) / (n as f64 + w0)).sqrt()
-            } else {
-                own
-            };
-            // A 20 % trimmed mean loses a little efficiency against the plain mean.
-            let se = if sd.is_finite() {
-                sd / (0.85 * (n as f64).sqrt())
-            } else {
-                0.0
-            };
-            out.push(AlignPoint {
-                block_bytes: bs,
-                align_bytes: a,
-                diff_ns: m,
-                se_ns: se,
-                base_ns: b,
-            });
+/// Per read kind (pre, on, post) of a cell: the low trimmed mean, its standard error,
+/// and whether a stall reached the kept ranks (the estimate may itself be a stall).
+fn kind_stats(cell: &AlignCell) -> [(f64, f64, bool); 3] {
+    let mut out = [(f64::NAN, f64::NAN, false); 3];
+    for (j, o) in out.iter_mut().enumerate() {
+        let mut v: Vec<f64> = cell.reads.iter().map(|r| r[j + 1] as f64).collect();
+        let (m, se, stalled) = low_trimmed(&mut v);
+        *o = (m, se, stalled);
+    }
+    out
+}
+
+/// Stalled reads over a run: how many, out of how many, and the longest one.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct StallStats {
+    pub reads: u64,
+    pub stalled: u64,
+    /// Longest stall beyond its row's typical fast read, in ns.
+    pub worst_extra_ns: f64,
+}
+
+/// Count the reads that took more than twice their row's 10th percentile (+100 µs).
+pub fn stall_stats(cells: &[AlignCell]) -> StallStats {
+    let mut st = StallStats::default();
+    for c in cells.iter().filter(|c| !c.reads.is_empty()) {
+        for j in 1..4 {
+            let mut v: Vec<u64> = c.reads.iter().map(|r| r[j]).collect();
+            v.sort_unstable();
+            let fastest = v[(KEEP_FROM * v.len() as f64) as usize] as f64;
+            for r in &c.reads {
+                st.reads += 1;
+                let t = r[j] as f64;
+                if t > 2.0 * fastest + STALL_EXTRA_NS {
+                    st.stalled += 1;
+                    st.worst_extra_ns = st.worst_extra_ns.max(t - fastest);
+                }
+            }
         }
     }
+    st
+}
+
+/// Inference points from cells: per cell, the boundary cost from the low trimmed mean of
+/// each read kind, `on − (pre + post)/2`, with a standard error from that cell's own repeats
+/// (never from other rows). A cell with fewer than `MIN_SAMPLES` reads of a kind is not
+/// believed and gives no point, nor does one where a stall reached the kept ranks (on a
+/// busy machine most reads of a row can wait a whole scheduler tick).
+pub fn points(cells: &[AlignCell]) -> Vec<AlignPoint> {
+    let mut out = Vec::new();
+    for c in cells.iter().filter(|c| c.reads.len() >= MIN_SAMPLES) {
+        let [pre, on, post] = kind_stats(c);
+        let diff = on.0 - 0.5 * (pre.0 + post.0);
+        if [pre, on, post].iter().any(|k| k.2) {
+            // The kept reads hold stalls: the row is not believed until it is read again.
+            continue;
+        }
+        let se = (on.1 * on.1 + 0.25 * (pre.1 * pre.1 + post.1 * post.1)).sqrt();
+        out.push(AlignPoint {
+            block_bytes: c.block_bytes,
+            align_bytes: c.align_bytes,
+            diff_ns: diff,
+            se_ns: if se.is_finite() { se } else { 0.0 },
+            base_ns: 0.5 * (pre.0 + post.0),
+        });
+    }
+    out.sort_by_key(|p| (p.block_bytes, std::cmp::Reverse(p.align_bytes)));
     out
 }
 
@@ -326,6 +324,17 @@ pub fn plan_cells(size: u64, config: &AlignConfig) -> Vec<AlignCell> {
     cells
 }
 
+/// Repetitions that make one measurement unit of a cell: at least `MIN_SAMPLES` reads of
+/// each kind.
+fn unit_reps(cell: &AlignCell) -> u64 {
+    MIN_SAMPLES.div_ceil(cell.positions.len().max(1)) as u64
+}
+
+/// Reads in one measurement unit of a cell.
+fn unit_cost(cell: &AlignCell) -> u64 {
+    3 * cell.positions.len() as u64 * unit_reps(cell)
+}
+
 fn read_ns<B: Backend + ?Sized>(
     dev: &mut B,
     buf: &mut [u8],
@@ -388,7 +397,7 @@ pub fn run<B: Backend + ?Sized>(
     let mut reads = 0u64;
     let mut rounds = 0u32;
     let smallest = config.block_sizes.iter().copied().min().unwrap_or(0);
-    let full_cost: u64 = cells.iter().map(|c| 3 * c.positions.len() as u64).sum();
+    let full_cost: u64 = cells.iter().map(unit_cost).sum();
     let total = match config.count {
         Some(c) => full_cost * c as u64,
         None => config.max_reads,
@@ -408,7 +417,7 @@ pub fn run<B: Backend + ?Sized>(
                             && aligns.contains(&cells[i].align_bytes)
                     })
                     .collect();
-                let cost: u64 = v.iter().map(|&i| 3 * cells[i].positions.len() as u64).sum();
+                let cost: u64 = v.iter().map(|&i| unit_cost(&cells[i])).sum();
                 let reps = (config.max_reads / 12)
                     .checked_div(cost)
                     .unwrap_or(1)
@@ -422,10 +431,7 @@ pub fn run<B: Backend + ?Sized>(
         } else {
             chosen
         };
-        let cost: u64 = chosen
-            .iter()
-            .map(|&i| 3 * cells[i].positions.len() as u64)
-            .sum();
+        let cost: u64 = chosen.iter().map(|&i| unit_cost(&cells[i])).sum();
         let reps = if config.count.is_some() {
             1
         } else {
@@ -437,7 +443,9 @@ pub fn run<B: Backend + ?Sized>(
         }
         for _ in 0..reps {
             for &i in &chosen {
-                reads += measure_cell(dev, &mut cells[i], &mut buf, &mut io_time)?;
+                for _ in 0..unit_reps(&cells[i]) {
+                    reads += measure_cell(dev, &mut cells[i], &mut buf, &mut io_time)?;
+                }
                 progress(reads, total.max(reads));
             }
         }
@@ -476,20 +484,53 @@ mod tests {
     use super::*;
     use crate::backend::sim::{SimConfig, SimDevice};
 
+    fn cell(align: u64, reads: &[[u64; 3]]) -> AlignCell {
+        AlignCell {
+            block_bytes: 1024,
+            align_bytes: align,
+            positions: vec![align],
+            reads: reads.iter().map(|r| [0, r[0], r[1], r[2]]).collect(),
+        }
+    }
+
     #[test]
-    fn trimmed_mean_drops_a_fifth_at_each_end() {
-        let mut v: Vec<f64> = vec![1.0, 2.0, 3.0, 4.0, 100.0];
-        let (m, s) = trimmed(&mut v);
-        assert!((m - 3.0).abs() < 1e-12, "{m}");
-        assert!(s.is_finite());
-        let mut v: Vec<f64> = (0..10).map(|i| if i < 2 { -1e9 } else { 5.0 }).collect();
-        assert_eq!(trimmed(&mut v).0, 5.0);
-        let mut v = vec![7.0];
-        assert_eq!(trimmed(&mut v).0, 7.0);
-        let mut v: Vec<f64> = vec![1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0];
-        assert!((trimmed(&mut v).0 - 2.0).abs() < 1e-12);
-        let mut v: Vec<f64> = (0..20).map(|i| i as f64).collect();
-        assert!((trimmed(&mut v).0 - 9.5).abs() < 1e-12);
+    fn one_stalled_read_makes_no_step_and_one_sample_is_no_row() {
+        // A row at 512 MiB whose single on-read stalled for 7 ms (issue 18): sampled once
+        // it is not a point at all; sampled eight times the stall is seen and ignored.
+        let quiet = [300_000, 310_000, 305_000];
+        let stalled = [300_000, 7_300_000, 305_000];
+        assert!(points(&[cell(512 << 20, &[stalled])]).is_empty());
+        let mut reads = vec![quiet; 7];
+        reads.insert(2, stalled);
+        let p = points(&[cell(512 << 20, &reads)]);
+        assert_eq!(p.len(), 1);
+        assert!(p[0].diff_ns.abs() < 10_000.0, "{p:?}");
+        assert!(p[0].se_ns < 10_000.0, "{p:?}");
+        let st = stall_stats(&[cell(512 << 20, &reads)]);
+        assert_eq!((st.reads, st.stalled), (24, 1));
+        assert!((st.worst_extra_ns - 7_000_000.0).abs() < 20_000.0, "{st:?}");
+    }
+
+    #[test]
+    fn a_row_mostly_stalled_is_not_believed() {
+        // Six of eight on-reads delayed by 2 ms: the kept ranks hold stalls, so the row
+        // gives no point (it is read again instead).
+        let mut reads = vec![[300_000, 2_310_000, 305_000]; 6];
+        reads.extend([[300_000, 310_000, 305_000]; 2]);
+        assert!(points(&[cell(1 << 20, &reads)]).is_empty());
+    }
+
+    #[test]
+    fn the_error_comes_from_the_rows_own_repeats() {
+        // A noisy row beside a quiet one: each keeps its own error.
+        let noisy: Vec<[u64; 3]> = (0..12)
+            .map(|i| [300_000, 300_000 + 20_000 * (i % 4), 300_000])
+            .collect();
+        let quiet = vec![[300_000, 300_000, 300_000]; 12];
+        let p = points(&[cell(1 << 20, &noisy), cell(2 << 20, &quiet)]);
+        let at = |a: u64| p.iter().find(|p| p.align_bytes == a).unwrap().se_ns;
+        assert!(at(1 << 20) > 5_000.0, "{p:?}");
+        assert_eq!(at(2 << 20), 0.0, "{p:?}");
     }
 
     #[test]

@@ -185,9 +185,76 @@ impl PageCache {
     }
 }
 
+/// How busy the machine is: the 1-minute load average (`/proc/loadavg`) and the CPU time
+/// counters of `/proc/stat` (all CPUs, in ticks), for steal time between two snapshots.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CpuLoad {
+    pub load1: f64,
+    pub total_ticks: u64,
+    pub steal_ticks: u64,
+    /// CPUs this process may run on.
+    pub cpus: usize,
+}
+
+impl CpuLoad {
+    /// Parse `/proc/loadavg` and the `cpu ` line of `/proc/stat`.
+    pub fn parse(loadavg: &str, stat: &str, cpus: usize) -> Option<Self> {
+        let load1 = loadavg.split_whitespace().next()?.parse().ok()?;
+        let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+        let v: Vec<u64> = line
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal [guest guest_nice]: guest time is
+        // already inside user, so the total is the first eight.
+        let total_ticks = v.iter().take(8).sum();
+        Some(CpuLoad {
+            load1,
+            total_ticks,
+            steal_ticks: v.get(7).copied().unwrap_or(0),
+            cpus,
+        })
+    }
+
+    /// The machine now, when `/proc` is readable.
+    pub fn now() -> Option<Self> {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self::parse(
+            &std::fs::read_to_string("/proc/loadavg").ok()?,
+            &std::fs::read_to_string("/proc/stat").ok()?,
+            cpus,
+        )
+    }
+
+    /// Fraction of CPU time stolen by the hypervisor between `self` and a later snapshot.
+    pub fn steal_since(&self, later: &CpuLoad) -> f64 {
+        let t = later.total_ticks.saturating_sub(self.total_ticks);
+        if t == 0 {
+            return 0.0;
+        }
+        later.steal_ticks.saturating_sub(self.steal_ticks) as f64 / t as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn load_and_steal_parse() {
+        let a = CpuLoad::parse(
+            "3.20 2.10 1.00 4/300 1234\n",
+            "cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3\n",
+            2,
+        )
+        .unwrap();
+        assert_eq!(a.load1, 3.2);
+        assert_eq!((a.total_ticks, a.steal_ticks), (1000, 40));
+        let b = CpuLoad::parse("1 1 1", "cpu  200 0 50 800 10 0 0 140 0 0\n", 2).unwrap();
+        assert!((a.steal_since(&b) - 0.5).abs() < 1e-9);
+        assert!(CpuLoad::parse("", "cpu 1", 2).is_none());
+    }
 
     #[test]
     fn disk_stat_parses_and_derives_like_iostat() {

@@ -52,6 +52,8 @@ pub struct SimConfig {
     pub fake_mode: FakeMode,
     pub noise: f64,
     pub outliers: f64,
+    /// Longest outlier, in ns (each outlier adds 0.5 ms up to this).
+    pub outlier_max: u64,
     pub seed: u64,
     pub read_bw: u64,
     pub write_bw: u64,
@@ -118,6 +120,10 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         key: "outliers",
         meaning: "probability of a long outlier per operation (background GC)",
+    },
+    KeyDoc {
+        key: "outlier_max",
+        meaning: "longest outlier (default 10ms; each adds 0.5 ms up to this)",
     },
     KeyDoc {
         key: "seed",
@@ -188,6 +194,7 @@ impl Default for SimConfig {
             fake_mode: FakeMode::Wrap,
             noise: 0.02,
             outliers: 0.001,
+            outlier_max: 10 * MS,
             seed: 1,
             read_bw: 22 * MIB,
             write_bw: 12 * MIB,
@@ -420,6 +427,7 @@ impl SimConfig {
             }
             "noise" => self.noise = fraction(value)?,
             "outliers" => self.outliers = fraction(value)?,
+            "outlier_max" => self.outlier_max = time(value)?,
             "seed" => {
                 self.seed = value.parse().map_err(|_| {
                     Error::usage(format!("sim key seed='{value}' is not a whole number"))
@@ -565,6 +573,7 @@ impl SimConfig {
         v.extend([
             ("noise", self.noise.to_string()),
             ("outliers", self.outliers.to_string()),
+            ("outlier_max", format_ns(self.outlier_max as f64)),
             ("seed", self.seed.to_string()),
             ("read_bw", format!("{}/s", format_bytes(self.read_bw))),
             ("write_bw", format!("{}/s", format_bytes(self.write_bw))),

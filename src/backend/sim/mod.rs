@@ -175,7 +175,8 @@ impl SimDevice {
             t *= (1.0 + self.cfg.noise * z).max(0.2);
         }
         if self.cfg.outliers > 0.0 && self.rng.gen::<f64>() < self.cfg.outliers {
-            t += self.rng.gen_range(0.5e6..10e6);
+            let max = (self.cfg.outlier_max as f64).max(0.5e6 + 1.0);
+            t += self.rng.gen_range(0.5e6..max);
         }
         self.clock += t.max(0.0).round() as u64;
         self.last_end = self.clock;
