@@ -108,7 +108,10 @@ pub fn skip(why: &str) {
     // Straight to the process's stderr, past the test harness's capture: a skip is shown
     // in a normal `cargo test` run, not only when the test fails.
     use std::io::Write;
-    let name = std::thread::current().name().unwrap_or("a test").to_string();
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
     let _ = writeln!(std::io::stderr(), "skipped {name}: {why}");
 }
 
