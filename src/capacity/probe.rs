@@ -455,21 +455,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             match self.dev.read_at(&mut buf, x) {
                 Ok(()) => {
                     sample.reads += 1;
-                    for (j, unit) in buf.chunks_exact(UNIT).enumerate() {
-                        let at = x + (j * UNIT) as u64;
-                        // Most scan reads hit never-written space: check the header first.
-                        if self.stamper.claimed_offset(unit).is_none_or(|o| o == at) {
-                            continue;
-                        }
-                        if let UnitClass::Overwritten { from } =
-                            self.stamper.classify_unit(unit, at)
-                        {
-                            sample.hits.push(AliasHit {
-                                read_at: at,
-                                written_at: from,
-                            });
-                        }
-                    }
+                    self.alias_hits_in(&buf, x, &mut sample.hits);
                 }
                 Err(e) if fatal(&e) => return Err(self.io_err("reading", x, e)),
                 Err(_) => sample.reads += 1,
@@ -478,6 +464,23 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         sample.hits.sort_by_key(|h| (h.written_at, h.read_at));
         sample.elapsed_ns = self.dev.clock_ns().saturating_sub(t);
         Ok(sample)
+    }
+
+    /// The stamps in `buf` (read at `x`) that name another offset: aliases.
+    fn alias_hits_in(&self, buf: &[u8], x: u64, hits: &mut Vec<AliasHit>) {
+        for (j, unit) in buf.chunks_exact(UNIT).enumerate() {
+            let at = x + (j * UNIT) as u64;
+            // Most reads hit never-written space: check the header first.
+            if self.stamper.claimed_offset(unit).is_none_or(|o| o == at) {
+                continue;
+            }
+            if let UnitClass::Overwritten { from } = self.stamper.classify_unit(unit, at) {
+                hits.push(AliasHit {
+                    read_at: at,
+                    written_at: from,
+                });
+            }
+        }
     }
 
     /// Read one unit at `lim_lo + d` for each distance `d` and collect the stamps there
@@ -502,20 +505,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             match self.dev.read_at(&mut buf, x) {
                 Ok(()) => {
                     sample.reads += 1;
-                    for (j, unit) in buf.chunks_exact(UNIT).enumerate() {
-                        let at = x + (j * UNIT) as u64;
-                        if self.stamper.claimed_offset(unit).is_none_or(|o| o == at) {
-                            continue;
-                        }
-                        if let UnitClass::Overwritten { from } =
-                            self.stamper.classify_unit(unit, at)
-                        {
-                            hits.push(AliasHit {
-                                read_at: at,
-                                written_at: from,
-                            });
-                        }
-                    }
+                    self.alias_hits_in(&buf, x, &mut hits);
                 }
                 Err(e) if fatal(&e) => return Err(self.io_err("reading", x, e)),
                 Err(_) => sample.reads += 1,
