@@ -857,6 +857,19 @@ const NOISY_STALL_SHARE: f64 = 0.01;
 /// runnable tasks than CPUs besides this one, hypervisor steal above 5 %, or more than 1 %
 /// of reads stalled. `None` when the run was quiet.
 pub fn noisy_environment(env: &Environment) -> Option<String> {
+    let causes = busy_causes(env);
+    (!causes.is_empty()).then(|| {
+        format!(
+            "the machine was busy during the measurement: {}. Each row is taken from its fast reads and late reads are recognised, so the answers stand as stated, but more of them may be inconclusive; a quiet machine (or `chrt -f 10`, `taskset` away from busy CPUs) gives sharper ones",
+            causes.join("; ")
+        )
+    })
+}
+
+/// What made the machine busy during a run, in words (empty when it was quiet): more
+/// runnable tasks than CPUs besides this one, hypervisor steal above 5 %, more than 1 % of
+/// reads stalled. Shared by every measuring command's `noisy_environment` warning.
+pub fn busy_causes(env: &Environment) -> Vec<String> {
     let mut causes = Vec::new();
     if env.cpus > 0 && env.load1 >= env.cpus as f64 + 1.0 {
         causes.push(format!(
@@ -880,12 +893,7 @@ pub fn noisy_environment(env: &Environment) -> Option<String> {
             format_ns(env.worst_stall_ns)
         ));
     }
-    (!causes.is_empty()).then(|| {
-        format!(
-            "the machine was busy during the measurement: {}. Each row is taken from its fast reads and late reads are recognised, so the answers stand as stated, but more of them may be inconclusive; a quiet machine (or `chrt -f 10`, `taskset` away from busy CPUs) gives sharper ones",
-            causes.join("; ")
-        )
-    })
+    causes
 }
 
 fn summarize(erase: &Inference, page: &Inference, mp: Option<&Inference>) -> String {

@@ -151,6 +151,7 @@ fn figure(line_label: &str, metric: String, dir: Dir, r: &WorkloadResult) -> Ben
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    let load_before = crate::workload::sysstat::CpuLoad::now();
     let expects = args.expect.as_deref().map(parse_expect).transpose()?;
     let size = parse_size(&args.size)?;
     let engine = EngineKind::parse(&args.engine)?;
@@ -189,6 +190,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         _test_file = Some(TestFile(path));
     }
     let probe = target::open(&target_spec, &OpenRequest::read_only())?;
+    let simulated = probe.info.kind == "sim";
     let region = size.min(probe.info.size_bytes);
     if region < 1 << 20 {
         return Err(Error::usage(format!(
@@ -427,6 +429,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         ));
     }
     warnings.extend(bench::noise_warnings(&figures, &classes));
+    // The simulator's clock is virtual: other programs cannot slow it.
+    if !simulated {
+        warnings.extend(bench::busy_warning(
+            load_before,
+            crate::workload::sysstat::CpuLoad::now(),
+        ));
+    }
     let checks = expects.as_ref().map(|e| evaluate(e, &figures));
     if let Some(c) = &checks {
         doc.extra.insert("expect".into(), json!(c));

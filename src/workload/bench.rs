@@ -4,6 +4,7 @@
 
 use super::offsets::Dir;
 use super::spec::RwMode;
+use super::sysstat::CpuLoad;
 use crate::report::{Inference, Warning};
 use crate::{Error, Result};
 use serde::Serialize;
@@ -106,6 +107,29 @@ pub fn relative_spread(samples: &[f64]) -> Option<f64> {
     let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
     let median = at(0.5);
     (median > 0.0).then(|| (at(0.9) - at(0.1)) / 2.0 / median)
+}
+
+/// A `noisy_environment` warning when the machine was busy while a real device was
+/// measured (the load at the end, steal time between `before` and `after`): a run slowed
+/// evenly by other programs looks steady, so its spread alone would not show it.
+pub fn busy_warning(before: Option<CpuLoad>, after: Option<CpuLoad>) -> Option<Warning> {
+    let after = after?;
+    let env = crate::analysis::align::Environment {
+        load1: after.load1,
+        cpus: after.cpus,
+        steal: before.map_or(0.0, |b| b.steal_since(&after)),
+        ..Default::default()
+    };
+    let causes = crate::analysis::align::busy_causes(&env);
+    (!causes.is_empty()).then(|| {
+        Warning::new(
+            "noisy_environment",
+            format!(
+                "the machine was busy during the measurement: {}: other programs took time from the test, so its figures may be lower than the device gives; rerun on a quiet machine",
+                causes.join("; ")
+            ),
+        )
+    })
 }
 
 /// A figure whose per-second rate strays more than this is flagged as noise.
@@ -622,6 +646,31 @@ mod tests {
             per_second_spread: relative_spread(&per_s),
             per_second_bw: per_s,
         }
+    }
+
+    #[test]
+    fn a_busy_machine_is_named_and_a_quiet_one_is_not() {
+        let load = |load1: f64, total_ticks: u64, steal_ticks: u64| CpuLoad {
+            load1,
+            total_ticks,
+            steal_ticks,
+            cpus: 2,
+        };
+        assert!(busy_warning(Some(load(0.5, 100, 0)), Some(load(0.8, 200, 1))).is_none());
+        let w = busy_warning(Some(load(0.5, 100, 0)), Some(load(4.0, 200, 0))).unwrap();
+        assert_eq!(w.kind, "noisy_environment");
+        assert!(
+            w.message.contains("load average 4.0 on 2 CPUs"),
+            "{}",
+            w.message
+        );
+        let w = busy_warning(Some(load(0.5, 100, 0)), Some(load(0.5, 200, 20))).unwrap();
+        assert!(
+            w.message.contains("20 % of CPU time stolen"),
+            "{}",
+            w.message
+        );
+        assert!(busy_warning(None, None).is_none());
     }
 
     #[test]
