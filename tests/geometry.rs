@@ -13,11 +13,8 @@ static INFER_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64:
 const K: u64 = 1024;
 const M: u64 = 1024 * 1024;
 
-/// Run the adaptive align sweep on a simulated device and infer.
-fn sweep(spec: &str, block_sizes: &[u64]) -> (AlignInference, probe::AlignRun, u64) {
-    let cfg = SimConfig::parse(spec).unwrap();
-    let mut dev = SimDevice::new(cfg);
-    let size = dev.size_bytes();
+/// The sweep's configuration: flashbench's read count as the budget, 8 positions.
+fn sweep_config(size: u64, block_sizes: &[u64]) -> (AlignConfig, u64) {
     let max_reads: u64 = block_sizes
         .iter()
         .map(|&b| probe::flashbench_align_reads(size, b))
@@ -29,6 +26,15 @@ fn sweep(spec: &str, block_sizes: &[u64]) -> (AlignInference, probe::AlignRun, u
         time_budget_ns: 60_000_000_000,
         max_reads,
     };
+    (config, max_reads)
+}
+
+/// Run the adaptive align sweep on a simulated device and infer.
+fn sweep(spec: &str, block_sizes: &[u64]) -> (AlignInference, probe::AlignRun, u64) {
+    let cfg = SimConfig::parse(spec).unwrap();
+    let mut dev = SimDevice::new(cfg);
+    let size = dev.size_bytes();
+    let (config, max_reads) = sweep_config(size, block_sizes);
     let mut next = |cells: &[probe::AlignCell], reads: u64| {
         INFER_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let pts = probe::points(cells);
@@ -256,17 +262,7 @@ impl Backend for BusyHost {
 /// The adaptive sweep on any backend (as `sweep`, for wrapped devices).
 fn sweep_on(dev: &mut dyn Backend, block_sizes: &[u64]) -> AlignInference {
     let size = dev.size_bytes();
-    let max_reads: u64 = block_sizes
-        .iter()
-        .map(|&b| probe::flashbench_align_reads(size, b))
-        .sum();
-    let config = AlignConfig {
-        block_sizes: block_sizes.to_vec(),
-        positions: 8,
-        count: None,
-        time_budget_ns: 60_000_000_000,
-        max_reads,
-    };
+    let (config, max_reads) = sweep_config(size, block_sizes);
     let mut next = |cells: &[probe::AlignCell], reads: u64| {
         let pts = probe::points(cells);
         match align::next_round(&align::infer(&pts), &pts, reads, max_reads) {
