@@ -5,25 +5,7 @@ mod common;
 use common::{flashscope, json};
 use predicates::prelude::*;
 
-const NOR: [&str; 17] = [
-    "model",
-    "--kind",
-    "spi-nor",
-    "--erase-time",
-    "0.15s",
-    "--erase-block",
-    "64K",
-    "--program-time",
-    "0.25ms",
-    "--page",
-    "256",
-    "--bus-clock",
-    "100MHz",
-    "--bus-lines",
-    "4",
-    "--total",
-    "32M",
-];
+use common::NOR;
 
 const NAND: [&str; 17] = [
     "model",

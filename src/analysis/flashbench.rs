@@ -1219,18 +1219,24 @@ mod tests {
         assert_eq!(parse_all("f", up).unwrap().len(), 1);
     }
 
+    /// Each open-au run's count and where it came from.
+    fn open_au_counts(
+        runs: &[(String, FlashbenchLog)],
+    ) -> Vec<(Option<u32>, Option<OpenAuNrSource>)> {
+        runs.iter()
+            .map(|(_, l)| match &l.data {
+                LogData::OpenAu(o) => (o.open_au_nr, o.open_au_nr_source),
+                _ => panic!("not an open-au run"),
+            })
+            .collect()
+    }
+
     #[test]
     fn raw_open_au_runs_take_counts_from_their_order_or_from_the_option() {
         let run = "4MiB 8M/s\n2MiB 7M/s\n1MiB 6M/s\n";
         let text = format!("{run}{run}{run}");
         let mut runs = parse_all("o", &text).unwrap();
-        let counts: Vec<_> = runs
-            .iter()
-            .map(|(_, l)| match &l.data {
-                LogData::OpenAu(o) => (o.open_au_nr, o.open_au_nr_source),
-                _ => panic!(),
-            })
-            .collect();
+        let counts = open_au_counts(&runs);
         assert_eq!(
             counts,
             [
@@ -1245,13 +1251,7 @@ mod tests {
             .iter()
             .any(|w| w.kind == "open_au_nr_from_run_order"));
         apply_open_au_nr(&mut runs, &[1, 8, 9]).unwrap();
-        let counts: Vec<_> = runs
-            .iter()
-            .map(|(_, l)| match &l.data {
-                LogData::OpenAu(o) => (o.open_au_nr, o.open_au_nr_source),
-                _ => panic!(),
-            })
-            .collect();
+        let counts = open_au_counts(&runs);
         assert_eq!(
             counts,
             [

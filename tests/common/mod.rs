@@ -78,6 +78,28 @@ impl Drop for PartitionNode {
     }
 }
 
+/// A complete `flashscope model` invocation: the SPI NOR worked example of the
+/// datasheet model (every figure given, so one changed value is the only thing wrong).
+pub const NOR: [&str; 17] = [
+    "model",
+    "--kind",
+    "spi-nor",
+    "--erase-time",
+    "0.15s",
+    "--erase-block",
+    "64K",
+    "--program-time",
+    "0.25ms",
+    "--page",
+    "256",
+    "--bus-clock",
+    "100MHz",
+    "--bus-lines",
+    "4",
+    "--total",
+    "32M",
+];
+
 /// The flashscope binary under test (through the cross runner when one is set).
 pub fn flashscope() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("flashscope").unwrap()
