@@ -3,9 +3,8 @@
 //! `probe` / `verify` binaries end to end on simulated cards, loop devices and a directory.
 
 mod common;
-use common::{sha256_of, Loop, Mounted, PartitionNode};
+use common::{flashscope, json_code, sha256_of, Loop, Mounted, PartitionNode};
 
-use assert_cmd::Command;
 use flashscope::backend::sim::{SimConfig, SimDevice};
 use flashscope::backend::WriteBudget;
 use flashscope::capacity::analysis::{analyse, FakeKind, Verdict};
@@ -201,29 +200,9 @@ fn speed_targets_for_the_probe() {
     assert!(rec.bytes_written <= GIB + 3 * 4096, "{}", rec.bytes_written);
 }
 
-fn flashscope() -> Command {
-    Command::cargo_bin("flashscope").unwrap()
-}
-
-fn json_of(args: &[&str], code: i32) -> serde_json::Value {
-    let out = flashscope().args(args).arg("--json").output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{args:?}: not JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
-}
-
 #[test]
 fn probe_on_the_fake_preset_reports_the_wrap_and_exits_3() {
-    let v = json_of(&["probe", "sim:fake-64g", "--destructive"], 3);
+    let v = json_code(&["probe", "sim:fake-64g", "--destructive"], 3);
     assert_eq!(v["command"], "probe");
     assert_eq!(v["inferences"]["usable_bytes"]["value"], 8 * GIB);
     assert_eq!(v["inferences"]["fake_kind"]["value"], "wrap");
@@ -248,7 +227,7 @@ fn probe_on_the_fake_preset_reports_the_wrap_and_exits_3() {
 
 #[test]
 fn probe_on_an_honest_card_exits_0_and_needs_permission() {
-    let v = json_of(
+    let v = json_code(
         &[
             "probe",
             "sim:custom,size=2G",
@@ -320,7 +299,7 @@ fn a_time_budget_stops_the_probe_with_a_partial_tentative_answer() {
 fn a_write_budget_too_small_for_one_span_claims_nothing() {
     // The top span of a 64 GiB card is 4 MiB: a 2 MiB budget refuses it. Unwritten spans
     // read back blank, which must not be taken for lost data (a false "limbo").
-    let v = json_of(
+    let v = json_code(
         &[
             "probe",
             "sim:sd-a2-64g",
@@ -341,7 +320,7 @@ fn a_write_budget_too_small_for_one_span_claims_nothing() {
 
 #[test]
 fn verify_on_a_sim_with_flipped_bits_reports_exactly_those_extents() {
-    let v = json_of(
+    let v = json_code(
         &[
             "verify",
             "sim:custom,size=64M,erase=1M,page=16K,fault=flip@5M+4K;flip@40M+512",
@@ -358,7 +337,7 @@ fn verify_on_a_sim_with_flipped_bits_reports_exactly_those_extents() {
     );
     assert_eq!(v["inferences"]["first_bad_offset"]["value"], 5 * MIB);
     assert_eq!(v["bytes_written"], 64 * MIB);
-    let clean = json_of(
+    let clean = json_code(
         &[
             "verify",
             "sim:custom,size=64M,erase=1M,page=16K",
@@ -452,7 +431,7 @@ fn verify_bad_input_is_refused_with_exit_2() {
         .code(2)
         .stderr(predicates::str::contains("belongs to another device"));
     // The right device resumes and checks clean.
-    let v = json_of(
+    let v = json_code(
         &[
             "verify",
             img.to_str().unwrap(),
@@ -507,7 +486,7 @@ fn verify_with_write_on_a_file_preserves_its_data() {
     for extra in [&[][..], &["--range", "1M+2M"][..]] {
         let mut args = vec!["verify", spec, "--write", "--journal", jpath];
         args.extend_from_slice(extra);
-        let v = json_of(&args, 0);
+        let v = json_code(&args, 0);
         let len = if extra.is_empty() {
             data.len() as u64
         } else {
@@ -606,7 +585,7 @@ fn probe_on_an_honest_loop_device_exits_0_and_leaves_the_file_unchanged() {
     assert_eq!(before.len(), 64);
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("probe.fsjournal");
-    let v = json_of(
+    let v = json_code(
         &[
             "probe",
             &lo.dev,
@@ -639,7 +618,7 @@ fn probe_on_an_honest_loop_device_exits_0_and_leaves_the_file_unchanged() {
         (a, b)
     };
     let guards = head(&lo.img);
-    json_of(
+    json_code(
         &["probe", &lo.dev, "--destructive", "--max-cache", "16M"],
         0,
     );
@@ -664,7 +643,7 @@ fn verify_on_a_loop_device_finds_bytes_flipped_in_the_backing_file_between_passe
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("loop.state");
     let st = state.to_str().unwrap();
-    let v = json_of(
+    let v = json_code(
         &[
             "verify",
             &lo.dev,
@@ -692,7 +671,7 @@ fn verify_on_a_loop_device_finds_bytes_flipped_in_the_backing_file_between_passe
         f.write_all_at(&[0u8; 8192], 20 * MIB + 4096).unwrap();
         f.sync_all().unwrap();
     }
-    let v = json_of(
+    let v = json_code(
         &[
             "verify",
             &lo.dev,
@@ -714,7 +693,7 @@ fn verify_on_a_loop_device_finds_bytes_flipped_in_the_backing_file_between_passe
     );
     // A clean full run on the same device, with a plot.
     let plot = dir.path().join("p.svg");
-    let v = json_of(
+    let v = json_code(
         &[
             "verify",
             &lo.dev,
@@ -746,7 +725,7 @@ fn verify_through_a_mounted_filesystem_and_its_bad_input() {
         return;
     };
     let d = m.path().to_str().unwrap().to_string();
-    let v = json_of(&["verify", &d, "--write", "--size", "48M"], 0);
+    let v = json_code(&["verify", &d, "--write", "--size", "48M"], 0);
     assert_eq!(v["target"]["kind"], "directory");
     assert_eq!(v["target"]["filesystem"], "ext4");
     assert_eq!(v["bytes_written"], 48 * MIB);
@@ -761,7 +740,7 @@ fn verify_through_a_mounted_filesystem_and_its_bad_input() {
         "removed"
     );
     // --keep leaves them; without --size all free space is used.
-    let v = json_of(&["verify", &d, "--write", "--keep"], 0);
+    let v = json_code(&["verify", &d, "--write", "--keep"], 0);
     let kept = v["files"][0].as_str().unwrap().to_string();
     assert!(std::path::Path::new(&kept).exists());
     assert!(v["bytes_written"].as_u64().unwrap() > 32 * MIB);
@@ -820,7 +799,7 @@ fn a_partition_is_refused_unless_allowed() {
             .stderr(predicates::str::contains("whole device"))
             .stderr(predicates::str::contains("--partition-ok"));
     }
-    let v = json_of(
+    let v = json_code(
         &[
             "verify",
             &part,

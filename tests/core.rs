@@ -1,7 +1,7 @@
 //! End-to-end tests of the binary for the core: info, sim list, specs and bad input.
 
 mod common;
-use common::{flashscope, json, Loop, Mounted, PartitionNode};
+use common::{fails_with, flashscope, json, Loop, Mounted, PartitionNode};
 
 use predicates::prelude::*;
 use std::process::Command as StdCommand;
@@ -83,15 +83,6 @@ fn sim_list_shows_every_preset_and_its_keys_round_trip() {
             "{spec}"
         );
     }
-}
-
-fn fails_with(args: &[&str], code: i32, needle: &str) {
-    flashscope()
-        .args(args)
-        .assert()
-        .code(code)
-        .stderr(predicate::str::contains(needle))
-        .stderr(predicate::str::contains("panicked").not());
 }
 
 #[test]

@@ -3,19 +3,10 @@
 //! O_DIRECT), on a read-only and on a tiny tmpfs. Sizes stay at a few MiB.
 
 mod common;
-use common::{flashscope, is_root, json, Loop, Mounted};
+use common::{fails_with, flashscope, is_root, json, Loop, Mounted};
 use predicates::prelude::*;
 use std::path::Path;
 use std::process::Command as StdCommand;
-
-fn fails_with(args: &[&str], code: i32, needle: &str) {
-    flashscope()
-        .args(args)
-        .assert()
-        .code(code)
-        .stderr(predicate::str::contains(needle))
-        .stderr(predicate::str::contains("panicked").not());
-}
 
 fn entries(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)

@@ -5,34 +5,13 @@
 mod common;
 use common::{is_root, skip, Loop, Mounted};
 
-use assert_cmd::Command;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 use std::time::{Duration, Instant};
 
-fn flashscope(state: &Path) -> Command {
-    let mut c = Command::cargo_bin("flashscope").unwrap();
-    c.env("XDG_STATE_HOME", state);
-    c
-}
-
-fn run_in(state: &Path, cwd: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = flashscope(state)
-        .current_dir(cwd)
-        .args(args)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn run(state: &Path, args: &[&str]) -> (i32, String, String) {
-    run_in(state, state, args)
+    common::run_at(state, state, args)
 }
 
 fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
@@ -185,38 +164,6 @@ fn a_block_journal_with_only_spec_kind_and_size_is_refused() {
     assert_eq!(lo.hash(), before, "nothing written");
 }
 
-/// Start `args` (a preserve-mode write test) in `cwd`, wait until `ready` says it has
-/// overwritten something (or `delay` passed), SIGKILL it. Returns `None` when it was
-/// killed, or its exit code and stderr when it had finished by then.
-fn kill_when(
-    state: &Path,
-    cwd: &Path,
-    args: &[&str],
-    delay: Duration,
-    ready: impl Fn() -> bool,
-) -> Option<(i32, String)> {
-    let mut child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
-        .unwrap()
-        .env("XDG_STATE_HOME", state)
-        .current_dir(cwd)
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while start.elapsed() < delay && !ready() {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let _ = child.kill(); // SIGKILL; a no-op error if it had exited
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    out.status.code().map(|c| (c, err))
-}
-
 #[test]
 fn a_journal_made_with_a_relative_spec_restores_from_another_directory() {
     let state = tempfile::tempdir().unwrap();
@@ -248,16 +195,17 @@ fn a_journal_made_with_a_relative_spec_restores_from_another_directory() {
         "--journal",
         j.to_str().unwrap(),
     ];
-    let ended = kill_when(
+    let (ended, err) = common::signal_when(
         state.path(),
         &work,
         &args,
-        Duration::from_secs(60),
+        &common::Stop::after(libc::SIGKILL, Duration::from_secs(60)),
         overwritten,
     );
-    assert_eq!(ended, None, "killed mid-test");
+    assert_eq!(ended, None, "killed mid-test: {err}");
     assert!(j.exists());
-    let (code, out, err) = run_in(state.path(), &elsewhere, &["restore", j.to_str().unwrap()]);
+    let (code, out, err) =
+        common::run_at(state.path(), &elsewhere, &["restore", j.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("verified"), "{out}");
     assert!(std::fs::read(&img).unwrap() == original, "bit-identical");
@@ -375,7 +323,7 @@ fn verify_state_lives_in_the_state_dir_and_is_never_written_through_a_symlink() 
     for (target, extra) in runs {
         let mut args = vec!["verify", target, "--destructive", "--time-budget", "1ms"];
         args.extend(extra);
-        let out = flashscope(dir)
+        let out = common::flashscope_in(dir)
             .env("TMPDIR", &tmp)
             .args(&args)
             .output()
@@ -568,7 +516,14 @@ fn every_preserve_test_killed_at_a_random_moment_restores_bit_identically() {
             let t = Instant::now();
             let mut full: Vec<&str> = args.to_vec();
             full.extend(["--write", "--journal", j.to_str().unwrap()]);
-            let ended = kill_when(lo.dir(), lo.dir(), &full, delay, || false);
+            let (code, err) = common::signal_when(
+                lo.dir(),
+                lo.dir(),
+                &full,
+                &common::Stop::after(libc::SIGKILL, delay),
+                || false,
+            );
+            let ended = code.map(|c| (c, err));
             if let Some((code, err)) = &ended {
                 assert_eq!(*code, 0, "{args:?} ran to its end but failed: {err}");
                 finished += 1;

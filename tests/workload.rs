@@ -2,26 +2,9 @@
 //! write gating, verify, cut-short runs, and class verdicts.
 
 mod common;
-use common::Loop;
+use common::{flashscope, json_code, Loop};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-
-fn flashscope() -> Command {
-    Command::cargo_bin("flashscope").unwrap()
-}
-
-fn run_json(args: &[&str], code: i32) -> serde_json::Value {
-    let out = flashscope()
-        .args(args)
-        .arg("--json")
-        .assert()
-        .code(code)
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("stdout is one JSON document")
-}
 
 /// A scratch file on the crate's filesystem (not tmpfs, so O_DIRECT works).
 fn scratch(len: u64) -> tempfile::NamedTempFile {
@@ -32,7 +15,7 @@ fn scratch(len: u64) -> tempfile::NamedTempFile {
 
 #[test]
 fn io_json_uses_fios_names_and_the_simulator_model() {
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             "sim:sd-16g,noise=0,outliers=0",
@@ -73,7 +56,7 @@ fn io_writes_need_write_and_say_what_they_would_write() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--write").and(predicate::str::contains("randwrite")));
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             "sim:sd-16g",
@@ -134,7 +117,7 @@ fn a_short_runtime_is_not_spent_setting_up_large_buffers() {
     // the run's, not the set-up's.
     let f = scratch(256 << 20);
     let path = f.path().to_str().unwrap();
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             path,
@@ -164,7 +147,7 @@ fn a_short_runtime_is_not_spent_setting_up_large_buffers() {
 
 #[test]
 fn io_on_a_vanishing_device_reports_what_it_measured_and_exits_1() {
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             "sim:sd-16g,noise=0,fault=vanish@50",
@@ -198,7 +181,7 @@ fn io_verify_fails_a_card_that_loses_writes() {
         "--write",
         "--verify",
     ];
-    let v = run_json(&args, 3);
+    let v = json_code(&args, 3);
     let bad = v["verify"]["bad_units"].as_u64().unwrap();
     assert_eq!(bad, (8 << 20) / 512);
     assert_eq!(v["verify"]["first_bad_offset"], 8 << 20);
@@ -208,7 +191,7 @@ fn io_verify_fails_a_card_that_loses_writes() {
 fn io_on_a_file_with_uring_verifies_and_counts_the_disk() {
     let f = scratch(8 << 20);
     let p = f.path().to_str().unwrap();
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             p,
@@ -246,7 +229,7 @@ fn io_on_a_file_with_uring_verifies_and_counts_the_disk() {
 fn io_buffered_run_records_the_page_cache() {
     let f = scratch(4 << 20);
     let p = f.path().to_str().unwrap();
-    let v = run_json(
+    let v = json_code(
         &[
             "io", p, "--rw", "write", "--bs", "64k", "--direct", "0", "--write",
         ],
@@ -262,7 +245,7 @@ fn io_buffered_run_records_the_page_cache() {
 
 #[test]
 fn io_null_engine_runs_without_touching_the_device() {
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             "sim:sd-16g,fault=vanish@0",
@@ -280,7 +263,7 @@ fn io_null_engine_runs_without_touching_the_device() {
 
 #[test]
 fn bench_on_the_simulator_gives_classes_and_one_job_per_test() {
-    let v = run_json(
+    let v = json_code(
         &[
             "bench",
             "sim:sd-16g,noise=0,outliers=0",
@@ -349,7 +332,7 @@ fn bench_expect_turns_figures_into_checks() {
 
 #[test]
 fn bench_without_write_runs_reads_and_says_the_classes_are_inconclusive() {
-    let v = run_json(
+    let v = json_code(
         &[
             "bench",
             "sim:sd-16g",
@@ -376,7 +359,7 @@ fn bench_in_a_directory_uses_and_removes_a_test_file() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("test file"));
-    let v = run_json(
+    let v = json_code(
         &["bench", d, "--write", "--runtime", "200ms", "--size", "4M"],
         0,
     );
@@ -391,7 +374,7 @@ fn bench_in_a_directory_uses_and_removes_a_test_file() {
 
 #[test]
 fn bench_on_a_vanishing_device_keeps_the_finished_tests() {
-    let v = run_json(
+    let v = json_code(
         &[
             "bench",
             "sim:sd-16g,noise=0,fault=vanish@400",
@@ -432,7 +415,7 @@ fn block_devices_refuse_io_writes_without_destructive_and_report_disk_statistics
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--journal"));
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             &lo.dev,
@@ -449,7 +432,7 @@ fn block_devices_refuse_io_writes_without_destructive_and_report_disk_statistics
     let d = &v["disk_util"][0];
     assert!(d["name"].as_str().unwrap().starts_with("loop"), "{d}");
     assert!(d["read_ios"].as_u64().unwrap() > 0);
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             &lo.dev,
@@ -531,41 +514,23 @@ fn bench_write_preserves(target: &str, hash: impl Fn() -> String) {
 /// the signal) and stderr.
 fn signal_bench_mid_write(lo: &Loop, journal: &std::path::Path, sig: i32) -> (Option<i32>, String) {
     let original = lo.head(4096);
-    let child =
-        <std::process::Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
-            .unwrap()
-            .env("XDG_STATE_HOME", journal.parent().unwrap())
-            .args([
-                "bench",
-                &lo.dev,
-                "--write",
-                "--size",
-                "8M",
-                "--runtime",
-                "1s",
-            ])
-            .arg("--journal")
-            .arg(journal)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-    let start = std::time::Instant::now();
-    while lo.head(4096) == original {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "the write tests never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    // SAFETY: sending a signal to our own child by its pid.
-    unsafe { libc::kill(child.id() as i32, sig) };
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let state = journal.parent().unwrap();
+    let args = [
+        "bench",
+        &lo.dev,
+        "--write",
+        "--size",
+        "8M",
+        "--runtime",
+        "1s",
+        "--journal",
+        journal.to_str().unwrap(),
+    ];
+    let stop = common::Stop {
+        settle: std::time::Duration::from_millis(300),
+        ..common::Stop::mid_test(sig)
+    };
+    common::signal_when(state, state, &args, &stop, || lo.head(4096) != original)
 }
 
 #[test]
@@ -708,7 +673,7 @@ fn io_options_in_fios_words_do_what_fio_does() {
     // size, --sync/--fsync/--cpus/--ramp-time are accepted and reported.
     let f = scratch(8 << 20);
     let p = f.path().to_str().unwrap();
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             p,
@@ -752,7 +717,7 @@ fn io_options_in_fios_words_do_what_fio_does() {
     );
 
     // --rwmixread on the simulator's clock; --ramp-time is not counted.
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             "sim:sd-16g,noise=0",
@@ -779,7 +744,7 @@ fn io_options_in_fios_words_do_what_fio_does() {
     assert!((2000..2200).contains(&runtime), "runtime {runtime} ms");
 
     // A --rate cap holds; one the device cannot reach is reported, not an error.
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             "sim:sd-16g,noise=0",
@@ -799,7 +764,7 @@ fn io_options_in_fios_words_do_what_fio_does() {
         (bw / (5.0 * 1048576.0) - 1.0).abs() < 0.05,
         "capped at {bw}"
     );
-    let v = run_json(
+    let v = json_code(
         &[
             "io",
             "sim:sd-16g,noise=0",

@@ -3,27 +3,9 @@
 //! SIGTERM and a vanished device; bad input gets the documented exit codes.
 
 mod common;
-use common::{is_root, sha256_of, Loop, Mounted, PartitionNode};
+use common::{is_root, run_in, sha256_of, Loop, Mounted, PartitionNode};
 
-use assert_cmd::Command;
 use std::path::Path;
-use std::process::Command as StdCommand;
-use std::time::{Duration, Instant};
-
-fn flashscope(state: &Path) -> Command {
-    let mut c = Command::cargo_bin("flashscope").unwrap();
-    c.env("XDG_STATE_HOME", state);
-    c
-}
-
-fn run(state: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = flashscope(state).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 use common::skip;
 
@@ -38,7 +20,7 @@ fn without_write_each_test_explains_what_it_would_write_and_exits_2() {
         &["program", "sim:sd-16g"],
         &["slc", "sim:sd-16g"],
     ] {
-        let (code, out, err) = run(state.path(), args);
+        let (code, out, err) = run_in(state.path(), args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(out.is_empty());
         assert!(
@@ -130,7 +112,7 @@ fn bad_geometry_and_sizes_are_usage_errors_naming_the_value() {
         ),
     ];
     for (args, needle) in cases {
-        let (code, _, err) = run(state.path(), args);
+        let (code, _, err) = run_in(state.path(), args);
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
@@ -142,7 +124,7 @@ fn a_journal_on_the_target_file_itself_is_refused() {
     let img = state.path().join("card.img");
     std::fs::write(&img, vec![7u8; 64 << 20]).unwrap();
     let before = sha256_of(&img);
-    let (code, _, err) = run(
+    let (code, _, err) = run_in(
         state.path(),
         &[
             "fat",
@@ -185,10 +167,10 @@ fn restore_refuses_corrupt_foreign_and_non_journals() {
     let dir = state.path();
     let not = dir.join("notes.txt");
     std::fs::write(&not, "hello").unwrap();
-    let (code, _, err) = run(dir, &["restore", not.to_str().unwrap()]);
+    let (code, _, err) = run_in(dir, &["restore", not.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not a flashscope journal"), "{err}");
-    let (code, _, err) = run(dir, &["restore", dir.join("missing").to_str().unwrap()]);
+    let (code, _, err) = run_in(dir, &["restore", dir.join("missing").to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
 
     // A real journal: a test on file A killed before it could restore.
@@ -196,7 +178,7 @@ fn restore_refuses_corrupt_foreign_and_non_journals() {
     // Foreign: a file of another size is refused, even with --ignore-identity.
     let other = dir.join("other.img");
     std::fs::write(&other, vec![1u8; 32 << 20]).unwrap();
-    let (code, _, err) = run(
+    let (code, _, err) = run_in(
         dir,
         &[
             "restore",
@@ -211,7 +193,7 @@ fn restore_refuses_corrupt_foreign_and_non_journals() {
     // Same size but another file, without --ignore-identity: refused.
     let same = dir.join("same.img");
     std::fs::write(&same, vec![1u8; 64 << 20]).unwrap();
-    let (code, _, err) = run(
+    let (code, _, err) = run_in(
         dir,
         &[
             "restore",
@@ -228,7 +210,7 @@ fn restore_refuses_corrupt_foreign_and_non_journals() {
     bytes[24] ^= 0xff;
     let bad = dir.join("bad.fsjournal");
     std::fs::write(&bad, &bytes).unwrap();
-    let (code, _, err) = run(
+    let (code, _, err) = run_in(
         dir,
         &[
             "restore",
@@ -250,7 +232,7 @@ fn a_killed_run_keeps_its_journal_which_restores_exactly_its_regions() {
     let state = tempfile::tempdir().unwrap();
     let dir = state.path();
     let (a, original, j) = killed_run_on_a_file(dir);
-    let (code, out, err) = run(dir, &["restore", j.to_str().unwrap(), "--list", "--json"]);
+    let (code, out, err) = run_in(dir, &["restore", j.to_str().unwrap(), "--list", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let regions: Vec<(u64, u64)> = v["samples"]
@@ -270,7 +252,7 @@ fn a_killed_run_keeps_its_journal_which_restores_exactly_its_regions() {
     std::fs::write(&image, vec![0x5au8; 64 << 20]).unwrap();
     let kept = dir.join("kept.fsjournal");
     std::fs::copy(&j, &kept).unwrap();
-    let (code, _, err) = run(
+    let (code, _, err) = run_in(
         dir,
         &[
             "restore",
@@ -293,7 +275,7 @@ fn a_killed_run_keeps_its_journal_which_restores_exactly_its_regions() {
         assert_eq!(b, if r { original[i] } else { 0x5a }, "byte {i}");
     }
 
-    let (code, _, err) = run(dir, &["restore", j.to_str().unwrap()]);
+    let (code, _, err) = run_in(dir, &["restore", j.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(
         std::fs::read(&a).unwrap() == original,
@@ -304,7 +286,7 @@ fn a_killed_run_keeps_its_journal_which_restores_exactly_its_regions() {
 #[test]
 fn sim_runs_report_the_contract_fields_and_write_no_journal() {
     let state = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(
+    let (code, out, err) = run_in(
         state.path(),
         &[
             "fat",
@@ -333,7 +315,7 @@ fn sim_runs_report_the_contract_fields_and_write_no_journal() {
     // test starts, and removed after the restore.
     let img = state.path().join("card.img");
     std::fs::write(&img, vec![7u8; 64 << 20]).unwrap();
-    let (code, out, err) = run(
+    let (code, out, err) = run_in(
         state.path(),
         &[
             "fat",
@@ -360,17 +342,9 @@ fn sim_runs_report_the_contract_fields_and_write_no_journal() {
 
 // ------------------------------------------------------------ preserve mode on loop devices
 
-fn loop_or_skip(size: usize, seed: u64) -> Option<Loop> {
-    let l = Loop::random(size, seed);
-    if l.is_none() {
-        skip("needs root and loop devices");
-    }
-    l
-}
-
 #[test]
 fn every_write_test_leaves_the_device_bit_identical() {
-    let Some(lo) = loop_or_skip(48 << 20, 11) else {
+    let Some(lo) = Loop::random(48 << 20, 11) else {
         return;
     };
     let before = lo.hash();
@@ -402,7 +376,7 @@ fn every_write_test_leaves_the_device_bit_identical() {
     for args in runs {
         let mut full: Vec<&str> = args.to_vec();
         full.extend(["--write", "--journal", jp, "--json"]);
-        let (code, out, err) = run(lo.dir(), &full);
+        let (code, out, err) = run_in(lo.dir(), &full);
         assert_eq!(code, 0, "{args:?}: {err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert!(
@@ -434,57 +408,39 @@ fn interrupt_slc(
     journal: &Path,
     sig: i32,
 ) -> (Option<i32>, String) {
+    use std::os::unix::fs::FileExt;
     let original = std::fs::read(img).unwrap();
     let last = (16 << 20) + (15 << 20);
     assert!(original[last..last + 4096].iter().any(|&b| b != 0));
-    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
-    let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
-        .unwrap()
-        .env("XDG_STATE_HOME", state)
-        .args([
-            "slc",
-            target,
-            "--write",
-            "--write-budget",
-            "32M",
-            "--recover",
-            "20s",
-        ])
-        .arg("--journal")
-        .arg(journal)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as i32;
-    let start = Instant::now();
-    loop {
-        use std::os::unix::fs::FileExt;
+    let args = [
+        "slc",
+        target,
+        "--write",
+        "--write-budget",
+        "32M",
+        "--recover",
+        "20s",
+        "--journal",
+        journal.to_str().unwrap(),
+    ];
+    let overwritten = || {
         let mut buf = vec![0u8; 4096];
         let f = std::fs::File::open(img).unwrap();
         f.read_exact_at(&mut buf, last as u64).unwrap();
-        if buf.iter().all(|&b| b == 0) {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the run never overwrote its region"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    // SAFETY: sending a signal to our own child by its pid.
-    unsafe { libc::kill(pid, sig) };
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        buf.iter().all(|&b| b == 0)
+    };
+    common::signal_when(
+        state,
+        state,
+        &args,
+        &common::Stop::mid_test(sig),
+        overwritten,
     )
 }
 
 #[test]
 fn after_sigkill_restore_puts_every_byte_back_idempotently() {
-    let Some(lo) = loop_or_skip(48 << 20, 12) else {
+    let Some(lo) = Loop::random(48 << 20, 12) else {
         return;
     };
     let before = lo.hash();
@@ -506,16 +462,16 @@ fn after_sigkill_restore_puts_every_byte_back_idempotently() {
         let held = std::fs::File::open(&j).unwrap();
         // SAFETY: flock on a descriptor this test owns.
         assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX) }, 0);
-        let (code, _, err) = run(lo.dir(), &fat);
+        let (code, _, err) = run_in(lo.dir(), &fat);
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("in use"), "{err}");
-        let (code, _, err) = run(lo.dir(), &["restore", j.to_str().unwrap()]);
+        let (code, _, err) = run_in(lo.dir(), &["restore", j.to_str().unwrap()]);
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("still running"), "{err}");
         assert!(j.exists());
     }
     // A new test on the same device is refused until the journal is restored.
-    let (code, _, err) = run(lo.dir(), &fat);
+    let (code, _, err) = run_in(lo.dir(), &fat);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("unrestored journal"), "{err}");
     // The journal as a run killed before its first overwrite leaves it: the header, and
@@ -526,11 +482,11 @@ fn after_sigkill_restore_puts_every_byte_back_idempotently() {
     let header_and_torn = &journal_bytes[..16 + json_len + 32 + 28];
     // Restore twice (idempotent), keeping the journal, then once more removing it.
     for _ in 0..2 {
-        let (code, _, err) = run(lo.dir(), &["restore", j.to_str().unwrap(), "--keep"]);
+        let (code, _, err) = run_in(lo.dir(), &["restore", j.to_str().unwrap(), "--keep"]);
         assert_eq!(code, 0, "{err}");
         assert_eq!(lo.hash(), before);
     }
-    let (code, out, err) = run(lo.dir(), &["restore", j.to_str().unwrap()]);
+    let (code, out, err) = run_in(lo.dir(), &["restore", j.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("verified"), "{out}");
     assert!(!j.exists());
@@ -538,7 +494,7 @@ fn after_sigkill_restore_puts_every_byte_back_idempotently() {
     // Such a journal holds nothing to restore: the next test removes it, says so, and runs.
     let empty = j.with_file_name("killed-before-writing.fsjournal");
     std::fs::write(&empty, header_and_torn).unwrap();
-    let (code, _, err) = run(lo.dir(), &fat);
+    let (code, _, err) = run_in(lo.dir(), &fat);
     assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("removed") && err.contains("nothing to restore"),
@@ -550,7 +506,7 @@ fn after_sigkill_restore_puts_every_byte_back_idempotently() {
 
 #[test]
 fn sigint_and_sigterm_stop_restore_and_exit_130_and_143() {
-    let Some(lo) = loop_or_skip(48 << 20, 13) else {
+    let Some(lo) = Loop::random(48 << 20, 13) else {
         return;
     };
     let before = lo.hash();
@@ -566,10 +522,10 @@ fn sigint_and_sigterm_stop_restore_and_exit_130_and_143() {
 
 #[test]
 fn a_restore_onto_another_device_is_refused() {
-    let Some(a) = loop_or_skip(64 << 20, 14) else {
+    let Some(a) = Loop::random(64 << 20, 14) else {
         return;
     };
-    let Some(b) = loop_or_skip(64 << 20, 15) else {
+    let Some(b) = Loop::random(64 << 20, 15) else {
         return;
     };
     // Make a journal for `a` that is kept: a vanished device is not available here, so
@@ -583,14 +539,14 @@ fn a_restore_onto_another_device_is_refused() {
     p.save(0, 1 << 20).unwrap();
     drop(p);
     let b_before = b.hash();
-    let (code, _, err) = run(
+    let (code, _, err) = run_in(
         a.dir(),
         &["restore", j.to_str().unwrap(), "--target", &b.dev],
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("does not belong"), "{err}");
     assert_eq!(b.hash(), b_before);
-    let (code, _, err) = run(a.dir(), &["restore", j.to_str().unwrap()]);
+    let (code, _, err) = run_in(a.dir(), &["restore", j.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
 }
 
@@ -604,7 +560,7 @@ fn analyze(files: &[&str]) -> serde_json::Value {
     let paths: Vec<String> = files.iter().map(|f| format!("{REF}{f}")).collect();
     let mut args = vec!["analyze", "--json"];
     args.extend(paths.iter().map(String::as_str));
-    let (code, out, err) = run(state.path(), &args);
+    let (code, out, err) = run_in(state.path(), &args);
     assert_eq!(code, 0, "{err}");
     serde_json::from_str(&out).unwrap()
 }
@@ -699,7 +655,7 @@ fn wear_of_open_au_and_fat_on_the_default_card_stays_under_1_gib() {
             "--json",
         ],
     ] {
-        let (code, out, err) = run(state.path(), args);
+        let (code, out, err) = run_in(state.path(), args);
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         let b = v["bytes_written"].as_u64().unwrap();
@@ -716,7 +672,7 @@ fn wear_of_open_au_and_fat_on_the_default_card_stays_under_1_gib() {
 #[test]
 fn without_erase_size_align_measures_it_and_the_output_says_so() {
     let state = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(
+    let (code, out, err) = run_in(
         state.path(),
         &["open-au", "sim:usb-32g", "--write", "--json"],
     );
@@ -733,7 +689,7 @@ fn without_erase_size_align_measures_it_and_the_output_says_so() {
 #[test]
 fn budgets_stop_early_and_say_why() {
     let state = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(
+    let (code, out, err) = run_in(
         state.path(),
         &[
             "slc",
@@ -751,7 +707,7 @@ fn budgets_stop_early_and_say_why() {
     assert_eq!(v["stopped"], "time budget reached");
     assert!(v["bytes_written"].as_u64().unwrap() < 2 << 30);
     assert!(v["journal"].is_null());
-    let (code, out, err) = run(
+    let (code, out, err) = run_in(
         state.path(),
         &[
             "open-au",
@@ -787,7 +743,7 @@ fn a_journal_on_a_partition_of_the_target_is_refused() {
         return skip("could not format and mount the partition");
     };
     let journal = m.path().join("j.fsjournal");
-    let (code, _, err) = run(
+    let (code, _, err) = run_in(
         dir.path(),
         &[
             "fat",

@@ -105,17 +105,152 @@ pub fn flashscope() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("flashscope").unwrap()
 }
 
-/// Run flashscope with `args` and `--json`, expect success, parse stdout as one document.
+/// The binary with its state directory (journals, verify state) in `state`.
+pub fn flashscope_in(state: &std::path::Path) -> assert_cmd::Command {
+    let mut c = flashscope();
+    c.env("XDG_STATE_HOME", state);
+    c
+}
+
+/// Run flashscope with `args` and `--json`, expect exit 0, parse stdout as one document.
 pub fn json(args: &[&str]) -> serde_json::Value {
-    let out = flashscope()
+    json_code(args, 0)
+}
+
+/// Run flashscope with `args` and `--json`, expect exit `code` (stderr shown when not),
+/// parse stdout as one document.
+pub fn json_code(args: &[&str], code: i32) -> serde_json::Value {
+    let out = flashscope().args(args).arg("--json").output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: stdout is not one JSON document ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// Run flashscope with `args`, its state directory in `state`: (exit code or -1, stdout,
+/// stderr).
+pub fn run_in(state: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    run_at(state, std::path::Path::new("."), args)
+}
+
+/// [`run_in`] with `cwd` as the working directory.
+pub fn run_at(
+    state: &std::path::Path,
+    cwd: &std::path::Path,
+    args: &[&str],
+) -> (i32, String, String) {
+    let out = flashscope_in(state)
+        .current_dir(cwd)
         .args(args)
-        .arg("--json")
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Expect `flashscope ARGS` to exit `code` with `needle` on stderr and no panic.
+pub fn fails_with(args: &[&str], code: i32, needle: &str) {
+    use predicates::prelude::*;
+    flashscope()
+        .args(args)
         .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("stdout is one JSON document")
+        .code(code)
+        .stderr(predicate::str::contains(needle))
+        .stderr(predicate::str::contains("panicked").not());
+}
+
+/// When and how [`signal_when`] stops a run.
+pub struct Stop {
+    /// The signal to send (SIGINT, SIGTERM, SIGKILL).
+    pub sig: i32,
+    /// How long to wait for the run to be ready.
+    pub wait: std::time::Duration,
+    /// How long to let it go on once ready, before the signal.
+    pub settle: std::time::Duration,
+    /// A run that ends or does not become ready within `wait` fails the test.
+    pub must_be_ready: bool,
+}
+
+impl Stop {
+    /// `sig` once the run is mid-test (within a minute), 100 ms after it got there.
+    pub fn mid_test(sig: i32) -> Stop {
+        Stop {
+            sig,
+            wait: std::time::Duration::from_secs(60),
+            settle: std::time::Duration::from_millis(100),
+            must_be_ready: true,
+        }
+    }
+
+    /// `sig` when ready or after `wait`, whichever is first; unless the run ended before.
+    pub fn after(sig: i32, wait: std::time::Duration) -> Stop {
+        Stop {
+            sig,
+            wait,
+            settle: std::time::Duration::ZERO,
+            must_be_ready: false,
+        }
+    }
+}
+
+/// Start `flashscope ARGS` (state directory `state`, working directory `cwd`), wait until
+/// `ready()` says it is mid-test, then stop it as `stop` says. Returns its exit code
+/// (`None` when the signal killed it) and its stderr.
+pub fn signal_when(
+    state: &std::path::Path,
+    cwd: &std::path::Path,
+    args: &[&str],
+    stop: &Stop,
+    ready: impl Fn() -> bool,
+) -> (Option<i32>, String) {
+    use std::time::{Duration, Instant};
+    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
+    let mut child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
+        .unwrap()
+        .env("XDG_STATE_HOME", state)
+        .current_dir(cwd)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let (mut ended, mut was_ready) = (false, false);
+    loop {
+        if ready() {
+            was_ready = true;
+            std::thread::sleep(stop.settle);
+            break;
+        }
+        ended = child.try_wait().unwrap().is_some();
+        if ended || start.elapsed() > stop.wait {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    if !ended {
+        // SAFETY: kill(2) on our own child's pid, not yet reaped, so the pid is still its.
+        unsafe { libc::kill(child.id() as i32, stop.sig) };
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !stop.must_be_ready || was_ready,
+        "{args:?} never reached the point to signal it (ended first: {ended}): {err}"
+    );
+    (out.status.code(), err)
 }
 
 /// The variable that turns every skip into a failure (`.ci/run` sets it: CI has every tool
