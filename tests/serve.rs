@@ -817,3 +817,114 @@ fn align_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
         "the page was right in only {page_right} of {runs} runs"
     );
 }
+
+/// The probe truth suite on the real I/O path (issue 18 point 7): honest cards, wrap and
+/// limbo fakes of 2^n and odd real sizes, fakes behind write caches smaller and larger than
+/// the default `--max-cache` (1 GiB), served through `sim serve --loop` and probed by
+/// `flashscope probe --destructive`, quiet and with a CPU hog on the probe's CPU. No
+/// inference may be confidently wrong; the kind and the usable size (exact to the byte)
+/// must be right in every case the probe can see (caches below `--max-cache`).
+/// Cards are fast (1 GB/s, 20 µs commands): the suite is about the search, not the medium.
+#[test]
+fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
+    require_root_fuse!();
+    if !common::has_tool("taskset") {
+        common::skip("taskset is not installed (util-linux)");
+        return;
+    }
+    let _s = serial();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let server_args: &[&str] = if cpus >= 2 { &["--cpu", "1"] } else { &[] };
+    let fast = "read_bw=1G,write_bw=1G,native_bw=1G,cmd=20us,page_cost=0ns,erase_cost=0ns,noise=0";
+    const G: u64 = 1 << 30;
+    const M: u64 = 1 << 20;
+    // (card, the kind, the usable bytes, whether the probe can see it within --max-cache)
+    let cards: [(&str, &str, u64, bool); 8] = [
+        ("size=1G", "none", G, true),
+        ("size=3G", "none", 3 * G, true),
+        ("size=4G,real=1G,fake_mode=wrap", "wrap", G, true),
+        (
+            "size=2G,real=699999744,fake_mode=wrap",
+            "wrap",
+            699_999_744,
+            true,
+        ),
+        ("size=4G,real=1G,fake_mode=limbo", "limbo", G, true),
+        (
+            "size=2G,real=512M,fake_mode=limbo,cache=64M",
+            "limbo",
+            512 * M,
+            true,
+        ),
+        ("size=4G,real=1G,fake_mode=wrap,cache=256M", "wrap", G, true),
+        (
+            "size=4G,real=1G,fake_mode=limbo,cache=1536M",
+            "limbo",
+            G,
+            false,
+        ),
+    ];
+    let (mut runs, mut seen, mut right) = (0, 0, 0);
+    let mut wrong = Vec::new();
+    let t0 = Instant::now();
+    for (card, kind, usable, visible) in cards {
+        let spec = format!("sim:custom,{card},{fast}");
+        for hogged in [false, true] {
+            // A fresh card each run: a probed card keeps the stamps of the last run.
+            let server = Server::start(&spec, server_args);
+            let _hog = hogged.then(|| CpuHog::on_cpu(0));
+            let t = Instant::now();
+            let out = AssertCommand::new("taskset")
+                .args(["-c", "0", BIN, "probe", &server.device, "--destructive"])
+                .arg("--json")
+                .timeout(Duration::from_secs(300))
+                .output()
+                .unwrap();
+            let code = out.status.code();
+            assert!(
+                matches!(code, Some(0) | Some(3)),
+                "{spec}: exit {code:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("probe JSON");
+            let inf = &v["inferences"];
+            runs += 1;
+            eprintln!(
+                "{card}{}: {} ({}), usable {} ({}), {:.1} s, {} written",
+                if hogged { " + CPU hog" } else { "" },
+                inf["fake_kind"]["value"],
+                inf["fake_kind"]["status"],
+                inf["usable_bytes"]["value"],
+                inf["usable_bytes"]["status"],
+                t.elapsed().as_secs_f64(),
+                v["bytes_written"]
+            );
+            let kind_ok = inf["fake_kind"]["value"].as_str() == Some(kind);
+            let usable_ok = inf["usable_bytes"]["value"].as_u64() == Some(usable);
+            for (what, ok) in [("fake_kind", kind_ok), ("usable_bytes", usable_ok)] {
+                if inf[what]["status"] == "confident" && !ok {
+                    wrong.push(format!("{spec} (hog: {hogged}): {what} {}", inf[what]));
+                }
+            }
+            // An honest card's OK is never confident: a cache above --max-cache could hide
+            // a fake.
+            if kind == "none" && inf["fake_kind"]["status"] == "confident" {
+                wrong.push(format!("{spec}: a confident OK"));
+            }
+            if visible {
+                seen += 1;
+                right += usize::from(kind_ok && usable_ok);
+            }
+        }
+    }
+    eprintln!(
+        "probe truth suite: {runs} runs, right {right} of {seen} visible, confidently wrong {}, {:.0} s",
+        wrong.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(wrong.is_empty(), "confidently wrong:\n{}", wrong.join("\n"));
+    assert_eq!(
+        right, seen,
+        "every fake within --max-cache is found exactly"
+    );
+}
