@@ -928,3 +928,93 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
         "every fake within --max-cache is found exactly"
     );
 }
+
+/// bench says when its figures are noise (issue 18 point 6), on the real I/O path: the
+/// read tests on a served card, quiet and beside a CPU hog on bench's own CPU. A figure
+/// that comes out more than 10 % below the quiet run's must carry a warning in the run
+/// that measured it (`noisy_figure` for that test, or `noisy_environment`): a slowed run
+/// may not pass for a steady one.
+#[test]
+fn bench_flags_figures_a_cpu_hog_slowed_on_a_served_card() {
+    require_root_fuse!();
+    if !common::has_tool("taskset") {
+        common::skip("taskset is not installed (util-linux)");
+        return;
+    }
+    let _s = serial();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let server_args: &[&str] = if cpus >= 2 { &["--cpu", "1"] } else { &[] };
+    let server = Server::start(
+        "sim:custom,size=1G,cmd=500us,read_bw=40M,page_cost=0ns,erase_cost=0ns",
+        server_args,
+    );
+    let bench = |hogs: usize| {
+        let _hogs: Vec<CpuHog> = (0..hogs).map(|_| CpuHog::on_cpu(0)).collect();
+        let out = AssertCommand::new(BIN)
+            .args(["bench", &server.device, "--runtime", "2", "--size", "64M"])
+            .args(["--cpus", "0", "--json"])
+            .timeout(Duration::from_secs(120))
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice::<serde_json::Value>(&out).expect("bench JSON")
+    };
+    let figures = |v: &serde_json::Value| -> Vec<(String, f64)> {
+        v["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    format!(
+                        "{} {}",
+                        s["label"].as_str().unwrap(),
+                        s["dir"].as_str().unwrap()
+                    ),
+                    s["bw_bytes"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let quiet = figures(&bench(0));
+    let mut unflagged = Vec::new();
+    for hogs in [1, 2] {
+        let v = bench(hogs);
+        let warnings: Vec<(String, String)> = v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                (
+                    w["kind"].as_str().unwrap_or("").to_string(),
+                    w["message"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        let environment = warnings.iter().any(|(k, _)| k == "noisy_environment");
+        for ((label, q), (_, h)) in quiet.iter().zip(figures(&v)) {
+            let flagged = environment
+                || warnings
+                    .iter()
+                    .any(|(k, m)| k == "noisy_figure" && m.starts_with(label.as_str()));
+            eprintln!(
+                "{label}: quiet {:.2} MB/s, {hogs} hog(s) {:.2} MB/s ({:+.0} %), flagged: {flagged}",
+                q / 1e6,
+                h / 1e6,
+                (h / q - 1.0) * 100.0
+            );
+            if h < q * 0.9 && !flagged {
+                unflagged.push(format!(
+                    "{label} with {hogs} hog(s): {h:.0} against {q:.0} B/s"
+                ));
+            }
+        }
+    }
+    assert!(
+        unflagged.is_empty(),
+        "slowed figures with no warning:\n{}",
+        unflagged.join("\n")
+    );
+}
