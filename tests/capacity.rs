@@ -6,9 +6,10 @@ mod common;
 use common::{flashscope, json_code, sha256_of, Loop, Mounted, PartitionNode};
 
 use flashscope::backend::sim::{SimConfig, SimDevice};
-use flashscope::backend::WriteBudget;
+use flashscope::backend::{Backend, WriteBudget};
 use flashscope::capacity::analysis::{analyse, FakeKind, Verdict};
-use flashscope::capacity::probe::{probe, ProbeConfig, ProbeRecord};
+use flashscope::capacity::probe::{probe, write_bounds, ProbeConfig, ProbeRecord};
+use flashscope::report::Status;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use std::process::Command as StdCommand;
@@ -24,7 +25,12 @@ fn run_probe(spec: &str, max_cache: u64, salt: u64) -> (ProbeRecord, Verdict) {
         time_budget_ns: None,
         salt,
         restore_guards: true,
-        max_bytes: None,
+        ..Default::default()
+    };
+    // The budget the banner announces, as the CLI sets it: never exceeded.
+    let pc = ProbeConfig {
+        max_bytes: Some(write_bounds(&pc, dev.size_bytes()).1),
+        ..pc
     };
     let rec = probe(&mut dev, &pc, &mut |_| {}).unwrap_or_else(|e| panic!("{spec}: {e}"));
     assert_eq!(
@@ -159,6 +165,83 @@ fn fakes_of_every_mode_size_and_cache_are_found_within_tolerance_and_never_above
         s.spawn(|| run(&cases[..half]));
         run(&cases[half..]);
     });
+}
+
+/// Issue 18 point 2: a cache larger than --max-cache (1 GiB) that answers reads faster
+/// than the medium, as real fakes' RAM caches do, is followed by more filler up to 4 GiB
+/// and the fake behind it found exactly; at the medium's speed, or larger than 4 GiB, it
+/// cannot be seen and the answer stays an unconfident OK; an honest card behind such a
+/// cache costs filler only until the span's reads slow to the medium's.
+#[test]
+fn a_fast_cache_above_max_cache_is_followed_to_4_gib_and_never_confidently_wrong() {
+    let slow = "cmd=200us,read_bw=20M,write_bw=200M,native_bw=200M,page_cost=0ns,erase_cost=0ns,noise=0.05";
+    let limbo = |size: u64, real: u64, cache: u64, cache_bw: &str| {
+        format!("custom,size={size},real={real},fake_mode=limbo,cache={cache},cache_bw={cache_bw},{slow}")
+    };
+    for (k, (real, cache)) in [(GIB + 4096 * 77, 1536 * MIB), (700 * MIB, 3 * GIB)]
+        .into_iter()
+        .enumerate()
+    {
+        let spec = limbo(8 * GIB, real, cache, "400M");
+        let (rec, v) = run_probe(&spec, GIB, 30 + k as u64);
+        eprintln!(
+            "{spec}: {:?} {} ({} written, cache {:?})",
+            v.kind, v.usable_bytes, rec.bytes_written, rec.cache_bytes
+        );
+        assert_eq!(v.kind, FakeKind::Limbo, "{spec}");
+        assert_eq!(v.usable_bytes, real, "{spec}: exact");
+        let (held, lost) = rec.cache_bytes.expect("the cache is bracketed");
+        assert!(
+            held < cache && cache <= lost,
+            "{spec}: cache {held}..{lost}"
+        );
+        // The same cache at the medium's speed: nothing to follow, an OK that says so.
+        let spec = limbo(8 * GIB, real, cache, "0");
+        let (rec, v) = run_probe(&spec, GIB, 40 + k as u64);
+        assert_eq!(v.kind, FakeKind::None, "{spec}: the cache hides it");
+        assert!(
+            v.fake_kind.status != Status::Confident,
+            "{spec}: {:?}",
+            v.fake_kind
+        );
+        assert!(
+            rec.filler_bytes <= GIB + 64 * MIB,
+            "{spec}: {}",
+            rec.filler_bytes
+        );
+    }
+    // Larger than the ceiling: 4 GiB of filler, then an unconfident OK naming the timing.
+    let spec = limbo(16 * GIB, 2 * GIB, 5 * GIB, "400M");
+    let (rec, v) = run_probe(&spec, GIB, 50);
+    assert_eq!(v.kind, FakeKind::None, "{spec}");
+    assert!(v.fake_kind.status != Status::Confident, "{spec}");
+    assert!(
+        v.fake_kind
+            .evidence
+            .contains("still came from a faster cache"),
+        "{spec}: {}",
+        v.fake_kind.evidence
+    );
+    assert!(
+        rec.flush_bytes >= 4 * GIB - 64 * MIB,
+        "{spec}: {}",
+        rec.flush_bytes
+    );
+    // Honest behind a fast 1.5 GiB cache: filler stops at the first step past it.
+    let spec = format!("custom,size=8G,cache=1536M,cache_bw=400M,{slow}");
+    let (rec, v) = run_probe(&spec, GIB, 60);
+    assert_eq!(v.kind, FakeKind::None, "{spec}");
+    assert_eq!(v.usable_bytes, 8 * GIB);
+    assert!(
+        rec.flush_bytes < 2 * GIB,
+        "{spec}: {} of filler for a 1.5 GiB cache",
+        rec.flush_bytes
+    );
+    assert!(
+        v.fake_kind.evidence.contains("at the medium's speed"),
+        "{}",
+        v.fake_kind.evidence
+    );
 }
 
 #[test]

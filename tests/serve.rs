@@ -835,40 +835,65 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
     let _s = serial();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let server_args: &[&str] = if cpus >= 2 { &["--cpu", "1"] } else { &[] };
-    let fast = "read_bw=1G,write_bw=1G,native_bw=1G,cmd=20us,page_cost=0ns,erase_cost=0ns,noise=0";
+    let fast = "read_bw=1G,write_bw=1G,native_bw=1G,page_cost=0ns,erase_cost=0ns,noise=0";
     const G: u64 = 1 << 30;
     const M: u64 = 1 << 20;
-    // (card, the kind, the usable bytes, whether the probe can see it within --max-cache)
-    let cards: [(&str, &str, u64, bool); 8] = [
-        ("size=1G", "none", G, true),
-        ("size=3G", "none", 3 * G, true),
-        ("size=4G,real=1G,fake_mode=wrap", "wrap", G, true),
+    // (card, the kind, the usable bytes, whether the probe can see it, more options).
+    // The last two: a 1.5 GiB cache at the medium's speed, which the default --max-cache
+    // (1 GiB) cannot push out; and a 400 MiB cache answering from RAM (reads 2 GB/s, no
+    // command time, against 300 µs for the medium), followed past --max-cache 256M.
+    let cards: [(&str, &str, u64, bool, &[&str]); 9] = [
+        ("size=1G", "none", G, true, &[]),
+        ("size=3G", "none", 3 * G, true, &[]),
+        ("size=4G,real=1G,fake_mode=wrap", "wrap", G, true, &[]),
         (
             "size=2G,real=699999744,fake_mode=wrap",
             "wrap",
             699_999_744,
             true,
+            &[],
         ),
-        ("size=4G,real=1G,fake_mode=limbo", "limbo", G, true),
+        ("size=4G,real=1G,fake_mode=limbo", "limbo", G, true, &[]),
         (
             "size=2G,real=512M,fake_mode=limbo,cache=64M",
             "limbo",
             512 * M,
             true,
+            &[],
         ),
-        ("size=4G,real=1G,fake_mode=wrap,cache=256M", "wrap", G, true),
+        (
+            "size=4G,real=1G,fake_mode=wrap,cache=256M",
+            "wrap",
+            G,
+            true,
+            &[],
+        ),
         (
             "size=4G,real=1G,fake_mode=limbo,cache=1536M",
             "limbo",
             G,
             false,
+            &[],
+        ),
+        (
+            "size=2G,real=768M,fake_mode=limbo,cache=400M,cache_bw=2G,cmd=300us",
+            "limbo",
+            768 * M,
+            true,
+            &["--max-cache", "256M"],
         ),
     ];
     let (mut runs, mut seen, mut right) = (0, 0, 0);
     let mut wrong = Vec::new();
     let t0 = Instant::now();
-    for (card, kind, usable, visible) in cards {
-        let spec = format!("sim:custom,{card},{fast}");
+    for (card, kind, usable, visible, extra) in cards {
+        // 20 µs commands unless the card says otherwise.
+        let cmd = if card.contains("cmd=") {
+            ""
+        } else {
+            ",cmd=20us"
+        };
+        let spec = format!("sim:custom,{card},{fast}{cmd}");
         for hogged in [false, true] {
             // A fresh card each run: a probed card keeps the stamps of the last run.
             let server = Server::start(&spec, server_args);
@@ -876,6 +901,7 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
             let t = Instant::now();
             let out = AssertCommand::new("taskset")
                 .args(["-c", "0", BIN, "probe", &server.device, "--destructive"])
+                .args(extra)
                 .arg("--json")
                 .timeout(Duration::from_secs(300))
                 .output()

@@ -3,7 +3,7 @@
 
 use super::probe::{modulus_of, ProbeRecord};
 use crate::report::Inference;
-use crate::units::format_bytes;
+use crate::units::{format_bytes, format_ns};
 use serde::Serialize;
 
 /// What kind of device the probe found.
@@ -60,6 +60,24 @@ impl Verdict {
     }
 }
 
+/// What the span's read times said about a cache faster than the medium, for an OK's
+/// evidence: the last timing the probe took ("" when it took none).
+fn timing_note(rec: &ProbeRecord) -> String {
+    match rec.cache_timing.last() {
+        Some(t) if t.cached() => format!(
+            "; reads of the span still came from a faster cache ({} against the medium's {}) when the filler stopped (a larger --max-cache, or --destructive, which follows such a cache up to 4 GiB, pushes it out)",
+            format_ns(t.span_ns as f64),
+            format_ns(t.medium_ns as f64)
+        ),
+        Some(t) => format!(
+            "; by then its reads came at the medium's speed ({} against {}), so no faster cache still held it",
+            format_ns(t.span_ns as f64),
+            format_ns(t.medium_ns as f64)
+        ),
+        None => String::new(),
+    }
+}
+
 /// Conclude from a probe record.
 pub fn analyse(rec: &ProbeRecord) -> Verdict {
     let n = rec.announced_bytes;
@@ -91,8 +109,9 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
         // Writing can only push out a cache smaller than what was written: a larger one
         // is never ruled out, so an honest verdict says how far it was measured.
         format!(
-            "read back after writing {} more, which pushes out a write cache up to that size; a fake behind a larger cache is not ruled out (--max-cache SIZE writes that much to rule it out)",
-            format_bytes(rec.flush_bytes)
+            "read back after writing {} more, which pushes out a write cache up to that size{}; a fake behind a larger cache is not ruled out (--max-cache SIZE writes that much to rule it out)",
+            format_bytes(rec.flush_bytes),
+            timing_note(rec)
         )
     } else if rec.flush_bytes >= rec.max_cache {
         format!(
@@ -144,8 +163,9 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
         confidence,
         match kind {
             FakeKind::None => format!(
-                "no span lost data and no read returned another offset's stamp, after {} written to push out a write cache; a larger cache could still hide a fake (--max-cache)",
-                format_bytes(rec.flush_bytes)
+                "no span lost data and no read returned another offset's stamp, after {} written to push out a write cache{}; a larger cache could still hide a fake (--max-cache)",
+                format_bytes(rec.flush_bytes),
+                timing_note(rec)
             ),
             FakeKind::Wrap => format!(
                 "{} reads returned stamps written elsewhere, all at distances that are multiples of {}",

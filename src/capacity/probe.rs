@@ -46,6 +46,9 @@ use serde::{Deserialize, Serialize};
 pub struct ProbeConfig {
     /// The largest write cache to defeat before calling a device honest.
     pub max_cache: u64,
+    /// Past `max_cache`, filler goes on up to this many bytes while the span's reads come
+    /// markedly faster than the medium's (a RAM cache still answers for it).
+    pub cache_ceiling: u64,
     /// Stop after this many ns on the device's clock (the result is then partial).
     pub time_budget_ns: Option<u64>,
     /// Salt of this run's stamps.
@@ -58,10 +61,49 @@ pub struct ProbeConfig {
     pub max_bytes: Option<u64>,
 }
 
+/// How far filler goes behind a cache that timing shows (at least 4 GiB, as f3probe's
+/// largest caches of real fakes).
+pub const DEFAULT_CACHE_CEILING: u64 = 4 << 30;
+
+/// A span's reads against the medium's, timed at one filler step (min of several reads).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CacheTiming {
+    /// Filler written after the span when these reads were made.
+    pub written_after: u64,
+    /// Fastest read of one unit of the span, ns.
+    pub span_ns: u64,
+    /// Fastest read of one never-written unit (the medium), ns.
+    pub medium_ns: u64,
+}
+
+impl CacheTiming {
+    /// The span answered at least twice as fast as the medium: a faster cache holds it.
+    pub fn cached(&self) -> bool {
+        self.span_ns.saturating_mul(2) < self.medium_ns
+    }
+}
+
+/// What a probe of `size` bytes may write, for the banner and the journal, from its
+/// configuration: (the low region its filler covers, the most bytes it writes, the bytes
+/// an honest card typically takes). A cache that hid lost data costs up to three more
+/// rounds of filler as large as the cache.
+pub fn write_bounds(cfg: &ProbeConfig, size: u64) -> (u64, u64, u64) {
+    let cache = cfg.max_cache.max(cfg.cache_ceiling);
+    // Filler starts at the device's low end each time; behind a cache that hid lost data
+    // each bisection round writes as much as the cache from there.
+    let region = (cache + (256 << 20)).min(size);
+    let max_bytes = cache
+        .saturating_mul(4)
+        .saturating_add(256 << 20)
+        .min(size.saturating_mul(4));
+    (region, max_bytes, cfg.max_cache.min(size) + (64 << 20))
+}
+
 impl Default for ProbeConfig {
     fn default() -> Self {
         ProbeConfig {
             max_cache: 1 << 30,
+            cache_ceiling: DEFAULT_CACHE_CEILING,
             time_budget_ns: None,
             salt: Stamper::random_salt(),
             restore_guards: true,
@@ -156,6 +198,9 @@ pub struct ProbeRecord {
     /// A volatile write cache seen hiding lost data: (bytes it held, bytes it did not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_bytes: Option<(u64, u64)>,
+    /// The span's read times against the medium's at the filler steps from `max_cache` on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache_timing: Vec<CacheTiming>,
 }
 
 /// Progress of a running probe, for the CLI's stderr line.
@@ -182,6 +227,8 @@ struct Prober<'a, B: Backend + ?Sized> {
     stop: bool,
     /// Spans written so far (not the filler).
     written: Vec<(u64, u64)>,
+    /// The highest end of a filler write so far (`lim_hi` once it wrapped).
+    filler_top: u64,
 }
 
 /// Errors that end the probe: the device is gone, or the user interrupted (Ctrl-C in
@@ -335,6 +382,47 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         Ok((s, hits))
     }
 
+    /// The fastest of five reads of one unit at `at`, in ns on the device's clock; `None`
+    /// when a read fails.
+    fn fastest_read(&mut self, at: u64) -> Option<u64> {
+        let mut buf = AlignedBuf::new(self.align as usize);
+        let mut best = u64::MAX;
+        for _ in 0..5 {
+            let t = self.dev.clock_ns();
+            self.dev.read_at(&mut buf, at).ok()?;
+            best = best.min(self.dev.clock_ns().saturating_sub(t));
+        }
+        Some(best)
+    }
+
+    /// Time the span's first unit against a unit the probe never wrote (between the
+    /// filler's reach and the span), after `written_after` bytes of filler. `None` when no
+    /// such unit exists (the filler covered the device) or a read failed.
+    fn time_span(&mut self, span: u64, written_after: u64) -> Option<CacheTiming> {
+        let below = self.filler_top.max(self.lim_lo);
+        if span < below + 4 * self.align {
+            return None;
+        }
+        let mut at = align_down(below + (span - below) / 2, self.align);
+        while self
+            .written
+            .iter()
+            .any(|&(o, l)| at < o + l && o < at + self.align)
+        {
+            at += self.align;
+            if at + self.align > span {
+                return None;
+            }
+        }
+        let medium_ns = self.fastest_read(at)?;
+        let span_ns = self.fastest_read(span)?;
+        Some(CacheTiming {
+            written_after,
+            span_ns,
+            medium_ns,
+        })
+    }
+
     /// Write `amount` bytes of zeros over the low part of the device, skipping `exclude`,
     /// so a write cache of up to that size no longer holds the spans. Returns bytes written.
     fn filler(&mut self, amount: u64, exclude: &[(u64, u64)]) -> Result<u64> {
@@ -346,6 +434,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         while done < amount && !self.stop {
             if pos + chunk > self.lim_hi {
                 pos = self.lim_lo;
+                self.filler_top = self.lim_hi;
                 wrapped += 1;
                 if wrapped > 64 {
                     break;
@@ -362,6 +451,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             match self.dev.write_at(&buf[..n as usize], pos) {
                 Ok(()) => {
                     self.rec.bytes_written += n;
+                    self.filler_top = self.filler_top.max(pos + n);
                     done += n;
                 }
                 Err(e) if crate::backend::is_budget_exhausted(&e) => self.stop = true,
@@ -766,18 +856,30 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                 escalated = true;
                 // Filler in steps 25% apart: each step costs one read of the span, and the
                 // step at which the span is lost brackets the cache's size.
+                // Past --max-cache the steps go on to the ceiling only while the span's
+                // reads come faster than the medium's: a RAM cache still holds it.
+                let ceiling = self.cfg.cache_ceiling.max(self.cfg.max_cache);
                 let mut steps = vec![16u64 << 20];
-                while *steps.last().unwrap_or(&0) < self.cfg.max_cache {
+                while *steps.last().unwrap_or(&0) < ceiling {
                     let next = steps.last().map_or(0, |&x| x + x / 4);
-                    steps.push(align_down(next, 1 << 20).min(self.cfg.max_cache));
+                    let next = align_down(next, 1 << 20);
+                    let last = *steps.last().unwrap_or(&0);
+                    if last < self.cfg.max_cache && next > self.cfg.max_cache {
+                        steps.push(self.cfg.max_cache);
+                    }
+                    steps.push(next.min(ceiling));
                 }
+                steps.dedup();
+                let mut cached = true;
                 let mut total = 0;
                 let mut revealed = None;
                 // Writes after the span's first unit at the last read that found it intact.
                 let mut held = span_len - UNIT as u64;
                 for target in steps {
+                    if target > self.cfg.max_cache && !cached {
+                        break;
+                    }
                     // Evict even the span's first unit: writes after it must exceed the cache.
-                    let target = target.min(self.cfg.max_cache);
                     let need = (target + self.align).saturating_sub(span_len);
                     if need <= total {
                         continue;
@@ -799,7 +901,15 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                         break;
                     }
                     held = after_first;
-                    if self.stop || target >= self.cfg.max_cache {
+                    if self.stop {
+                        break;
+                    }
+                    if target >= self.cfg.max_cache {
+                        let timing = self.time_span(span, total);
+                        cached = timing.is_some_and(|t| t.cached());
+                        self.rec.cache_timing.extend(timing);
+                    }
+                    if target >= ceiling {
                         break;
                     }
                 }
@@ -906,6 +1016,7 @@ pub fn probe<B: Backend + ?Sized>(
         // A cache larger than the whole announced capacity is not worth pushing out.
         cfg: ProbeConfig {
             max_cache: cfg.max_cache.min(n),
+            cache_ceiling: cfg.cache_ceiling.max(cfg.max_cache).min(n),
             ..cfg.clone()
         },
         rec: ProbeRecord {
@@ -918,6 +1029,7 @@ pub fn probe<B: Backend + ?Sized>(
         progress,
         stop: false,
         written: Vec::new(),
+        filler_top: lim_lo,
     };
     let outcome = p.run();
     // Put the guards back whatever happened (aliased writes may have reached them).

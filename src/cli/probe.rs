@@ -3,7 +3,7 @@
 use super::guard::{self, WriteFlags, WritePlan};
 use super::{Outcome, Output};
 use crate::capacity::analysis::{analyse, safe_partition, FakeKind, Verdict};
-use crate::capacity::probe::{probe, ProbeConfig};
+use crate::capacity::probe::{probe, write_bounds, ProbeConfig, DEFAULT_CACHE_CEILING};
 use crate::capacity::stamp::Stamper;
 use crate::report::progress::Progress;
 use crate::report::{Document, Warning};
@@ -21,8 +21,10 @@ use crate::{Error, Result};
 Writes 4 KiB stamps and reads them back: a reference read at every power-of-two distance
 (the common wrap), a bisection to the sector where data is lost (limbo), and on a card
 that holds them a wide span with an alias scan (wraps at other sizes) and up to
---max-cache of filler to push a controller write cache out; a cache that hid lost data is
-bracketed (write_cache_bytes). An OK is never confident: a cache larger than the filler
+--max-cache of filler to push a controller write cache out; with --destructive (or on a
+sim: card), past that while the written data reads back faster than the medium (a RAM
+cache still holds it), up to 4 GiB. A cache that hid lost data is bracketed
+(write_cache_bytes). An OK is never confident: a cache larger than the filler
 is not ruled out (raise --max-cache). The banner's byte count is never exceeded: the
 probe stops, incomplete, first. The first and last MiB (partition tables) are never
 written. With --write every overwritten region is saved to a journal first and restored
@@ -75,37 +77,44 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         warnings.push(w);
     }
     drop(peeked);
-    // Stamps (a wide span of at most 64 MiB, bisection points of 4 KiB) plus filler: up
-    // to --max-cache to push a cache out, and, behind a cache that hid lost data, the
-    // same again for each of at most three bisection rounds. The filler always covers
-    // the same low region, so a journal saves at most `region` bytes. The probe stops
-    // (incomplete) rather than write more than announced.
-    let region = (max_cache + (256 << 20)).min(size);
-    let max_bytes = max_cache
-        .saturating_mul(4)
-        .saturating_add(256 << 20)
-        .min(size.saturating_mul(4));
+    let cfg = ProbeConfig {
+        max_cache,
+        // Following a cache past --max-cache moves up to 4 GiB more through the low
+        // region; in preserve mode that would all go to the journal, so it is left to a
+        // larger --max-cache there (the verdict says when a faster cache still answered).
+        cache_ceiling: if args.flags.destructive || target::is_sim_spec(&args.target) {
+            DEFAULT_CACHE_CEILING
+        } else {
+            max_cache
+        },
+        time_budget_ns,
+        salt: Stamper::random_salt(),
+        restore_guards: true,
+        max_bytes: None,
+    };
+    // The filler always covers the same low region, so a journal saves at most `region`
+    // bytes; the probe stops (incomplete) rather than write more than announced.
+    let (region, max_bytes, typical) = write_bounds(&cfg, size);
     let plan = WritePlan {
         command: "probe",
         region: (1 << 20, region),
         max_bytes,
         // An honest card is the long case: the cache filler, the wide span and one read
         // for each of about 16k alias-scan places and 40 filler steps.
-        typical_bytes: Some(max_cache.min(size) + (64 << 20)),
-        estimated_ns: guard::estimate_ns(max_cache.min(size) + (64 << 20), 16384 + 64),
+        typical_bytes: Some(typical),
+        estimated_ns: guard::estimate_ns(typical, 16384 + 64),
         what: format!(
-            "probe writes 4 KiB stamps at a few dozen places (a fake usually ends there, within seconds and a few MiB) and, on a card that holds them, a wide span and up to {} of zeros to push a write cache out (up to 3 times more behind a cache that hid lost data), never touching the first and last MiB",
-            format_bytes(max_cache)
+            "probe writes 4 KiB stamps at a few dozen places (a fake usually ends there, within seconds and a few MiB) and, on a card that holds them, a wide span and up to {} of zeros to push a write cache out (up to {} while reads show a cache faster than the medium, and up to 3 times more behind a cache that hid lost data), never touching the first and last MiB",
+            format_bytes(max_cache),
+            format_bytes(cfg.cache_ceiling.max(max_cache))
         ),
         smaller: "lower --write-budget",
     };
     let mut session = guard::begin(&args.target, &args.flags, &plan, write_budget)?;
     let cfg = ProbeConfig {
-        max_cache,
-        time_budget_ns,
-        salt: Stamper::random_salt(),
         restore_guards: session.journal.is_none(),
         max_bytes: Some(max_bytes),
+        ..cfg
     };
     let mut bar = Progress::new("probe");
     let result = {

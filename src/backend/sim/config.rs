@@ -67,6 +67,9 @@ pub struct SimConfig {
     /// Volatile controller write cache: the last `cache` bytes written are served from
     /// it (0 = none). Hides a fake card from a probe that reads back too soon.
     pub cache: u64,
+    /// Bandwidth of reads served wholly from that cache, with no command overhead (the
+    /// controller answers from its RAM); 0 = at the medium's speed, so timing shows nothing.
+    pub cache_bw: u64,
 }
 
 /// One key of the spec grammar with its meaning (for `sim list` and error messages).
@@ -167,6 +170,10 @@ pub const KEYS: &[KeyDoc] = &[
             "volatile write cache: reads of the last SIZE bytes written come from it (0 = none)",
     },
     KeyDoc {
+        key: "cache_bw",
+        meaning: "read bandwidth of data wholly in that cache, no command time (0 = the medium's)",
+    },
+    KeyDoc {
         key: "fault",
         meaning: "eio@OFFSET+LEN, flip@OFFSET+LEN, vanish@OPS; several separated by ;",
     },
@@ -206,6 +213,7 @@ impl Default for SimConfig {
             sector: 512,
             faults: Vec::new(),
             cache: 0,
+            cache_bw: 0,
         }
     }
 }
@@ -445,6 +453,8 @@ impl SimConfig {
             "sector" => self.sector = count(value)?,
             "fault" => self.faults.extend(parse_faults(value)?),
             "cache" => self.cache = size(value)?,
+            "cache_bw" if value.trim() == "0" => self.cache_bw = 0,
+            "cache_bw" => self.cache_bw = parse_bw(key, value)?,
             _ => {
                 let names: Vec<&str> = KEYS.iter().map(|k| k.key).collect();
                 return Err(Error::usage(format!(
@@ -586,6 +596,9 @@ impl SimConfig {
         ]);
         if self.cache > 0 {
             v.push(("cache", format_bytes(self.cache)));
+        }
+        if self.cache_bw > 0 {
+            v.push(("cache_bw", format!("{}/s", format_bytes(self.cache_bw))));
         }
         v
     }

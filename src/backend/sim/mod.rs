@@ -19,8 +19,10 @@
 //!   (`chain`) data beyond `real`;
 //! - with `cache` > 0, a volatile controller write cache keeps the last `cache` bytes
 //!   written (by logical address, in 4 KiB chunks, oldest evicted first) and answers reads
-//!   of them, at the same speed as the medium: a fake card then looks honest to a probe
-//!   that reads back too soon; writing more than the cache holds pushes the data out;
+//!   of them, at the same speed as the medium (or, with `cache_bw`, at that bandwidth with
+//!   no command time, as a controller answering from its RAM): a fake card then looks
+//!   honest to a probe that reads back too soon; writing more than the cache holds pushes
+//!   the data out;
 //! - noise: every time is multiplied by `1 + noise × N(0,1)`, and with probability
 //!   `outliers` an operation takes 0.5–10 ms longer (background garbage collection).
 //!
@@ -361,13 +363,16 @@ impl SimDevice {
         }
     }
 
-    /// Overlay the cached chunks of a logical range onto data read from the medium.
-    fn cache_read(&self, offset: u64, buf: &mut [u8]) {
+    /// Overlay the cached chunks of a logical range onto data read from the medium; true
+    /// when the cache held every chunk of it.
+    fn cache_read(&self, offset: u64, buf: &mut [u8]) -> bool {
         if self.cache.latest.is_empty() || buf.is_empty() {
-            return;
+            return false;
         }
         let end = offset + buf.len() as u64;
+        let mut all = true;
         for chunk in offset / CACHE_CHUNK..=(end - 1) / CACHE_CHUNK {
+            all &= self.cache.latest.contains_key(&chunk);
             if self.cache.latest.contains_key(&chunk) {
                 let s = (chunk * CACHE_CHUNK).max(offset);
                 let e = ((chunk + 1) * CACHE_CHUNK).min(end);
@@ -376,6 +381,7 @@ impl SimDevice {
                     .read(s, &mut buf[(s - offset) as usize..(e - offset) as usize]);
             }
         }
+        all
     }
 
     fn corrupt(&self, offset: u64, buf: &mut [u8]) {
@@ -412,9 +418,13 @@ impl Backend for SimDevice {
         let len = buf.len() as u64;
         self.check_range(offset, len)?;
         self.read_medium(offset, buf);
-        self.cache_read(offset, buf);
+        let cached = self.cache_read(offset, buf);
         self.corrupt(offset, buf);
-        let t = self.read_model_ns(offset, len);
+        let t = if cached && self.cfg.cache_bw > 0 {
+            transfer_ns(len, self.cfg.cache_bw)
+        } else {
+            self.read_model_ns(offset, len)
+        };
         self.spend(t);
         Ok(())
     }
