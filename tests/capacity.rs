@@ -238,7 +238,7 @@ fn a_fast_cache_above_max_cache_is_followed_to_4_gib_and_never_confidently_wrong
         rec.flush_bytes
     );
     assert!(
-        v.fake_kind.evidence.contains("at the medium's speed"),
+        v.fake_kind.evidence.contains("no faster than the medium"),
         "{}",
         v.fake_kind.evidence
     );

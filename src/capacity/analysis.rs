@@ -70,7 +70,7 @@ fn timing_note(rec: &ProbeRecord) -> String {
             format_ns(t.medium_ns as f64)
         ),
         Some(t) => format!(
-            "; by then its reads came at the medium's speed ({} against {}), so no faster cache still held it",
+            "; by then its reads came no faster than the medium's ({} against {}), so no faster cache still held it",
             format_ns(t.span_ns as f64),
             format_ns(t.medium_ns as f64)
         ),
