@@ -8,7 +8,7 @@ use super::Output;
 use crate::backend::Backend;
 use crate::report::table::Table;
 use crate::report::{Document, Warning};
-use crate::target::{self, OpenRequest};
+use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, parse_size};
 use crate::workload::bench::{
     self, app_class_checks, evaluate, parse_expect, speed_class_checks, BenchFigure, LINES,
@@ -170,7 +170,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             )));
         }
     }
-    let is_dir = !args.target.starts_with("sim:") && Path::new(&args.target).is_dir();
+    let is_dir = TargetKind::of_spec(&args.target) == TargetKind::Directory;
     let mut _test_file = None;
     let mut target_spec = args.target.clone();
     if is_dir {
@@ -190,7 +190,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         _test_file = Some(TestFile(path));
     }
     let probe = target::open(&target_spec, &OpenRequest::read_only())?;
-    let simulated = probe.info.kind == "sim";
+    let simulated = probe.info.kind == TargetKind::Sim;
     let region = size.min(probe.info.size_bytes);
     if region < 1 << 20 {
         return Err(Error::usage(format!(
@@ -202,7 +202,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     // Block devices and files the user named hold data: their write tests are preserved
     // (or --destructive). Only a test file bench made itself in a directory is not.
-    let holds_data = probe.info.kind != "sim";
+    let holds_data = probe.info.kind != TargetKind::Sim;
     if args.journal.is_some() && !(holds_data && args.write && !args.destructive) {
         return Err(Error::usage(
             "--journal is for the preserve mode of write tests on a device or file (--write without --destructive): drop it",
@@ -249,7 +249,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         } else {
             check_write_permission(
                 &args.target,
-                &probe.info.kind,
+                probe.info.kind,
                 args.write,
                 args.destructive,
                 &what,
@@ -328,7 +328,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 seed: 0x5eed_f1a5 + i as u64,
                 // The simulator's timing does not depend on the data, and it keeps only
                 // non-zero data in memory.
-                pattern: if opened.info.kind == "sim" {
+                pattern: if opened.info.kind == TargetKind::Sim {
                     crate::workload::Pattern::Zeros
                 } else {
                     crate::workload::Pattern::Random
@@ -337,7 +337,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 ..JobSpec::default()
             };
             spec.validate(opened.info.size_bytes, opened.info.logical_sector_bytes)?;
-            let r = if opened.info.kind == "sim" {
+            let r = if opened.info.kind == TargetKind::Sim {
                 workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
             } else {
                 workload::run(&spec, RunTarget::Path(Path::new(&target_spec)))?
@@ -398,7 +398,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         "write": writes,
         "quick": args.quick,
         "cpus": cpus,
-        "clock": if opened.info.kind == "sim" { "virtual" } else { "monotonic" },
+        "clock": if opened.info.kind == TargetKind::Sim { "virtual" } else { "monotonic" },
     });
     doc.samples = json!(figures);
     if let (Some(s), Some(e)) = (&session, &ending) {
