@@ -2,12 +2,13 @@
 //! random 4 KiB at QD32 and QD1, read (and write with `--write`) — with SD speed-class and
 //! A1/A2 verdicts and `--expect` checks for CI.
 
-use super::guard::{self, WriteFlags, WritePlan, WriteSession};
 use super::io::check_write_permission;
 use super::Output;
 use crate::backend::Backend;
 use crate::report::table::Table;
+use crate::report::wear_line;
 use crate::report::{Document, Warning};
+use crate::target::write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, parse_size};
 use crate::workload::bench::{
@@ -176,9 +177,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if is_dir {
         let path =
             Path::new(&args.target).join(format!(".flashscope-bench-{}.tmp", std::process::id()));
-        super::require_write_permission(
-            writes,
+        crate::target::write::check_allowed(
             &args.target,
+            &WriteFlags {
+                write: args.write,
+                destructive: args.destructive,
+                journal: None,
+            },
             &format!(
                 "bench on a directory makes a {} test file there ({}), and removes it afterwards",
                 format_bytes(size),
@@ -232,10 +237,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 write: args.write,
                 destructive: args.destructive,
                 journal: args.journal.clone(),
-                write_budget: None,
-                time_budget: None,
             };
-            let plan = WritePlan {
+            let plan = WriteIntent {
                 command: "bench",
                 region: (0, region),
                 max_bytes: u64::MAX,
@@ -243,9 +246,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 estimated_ns: (runtime_ns + ramp_ns) * LINES.len() as u64,
                 what,
                 smaller: "bench a smaller --size",
+                ..WriteIntent::default()
             };
             drop(probe);
-            session = Some(guard::begin(&target_spec, &flags, &plan, None)?);
+            session = Some(open_for_write(&target_spec, &flags, &plan)?);
         } else {
             check_write_permission(
                 &args.target,
@@ -450,7 +454,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             return Ok(s.interrupted_exit(e, sig));
         }
         if !out.json {
-            eprint!("{}", guard::wear_line(&doc));
+            eprint!("{}", wear_line(&doc));
         }
     }
     if let Some(f) = failure {
