@@ -466,6 +466,16 @@ impl WriteSession {
         self.dev.inner().inner().bytes_written
     }
 
+    /// For a test that writes `[offset, offset+len)` through descriptors of its own, past
+    /// the session's stack: in preserve mode the region is saved now, whole, and restored
+    /// whole at the end. Prefer writing through `dev`, which saves only what is written.
+    pub fn claim_region(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        match self.dev.inner_mut().inner_mut().inner_mut() {
+            Guarded::Preserve(p) => p.save_claimed(offset, len),
+            Guarded::Direct(_) => Ok(()),
+        }
+    }
+
     /// Whether the target is the simulated card (never journaled).
     pub fn simulated(&self) -> bool {
         self.mode == WriteMode::Simulated
