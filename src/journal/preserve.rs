@@ -315,56 +315,52 @@ fn restore<D: Backend + ?Sized>(
             return Err(journal.torn_overwritten(&t));
         }
     }
-    // The pieces of each record to write back: all of it, or what the test overwrote.
-    let pieces = |rec: &super::format::Record| -> Vec<(u64, u64)> {
-        let end = rec.offset + rec.length;
-        match only {
-            None => vec![(rec.offset, end)],
-            Some(set) => set.covered(rec.offset, end),
+    // Each piece to put back (all of every record, or what the test overwrote), with the
+    // journal's bytes for it: written first, then, after a flush, read back and compared.
+    let each_piece = |f: &mut dyn FnMut(u64, &[u8]) -> Result<()>| -> Result<()> {
+        for rec in &journal.records {
+            let end = rec.offset + rec.length;
+            let parts = match only {
+                None => vec![(rec.offset, end)],
+                Some(set) => set.covered(rec.offset, end),
+            };
+            if parts.is_empty() {
+                continue;
+            }
+            let mut saved = AlignedBuf::new(rec.length as usize);
+            journal.read_record(rec, &mut saved)?;
+            for (s, e) in parts {
+                let from = (s - rec.offset) as usize;
+                f(s, &saved[from..from + (e - s) as usize])?;
+            }
         }
+        Ok(())
     };
     let mut summary = RestoreSummary::default();
-    for rec in &journal.records {
-        let parts = pieces(rec);
-        if parts.is_empty() {
-            continue;
-        }
-        let mut saved = AlignedBuf::new(rec.length as usize);
-        journal.read_record(rec, &mut saved)?;
-        for (s, e) in parts {
-            let from = (s - rec.offset) as usize;
-            let n = (e - s) as usize;
-            let mut buf = AlignedBuf::new(n);
-            buf.copy_from_slice(&saved[from..from + n]);
-            dev.write_at(&buf, s)
-                .map_err(|e| Error::io(format!("writing back the region at {s}"), e))?;
-            summary.regions += 1;
-            summary.bytes += e - s;
-        }
-    }
+    each_piece(&mut |at, data| {
+        let mut buf = AlignedBuf::new(data.len());
+        buf.copy_from_slice(data);
+        dev.write_at(&buf, at)
+            .map_err(|e| Error::io(format!("writing back the region at {at}"), e))?;
+        summary.regions += 1;
+        summary.bytes += data.len() as u64;
+        Ok(())
+    })?;
     dev.flush()
         .map_err(|e| Error::io("flushing the target after the restore", e))?;
-    for rec in &journal.records {
-        let parts = pieces(rec);
-        if parts.is_empty() {
-            continue;
+    each_piece(&mut |at, data| {
+        let mut now = AlignedBuf::new(data.len());
+        dev.read_at(&mut now, at)
+            .map_err(|e| Error::io(format!("reading back the region at {at}"), e))?;
+        if now[..] != data[..] {
+            return Err(Error::runtime(format!(
+                "the region at {at} ({} bytes) reads back different from the journal after the restore",
+                data.len()
+            )));
         }
-        let mut saved = AlignedBuf::new(rec.length as usize);
-        journal.read_record(rec, &mut saved)?;
-        for (s, e) in parts {
-            let from = (s - rec.offset) as usize;
-            let mut now = AlignedBuf::new((e - s) as usize);
-            dev.read_at(&mut now, s)
-                .map_err(|e| Error::io(format!("reading back the region at {s}"), e))?;
-            if now[..] != saved[from..from + now.len()] {
-                return Err(Error::runtime(format!(
-                    "the region at {s} ({} bytes) reads back different from the journal after the restore",
-                    e - s
-                )));
-            }
-            summary.verified += 1;
-        }
-    }
+        summary.verified += 1;
+        Ok(())
+    })?;
     Ok(summary)
 }
 
