@@ -17,7 +17,10 @@
 //!    `target`, `journal`, `preserve`, `bytes_written` and `elapsed_ns`.
 //!
 //! A command that writes only new files in a directory (verify DIR, bench DIR) calls
-//! [`permit`] alone: the same gate, no device stack.
+//! [`permit`] alone (or its first step, [`check_allowed`]): the same gate, no device
+//! stack. A workload engine that still writes through descriptors of its own, past the
+//! stack, claims its region with [`WriteSession::claim_region`] so preserve mode saves and
+//! restores all of it; [`WriteIntent::workload`] describes such a run.
 //!
 //! The device stack is `Timed<TimeBudget<WriteBudget<Guarded>>>`, where `Guarded` is the
 //! target in `Preserve` (default) or bare (`--destructive`, `sim:`). The budgets sit above
