@@ -55,7 +55,7 @@ pub fn block_sizes(given: &[String], sector: u32) -> Result<Vec<u64>> {
 
 /// The adaptive decision: infer from the cells so far and ask for what is still in doubt.
 pub fn decide(cells: &[probe::AlignCell], reads: u64, max_reads: u64) -> Next {
-    let pts = probe::points(cells);
+    let pts = align::points(cells);
     let inf = align::infer(&pts);
     // Rows read but not believed (stalls in their kept reads) are read again.
     let mut unread: Vec<u64> = cells
@@ -133,7 +133,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         &mut progress.callback(),
     )?;
     progress.finish();
-    let points = probe::points(&run.cells);
+    let points = align::points(&run.cells);
     let inf = align::infer(&points);
 
     let mut doc = Document::new(
@@ -198,7 +198,7 @@ fn environment(
     before: Option<crate::workload::sysstat::CpuLoad>,
 ) -> align::Environment {
     let after = crate::workload::sysstat::CpuLoad::now();
-    let st = probe::stall_stats(&run.cells);
+    let st = align::stall_stats(&run.cells);
     align::Environment {
         load1: after.map_or(0.0, |a| a.load1),
         cpus: after.map_or(0, |a| a.cpus),

@@ -107,7 +107,7 @@ fn align_erase_size(target: &str) -> Result<(Option<u64>, crate::report::Inferen
         &mut progress.callback(),
     )?;
     progress.finish();
-    let inf = crate::analysis::align::infer(&probe::points(&run.cells));
+    let inf = crate::analysis::align::infer(&crate::analysis::align::points(&run.cells));
     Ok((inf.erase_block_bytes.as_u64(), inf.erase_block_bytes))
 }
 
