@@ -4,11 +4,13 @@
 //! `Timed<WriteBudget<SimDevice>>` times every call, counts and caps the bytes written, and
 //! sends the I/O to the simulated card; the same probe runs unchanged on `SyncBackend`.
 
+pub mod budget;
 pub mod buffer;
 pub mod null;
 pub mod sim;
 pub mod sync;
 
+pub use budget::{is_time_budget_reached, TimeBudget};
 pub use buffer::AlignedBuf;
 pub use null::NullBackend;
 pub use sync::SyncBackend;
