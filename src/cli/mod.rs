@@ -182,6 +182,18 @@ impl Outcome {
     }
 }
 
+impl From<crate::probe::write_test::Finished> for Outcome {
+    /// A writing test's result: exit 0 when it ran, the signal's code when stopped.
+    fn from(f: crate::probe::write_test::Finished) -> Self {
+        match f {
+            crate::probe::write_test::Finished::Done { doc, text } => Outcome::new(doc, text, 0),
+            crate::probe::write_test::Finished::Stopped { command, code } => {
+                Outcome::stopped(command, code)
+            }
+        }
+    }
+}
+
 /// Run a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     let out = Output { json: cli.json };

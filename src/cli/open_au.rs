@@ -1,15 +1,13 @@
 //! `flashscope open-au TARGET --write`: how many erase blocks the card can write to at
 //! once (flashbench's open-AU test, automatic).
 
-use super::guard::{self, Ran, WriteFlags, WritePlan};
+use super::guard::WriteFlags;
 use super::{Outcome, Output};
-use crate::analysis::openau::infer_open_au;
-use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
+use crate::probe::open_au::{self, OpenAuParams};
 use crate::probe::write_common::{align_up, check_geometry};
+use crate::probe::write_test::{drive, open_au::OpenAuTest};
 use crate::report::progress::Progress;
-use crate::report::table::Table;
-use crate::report::Document;
-use crate::units::{format_bytes, format_rate, parse_size};
+use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
 /// Arguments of `open-au`.
@@ -167,157 +165,21 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 
 /// Measure and infer without printing (shared with `auto`).
 pub fn execute(args: &Args) -> Result<Outcome> {
-    let info = guard::peek(&args.target)?;
-    let sector = info.logical_sector_bytes as u64;
-    let (erase, source) = erase_size_arg(
-        &args.erase_size,
-        &args.target,
-        &args.flags,
-        &format!(
-            "open-au writes {} blocks into up to {} erase blocks",
-            args.blocksize, args.max_au
-        ),
-    )?;
-    let p = params(args, info.size_bytes, sector, erase)?;
-    let max = p.max_bytes(sector);
-    let typical = p.typical_bytes(sector, 4);
-    let plan = WritePlan {
-        command: "open-au",
-        region: p.region(),
-        max_bytes: max,
-        typical_bytes: Some(typical),
-        estimated_ns: guard::estimate_ns(typical, typical / p.detect_bytes(sector).max(1)),
-        what: format!(
-            "open-au writes {} blocks into up to {} erase blocks of {}{}",
-            format_bytes(p.detect_bytes(sector)),
-            p.max_au,
-            format_bytes(p.erase_bytes),
-            if p.random {
-                ", in order and in random order"
-            } else {
-                ""
-            }
-        ),
-        smaller: "lower --write-budget",
-    };
-    let budget = args.flags.write_budget_bytes(info.size_bytes)?;
-    let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;
-    let (samples, mut doc) =
-        match session.run("open-au", |dev, progress| open_au::run(dev, &p, progress))? {
-            Ran::Done(samples, doc) => (samples, doc),
-            Ran::Stopped(code) => return Ok(Outcome::stopped("open-au", code)),
-        };
-    doc.parameters = serde_json::to_value(&p).unwrap_or_default();
-    doc.parameters["erase_size_source"] = source.clone().into();
-    doc.samples = serde_json::to_value(&samples.samples).unwrap_or_default();
-    let mut open = infer_open_au(&samples.points(false), None);
-    let odd = samples.fast_blocks_in_collapse();
-    if !odd.is_empty() {
-        let msg = format!(
-            "{} of the tested erase blocks (number {:?} from the offset {}) stayed fast when the others collapsed: they keep no open block (a FAT area reaching into the range?), so the count may be too high by {}; rerun with a larger --offset",
-            odd.len(),
-            odd,
-            p.offset_bytes,
-            odd.len()
-        );
-        if let Some(v) = open.value.clone() {
-            open = crate::report::Inference::new(
-                v,
-                open.confidence.min(0.6),
-                format!("{}; but {msg}", open.evidence),
-            );
-        }
-        doc.warnings
-            .push(crate::report::Warning::new("uneven-erase-blocks", msg));
-    }
-    doc.inferences.insert("open_au".into(), open);
-    if p.random {
-        doc.inferences.insert(
-            "open_au_random".into(),
-            infer_open_au(&samples.points(true), samples.linear_reference()),
-        );
-    }
-    if let Some(why) = &samples.stopped {
-        doc.warnings.push(guard::stopped_early(why));
-    }
-    let text = format!(
-        "erase block {} (from {source})\n{}",
-        format_bytes(p.erase_bytes),
-        render(&doc, &samples)
-    );
-    Ok(Outcome::new(doc, text, 0))
-}
-
-fn render(doc: &Document, s: &OpenAuSamples) -> String {
-    let mut text = String::new();
-    for (key, label) in [("open_au", "in order"), ("open_au_random", "random order")] {
-        if let Some(inf) = doc.inferences.get(key) {
-            let v = inf
-                .value
-                .as_ref()
-                .map(|v| v.to_string())
-                .unwrap_or_else(|| "?".into());
-            text.push_str(&format!(
-                "open erase blocks ({label}): {v} ({}) - {}\n",
-                inf.status_word(),
-                inf.evidence
-            ));
-        }
-    }
-    text.push('\n');
-    for random in [false, true] {
-        let ladder: Vec<_> = s
-            .samples
-            .iter()
-            .filter(|x| x.phase == "ladder" && x.random == random)
-            .collect();
-        let det: Vec<_> = s
-            .samples
-            .iter()
-            .filter(|x| x.phase == "detect" && x.random == random)
-            .collect();
-        if det.is_empty() {
-            continue;
-        }
-        let order = if random { "random" } else { "linear" };
-        let mut t = Table::new(&["open erase blocks", "small-block write", "mean", "order"]);
-        for x in &det {
-            t.row(vec![
-                x.open_aus.to_string(),
-                format_rate(x.bytes_per_s),
-                format_rate(x.mean_bytes_per_s),
-                order.into(),
-            ]);
-        }
-        text.push_str(&t.render());
-        let mut counts: Vec<u32> = ladder.iter().map(|x| x.open_aus).collect();
-        counts.sort_unstable();
-        counts.dedup();
-        if !counts.is_empty() {
-            let mut header = vec!["block size".to_string()];
-            header.extend(counts.iter().map(|c| format!("{c} open ({order})")));
-            let refs: Vec<&str> = header.iter().map(String::as_str).collect();
-            let mut t = Table::new(&refs);
-            let mut sizes: Vec<u64> = ladder.iter().map(|x| x.block_bytes).collect();
-            sizes.sort_unstable_by(|a, b| b.cmp(a));
-            sizes.dedup();
-            for bs in sizes {
-                let mut row = vec![format_bytes(bs)];
-                for c in &counts {
-                    let r = ladder
-                        .iter()
-                        .find(|x| x.block_bytes == bs && x.open_aus == *c)
-                        .map(|x| format_rate(x.mean_bytes_per_s))
-                        .unwrap_or_default();
-                    row.push(r);
-                }
-                t.row(row);
-            }
-            text.push('\n');
-            text.push_str(&t.render());
-        }
-        text.push('\n');
-    }
-    text.push_str(&guard::wear_line(doc));
-    text
+    let finished = drive(&args.target, &args.flags, |info| {
+        let sector = info.logical_sector_bytes as u64;
+        let (erase, source) = erase_size_arg(
+            &args.erase_size,
+            &args.target,
+            &args.flags,
+            &format!(
+                "open-au writes {} blocks into up to {} erase blocks",
+                args.blocksize, args.max_au
+            ),
+        )?;
+        Ok(OpenAuTest {
+            params: params(args, info.size_bytes, sector, erase)?,
+            erase_size_source: source,
+        })
+    })?;
+    Ok(Outcome::from(finished))
 }

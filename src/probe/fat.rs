@@ -7,7 +7,7 @@
 //! three writes (one write that opens a block and pays for closing another does not
 //! decide), else bytes over time. Sizes of 1 MiB and more cover the whole erase block.
 
-use super::write_common::{ladder, median_ns, random_buffer, stop_reason, Deadline};
+use super::write_common::{ladder, median_ns, random_buffer, stop_reason};
 
 use crate::analysis::fat::FatSample;
 use crate::backend::{AlignedBuf, Backend, Timed};
@@ -109,15 +109,16 @@ impl FatSamples {
     }
 }
 
-/// Run the probe; an exhausted budget or deadline ends it early with `stopped` set.
-pub fn run<B: Backend>(
-    dev: &mut Timed<B>,
+/// Run the probe; an exhausted budget (bytes or time: the `WriteBudget` and `TimeBudget`
+/// wrappers) ends it early with `stopped` set.
+pub fn run(
+    dev: &mut dyn Backend,
     p: &FatParams,
     progress: &mut dyn FnMut(u64, u64),
 ) -> io::Result<FatSamples> {
     let sector = dev.logical_sector_bytes() as u64;
     let total = p.bytes(sector);
-    let deadline = Deadline::start(dev, p.time_budget_ns);
+    let mut dev = Timed::new(dev);
     let mut out = FatSamples::default();
     let (start, len) = p.region();
     dev.prepare_write(start, len)?;
@@ -138,10 +139,6 @@ pub fn run<B: Backend>(
             (0..rounds).collect()
         };
         for au in 0..p.nr {
-            if deadline.passed(dev) {
-                out.stopped = Some("time budget reached".into());
-                return Ok(out);
-            }
             let base = au as u64 * p.erase_bytes;
             let mut times = Vec::with_capacity(rounds as usize);
             for &r in &order {
@@ -195,7 +192,7 @@ mod tests {
         ] {
             let cfg = SimConfig::parse(spec).unwrap();
             let erase = cfg.erase;
-            let mut dev = Timed::new(SimDevice::new(cfg));
+            let mut dev = SimDevice::new(cfg);
             let s = run(&mut dev, &FatParams::new(erase), &mut |_, _| {}).unwrap();
             let inf = infer_fat(&s.points());
             assert_eq!(

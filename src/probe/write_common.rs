@@ -1,36 +1,22 @@
-//! Shared pieces of the write probes: block-size ladders, stop conditions, data patterns.
+//! Shared pieces of the write probes: block-size ladders, why a probe stopped, data
+//! patterns. The budgets themselves are backend wrappers (`WriteBudget`, `TimeBudget`).
 
 use crate::backend::sim::config::is_pow2_or_3x;
-use crate::backend::{is_budget_exhausted, AlignedBuf, Backend, Timed};
+use crate::backend::{is_budget_exhausted, is_time_budget_reached, AlignedBuf};
 use crate::units::format_bytes;
 use crate::{Error, Result};
 use rand::{Rng, SeedableRng};
 use std::io;
 
-/// Why a probe stopped before its plan was done (`None` in samples: it finished).
+/// Why a probe stopped before its plan was done (`None`: not a budget, a real error).
+/// The wording is part of the output (`stopped` and the stopped-early warning).
 pub fn stop_reason(e: &io::Error) -> Option<String> {
     if is_budget_exhausted(e) {
         Some(format!("write budget reached ({e})"))
+    } else if is_time_budget_reached(e) {
+        Some("time budget reached".into())
     } else {
         None
-    }
-}
-
-/// A deadline on the device's clock for `--time-budget`.
-#[derive(Debug, Clone, Copy)]
-pub struct Deadline {
-    end_ns: Option<u64>,
-}
-
-impl Deadline {
-    pub fn start<B: Backend>(dev: &Timed<B>, budget_ns: Option<u64>) -> Self {
-        Deadline {
-            end_ns: budget_ns.map(|b| dev.clock_ns().saturating_add(b)),
-        }
-    }
-
-    pub fn passed<B: Backend>(&self, dev: &Timed<B>) -> bool {
-        self.end_ns.is_some_and(|e| dev.clock_ns() >= e)
     }
 }
 
