@@ -192,6 +192,48 @@ pub fn points(cells: &[AlignCell]) -> Vec<AlignPoint> {
     out
 }
 
+/// The next step of an adaptive run, chosen by the caller from the analysis.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// The answer is settled.
+    Stop,
+    /// Repeat every cell.
+    Full,
+    /// Repeat the cells at these alignments (all block sizes).
+    Focus(Vec<u64>),
+}
+
+/// The align probe's controller: infer from the cells so far and ask for what is still
+/// in doubt (`next_round`), and read again the rows not believed yet.
+pub fn decide(cells: &[AlignCell], reads: u64, max_reads: u64) -> Next {
+    let pts = points(cells);
+    let inf = infer(&pts);
+    // Rows read but not believed (stalls in their kept reads) are read again.
+    let mut unread: Vec<u64> = cells
+        .iter()
+        .filter(|c| !c.reads.is_empty())
+        .filter(|c| {
+            !pts.iter()
+                .any(|p| p.block_bytes == c.block_bytes && p.align_bytes == c.align_bytes)
+        })
+        .map(|c| c.align_bytes)
+        .collect();
+    match next_round(&inf, &pts, reads, max_reads) {
+        None if unread.is_empty() => Next::Stop,
+        None => {
+            unread.sort_unstable();
+            unread.dedup();
+            Next::Focus(unread)
+        }
+        Some(mut f) => {
+            f.extend(unread);
+            f.sort_unstable();
+            f.dedup();
+            Next::Focus(f)
+        }
+    }
+}
+
 /// Largest size still called a page (or multi-plane unit); sizes above it are erase-sized.
 pub const PAGE_MAX_BYTES: u64 = 96 * 1024;
 /// Smallest size called an erase block.

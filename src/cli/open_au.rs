@@ -5,8 +5,7 @@ use super::guard::WriteFlags;
 use super::{Outcome, Output};
 use crate::probe::open_au::{self, OpenAuParams};
 use crate::probe::write_common::{align_up, check_geometry};
-use crate::probe::write_test::{drive, open_au::OpenAuTest};
-use crate::report::progress::Progress;
+use crate::probe::write_test::{drive, erase_size, open_au::OpenAuTest};
 use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
@@ -42,71 +41,16 @@ pub struct Args {
     pub flags: WriteFlags,
 }
 
-/// The erase size: `--erase-size`, or measured by `align` (read-only) when omitted, which
-/// must then be confident. Returns the size and where it came from (stated in the output).
-/// Without `--write` nothing is measured: the refusal explains the plan.
+/// The erase size: `--erase-size`, or measured by `align` (read-only) when omitted.
+/// Returns the size and where it came from.
 pub fn erase_size_arg(
     arg: &Option<String>,
     target: &str,
     flags: &WriteFlags,
     what: &str,
 ) -> Result<(u64, String)> {
-    if let Some(s) = arg {
-        return Ok((parse_size(s)?, "--erase-size".to_string()));
-    }
-    super::require_write_permission(
-        flags.write || flags.destructive,
-        target,
-        &format!("{what}; the erase block size is first measured with `align` (read-only) since --erase-size was not given"),
-    )?;
-    eprintln!("no --erase-size: measuring the erase block size with align (read-only)...");
-    let (size, inf) = align_erase_size(target)?;
-    match size {
-        Some(e) if inf.status == crate::report::Status::Confident => Ok((
-            e,
-            format!("align ({}, {})", inf.status_word(), inf.evidence),
-        )),
-        _ => Err(Error::usage(format!(
-            "align could not settle the erase block size of {target} ({}: {}); give --erase-size",
-            inf.status_word(),
-            inf.evidence
-        ))),
-    }
-}
-
-/// Run the align probe with its defaults and return the erase-block inference.
-fn align_erase_size(target: &str) -> Result<(Option<u64>, crate::report::Inference)> {
-    use crate::probe::align as probe;
-    let req = crate::target::OpenRequest {
-        write: false,
-        require_direct: false,
-    };
-    let mut opened = crate::target::open(target, &req)?;
-    let dev = &mut opened.backend;
-    let size = dev.size_bytes();
-    let sizes = super::align::block_sizes(&[], dev.logical_sector_bytes())?;
-    probe::validate(size, dev.logical_sector_bytes(), &sizes)?;
-    let max_reads: u64 = sizes
-        .iter()
-        .map(|&b| probe::flashbench_align_reads(size, b))
-        .sum();
-    let config = probe::AlignConfig {
-        block_sizes: sizes,
-        positions: 8,
-        count: None,
-        time_budget_ns: 60_000_000_000,
-        max_reads,
-    };
-    let mut progress = Progress::new("align");
-    let run = probe::run(
-        dev.as_mut(),
-        &config,
-        &mut |cells, reads| super::align::decide(cells, reads, max_reads),
-        &mut progress.callback(),
-    )?;
-    progress.finish();
-    let inf = crate::analysis::align::infer(&crate::analysis::align::points(&run.cells));
-    Ok((inf.erase_block_bytes.as_u64(), inf.erase_block_bytes))
+    let given = arg.as_deref().map(parse_size).transpose()?;
+    erase_size(given, target, flags, what)
 }
 
 /// Parameters checked against the device.

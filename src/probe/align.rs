@@ -9,8 +9,8 @@
 //! alignment come first, then all on reads, then all post reads, so no read follows one
 //! that overlaps it.
 
-pub use crate::analysis::align::AlignCell;
 use crate::analysis::align::{candidate_sizes, MIN_SAMPLES};
+pub use crate::analysis::align::{AlignCell, Next};
 use crate::backend::{AlignedBuf, Backend};
 use crate::units::format_bytes;
 use crate::{Error, Result};
@@ -28,17 +28,6 @@ pub struct AlignConfig {
     pub time_budget_ns: u64,
     /// Stop adaptive rounds before exceeding this many reads.
     pub max_reads: u64,
-}
-
-/// The next step of an adaptive run, chosen by the caller from the analysis.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Next {
-    /// The answer is settled.
-    Stop,
-    /// Repeat every cell.
-    Full,
-    /// Repeat the cells at these alignments (all block sizes).
-    Focus(Vec<u64>),
 }
 
 /// The samples of a run and what it cost.
@@ -72,6 +61,12 @@ pub fn flashbench_align_reads(size: u64, block: u64) -> u64 {
         a /= 2;
     }
     8 * 3 * 7 * n
+}
+
+/// The default read sizes: 2, 8 and 32 logical sectors (of at least 512 bytes).
+pub fn default_block_sizes(sector: u32) -> Vec<u64> {
+    let s = sector.max(512) as u64;
+    vec![2 * s, 8 * s, 32 * s]
 }
 
 /// Largest single read the geometry probes allocate a buffer for.

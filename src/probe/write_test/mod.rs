@@ -13,10 +13,12 @@ pub mod open_au;
 pub mod program;
 pub mod slc;
 
+use crate::analysis::align;
 use crate::backend::{Backend, TimeBudget};
 use crate::cli::guard::{self, Ran, WriteFlags, WritePlan};
-use crate::report::{Document, Inference, TargetInfo, Warning};
-use crate::Result;
+use crate::report::progress::Progress;
+use crate::report::{Document, Inference, Status, TargetInfo, Warning};
+use crate::{Error, Result};
 use std::io;
 
 /// A test that writes to its target.
@@ -127,4 +129,71 @@ pub fn value_text(inf: &Inference) -> String {
         .as_ref()
         .map(|v| v.to_string())
         .unwrap_or_else(|| "?".into())
+}
+
+/// The erase block size a test writes by: `given` (`--erase-size`), or measured by the
+/// align probe (read-only, with its defaults) when not given, which must then be
+/// confident. Returns the size and where it came from (stated in the output). Without
+/// `--write` nothing is measured: the refusal explains the plan (`what`).
+pub fn erase_size(
+    given: Option<u64>,
+    spec: &str,
+    flags: &WriteFlags,
+    what: &str,
+) -> Result<(u64, String)> {
+    if let Some(e) = given {
+        return Ok((e, "--erase-size".to_string()));
+    }
+    crate::cli::require_write_permission(
+        flags.write || flags.destructive,
+        spec,
+        &format!("{what}; the erase block size is first measured with `align` (read-only) since --erase-size was not given"),
+    )?;
+    eprintln!("no --erase-size: measuring the erase block size with align (read-only)...");
+    let inf = align_erase_size(spec)?;
+    match inf.as_u64() {
+        Some(e) if inf.status == Status::Confident => Ok((
+            e,
+            format!("align ({}, {})", inf.status_word(), inf.evidence),
+        )),
+        _ => Err(Error::usage(format!(
+            "align could not settle the erase block size of {spec} ({}: {}); give --erase-size",
+            inf.status_word(),
+            inf.evidence
+        ))),
+    }
+}
+
+/// Run the align probe with its defaults and its controller; the erase-block inference.
+fn align_erase_size(spec: &str) -> Result<Inference> {
+    use crate::probe::align as probe;
+    let req = crate::target::OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    let mut opened = crate::target::open(spec, &req)?;
+    let dev = &mut opened.backend;
+    let size = dev.size_bytes();
+    let sizes = probe::default_block_sizes(dev.logical_sector_bytes());
+    probe::validate(size, dev.logical_sector_bytes(), &sizes)?;
+    let max_reads: u64 = sizes
+        .iter()
+        .map(|&b| probe::flashbench_align_reads(size, b))
+        .sum();
+    let config = probe::AlignConfig {
+        block_sizes: sizes,
+        positions: 8,
+        count: None,
+        time_budget_ns: 60_000_000_000,
+        max_reads,
+    };
+    let mut progress = Progress::new("align");
+    let run = probe::run(
+        dev.as_mut(),
+        &config,
+        &mut |cells, reads| align::decide(cells, reads, max_reads),
+        &mut progress.callback(),
+    )?;
+    progress.finish();
+    Ok(align::infer(&align::points(&run.cells)).erase_block_bytes)
 }
