@@ -2,13 +2,14 @@
 //! random 4 KiB at QD32 and QD1, read (and write with `--write`) — with SD speed-class and
 //! A1/A2 verdicts and `--expect` checks for CI.
 
-use super::guard::{self, WriteFlags, WritePlan, WriteSession};
 use super::io::check_write_permission;
 use super::Output;
 use crate::backend::Backend;
 use crate::report::table::Table;
+use crate::report::wear_line;
 use crate::report::{Document, Warning};
-use crate::target::{self, OpenRequest};
+use crate::target::write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
+use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, parse_size};
 use crate::workload::bench::{
     self, app_class_checks, evaluate, parse_expect, speed_class_checks, BenchFigure, LINES,
@@ -170,15 +171,19 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             )));
         }
     }
-    let is_dir = !args.target.starts_with("sim:") && Path::new(&args.target).is_dir();
+    let is_dir = TargetKind::of_spec(&args.target) == TargetKind::Directory;
     let mut _test_file = None;
     let mut target_spec = args.target.clone();
     if is_dir {
         let path =
             Path::new(&args.target).join(format!(".flashscope-bench-{}.tmp", std::process::id()));
-        super::require_write_permission(
-            writes,
+        crate::target::write::check_allowed(
             &args.target,
+            &WriteFlags {
+                write: args.write,
+                destructive: args.destructive,
+                journal: None,
+            },
             &format!(
                 "bench on a directory makes a {} test file there ({}), and removes it afterwards",
                 format_bytes(size),
@@ -190,7 +195,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         _test_file = Some(TestFile(path));
     }
     let probe = target::open(&target_spec, &OpenRequest::read_only())?;
-    let simulated = probe.info.kind == "sim";
+    let simulated = probe.info.kind == TargetKind::Sim;
     let region = size.min(probe.info.size_bytes);
     if region < 1 << 20 {
         return Err(Error::usage(format!(
@@ -202,7 +207,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     // Block devices and files the user named hold data: their write tests are preserved
     // (or --destructive). Only a test file bench made itself in a directory is not.
-    let holds_data = probe.info.kind != "sim";
+    let holds_data = probe.info.kind != TargetKind::Sim;
     if args.journal.is_some() && !(holds_data && args.write && !args.destructive) {
         return Err(Error::usage(
             "--journal is for the preserve mode of write tests on a device or file (--write without --destructive): drop it",
@@ -232,10 +237,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 write: args.write,
                 destructive: args.destructive,
                 journal: args.journal.clone(),
-                write_budget: None,
-                time_budget: None,
             };
-            let plan = WritePlan {
+            let plan = WriteIntent {
                 command: "bench",
                 region: (0, region),
                 max_bytes: u64::MAX,
@@ -243,13 +246,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 estimated_ns: (runtime_ns + ramp_ns) * LINES.len() as u64,
                 what,
                 smaller: "bench a smaller --size",
+                ..WriteIntent::default()
             };
             drop(probe);
-            session = Some(guard::begin(&target_spec, &flags, &plan, None)?);
+            session = Some(open_for_write(&target_spec, &flags, &plan)?);
         } else {
             check_write_permission(
                 &args.target,
-                &probe.info.kind,
+                probe.info.kind,
                 args.write,
                 args.destructive,
                 &what,
@@ -328,7 +332,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 seed: 0x5eed_f1a5 + i as u64,
                 // The simulator's timing does not depend on the data, and it keeps only
                 // non-zero data in memory.
-                pattern: if opened.info.kind == "sim" {
+                pattern: if opened.info.kind == TargetKind::Sim {
                     crate::workload::Pattern::Zeros
                 } else {
                     crate::workload::Pattern::Random
@@ -337,7 +341,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 ..JobSpec::default()
             };
             spec.validate(opened.info.size_bytes, opened.info.logical_sector_bytes)?;
-            let r = if opened.info.kind == "sim" {
+            let r = if opened.info.kind == TargetKind::Sim {
                 workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
             } else {
                 workload::run(&spec, RunTarget::Path(Path::new(&target_spec)))?
@@ -398,7 +402,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         "write": writes,
         "quick": args.quick,
         "cpus": cpus,
-        "clock": if opened.info.kind == "sim" { "virtual" } else { "monotonic" },
+        "clock": if opened.info.kind == TargetKind::Sim { "virtual" } else { "monotonic" },
     });
     doc.samples = json!(figures);
     if let (Some(s), Some(e)) = (&session, &ending) {
@@ -450,7 +454,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             return Ok(s.interrupted_exit(e, sig));
         }
         if !out.json {
-            eprint!("{}", guard::wear_line(&doc));
+            eprint!("{}", wear_line(&doc));
         }
     }
     if let Some(f) = failure {

@@ -2,12 +2,12 @@
 //! (the FAT area; flashbench's find-fat). The partition table lives there, so preserve
 //! mode is mandatory unless `--destructive`.
 
-use super::guard::WriteFlags;
 use super::open_au::erase_size_arg;
 use super::{Outcome, Output};
 use crate::probe::fat::FatParams;
 use crate::probe::write_common::check_geometry;
 use crate::probe::write_test::{drive, fat::FatTest};
+use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
@@ -33,6 +33,8 @@ pub struct Args {
     pub nr: u32,
     #[command(flatten)]
     pub flags: WriteFlags,
+    #[command(flatten)]
+    pub budgets: Budgets,
 }
 
 fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<FatParams> {
@@ -57,12 +59,12 @@ fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<FatParams> 
     let mut p = FatParams::new(erase);
     p.block_bytes = block;
     p.nr = args.nr;
-    p.time_budget_ns = args.flags.time_budget_ns()?;
+    p.time_budget_ns = args.budgets.time_budget_ns()?;
     Ok(p)
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = drive(&args.target, &args.flags, |info| {
+    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
         let sector = info.logical_sector_bytes as u64;
         let (erase, source) = erase_size_arg(
             &args.erase_size,

@@ -3,7 +3,7 @@
 
 use super::Output;
 use crate::report::{Document, Warning};
-use crate::target::{self, OpenRequest};
+use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, format_rate, parse_size};
 use crate::workload::histogram::DEFAULT_PERCENTILES;
 use crate::workload::spec::{parse_cpus, parse_time};
@@ -193,12 +193,12 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
 /// `--destructive` for block devices (the region is not backed up).
 pub fn check_write_permission(
     spec_text: &str,
-    kind: &str,
+    kind: TargetKind,
     write: bool,
     destructive: bool,
     plan: &str,
 ) -> Result<()> {
-    if kind == "block" && !destructive {
+    if kind == TargetKind::Block && !destructive {
         return Err(Error::Refused(format!(
             "this test writes to block device '{spec_text}': {plan}. Nothing was written. The data there would be overwritten and is not backed up (io has no preserve mode; `flashscope bench --write` has one), so it needs --destructive"
         )));
@@ -228,7 +228,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         },
     )?;
     let mut spec = job_spec(args, kind_probe.info.size_bytes)?;
-    if kind_probe.info.kind == "sim" && args.pattern.is_none() {
+    if kind_probe.info.kind == TargetKind::Sim && args.pattern.is_none() {
         spec.pattern = Pattern::Zeros;
     }
     spec.validate(
@@ -257,7 +257,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         );
         check_write_permission(
             &args.target,
-            &kind_probe.info.kind,
+            kind_probe.info.kind,
             args.write,
             args.destructive,
             &plan,
@@ -269,7 +269,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     } else {
         kind_probe
     };
-    let result = if opened.info.kind == "sim" {
+    let result = if opened.info.kind == TargetKind::Sim {
         workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
     } else {
         workload::run(&spec, RunTarget::Path(std::path::Path::new(&args.target)))?

@@ -1,11 +1,11 @@
 //! `flashscope open-au TARGET --write`: how many erase blocks the card can write to at
 //! once (flashbench's open-AU test, automatic).
 
-use super::guard::WriteFlags;
 use super::{Outcome, Output};
 use crate::probe::open_au::{self, OpenAuParams};
 use crate::probe::write_common::{align_up, check_geometry};
 use crate::probe::write_test::{drive, erase_size, open_au::OpenAuTest};
+use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
@@ -39,6 +39,8 @@ pub struct Args {
     pub random: bool,
     #[command(flatten)]
     pub flags: WriteFlags,
+    #[command(flatten)]
+    pub budgets: Budgets,
 }
 
 /// The erase size: `--erase-size`, or measured by `align` (read-only) when omitted.
@@ -64,7 +66,7 @@ fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<OpenAuParam
     p.block_bytes = block;
     p.max_au = args.max_au;
     p.random = args.random;
-    p.time_budget_ns = args.flags.time_budget_ns()?;
+    p.time_budget_ns = args.budgets.time_budget_ns()?;
     p.offset_bytes = match &args.offset {
         Some(o) => {
             let o = parse_size(o)?;
@@ -109,7 +111,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 
 /// Measure and infer without printing (shared with `auto`).
 pub fn execute(args: &Args) -> Result<Outcome> {
-    let finished = drive(&args.target, &args.flags, |info| {
+    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
         let sector = info.logical_sector_bytes as u64;
         let (erase, source) = erase_size_arg(
             &args.erase_size,

@@ -1,10 +1,10 @@
 //! `flashscope program TARGET --write`: the flashbench program matrix — per block size,
 //! linear and random writes of zeros, ones and 0x5a, and reads.
 
-use super::guard::WriteFlags;
 use super::{Outcome, Output};
 use crate::probe::program::ProgramParams;
 use crate::probe::write_test::{drive, program::ProgramTest};
+use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
@@ -30,6 +30,8 @@ pub struct Args {
     pub blocksize: String,
     #[command(flatten)]
     pub flags: WriteFlags,
+    #[command(flatten)]
+    pub budgets: Budgets,
 }
 
 fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
@@ -38,7 +40,7 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
     p.region_bytes = parse_size(&args.size)?;
     p.largest_bytes = parse_size(&args.max_blocksize)?;
     p.smallest_bytes = parse_size(&args.blocksize)?;
-    p.time_budget_ns = args.flags.time_budget_ns()?;
+    p.time_budget_ns = args.budgets.time_budget_ns()?;
     for (option, text, v) in [
         ("--blocksize", &args.blocksize, p.smallest_bytes),
         ("--max-blocksize", &args.max_blocksize, p.largest_bytes),
@@ -79,7 +81,7 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = drive(&args.target, &args.flags, |info| {
+    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
         let sector = info.logical_sector_bytes as u64;
         Ok(ProgramTest {
             params: params(args, info.size_bytes, sector)?,

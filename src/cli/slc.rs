@@ -1,10 +1,10 @@
 //! `flashscope slc TARGET --write`: the write-cache cliff — how much a sustained write
 //! gets at cache speed before the native speed, and whether the cache recovers.
 
-use super::guard::WriteFlags;
 use super::{Outcome, Output};
 use crate::probe::slc::{default_budget, SlcParams};
 use crate::probe::write_test::{drive, slc::SlcTest};
+use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{format_bytes, parse_duration_ns, parse_size};
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -34,11 +34,13 @@ pub struct Args {
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub flags: WriteFlags,
+    #[command(flatten)]
+    pub budgets: Budgets,
 }
 
 fn params(args: &Args, size: u64, sector: u64) -> Result<SlcParams> {
     let offset = parse_size(&args.offset)?;
-    let requested = args.flags.write_budget_bytes(size)?;
+    let requested = args.budgets.write_budget_bytes(size)?;
     let budget = requested.unwrap_or_else(|| default_budget(size));
     let mut p = SlcParams::new(size, budget);
     p.offset_bytes = offset;
@@ -47,7 +49,7 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<SlcParams> {
         p.recovery_bytes = 0;
     }
     p.random_data = args.random_data;
-    p.time_budget_ns = args.flags.time_budget_ns()?;
+    p.time_budget_ns = args.budgets.time_budget_ns()?;
     if offset % sector != 0 {
         return Err(Error::usage(format!(
             "--offset {offset} is not a multiple of the {sector}-byte sector"
@@ -69,7 +71,7 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<SlcParams> {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = drive(&args.target, &args.flags, |info| {
+    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
         let sector = info.logical_sector_bytes as u64;
         Ok(SlcTest {
             params: params(args, info.size_bytes, sector)?,

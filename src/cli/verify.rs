@@ -2,7 +2,7 @@
 //! everything back and list what did not survive. `verify DIR` does the same through a
 //! mounted filesystem with 1 GiB files.
 
-use super::{guard, Output};
+use super::Output;
 use crate::backend::Backend;
 use crate::capacity::extent::Extent;
 use crate::capacity::fileset::{plan_bytes, FileSet};
@@ -10,6 +10,7 @@ use crate::capacity::stamp::Stamper;
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
 use crate::report::progress::Progress;
 use crate::report::{Document, Inference, Warning};
+use crate::target::write::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
 use crate::target::{self, sysfs, OpenRequest, OpenTarget};
 use crate::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
 use crate::{Error, Result};
@@ -157,7 +158,7 @@ fn identity(opened: &OpenTarget, spec: &str) -> String {
         if let Some(v) = sysfs::read_attr(name, "loop/backing_file") {
             id.push_str(&format!(":{v}"));
         }
-    } else if opened.info.kind == "file" {
+    } else if opened.info.kind == crate::target::TargetKind::File {
         use std::os::unix::fs::MetadataExt;
         if let Ok(m) = std::fs::metadata(spec) {
             id.push_str(&format!(":dev{}:ino{}", m.dev(), m.ino()));
@@ -232,21 +233,21 @@ fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let path = Path::new(&args.target);
-    let is_dir = !args.target.starts_with("sim:") && path.is_dir();
-    let is_sim = args.target.starts_with("sim:");
-    if is_dir || is_sim {
-        super::require_write_permission(
-            args.write || args.destructive,
-            &args.target,
-            "verify writes stamps over the whole range (a directory: new files filling its free space), then reads them back",
-        )?;
-    } else if !args.destructive {
-        super::require_write_permission(
-            args.write,
-            &args.target,
-            "verify overwrites every byte of the device (or --range) with stamps, then reads them back; with --write the data is saved to a journal first and restored, with --destructive it is lost",
-        )?;
-    } else if args.journal.is_some() {
+    let kind = crate::target::TargetKind::of_spec(&args.target);
+    let is_dir = kind == crate::target::TargetKind::Directory;
+    let is_sim = kind == crate::target::TargetKind::Sim;
+    let flags = WriteFlags {
+        write: args.write,
+        destructive: args.destructive,
+        journal: args.journal.clone(),
+    };
+    let plan = if is_dir || is_sim {
+        "verify writes stamps over the whole range (a directory: new files filling its free space), then reads them back"
+    } else {
+        "verify overwrites every byte of the device (or --range) with stamps, then reads them back; with --write the data is saved to a journal first and restored, with --destructive it is lost"
+    };
+    crate::target::write::check_allowed(&args.target, &flags, plan)?;
+    if !(is_dir || is_sim) && args.destructive && args.journal.is_some() {
         return Err(Error::usage(
             "--journal has no effect with --destructive (nothing is saved): drop one of them",
         ));
@@ -316,7 +317,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         VerifyState::new(id, size, start, len, Stamper::random_salt())
     };
     let info = opened.info.clone();
-    let is_sim_target = info.kind == "sim";
+    let is_sim_target = info.kind == crate::target::TargetKind::Sim;
     let mut dev = opened.backend;
     if args.pass == Pass::Read && state.phase == Phase::Write {
         return Err(Error::usage(format!(
@@ -394,23 +395,22 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
         Some(p) => p.clone(),
         None => crate::journal::default_path("verify")?,
     };
-    let flags = guard::WriteFlags {
+    let flags = WriteFlags {
         write: true,
         destructive: false,
         journal: Some(journal_path),
-        write_budget: None,
-        time_budget: None,
     };
-    let plan = guard::WritePlan {
+    let plan = WriteIntent {
         command: "verify",
         region: (start, len),
         max_bytes: len,
         typical_bytes: None,
-        estimated_ns: guard::estimate_ns(3 * len, 3 * len.div_ceil(1 << 20)),
+        estimated_ns: estimate_ns(3 * len, 3 * len.div_ceil(1 << 20)),
         what: "verify writes stamps over every byte of the range and reads them back".into(),
         smaller: "verify a smaller --range (preserve mode saves every byte of it), or use --destructive if the data need not be kept",
+        ..WriteIntent::default()
     };
-    let mut session = guard::begin(&args.target, &flags, &plan, None)?;
+    let mut session = open_for_write(&args.target, &flags, &plan)?;
     let size = session.info.size_bytes;
     let id = format!("{}:{}:{size}:preserve", session.info.kind, args.target);
     let state = VerifyState::new(id, size, start, len, Stamper::random_salt());
@@ -551,7 +551,7 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
     }
     let target = serde_json::json!({
         "spec": args.target,
-        "kind": "directory",
+        "kind": crate::target::TargetKind::Directory,
         "size_bytes": total,
         "logical_sector_bytes": 4096,
         "physical_sector_bytes": 4096,
@@ -761,7 +761,7 @@ fn render(doc: &Document) -> String {
         s.push_str(&format!("  … {} more (see --json)\n", ext.len() - 20));
     }
     if doc.extra.contains_key("preserve") {
-        s.push_str(&guard::wear_line(doc));
+        s.push_str(&crate::report::wear_line(doc));
     }
     for (k, label) in [("write_bytes_per_s", "write"), ("read_bytes_per_s", "read")] {
         if let Some(v) = doc.inferences.get(k).and_then(|i| i.as_u64()) {

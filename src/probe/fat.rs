@@ -7,10 +7,10 @@
 //! three writes (one write that opens a block and pays for closing another does not
 //! decide), else bytes over time. Sizes of 1 MiB and more cover the whole erase block.
 
-use super::write_common::{ladder, median_ns, random_buffer, stop_reason};
+use super::write_common::{ladder, median_ns, random_buffer};
 
 use crate::analysis::fat::FatSample;
-use crate::backend::{AlignedBuf, Backend, Timed};
+use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -23,6 +23,7 @@ pub struct FatParams {
     /// Erase blocks measured from the start of the device.
     pub nr: u32,
     pub seed: u64,
+    /// `--time-budget` as given, for the document: the session's `TimeBudget` enforces it.
     pub time_budget_ns: Option<u64>,
     /// Write zeros instead of pseudo-random data (cheaper for the simulator to hold).
     pub zeros: bool,

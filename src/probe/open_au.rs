@@ -10,9 +10,9 @@
 //! whole block-size ladder (erase size down) is measured at the two counts around the
 //! cut-off, as flashbench shows it. The probe decides only where to measure next.
 
-use super::write_common::{ladder, median_ns, permutation, random_buffer, stop_reason};
+use super::write_common::{ladder, median_ns, permutation, random_buffer};
 use crate::analysis::openau::{sweep_counts, Next, OpenAuPoint};
-use crate::backend::{AlignedBuf, Backend, Timed};
+use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -30,6 +30,7 @@ pub struct OpenAuParams {
     /// Blocks written into each erase block per detection measurement.
     pub rounds: u32,
     pub seed: u64,
+    /// `--time-budget` as given, for the document: the session's `TimeBudget` enforces it.
     pub time_budget_ns: Option<u64>,
     /// Measure the block-size ladder around the cut-off (the table); off, only detection.
     pub ladder: bool,

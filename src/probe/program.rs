@@ -2,9 +2,9 @@
 //! linear writes of zeros, ones and 0x5a, a linear read, random-order writes of the three
 //! patterns and a random read, all inside one region.
 
-use super::write_common::{permutation, stop_reason};
+use super::write_common::permutation;
 use crate::analysis::program::ProgramRow;
-use crate::backend::{AlignedBuf, Backend, Timed};
+use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -18,6 +18,7 @@ pub struct ProgramParams {
     /// Most blocks per operation and size (small sizes would otherwise take long).
     pub max_ops: u64,
     pub seed: u64,
+    /// `--time-budget` as given, for the document: the session's `TimeBudget` enforces it.
     pub time_budget_ns: Option<u64>,
 }
 

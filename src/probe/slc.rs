@@ -2,9 +2,9 @@
 //! interval, until the speed drops and stays down or the budget is spent; then the device
 //! idles and a short write shows whether the cache recovered.
 
-use super::write_common::{random_buffer, stop_reason};
+use super::write_common::random_buffer;
 use crate::analysis::slc::SlcInterval;
-use crate::backend::{AlignedBuf, Backend, Timed};
+use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -23,6 +23,7 @@ pub struct SlcParams {
     pub recovery_bytes: u64,
     /// Write pseudo-random data instead of zeros.
     pub random_data: bool,
+    /// `--time-budget` as given, for the document: the session's `TimeBudget` enforces it.
     pub time_budget_ns: Option<u64>,
 }
 

@@ -1,24 +1,11 @@
-//! Shared pieces of the write probes: block-size ladders, why a probe stopped, data
-//! patterns. The budgets themselves are backend wrappers (`WriteBudget`, `TimeBudget`).
+//! Shared pieces of the write probes: block-size ladders, data patterns. The budgets are
+//! backend wrappers (`WriteBudget`, `TimeBudget`); `backend::stop_reason` names their stop.
 
 use crate::backend::sim::config::is_pow2_or_3x;
-use crate::backend::{is_budget_exhausted, is_time_budget_reached, AlignedBuf};
+use crate::backend::AlignedBuf;
 use crate::units::format_bytes;
 use crate::{Error, Result};
 use rand::{Rng, SeedableRng};
-use std::io;
-
-/// Why a probe stopped before its plan was done (`None`: not a budget, a real error).
-/// The wording is part of the output (`stopped` and the stopped-early warning).
-pub fn stop_reason(e: &io::Error) -> Option<String> {
-    if is_budget_exhausted(e) {
-        Some(format!("write budget reached ({e})"))
-    } else if is_time_budget_reached(e) {
-        Some("time budget reached".into())
-    } else {
-        None
-    }
-}
 
 /// Block sizes from `erase` down to `smallest`, halving (`erase / 2^k`), each a multiple
 /// of `sector`.

@@ -110,8 +110,7 @@ impl Warning {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
     pub spec: String,
-    /// "block", "file" or "sim".
-    pub kind: String,
+    pub kind: crate::target::TargetKind,
     pub size_bytes: u64,
     pub logical_sector_bytes: u32,
     pub physical_sector_bytes: u32,
@@ -165,6 +164,35 @@ impl Document {
     pub fn to_json(&self) -> String {
         // Serialising plain data with string keys cannot fail.
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+}
+
+/// A line for text output: the test's writes and the preserve-mode result (the document's
+/// `preserve` and `journal` fields, as `target::write::WriteSession::fill` sets them).
+pub fn wear_line(doc: &Document) -> String {
+    use crate::units::format_bytes;
+    let p = doc.extra.get("preserve");
+    let g = |k: &str| {
+        p.and_then(|v| v.get(k))
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0)
+    };
+    let mode = p.and_then(|v| v.get("mode")).and_then(|v| v.as_str());
+    match doc.extra.get("journal").and_then(|j| j.as_str()) {
+        None if mode == Some("simulated") => format!(
+            "wrote {} to the simulated card (nothing to restore)\n",
+            format_bytes(g("test_bytes_written"))
+        ),
+        Some(_) => format!(
+            "wrote {} for the test and {} to restore {} saved regions (verified); journal removed\n",
+            format_bytes(g("test_bytes_written")),
+            format_bytes(g("restore_bytes_written")),
+            g("regions_restored")
+        ),
+        None => format!(
+            "wrote {} (destructive: nothing restored)\n",
+            format_bytes(g("test_bytes_written"))
+        ),
     }
 }
 

@@ -3,11 +3,11 @@
 use super::{value_text, Findings, WriteTest};
 use crate::analysis::fat::infer_fat;
 use crate::backend::Backend;
-use crate::cli::guard::{estimate_ns, WritePlan};
 use crate::probe::fat::{self, FatParams, FatSamples};
 use crate::probe::write_common::ladder;
 use crate::report::table::Table;
 use crate::report::Document;
+use crate::target::write::{estimate_ns, WriteIntent};
 use crate::units::{format_bytes, format_rate};
 use crate::Result;
 use std::io;
@@ -23,7 +23,7 @@ impl WriteTest for FatTest {
     type Samples = FatSamples;
     const COMMAND: &'static str = "fat";
 
-    fn plan(&self, sector: u64) -> WritePlan {
+    fn plan(&self, sector: u64) -> WriteIntent {
         let p = &self.params;
         let bytes = p.bytes(sector);
         let ops: u64 = ladder(p.erase_bytes, p.block_bytes, sector)
@@ -31,7 +31,7 @@ impl WriteTest for FatTest {
             .map(|&bs| p.rounds(bs))
             .sum::<u64>()
             * p.nr as u64;
-        WritePlan {
+        WriteIntent {
             command: Self::COMMAND,
             region: p.region(),
             max_bytes: bytes,
@@ -44,6 +44,7 @@ impl WriteTest for FatTest {
                 format_bytes(p.block_bytes)
             ),
             smaller: "lower --write-budget",
+            ..WriteIntent::default()
         }
     }
 

@@ -14,10 +14,12 @@ pub mod program;
 pub mod slc;
 
 use crate::analysis::align;
-use crate::backend::{Backend, TimeBudget};
-use crate::cli::guard::{self, Ran, WriteFlags, WritePlan};
+use crate::backend::Backend;
 use crate::report::progress::Progress;
-use crate::report::{Document, Inference, Status, TargetInfo, Warning};
+use crate::report::{wear_line, Document, Inference, Status, TargetInfo, Warning};
+use crate::target::write::{
+    check_allowed, open_for_write, stopped_early, Budgets, Ran, WriteFlags, WriteIntent,
+};
 use crate::{Error, Result};
 use std::io;
 
@@ -28,8 +30,9 @@ pub trait WriteTest {
     /// The subcommand and the document's `command`.
     const COMMAND: &'static str;
 
-    /// What the test is about to write, for the banner and the refusal without `--write`.
-    fn plan(&self, sector: u64) -> WritePlan;
+    /// What the test is about to write, for the banner and the refusal without `--write`
+    /// (the driver sets the budgets).
+    fn plan(&self, sector: u64) -> WriteIntent;
     /// The session's write budget, from `--write-budget` (`requested`).
     fn write_budget(&self, requested: Option<u64>) -> Option<u64> {
         requested
@@ -85,23 +88,21 @@ pub enum Finished {
 
 /// Run a writing test on `spec`: peek at the target (read-only) and `build` the test
 /// from what it is (parameters are checked against its size and sector), then plan,
-/// open the write session, run under the time budget, end (restore and verify in
-/// preserve mode), document and render.
+/// open the write session (the policy, with the write and time budgets), run, end
+/// (restore and verify in preserve mode), document and render.
 pub fn drive<T: WriteTest>(
     spec: &str,
     flags: &WriteFlags,
+    budgets: &Budgets,
     build: impl FnOnce(&TargetInfo) -> Result<T>,
 ) -> Result<Finished> {
-    let info = guard::peek(spec)?;
+    let info = crate::target::peek(spec)?;
     let test = build(&info)?;
-    let plan = test.plan(info.logical_sector_bytes as u64);
-    let budget = test.write_budget(flags.write_budget_bytes(info.size_bytes)?);
-    let time_budget = flags.time_budget_ns()?;
-    let mut session = guard::begin(spec, flags, &plan, budget)?;
-    let ran = session.run(T::COMMAND, |dev, progress| {
-        let mut dev = TimeBudget::new(dev as &mut dyn Backend, time_budget);
-        test.run(&mut dev, progress)
-    })?;
+    let mut intent = test.plan(info.logical_sector_bytes as u64);
+    intent.budget_bytes = test.write_budget(budgets.write_budget_bytes(info.size_bytes)?);
+    intent.time_budget_ns = budgets.time_budget_ns()?;
+    let mut session = open_for_write(spec, flags, &intent)?;
+    let ran = session.run(T::COMMAND, |dev, progress| test.run(dev, progress))?;
     let (samples, mut doc) = match ran {
         Ran::Done(samples, doc) => (samples, doc),
         Ran::Stopped(code) => {
@@ -116,10 +117,10 @@ pub fn drive<T: WriteTest>(
     doc.inferences.extend(findings.inferences);
     doc.warnings.extend(findings.warnings);
     if let Some(why) = test.stopped(&samples) {
-        doc.warnings.push(guard::stopped_early(why));
+        doc.warnings.push(stopped_early(why));
     }
     let mut text = test.render(&doc, &samples);
-    text.push_str(&guard::wear_line(&doc));
+    text.push_str(&wear_line(&doc));
     Ok(Finished::Done { doc, text })
 }
 
@@ -144,9 +145,9 @@ pub fn erase_size(
     if let Some(e) = given {
         return Ok((e, "--erase-size".to_string()));
     }
-    crate::cli::require_write_permission(
-        flags.write || flags.destructive,
+    check_allowed(
         spec,
+        flags,
         &format!("{what}; the erase block size is first measured with `align` (read-only) since --erase-size was not given"),
     )?;
     eprintln!("no --erase-size: measuring the erase block size with align (read-only)...");

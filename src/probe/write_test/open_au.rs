@@ -5,10 +5,10 @@ use crate::analysis::openau::{
     decide, fast_blocks_in_collapse, infer_linear, infer_open_au, linear_reference,
 };
 use crate::backend::Backend;
-use crate::cli::guard::{estimate_ns, WritePlan};
 use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
 use crate::report::table::Table;
 use crate::report::Document;
+use crate::target::write::{estimate_ns, WriteIntent};
 use crate::units::{format_bytes, format_rate};
 use crate::Result;
 use std::io;
@@ -24,10 +24,10 @@ impl WriteTest for OpenAuTest {
     type Samples = OpenAuSamples;
     const COMMAND: &'static str = "open-au";
 
-    fn plan(&self, sector: u64) -> WritePlan {
+    fn plan(&self, sector: u64) -> WriteIntent {
         let p = &self.params;
         let typical = p.typical_bytes(sector, 4);
-        WritePlan {
+        WriteIntent {
             command: Self::COMMAND,
             region: p.region(),
             max_bytes: p.max_bytes(sector),
@@ -45,6 +45,7 @@ impl WriteTest for OpenAuTest {
                 }
             ),
             smaller: "lower --write-budget",
+            ..WriteIntent::default()
         }
     }
 

@@ -3,10 +3,10 @@
 use super::{value_text, Findings, WriteTest};
 use crate::analysis::program::{infer_program, COLUMNS};
 use crate::backend::Backend;
-use crate::cli::guard::{estimate_ns, WritePlan};
 use crate::probe::program::{self, ProgramParams, ProgramSamples};
 use crate::report::table::Table;
 use crate::report::Document;
+use crate::target::write::{estimate_ns, WriteIntent};
 use crate::units::{format_bytes, format_rate};
 use crate::Result;
 use std::io;
@@ -20,12 +20,12 @@ impl WriteTest for ProgramTest {
     type Samples = ProgramSamples;
     const COMMAND: &'static str = "program";
 
-    fn plan(&self, sector: u64) -> WritePlan {
+    fn plan(&self, sector: u64) -> WriteIntent {
         let p = &self.params;
         let bytes = p.bytes(sector);
         let sizes = p.sizes(sector);
         let ops: u64 = sizes.iter().map(|&bs| 8 * p.ops(bs)).sum();
-        WritePlan {
+        WriteIntent {
             command: Self::COMMAND,
             region: (p.offset_bytes, p.region_bytes),
             max_bytes: bytes,
@@ -37,6 +37,7 @@ impl WriteTest for ProgramTest {
                 format_bytes(sizes.last().copied().unwrap_or(0))
             ),
             smaller: "lower --write-budget",
+            ..WriteIntent::default()
         }
     }
 

@@ -4,10 +4,10 @@
 use super::{Findings, WriteTest};
 use crate::analysis::slc::{cliff_confirmed, infer_recovery, infer_slc, SlcInterval};
 use crate::backend::Backend;
-use crate::cli::guard::{estimate_ns, WritePlan};
 use crate::probe::slc::{self, SlcParams, SlcSamples};
 use crate::report::table::Table;
 use crate::report::Document;
+use crate::target::write::{estimate_ns, WriteIntent};
 use crate::units::{format_bytes, format_rate};
 use crate::{Error, Result};
 use std::io;
@@ -31,10 +31,10 @@ impl WriteTest for SlcTest {
     type Samples = SlcSamples;
     const COMMAND: &'static str = "slc";
 
-    fn plan(&self, _sector: u64) -> WritePlan {
+    fn plan(&self, _sector: u64) -> WriteIntent {
         let p = &self.params;
         let max = self.max_bytes();
-        WritePlan {
+        WriteIntent {
             command: Self::COMMAND,
             region: p.region(),
             max_bytes: max,
@@ -47,6 +47,7 @@ impl WriteTest for SlcTest {
                 format_bytes(p.recovery_bytes)
             ),
             smaller: "lower --write-budget",
+            ..WriteIntent::default()
         }
     }
 
