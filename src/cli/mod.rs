@@ -183,10 +183,12 @@ impl Outcome {
 }
 
 impl From<crate::probe::write_test::Finished> for Outcome {
-    /// A writing test's result: exit 0 when it ran, the signal's code when stopped.
+    /// A writing test's result: its exit code when it ran, the signal's when stopped.
     fn from(f: crate::probe::write_test::Finished) -> Self {
         match f {
-            crate::probe::write_test::Finished::Done { doc, text } => Outcome::new(doc, text, 0),
+            crate::probe::write_test::Finished::Done { doc, text, code } => {
+                Outcome::new(doc, text, code)
+            }
             crate::probe::write_test::Finished::Stopped { command, code } => {
                 Outcome::stopped(command, code)
             }

@@ -8,6 +8,7 @@
 //! where to measure next, as `analysis::align::next_round` is for align); `infer` is pure
 //! analysis. The CLI turns arguments into a test and prints what the driver returns.
 
+pub mod capacity;
 pub mod fat;
 pub mod open_au;
 pub mod program;
@@ -37,6 +38,12 @@ pub trait WriteTest {
     fn write_budget(&self, requested: Option<u64>) -> Option<u64> {
         requested
     }
+    /// The session's time budget, from `--time-budget` (`requested`).
+    fn time_budget(&self, requested: Option<u64>) -> Option<u64> {
+        requested
+    }
+    /// The session is open; `journaled`: preserve mode saves what the test overwrites.
+    fn opened(&mut self, _journaled: bool) {}
     /// Measure on the session's device stack; `progress(done, total)` feeds the progress
     /// line. A budget's refusal ends the probe early with its samples, not with an error.
     fn run(
@@ -54,11 +61,14 @@ pub trait WriteTest {
     fn render(&self, doc: &Document, samples: &Self::Samples) -> String;
 }
 
-/// The inferences of a test and the warnings the analysis raised.
+/// The inferences of a test, the warnings and document fields the analysis adds, and
+/// whether the device failed the check (exit 3).
 #[derive(Debug, Clone, Default)]
 pub struct Findings {
     pub inferences: Vec<(String, Inference)>,
     pub warnings: Vec<Warning>,
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub failed: bool,
 }
 
 impl Findings {
@@ -80,8 +90,13 @@ impl Findings {
 // Made once per command and taken apart at once: boxing would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum Finished {
-    /// It ran: the document and its text rendering.
-    Done { doc: Document, text: String },
+    /// It ran: the document, its text rendering and the exit code (0, or 3 when the
+    /// device failed the check).
+    Done {
+        doc: Document,
+        text: String,
+        code: i32,
+    },
     /// A signal stopped it after the regions were restored: the exit code (130 or 143).
     Stopped { command: &'static str, code: i32 },
 }
@@ -97,11 +112,12 @@ pub fn drive<T: WriteTest>(
     build: impl FnOnce(&TargetInfo) -> Result<T>,
 ) -> Result<Finished> {
     let info = crate::target::peek(spec)?;
-    let test = build(&info)?;
+    let mut test = build(&info)?;
     let mut intent = test.plan(info.logical_sector_bytes as u64);
     intent.budget_bytes = test.write_budget(budgets.write_budget_bytes(info.size_bytes)?);
-    intent.time_budget_ns = budgets.time_budget_ns()?;
+    intent.time_budget_ns = test.time_budget(budgets.time_budget_ns()?);
     let mut session = open_for_write(spec, flags, &intent)?;
+    test.opened(session.journal.is_some());
     let ran = session.run(T::COMMAND, |dev, progress| test.run(dev, progress))?;
     let (samples, mut doc) = match ran {
         Ran::Done(samples, doc) => (samples, doc),
@@ -116,12 +132,14 @@ pub fn drive<T: WriteTest>(
     let findings = test.infer(&samples);
     doc.inferences.extend(findings.inferences);
     doc.warnings.extend(findings.warnings);
+    doc.extra.extend(findings.extra);
     if let Some(why) = test.stopped(&samples) {
         doc.warnings.push(stopped_early(why));
     }
     let mut text = test.render(&doc, &samples);
     text.push_str(&wear_line(&doc));
-    Ok(Finished::Done { doc, text })
+    let code = if findings.failed { 3 } else { 0 };
+    Ok(Finished::Done { doc, text, code })
 }
 
 /// `value` of an inference as text, `?` when inconclusive.

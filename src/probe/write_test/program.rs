@@ -52,7 +52,7 @@ impl WriteTest for ProgramTest {
     fn infer(&self, s: &ProgramSamples) -> Findings {
         Findings {
             inferences: infer_program(&s.rows()).into_iter().collect(),
-            warnings: Vec::new(),
+            ..Findings::default()
         }
     }
 
