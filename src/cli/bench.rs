@@ -4,7 +4,6 @@
 
 use super::io::check_write_permission;
 use super::Output;
-use crate::backend::Backend;
 use crate::report::table::Table;
 use crate::report::wear_line;
 use crate::report::{Document, Warning};
@@ -282,8 +281,9 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     'tests: for &dir in &dirs {
         if dir == Dir::Write {
             if let Some(s) = session.as_mut() {
-                // Save every byte the write tests can touch before the first write.
-                if let Err(e) = s.dev.prepare_write(0, region) {
+                // Save every byte the write tests can touch before the first write: the
+                // engine writes through its own descriptors, past the session's stack.
+                if let Err(e) = s.claim_region(0, region) {
                     if e.kind() == std::io::ErrorKind::Interrupted {
                         interrupted = true;
                     } else {

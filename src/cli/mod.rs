@@ -7,7 +7,6 @@ pub mod auto;
 pub mod bench;
 pub mod fat;
 pub mod fs;
-pub mod guard;
 pub mod info;
 pub mod interval;
 pub mod io;

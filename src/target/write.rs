@@ -17,7 +17,10 @@
 //!    `target`, `journal`, `preserve`, `bytes_written` and `elapsed_ns`.
 //!
 //! A command that writes only new files in a directory (verify DIR, bench DIR) calls
-//! [`permit`] alone: the same gate, no device stack.
+//! [`permit`] alone (or its first step, [`check_allowed`]): the same gate, no device
+//! stack. A workload engine that still writes through descriptors of its own, past the
+//! stack, claims its region with [`WriteSession::claim_region`] so preserve mode saves and
+//! restores all of it; [`WriteIntent::workload`] describes such a run.
 //!
 //! The device stack is `Timed<TimeBudget<WriteBudget<Guarded>>>`, where `Guarded` is the
 //! target in `Preserve` (default) or bare (`--destructive`, `sim:`). The budgets sit above
@@ -464,6 +467,16 @@ impl WriteSession {
     /// Bytes the test wrote to the device so far (restores not counted).
     pub fn test_bytes_written(&self) -> u64 {
         self.dev.inner().inner().bytes_written
+    }
+
+    /// For a test that writes `[offset, offset+len)` through descriptors of its own, past
+    /// the session's stack: in preserve mode the region is saved now, whole, and restored
+    /// whole at the end. Prefer writing through `dev`, which saves only what is written.
+    pub fn claim_region(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        match self.dev.inner_mut().inner_mut().inner_mut() {
+            Guarded::Preserve(p) => p.save_claimed(offset, len),
+            Guarded::Direct(_) => Ok(()),
+        }
     }
 
     /// Whether the target is the simulated card (never journaled).
