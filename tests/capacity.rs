@@ -996,7 +996,7 @@ fn bytes_written_never_exceed_the_announced_budget() {
 /// Issue 18 point 3: the guard warning names aliasing only when addresses aliased.
 #[test]
 fn the_guard_warning_matches_the_finding() {
-    use flashscope::cli::probe::guard_warning;
+    use flashscope::probe::write_test::capacity::guard_warning;
     let (_, limbo) = run_probe("custom,size=4G,real=1G,fake_mode=limbo", GIB, 1);
     let w = guard_warning(true, &limbo).unwrap();
     assert!(!w.message.contains("aliased writes"), "{}", w.message);

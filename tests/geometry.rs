@@ -37,7 +37,7 @@ fn sweep(spec: &str, block_sizes: &[u64]) -> (AlignInference, probe::AlignRun, u
     let (config, max_reads) = sweep_config(size, block_sizes);
     let mut next = |cells: &[probe::AlignCell], reads: u64| {
         INFER_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let pts = probe::points(cells);
+        let pts = align::points(cells);
         let inf = align::infer(&pts);
         match align::next_round(&inf, &pts, reads, max_reads) {
             None => Next::Stop,
@@ -46,7 +46,7 @@ fn sweep(spec: &str, block_sizes: &[u64]) -> (AlignInference, probe::AlignRun, u
         }
     };
     let run = probe::run(&mut dev, &config, &mut next, &mut |_, _| {}).unwrap();
-    let inf = align::infer(&probe::points(&run.cells));
+    let inf = align::infer(&align::points(&run.cells));
     (inf, run, max_reads)
 }
 
@@ -264,14 +264,14 @@ fn sweep_on(dev: &mut dyn Backend, block_sizes: &[u64]) -> AlignInference {
     let size = dev.size_bytes();
     let (config, max_reads) = sweep_config(size, block_sizes);
     let mut next = |cells: &[probe::AlignCell], reads: u64| {
-        let pts = probe::points(cells);
+        let pts = align::points(cells);
         match align::next_round(&align::infer(&pts), &pts, reads, max_reads) {
             None => Next::Stop,
             Some(f) => Next::Focus(f),
         }
     };
     let run = probe::run(dev, &config, &mut next, &mut |_, _| {}).unwrap();
-    align::infer(&probe::points(&run.cells))
+    align::infer(&align::points(&run.cells))
 }
 
 /// The issue 18 card (2 GiB, 8 MiB erase block, 16 KiB page) on a busy host: bursts of
@@ -1161,7 +1161,7 @@ fn a_recorded_run_whose_reads_waited_a_scheduler_tick_is_not_confidently_wrong()
             reads: serde_json::from_value(s["reads"].clone()).unwrap(),
         })
         .collect();
-    let inf = align::infer(&probe::points(&cells));
+    let inf = align::infer(&align::points(&cells));
     for (what, i, want) in [
         ("erase", &inf.erase_block_bytes, 4 * M),
         ("page", &inf.page_bytes, 16 * K),

@@ -7,17 +7,29 @@
 //! Each property runs 100 geometries from a fixed seed, split over several #[test]s so
 //! they run in parallel; every part prints its counts (`cargo test -- --nocapture`).
 
-use flashscope::analysis::fat::infer_fat;
-use flashscope::analysis::openau::infer_open_au;
-use flashscope::analysis::slc::infer_slc;
 use flashscope::backend::sim::{SimConfig, SimDevice};
-use flashscope::backend::Timed;
+use flashscope::probe::write_test::{fat::FatTest, open_au::OpenAuTest, slc::SlcTest, WriteTest};
 use flashscope::probe::{fat, open_au, slc};
 use flashscope::report::{Inference, Status};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
+use std::collections::BTreeMap;
 
 const CASES: u64 = 100;
+
+/// A write test's probe (with its controller) and analysis on a simulated device, wired
+/// as the command wires them; the inferences by key.
+fn measure<T: WriteTest>(dev: &mut SimDevice, test: T) -> BTreeMap<String, Inference> {
+    let s = test.run(dev, &mut |_, _| {}).unwrap();
+    test.infer(&s).inferences.into_iter().collect()
+}
+
+fn open_au_test(params: open_au::OpenAuParams) -> OpenAuTest {
+    OpenAuTest {
+        params,
+        erase_size_source: String::new(),
+    }
+}
 
 /// Seed offset: `FLASHSCOPE_PROPERTY_SEED=N` draws another 100 geometries.
 fn base_seed() -> u64 {
@@ -129,13 +141,12 @@ fn open_au_part(part: u64) -> Tally {
             timing(&mut rng)
         );
         let cfg = SimConfig::parse(&spec).unwrap();
-        let mut dev = Timed::new(SimDevice::new(cfg));
+        let mut dev = SimDevice::new(cfg);
         let mut p = open_au::OpenAuParams::new(erase);
         p.ladder = false;
         p.zeros = true;
         p.seed = case;
-        let s = open_au::run(&mut dev, &p, &mut |_, _| {}).unwrap();
-        let inf = infer_open_au(&s.points(false), None);
+        let inf = measure(&mut dev, open_au_test(p))["open_au"].clone();
         t.add(&inf, inf.as_u64() == Some(open as u64), &spec);
     }
     t
@@ -172,11 +183,14 @@ fn fat_part(part: u64) -> Tally {
             timing(&mut rng)
         );
         let cfg = SimConfig::parse(&spec).unwrap();
-        let mut dev = Timed::new(SimDevice::new(cfg));
+        let mut dev = SimDevice::new(cfg);
         let mut p = fat::FatParams::new(erase);
         p.zeros = true;
-        let s = fat::run(&mut dev, &p, &mut |_, _| {}).unwrap();
-        let inf = infer_fat(&s.points());
+        let test = FatTest {
+            params: p,
+            erase_size_source: String::new(),
+        };
+        let inf = measure(&mut dev, test)["fat_area_erase_blocks"].clone();
         let want: Vec<u32> = (0..fat_au).collect();
         t.add(&inf, inf.value == Some(serde_json::json!(want)), &spec);
     }
@@ -224,12 +238,15 @@ fn slc_part(part: u64, budget_of: fn(u64) -> u64) -> Tally {
     for case in (part..CASES).step_by(PARTS as usize) {
         let (spec, truth, size) = slc_case(case);
         let cfg = SimConfig::parse(&spec).unwrap();
-        let mut dev = Timed::new(SimDevice::new(cfg));
+        let mut dev = SimDevice::new(cfg);
         let mut p = slc::SlcParams::new(size, budget_of(size));
         p.recovery_bytes = 0;
-        let s = slc::run(&mut dev, &p, &mut |_, _| {}).unwrap();
-        let inf = infer_slc(&s.intervals, &s.stopped).slc_cache_bytes;
         let tol = (2 * p.interval_bytes).max(truth / 33);
+        let test = SlcTest {
+            params: p,
+            plot: None,
+        };
+        let inf = measure(&mut dev, test)["slc_cache_bytes"].clone();
         let right = inf.as_u64().is_some_and(|v| v.abs_diff(truth) <= tol);
         t.add(&inf, right, &spec);
     }
@@ -298,14 +315,13 @@ fn open_au_random_part(part: u64) -> Tally {
             timing(&mut rng)
         );
         let cfg = SimConfig::parse(&spec).unwrap();
-        let mut dev = Timed::new(SimDevice::new(cfg));
+        let mut dev = SimDevice::new(cfg);
         let mut p = open_au::OpenAuParams::new(erase);
         p.ladder = false;
         p.zeros = true;
         p.random = true;
         p.seed = case;
-        let s = open_au::run(&mut dev, &p, &mut |_, _| {}).unwrap();
-        let inf = infer_open_au(&s.points(true), s.linear_reference());
+        let inf = measure(&mut dev, open_au_test(p))["open_au_random"].clone();
         t.add(&inf, inf.as_u64() == Some(random as u64), &spec);
     }
     t

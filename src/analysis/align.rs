@@ -37,6 +37,203 @@ pub struct AlignPoint {
     pub base_ns: f64,
 }
 
+/// Every read of one (block size, alignment) cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlignCell {
+    pub block_bytes: u64,
+    pub align_bytes: u64,
+    /// The boundaries `A·k` the on-reads straddle.
+    pub positions: Vec<u64>,
+    /// One entry per position and repetition: `[position index, pre ns, on ns, post ns]`.
+    pub reads: Vec<[u64; 4]>,
+}
+
+impl AlignCell {
+    /// Paired boundary costs `on − (pre + post)/2`, one per position and repetition.
+    pub fn diffs(&self) -> Vec<f64> {
+        self.reads
+            .iter()
+            .map(|r| r[2] as f64 - 0.5 * (r[1] as f64 + r[3] as f64))
+            .collect()
+    }
+
+    /// flashbench's view of the cell: per position the minimum over repetitions, then the
+    /// average over positions, as (pre, on, post) in ns.
+    pub fn flashbench_times(&self) -> (f64, f64, f64) {
+        let n = self.positions.len();
+        let mut mins = vec![[u64::MAX; 3]; n];
+        for r in &self.reads {
+            if let Some(m) = mins.get_mut(r[0] as usize) {
+                for j in 0..3 {
+                    m[j] = m[j].min(r[j + 1]);
+                }
+            }
+        }
+        let seen: Vec<&[u64; 3]> = mins.iter().filter(|m| m[0] != u64::MAX).collect();
+        if seen.is_empty() {
+            return (f64::NAN, f64::NAN, f64::NAN);
+        }
+        let avg = |j: usize| seen.iter().map(|m| m[j] as f64).sum::<f64>() / seen.len() as f64;
+        (avg(0), avg(1), avg(2))
+    }
+}
+
+/// The ranks of a row's read times that stand for the row: the mean from the 10th to the
+/// 60th percentile. Real machines only ever add time to a read (preemption, an interrupt,
+/// another process on the CPU, a read waiting behind a flush), so the low part of a row
+/// is what the medium itself took: this survives up to 40 % of a row's reads delayed,
+/// and unlike the minimum it has an uncertainty that the row's own repeats give (and
+/// loses little precision against the plain mean where the noise is symmetric).
+pub const KEEP_FROM: f64 = 0.1;
+/// See `KEEP_FROM`.
+pub const KEEP_TO: f64 = 0.6;
+/// Reads of each kind (pre, on, post) a cell gets per round at least: a row is never
+/// believed from one sample (the largest alignments have a single position, so they are
+/// repeated instead).
+pub const MIN_SAMPLES: usize = 8;
+
+/// A read that took more than twice its row's typical fast read (the 10th percentile)
+/// plus this is a stall (the machine or the device did something else meanwhile).
+pub const STALL_EXTRA_NS: f64 = 100_000.0;
+
+/// The kept ranks of `v` (sorted in place): their mean, its standard error from these
+/// samples alone (the winsorized deviation over the kept fraction, Tukey–McLaughlin),
+/// and whether a stall reached the kept ranks (the largest kept value more than twice the
+/// smallest kept one plus `STALL_EXTRA_NS`: then the estimate may itself be a stall).
+fn low_trimmed(v: &mut [f64]) -> (f64, f64, bool) {
+    let n = v.len();
+    if n == 0 {
+        return (f64::NAN, f64::NAN, false);
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let a = (KEEP_FROM * n as f64).floor() as usize;
+    let b = ((KEEP_TO * n as f64).ceil() as usize).clamp(a + 1, n);
+    let kept = &v[a..b];
+    let mean = kept.iter().sum::<f64>() / kept.len() as f64;
+    let stalled = v[b - 1] > 2.0 * v[a] + STALL_EXTRA_NS;
+    if n < 3 {
+        return (mean, f64::NAN, stalled);
+    }
+    let (lo, hi) = (v[a], v[b - 1]);
+    let w: Vec<f64> = v.iter().map(|x| x.clamp(lo, hi)).collect();
+    let wm = w.iter().sum::<f64>() / n as f64;
+    let sw = (w.iter().map(|x| (x - wm).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let frac = kept.len() as f64 / n as f64;
+    let se = sw / (frac * (n as f64).sqrt());
+    (mean, se, stalled)
+}
+
+/// Per read kind (pre, on, post) of a cell: the low trimmed mean, its standard error,
+/// and whether a stall reached the kept ranks (the estimate may itself be a stall).
+fn kind_stats(cell: &AlignCell) -> [(f64, f64, bool); 3] {
+    let mut out = [(f64::NAN, f64::NAN, false); 3];
+    for (j, o) in out.iter_mut().enumerate() {
+        let mut v: Vec<f64> = cell.reads.iter().map(|r| r[j + 1] as f64).collect();
+        let (m, se, stalled) = low_trimmed(&mut v);
+        *o = (m, se, stalled);
+    }
+    out
+}
+
+/// Stalled reads over a run: how many, out of how many, and the longest one.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct StallStats {
+    pub reads: u64,
+    pub stalled: u64,
+    /// Longest stall beyond its row's typical fast read, in ns.
+    pub worst_extra_ns: f64,
+}
+
+/// Count the reads that took more than twice their row's 10th percentile (+100 µs).
+pub fn stall_stats(cells: &[AlignCell]) -> StallStats {
+    let mut st = StallStats::default();
+    for c in cells.iter().filter(|c| !c.reads.is_empty()) {
+        for j in 1..4 {
+            let mut v: Vec<u64> = c.reads.iter().map(|r| r[j]).collect();
+            v.sort_unstable();
+            let fastest = v[(KEEP_FROM * v.len() as f64) as usize] as f64;
+            for r in &c.reads {
+                st.reads += 1;
+                let t = r[j] as f64;
+                if t > 2.0 * fastest + STALL_EXTRA_NS {
+                    st.stalled += 1;
+                    st.worst_extra_ns = st.worst_extra_ns.max(t - fastest);
+                }
+            }
+        }
+    }
+    st
+}
+
+/// Inference points from cells: per cell, the boundary cost from the low trimmed mean of
+/// each read kind, `on − (pre + post)/2`, with a standard error from that cell's own repeats
+/// (never from other rows). A cell with fewer than `MIN_SAMPLES` reads of a kind is not
+/// believed and gives no point, nor does one where a stall reached the kept ranks (on a
+/// busy machine most reads of a row can wait a whole scheduler tick).
+pub fn points(cells: &[AlignCell]) -> Vec<AlignPoint> {
+    let mut out = Vec::new();
+    for c in cells.iter().filter(|c| c.reads.len() >= MIN_SAMPLES) {
+        let [pre, on, post] = kind_stats(c);
+        let diff = on.0 - 0.5 * (pre.0 + post.0);
+        if [pre, on, post].iter().any(|k| k.2) {
+            // The kept reads hold stalls: the row is not believed until it is read again.
+            continue;
+        }
+        let se = (on.1 * on.1 + 0.25 * (pre.1 * pre.1 + post.1 * post.1)).sqrt();
+        out.push(AlignPoint {
+            block_bytes: c.block_bytes,
+            align_bytes: c.align_bytes,
+            diff_ns: diff,
+            se_ns: if se.is_finite() { se } else { 0.0 },
+            base_ns: 0.5 * (pre.0 + post.0),
+        });
+    }
+    out.sort_by_key(|p| (p.block_bytes, std::cmp::Reverse(p.align_bytes)));
+    out
+}
+
+/// The next step of an adaptive run, chosen by the caller from the analysis.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// The answer is settled.
+    Stop,
+    /// Repeat every cell.
+    Full,
+    /// Repeat the cells at these alignments (all block sizes).
+    Focus(Vec<u64>),
+}
+
+/// The align probe's controller: infer from the cells so far and ask for what is still
+/// in doubt (`next_round`), and read again the rows not believed yet.
+pub fn decide(cells: &[AlignCell], reads: u64, max_reads: u64) -> Next {
+    let pts = points(cells);
+    let inf = infer(&pts);
+    // Rows read but not believed (stalls in their kept reads) are read again.
+    let mut unread: Vec<u64> = cells
+        .iter()
+        .filter(|c| !c.reads.is_empty())
+        .filter(|c| {
+            !pts.iter()
+                .any(|p| p.block_bytes == c.block_bytes && p.align_bytes == c.align_bytes)
+        })
+        .map(|c| c.align_bytes)
+        .collect();
+    match next_round(&inf, &pts, reads, max_reads) {
+        None if unread.is_empty() => Next::Stop,
+        None => {
+            unread.sort_unstable();
+            unread.dedup();
+            Next::Focus(unread)
+        }
+        Some(mut f) => {
+            f.extend(unread);
+            f.sort_unstable();
+            f.dedup();
+            Next::Focus(f)
+        }
+    }
+}
+
 /// Largest size still called a page (or multi-plane unit); sizes above it are erase-sized.
 pub const PAGE_MAX_BYTES: u64 = 96 * 1024;
 /// Smallest size called an erase block.
@@ -949,6 +1146,55 @@ fn summarize(erase: &Inference, page: &Inference, mp: Option<&Inference>) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cell(align: u64, reads: &[[u64; 3]]) -> AlignCell {
+        AlignCell {
+            block_bytes: 1024,
+            align_bytes: align,
+            positions: vec![align],
+            reads: reads.iter().map(|r| [0, r[0], r[1], r[2]]).collect(),
+        }
+    }
+
+    #[test]
+    fn one_stalled_read_makes_no_step_and_one_sample_is_no_row() {
+        // A row at 512 MiB whose single on-read stalled for 7 ms (issue 18): sampled once
+        // it is not a point at all; sampled eight times the stall is seen and ignored.
+        let quiet = [300_000, 310_000, 305_000];
+        let stalled = [300_000, 7_300_000, 305_000];
+        assert!(points(&[cell(512 << 20, &[stalled])]).is_empty());
+        let mut reads = vec![quiet; 7];
+        reads.insert(2, stalled);
+        let p = points(&[cell(512 << 20, &reads)]);
+        assert_eq!(p.len(), 1);
+        assert!(p[0].diff_ns.abs() < 10_000.0, "{p:?}");
+        assert!(p[0].se_ns < 10_000.0, "{p:?}");
+        let st = stall_stats(&[cell(512 << 20, &reads)]);
+        assert_eq!((st.reads, st.stalled), (24, 1));
+        assert!((st.worst_extra_ns - 7_000_000.0).abs() < 20_000.0, "{st:?}");
+    }
+
+    #[test]
+    fn a_row_mostly_stalled_is_not_believed() {
+        // Six of eight on-reads delayed by 2 ms: the kept ranks hold stalls, so the row
+        // gives no point (it is read again instead).
+        let mut reads = vec![[300_000, 2_310_000, 305_000]; 6];
+        reads.extend([[300_000, 310_000, 305_000]; 2]);
+        assert!(points(&[cell(1 << 20, &reads)]).is_empty());
+    }
+
+    #[test]
+    fn the_error_comes_from_the_rows_own_repeats() {
+        // A noisy row beside a quiet one: each keeps its own error.
+        let noisy: Vec<[u64; 3]> = (0..12)
+            .map(|i| [300_000, 300_000 + 20_000 * (i % 4), 300_000])
+            .collect();
+        let quiet = vec![[300_000, 300_000, 300_000]; 12];
+        let p = points(&[cell(1 << 20, &noisy), cell(2 << 20, &quiet)]);
+        let at = |a: u64| p.iter().find(|p| p.align_bytes == a).unwrap().se_ns;
+        assert!(at(1 << 20) > 5_000.0, "{p:?}");
+        assert_eq!(at(2 << 20), 0.0, "{p:?}");
+    }
 
     const K: u64 = 1024;
     const M: u64 = 1024 * 1024;

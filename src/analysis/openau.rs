@@ -4,7 +4,7 @@
 //! Input: small-block write throughput per number of concurrently written erase blocks,
 //! from the live `open-au` probe or from flashbench `--open-au` logs. Pure.
 
-use crate::report::Inference;
+use crate::report::{Inference, Warning};
 use crate::units::format_rate;
 
 /// Small-block write throughput with `open_aus` erase blocks written in turn.
@@ -162,6 +162,171 @@ pub fn infer_open_au(points: &[OpenAuPoint], reference: Option<f64>) -> Inferenc
     )
 }
 
+/// What the open-AU probe measures next, from the detection rates of one order so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Measure with this many erase blocks written in turn.
+    Measure(u32),
+    /// The search is over: the counts around the cut-off (last fast, first slow) when
+    /// one was found.
+    Done(Option<(u32, u32)>),
+}
+
+/// Counts of the upward sweep: 1 … 8, then doubling, up to `max_au`.
+pub fn sweep_counts(max_au: u32) -> Vec<u32> {
+    let mut v: Vec<u32> = (1..=8.min(max_au)).collect();
+    let mut n = 16;
+    while n <= max_au {
+        v.push(n);
+        n *= 2;
+    }
+    if max_au > 8 && v.last() != Some(&max_au) {
+        v.push(max_au);
+    }
+    v
+}
+
+/// Where the search stands (see [`next_count`]).
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    Sweep { i: usize, again: bool },
+    Bisect { lo: u32, hi: u32, mid: u32 },
+    RepeatLow { lo: u32, hi: u32 },
+    RepeatHigh { lo: u32, hi: u32 },
+}
+
+/// The open-AU probe's controller: sweep the counts upward (an unclear count is measured
+/// once more), stop at the first collapse, bisect to the exact cut-off, then repeat both
+/// sides once (the inference takes the median of repeats). `rates` are the detection
+/// rates measured so far for one order, in the order measured; `reference` is the rate a
+/// fast count should reach (`None`: the best so far, linear order). Pure: it replays the
+/// search over `rates` and says what comes next.
+pub fn next_count(max_au: u32, reference: Option<f64>, rates: &[f64]) -> Next {
+    let counts = sweep_counts(max_au);
+    let Some(&first) = counts.first() else {
+        return Next::Done(None);
+    };
+    let mut best: f64 = 0.0;
+    let mut last_fast = 0u32;
+    let mut phase = Phase::Sweep { i: 0, again: false };
+    let mut next = Next::Measure(first);
+    for &rate in rates {
+        best = best.max(rate);
+        let class = classify(rate, reference.unwrap_or(best));
+        let bisect = |lo: u32, hi: u32| -> (Phase, Next) {
+            if hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                (Phase::Bisect { lo, hi, mid }, Next::Measure(mid))
+            } else if lo > 0 {
+                (Phase::RepeatLow { lo, hi }, Next::Measure(lo))
+            } else {
+                (Phase::RepeatHigh { lo, hi }, Next::Measure(hi))
+            }
+        };
+        (phase, next) = match (phase, class) {
+            (Phase::Sweep { i, .. }, Class::Fast) => {
+                last_fast = counts[i];
+                match counts.get(i + 1) {
+                    Some(&n) => (
+                        Phase::Sweep {
+                            i: i + 1,
+                            again: false,
+                        },
+                        Next::Measure(n),
+                    ),
+                    None => return Next::Done(None),
+                }
+            }
+            (Phase::Sweep { i, .. }, Class::Slow) => bisect(last_fast, counts[i]),
+            (Phase::Sweep { i, again: false }, Class::Unclear) => {
+                (Phase::Sweep { i, again: true }, Next::Measure(counts[i]))
+            }
+            (Phase::Sweep { .. }, Class::Unclear) => return Next::Done(None),
+            (Phase::Bisect { hi, mid, .. }, Class::Fast) => bisect(mid, hi),
+            (Phase::Bisect { lo, mid, .. }, Class::Slow) => bisect(lo, mid),
+            (Phase::Bisect { .. }, Class::Unclear) => return Next::Done(None),
+            (Phase::RepeatLow { lo, hi }, _) => (Phase::RepeatHigh { lo, hi }, Next::Measure(hi)),
+            (Phase::RepeatHigh { lo, hi }, _) => return Next::Done(Some((lo, hi))),
+        };
+    }
+    next
+}
+
+/// The open-AU probe's controller: the next count for linear order from the `linear`
+/// detection points so far, or, once `random` points are being measured, for random order
+/// against the linear one-block rate as the reference.
+pub fn decide(max_au: u32, linear: &[OpenAuPoint], random: Option<&[OpenAuPoint]>) -> Next {
+    let rates = |v: &[OpenAuPoint]| v.iter().map(|p| p.bytes_per_s).collect::<Vec<f64>>();
+    match random {
+        None => next_count(max_au, None, &rates(linear)),
+        Some(r) => next_count(max_au, linear_reference(linear), &rates(r)),
+    }
+}
+
+/// The reference for random order: the linear one-block detection rate (the mean of its
+/// repeats), so a card slow at every random count gives 0.
+pub fn linear_reference(linear: &[OpenAuPoint]) -> Option<f64> {
+    let v: Vec<f64> = linear
+        .iter()
+        .filter(|p| p.open_aus == 1)
+        .map(|p| p.bytes_per_s)
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Erase blocks (index from the offset) that stayed fast in the first collapsed linear
+/// measurement: they keep no open block (a FAT area in the range?), so the count would be
+/// too high by as many. `linear` are the linear detection points in the order measured and
+/// `block_median_ns` each one's per-erase-block median write times. Empty when the
+/// collapse was uniform.
+pub fn fast_blocks_in_collapse(linear: &[OpenAuPoint], block_median_ns: &[&[f64]]) -> Vec<usize> {
+    let best = linear.iter().map(|s| s.bytes_per_s).fold(0.0, f64::max);
+    let Some((_, blocks)) = linear
+        .iter()
+        .zip(block_median_ns)
+        .filter(|(s, _)| classify(s.bytes_per_s, best) == Class::Slow)
+        .min_by_key(|(s, _)| s.open_aus)
+    else {
+        return Vec::new();
+    };
+    let slowest = blocks.iter().copied().fold(0.0, f64::max);
+    blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, &t)| t * 10.0 < slowest)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The linear open-AU inference, with a warning and a confidence capped at 0.6 when
+/// some erase blocks stayed fast in the collapse (`fast_blocks`, from
+/// [`fast_blocks_in_collapse`]; `offset_bytes` is where the tested blocks start).
+pub fn infer_linear(
+    linear: &[OpenAuPoint],
+    fast_blocks: &[usize],
+    offset_bytes: u64,
+) -> (Inference, Option<Warning>) {
+    let mut open = infer_open_au(linear, None);
+    if fast_blocks.is_empty() {
+        return (open, None);
+    }
+    let msg = format!(
+        "{} of the tested erase blocks (number {:?} from the offset {}) stayed fast when the others collapsed: they keep no open block (a FAT area reaching into the range?), so the count may be too high by {}; rerun with a larger --offset",
+        fast_blocks.len(),
+        fast_blocks,
+        offset_bytes,
+        fast_blocks.len()
+    );
+    if let Some(v) = open.value.clone() {
+        open = Inference::new(
+            v,
+            open.confidence.min(0.6),
+            format!("{}; but {msg}", open.evidence),
+        );
+    }
+    (open, Some(Warning::new("uneven-erase-blocks", msg)))
+}
+
 /// The same inference with its confidence capped below "confident", because an input it
 /// rests on was assumed (`why` is added to the evidence). Inconclusive stays inconclusive.
 pub fn at_most_tentative(inf: Inference, why: &str) -> Inference {
@@ -219,6 +384,49 @@ mod tests {
                 bytes_per_s,
             })
             .collect()
+    }
+
+    /// Replay a card whose rate is `fast` up to `open` blocks and `slow` beyond.
+    fn search(max_au: u32, open: u32) -> (Vec<u32>, Option<(u32, u32)>) {
+        let mut rates = Vec::new();
+        let mut measured = Vec::new();
+        loop {
+            match next_count(max_au, None, &rates) {
+                Next::Measure(n) => {
+                    measured.push(n);
+                    rates.push(if n <= open { 9e6 } else { 5e4 });
+                }
+                Next::Done(r) => return (measured, r),
+            }
+        }
+    }
+
+    #[test]
+    fn the_search_sweeps_bisects_and_repeats_both_sides() {
+        let (m, r) = search(32, 4);
+        assert_eq!(m, vec![1, 2, 3, 4, 5, 4, 5]);
+        assert_eq!(r, Some((4, 5)));
+        let (m, r) = search(32, 11);
+        assert_eq!(m, vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 12, 10, 11, 11, 12]);
+        assert_eq!(r, Some((11, 12)));
+        assert_eq!(search(32, 40).1, None);
+        // Slow at every count is uniform: only a reference makes it a collapse.
+        assert_eq!(search(32, 0).1, None);
+        assert_eq!(sweep_counts(20), vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 20]);
+        assert_eq!(sweep_counts(32), vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 32]);
+        assert_eq!(sweep_counts(3), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn an_unclear_count_is_measured_once_more() {
+        assert_eq!(next_count(32, None, &[9e6, 4e6]), Next::Measure(2));
+        assert_eq!(next_count(32, None, &[9e6, 4e6, 9e6]), Next::Measure(3));
+        assert_eq!(next_count(32, None, &[9e6, 4e6, 4e6]), Next::Done(None));
+        assert_eq!(next_count(32, Some(8e6), &[5e4]), Next::Measure(1));
+        assert_eq!(
+            next_count(32, Some(8e6), &[5e4, 5e4]),
+            Next::Done(Some((0, 1)))
+        );
     }
 
     #[test]

@@ -68,6 +68,19 @@ pub fn best_step(rates: &[f64]) -> Option<(usize, f64, f64)> {
     ))
 }
 
+/// The stop rule of the sustained write: true when the intervals so far show a drop
+/// (at least 1.5 times) that has stayed down long enough (6 intervals, and a quarter of
+/// those before it).
+pub fn cliff_confirmed(intervals: &[SlcInterval]) -> bool {
+    let rates: Vec<f64> = intervals.iter().map(|i| i.bytes_per_s()).collect();
+    let Some((k, fast, slow)) = best_step(&rates) else {
+        return false;
+    };
+    let after = rates.len() - k;
+    let threshold = (fast * slow).sqrt();
+    fast / slow >= 1.5 && after >= 6.max(k / 4) && rates[k..].iter().all(|&r| r < threshold)
+}
+
 /// Infer the cache size and both speeds from the intervals of one sustained write.
 /// `stop_reason` says why the write ended (budget, time, the cliff confirmed).
 pub fn infer_slc(intervals: &[SlcInterval], stop_reason: &str) -> SlcInference {

@@ -94,38 +94,46 @@ macro_rules! forward {
 }
 pub(crate) use forward;
 
-impl<B: Backend + ?Sized> Backend for Box<B> {
-    fn size_bytes(&self) -> u64 {
-        (**self).size_bytes()
-    }
-    fn logical_sector_bytes(&self) -> u32 {
-        (**self).logical_sector_bytes()
-    }
-    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        (**self).read_at(buf, offset)
-    }
-    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
-        (**self).write_at(buf, offset)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        (**self).flush()
-    }
-    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        (**self).discard(offset, len)
-    }
-    fn clock_ns(&self) -> u64 {
-        (**self).clock_ns()
-    }
-    fn idle(&mut self, ns: u64) {
-        (**self).idle(ns)
-    }
-    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        (**self).prepare_write(offset, len)
-    }
-    fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
-        (**self).try_clone_handle()
-    }
+/// `Backend` for pointers to a backend: every call goes to the pointee. A borrowed
+/// backend is one too, so a test can wrap the stack it was handed (`Timed::new(dev)` on a
+/// `&mut dyn Backend`) without owning it.
+macro_rules! pointer_backend {
+    ($($pointer:ty),+) => { $(
+        impl<B: Backend + ?Sized> Backend for $pointer {
+            fn size_bytes(&self) -> u64 {
+                (**self).size_bytes()
+            }
+            fn logical_sector_bytes(&self) -> u32 {
+                (**self).logical_sector_bytes()
+            }
+            fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+                (**self).read_at(buf, offset)
+            }
+            fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+                (**self).write_at(buf, offset)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                (**self).flush()
+            }
+            fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+                (**self).discard(offset, len)
+            }
+            fn clock_ns(&self) -> u64 {
+                (**self).clock_ns()
+            }
+            fn idle(&mut self, ns: u64) {
+                (**self).idle(ns)
+            }
+            fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
+                (**self).prepare_write(offset, len)
+            }
+            fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
+                (**self).try_clone_handle()
+            }
+        }
+    )+ };
 }
+pointer_backend!(Box<B>, &mut B);
 
 /// CLOCK_MONOTONIC_RAW in nanoseconds (CLOCK_MONOTONIC where RAW is unavailable); never
 /// wall-clock time.

@@ -2,7 +2,7 @@
 
 use super::{Outcome, Output};
 use crate::analysis::align::{self, AlignInference, AlignPoint};
-use crate::probe::align::{self as probe, AlignConfig, AlignRun, Next};
+use crate::probe::align::{self as probe, AlignConfig, AlignRun};
 use crate::report::progress::Progress;
 use crate::report::svg::{AxisFormat, Chart};
 use crate::report::table::Table;
@@ -41,8 +41,7 @@ pub struct Args {
 /// Parse `--blocksize` values, or the default sweep for this sector size.
 pub fn block_sizes(given: &[String], sector: u32) -> Result<Vec<u64>> {
     if given.is_empty() {
-        let s = sector.max(512) as u64;
-        return Ok(vec![2 * s, 8 * s, 32 * s]);
+        return Ok(probe::default_block_sizes(sector));
     }
     let mut v = Vec::new();
     for g in given {
@@ -51,36 +50,6 @@ pub fn block_sizes(given: &[String], sector: u32) -> Result<Vec<u64>> {
     v.sort_unstable();
     v.dedup();
     Ok(v)
-}
-
-/// The adaptive decision: infer from the cells so far and ask for what is still in doubt.
-pub fn decide(cells: &[probe::AlignCell], reads: u64, max_reads: u64) -> Next {
-    let pts = probe::points(cells);
-    let inf = align::infer(&pts);
-    // Rows read but not believed (stalls in their kept reads) are read again.
-    let mut unread: Vec<u64> = cells
-        .iter()
-        .filter(|c| !c.reads.is_empty())
-        .filter(|c| {
-            !pts.iter()
-                .any(|p| p.block_bytes == c.block_bytes && p.align_bytes == c.align_bytes)
-        })
-        .map(|c| c.align_bytes)
-        .collect();
-    match align::next_round(&inf, &pts, reads, max_reads) {
-        None if unread.is_empty() => Next::Stop,
-        None => {
-            unread.sort_unstable();
-            unread.dedup();
-            Next::Focus(unread)
-        }
-        Some(mut f) => {
-            f.extend(unread);
-            f.sort_unstable();
-            f.dedup();
-            Next::Focus(f)
-        }
-    }
 }
 
 /// Run the command and print its document; returns the exit code.
@@ -129,11 +98,11 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     let run = probe::run(
         dev.as_mut(),
         &config,
-        &mut |cells, reads| decide(cells, reads, flashbench_reads),
+        &mut |cells, reads| align::decide(cells, reads, flashbench_reads),
         &mut progress.callback(),
     )?;
     progress.finish();
-    let points = probe::points(&run.cells);
+    let points = align::points(&run.cells);
     let inf = align::infer(&points);
 
     let mut doc = Document::new(
@@ -198,7 +167,7 @@ fn environment(
     before: Option<crate::workload::sysstat::CpuLoad>,
 ) -> align::Environment {
     let after = crate::workload::sysstat::CpuLoad::now();
-    let st = probe::stall_stats(&run.cells);
+    let st = align::stall_stats(&run.cells);
     align::Environment {
         load1: after.map_or(0.0, |a| a.load1),
         cpus: after.map_or(0, |a| a.cpus),

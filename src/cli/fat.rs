@@ -3,18 +3,12 @@
 //! mode is mandatory unless `--destructive`.
 
 use super::open_au::erase_size_arg;
-use super::Output;
-use crate::analysis::fat::infer_fat;
-use crate::probe::fat::{self, FatParams, FatSamples};
+use super::{Outcome, Output};
+use crate::probe::fat::FatParams;
 use crate::probe::write_common::check_geometry;
-use crate::report::table::Table;
-use crate::report::wear_line;
-use crate::report::Document;
-use crate::target;
-use crate::target::write::{
-    estimate_ns, open_for_write, stopped_early, Budgets, Ran, WriteFlags, WriteIntent,
-};
-use crate::units::{format_bytes, format_rate, parse_size};
+use crate::probe::write_test::{drive, fat::FatTest};
+use crate::target::write::{Budgets, WriteFlags};
+use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
 /// Arguments of `fat`.
@@ -70,100 +64,21 @@ fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<FatParams> 
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let info = target::peek(&args.target)?;
-    let sector = info.logical_sector_bytes as u64;
-    let (erase, source) = erase_size_arg(
-        &args.erase_size,
-        &args.target,
-        &args.flags,
-        &format!(
-            "fat writes the first {} erase blocks (the partition table lives there)",
-            args.nr
-        ),
-    )?;
-    let p = params(args, info.size_bytes, sector, erase)?;
-    let bytes = p.bytes(sector);
-    let ops: u64 = crate::probe::write_common::ladder(p.erase_bytes, p.block_bytes, sector)
-        .iter()
-        .map(|&bs| p.rounds(bs))
-        .sum::<u64>()
-        * p.nr as u64;
-    let plan = WriteIntent {
-        command: "fat",
-        region: p.region(),
-        max_bytes: bytes,
-        typical_bytes: None,
-        estimated_ns: estimate_ns(bytes, ops),
-        what: format!(
-            "fat writes the first {} erase blocks of {} (the partition table lives there) at block sizes down to {}",
-            p.nr,
-            format_bytes(p.erase_bytes),
-            format_bytes(p.block_bytes)
-        ),
-        smaller: "lower --write-budget",
-        budget_bytes: args.budgets.write_budget_bytes(info.size_bytes)?,
-        time_budget_ns: p.time_budget_ns,
-    };
-    let mut session = open_for_write(&args.target, &args.flags, &plan)?;
-    let (samples, mut doc) =
-        match session.run("fat", |dev, progress| fat::run(dev, &p, progress))? {
-            Ran::Done(samples, doc) => (samples, doc),
-            Ran::Stopped(code) => return Ok(code),
-        };
-    doc.parameters = serde_json::to_value(&p).unwrap_or_default();
-    doc.parameters["erase_size_source"] = source.clone().into();
-    doc.samples = serde_json::to_value(&samples.samples).unwrap_or_default();
-    doc.inferences
-        .insert("fat_area_erase_blocks".into(), infer_fat(&samples.points()));
-    if let Some(why) = &samples.stopped {
-        doc.warnings.push(stopped_early(why));
-    }
-    out.emit(&doc, |d| {
-        format!(
-            "erase block {} (from {source})\n{}",
-            format_bytes(p.erase_bytes),
-            render(d, &samples, p.nr)
-        )
-    });
-    Ok(0)
-}
-
-fn render(doc: &Document, s: &FatSamples, nr: u32) -> String {
-    let mut text = String::new();
-    if let Some(inf) = doc.inferences.get("fat_area_erase_blocks") {
-        let v = inf
-            .value
-            .as_ref()
-            .map(|v| v.to_string())
-            .unwrap_or_else(|| "?".into());
-        text.push_str(&format!(
-            "erase blocks that behave differently (FAT area): {v} ({}) - {}\n\n",
-            inf.status_word(),
-            inf.evidence
-        ));
-    }
-    let mut header = vec!["block size".to_string()];
-    header.extend((0..nr).map(|i| format!("block {i}")));
-    let refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut t = Table::new(&refs);
-    let mut sizes: Vec<u64> = s.samples.iter().map(|x| x.block_bytes).collect();
-    sizes.sort_unstable_by(|a, b| b.cmp(a));
-    sizes.dedup();
-    for bs in sizes {
-        let mut row = vec![format_bytes(bs)];
-        for i in 0..nr {
-            row.push(
-                s.samples
-                    .iter()
-                    .find(|x| x.block_bytes == bs && x.erase_block == i)
-                    .map(|x| format_rate(x.bytes_per_s))
-                    .unwrap_or_default(),
-            );
-        }
-        t.row(row);
-    }
-    text.push_str(&t.render());
-    text.push('\n');
-    text.push_str(&wear_line(doc));
-    text
+    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
+        let sector = info.logical_sector_bytes as u64;
+        let (erase, source) = erase_size_arg(
+            &args.erase_size,
+            &args.target,
+            &args.flags,
+            &format!(
+                "fat writes the first {} erase blocks (the partition table lives there)",
+                args.nr
+            ),
+        )?;
+        Ok(FatTest {
+            params: params(args, info.size_bytes, sector, erase)?,
+            erase_size_source: source,
+        })
+    })?;
+    Outcome::from(finished).emit(out)
 }

@@ -181,6 +181,20 @@ impl Outcome {
     }
 }
 
+impl From<crate::probe::write_test::Finished> for Outcome {
+    /// A writing test's result: its exit code when it ran, the signal's when stopped.
+    fn from(f: crate::probe::write_test::Finished) -> Self {
+        match f {
+            crate::probe::write_test::Finished::Done { doc, text, code } => {
+                Outcome::new(doc, text, code)
+            }
+            crate::probe::write_test::Finished::Stopped { command, code } => {
+                Outcome::stopped(command, code)
+            }
+        }
+    }
+}
+
 /// Run a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     let out = Output { json: cli.json };

@@ -1,17 +1,11 @@
 //! `flashscope program TARGET --write`: the flashbench program matrix — per block size,
 //! linear and random writes of zeros, ones and 0x5a, and reads.
 
-use super::Output;
-use crate::analysis::program::{infer_program, COLUMNS};
-use crate::probe::program::{self, ProgramParams, ProgramSamples};
-use crate::report::table::Table;
-use crate::report::wear_line;
-use crate::report::Document;
-use crate::target;
-use crate::target::write::{
-    estimate_ns, open_for_write, stopped_early, Budgets, Ran, WriteFlags, WriteIntent,
-};
-use crate::units::{format_bytes, format_rate, parse_size};
+use super::{Outcome, Output};
+use crate::probe::program::ProgramParams;
+use crate::probe::write_test::{drive, program::ProgramTest};
+use crate::target::write::{Budgets, WriteFlags};
+use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
 /// Arguments of `program`.
@@ -87,77 +81,11 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let info = target::peek(&args.target)?;
-    let sector = info.logical_sector_bytes as u64;
-    let p = params(args, info.size_bytes, sector)?;
-    let bytes = p.bytes(sector);
-    let ops: u64 = p.sizes(sector).iter().map(|&bs| 8 * p.ops(bs)).sum();
-    let plan = WriteIntent {
-        command: "program",
-        region: (p.offset_bytes, p.region_bytes),
-        max_bytes: bytes,
-        typical_bytes: None,
-        estimated_ns: estimate_ns(bytes, ops),
-        what: format!(
-            "program writes zeros, ones and 0x5a in order and at random at block sizes from {} to {}",
-            format_bytes(p.sizes(sector).first().copied().unwrap_or(0)),
-            format_bytes(p.sizes(sector).last().copied().unwrap_or(0))
-        ),
-        smaller: "lower --write-budget",
-        budget_bytes: args.budgets.write_budget_bytes(info.size_bytes)?,
-        time_budget_ns: p.time_budget_ns,
-    };
-    let mut session = open_for_write(&args.target, &args.flags, &plan)?;
-    let (samples, mut doc) =
-        match session.run("program", |dev, progress| program::run(dev, &p, progress))? {
-            Ran::Done(samples, doc) => (samples, doc),
-            Ran::Stopped(code) => return Ok(code),
-        };
-    doc.parameters = serde_json::to_value(&p).unwrap_or_default();
-    doc.parameters["columns"] = serde_json::json!(COLUMNS);
-    doc.samples = serde_json::to_value(&samples.samples).unwrap_or_default();
-    doc.inferences.extend(infer_program(&samples.rows()));
-    if let Some(why) = &samples.stopped {
-        doc.warnings.push(stopped_early(why));
-    }
-    out.emit(&doc, |d| render(d, &samples));
-    Ok(0)
-}
-
-fn render(doc: &Document, s: &ProgramSamples) -> String {
-    let mut text = String::new();
-    for (k, inf) in &doc.inferences {
-        let v = inf
-            .value
-            .as_ref()
-            .map(|v| v.to_string())
-            .unwrap_or_else(|| "?".into());
-        text.push_str(&format!(
-            "{}: {v} ({}) - {}\n",
-            k.replace('_', " "),
-            inf.status_word(),
-            inf.evidence
-        ));
-    }
-    text.push('\n');
-    let mut t = Table::new(&[
-        "block size",
-        "write 00",
-        "write ff",
-        "write 5a",
-        "read",
-        "rnd write 00",
-        "rnd write ff",
-        "rnd write 5a",
-        "rnd read",
-    ]);
-    for x in &s.samples {
-        let mut row = vec![format_bytes(x.block_bytes)];
-        row.extend(x.bytes_per_s.iter().map(|&r| format_rate(r)));
-        t.row(row);
-    }
-    text.push_str(&t.render());
-    text.push('\n');
-    text.push_str(&wear_line(doc));
-    text
+    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
+        let sector = info.logical_sector_bytes as u64;
+        Ok(ProgramTest {
+            params: params(args, info.size_bytes, sector)?,
+        })
+    })?;
+    Outcome::from(finished).emit(out)
 }

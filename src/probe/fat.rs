@@ -7,10 +7,10 @@
 //! three writes (one write that opens a block and pays for closing another does not
 //! decide), else bytes over time. Sizes of 1 MiB and more cover the whole erase block.
 
-use super::write_common::{ladder, median_ns, random_buffer, stop_reason, Deadline};
+use super::write_common::{ladder, median_ns, random_buffer};
 
 use crate::analysis::fat::FatSample;
-use crate::backend::{AlignedBuf, Backend, Timed};
+use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -23,6 +23,7 @@ pub struct FatParams {
     /// Erase blocks measured from the start of the device.
     pub nr: u32,
     pub seed: u64,
+    /// `--time-budget` as given, for the document: the session's `TimeBudget` enforces it.
     pub time_budget_ns: Option<u64>,
     /// Write zeros instead of pseudo-random data (cheaper for the simulator to hold).
     pub zeros: bool,
@@ -109,15 +110,16 @@ impl FatSamples {
     }
 }
 
-/// Run the probe; an exhausted budget or deadline ends it early with `stopped` set.
-pub fn run<B: Backend>(
-    dev: &mut Timed<B>,
+/// Run the probe; an exhausted budget (bytes or time: the `WriteBudget` and `TimeBudget`
+/// wrappers) ends it early with `stopped` set.
+pub fn run(
+    dev: &mut dyn Backend,
     p: &FatParams,
     progress: &mut dyn FnMut(u64, u64),
 ) -> io::Result<FatSamples> {
     let sector = dev.logical_sector_bytes() as u64;
     let total = p.bytes(sector);
-    let deadline = Deadline::start(dev, p.time_budget_ns);
+    let mut dev = Timed::new(dev);
     let mut out = FatSamples::default();
     let (start, len) = p.region();
     dev.prepare_write(start, len)?;
@@ -138,10 +140,6 @@ pub fn run<B: Backend>(
             (0..rounds).collect()
         };
         for au in 0..p.nr {
-            if deadline.passed(dev) {
-                out.stopped = Some("time budget reached".into());
-                return Ok(out);
-            }
             let base = au as u64 * p.erase_bytes;
             let mut times = Vec::with_capacity(rounds as usize);
             for &r in &order {
@@ -195,7 +193,7 @@ mod tests {
         ] {
             let cfg = SimConfig::parse(spec).unwrap();
             let erase = cfg.erase;
-            let mut dev = Timed::new(SimDevice::new(cfg));
+            let mut dev = SimDevice::new(cfg);
             let s = run(&mut dev, &FatParams::new(erase), &mut |_, _| {}).unwrap();
             let inf = infer_fat(&s.points());
             assert_eq!(

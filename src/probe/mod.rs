@@ -8,3 +8,4 @@ pub mod program;
 pub mod scatter;
 pub mod slc;
 pub mod write_common;
+pub mod write_test;

@@ -10,9 +10,9 @@
 //! whole block-size ladder (erase size down) is measured at the two counts around the
 //! cut-off, as flashbench shows it. The probe decides only where to measure next.
 
-use super::write_common::{ladder, median_ns, permutation, random_buffer, stop_reason, Deadline};
-use crate::analysis::openau::{classify, Class, OpenAuPoint};
-use crate::backend::{AlignedBuf, Backend, Timed};
+use super::write_common::{ladder, median_ns, permutation, random_buffer};
+use crate::analysis::openau::{sweep_counts, Next, OpenAuPoint};
+use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -30,6 +30,7 @@ pub struct OpenAuParams {
     /// Blocks written into each erase block per detection measurement.
     pub rounds: u32,
     pub seed: u64,
+    /// `--time-budget` as given, for the document: the session's `TimeBudget` enforces it.
     pub time_budget_ns: Option<u64>,
     /// Measure the block-size ladder around the cut-off (the table); off, only detection.
     pub ladder: bool,
@@ -110,20 +111,6 @@ pub fn default_offset(erase: u64) -> u64 {
     super::write_common::align_up((16u64 << 20).max(4 * erase), erase)
 }
 
-/// Counts of the upward sweep: 1 … 8, then doubling, up to `max_au`.
-pub fn sweep_counts(max_au: u32) -> Vec<u32> {
-    let mut v: Vec<u32> = (1..=8.min(max_au)).collect();
-    let mut n = 16;
-    while n <= max_au {
-        v.push(n);
-        n *= 2;
-    }
-    if max_au > 8 && v.last() != Some(&max_au) {
-        v.push(max_au);
-    }
-    v
-}
-
 /// One measurement: `open_aus` erase blocks written in turn at one block size and order.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct OpenAuSample {
@@ -167,54 +154,26 @@ impl OpenAuSamples {
             .collect()
     }
 
-    /// Erase blocks (index from the offset) that stayed fast in the first collapsed linear
-    /// measurement: they keep no open block (a FAT area in the range?), so the count would
-    /// be too high by as many. Empty when the collapse was uniform.
-    pub fn fast_blocks_in_collapse(&self) -> Vec<usize> {
-        let det: Vec<&OpenAuSample> = self
-            .samples
+    /// Each detection measurement's per-erase-block median write times, in the order of
+    /// [`OpenAuSamples::points`].
+    pub fn block_median_ns(&self, random: bool) -> Vec<&[f64]> {
+        self.samples
             .iter()
-            .filter(|s| s.phase == "detect" && !s.random)
-            .collect();
-        let best = det.iter().map(|s| s.bytes_per_s).fold(0.0, f64::max);
-        let Some(collapsed) = det
-            .iter()
-            .filter(|s| classify(s.bytes_per_s, best) == Class::Slow)
-            .min_by_key(|s| s.open_aus)
-        else {
-            return Vec::new();
-        };
-        let slowest = collapsed
-            .block_median_ns
-            .iter()
-            .copied()
-            .fold(0.0, f64::max);
-        collapsed
-            .block_median_ns
-            .iter()
-            .enumerate()
-            .filter(|(_, &t)| t * 10.0 < slowest)
-            .map(|(i, _)| i)
+            .filter(|s| s.phase == "detect" && s.random == random)
+            .map(|s| s.block_median_ns.as_slice())
             .collect()
-    }
-
-    /// The linear one-block detection rate: the reference for random order.
-    pub fn linear_reference(&self) -> Option<f64> {
-        let v: Vec<f64> = self
-            .samples
-            .iter()
-            .filter(|s| s.phase == "detect" && !s.random && s.open_aus == 1)
-            .map(|s| s.bytes_per_s)
-            .collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     }
 }
 
+/// The detection phase's controller: from the linear points so far and, while random
+/// order is measured, its points, the count to measure next (`analysis::openau::decide`).
+pub type Controller<'a> = dyn FnMut(&[OpenAuPoint], Option<&[OpenAuPoint]>) -> Next + 'a;
+
 struct Run<'a, B: Backend> {
-    dev: &'a mut Timed<B>,
+    dev: Timed<B>,
     p: &'a OpenAuParams,
-    deadline: Deadline,
     out: OpenAuSamples,
+    next: &'a mut Controller<'a>,
     progress: &'a mut dyn FnMut(u64, u64),
     total_hint: u64,
 }
@@ -223,6 +182,14 @@ struct Run<'a, B: Backend> {
 enum Stop {
     Budget(String),
     Io(io::Error),
+}
+
+/// A budget's refusal stops the sweep with its reason; any other error is an error.
+fn stop(e: io::Error) -> Stop {
+    match stop_reason(&e) {
+        Some(r) => Stop::Budget(r),
+        None => Stop::Io(e),
+    }
 }
 
 impl<B: Backend> Run<'_, B> {
@@ -235,13 +202,10 @@ impl<B: Backend> Run<'_, B> {
         random: bool,
     ) -> Result<f64, Stop> {
         let p = self.p;
-        if self.deadline.passed(self.dev) {
-            return Err(Stop::Budget("time budget reached".into()));
-        }
         for i in 0..n as u64 {
             self.dev
                 .prepare_write(p.offset_bytes + i * p.erase_bytes, rounds * bs)
-                .map_err(Stop::Io)?;
+                .map_err(stop)?;
         }
         let buf = if p.zeros {
             AlignedBuf::new(bs as usize)
@@ -258,24 +222,13 @@ impl<B: Backend> Run<'_, B> {
         for (round, &pos) in order.iter().enumerate() {
             for i in 0..n as u64 {
                 let off = p.offset_bytes + i * p.erase_bytes + pos as u64 * bs;
-                let t = match self.dev.write_timed(&buf, off) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        return Err(match stop_reason(&e) {
-                            Some(r) => Stop::Budget(r),
-                            None => Stop::Io(e),
-                        })
-                    }
-                };
+                let t = self.dev.write_timed(&buf, off).map_err(stop)?;
                 writes += 1;
                 bytes += bs;
                 if round > 0 || rounds == 1 {
                     times[i as usize].push(t);
                     busy += t;
                 }
-            }
-            if self.deadline.passed(self.dev) && round + 1 < order.len() {
-                return Err(Stop::Budget("time budget reached".into()));
             }
         }
         // Each erase block's median write time (a rare pause does not count); the slowest
@@ -303,58 +256,21 @@ impl<B: Backend> Run<'_, B> {
         Ok(rate)
     }
 
-    /// Sweep counts upward, bisect to the cut-off, repeat both sides. Returns the counts
-    /// around the cut-off (last fast, first slow) when found.
-    fn detect(&mut self, random: bool, reference: Option<f64>) -> Result<Option<(u32, u32)>, Stop> {
+    /// Measure the counts the controller asks for at the detection size until it is
+    /// done. Returns the counts around the cut-off (last fast, first slow) when found.
+    fn detect(&mut self, random: bool) -> Result<Option<(u32, u32)>, Stop> {
         let bs = self.p.detect_bytes(self.dev.logical_sector_bytes() as u64);
         let rounds = self.p.rounds.max(2) as u64;
-        let mut best: f64 = 0.0;
-        let mut last_fast = 0u32;
-        let mut first_slow = None;
-        let class_of = |rate: f64, best: &mut f64| {
-            *best = best.max(rate);
-            classify(rate, reference.unwrap_or(*best))
-        };
-        for n in sweep_counts(self.p.max_au) {
-            let r = self.measure("detect", n, bs, rounds, random)?;
-            match class_of(r, &mut best) {
-                Class::Fast => last_fast = n,
-                Class::Slow => {
-                    first_slow = Some(n);
-                    break;
+        loop {
+            let linear = self.out.points(false);
+            let own = random.then(|| self.out.points(true));
+            match (self.next)(&linear, own.as_deref()) {
+                Next::Measure(n) => {
+                    self.measure("detect", n, bs, rounds, random)?;
                 }
-                Class::Unclear => {
-                    let again = self.measure("detect", n, bs, rounds, random)?;
-                    match class_of(again, &mut best) {
-                        Class::Fast => last_fast = n,
-                        Class::Slow => {
-                            first_slow = Some(n);
-                            break;
-                        }
-                        Class::Unclear => return Ok(None),
-                    }
-                }
+                Next::Done(found) => return Ok(found),
             }
         }
-        let Some(mut hi) = first_slow else {
-            return Ok(None);
-        };
-        let mut lo = last_fast;
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            let r = self.measure("detect", mid, bs, rounds, random)?;
-            match class_of(r, &mut best) {
-                Class::Fast => lo = mid,
-                Class::Slow => hi = mid,
-                Class::Unclear => return Ok(None),
-            }
-        }
-        // Repeat both sides: the analysis takes the median of repeats.
-        if lo > 0 {
-            self.measure("detect", lo, bs, rounds, random)?;
-        }
-        self.measure("detect", hi, bs, rounds, random)?;
-        Ok(Some((lo, hi)))
     }
 
     fn ladder(&mut self, counts: &[u32], random: bool) -> Result<(), Stop> {
@@ -369,12 +285,7 @@ impl<B: Backend> Run<'_, B> {
     }
 
     fn order(&mut self, random: bool) -> Result<(), Stop> {
-        let reference = if random {
-            self.out.linear_reference()
-        } else {
-            None
-        };
-        let counts = match self.detect(random, reference)? {
+        let counts = match self.detect(random)? {
             Some((lo, hi)) => vec![lo, hi],
             None => {
                 let tested: Vec<u32> = self
@@ -396,21 +307,23 @@ impl<B: Backend> Run<'_, B> {
     }
 }
 
-/// Run the open-AU probe. I/O errors other than an exhausted budget are returned; a
-/// budget or deadline ends the probe early with `stopped` set.
-pub fn run<B: Backend>(
-    dev: &mut Timed<B>,
+/// Run the open-AU probe. `next(linear points, random points)` is the controller that
+/// says which count to measure next in the detection phase (`analysis::openau::decide`;
+/// the random points are `None` while linear order is measured). I/O errors other than an exhausted budget are returned; a budget
+/// ends the probe early with `stopped` set.
+pub fn run(
+    dev: &mut dyn Backend,
     p: &OpenAuParams,
+    next: &mut Controller,
     progress: &mut dyn FnMut(u64, u64),
 ) -> io::Result<OpenAuSamples> {
     let sector = dev.logical_sector_bytes() as u64;
     let total_hint = p.typical_bytes(sector, 8);
-    let deadline = Deadline::start(dev, p.time_budget_ns);
     let mut run = Run {
-        dev,
+        dev: Timed::new(dev),
         p,
-        deadline,
         out: OpenAuSamples::default(),
+        next,
         progress,
         total_hint,
     };
@@ -431,19 +344,23 @@ pub fn run<B: Backend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::openau::infer_open_au;
+    use crate::analysis::openau::{
+        decide, fast_blocks_in_collapse, infer_open_au, linear_reference,
+    };
     use crate::backend::sim::{SimConfig, SimDevice};
-    use crate::backend::WriteBudget;
+    use crate::backend::{TimeBudget, WriteBudget};
 
-    fn sim(spec: &str) -> Timed<SimDevice> {
-        Timed::new(SimDevice::new(SimConfig::parse(spec).unwrap()))
+    fn sim(spec: &str) -> SimDevice {
+        SimDevice::new(SimConfig::parse(spec).unwrap())
     }
 
-    #[test]
-    fn sweep_counts_double_after_eight() {
-        assert_eq!(sweep_counts(32), vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 32]);
-        assert_eq!(sweep_counts(3), vec![1, 2, 3]);
-        assert_eq!(sweep_counts(20), vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 20]);
+    /// The probe with the analysis' controller.
+    fn probe(dev: &mut dyn Backend, p: &OpenAuParams) -> OpenAuSamples {
+        run(dev, p, &mut |l, r| decide(p.max_au, l, r), &mut |_, _| {}).unwrap()
+    }
+
+    fn fast_blocks(s: &OpenAuSamples) -> Vec<usize> {
+        fast_blocks_in_collapse(&s.points(false), &s.block_median_ns(false))
     }
 
     #[test]
@@ -451,9 +368,9 @@ mod tests {
         let mut dev = sim("sd-a2-64g");
         let mut p = OpenAuParams::new(8 << 20);
         p.random = true;
-        let s = run(&mut dev, &p, &mut |_, _| {}).unwrap();
+        let s = probe(&mut dev, &p);
         assert_eq!(infer_open_au(&s.points(false), None).as_u64(), Some(8));
-        let random = infer_open_au(&s.points(true), s.linear_reference());
+        let random = infer_open_au(&s.points(true), linear_reference(&s.points(false)));
         assert_eq!(random.as_u64(), Some(4), "{}", random.evidence);
         assert!(s.stopped.is_none());
     }
@@ -462,7 +379,7 @@ mod tests {
     fn sd16g_defaults_stay_within_the_wear_bound() {
         let mut dev = sim("sd-16g");
         let p = OpenAuParams::new(4 << 20);
-        let s = run(&mut dev, &p, &mut |_, _| {}).unwrap();
+        let s = probe(&mut dev, &p);
         let written: u64 = s.samples.iter().map(|x| x.bytes).sum();
         assert_eq!(infer_open_au(&s.points(false), None).as_u64(), Some(4));
         assert!(written <= p.max_bytes(512), "{written}");
@@ -475,21 +392,22 @@ mod tests {
         let mut p = OpenAuParams::new(4 << 20);
         p.offset_bytes = 16 << 20; // erase blocks 4 and 5 are in the FAT area
         p.ladder = false;
-        let s = run(&mut dev, &p, &mut |_, _| {}).unwrap();
-        assert_eq!(s.fast_blocks_in_collapse(), vec![0, 1]);
+        let s = probe(&mut dev, &p);
+        assert_eq!(fast_blocks(&s), vec![0, 1]);
         let mut clean = sim("sd-16g");
-        let s = run(&mut clean, &p, &mut |_, _| {}).unwrap();
-        assert!(s.fast_blocks_in_collapse().is_empty());
+        let s = probe(&mut clean, &p);
+        assert!(fast_blocks(&s).is_empty());
     }
 
     #[test]
     fn a_write_budget_stops_it_early_with_a_reason() {
-        let mut dev = Timed::new(WriteBudget::new(
-            SimDevice::new(SimConfig::parse("sd-16g").unwrap()),
-            Some(2 << 20),
-        ));
-        let s = run(&mut dev, &OpenAuParams::new(4 << 20), &mut |_, _| {}).unwrap();
+        let mut dev = WriteBudget::new(sim("sd-16g"), Some(2 << 20));
+        let s = probe(&mut dev, &OpenAuParams::new(4 << 20));
         assert!(s.stopped.unwrap().contains("budget"));
-        assert!(dev.inner().bytes_written <= 2 << 20);
+        assert!(dev.bytes_written <= 2 << 20);
+        let mut dev = TimeBudget::new(sim("sd-16g"), Some(1_000_000_000));
+        let s = probe(&mut dev, &OpenAuParams::new(4 << 20));
+        assert_eq!(s.stopped.as_deref(), Some("time budget reached"));
+        assert!(!s.samples.is_empty());
     }
 }

@@ -2,9 +2,9 @@
 //! linear writes of zeros, ones and 0x5a, a linear read, random-order writes of the three
 //! patterns and a random read, all inside one region.
 
-use super::write_common::{permutation, stop_reason, Deadline};
+use super::write_common::permutation;
 use crate::analysis::program::ProgramRow;
-use crate::backend::{AlignedBuf, Backend, Timed};
+use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -18,6 +18,7 @@ pub struct ProgramParams {
     /// Most blocks per operation and size (small sizes would otherwise take long).
     pub max_ops: u64,
     pub seed: u64,
+    /// `--time-budget` as given, for the document: the session's `TimeBudget` enforces it.
     pub time_budget_ns: Option<u64>,
 }
 
@@ -98,15 +99,16 @@ impl ProgramSamples {
     }
 }
 
-/// Run the matrix; an exhausted budget or deadline ends it early with `stopped` set.
-pub fn run<B: Backend>(
-    dev: &mut Timed<B>,
+/// Run the matrix; an exhausted budget (bytes or time: the `WriteBudget` and `TimeBudget`
+/// wrappers) ends it early with `stopped` set.
+pub fn run(
+    dev: &mut dyn Backend,
     p: &ProgramParams,
     progress: &mut dyn FnMut(u64, u64),
 ) -> io::Result<ProgramSamples> {
     let sector = dev.logical_sector_bytes() as u64;
     let sizes = p.sizes(sector);
-    let deadline = Deadline::start(dev, p.time_budget_ns);
+    let mut dev = Timed::new(dev);
     let mut out = ProgramSamples::default();
     dev.prepare_write(p.offset_bytes, p.region_bytes)?;
     for (k, &bs) in sizes.iter().enumerate() {
@@ -122,10 +124,6 @@ pub fn run<B: Backend>(
         let mut busy = [0u64; 8];
         let mut buf = AlignedBuf::new(bs as usize);
         for col in 0..8 {
-            if deadline.passed(dev) {
-                out.stopped = Some("time budget reached".into());
-                return Ok(out);
-            }
             let order = if col < 4 { &linear } else { &random };
             let write = col % 4 != 3;
             if write {
@@ -172,9 +170,7 @@ mod tests {
 
     #[test]
     fn the_matrix_shows_the_page_size_on_the_simulator() {
-        let mut dev = Timed::new(SimDevice::new(
-            SimConfig::parse("sd-16g,noise=0.01").unwrap(),
-        ));
+        let mut dev = SimDevice::new(SimConfig::parse("sd-16g,noise=0.01").unwrap());
         let p = ProgramParams::new();
         let s = run(&mut dev, &p, &mut |_, _| {}).unwrap();
         assert_eq!(s.samples.len(), 13);

@@ -2,9 +2,9 @@
 //! interval, until the speed drops and stays down or the budget is spent; then the device
 //! idles and a short write shows whether the cache recovered.
 
-use super::write_common::{random_buffer, stop_reason, Deadline};
-use crate::analysis::slc::{best_step, SlcInterval};
-use crate::backend::{AlignedBuf, Backend, Timed};
+use super::write_common::random_buffer;
+use crate::analysis::slc::SlcInterval;
+use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -23,6 +23,7 @@ pub struct SlcParams {
     pub recovery_bytes: u64,
     /// Write pseudo-random data instead of zeros.
     pub random_data: bool,
+    /// `--time-budget` as given, for the document: the session's `TimeBudget` enforces it.
     pub time_budget_ns: Option<u64>,
 }
 
@@ -65,17 +66,6 @@ pub struct SlcSamples {
     pub stopped: String,
 }
 
-/// True when the intervals so far show a drop that has stayed down long enough.
-pub fn cliff_confirmed(intervals: &[SlcInterval]) -> bool {
-    let rates: Vec<f64> = intervals.iter().map(|i| i.bytes_per_s()).collect();
-    let Some((k, fast, slow)) = best_step(&rates) else {
-        return false;
-    };
-    let after = rates.len() - k;
-    let threshold = (fast * slow).sqrt();
-    fast / slow >= 1.5 && after >= 6.max(k / 4) && rates[k..].iter().all(|&r| r < threshold)
-}
-
 fn write_interval<B: Backend>(
     dev: &mut Timed<B>,
     buf: &AlignedBuf,
@@ -101,10 +91,14 @@ fn write_interval<B: Backend>(
     (iv, None)
 }
 
-/// Run the probe. An exhausted budget or deadline ends it with `stopped` saying so.
-pub fn run<B: Backend>(
-    dev: &mut Timed<B>,
+/// Run the probe. After each interval `dropped(intervals so far)` says whether the
+/// speed has dropped and stayed down (the controller: `analysis::slc::cliff_confirmed`);
+/// an exhausted budget (bytes or time: the `WriteBudget` and `TimeBudget` wrappers) ends
+/// it with `stopped` saying so.
+pub fn run(
+    dev: &mut dyn Backend,
     p: &SlcParams,
+    dropped: &mut dyn FnMut(&[SlcInterval]) -> bool,
     progress: &mut dyn FnMut(u64, u64),
 ) -> io::Result<SlcSamples> {
     let (start, len) = p.region();
@@ -114,13 +108,13 @@ pub fn run<B: Backend>(
     } else {
         AlignedBuf::new(p.block_bytes as usize)
     };
-    let deadline = Deadline::start(dev, p.time_budget_ns);
+    let mut dev = Timed::new(dev);
     let mut out = SlcSamples::default();
     let mut written = 0u64;
     out.stopped = "write budget reached".into();
     while written + p.block_bytes <= p.budget_bytes {
         let n = p.interval_bytes.min(p.budget_bytes - written);
-        let (iv, err) = write_interval(dev, &buf, p.offset_bytes + written, written, n);
+        let (iv, err) = write_interval(&mut dev, &buf, p.offset_bytes + written, written, n);
         written += iv.bytes;
         if iv.bytes > 0 {
             out.intervals.push(iv);
@@ -135,19 +129,15 @@ pub fn run<B: Backend>(
                 None => return Err(e),
             }
         }
-        if cliff_confirmed(&out.intervals) {
+        if dropped(&out.intervals) {
             out.stopped = "speed dropped and stayed down".into();
-            break;
-        }
-        if deadline.passed(dev) {
-            out.stopped = "time budget reached".into();
             break;
         }
     }
     if p.recovery_bytes >= p.block_bytes {
         dev.idle(p.recover_ns);
         let (iv, err) = write_interval(
-            dev,
+            &mut dev,
             &buf,
             p.offset_bytes + written,
             written,
@@ -168,15 +158,15 @@ pub fn run<B: Backend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::slc::infer_slc;
+    use crate::analysis::slc::{cliff_confirmed, infer_slc};
     use crate::backend::sim::{SimConfig, SimDevice};
 
     #[test]
     fn finds_a_one_gib_cache_and_its_recovery() {
         let cfg = SimConfig::parse("custom,size=16G,slc=1G,write_bw=40M,native_bw=12M").unwrap();
-        let mut dev = Timed::new(SimDevice::new(cfg));
+        let mut dev = SimDevice::new(cfg);
         let p = SlcParams::new(16 << 30, 4 << 30);
-        let s = run(&mut dev, &p, &mut |_, _| {}).unwrap();
+        let s = run(&mut dev, &p, &mut |iv| cliff_confirmed(iv), &mut |_, _| {}).unwrap();
         assert_eq!(s.stopped, "speed dropped and stayed down");
         let inf = infer_slc(&s.intervals, &s.stopped);
         let got = inf.slc_cache_bytes.as_u64().unwrap();

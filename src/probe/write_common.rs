@@ -1,34 +1,11 @@
-//! Shared pieces of the write probes: block-size ladders, stop conditions, data patterns.
+//! Shared pieces of the write probes: block-size ladders, data patterns. The budgets are
+//! backend wrappers (`WriteBudget`, `TimeBudget`); `backend::stop_reason` names their stop.
 
 use crate::backend::sim::config::is_pow2_or_3x;
-use crate::backend::{AlignedBuf, Backend, Timed};
+use crate::backend::AlignedBuf;
 use crate::units::format_bytes;
 use crate::{Error, Result};
 use rand::{Rng, SeedableRng};
-use std::io;
-
-/// Why a probe stopped before its plan was done (`None` in samples: it finished).
-pub fn stop_reason(e: &io::Error) -> Option<String> {
-    crate::backend::stop_reason(e)
-}
-
-/// A deadline on the device's clock for `--time-budget`.
-#[derive(Debug, Clone, Copy)]
-pub struct Deadline {
-    end_ns: Option<u64>,
-}
-
-impl Deadline {
-    pub fn start<B: Backend>(dev: &Timed<B>, budget_ns: Option<u64>) -> Self {
-        Deadline {
-            end_ns: budget_ns.map(|b| dev.clock_ns().saturating_add(b)),
-        }
-    }
-
-    pub fn passed<B: Backend>(&self, dev: &Timed<B>) -> bool {
-        self.end_ns.is_some_and(|e| dev.clock_ns() >= e)
-    }
-}
 
 /// Block sizes from `erase` down to `smallest`, halving (`erase / 2^k`), each a multiple
 /// of `sector`.

@@ -1,0 +1,297 @@
+//! `probe`: is the card fake, and how much of it is real? Stamps written and read back
+//! (`capacity::probe`), the verdict from `capacity::analysis`.
+
+use super::{Findings, WriteTest};
+use crate::backend::Backend;
+use crate::capacity::analysis::{analyse, safe_partition, FakeKind, Verdict};
+use crate::capacity::probe::{probe, write_bounds, ProbeConfig, ProbeRecord};
+use crate::report::{Document, Warning};
+use crate::target::write::{estimate_ns, WriteIntent};
+use crate::units::format_bytes;
+use crate::{Error, Result};
+use std::io;
+
+/// The fake-capacity test.
+pub struct CapacityTest {
+    pub config: ProbeConfig,
+    /// The target as given (for the sfdisk command).
+    pub spec: String,
+    pub size_bytes: u64,
+    /// `--destructive` (a parameter in the document).
+    pub destructive: bool,
+    /// The partition warning from the read-only look before writing, if any.
+    pub partition_warning: Option<Warning>,
+}
+
+impl CapacityTest {
+    /// The bytes the probe may write at most (see [`write_bounds`]).
+    pub fn max_bytes(&self) -> u64 {
+        write_bounds(&self.config, self.size_bytes).1
+    }
+}
+
+impl WriteTest for CapacityTest {
+    type Samples = ProbeRecord;
+    const COMMAND: &'static str = "probe";
+
+    fn plan(&self, _sector: u64) -> WriteIntent {
+        let max_cache = self.config.max_cache;
+        // The filler always covers the same low region, so a journal saves at most that.
+        let (region, max_bytes, typical) = write_bounds(&self.config, self.size_bytes);
+        WriteIntent {
+            command: Self::COMMAND,
+            region: (1 << 20, region),
+            max_bytes,
+            // An honest card is the long case: the cache filler, the wide span and one read
+            // for each of about 16k alias-scan places and 40 filler steps.
+            typical_bytes: Some(typical),
+            estimated_ns: estimate_ns(typical, 16384 + 64),
+            what: format!(
+                "probe writes 4 KiB stamps at a few dozen places (a fake usually ends there, within seconds and a few MiB) and, on a card that holds them, a wide span and up to {} of zeros to push a write cache out (up to {} while reads show a cache faster than the medium, and up to 3 times more behind a cache that hid lost data), never touching the first and last MiB",
+                format_bytes(max_cache),
+                format_bytes(self.config.cache_ceiling.max(max_cache))
+            ),
+            smaller: "lower --write-budget",
+            ..WriteIntent::default()
+        }
+    }
+
+    /// The probe keeps its own deadline: it must still read and restore its guard regions
+    /// after it (the result is then partial).
+    fn time_budget(&self, _requested: Option<u64>) -> Option<u64> {
+        None
+    }
+
+    /// Under a journal the session restores every overwritten cell; without one the probe
+    /// saves its guard regions itself.
+    fn opened(&mut self, journaled: bool) {
+        self.config.restore_guards = !journaled;
+    }
+
+    fn run(
+        &self,
+        dev: &mut dyn Backend,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> io::Result<ProbeRecord> {
+        let mut cb = |p: crate::capacity::probe::Progress| progress(p.done, p.total);
+        match probe(dev, &self.config, &mut cb) {
+            Ok(r) => Ok(r),
+            Err(Error::Io { source, .. }) => Err(source),
+            Err(e) => Err(io::Error::other(e.to_string())),
+        }
+    }
+
+    fn infer(&self, rec: &ProbeRecord) -> Findings {
+        let verdict = analyse(rec);
+        let mut f = Findings::default();
+        f.add("usable_bytes", verdict.usable.clone());
+        f.add("fake_kind", verdict.fake_kind.clone());
+        if let Some(c) = &verdict.cache {
+            f.add("write_cache_bytes", c.clone());
+        }
+        if verdict.wrap_modulus.is_some() {
+            f.add("wrap_modulus_bytes", verdict.modulus.clone());
+        }
+        f.warnings.extend(self.partition_warning.clone());
+        if !rec.complete {
+            f.warnings.push(Warning::new(
+                "partial",
+                "the probe stopped before it finished (time or write budget): the usable size is only what was shown to hold data so far",
+            ));
+        }
+        f.warnings
+            .extend(guard_warning(rec.guard_restored, &verdict));
+        f.extra
+            .insert("verdict".into(), verdict_line(&verdict).into());
+        if let Some(c) = partition_command(&verdict, &self.spec) {
+            f.extra.insert("partition_command".into(), c.into());
+        }
+        f.failed = verdict.failed();
+        f
+    }
+
+    fn stopped<'a>(&self, _rec: &'a ProbeRecord) -> Option<&'a str> {
+        None
+    }
+
+    fn document(&self, rec: &ProbeRecord, doc: &mut Document) -> Result<()> {
+        doc.parameters = serde_json::json!({
+            "max_cache_bytes": self.config.max_cache,
+            "time_budget_ns": self.config.time_budget_ns,
+            "destructive": self.destructive,
+            "guard_bytes": rec.guard_bytes,
+        });
+        // Samples: every span read back and every alias scan, in the order they happened.
+        let mut samples: Vec<serde_json::Value> = Vec::new();
+        for sp in &rec.spans {
+            let mut v = serde_json::to_value(sp).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.insert("type".into(), "span".into());
+            }
+            samples.push(v);
+        }
+        for sc in &rec.scans {
+            samples.push(serde_json::json!({
+                "type": "scan", "from": sc.from, "to": sc.to, "stride": sc.stride,
+                "reads": sc.reads, "hits": sc.hits.len(), "elapsed_ns": sc.elapsed_ns,
+            }));
+        }
+        doc.samples = samples.into();
+        doc.extra.insert(
+            "probe".into(),
+            serde_json::json!({
+                "alias_hits": rec.alias_hits.iter().take(64).collect::<Vec<_>>(),
+                "alias_hit_count": rec.alias_hits.len(),
+                "filler_bytes": rec.filler_bytes,
+                "flush_bytes": rec.flush_bytes,
+                "complete": rec.complete,
+            }),
+        );
+        // The probe's own clock: simulated time on sim: targets.
+        doc.elapsed_ns = rec.elapsed_ns;
+        Ok(())
+    }
+
+    fn render(&self, doc: &Document, _rec: &ProbeRecord) -> String {
+        let text = |k: &str| doc.extra.get(k).and_then(|v| v.as_str());
+        render(
+            doc,
+            text("verdict").unwrap_or_default(),
+            text("partition_command"),
+        )
+    }
+}
+
+/// The warning when the partition-table regions read back changed at the end: it names
+/// the cause the verdict found, never one it did not (aliasing only when addresses aliased).
+pub fn guard_warning(restored: bool, v: &Verdict) -> Option<Warning> {
+    if !restored {
+        return None;
+    }
+    let message = if v.wrap_modulus.is_some() {
+        "aliased writes reached the partition-table regions; their saved content was written back"
+            .to_string()
+    } else {
+        format!(
+            "the partition-table regions read back different at the end than at the start, though no address aliased ({}); their saved content was written back",
+            match v.kind {
+                FakeKind::Limbo => "this card does not keep data beyond its real size, so the last sectors may not hold it",
+                _ => "the card changed them by itself",
+            }
+        )
+    };
+    Some(Warning::new("guard-restored", message))
+}
+
+/// The one-line verdict a person reads first.
+pub fn verdict_line(v: &Verdict) -> String {
+    let announced = format_bytes(v.announced_bytes);
+    let holds = format_bytes(v.usable_bytes);
+    let part = safe_partition(v.usable_bytes)
+        .map(|(_, size)| {
+            format!(
+                "usable with a partition of at most {}",
+                format_bytes_floor(size * 512)
+            )
+        })
+        .unwrap_or_else(|| "not usable".to_string());
+    match v.kind {
+        FakeKind::None if !v.complete => format!(
+            "INCOMPLETE: announces {announced}; stopped by a budget before a verdict, with data shown to survive below {holds} and no sign of a fake so far"
+        ),
+        FakeKind::None => format!(
+            "OK: announces {announced} and holds all of it, unless a write cache larger than the {} written to push one out hides a fake (--max-cache rules out a larger one)",
+            format_bytes(v.flush_bytes)
+        ),
+        FakeKind::Wrap => format!(
+            "FAKE: announces {announced}, holds {holds} (wrap-around every {}); {part}",
+            format_bytes(v.wrap_modulus.unwrap_or(0))
+        ),
+        FakeKind::Chain => format!(
+            "FAKE: announces {announced}, holds {holds} (beyond it, regions alternately wrap around every {} and lose data); {part}",
+            format_bytes(v.wrap_modulus.unwrap_or(0))
+        ),
+        FakeKind::Limbo => format!(
+            "FAKE: announces {announced}, holds {holds} (data written beyond it is lost); {part}"
+        ),
+        FakeKind::Bad => format!(
+            "DAMAGED: announces {announced}, but returned I/O errors or flipped bits; run `flashscope verify` for the full list"
+        ),
+    }
+}
+
+/// Bytes in binary units rounded down to two decimals (`7.99 GiB`), so a size shown as
+/// a limit is never above the limit.
+pub fn format_bytes_floor(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut unit = 0;
+    let mut scale = 1024u64;
+    while unit + 1 < UNITS.len() && bytes / scale >= 1024 {
+        scale *= 1024;
+        unit += 1;
+    }
+    let hundredths = (bytes as u128 * 100 / scale as u128) as u64;
+    let text = format!("{}.{:02}", hundredths / 100, hundredths % 100);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {}", UNITS[unit])
+}
+
+/// The sfdisk command that makes a fake usable: one partition inside the real part.
+fn partition_command(v: &Verdict, target: &str) -> Option<String> {
+    if !matches!(v.kind, FakeKind::Wrap | FakeKind::Limbo | FakeKind::Chain) {
+        return None;
+    }
+    let (start, size) = safe_partition(v.usable_bytes)?;
+    let dev = if crate::target::is_sim_spec(target) {
+        "/dev/sdX"
+    } else {
+        target
+    };
+    Some(format!(
+        "echo 'start={start}, size={size}, type=c' | sudo sfdisk {dev}"
+    ))
+}
+
+fn render(doc: &Document, line: &str, command: Option<&str>) -> String {
+    let mut s = format!("{line}\n");
+    if let Some(c) = command {
+        s.push_str(&format!(
+            "make it usable (erases its partition table): {c}\n"
+        ));
+    }
+    for (k, inf) in &doc.inferences {
+        s.push_str(&format!(
+            "  {k}: {} ({}) — {}\n",
+            inf.value
+                .as_ref()
+                .map(|v| match v.as_u64() {
+                    Some(n) if k.ends_with("_bytes") => format!("{} ({n} bytes)", format_bytes(n)),
+                    _ => v
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string()),
+                })
+                .unwrap_or_else(|| "?".to_string()),
+            inf.status_word(),
+            inf.evidence
+        ));
+    }
+    s.push_str(&format!("  took {:.1} s\n", doc.elapsed_ns as f64 / 1e9));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_rounded_down() {
+        assert_eq!(format_bytes_floor((8 << 30) - (1 << 20)), "7.99 GiB");
+        assert_eq!(format_bytes_floor(8 << 30), "8 GiB");
+        assert_eq!(format_bytes_floor(1536), "1.5 KiB");
+        assert_eq!(format_bytes_floor(100), "100 B");
+    }
+}

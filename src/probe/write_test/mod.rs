@@ -1,0 +1,218 @@
+//! One driver for the writing tests (`fat`, `open-au`, `program`, `slc`): each test says
+//! what it plans to write, how it measures, what the samples mean and how they read; the
+//! driver does the rest the same way for all of them — peek at the target, plan, open the
+//! write session (the `--write` gate, preserve mode, budgets), run, end and restore,
+//! document, render.
+//!
+//! A test's `run` is its probe with the probe's controller (the analysis that decides
+//! where to measure next, as `analysis::align::next_round` is for align); `infer` is pure
+//! analysis. The CLI turns arguments into a test and prints what the driver returns.
+
+pub mod capacity;
+pub mod fat;
+pub mod open_au;
+pub mod program;
+pub mod slc;
+
+use crate::analysis::align;
+use crate::backend::Backend;
+use crate::report::progress::Progress;
+use crate::report::{wear_line, Document, Inference, Status, TargetInfo, Warning};
+use crate::target::write::{
+    check_allowed, open_for_write, stopped_early, Budgets, Ran, WriteFlags, WriteIntent,
+};
+use crate::{Error, Result};
+use std::io;
+
+/// A test that writes to its target.
+pub trait WriteTest {
+    /// What the probe measured.
+    type Samples;
+    /// The subcommand and the document's `command`.
+    const COMMAND: &'static str;
+
+    /// What the test is about to write, for the banner and the refusal without `--write`
+    /// (the driver sets the budgets).
+    fn plan(&self, sector: u64) -> WriteIntent;
+    /// The session's write budget, from `--write-budget` (`requested`).
+    fn write_budget(&self, requested: Option<u64>) -> Option<u64> {
+        requested
+    }
+    /// The session's time budget, from `--time-budget` (`requested`).
+    fn time_budget(&self, requested: Option<u64>) -> Option<u64> {
+        requested
+    }
+    /// The session is open; `journaled`: preserve mode saves what the test overwrites.
+    fn opened(&mut self, _journaled: bool) {}
+    /// Measure on the session's device stack; `progress(done, total)` feeds the progress
+    /// line. A budget's refusal ends the probe early with its samples, not with an error.
+    fn run(
+        &self,
+        dev: &mut dyn Backend,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> io::Result<Self::Samples>;
+    /// What the samples say (pure: the analysis).
+    fn infer(&self, samples: &Self::Samples) -> Findings;
+    /// Why the probe stopped before its plan was done, if it did.
+    fn stopped<'a>(&self, samples: &'a Self::Samples) -> Option<&'a str>;
+    /// The test's own fields of the document: parameters, samples, extras.
+    fn document(&self, samples: &Self::Samples, doc: &mut Document) -> Result<()>;
+    /// The text output above the wear line.
+    fn render(&self, doc: &Document, samples: &Self::Samples) -> String;
+}
+
+/// The inferences of a test, the warnings and document fields the analysis adds, and
+/// whether the device failed the check (exit 3).
+#[derive(Debug, Clone, Default)]
+pub struct Findings {
+    pub inferences: Vec<(String, Inference)>,
+    pub warnings: Vec<Warning>,
+    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub failed: bool,
+}
+
+impl Findings {
+    /// Add an inference under its JSON key.
+    pub fn add(&mut self, key: &str, inference: Inference) {
+        self.inferences.push((key.to_string(), inference));
+    }
+
+    /// The inference under `key`, if the test made one.
+    pub fn get(&self, key: &str) -> Option<&Inference> {
+        self.inferences
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, i)| i)
+    }
+}
+
+/// How a test ended.
+// Made once per command and taken apart at once: boxing would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+pub enum Finished {
+    /// It ran: the document, its text rendering and the exit code (0, or 3 when the
+    /// device failed the check).
+    Done {
+        doc: Document,
+        text: String,
+        code: i32,
+    },
+    /// A signal stopped it after the regions were restored: the exit code (130 or 143).
+    Stopped { command: &'static str, code: i32 },
+}
+
+/// Run a writing test on `spec`: peek at the target (read-only) and `build` the test
+/// from what it is (parameters are checked against its size and sector), then plan,
+/// open the write session (the policy, with the write and time budgets), run, end
+/// (restore and verify in preserve mode), document and render.
+pub fn drive<T: WriteTest>(
+    spec: &str,
+    flags: &WriteFlags,
+    budgets: &Budgets,
+    build: impl FnOnce(&TargetInfo) -> Result<T>,
+) -> Result<Finished> {
+    let info = crate::target::peek(spec)?;
+    let mut test = build(&info)?;
+    let mut intent = test.plan(info.logical_sector_bytes as u64);
+    intent.budget_bytes = test.write_budget(budgets.write_budget_bytes(info.size_bytes)?);
+    intent.time_budget_ns = test.time_budget(budgets.time_budget_ns()?);
+    let mut session = open_for_write(spec, flags, &intent)?;
+    test.opened(session.journal.is_some());
+    let ran = session.run(T::COMMAND, |dev, progress| test.run(dev, progress))?;
+    let (samples, mut doc) = match ran {
+        Ran::Done(samples, doc) => (samples, doc),
+        Ran::Stopped(code) => {
+            return Ok(Finished::Stopped {
+                command: T::COMMAND,
+                code,
+            })
+        }
+    };
+    test.document(&samples, &mut doc)?;
+    let findings = test.infer(&samples);
+    doc.inferences.extend(findings.inferences);
+    doc.warnings.extend(findings.warnings);
+    doc.extra.extend(findings.extra);
+    if let Some(why) = test.stopped(&samples) {
+        doc.warnings.push(stopped_early(why));
+    }
+    let mut text = test.render(&doc, &samples);
+    text.push_str(&wear_line(&doc));
+    let code = if findings.failed { 3 } else { 0 };
+    Ok(Finished::Done { doc, text, code })
+}
+
+/// `value` of an inference as text, `?` when inconclusive.
+pub fn value_text(inf: &Inference) -> String {
+    inf.value
+        .as_ref()
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "?".into())
+}
+
+/// The erase block size a test writes by: `given` (`--erase-size`), or measured by the
+/// align probe (read-only, with its defaults) when not given, which must then be
+/// confident. Returns the size and where it came from (stated in the output). Without
+/// `--write` nothing is measured: the refusal explains the plan (`what`).
+pub fn erase_size(
+    given: Option<u64>,
+    spec: &str,
+    flags: &WriteFlags,
+    what: &str,
+) -> Result<(u64, String)> {
+    if let Some(e) = given {
+        return Ok((e, "--erase-size".to_string()));
+    }
+    check_allowed(
+        spec,
+        flags,
+        &format!("{what}; the erase block size is first measured with `align` (read-only) since --erase-size was not given"),
+    )?;
+    eprintln!("no --erase-size: measuring the erase block size with align (read-only)...");
+    let inf = align_erase_size(spec)?;
+    match inf.as_u64() {
+        Some(e) if inf.status == Status::Confident => Ok((
+            e,
+            format!("align ({}, {})", inf.status_word(), inf.evidence),
+        )),
+        _ => Err(Error::usage(format!(
+            "align could not settle the erase block size of {spec} ({}: {}); give --erase-size",
+            inf.status_word(),
+            inf.evidence
+        ))),
+    }
+}
+
+/// Run the align probe with its defaults and its controller; the erase-block inference.
+fn align_erase_size(spec: &str) -> Result<Inference> {
+    use crate::probe::align as probe;
+    let req = crate::target::OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    let mut opened = crate::target::open(spec, &req)?;
+    let dev = &mut opened.backend;
+    let size = dev.size_bytes();
+    let sizes = probe::default_block_sizes(dev.logical_sector_bytes());
+    probe::validate(size, dev.logical_sector_bytes(), &sizes)?;
+    let max_reads: u64 = sizes
+        .iter()
+        .map(|&b| probe::flashbench_align_reads(size, b))
+        .sum();
+    let config = probe::AlignConfig {
+        block_sizes: sizes,
+        positions: 8,
+        count: None,
+        time_budget_ns: 60_000_000_000,
+        max_reads,
+    };
+    let mut progress = Progress::new("align");
+    let run = probe::run(
+        dev.as_mut(),
+        &config,
+        &mut |cells, reads| align::decide(cells, reads, max_reads),
+        &mut progress.callback(),
+    )?;
+    progress.finish();
+    Ok(align::infer(&align::points(&run.cells)).erase_block_bytes)
+}

@@ -1,0 +1,165 @@
+//! `open-au`: how many erase blocks the card can write to at once.
+
+use super::{value_text, Findings, WriteTest};
+use crate::analysis::openau::{
+    decide, fast_blocks_in_collapse, infer_linear, infer_open_au, linear_reference,
+};
+use crate::backend::Backend;
+use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
+use crate::report::table::Table;
+use crate::report::Document;
+use crate::target::write::{estimate_ns, WriteIntent};
+use crate::units::{format_bytes, format_rate};
+use crate::Result;
+use std::io;
+
+/// The open-AU test: its parameters and where the erase size came from.
+pub struct OpenAuTest {
+    pub params: OpenAuParams,
+    /// "--erase-size" or the align inference that measured it (stated in the output).
+    pub erase_size_source: String,
+}
+
+impl WriteTest for OpenAuTest {
+    type Samples = OpenAuSamples;
+    const COMMAND: &'static str = "open-au";
+
+    fn plan(&self, sector: u64) -> WriteIntent {
+        let p = &self.params;
+        let typical = p.typical_bytes(sector, 4);
+        WriteIntent {
+            command: Self::COMMAND,
+            region: p.region(),
+            max_bytes: p.max_bytes(sector),
+            typical_bytes: Some(typical),
+            estimated_ns: estimate_ns(typical, typical / p.detect_bytes(sector).max(1)),
+            what: format!(
+                "open-au writes {} blocks into up to {} erase blocks of {}{}",
+                format_bytes(p.detect_bytes(sector)),
+                p.max_au,
+                format_bytes(p.erase_bytes),
+                if p.random {
+                    ", in order and in random order"
+                } else {
+                    ""
+                }
+            ),
+            smaller: "lower --write-budget",
+            ..WriteIntent::default()
+        }
+    }
+
+    fn run(
+        &self,
+        dev: &mut dyn Backend,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> io::Result<OpenAuSamples> {
+        let max_au = self.params.max_au;
+        open_au::run(
+            dev,
+            &self.params,
+            &mut |linear, random| decide(max_au, linear, random),
+            progress,
+        )
+    }
+
+    fn infer(&self, s: &OpenAuSamples) -> Findings {
+        let linear = s.points(false);
+        let fast = fast_blocks_in_collapse(&linear, &s.block_median_ns(false));
+        let (open, warning) = infer_linear(&linear, &fast, self.params.offset_bytes);
+        let mut f = Findings::default();
+        f.add("open_au", open);
+        f.warnings.extend(warning);
+        if self.params.random {
+            f.add(
+                "open_au_random",
+                infer_open_au(&s.points(true), linear_reference(&linear)),
+            );
+        }
+        f
+    }
+
+    fn stopped<'a>(&self, s: &'a OpenAuSamples) -> Option<&'a str> {
+        s.stopped.as_deref()
+    }
+
+    fn document(&self, s: &OpenAuSamples, doc: &mut Document) -> Result<()> {
+        doc.parameters = serde_json::to_value(&self.params).unwrap_or_default();
+        doc.parameters["erase_size_source"] = self.erase_size_source.clone().into();
+        doc.samples = serde_json::to_value(&s.samples).unwrap_or_default();
+        Ok(())
+    }
+
+    fn render(&self, doc: &Document, s: &OpenAuSamples) -> String {
+        let mut text = format!(
+            "erase block {} (from {})\n",
+            format_bytes(self.params.erase_bytes),
+            self.erase_size_source
+        );
+        for (key, label) in [("open_au", "in order"), ("open_au_random", "random order")] {
+            if let Some(inf) = doc.inferences.get(key) {
+                text.push_str(&format!(
+                    "open erase blocks ({label}): {} ({}) - {}\n",
+                    value_text(inf),
+                    inf.status_word(),
+                    inf.evidence
+                ));
+            }
+        }
+        text.push('\n');
+        for random in [false, true] {
+            let ladder: Vec<_> = s
+                .samples
+                .iter()
+                .filter(|x| x.phase == "ladder" && x.random == random)
+                .collect();
+            let det: Vec<_> = s
+                .samples
+                .iter()
+                .filter(|x| x.phase == "detect" && x.random == random)
+                .collect();
+            if det.is_empty() {
+                continue;
+            }
+            let order = if random { "random" } else { "linear" };
+            let mut t = Table::new(&["open erase blocks", "small-block write", "mean", "order"]);
+            for x in &det {
+                t.row(vec![
+                    x.open_aus.to_string(),
+                    format_rate(x.bytes_per_s),
+                    format_rate(x.mean_bytes_per_s),
+                    order.into(),
+                ]);
+            }
+            text.push_str(&t.render());
+            let mut counts: Vec<u32> = ladder.iter().map(|x| x.open_aus).collect();
+            counts.sort_unstable();
+            counts.dedup();
+            if !counts.is_empty() {
+                let mut header = vec!["block size".to_string()];
+                header.extend(counts.iter().map(|c| format!("{c} open ({order})")));
+                let refs: Vec<&str> = header.iter().map(String::as_str).collect();
+                let mut t = Table::new(&refs);
+                let mut sizes: Vec<u64> = ladder.iter().map(|x| x.block_bytes).collect();
+                sizes.sort_unstable_by(|a, b| b.cmp(a));
+                sizes.dedup();
+                for bs in sizes {
+                    let mut row = vec![format_bytes(bs)];
+                    for c in &counts {
+                        let r = ladder
+                            .iter()
+                            .find(|x| x.block_bytes == bs && x.open_aus == *c)
+                            .map(|x| format_rate(x.mean_bytes_per_s))
+                            .unwrap_or_default();
+                        row.push(r);
+                    }
+                    t.row(row);
+                }
+                text.push('\n');
+                text.push_str(&t.render());
+            }
+            text.push('\n');
+        }
+        text
+    }
+}

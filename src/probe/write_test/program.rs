@@ -1,0 +1,102 @@
+//! `program`: the flashbench program matrix.
+
+use super::{value_text, Findings, WriteTest};
+use crate::analysis::program::{infer_program, COLUMNS};
+use crate::backend::Backend;
+use crate::probe::program::{self, ProgramParams, ProgramSamples};
+use crate::report::table::Table;
+use crate::report::Document;
+use crate::target::write::{estimate_ns, WriteIntent};
+use crate::units::{format_bytes, format_rate};
+use crate::Result;
+use std::io;
+
+/// The program-matrix test.
+pub struct ProgramTest {
+    pub params: ProgramParams,
+}
+
+impl WriteTest for ProgramTest {
+    type Samples = ProgramSamples;
+    const COMMAND: &'static str = "program";
+
+    fn plan(&self, sector: u64) -> WriteIntent {
+        let p = &self.params;
+        let bytes = p.bytes(sector);
+        let sizes = p.sizes(sector);
+        let ops: u64 = sizes.iter().map(|&bs| 8 * p.ops(bs)).sum();
+        WriteIntent {
+            command: Self::COMMAND,
+            region: (p.offset_bytes, p.region_bytes),
+            max_bytes: bytes,
+            typical_bytes: None,
+            estimated_ns: estimate_ns(bytes, ops),
+            what: format!(
+                "program writes zeros, ones and 0x5a in order and at random at block sizes from {} to {}",
+                format_bytes(sizes.first().copied().unwrap_or(0)),
+                format_bytes(sizes.last().copied().unwrap_or(0))
+            ),
+            smaller: "lower --write-budget",
+            ..WriteIntent::default()
+        }
+    }
+
+    fn run(
+        &self,
+        dev: &mut dyn Backend,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> io::Result<ProgramSamples> {
+        program::run(dev, &self.params, progress)
+    }
+
+    fn infer(&self, s: &ProgramSamples) -> Findings {
+        Findings {
+            inferences: infer_program(&s.rows()).into_iter().collect(),
+            ..Findings::default()
+        }
+    }
+
+    fn stopped<'a>(&self, s: &'a ProgramSamples) -> Option<&'a str> {
+        s.stopped.as_deref()
+    }
+
+    fn document(&self, s: &ProgramSamples, doc: &mut Document) -> Result<()> {
+        doc.parameters = serde_json::to_value(&self.params).unwrap_or_default();
+        doc.parameters["columns"] = serde_json::json!(COLUMNS);
+        doc.samples = serde_json::to_value(&s.samples).unwrap_or_default();
+        Ok(())
+    }
+
+    fn render(&self, doc: &Document, s: &ProgramSamples) -> String {
+        let mut text = String::new();
+        for (k, inf) in &doc.inferences {
+            text.push_str(&format!(
+                "{}: {} ({}) - {}\n",
+                k.replace('_', " "),
+                value_text(inf),
+                inf.status_word(),
+                inf.evidence
+            ));
+        }
+        text.push('\n');
+        let mut t = Table::new(&[
+            "block size",
+            "write 00",
+            "write ff",
+            "write 5a",
+            "read",
+            "rnd write 00",
+            "rnd write ff",
+            "rnd write 5a",
+            "rnd read",
+        ]);
+        for x in &s.samples {
+            let mut row = vec![format_bytes(x.block_bytes)];
+            row.extend(x.bytes_per_s.iter().map(|&r| format_rate(r)));
+            t.row(row);
+        }
+        text.push_str(&t.render());
+        text.push('\n');
+        text
+    }
+}
