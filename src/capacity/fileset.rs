@@ -11,7 +11,6 @@ use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// Bytes per file.
@@ -27,38 +26,30 @@ pub struct FileSet {
     keep: bool,
 }
 
-/// Free bytes for an unprivileged writer in the filesystem holding `dir`.
-pub fn free_bytes(dir: &Path) -> Result<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| Error::usage(format!("'{}' contains a NUL byte", dir.display())))?;
-    // SAFETY: zeroed statvfs is a valid value for this plain C struct.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c is a valid NUL-terminated path and st a valid out-pointer for the call.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(Error::io(
-            format!("reading the free space of '{}'", dir.display()),
-            io::Error::last_os_error(),
-        ));
-    }
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
-}
-
 /// How many bytes `verify DIR` will use: `asked`, or the free space less a small reserve.
 pub fn plan_bytes(dir: &Path, asked: Option<u64>) -> Result<u64> {
-    let free = free_bytes(dir)?;
+    let free = crate::sys::fs_stats(dir)
+        .map_err(|e| Error::io(format!("reading the free space of '{}'", dir.display()), e))?
+        .free_bytes
+        .unwrap_or(0);
     let mib = 1u64 << 20;
     match asked {
-        Some(a) if a > free => Err(Error::Refused(format!(
-            "'{}' has {} free, less than the {} asked with --size: free some space or ask for less",
-            dir.display(),
-            crate::units::format_bytes(free),
-            crate::units::format_bytes(a)
-        ))),
-        Some(a) if a < mib => Err(Error::usage(format!(
-            "--size {a} is below 1 MiB: nothing worth verifying"
-        ))),
-        Some(a) => Ok(a / mib * mib),
+        Some(a) => {
+            crate::sys::check_room(
+                dir,
+                Some(free),
+                "the size asked with --size",
+                a,
+                0,
+                "free some space or ask for less",
+            )?;
+            if a < mib {
+                return Err(Error::usage(format!(
+                    "--size {a} is below 1 MiB: nothing worth verifying"
+                )));
+            }
+            Ok(a / mib * mib)
+        }
         None => {
             let usable = free.saturating_sub(RESERVE) / mib * mib;
             if usable < mib {
@@ -77,7 +68,7 @@ fn open_file(path: &Path, create: bool, direct: bool) -> io::Result<File> {
     let mut o = OpenOptions::new();
     o.read(true).write(true).create(create).truncate(false);
     if direct {
-        o.custom_flags(libc::O_DIRECT | libc::O_CLOEXEC);
+        o.custom_flags(crate::sys::O_DIRECT | libc::O_CLOEXEC);
     }
     o.open(path)
 }
@@ -192,8 +183,8 @@ impl Backend for FileSet {
     fn flush(&mut self) -> io::Result<()> {
         for f in &self.files {
             f.sync_all()?;
-            // SAFETY: plain syscall on an fd we own; no pointers.
-            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            // Advice only: a filesystem that ignores it still got its fsync.
+            let _ = crate::sys::drop_file_cache(f);
         }
         Ok(())
     }

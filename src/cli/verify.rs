@@ -538,7 +538,7 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
             "the filesystem refuses O_DIRECT: files are fsynced and their cached pages dropped before reading back",
         ));
     }
-    let fs = crate::target::statfs_type(dir).map(crate::target::fs_type_name);
+    let fs = crate::sys::statfs_magic(dir).map(crate::sys::fs_label);
     if matches!(fs.as_deref(), Some("tmpfs") | Some("ramfs")) {
         warnings.push(Warning::new(
             "memory-filesystem",

@@ -290,7 +290,7 @@ impl Cell<'_> {
             flags |= libc::O_SYNC;
         }
         if self.cfg.direct {
-            flags |= libc::O_DIRECT;
+            flags |= crate::sys::O_DIRECT;
         }
         o.custom_flags(flags);
         o.open(self.path).map_err(|e| {

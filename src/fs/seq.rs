@@ -68,7 +68,7 @@ impl SeqMode {
             SeqMode::Buffered | SeqMode::Fdatasync => 0,
             SeqMode::Dsync => libc::O_DSYNC,
             SeqMode::Sync => libc::O_SYNC,
-            SeqMode::Direct => libc::O_DIRECT,
+            SeqMode::Direct => crate::sys::O_DIRECT,
         }
     }
 
@@ -505,7 +505,7 @@ fn run_mode(
     let (mut rfile, method) = if mode == SeqMode::Direct {
         let f = OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_DIRECT)
+            .custom_flags(crate::sys::O_DIRECT)
             .open(path)
             .map_err(io_err("opening with O_DIRECT", path))?;
         (f, "O_DIRECT")

@@ -15,26 +15,25 @@ pub fn process_cpu_ns() -> (u64, u64) {
 }
 
 fn rusage(who: libc::c_int) -> (u64, u64) {
-    // SAFETY: rusage is plain data; zeroed is a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
-    let rc = unsafe { libc::getrusage(who, &mut ru) };
-    if rc != 0 {
+    let Some(ru) = getrusage(who) else {
         return (0, 0);
-    }
+    };
     let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
+/// `getrusage(2)` (rustix has no wrapper for it).
+fn getrusage(who: libc::c_int) -> Option<libc::rusage> {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `ru` is valid, writable memory for one rusage for the duration of the call.
+    let rc = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
+    // SAFETY: zeroed memory is a valid rusage (plain integers), filled in on success.
+    (rc == 0).then(|| unsafe { ru.assume_init() })
+}
+
 /// Peak resident set size of the process in bytes (`ru_maxrss`).
 pub fn peak_rss_bytes() -> u64 {
-    // SAFETY: as in `rusage`.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as in `rusage`.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return 0;
-    }
-    ru.ru_maxrss as u64 * 1024
+    getrusage(libc::RUSAGE_SELF).map_or(0, |ru| ru.ru_maxrss as u64 * 1024)
 }
 
 /// The counters of `/sys/block/DEV/stat` (Documentation/block/stat.rst).
