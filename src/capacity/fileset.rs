@@ -2,6 +2,9 @@
 //! (`flashscope-verify-NNNN.bin`, H2testw / f3write style) and this backend maps one
 //! logical byte range onto them, so the same verify engine runs through a filesystem.
 //!
+//! Ctrl-C or SIGTERM stops the run at the next I/O (it fails with `Interrupted`) and the
+//! files go with the set (unless kept): `create` installs the signal handler.
+//!
 //! Reads never come from the page cache: files are opened with O_DIRECT where the
 //! filesystem allows it; otherwise `flush` fsyncs every file and drops its cached pages
 //! (POSIX_FADV_DONTNEED) before the read pass.
@@ -76,6 +79,7 @@ fn open_file(path: &Path, create: bool, direct: bool) -> io::Result<File> {
 impl FileSet {
     /// Create the files for `total` bytes in `dir` (must not exist yet).
     pub fn create(dir: &Path, total: u64, keep: bool) -> Result<FileSet> {
+        crate::signals::install(crate::signals::Second::Terminate);
         let count = total.div_ceil(FILE_BYTES).max(1);
         let mut set = FileSet {
             paths: Vec::new(),
@@ -152,6 +156,7 @@ impl Backend for FileSet {
         4096
     }
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        crate::signals::check_io()?;
         let mut done = 0usize;
         while done < buf.len() {
             let (i, at) = self.locate(offset + done as u64);
@@ -166,6 +171,7 @@ impl Backend for FileSet {
         Ok(())
     }
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        crate::signals::check_io()?;
         let mut done = 0usize;
         while done < buf.len() {
             let (i, at) = self.locate(offset + done as u64);
@@ -181,6 +187,7 @@ impl Backend for FileSet {
     }
     /// fsync every file, then drop its cached pages so the read pass hits the medium.
     fn flush(&mut self) -> io::Result<()> {
+        crate::signals::check_io()?;
         for f in &self.files {
             f.sync_all()?;
             // Advice only: a filesystem that ignores it still got its fsync.

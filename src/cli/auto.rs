@@ -3,6 +3,7 @@
 
 use super::{align, guard, open_au, probe, Outcome, Output};
 use crate::analysis::advice::{advise, Findings};
+use crate::error::EXIT_OK;
 use crate::report::{Document, Inference, Status};
 use crate::units::format_bytes;
 use crate::Result;
@@ -61,7 +62,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     doc.warnings = g.warnings.clone();
     doc.bytes_written = g.bytes_written;
     let mut write_text = String::new();
-    let mut code = 0;
+    let mut code = EXIT_OK;
     let flags = || guard::WriteFlags {
         write: args.write,
         destructive: args.destructive,

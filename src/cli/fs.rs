@@ -3,6 +3,7 @@
 //! afterwards unless --keep), so they need no --write.
 
 use super::Output;
+use crate::error::EXIT_OK;
 use crate::fs::analysis::{dirty_peaks, files_inferences, seq_inferences, seq_warnings};
 use crate::fs::env::{self, FsInfo, MemInfo};
 use crate::fs::files::{self, FilesConfig, FilesRun};
@@ -162,7 +163,7 @@ pub struct MatrixArgs {
 
 /// Run one `fs` subcommand; returns the exit code.
 pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
-    crate::fs::interrupt::install();
+    crate::signals::install(crate::signals::Second::Terminate);
     match cmd {
         FsCommand::Seq(a) => run_seq(a, out),
         FsCommand::Files(a) => run_files(a, out),
@@ -353,7 +354,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
             .insert("plot".into(), p.display().to_string().into());
     }
     out.emit(&doc, |d| render_seq(d, &run, &fs, file_bytes, block_bytes));
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 /// The median rate, with the range of the runs when there was more than one.
@@ -589,7 +590,7 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
             .insert("plot".into(), p.display().to_string().into());
     }
     out.emit(&doc, |d| render_files(d, &run, &fs));
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 fn render_files(d: &Document, run: &FilesRun, fs: &FsInfo) -> String {
@@ -756,7 +757,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
         doc.extra.insert("plots".into(), written.into());
     }
     out.emit(&doc, |_| render_matrix(&run, &cfg, &fs));
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 fn matrix_grid(run: &MatrixRun, cfg: &MatrixConfig, t: MatrixTest) -> Vec<Vec<Option<f64>>> {

@@ -6,8 +6,9 @@
 //! so restoring is never refused for want of budget; restored bytes are counted apart.
 
 use crate::backend::{Backend, Timed, WriteBudget};
-use crate::journal::{self, signals, Identity, Preserve, RestoreSummary};
+use crate::journal::{self, Identity, Preserve, RestoreSummary};
 use crate::report::{Document, TargetInfo, Warning};
+use crate::signals;
 use crate::target::{self, OpenRequest};
 use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size, short_size};
 use crate::{Error, Result};
@@ -257,7 +258,7 @@ pub fn begin(
                 path.display()
             );
             // Record Ctrl-C from before the journal exists, so no signal can leave it empty.
-            signals::install();
+            signals::install(signals::Second::Record);
             let p = Preserve::new(opened.backend, path, &identity)?
                 .with_stop_check(Box::new(signals::pending));
             Guarded::Preserve(p)

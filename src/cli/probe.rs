@@ -5,6 +5,7 @@ use super::{Outcome, Output};
 use crate::capacity::analysis::{analyse, safe_partition, FakeKind, Verdict};
 use crate::capacity::probe::{probe, ProbeConfig};
 use crate::capacity::stamp::Stamper;
+use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::report::progress::Progress;
 use crate::report::{Document, Warning};
 use crate::target::{self, OpenRequest};
@@ -189,7 +190,11 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     }
     let mut text = render(&doc, &line, command.as_deref());
     text.push_str(&guard::wear_line(&doc));
-    let code = if verdict.failed() { 3 } else { 0 };
+    let code = if verdict.failed() {
+        EXIT_CHECK_FAILED
+    } else {
+        EXIT_OK
+    };
     Ok(Outcome::new(doc, text, code))
 }
 

@@ -12,7 +12,6 @@
 pub mod analysis;
 pub mod env;
 pub mod files;
-pub mod interrupt;
 pub mod matrix;
 pub mod monitor;
 pub mod seq;
@@ -165,6 +164,36 @@ impl Drop for Cleanup {
     }
 }
 
+/// Make a test file of `size` bytes of incompressible data, written and synced so reads
+/// hit the medium rather than holes. The returned guard removes it when dropped; Ctrl-C
+/// or SIGTERM stop the writing (the handler is installed here) and the file goes too.
+pub fn make_test_file(path: &Path, size: u64) -> Result<Cleanup> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    crate::signals::install(crate::signals::Second::Terminate);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io_err("creating the test file", path))?;
+    let mut guard = Cleanup::new(false);
+    guard.add(path.to_path_buf());
+    let mut chunk = vec![0u8; 1 << 20];
+    crate::workload::Pattern::Random.fill(&mut chunk, 0xbe7c4);
+    let mut left = size;
+    while left > 0 {
+        crate::signals::check()?;
+        let n = left.min(chunk.len() as u64) as usize;
+        f.write_all(&chunk[..n])
+            .map_err(io_err("writing the test file", path))?;
+        left -= n as u64;
+    }
+    f.sync_all()
+        .map_err(io_err("syncing the test file", path))?;
+    Ok(guard)
+}
+
 /// The name of a test file or directory: `flashscope-<what>-<pid>` in `dir`.
 pub fn test_path(dir: &Path, what: &str) -> PathBuf {
     dir.join(format!("flashscope-{what}-{}", std::process::id()))
@@ -175,7 +204,7 @@ pub fn test_path(dir: &Path, what: &str) -> PathBuf {
 pub fn read_all(file: &mut File, buf: &mut [u8], progress: &monitor::Progress) -> io::Result<u64> {
     let mut total = 0u64;
     loop {
-        if interrupt::interrupted() {
+        if crate::signals::interrupted() {
             return Err(io::Error::new(
                 io::ErrorKind::Interrupted,
                 "interrupted by a signal",
@@ -184,7 +213,7 @@ pub fn read_all(file: &mut File, buf: &mut [u8], progress: &monitor::Progress) -
         let n = match file.read(buf) {
             Ok(0) => break,
             Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted && !interrupt::interrupted() => {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted && !crate::signals::interrupted() => {
                 continue
             }
             Err(e) => return Err(e),

@@ -397,7 +397,7 @@ fn warm_up(
     let mut f = File::create(&path).map_err(io_err("creating", &path))?;
     let blocks = warmup_size(cfg) / cfg.block_bytes;
     for i in 0..blocks {
-        super::interrupt::check()?;
+        crate::signals::check()?;
         f.write_all(wbuf.chunk(u64::MAX - i, cfg.block_bytes as usize))
             .map_err(io_err("writing", &path))?;
         progress.add(cfg.block_bytes);
@@ -468,7 +468,7 @@ fn run_mode(
         Err(e) => return Err(io_err("creating", path)(e)),
     };
     for i in 0..blocks {
-        super::interrupt::check()?;
+        crate::signals::check()?;
         let chunk = wbuf.chunk(i, cfg.block_bytes as usize);
         match file.write_all(chunk) {
             Ok(()) => {}
@@ -531,7 +531,7 @@ fn run_mode(
         env::resident_bytes(&rfile, cfg.file_bytes).ok()
     };
     let start = monotonic_ns();
-    super::interrupt::check()?;
+    crate::signals::check()?;
     let n = read_all(&mut rfile, rbuf, progress).map_err(io_err("reading", path))?;
     let cold = Timing::new(n, monotonic_ns() - start, start - t0);
     drop(rfile);
@@ -542,7 +542,7 @@ fn run_mode(
         progress.set_phase(&format!("{} warm read", mode.name()));
         let mut f = File::open(path).map_err(io_err("opening", path))?;
         let start = monotonic_ns();
-        super::interrupt::check()?;
+        crate::signals::check()?;
         let n = read_all(&mut f, rbuf, progress).map_err(io_err("reading", path))?;
         Some(Timing::new(n, monotonic_ns() - start, start - t0))
     };

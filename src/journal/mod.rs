@@ -9,7 +9,6 @@ pub mod format;
 pub mod identity;
 pub mod intervals;
 pub mod preserve;
-pub mod signals;
 pub mod trust;
 
 pub use format::Journal;

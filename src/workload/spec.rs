@@ -274,7 +274,7 @@ pub struct JobSpec {
     /// CPUs the job threads may run on (empty = any).
     pub cpus: Vec<usize>,
     pub seed: u64,
-    /// Stop issuing once SIGINT or SIGTERM was recorded (`journal::signals`), so a
+    /// Stop issuing once SIGINT or SIGTERM was recorded (`crate::signals`), so a
     /// preserve-mode run can restore before exiting.
     #[serde(skip)]
     pub stop_on_signal: bool,
