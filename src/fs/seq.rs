@@ -180,11 +180,8 @@ pub struct SeqModeResult {
 
 /// The median run of one phase (the lower middle one for an even count).
 fn median_timing(mut v: Vec<Timing>) -> Option<Timing> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.bytes_per_s.total_cmp(&b.bytes_per_s));
-    let mid = (v.len() - 1) / 2;
+    let rates: Vec<f64> = v.iter().map(|t| t.bytes_per_s).collect();
+    let mid = crate::analysis::stats::median_index(&rates)?;
     Some(v.swap_remove(mid))
 }
 
