@@ -74,8 +74,9 @@ smaller than RAM show the page cache. --plot PREFIX writes PREFIX-<test>.svg hea
 pub struct CommonArgs {
     /// Directory on the filesystem to test (its own test files are created and removed).
     pub dir: PathBuf,
-    /// Data written: random (incompressible) or zeros (what dd if=/dev/zero writes).
-    #[arg(long, value_enum, default_value = "random")]
+    /// Data written: random (incompressible), zeros (what dd if=/dev/zero writes), ones or
+    /// a byte like 0x5a.
+    #[arg(long, default_value = "random", value_parser = Pattern::parse)]
     pub pattern: Pattern,
     /// Leave the test files in DIR.
     #[arg(long)]

@@ -21,30 +21,12 @@ use crate::backend::AlignedBuf;
 use crate::units::parse_size;
 use crate::{Error, Result};
 use rand::{RngCore, SeedableRng};
-use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-/// The data written to test files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    /// Pseudo-random bytes: incompressible, what a compressing filesystem must really store.
-    Random,
-    /// All zeros: what `dd if=/dev/zero` writes; compressing filesystems shrink it to nothing.
-    Zeros,
-}
-
-impl Pattern {
-    /// The pattern's name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::Random => "random",
-            Pattern::Zeros => "zeros",
-        }
-    }
-}
+/// The data written to test files: the one pattern type, shared with `io` and `bench`.
+pub use crate::workload::Pattern;
 
 /// A page-aligned write buffer holding the pattern; random buffers get the chunk number
 /// stamped into every 4 KiB so no two chunks are identical (no deduplication).
@@ -57,8 +39,9 @@ impl PatternBuf {
     /// A buffer of `len` bytes of `pattern`, seeded for reproducibility.
     pub fn new(len: usize, pattern: Pattern, seed: u64) -> Self {
         let mut buf = AlignedBuf::new(len);
-        if pattern == Pattern::Random {
-            rand_pcg::Pcg64::seed_from_u64(seed).fill_bytes(&mut buf);
+        match pattern {
+            Pattern::Random => rand_pcg::Pcg64::seed_from_u64(seed).fill_bytes(&mut buf),
+            fixed => fixed.fill(&mut buf, seed),
         }
         PatternBuf { buf, pattern }
     }

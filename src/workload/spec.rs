@@ -154,6 +154,21 @@ impl Pattern {
         })
     }
 
+    /// The pattern's name on the command line.
+    pub fn name(self) -> String {
+        match self {
+            Pattern::Zeros => "zeros".into(),
+            Pattern::Ones => "ones".into(),
+            Pattern::Byte(b) => format!("0x{b:02x}"),
+            Pattern::Random => "random".into(),
+        }
+    }
+
+    /// Whether a compressing filesystem shrinks this data (every pattern but random).
+    pub fn compressible(self) -> bool {
+        self != Pattern::Random
+    }
+
     /// Fill a buffer with this pattern (random from `seed`).
     pub fn fill(self, buf: &mut [u8], seed: u64) {
         match self {
