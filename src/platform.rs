@@ -323,19 +323,6 @@ pub fn sysfs_block(roots: &Roots, name: &str) -> SysfsReport {
     }
 }
 
-/// The CPU architecture this binary was built for, in the words board vendors use.
-pub fn architecture() -> &'static str {
-    if cfg!(target_arch = "x86_64") {
-        "x86_64"
-    } else if cfg!(target_arch = "aarch64") {
-        "aarch64 (arm64)"
-    } else if cfg!(target_arch = "arm") {
-        "armv7 (32-bit arm)"
-    } else {
-        std::env::consts::ARCH
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

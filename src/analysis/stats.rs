@@ -41,24 +41,14 @@ pub fn median_index(values: &[f64]) -> Option<usize> {
     Some(order[(order.len() - 1) / 2])
 }
 
-/// The `q` quantile (0 ≤ q ≤ 1, clamped) of `v` by nearest rank (`(n-1)·q` rounded), the
-/// sample itself rather than an interpolation; `None` when empty.
-pub fn quantile(v: &[f64], q: f64) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    Some(quantile_sorted(&s, q))
-}
-
-/// [`quantile`] of an already sorted, non-empty slice.
+/// The `q` quantile (0 ≤ q ≤ 1, clamped) of a sorted, non-empty slice by nearest rank
+/// (`(n-1)·q` rounded): the sample itself rather than an interpolation.
 fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     let q = if q.is_nan() { 0.5 } else { q.clamp(0.0, 1.0) };
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-/// Several quantiles of `v` at once (one sort); `None` when empty.
+/// The quantiles `qs` of `v` (nearest rank, as above), with one sort; `None` when empty.
 pub fn quantiles<const N: usize>(v: &[f64], qs: [f64; N]) -> Option<[f64; N]> {
     if v.is_empty() {
         return None;
@@ -92,10 +82,9 @@ mod tests {
         assert_eq!(median_index(&[40.0, 10.0, 30.0, 20.0]), Some(3));
         assert_eq!(median_index(&[]), None);
         let v: Vec<f64> = (0..=10).map(f64::from).collect();
-        assert_eq!(quantile(&v, 0.1), Some(1.0));
-        assert_eq!(quantile(&v, 0.9), Some(9.0));
+        assert_eq!(quantiles(&v, [0.1, 0.9]), Some([1.0, 9.0]));
         assert_eq!(quantiles(&v, [0.0, 0.5, 1.0]), Some([0.0, 5.0, 10.0]));
-        assert_eq!(quantile(&[], 0.5), None);
+        assert_eq!(quantiles(&[], [0.5]), None);
     }
 
     proptest! {
@@ -128,7 +117,7 @@ mod tests {
             prop_assert!(v.contains(&x) && v.contains(&y));
             prop_assert_eq!(min, v.iter().copied().fold(f64::INFINITY, f64::min));
             prop_assert_eq!(max, v.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-            prop_assert_eq!(quantile(&v, lo), Some(x));
+            prop_assert_eq!(quantiles(&v, [lo]), Some([x]));
         }
     }
 }

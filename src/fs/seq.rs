@@ -71,11 +71,6 @@ impl SeqMode {
             SeqMode::Direct => crate::sys::O_DIRECT,
         }
     }
-
-    /// True where the written data is on the medium when the clock stops.
-    pub fn is_synced(self) -> bool {
-        self != SeqMode::Buffered
-    }
 }
 
 /// What `fs seq` is asked to do.

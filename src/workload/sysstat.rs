@@ -9,11 +9,6 @@ pub fn thread_cpu_ns() -> (u64, u64) {
     rusage(libc::RUSAGE_THREAD)
 }
 
-/// User and system CPU time of the whole process, in ns.
-pub fn process_cpu_ns() -> (u64, u64) {
-    rusage(libc::RUSAGE_SELF)
-}
-
 fn rusage(who: libc::c_int) -> (u64, u64) {
     let Some(ru) = getrusage(who) else {
         return (0, 0);
@@ -29,11 +24,6 @@ fn getrusage(who: libc::c_int) -> Option<libc::rusage> {
     let rc = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
     // SAFETY: zeroed memory is a valid rusage (plain integers), filled in on success.
     (rc == 0).then(|| unsafe { ru.assume_init() })
-}
-
-/// Peak resident set size of the process in bytes (`ru_maxrss`).
-pub fn peak_rss_bytes() -> u64 {
-    getrusage(libc::RUSAGE_SELF).map_or(0, |ru| ru.ru_maxrss as u64 * 1024)
 }
 
 /// The counters of `/sys/block/DEV/stat` (Documentation/block/stat.rst).
@@ -286,6 +276,5 @@ mod tests {
         std::hint::black_box(x);
         let (u1, s1) = thread_cpu_ns();
         assert!(u1 + s1 >= u0 + s0);
-        assert!(peak_rss_bytes() > 0);
     }
 }
