@@ -62,35 +62,16 @@ fn ctrl_c_in_verify_dir_removes_its_files_and_exits_130() {
 }
 
 #[test]
-fn sigterm_in_bench_dir_removes_its_test_file_and_exits_143() {
-    let d = tempfile::tempdir().unwrap();
-    let dir = d.path().to_str().unwrap();
-    let (code, stderr) = interrupt(
-        &["bench", dir, "--write", "--size", "64M"],
-        d.path(),
-        Signal::TERM,
-    );
-    assert_eq!(code, Some(143), "{stderr}");
-    assert!(
-        test_files(d.path()).is_empty(),
-        "{:?}",
-        test_files(d.path())
-    );
-}
-
-#[test]
-fn ctrl_c_in_bench_dir_removes_its_test_file_and_exits_130() {
-    let d = tempfile::tempdir().unwrap();
-    let dir = d.path().to_str().unwrap();
-    let (code, stderr) = interrupt(
-        &["bench", dir, "--write", "--size", "64M"],
-        d.path(),
-        Signal::INT,
-    );
-    assert_eq!(code, Some(130), "{stderr}");
-    assert!(
-        test_files(d.path()).is_empty(),
-        "{:?}",
-        test_files(d.path())
-    );
+fn ctrl_c_or_sigterm_in_bench_dir_removes_its_test_file_and_exits_128_plus_signal() {
+    for (sig, code) in [(Signal::INT, 130), (Signal::TERM, 143)] {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().to_str().unwrap();
+        let (got, stderr) = interrupt(&["bench", dir, "--write", "--size", "64M"], d.path(), sig);
+        assert_eq!(got, Some(code), "{stderr}");
+        assert!(
+            test_files(d.path()).is_empty(),
+            "{:?}",
+            test_files(d.path())
+        );
+    }
 }
