@@ -215,7 +215,7 @@ fn rdev_of(path: &str) -> Option<(u32, u32)> {
         return None;
     }
     let rdev = meta.rdev();
-    Some((libc::major(rdev) as u32, libc::minor(rdev) as u32))
+    Some((rustix::fs::major(rdev), rustix::fs::minor(rdev)))
 }
 
 /// Read the mount table: `/proc/self/mountinfo`, else `/proc/mounts`, else say that it is

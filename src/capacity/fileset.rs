@@ -123,6 +123,29 @@ impl FileSet {
     fn locate(&self, offset: u64) -> (usize, u64) {
         ((offset / FILE_BYTES) as usize, offset % FILE_BYTES)
     }
+
+    /// Run `io` on each file's piece of `[offset, offset + len)`: the file, the offset in
+    /// it and the range of the caller's buffer. A pending signal stops it first.
+    fn each_piece(
+        &self,
+        offset: u64,
+        len: usize,
+        mut io: impl FnMut(&File, u64, std::ops::Range<usize>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        crate::signals::check_io()?;
+        let mut done = 0usize;
+        while done < len {
+            let (i, at) = self.locate(offset + done as u64);
+            let n = ((FILE_BYTES - at) as usize).min(len - done);
+            let f = self
+                .files
+                .get(i)
+                .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+            io(f, at, done..done + n)?;
+            done += n;
+        }
+        Ok(())
+    }
 }
 
 fn create_error(dir: &Path, e: io::Error) -> Error {
@@ -156,34 +179,12 @@ impl Backend for FileSet {
         4096
     }
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        crate::signals::check_io()?;
-        let mut done = 0usize;
-        while done < buf.len() {
-            let (i, at) = self.locate(offset + done as u64);
-            let n = ((FILE_BYTES - at) as usize).min(buf.len() - done);
-            let f = self
-                .files
-                .get(i)
-                .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
-            f.read_exact_at(&mut buf[done..done + n], at)?;
-            done += n;
-        }
-        Ok(())
+        self.each_piece(offset, buf.len(), |f, at, r| {
+            f.read_exact_at(&mut buf[r], at)
+        })
     }
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
-        crate::signals::check_io()?;
-        let mut done = 0usize;
-        while done < buf.len() {
-            let (i, at) = self.locate(offset + done as u64);
-            let n = ((FILE_BYTES - at) as usize).min(buf.len() - done);
-            let f = self
-                .files
-                .get(i)
-                .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
-            f.write_all_at(&buf[done..done + n], at)?;
-            done += n;
-        }
-        Ok(())
+        self.each_piece(offset, buf.len(), |f, at, r| f.write_all_at(&buf[r], at))
     }
     /// fsync every file, then drop its cached pages so the read pass hits the medium.
     fn flush(&mut self) -> io::Result<()> {

@@ -68,7 +68,11 @@ impl Identity {
         if let Some(meta) = &opened.stat {
             if meta.file_type().is_block_device() {
                 let rdev = meta.rdev();
-                id.device = Some(format!("{}:{}", libc::major(rdev), libc::minor(rdev)));
+                id.device = Some(format!(
+                    "{}:{}",
+                    rustix::fs::major(rdev),
+                    rustix::fs::minor(rdev)
+                ));
             } else {
                 id.file_dev_ino = Some((meta.dev(), meta.ino()));
             }

@@ -105,9 +105,9 @@ fn check_not_on_target(journal: &Path, target_spec: &str) -> Result<()> {
     };
     if tmeta.file_type().is_block_device() {
         let rdev = tmeta.rdev();
-        let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+        let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
         let dev = dir_meta.dev();
-        let (jmaj, jmin) = (libc::major(dev), libc::minor(dev));
+        let (jmaj, jmin) = (rustix::fs::major(dev), rustix::fs::minor(dev));
         let mut on_target = (jmaj, jmin) == (major, minor);
         if let Ok(link) = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")) {
             if let Some(name) = link.file_name().map(|n| n.to_string_lossy().into_owned()) {

@@ -11,7 +11,7 @@ const SYS_BLOCK: &str = "/sys/class/block";
 /// The kernel name (e.g. `sdb1`) of the block device a stat result describes.
 pub fn block_name(meta: &Metadata) -> Option<String> {
     let rdev = meta.rdev();
-    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
     let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
     let target = std::fs::canonicalize(&link).ok()?;
     Some(target.file_name()?.to_string_lossy().into_owned())

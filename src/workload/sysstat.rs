@@ -122,7 +122,7 @@ pub fn disk_stat_path(path: &Path) -> Option<(String, PathBuf)> {
         md.dev()
     };
     // SAFETY: major/minor are pure arithmetic on a dev_t.
-    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    let (maj, min) = (rustix::fs::major(dev), rustix::fs::minor(dev));
     let sys = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
     let stat = sys.join("stat");
     if !stat.exists() {
