@@ -1,4 +1,6 @@
-//! Library errors, each carrying the offending value, and their exit codes (DESIGN.md).
+//! Library errors, each carrying the offending value, and the process exit codes
+//! (DESIGN.md): the one set of names every command and `main` use. A run a signal stopped
+//! exits 128 + the signal (`signals::exit_code`).
 
 use std::io;
 
@@ -8,7 +10,8 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_RUNTIME: i32 = 1;
 /// Exit code: a usage error or a refusal by the safety policy.
 pub const EXIT_USAGE: i32 = 2;
-/// Exit code: the check ran and the device failed it.
+/// Exit code: the check ran and the device failed it (fake capacity, bad data, a class or
+/// `--expect` not met); a result, not an error, so no `Error` variant carries it.
 pub const EXIT_CHECK_FAILED: i32 = 3;
 
 /// Every error flashscope reports to a user.
@@ -30,9 +33,6 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
-    /// The device failed the check (exit 3).
-    #[error("{0}")]
-    CheckFailed(String),
 }
 
 impl Error {
@@ -41,7 +41,6 @@ impl Error {
         match self {
             Error::Usage(_) | Error::Refused(_) => EXIT_USAGE,
             Error::Runtime(_) | Error::Io { .. } => EXIT_RUNTIME,
-            Error::CheckFailed(_) => EXIT_CHECK_FAILED,
         }
     }
 

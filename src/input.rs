@@ -140,11 +140,15 @@ pub fn read_stdin(what: &str, cap: u64) -> Result<Vec<u8>> {
 /// A FIFO named `name` in `dir`, for the tests that check no reader blocks on one.
 #[cfg(test)]
 pub(crate) fn test_fifo(dir: &Path, name: &str) -> std::path::PathBuf {
-    use std::os::unix::ffi::OsStrExt;
     let fifo = dir.join(name);
-    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
     fifo
 }
 

@@ -17,6 +17,8 @@ pub mod platform;
 pub mod probe;
 pub mod report;
 pub mod serve;
+pub mod signals;
+pub mod sys;
 pub mod target;
 pub mod units;
 pub mod workload;

@@ -1,14 +1,18 @@
 //! The flashscope binary: parse the command line, run, map errors to exit codes.
 
+use flashscope::error::EXIT_RUNTIME;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = flashscope::cli::Cli::parse_args();
-    match flashscope::cli::run(cli) {
-        Ok(code) => ExitCode::from(code as u8),
+    let code = match flashscope::cli::run(cli) {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("flashscope: error: {e}");
-            ExitCode::from(e.exit_code() as u8)
+            e.exit_code()
         }
-    }
+    };
+    // Every code flashscope returns fits a byte (0-3, 128 + signal); anything else is a bug
+    // reported as a runtime error rather than a wrapped-around number.
+    ExitCode::from(u8::try_from(code).unwrap_or(EXIT_RUNTIME as u8))
 }

@@ -5,10 +5,9 @@
 //! sysfs attributes. Each check here reads files below an injectable [`Roots`] (so tests
 //! can build a fake `/proc` and `/sys` in a temporary directory), says in words what is
 //! missing, and names the fallback flashscope uses. The checks never fail: absence is an
-//! answer. This module also holds the few system calls whose types differ between 32-
-//! and 64-bit targets (file offsets, statfs magic numbers), so callers stay portable.
+//! answer. System calls live in [`crate::sys`].
 
-use crate::target::mounts::{parse_mountinfo, MountEntry};
+use crate::target::mounts::{parse_mountinfo, unescape, MountEntry};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -126,23 +125,12 @@ pub fn explain_io_uring(
 /// Try `io_uring_setup` with a one-entry ring and close it again: the only reliable test,
 /// since a kernel may be built without io_uring and a seccomp filter may refuse it.
 pub fn probe_io_uring_setup() -> io::Result<()> {
-    // struct io_uring_params is 120 bytes of integers; zero is a valid request.
-    let mut params = [0u32; 30];
-    // SAFETY: io_uring_setup reads and writes the 120-byte params struct behind the
-    // pointer, which is valid and writable for the duration of the call.
-    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 1u32, params.as_mut_ptr()) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a descriptor the kernel just returned to us and nobody else owns.
-    unsafe { libc::close(fd as libc::c_int) };
-    Ok(())
+    io_uring::IoUring::new(1).map(drop)
 }
 
 /// Whether the io_uring engine can run here, with the reason and fallback if not.
 pub fn io_uring(roots: &Roots) -> Availability {
-    // SAFETY: geteuid has no preconditions.
-    let privileged = unsafe { libc::geteuid() } == 0;
+    let privileged = crate::sys::is_root();
     explain_io_uring(
         &probe_io_uring_setup(),
         io_uring_disabled_level(roots),
@@ -199,29 +187,21 @@ pub fn parse_proc_mounts(
         .filter_map(|line| {
             let mut f = line.split_whitespace();
             let (source, mount_point, fs_type) = (f.next()?, f.next()?, f.next()?);
-            let source = unescape_octal(source);
+            let options = f.next().unwrap_or("").to_string();
+            let source = unescape(source);
             // No device number known: u32::MAX matches no real device, so only the
             // source path can match.
             let (major, minor) = dev_of(&source).unwrap_or((u32::MAX, u32::MAX));
             Some(MountEntry {
                 major,
                 minor,
-                mount_point: unescape_octal(mount_point),
+                mount_point: unescape(mount_point),
                 fs_type: fs_type.to_string(),
                 source,
+                options,
             })
         })
         .collect()
-}
-
-/// Undo the `\040`-style escapes of /proc/mounts (the same as mountinfo's).
-fn unescape_octal(field: &str) -> String {
-    // mountinfo's parser already knows the escapes; reuse it on a one-line document.
-    let line = format!("0 0 0:0 / {field} rw - x x rw");
-    parse_mountinfo(&line)
-        .pop()
-        .map(|m| m.mount_point)
-        .unwrap_or_else(|| field.to_string())
 }
 
 /// The device number of a block-device node, from `stat`.
@@ -235,7 +215,7 @@ fn rdev_of(path: &str) -> Option<(u32, u32)> {
         return None;
     }
     let rdev = meta.rdev();
-    Some((libc::major(rdev) as u32, libc::minor(rdev) as u32))
+    Some((rustix::fs::major(rdev), rustix::fs::minor(rdev)))
 }
 
 /// Read the mount table: `/proc/self/mountinfo`, else `/proc/mounts`, else say that it is
@@ -340,70 +320,6 @@ pub fn sysfs_block(roots: &Roots, name: &str) -> SysfsReport {
     SysfsReport {
         mounted: true,
         missing,
-    }
-}
-
-/// Punch a hole `[offset, offset+len)` in a regular file (FALLOC_FL_PUNCH_HOLE), with
-/// 64-bit offsets on every target: 32-bit glibc's `fallocate` takes a 32-bit `off_t`.
-pub fn punch_hole(fd: libc::c_int, offset: u64, len: u64) -> io::Result<()> {
-    let too_big = |what: &str, v: u64| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{what} {v} is beyond the largest file offset (2^63-1)"),
-        )
-    };
-    let off = i64::try_from(offset).map_err(|_| too_big("offset", offset))?;
-    let n = i64::try_from(len).map_err(|_| too_big("length", len))?;
-    let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
-    // SAFETY: plain system call on a descriptor the caller owns; no pointers.
-    #[cfg(all(target_env = "gnu", target_pointer_width = "32"))]
-    let rc = unsafe { libc::fallocate64(fd, mode, off, n) };
-    // SAFETY: as above; off_t is 64 bits on musl and on 64-bit glibc.
-    #[cfg(not(all(target_env = "gnu", target_pointer_width = "32")))]
-    let rc = unsafe { libc::fallocate(fd, mode, off, n) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// The statfs magic number (`f_type`) of the filesystem holding `path`, as the unsigned
-/// 32-bit value the kernel defines. On 32-bit ARM `f_type` is a signed 32-bit field, so
-/// e.g. ramfs' 0x858458f6 would otherwise read as a negative number.
-pub fn statfs_magic(path: &Path) -> Option<u32> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // 32-bit glibc's statfs fails with EOVERFLOW on large filesystems: use statfs64.
-    #[cfg(all(target_env = "gnu", target_pointer_width = "32"))]
-    let (rc, f_type) = {
-        // SAFETY: zeroed statfs64 is a valid value for this plain C struct.
-        let mut st: libc::statfs64 = unsafe { std::mem::zeroed() };
-        // SAFETY: c is a valid NUL-terminated path and st a valid out-pointer.
-        let rc = unsafe { libc::statfs64(c.as_ptr(), &mut st) };
-        (rc, st.f_type)
-    };
-    #[cfg(not(all(target_env = "gnu", target_pointer_width = "32")))]
-    let (rc, f_type) = {
-        // SAFETY: zeroed statfs is a valid value for this plain C struct.
-        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-        // SAFETY: c is a valid NUL-terminated path and st a valid out-pointer.
-        let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
-        (rc, st.f_type)
-    };
-    // Truncation to the low 32 bits is the point: every magic number is 32 bits.
-    (rc == 0).then_some(f_type as u32)
-}
-
-/// The CPU architecture this binary was built for, in the words board vendors use.
-pub fn architecture() -> &'static str {
-    if cfg!(target_arch = "x86_64") {
-        "x86_64"
-    } else if cfg!(target_arch = "aarch64") {
-        "aarch64 (arm64)"
-    } else if cfg!(target_arch = "arm") {
-        "armv7 (32-bit arm)"
-    } else {
-        std::env::consts::ARCH
     }
 }
 
@@ -565,45 +481,5 @@ proc /proc proc rw,nosuid 0 0
         );
         std::fs::create_dir_all(dir.path().join("sys/class/block/mmcblk0/device")).unwrap();
         assert_eq!(sysfs_block(&roots, "mmcblk0").message("mmcblk0"), None);
-    }
-
-    #[test]
-    fn punch_hole_works_beyond_4_gib_and_rejects_impossible_offsets() {
-        use std::os::unix::fs::FileExt;
-        use std::os::unix::io::AsRawFd;
-        let dir = tempfile::tempdir().unwrap();
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(dir.path().join("sparse.img"))
-            .unwrap();
-        let at = (5u64 << 30) + 8192;
-        f.set_len(6 << 30).unwrap();
-        f.write_all_at(&[0xa5; 8192], at).unwrap();
-        match punch_hole(f.as_raw_fd(), at, 4096) {
-            Ok(()) => {
-                let mut back = [1u8; 8192];
-                f.read_exact_at(&mut back, at).unwrap();
-                assert!(back[..4096].iter().all(|&b| b == 0));
-                assert!(back[4096..].iter().all(|&b| b == 0xa5));
-            }
-            // A filesystem without hole punching (e.g. some overlay set-ups) is an
-            // answer, not a truncated offset.
-            Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP), "{e}"),
-        }
-        let e = punch_hole(f.as_raw_fd(), u64::MAX - 10, 4096).unwrap_err();
-        assert!(e.to_string().contains("beyond the largest file offset"));
-    }
-
-    #[test]
-    fn statfs_magic_is_the_unsigned_kernel_constant() {
-        // /proc is procfs (0x9fa0) wherever it is mounted; a temp dir gives some magic.
-        if let Some(m) = statfs_magic(Path::new("/proc")) {
-            assert_eq!(m, 0x9fa0);
-        }
-        assert!(statfs_magic(std::env::temp_dir().as_path()).is_some());
-        assert_eq!(statfs_magic(Path::new("/nonexistent/flashscope")), None);
     }
 }

@@ -135,21 +135,7 @@ macro_rules! pointer_backend {
 }
 pointer_backend!(Box<B>, &mut B);
 
-/// CLOCK_MONOTONIC_RAW in nanoseconds (CLOCK_MONOTONIC where RAW is unavailable); never
-/// wall-clock time.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
-    if rc != 0 {
-        // SAFETY: as above.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    }
-    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
-}
+pub use crate::sys::monotonic_ns;
 
 /// Times every call on the inner backend's clock and keeps totals.
 pub struct Timed<B> {

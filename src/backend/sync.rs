@@ -5,7 +5,6 @@ use super::{monotonic_ns, Backend};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::os::unix::io::AsRawFd;
 
 /// Synchronous positional I/O on an open block device or regular file.
 pub struct SyncBackend {
@@ -48,18 +47,11 @@ impl Backend for SyncBackend {
         self.file.sync_data()
     }
     fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        let fd = self.file.as_raw_fd();
         if self.is_block {
-            let range: [u64; 2] = [offset, len];
-            // SAFETY: BLKDISCARD reads a [u64; 2] from the pointer, which is valid for the call.
-            let rc = unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) };
-            if rc != 0 {
-                return Err(io::Error::last_os_error());
-            }
+            crate::sys::block_discard(&self.file, offset, len)
         } else {
-            crate::platform::punch_hole(fd, offset, len)?;
+            crate::sys::punch_hole(&self.file, offset, len)
         }
-        Ok(())
     }
     fn clock_ns(&self) -> u64 {
         monotonic_ns()
@@ -77,6 +69,3 @@ impl Backend for SyncBackend {
         )))
     }
 }
-
-/// `_IO(0x12, 119)`: discard a byte range of a block device.
-const BLKDISCARD: u32 = 0x1277;

@@ -108,22 +108,8 @@ impl ExtentList {
         self.dropped += other.dropped;
     }
 
-    /// Total bytes of each kind.
-    pub fn bytes_of(&self, kind: ExtentKind) -> u64 {
-        self.extents
-            .iter()
-            .filter(|e| e.kind == kind)
-            .map(|e| e.length)
-            .sum()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.extents.is_empty()
-    }
-
-    /// The first bad byte, of any kind.
-    pub fn first_offset(&self) -> Option<u64> {
-        self.extents.first().map(|e| e.offset)
     }
 
     /// Sort by offset and merge again (after parallel collection out of order).
@@ -164,8 +150,6 @@ mod tests {
                 (9216, 512)
             ]
         );
-        assert_eq!(l.bytes_of(ExtentKind::Bad), 1024);
-        assert_eq!(l.first_offset(), Some(0));
     }
 
     #[test]

@@ -2,6 +2,9 @@
 //! (`flashscope-verify-NNNN.bin`, H2testw / f3write style) and this backend maps one
 //! logical byte range onto them, so the same verify engine runs through a filesystem.
 //!
+//! Ctrl-C or SIGTERM stops the run at the next I/O (it fails with `Interrupted`) and the
+//! files go with the set (unless kept): `create` installs the signal handler.
+//!
 //! Reads never come from the page cache: files are opened with O_DIRECT where the
 //! filesystem allows it; otherwise `flush` fsyncs every file and drops its cached pages
 //! (POSIX_FADV_DONTNEED) before the read pass.
@@ -11,7 +14,6 @@ use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// Bytes per file.
@@ -27,38 +29,30 @@ pub struct FileSet {
     keep: bool,
 }
 
-/// Free bytes for an unprivileged writer in the filesystem holding `dir`.
-pub fn free_bytes(dir: &Path) -> Result<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| Error::usage(format!("'{}' contains a NUL byte", dir.display())))?;
-    // SAFETY: zeroed statvfs is a valid value for this plain C struct.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c is a valid NUL-terminated path and st a valid out-pointer for the call.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(Error::io(
-            format!("reading the free space of '{}'", dir.display()),
-            io::Error::last_os_error(),
-        ));
-    }
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
-}
-
 /// How many bytes `verify DIR` will use: `asked`, or the free space less a small reserve.
 pub fn plan_bytes(dir: &Path, asked: Option<u64>) -> Result<u64> {
-    let free = free_bytes(dir)?;
+    let free = crate::sys::fs_stats(dir)
+        .map_err(|e| Error::io(format!("reading the free space of '{}'", dir.display()), e))?
+        .free_bytes
+        .unwrap_or(0);
     let mib = 1u64 << 20;
     match asked {
-        Some(a) if a > free => Err(Error::Refused(format!(
-            "'{}' has {} free, less than the {} asked with --size: free some space or ask for less",
-            dir.display(),
-            crate::units::format_bytes(free),
-            crate::units::format_bytes(a)
-        ))),
-        Some(a) if a < mib => Err(Error::usage(format!(
-            "--size {a} is below 1 MiB: nothing worth verifying"
-        ))),
-        Some(a) => Ok(a / mib * mib),
+        Some(a) => {
+            crate::sys::check_room(
+                dir,
+                Some(free),
+                "the size asked with --size",
+                a,
+                0,
+                "free some space or ask for less",
+            )?;
+            if a < mib {
+                return Err(Error::usage(format!(
+                    "--size {a} is below 1 MiB: nothing worth verifying"
+                )));
+            }
+            Ok(a / mib * mib)
+        }
         None => {
             let usable = free.saturating_sub(RESERVE) / mib * mib;
             if usable < mib {
@@ -77,7 +71,7 @@ fn open_file(path: &Path, create: bool, direct: bool) -> io::Result<File> {
     let mut o = OpenOptions::new();
     o.read(true).write(true).create(create).truncate(false);
     if direct {
-        o.custom_flags(libc::O_DIRECT | libc::O_CLOEXEC);
+        o.custom_flags(crate::sys::O_DIRECT | libc::O_CLOEXEC);
     }
     o.open(path)
 }
@@ -85,6 +79,7 @@ fn open_file(path: &Path, create: bool, direct: bool) -> io::Result<File> {
 impl FileSet {
     /// Create the files for `total` bytes in `dir` (must not exist yet).
     pub fn create(dir: &Path, total: u64, keep: bool) -> Result<FileSet> {
+        crate::signals::install(crate::signals::Second::Terminate);
         let count = total.div_ceil(FILE_BYTES).max(1);
         let mut set = FileSet {
             paths: Vec::new(),
@@ -128,6 +123,29 @@ impl FileSet {
     fn locate(&self, offset: u64) -> (usize, u64) {
         ((offset / FILE_BYTES) as usize, offset % FILE_BYTES)
     }
+
+    /// Run `io` on each file's piece of `[offset, offset + len)`: the file, the offset in
+    /// it and the range of the caller's buffer. A pending signal stops it first.
+    fn each_piece(
+        &self,
+        offset: u64,
+        len: usize,
+        mut io: impl FnMut(&File, u64, std::ops::Range<usize>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        crate::signals::check_io()?;
+        let mut done = 0usize;
+        while done < len {
+            let (i, at) = self.locate(offset + done as u64);
+            let n = ((FILE_BYTES - at) as usize).min(len - done);
+            let f = self
+                .files
+                .get(i)
+                .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+            io(f, at, done..done + n)?;
+            done += n;
+        }
+        Ok(())
+    }
 }
 
 fn create_error(dir: &Path, e: io::Error) -> Error {
@@ -161,39 +179,20 @@ impl Backend for FileSet {
         4096
     }
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let mut done = 0usize;
-        while done < buf.len() {
-            let (i, at) = self.locate(offset + done as u64);
-            let n = ((FILE_BYTES - at) as usize).min(buf.len() - done);
-            let f = self
-                .files
-                .get(i)
-                .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
-            f.read_exact_at(&mut buf[done..done + n], at)?;
-            done += n;
-        }
-        Ok(())
+        self.each_piece(offset, buf.len(), |f, at, r| {
+            f.read_exact_at(&mut buf[r], at)
+        })
     }
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
-        let mut done = 0usize;
-        while done < buf.len() {
-            let (i, at) = self.locate(offset + done as u64);
-            let n = ((FILE_BYTES - at) as usize).min(buf.len() - done);
-            let f = self
-                .files
-                .get(i)
-                .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
-            f.write_all_at(&buf[done..done + n], at)?;
-            done += n;
-        }
-        Ok(())
+        self.each_piece(offset, buf.len(), |f, at, r| f.write_all_at(&buf[r], at))
     }
     /// fsync every file, then drop its cached pages so the read pass hits the medium.
     fn flush(&mut self) -> io::Result<()> {
+        crate::signals::check_io()?;
         for f in &self.files {
             f.sync_all()?;
-            // SAFETY: plain syscall on an fd we own; no pointers.
-            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            // Advice only: a filesystem that ignores it still got its fsync.
+            let _ = crate::sys::drop_file_cache(f);
         }
         Ok(())
     }

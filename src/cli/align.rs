@@ -2,6 +2,7 @@
 
 use super::{Outcome, Output};
 use crate::analysis::align::{self, AlignInference, AlignPoint};
+use crate::error::EXIT_OK;
 use crate::probe::align::{self as probe, AlignConfig, AlignRun};
 use crate::report::progress::Progress;
 use crate::report::svg::{AxisFormat, Chart};
@@ -158,7 +159,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     let text = render(&points, &inf, &run, flashbench_reads);
-    Ok(Outcome::new(doc, text, 0))
+    Ok(Outcome::new(doc, text, EXIT_OK))
 }
 
 /// The machine's load over the run and the stalls the reads themselves show.

@@ -4,6 +4,7 @@ use super::Output;
 use crate::analysis::align::{self, AlignPoint};
 use crate::analysis::flashbench::{self, FlashbenchLog, LogData, LogKind};
 use crate::analysis::interval::{self, IntervalPoint};
+use crate::error::EXIT_OK;
 use crate::input;
 use crate::report::{Document, Warning};
 use crate::units::parse_size_option;
@@ -187,5 +188,5 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc, |_| text.clone());
-    Ok(0)
+    Ok(EXIT_OK)
 }

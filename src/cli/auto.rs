@@ -3,6 +3,7 @@
 
 use super::{align, open_au, probe, Outcome, Output};
 use crate::analysis::advice::{advise, Findings};
+use crate::error::EXIT_OK;
 use crate::report::{Document, Inference, Status};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::format_bytes;
@@ -56,7 +57,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     doc.warnings = g.warnings.clone();
     doc.bytes_written = g.bytes_written;
     let mut write_text = String::new();
-    let mut code = 0;
+    let mut code = EXIT_OK;
     let writes = args.flags.allowed();
     if writes {
         let p = probe::execute(&probe::Args {

@@ -4,6 +4,7 @@
 
 use super::io::check_write_permission;
 use super::Output;
+use crate::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
 use crate::report::table::Table;
 use crate::report::wear_line;
 use crate::report::{Document, Warning};
@@ -17,7 +18,7 @@ use crate::workload::spec::{parse_cpus, parse_time};
 use crate::workload::{self, Dir, EngineKind, JobSpec, RunTarget, WorkloadResult};
 use crate::{Error, Result};
 use serde_json::json;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `bench`.
@@ -67,39 +68,6 @@ pub struct Args {
     /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
     #[arg(long, value_name = "PATH")]
     pub journal: Option<PathBuf>,
-}
-
-/// Removes the test file made in a directory target, however the run ends.
-struct TestFile(PathBuf);
-
-impl Drop for TestFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// Make the test file: `size` bytes of incompressible data, written and synced, so reads
-/// hit the medium rather than holes.
-fn make_test_file(path: &Path, size: u64) -> Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| Error::io(format!("creating the test file {}", path.display()), e))?;
-    let mut chunk = vec![0u8; 1 << 20];
-    crate::workload::Pattern::Random.fill(&mut chunk, 0xbe7c4);
-    let mut left = size;
-    while left > 0 {
-        let n = left.min(chunk.len() as u64) as usize;
-        f.write_all(&chunk[..n])
-            .map_err(|e| Error::io(format!("writing the test file {}", path.display()), e))?;
-        left -= n as u64;
-    }
-    f.sync_all()
-        .map_err(|e| Error::io(format!("syncing the test file {}", path.display()), e))?;
-    Ok(())
 }
 
 /// Per-test counting time and ramp, from the options.
@@ -189,9 +157,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 path.display()
             ),
         )?;
-        make_test_file(&path, size)?;
+        let made = crate::fs::make_test_file(&path, size);
+        if let Some(sig) = crate::signals::pending() {
+            return Ok(crate::signals::exit_code(sig));
+        }
+        _test_file = Some(made?);
         target_spec = path.to_string_lossy().into_owned();
-        _test_file = Some(TestFile(path));
     }
     let probe = target::open(&target_spec, &OpenRequest::read_only())?;
     let simulated = probe.info.kind == TargetKind::Sim;
@@ -296,7 +267,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             }
         }
         for (i, line) in LINES.iter().enumerate() {
-            if preserving && crate::journal::signals::pending().is_some() {
+            if (preserving || is_dir) && crate::signals::pending().is_some() {
                 interrupted = true;
                 break 'tests;
             }
@@ -337,7 +308,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 } else {
                     crate::workload::Pattern::Random
                 },
-                stop_on_signal: preserving,
+                stop_on_signal: preserving || is_dir,
                 ..JobSpec::default()
             };
             spec.validate(opened.info.size_bytes, opened.info.logical_sector_bytes)?;
@@ -353,7 +324,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             }
             bytes_written += r.bytes_written();
             elapsed_ns += r.elapsed_ns;
-            if preserving && crate::journal::signals::pending().is_some() {
+            if (preserving || is_dir) && crate::signals::pending().is_some() {
                 // A test cut short by a signal is not a figure.
                 interrupted = true;
                 break 'tests;
@@ -376,13 +347,19 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             }
         }
     }
+    // A directory's test file goes with a signal (the guard), and nothing is reported.
+    if let Some(sig) = crate::signals::pending().filter(|_| is_dir && interrupted) {
+        drop(_test_file);
+        eprintln!("flashscope bench: stopped by a signal; its test file was removed");
+        return Ok(crate::signals::exit_code(sig));
+    }
     // Restore and verify (preserve mode) before anything is reported.
     let mut ending = None;
     if let Some(s) = session.as_mut() {
         let (_, mut e) = s.end(Ok(()))?;
         e.test_bytes_written = bytes_written;
         if interrupted && e.interrupted.is_none() {
-            e.interrupted = crate::journal::signals::pending().or(Some(libc::SIGINT));
+            e.interrupted = crate::signals::pending().or(Some(libc::SIGINT));
         }
         ending = Some(e);
     }
@@ -459,12 +436,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     if let Some(f) = failure {
         eprintln!("flashscope: error: {f} (the figures above cover the tests done until then)");
-        return Ok(crate::error::EXIT_RUNTIME);
+        return Ok(EXIT_RUNTIME);
     }
     if checks.is_some_and(|c| c.iter().any(|r| !r.pass)) {
-        return Ok(crate::error::EXIT_CHECK_FAILED);
+        return Ok(EXIT_CHECK_FAILED);
     }
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 fn render(

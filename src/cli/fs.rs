@@ -3,6 +3,7 @@
 //! afterwards unless --keep), so they need no --write.
 
 use super::Output;
+use crate::error::EXIT_OK;
 use crate::fs::analysis::{dirty_peaks, files_inferences, seq_inferences, seq_warnings};
 use crate::fs::env::{self, FsInfo, MemInfo};
 use crate::fs::files::{self, FilesConfig, FilesRun};
@@ -73,8 +74,9 @@ smaller than RAM show the page cache. --plot PREFIX writes PREFIX-<test>.svg hea
 pub struct CommonArgs {
     /// Directory on the filesystem to test (its own test files are created and removed).
     pub dir: PathBuf,
-    /// Data written: random (incompressible) or zeros (what dd if=/dev/zero writes).
-    #[arg(long, value_enum, default_value = "random")]
+    /// Data written: random (incompressible), zeros (what dd if=/dev/zero writes), ones or
+    /// a byte like 0x5a.
+    #[arg(long, default_value = "random", value_parser = Pattern::parse)]
     pub pattern: Pattern,
     /// Leave the test files in DIR.
     #[arg(long)]
@@ -162,7 +164,7 @@ pub struct MatrixArgs {
 
 /// Run one `fs` subcommand; returns the exit code.
 pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
-    crate::fs::interrupt::install();
+    crate::signals::install(crate::signals::Second::Terminate);
     match cmd {
         FsCommand::Seq(a) => run_seq(a, out),
         FsCommand::Files(a) => run_files(a, out),
@@ -356,7 +358,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
             .insert("plot".into(), p.display().to_string().into());
     }
     out.emit(&doc, |d| render_seq(d, &run, &fs, file_bytes, block_bytes));
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 /// The median rate, with the range of the runs when there was more than one.
@@ -592,7 +594,7 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
             .insert("plot".into(), p.display().to_string().into());
     }
     out.emit(&doc, |d| render_files(d, &run, &fs));
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 fn render_files(d: &Document, run: &FilesRun, fs: &FsInfo) -> String {
@@ -759,7 +761,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
         doc.extra.insert("plots".into(), written.into());
     }
     out.emit(&doc, |_| render_matrix(&run, &cfg, &fs));
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 fn matrix_grid(run: &MatrixRun, cfg: &MatrixConfig, t: MatrixTest) -> Vec<Vec<Option<f64>>> {

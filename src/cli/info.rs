@@ -1,6 +1,7 @@
 //! `flashscope info TARGET`: what a target is, from what the device itself exposes.
 
 use super::Output;
+use crate::error::EXIT_OK;
 use crate::report::table::Table;
 use crate::report::Document;
 use crate::target::{self, sysfs, OpenRequest};
@@ -59,7 +60,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     doc.extra.insert("identity".into(), identity.clone().into());
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc, |d| render(d, &identity));
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 /// One line on an MMC/SD card's identity: maker, product, date, capacity, classes, AU.

@@ -2,6 +2,7 @@
 
 use super::Output;
 use crate::analysis::interval::{self, IntervalInference, IntervalPoint};
+use crate::error::EXIT_OK;
 use crate::probe::interval as probe;
 use crate::report::progress::Progress;
 use crate::report::svg::{AxisFormat, Chart};
@@ -90,7 +91,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc, |_| render(&points, &inf));
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 /// Put the interval inferences into a document (shared with `analyze`).

@@ -2,6 +2,7 @@
 //! thing), with fio-compatible JSON for the per-job figures.
 
 use super::Output;
+use crate::error::{EXIT_CHECK_FAILED, EXIT_RUNTIME};
 use crate::report::{Document, Warning};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, format_rate, parse_size};
@@ -286,11 +287,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 /// 1 when the run was cut short, 3 when --verify found bad data, else 0.
 pub fn exit_code(r: &WorkloadResult) -> i32 {
     if r.verify().is_some_and(|v| v.bad_units > 0) {
-        return crate::error::EXIT_CHECK_FAILED;
+        return EXIT_CHECK_FAILED;
     }
     if let Some(e) = r.error() {
         eprintln!("flashscope: error: {e} (the figures above cover the I/O done until then)");
-        return crate::error::EXIT_RUNTIME;
+        return EXIT_RUNTIME;
     }
     0
 }

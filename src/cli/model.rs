@@ -2,6 +2,7 @@
 //! printed; `--reference` prints the vendor's measured table beside it.
 
 use super::Output;
+use crate::error::EXIT_OK;
 use crate::model::reference::{self, EmpiricalRow};
 use crate::model::{estimate, DatasheetText, Estimate, FlashKind, Term};
 use crate::report::table::{Align, Table};
@@ -187,7 +188,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc, |_| text);
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 fn term_row(t: &mut Table, term: &Term) {

@@ -2,6 +2,7 @@
 //! a crash, a power loss or a vanished device. Idempotent; refuses a foreign target.
 
 use super::Output;
+use crate::error::EXIT_OK;
 use crate::journal::{self, Identity, Journal};
 use crate::report::table::Table;
 use crate::report::Document;
@@ -108,7 +109,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         doc.extra.insert("restored".into(), false.into());
         doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
         out.emit(&doc, |d| render(d, &journal, None));
-        return Ok(0);
+        return Ok(EXIT_OK);
     }
     if args.target.is_none() && journal.identity.kind == crate::target::TargetKind::Sim {
         return Err(Error::usage(format!(
@@ -161,7 +162,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     doc.extra.insert("journal_removed".into(), removed.into());
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc, |d| render(d, &journal, Some((summary, removed))));
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 fn render(

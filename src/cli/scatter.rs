@@ -1,6 +1,7 @@
 //! `flashscope scatter TARGET`: flashbench's scatter test, raw data and plot.
 
 use super::Output;
+use crate::error::EXIT_OK;
 use crate::probe::scatter as probe;
 use crate::report::progress::Progress;
 use crate::report::svg::{AxisFormat, Chart};
@@ -113,5 +114,5 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         }
         s
     });
-    Ok(0)
+    Ok(EXIT_OK)
 }

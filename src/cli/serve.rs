@@ -3,6 +3,7 @@
 
 use super::Output;
 use crate::backend::sim::SimConfig;
+use crate::error::EXIT_OK;
 use crate::report::Document;
 use crate::report::Warning;
 use crate::serve::{serve, ServeOptions};
@@ -113,7 +114,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         );
         println!("{}", doc.to_json());
     }
-    Ok(0)
+    Ok(EXIT_OK)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use super::Output;
 use crate::backend::sim::config::{SimConfig, KEYS, PRESETS};
+use crate::error::EXIT_OK;
 use crate::report::Document;
 use crate::Result;
 use clap::Subcommand;
@@ -60,5 +61,5 @@ fn list(out: &Output) -> Result<i32> {
         }
         s
     });
-    Ok(0)
+    Ok(EXIT_OK)
 }

@@ -8,6 +8,7 @@ use crate::capacity::extent::Extent;
 use crate::capacity::fileset::{plan_bytes, FileSet};
 use crate::capacity::stamp::Stamper;
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
+use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::report::progress::Progress;
 use crate::report::{Document, Inference, Warning};
 use crate::target::write::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
@@ -422,8 +423,8 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
         false,
         args.iodepth as usize,
     )
-    .map_err(|e| match crate::journal::signals::pending() {
-        Some(sig) => crate::journal::signals::interrupted_error(sig),
+    .map_err(|e| match crate::signals::pending() {
+        Some(sig) => crate::signals::interrupted_error(sig),
         None => std::io::Error::other(e.to_string()),
     });
     let (done, ending) = session.end(r)?;
@@ -510,7 +511,11 @@ fn drive(
             p.display()
         );
     }
-    let code = if state.all_extents().is_empty() { 0 } else { 3 };
+    let code = if state.all_extents().is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_CHECK_FAILED
+    };
     Ok((state, code, iodepth))
 }
 
@@ -538,7 +543,7 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
             "the filesystem refuses O_DIRECT: files are fsynced and their cached pages dropped before reading back",
         ));
     }
-    let fs = crate::target::statfs_type(dir).map(crate::target::fs_type_name);
+    let fs = crate::sys::statfs_magic(dir).map(crate::sys::fs_label);
     if matches!(fs.as_deref(), Some("tmpfs") | Some("ramfs")) {
         warnings.push(Warning::new(
             "memory-filesystem",
@@ -564,14 +569,27 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
         total,
         Stamper::random_salt(),
     );
-    let (state, code, iodepth) = drive(
+    let driven = drive(
         &mut set,
         state,
         time_budget_ns,
         None,
         false,
         args.iodepth as usize,
-    )?;
+    );
+    if let Some(sig) = crate::signals::pending() {
+        drop(set);
+        eprintln!(
+            "flashscope verify: stopped by a signal; {}",
+            if args.keep {
+                "its files were kept (--keep)"
+            } else {
+                "its files were removed"
+            }
+        );
+        return Ok(crate::signals::exit_code(sig));
+    }
+    let (state, code, iodepth) = driven?;
     let files: Vec<String> = set
         .paths()
         .iter()

@@ -151,7 +151,7 @@ pub fn run(cfg: &FilesConfig, progress: Arc<Progress>) -> Result<FilesRun> {
         progress.set_phase(&format!("{} files write", format_bytes(size)));
         let start = monotonic_ns();
         for p in &paths {
-            super::interrupt::check()?;
+            crate::signals::check()?;
             let mut f = OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -191,7 +191,7 @@ pub fn run(cfg: &FilesConfig, progress: Arc<Progress>) -> Result<FilesRun> {
         let start = monotonic_ns();
         let mut read = 0u64;
         for p in &paths {
-            super::interrupt::check()?;
+            crate::signals::check()?;
             let mut f = File::open(p).map_err(io_err("opening", p))?;
             read += read_all(&mut f, &mut rbuf, &progress).map_err(io_err("reading", p))?;
         }

@@ -290,7 +290,7 @@ impl Cell<'_> {
             flags |= libc::O_SYNC;
         }
         if self.cfg.direct {
-            flags |= libc::O_DIRECT;
+            flags |= crate::sys::O_DIRECT;
         }
         o.custom_flags(flags);
         o.open(self.path).map_err(|e| {
@@ -313,7 +313,7 @@ impl Cell<'_> {
         let file = self.open(test)?;
         for i in 0..n {
             if i % 64 == 0 {
-                super::interrupt::check()?;
+                crate::signals::check()?;
             }
             let offset = match test {
                 MatrixTest::RandomRead | MatrixTest::RandomWrite => rng.gen_range(0..n) * rec,

@@ -12,7 +12,6 @@
 pub mod analysis;
 pub mod env;
 pub mod files;
-pub mod interrupt;
 pub mod matrix;
 pub mod monitor;
 pub mod seq;
@@ -22,30 +21,12 @@ use crate::backend::AlignedBuf;
 use crate::units::parse_size;
 use crate::{Error, Result};
 use rand::{RngCore, SeedableRng};
-use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-/// The data written to test files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    /// Pseudo-random bytes: incompressible, what a compressing filesystem must really store.
-    Random,
-    /// All zeros: what `dd if=/dev/zero` writes; compressing filesystems shrink it to nothing.
-    Zeros,
-}
-
-impl Pattern {
-    /// The pattern's name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pattern::Random => "random",
-            Pattern::Zeros => "zeros",
-        }
-    }
-}
+/// The data written to test files: the one pattern type, shared with `io` and `bench`.
+pub use crate::workload::Pattern;
 
 /// A page-aligned write buffer holding the pattern; random buffers get the chunk number
 /// stamped into every 4 KiB so no two chunks are identical (no deduplication).
@@ -58,8 +39,9 @@ impl PatternBuf {
     /// A buffer of `len` bytes of `pattern`, seeded for reproducibility.
     pub fn new(len: usize, pattern: Pattern, seed: u64) -> Self {
         let mut buf = AlignedBuf::new(len);
-        if pattern == Pattern::Random {
-            rand_pcg::Pcg64::seed_from_u64(seed).fill_bytes(&mut buf);
+        match pattern {
+            Pattern::Random => rand_pcg::Pcg64::seed_from_u64(seed).fill_bytes(&mut buf),
+            fixed => fixed.fill(&mut buf, seed),
         }
         PatternBuf { buf, pattern }
     }
@@ -165,6 +147,36 @@ impl Drop for Cleanup {
     }
 }
 
+/// Make a test file of `size` bytes of incompressible data, written and synced so reads
+/// hit the medium rather than holes. The returned guard removes it when dropped; Ctrl-C
+/// or SIGTERM stop the writing (the handler is installed here) and the file goes too.
+pub fn make_test_file(path: &Path, size: u64) -> Result<Cleanup> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    crate::signals::install(crate::signals::Second::Terminate);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io_err("creating the test file", path))?;
+    let mut guard = Cleanup::new(false);
+    guard.add(path.to_path_buf());
+    let mut chunk = vec![0u8; 1 << 20];
+    crate::workload::Pattern::Random.fill(&mut chunk, 0xbe7c4);
+    let mut left = size;
+    while left > 0 {
+        crate::signals::check()?;
+        let n = left.min(chunk.len() as u64) as usize;
+        f.write_all(&chunk[..n])
+            .map_err(io_err("writing the test file", path))?;
+        left -= n as u64;
+    }
+    f.sync_all()
+        .map_err(io_err("syncing the test file", path))?;
+    Ok(guard)
+}
+
 /// The name of a test file or directory: `flashscope-<what>-<pid>` in `dir`.
 pub fn test_path(dir: &Path, what: &str) -> PathBuf {
     dir.join(format!("flashscope-{what}-{}", std::process::id()))
@@ -175,7 +187,7 @@ pub fn test_path(dir: &Path, what: &str) -> PathBuf {
 pub fn read_all(file: &mut File, buf: &mut [u8], progress: &monitor::Progress) -> io::Result<u64> {
     let mut total = 0u64;
     loop {
-        if interrupt::interrupted() {
+        if crate::signals::interrupted() {
             return Err(io::Error::new(
                 io::ErrorKind::Interrupted,
                 "interrupted by a signal",
@@ -184,7 +196,7 @@ pub fn read_all(file: &mut File, buf: &mut [u8], progress: &monitor::Progress) -
         let n = match file.read(buf) {
             Ok(0) => break,
             Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted && !interrupt::interrupted() => {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted && !crate::signals::interrupted() => {
                 continue
             }
             Err(e) => return Err(e),

@@ -62,17 +62,6 @@ impl Progress {
     pub fn elapsed_ns(&self) -> u64 {
         monotonic_ns().saturating_sub(self.start_ns.load(Ordering::Relaxed))
     }
-
-    /// Estimated nanoseconds left at the average rate so far; `None` before anything moved.
-    pub fn eta_ns(&self) -> Option<u64> {
-        let done = self.done();
-        let total = self.total();
-        if done == 0 || total == 0 {
-            return None;
-        }
-        let left = total.saturating_sub(done) as f64;
-        Some((self.elapsed_ns() as f64 * left / done as f64) as u64)
-    }
 }
 
 /// One sample of the memory counters.
@@ -195,7 +184,6 @@ mod tests {
         assert!(t.iter().all(|s| s.vmstat.contains_key("nr_dirty")));
         assert_eq!(t.last().unwrap().bytes_done, 50);
         assert_eq!(t.last().unwrap().phase, "write");
-        assert!(p.eta_ns().is_some());
     }
 
     #[test]

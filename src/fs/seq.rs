@@ -68,13 +68,8 @@ impl SeqMode {
             SeqMode::Buffered | SeqMode::Fdatasync => 0,
             SeqMode::Dsync => libc::O_DSYNC,
             SeqMode::Sync => libc::O_SYNC,
-            SeqMode::Direct => libc::O_DIRECT,
+            SeqMode::Direct => crate::sys::O_DIRECT,
         }
-    }
-
-    /// True where the written data is on the medium when the clock stops.
-    pub fn is_synced(self) -> bool {
-        self != SeqMode::Buffered
     }
 }
 
@@ -180,11 +175,8 @@ pub struct SeqModeResult {
 
 /// The median run of one phase (the lower middle one for an even count).
 fn median_timing(mut v: Vec<Timing>) -> Option<Timing> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.bytes_per_s.total_cmp(&b.bytes_per_s));
-    let mid = (v.len() - 1) / 2;
+    let rates: Vec<f64> = v.iter().map(|t| t.bytes_per_s).collect();
+    let mid = crate::analysis::stats::median_index(&rates)?;
     Some(v.swap_remove(mid))
 }
 
@@ -397,7 +389,7 @@ fn warm_up(
     let mut f = File::create(&path).map_err(io_err("creating", &path))?;
     let blocks = warmup_size(cfg) / cfg.block_bytes;
     for i in 0..blocks {
-        super::interrupt::check()?;
+        crate::signals::check()?;
         f.write_all(wbuf.chunk(u64::MAX - i, cfg.block_bytes as usize))
             .map_err(io_err("writing", &path))?;
         progress.add(cfg.block_bytes);
@@ -468,7 +460,7 @@ fn run_mode(
         Err(e) => return Err(io_err("creating", path)(e)),
     };
     for i in 0..blocks {
-        super::interrupt::check()?;
+        crate::signals::check()?;
         let chunk = wbuf.chunk(i, cfg.block_bytes as usize);
         match file.write_all(chunk) {
             Ok(()) => {}
@@ -505,7 +497,7 @@ fn run_mode(
     let (mut rfile, method) = if mode == SeqMode::Direct {
         let f = OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_DIRECT)
+            .custom_flags(crate::sys::O_DIRECT)
             .open(path)
             .map_err(io_err("opening with O_DIRECT", path))?;
         (f, "O_DIRECT")
@@ -531,7 +523,7 @@ fn run_mode(
         env::resident_bytes(&rfile, cfg.file_bytes).ok()
     };
     let start = monotonic_ns();
-    super::interrupt::check()?;
+    crate::signals::check()?;
     let n = read_all(&mut rfile, rbuf, progress).map_err(io_err("reading", path))?;
     let cold = Timing::new(n, monotonic_ns() - start, start - t0);
     drop(rfile);
@@ -542,7 +534,7 @@ fn run_mode(
         progress.set_phase(&format!("{} warm read", mode.name()));
         let mut f = File::open(path).map_err(io_err("opening", path))?;
         let start = monotonic_ns();
-        super::interrupt::check()?;
+        crate::signals::check()?;
         let n = read_all(&mut f, rbuf, progress).map_err(io_err("reading", path))?;
         Some(Timing::new(n, monotonic_ns() - start, start - t0))
     };

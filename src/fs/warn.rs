@@ -22,9 +22,9 @@ pub enum FsWarning {
     /// The directory is on tmpfs, ramfs or a RAM-backed block device.
     MemoryFilesystem { fs_type: String },
     /// The filesystem compresses and the pattern is compressible.
-    CompressingFilesystem { fs_type: String },
+    CompressingFilesystem { fs_type: String, pattern: String },
     /// The filesystem may compress and that could not be checked.
-    MaybeCompressing { fs_type: String },
+    MaybeCompressing { fs_type: String, pattern: String },
     /// O_DIRECT was refused, so that mode has no figure.
     DirectUnsupported { reason: String },
     /// `--drop-caches` failed; the per-file drop was used instead.
@@ -104,13 +104,13 @@ impl fmt::Display for FsWarning {
                 f,
                 "the directory is on {fs_type}, which lives in RAM: every figure is the speed of memory, not of flash. Give a directory on the flash filesystem you want to measure"
             ),
-            FsWarning::CompressingFilesystem { fs_type } => write!(
+            FsWarning::CompressingFilesystem { fs_type, pattern } => write!(
                 f,
-                "{fs_type} compresses data and the pattern 'zeros' compresses to almost nothing: the figures count bytes the flash never received. Use --pattern random (the default) for the medium's speed"
+                "{fs_type} compresses data and the pattern '{pattern}' compresses to almost nothing: the figures count bytes the flash never received. Use --pattern random (the default) for the medium's speed"
             ),
-            FsWarning::MaybeCompressing { fs_type } => write!(
+            FsWarning::MaybeCompressing { fs_type, pattern } => write!(
                 f,
-                "{fs_type} may compress data (a property that cannot be read from the mount options) and the pattern 'zeros' is compressible: use --pattern random unless compression is known to be off"
+                "{fs_type} may compress data (a property that cannot be read from the mount options) and the pattern '{pattern}' is compressible: use --pattern random unless compression is known to be off"
             ),
             FsWarning::DirectUnsupported { reason } => write!(
                 f,
@@ -165,13 +165,15 @@ pub fn environment_warnings(
             fs_type: fs.fs_type.clone(),
         });
     }
-    if pattern == super::Pattern::Zeros {
+    if pattern.compressible() {
         match fs.compresses {
             Some(true) => out.push(FsWarning::CompressingFilesystem {
                 fs_type: fs.fs_type.clone(),
+                pattern: pattern.name(),
             }),
             None => out.push(FsWarning::MaybeCompressing {
                 fs_type: fs.fs_type.clone(),
+                pattern: pattern.name(),
             }),
             Some(false) => {}
         }

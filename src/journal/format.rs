@@ -104,7 +104,7 @@ impl JournalWriter {
         // Held until the writer is dropped: a journal whose test is still running is never
         // taken for a leftover of a crash (see `lock_leftover`). Taken before the journal
         // appears, so a journal with no lock has no living writer.
-        try_lock(&file, libc::LOCK_EX)
+        crate::sys::try_lock(&file, true)
             .map_err(|e| Error::io(format!("locking journal {}", path.display()), e))?;
         let json = serde_json::to_vec(identity)
             .map_err(|e| Error::runtime(format!("encoding the journal header: {e}")))?;
@@ -478,24 +478,13 @@ fn not_a_journal(path: &Path) -> Error {
     ))
 }
 
-/// `flock(2)` without waiting: `Err` with `WouldBlock` when another open file holds it.
-fn try_lock(file: &File, how: libc::c_int) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor we own; no memory is passed.
-    if unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 /// Lock a journal that is not being written, waiting up to half a second: a process
 /// forked (by another thread) while the writer had it open shares the lock until it
 /// execs, which must not make a finished journal look in use.
 fn lock_leftover_file(file: &File) -> io::Result<()> {
     let mut waited = 0;
     loop {
-        match try_lock(file, libc::LOCK_EX) {
+        match crate::sys::try_lock(file, true) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock && waited < 500 => {
                 std::thread::sleep(std::time::Duration::from_millis(20));
                 waited += 20;

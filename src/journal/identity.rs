@@ -67,18 +67,19 @@ impl Identity {
         if let Some(meta) = &opened.stat {
             if meta.file_type().is_block_device() {
                 let rdev = meta.rdev();
-                id.device = Some(format!("{}:{}", libc::major(rdev), libc::minor(rdev)));
+                id.device = Some(format!(
+                    "{}:{}",
+                    rustix::fs::major(rdev),
+                    rustix::fs::minor(rdev)
+                ));
             } else {
                 id.file_dev_ino = Some((meta.dev(), meta.ino()));
             }
         }
         if let Some(name) = &opened.block_name {
             let disk = sysfs::whole_disk_name(name).unwrap_or_else(|| name.clone());
-            id.serial = sysfs::read_attr(&disk, "device/serial")
-                .or_else(|| sysfs::read_attr(&disk, "serial"))
-                .or_else(|| sysfs::read_attr(&disk, "device/wwid"));
-            id.model = sysfs::read_attr(&disk, "device/model")
-                .or_else(|| sysfs::read_attr(&disk, "device/name"));
+            id.serial = sysfs::disk_serial(&disk);
+            id.model = sysfs::disk_model(&disk);
             id.loop_backing_file = sysfs::read_attr(&disk, "loop/backing_file");
         }
         id

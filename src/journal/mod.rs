@@ -9,7 +9,6 @@ pub mod format;
 pub mod identity;
 pub mod intervals;
 pub mod preserve;
-pub mod signals;
 pub mod trust;
 
 pub use format::Journal;
@@ -106,9 +105,9 @@ fn check_not_on_target(journal: &Path, target_spec: &str) -> Result<()> {
     };
     if tmeta.file_type().is_block_device() {
         let rdev = tmeta.rdev();
-        let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+        let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
         let dev = dir_meta.dev();
-        let (jmaj, jmin) = (libc::major(dev), libc::minor(dev));
+        let (jmaj, jmin) = (rustix::fs::major(dev), rustix::fs::minor(dev));
         let mut on_target = (jmaj, jmin) == (major, minor);
         if let Ok(link) = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")) {
             if let Some(name) = link.file_name().map(|n| n.to_string_lossy().into_owned()) {
@@ -144,28 +143,16 @@ fn check_not_on_target(journal: &Path, target_spec: &str) -> Result<()> {
 /// Refuse when the journal's filesystem lacks room for `bytes` of saved data (with a
 /// margin for headers), so a test never stops half-saved for want of space.
 pub fn check_space(journal: &Path, bytes: u64) -> Result<()> {
-    use std::os::unix::ffi::OsStrExt;
     let dir = parent_dir(journal);
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return Ok(());
-    };
-    // SAFETY: zeroed statvfs is a valid value for this plain C struct.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c is a valid NUL-terminated path and st a valid out-pointer for the call.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Ok(());
-    }
-    let avail = (st.f_bavail as u64).saturating_mul(st.f_frsize as u64);
-    let need = bytes + bytes / 64 + (1 << 20);
-    if avail < need {
-        return Err(Error::Refused(format!(
-            "the journal needs {} but {} has only {} free: choose --journal on a filesystem with more room",
-            crate::units::format_bytes(need),
-            dir.display(),
-            crate::units::format_bytes(avail)
-        )));
-    }
-    Ok(())
+    let free = crate::sys::fs_stats(&dir).ok().and_then(|s| s.free_bytes);
+    crate::sys::check_room(
+        &dir,
+        free,
+        "the journal",
+        bytes + bytes / 64,
+        1 << 20,
+        "choose --journal on a filesystem with more room",
+    )
 }
 
 /// Journals in the default directory that were written for `identity`'s target and never

@@ -109,7 +109,7 @@ impl<B: Backend> Preserve<B> {
             return Err(io::Error::other(f.clone()));
         }
         if let Some(sig) = self.stop.as_ref().and_then(|f| f()) {
-            return Err(super::signals::interrupted_error(sig));
+            return Err(crate::signals::interrupted_error(sig));
         }
         Ok(())
     }
@@ -213,7 +213,7 @@ impl<B: Backend> Preserve<B> {
                         // Keep what is saved consistent: record it and make it durable.
                         self.saved.insert(gs, pos);
                         writer.sync().map_err(journal)?;
-                        return Err(Stop::Signal(super::signals::interrupted_error(sig)));
+                        return Err(Stop::Signal(crate::signals::interrupted_error(sig)));
                     }
                     let n = (ge - pos).min(MAX_RECORD);
                     let mut buf = AlignedBuf::new(n as usize);

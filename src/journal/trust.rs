@@ -18,8 +18,7 @@ use std::path::{Path, PathBuf};
 
 /// The effective user id: the user flashscope acts as.
 pub fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    crate::sys::euid()
 }
 
 /// Open `path` read-only without following a symlink in its last component and without

@@ -7,7 +7,8 @@
 //! three writes (one write that opens a block and pays for closing another does not
 //! decide), else bytes over time. Sizes of 1 MiB and more cover the whole erase block.
 
-use super::write_common::{ladder, median_ns, random_buffer};
+use super::write_common::{ladder, random_buffer};
+use crate::analysis::stats::median_ns;
 
 use crate::analysis::fat::FatSample;
 use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};

@@ -10,8 +10,9 @@
 //! whole block-size ladder (erase size down) is measured at the two counts around the
 //! cut-off, as flashbench shows it. The probe decides only where to measure next.
 
-use super::write_common::{ladder, median_ns, permutation, random_buffer};
+use super::write_common::{ladder, permutation, random_buffer};
 use crate::analysis::openau::{sweep_counts, Next, OpenAuPoint};
+use crate::analysis::stats::median_ns;
 use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
 use std::io;

@@ -72,18 +72,6 @@ pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
     v
 }
 
-/// Median of integers (ns), as f64; NaN for none.
-pub fn median_ns(v: &[u64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_unstable();
-    let n = s.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => s[n / 2] as f64,
-        _ => (s[n / 2 - 1] + s[n / 2]) as f64 / 2.0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,7 +107,5 @@ mod tests {
         let mut p = permutation(16, 3);
         p.sort_unstable();
         assert_eq!(p, (0..16).collect::<Vec<_>>());
-        assert!(median_ns(&[]).is_nan());
-        assert_eq!(median_ns(&[3, 1, 2]), 2.0);
     }
 }

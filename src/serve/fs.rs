@@ -178,8 +178,10 @@ impl CardFs {
         let completer = std::thread::Builder::new()
             .name("serve-complete".into())
             .spawn(move || complete(s, rx, spin_ns))?;
-        // SAFETY: geteuid/getegid only return the caller's ids.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let (uid, gid) = (
+            rustix::process::geteuid().as_raw(),
+            rustix::process::getegid().as_raw(),
+        );
         Ok((
             CardFs {
                 shared,

@@ -10,10 +10,36 @@ use std::os::unix::fs::FileTypeExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
-const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
-const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
-const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
-const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
+use rustix::ioctl::{opcode, Getter, Ioctl, IoctlOutput, NoArg, Opcode, Setter};
+
+// <linux/loop.h> numbers them plainly (0x4C = 'L'); each is `_IO('L', n)`.
+const LOOP_CLR_FD: Opcode = opcode::none(b'L', 0x01);
+const LOOP_GET_STATUS64: Opcode = opcode::none(b'L', 0x05);
+const LOOP_CONFIGURE: Opcode = opcode::none(b'L', 0x0A);
+const LOOP_CTL_GET_FREE: Opcode = opcode::none(b'L', 0x82);
+
+/// `LOOP_CTL_GET_FREE`: no argument; the free device's number is the call's return value,
+/// which none of rustix's ready-made patterns returns.
+struct GetFree;
+
+// SAFETY: the opcode is LOOP_CTL_GET_FREE, which takes no argument (a null pointer is
+// passed) and writes no user memory; the output is the ioctl's non-negative return value.
+unsafe impl Ioctl for GetFree {
+    type Output = u32;
+    const IS_MUTATING: bool = false;
+    fn opcode(&self) -> Opcode {
+        LOOP_CTL_GET_FREE
+    }
+    fn as_ptr(&mut self) -> *mut std::ffi::c_void {
+        std::ptr::null_mut()
+    }
+    unsafe fn output_from_ptr(
+        out: IoctlOutput,
+        _: *mut std::ffi::c_void,
+    ) -> rustix::io::Result<u32> {
+        Ok(out as u32)
+    }
+}
 
 const LO_FLAGS_AUTOCLEAR: u32 = 4;
 const LO_FLAGS_DIRECT_IO: u32 = 16;
@@ -74,8 +100,8 @@ pub struct LoopDevice {
     file: Option<File>,
 }
 
-fn ioctl_err(what: &str, path: &Path) -> io::Error {
-    let e = io::Error::last_os_error();
+fn ioctl_err(what: &str, path: &Path, e: rustix::io::Errno) -> io::Error {
+    let e = io::Error::from(e);
     io::Error::new(e.kind(), format!("{what} on {}: {e}", path.display()))
 }
 
@@ -92,20 +118,14 @@ fn ensure_node(path: &Path, minor: u32) -> io::Result<()> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: `c` is a valid NUL-terminated path; mknod reads it and nothing else.
-    let rc = unsafe {
-        libc::mknod(
-            c.as_ptr(),
-            libc::S_IFBLK | 0o660,
-            libc::makedev(LOOP_MAJOR, minor),
-        )
-    };
-    if rc != 0 {
-        return Err(ioctl_err("mknod", path));
-    }
-    Ok(())
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::BlockDevice,
+        rustix::fs::Mode::from_raw_mode(0o660),
+        rustix::fs::makedev(LOOP_MAJOR, minor),
+    )
+    .map_err(|e| ioctl_err("mknod", path, e))
 }
 
 impl LoopDevice {
@@ -128,16 +148,11 @@ impl LoopDevice {
             })?;
         let mut last_err = None;
         for _ in 0..8 {
-            // SAFETY: LOOP_CTL_GET_FREE takes no argument and returns a device number.
-            let n = unsafe { libc::ioctl(control.as_raw_fd(), LOOP_CTL_GET_FREE as _) };
-            if n < 0 {
-                return Err(ioctl_err(
-                    "LOOP_CTL_GET_FREE",
-                    Path::new("/dev/loop-control"),
-                ));
-            }
+            // SAFETY: GetFree describes LOOP_CTL_GET_FREE exactly (see its impl).
+            let n = unsafe { rustix::ioctl::ioctl(&control, GetFree) }
+                .map_err(|e| ioctl_err("LOOP_CTL_GET_FREE", Path::new("/dev/loop-control"), e))?;
             let path = PathBuf::from(format!("/dev/loop{n}"));
-            ensure_node(&path, n as u32)?;
+            ensure_node(&path, n)?;
             let file = OpenOptions::new().read(true).write(true).open(&path)?;
             let mut info = LoopInfo64::zeroed();
             info.lo_flags = LO_FLAGS_DIRECT_IO | LO_FLAGS_AUTOCLEAR;
@@ -150,10 +165,12 @@ impl LoopDevice {
                 info,
                 reserved: [0; 8],
             };
-            // SAFETY: `cfg` is a fully initialised loop_config that outlives the call; the
-            // kernel only reads it.
-            let rc = unsafe { libc::ioctl(file.as_raw_fd(), LOOP_CONFIGURE as _, &cfg) };
-            if rc == 0 {
+            // SAFETY: LOOP_CONFIGURE reads one loop_config through the pointer `Setter`
+            // passes, to a fully initialised value that outlives the call.
+            let rc = unsafe {
+                rustix::ioctl::ioctl(&file, Setter::<LOOP_CONFIGURE, LoopConfig>::new(cfg))
+            };
+            let Err(e) = rc else {
                 let dev = LoopDevice {
                     path,
                     file: Some(file),
@@ -167,8 +184,8 @@ impl LoopDevice {
                     )));
                 }
                 return Ok(dev);
-            }
-            let e = io::Error::last_os_error();
+            };
+            let e = io::Error::from(e);
             if e.raw_os_error() == Some(libc::EBUSY) {
                 // Another process took this device between GET_FREE and CONFIGURE.
                 last_err = Some(e);
@@ -192,12 +209,11 @@ impl LoopDevice {
         let Some(file) = &self.file else {
             return Ok(false);
         };
-        let mut info = LoopInfo64::zeroed();
-        // SAFETY: `info` is a writable loop_info64 the kernel fills in.
-        let rc = unsafe { libc::ioctl(file.as_raw_fd(), LOOP_GET_STATUS64 as _, &mut info) };
-        if rc != 0 {
-            return Err(ioctl_err("LOOP_GET_STATUS64", &self.path));
-        }
+        // SAFETY: LOOP_GET_STATUS64 writes one loop_info64 through the pointer `Getter`
+        // passes, to memory of that type it provides.
+        let info =
+            unsafe { rustix::ioctl::ioctl(file, Getter::<LOOP_GET_STATUS64, LoopInfo64>::new()) }
+                .map_err(|e| ioctl_err("LOOP_GET_STATUS64", &self.path, e))?;
         Ok(info.lo_flags & LO_FLAGS_DIRECT_IO != 0)
     }
 
@@ -211,9 +227,9 @@ impl LoopDevice {
             return Ok(());
         };
         // SAFETY: LOOP_CLR_FD takes no argument.
-        let rc = unsafe { libc::ioctl(file.as_raw_fd(), LOOP_CLR_FD as _, 0) };
-        let result = if rc != 0 {
-            let e = io::Error::last_os_error();
+        let rc = unsafe { rustix::ioctl::ioctl(&file, NoArg::<LOOP_CLR_FD>::new()) };
+        let result = if let Err(e) = rc {
+            let e = io::Error::from(e);
             // ENXIO: already detached (autoclear ran).
             if e.raw_os_error() == Some(libc::ENXIO) {
                 Ok(())

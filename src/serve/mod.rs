@@ -23,9 +23,7 @@ use crate::{Error, Result};
 use fs::{CardFs, Shared, IMAGE_NAME};
 use loopdev::LoopDevice;
 use stats::ServeStats;
-use std::ffi::CString;
 use std::io::{self, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -126,8 +124,7 @@ fn on_path(program: &str) -> bool {
 /// Check that FUSE can be used by this process: /dev/fuse exists and opens, and a
 /// non-root user has the fusermount3 helper. `--loop` needs root.
 pub fn check_fuse(attach_loop: bool) -> Result<()> {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = crate::sys::is_root();
     if attach_loop && !root {
         return Err(Error::Refused(
             "--loop needs root: attaching a loop device needs CAP_SYS_ADMIN. Rerun as root, or drop --loop and use MOUNTPOINT/flash.img directly".into(),
@@ -161,40 +158,15 @@ pub fn check_fuse(attach_loop: bool) -> Result<()> {
 
 /// Pin the calling thread (and the threads it spawns afterwards) to one CPU.
 fn pin_to_cpu(cpu: usize) -> Result<()> {
-    // SAFETY: cpu_set_t is plain data; all-zero is the empty set.
-    let mut allowed: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `allowed` is a writable cpu_set_t of the size passed.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) };
-    if rc != 0 {
-        return Err(Error::io("sched_getaffinity", io::Error::last_os_error()));
-    }
-    // SAFETY: CPU_ISSET reads the set; the index is bounds-checked first.
-    let ok = cpu < libc::CPU_SETSIZE as usize && unsafe { libc::CPU_ISSET(cpu, &allowed) };
-    if !ok {
-        let list: Vec<String> = (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: as above, every index is below CPU_SETSIZE.
-            .filter(|&c| unsafe { libc::CPU_ISSET(c, &allowed) })
-            .map(|c| c.to_string())
-            .collect();
+    let allowed = crate::sys::allowed_cpus();
+    if !allowed.contains(&cpu) {
+        let list: Vec<String> = allowed.iter().map(|c| c.to_string()).collect();
         return Err(Error::usage(format!(
             "--cpu {cpu}: this process may only run on CPUs {}",
             list.join(",")
         )));
     }
-    // SAFETY: cpu_set_t is plain data.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpu` is below CPU_SETSIZE (checked above).
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: `set` is a valid cpu_set_t of the size passed.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc != 0 {
-        return Err(Error::io(
-            format!("pinning to CPU {cpu}"),
-            io::Error::last_os_error(),
-        ));
-    }
-    Ok(())
+    crate::sys::pin_to(&[cpu]).map_err(|e| Error::io(format!("pinning to CPU {cpu}"), e))
 }
 
 /// Real-time priority for the calling thread and the threads it spawns afterwards, so a
@@ -293,15 +265,9 @@ impl Watchdog {
     }
 }
 
-fn umount(path: &Path, flags: libc::c_int) -> io::Result<()> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: `c` is a valid NUL-terminated path.
-    if unsafe { libc::umount2(c.as_ptr(), flags) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+fn umount(path: &Path, flags: rustix::mount::UnmountFlags) -> io::Result<()> {
+    rustix::mount::unmount(path, flags)?;
+    Ok(())
 }
 
 fn wait_finished<T>(h: &std::thread::JoinHandle<T>, timeout: Duration) -> bool {
@@ -323,7 +289,7 @@ fn attach_loop(image: &Path, sector: u32) -> Result<LoopDevice> {
     let backing = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
-        .custom_flags(libc::O_DIRECT)
+        .custom_flags(crate::sys::O_DIRECT)
         .open(image)
         .map_err(|e| Error::io(format!("opening {}", image.display()), e))?;
     let dev = LoopDevice::attach_direct(&backing, sector, image)
@@ -365,7 +331,7 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
     let background = match session.spawn() {
         Ok(b) => b,
         Err(e) => {
-            let _ = umount(&mountpoint, libc::MNT_DETACH);
+            let _ = umount(&mountpoint, rustix::mount::UnmountFlags::DETACH);
             return Err(Error::io("starting the FUSE session", e));
         }
     };
@@ -427,13 +393,13 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
             ));
         }
     }
-    if let Err(e) = umount(&mountpoint, 0) {
+    if let Err(e) = umount(&mountpoint, rustix::mount::UnmountFlags::empty()) {
         if e.raw_os_error() == Some(libc::EBUSY) {
             cleanup_warnings.push(format!(
                 "{} was busy; unmounted lazily (it disappears once the last user closes it)",
                 mountpoint.display()
             ));
-            if let Err(e) = umount(&mountpoint, libc::MNT_DETACH) {
+            if let Err(e) = umount(&mountpoint, rustix::mount::UnmountFlags::DETACH) {
                 cleanup_warnings.push(format!("unmounting {}: {e}", mountpoint.display()));
             }
         } else if e.raw_os_error() != Some(libc::EINVAL) {

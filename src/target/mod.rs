@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// A parsed device spec.
@@ -180,45 +179,6 @@ fn open_sim(spec: &str, cfg: SimConfig) -> OpenTarget {
     }
 }
 
-/// Filesystems whose files live only in the page cache (statfs f_type).
-fn memory_fs_name(f_type: i64) -> Option<&'static str> {
-    match f_type {
-        0x0102_1994 => Some("tmpfs"),
-        0x8584_58f6 => Some("ramfs"),
-        0x6265_6572 => Some("sysfs"),
-        0x9fa0 => Some("proc"),
-        _ => None,
-    }
-}
-
-/// The name of a filesystem type by its statfs magic (the common ones).
-pub fn fs_type_name(f_type: i64) -> String {
-    let name = match f_type {
-        0xef53 => "ext4",
-        0x5846_5342 => "xfs",
-        0x9123_683e => "btrfs",
-        0x4d44 => "vfat",
-        0x2011_bab0 => "exfat",
-        0xf2f5_2010 => "f2fs",
-        0x2468_5542 => "ubifs",
-        0x7275 => "romfs",
-        0x6573_5546 => "fuse",
-        0x794c_7630 => "overlay",
-        0x5346_544e => "ntfs",
-        _ => {
-            return memory_fs_name(f_type)
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("0x{f_type:x}"))
-        }
-    };
-    name.to_string()
-}
-
-/// statfs f_type of the filesystem holding `path`.
-pub fn statfs_type(path: &Path) -> Option<i64> {
-    crate::platform::statfs_magic(path).map(i64::from)
-}
-
 fn errno_of(e: &io::Error) -> i32 {
     e.raw_os_error().unwrap_or(0)
 }
@@ -305,7 +265,7 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
             }
         }
     }
-    let mut flags = libc::O_DIRECT | libc::O_CLOEXEC;
+    let mut flags = crate::sys::O_DIRECT | libc::O_CLOEXEC;
     if req.write && is_block {
         flags |= libc::O_EXCL;
     }
@@ -340,14 +300,14 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
     let (size, logical, physical) = if is_block {
         block_sizes(&file).map_err(|e| Error::io(format!("reading the size of '{spec}'"), e))?
     } else {
-        let align = dio_alignment(path).unwrap_or(512);
+        let align = crate::sys::dio_alignment(path).unwrap_or(512);
         (meta.len(), align, align.max(4096))
     };
     let mut filesystem = None;
     if !is_block {
-        if let Some(t) = statfs_type(path) {
-            filesystem = Some(fs_type_name(t));
-            if let Some(name) = memory_fs_name(t) {
+        if let Some(t) = crate::sys::statfs_magic(path) {
+            filesystem = Some(crate::sys::fs_label(t));
+            if let Some(name) = crate::sys::fs_name(t).filter(|_| crate::sys::memory_fs(t)) {
                 warnings.push(Warning::new(
                     "memory-filesystem",
                     format!(
@@ -483,74 +443,16 @@ fn busy(name: &str) -> Result<Option<String>> {
     Ok(mounts::busy_reason(&nodes, &mounts, &swaps, &holders))
 }
 
-const fn ior(ty: u32, nr: u32, size: usize) -> u32 {
-    (2 << 30) | ((size as u32) << 16) | (ty << 8) | nr
-}
-
-/// `_IOR(0x12, 114, size_t)`: the kernel declares it with `size_t`, so the request number
-/// differs between 32- and 64-bit userland (0x80041272 vs 0x80081272), while the value
-/// written is always a u64 (a 32-bit process on a 64-bit kernel uses the compat number).
-const BLKGETSIZE64: u32 = ior(0x12, 114, std::mem::size_of::<usize>());
-
 /// Size, logical and physical sector size of an open block device.
 fn block_sizes(file: &File) -> io::Result<(u64, u32, u32)> {
-    let fd = file.as_raw_fd();
-    let mut size: u64 = 0;
-    // SAFETY: the kernel writes a u64 to the valid pointer.
-    if unsafe { libc::ioctl(fd, BLKGETSIZE64 as _, &mut size as *mut u64) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let mut logical: libc::c_int = 512;
-    // SAFETY: BLKSSZGET writes an int to the valid pointer.
-    if unsafe { libc::ioctl(fd, 0x1268 as _, &mut logical as *mut libc::c_int) } != 0 {
-        logical = 512;
-    }
-    let mut physical: libc::c_uint = 0;
-    // SAFETY: BLKPBSZGET writes an unsigned int to the valid pointer.
-    if unsafe { libc::ioctl(fd, 0x127b as _, &mut physical as *mut libc::c_uint) } != 0 {
-        physical = logical as u32;
-    }
-    Ok((size, logical.max(512) as u32, physical.max(logical as u32)))
-}
-
-/// The O_DIRECT offset alignment of a file (statx STATX_DIOALIGN, Linux 6.1+).
-fn dio_alignment(path: &Path) -> Option<u32> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: zeroed statx is a valid value for this plain C struct.
-    let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    const STATX_DIOALIGN: u32 = 0x2000;
-    // SAFETY: valid path pointer and out-pointer for the call.
-    let rc = unsafe { libc::statx(libc::AT_FDCWD, c.as_ptr(), 0, STATX_DIOALIGN, &mut st) };
-    if rc != 0 || st.stx_mask & STATX_DIOALIGN == 0 || st.stx_dio_offset_align == 0 {
-        return None;
-    }
-    Some(st.stx_dio_offset_align.max(512))
+    let size = crate::sys::block_device_bytes(file)?;
+    let (logical, physical) = crate::sys::sector_sizes(file);
+    Ok((size, logical, physical))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn blkgetsize64_has_the_kernels_number_for_this_pointer_width() {
-        let expected = if cfg!(target_pointer_width = "64") {
-            0x8008_1272
-        } else {
-            0x8004_1272
-        };
-        assert_eq!(BLKGETSIZE64, expected);
-    }
-
-    #[test]
-    fn statfs_magics_above_2_pow_31_are_named() {
-        // ramfs' magic has the top bit set: on 32-bit ARM it must not turn negative.
-        assert_eq!(fs_type_name(i64::from(0x8584_58f6u32)), "ramfs");
-        assert_eq!(fs_type_name(i64::from(0xf2f5_2010u32)), "f2fs");
-        let dir = tempfile::tempdir().unwrap();
-        let t = statfs_type(dir.path()).unwrap();
-        assert!((0..=i64::from(u32::MAX)).contains(&t), "{t}");
-    }
 
     #[test]
     fn specs_parse() {

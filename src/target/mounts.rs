@@ -11,10 +11,13 @@ pub struct MountEntry {
     pub mount_point: String,
     pub fs_type: String,
     pub source: String,
+    /// Per-mount and superblock options, joined by commas.
+    pub options: String,
 }
 
-/// Undo the octal escapes mountinfo uses for space, tab, newline and backslash.
-fn unescape(field: &str) -> String {
+/// Undo the octal escapes mountinfo (and /proc/mounts) use for space, tab, newline and
+/// backslash.
+pub fn unescape(field: &str) -> String {
     let bytes = field.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -63,9 +66,28 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
             mount_point: unescape(fields[4]),
             fs_type: unescape(fields[sep + 1]),
             source: unescape(fields[sep + 2]),
+            options: format!(
+                "{},{}",
+                fields[5],
+                fields.get(sep + 3).copied().unwrap_or("")
+            ),
         });
     }
     out
+}
+
+/// The mount whose mount point is the longest prefix of `path` (the last one wins among
+/// equals, as later mounts hide earlier ones).
+pub fn mount_of(mounts: &[MountEntry], path: &Path) -> Option<MountEntry> {
+    let mut best: Option<&MountEntry> = None;
+    for m in mounts {
+        if path.starts_with(&m.mount_point)
+            && best.is_none_or(|b| m.mount_point.len() >= b.mount_point.len())
+        {
+            best = Some(m);
+        }
+    }
+    best.cloned()
 }
 
 /// Devices in use as swap, from /proc/swaps text.

@@ -11,7 +11,7 @@ const SYS_BLOCK: &str = "/sys/class/block";
 /// The kernel name (e.g. `sdb1`) of the block device a stat result describes.
 pub fn block_name(meta: &Metadata) -> Option<String> {
     let rdev = meta.rdev();
-    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
     let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
     let target = std::fs::canonicalize(&link).ok()?;
     Some(target.file_name()?.to_string_lossy().into_owned())
@@ -32,6 +32,20 @@ pub fn read_attr(name: &str, rel: &str) -> Option<String> {
     let s = std::fs::read_to_string(Path::new(SYS_BLOCK).join(name).join(rel)).ok()?;
     let t = s.trim();
     (!t.is_empty()).then(|| t.to_string())
+}
+
+/// The model of whole disk `disk`: `device/model` (SCSI, USB, NVMe) or `device/name`
+/// (MMC/SD). The one reader, for `info` and for journal identities alike.
+pub fn disk_model(disk: &str) -> Option<String> {
+    read_attr(disk, "device/model").or_else(|| read_attr(disk, "device/name"))
+}
+
+/// The serial number of whole disk `disk`, the first the kernel offers: `device/serial`
+/// (MMC/SD), `serial` (NVMe, virtio), `device/wwid` (SCSI).
+pub fn disk_serial(disk: &str) -> Option<String> {
+    read_attr(disk, "device/serial")
+        .or_else(|| read_attr(disk, "serial"))
+        .or_else(|| read_attr(disk, "device/wwid"))
 }
 
 /// A 0/1 sysfs attribute.
@@ -106,8 +120,8 @@ pub fn identity(name: &str, mountinfo: &str) -> BlockIdentity {
         name: name.to_string(),
         whole_disk: whole,
         vendor: read_attr(&disk, "device/vendor"),
-        model: read_attr(&disk, "device/model").or_else(|| read_attr(&disk, "device/name")),
-        serial: read_attr(&disk, "device/serial").or_else(|| read_attr(&disk, "serial")),
+        model: disk_model(&disk),
+        serial: disk_serial(&disk),
         discard_granularity_bytes: read_u64(&disk, "queue/discard_granularity"),
         discard_max_bytes: read_u64(&disk, "queue/discard_max_bytes"),
         scheduler: read_attr(&disk, "queue/scheduler"),

@@ -28,8 +28,9 @@
 //! counted apart.
 
 use crate::backend::{Backend, TimeBudget, Timed, WriteBudget};
-use crate::journal::{self, signals, Identity, Preserve, RestoreSummary};
+use crate::journal::{self, Identity, Preserve, RestoreSummary};
 use crate::report::{Document, TargetInfo, Warning};
+use crate::signals;
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size, short_size};
 use crate::{Error, Result};
@@ -381,7 +382,7 @@ pub fn open_for_write(
                 path.display()
             );
             // Record Ctrl-C from before the journal exists, so no signal can leave it empty.
-            signals::install();
+            signals::install(signals::Second::Record);
             let p = Preserve::new(opened.backend, path, &identity)?
                 .with_stop_check(Box::new(signals::pending));
             Guarded::Preserve(p)

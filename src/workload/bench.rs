@@ -102,11 +102,8 @@ pub fn relative_spread(samples: &[f64]) -> Option<f64> {
     if samples.len() < 3 {
         return None;
     }
-    let mut v = samples.to_vec();
-    v.sort_by(f64::total_cmp);
-    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    let median = at(0.5);
-    (median > 0.0).then(|| (at(0.9) - at(0.1)) / 2.0 / median)
+    let [p10, median, p90] = crate::analysis::stats::quantiles(samples, [0.1, 0.5, 0.9])?;
+    (median > 0.0).then(|| (p90 - p10) / 2.0 / median)
 }
 
 /// A `noisy_environment` warning when the machine was busy while a real device was

@@ -29,7 +29,7 @@ use std::path::Path;
 pub fn open_for_job(path: &Path, spec: &JobSpec) -> Result<File> {
     let mut flags = 0;
     if spec.direct {
-        flags |= libc::O_DIRECT;
+        flags |= crate::sys::O_DIRECT;
     }
     match spec.sync {
         SyncMode::None => {}
@@ -86,42 +86,6 @@ fn write_source<'a>(buf: &'a mut [u8], io: &Io, spec: &JobSpec, run_id: u64) -> 
         verify::stamp(b, io.offset, run_id);
     }
     b
-}
-
-/// Pin the calling thread to `cpus` (fio's `cpus_allowed`).
-pub fn pin_to(cpus: &[usize]) -> io::Result<()> {
-    if cpus.is_empty() {
-        return Ok(());
-    }
-    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for &c in cpus {
-        // SAFETY: CPU_SET writes one bit inside `set`; `c` < 1024 = CPU_SETSIZE (checked by
-        // parse_cpus).
-        unsafe { libc::CPU_SET(c, &mut set) };
-    }
-    // SAFETY: `set` is a valid cpu_set_t of the size passed.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// CPUs the process may run on now.
-pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: as in `pin_to`.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return Vec::new();
-    }
-    // SAFETY: CPU_ISSET reads one bit of a valid set.
-    (0..1024)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .collect()
 }
 
 /// The outcome of one engine loop: an error that ended it early, whether the target
@@ -485,8 +449,7 @@ pub fn run_on_file(
     let mut engine = spec.engine;
     if engine == EngineKind::Uring {
         if let Err(e) = io_uring::IoUring::new(2) {
-            // SAFETY: geteuid has no preconditions.
-            let privileged = unsafe { libc::geteuid() } == 0;
+            let privileged = crate::sys::is_root();
             warnings.push(uring_fallback_warning(
                 e,
                 &crate::platform::Roots::system(),
@@ -545,7 +508,7 @@ fn job_thread(
     run_id: u64,
     start: u64,
 ) -> JobResult {
-    if let Err(e) = pin_to(&spec.cpus) {
+    if let Err(e) = crate::sys::pin_to(&spec.cpus) {
         return JobCtl::new(spec, index, start).finish(
             (0, 0),
             Some(format!("pinning to CPUs {:?}: {e}", spec.cpus)),

@@ -157,7 +157,7 @@ impl JobCtl {
         if self.stop {
             return Next::Done;
         }
-        if self.spec.stop_on_signal && crate::journal::signals::pending().is_some() {
+        if self.spec.stop_on_signal && crate::signals::pending().is_some() {
             self.stop = true;
             return Next::Done;
         }

@@ -313,7 +313,7 @@ pub fn run(spec: &JobSpec, target: RunTarget<'_>) -> Result<WorkloadResult> {
 }
 
 fn allowed_cpus_or_all() -> Vec<usize> {
-    let a = engine::allowed_cpus();
+    let a = crate::sys::allowed_cpus();
     if a.is_empty() {
         (0..1024).collect()
     } else {

@@ -154,6 +154,21 @@ impl Pattern {
         })
     }
 
+    /// The pattern's name on the command line.
+    pub fn name(self) -> String {
+        match self {
+            Pattern::Zeros => "zeros".into(),
+            Pattern::Ones => "ones".into(),
+            Pattern::Byte(b) => format!("0x{b:02x}"),
+            Pattern::Random => "random".into(),
+        }
+    }
+
+    /// Whether a compressing filesystem shrinks this data (every pattern but random).
+    pub fn compressible(self) -> bool {
+        self != Pattern::Random
+    }
+
     /// Fill a buffer with this pattern (random from `seed`).
     pub fn fill(self, buf: &mut [u8], seed: u64) {
         match self {
@@ -274,7 +289,7 @@ pub struct JobSpec {
     /// CPUs the job threads may run on (empty = any).
     pub cpus: Vec<usize>,
     pub seed: u64,
-    /// Stop issuing once SIGINT or SIGTERM was recorded (`journal::signals`), so a
+    /// Stop issuing once SIGINT or SIGTERM was recorded (`crate::signals`), so a
     /// preserve-mode run can restore before exiting.
     #[serde(skip)]
     pub stop_on_signal: bool,

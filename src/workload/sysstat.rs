@@ -9,32 +9,21 @@ pub fn thread_cpu_ns() -> (u64, u64) {
     rusage(libc::RUSAGE_THREAD)
 }
 
-/// User and system CPU time of the whole process, in ns.
-pub fn process_cpu_ns() -> (u64, u64) {
-    rusage(libc::RUSAGE_SELF)
-}
-
 fn rusage(who: libc::c_int) -> (u64, u64) {
-    // SAFETY: rusage is plain data; zeroed is a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage for the duration of the call.
-    let rc = unsafe { libc::getrusage(who, &mut ru) };
-    if rc != 0 {
+    let Some(ru) = getrusage(who) else {
         return (0, 0);
-    }
+    };
     let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
-/// Peak resident set size of the process in bytes (`ru_maxrss`).
-pub fn peak_rss_bytes() -> u64 {
-    // SAFETY: as in `rusage`.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as in `rusage`.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return 0;
-    }
-    ru.ru_maxrss as u64 * 1024
+/// `getrusage(2)` (rustix has no wrapper for it).
+fn getrusage(who: libc::c_int) -> Option<libc::rusage> {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `ru` is valid, writable memory for one rusage for the duration of the call.
+    let rc = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
+    // SAFETY: zeroed memory is a valid rusage (plain integers), filled in on success.
+    (rc == 0).then(|| unsafe { ru.assume_init() })
 }
 
 /// The counters of `/sys/block/DEV/stat` (Documentation/block/stat.rst).
@@ -133,7 +122,7 @@ pub fn disk_stat_path(path: &Path) -> Option<(String, PathBuf)> {
         md.dev()
     };
     // SAFETY: major/minor are pure arithmetic on a dev_t.
-    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    let (maj, min) = (rustix::fs::major(dev), rustix::fs::minor(dev));
     let sys = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
     let stat = sys.join("stat");
     if !stat.exists() {
@@ -287,6 +276,5 @@ mod tests {
         std::hint::black_box(x);
         let (u1, s1) = thread_cpu_ns();
         assert!(u1 + s1 >= u0 + s0);
-        assert!(peak_rss_bytes() > 0);
     }
 }

@@ -138,7 +138,11 @@ pub fn drive<T: WriteTest>(
     }
     let mut text = test.render(&doc, &samples);
     text.push_str(&wear_line(&doc));
-    let code = if findings.failed { 3 } else { 0 };
+    let code = if findings.failed {
+        crate::error::EXIT_CHECK_FAILED
+    } else {
+        crate::error::EXIT_OK
+    };
     Ok(Finished::Done { doc, text, code })
 }
 

@@ -1,0 +1,442 @@
+//! The system calls flashscope makes, in one place: through `rustix`'s safe wrappers where
+//! it covers them (statfs, statvfs, statx, fadvise, flock, access, sync, block-device
+//! ioctls, CPU affinity, clocks, user ids), raw `libc` only where it does not (mincore,
+//! fallocate's hole punching on 32-bit glibc), each with its `// SAFETY:` line. Also the
+//! one table of filesystem magic numbers and the one free-space check.
+
+use crate::{Error, Result};
+use rustix::fs::{Access, FlockOperation, StatxFlags};
+use rustix::ioctl::{opcode, Getter, Opcode, Setter};
+use std::fs::File;
+use std::io;
+use std::os::fd::AsFd;
+use std::path::Path;
+
+/// `open(2)` flag for direct I/O, for `OpenOptionsExt::custom_flags`.
+pub const O_DIRECT: i32 = rustix::fs::OFlags::DIRECT.bits() as i32;
+
+// ----- filesystem magic numbers (statfs f_type) -----
+
+/// `statfs.f_type` values, as the unsigned 32-bit numbers the kernel defines.
+pub mod magic {
+    pub const TMPFS: u32 = 0x0102_1994;
+    pub const RAMFS: u32 = 0x8584_58f6;
+    pub const SYSFS: u32 = 0x6265_6572;
+    pub const PROC: u32 = 0x9fa0;
+    pub const BTRFS: u32 = 0x9123_683e;
+    pub const UBIFS: u32 = 0x2405_1905;
+    pub const EXT4: u32 = 0xef53;
+    pub const F2FS: u32 = 0xf2f5_2010;
+    pub const XFS: u32 = 0x5846_5342;
+    pub const ZFS: u32 = 0x2fc1_2fc1;
+    pub const VFAT: u32 = 0x4d44;
+    pub const EXFAT: u32 = 0x2011_bab0;
+    pub const NTFS: u32 = 0x5346_544e;
+    pub const ROMFS: u32 = 0x7275;
+    pub const FUSE: u32 = 0x6573_5546;
+    pub const OVERLAY: u32 = 0x794c_7630;
+}
+
+/// The name of a filesystem by its statfs magic number, for the common ones.
+pub fn fs_name(f_type: u32) -> Option<&'static str> {
+    use magic::*;
+    Some(match f_type {
+        TMPFS => "tmpfs",
+        RAMFS => "ramfs",
+        SYSFS => "sysfs",
+        PROC => "proc",
+        BTRFS => "btrfs",
+        UBIFS => "ubifs",
+        EXT4 => "ext4",
+        F2FS => "f2fs",
+        XFS => "xfs",
+        ZFS => "zfs",
+        VFAT => "vfat",
+        EXFAT => "exfat",
+        NTFS => "ntfs",
+        ROMFS => "romfs",
+        FUSE => "fuse",
+        OVERLAY => "overlay",
+        _ => return None,
+    })
+}
+
+/// [`fs_name`], or the number in hex for one not in the table.
+pub fn fs_label(f_type: u32) -> String {
+    fs_name(f_type).map_or_else(|| format!("0x{f_type:x}"), str::to_string)
+}
+
+/// Filesystems whose files live only in memory (tmpfs, ramfs, sysfs, proc): timings there
+/// measure RAM, not a medium.
+pub fn memory_fs(f_type: u32) -> bool {
+    use magic::*;
+    matches!(f_type, TMPFS | RAMFS | SYSFS | PROC)
+}
+
+// ----- statfs, statvfs and free space -----
+
+/// What statfs and statvfs say about the filesystem holding a path or descriptor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FsStats {
+    /// `f_type`, truncated to the 32 bits every magic number has (on 32-bit ARM the field
+    /// is signed, so e.g. ramfs' 0x858458f6 would otherwise read as negative).
+    pub magic: u32,
+    /// Fundamental block size (`f_bsize`).
+    pub block_bytes: u64,
+    /// Bytes an unprivileged writer may still write; `None` where the filesystem reports
+    /// no size at all (ramfs: zero blocks).
+    pub free_bytes: Option<u64>,
+}
+
+fn fs_stats_of(sfs: rustix::fs::StatFs, svfs: rustix::fs::StatVfs) -> FsStats {
+    FsStats {
+        // Truncation to the low 32 bits is the point: every magic number is 32 bits.
+        magic: sfs.f_type as u32,
+        block_bytes: sfs.f_bsize as u64,
+        free_bytes: (svfs.f_blocks != 0).then(|| svfs.f_bavail.saturating_mul(svfs.f_frsize)),
+    }
+}
+
+/// statfs and statvfs of the filesystem holding `path` (statfs64 on 32-bit targets).
+pub fn fs_stats(path: &Path) -> io::Result<FsStats> {
+    Ok(fs_stats_of(
+        rustix::fs::statfs(path)?,
+        rustix::fs::statvfs(path)?,
+    ))
+}
+
+/// [`fs_stats`] of the filesystem holding an open descriptor.
+pub fn fs_stats_fd(fd: impl AsFd) -> io::Result<FsStats> {
+    let fd = fd.as_fd();
+    Ok(fs_stats_of(
+        rustix::fs::fstatfs(fd)?,
+        rustix::fs::fstatvfs(fd)?,
+    ))
+}
+
+/// The statfs magic number of the filesystem holding `path`, or `None` when it cannot be
+/// read.
+pub fn statfs_magic(path: &Path) -> Option<u32> {
+    rustix::fs::statfs(path).ok().map(|s| s.f_type as u32)
+}
+
+/// The one free-space check: refuse, before anything is written, when `free` bytes (of
+/// the filesystem holding `place`; `None` = it reports no size) cannot hold `need` bytes
+/// of `what` plus `margin` spare. `remedy` tells the user what to do.
+pub fn check_room(
+    place: &Path,
+    free: Option<u64>,
+    what: &str,
+    need: u64,
+    margin: u64,
+    remedy: &str,
+) -> Result<()> {
+    let Some(free) = free else {
+        return Ok(());
+    };
+    if need.saturating_add(margin) > free {
+        let spare = if margin > 0 {
+            format!(" (plus {} spare)", crate::units::format_bytes(margin))
+        } else {
+            String::new()
+        };
+        return Err(Error::Refused(format!(
+            "{} has {} free but {what} needs {}{spare}: {remedy}",
+            place.display(),
+            crate::units::format_bytes(free),
+            crate::units::format_bytes(need),
+        )));
+    }
+    Ok(())
+}
+
+// ----- files and the page cache -----
+
+/// Drop a file's pages from the page cache (they must be clean: fsync first), so the
+/// next read comes from the medium.
+pub fn drop_file_cache(file: &File) -> io::Result<()> {
+    rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed)?;
+    Ok(())
+}
+
+/// Bytes of the file's first `len` bytes that are in the page cache now (mmap + mincore),
+/// so a "cold" read can show it was cold.
+pub fn resident_bytes(file: &File, len: u64) -> io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    if len == 0 {
+        return Ok(0);
+    }
+    let page = rustix::param::page_size() as u64;
+    let len_usize = usize::try_from(len)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "file too large to map"))?;
+    // rustix has no mincore: map, ask and unmap with libc.
+    // SAFETY: a read-only shared mapping of an open file descriptor; the result is
+    // checked for MAP_FAILED and unmapped below; the memory is never dereferenced.
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len_usize,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        )
+    };
+    if addr == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    let pages = len.div_ceil(page) as usize;
+    let mut vec = vec![0u8; pages];
+    // SAFETY: addr..addr+len is the mapping made above and vec has one byte per page.
+    let rc = unsafe { libc::mincore(addr, len_usize, vec.as_mut_ptr()) };
+    let err = io::Error::last_os_error();
+    // SAFETY: unmapping exactly the mapping made above.
+    unsafe { libc::munmap(addr, len_usize) };
+    if rc != 0 {
+        return Err(err);
+    }
+    let resident = vec.iter().filter(|b| **b & 1 == 1).count() as u64;
+    Ok((resident * page).min(len))
+}
+
+/// Write back all dirty data of every filesystem (`sync(2)`).
+pub fn sync_all() {
+    rustix::fs::sync();
+}
+
+/// `access(path, W_OK)`; used only to explain errors.
+pub fn writable(path: &Path) -> bool {
+    rustix::fs::access(path, Access::WRITE_OK).is_ok()
+}
+
+/// `flock(2)` without waiting, shared or exclusive: `Err` with `WouldBlock` when another
+/// open file holds it.
+pub fn try_lock(file: &File, exclusive: bool) -> io::Result<()> {
+    let op = if exclusive {
+        FlockOperation::NonBlockingLockExclusive
+    } else {
+        FlockOperation::NonBlockingLockShared
+    };
+    rustix::fs::flock(file, op)?;
+    Ok(())
+}
+
+/// The O_DIRECT offset alignment of a file (statx STATX_DIOALIGN, Linux 6.1+).
+pub fn dio_alignment(path: &Path) -> Option<u32> {
+    let st = rustix::fs::statx(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::AtFlags::empty(),
+        StatxFlags::DIOALIGN,
+    )
+    .ok()?;
+    if st.stx_mask & StatxFlags::DIOALIGN.bits() == 0 || st.stx_dio_offset_align == 0 {
+        return None;
+    }
+    Some(st.stx_dio_offset_align.max(512))
+}
+
+/// Punch a hole `[offset, offset+len)` in a regular file (FALLOC_FL_PUNCH_HOLE), with
+/// 64-bit offsets on every target.
+pub fn punch_hole(file: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
+    let too_big = |what: &str, v: u64| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what} {v} is beyond the largest file offset (2^63-1)"),
+        )
+    };
+    i64::try_from(offset).map_err(|_| too_big("offset", offset))?;
+    i64::try_from(len).map_err(|_| too_big("length", len))?;
+    let mode = rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE;
+    rustix::fs::fallocate(file, mode, offset, len)?;
+    Ok(())
+}
+
+// ----- block-device ioctls -----
+
+/// `BLKGETSIZE64` = `_IOR(0x12, 114, size_t)`: the kernel declares it with `size_t`, so
+/// the request number differs between 32- and 64-bit userland, while the value written
+/// is always a u64.
+pub const BLKGETSIZE64: Opcode = opcode::read::<usize>(0x12, 114);
+/// `BLKDISCARD` = `_IO(0x12, 119)`, which reads a `[u64; 2]` (offset, length).
+pub const BLKDISCARD: Opcode = opcode::none(0x12, 119);
+
+/// Size in bytes of an open block device.
+pub fn block_device_bytes(file: &File) -> io::Result<u64> {
+    // SAFETY: BLKGETSIZE64 is a getter that writes a u64, which `Getter` provides.
+    let size = unsafe { rustix::ioctl::ioctl(file, Getter::<BLKGETSIZE64, u64>::new()) }?;
+    Ok(size)
+}
+
+/// Logical and physical sector sizes of an open block device (BLKSSZGET, BLKPBSZGET);
+/// 512 where the kernel does not say.
+pub fn sector_sizes(file: &File) -> (u32, u32) {
+    let logical = rustix::fs::ioctl_blksszget(file).unwrap_or(512).max(512);
+    let physical = rustix::fs::ioctl_blkpbszget(file)
+        .unwrap_or(logical)
+        .max(logical);
+    (logical, physical)
+}
+
+/// Discard `[offset, offset+len)` of an open block device (BLKDISCARD).
+pub fn block_discard(file: &File, offset: u64, len: u64) -> io::Result<()> {
+    // SAFETY: BLKDISCARD reads a [u64; 2] through the pointer `Setter` passes, valid for
+    // the call.
+    unsafe { rustix::ioctl::ioctl(file, Setter::<BLKDISCARD, [u64; 2]>::new([offset, len])) }?;
+    Ok(())
+}
+
+// ----- processes, CPUs and clocks -----
+
+/// The effective user id: the user flashscope acts as.
+pub fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// True when the process runs as root.
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// CPUs the calling thread may run on now (empty when the kernel does not say).
+pub fn allowed_cpus() -> Vec<usize> {
+    match rustix::thread::sched_getaffinity(None) {
+        Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU)
+            .filter(|&c| set.is_set(c))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Pin the calling thread (and the threads it spawns afterwards) to `cpus` (fio's
+/// `cpus_allowed`); nothing to do for an empty list.
+pub fn pin_to(cpus: &[usize]) -> io::Result<()> {
+    if cpus.is_empty() {
+        return Ok(());
+    }
+    let mut set = rustix::thread::CpuSet::new();
+    for &c in cpus {
+        if c >= rustix::thread::CpuSet::MAX_CPU {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "CPU {c} is beyond the largest CPU number ({})",
+                    rustix::thread::CpuSet::MAX_CPU - 1
+                ),
+            ));
+        }
+        set.set(c);
+    }
+    rustix::thread::sched_setaffinity(None, &set)?;
+    Ok(())
+}
+
+/// CLOCK_MONOTONIC_RAW in nanoseconds (CLOCK_MONOTONIC where RAW is unavailable); never
+/// wall-clock time.
+pub fn monotonic_ns() -> u64 {
+    use rustix::time::{ClockId, DynamicClockId};
+    let ts = rustix::time::clock_gettime_dynamic(DynamicClockId::Known(ClockId::MonotonicRaw))
+        .unwrap_or_else(|_| rustix::time::clock_gettime(ClockId::Monotonic));
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Opcode is u32 with rustix's linux_raw backend, another integer with its libc one.
+    #[allow(clippy::unnecessary_cast)]
+    #[test]
+    fn blkgetsize64_has_the_kernels_number_for_this_pointer_width() {
+        let expected = if cfg!(target_pointer_width = "64") {
+            0x8008_1272u32
+        } else {
+            0x8004_1272
+        };
+        assert_eq!(BLKGETSIZE64 as u32, expected);
+        assert_eq!(BLKDISCARD as u32, 0x1277);
+    }
+
+    #[test]
+    fn magic_names_and_memory_filesystems() {
+        assert_eq!(fs_name(magic::RAMFS), Some("ramfs"));
+        assert_eq!(fs_name(magic::F2FS), Some("f2fs"));
+        assert_eq!(fs_name(magic::UBIFS), Some("ubifs"));
+        assert_eq!(fs_name(0x1234), None);
+        assert!(memory_fs(magic::TMPFS) && !memory_fs(magic::EXT4));
+    }
+
+    #[test]
+    fn statfs_of_a_temp_dir_and_the_room_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = fs_stats(dir.path()).unwrap();
+        assert!(st.block_bytes > 0);
+        assert_eq!(statfs_magic(dir.path()), Some(st.magic));
+        let f = File::open(dir.path()).unwrap();
+        assert_eq!(fs_stats_fd(&f).unwrap().magic, st.magic);
+        assert!(check_room(dir.path(), None, "x", u64::MAX, 0, "r").is_ok());
+        let e = check_room(
+            dir.path(),
+            Some(10 << 20),
+            "this test",
+            16 << 20,
+            1 << 20,
+            "r",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("free but this test needs 16 MiB"),
+            "{e}"
+        );
+        assert!(check_room(dir.path(), Some(10 << 20), "t", 8 << 20, 1 << 20, "r").is_ok());
+    }
+
+    #[test]
+    fn cpus_and_clock() {
+        let cpus = allowed_cpus();
+        assert!(!cpus.is_empty());
+        pin_to(&cpus).unwrap();
+        assert!(pin_to(&[usize::MAX]).is_err());
+        let a = monotonic_ns();
+        assert!(monotonic_ns() >= a);
+    }
+
+    #[test]
+    fn punch_hole_works_beyond_4_gib_and_rejects_impossible_offsets() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.path().join("sparse.img"))
+            .unwrap();
+        let at = (5u64 << 30) + 8192;
+        f.set_len(6 << 30).unwrap();
+        f.write_all_at(&[0xa5; 8192], at).unwrap();
+        match punch_hole(&f, at, 4096) {
+            Ok(()) => {
+                let mut back = [1u8; 8192];
+                f.read_exact_at(&mut back, at).unwrap();
+                assert!(back[..4096].iter().all(|&b| b == 0));
+                assert!(back[4096..].iter().all(|&b| b == 0xa5));
+            }
+            // A filesystem without hole punching (e.g. some overlay set-ups) is an
+            // answer, not a truncated offset.
+            Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP), "{e}"),
+        }
+        let e = punch_hole(&f, u64::MAX - 10, 4096).unwrap_err();
+        assert!(e.to_string().contains("beyond the largest file offset"));
+    }
+
+    #[test]
+    fn statfs_magic_is_the_unsigned_kernel_constant() {
+        // /proc is procfs (0x9fa0) wherever it is mounted; a temp dir gives some magic.
+        if let Some(m) = statfs_magic(Path::new("/proc")) {
+            assert_eq!(m, 0x9fa0);
+        }
+        assert!(statfs_magic(std::env::temp_dir().as_path()).is_some());
+        assert_eq!(statfs_magic(Path::new("/nonexistent/flashscope")), None);
+    }
+}
