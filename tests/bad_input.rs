@@ -33,6 +33,9 @@ fn check(c: &Case, state: &Path) -> Option<String> {
         .unwrap()
         .args(&c.args)
         .env("XDG_STATE_HOME", state)
+        // In the temporary directory: an option that takes a file name (--csv) and
+        // accepts a bad value as one writes it there, not into the checkout.
+        .current_dir(state)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
