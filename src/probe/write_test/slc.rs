@@ -150,9 +150,9 @@ impl WriteTest for SlcTest {
     }
 }
 
-/// An SVG line plot of throughput (MiB/s) against bytes written (GiB), drawn directly.
+/// An SVG line plot of throughput (MiB/s) against bytes written (GiB), by the one chart
+/// writer.
 pub fn plot_svg(s: &SlcSamples) -> String {
-    let (w, h, m) = (800.0, 400.0, 60.0);
     let pts: Vec<(f64, f64)> = s
         .intervals
         .iter()
@@ -164,44 +164,12 @@ pub fn plot_svg(s: &SlcSamples) -> String {
         })
         .filter(|p| p.1.is_finite())
         .collect();
-    let xmax = pts.iter().map(|p| p.0).fold(0.0, f64::max).max(1e-9);
-    let ymax = pts.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.1;
-    let x = |v: f64| m + v / xmax * (w - 2.0 * m);
-    let y = |v: f64| h - m - v / ymax * (h - 2.0 * m);
-    let line: Vec<String> = pts
-        .iter()
-        .map(|p| format!("{:.1},{:.1}", x(p.0), y(p.1)))
-        .collect();
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-<text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">Sustained write throughput (flashscope slc)</text>\n\
-<line x1=\"{m}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n\
-<line x1=\"{m}\" y1=\"{m}\" x2=\"{m}\" y2=\"{}\" stroke=\"black\"/>\n\
-<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">written (GiB), max {xmax:.2}</text>\n\
-<text x=\"15\" y=\"{}\" transform=\"rotate(-90 15 {})\" text-anchor=\"middle\">MiB/s, max {:.1}</text>\n",
-        w / 2.0,
-        h - m,
-        w - m,
-        h - m,
-        h - m,
-        w / 2.0,
-        h - 20.0,
-        h / 2.0,
-        h / 2.0,
-        ymax / 1.1
-    );
-    for k in 0..=4 {
-        let v = ymax / 1.1 * k as f64 / 4.0;
-        svg.push_str(&format!(
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{v:.0}</text>\n",
-            m - 5.0,
-            y(v) + 4.0
-        ));
-    }
-    svg.push_str(&format!(
-        "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"{}\"/>\n</svg>\n",
-        line.join(" ")
-    ));
-    svg
+    crate::report::svg::Chart::new(
+        "Sustained write throughput (flashscope slc)",
+        "written (GiB)",
+        "MiB/s",
+    )
+    .y_zero(true)
+    .series("write", pts)
+    .to_svg()
 }
