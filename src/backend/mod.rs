@@ -6,8 +6,10 @@
 
 pub mod buffer;
 pub mod null;
+pub mod queue;
 pub mod sim;
 pub mod sync;
+pub mod uring;
 
 pub use buffer::AlignedBuf;
 pub use null::NullBackend;
@@ -46,6 +48,17 @@ pub trait Backend: Send {
     /// Announce that `[offset, offset+len)` is about to be written, so a wrapper can do its
     /// work (preserve mode saves the region) before, not inside, the timed writes.
     fn prepare_write(&mut self, _offset: u64, _len: u64) -> io::Result<()> {
+        Ok(())
+    }
+    /// These regions are about to be written by an engine on the device's fast path (a
+    /// `backend::queue::Claimed` queue: io_uring or pread/pwrite on a descriptor of its
+    /// own), not through `write_at`: do everything `write_at` does except moving the bytes
+    /// (count them, cap them, save them). An error refuses the whole batch. A device at
+    /// the bottom of the stack has nothing to do: the default announces each region.
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        for &(offset, len) in regions {
+            self.prepare_write(offset, len)?;
+        }
         Ok(())
     }
     /// Another handle on the same device (a second file descriptor), so that two threads
@@ -91,6 +104,11 @@ macro_rules! forward {
             self.$f.prepare_write(offset, len)
         }
     };
+    (@ $f:ident claim_writes) => {
+        fn claim_writes(&mut self, regions: &[(u64, u64)]) -> std::io::Result<()> {
+            self.$f.claim_writes(regions)
+        }
+    };
 }
 pub(crate) use forward;
 
@@ -121,6 +139,45 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
         (**self).prepare_write(offset, len)
+    }
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        (**self).claim_writes(regions)
+    }
+    fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
+        (**self).try_clone_handle()
+    }
+}
+
+impl<B: Backend + ?Sized> Backend for &mut B {
+    fn size_bytes(&self) -> u64 {
+        (**self).size_bytes()
+    }
+    fn logical_sector_bytes(&self) -> u32 {
+        (**self).logical_sector_bytes()
+    }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        (**self).read_at(buf, offset)
+    }
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        (**self).write_at(buf, offset)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        (**self).flush()
+    }
+    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        (**self).discard(offset, len)
+    }
+    fn clock_ns(&self) -> u64 {
+        (**self).clock_ns()
+    }
+    fn idle(&mut self, ns: u64) {
+        (**self).idle(ns)
+    }
+    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        (**self).prepare_write(offset, len)
+    }
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        (**self).claim_writes(regions)
     }
     fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
         (**self).try_clone_handle()
@@ -194,6 +251,11 @@ impl<B: Backend> Timed<B> {
 
 impl<B: Backend> Backend for Timed<B> {
     forward!(inner: size_bytes, logical_sector_bytes, flush, discard, clock_ns, idle, prepare_write);
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        self.inner.claim_writes(regions)?;
+        self.writes += regions.len() as u64;
+        Ok(())
+    }
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         let t0 = self.inner.clock_ns();
         let r = self.inner.read_at(buf, offset);
@@ -260,6 +322,17 @@ pub fn is_budget_exhausted(e: &io::Error) -> bool {
 
 impl<B: Backend> Backend for WriteBudget<B> {
     forward!(inner: size_bytes, logical_sector_bytes, read_at, flush, discard, clock_ns, idle, prepare_write);
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        let bytes: u64 = regions.iter().map(|r| r.1).sum();
+        if let Some(limit) = self.limit {
+            if self.bytes_written + bytes > limit {
+                return Err(budget_error(limit));
+            }
+        }
+        self.inner.claim_writes(regions)?;
+        self.bytes_written += bytes;
+        Ok(())
+    }
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
         if let Some(limit) = self.limit {
             if self.bytes_written + buf.len() as u64 > limit {

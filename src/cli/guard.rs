@@ -164,6 +164,9 @@ impl Backend for Guarded {
     fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
         guarded!(self, b => b.prepare_write(offset, len))
     }
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        guarded!(self, b => b.claim_writes(regions))
+    }
 }
 
 /// A running write test: the device stack and what is needed to end it safely.

@@ -286,6 +286,12 @@ impl<B: Backend> Backend for Preserve<B> {
         self.check_stop()?;
         self.save(offset, len)
     }
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        self.check_stop()?;
+        // One journal sync for the whole batch, before any of it reaches the device.
+        self.save_all(regions)?;
+        self.inner.claim_writes(regions)
+    }
     fn idle(&mut self, ns: u64) {
         // Sleep in slices so a signal is noticed within 50 ms on real devices; the
         // simulator's virtual clock makes this free.
