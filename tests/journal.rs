@@ -140,7 +140,7 @@ fn a_file_journal_without_its_inode_is_refused_naming_the_field() {
     let j = dir.join("forged.fsjournal");
     let id = flashscope::journal::Identity {
         spec: img.to_str().unwrap().into(),
-        kind: "file".into(),
+        kind: flashscope::target::TargetKind::File,
         size_bytes: 1 << 20,
         ..Default::default()
     };
@@ -171,7 +171,7 @@ fn a_block_journal_with_only_spec_kind_and_size_is_refused() {
     let j = lo.dir().join("forged.fsjournal");
     let id = flashscope::journal::Identity {
         spec: lo.dev.clone(),
-        kind: "block".into(),
+        kind: flashscope::target::TargetKind::Block,
         size_bytes: 8 << 20,
         ..Default::default()
     };

@@ -6,7 +6,7 @@ use super::guard::{self, WriteFlags, WritePlan, WriteSession};
 use super::Output;
 use crate::report::table::Table;
 use crate::report::{Document, Warning};
-use crate::target::{self, OpenRequest};
+use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, parse_size};
 use crate::workload::bench::{
     self, app_class_checks, evaluate, parse_expect, speed_class_checks, BenchFigure, LINES,
@@ -162,7 +162,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             )));
         }
     }
-    let is_dir = !args.target.starts_with("sim:") && Path::new(&args.target).is_dir();
+    let is_dir = TargetKind::of_spec(&args.target) == TargetKind::Directory;
     let mut _test_file = None;
     let mut target_spec = args.target.clone();
     if is_dir {
@@ -182,7 +182,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         _test_file = Some(TestFile(path));
     }
     let probe = target::open(&target_spec, &OpenRequest::read_only())?;
-    let simulated = probe.info.kind == "sim";
+    let simulated = probe.info.kind == TargetKind::Sim;
     let region = size.min(probe.info.size_bytes);
     if region < 1 << 20 {
         return Err(Error::usage(format!(
@@ -194,7 +194,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     // Block devices and files the user named hold data: their write tests are preserved
     // (or --destructive). Only a test file bench made itself in a directory is not.
-    let holds_data = probe.info.kind != "sim";
+    let holds_data = probe.info.kind != TargetKind::Sim;
     if flags.journal.is_some() && !(holds_data && flags.write && !flags.destructive) {
         return Err(Error::usage(
             "--journal is for the preserve mode of write tests on a device or file (--write without --destructive): drop it",

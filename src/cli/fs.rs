@@ -210,7 +210,10 @@ fn fs_target(fs: &FsInfo) -> serde_json::Value {
     let mut v = serde_json::to_value(fs).unwrap_or_default();
     if let Some(m) = v.as_object_mut() {
         m.insert("spec".into(), fs.dir.display().to_string().into());
-        m.insert("kind".into(), "directory".into());
+        m.insert(
+            "kind".into(),
+            crate::target::TargetKind::Directory.name().into(),
+        );
     }
     v
 }

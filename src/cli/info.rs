@@ -45,7 +45,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 identity.insert("mmc".into(), serde_json::to_value(mmc).unwrap_or_default());
             }
         }
-        None if opened.info.kind == "sim" => {
+        None if opened.info.kind == crate::target::TargetKind::Sim => {
             identity.insert("model".into(), "flashscope simulated flash device".into());
             identity.insert("discard_supported".into(), true.into());
         }

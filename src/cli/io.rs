@@ -4,7 +4,7 @@
 use super::guard::{self, Ran, WriteFlags, WritePlan};
 use super::Output;
 use crate::report::{Document, Warning};
-use crate::target::{self, OpenRequest};
+use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, format_rate, parse_size};
 use crate::workload::histogram::DEFAULT_PERCENTILES;
 use crate::workload::spec::{parse_cpus, parse_time};
@@ -193,7 +193,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let probe_spec = job_spec(args, u64::MAX / 4)?;
     let info = guard::peek(&args.target)?;
     let mut spec = job_spec(args, info.size_bytes)?;
-    let simulated = info.kind == "sim";
+    let simulated = info.kind == TargetKind::Sim;
     if simulated && args.pattern.is_none() {
         spec.pattern = Pattern::Zeros;
     }

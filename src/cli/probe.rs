@@ -276,7 +276,7 @@ fn partition_command(v: &Verdict, target: &str) -> Option<String> {
         return None;
     }
     let (start, size) = safe_partition(v.usable_bytes)?;
-    let dev = if target.starts_with("sim:") {
+    let dev = if target::is_sim_spec(target) {
         "/dev/sdX"
     } else {
         target

@@ -110,7 +110,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         out.emit(&doc, |d| render(d, &journal, None));
         return Ok(0);
     }
-    if args.target.is_none() && journal.identity.kind == "sim" {
+    if args.target.is_none() && journal.identity.kind == crate::target::TargetKind::Sim {
         return Err(Error::usage(format!(
             "the journal was written for the simulated target {}, which does not outlive its process: give --target FILE --ignore-identity to restore onto an image of the same size",
             journal.identity.spec

@@ -157,7 +157,7 @@ fn identity(opened: &OpenTarget, spec: &str) -> String {
         if let Some(v) = sysfs::read_attr(name, "loop/backing_file") {
             id.push_str(&format!(":{v}"));
         }
-    } else if opened.info.kind == "file" {
+    } else if opened.info.kind == crate::target::TargetKind::File {
         use std::os::unix::fs::MetadataExt;
         if let Ok(m) = std::fs::metadata(spec) {
             id.push_str(&format!(":dev{}:ino{}", m.dev(), m.ino()));
@@ -232,8 +232,9 @@ fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let path = Path::new(&args.target);
-    let is_dir = !args.target.starts_with("sim:") && path.is_dir();
-    let is_sim = args.target.starts_with("sim:");
+    let kind = crate::target::TargetKind::of_spec(&args.target);
+    let is_dir = kind == crate::target::TargetKind::Directory;
+    let is_sim = kind == crate::target::TargetKind::Sim;
     if is_dir || is_sim {
         super::require_write_permission(
             args.write || args.destructive,
@@ -316,7 +317,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         VerifyState::new(id, size, start, len, Stamper::random_salt())
     };
     let info = opened.info.clone();
-    let is_sim_target = info.kind == "sim";
+    let is_sim_target = info.kind == crate::target::TargetKind::Sim;
     let mut dev = opened.backend;
     if args.pass == Pass::Read && state.phase == Phase::Write {
         return Err(Error::usage(format!(
@@ -551,7 +552,7 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
     }
     let target = serde_json::json!({
         "spec": args.target,
-        "kind": "directory",
+        "kind": crate::target::TargetKind::Directory,
         "size_bytes": total,
         "logical_sector_bytes": 4096,
         "physical_sector_bytes": 4096,

@@ -530,7 +530,7 @@ mod tests {
     fn ident() -> Identity {
         Identity {
             spec: "test".into(),
-            kind: "file".into(),
+            kind: crate::target::TargetKind::File,
             size_bytes: 1 << 20,
             logical_sector_bytes: 512,
             ..Identity::default()

@@ -1,6 +1,6 @@
 //! Who a target is, as written into a journal's header and checked before a restore.
 
-use crate::target::{sysfs, OpenTarget};
+use crate::target::{sysfs, OpenTarget, TargetKind};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
@@ -10,8 +10,7 @@ use std::path::Path;
 pub struct Identity {
     /// The spec as the user gave it.
     pub spec: String,
-    /// "block", "file" or "sim".
-    pub kind: String,
+    pub kind: TargetKind,
     pub size_bytes: u64,
     pub logical_sector_bytes: u32,
     /// Canonical path of a block device or file.
@@ -45,7 +44,7 @@ impl Identity {
     pub fn of(spec: &str, opened: &OpenTarget, command: &str) -> Identity {
         let mut id = Identity {
             spec: spec.to_string(),
-            kind: opened.info.kind.clone(),
+            kind: opened.info.kind,
             size_bytes: opened.info.size_bytes,
             logical_sector_bytes: opened.info.logical_sector_bytes,
             command: command.to_string(),
@@ -55,7 +54,7 @@ impl Identity {
                 .unwrap_or(0),
             ..Identity::default()
         };
-        if opened.info.kind == "sim" {
+        if opened.info.kind == TargetKind::Sim {
             return id;
         }
         let path = Path::new(spec);
@@ -152,8 +151,8 @@ pub fn mismatch(journal: &Identity, current: &Identity, ignore_identity: bool) -
             _ => None,
         }
     };
-    match journal.kind.as_str() {
-        "block" => field(
+    match journal.kind {
+        TargetKind::Block => field(
             "the device number",
             journal.device.clone(),
             current.device.clone(),
@@ -173,7 +172,7 @@ pub fn mismatch(journal: &Identity, current: &Identity, ignore_identity: bool) -
                 current.loop_backing_file.clone(),
             )
         }),
-        "file" => {
+        TargetKind::File => {
             let di = |x: Option<(u64, u64)>| x.map(|(d, i)| format!("device {d} inode {i}"));
             field(
                 "the file's device and inode",
@@ -199,13 +198,13 @@ pub fn may_be(journal: &Identity, current: &Identity) -> bool {
         return false;
     }
     let same = |a: &Option<String>, b: &Option<String>| a.is_some() && a == b;
-    match journal.kind.as_str() {
-        "block" => {
+    match journal.kind {
+        TargetKind::Block => {
             same(&journal.serial, &current.serial)
                 || same(&journal.loop_backing_file, &current.loop_backing_file)
                 || same(&journal.device, &current.device)
         }
-        "file" => {
+        TargetKind::File => {
             (journal.file_dev_ino.is_some() && journal.file_dev_ino == current.file_dev_ino)
                 || same(&journal.path, &current.path)
         }
@@ -220,7 +219,7 @@ mod tests {
     fn block(serial: Option<&str>, dev: &str) -> Identity {
         Identity {
             spec: "/dev/sdx".into(),
-            kind: "block".into(),
+            kind: TargetKind::Block,
             size_bytes: 1 << 30,
             logical_sector_bytes: 512,
             device: Some(dev.into()),
@@ -270,7 +269,7 @@ mod tests {
         // The attack of issue 17: a hand-made header with only spec, kind and size.
         let bare = Identity {
             spec: "/dev/loop0".into(),
-            kind: "block".into(),
+            kind: TargetKind::Block,
             size_bytes: 1 << 30,
             ..Identity::default()
         };
@@ -286,7 +285,7 @@ mod tests {
         assert!(why.contains("backing file"), "{why}");
         let file = Identity {
             spec: "/tmp/a.img".into(),
-            kind: "file".into(),
+            kind: TargetKind::File,
             size_bytes: 4096,
             file_dev_ino: Some((1, 2)),
             ..Identity::default()
@@ -301,7 +300,7 @@ mod tests {
     fn files_match_by_inode_and_kinds_must_agree() {
         let f = Identity {
             spec: "a.img".into(),
-            kind: "file".into(),
+            kind: TargetKind::File,
             size_bytes: 4096,
             path: Some("/tmp/a.img".into()),
             file_dev_ino: Some((1, 2)),
@@ -313,7 +312,7 @@ mod tests {
         moved.file_dev_ino = Some((1, 3));
         assert!(mismatch(&f, &moved, false).is_some());
         let mut sim = f.clone();
-        sim.kind = "sim".into();
+        sim.kind = TargetKind::Sim;
         assert!(mismatch(&f, &sim, false).unwrap().contains("sim"));
         assert_eq!(mismatch(&f, &sim, true), None);
     }

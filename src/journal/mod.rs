@@ -97,7 +97,7 @@ fn check_not_on_target(journal: &Path, target_spec: &str) -> Result<()> {
             dir.display()
         ))
     })?;
-    if target_spec.starts_with("sim:") {
+    if crate::target::is_sim_spec(target_spec) {
         return Ok(());
     }
     let target = Path::new(target_spec);
@@ -200,7 +200,7 @@ pub fn clear_leftovers(identity: &Identity) -> Leftovers {
         let Some(j) = Journal::read_identity(&p) else {
             continue;
         };
-        if identity.kind == "sim" || !may_be(&j, identity) {
+        if identity.kind == crate::target::TargetKind::Sim || !may_be(&j, identity) {
             continue;
         }
         let _lock = match format::lock_leftover(&p) {

@@ -325,7 +325,7 @@ mod tests {
     fn ident() -> Identity {
         Identity {
             spec: "sim:test".into(),
-            kind: "sim".into(),
+            kind: crate::target::TargetKind::Sim,
             size_bytes: 64 << 20,
             logical_sector_bytes: 512,
             ..Identity::default()

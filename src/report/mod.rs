@@ -110,8 +110,7 @@ impl Warning {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
     pub spec: String,
-    /// "block", "file" or "sim".
-    pub kind: String,
+    pub kind: crate::target::TargetKind,
     pub size_bytes: u64,
     pub logical_sector_bytes: u32,
     pub physical_sector_bytes: u32,

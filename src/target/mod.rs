@@ -10,6 +10,7 @@ use crate::backend::sim::{SimConfig, SimDevice};
 use crate::backend::{Backend, SyncBackend};
 use crate::report::{TargetInfo, Warning};
 use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -42,6 +43,60 @@ pub fn parse_spec(text: &str) -> Result<Spec> {
 /// to preserve, journal or restore after the process ends.
 pub fn is_sim_spec(text: &str) -> bool {
     text.starts_with("sim:")
+}
+
+/// What a target is. It decides which safety checks apply, whether preserve mode can
+/// journal it, and which identity fields a journal records. Serialised as today's JSON
+/// strings: "block", "file", "sim", "directory".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    /// A block device (`/dev/sdb`, `/dev/loop3`).
+    Block,
+    /// A regular file (an image, or a file on a flash filesystem).
+    #[default]
+    File,
+    /// The built-in simulated card (`sim:...`): it lives in this process.
+    Sim,
+    /// A directory on a mounted filesystem: tests write only their own new files there.
+    Directory,
+}
+
+impl TargetKind {
+    /// The kind of the target `spec` names, from the spec and the path's metadata (no
+    /// open). A path that cannot be examined counts as a file: opening it reports why.
+    pub fn of_spec(spec: &str) -> TargetKind {
+        if is_sim_spec(spec) {
+            return TargetKind::Sim;
+        }
+        match std::fs::metadata(spec) {
+            Ok(m) if m.is_dir() => TargetKind::Directory,
+            Ok(m) if m.file_type().is_block_device() => TargetKind::Block,
+            _ => TargetKind::File,
+        }
+    }
+
+    /// The JSON string: "block", "file", "sim" or "directory".
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetKind::Block => "block",
+            TargetKind::File => "file",
+            TargetKind::Sim => "sim",
+            TargetKind::Directory => "directory",
+        }
+    }
+
+    /// Whether the target holds data that outlives this process (a block device or a
+    /// file): what preserve mode can journal and `restore` can put back.
+    pub fn holds_data(self) -> bool {
+        matches!(self, TargetKind::Block | TargetKind::File)
+    }
+}
+
+impl std::fmt::Display for TargetKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// What a test needs from the target.
@@ -93,7 +148,7 @@ pub fn open(spec: &str, req: &OpenRequest) -> Result<OpenTarget> {
 fn open_sim(spec: &str, cfg: SimConfig) -> OpenTarget {
     let info = TargetInfo {
         spec: spec.to_string(),
-        kind: "sim".to_string(),
+        kind: TargetKind::Sim,
         size_bytes: cfg.size,
         logical_sector_bytes: cfg.sector,
         physical_sector_bytes: cfg.sector,
@@ -304,7 +359,11 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
     };
     let info = TargetInfo {
         spec: spec.to_string(),
-        kind: if is_block { "block" } else { "file" }.to_string(),
+        kind: if is_block {
+            TargetKind::Block
+        } else {
+            TargetKind::File
+        },
         size_bytes: size,
         logical_sector_bytes: logical,
         physical_sector_bytes: physical,
@@ -505,7 +564,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(t.info.size_bytes, 1 << 20);
-        assert_eq!(t.info.kind, "file");
+        assert_eq!(t.info.kind, TargetKind::File);
     }
 
     #[test]
