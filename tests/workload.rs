@@ -728,7 +728,7 @@ fn io_options_in_fios_words_do_what_fio_does() {
             "4",
             "--cpus",
             "0",
-            "--write",
+            "--destructive",
         ],
         0,
     );

@@ -61,10 +61,17 @@ pub trait Backend: Send {
         }
         Ok(())
     }
-    /// Another handle on the same device (a second file descriptor), so that two threads
-    /// can each have a request in flight at once. `None` where the device cannot be shared:
-    /// the simulator, and wrappers that count, cap or save what passes through them.
-    fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
+    /// A queue on this device's fast path (io_uring on its descriptor) with `depth`
+    /// requests in flight and `buffers` buffers of `buffer_len` bytes. Wrappers pass it
+    /// through unchanged, so whoever writes through it claims the writes on the stack
+    /// first (`queue::Claimed`). `None` where the stack is the only path (the simulator, a
+    /// directory of files).
+    fn fast_queue(
+        &self,
+        _depth: usize,
+        _buffers: usize,
+        _buffer_len: usize,
+    ) -> Option<Box<dyn queue::IoQueue>> {
         None
     }
 }
@@ -102,6 +109,16 @@ macro_rules! forward {
     (@ $f:ident prepare_write) => {
         fn prepare_write(&mut self, offset: u64, len: u64) -> std::io::Result<()> {
             self.$f.prepare_write(offset, len)
+        }
+    };
+    (@ $f:ident fast_queue) => {
+        fn fast_queue(
+            &self,
+            depth: usize,
+            buffers: usize,
+            buffer_len: usize,
+        ) -> Option<Box<dyn $crate::backend::queue::IoQueue>> {
+            self.$f.fast_queue(depth, buffers, buffer_len)
         }
     };
     (@ $f:ident claim_writes) => {
@@ -143,8 +160,13 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
         (**self).claim_writes(regions)
     }
-    fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
-        (**self).try_clone_handle()
+    fn fast_queue(
+        &self,
+        depth: usize,
+        buffers: usize,
+        buffer_len: usize,
+    ) -> Option<Box<dyn queue::IoQueue>> {
+        (**self).fast_queue(depth, buffers, buffer_len)
     }
 }
 
@@ -179,8 +201,13 @@ impl<B: Backend + ?Sized> Backend for &mut B {
     fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
         (**self).claim_writes(regions)
     }
-    fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
-        (**self).try_clone_handle()
+    fn fast_queue(
+        &self,
+        depth: usize,
+        buffers: usize,
+        buffer_len: usize,
+    ) -> Option<Box<dyn queue::IoQueue>> {
+        (**self).fast_queue(depth, buffers, buffer_len)
     }
 }
 
@@ -250,7 +277,7 @@ impl<B: Backend> Timed<B> {
 }
 
 impl<B: Backend> Backend for Timed<B> {
-    forward!(inner: size_bytes, logical_sector_bytes, flush, discard, clock_ns, idle, prepare_write);
+    forward!(inner: size_bytes, logical_sector_bytes, flush, discard, clock_ns, idle, prepare_write, fast_queue);
     fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
         self.inner.claim_writes(regions)?;
         self.writes += regions.len() as u64;
@@ -321,7 +348,7 @@ pub fn is_budget_exhausted(e: &io::Error) -> bool {
 }
 
 impl<B: Backend> Backend for WriteBudget<B> {
-    forward!(inner: size_bytes, logical_sector_bytes, read_at, flush, discard, clock_ns, idle, prepare_write);
+    forward!(inner: size_bytes, logical_sector_bytes, read_at, flush, discard, clock_ns, idle, prepare_write, fast_queue);
     fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
         let bytes: u64 = regions.iter().map(|r| r.1).sum();
         if let Some(limit) = self.limit {

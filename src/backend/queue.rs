@@ -27,14 +27,15 @@ pub enum Op {
     Write,
 }
 
-/// One request: `len` bytes at `offset`, to or from the queue's buffer `buf`; `tag` comes
-/// back with its completion.
+/// One request: `len` bytes at `offset`, to or from the queue's buffer `buf` from byte
+/// `at` of it; `tag` comes back with its completion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
     pub op: Op,
     pub offset: u64,
     pub len: usize,
     pub buf: usize,
+    pub at: usize,
     pub tag: u64,
 }
 
@@ -58,6 +59,16 @@ pub trait IoQueue: Send {
     /// Hand the batch to the device. An engine may defer the system call to the next
     /// `reap` (io_uring submits and waits in one `io_uring_enter`).
     fn commit(&mut self) -> io::Result<()>;
+    /// True when `commit` may spend time on work other than the device's (a `Claimed`
+    /// queue: preserve mode saving regions), which a job's clock then leaves out.
+    fn commit_does_work(&self) -> bool {
+        false
+    }
+    /// Start what was committed now rather than at the next `reap`, for a caller with CPU
+    /// work to do before it reaps (the default: nothing to do).
+    fn kick(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Wait for at least `min` completions (fewer when fewer are in flight) and append
     /// every one available to `out`.
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()>;
@@ -192,7 +203,7 @@ impl<B: Backend> IoQueue for BackendQueue<B> {
             let Some(req) = self.pending.pop_front() else {
                 break;
             };
-            let buf = &mut self.slab.get(req.buf)[..req.len];
+            let buf = &mut self.slab.get(req.buf)[req.at..req.at + req.len];
             let r = match req.op {
                 Op::Read => self.dev.read_at(buf, req.offset),
                 Op::Write => self.dev.write_at(buf, req.offset),
@@ -225,8 +236,10 @@ pub type Stack<'a> = Mutex<&'a mut dyn Backend>;
 /// A queue whose writes are claimed on the device's backend stack before they reach the
 /// device: `commit` claims the batch's writes in one call (preserve mode saves them with
 /// one journal sync; the budgets count and cap them), then queues and commits the batch on
-/// the engine. Reads pass straight to the engine. When the claim fails (budget spent, a
-/// signal, the journal failed) nothing of the batch reaches the device.
+/// the engine. Reads pass straight to the engine, but every commit asks the stack (an
+/// empty claim for a batch of reads), so a stop that preserve mode asks for (Ctrl-C) ends
+/// a read pass too. When the claim fails (budget spent, a signal, the journal failed)
+/// nothing of the batch reaches the device.
 pub struct Claimed<'a, 'b, Q> {
     inner: Q,
     stack: &'a Stack<'b>,
@@ -265,17 +278,22 @@ impl<Q: IoQueue> IoQueue for Claimed<'_, '_, Q> {
                 .filter(|r| r.op == Op::Write)
                 .map(|r| (r.offset, r.len as u64)),
         );
-        if !self.regions.is_empty() {
-            let mut stack = self.stack.lock().unwrap_or_else(|p| p.into_inner());
-            if let Err(e) = stack.claim_writes(&self.regions) {
-                self.held.clear();
-                return Err(e);
-            }
+        let mut stack = self.stack.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = stack.claim_writes(&self.regions) {
+            self.held.clear();
+            return Err(e);
         }
+        drop(stack);
         for req in self.held.drain(..) {
             self.inner.queue(req)?;
         }
         self.inner.commit()
+    }
+    fn commit_does_work(&self) -> bool {
+        true
+    }
+    fn kick(&mut self) -> io::Result<()> {
+        self.inner.kick()
     }
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()> {
         self.inner.reap(min, out)
@@ -309,6 +327,12 @@ impl<Q: IoQueue + ?Sized> IoQueue for Box<Q> {
     fn commit(&mut self) -> io::Result<()> {
         (**self).commit()
     }
+    fn commit_does_work(&self) -> bool {
+        (**self).commit_does_work()
+    }
+    fn kick(&mut self) -> io::Result<()> {
+        (**self).kick()
+    }
     #[inline]
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()> {
         (**self).reap(min, out)
@@ -340,6 +364,7 @@ mod tests {
             offset,
             len: 4096,
             buf: 0,
+            at: 0,
             tag,
         }
     }

@@ -101,13 +101,13 @@ impl IoQueue for UringQueue {
             return Err(io::Error::other("the ring's buffers were given up"));
         };
         let bs = slab.buffer_len();
-        if req.len > bs {
+        if req.at + req.len > bs {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!("request of {} bytes in buffers of {bs}", req.len),
             ));
         }
-        let ptr = slab.as_mut_ptr().wrapping_add(req.buf * bs);
+        let ptr = slab.as_mut_ptr().wrapping_add(req.buf * bs + req.at);
         let len = req.len as u32;
         let fd = types::Fd(self.file.as_raw_fd());
         let index = req.buf as u16;
@@ -143,9 +143,16 @@ impl IoQueue for UringQueue {
         Ok(())
     }
 
-    /// The batch is submitted with the next `reap`, in the same system call.
+    /// The batch is submitted with the next `reap`, in the same system call (or `kick`).
     #[inline]
     fn commit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn kick(&mut self) -> io::Result<()> {
+        if self.unsubmitted > 0 {
+            self.submit(0)?;
+        }
         Ok(())
     }
 

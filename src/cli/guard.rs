@@ -167,6 +167,14 @@ impl Backend for Guarded {
     fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
         guarded!(self, b => b.claim_writes(regions))
     }
+    fn fast_queue(
+        &self,
+        depth: usize,
+        buffers: usize,
+        buffer_len: usize,
+    ) -> Option<Box<dyn crate::backend::queue::IoQueue>> {
+        guarded!(self, b => b.fast_queue(depth, buffers, buffer_len))
+    }
 }
 
 /// A running write test: the device stack and what is needed to end it safely.

@@ -265,7 +265,7 @@ pub fn restore_records<D: Backend + ?Sized>(
 }
 
 impl<B: Backend> Backend for Preserve<B> {
-    crate::backend::forward!(inner: size_bytes, logical_sector_bytes, flush, clock_ns);
+    crate::backend::forward!(inner: size_bytes, logical_sector_bytes, flush, clock_ns, fast_queue);
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         self.check_stop()?;
         self.inner.read_at(buf, offset)
