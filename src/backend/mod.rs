@@ -372,6 +372,95 @@ impl<B: Backend> Backend for WriteBudget<B> {
     }
 }
 
+/// Ends reads and writes once the device's clock has passed a budget since the wrapper was
+/// made (`--time-budget`, in device time: virtual on `sim:`). The error says "time budget
+/// reached"; [`stop_reason`] turns it into the test's stopped-early reason.
+pub struct TimeBudget<B> {
+    inner: B,
+    /// The device time at which I/O stops; `None`: no limit.
+    end_ns: Option<u64>,
+    limit_ns: u64,
+}
+
+impl<B: Backend> TimeBudget<B> {
+    pub fn new(inner: B, limit_ns: Option<u64>) -> Self {
+        let end_ns = limit_ns.map(|l| inner.clock_ns().saturating_add(l));
+        TimeBudget {
+            inner,
+            end_ns,
+            limit_ns: limit_ns.unwrap_or(0),
+        }
+    }
+
+    /// Whether the budget is spent.
+    pub fn passed(&self) -> bool {
+        self.end_ns.is_some_and(|e| self.inner.clock_ns() >= e)
+    }
+
+    fn check(&self) -> io::Result<()> {
+        if self.passed() {
+            return Err(time_budget_error(self.limit_ns));
+        }
+        Ok(())
+    }
+
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+
+    pub fn inner_mut(&mut self) -> &mut B {
+        &mut self.inner
+    }
+}
+
+impl<B: Backend> Backend for TimeBudget<B> {
+    forward!(inner: size_bytes, logical_sector_bytes, flush, clock_ns, idle, prepare_write, fast_queue);
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        self.check()?;
+        self.inner.claim_writes(regions)
+    }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.check()?;
+        self.inner.read_at(buf, offset)
+    }
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.check()?;
+        self.inner.write_at(buf, offset)
+    }
+    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        self.check()?;
+        self.inner.discard(offset, len)
+    }
+}
+
+/// The error I/O gets once `TimeBudget`'s budget is spent.
+pub fn time_budget_error(limit_ns: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "time budget of {} reached",
+            crate::units::format_ns(limit_ns as f64)
+        ),
+    )
+}
+
+/// True for the error `TimeBudget` returns when the budget is spent.
+pub fn is_time_budget_reached(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::TimedOut
+}
+
+/// The stopped-early reason for an error a budget wrapper returned ("write budget
+/// reached (...)", "time budget reached"); `None` for any other error.
+pub fn stop_reason(e: &io::Error) -> Option<String> {
+    if is_budget_exhausted(e) {
+        Some(format!("write budget reached ({e})"))
+    } else if is_time_budget_reached(e) {
+        Some("time budget reached".to_string())
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,6 +484,27 @@ mod tests {
         t.read_timed(&mut buf, 512).unwrap();
         assert_eq!(t.reads, 2);
         assert_eq!(t.bytes_read, 1024);
+    }
+
+    #[test]
+    fn time_budget_stops_io_once_device_time_passes() {
+        let cfg = sim::SimConfig::parse("custom,size=64M,noise=0").unwrap();
+        let mut t = TimeBudget::new(sim::SimDevice::new(cfg), Some(1_000_000_000));
+        let buf = AlignedBuf::new(1 << 20);
+        let mut stopped = None;
+        for i in 0..1000u64 {
+            if let Err(e) = t.write_at(&buf, (i % 64) << 20) {
+                stopped = Some(e);
+                break;
+            }
+        }
+        let e = stopped.expect("1 s of device time ends within 1000 MiB of writes");
+        assert_eq!(stop_reason(&e).as_deref(), Some("time budget reached"));
+        assert!(t.passed());
+        let mut r = AlignedBuf::new(4096);
+        assert!(is_time_budget_reached(&t.read_at(&mut r, 0).unwrap_err()));
+        let mut free = TimeBudget::new(NullBackend::new(1 << 20, 512), None);
+        free.write_at(&buf[..4096], 0).unwrap();
     }
 
     #[test]

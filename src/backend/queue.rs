@@ -59,11 +59,6 @@ pub trait IoQueue: Send {
     /// Hand the batch to the device. An engine may defer the system call to the next
     /// `reap` (io_uring submits and waits in one `io_uring_enter`).
     fn commit(&mut self) -> io::Result<()>;
-    /// True when `commit` may spend time on work other than the device's (a `Claimed`
-    /// queue: preserve mode saving regions), which a job's clock then leaves out.
-    fn commit_does_work(&self) -> bool {
-        false
-    }
     /// Start what was committed now rather than at the next `reap`, for a caller with CPU
     /// work to do before it reaps (the default: nothing to do).
     fn kick(&mut self) -> io::Result<()> {
@@ -85,7 +80,8 @@ pub trait IoQueue: Send {
 /// How to open a target for a queue of its own.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OpenFlags {
-    pub write: bool,
+    /// Open read-write (else read-only).
+    pub read_write: bool,
     /// O_DIRECT.
     pub direct: bool,
     /// O_SYNC.
@@ -109,7 +105,7 @@ pub fn open_file(path: &Path, flags: OpenFlags) -> Result<File> {
     }
     OpenOptions::new()
         .read(true)
-        .write(flags.write)
+        .write(flags.read_write)
         .custom_flags(custom)
         .open(path)
         .map_err(|e| {
@@ -289,9 +285,6 @@ impl<Q: IoQueue> IoQueue for Claimed<'_, '_, Q> {
         }
         self.inner.commit()
     }
-    fn commit_does_work(&self) -> bool {
-        true
-    }
     fn kick(&mut self) -> io::Result<()> {
         self.inner.kick()
     }
@@ -304,8 +297,13 @@ impl<Q: IoQueue> IoQueue for Claimed<'_, '_, Q> {
     fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
     }
+    /// The stack's clock, which leaves out the time preserve mode spent saving regions,
+    /// so a job's figures are the device's own.
     fn clock_ns(&self) -> u64 {
-        self.inner.clock_ns()
+        self.stack
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clock_ns()
     }
     fn idle(&mut self, ns: u64) {
         self.inner.idle(ns)
@@ -326,9 +324,6 @@ impl<Q: IoQueue + ?Sized> IoQueue for Box<Q> {
     #[inline]
     fn commit(&mut self) -> io::Result<()> {
         (**self).commit()
-    }
-    fn commit_does_work(&self) -> bool {
-        (**self).commit_does_work()
     }
     fn kick(&mut self) -> io::Result<()> {
         (**self).kick()

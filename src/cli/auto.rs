@@ -1,9 +1,10 @@
 //! `flashscope auto TARGET`: the one-command answer — identity, geometry, speed, real
 //! capacity (with --write) and what to do about it.
 
-use super::{align, guard, open_au, probe, Outcome, Output};
+use super::{align, open_au, probe, Outcome, Output};
 use crate::analysis::advice::{advise, Findings};
 use crate::report::{Document, Inference, Status};
+use crate::target::write::{Budgets, WriteFlags};
 use crate::units::format_bytes;
 use crate::Result;
 
@@ -18,16 +19,10 @@ pub struct Args {
     /// Time budget for the geometry search (device time; virtual for sim:).
     #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = crate::units::duration_arg)]
     pub time_budget: String,
-    /// Also run the write tests (open erase blocks), saving and restoring what they
-    /// overwrite (preserve mode); `--destructive` skips the backup.
-    #[arg(long)]
-    pub write: bool,
-    /// Write tests without saving the data they overwrite.
-    #[arg(long)]
-    pub destructive: bool,
-    /// Journal file for preserve mode [default: under ~/.local/state/flashscope/].
-    #[arg(long, value_name = "PATH")]
-    pub journal: Option<std::path::PathBuf>,
+    /// `--write` also runs the write tests (the fake-capacity probe and the open erase
+    /// blocks), each through the write-safety policy.
+    #[command(flatten)]
+    pub flags: WriteFlags,
 }
 
 fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
@@ -62,17 +57,12 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     doc.bytes_written = g.bytes_written;
     let mut write_text = String::new();
     let mut code = 0;
-    let flags = || guard::WriteFlags {
-        write: args.write,
-        destructive: args.destructive,
-        journal: args.journal.clone(),
-        write_budget: None,
-        time_budget: None,
-    };
-    if args.write || args.destructive {
+    let writes = args.flags.allowed();
+    if writes {
         let p = probe::execute(&probe::Args {
             target: args.target.clone(),
-            flags: flags(),
+            flags: args.flags.clone(),
+            budgets: Budgets::default(),
             max_cache: "1G".into(),
             partition_ok: false,
         })?;
@@ -90,7 +80,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         write_text.push_str("\nReal capacity (probe):\n");
         write_text.push_str(&p.text);
     }
-    if args.write || args.destructive {
+    if writes {
         match erase {
             Some(e) => {
                 let o = open_au::execute(&open_au::Args {
@@ -100,7 +90,8 @@ pub fn execute(args: &Args) -> Result<Outcome> {
                     max_au: 32,
                     offset: None,
                     random: false,
-                    flags: flags(),
+                    flags: args.flags.clone(),
+                    budgets: Budgets::default(),
                 })?;
                 if o.quiet {
                     return Ok(o);
@@ -127,7 +118,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         usable_bytes: confident_u64(doc.inferences.get("usable_bytes")),
     };
     let advice = advise(&findings);
-    doc.parameters = serde_json::json!({ "time_budget": args.time_budget, "write": args.write, "destructive": args.destructive });
+    doc.parameters = serde_json::json!({ "time_budget": args.time_budget, "write": args.flags.write, "destructive": args.flags.destructive });
     doc.extra.insert("steps".into(), steps.into());
     doc.extra.insert(
         "advice".into(),
@@ -170,7 +161,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     text.push_str("\n\nGeometry (align):\n");
     text.push_str(&geometry.text);
     text.push_str(&write_text);
-    if !(args.write || args.destructive) {
+    if !writes {
         text.push_str("\n(read-only run: add --write for the fake-capacity probe and the open-erase-block test; what they overwrite is saved and restored)\n");
     }
     text.push_str("\nWhat to do:\n");

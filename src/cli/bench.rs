@@ -2,10 +2,11 @@
 //! random 4 KiB at QD32 and QD1, read (and write with `--write`) — with SD speed-class and
 //! A1/A2 verdicts and `--expect` checks for CI.
 
-use super::guard::{self, WriteFlags, WritePlan, WriteSession};
 use super::Output;
 use crate::report::table::Table;
+use crate::report::wear_line;
 use crate::report::{Document, Warning};
+use crate::target::write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, parse_size};
 use crate::workload::bench::{
@@ -168,9 +169,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if is_dir {
         let path =
             Path::new(&args.target).join(format!(".flashscope-bench-{}.tmp", std::process::id()));
-        super::require_write_permission(
-            writes,
+        crate::target::write::check_allowed(
             &args.target,
+            &WriteFlags {
+                journal: None,
+                ..flags.clone()
+            },
             &format!(
                 "bench on a directory makes a {} test file there ({}), and removes it afterwards",
                 format_bytes(size),
@@ -219,22 +223,19 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     drop(probe);
     let mut sim_dev = None;
     if writes && !is_dir {
-        let plan = WritePlan {
-            command: "bench",
-            region: (0, region),
-            max_bytes: u64::MAX,
-            typical_bytes: None,
-            estimated_ns: (runtime_ns + ramp_ns) * LINES.len() as u64,
-            what: format!(
+        let intent = WriteIntent::workload(
+            "bench",
+            (0, region),
+            (runtime_ns + ramp_ns) * LINES.len() as u64,
+            format!(
                 "bench writes sequential 1 MiB and random 4 KiB blocks over the first {} ({} tests of {} each)",
                 format_bytes(region),
                 LINES.len(),
                 format_ns((runtime_ns + ramp_ns) as f64)
             ),
-            smaller: "bench a smaller --size",
-        };
-        let budget = flags.write_budget_bytes(info.size_bytes)?;
-        let s = guard::begin(&target_spec, flags, &plan, budget)?;
+            "bench a smaller --size",
+        );
+        let s = open_for_write(&target_spec, flags, &intent)?;
         info = s.info.clone();
         warnings = s.warnings.clone();
         session = Some(s);
@@ -414,7 +415,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             return Ok(s.interrupted_exit(e, sig));
         }
         if !out.json {
-            eprint!("{}", guard::wear_line(&doc));
+            eprint!("{}", wear_line(&doc));
         }
     }
     if let Some(f) = failure {

@@ -2,14 +2,18 @@
 //! (the FAT area; flashbench's find-fat). The partition table lives there, so preserve
 //! mode is mandatory unless `--destructive`.
 
-use super::guard::{self, Ran, WriteFlags, WritePlan};
 use super::open_au::erase_size_arg;
 use super::Output;
 use crate::analysis::fat::infer_fat;
 use crate::probe::fat::{self, FatParams, FatSamples};
 use crate::probe::write_common::check_geometry;
 use crate::report::table::Table;
+use crate::report::wear_line;
 use crate::report::Document;
+use crate::target;
+use crate::target::write::{
+    estimate_ns, open_for_write, stopped_early, Budgets, Ran, WriteFlags, WriteIntent,
+};
 use crate::units::{format_bytes, format_rate, parse_size};
 use crate::{Error, Result};
 
@@ -35,6 +39,8 @@ pub struct Args {
     pub nr: u32,
     #[command(flatten)]
     pub flags: WriteFlags,
+    #[command(flatten)]
+    pub budgets: Budgets,
 }
 
 fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<FatParams> {
@@ -59,12 +65,12 @@ fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<FatParams> 
     let mut p = FatParams::new(erase);
     p.block_bytes = block;
     p.nr = args.nr;
-    p.time_budget_ns = args.flags.time_budget_ns()?;
+    p.time_budget_ns = args.budgets.time_budget_ns()?;
     Ok(p)
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let info = guard::peek(&args.target)?;
+    let info = target::peek(&args.target)?;
     let sector = info.logical_sector_bytes as u64;
     let (erase, source) = erase_size_arg(
         &args.erase_size,
@@ -82,12 +88,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         .map(|&bs| p.rounds(bs))
         .sum::<u64>()
         * p.nr as u64;
-    let plan = WritePlan {
+    let plan = WriteIntent {
         command: "fat",
         region: p.region(),
         max_bytes: bytes,
         typical_bytes: None,
-        estimated_ns: guard::estimate_ns(bytes, ops),
+        estimated_ns: estimate_ns(bytes, ops),
         what: format!(
             "fat writes the first {} erase blocks of {} (the partition table lives there) at block sizes down to {}",
             p.nr,
@@ -95,9 +101,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             format_bytes(p.block_bytes)
         ),
         smaller: "lower --write-budget",
+        budget_bytes: args.budgets.write_budget_bytes(info.size_bytes)?,
+        time_budget_ns: p.time_budget_ns,
     };
-    let budget = args.flags.write_budget_bytes(info.size_bytes)?;
-    let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;
+    let mut session = open_for_write(&args.target, &args.flags, &plan)?;
     let (samples, mut doc) =
         match session.run("fat", |dev, progress| fat::run(dev, &p, progress))? {
             Ran::Done(samples, doc) => (samples, doc),
@@ -109,7 +116,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     doc.inferences
         .insert("fat_area_erase_blocks".into(), infer_fat(&samples.points()));
     if let Some(why) = &samples.stopped {
-        doc.warnings.push(guard::stopped_early(why));
+        doc.warnings.push(stopped_early(why));
     }
     out.emit(&doc, |d| {
         format!(
@@ -157,6 +164,6 @@ fn render(doc: &Document, s: &FatSamples, nr: u32) -> String {
     }
     text.push_str(&t.render());
     text.push('\n');
-    text.push_str(&guard::wear_line(doc));
+    text.push_str(&wear_line(doc));
     text
 }

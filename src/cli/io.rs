@@ -1,9 +1,10 @@
 //! `flashscope io TARGET`: a fio-style job (same option names where they mean the same
 //! thing), with fio-compatible JSON for the per-job figures.
 
-use super::guard::{self, Ran, WriteFlags, WritePlan};
 use super::Output;
+use crate::report::wear_line;
 use crate::report::{Document, Warning};
+use crate::target::write::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, format_rate, parse_size};
 use crate::workload::histogram::DEFAULT_PERCENTILES;
@@ -191,7 +192,7 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     // Parse everything that needs no target first, so bad input fails fast.
     let probe_spec = job_spec(args, u64::MAX / 4)?;
-    let info = guard::peek(&args.target)?;
+    let info = target::peek(&args.target)?;
     let mut spec = job_spec(args, info.size_bytes)?;
     let simulated = info.kind == TargetKind::Sim;
     if simulated && args.pattern.is_none() {
@@ -223,14 +224,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     // it is first overwritten, restored and verified at the end), the budgets, Ctrl-C.
     let bytes = spec.size.saturating_mul(u64::from(spec.numjobs));
     let timed = spec.time_based && spec.runtime_ns.is_some();
-    let plan = WritePlan {
+    let intent = WriteIntent {
         command: "io",
         region: (spec.offset, spec.size),
         max_bytes: if timed { u64::MAX } else { bytes },
         typical_bytes: None,
         estimated_ns: match spec.runtime_ns {
             Some(r) if timed => r,
-            _ => guard::estimate_ns(bytes, bytes / spec.bs_min.max(1)),
+            _ => estimate_ns(bytes, bytes / spec.bs_min.max(1)),
         },
         what: format!(
             "io runs {} with {} blocks over {} at offset {}{}",
@@ -245,9 +246,9 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             }
         ),
         smaller: "give a smaller --size",
+        ..WriteIntent::default()
     };
-    let budget = args.flags.write_budget_bytes(info.size_bytes)?;
-    let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;
+    let mut session = open_for_write(&args.target, &args.flags, &intent)?;
     spec.stop_on_signal = session.journal.is_some();
     let path = std::path::Path::new(&args.target);
     let ran = session.run("io", |dev, _| {
@@ -272,7 +273,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     out.emit(&doc, |_| render(&result));
     if !out.json {
-        eprint!("{}", guard::wear_line(&doc));
+        eprint!("{}", wear_line(&doc));
     }
     Ok(exit_code(&result))
 }

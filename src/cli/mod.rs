@@ -206,14 +206,3 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Slc(a) => slc::run(a, &out),
     }
 }
-
-/// The safety gate of every writing test: without `--write` (or `--destructive`), explain
-/// what the test would write and refuse (exit 2).
-pub fn require_write_permission(allowed: bool, target: &str, plan: &str) -> Result<()> {
-    if allowed {
-        return Ok(());
-    }
-    Err(crate::Error::Refused(format!(
-        "this test writes to '{target}': {plan}. Nothing was written. Rerun with --write to allow it (data in the regions is saved and restored), or --destructive to skip the backup"
-    )))
-}

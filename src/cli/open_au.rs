@@ -1,14 +1,18 @@
 //! `flashscope open-au TARGET --write`: how many erase blocks the card can write to at
 //! once (flashbench's open-AU test, automatic).
 
-use super::guard::{self, Ran, WriteFlags, WritePlan};
 use super::{Outcome, Output};
 use crate::analysis::openau::infer_open_au;
 use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
 use crate::probe::write_common::{align_up, check_geometry};
 use crate::report::progress::Progress;
 use crate::report::table::Table;
+use crate::report::wear_line;
 use crate::report::Document;
+use crate::target;
+use crate::target::write::{
+    estimate_ns, open_for_write, stopped_early, Budgets, Ran, WriteFlags, WriteIntent,
+};
 use crate::units::{format_bytes, format_rate, parse_size};
 use crate::{Error, Result};
 
@@ -42,6 +46,8 @@ pub struct Args {
     pub random: bool,
     #[command(flatten)]
     pub flags: WriteFlags,
+    #[command(flatten)]
+    pub budgets: Budgets,
 }
 
 /// The erase size: `--erase-size`, or measured by `align` (read-only) when omitted, which
@@ -56,9 +62,9 @@ pub fn erase_size_arg(
     if let Some(s) = arg {
         return Ok((parse_size(s)?, "--erase-size".to_string()));
     }
-    super::require_write_permission(
-        flags.write || flags.destructive,
+    crate::target::write::check_allowed(
         target,
+        flags,
         &format!("{what}; the erase block size is first measured with `align` (read-only) since --erase-size was not given"),
     )?;
     eprintln!("no --erase-size: measuring the erase block size with align (read-only)...");
@@ -122,7 +128,7 @@ fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<OpenAuParam
     p.block_bytes = block;
     p.max_au = args.max_au;
     p.random = args.random;
-    p.time_budget_ns = args.flags.time_budget_ns()?;
+    p.time_budget_ns = args.budgets.time_budget_ns()?;
     p.offset_bytes = match &args.offset {
         Some(o) => {
             let o = parse_size(o)?;
@@ -167,7 +173,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 
 /// Measure and infer without printing (shared with `auto`).
 pub fn execute(args: &Args) -> Result<Outcome> {
-    let info = guard::peek(&args.target)?;
+    let info = target::peek(&args.target)?;
     let sector = info.logical_sector_bytes as u64;
     let (erase, source) = erase_size_arg(
         &args.erase_size,
@@ -181,12 +187,12 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     let p = params(args, info.size_bytes, sector, erase)?;
     let max = p.max_bytes(sector);
     let typical = p.typical_bytes(sector, 4);
-    let plan = WritePlan {
+    let plan = WriteIntent {
         command: "open-au",
         region: p.region(),
         max_bytes: max,
         typical_bytes: Some(typical),
-        estimated_ns: guard::estimate_ns(typical, typical / p.detect_bytes(sector).max(1)),
+        estimated_ns: estimate_ns(typical, typical / p.detect_bytes(sector).max(1)),
         what: format!(
             "open-au writes {} blocks into up to {} erase blocks of {}{}",
             format_bytes(p.detect_bytes(sector)),
@@ -199,9 +205,10 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             }
         ),
         smaller: "lower --write-budget",
+        budget_bytes: args.budgets.write_budget_bytes(info.size_bytes)?,
+        time_budget_ns: p.time_budget_ns,
     };
-    let budget = args.flags.write_budget_bytes(info.size_bytes)?;
-    let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;
+    let mut session = open_for_write(&args.target, &args.flags, &plan)?;
     let (samples, mut doc) =
         match session.run("open-au", |dev, progress| open_au::run(dev, &p, progress))? {
             Ran::Done(samples, doc) => (samples, doc),
@@ -238,7 +245,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         );
     }
     if let Some(why) = &samples.stopped {
-        doc.warnings.push(guard::stopped_early(why));
+        doc.warnings.push(stopped_early(why));
     }
     let text = format!(
         "erase block {} (from {source})\n{}",
@@ -318,6 +325,6 @@ fn render(doc: &Document, s: &OpenAuSamples) -> String {
         }
         text.push('\n');
     }
-    text.push_str(&guard::wear_line(doc));
+    text.push_str(&wear_line(doc));
     text
 }

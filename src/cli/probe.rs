@@ -1,12 +1,13 @@
 //! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
 
-use super::guard::{self, WriteFlags, WritePlan};
 use super::{Outcome, Output};
 use crate::capacity::analysis::{analyse, safe_partition, FakeKind, Verdict};
 use crate::capacity::probe::{probe, ProbeConfig};
 use crate::capacity::stamp::Stamper;
 use crate::report::progress::Progress;
+use crate::report::wear_line;
 use crate::report::{Document, Warning};
+use crate::target::write::{estimate_ns, open_for_write, Budgets, WriteFlags, WriteIntent};
 use crate::target::{self, OpenRequest};
 use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
@@ -32,6 +33,8 @@ pub struct Args {
     pub target: String,
     #[command(flatten)]
     pub flags: WriteFlags,
+    #[command(flatten)]
+    pub budgets: Budgets,
     /// The largest controller write cache to push out before calling a device honest (an
     /// OK says a larger one is not ruled out; up to 4 times this is written behind a cache).
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = crate::units::size_arg)]
@@ -53,15 +56,15 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             args.max_cache
         ))
     })?;
-    let time_budget_ns = args.flags.time_budget_ns().map_err(|_| {
+    let time_budget_ns = args.budgets.time_budget_ns().map_err(|_| {
         Error::usage(format!(
             "--time-budget '{}' is not a duration: use e.g. 90s or 5m",
-            args.flags.time_budget.as_deref().unwrap_or("")
+            args.budgets.time_budget.as_deref().unwrap_or("")
         ))
     })?;
-    let info = guard::peek(&args.target)?;
+    let info = target::peek(&args.target)?;
     let size = info.size_bytes;
-    let write_budget = args.flags.write_budget_bytes(size)?;
+    let write_budget = args.budgets.write_budget_bytes(size)?;
     // A partition hides a fake: check on a read-only open before anything is written.
     let mut warnings = Vec::new();
     let peeked = target::open(
@@ -85,21 +88,25 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         .saturating_mul(4)
         .saturating_add(256 << 20)
         .min(size.saturating_mul(4));
-    let plan = WritePlan {
+    let plan = WriteIntent {
         command: "probe",
         region: (1 << 20, region),
         max_bytes,
         // An honest card is the long case: the cache filler, the wide span and one read
         // for each of about 16k alias-scan places and 40 filler steps.
         typical_bytes: Some(max_cache.min(size) + (64 << 20)),
-        estimated_ns: guard::estimate_ns(max_cache.min(size) + (64 << 20), 16384 + 64),
+        estimated_ns: estimate_ns(max_cache.min(size) + (64 << 20), 16384 + 64),
         what: format!(
             "probe writes 4 KiB stamps at a few dozen places (a fake usually ends there, within seconds and a few MiB) and, on a card that holds them, a wide span and up to {} of zeros to push a write cache out (up to 3 times more behind a cache that hid lost data), never touching the first and last MiB",
             format_bytes(max_cache)
         ),
         smaller: "lower --write-budget",
+        budget_bytes: write_budget,
+        // The probe keeps its own deadline: it must still read and restore its guard
+        // regions after it.
+        time_budget_ns: None,
     };
-    let mut session = guard::begin(&args.target, &args.flags, &plan, write_budget)?;
+    let mut session = open_for_write(&args.target, &args.flags, &plan)?;
     let cfg = ProbeConfig {
         max_cache,
         time_budget_ns,
@@ -188,7 +195,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             .insert("partition_command".into(), c.clone().into());
     }
     let mut text = render(&doc, &line, command.as_deref());
-    text.push_str(&guard::wear_line(&doc));
+    text.push_str(&wear_line(&doc));
     let code = if verdict.failed() { 3 } else { 0 };
     Ok(Outcome::new(doc, text, code))
 }

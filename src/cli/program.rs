@@ -1,12 +1,16 @@
 //! `flashscope program TARGET --write`: the flashbench program matrix — per block size,
 //! linear and random writes of zeros, ones and 0x5a, and reads.
 
-use super::guard::{self, Ran, WriteFlags, WritePlan};
 use super::Output;
 use crate::analysis::program::{infer_program, COLUMNS};
 use crate::probe::program::{self, ProgramParams, ProgramSamples};
 use crate::report::table::Table;
+use crate::report::wear_line;
 use crate::report::Document;
+use crate::target;
+use crate::target::write::{
+    estimate_ns, open_for_write, stopped_early, Budgets, Ran, WriteFlags, WriteIntent,
+};
 use crate::units::{format_bytes, format_rate, parse_size};
 use crate::{Error, Result};
 
@@ -32,6 +36,8 @@ pub struct Args {
     pub blocksize: String,
     #[command(flatten)]
     pub flags: WriteFlags,
+    #[command(flatten)]
+    pub budgets: Budgets,
 }
 
 fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
@@ -40,7 +46,7 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
     p.region_bytes = parse_size(&args.size)?;
     p.largest_bytes = parse_size(&args.max_blocksize)?;
     p.smallest_bytes = parse_size(&args.blocksize)?;
-    p.time_budget_ns = args.flags.time_budget_ns()?;
+    p.time_budget_ns = args.budgets.time_budget_ns()?;
     for (option, text, v) in [
         ("--blocksize", &args.blocksize, p.smallest_bytes),
         ("--max-blocksize", &args.max_blocksize, p.largest_bytes),
@@ -81,26 +87,27 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let info = guard::peek(&args.target)?;
+    let info = target::peek(&args.target)?;
     let sector = info.logical_sector_bytes as u64;
     let p = params(args, info.size_bytes, sector)?;
     let bytes = p.bytes(sector);
     let ops: u64 = p.sizes(sector).iter().map(|&bs| 8 * p.ops(bs)).sum();
-    let plan = WritePlan {
+    let plan = WriteIntent {
         command: "program",
         region: (p.offset_bytes, p.region_bytes),
         max_bytes: bytes,
         typical_bytes: None,
-        estimated_ns: guard::estimate_ns(bytes, ops),
+        estimated_ns: estimate_ns(bytes, ops),
         what: format!(
             "program writes zeros, ones and 0x5a in order and at random at block sizes from {} to {}",
             format_bytes(p.sizes(sector).first().copied().unwrap_or(0)),
             format_bytes(p.sizes(sector).last().copied().unwrap_or(0))
         ),
         smaller: "lower --write-budget",
+        budget_bytes: args.budgets.write_budget_bytes(info.size_bytes)?,
+        time_budget_ns: p.time_budget_ns,
     };
-    let budget = args.flags.write_budget_bytes(info.size_bytes)?;
-    let mut session = guard::begin(&args.target, &args.flags, &plan, budget)?;
+    let mut session = open_for_write(&args.target, &args.flags, &plan)?;
     let (samples, mut doc) =
         match session.run("program", |dev, progress| program::run(dev, &p, progress))? {
             Ran::Done(samples, doc) => (samples, doc),
@@ -111,7 +118,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     doc.samples = serde_json::to_value(&samples.samples).unwrap_or_default();
     doc.inferences.extend(infer_program(&samples.rows()));
     if let Some(why) = &samples.stopped {
-        doc.warnings.push(guard::stopped_early(why));
+        doc.warnings.push(stopped_early(why));
     }
     out.emit(&doc, |d| render(d, &samples));
     Ok(0)
@@ -151,6 +158,6 @@ fn render(doc: &Document, s: &ProgramSamples) -> String {
     }
     text.push_str(&t.render());
     text.push('\n');
-    text.push_str(&guard::wear_line(doc));
+    text.push_str(&wear_line(doc));
     text
 }

@@ -1,12 +1,14 @@
 //! `flashscope slc TARGET --write`: the write-cache cliff — how much a sustained write
 //! gets at cache speed before the native speed, and whether the cache recovers.
 
-use super::guard::{self, Ran, WriteFlags, WritePlan};
 use super::Output;
 use crate::analysis::slc::{infer_recovery, infer_slc, SlcInterval};
 use crate::probe::slc::{self, default_budget, SlcParams, SlcSamples};
 use crate::report::table::Table;
+use crate::report::wear_line;
 use crate::report::Document;
+use crate::target;
+use crate::target::write::{estimate_ns, open_for_write, Budgets, Ran, WriteFlags, WriteIntent};
 use crate::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -36,11 +38,13 @@ pub struct Args {
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub flags: WriteFlags,
+    #[command(flatten)]
+    pub budgets: Budgets,
 }
 
 fn params(args: &Args, size: u64, sector: u64) -> Result<SlcParams> {
     let offset = parse_size(&args.offset)?;
-    let requested = args.flags.write_budget_bytes(size)?;
+    let requested = args.budgets.write_budget_bytes(size)?;
     let budget = requested.unwrap_or_else(|| default_budget(size));
     let mut p = SlcParams::new(size, budget);
     p.offset_bytes = offset;
@@ -49,7 +53,7 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<SlcParams> {
         p.recovery_bytes = 0;
     }
     p.random_data = args.random_data;
-    p.time_budget_ns = args.flags.time_budget_ns()?;
+    p.time_budget_ns = args.budgets.time_budget_ns()?;
     if offset % sector != 0 {
         return Err(Error::usage(format!(
             "--offset {offset} is not a multiple of the {sector}-byte sector"
@@ -71,16 +75,16 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<SlcParams> {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let info = guard::peek(&args.target)?;
+    let info = target::peek(&args.target)?;
     let sector = info.logical_sector_bytes as u64;
     let p = params(args, info.size_bytes, sector)?;
     let max = p.budget_bytes + p.recovery_bytes;
-    let plan = WritePlan {
+    let plan = WriteIntent {
         command: "slc",
         region: p.region(),
         max_bytes: max,
         typical_bytes: None,
-        estimated_ns: guard::estimate_ns(max, max / p.block_bytes) + p.recover_ns,
+        estimated_ns: estimate_ns(max, max / p.block_bytes) + p.recover_ns,
         what: format!(
             "slc writes {} sequentially in 1 MiB blocks until the speed drops and stays down, idles {} s, then writes {} more",
             format_bytes(p.budget_bytes),
@@ -88,8 +92,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             format_bytes(p.recovery_bytes)
         ),
         smaller: "lower --write-budget",
+        // The recovery write comes on top of the budget the sustained write may use.
+        budget_bytes: Some(max),
+        time_budget_ns: p.time_budget_ns,
     };
-    let mut session = guard::begin(&args.target, &args.flags, &plan, Some(max))?;
+    let mut session = open_for_write(&args.target, &args.flags, &plan)?;
     let (samples, mut doc) =
         match session.run("slc", |dev, progress| slc::run(dev, &p, progress))? {
             Ran::Done(samples, doc) => (samples, doc),
@@ -171,7 +178,7 @@ fn render(doc: &Document, s: &SlcSamples) -> String {
         ));
     }
     text.push('\n');
-    text.push_str(&guard::wear_line(doc));
+    text.push_str(&wear_line(doc));
     text
 }
 

@@ -2,7 +2,7 @@
 //! everything back and list what did not survive. `verify DIR` does the same through a
 //! mounted filesystem with 1 GiB files.
 
-use super::{guard, Output};
+use super::Output;
 use crate::backend::Backend;
 use crate::capacity::extent::Extent;
 use crate::capacity::fileset::{plan_bytes, FileSet};
@@ -10,6 +10,7 @@ use crate::capacity::stamp::Stamper;
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
 use crate::report::progress::Progress;
 use crate::report::{Document, Inference, Warning};
+use crate::target::write::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
 use crate::target::{self, sysfs, OpenRequest, OpenTarget};
 use crate::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
 use crate::{Error, Result};
@@ -41,17 +42,11 @@ pub struct Args {
     /// Whole block device, regular file, sim:PRESET[,key=value...], or a directory on a
     /// mounted filesystem.
     pub target: String,
-    /// Allow writing: sim: targets and directories directly; devices and files in preserve
-    /// mode (saved to a journal first, restored afterwards).
-    #[arg(long)]
-    pub write: bool,
-    /// Allow overwriting every byte of the range of a device or file without saving it.
-    #[arg(long)]
-    pub destructive: bool,
-    /// Preserve mode: the journal file [default: a new file under
-    /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
-    #[arg(long, value_name = "PATH")]
-    pub journal: Option<PathBuf>,
+    /// --write: sim: targets and directories directly, devices and files in preserve mode
+    /// (saved to a journal first, restored afterwards); --destructive: overwrite every byte
+    /// of the range of a device or file without saving it.
+    #[command(flatten)]
+    pub flags: WriteFlags,
     /// Only this range: OFFSET+LENGTH, e.g. 1G+512M.
     #[arg(long, value_name = "OFFSET+LEN", value_parser = range_arg)]
     pub range: Option<String>,
@@ -82,9 +77,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "both")]
     pub pass: Pass,
     /// Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while
-    /// stamps are generated and checked and while a thread waits for the CPU; 1 issues one
-    /// request at a time, like fio's psync engine. Simulated cards, directories and
-    /// preserve mode (--write on a device) use 1.
+    /// stamps are generated and checked; 1 issues one request at a time, like fio's psync
+    /// engine. Simulated cards and directories use 1.
     #[arg(long, value_name = "N", default_value_t = verify::DEFAULT_IODEPTH as u32,
           value_parser = clap::value_parser!(u32).range(1..=verify::MAX_IODEPTH as i64))]
     pub iodepth: u32,
@@ -235,19 +229,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let kind = crate::target::TargetKind::of_spec(&args.target);
     let is_dir = kind == crate::target::TargetKind::Directory;
     let is_sim = kind == crate::target::TargetKind::Sim;
-    if is_dir || is_sim {
-        super::require_write_permission(
-            args.write || args.destructive,
-            &args.target,
-            "verify writes stamps over the whole range (a directory: new files filling its free space), then reads them back",
-        )?;
-    } else if !args.destructive {
-        super::require_write_permission(
-            args.write,
-            &args.target,
-            "verify overwrites every byte of the device (or --range) with stamps, then reads them back; with --write the data is saved to a journal first and restored, with --destructive it is lost",
-        )?;
-    } else if args.journal.is_some() {
+    let flags = &args.flags;
+    let plan = if is_dir || is_sim {
+        "verify writes stamps over the whole range (a directory: new files filling its free space), then reads them back"
+    } else {
+        "verify overwrites every byte of the device (or --range) with stamps, then reads them back; with --write the data is saved to a journal first and restored, with --destructive it is lost"
+    };
+    crate::target::write::check_allowed(&args.target, flags, plan)?;
+    if !(is_dir || is_sim) && args.flags.destructive && args.flags.journal.is_some() {
         return Err(Error::usage(
             "--journal has no effect with --destructive (nothing is saved): drop one of them",
         ));
@@ -266,7 +255,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if is_dir {
         return run_dir(args, out, path, time_budget_ns);
     }
-    if !is_sim && !args.destructive {
+    if !is_sim && !args.flags.destructive {
         return run_preserve(args, out, time_budget_ns);
     }
     let opened = target::open(&args.target, &OpenRequest::read_write())?;
@@ -391,27 +380,26 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
     }
     let (start, len) = checked_range(args, &peeked.info)?;
     drop(peeked);
-    let journal_path = match &args.journal {
+    let journal_path = match &args.flags.journal {
         Some(p) => p.clone(),
         None => crate::journal::default_path("verify")?,
     };
-    let flags = guard::WriteFlags {
+    let flags = WriteFlags {
         write: true,
         destructive: false,
         journal: Some(journal_path),
-        write_budget: None,
-        time_budget: None,
     };
-    let plan = guard::WritePlan {
+    let plan = WriteIntent {
         command: "verify",
         region: (start, len),
         max_bytes: len,
         typical_bytes: None,
-        estimated_ns: guard::estimate_ns(3 * len, 3 * len.div_ceil(1 << 20)),
+        estimated_ns: estimate_ns(3 * len, 3 * len.div_ceil(1 << 20)),
         what: "verify writes stamps over every byte of the range and reads them back".into(),
         smaller: "verify a smaller --range (preserve mode saves every byte of it), or use --destructive if the data need not be kept",
+        ..WriteIntent::default()
     };
-    let mut session = guard::begin(&args.target, &flags, &plan, None)?;
+    let mut session = open_for_write(&args.target, &flags, &plan)?;
     let size = session.info.size_bytes;
     let id = format!("{}:{}:{size}:preserve", session.info.kind, args.target);
     let state = VerifyState::new(id, size, start, len, Stamper::random_salt());
@@ -762,7 +750,7 @@ fn render(doc: &Document) -> String {
         s.push_str(&format!("  … {} more (see --json)\n", ext.len() - 20));
     }
     if doc.extra.contains_key("preserve") {
-        s.push_str(&guard::wear_line(doc));
+        s.push_str(&crate::report::wear_line(doc));
     }
     for (k, label) in [("write_bytes_per_s", "write"), ("read_bytes_per_s", "read")] {
         if let Some(v) = doc.inferences.get(k).and_then(|i| i.as_u64()) {

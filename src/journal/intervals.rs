@@ -50,6 +50,22 @@ impl IntervalSet {
         out
     }
 
+    /// The parts of `[start, end)` that are covered, in order.
+    pub fn covered(&self, start: u64, end: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let mut pos = start;
+        for (gs, ge) in self.gaps(start, end) {
+            if gs > pos {
+                out.push((pos, gs));
+            }
+            pos = ge;
+        }
+        if pos < end {
+            out.push((pos, end));
+        }
+        out
+    }
+
     /// Cover `[start, end)`, merging with touching or overlapping ranges.
     pub fn insert(&mut self, start: u64, end: u64) {
         if start >= end {
@@ -118,6 +134,14 @@ mod tests {
                     want.push((st, i));
                 } else { i += 1; }
             }
+            let mut covered = Vec::new();
+            let mut pos = qs;
+            for &(s, e) in &want {
+                if s > pos { covered.push((pos, s)); }
+                pos = e;
+            }
+            if pos < qs + ql { covered.push((pos, qs + ql)); }
+            prop_assert_eq!(set.covered(qs, qs + ql), covered);
             prop_assert_eq!(gaps, want);
             prop_assert_eq!(set.covered_bytes(), bits.iter().filter(|&&b| b).count() as u64);
         }

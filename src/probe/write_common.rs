@@ -1,7 +1,7 @@
 //! Shared pieces of the write probes: block-size ladders, stop conditions, data patterns.
 
 use crate::backend::sim::config::is_pow2_or_3x;
-use crate::backend::{is_budget_exhausted, AlignedBuf, Backend, Timed};
+use crate::backend::{AlignedBuf, Backend, Timed};
 use crate::units::format_bytes;
 use crate::{Error, Result};
 use rand::{Rng, SeedableRng};
@@ -9,11 +9,7 @@ use std::io;
 
 /// Why a probe stopped before its plan was done (`None` in samples: it finished).
 pub fn stop_reason(e: &io::Error) -> Option<String> {
-    if is_budget_exhausted(e) {
-        Some(format!("write budget reached ({e})"))
-    } else {
-        None
-    }
+    crate::backend::stop_reason(e)
 }
 
 /// A deadline on the device's clock for `--time-budget`.

@@ -167,6 +167,35 @@ impl Document {
     }
 }
 
+/// A line for text output: the test's writes and the preserve-mode result (the document's
+/// `preserve` and `journal` fields, as `target::write::WriteSession::fill` sets them).
+pub fn wear_line(doc: &Document) -> String {
+    use crate::units::format_bytes;
+    let p = doc.extra.get("preserve");
+    let g = |k: &str| {
+        p.and_then(|v| v.get(k))
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0)
+    };
+    let mode = p.and_then(|v| v.get("mode")).and_then(|v| v.as_str());
+    match doc.extra.get("journal").and_then(|j| j.as_str()) {
+        None if mode == Some("simulated") => format!(
+            "wrote {} to the simulated card (nothing to restore)\n",
+            format_bytes(g("test_bytes_written"))
+        ),
+        Some(_) => format!(
+            "wrote {} for the test and {} to restore {} saved regions (verified); journal removed\n",
+            format_bytes(g("test_bytes_written")),
+            format_bytes(g("restore_bytes_written")),
+            g("regions_restored")
+        ),
+        None => format!(
+            "wrote {} (destructive: nothing restored)\n",
+            format_bytes(g("test_bytes_written"))
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

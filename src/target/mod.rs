@@ -5,6 +5,9 @@
 pub mod mmc;
 pub mod mounts;
 pub mod sysfs;
+pub mod write;
+
+pub use write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
 
 use crate::backend::sim::{SimConfig, SimDevice};
 use crate::backend::{Backend, SyncBackend};
@@ -99,10 +102,20 @@ impl std::fmt::Display for TargetKind {
     }
 }
 
+/// Open `spec` read-only to learn its size and sector before planning a test (no I/O).
+pub fn peek(spec: &str) -> Result<TargetInfo> {
+    let req = OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    Ok(open(spec, &req)?.info)
+}
+
 /// What a test needs from the target.
 #[derive(Debug, Clone, Copy)]
 pub struct OpenRequest {
-    /// The test writes (requires the user's `--write`/`--destructive`; checked by the CLI).
+    /// The test writes: the mounted / held / read-only / swap / loop-backing-file checks
+    /// apply. [`write::open_for_write`] asks for it once the policy has allowed the write.
     pub write: bool,
     /// O_DIRECT is required (raw tests). When false, a filesystem that refuses O_DIRECT
     /// is opened buffered with a warning.

@@ -35,7 +35,7 @@ pub fn open_for_job(path: &Path, spec: &JobSpec) -> Result<File> {
     queue::open_file(
         path,
         OpenFlags {
-            write: spec.rw.writes() || spec.verify,
+            read_write: spec.rw.writes() || spec.verify,
             direct: spec.direct,
             sync: spec.sync == SyncMode::Sync,
             dsync: spec.sync == SyncMode::Dsync,
@@ -214,7 +214,6 @@ fn drive(ctls: &mut [JobCtl], ends: &mut [Ending], q: &mut dyn IoQueue, run_id: 
     let mut done: Vec<Completion> = Vec::with_capacity(slots);
     let mut fsync = vec![false; jobs];
     let mut broken: Option<io::Error> = None;
-    let pausing = q.commit_does_work();
     loop {
         // Fill every free slot the jobs have work for.
         let now = q.clock_ns();
@@ -276,20 +275,7 @@ fn drive(ctls: &mut [JobCtl], ends: &mut [Ending], q: &mut dyn IoQueue, run_id: 
             }
         }
         if !batch.is_empty() {
-            let before = if pausing { q.clock_ns() } else { 0 };
-            let committed = q.commit();
-            if pausing {
-                // Saving regions (preserve mode) is not the device's time: the jobs' clocks
-                // and the requests in flight leave it out.
-                let spent = q.clock_ns().saturating_sub(before);
-                for ctl in ctls.iter_mut() {
-                    ctl.pause(spent);
-                }
-                for f in slot_io.iter_mut().flatten() {
-                    f.issued += spent;
-                }
-            }
-            if let Err(e) = committed {
+            if let Err(e) = q.commit() {
                 // Nothing of a refused batch reached the device (a claim failed: the
                 // budget, a signal, the journal); its slots are free again.
                 for &s in &batch {

@@ -146,20 +146,6 @@ impl JobCtl {
         *self = JobCtl::new(&self.spec, self.index, now);
     }
 
-    /// Leave `ns` of time the engine spent on other work out of the job's clock (preserve
-    /// mode saving regions before a batch of writes): the deadline, the ramp, the rate cap
-    /// and the samples all move on by `ns`, so the figures are the device's own.
-    pub fn pause(&mut self, ns: u64) {
-        self.measure_start += ns;
-        if let Some(d) = self.deadline.as_mut() {
-            *d += ns;
-        }
-        self.rate_start += ns;
-        self.window_start += ns;
-        self.next_sample += ns;
-        self.last_completion += ns;
-    }
-
     /// Stop issuing (an error or a signal).
     pub fn stop(&mut self) {
         self.stop = true;

@@ -1,0 +1,684 @@
+//! The write-safety policy, once: every command that writes to a target goes through here.
+//!
+//! How a command uses it:
+//! 1. flatten [`WriteFlags`] (`--write`, `--destructive`, `--journal`) into its arguments,
+//!    and [`Budgets`] (`--write-budget`, `--time-budget`) where it takes them;
+//! 2. describe what it will write in a [`WriteIntent`] (the region, the bytes, the time,
+//!    one sentence, the budgets it resolved with [`Budgets`]);
+//! 3. call [`open_for_write`]`(spec, &flags, &intent)`, which decides everything: the
+//!    refusal without `--write`/`--destructive`, the mounted / held / read-only / swap /
+//!    loop-backing-file refusals (in `target::open`), the journal's place and room, an
+//!    unrestored or in-use journal for the same target, and that a `sim:` target is never
+//!    journaled (`preserve.mode = "simulated"`). It prints the plan and returns a
+//!    [`WriteSession`];
+//! 4. run the test on `session.dev` through [`WriteSession::run`] (or [`WriteSession::end`]
+//!    and [`WriteSession::fill`] for a test that drives the device itself); the session
+//!    restores and verifies in preserve mode, whatever the result, and fills the document's
+//!    `target`, `journal`, `preserve`, `bytes_written` and `elapsed_ns`.
+//!
+//! A command that writes only new files in a directory (verify DIR, bench DIR) calls
+//! [`permit`] alone: the same gate, no device stack.
+//!
+//! The device stack is `Timed<TimeBudget<WriteBudget<Guarded>>>`, where `Guarded` is the
+//! target in `Preserve` (default) or bare (`--destructive`, `sim:`). The budgets sit above
+//! preserve mode, so restoring is never refused for want of budget; restored bytes are
+//! counted apart.
+
+use crate::backend::{Backend, TimeBudget, Timed, WriteBudget};
+use crate::journal::{self, signals, Identity, Preserve, RestoreSummary};
+use crate::report::{Document, TargetInfo, Warning};
+use crate::target::{self, OpenRequest, TargetKind};
+use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size, short_size};
+use crate::{Error, Result};
+use std::io;
+use std::path::PathBuf;
+
+/// The flags of every command that writes to a target (one definition, flattened).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WriteFlags {
+    /// Allow the test to write. On a block device or file each region is saved to a
+    /// journal first and restored and verified afterwards (preserve mode); a sim: card or a
+    /// directory is written directly.
+    #[arg(long)]
+    pub write: bool,
+    /// Allow writing without saving: data in the written regions is lost (no journal).
+    #[arg(long)]
+    pub destructive: bool,
+    /// Journal file for preserve mode [default: a new file under
+    /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<PathBuf>,
+}
+
+impl WriteFlags {
+    /// `--write` or `--destructive` was given.
+    pub fn allowed(&self) -> bool {
+        self.write || self.destructive
+    }
+}
+
+/// `--write-budget` and `--time-budget`, for the tests that take them.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Budgets {
+    /// Stop once this much has been written (e.g. 512M, 4G); results so far are analysed.
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
+    pub write_budget: Option<String>,
+    /// Stop after this much device time (e.g. 600s); results so far are analysed.
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::duration_arg)]
+    pub time_budget: Option<String>,
+}
+
+impl Budgets {
+    /// `--write-budget` in bytes, if given: above 0 and at most the device's `size`.
+    pub fn write_budget_bytes(&self, size: u64) -> Result<Option<u64>> {
+        self.write_budget
+            .as_deref()
+            .map(|s| {
+                let b = parse_size(s).map_err(|e| Error::usage(format!("--write-budget: {e}")))?;
+                if b == 0 {
+                    return Err(Error::usage(format!(
+                        "--write-budget {s}: must be above 0, e.g. 512M"
+                    )));
+                }
+                if b > size {
+                    return Err(Error::usage(format!(
+                        "--write-budget {s} is more than the whole device ({}): give at most {}",
+                        format_bytes(size),
+                        short_size(size)
+                    )));
+                }
+                Ok(b)
+            })
+            .transpose()
+    }
+
+    /// `--time-budget` in ns, if given.
+    pub fn time_budget_ns(&self) -> Result<Option<u64>> {
+        self.time_budget
+            .as_deref()
+            .map(parse_duration_ns)
+            .transpose()
+    }
+}
+
+/// What a test is about to write: shown before it starts and in the refusal without
+/// `--write`, and the budgets its session enforces.
+#[derive(Debug, Clone, Default)]
+pub struct WriteIntent {
+    pub command: &'static str,
+    /// The region the test may write: (offset, length). Preserve mode saves at most this,
+    /// and the journal must have room for it.
+    pub region: (u64, u64),
+    /// Bytes the test writes at most; `u64::MAX` for a test that writes for a set time
+    /// (the bytes then depend on the device's speed).
+    pub max_bytes: u64,
+    /// Bytes it writes on a typical device, when less than the maximum.
+    pub typical_bytes: Option<u64>,
+    /// Rough duration on a 10 MiB/s card.
+    pub estimated_ns: u64,
+    /// One sentence: what is written where.
+    pub what: String,
+    /// How to make the test write less, offered when the journal has no room for the
+    /// region, e.g. "lower --write-budget".
+    pub smaller: &'static str,
+    /// The session's write cap (`WriteBudget`): usually `--write-budget`
+    /// ([`Budgets::write_budget_bytes`]); a test may set its own (slc: its budget plus the
+    /// recovery write). `None`: counted, not capped.
+    pub budget_bytes: Option<u64>,
+    /// The session's time cap (`TimeBudget`), in device time: usually `--time-budget`.
+    /// Reads and writes after it fail with a "time budget reached" error the test turns
+    /// into a `stopped-early` warning. `None` for a test that keeps its own deadline
+    /// because it must do I/O after it (probe puts its guard regions back).
+    pub time_budget_ns: Option<u64>,
+}
+
+/// Rough time to write `bytes` in `ops` operations on a 10 MiB/s card with 1 ms commands.
+pub fn estimate_ns(bytes: u64, ops: u64) -> u64 {
+    (bytes as f64 / (10.0 * 1048576.0) * 1e9) as u64 + ops.saturating_mul(1_000_000)
+}
+
+impl WriteIntent {
+    /// A workload that writes inside `region` for about `estimated_ns` (at any queue
+    /// depth): how many bytes depends on the device's speed (io, bench).
+    pub fn workload(
+        command: &'static str,
+        region: (u64, u64),
+        estimated_ns: u64,
+        what: String,
+        smaller: &'static str,
+    ) -> Self {
+        WriteIntent {
+            command,
+            region,
+            max_bytes: u64::MAX,
+            estimated_ns,
+            what,
+            smaller,
+            ..WriteIntent::default()
+        }
+    }
+
+    /// The plan in words, for the refusal and the banner.
+    pub fn describe(&self) -> String {
+        let typical = match self.typical_bytes {
+            Some(t) if t < self.max_bytes => format!(" (typically {})", format_bytes(t)),
+            _ => String::new(),
+        };
+        if self.max_bytes == u64::MAX {
+            return format!(
+                "{}; it writes for about {} (how many bytes depends on the device's speed) inside {} at offset {}",
+                self.what,
+                format_ns(self.estimated_ns as f64),
+                format_bytes(self.region.1),
+                self.region.0
+            );
+        }
+        format!(
+            "{}; it writes up to {}{typical} inside {} at offset {}, taking about {} on a 10 MiB/s card",
+            self.what,
+            format_bytes(self.max_bytes),
+            format_bytes(self.region.1),
+            self.region.0,
+            format_ns(self.estimated_ns as f64)
+        )
+    }
+}
+
+/// How the data a test overwrites is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Saved to a journal before it is overwritten, restored and verified afterwards.
+    Preserve,
+    /// Not saved (`--destructive`).
+    Destructive,
+    /// A `sim:` card: it lives in this process, so nothing is saved or restored.
+    Simulated,
+    /// A directory: only new files are written there (and removed afterwards).
+    Directory,
+}
+
+impl WriteMode {
+    /// The JSON name (`preserve.mode`).
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteMode::Preserve => "preserve",
+            WriteMode::Destructive => "destructive",
+            WriteMode::Simulated => "simulated",
+            WriteMode::Directory => "directory",
+        }
+    }
+}
+
+/// The policy's decision for one command on one target.
+#[derive(Debug, Clone)]
+pub struct Permit {
+    pub kind: TargetKind,
+    pub mode: WriteMode,
+    /// The journal to create (preserve mode only): checked not to be on the target and
+    /// not to exist yet.
+    pub journal: Option<PathBuf>,
+}
+
+/// The gate alone: without `--write` or `--destructive`, explain `plan` (what the test
+/// would write) and refuse (exit 2). [`permit`] starts with it; a command that must refuse
+/// before it can describe its plan in full (e.g. before measuring a size) calls it first.
+pub fn check_allowed(spec: &str, flags: &WriteFlags, plan: &str) -> Result<()> {
+    if flags.allowed() {
+        return Ok(());
+    }
+    let how = match TargetKind::of_spec(spec) {
+        TargetKind::Block | TargetKind::File => {
+            "Rerun with --write to allow it (data in the regions is saved and restored), or --destructive to skip the backup"
+        }
+        TargetKind::Sim => {
+            "Rerun with --write to allow it (a simulated card: nothing to save or restore)"
+        }
+        TargetKind::Directory => "Rerun with --write to allow it (only new files are written there)",
+    };
+    Err(Error::Refused(format!(
+        "this test writes to '{spec}': {plan}. Nothing was written. {how}"
+    )))
+}
+
+/// The policy's gate, without opening the target: `--write`/`--destructive` given, the
+/// journal flag consistent with the target's kind, and (preserve mode) the journal's place.
+/// Refusals exit 2 and say that nothing was written.
+pub fn permit(spec: &str, flags: &WriteFlags, intent: &WriteIntent) -> Result<Permit> {
+    let kind = TargetKind::of_spec(spec);
+    check_allowed(spec, flags, &intent.describe())?;
+    let mode = match kind {
+        // A simulated card lives in this process: a journal could never be restored onto it.
+        TargetKind::Sim => WriteMode::Simulated,
+        TargetKind::Directory => WriteMode::Directory,
+        _ if flags.destructive => WriteMode::Destructive,
+        _ => WriteMode::Preserve,
+    };
+    let journal = match (mode, &flags.journal) {
+        (WriteMode::Preserve, given) => {
+            let p = match given {
+                Some(p) => p.clone(),
+                None => journal::default_path(intent.command)?,
+            };
+            journal::check_location(&p, spec)?;
+            Some(p)
+        }
+        (_, None) => None,
+        (WriteMode::Simulated, Some(_)) => {
+            return Err(Error::usage(format!(
+                "--journal: {spec} is a simulated card in this process, so nothing is saved or journaled: drop --journal"
+            )))
+        }
+        (WriteMode::Directory, Some(_)) => {
+            return Err(Error::usage(format!(
+                "--journal: {spec} is a directory, where only new files are written, so nothing is saved or journaled: drop --journal"
+            )))
+        }
+        (WriteMode::Destructive, Some(_)) => {
+            return Err(Error::usage(
+                "--journal has no effect with --destructive (nothing is saved): drop one of them",
+            ))
+        }
+    };
+    Ok(Permit {
+        kind,
+        mode,
+        journal,
+    })
+}
+
+/// The target, bare or in preserve mode.
+pub enum Guarded {
+    Preserve(Preserve<Box<dyn Backend>>),
+    Direct(Box<dyn Backend>),
+}
+
+macro_rules! guarded {
+    ($self:ident, $b:ident => $e:expr) => {
+        match $self {
+            Guarded::Preserve($b) => $e,
+            Guarded::Direct($b) => $e,
+        }
+    };
+}
+
+impl Backend for Guarded {
+    fn size_bytes(&self) -> u64 {
+        guarded!(self, b => b.size_bytes())
+    }
+    fn logical_sector_bytes(&self) -> u32 {
+        guarded!(self, b => b.logical_sector_bytes())
+    }
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        guarded!(self, b => b.read_at(buf, offset))
+    }
+    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        guarded!(self, b => b.write_at(buf, offset))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        guarded!(self, b => b.flush())
+    }
+    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        guarded!(self, b => b.discard(offset, len))
+    }
+    fn clock_ns(&self) -> u64 {
+        guarded!(self, b => b.clock_ns())
+    }
+    fn idle(&mut self, ns: u64) {
+        guarded!(self, b => b.idle(ns))
+    }
+    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        guarded!(self, b => b.prepare_write(offset, len))
+    }
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        guarded!(self, b => b.claim_writes(regions))
+    }
+    fn fast_queue(
+        &self,
+        depth: usize,
+        buffers: usize,
+        buffer_len: usize,
+    ) -> Option<Box<dyn crate::backend::queue::IoQueue>> {
+        guarded!(self, b => b.fast_queue(depth, buffers, buffer_len))
+    }
+}
+
+/// The device stack a write test runs on.
+pub type SessionDevice = Timed<TimeBudget<WriteBudget<Guarded>>>;
+
+/// A running write test: the device stack and what is needed to end it safely.
+pub struct WriteSession {
+    pub dev: SessionDevice,
+    pub info: TargetInfo,
+    pub warnings: Vec<Warning>,
+    pub mode: WriteMode,
+    /// The journal (preserve mode).
+    pub journal: Option<PathBuf>,
+    pub t0: u64,
+}
+
+/// Decide, open and print the plan: the one entry of the write-safety policy (see the
+/// module's documentation). Nothing is written before it returns.
+pub fn open_for_write(
+    spec: &str,
+    flags: &WriteFlags,
+    intent: &WriteIntent,
+) -> Result<WriteSession> {
+    let permit = permit(spec, flags, intent)?;
+    if permit.mode == WriteMode::Directory {
+        return Err(Error::usage(format!(
+            "target '{spec}' is a directory: raw tests need a block device or a file (for a mounted filesystem use `flashscope fs ... {spec}`)"
+        )));
+    }
+    let t0 = crate::backend::monotonic_ns();
+    let opened = target::open(spec, &OpenRequest::read_write())?;
+    let info = opened.info.clone();
+    let warnings = opened.warnings.clone();
+    let save = intent.region.1;
+    let guarded = match &permit.journal {
+        Some(path) => {
+            let identity = Identity::of(spec, &opened, intent.command);
+            check_leftovers(spec, &identity)?;
+            journal::check_space(path, save).map_err(|e| {
+                Error::Refused(format!("{e}, or {}; nothing was written", intent.smaller))
+            })?;
+            eprintln!("flashscope {}: {}", intent.command, intent.describe());
+            eprintln!(
+                "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143). After a crash: flashscope restore {}",
+                format_bytes(save),
+                path.display(),
+                path.display()
+            );
+            // Record Ctrl-C from before the journal exists, so no signal can leave it empty.
+            signals::install();
+            let p = Preserve::new(opened.backend, path, &identity)?
+                .with_stop_check(Box::new(signals::pending));
+            Guarded::Preserve(p)
+        }
+        None => {
+            eprintln!("flashscope {}: {}", intent.command, intent.describe());
+            if permit.mode == WriteMode::Simulated {
+                eprintln!("simulated card: it lives in this process, so nothing is saved or restored (no journal)");
+            } else {
+                eprintln!(
+                    "destructive mode: the data in that region is NOT saved and will be lost"
+                );
+            }
+            Guarded::Direct(opened.backend)
+        }
+    };
+    let budgeted = WriteBudget::new(guarded, intent.budget_bytes);
+    Ok(WriteSession {
+        dev: Timed::new(TimeBudget::new(budgeted, intent.time_budget_ns)),
+        info,
+        warnings,
+        mode: permit.mode,
+        journal: permit.journal,
+        t0,
+    })
+}
+
+/// Refuse while an earlier run's journal for the same target is unrestored or in use;
+/// remove the empty ones (their run stopped before its first overwrite).
+fn check_leftovers(spec: &str, identity: &Identity) -> Result<()> {
+    let leftovers = journal::clear_leftovers(identity);
+    for p in &leftovers.removed_empty {
+        eprintln!(
+            "flashscope: removed {}: an earlier run on {spec} stopped before its first write, so it held nothing to restore",
+            p.display()
+        );
+    }
+    if let Some(busy) = leftovers.in_use.first() {
+        return Err(Error::Refused(format!(
+            "another flashscope test is writing to {spec} now (its journal {} is in use): wait for it to finish, then rerun; nothing was written",
+            busy.display()
+        )));
+    }
+    if let Some(first) = leftovers.unrestored.first() {
+        return Err(Error::Refused(format!(
+            "an unrestored journal for {spec} exists: {} (a test was interrupted by a crash or power loss). Run `flashscope restore {}` first; nothing was written",
+            first.display(),
+            first.display()
+        )));
+    }
+    Ok(())
+}
+
+/// How a write test ended.
+#[derive(Debug, Clone, Default)]
+pub struct Ending {
+    /// The signal that stopped it (the regions were restored).
+    pub interrupted: Option<i32>,
+    pub restored: Option<RestoreSummary>,
+    pub bytes_saved: u64,
+    pub test_bytes_written: u64,
+}
+
+/// What a write test came to (see [`WriteSession::run`]).
+// Made once per command and taken apart at once: boxing would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+pub enum Ran<T> {
+    /// It finished: its samples, and a document with the common fields filled.
+    Done(T, Document),
+    /// A signal stopped it after the regions were restored: the exit code (130 or 143).
+    Stopped(i32),
+}
+
+/// The warning for a test that stopped before its plan was done (budget or time).
+pub fn stopped_early(why: &str) -> Warning {
+    Warning::new(
+        "stopped-early",
+        format!("the test stopped early: {why}; the inference uses what was measured"),
+    )
+}
+
+impl WriteSession {
+    /// Bytes the test wrote to the device so far (restores not counted).
+    pub fn test_bytes_written(&self) -> u64 {
+        self.dev.inner().inner().bytes_written
+    }
+
+    /// Whether the target is the simulated card (never journaled).
+    pub fn simulated(&self) -> bool {
+        self.mode == WriteMode::Simulated
+    }
+
+    /// Run `test` with a progress line on stderr, end the session (restoring and verifying
+    /// in preserve mode, whatever the result) and start the `command` document.
+    pub fn run<T>(
+        &mut self,
+        command: &str,
+        test: impl FnOnce(&mut SessionDevice, &mut dyn FnMut(u64, u64)) -> io::Result<T>,
+    ) -> Result<Ran<T>> {
+        let mut progress = crate::report::progress::Progress::new(command);
+        let result = test(&mut self.dev, &mut |d, t| progress.update(d, t));
+        progress.finish();
+        let (value, ending) = self.end(result)?;
+        let Some(value) = value else {
+            let sig = ending.interrupted.unwrap_or(libc::SIGINT);
+            return Ok(Ran::Stopped(self.interrupted_exit(&ending, sig)));
+        };
+        let mut doc = Document::new(command, serde_json::Value::Null);
+        self.fill(&mut doc, &ending);
+        Ok(Ran::Done(value, doc))
+    }
+
+    /// End the test: restore and verify (preserve mode), whatever the probe's result.
+    /// Returns the probe's value, or `None` when a signal stopped it; an I/O error of the
+    /// probe or a failed restore becomes the error (exit 1), naming the journal if kept.
+    pub fn end<T>(&mut self, result: io::Result<T>) -> Result<(Option<T>, Ending)> {
+        let mut ending = Ending {
+            test_bytes_written: self.test_bytes_written(),
+            ..Ending::default()
+        };
+        let mut failure = None;
+        let restore = match self.dev.inner_mut().inner_mut().inner_mut() {
+            Guarded::Preserve(p) => {
+                ending.bytes_saved = p.bytes_saved();
+                failure = p.failure().map(str::to_string);
+                Some(p.finish())
+            }
+            Guarded::Direct(b) => {
+                let _ = b.flush();
+                None
+            }
+        };
+        let restore_note = match &restore {
+            Some(Ok(s)) => format!(
+                "; every saved region ({} in {} regions) was restored and verified",
+                format_bytes(s.bytes),
+                s.regions
+            ),
+            _ => String::new(),
+        };
+        match restore {
+            Some(Ok(s)) => ending.restored = Some(s),
+            Some(Err(e)) => {
+                let what = match (&failure, &result) {
+                    (Some(f), _) => format!("the test stopped ({f}) and "),
+                    (None, Err(p)) => format!("the test failed ({p}) and "),
+                    (None, Ok(_)) => String::new(),
+                };
+                return Err(Error::runtime(format!("{what}restoring failed: {e}")));
+            }
+            None => {}
+        }
+        // A journal or target write error ends the test with no result, whatever the
+        // test made of the failed I/O (it may have counted it as a finding).
+        if let Some(f) = failure {
+            return Err(Error::runtime(format!(
+                "{f}. The test stopped there and gives no result{restore_note}"
+            )));
+        }
+        match result {
+            Ok(v) => {
+                if let Some(sig) = signals::pending().filter(|_| self.journal.is_some()) {
+                    ending.interrupted = Some(sig);
+                    return Ok((None, ending));
+                }
+                Ok((Some(v), ending))
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                ending.interrupted = signals::pending().or(Some(libc::SIGINT));
+                Ok((None, ending))
+            }
+            Err(e) => Err(Error::io(
+                format!(
+                    "writing to {} after {}{restore_note}",
+                    self.info.spec,
+                    format_bytes(ending.test_bytes_written)
+                ),
+                e,
+            )),
+        }
+    }
+
+    /// Fill the document's common fields: target, warnings, journal, bytes written, time.
+    pub fn fill(&self, doc: &mut Document, ending: &Ending) {
+        doc.target = serde_json::to_value(&self.info).unwrap_or_default();
+        doc.warnings.extend(self.warnings.iter().cloned());
+        let restored = ending.restored.map(|r| r.bytes).unwrap_or(0);
+        doc.bytes_written = ending.test_bytes_written + restored;
+        doc.extra.insert(
+            "journal".into(),
+            match &self.journal {
+                Some(p) => p.display().to_string().into(),
+                None => serde_json::Value::Null,
+            },
+        );
+        doc.extra.insert(
+            "preserve".into(),
+            serde_json::json!({
+                "mode": self.mode.name(),
+                "bytes_saved": ending.bytes_saved,
+                "test_bytes_written": ending.test_bytes_written,
+                "restore_bytes_written": restored,
+                "regions_restored": ending.restored.map(|r| r.regions).unwrap_or(0),
+                "regions_verified": ending.restored.map(|r| r.verified).unwrap_or(0),
+                "journal_removed": ending.restored.is_some(),
+            }),
+        );
+        doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(self.t0);
+    }
+
+    /// The exit code and message for a run a signal stopped.
+    pub fn interrupted_exit(&self, ending: &Ending, sig: i32) -> i32 {
+        let name = if sig == libc::SIGTERM {
+            "SIGTERM"
+        } else {
+            "SIGINT"
+        };
+        let r = ending.restored.unwrap_or_default();
+        eprintln!(
+            "flashscope: stopped by {name} after {} written; restored and verified {} regions ({}); journal removed",
+            format_bytes(ending.test_bytes_written),
+            r.regions,
+            format_bytes(r.bytes)
+        );
+        signals::exit_code(sig)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn intent() -> WriteIntent {
+        WriteIntent {
+            command: "test",
+            region: (0, 1 << 20),
+            max_bytes: 1 << 20,
+            what: "test writes 1 MiB".into(),
+            ..WriteIntent::default()
+        }
+    }
+
+    fn flags(write: bool, destructive: bool, journal: Option<&str>) -> WriteFlags {
+        WriteFlags {
+            write,
+            destructive,
+            journal: journal.map(PathBuf::from),
+        }
+    }
+
+    #[test]
+    fn without_write_nothing_is_permitted_and_the_plan_is_explained() {
+        let e = permit("sim:sd-16g", &flags(false, false, None), &intent()).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let msg = e.to_string();
+        assert!(msg.contains("test writes 1 MiB") && msg.contains("Nothing was written"));
+    }
+
+    #[test]
+    fn a_sim_card_is_never_journaled() {
+        for f in [flags(true, false, None), flags(false, true, None)] {
+            let p = permit("sim:sd-16g", &f, &intent()).unwrap();
+            assert_eq!(p.mode, WriteMode::Simulated);
+            assert!(p.journal.is_none());
+        }
+        let e = permit("sim:sd-16g", &flags(true, false, Some("/tmp/j")), &intent()).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let s = open_for_write("sim:sd-16g", &flags(true, false, None), &intent()).unwrap();
+        assert_eq!(s.mode, WriteMode::Simulated);
+        assert!(s.journal.is_none());
+    }
+
+    #[test]
+    fn files_are_preserved_unless_destructive_and_directories_take_no_journal() {
+        let d = tempfile::tempdir().unwrap();
+        let img = d.path().join("img");
+        std::fs::write(&img, vec![0u8; 1 << 20]).unwrap();
+        let spec = img.to_str().unwrap();
+        let j = d.path().join("j.fsjournal");
+        let p = permit(spec, &flags(true, false, j.to_str()), &intent()).unwrap();
+        assert_eq!((p.kind, p.mode), (TargetKind::File, WriteMode::Preserve));
+        assert_eq!(p.journal.as_deref(), Some(j.as_path()));
+        let p = permit(spec, &flags(true, true, None), &intent()).unwrap();
+        assert_eq!(p.mode, WriteMode::Destructive);
+        let e = permit(spec, &flags(false, true, j.to_str()), &intent()).unwrap_err();
+        assert!(e.to_string().contains("--journal has no effect"), "{e}");
+        let dir = d.path().to_str().unwrap();
+        let p = permit(dir, &flags(true, false, None), &intent()).unwrap();
+        assert_eq!(p.mode, WriteMode::Directory);
+        assert!(permit(dir, &flags(true, false, j.to_str()), &intent()).is_err());
+    }
+}
