@@ -75,9 +75,13 @@ impl Backend for SyncBackend {
     ) -> Option<Box<dyn super::queue::IoQueue>> {
         let file = self.file.try_clone().ok()?;
         if depth > 1 {
-            if let Ok(q) =
-                super::uring::UringQueue::new(file.try_clone().ok()?, depth, buffers, buffer_len)
-            {
+            if let Ok(q) = super::uring::UringQueue::new(
+                file.try_clone().ok()?,
+                depth,
+                buffers,
+                buffer_len,
+                !self.is_block,
+            ) {
                 return Some(Box::new(q));
             }
         }

@@ -31,7 +31,18 @@ pub fn available() -> io::Result<()> {
 
 impl UringQueue {
     /// A ring of `depth` entries on `file` with `buffers` buffers of `buffer_len` bytes.
-    pub fn new(file: File, depth: usize, buffers: usize, buffer_len: usize) -> io::Result<Self> {
+    /// `register_file` registers the descriptor with the ring (one lookup less per
+    /// request); not for a descriptor that holds a device exclusively: a registered file
+    /// lives until the kernel has torn the ring down, which it does asynchronously after
+    /// the process is gone, so a `restore` right after a SIGKILL would find the device
+    /// still held.
+    pub fn new(
+        file: File,
+        depth: usize,
+        buffers: usize,
+        buffer_len: usize,
+        register_file: bool,
+    ) -> io::Result<Self> {
         let depth = depth.max(1);
         let entries = (depth as u32).next_power_of_two().max(2);
         // One thread submits and reaps: let the kernel run completion work only when we
@@ -56,7 +67,8 @@ impl UringQueue {
         // buffers are unregistered and nothing is in flight (see `Drop`).
         let fixed_bufs = buffers <= u16::MAX as usize
             && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-        let fixed_file = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
+        let fixed_file =
+            register_file && ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
         Ok(UringQueue {
             ring,
             slab: Some(slab),

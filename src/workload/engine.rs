@@ -397,7 +397,9 @@ fn job_queue(
             2,
             bs,
         )),
-        (EngineKind::Uring, Some(f)) => Box::new(UringQueue::new(f.try_clone()?, qd, qd + 1, bs)?),
+        (EngineKind::Uring, Some(f)) => {
+            Box::new(UringQueue::new(f.try_clone()?, qd, qd + 1, bs, true)?)
+        }
     })
 }
 
