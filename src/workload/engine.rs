@@ -214,9 +214,13 @@ fn drive(ctls: &mut [JobCtl], ends: &mut [Ending], q: &mut dyn IoQueue, run_id: 
     let mut done: Vec<Completion> = Vec::with_capacity(slots);
     let mut fsync = vec![false; jobs];
     let mut broken: Option<io::Error> = None;
+    // One clock read per round: the time of the last reap is the time the next batch is
+    // queued (a deeper queue reads it again at submission, as its batches take longer to
+    // queue); a null or sync job at depth 1 then costs one read per I/O.
+    let deep = slots > 1;
+    let mut now = q.clock_ns();
     loop {
         // Fill every free slot the jobs have work for.
-        let now = q.clock_ns();
         batch.clear();
         for j in 0..jobs {
             if waiting[j].is_some_and(|t| t > now) {
@@ -269,6 +273,7 @@ fn drive(ctls: &mut [JobCtl], ends: &mut [Ending], q: &mut dyn IoQueue, run_id: 
             match waiting.iter().flatten().min() {
                 Some(&t) => {
                     q.idle(t.saturating_sub(q.clock_ns()).max(1));
+                    now = q.clock_ns();
                     continue;
                 }
                 None => break,
@@ -286,13 +291,16 @@ fn drive(ctls: &mut [JobCtl], ends: &mut [Ending], q: &mut dyn IoQueue, run_id: 
                     }
                 }
                 if q.in_flight() == 0 {
+                    now = q.clock_ns();
                     continue;
                 }
             }
-            let t_submit = q.clock_ns();
-            for &s in &batch {
-                if let Some(f) = slot_io[s].as_mut() {
-                    f.issued = t_submit;
+            if deep {
+                let t_submit = q.clock_ns();
+                for &s in &batch {
+                    if let Some(f) = slot_io[s].as_mut() {
+                        f.issued = t_submit;
+                    }
                 }
             }
         }
@@ -300,7 +308,7 @@ fn drive(ctls: &mut [JobCtl], ends: &mut [Ending], q: &mut dyn IoQueue, run_id: 
             broken = Some(e);
             break;
         }
-        let now = q.clock_ns();
+        now = q.clock_ns();
         for c in done.drain(..) {
             let slot = c.tag as usize;
             let Some(f) = slot_io.get_mut(slot).and_then(|s| s.take()) else {
