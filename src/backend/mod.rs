@@ -129,87 +129,52 @@ macro_rules! forward {
 }
 pub(crate) use forward;
 
-impl<B: Backend + ?Sized> Backend for Box<B> {
-    fn size_bytes(&self) -> u64 {
-        (**self).size_bytes()
-    }
-    fn logical_sector_bytes(&self) -> u32 {
-        (**self).logical_sector_bytes()
-    }
-    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        (**self).read_at(buf, offset)
-    }
-    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
-        (**self).write_at(buf, offset)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        (**self).flush()
-    }
-    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        (**self).discard(offset, len)
-    }
-    fn clock_ns(&self) -> u64 {
-        (**self).clock_ns()
-    }
-    fn idle(&mut self, ns: u64) {
-        (**self).idle(ns)
-    }
-    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        (**self).prepare_write(offset, len)
-    }
-    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
-        (**self).claim_writes(regions)
-    }
-    fn fast_queue(
-        &self,
-        depth: usize,
-        buffers: usize,
-        buffer_len: usize,
-    ) -> Option<Box<dyn queue::IoQueue>> {
-        (**self).fast_queue(depth, buffers, buffer_len)
-    }
+/// `Backend` for a pointer to one (`Box<B>`, `&mut B`): every method goes to the pointee.
+macro_rules! pointer_backend {
+    ($($ptr:ty),+) => { $(
+        impl<B: Backend + ?Sized> Backend for $ptr {
+            fn size_bytes(&self) -> u64 {
+                (**self).size_bytes()
+            }
+            fn logical_sector_bytes(&self) -> u32 {
+                (**self).logical_sector_bytes()
+            }
+            fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+                (**self).read_at(buf, offset)
+            }
+            fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+                (**self).write_at(buf, offset)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                (**self).flush()
+            }
+            fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
+                (**self).discard(offset, len)
+            }
+            fn clock_ns(&self) -> u64 {
+                (**self).clock_ns()
+            }
+            fn idle(&mut self, ns: u64) {
+                (**self).idle(ns)
+            }
+            fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
+                (**self).prepare_write(offset, len)
+            }
+            fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+                (**self).claim_writes(regions)
+            }
+            fn fast_queue(
+                &self,
+                depth: usize,
+                buffers: usize,
+                buffer_len: usize,
+            ) -> Option<Box<dyn queue::IoQueue>> {
+                (**self).fast_queue(depth, buffers, buffer_len)
+            }
+        }
+    )+ };
 }
-
-impl<B: Backend + ?Sized> Backend for &mut B {
-    fn size_bytes(&self) -> u64 {
-        (**self).size_bytes()
-    }
-    fn logical_sector_bytes(&self) -> u32 {
-        (**self).logical_sector_bytes()
-    }
-    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        (**self).read_at(buf, offset)
-    }
-    fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
-        (**self).write_at(buf, offset)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        (**self).flush()
-    }
-    fn discard(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        (**self).discard(offset, len)
-    }
-    fn clock_ns(&self) -> u64 {
-        (**self).clock_ns()
-    }
-    fn idle(&mut self, ns: u64) {
-        (**self).idle(ns)
-    }
-    fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        (**self).prepare_write(offset, len)
-    }
-    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
-        (**self).claim_writes(regions)
-    }
-    fn fast_queue(
-        &self,
-        depth: usize,
-        buffers: usize,
-        buffer_len: usize,
-    ) -> Option<Box<dyn queue::IoQueue>> {
-        (**self).fast_queue(depth, buffers, buffer_len)
-    }
-}
+pointer_backend!(Box<B>, &mut B);
 
 /// CLOCK_MONOTONIC_RAW in nanoseconds (CLOCK_MONOTONIC where RAW is unavailable); never
 /// wall-clock time.
