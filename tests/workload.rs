@@ -391,17 +391,17 @@ fn bench_on_a_vanishing_device_keeps_the_finished_tests() {
 }
 
 #[test]
-fn block_devices_refuse_io_writes_without_destructive_and_report_disk_statistics() {
+fn block_devices_refuse_io_writes_without_permission_and_report_disk_statistics() {
     let Some(lo) = Loop::random(32 << 20, 1) else {
         return;
     };
-    // io covers a region of any size (by default the whole device), so it keeps no backup:
-    // --write is refused on a block device, naming --destructive.
+    // Writing needs --write (preserve mode) or --destructive; without either nothing is
+    // written.
     flashscope()
-        .args(["io", &lo.dev, "--rw", "write", "--size", "1M", "--write"])
+        .args(["io", &lo.dev, "--rw", "write", "--size", "1M"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--destructive"));
+        .stderr(predicate::str::contains("--write"));
     // bench's --journal belongs to preserve mode only.
     flashscope()
         .args([
@@ -693,7 +693,7 @@ fn io_options_in_fios_words_do_what_fio_does() {
             "4",
             "--cpus",
             "0",
-            "--write",
+            "--destructive",
         ],
         0,
     );

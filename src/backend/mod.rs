@@ -6,8 +6,10 @@
 
 pub mod buffer;
 pub mod null;
+pub mod queue;
 pub mod sim;
 pub mod sync;
+pub mod uring;
 
 pub use buffer::AlignedBuf;
 pub use null::NullBackend;
@@ -48,10 +50,28 @@ pub trait Backend: Send {
     fn prepare_write(&mut self, _offset: u64, _len: u64) -> io::Result<()> {
         Ok(())
     }
-    /// Another handle on the same device (a second file descriptor), so that two threads
-    /// can each have a request in flight at once. `None` where the device cannot be shared:
-    /// the simulator, and wrappers that count, cap or save what passes through them.
-    fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
+    /// These regions are about to be written by an engine on the device's fast path (a
+    /// `backend::queue::Claimed` queue: io_uring or pread/pwrite on a descriptor of its
+    /// own), not through `write_at`: do everything `write_at` does except moving the bytes
+    /// (count them, cap them, save them). An error refuses the whole batch. A device at
+    /// the bottom of the stack has nothing to do: the default announces each region.
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        for &(offset, len) in regions {
+            self.prepare_write(offset, len)?;
+        }
+        Ok(())
+    }
+    /// A queue on this device's fast path (io_uring on its descriptor) with `depth`
+    /// requests in flight and `buffers` buffers of `buffer_len` bytes. Wrappers pass it
+    /// through unchanged, so whoever writes through it claims the writes on the stack
+    /// first (`queue::Claimed`). `None` where the stack is the only path (the simulator, a
+    /// directory of files).
+    fn fast_queue(
+        &self,
+        _depth: usize,
+        _buffers: usize,
+        _buffer_len: usize,
+    ) -> Option<Box<dyn queue::IoQueue>> {
         None
     }
 }
@@ -91,15 +111,28 @@ macro_rules! forward {
             self.$f.prepare_write(offset, len)
         }
     };
+    (@ $f:ident fast_queue) => {
+        fn fast_queue(
+            &self,
+            depth: usize,
+            buffers: usize,
+            buffer_len: usize,
+        ) -> Option<Box<dyn $crate::backend::queue::IoQueue>> {
+            self.$f.fast_queue(depth, buffers, buffer_len)
+        }
+    };
+    (@ $f:ident claim_writes) => {
+        fn claim_writes(&mut self, regions: &[(u64, u64)]) -> std::io::Result<()> {
+            self.$f.claim_writes(regions)
+        }
+    };
 }
 pub(crate) use forward;
 
-/// `Backend` for pointers to a backend: every call goes to the pointee. A borrowed
-/// backend is one too, so a test can wrap the stack it was handed (`Timed::new(dev)` on a
-/// `&mut dyn Backend`) without owning it.
+/// `Backend` for a pointer to one (`Box<B>`, `&mut B`): every method goes to the pointee.
 macro_rules! pointer_backend {
-    ($($pointer:ty),+) => { $(
-        impl<B: Backend + ?Sized> Backend for $pointer {
+    ($($ptr:ty),+) => { $(
+        impl<B: Backend + ?Sized> Backend for $ptr {
             fn size_bytes(&self) -> u64 {
                 (**self).size_bytes()
             }
@@ -127,8 +160,16 @@ macro_rules! pointer_backend {
             fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
                 (**self).prepare_write(offset, len)
             }
-            fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
-                (**self).try_clone_handle()
+            fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+                (**self).claim_writes(regions)
+            }
+            fn fast_queue(
+                &self,
+                depth: usize,
+                buffers: usize,
+                buffer_len: usize,
+            ) -> Option<Box<dyn queue::IoQueue>> {
+                (**self).fast_queue(depth, buffers, buffer_len)
             }
         }
     )+ };
@@ -187,7 +228,12 @@ impl<B: Backend> Timed<B> {
 }
 
 impl<B: Backend> Backend for Timed<B> {
-    forward!(inner: size_bytes, logical_sector_bytes, flush, discard, clock_ns, idle, prepare_write);
+    forward!(inner: size_bytes, logical_sector_bytes, flush, discard, clock_ns, idle, prepare_write, fast_queue);
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        self.inner.claim_writes(regions)?;
+        self.writes += regions.len() as u64;
+        Ok(())
+    }
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         let t0 = self.inner.clock_ns();
         let r = self.inner.read_at(buf, offset);
@@ -253,7 +299,18 @@ pub fn is_budget_exhausted(e: &io::Error) -> bool {
 }
 
 impl<B: Backend> Backend for WriteBudget<B> {
-    forward!(inner: size_bytes, logical_sector_bytes, read_at, flush, discard, clock_ns, idle, prepare_write);
+    forward!(inner: size_bytes, logical_sector_bytes, read_at, flush, discard, clock_ns, idle, prepare_write, fast_queue);
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        let bytes: u64 = regions.iter().map(|r| r.1).sum();
+        if let Some(limit) = self.limit {
+            if self.bytes_written + bytes > limit {
+                return Err(budget_error(limit));
+            }
+        }
+        self.inner.claim_writes(regions)?;
+        self.bytes_written += bytes;
+        Ok(())
+    }
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
         if let Some(limit) = self.limit {
             if self.bytes_written + buf.len() as u64 > limit {
@@ -308,7 +365,11 @@ impl<B: Backend> TimeBudget<B> {
 }
 
 impl<B: Backend> Backend for TimeBudget<B> {
-    forward!(inner: size_bytes, logical_sector_bytes, flush, clock_ns, idle, prepare_write);
+    forward!(inner: size_bytes, logical_sector_bytes, flush, clock_ns, idle, prepare_write, fast_queue);
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        self.check()?;
+        self.inner.claim_writes(regions)
+    }
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         self.check()?;
         self.inner.read_at(buf, offset)

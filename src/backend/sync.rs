@@ -59,13 +59,27 @@ impl Backend for SyncBackend {
     fn idle(&mut self, ns: u64) {
         std::thread::sleep(std::time::Duration::from_nanos(ns));
     }
-    fn try_clone_handle(&self) -> Option<Box<dyn Backend>> {
+    fn fast_queue(
+        &self,
+        depth: usize,
+        buffers: usize,
+        buffer_len: usize,
+    ) -> Option<Box<dyn super::queue::IoQueue>> {
         let file = self.file.try_clone().ok()?;
-        Some(Box::new(SyncBackend::new(
-            file,
-            self.size,
-            self.sector,
-            self.is_block,
+        if depth > 1 {
+            if let Ok(q) = super::uring::UringQueue::new(
+                file.try_clone().ok()?,
+                depth,
+                buffers,
+                buffer_len,
+                !self.is_block,
+            ) {
+                return Some(Box::new(q));
+            }
+        }
+        let dev = SyncBackend::new(file, self.size, self.sector, self.is_block);
+        Some(Box::new(super::queue::BackendQueue::new(
+            dev, 1, buffers, buffer_len,
         )))
     }
 }

@@ -1,17 +1,19 @@
 //! The full-surface verify engine: write stamps over a range, read everything back and
 //! classify every unit, merging what went wrong into extents.
 //!
-//! Stamps are generated and checked by several lanes while another lane's request is at
-//! the device, so the device, not the CPU, sets the pace. The run's state (salt, phase, position,
+//! Stamps are generated and checked while the engine's queue keeps requests at the
+//! device, so the device, not the CPU, sets the pace. The run's state (salt, phase, position,
 //! extents so far) is small and serialisable: `--resume` continues from it.
 
 use super::extent::{Extent, ExtentKind, ExtentList};
 use super::stamp::{Stamper, UnitClass, UNIT};
-use crate::backend::{AlignedBuf, Backend};
+use crate::backend::queue::{BackendQueue, Claimed, Completion, IoQueue, Op, Request, Stack};
+use crate::backend::Backend;
 use crate::error::is_vanished;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 /// Where a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,13 +161,13 @@ pub const MAX_IODEPTH: usize = 8;
 
 /// Run (or continue) a verify described by `state` on `dev`.
 ///
-/// Each pass has `ctl.iodepth` I/O threads, each with its own handle on the device, that
-/// only move bytes: they take chunks in ascending order and issue the next one as soon as
-/// the previous completes. One more thread stamps chunks ahead of the writers or checks
-/// the chunks behind the readers, so generating and checking never leave the device idle.
-/// `iodepth + 2` chunk buffers circulate, which bounds the memory. Depths above one need
-/// more handles (`Backend::try_clone_handle`); where there are none (the simulator, a
-/// directory) the depth is one and the order of I/O, hence the simulated clock, is exact.
+/// Both passes run on the one engine interface (`backend::queue`): on a device with a fast
+/// path, an io_uring queue of `ctl.iodepth` requests on its descriptor, every write claimed
+/// on `dev`'s stack first (preserve mode saves each chunk just before it is overwritten,
+/// the budget counts it); elsewhere (the simulator, a directory) `dev` itself, one request
+/// at a time, so the order of I/O, hence the simulated clock, is exact. One thread stamps
+/// the next chunk or checks the last one while the queue keeps the device busy; one
+/// buffer more than the depth circulates, which bounds the memory.
 pub fn run<B: Backend + ?Sized>(
     dev: &mut B,
     state: &mut VerifyState,
@@ -186,6 +188,8 @@ pub fn run<B: Backend + ?Sized>(
             dev.size_bytes()
         )));
     }
+    let mut dev = dev;
+    let dev: &mut dyn Backend = &mut dev;
     let t0 = dev.clock_ns();
     if state.phase == Phase::Write {
         run_phase(dev, state, ctl, sector, t0, Phase::Write)?;
@@ -209,103 +213,6 @@ pub fn run<B: Backend + ?Sized>(
     Ok(())
 }
 
-/// One handle on the device: the caller's, or another one for a deeper queue.
-enum Handle<'a, B: ?Sized> {
-    Main(&'a mut B),
-    Extra(Box<dyn Backend>),
-}
-
-impl<B: Backend + ?Sized> Handle<'_, B> {
-    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        match self {
-            Handle::Main(b) => b.read_at(buf, offset),
-            Handle::Extra(b) => b.read_at(buf, offset),
-        }
-    }
-    fn write_at(&mut self, buf: &[u8], offset: u64) -> std::io::Result<()> {
-        match self {
-            Handle::Main(b) => b.write_at(buf, offset),
-            Handle::Extra(b) => b.write_at(buf, offset),
-        }
-    }
-    fn clock_ns(&self) -> u64 {
-        match self {
-            Handle::Main(b) => b.clock_ns(),
-            Handle::Extra(b) => b.clock_ns(),
-        }
-    }
-}
-
-/// The shared part of a pass: buffers, the next chunk to issue, and the stop flag.
-struct Queue {
-    /// The next chunk to read (read pass) or to stamp (write pass).
-    next: u64,
-    free: Vec<AlignedBuf>,
-    /// Write pass: chunks stamped in ascending order, waiting for an I/O thread.
-    filled: std::collections::VecDeque<(u64, u64, AlignedBuf)>,
-    /// Write pass: everything up to the end has been stamped.
-    all_filled: bool,
-    stop: bool,
-}
-
-struct Pipeline {
-    queue: std::sync::Mutex<Queue>,
-    changed: std::sync::Condvar,
-}
-
-impl Pipeline {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
-        // A thread that panicked poisons the lock; the queue it guards stays consistent.
-        self.queue.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Wait until `ready` says what to do: `Some(Some(t))` go on with `t`, `Some(None)`
-    /// nothing is left for this thread, `None` not yet. Returns `None` also when the pass
-    /// stops (time budget, fatal error, a thread gone).
-    fn wait_for<T>(&self, mut ready: impl FnMut(&mut Queue) -> Option<Option<T>>) -> Option<T> {
-        let mut q = self.lock();
-        loop {
-            if q.stop {
-                return None;
-            }
-            if let Some(next) = ready(&mut q) {
-                drop(q);
-                self.changed.notify_all();
-                return next;
-            }
-            q = self.changed.wait(q).unwrap_or_else(|p| p.into_inner());
-        }
-    }
-
-    /// The next chunk in ascending order (offset, length, a free buffer), waiting for a
-    /// buffer; `None` at `end` or when the pass stops.
-    fn next_chunk(&self, end: u64, chunk: u64) -> Option<(u64, u64, AlignedBuf)> {
-        self.wait_for(|q| {
-            if q.next >= end {
-                return Some(None);
-            }
-            let buf = q.free.pop()?;
-            let off = q.next;
-            let n = (end - off).min(chunk);
-            q.next += n;
-            Some(Some((off, n, buf)))
-        })
-    }
-
-    fn give_back(&self, buf: AlignedBuf, stop: bool) {
-        let mut q = self.lock();
-        q.free.push(buf);
-        q.stop |= stop;
-        drop(q);
-        self.changed.notify_all();
-    }
-
-    fn stop(&self) {
-        self.lock().stop = true;
-        self.changed.notify_all();
-    }
-}
-
 /// What became of one chunk.
 struct Done {
     offset: u64,
@@ -321,81 +228,132 @@ struct Done {
     fatal: Option<std::io::Error>,
 }
 
-impl Done {
-    fn new(offset: u64, len: u64) -> Self {
-        Done {
+/// Errors that end the run rather than mark sectors bad: the device vanished, a signal
+/// asked preserve mode to stop and restore, or the write budget is spent.
+fn is_fatal(e: &std::io::Error) -> bool {
+    is_vanished(e)
+        || e.kind() == std::io::ErrorKind::Interrupted
+        || crate::backend::is_budget_exhausted(e)
+}
+
+/// A chunk in flight or completed and not yet applied: its buffer and the result.
+struct Slot {
+    buf: usize,
+    len: usize,
+    result: Option<(std::io::Result<usize>, u64)>,
+}
+
+/// One pass on a queue: chunks issued in ascending order, applied in that order.
+struct Pass<'q> {
+    q: &'q mut dyn IoQueue,
+    op: Op,
+    free: Vec<usize>,
+    /// By offset: chunks issued and not yet applied.
+    slots: BTreeMap<u64, Slot>,
+    reaped: Vec<Completion>,
+}
+
+/// Tags of the sector-by-sector retries (chunk tags are offsets, far below).
+const RETRY_TAG: u64 = u64::MAX;
+
+impl Pass<'_> {
+    /// Move completions into their slots; a retry's result is returned.
+    fn take_reaped(&mut self) -> Option<std::io::Result<usize>> {
+        let now = self.q.clock_ns();
+        let mut retry = None;
+        for c in self.reaped.drain(..) {
+            if c.tag == RETRY_TAG {
+                retry = Some(c.result);
+            } else if let Some(s) = self.slots.get_mut(&c.tag) {
+                s.result = Some((c.result, now));
+            }
+        }
+        retry
+    }
+
+    /// One request on its own, waiting for it (the chunks in flight go on meanwhile).
+    fn one(
+        &mut self,
+        op: Op,
+        offset: u64,
+        buf: usize,
+        at: usize,
+        len: usize,
+    ) -> std::io::Result<()> {
+        let req = Request {
+            op,
             offset,
             len,
-            clock: 0,
-            written: 0,
-            extents: Vec::new(),
-            good: 0,
-            fatal: None,
-        }
-    }
-}
-
-/// Errors that end the run rather than mark sectors bad: the device vanished, or a
-/// signal asked preserve mode to stop and restore.
-fn is_fatal(e: &std::io::Error) -> bool {
-    is_vanished(e) || e.kind() == std::io::ErrorKind::Interrupted
-}
-
-/// Write one chunk; a chunk that fails is retried sector by sector to find the sectors
-/// that refuse writes.
-fn write_chunk<B: Backend + ?Sized>(
-    h: &mut Handle<'_, B>,
-    buf: &[u8],
-    off: u64,
-    sector: u64,
-    done: &mut Done,
-) {
-    match h.write_at(buf, off) {
-        Ok(()) => done.written = buf.len() as u64,
-        Err(e) if is_fatal(&e) || crate::backend::is_budget_exhausted(&e) => {
-            done.fatal = Some(e);
-        }
-        Err(_) => {
-            let mut bad = ExtentList::new(usize::MAX);
-            for (i, piece) in buf.chunks(sector as usize).enumerate() {
-                let at = off + i as u64 * sector;
-                match h.write_at(piece, at) {
-                    Ok(()) => done.written += piece.len() as u64,
-                    Err(_) => bad.push(at, sector, ExtentKind::Unwritable, None),
-                }
+            buf,
+            at,
+            tag: RETRY_TAG,
+        };
+        self.q.queue(req)?;
+        self.q.commit()?;
+        loop {
+            self.q.reap(1, &mut self.reaped)?;
+            if let Some(r) = self.take_reaped() {
+                return match r {
+                    Ok(n) if n == len => Ok(()),
+                    Ok(n) => Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("short transfer: {n} of {len} bytes"),
+                    )),
+                    Err(e) => Err(e),
+                };
             }
-            done.extents = bad.extents;
         }
     }
-}
 
-/// Read one chunk; a chunk that fails is retried sector by sector, and the sectors that
-/// cannot be read are zeroed and returned.
-fn read_chunk<B: Backend + ?Sized>(
-    h: &mut Handle<'_, B>,
-    buf: &mut [u8],
-    off: u64,
-    sector: u64,
-    done: &mut Done,
-) -> Vec<(u64, u64)> {
-    let mut unreadable: Vec<(u64, u64)> = Vec::new();
-    match h.read_at(buf, off) {
-        Ok(()) => {}
-        Err(e) if is_fatal(&e) => done.fatal = Some(e),
-        Err(_) => {
-            for (i, piece) in buf.chunks_mut(sector as usize).enumerate() {
-                let at = off + i as u64 * sector;
-                if h.read_at(piece, at).is_err() {
-                    piece.fill(0);
+    /// A chunk whose write failed: write it sector by sector to find the sectors that
+    /// refuse writes.
+    fn write_retry(&mut self, off: u64, buf: usize, len: usize, sector: u64, done: &mut Done) {
+        let mut bad = ExtentList::new(usize::MAX);
+        for at in (0..len).step_by(sector as usize) {
+            let n = (len - at).min(sector as usize);
+            match self.one(Op::Write, off + at as u64, buf, at, n) {
+                Ok(()) => done.written += n as u64,
+                Err(e) if is_fatal(&e) => {
+                    done.fatal = Some(e);
+                    return;
+                }
+                Err(_) => bad.push(off + at as u64, sector, ExtentKind::Unwritable, None),
+            }
+        }
+        done.extents = bad.extents;
+    }
+
+    /// A chunk whose read failed: read it sector by sector; the sectors that cannot be
+    /// read are zeroed and returned.
+    fn read_retry(
+        &mut self,
+        off: u64,
+        buf: usize,
+        len: usize,
+        sector: u64,
+        done: &mut Done,
+    ) -> Vec<(u64, u64)> {
+        let mut unreadable: Vec<(u64, u64)> = Vec::new();
+        for at in (0..len).step_by(sector as usize) {
+            let n = (len - at).min(sector as usize);
+            let pos = off + at as u64;
+            match self.one(Op::Read, pos, buf, at, n) {
+                Ok(()) => {}
+                Err(e) if is_fatal(&e) => {
+                    done.fatal = Some(e);
+                    break;
+                }
+                Err(_) => {
+                    self.q.buf(buf)[at..at + n].fill(0);
                     match unreadable.last_mut() {
-                        Some((o, l)) if *o + *l == at => *l += sector,
-                        _ => unreadable.push((at, sector)),
+                        Some((o, l)) if *o + *l == pos => *l += n as u64,
+                        _ => unreadable.push((pos, n as u64)),
                     }
                 }
             }
         }
+        unreadable
     }
-    unreadable
 }
 
 /// Classify every unit of a chunk read back from `off`, skipping the unreadable ranges
@@ -437,98 +395,35 @@ fn check_chunk(
     (list.extents, good)
 }
 
-/// A chunk read, on its way to the checker: its buffer and the sector ranges that could
-/// not be read.
-type ReadBack = (Done, AlignedBuf, Vec<(u64, u64)>);
-
-/// An I/O thread of the read pass: read the next chunk into a free buffer, as soon as
-/// there is one, and pass it on to be checked.
-fn reader<B: Backend + ?Sized>(
-    pipe: &Pipeline,
-    mut h: Handle<'_, B>,
-    end: u64,
-    chunk: u64,
-    sector: u64,
-    deadline: Option<u64>,
-    tx: SyncSender<ReadBack>,
-) {
-    while let Some((off, n, mut buf)) = pipe.next_chunk(end, chunk) {
-        let mut done = Done::new(off, n);
-        let unreadable = read_chunk(&mut h, &mut buf[..n as usize], off, sector, &mut done);
-        done.clock = h.clock_ns();
-        if deadline.is_some_and(|d| done.clock > d) || done.fatal.is_some() {
-            pipe.stop();
-        }
-        if tx.send((done, buf, unreadable)).is_err() {
-            pipe.stop();
-            return;
-        }
-    }
-}
-
-/// The CPU side of the read pass: check each chunk read, give its buffer back.
-fn checker(
-    pipe: &Pipeline,
-    stamper: Stamper,
-    rx: std::sync::mpsc::Receiver<ReadBack>,
-    tx: SyncSender<Done>,
-) {
-    for (mut done, buf, unreadable) in rx.iter() {
-        if done.fatal.is_none() {
-            let data = &buf[..done.len as usize];
-            (done.extents, done.good) = check_chunk(&stamper, data, done.offset, &unreadable);
-        }
-        pipe.give_back(buf, false);
-        if tx.send(done).is_err() {
-            pipe.stop();
-            return;
-        }
-    }
-}
-
-/// The CPU side of the write pass: stamp chunks in ascending order into free buffers.
-fn stamper_thread(pipe: &Pipeline, stamper: Stamper, end: u64, chunk: u64) {
-    while let Some((off, n, mut buf)) = pipe.next_chunk(end, chunk) {
-        stamper.fill(&mut buf[..n as usize], off);
-        let mut q = pipe.lock();
-        q.filled.push_back((off, n, buf));
-        drop(q);
-        pipe.changed.notify_all();
-    }
-    pipe.lock().all_filled = true;
-    pipe.changed.notify_all();
-}
-
-/// An I/O thread of the write pass: write the stamped chunks in order, as soon as they
-/// are ready.
-fn writer<B: Backend + ?Sized>(
-    pipe: &Pipeline,
-    mut h: Handle<'_, B>,
-    sector: u64,
-    deadline: Option<u64>,
-    tx: SyncSender<Done>,
-) {
-    while let Some((off, n, buf)) = pipe.wait_for(|q| match q.filled.pop_front() {
-        Some(c) => Some(Some(c)),
-        None if q.all_filled => Some(None),
-        None => None,
-    }) {
-        let mut done = Done::new(off, n);
-        write_chunk(&mut h, &buf[..n as usize], off, sector, &mut done);
-        done.clock = h.clock_ns();
-        let stop = deadline.is_some_and(|d| done.clock > d) || done.fatal.is_some();
-        pipe.give_back(buf, stop);
-        if tx.send(done).is_err() {
-            pipe.stop();
-            return;
-        }
-    }
-}
-
 /// Run the write or the read pass from `state.next` until the end, the time budget, or a
-/// fatal error; completed chunks are applied to the state in order.
-fn run_phase<B: Backend + ?Sized>(
-    dev: &mut B,
+/// fatal error, on the device's fast queue when it has one, else on `dev` itself.
+fn run_phase(
+    dev: &mut dyn Backend,
+    state: &mut VerifyState,
+    ctl: &mut VerifyControl,
+    sector: u64,
+    t0: u64,
+    phase: Phase,
+) -> Result<()> {
+    let depth = ctl.iodepth.clamp(1, MAX_IODEPTH);
+    let chunk = state.chunk as usize;
+    match dev.fast_queue(depth, depth + 1, chunk) {
+        Some(fast) => {
+            let stack: Stack<'_> = Mutex::new(dev);
+            let mut q = Claimed::new(fast, &stack);
+            ctl.iodepth = q.depth();
+            run_pass(&mut q, state, ctl, sector, t0, phase)
+        }
+        None => {
+            let mut q = BackendQueue::new(dev, 1, 2, chunk);
+            ctl.iodepth = 1;
+            run_pass(&mut q, state, ctl, sector, t0, phase)
+        }
+    }
+}
+
+fn run_pass(
+    q: &mut dyn IoQueue,
     state: &mut VerifyState,
     ctl: &mut VerifyControl,
     sector: u64,
@@ -538,115 +433,186 @@ fn run_phase<B: Backend + ?Sized>(
     let stamper = Stamper::new(state.salt);
     let chunk = state.chunk;
     let end = state.end();
-    let from = state.next;
     let deadline = ctl.time_budget_ns.map(|b| t0.saturating_add(b));
-    let depth = ctl.iodepth.clamp(1, MAX_IODEPTH);
-    let mut handles = Vec::with_capacity(depth);
-    while handles.len() + 1 < depth {
-        match dev.try_clone_handle() {
-            Some(h) => handles.push(Handle::Extra(h)),
-            None => break,
-        }
-    }
-    ctl.iodepth = handles.len() + 1;
-    let phase_start = dev.clock_ns();
+    let depth = q.depth();
+    let phase_start = q.clock_ns();
     let mut iv = Interval {
-        offset: from,
+        offset: state.next,
         bytes: 0,
         started: phase_start,
     };
+    let op = if phase == Phase::Write {
+        Op::Write
+    } else {
+        Op::Read
+    };
+    let mut pass = Pass {
+        q,
+        op,
+        // One buffer more than the depth: the next chunk is issued into it while the one
+        // just completed is checked.
+        free: (0..=depth).rev().collect(),
+        slots: BTreeMap::new(),
+        reaped: Vec::with_capacity(depth + 1),
+    };
+    let mut issue = state.next;
+    let mut in_flight = 0usize;
+    let mut stopping = false;
     let mut result = Ok(());
-    {
-        handles.push(Handle::Main(&mut *dev));
-        let pipe = Pipeline {
-            queue: std::sync::Mutex::new(Queue {
-                next: from,
-                free: (0..handles.len() + 2)
-                    .map(|_| AlignedBuf::new(chunk as usize))
-                    .collect(),
-                filled: Default::default(),
-                all_filled: false,
-                stop: false,
-            }),
-            changed: std::sync::Condvar::new(),
-        };
-        let (tx, rx) = sync_channel::<Done>(handles.len() + 2);
-        std::thread::scope(|s| {
-            let pipe = &pipe;
+    let mut since_save = 0u64;
+    let mut clock = phase_start;
+    loop {
+        // Keep `depth` chunks in flight.
+        let mut queued = false;
+        while !stopping && issue < end && in_flight < depth {
+            let Some(buf) = pass.free.pop() else { break };
+            let n = (end - issue).min(chunk) as usize;
             if phase == Phase::Write {
-                s.spawn(move || stamper_thread(pipe, stamper, end, chunk));
-                for h in handles {
-                    let tx = tx.clone();
-                    s.spawn(move || writer(pipe, h, sector, deadline, tx));
+                stamper.fill(&mut pass.q.buf(buf)[..n], issue);
+            }
+            let req = Request {
+                op: pass.op,
+                offset: issue,
+                len: n,
+                buf,
+                at: 0,
+                tag: issue,
+            };
+            if let Err(e) = pass.q.queue(req) {
+                result = Err(Error::io(format!("queueing I/O at offset {issue}"), e));
+                stopping = true;
+                pass.free.push(buf);
+                break;
+            }
+            pass.slots.insert(
+                issue,
+                Slot {
+                    buf,
+                    len: n,
+                    result: None,
+                },
+            );
+            issue += n as u64;
+            in_flight += 1;
+            queued = true;
+        }
+        if queued {
+            let committed = pass.q.commit().and_then(|()| pass.q.kick());
+            if let Err(e) = committed {
+                // A refused claim (a signal, the budget, the journal) or a failed submit:
+                // what did not reach the device stays undone in the state.
+                let what = if phase == Phase::Write {
+                    "writing"
+                } else {
+                    "reading"
+                };
+                let at = state.next;
+                result = Err(Error::io(format!("{what} at offset {at}"), e));
+                break;
+            }
+        }
+        // Apply the completed chunks in order, so `next` always marks a prefix that is
+        // completely done.
+        while let Some(slot) = pass.slots.first_entry() {
+            if slot.get().result.is_none() {
+                break;
+            }
+            let (off, mut s) = slot.remove_entry();
+            let Some((r, at_clock)) = s.result.take() else {
+                break;
+            };
+            in_flight -= 1;
+            let mut done = Done {
+                offset: off,
+                len: s.len as u64,
+                clock: at_clock,
+                written: 0,
+                extents: Vec::new(),
+                good: 0,
+                fatal: None,
+            };
+            let mut unreadable = Vec::new();
+            match r {
+                Ok(n) if n == s.len => {
+                    if phase == Phase::Write {
+                        done.written = n as u64;
+                    }
                 }
+                Err(e) if is_fatal(&e) => done.fatal = Some(e),
+                _ if phase == Phase::Write => {
+                    pass.write_retry(off, s.buf, s.len, sector, &mut done);
+                }
+                _ => unreadable = pass.read_retry(off, s.buf, s.len, sector, &mut done),
+            }
+            if phase == Phase::Read && done.fatal.is_none() {
+                let data = &pass.q.buf(s.buf)[..s.len];
+                (done.extents, done.good) = check_chunk(&stamper, data, off, &unreadable);
+            }
+            pass.free.push(s.buf);
+            if phase == Phase::Write {
+                state.bytes_written += done.written;
+            }
+            if let Some(e) = done.fatal {
+                let what = if phase == Phase::Write {
+                    "writing"
+                } else {
+                    "reading"
+                };
+                result = Err(Error::io(format!("{what} at offset {}", done.offset), e));
+                stopping = true;
+                break;
+            }
+            let target = if phase == Phase::Write {
+                &mut state.unwritable
             } else {
-                let (to_check, checks) = sync_channel(handles.len() + 2);
-                let tx = tx.clone();
-                s.spawn(move || checker(pipe, stamper, checks, tx));
-                for h in handles {
-                    let to_check = to_check.clone();
-                    s.spawn(move || reader(pipe, h, end, chunk, sector, deadline, to_check));
-                }
-                drop(to_check); // the checker ends when the last reader does
+                state.bytes_read += done.len;
+                &mut state.extents
+            };
+            for e in done.extents {
+                target.push(e.offset, e.length, e.kind, e.from);
             }
-            drop(tx);
-            // Chunks finish out of order at depths above one: apply them in order, so
-            // `next` always marks a prefix that is completely done.
-            let mut pending = std::collections::BTreeMap::new();
-            let mut failed = false;
-            let mut since_save = 0u64;
-            let mut clock = phase_start;
-            for done in rx.iter() {
-                if phase == Phase::Write {
-                    state.bytes_written += done.written;
-                }
-                pending.insert(done.offset, done);
-                while let Some(done) = pending.remove(&state.next) {
-                    if let Some(e) = done.fatal {
-                        let what = if phase == Phase::Write {
-                            "writing"
-                        } else {
-                            "reading"
-                        };
-                        result = Err(Error::io(format!("{what} at offset {}", done.offset), e));
-                        failed = true;
-                        pipe.stop();
-                        break;
-                    }
-                    let target = if phase == Phase::Write {
-                        &mut state.unwritable
-                    } else {
-                        state.bytes_read += done.len;
-                        &mut state.extents
-                    };
-                    for e in done.extents {
-                        target.push(e.offset, e.length, e.kind, e.from);
-                    }
-                    state.good_bytes += done.good;
-                    state.next = done.offset + done.len;
-                    clock = clock.max(done.clock);
-                    iv.bytes += done.len;
-                    iv.flush(phase, &mut state.samples, clock, false, ctl.sample_bytes);
-                    (ctl.progress)(phase, state.next - state.start, state.length);
-                    since_save += done.len;
-                    if since_save >= ctl.save_every {
-                        since_save = 0;
-                        if let Err(e) = (ctl.save)(state) {
-                            result = Err(e);
-                            failed = true;
-                            pipe.stop();
-                            break;
-                        }
-                    }
-                }
-                if failed {
-                    // Later chunks stay undone in the state; a resume redoes them.
-                    pending.clear();
+            state.good_bytes += done.good;
+            state.next = done.offset + done.len;
+            clock = clock.max(done.clock);
+            iv.bytes += done.len;
+            iv.flush(phase, &mut state.samples, clock, false, ctl.sample_bytes);
+            (ctl.progress)(phase, state.next - state.start, state.length);
+            if deadline.is_some_and(|d| done.clock > d) {
+                stopping = true;
+            }
+            since_save += done.len;
+            if since_save >= ctl.save_every {
+                since_save = 0;
+                if let Err(e) = (ctl.save)(state) {
+                    result = Err(e);
+                    stopping = true;
+                    break;
                 }
             }
-        });
+        }
+        if result.is_err() {
+            break;
+        }
+        if in_flight == 0 && (stopping || issue >= end) {
+            break;
+        }
+        if let Err(e) = pass.q.reap(1, &mut pass.reaped) {
+            result = Err(Error::io("waiting for the device", e));
+            break;
+        }
+        pass.take_reaped();
     }
-    let now = dev.clock_ns();
+    // Later chunks stay undone in the state (a resume redoes them); let what is still in
+    // flight finish before the buffers go.
+    let mut tries = 0;
+    while pass.q.in_flight() > 0 && tries < 1000 {
+        tries += 1;
+        if pass.q.reap(1, &mut pass.reaped).is_err() {
+            break;
+        }
+        pass.reaped.clear();
+    }
+    let now = pass.q.clock_ns();
     iv.flush(phase, &mut state.samples, now, true, ctl.sample_bytes);
     match phase {
         Phase::Write => state.write_ns += now.saturating_sub(phase_start),
@@ -795,7 +761,7 @@ mod tests {
         };
         for depth in [1, 3, MAX_IODEPTH] {
             let mut dev = open();
-            assert!(dev.try_clone_handle().is_some());
+            assert!(dev.fast_queue(2, 3, 1 << 20).is_some());
             // Not a whole number of chunks: the last one is short.
             let len = size - (1 << 20) - 4096;
             let mut st = VerifyState::new("file".into(), size, 4096, len, depth as u64);

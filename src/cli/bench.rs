@@ -2,7 +2,6 @@
 //! random 4 KiB at QD32 and QD1, read (and write with `--write`) — with SD speed-class and
 //! A1/A2 verdicts and `--expect` checks for CI.
 
-use super::io::check_write_permission;
 use super::Output;
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
 use crate::report::table::Table;
@@ -19,7 +18,7 @@ use crate::workload::{self, Dir, EngineKind, JobSpec, RunTarget, WorkloadResult}
 use crate::{Error, Result};
 use serde_json::json;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Arguments of `bench`.
 #[derive(Debug, clap::Args)]
@@ -38,14 +37,11 @@ check failed.")]
 pub struct Args {
     /// Block device, regular file, directory (a test file is made there), or sim:PRESET.
     pub target: String,
-    /// Run the write tests too. On a block device or a file the test region is saved to a
-    /// journal first and restored and verified afterwards (preserve mode).
-    #[arg(long)]
-    pub write: bool,
-    /// Run the write tests on a block device or file, overwriting the test region without
-    /// backup.
-    #[arg(long)]
-    pub destructive: bool,
+    /// --write runs the write tests too: on a block device or a file each region is saved
+    /// to a journal just before it is first overwritten, and everything is restored and
+    /// verified afterwards (preserve mode); --destructive overwrites without saving.
+    #[command(flatten)]
+    pub flags: WriteFlags,
     /// About 15 s in total instead of about a minute.
     #[arg(long)]
     pub quick: bool,
@@ -64,10 +60,6 @@ pub struct Args {
     /// Checks, e.g. 'seq_write>=10MB/s,rand_read_iops>=1500' (exit 3 when one fails).
     #[arg(long)]
     pub expect: Option<String>,
-    /// Journal file for preserve mode on a device or file [default: a new file under
-    /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
-    #[arg(long, value_name = "PATH")]
-    pub journal: Option<PathBuf>,
 }
 
 /// Per-test counting time and ramp, from the options.
@@ -129,7 +121,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         .map(parse_cpus)
         .transpose()?
         .unwrap_or_default();
-    let writes = args.write || args.destructive;
+    let flags = &args.flags;
+    let writes = flags.write || flags.destructive;
     if let Some(ex) = &expects {
         if let Some(e) = ex.iter().find(|e| e.metric.contains("write") && !writes) {
             return Err(Error::usage(format!(
@@ -147,9 +140,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         crate::target::write::check_allowed(
             &args.target,
             &WriteFlags {
-                write: args.write,
-                destructive: args.destructive,
                 journal: None,
+                ..flags.clone()
             },
             &format!(
                 "bench on a directory makes a {} test file there ({}), and removes it afterwards",
@@ -178,7 +170,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     // Block devices and files the user named hold data: their write tests are preserved
     // (or --destructive). Only a test file bench made itself in a directory is not.
     let holds_data = probe.info.kind != TargetKind::Sim;
-    if args.journal.is_some() && !(holds_data && args.write && !args.destructive) {
+    if flags.journal.is_some() && !(holds_data && flags.write && !flags.destructive) {
         return Err(Error::usage(
             "--journal is for the preserve mode of write tests on a device or file (--write without --destructive): drop it",
         ));
@@ -190,82 +182,46 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     };
     let n_tests = LINES.len() * dirs.len();
     let (runtime_ns, ramp_ns) = timing(args, n_tests)?;
-    // On a block device the write tests go through the shared write gate: preserve mode
-    // (the whole test region saved to the journal before the first write, restored and
-    // verified at the end) or --destructive. The session keeps the device open with
-    // O_EXCL, so nothing can mount it meanwhile; the engine opens its own descriptors.
+    // The write tests go through the write session: on a block device or a file the
+    // engine claims each write on the session's stack, so preserve mode saves each region
+    // just before its first overwrite (restored and verified at the end) and the budget
+    // counts it; a simulated card is written through the stack directly. The session keeps
+    // a device open with O_EXCL, so nothing can mount it meanwhile; the engine opens its
+    // own descriptors. Only the test file bench made itself in a directory is not guarded.
     let mut session: Option<WriteSession> = None;
+    let mut info = probe.info.clone();
+    let mut warnings = probe.warnings.clone();
+    drop(probe);
+    let mut sim_dev = None;
     if writes && !is_dir {
-        let what = format!(
-            "bench writes sequential 1 MiB and random 4 KiB blocks over the first {} ({} tests of {} each)",
-            format_bytes(region),
-            LINES.len(),
-            format_ns((runtime_ns + ramp_ns) as f64)
+        let intent = WriteIntent::workload(
+            "bench",
+            (0, region),
+            (runtime_ns + ramp_ns) * LINES.len() as u64,
+            format!(
+                "bench writes sequential 1 MiB and random 4 KiB blocks over the first {} ({} tests of {} each)",
+                format_bytes(region),
+                LINES.len(),
+                format_ns((runtime_ns + ramp_ns) as f64)
+            ),
+            "bench a smaller --size",
         );
-        if holds_data {
-            let flags = WriteFlags {
-                write: args.write,
-                destructive: args.destructive,
-                journal: args.journal.clone(),
-            };
-            let plan = WriteIntent {
-                command: "bench",
-                region: (0, region),
-                max_bytes: u64::MAX,
-                typical_bytes: None,
-                estimated_ns: (runtime_ns + ramp_ns) * LINES.len() as u64,
-                what,
-                smaller: "bench a smaller --size",
-                ..WriteIntent::default()
-            };
-            drop(probe);
-            session = Some(open_for_write(&target_spec, &flags, &plan)?);
-        } else {
-            check_write_permission(
-                &args.target,
-                probe.info.kind,
-                args.write,
-                args.destructive,
-                &what,
-            )?;
-            drop(probe);
-        }
-    } else {
-        drop(probe);
+        let s = open_for_write(&target_spec, flags, &intent)?;
+        info = s.info.clone();
+        warnings = s.warnings.clone();
+        session = Some(s);
+    } else if simulated {
+        sim_dev = Some(target::open(&target_spec, &OpenRequest::read_only())?.backend);
     }
-    // With a session the device is already open read-write (O_EXCL); this second,
-    // read-only handle only supplies its description.
-    let mut opened = if writes && session.is_none() {
-        target::open(&target_spec, &OpenRequest::read_write())?
-    } else {
-        target::open(&target_spec, &OpenRequest::read_only())?
-    };
     let preserving = session.as_ref().is_some_and(|s| s.journal.is_some());
     let mut figures = Vec::new();
     let mut jobs = Vec::new();
-    let mut warnings = opened.warnings.clone();
     let mut bytes_written = 0;
     let mut elapsed_ns = 0;
     let mut failure: Option<String> = None;
     let mut interrupted = false;
     let show = std::io::stderr().is_terminal() && !out.json;
     'tests: for &dir in &dirs {
-        if dir == Dir::Write {
-            if let Some(s) = session.as_mut() {
-                // Save every byte the write tests can touch before the first write: the
-                // engine writes through its own descriptors, past the session's stack.
-                if let Err(e) = s.claim_region(0, region) {
-                    if e.kind() == std::io::ErrorKind::Interrupted {
-                        interrupted = true;
-                    } else {
-                        failure = Some(format!(
-                            "saving the test region to the journal before the write tests: {e}"
-                        ));
-                    }
-                    break 'tests;
-                }
-            }
-        }
         for (i, line) in LINES.iter().enumerate() {
             if (preserving || is_dir) && crate::signals::pending().is_some() {
                 interrupted = true;
@@ -303,7 +259,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 seed: 0x5eed_f1a5 + i as u64,
                 // The simulator's timing does not depend on the data, and it keeps only
                 // non-zero data in memory.
-                pattern: if opened.info.kind == TargetKind::Sim {
+                pattern: if simulated {
                     crate::workload::Pattern::Zeros
                 } else {
                     crate::workload::Pattern::Random
@@ -311,11 +267,19 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 stop_on_signal: preserving || is_dir,
                 ..JobSpec::default()
             };
-            spec.validate(opened.info.size_bytes, opened.info.logical_sector_bytes)?;
-            let r = if opened.info.kind == TargetKind::Sim {
-                workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
-            } else {
-                workload::run(&spec, RunTarget::Path(Path::new(&target_spec)))?
+            spec.validate(info.size_bytes, info.logical_sector_bytes)?;
+            let path = Path::new(&target_spec);
+            let r = match (session.as_mut(), sim_dev.as_mut()) {
+                (Some(s), _) if simulated => workload::run(&spec, RunTarget::Backend(&mut s.dev))?,
+                (Some(s), _) if dir == Dir::Write => workload::run(
+                    &spec,
+                    RunTarget::Guarded {
+                        path,
+                        stack: &mut s.dev,
+                    },
+                )?,
+                (_, Some(dev)) => workload::run(&spec, RunTarget::Backend(&mut **dev))?,
+                _ => workload::run(&spec, RunTarget::Path(path))?,
             };
             for w in workload::run_warnings(&r) {
                 if !warnings.contains(&w) {
@@ -367,10 +331,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         eprint!("\r{:60}\r", "");
     }
     let find = |m: &str| figures.iter().find(|f| f.metric == m);
-    let mut doc = Document::new(
-        "bench",
-        serde_json::to_value(&opened.info).unwrap_or_default(),
-    );
+    let mut doc = Document::new("bench", serde_json::to_value(&info).unwrap_or_default());
     doc.parameters = json!({
         "size": region,
         "runtime_ns_per_test": runtime_ns,
@@ -379,7 +340,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         "write": writes,
         "quick": args.quick,
         "cpus": cpus,
-        "clock": if opened.info.kind == TargetKind::Sim { "virtual" } else { "monotonic" },
+        "clock": if simulated { "virtual" } else { "monotonic" },
     });
     doc.samples = json!(figures);
     if let (Some(s), Some(e)) = (&session, &ending) {

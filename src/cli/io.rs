@@ -3,7 +3,9 @@
 
 use super::Output;
 use crate::error::{EXIT_CHECK_FAILED, EXIT_RUNTIME};
+use crate::report::wear_line;
 use crate::report::{Document, Warning};
+use crate::target::write::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, format_rate, parse_size};
 use crate::workload::histogram::DEFAULT_PERCENTILES;
@@ -22,8 +24,10 @@ use serde_json::json;
   flashscope io disk.img --rw randwrite --bs 4k --size 64M --write --verify
   flashscope io /dev/sdb --rw write --bs 1M --size 1G --destructive --json
 
-Writes need --write (files and sim: targets) or --destructive (block devices: the data in
-the region is overwritten and not restored). I/O buffers (--bs x (--iodepth + 1) x
+Writes need --write: on a block device or a file each region is saved to a journal just
+before it is first overwritten, and everything is restored and verified at the end
+(preserve mode; Ctrl-C restores; after a crash `flashscope restore JOURNAL`); --destructive
+overwrites without saving. I/O buffers (--bs x (--iodepth + 1) x
 --numjobs) may take at most 1 GiB and half of the available memory; buffers of 1 MiB and
 more use transparent huge pages where the kernel has them. Exit codes: 0 ok, 1 runtime
 error (what was measured is still reported), 2 usage or refused, 3 --verify found bad data.")]
@@ -95,12 +99,8 @@ pub struct Args {
     /// Random seed for offsets and mixes.
     #[arg(long, default_value_t = 0x5eed_f1a5)]
     pub seed: u64,
-    /// Allow writing (files and sim: targets).
-    #[arg(long)]
-    pub write: bool,
-    /// Allow overwriting a block device's data without backup.
-    #[arg(long)]
-    pub destructive: bool,
+    #[command(flatten)]
+    pub flags: WriteFlags,
 }
 
 fn parse_bool01(text: &str, what: &str) -> Result<bool> {
@@ -190,63 +190,53 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
     })
 }
 
-/// Check the write permission for a job: `--write` for files and sim targets,
-/// `--destructive` for block devices (the region is not backed up).
-pub fn check_write_permission(
-    spec_text: &str,
-    kind: TargetKind,
-    write: bool,
-    destructive: bool,
-    plan: &str,
-) -> Result<()> {
-    if kind == TargetKind::Block && !destructive {
-        return Err(Error::Refused(format!(
-            "this test writes to block device '{spec_text}': {plan}. Nothing was written. The data there would be overwritten and is not backed up (io has no preserve mode; `flashscope bench --write` has one), so it needs --destructive"
-        )));
-    }
-    if write || destructive {
-        return Ok(());
-    }
-    Err(Error::Refused(format!(
-        "this test writes to '{spec_text}': {plan}. Nothing was written. Rerun with --write to allow it (the data in that region is overwritten; workload runs keep no backup)"
-    )))
-}
-
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     // Parse everything that needs no target first, so bad input fails fast.
     let probe_spec = job_spec(args, u64::MAX / 4)?;
-    let writes = probe_spec.rw.writes();
-    let req = OpenRequest {
-        write: writes,
-        require_direct: probe_spec.direct,
-    };
-    // Open read-only first to learn what the target is, then gate writes.
-    let kind_probe = target::open(
-        &args.target,
-        &OpenRequest {
-            write: false,
-            require_direct: probe_spec.direct,
-        },
-    )?;
-    let mut spec = job_spec(args, kind_probe.info.size_bytes)?;
-    if kind_probe.info.kind == TargetKind::Sim && args.pattern.is_none() {
+    let info = target::peek(&args.target)?;
+    let mut spec = job_spec(args, info.size_bytes)?;
+    let simulated = info.kind == TargetKind::Sim;
+    if simulated && args.pattern.is_none() {
         spec.pattern = Pattern::Zeros;
     }
-    spec.validate(
-        kind_probe.info.size_bytes,
-        kind_probe.info.logical_sector_bytes,
-    )?;
-    if writes {
-        let plan = format!(
-            "{} {} of {} blocks over {} at offset {}{}",
-            spec.rw.name(),
-            match spec.runtime_ns {
-                Some(r) if spec.time_based => format!("for {}", format_ns(r as f64)),
-                _ => format!(
-                    "up to {}",
-                    format_bytes(spec.size.saturating_mul(u64::from(spec.numjobs)))
-                ),
+    spec.validate(info.size_bytes, info.logical_sector_bytes)?;
+    if !probe_spec.rw.writes() {
+        let mut opened = target::open(
+            &args.target,
+            &OpenRequest {
+                write: false,
+                require_direct: spec.direct,
             },
+        )?;
+        let result = if simulated {
+            workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
+        } else {
+            workload::run(&spec, RunTarget::Path(std::path::Path::new(&args.target)))?
+        };
+        let mut doc = document(
+            &result,
+            serde_json::to_value(&opened.info).unwrap_or_default(),
+        );
+        doc.warnings.splice(0..0, opened.warnings.iter().cloned());
+        out.emit(&doc, |_| render(&result));
+        return Ok(exit_code(&result));
+    }
+    // Writes go through the write session: preserve mode (each region saved just before
+    // it is first overwritten, restored and verified at the end), the budgets, Ctrl-C.
+    let bytes = spec.size.saturating_mul(u64::from(spec.numjobs));
+    let timed = spec.time_based && spec.runtime_ns.is_some();
+    let intent = WriteIntent {
+        command: "io",
+        region: (spec.offset, spec.size),
+        max_bytes: if timed { u64::MAX } else { bytes },
+        typical_bytes: None,
+        estimated_ns: match spec.runtime_ns {
+            Some(r) if timed => r,
+            _ => estimate_ns(bytes, bytes / spec.bs_min.max(1)),
+        },
+        what: format!(
+            "io runs {} with {} blocks over {} at offset {}{}",
+            spec.rw.name(),
             format_bytes(spec.bs_max),
             format_bytes(spec.size),
             spec.offset,
@@ -255,32 +245,37 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             } else {
                 ""
             }
-        );
-        check_write_permission(
-            &args.target,
-            kind_probe.info.kind,
-            args.write,
-            args.destructive,
-            &plan,
-        )?;
+        ),
+        smaller: "give a smaller --size",
+        ..WriteIntent::default()
+    };
+    let mut session = open_for_write(&args.target, &args.flags, &intent)?;
+    spec.stop_on_signal = session.journal.is_some();
+    let path = std::path::Path::new(&args.target);
+    let ran = session.run("io", |dev, _| {
+        Ok(if simulated {
+            workload::run(&spec, RunTarget::Backend(dev))
+        } else {
+            workload::run(&spec, RunTarget::Guarded { path, stack: dev })
+        })
+    })?;
+    let (result, common) = match ran {
+        Ran::Done(r, doc) => (r?, doc),
+        Ran::Stopped(code) => return Ok(code),
+    };
+    let mut doc = document(&result, common.target.clone());
+    doc.warnings.extend(common.warnings.iter().cloned());
+    doc.elapsed_ns = common.elapsed_ns;
+    doc.bytes_written = common.bytes_written;
+    for key in ["journal", "preserve"] {
+        if let Some(v) = common.extra.get(key) {
+            doc.extra.insert(key.into(), v.clone());
+        }
     }
-    let mut opened = if writes {
-        drop(kind_probe);
-        target::open(&args.target, &req)?
-    } else {
-        kind_probe
-    };
-    let result = if opened.info.kind == TargetKind::Sim {
-        workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
-    } else {
-        workload::run(&spec, RunTarget::Path(std::path::Path::new(&args.target)))?
-    };
-    let mut doc = document(
-        &result,
-        serde_json::to_value(&opened.info).unwrap_or_default(),
-    );
-    doc.warnings.splice(0..0, opened.warnings.iter().cloned());
     out.emit(&doc, |_| render(&result));
+    if !out.json {
+        eprint!("{}", wear_line(&doc));
+    }
     Ok(exit_code(&result))
 }
 

@@ -43,17 +43,11 @@ pub struct Args {
     /// Whole block device, regular file, sim:PRESET[,key=value...], or a directory on a
     /// mounted filesystem.
     pub target: String,
-    /// Allow writing: sim: targets and directories directly; devices and files in preserve
-    /// mode (saved to a journal first, restored afterwards).
-    #[arg(long)]
-    pub write: bool,
-    /// Allow overwriting every byte of the range of a device or file without saving it.
-    #[arg(long)]
-    pub destructive: bool,
-    /// Preserve mode: the journal file [default: a new file under
-    /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
-    #[arg(long, value_name = "PATH")]
-    pub journal: Option<PathBuf>,
+    /// --write: sim: targets and directories directly, devices and files in preserve mode
+    /// (saved to a journal first, restored afterwards); --destructive: overwrite every byte
+    /// of the range of a device or file without saving it.
+    #[command(flatten)]
+    pub flags: WriteFlags,
     /// Only this range: OFFSET+LENGTH, e.g. 1G+512M.
     #[arg(long, value_name = "OFFSET+LEN", value_parser = range_arg)]
     pub range: Option<String>,
@@ -84,9 +78,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "both")]
     pub pass: Pass,
     /// Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while
-    /// stamps are generated and checked and while a thread waits for the CPU; 1 issues one
-    /// request at a time, like fio's psync engine. Simulated cards, directories and
-    /// preserve mode (--write on a device) use 1.
+    /// stamps are generated and checked; 1 issues one request at a time, like fio's psync
+    /// engine. Simulated cards and directories use 1.
     #[arg(long, value_name = "N", default_value_t = verify::DEFAULT_IODEPTH as u32,
           value_parser = clap::value_parser!(u32).range(1..=verify::MAX_IODEPTH as i64))]
     pub iodepth: u32,
@@ -237,18 +230,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let kind = crate::target::TargetKind::of_spec(&args.target);
     let is_dir = kind == crate::target::TargetKind::Directory;
     let is_sim = kind == crate::target::TargetKind::Sim;
-    let flags = WriteFlags {
-        write: args.write,
-        destructive: args.destructive,
-        journal: args.journal.clone(),
-    };
+    let flags = &args.flags;
     let plan = if is_dir || is_sim {
         "verify writes stamps over the whole range (a directory: new files filling its free space), then reads them back"
     } else {
         "verify overwrites every byte of the device (or --range) with stamps, then reads them back; with --write the data is saved to a journal first and restored, with --destructive it is lost"
     };
-    crate::target::write::check_allowed(&args.target, &flags, plan)?;
-    if !(is_dir || is_sim) && args.destructive && args.journal.is_some() {
+    crate::target::write::check_allowed(&args.target, flags, plan)?;
+    if !(is_dir || is_sim) && args.flags.destructive && args.flags.journal.is_some() {
         return Err(Error::usage(
             "--journal has no effect with --destructive (nothing is saved): drop one of them",
         ));
@@ -267,7 +256,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if is_dir {
         return run_dir(args, out, path, time_budget_ns);
     }
-    if !is_sim && !args.destructive {
+    if !is_sim && !args.flags.destructive {
         return run_preserve(args, out, time_budget_ns);
     }
     let opened = target::open(&args.target, &OpenRequest::read_write())?;
@@ -392,7 +381,7 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
     }
     let (start, len) = checked_range(args, &peeked.info)?;
     drop(peeked);
-    let journal_path = match &args.journal {
+    let journal_path = match &args.flags.journal {
         Some(p) => p.clone(),
         None => crate::journal::default_path("verify")?,
     };

@@ -365,7 +365,7 @@ fn restore<D: Backend + ?Sized>(
 }
 
 impl<B: Backend> Backend for Preserve<B> {
-    crate::backend::forward!(inner: size_bytes, logical_sector_bytes, flush);
+    crate::backend::forward!(inner: size_bytes, logical_sector_bytes, flush, fast_queue);
     fn clock_ns(&self) -> u64 {
         self.inner.clock_ns().saturating_sub(self.hidden_ns)
     }
@@ -393,6 +393,31 @@ impl<B: Backend> Backend for Preserve<B> {
         let (start, end) = self.sectors(offset, len);
         self.announced.insert(start, end);
         Ok(())
+    }
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        self.check_stop()?;
+        // One journal sync for the whole batch (with what is announced just behind it),
+        // before any of it reaches the device; recorded as written, so `finish` puts it
+        // back.
+        let mut save = Vec::with_capacity(regions.len());
+        for &(offset, len) in regions {
+            let (start, end) = self.sectors(offset, len);
+            if !self.saved.gaps(start, end).is_empty() {
+                save.push((start, end - start));
+                let ahead = self
+                    .announced
+                    .covered(end, end.saturating_add(SAVE_AHEAD_BYTES));
+                save.extend(ahead.into_iter().map(|(s, e)| (s, e - s)));
+            }
+        }
+        if !save.is_empty() {
+            self.save_all(&save)?;
+        }
+        for &(offset, len) in regions {
+            let (start, end) = self.sectors(offset, len);
+            self.written.insert(start, end);
+        }
+        self.inner.claim_writes(regions)
     }
     fn idle(&mut self, ns: u64) {
         // Sleep in slices so a signal is noticed within 50 ms on real devices; the

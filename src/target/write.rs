@@ -333,6 +333,17 @@ impl Backend for Guarded {
     fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
         guarded!(self, b => b.prepare_write(offset, len))
     }
+    fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
+        guarded!(self, b => b.claim_writes(regions))
+    }
+    fn fast_queue(
+        &self,
+        depth: usize,
+        buffers: usize,
+        buffer_len: usize,
+    ) -> Option<Box<dyn crate::backend::queue::IoQueue>> {
+        guarded!(self, b => b.fast_queue(depth, buffers, buffer_len))
+    }
 }
 
 /// The device stack a write test runs on.

@@ -1,55 +1,46 @@
-//! The engines that move the bytes: `sync` (pread/pwrite), `uring` (io_uring with
-//! registered buffers and batched submission), `null` (no I/O: the harness alone), and the
-//! queue model that runs any `Backend` — the simulator — on its own clock.
+//! The job loop: one loop drives every engine through the queue interface
+//! (`backend::queue::IoQueue`: queue / commit / reap, as fio's engines have): io_uring
+//! (registered buffers, batched submission), sync (pread/pwrite), null (no I/O: the
+//! harness alone) and any `Backend` — the simulator on its own clock.
 //!
-//! Real targets run one thread per job on a raw file descriptor; simulated targets run all
-//! jobs in one thread on the simulator's virtual clock. The simulated device serves one
-//! request at a time, in order of issue: with `iodepth` × `numjobs` requests outstanding,
-//! throughput is what one request at a time gives and each request's latency includes its
-//! wait behind the others. Queue depth changes the accounting, not the device's speed.
+//! Real targets run one thread per job, each with a queue on a descriptor of its own;
+//! their writes are claimed on the target's backend stack first (`backend::queue::Claimed`),
+//! so the budgets and preserve mode see every write while the fast path keeps its speed.
+//! Simulated targets run all jobs in one thread on the simulator's virtual clock, through
+//! the stack itself. The simulated device serves one request at a time, in order of issue:
+//! with `iodepth` × `numjobs` requests outstanding, throughput is what one request at a
+//! time gives and each request's latency includes its wait behind the others. Queue depth
+//! changes the accounting, not the device's speed.
 
 use super::job::{Io, JobCtl, JobResult, Next};
 use super::offsets::Dir;
 use super::spec::{EngineKind, JobSpec, SyncMode};
 use super::sysstat::thread_cpu_ns;
 use super::verify::{self, VerifyReport};
-use crate::backend::{monotonic_ns, AlignedBuf, Backend};
+use crate::backend::queue::{
+    self, BackendQueue, Claimed, Completion, IoQueue, Op, OpenFlags, Request, Stack,
+};
+use crate::backend::uring::{self, UringQueue};
+use crate::backend::{monotonic_ns, AlignedBuf, Backend, NullBackend, SyncBackend};
 use crate::error::is_vanished;
 use crate::report::Warning;
-use crate::{Error, Result};
-use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
+use crate::Result;
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
 /// Open `path` with the flags the job needs (O_DIRECT, O_SYNC/O_DSYNC, read-write only
 /// when it writes).
 pub fn open_for_job(path: &Path, spec: &JobSpec) -> Result<File> {
-    let mut flags = 0;
-    if spec.direct {
-        flags |= crate::sys::O_DIRECT;
-    }
-    match spec.sync {
-        SyncMode::None => {}
-        SyncMode::Sync => flags |= libc::O_SYNC,
-        SyncMode::Dsync => flags |= libc::O_DSYNC,
-    }
-    let mut o = OpenOptions::new();
-    o.read(true)
-        .write(spec.rw.writes() || spec.verify)
-        .custom_flags(flags);
-    o.open(path).map_err(|e| {
-        if spec.direct && e.raw_os_error() == Some(libc::EINVAL) {
-            Error::usage(format!(
-                "{} does not support O_DIRECT (--direct 1); use --direct 0 to go through the page cache",
-                path.display()
-            ))
-        } else {
-            Error::io(format!("opening {}", path.display()), e)
-        }
-    })
+    queue::open_file(
+        path,
+        OpenFlags {
+            read_write: spec.rw.writes() || spec.verify,
+            direct: spec.direct,
+            sync: spec.sync == SyncMode::Sync,
+            dsync: spec.sync == SyncMode::Dsync,
+        },
+    )
 }
 
 /// Describe an I/O error for the report, and whether it means the target vanished.
@@ -72,114 +63,6 @@ fn describe(e: &io::Error, io: &Io) -> (String, bool) {
             false,
         )
     }
-}
-
-/// Sleep on the real clock for a rate cap.
-fn sleep_ns(ns: u64) {
-    std::thread::sleep(std::time::Duration::from_nanos(ns.min(1_000_000_000)));
-}
-
-/// The write buffer for one I/O: the job's pattern, or stamps when verifying.
-fn write_source<'a>(buf: &'a mut [u8], io: &Io, spec: &JobSpec, run_id: u64) -> &'a [u8] {
-    let b = &mut buf[..io.len as usize];
-    if spec.verify {
-        verify::stamp(b, io.offset, run_id);
-    }
-    b
-}
-
-/// The outcome of one engine loop: an error that ended it early, whether the target
-/// vanished, and the thread's CPU time when the job's clocks started.
-#[derive(Default)]
-struct Ending {
-    error: Option<String>,
-    vanished: bool,
-    cpu0: (u64, u64),
-}
-
-impl Ending {
-    /// The engine is set up (buffers faulted in, ring registered): start the job's clocks
-    /// now, so neither its runtime nor its CPU figures include the set-up, which for a
-    /// large slab of buffers takes hundreds of ms (1 GiB: 0.6 s here), and a short
-    /// `--runtime` is not used up before the first I/O.
-    fn ready(&mut self, ctl: &mut JobCtl) {
-        self.cpu0 = thread_cpu_ns();
-        ctl.restart(monotonic_ns());
-    }
-
-    fn fail(&mut self, ctl: &mut JobCtl, e: &io::Error, io: &Io) {
-        if self.error.is_none() {
-            let (msg, vanished) = describe(e, io);
-            self.error = Some(msg);
-            self.vanished = vanished;
-        }
-        ctl.stop();
-    }
-}
-
-/// The sync engine: one pread/pwrite at a time (fio's psync).
-fn sync_loop(ctl: &mut JobCtl, file: &File, run_id: u64) -> Ending {
-    let spec = ctl.spec.clone();
-    let bs = spec.bs_max as usize;
-    // One slab for the read and the write buffer: with 1 MiB blocks it is one huge page.
-    let mut slab = AlignedBuf::for_io(2 * bs);
-    let (rbuf, wbuf) = slab.split_at_mut(bs);
-    spec.pattern.fill(wbuf, spec.seed ^ u64::from(ctl.index));
-    let mut end = Ending::default();
-    end.ready(ctl);
-    loop {
-        let now = monotonic_ns();
-        let io = match ctl.next(now) {
-            Next::Done => break,
-            Next::Wait(ns) => {
-                sleep_ns(ns);
-                continue;
-            }
-            Next::Io(io) => io,
-        };
-        let len = io.len as usize;
-        let t0 = monotonic_ns();
-        let r = match io.dir {
-            Dir::Read => file.read_exact_at(&mut rbuf[..len], io.offset),
-            Dir::Write => file.write_all_at(write_source(wbuf, &io, &spec, run_id), io.offset),
-        };
-        let t1 = monotonic_ns();
-        if let Err(e) = r {
-            end.fail(ctl, &e, &io);
-            break;
-        }
-        ctl.complete(io, t1 - t0, t1);
-        if ctl.take_fsync_due() {
-            if let Err(e) = file.sync_data() {
-                end.fail(ctl, &e, &io);
-                break;
-            }
-        }
-    }
-    end
-}
-
-/// The null engine: every I/O completes at once, nothing moves; measures the harness.
-fn null_loop(ctl: &mut JobCtl) -> Ending {
-    let mut end = Ending::default();
-    end.ready(ctl);
-    loop {
-        let now = monotonic_ns();
-        let io = match ctl.next(now) {
-            Next::Done => break,
-            Next::Wait(ns) => {
-                sleep_ns(ns);
-                continue;
-            }
-            Next::Io(io) => io,
-        };
-        let t0 = monotonic_ns();
-        std::hint::black_box(&io);
-        let t1 = monotonic_ns();
-        ctl.complete(io, t1 - t0, t1);
-        let _ = ctl.take_fsync_due();
-    }
-    end
 }
 
 /// The warning for a job that asked for io_uring where `io_uring_setup` failed with
@@ -207,220 +90,247 @@ pub fn uring_fallback_warning(
     Warning::new("uring_unavailable", format!("{why}{depth}"))
 }
 
-/// The io_uring engine: `iodepth` slots with registered buffers, all free slots filled and
-/// submitted in one `io_uring_enter`, all available completions reaped per wake-up.
-fn uring_loop(
-    ctl: &mut JobCtl,
-    file: &File,
-    run_id: u64,
-) -> std::result::Result<Ending, io::Error> {
-    use io_uring::{opcode, types, IoUring};
-    let spec = ctl.spec.clone();
-    let qd = spec.iodepth as usize;
-    let bs = spec.bs_max as usize;
-    let entries = (qd as u32).next_power_of_two().max(2);
-    // One thread submits and reaps: let the kernel run completion work only when we wait
-    // (no cross-CPU wake-ups); kernels before 6.1 refuse these flags, so fall back.
-    let mut ring = match IoUring::builder()
-        .setup_single_issuer()
-        .setup_defer_taskrun()
-        .build(entries)
-    {
-        Ok(r) => r,
-        Err(_) => IoUring::new(entries)?,
-    };
-    // One buffer per slot plus one shared write-pattern buffer (the kernel only reads it).
-    let mut slab = AlignedBuf::for_io(bs * (qd + 1));
-    spec.pattern
-        .fill(&mut slab[bs * qd..], spec.seed ^ u64::from(ctl.index));
-    let iovecs: Vec<libc::iovec> = (0..=qd)
-        .map(|i| libc::iovec {
-            // SAFETY: i * bs is within the slab, which outlives the ring's use of it.
-            iov_base: unsafe { slab.as_mut_ptr().add(i * bs) } as *mut libc::c_void,
-            iov_len: bs,
-        })
-        .collect();
-    // SAFETY: the iovecs point into `slab`, which lives until after the ring is dropped at
-    // the end of this function (declared before it is used, dropped after `ring` goes out of
-    // use: we unregister explicitly below).
-    let fixed_bufs = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-    let fixed_file = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
-    let raw_fd = types::Fd(file.as_raw_fd());
-    let base = slab.as_mut_ptr();
-    let shared_write = qd;
+/// The outcome of one job: an error that ended it early, whether the target vanished,
+/// and the thread's CPU time when the job's clocks started.
+#[derive(Default)]
+struct Ending {
+    error: Option<String>,
+    vanished: bool,
+    cpu0: (u64, u64),
+}
 
-    let mut slot_io: Vec<Option<(Io, u64)>> = vec![None; qd];
-    let mut free: Vec<usize> = (0..qd).rev().collect();
-    let mut batch: Vec<usize> = Vec::with_capacity(qd);
-    let mut inflight = 0usize;
-    let mut end = Ending::default();
-    end.ready(ctl);
+impl Ending {
+    /// The engine is set up (buffers faulted in, ring registered): start the job's clocks
+    /// at `now`, so neither its runtime nor its CPU figures include the set-up, which for a
+    /// large slab of buffers takes hundreds of ms (1 GiB: 0.6 s here), and a short
+    /// `--runtime` is not used up before the first I/O.
+    fn ready(&mut self, ctl: &mut JobCtl, now: u64) {
+        self.cpu0 = thread_cpu_ns();
+        ctl.restart(now);
+    }
+
+    fn fail(&mut self, ctl: &mut JobCtl, e: &io::Error, io: &Io) {
+        if self.error.is_none() {
+            let (msg, vanished) = describe(e, io);
+            self.error = Some(msg);
+            self.vanished = vanished;
+        }
+        ctl.stop();
+    }
+
+    fn result(
+        self,
+        ctl: JobCtl,
+        cpu1: (u64, u64),
+        jobs: u64,
+        verify: Option<VerifyReport>,
+    ) -> JobResult {
+        let jobs = jobs.max(1);
+        ctl.finish(
+            (
+                cpu1.0.saturating_sub(self.cpu0.0) / jobs,
+                cpu1.1.saturating_sub(self.cpu0.1) / jobs,
+            ),
+            self.error,
+            self.vanished,
+            verify,
+        )
+    }
+}
+
+/// A request in flight: its job, the I/O and when it was committed.
+#[derive(Clone, Copy)]
+struct InFlight {
+    job: usize,
+    io: Io,
+    issued: u64,
+}
+
+/// The one job loop. `ctls` share `q` (one job per thread on real devices, every job on the
+/// simulator); each keeps up to `spec.iodepth` requests in flight (at most the queue's
+/// depth shared out). The queue's buffers: one per slot, then one write-pattern buffer per
+/// job (the device only reads it). Fill every free slot the jobs have work for, commit the
+/// batch, reap what completed, account it; stop when no job has more to do.
+fn drive(ctls: &mut [JobCtl], ends: &mut [Ending], q: &mut dyn IoQueue, run_id: u64) {
+    let jobs = ctls.len();
+    if jobs == 0 {
+        return;
+    }
+    let spec = ctls[0].spec.clone();
+    let per_job = (spec.iodepth as usize).min(q.depth() / jobs).max(1);
+    let slots = per_job * jobs;
+    let bs = spec.bs_max as usize;
+    for (j, ctl) in ctls.iter().enumerate() {
+        let b = q.buf(slots + j);
+        let n = bs.min(b.len());
+        spec.pattern
+            .fill(&mut b[..n], spec.seed ^ u64::from(ctl.index));
+    }
+    let now = q.clock_ns();
+    for (ctl, end) in ctls.iter_mut().zip(ends.iter_mut()) {
+        end.ready(ctl, now);
+    }
+    let mut free: Vec<usize> = (0..slots).rev().collect();
+    let mut slot_io: Vec<Option<InFlight>> = vec![None; slots];
+    let mut busy = vec![0usize; jobs];
+    let mut waiting: Vec<Option<u64>> = vec![None; jobs];
+    let mut batch: Vec<usize> = Vec::with_capacity(slots);
+    let mut done: Vec<Completion> = Vec::with_capacity(slots);
+    let mut fsync = vec![false; jobs];
+    let mut broken: Option<io::Error> = None;
+    // One clock read per round: the time of the last reap is the time the next batch is
+    // queued (a deeper queue reads it again at submission, as its batches take longer to
+    // queue); a null or sync job at depth 1 then costs one read per I/O.
+    let deep = slots > 1;
+    let mut now = q.clock_ns();
     loop {
-        // Fill every free slot the job has work for.
-        let now = monotonic_ns();
+        // Fill every free slot the jobs have work for.
         batch.clear();
-        let mut wait_ns = 0u64;
-        while let Some(&slot) = free.last() {
-            let io = match ctl.next(now) {
-                Next::Io(io) => io,
-                Next::Wait(ns) => {
-                    wait_ns = ns;
+        for j in 0..jobs {
+            if waiting[j].is_some_and(|t| t > now) {
+                continue;
+            }
+            waiting[j] = None;
+            while busy[j] < per_job {
+                let Some(&slot) = free.last() else { break };
+                let io = match ctls[j].next(now) {
+                    Next::Io(io) => io,
+                    Next::Wait(ns) => {
+                        waiting[j] = Some(now + ns);
+                        break;
+                    }
+                    Next::Done => break,
+                };
+                let (op, buf) = match io.dir {
+                    Dir::Read => (Op::Read, slot),
+                    Dir::Write if spec.verify => {
+                        // The slot's buffer is not in flight (the slot is free).
+                        verify::stamp(&mut q.buf(slot)[..io.len as usize], io.offset, run_id);
+                        (Op::Write, slot)
+                    }
+                    Dir::Write => (Op::Write, slots + j),
+                };
+                let req = Request {
+                    op,
+                    offset: io.offset,
+                    len: io.len as usize,
+                    buf,
+                    at: 0,
+                    tag: slot as u64,
+                };
+                if let Err(e) = q.queue(req) {
+                    ends[j].fail(&mut ctls[j], &e, &io);
                     break;
                 }
-                Next::Done => break,
-            };
-            free.pop();
-            let len = io.len as u32;
-            let (buf_index, ptr) = match io.dir {
-                Dir::Read => (slot, base.wrapping_add(slot * bs)),
-                Dir::Write if spec.verify => {
-                    // SAFETY: the slot's buffer is not in flight (the slot is free).
-                    let b = unsafe { std::slice::from_raw_parts_mut(base.add(slot * bs), bs) };
-                    verify::stamp(&mut b[..io.len as usize], io.offset, run_id);
-                    (slot, base.wrapping_add(slot * bs))
-                }
-                Dir::Write => (shared_write, base.wrapping_add(shared_write * bs)),
-            };
-            let entry = match (io.dir, fixed_bufs, fixed_file) {
-                (Dir::Read, true, true) => {
-                    opcode::ReadFixed::new(types::Fixed(0), ptr, len, buf_index as u16)
-                        .offset(io.offset)
-                        .build()
-                }
-                (Dir::Read, true, false) => {
-                    opcode::ReadFixed::new(raw_fd, ptr, len, buf_index as u16)
-                        .offset(io.offset)
-                        .build()
-                }
-                (Dir::Write, true, true) => {
-                    opcode::WriteFixed::new(types::Fixed(0), ptr, len, buf_index as u16)
-                        .offset(io.offset)
-                        .build()
-                }
-                (Dir::Write, true, false) => {
-                    opcode::WriteFixed::new(raw_fd, ptr, len, buf_index as u16)
-                        .offset(io.offset)
-                        .build()
-                }
-                (Dir::Read, false, _) => opcode::Read::new(raw_fd, ptr, len)
-                    .offset(io.offset)
-                    .build(),
-                (Dir::Write, false, _) => opcode::Write::new(raw_fd, ptr, len)
-                    .offset(io.offset)
-                    .build(),
+                free.pop();
+                busy[j] += 1;
+                slot_io[slot] = Some(InFlight {
+                    job: j,
+                    io,
+                    issued: now,
+                });
+                batch.push(slot);
             }
-            .user_data(slot as u64);
-            // SAFETY: the entry's buffer stays valid and untouched until its completion
-            // (the slot is not reused before then; the shared write buffer is never written
-            // after setup).
-            if unsafe { ring.submission().push(&entry) }.is_err() {
-                free.push(slot);
-                break;
-            }
-            slot_io[slot] = Some((io, 0));
-            batch.push(slot);
-            inflight += 1;
         }
-        if inflight == 0 {
-            if wait_ns > 0 && end.error.is_none() {
-                sleep_ns(wait_ns);
-                continue;
+        if q.in_flight() == 0 {
+            // Nothing in flight: either all done or every job waits for its rate cap.
+            match waiting.iter().flatten().min() {
+                Some(&t) => {
+                    q.idle(t.saturating_sub(q.clock_ns()).max(1));
+                    now = q.clock_ns();
+                    continue;
+                }
+                None => break,
             }
+        }
+        if !batch.is_empty() {
+            if let Err(e) = q.commit() {
+                // Nothing of a refused batch reached the device (a claim failed: the
+                // budget, a signal, the journal); its slots are free again.
+                for &s in &batch {
+                    if let Some(f) = slot_io[s].take() {
+                        free.push(s);
+                        busy[f.job] -= 1;
+                        ends[f.job].fail(&mut ctls[f.job], &e, &f.io);
+                    }
+                }
+                if q.in_flight() == 0 {
+                    now = q.clock_ns();
+                    continue;
+                }
+            }
+            if deep {
+                let t_submit = q.clock_ns();
+                for &s in &batch {
+                    if let Some(f) = slot_io[s].as_mut() {
+                        f.issued = t_submit;
+                    }
+                }
+            }
+        }
+        if let Err(e) = q.reap(1, &mut done) {
+            broken = Some(e);
             break;
         }
-        let t_submit = monotonic_ns();
-        for &s in &batch {
-            if let Some((_, t)) = slot_io[s].as_mut() {
-                *t = t_submit;
+        now = q.clock_ns();
+        for c in done.drain(..) {
+            let slot = c.tag as usize;
+            let Some(f) = slot_io.get_mut(slot).and_then(|s| s.take()) else {
+                continue;
+            };
+            free.push(slot);
+            busy[f.job] -= 1;
+            let j = f.job;
+            match c.result {
+                Ok(n) if n as u64 == f.io.len => {
+                    ctls[j].complete(f.io, now.saturating_sub(f.issued), now);
+                    fsync[j] |= ctls[j].take_fsync_due();
+                }
+                Ok(n) => {
+                    let e = io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("short transfer: {n} of {} bytes", f.io.len),
+                    );
+                    ends[j].fail(&mut ctls[j], &e, &f.io);
+                }
+                Err(e) if is_vanished(&e) => {
+                    // A vanished device ends every job.
+                    for (c, end) in ctls.iter_mut().zip(ends.iter_mut()) {
+                        end.fail(c, &e, &f.io);
+                    }
+                }
+                Err(e) => ends[j].fail(&mut ctls[j], &e, &f.io),
             }
         }
-        if let Err(e) = ring.submit_and_wait(1) {
-            if e.raw_os_error() == Some(libc::EINTR) {
-                continue;
+        for j in 0..jobs {
+            if std::mem::take(&mut fsync[j]) {
+                // Flushes what has completed so far (fio's fsync=N issues the same barrier).
+                if let Err(e) = q.flush() {
+                    let io = Io {
+                        dir: Dir::Write,
+                        offset: 0,
+                        len: 0,
+                    };
+                    ends[j].fail(&mut ctls[j], &e, &io);
+                }
             }
+        }
+    }
+    if let Some(e) = broken {
+        for (c, end) in ctls.iter_mut().zip(ends.iter_mut()) {
             if end.error.is_none() {
-                end.error = Some(format!("io_uring_enter: {e}"));
+                end.error = Some(format!("the I/O engine failed: {e}"));
                 end.vanished = is_vanished(&e);
             }
-            ctl.stop();
-            break;
-        }
-        let now = monotonic_ns();
-        let mut fsync = false;
-        for cqe in ring.completion() {
-            let slot = cqe.user_data() as usize;
-            let Some((io, issued)) = slot_io.get_mut(slot).and_then(|s| s.take()) else {
-                continue;
-            };
-            inflight -= 1;
-            free.push(slot);
-            let res = cqe.result();
-            if res < 0 {
-                end.fail(ctl, &io::Error::from_raw_os_error(-res), &io);
-                continue;
-            }
-            if res as u64 != io.len {
-                let e = io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("short transfer: {res} of {} bytes", io.len),
-                );
-                end.fail(ctl, &e, &io);
-                continue;
-            }
-            ctl.complete(io, now.saturating_sub(issued), now);
-            fsync |= ctl.take_fsync_due();
-        }
-        if fsync {
-            // Flushes what has completed so far (fio's fsync=N issues the same barrier).
-            if let Err(e) = file.sync_data() {
-                let io = Io {
-                    dir: Dir::Write,
-                    offset: 0,
-                    len: 0,
-                };
-                end.fail(ctl, &e, &io);
-            }
+            c.stop();
         }
     }
-    // Drain whatever is still in flight before the buffers can be freed.
-    let mut tries = 0;
-    while inflight > 0 && tries < 1000 {
-        tries += 1;
-        if ring.submit_and_wait(1).is_err() {
-            continue;
-        }
-        inflight = inflight.saturating_sub(ring.completion().count());
-    }
-    if fixed_bufs {
-        let _ = ring.submitter().unregister_buffers();
-    }
-    drop(ring);
-    if inflight > 0 {
-        // The kernel may still write into these buffers: never free them.
-        std::mem::forget(slab);
-    }
-    Ok(end)
 }
 
 /// Read back every block the job wrote and check its stamps.
-fn verify_fd(ctl: &JobCtl, file: &File, run_id: u64) -> std::result::Result<VerifyReport, String> {
-    let mut report = VerifyReport::default();
-    let Some(map) = ctl.written.as_ref() else {
-        return Ok(report);
-    };
-    let mut buf = AlignedBuf::new(1 << 20);
-    for (off, len) in map.runs(1 << 20) {
-        let b = &mut buf[..len as usize];
-        file.read_exact_at(b, off)
-            .map_err(|e| format!("verify: reading {len} bytes at offset {off}: {e}"))?;
-        report.check_block(b, off, run_id);
-    }
-    Ok(report)
-}
-
-fn verify_backend(
+fn verify_pass(
     ctl: &JobCtl,
-    backend: &mut dyn Backend,
+    dev: &mut dyn Backend,
     run_id: u64,
 ) -> std::result::Result<VerifyReport, String> {
     let mut report = VerifyReport::default();
@@ -430,25 +340,55 @@ fn verify_backend(
     let mut buf = AlignedBuf::new(1 << 20);
     for (off, len) in map.runs(1 << 20) {
         let b = &mut buf[..len as usize];
-        backend
-            .read_at(b, off)
+        dev.read_at(b, off)
             .map_err(|e| format!("verify: reading {len} bytes at offset {off}: {e}"))?;
         report.check_block(b, off, run_id);
     }
     Ok(report)
 }
 
-/// Run `spec` on a file or block device, one thread per job. Returns each job's result and
-/// the engine actually used (io_uring falls back to sync when the kernel refuses it).
+/// The engine a job runs on a real target (or on nothing, for `null`): a queue on a
+/// descriptor of its own, with `per_job` slots and one write-pattern buffer.
+fn job_queue(
+    engine: EngineKind,
+    file: Option<&File>,
+    spec: &JobSpec,
+) -> io::Result<Box<dyn IoQueue>> {
+    let bs = spec.bs_max as usize;
+    let qd = spec.iodepth.max(1) as usize;
+    Ok(match (engine, file) {
+        (EngineKind::Null, _) | (_, None) => Box::new(BackendQueue::new(
+            NullBackend::new(u64::MAX, 512),
+            qd,
+            qd + 1,
+            bs,
+        )),
+        (EngineKind::Sync, Some(f)) => Box::new(BackendQueue::new(
+            SyncBackend::new(f.try_clone()?, u64::MAX, 512, false),
+            1,
+            2,
+            bs,
+        )),
+        (EngineKind::Uring, Some(f)) => {
+            Box::new(UringQueue::new(f.try_clone()?, qd, qd + 1, bs, true)?)
+        }
+    })
+}
+
+/// Run `spec` on a file or block device, one thread per job, each with its own queue on
+/// the target; `stack`, the target's backend stack, claims every write first. Returns each
+/// job's result and the engine actually used (io_uring falls back to sync when the kernel
+/// refuses it).
 pub fn run_on_file(
     path: &Path,
     spec: &JobSpec,
     run_id: u64,
     warnings: &mut Vec<Warning>,
+    stack: Option<&Stack<'_>>,
 ) -> Result<(Vec<JobResult>, EngineKind)> {
     let mut engine = spec.engine;
     if engine == EngineKind::Uring {
-        if let Err(e) = io_uring::IoUring::new(2) {
+        if let Err(e) = uring::available() {
             let privileged = crate::sys::is_root();
             warnings.push(uring_fallback_warning(
                 e,
@@ -473,6 +413,8 @@ pub fn run_on_file(
     } else {
         Some(open_for_job(path, spec)?)
     };
+    // The null engine moves nothing, so it has nothing to claim.
+    let stack = stack.filter(|_| engine != EngineKind::Null && spec.rw.writes());
     let start = monotonic_ns();
     let results: Vec<JobResult> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..spec.numjobs)
@@ -480,7 +422,7 @@ pub fn run_on_file(
                 let file = file.as_ref();
                 let mut s = spec.clone();
                 s.engine = engine;
-                scope.spawn(move || job_thread(&s, index, file, run_id, start))
+                scope.spawn(move || job_thread(&s, index, file, run_id, start, stack))
             })
             .collect();
         handles
@@ -507,153 +449,82 @@ fn job_thread(
     file: Option<&File>,
     run_id: u64,
     start: u64,
+    stack: Option<&Stack<'_>>,
 ) -> JobResult {
+    let setup_error =
+        |what: String| JobCtl::new(spec, index, start).finish((0, 0), Some(what), false, None);
     if let Err(e) = crate::sys::pin_to(&spec.cpus) {
-        return JobCtl::new(spec, index, start).finish(
-            (0, 0),
-            Some(format!("pinning to CPUs {:?}: {e}", spec.cpus)),
-            false,
-            None,
-        );
+        return setup_error(format!("pinning to CPUs {:?}: {e}", spec.cpus));
     }
-    let mut ctl = JobCtl::new(spec, index, monotonic_ns());
-    let mut end = match (spec.engine, file) {
-        (EngineKind::Null, _) | (_, None) => null_loop(&mut ctl),
-        (EngineKind::Sync, Some(f)) => sync_loop(&mut ctl, f, run_id),
-        (EngineKind::Uring, Some(f)) => match uring_loop(&mut ctl, f, run_id) {
-            Ok(end) => end,
-            Err(e) => Ending {
-                error: Some(format!("io_uring: {e}")),
-                vanished: is_vanished(&e),
-                ..Ending::default()
-            },
-        },
+    let q = match job_queue(spec.engine, file, spec) {
+        Ok(q) => q,
+        Err(e) => {
+            return JobCtl::new(spec, index, start).finish(
+                (0, 0),
+                Some(format!("{}: {e}", spec.engine.name())),
+                is_vanished(&e),
+                None,
+            )
+        }
     };
+    let mut ctls = [JobCtl::new(spec, index, monotonic_ns())];
+    let mut ends = [Ending::default()];
+    match stack {
+        Some(stack) => drive(&mut ctls, &mut ends, &mut Claimed::new(q, stack), run_id),
+        None => {
+            let mut q = q;
+            drive(&mut ctls, &mut ends, &mut q, run_id)
+        }
+    }
     let cpu1 = thread_cpu_ns();
-    let cpu0 = end.cpu0;
-    let verify = match (spec.verify, file) {
-        (true, Some(f)) if !end.vanished => match verify_fd(&ctl, f, run_id) {
-            Ok(r) => Some(r),
-            Err(msg) => {
-                end.error.get_or_insert(msg);
-                None
+    let [ctl] = ctls;
+    let [mut end] = ends;
+    let verify = match file {
+        Some(f) if spec.verify && !end.vanished && spec.engine != EngineKind::Null => {
+            let checked = f
+                .try_clone()
+                .map_err(|e| format!("verify: {e}"))
+                .and_then(|f| {
+                    verify_pass(&ctl, &mut SyncBackend::new(f, u64::MAX, 512, false), run_id)
+                });
+            match checked {
+                Ok(r) => Some(r),
+                Err(msg) => {
+                    end.error.get_or_insert(msg);
+                    None
+                }
             }
-        },
+        }
         _ => None,
     };
-    ctl.finish(
-        (cpu1.0.saturating_sub(cpu0.0), cpu1.1.saturating_sub(cpu0.1)),
-        end.error,
-        end.vanished,
-        verify,
-    )
+    end.result(ctl, cpu1, 1, verify)
 }
 
-/// Run `spec` on a backend (the simulator) on its own clock: all jobs in this thread, the
-/// device serving one request at a time in order of issue (see the module documentation).
+/// Run `spec` on a backend (the simulator, through its wrapper stack) on its own clock:
+/// all jobs in this thread, the device serving one request at a time in order of issue
+/// (see the module documentation).
 pub fn run_on_backend(backend: &mut dyn Backend, spec: &JobSpec, run_id: u64) -> Vec<JobResult> {
-    let cpu0 = thread_cpu_ns();
-    let bs = spec.bs_max as usize;
     let start = backend.clock_ns();
+    let jobs = spec.numjobs.max(1) as usize;
+    let qd = spec.iodepth.max(1) as usize;
     let mut ctls: Vec<JobCtl> = (0..spec.numjobs)
         .map(|i| JobCtl::new(spec, i, start))
         .collect();
     let mut ends: Vec<Ending> = (0..spec.numjobs).map(|_| Ending::default()).collect();
-    let mut rbuf = AlignedBuf::new(bs);
-    let mut wbufs: Vec<AlignedBuf> = (0..spec.numjobs)
-        .map(|i| {
-            let mut b = AlignedBuf::new(bs);
-            spec.pattern.fill(&mut b, spec.seed ^ u64::from(i));
-            b
-        })
-        .collect();
-    // Outstanding requests in order of issue: (job, io, issue time).
-    let mut queue: VecDeque<(usize, Io, u64)> =
-        VecDeque::with_capacity(spec.iodepth as usize * spec.numjobs as usize);
-    let mut waiting: Vec<Option<u64>> = vec![None; spec.numjobs as usize];
-    let mut wants = vec![spec.iodepth as usize; spec.numjobs as usize];
-    let null = spec.engine == EngineKind::Null;
-    loop {
-        // Top every job up to its queue depth.
-        let now = backend.clock_ns();
-        for (j, ctl) in ctls.iter_mut().enumerate() {
-            if waiting[j].is_some_and(|t| t > now) {
-                continue;
-            }
-            waiting[j] = None;
-            while wants[j] > 0 {
-                match ctl.next(now) {
-                    Next::Io(io) => {
-                        queue.push_back((j, io, now));
-                        wants[j] -= 1;
-                    }
-                    Next::Wait(ns) => {
-                        waiting[j] = Some(now + ns);
-                        break;
-                    }
-                    Next::Done => break,
-                }
-            }
-        }
-        let Some((j, io, issued)) = queue.pop_front() else {
-            // Nothing in flight: either all done or every job waits for its rate cap.
-            match waiting.iter().flatten().min() {
-                Some(&t) => {
-                    let now = backend.clock_ns();
-                    backend.idle(t.saturating_sub(now).max(1));
-                    continue;
-                }
-                None => break,
-            }
-        };
-        wants[j] += 1;
-        let len = io.len as usize;
-        let r = if null {
-            Ok(())
-        } else {
-            match io.dir {
-                Dir::Read => backend.read_at(&mut rbuf[..len], io.offset),
-                Dir::Write => {
-                    let src = write_source(&mut wbufs[j], &io, spec, run_id);
-                    backend.write_at(src, io.offset)
-                }
-            }
-        };
-        let now = backend.clock_ns();
-        match r {
-            Ok(()) => {
-                ctls[j].complete(io, now.saturating_sub(issued), now);
-                if ctls[j].take_fsync_due() {
-                    if let Err(e) = backend.flush() {
-                        ends[j].fail(&mut ctls[j], &e, &io);
-                    }
-                }
-            }
-            Err(e) => {
-                // A vanished device ends every job; another error ends this one.
-                if is_vanished(&e) {
-                    for (c, end) in ctls.iter_mut().zip(ends.iter_mut()) {
-                        end.fail(c, &e, &io);
-                    }
-                    queue.clear();
-                } else {
-                    ends[j].fail(&mut ctls[j], &e, &io);
-                    queue.retain(|(k, _, _)| *k != j);
-                }
-            }
-        }
-    }
-    let cpu1 = thread_cpu_ns();
-    let n = u64::from(spec.numjobs.max(1));
-    let cpu = (
-        cpu1.0.saturating_sub(cpu0.0) / n,
-        cpu1.1.saturating_sub(cpu0.1) / n,
+    let mut q = BackendQueue::new(
+        &mut *backend,
+        qd * jobs,
+        qd * jobs + jobs,
+        spec.bs_max as usize,
     );
+    drive(&mut ctls, &mut ends, &mut q, run_id);
+    drop(q);
+    let cpu1 = thread_cpu_ns();
     ctls.into_iter()
         .zip(ends)
         .map(|(ctl, mut end)| {
-            let verify = if spec.verify && !end.vanished && !null {
-                match verify_backend(&ctl, backend, run_id) {
+            let verify = if spec.verify && !end.vanished {
+                match verify_pass(&ctl, backend, run_id) {
                     Ok(r) => Some(r),
                     Err(msg) => {
                         end.error.get_or_insert(msg);
@@ -663,7 +534,7 @@ pub fn run_on_backend(backend: &mut dyn Backend, spec: &JobSpec, run_id: u64) ->
             } else {
                 None
             };
-            ctl.finish(cpu, end.error, end.vanished, verify)
+            end.result(ctl, cpu1, jobs as u64, verify)
         })
         .collect()
 }

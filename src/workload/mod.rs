@@ -31,9 +31,18 @@ use verify::VerifyReport;
 
 /// Where a workload runs.
 pub enum RunTarget<'a> {
-    /// A file or block device, opened by the engine with the job's flags.
+    /// A file or block device, opened by the engine with the job's flags, with no backend
+    /// stack to pass its writes (reads, and the library's own tests on scratch files).
     Path(&'a Path),
-    /// A backend with its own clock (the simulator).
+    /// A file or block device on its fast path (each job's engine opens it with the job's
+    /// flags), every write first claimed on `stack`, the target's backend stack
+    /// (`Backend::claim_writes`: budgets, preserve mode).
+    Guarded {
+        path: &'a Path,
+        stack: &'a mut dyn Backend,
+    },
+    /// A backend with its own clock (the simulator, or its wrapper stack): every request
+    /// goes through it.
     Backend(&'a mut dyn Backend),
 }
 
@@ -253,7 +262,7 @@ pub fn run(spec: &JobSpec, target: RunTarget<'_>) -> Result<WorkloadResult> {
             // No device time would pass on the simulator's clock: run the harness alone.
             spec.validate(backend.size_bytes(), backend.logical_sector_bytes())?;
             let t0 = monotonic_ns();
-            let (jobs, _) = engine::run_on_file(Path::new(""), spec, run_id, &mut warnings)?;
+            let (jobs, _) = engine::run_on_file(Path::new(""), spec, run_id, &mut warnings, None)?;
             Ok(WorkloadResult {
                 spec: spec.clone(),
                 jobs,
@@ -281,7 +290,24 @@ pub fn run(spec: &JobSpec, target: RunTarget<'_>) -> Result<WorkloadResult> {
                 warnings,
             })
         }
-        RunTarget::Path(path) => {
+        RunTarget::Path(path) => run_on_path(spec, path, None, run_id, warnings),
+        RunTarget::Guarded { path, stack } => {
+            let stack = std::sync::Mutex::new(stack);
+            run_on_path(spec, path, Some(&stack), run_id, warnings)
+        }
+    }
+}
+
+/// A run on a file or block device: the system's counters before and after.
+fn run_on_path(
+    spec: &JobSpec,
+    path: &Path,
+    stack: Option<&crate::backend::queue::Stack<'_>>,
+    run_id: u64,
+    mut warnings: Vec<Warning>,
+) -> Result<WorkloadResult> {
+    {
+        {
             spec.check_buffer_memory(crate::fs::env::MemInfo::read().available_bytes)?;
             let stat = sysstat::disk_stat_path(path);
             let before = stat
@@ -289,7 +315,7 @@ pub fn run(spec: &JobSpec, target: RunTarget<'_>) -> Result<WorkloadResult> {
                 .and_then(|(_, p)| sysstat::read_disk_counters(p));
             let cache_before = if spec.direct { None } else { PageCache::now() };
             let t0 = monotonic_ns();
-            let (jobs, engine) = engine::run_on_file(path, spec, run_id, &mut warnings)?;
+            let (jobs, engine) = engine::run_on_file(path, spec, run_id, &mut warnings, stack)?;
             let elapsed_ns = monotonic_ns().saturating_sub(t0);
             let disk = match (&stat, before) {
                 (Some((name, p)), Some(a)) => sysstat::read_disk_counters(p)
