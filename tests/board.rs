@@ -134,7 +134,7 @@ fn io_writes_and_verifies_above_4_gib_on_a_file_and_falls_back_from_io_uring_cle
             "--engine",
             "uring",
         ])
-        .args(["--write", "--verify", "--json"])
+        .args(["--destructive", "--verify", "--json"])
         .assert()
         .success()
         .get_output()

@@ -365,7 +365,18 @@ fn restore<D: Backend + ?Sized>(
 }
 
 impl<B: Backend> Backend for Preserve<B> {
-    crate::backend::forward!(inner: size_bytes, logical_sector_bytes, flush, fast_queue);
+    crate::backend::forward!(inner: size_bytes, logical_sector_bytes, flush);
+    /// One request at a time: an io_uring request still in flight after a SIGKILL keeps
+    /// the device held (and could land) until the kernel tears the ring down, while a
+    /// `restore` must find the device free and final.
+    fn fast_queue(
+        &self,
+        _depth: usize,
+        buffers: usize,
+        buffer_len: usize,
+    ) -> Option<Box<dyn crate::backend::queue::IoQueue>> {
+        self.inner.fast_queue(1, buffers, buffer_len)
+    }
     fn clock_ns(&self) -> u64 {
         self.inner.clock_ns().saturating_sub(self.hidden_ns)
     }
