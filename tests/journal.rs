@@ -618,8 +618,12 @@ fn io_randwrite_on_a_loop_device_is_preserved_and_a_killed_run_restores() {
         j.to_str().unwrap(),
     ]);
     let grown = || std::fs::metadata(&j).is_ok_and(|m| m.len() > 1 << 20);
-    let ended = kill_when(lo.dir(), lo.dir(), &args, Duration::from_secs(60), grown);
-    assert_eq!(ended, None, "killed mid-run");
+    let stop = common::Stop {
+        settle: Duration::ZERO,
+        ..common::Stop::mid_test(libc::SIGKILL)
+    };
+    let (ended, err) = common::signal_when(lo.dir(), lo.dir(), &args, &stop, grown);
+    assert_eq!(ended, None, "killed mid-run: {err}");
     assert!(j.exists());
     let (code, out, err) = run(lo.dir(), &["restore", j.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
