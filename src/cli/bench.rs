@@ -107,6 +107,13 @@ fn figure(line_label: &str, metric: String, dir: Dir, r: &WorkloadResult) -> Ben
         ios: t.ios,
         per_second_spread: bench::relative_spread(&per_second_bw),
         per_second_bw,
+        runq_wait_share: {
+            let waits: Option<u64> = r.jobs.iter().map(|j| j.runq_wait_ns).sum();
+            let runtime: u64 = r.jobs.iter().map(|j| j.runtime_ns).sum();
+            waits
+                .filter(|_| runtime > 0)
+                .map(|w| w as f64 / runtime as f64)
+        },
     }
 }
 

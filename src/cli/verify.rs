@@ -778,41 +778,26 @@ fn render(doc: &Document) -> String {
     s
 }
 
-/// A small SVG of throughput over the position: one polyline per phase.
+/// An SVG of throughput over the position, one line per phase, by the one chart writer.
 pub fn plot_svg(samples: &[ThroughputSample], start: u64, len: u64) -> String {
-    let (w, h, m) = (800.0, 360.0, 50.0);
-    let max = samples
-        .iter()
-        .map(|s| s.bytes_per_s)
-        .fold(0.0f64, f64::max)
-        .max(1.0);
-    let x = |off: u64| m + (off.saturating_sub(start)) as f64 / len.max(1) as f64 * (w - 2.0 * m);
-    let y = |bps: f64| h - m - bps / max * (h - 2.0 * m);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<line x1=\"{m}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n<line x1=\"{m}\" y1=\"{m}\" x2=\"{m}\" y2=\"{}\" stroke=\"black\"/>\n<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">position ({} … {})</text>\n<text x=\"5\" y=\"{}\">{}</text>\n",
-        h - m, w - m, h - m, h - m, w / 2.0, h - 15.0,
-        format_bytes(start), format_bytes(start + len), m - 5.0, format_rate(max)
-    );
-    for (phase, colour, label) in [
-        (Phase::Write, "#d62728", "write"),
-        (Phase::Read, "#1f77b4", "read"),
-    ] {
-        let pts: Vec<String> = samples
+    let phase = |p: Phase| -> Vec<(f64, f64)> {
+        samples
             .iter()
-            .filter(|s| s.phase == phase)
-            .map(|s| format!("{:.1},{:.1}", x(s.offset + s.bytes / 2), y(s.bytes_per_s)))
-            .collect();
-        if !pts.is_empty() {
-            svg.push_str(&format!(
-                "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\" points=\"{}\"/>\n<text x=\"{}\" y=\"{}\" fill=\"{colour}\">{label}</text>\n",
-                pts.join(" "),
-                w - m - 40.0,
-                if phase == Phase::Write { m + 15.0 } else { m + 30.0 }
-            ));
+            .filter(|s| s.phase == p)
+            .map(|s| ((s.offset + s.bytes / 2) as f64, s.bytes_per_s / 1e6))
+            .collect()
+    };
+    let mut chart = crate::report::svg::Chart::new("verify throughput", "position", "MB/s")
+        .x_format(crate::report::svg::AxisFormat::Bytes)
+        .x_range(start as f64, (start + len) as f64)
+        .y_zero(true);
+    for (p, name) in [(Phase::Write, "write"), (Phase::Read, "read")] {
+        let points = phase(p);
+        if !points.is_empty() {
+            chart = chart.series(name, points);
         }
     }
-    svg.push_str("</svg>\n");
-    svg
+    chart.to_svg()
 }
 
 #[cfg(test)]

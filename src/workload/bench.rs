@@ -94,6 +94,10 @@ pub struct BenchFigure {
     /// How far the per-second rate strayed from its median, relative: half the range from
     /// its 10th to its 90th percentile over the median (None below 3 samples).
     pub per_second_spread: Option<f64>,
+    /// Share of the counting time the test thread waited for a CPU while runnable (other
+    /// processes on its CPU); None on the virtual clock or without schedstat.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runq_wait_share: Option<f64>,
 }
 
 /// Relative half-range of the 10th to 90th percentile of `samples` around their median:
@@ -132,12 +136,28 @@ pub fn busy_warning(before: Option<CpuLoad>, after: Option<CpuLoad>) -> Option<W
 /// A figure whose per-second rate strays more than this is flagged as noise.
 pub const NOISY_SPREAD: f64 = 0.10;
 
+/// A figure whose thread waited for a CPU longer than this share of its time is flagged:
+/// a process beside it slows every second alike, which the spread does not show.
+pub const NOISY_RUNQ_WAIT: f64 = 0.02;
+
 /// Warnings for figures that are noise: each figure whose per-second rate strayed more
 /// than ±10 %, and each class verdict whose margin is inside its figure's spread (it
 /// could go either way).
 pub fn noise_warnings(figures: &[BenchFigure], classes: &[ClassCheck]) -> Vec<Warning> {
     let mut out = Vec::new();
     for f in figures {
+        if let Some(w) = f.runq_wait_share.filter(|&w| w > NOISY_RUNQ_WAIT) {
+            out.push(Warning::new(
+                "noisy_figure",
+                format!(
+                    "{} {}: the test waited for a CPU {:.0} % of its time, behind other processes on its CPU, so this figure may be lower than the device gives; rerun on a quiet machine or pin the test (--cpus) to a CPU nothing else uses",
+                    f.label,
+                    f.dir,
+                    w * 100.0
+                ),
+            ));
+            continue;
+        }
         let Some(sp) = f.per_second_spread.filter(|&s| s > NOISY_SPREAD) else {
             continue;
         };
@@ -642,7 +662,25 @@ mod tests {
             ios: 5,
             per_second_spread: relative_spread(&per_s),
             per_second_bw: per_s,
+            runq_wait_share: None,
         }
+    }
+
+    #[test]
+    fn a_figure_whose_thread_waited_for_a_cpu_is_flagged_though_it_was_steady() {
+        let steady = vec![1e6, 1e6, 1e6, 1e6];
+        let mut f = fig("rand_read_q1", 1e6, 250.0, steady);
+        f.runq_wait_share = Some(0.01);
+        assert!(noise_warnings(&[f.clone()], &[]).is_empty(), "1 % is quiet");
+        f.runq_wait_share = Some(0.3);
+        let w = noise_warnings(&[f], &[]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].kind, "noisy_figure");
+        assert!(
+            w[0].message.contains("waited for a CPU 30 %"),
+            "{}",
+            w[0].message
+        );
     }
 
     #[test]

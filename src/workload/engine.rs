@@ -15,7 +15,7 @@
 use super::job::{Io, JobCtl, JobResult, Next};
 use super::offsets::Dir;
 use super::spec::{EngineKind, JobSpec, SyncMode};
-use super::sysstat::thread_cpu_ns;
+use super::sysstat::{thread_cpu_ns, thread_runq_wait_ns};
 use super::verify::{self, VerifyReport};
 use crate::backend::queue::{
     self, BackendQueue, Claimed, Completion, IoQueue, Op, OpenFlags, Request, Stack,
@@ -97,6 +97,8 @@ struct Ending {
     error: Option<String>,
     vanished: bool,
     cpu0: (u64, u64),
+    /// The thread's run-queue wait when the clocks started.
+    runq0: Option<u64>,
 }
 
 impl Ending {
@@ -106,6 +108,7 @@ impl Ending {
     /// `--runtime` is not used up before the first I/O.
     fn ready(&mut self, ctl: &mut JobCtl, now: u64) {
         self.cpu0 = thread_cpu_ns();
+        self.runq0 = thread_runq_wait_ns();
         ctl.restart(now);
     }
 
@@ -477,8 +480,10 @@ fn job_thread(
         }
     }
     let cpu1 = thread_cpu_ns();
+    let runq1 = thread_runq_wait_ns();
     let [ctl] = ctls;
     let [mut end] = ends;
+    let runq_wait_ns = end.runq0.zip(runq1).map(|(a, b)| b.saturating_sub(a));
     let verify = match file {
         Some(f) if spec.verify && !end.vanished && spec.engine != EngineKind::Null => {
             let checked = f
@@ -497,7 +502,9 @@ fn job_thread(
         }
         _ => None,
     };
-    end.result(ctl, cpu1, 1, verify)
+    let mut r = end.result(ctl, cpu1, 1, verify);
+    r.runq_wait_ns = runq_wait_ns;
+    r
 }
 
 /// Run `spec` on a backend (the simulator, through its wrapper stack) on its own clock:

@@ -64,6 +64,9 @@ pub struct JobResult {
     /// CPU time of the job's thread, ns.
     pub usr_ns: u64,
     pub sys_ns: u64,
+    /// Time the job's thread spent runnable but waiting for a CPU while it counted (other
+    /// processes on its CPU); `None` on the virtual clock or without schedstat.
+    pub runq_wait_ns: Option<u64>,
     /// Bytes written to the target, including the ramp and the verify-free part.
     pub bytes_written: u64,
     /// Why the job ended early, when it did; the statistics up to then are kept.
@@ -290,6 +293,7 @@ impl JobCtl {
             samples: self.samples,
             usr_ns: cpu.0,
             sys_ns: cpu.1,
+            runq_wait_ns: None,
             bytes_written: self.bytes_written,
             error,
             vanished,

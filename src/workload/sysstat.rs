@@ -17,6 +17,13 @@ fn rusage(who: libc::c_int) -> (u64, u64) {
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
+/// Nanoseconds the calling thread has spent runnable but waiting for a CPU
+/// (`/proc/thread-self/schedstat`, second field); `None` where the kernel has no schedstat.
+pub fn thread_runq_wait_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// `getrusage(2)` (rustix has no wrapper for it).
 fn getrusage(who: libc::c_int) -> Option<libc::rusage> {
     let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
