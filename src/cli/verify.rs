@@ -826,11 +826,13 @@ mod tests {
                 s(Phase::Write, 0),
                 s(Phase::Write, 1 << 20),
                 s(Phase::Read, 0),
+                s(Phase::Read, 1 << 20),
             ],
             0,
             2 << 20,
         );
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.starts_with("<svg"));
+        assert!(svg.contains(">write<") && svg.contains(">read<"), "{svg}");
     }
 }
