@@ -678,6 +678,24 @@ fn loop_without_root_is_refused() {
     }
 }
 
+/// The set-up of a suite that measures quiet and beside a CPU hog: root, FUSE and taskset
+/// (else one skip line and `None`), the timing lock, and the server's arguments: on CPU 1
+/// (as docs/serve.md runs it) when there are two, leaving CPU 0 to the measurement and
+/// the hog.
+fn beside_a_hog() -> Option<(MutexGuard<'static, ()>, &'static [&'static str])> {
+    if let Some(why) = skip_reason() {
+        common::skip(&why);
+        return None;
+    }
+    if !common::has_tool("taskset") {
+        common::skip("taskset is not installed (util-linux)");
+        return None;
+    }
+    let guard = serial();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Some((guard, if cpus >= 2 { &["--cpu", "1"] } else { &[] }))
+}
+
 /// A CPU hog pinned to one CPU, started by a test and killed by its pid on drop: a shell
 /// loop that starts a short-lived process after another (as a compiler run does: new
 /// address spaces, page faults, wake-ups), harsher on a measurement than a plain spin.
@@ -717,15 +735,9 @@ impl Drop for CpuHog {
 /// Cards are made fast (bandwidth and command keys) so the suite takes about a minute.
 #[test]
 fn align_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
-    require_root_fuse!();
-    if !common::has_tool("taskset") {
-        common::skip("taskset is not installed (util-linux)");
+    let Some((_s, server_args)) = beside_a_hog() else {
         return;
-    }
-    let _s = serial();
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // The server on CPU 1 (as docs/serve.md runs it), the measurement and the hog on CPU 0.
-    let server_args: &[&str] = if cpus >= 2 { &["--cpu", "1"] } else { &[] };
+    };
     // Fast cards (100 µs commands, 200 MiB/s): boundary costs from clear to small, and
     // one card whose own reads stall (3 % of them, up to 20 ms).
     let fast = "cmd=100us,read_bw=200M";
@@ -827,14 +839,9 @@ fn align_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
 /// Cards are fast (1 GB/s, 20 µs commands): the suite is about the search, not the medium.
 #[test]
 fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
-    require_root_fuse!();
-    if !common::has_tool("taskset") {
-        common::skip("taskset is not installed (util-linux)");
+    let Some((_s, server_args)) = beside_a_hog() else {
         return;
-    }
-    let _s = serial();
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let server_args: &[&str] = if cpus >= 2 { &["--cpu", "1"] } else { &[] };
+    };
     let fast = "read_bw=1G,write_bw=1G,native_bw=1G,page_cost=0ns,erase_cost=0ns,noise=0";
     const G: u64 = 1 << 30;
     const M: u64 = 1 << 20;
@@ -962,14 +969,9 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
 /// may not pass for a steady one.
 #[test]
 fn bench_flags_figures_a_cpu_hog_slowed_on_a_served_card() {
-    require_root_fuse!();
-    if !common::has_tool("taskset") {
-        common::skip("taskset is not installed (util-linux)");
+    let Some((_s, server_args)) = beside_a_hog() else {
         return;
-    }
-    let _s = serial();
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let server_args: &[&str] = if cpus >= 2 { &["--cpu", "1"] } else { &[] };
+    };
     let server = Server::start(
         "sim:custom,size=1G,cmd=500us,read_bw=40M,page_cost=0ns,erase_cost=0ns",
         server_args,
