@@ -106,6 +106,36 @@ impl Warning {
     }
 }
 
+/// One pass/fail check with its figure (a JUnit test case, a LAVA `lava-test-case`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// A stable name: `COMMAND.WHAT`, e.g. `probe.capacity`, `bench.class_a2`,
+    /// `bench.expect.seq_write`, `health.wear`. Letters, digits, `.`, `_` and `-` only.
+    pub name: String,
+    pub passed: bool,
+    /// The figure the check judged, in `units`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurement: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub units: Option<String>,
+    /// One sentence: what was required and what was found.
+    pub message: String,
+}
+
+/// One figure for monitoring (Prometheus textfile collector, history).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// Without the `flashscope_` prefix, with the unit as suffix as Prometheus names
+    /// it: `read_bytes_per_second`, `wear_ratio`, `usable_bytes`.
+    pub name: String,
+    /// What it means, in words (the HELP line).
+    pub help: String,
+    pub value: f64,
+    /// Labels beyond the device's (e.g. `job="rnd4k_q32"`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+}
+
 /// What is known about a target before any test runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
@@ -138,6 +168,14 @@ pub struct Document {
     pub bytes_written: u64,
     pub elapsed_ns: u64,
     pub warnings: Vec<Warning>,
+    /// The pass/fail checks the command made (`--expect`, the fake verdict, verify, the
+    /// classes, health): what JUnit and LAVA report and what makes exit code 3.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
+    /// The figures worth watching over time (Prometheus textfile, history), typed by the
+    /// command that measured them; device labels are added at export from `target`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<Metric>,
     /// Command-specific extra fields (e.g. `journal`, `jobs`), flattened into the top level.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -156,6 +194,8 @@ impl Document {
             bytes_written: 0,
             elapsed_ns: 0,
             warnings: Vec::new(),
+            checks: Vec::new(),
+            metrics: Vec::new(),
             extra: serde_json::Map::new(),
         }
     }
