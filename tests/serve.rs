@@ -962,6 +962,114 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
     );
 }
 
+/// The open-AU truth suite on the real I/O path (issue 18 point 7): how many erase blocks a
+/// served card keeps open, linear and random, 2^n and 3 × 2^n erase blocks, one card whose
+/// own writes stall (3 %, up to 20 ms), and one whose erase block `open-au` first measures
+/// with align (read-only) instead of being told; quiet and with a CPU hog on the CPU the
+/// test runs on. No count may be confidently wrong; the count must be right in most runs.
+/// Cards are fast (100 MB/s, 50 µs commands) with small erase blocks, so a collapsed count
+/// (each 16 KiB write copying the rest of an erase block) still takes seconds, not minutes.
+#[test]
+fn open_au_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
+    let Some((_s, server_args)) = beside_a_hog() else {
+        return;
+    };
+    let fast = "cmd=50us,read_bw=200M,write_bw=100M,native_bw=100M,size=512M,page=16K";
+    // (card, --erase-size or None to measure it, the linear count, the random count when
+    // --random is asked).
+    let cards: [(&str, Option<&str>, u64, Option<u64>); 6] = [
+        ("erase=2M,open_au=3,open_au_random=0", Some("2M"), 3, None),
+        ("erase=1M,open_au=1,open_au_random=0", Some("1M"), 1, None),
+        (
+            "erase=1M,open_au=6,open_au_random=2",
+            Some("1M"),
+            6,
+            Some(2),
+        ),
+        ("erase=3M,open_au=2,open_au_random=0", Some("3M"), 2, None),
+        (
+            "erase=1M,open_au=5,open_au_random=0,outliers=0.03,outlier_max=20ms",
+            Some("1M"),
+            5,
+            None,
+        ),
+        (
+            "erase=2M,open_au=4,open_au_random=0,page_cost=60us,erase_cost=300us,noise=0",
+            None,
+            4,
+            None,
+        ),
+    ];
+    let (mut runs, mut right, mut checked) = (0, 0, 0);
+    let mut wrong = Vec::new();
+    let t0 = Instant::now();
+    for (card, erase, linear, random) in cards {
+        let spec = format!("sim:custom,{fast},{card}");
+        for hogged in [false, true] {
+            // A fresh card each run: a written card keeps its open blocks.
+            let server = Server::start(&spec, server_args);
+            let _hog = hogged.then(|| CpuHog::on_cpu(0));
+            let mut cmd = AssertCommand::new("taskset");
+            cmd.args(["-c", "0", BIN, "open-au", &server.device, "--destructive"]);
+            if let Some(e) = erase {
+                cmd.args(["--erase-size", e]);
+            }
+            if random.is_some() {
+                cmd.arg("--random");
+            }
+            let t = Instant::now();
+            let out = cmd
+                .arg("--json")
+                .timeout(Duration::from_secs(300))
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{spec}: exit {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("open-au JSON");
+            let inf = &v["inferences"];
+            runs += 1;
+            eprintln!(
+                "{card}{}: open {} ({}), random {} ({}), {:.1} s, {} written",
+                if hogged { " + CPU hog" } else { "" },
+                inf["open_au"]["value"],
+                inf["open_au"]["status"],
+                inf["open_au_random"]["value"],
+                inf["open_au_random"]["status"],
+                t.elapsed().as_secs_f64(),
+                v["bytes_written"]
+            );
+            let mut all_right = true;
+            for (what, want) in [("open_au", Some(linear)), ("open_au_random", random)] {
+                let Some(want) = want else { continue };
+                checked += 1;
+                let i = &inf[what];
+                let ok = i["value"].as_u64() == Some(want);
+                all_right &= ok;
+                if i["status"] == "confident" && !ok {
+                    wrong.push(format!("{spec} (hog: {hogged}): {what} {i}, want {want}"));
+                } else if !ok {
+                    eprintln!("  {what}: {}", i["evidence"]);
+                }
+            }
+            right += usize::from(all_right);
+        }
+    }
+    eprintln!(
+        "open-au truth suite: {runs} runs ({checked} counts), all right in {right}, confidently wrong {}, {:.0} s",
+        wrong.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(wrong.is_empty(), "confidently wrong:\n{}", wrong.join("\n"));
+    assert!(
+        right * 3 >= runs * 2,
+        "the counts were right in only {right} of {runs} runs"
+    );
+}
+
 /// bench says when its figures are noise (issue 18 point 6), on the real I/O path: the
 /// read tests on a served card, quiet and beside a CPU hog on bench's own CPU. A figure
 /// that comes out more than 10 % below the quiet run's must carry a warning in the run
