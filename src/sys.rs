@@ -340,6 +340,29 @@ pub fn monotonic_ns() -> u64 {
     (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
+/// Real-time (SCHED_FIFO) priority for the calling thread, as flashbench takes for its
+/// reads: a timed read is then not preempted by ordinary programs. Returns whether the
+/// kernel granted it (root or CAP_SYS_NICE); callers run either way. The kernel's
+/// real-time throttling still leaves other programs a share of each second.
+pub fn try_realtime(priority: i32) -> bool {
+    set_scheduler(libc::SCHED_FIFO, priority)
+}
+
+/// Back to the normal scheduler (SCHED_OTHER) for the calling thread.
+pub fn normal_priority() {
+    set_scheduler(libc::SCHED_OTHER, 0);
+}
+
+fn set_scheduler(policy: libc::c_int, priority: i32) -> bool {
+    // musl's sched_param has more fields than glibc's, and musl's sched_setscheduler
+    // wrapper always fails with ENOSYS: fill a zeroed struct and make the system call.
+    // SAFETY: sched_param is plain old data; zeroed is a valid value.
+    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
+    param.sched_priority = priority;
+    // SAFETY: `param` is a valid sched_param for the call; pid 0 is the calling thread.
+    unsafe { libc::syscall(libc::SYS_sched_setscheduler, 0, policy, &param) == 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1057,7 +1057,7 @@ pub fn noisy_environment(env: &Environment) -> Option<String> {
     let causes = busy_causes(env);
     (!causes.is_empty()).then(|| {
         format!(
-            "the machine was busy during the measurement: {}. Each row is taken from its fast reads and late reads are recognised, so the answers stand as stated, but more of them may be inconclusive; a quiet machine (or `chrt -f 10`, `taskset` away from busy CPUs) gives sharper ones",
+            "the machine was busy during the measurement: {}. Each row is taken from its fast reads and late reads are recognised, so the answers stand as stated, but more of them may be inconclusive; a quiet machine (or `--realtime` as root, `taskset` away from busy CPUs) gives sharper ones",
             causes.join("; ")
         )
     })

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 /// Arguments of `align`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope align sim:sd-16g\n  flashscope align /dev/mmcblk0 --plot align.svg\n  flashscope align sim:usb-32g --blocksize 4K --count 4 --json\n\nRead-only. Reads a block just before, across and just after every multiple of each\nalignment (2^n and 3 × 2^n) and repeats where the answer is still in doubt, until it is\nconfident or the time budget ends. Each alignment is read at least 8 times and stands for\nits fast reads, so a busy machine (late reads) makes answers inconclusive, not wrong; a\nnoisy_environment warning names the cause (load, steal time, stalled reads)."
+    after_help = "Examples:\n  flashscope align sim:sd-16g\n  flashscope align /dev/mmcblk0 --plot align.svg\n  flashscope align sim:usb-32g --blocksize 4K --count 4 --json\n  flashscope align /dev/mmcblk0 --realtime\n\nRead-only. Reads a block just before, across and just after every multiple of each\nalignment (2^n and 3 × 2^n) and repeats where the answer is still in doubt, until it is\nconfident or the time budget ends. Each alignment is read at least 8 times and stands for\nits fast reads, so a busy machine (late reads) makes answers inconclusive, not wrong; a\nnoisy_environment warning names the cause (load, steal time, stalled reads)."
 )]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
@@ -37,6 +37,11 @@ pub struct Args {
     /// Write an SVG plot of boundary cost against alignment.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<String>,
+    /// Read at real-time priority (SCHED_FIFO 10, as flashbench does), so other programs
+    /// do not preempt a timed read; needs root or CAP_SYS_NICE (refused: a warning, and
+    /// the run goes on at normal priority).
+    #[arg(long)]
+    pub realtime: bool,
 }
 
 /// Parse `--blocksize` values, or the default sweep for this sector size.
@@ -96,12 +101,17 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     };
     let load_before = crate::workload::sysstat::CpuLoad::now();
     let mut progress = Progress::new("align");
+    let realtime = args.realtime && crate::sys::try_realtime(10);
     let run = probe::run(
         dev.as_mut(),
         &config,
         &mut |cells, reads| align::decide(cells, reads, flashbench_reads),
         &mut progress.callback(),
-    )?;
+    );
+    if realtime {
+        crate::sys::normal_priority();
+    }
+    let run = run?;
     progress.finish();
     let points = align::points(&run.cells);
     let inf = align::infer(&points);
@@ -111,6 +121,12 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         serde_json::to_value(&opened.info).unwrap_or_default(),
     );
     doc.warnings = opened.warnings;
+    if args.realtime && !realtime {
+        doc.warnings.push(Warning::new(
+            "realtime_refused",
+            "--realtime: the kernel refused real-time priority (it needs root or CAP_SYS_NICE); the reads ran at normal priority",
+        ));
+    }
     if opened.info.direct_io == Some(false) {
         doc.warnings.push(Warning::new(
             "page_cache",
@@ -137,6 +153,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         "stop_reason": run.stop_reason,
         "io_time_ns": run.io_time_ns,
         "device_elapsed_ns": run.elapsed_ns,
+        "realtime": realtime,
     });
     doc.samples = samples_json(&run, &points);
     insert_inferences(&mut doc.inferences, &inf);

@@ -45,6 +45,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         count: None,
         positions: 8,
         plot: None,
+        realtime: false,
     })?;
     let g = &geometry.doc;
     let size = g.target["size_bytes"].as_u64().unwrap_or(0);

@@ -169,19 +169,6 @@ fn pin_to_cpu(cpu: usize) -> Result<()> {
     crate::sys::pin_to(&[cpu]).map_err(|e| Error::io(format!("pinning to CPU {cpu}"), e))
 }
 
-/// Real-time priority for the calling thread and the threads it spawns afterwards, so a
-/// reply leaves on time even when other programs keep the CPUs busy. Returns whether the
-/// kernel granted it (it needs root or CAP_SYS_NICE); the server runs either way.
-fn try_realtime() -> bool {
-    // musl's sched_param has more fields than glibc's, and musl's sched_setscheduler
-    // wrapper always fails with ENOSYS: fill a zeroed struct and make the system call.
-    // SAFETY: sched_param is plain old data; zeroed is a valid value.
-    let mut param: libc::sched_param = unsafe { std::mem::zeroed() };
-    param.sched_priority = 10;
-    // SAFETY: `param` is a valid sched_param for the call; pid 0 is the calling thread.
-    unsafe { libc::syscall(libc::SYS_sched_setscheduler, 0, libc::SCHED_FIFO, &param) == 0 }
-}
-
 /// SIGINT, SIGTERM and SIGHUP, blocked in every thread and taken with sigtimedwait.
 struct StopSignals {
     set: libc::sigset_t,
@@ -308,7 +295,7 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
     if let Some(cpu) = opts.cpu {
         pin_to_cpu(cpu)?;
     }
-    let realtime = opts.realtime && try_realtime();
+    let realtime = opts.realtime && crate::sys::try_realtime(10);
     // Before any thread exists, so every thread inherits the blocked mask.
     let signals = StopSignals::block()?;
 
