@@ -105,28 +105,33 @@ pub fn parse_size_option(option: &str, text: &str, allow_zero: bool) -> Result<u
     Ok(v)
 }
 
-/// Parse a duration into nanoseconds: a number with ns, us (or µs), ms or s; a plain
-/// number is seconds.
+/// Parse a duration into nanoseconds: a number with ns, us (or µs), ms, s, m (or min)
+/// or h (`300us`, `1.5ms`, `90s`, `2m`, `1h`); a plain number is seconds (fio's habit).
+/// The one duration parser: options, sim keys and `--expect` terms all use it.
 pub fn parse_duration_ns(text: &str) -> Result<u64> {
     let t = text.trim();
     let bad = || {
         Error::usage(format!(
-            "'{text}' is not a duration: use a number with ns, us, ms or s, e.g. 300us"
+            "'{text}' is not a duration: use a number with ns, us, ms, s, m or h, e.g. 300us, 90s, 2m"
         ))
     };
-    let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        (t, 1e9)
-    };
+    // Longest suffix first: "ms" before "s", "min" before "m".
+    const UNITS: [(&str, f64); 8] = [
+        ("ns", 1.0),
+        ("us", 1e3),
+        ("µs", 1e3),
+        ("ms", 1e6),
+        ("min", 60e9),
+        ("s", 1e9),
+        ("m", 60e9),
+        ("h", 3600e9),
+    ];
+    let (num, mult) = UNITS
+        .iter()
+        .find_map(|&(suffix, mult)| t.strip_suffix(suffix).map(|n| (n, mult)))
+        .unwrap_or((t, 1e9));
     let num = num.trim();
-    if num.is_empty() || num.starts_with('-') {
+    if num.is_empty() || num.starts_with('-') || num.starts_with('+') {
         return Err(bad());
     }
     let f: f64 = num.parse().map_err(|_| bad())?;
@@ -275,6 +280,17 @@ mod tests {
         assert_eq!(parse_duration_ns("2s").unwrap(), 2_000_000_000);
         assert_eq!(parse_duration_ns("5").unwrap(), 5_000_000_000);
         assert_eq!(parse_duration_ns("40ns").unwrap(), 40);
+        assert_eq!(parse_duration_ns("90s").unwrap(), 90_000_000_000);
+        assert_eq!(parse_duration_ns("2m").unwrap(), 120_000_000_000);
+        assert_eq!(parse_duration_ns("2min").unwrap(), 120_000_000_000);
+        assert_eq!(parse_duration_ns("1h").unwrap(), 3_600_000_000_000);
+        assert_eq!(parse_duration_ns("500ms").unwrap(), 500_000_000);
+        assert_eq!(parse_duration_ns("1.5m").unwrap(), 90_000_000_000);
+        for bad in [
+            "fast", "m", "2 hours", "1e999h", "+5s", "2mm", "nan", "infs",
+        ] {
+            assert!(parse_duration_ns(bad).is_err(), "{bad}");
+        }
         assert!(parse_duration_ns("fast").is_err());
         assert!(parse_duration_ns("-1ms").is_err());
     }

@@ -13,7 +13,7 @@ use crate::units::{format_bytes, format_ns, parse_size};
 use crate::workload::bench::{
     self, app_class_checks, evaluate, parse_expect, speed_class_checks, BenchFigure, LINES,
 };
-use crate::workload::spec::{parse_cpus, parse_time};
+use crate::workload::spec::parse_cpus;
 use crate::workload::{self, Dir, EngineKind, JobSpec, RunTarget, WorkloadResult};
 use crate::{Error, Result};
 use serde_json::json;
@@ -66,7 +66,7 @@ pub struct Args {
 fn timing(args: &Args, tests: usize) -> Result<(u64, u64)> {
     const S: u64 = 1_000_000_000;
     if let Some(r) = &args.runtime {
-        let rt = parse_time(r)?;
+        let rt = crate::units::parse_duration_ns(r)?;
         if rt == 0 {
             return Err(Error::usage(
                 "--runtime 0: give a positive time per test, e.g. 5s",

@@ -9,7 +9,7 @@ use crate::target::write::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIn
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, format_rate, parse_size};
 use crate::workload::histogram::DEFAULT_PERCENTILES;
-use crate::workload::spec::{parse_cpus, parse_time};
+use crate::workload::spec::parse_cpus;
 use crate::workload::{
     self, Dir, EngineKind, JobSpec, Pattern, RateLimit, RunTarget, RwMode, SyncMode, WorkloadResult,
 };
@@ -140,7 +140,11 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
         None if args.iodepth > 1 => EngineKind::Uring,
         None => EngineKind::Sync,
     };
-    let runtime_ns = args.runtime.as_deref().map(parse_time).transpose()?;
+    let runtime_ns = args
+        .runtime
+        .as_deref()
+        .map(crate::units::parse_duration_ns)
+        .transpose()?;
     if runtime_ns == Some(0) {
         return Err(Error::usage("--runtime 0: give a positive time, e.g. 10s"));
     }
@@ -159,7 +163,7 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
         ramp_ns: args
             .ramp_time
             .as_deref()
-            .map(parse_time)
+            .map(crate::units::parse_duration_ns)
             .transpose()?
             .unwrap_or(0),
         direct: parse_bool01(&args.direct, "--direct")?,

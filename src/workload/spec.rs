@@ -1,7 +1,7 @@
 //! A job: what to read or write, where, how much and how fast — fio's vocabulary where it
 //! means the same thing (`rw`, `bs`, `iodepth`, `numjobs`, `size`, `runtime`, …).
 
-use crate::units::{parse_duration_ns, parse_size};
+use crate::units::parse_size;
 use crate::{Error, Result};
 use serde::Serialize;
 
@@ -474,16 +474,11 @@ impl JobSpec {
     }
 }
 
-/// Parse a time for `--runtime` / `--ramp-time`: a plain number is seconds (fio's habit).
 /// clap's check of `--bsrange` (see [`crate::units::size_arg`]).
 pub fn bsrange_arg(text: &str) -> std::result::Result<String, String> {
     JobSpec::parse_bsrange(text)
         .map(|_| text.to_string())
         .map_err(|e| e.to_string())
-}
-
-pub fn parse_time(text: &str) -> Result<u64> {
-    parse_duration_ns(text)
 }
 
 #[cfg(test)]
