@@ -400,7 +400,7 @@ impl SimConfig {
         let time = |v: &str| -> Result<u64> {
             parse_duration_ns(v).map_err(|_| {
                 Error::usage(format!(
-                    "sim key {key}='{v}' is not a time: use ns, us, ms or s, e.g. 300us"
+                    "sim key {key}='{v}' is not a time: use ns, us, ms, s, m or h, e.g. 300us"
                 ))
             })
         };
