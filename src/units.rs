@@ -1,12 +1,50 @@
-//! Parsing and formatting of sizes (powers of 1024) and durations.
+//! The one vocabulary of sizes, rates and durations: parsing and formatting.
+//! K, M, G, T (and KiB, MiB, ...) are powers of 1024; KB, MB, GB, TB are powers of 1000
+//! (SD labels and speed classes count in those); formatting always uses binary units.
 
 use crate::{Error, Result};
 
 const KIB: u64 = 1024;
 
-/// Parse a size: plain bytes, or a number with K, M, G, T (powers of 1024; an optional
-/// `iB`/`B` suffix is accepted, e.g. `4M`, `4MiB`, `1.5M`, `512`). Fractions must give a
-/// whole number of bytes.
+/// How a size or rate suffix scales: `K`, `M`, `G`, `T` alone or with `iB` / `i` are
+/// powers of 1024 (`4M` = `4MiB` = 4194304 bytes); `KB`, `MB`, `GB`, `TB` are powers of
+/// 1000 (`10MB/s` = 10,000,000 bytes per second), as SD card labels and the SD speed
+/// classes count them. Case does not matter. `B` alone, or no suffix, is bytes.
+fn split_unit(text: &str) -> Option<(&str, u64)> {
+    let lower = text.to_ascii_lowercase();
+    const SUFFIXES: [(&str, u64); 17] = [
+        ("kib", 1 << 10),
+        ("mib", 1 << 20),
+        ("gib", 1 << 30),
+        ("tib", 1 << 40),
+        ("ki", 1 << 10),
+        ("mi", 1 << 20),
+        ("gi", 1 << 30),
+        ("ti", 1 << 40),
+        ("kb", 1_000),
+        ("mb", 1_000_000),
+        ("gb", 1_000_000_000),
+        ("tb", 1_000_000_000_000),
+        ("k", 1 << 10),
+        ("m", 1 << 20),
+        ("g", 1 << 30),
+        ("t", 1 << 40),
+        ("b", 1),
+    ];
+    let (len, mult) = SUFFIXES
+        .iter()
+        .find(|(suffix, _)| lower.ends_with(suffix))
+        .map_or((0, 1), |&(suffix, mult)| (suffix.len(), mult));
+    let num = text[..text.len() - len].trim();
+    let plain = !num.is_empty()
+        && !num.starts_with(['-', '+'])
+        && num.chars().all(|c| c.is_ascii_digit() || c == '.');
+    plain.then_some((num, mult))
+}
+
+/// Parse a size: plain bytes, or a number with K, M, G, T (powers of 1024, also written
+/// KiB, MiB, ...) or KB, MB, GB, TB (powers of 1000): `4M`, `4MiB`, `1.5M`, `512`,
+/// `32GB`. Fractions must give a whole number of bytes.
 pub fn parse_size(text: &str) -> Result<u64> {
     let t = text.trim();
     let bad = || {
@@ -14,25 +52,7 @@ pub fn parse_size(text: &str) -> Result<u64> {
             "'{text}' is not a size: use bytes or a number with K, M, G or T (powers of 1024), e.g. 4M"
         ))
     };
-    if t.is_empty() {
-        return Err(bad());
-    }
-    let lower = t.to_ascii_lowercase();
-    let stripped = lower
-        .strip_suffix("ib")
-        .or_else(|| lower.strip_suffix('b'))
-        .unwrap_or(&lower);
-    let (num, mult) = match stripped.chars().last() {
-        Some('k') => (&stripped[..stripped.len() - 1], KIB),
-        Some('m') => (&stripped[..stripped.len() - 1], KIB.pow(2)),
-        Some('g') => (&stripped[..stripped.len() - 1], KIB.pow(3)),
-        Some('t') => (&stripped[..stripped.len() - 1], KIB.pow(4)),
-        Some(c) if c.is_ascii_digit() => (stripped, 1),
-        _ => return Err(bad()),
-    };
-    if num.is_empty() || num.starts_with('-') || num.starts_with('+') {
-        return Err(bad());
-    }
+    let (num, mult) = split_unit(t).ok_or_else(bad)?;
     if let Ok(n) = num.parse::<u64>() {
         return n
             .checked_mul(mult)
@@ -49,6 +69,26 @@ pub fn parse_size(text: &str) -> Result<u64> {
         )));
     }
     Ok(bytes as u64)
+}
+
+/// Parse a rate in bytes per second: a size as [`parse_size`] reads it (fractions
+/// allowed), with or without `/s`: `22M`, `8.79M/s` (MiB/s), `10MB/s` (10^6 B/s).
+/// The one rate parser: sim bandwidth keys, bench's `--expect`, flashbench logs.
+pub fn parse_rate(text: &str) -> Result<f64> {
+    let t = text.trim();
+    let bad = || {
+        Error::usage(format!(
+            "'{text}' is not a rate: use bytes per second with K, M, G (powers of 1024) or KB, MB, GB (powers of 1000), e.g. 22M or 10MB/s"
+        ))
+    };
+    let t = t.strip_suffix("/s").unwrap_or(t).trim_end();
+    let (num, mult) = split_unit(t).ok_or_else(bad)?;
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let rate = v * mult as f64;
+    if !rate.is_finite() {
+        return Err(bad());
+    }
+    Ok(rate)
 }
 
 /// clap's check of a size option (`value_parser`): the value stays text for the command,
@@ -269,6 +309,39 @@ mod tests {
             let e = parse_size_option("--blocksize", v, false).unwrap_err();
             assert!(e.to_string().contains(want), "{v:?}: {e}");
             assert_eq!(e.exit_code(), 2);
+        }
+    }
+
+    #[test]
+    fn binary_and_decimal_suffixes_mean_one_thing_everywhere() {
+        for (text, bytes) in [
+            ("4M", 4u64 << 20),
+            ("4MiB", 4 << 20),
+            ("4mi", 4 << 20),
+            ("4m", 4 << 20),
+            ("32GB", 32_000_000_000),
+            ("32gb", 32_000_000_000),
+            ("1.5K", 1536),
+            ("512", 512),
+            ("512B", 512),
+            ("1T", 1 << 40),
+            ("2TB", 2_000_000_000_000),
+        ] {
+            assert_eq!(parse_size(text).unwrap(), bytes, "{text}");
+        }
+        for bad in [
+            "", "M", "-5", "+5", "1x1", "abc", "4 MB MB", "1e3", "nan", "inf",
+        ] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+        // Rates: the same suffixes, with or without /s; fractions allowed.
+        assert_eq!(parse_rate("10MB/s").unwrap(), 10e6);
+        assert_eq!(parse_rate("22M").unwrap(), 22.0 * 1048576.0);
+        assert_eq!(parse_rate("22MiB/s").unwrap(), 22.0 * 1048576.0);
+        assert_eq!(parse_rate("8.79M/s").unwrap(), 8.79 * 1048576.0);
+        assert_eq!(parse_rate("1.25 MB/s").unwrap(), 1.25e6);
+        for bad in ["fast", "/s", "-1M/s", "10 MB per s"] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
         }
     }
 

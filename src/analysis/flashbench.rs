@@ -236,25 +236,12 @@ pub fn parse_time_ns(text: &str) -> Option<f64> {
 }
 
 /// Parse a flashbench rate such as `8.79M/s`, `912K/s` or `1.25 MB/s` into bytes per second
-/// (K, M, G as powers of 1024 as flashbench prints them; `MB/s` as 10^6).
+/// (K, M, G as powers of 1024 as flashbench prints them; `MB/s` as 10^6): the one rate
+/// parser, which requires the `/s` here (a bare number is no rate in a log).
 pub fn parse_rate(text: &str) -> Option<f64> {
     let t = text.trim();
-    let t = t.strip_suffix("/s")?;
-    let (num, mult) = if let Some(n) = t.strip_suffix("MB") {
-        (n, 1e6)
-    } else if let Some(n) = t.strip_suffix('G') {
-        (n, 1024.0 * 1024.0 * 1024.0)
-    } else if let Some(n) = t.strip_suffix('M') {
-        (n, 1024.0 * 1024.0)
-    } else if let Some(n) = t.strip_suffix('K') {
-        (n, 1024.0)
-    } else if let Some(n) = t.strip_suffix('B') {
-        (n, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    let v: f64 = num.trim().parse().ok()?;
-    (v.is_finite() && v >= 0.0).then_some(v * mult)
+    t.strip_suffix("/s")?;
+    crate::units::parse_rate(t).ok().filter(|r| *r >= 0.0)
 }
 
 fn size_token(t: &str) -> Option<u64> {

@@ -15,7 +15,7 @@ use crate::fs::{parse_size_list, Pattern};
 use crate::report::svg::{self, AxisFormat, Chart};
 use crate::report::table::Table;
 use crate::report::Document;
-use crate::units::{format_bytes, format_ns, format_rate, parse_size};
+use crate::units::{format_bytes, format_ns, format_rate, parse_size_option};
 use crate::{Error, Result};
 use clap::Subcommand;
 use std::path::{Path, PathBuf};
@@ -226,16 +226,6 @@ fn prepare(dir: &Path) -> Result<FsInfo> {
     env::fs_info(&abs)
 }
 
-fn size_arg(text: &str, option: &str) -> Result<u64> {
-    let v = parse_size(text).map_err(|e| Error::usage(format!("{option}: {e}")))?;
-    if v == 0 {
-        return Err(Error::usage(format!(
-            "{option} '{text}' is zero: give a positive size, e.g. 1M"
-        )));
-    }
-    Ok(v)
-}
-
 fn write_file(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|e| Error::io(format!("writing {}", path.display()), e))
 }
@@ -261,10 +251,10 @@ fn fs_line(fs: &FsInfo) -> String {
 // ---------------------------------------------------------------- fs seq
 
 fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
-    let block_bytes = size_arg(&a.bs, "--bs")?;
+    let block_bytes = parse_size_option("--bs", &a.bs, false)?;
     let fs = prepare(&a.common.dir)?;
     let file_bytes = match &a.size {
-        Some(s) => size_arg(s, "--size")?,
+        Some(s) => parse_size_option("--size", s, false)?,
         None => seq::default_file_bytes(fs.free_bytes, block_bytes),
     };
     let mut modes = Vec::new();
@@ -285,7 +275,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
         seed: a.common.seed,
         runs: a.runs,
         warmup_bytes: match &a.warmup {
-            Some(w) => parse_size(w).map_err(|e| Error::usage(format!("--warmup: {e}")))?,
+            Some(w) => parse_size_option("--warmup", w, true)?,
             None => seq::default_warmup_bytes(file_bytes),
         },
     };
@@ -536,7 +526,7 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
         Some(s) => parse_size_list(s, "--sizes")?,
         None => files::default_sizes(),
     };
-    let total_bytes = size_arg(&a.total, "--total")?;
+    let total_bytes = parse_size_option("--total", &a.total, false)?;
     let fs = prepare(&a.common.dir)?;
     let cfg = FilesConfig {
         dir: fs.dir.clone(),
@@ -666,11 +656,11 @@ fn files_plot(run: &FilesRun, fs: &FsInfo) -> String {
 
 fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
     let max_file = match &a.max_file {
-        Some(s) => size_arg(s, "--max-file")?,
+        Some(s) => parse_size_option("--max-file", s, false)?,
         None => 512 << 20,
     };
     let max_record = match &a.max_record {
-        Some(s) => size_arg(s, "--max-record")?,
+        Some(s) => parse_size_option("--max-record", s, false)?,
         None => 16 << 20,
     };
     let file_sizes: Vec<u64> = matrix::default_file_sizes()

@@ -505,25 +505,6 @@ pub fn metric_names() -> Vec<String> {
     v
 }
 
-fn parse_bandwidth(v: &str) -> Option<f64> {
-    let l = v.trim().to_ascii_lowercase();
-    let l = l.strip_suffix("/s").unwrap_or(&l);
-    let (num, mult) = [
-        ("kib", 1024.0),
-        ("mib", 1048576.0),
-        ("gib", 1073741824.0),
-        ("kb", 1e3),
-        ("mb", 1e6),
-        ("gb", 1e9),
-        ("b", 1.0),
-    ]
-    .iter()
-    .find_map(|&(suf, m)| l.strip_suffix(suf).map(|n| (n, m)))
-    .unwrap_or((l, 1.0));
-    let x: f64 = num.trim().parse().ok()?;
-    (x.is_finite() && x >= 0.0).then_some(x * mult)
-}
-
 fn parse_count(v: &str) -> Option<f64> {
     let l = v.trim().to_ascii_lowercase();
     let l = l.strip_suffix("iops").unwrap_or(&l).trim();
@@ -570,7 +551,7 @@ pub fn parse_expect(text: &str) -> Result<Vec<Expect>> {
             return Err(bad(&format!("unknown metric '{name}'")));
         }
         let v = match quantity {
-            Quantity::Bandwidth => parse_bandwidth(value),
+            Quantity::Bandwidth => crate::units::parse_rate(value).ok().filter(|r| *r >= 0.0),
             Quantity::Iops => parse_count(value),
             Quantity::P99 => crate::units::parse_duration_ns(value)
                 .ok()

@@ -270,16 +270,15 @@ pub fn is_pow2_or_3x(n: u64) -> bool {
 }
 
 fn parse_bw(key: &str, v: &str) -> Result<u64> {
-    let v = v.strip_suffix("/s").unwrap_or(v);
-    let bw = parse_size(v).map_err(|_| {
+    let bw = crate::units::parse_rate(v).map_err(|_| {
         Error::usage(format!(
             "sim key {key}='{v}' is not a bandwidth: use e.g. 22M (bytes per second)"
         ))
     })?;
-    if bw == 0 {
+    if bw < 1.0 {
         return Err(Error::usage(format!("sim key {key} must be above 0")));
     }
-    Ok(bw)
+    Ok(bw.round() as u64)
 }
 
 fn parse_range(kind: &str, v: &str) -> Result<(u64, u64)> {
