@@ -7,7 +7,7 @@ use crate::probe::align::{self as probe, AlignConfig, AlignRun};
 use crate::report::progress::Progress;
 use crate::report::svg::{AxisFormat, Chart};
 use crate::report::table::Table;
-use crate::report::{Document, Warning};
+use crate::report::{Document, Metric, Warning};
 use crate::target::{self, OpenRequest};
 use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
 use crate::{Error, Result};
@@ -116,10 +116,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     let points = align::points(&run.cells);
     let inf = align::infer(&points);
 
-    let mut doc = Document::new(
-        "align",
-        serde_json::to_value(&opened.info).unwrap_or_default(),
-    );
+    let mut doc = Document::for_target("align", &opened.info);
     doc.warnings = opened.warnings;
     if args.realtime && !realtime {
         doc.warnings.push(Warning::new(
@@ -157,6 +154,22 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     });
     doc.samples = samples_json(&run, &points);
     insert_inferences(&mut doc.inferences, &inf);
+    for (name, help, i) in [
+        (
+            "erase_block_bytes",
+            "Erase block size inferred from read timings (absent when inconclusive)",
+            &inf.erase_block_bytes,
+        ),
+        (
+            "page_bytes",
+            "Page size inferred from read timings (absent when inconclusive)",
+            &inf.page_bytes,
+        ),
+    ] {
+        if let Some(v) = i.as_u64() {
+            doc.metrics.push(Metric::new(name, help, v as f64, &[]));
+        }
+    }
     doc.warnings.extend(inf.warnings.iter().cloned());
     let env = environment(&run, load_before);
     if let Some(m) = align::noisy_environment(&env) {

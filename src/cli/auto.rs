@@ -54,8 +54,10 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         serde_json::json!({ "command": "align", "elapsed_ns": g.elapsed_ns, "parameters": g.parameters }),
     ];
     let mut doc = Document::new("auto", g.target.clone());
+    doc.target_info = g.target_info.clone();
     doc.inferences = g.inferences.clone();
     doc.warnings = g.warnings.clone();
+    doc.metrics = g.metrics.clone();
     doc.bytes_written = g.bytes_written;
     let mut write_text = String::new();
     let mut code = EXIT_OK;
@@ -74,6 +76,8 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         code = code.max(p.code);
         doc.inferences.extend(p.doc.inferences.clone());
         doc.warnings.extend(p.doc.warnings.clone());
+        doc.checks.extend(p.doc.checks.clone());
+        doc.metrics.extend(p.doc.metrics.clone());
         doc.bytes_written += p.doc.bytes_written;
         steps.push(serde_json::json!({ "command": "probe", "elapsed_ns": p.doc.elapsed_ns, "bytes_written": p.doc.bytes_written }));
         if let Some(v) = p.doc.extra.get("verdict") {
@@ -100,6 +104,8 @@ pub fn execute(args: &Args) -> Result<Outcome> {
                 }
                 doc.inferences.extend(o.doc.inferences.clone());
                 doc.warnings.extend(o.doc.warnings.clone());
+                doc.checks.extend(o.doc.checks.clone());
+                doc.metrics.extend(o.doc.metrics.clone());
                 doc.bytes_written += o.doc.bytes_written;
                 steps.push(serde_json::json!({ "command": "open-au", "elapsed_ns": o.doc.elapsed_ns, "parameters": o.doc.parameters, "bytes_written": o.doc.bytes_written }));
                 write_text.push_str("\nOpen erase blocks (open-au):\n");

@@ -338,7 +338,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         eprint!("\r{:60}\r", "");
     }
     let find = |m: &str| figures.iter().find(|f| f.metric == m);
-    let mut doc = Document::new("bench", serde_json::to_value(&info).unwrap_or_default());
+    let mut doc = Document::for_target("bench", &info);
     doc.parameters = json!({
         "size": region,
         "runtime_ns_per_test": runtime_ns,
@@ -386,9 +386,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         ));
     }
     let checks = expects.as_ref().map(|e| evaluate(e, &figures));
-    if let Some(c) = &checks {
+    if let (Some(e), Some(c)) = (&expects, &checks) {
         doc.extra.insert("expect".into(), json!(c));
+        doc.checks = bench::expect_checks(e, c);
     }
+    doc.metrics = bench::metrics(&figures, &classes);
     if let Some(f) = &failure {
         doc.extra.insert("error".into(), json!(f));
     }

@@ -47,15 +47,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             }
         }
         None if opened.info.kind == crate::target::TargetKind::Sim => {
-            identity.insert("model".into(), "flashscope simulated flash device".into());
+            identity.insert("model".into(), crate::target::SIM_MODEL.into());
             identity.insert("discard_supported".into(), true.into());
         }
         None => {}
     }
-    let mut doc = Document::new(
-        "info",
-        serde_json::to_value(&opened.info).unwrap_or_default(),
-    );
+    let mut doc = Document::for_target("info", &opened.info);
     doc.warnings = opened.warnings;
     doc.extra.insert("identity".into(), identity.clone().into());
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);

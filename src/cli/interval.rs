@@ -56,10 +56,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     progress.finish();
     let points: Vec<IntervalPoint> = samples.iter().map(|s| s.point()).collect();
     let inf = interval::infer(&points);
-    let mut doc = Document::new(
-        "interval",
-        serde_json::to_value(&opened.info).unwrap_or_default(),
-    );
+    let mut doc = Document::for_target("interval", &opened.info);
     doc.warnings = opened.warnings;
     doc.parameters = serde_json::json!({
         "order": args.order,

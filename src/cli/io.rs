@@ -4,7 +4,7 @@
 use super::Output;
 use crate::error::{EXIT_CHECK_FAILED, EXIT_RUNTIME};
 use crate::report::wear_line;
-use crate::report::{Document, Warning};
+use crate::report::{Check, Document, Metric, TargetInfo, Warning};
 use crate::target::write::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, format_rate, parse_size};
@@ -217,10 +217,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         } else {
             workload::run(&spec, RunTarget::Path(std::path::Path::new(&args.target)))?
         };
-        let mut doc = document(
-            &result,
-            serde_json::to_value(&opened.info).unwrap_or_default(),
-        );
+        let mut doc = document(&result, &opened.info);
         doc.warnings.splice(0..0, opened.warnings.iter().cloned());
         out.emit(&doc, |_| render(&result));
         return Ok(exit_code(&result));
@@ -267,7 +264,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         Ran::Done(r, doc) => (r?, doc),
         Ran::Stopped(code) => return Ok(code),
     };
-    let mut doc = document(&result, common.target.clone());
+    let mut doc = document(&result, &session.info);
     doc.warnings.extend(common.warnings.iter().cloned());
     doc.elapsed_ns = common.elapsed_ns;
     doc.bytes_written = common.bytes_written;
@@ -296,8 +293,8 @@ pub fn exit_code(r: &WorkloadResult) -> i32 {
 }
 
 /// The `io` document: fio-shaped `jobs`, per-second samples, disk and page-cache state.
-pub fn document(r: &WorkloadResult, target: serde_json::Value) -> Document {
-    let mut doc = Document::new("io", target);
+pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
+    let mut doc = Document::for_target("io", target);
     doc.parameters = serde_json::to_value(&r.spec).unwrap_or_default();
     doc.samples = serde_json::to_value(r.samples()).unwrap_or_default();
     doc.bytes_written = r.bytes_written();
@@ -314,8 +311,20 @@ pub fn document(r: &WorkloadResult, target: serde_json::Value) -> Document {
             .insert("page_cache".into(), json!({"before": a, "after": b}));
     }
     if let Some(v) = r.verify() {
+        let bad = v.bad_units * crate::workload::verify::STAMP_UNIT as u64;
+        doc.checks.push(Check {
+            name: "io.verify".into(),
+            passed: v.bad_units == 0,
+            measurement: Some(bad as f64),
+            units: Some("bytes".into()),
+            message: format!(
+                "{bad} of {} bytes read back did not hold the stamp written there",
+                v.bytes_checked
+            ),
+        });
         doc.extra.insert("verify".into(), json!(v));
     }
+    doc.metrics.extend(metrics(r));
     if let Some(e) = r.error() {
         doc.extra.insert("error".into(), json!(e));
         if r.vanished() {
@@ -326,6 +335,47 @@ pub fn document(r: &WorkloadResult, target: serde_json::Value) -> Document {
         }
     }
     doc
+}
+
+/// Per direction (`rw` label): IOPS, bandwidth, median and 99th percentile latency.
+fn metrics(r: &WorkloadResult) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for dir in [Dir::Read, Dir::Write] {
+        let t = r.total(dir);
+        if t.ios == 0 {
+            continue;
+        }
+        let labels = [("rw", if dir == Dir::Read { "read" } else { "write" })];
+        out.push(Metric::new(
+            "io_iops",
+            "I/O operations per second of the io job, per direction",
+            t.iops(),
+            &labels,
+        ));
+        out.push(Metric::new(
+            "io_bandwidth_bytes_per_second",
+            "Bytes per second of the io job, per direction",
+            t.bw_bytes(),
+            &labels,
+        ));
+        for (name, help, p) in [
+            (
+                "io_latency_p50_seconds",
+                "Median completion latency of the io job, per direction",
+                50.0,
+            ),
+            (
+                "io_latency_p99_seconds",
+                "99th percentile completion latency of the io job, per direction",
+                99.0,
+            ),
+        ] {
+            if let Some(ns) = t.clat.percentile(p) {
+                out.push(Metric::new(name, help, ns as f64 / 1e9, &labels));
+            }
+        }
+    }
+    out
 }
 
 /// fio-like text: one block per direction with IOPS, bandwidth, latency and percentiles.

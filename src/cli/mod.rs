@@ -21,6 +21,7 @@ pub mod sim;
 pub mod slc;
 pub mod verify;
 
+use crate::report::export::{lava, Exporter, Exports, FileFormat};
 use crate::report::Document;
 use crate::Result;
 use clap::{Parser, Subcommand};
@@ -47,6 +48,18 @@ pub struct Cli {
     /// Print one JSON document (schema flashscope/1) on stdout instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Also write the figures for Prometheus' node_exporter textfile collector to FILE
+    /// (written to a temporary file in its directory and renamed into place).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub prometheus: Option<std::path::PathBuf>,
+    /// Also write the checks as JUnit XML to FILE: one test case per check with its figure.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub junit: Option<std::path::PathBuf>,
+    /// Report each check to LAVA: run `lava-test-case NAME --result pass|fail --measurement
+    /// X --units U` per check when lava-test-case is on PATH (a LAVA test shell) and print
+    /// the usual output; elsewhere print those calls instead of the text.
+    #[arg(long, global = true, conflicts_with = "json")]
+    pub lava: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -112,20 +125,54 @@ pub enum Command {
     Restore(restore::Args),
 }
 
-/// How results are printed: JSON or text on stdout; progress and warnings on stderr.
-#[derive(Debug, Clone, Copy)]
+/// How results are printed: JSON, text or LAVA calls on stdout, progress and warnings on
+/// stderr, and the export files (`--prometheus`, `--junit`), opened before the command
+/// measures anything and written with its result.
+#[derive(Debug, Default)]
 pub struct Output {
     pub json: bool,
+    pub lava: bool,
+    exports: std::cell::RefCell<Exports>,
+    /// An export that failed after the result was printed: the run's error (exit 1).
+    failure: std::cell::RefCell<Option<crate::Error>>,
 }
 
 impl Output {
-    /// Print the document as JSON, or the text rendering followed by its warnings.
+    /// Output as `cli` asks; a missing or unwritable export path is a usage error (exit 2)
+    /// here, before anything is measured.
+    pub fn new(cli: &Cli) -> Result<Output> {
+        let mut files = Vec::new();
+        if let Some(p) = &cli.prometheus {
+            files.push((FileFormat::Prometheus, p.as_path()));
+        }
+        if let Some(p) = &cli.junit {
+            files.push((FileFormat::Junit, p.as_path()));
+        }
+        Ok(Output {
+            json: cli.json,
+            lava: cli.lava,
+            exports: Exports::open(&files)?.into(),
+            failure: None.into(),
+        })
+    }
+
+    /// Print the document as JSON, or the text rendering followed by its warnings (or,
+    /// with `--lava`, the `lava-test-case` calls), and write the export files.
     ///
     /// A closed stdout (`flashscope ... | head`) is not an error: the rest is dropped.
     pub fn emit(&self, doc: &Document, text: impl FnOnce(&Document) -> String) {
         use std::io::Write;
+        let helper = if self.lava {
+            lava::helper_on_path()
+        } else {
+            None
+        };
         let body = if self.json {
             format!("{}\n", doc.to_json())
+        } else if self.lava && helper.is_none() {
+            let mut v = Vec::new();
+            let _ = lava::Lava.write(doc, &mut v);
+            String::from_utf8_lossy(&v).into_owned()
         } else {
             text(doc)
         };
@@ -133,11 +180,24 @@ impl Output {
         let _ = stdout
             .write_all(body.as_bytes())
             .and_then(|_| stdout.flush());
+        drop(stdout);
         if !self.json {
             for w in &doc.warnings {
                 eprintln!("warning: {}", w.message);
             }
         }
+        let mut result = self.exports.borrow_mut().finish(doc);
+        if let (Ok(()), Some(h)) = (&result, &helper) {
+            result = lava::call(h, doc);
+        }
+        if let Err(e) = result {
+            self.failure.borrow_mut().get_or_insert(e);
+        }
+    }
+
+    /// The error an export met, if one did.
+    fn take_failure(&self) -> Option<crate::Error> {
+        self.failure.borrow_mut().take()
     }
 }
 
@@ -197,8 +257,8 @@ impl From<crate::probe::write_test::Finished> for Outcome {
 
 /// Run a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
-    let out = Output { json: cli.json };
-    match &cli.command {
+    let out = Output::new(&cli)?;
+    let code = match &cli.command {
         Command::Info(a) => info::run(a, &out),
         Command::Probe(a) => probe::run(a, &out),
         Command::Verify(a) => verify::run(a, &out),
@@ -217,5 +277,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Fat(a) => fat::run(a, &out),
         Command::Program(a) => program::run(a, &out),
         Command::Slc(a) => slc::run(a, &out),
+    }?;
+    match out.take_failure() {
+        Some(e) => Err(e),
+        None => Ok(code),
     }
 }

@@ -151,7 +151,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         })?;
         removed = true;
     }
-    doc.target = serde_json::to_value(&opened.info).unwrap_or_default();
+    doc.set_target(&opened.info);
     doc.warnings.extend(opened.warnings);
     doc.bytes_written = summary.bytes;
     doc.extra.insert("restored".into(), true.into());

@@ -60,10 +60,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         &mut progress.callback(),
     )?;
     progress.finish();
-    let mut doc = Document::new(
-        "scatter",
-        serde_json::to_value(&opened.info).unwrap_or_default(),
-    );
+    let mut doc = Document::for_target("scatter", &opened.info);
     doc.warnings = opened.warnings;
     doc.parameters = serde_json::json!({
         "block_bytes": block,

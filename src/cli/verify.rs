@@ -10,7 +10,7 @@ use crate::capacity::stamp::Stamper;
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::report::progress::Progress;
-use crate::report::{Document, Inference, Warning};
+use crate::report::{Check, Document, Inference, Metric, TargetInfo, Warning};
 use crate::target::write::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
 use crate::target::{self, sysfs, OpenRequest, OpenTarget};
 use crate::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
@@ -324,15 +324,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         args.pass == Pass::Write,
         args.iodepth as usize,
     )?;
-    let doc = document(
-        "verify",
-        serde_json::to_value(&info).unwrap_or_default(),
-        &state,
-        warnings,
-        args,
-        None,
-        iodepth,
-    )?;
+    let mut doc = document("verify", &state, warnings, args, None, iodepth)?;
+    doc.set_target(&info);
     out.emit(&doc, render);
     Ok(code)
 }
@@ -421,15 +414,7 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
         let sig = ending.interrupted.unwrap_or(libc::SIGINT);
         return Ok(session.interrupted_exit(&ending, sig));
     };
-    let mut doc = document(
-        "verify",
-        serde_json::Value::Null,
-        &state,
-        warnings,
-        args,
-        None,
-        iodepth,
-    )?;
+    let mut doc = document("verify", &state, warnings, args, None, iodepth)?;
     session.fill(&mut doc, &ending);
     out.emit(&doc, render);
     Ok(code)
@@ -543,14 +528,15 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
             ),
         ));
     }
-    let target = serde_json::json!({
-        "spec": args.target,
-        "kind": crate::target::TargetKind::Directory,
-        "size_bytes": total,
-        "logical_sector_bytes": 4096,
-        "physical_sector_bytes": 4096,
-        "filesystem": fs,
-    });
+    let target = TargetInfo {
+        spec: args.target.clone(),
+        kind: crate::target::TargetKind::Directory,
+        size_bytes: total,
+        logical_sector_bytes: 4096,
+        physical_sector_bytes: 4096,
+        filesystem: fs,
+        ..TargetInfo::default()
+    };
     let state = VerifyState::new(
         format!("dir:{}", dir.display()),
         total,
@@ -585,15 +571,8 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
         .map(|p| p.display().to_string())
         .collect();
     drop(set);
-    let doc = document(
-        "verify",
-        target,
-        &state,
-        warnings,
-        args,
-        Some(files),
-        iodepth,
-    )?;
+    let mut doc = document("verify", &state, warnings, args, Some(files), iodepth)?;
+    doc.set_target(&target);
     out.emit(&doc, render);
     Ok(code)
 }
@@ -608,14 +587,13 @@ fn rate(samples: &[ThroughputSample], phase: Phase) -> Option<f64> {
 
 fn document(
     command: &str,
-    target: serde_json::Value,
     st: &VerifyState,
     warnings: Vec<Warning>,
     args: &Args,
     files: Option<Vec<String>>,
     iodepth: usize,
 ) -> Result<Document> {
-    let mut doc = Document::new(command, target);
+    let mut doc = Document::new(command, serde_json::Value::Null);
     doc.parameters = serde_json::json!({
         "range_offset": st.start,
         "range_length": st.length,
@@ -632,6 +610,31 @@ fn document(
         0
     };
     let conf = if done { 0.99 } else { 0.6 };
+    let bad_bytes: u64 = extents.iter().map(|e| e.length).sum();
+    // The check exit code 3 stands for: every unit read back so far held its stamp.
+    doc.checks.push(Check {
+        name: "verify.surface".into(),
+        passed: extents.is_empty(),
+        measurement: Some(bad_bytes as f64),
+        units: Some("bytes".into()),
+        message: format!(
+            "{bad_bytes} bytes in {} extents of {verified} bytes read back did not hold what was written{}",
+            extents.len(),
+            if done { "" } else { " (the run stopped before the end)" }
+        ),
+    });
+    doc.metrics.push(Metric::new(
+        "verify_checked_bytes",
+        "Bytes written with stamps and read back by verify",
+        verified as f64,
+        &[],
+    ));
+    doc.metrics.push(Metric::new(
+        "verify_bad_bytes",
+        "Bytes verify read back that did not hold what was written",
+        bad_bytes as f64,
+        &[],
+    ));
     doc.inferences.insert(
         "bad_extents".into(),
         Inference::new(

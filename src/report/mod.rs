@@ -1,5 +1,6 @@
 //! Result types (schema "flashscope/1") and their text renderings. Output code never measures.
 
+pub mod export;
 pub mod progress;
 pub mod svg;
 pub mod table;
@@ -136,6 +137,21 @@ pub struct Metric {
     pub labels: BTreeMap<String, String>,
 }
 
+impl Metric {
+    /// A figure named `name` (no prefix, unit suffix) with its HELP text and extra labels.
+    pub fn new(name: &str, help: &str, value: f64, labels: &[(&str, &str)]) -> Self {
+        Metric {
+            name: name.to_string(),
+            help: help.to_string(),
+            value,
+            labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+}
+
 /// What is known about a target before any test runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
@@ -154,6 +170,12 @@ pub struct TargetInfo {
     pub direct_io: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filesystem: Option<String>,
+    /// The whole disk's model and serial number as sysfs gives them (`sysfs::disk_model`,
+    /// `sysfs::disk_serial`); the simulator's model for `sim:`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
 }
 
 /// One command's result document (DESIGN.md "Output conventions").
@@ -179,6 +201,11 @@ pub struct Document {
     /// Command-specific extra fields (e.g. `journal`, `jobs`), flattened into the top level.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+    /// The target `target` was written from, typed: the exporters' device, model and serial
+    /// labels. Set by [`Document::set_target`]; `None` for targets that are not a device
+    /// (a directory's filesystem, a datasheet, a log file).
+    #[serde(skip)]
+    pub target_info: Option<TargetInfo>,
 }
 
 impl Document {
@@ -197,7 +224,21 @@ impl Document {
             checks: Vec::new(),
             metrics: Vec::new(),
             extra: serde_json::Map::new(),
+            target_info: None,
         }
+    }
+
+    /// An empty document for `command` on a device, file or simulated card.
+    pub fn for_target(command: &str, info: &TargetInfo) -> Self {
+        let mut doc = Document::new(command, serde_json::Value::Null);
+        doc.set_target(info);
+        doc
+    }
+
+    /// Set the target: its JSON form and the typed one the exporters label metrics with.
+    pub fn set_target(&mut self, info: &TargetInfo) {
+        self.target = serde_json::to_value(info).unwrap_or_default();
+        self.target_info = Some(info.clone());
     }
 
     /// Pretty JSON, one document.

@@ -101,6 +101,9 @@ impl std::fmt::Display for TargetKind {
     }
 }
 
+/// The model a simulated card reports (`info`, the exporters' `model` label).
+pub const SIM_MODEL: &str = "flashscope simulated flash device";
+
 /// Open `spec` read-only to learn its size and sector before planning a test (no I/O).
 pub fn peek(spec: &str) -> Result<TargetInfo> {
     let req = OpenRequest {
@@ -169,6 +172,8 @@ fn open_sim(spec: &str, cfg: SimConfig) -> OpenTarget {
         read_only: Some(false),
         direct_io: Some(true),
         filesystem: None,
+        model: Some(SIM_MODEL.to_string()),
+        serial: None,
     };
     OpenTarget {
         info,
@@ -330,7 +335,12 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
         ),
         None => (None, None, None),
     };
+    let disk = block_name
+        .as_ref()
+        .map(|n| sysfs::whole_disk_name(n).unwrap_or_else(|| n.clone()));
     let info = TargetInfo {
+        model: disk.as_deref().and_then(sysfs::disk_model),
+        serial: disk.as_deref().and_then(sysfs::disk_serial),
         spec: spec.to_string(),
         kind: if is_block {
             TargetKind::Block

@@ -588,7 +588,7 @@ impl WriteSession {
 
     /// Fill the document's common fields: target, warnings, journal, bytes written, time.
     pub fn fill(&self, doc: &mut Document, ending: &Ending) {
-        doc.target = serde_json::to_value(&self.info).unwrap_or_default();
+        doc.set_target(&self.info);
         doc.warnings.extend(self.warnings.iter().cloned());
         let restored = ending.restored.map(|r| r.bytes).unwrap_or(0);
         doc.bytes_written = ending.test_bytes_written + restored;

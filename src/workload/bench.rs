@@ -5,7 +5,7 @@
 use super::offsets::Dir;
 use super::spec::RwMode;
 use super::sysstat::CpuLoad;
-use crate::report::{Inference, Warning};
+use crate::report::{Check, Inference, Metric, Warning};
 use crate::{Error, Result};
 use serde::Serialize;
 
@@ -623,6 +623,86 @@ pub fn evaluate(expects: &[Expect], figures: &[BenchFigure]) -> Vec<ExpectResult
             }
         })
         .collect()
+}
+
+/// The `--expect` results as checks (`bench.expect.seq_write`, `bench.expect.rand_read_iops`,
+/// `bench.expect.rand_read_q1_p99`; a second term on the same figure gets `_2`), each
+/// with its figure in base units.
+pub fn expect_checks(expects: &[Expect], results: &[ExpectResult]) -> Vec<Check> {
+    let mut out: Vec<Check> = Vec::new();
+    for (e, r) in expects.iter().zip(results) {
+        let (suffix, units, scale) = match e.quantity {
+            Quantity::Bandwidth => ("", "bytes/s", 1.0),
+            Quantity::Iops => ("_iops", "IOPS", 1.0),
+            Quantity::P99 => ("_p99", "seconds", 1e-9),
+        };
+        let base = format!("bench.expect.{}{suffix}", e.metric);
+        let mut name = base.clone();
+        let mut n = 1;
+        while out.iter().any(|c| c.name == name) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        out.push(Check {
+            name,
+            passed: r.pass,
+            measurement: r.measured.map(|m| m * scale),
+            units: Some(units.to_string()),
+            message: r.message.clone(),
+        });
+    }
+    out
+}
+
+/// The figures worth watching: per test (`job` label, e.g. `seq_write`) bandwidth, IOPS,
+/// mean and 99th percentile latency; per class (`class` label) whether it was met and by what margin.
+pub fn metrics(figures: &[BenchFigure], classes: &[ClassCheck]) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for f in figures {
+        let job = [("job", f.metric.as_str())];
+        out.push(Metric::new(
+            "bench_bandwidth_bytes_per_second",
+            "Bytes per second of each bench test",
+            f.bw_bytes,
+            &job,
+        ));
+        out.push(Metric::new(
+            "bench_iops",
+            "I/O operations per second of each bench test",
+            f.iops,
+            &job,
+        ));
+        out.push(Metric::new(
+            "bench_latency_mean_seconds",
+            "Mean completion latency of each bench test",
+            f.mean_ns / 1e9,
+            &job,
+        ));
+        if let Some(p) = f.p99_ns {
+            out.push(Metric::new(
+                "bench_latency_p99_seconds",
+                "99th percentile completion latency of each bench test",
+                p as f64 / 1e9,
+                &job,
+            ));
+        }
+    }
+    for c in classes {
+        let class = [("class", c.class.as_str())];
+        out.push(Metric::new(
+            "bench_class_met",
+            "1 when the measured figures meet the SD speed or application class, else 0",
+            if c.pass { 1.0 } else { 0.0 },
+            &class,
+        ));
+        out.push(Metric::new(
+            "bench_class_margin_ratio",
+            "Measured over required minus 1 for the class's tightest requirement",
+            c.margin,
+            &class,
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use super::{Findings, WriteTest};
 use crate::backend::Backend;
 use crate::capacity::analysis::{analyse, safe_partition, FakeKind, Verdict};
 use crate::capacity::probe::{probe, write_bounds, ProbeConfig, ProbeRecord};
-use crate::report::{Document, Warning};
+use crate::report::{Check, Document, Metric, Warning};
 use crate::target::write::{estimate_ns, WriteIntent};
 use crate::units::format_bytes;
 use crate::{Error, Result};
@@ -107,6 +107,37 @@ impl WriteTest for CapacityTest {
             f.extra.insert("partition_command".into(), c.into());
         }
         f.failed = verdict.failed();
+        f.checks.push(Check {
+            name: "probe.capacity".into(),
+            passed: !verdict.failed(),
+            measurement: Some(verdict.usable_bytes as f64),
+            units: Some("bytes".into()),
+            message: verdict_line(&verdict),
+        });
+        f.metrics.push(Metric::new(
+            "announced_bytes",
+            "Capacity the device announces",
+            verdict.announced_bytes as f64,
+            &[],
+        ));
+        // A probe a budget stopped on a device that looked honest so far has no verdict:
+        // its usable bytes are only a lower bound, so neither figure is exported.
+        if verdict.complete || verdict.failed() {
+            f.metrics.extend([
+                Metric::new(
+                    "usable_bytes",
+                    "Bytes the capacity probe showed to hold data (all of it on an honest device)",
+                    verdict.usable_bytes as f64,
+                    &[],
+                ),
+                Metric::new(
+                    "fake_capacity",
+                    "1 when the capacity probe found the device fake or losing data, else 0",
+                    if verdict.failed() { 1.0 } else { 0.0 },
+                    &[],
+                ),
+            ]);
+        }
         f
     }
 

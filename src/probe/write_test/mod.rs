@@ -17,7 +17,7 @@ pub mod slc;
 use crate::analysis::align;
 use crate::backend::Backend;
 use crate::report::progress::Progress;
-use crate::report::{wear_line, Document, Inference, Status, TargetInfo, Warning};
+use crate::report::{wear_line, Check, Document, Inference, Metric, Status, TargetInfo, Warning};
 use crate::target::write::{
     check_allowed, open_for_write, stopped_early, Budgets, Ran, WriteFlags, WriteIntent,
 };
@@ -69,6 +69,9 @@ pub struct Findings {
     pub warnings: Vec<Warning>,
     pub extra: serde_json::Map<String, serde_json::Value>,
     pub failed: bool,
+    /// The pass/fail checks and the figures to watch, for the document.
+    pub checks: Vec<Check>,
+    pub metrics: Vec<Metric>,
 }
 
 impl Findings {
@@ -133,6 +136,8 @@ pub fn drive<T: WriteTest>(
     doc.inferences.extend(findings.inferences);
     doc.warnings.extend(findings.warnings);
     doc.extra.extend(findings.extra);
+    doc.checks.extend(findings.checks);
+    doc.metrics.extend(findings.metrics);
     if let Some(why) = test.stopped(&samples) {
         doc.warnings.push(stopped_early(why));
     }

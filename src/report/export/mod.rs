@@ -1,0 +1,281 @@
+//! Exporters: the result in the formats fleets and CI already read (hyperfine's
+//! `src/export` shape). Each format is one [`Exporter`] that reads only the document's typed
+//! `checks` and `metrics` and the typed target (`Document::target_info`), never its JSON.
+//!
+//! Export files are opened before anything is measured ([`Exports::open`]: a missing or
+//! unwritable directory is a usage error, exit 2) as a temporary file beside the named
+//! one, written when the result is ready and renamed into place, so a reader (a
+//! Prometheus scrape, a CI step) sees the old file or the whole new one, never half.
+
+pub mod junit;
+pub mod lava;
+pub mod prometheus;
+
+use crate::report::Document;
+use crate::{Error, Result};
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// One output format.
+pub trait Exporter {
+    /// Write `doc` in this format.
+    fn write(&self, doc: &Document, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// The device labels of a document: `device` (the target as given), `model` and `serial`
+/// where the target has them. Empty for a document without a device.
+pub fn device_labels(doc: &Document) -> Vec<(&'static str, String)> {
+    let Some(t) = &doc.target_info else {
+        return Vec::new();
+    };
+    let mut labels = vec![("device", t.spec.clone())];
+    if let Some(m) = &t.model {
+        labels.push(("model", m.clone()));
+    }
+    if let Some(s) = &t.serial {
+        labels.push(("serial", s.clone()));
+    }
+    labels
+}
+
+/// The file formats, each named by its option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    Prometheus,
+    Junit,
+}
+
+impl FileFormat {
+    /// The option that asks for it, for messages.
+    pub fn option(self) -> &'static str {
+        match self {
+            FileFormat::Prometheus => "--prometheus",
+            FileFormat::Junit => "--junit",
+        }
+    }
+
+    fn exporter(self) -> Box<dyn Exporter> {
+        match self {
+            FileFormat::Prometheus => Box::new(prometheus::Prometheus),
+            FileFormat::Junit => Box::new(junit::Junit),
+        }
+    }
+}
+
+/// An export file being prepared: written to `tmp`, renamed to `path` when complete; the
+/// temporary file is removed if the run ends without a result.
+#[derive(Debug)]
+struct Pending {
+    format: FileFormat,
+    path: PathBuf,
+    tmp: PathBuf,
+    file: Option<File>,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if self.file.is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// The export files a run was asked for, opened before it measures anything.
+#[derive(Debug, Default)]
+pub struct Exports {
+    files: Vec<Pending>,
+}
+
+impl Exports {
+    /// Create a temporary file beside each named file; a path whose directory is missing
+    /// or not writable, or that names a directory, is a usage error naming the option.
+    pub fn open(requests: &[(FileFormat, &Path)]) -> Result<Exports> {
+        let mut files = Vec::new();
+        for &(format, path) in requests {
+            files.push(open_pending(format, path)?);
+        }
+        Ok(Exports { files })
+    }
+
+    /// Nothing was asked for.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Write `doc` to every file not written yet and rename each into place.
+    pub fn finish(&mut self, doc: &Document) -> Result<()> {
+        for p in &mut self.files {
+            let Some(mut file) = p.file.take() else {
+                continue;
+            };
+            let what = |e: io::Error| {
+                Error::io(
+                    format!(
+                        "{} {}: writing the export",
+                        p.format.option(),
+                        p.path.display()
+                    ),
+                    e,
+                )
+            };
+            let written = {
+                let mut w = io::BufWriter::new(&mut file);
+                p.format
+                    .exporter()
+                    .write(doc, &mut w)
+                    .and_then(|_| w.flush())
+            };
+            let done = written
+                .and_then(|_| file.sync_all())
+                .and_then(|_| std::fs::rename(&p.tmp, &p.path));
+            drop(file);
+            if let Err(e) = done {
+                let _ = std::fs::remove_file(&p.tmp);
+                return Err(what(e));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn open_pending(format: FileFormat, path: &Path) -> Result<Pending> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let option = format.option();
+    let bad = |why: String| Error::usage(format!("{option} '{}': {why}", path.display()));
+    let name = path
+        .file_name()
+        .ok_or_else(|| bad("names no file: give a file name, e.g. flashscope.prom".into()))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(bad(format!("'{}' is not a directory", dir.display()))),
+        Err(e) => {
+            return Err(bad(format!(
+                "its directory '{}' cannot be used ({e}): create it first",
+                dir.display()
+            )))
+        }
+    }
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(bad("is a directory: give a file name in it".into()));
+    }
+    // A hidden name without the format's extension, so a textfile collector ignores it.
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .map_err(|e| {
+            bad(format!(
+                "cannot create a file in '{}' ({e}): choose a writable directory",
+                dir.display()
+            ))
+        })?;
+    Ok(Pending {
+        format,
+        path: path.to_path_buf(),
+        tmp,
+        file: Some(file),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Check, Document, Metric, TargetInfo};
+
+    pub(crate) fn sample_doc() -> Document {
+        let info = TargetInfo {
+            spec: "sim:sd-16g".into(),
+            model: Some("Card \"X\" \\ 1\nline".into()),
+            serial: Some("0x1234".into()),
+            ..TargetInfo::default()
+        };
+        let mut doc = Document::for_target("probe", &info);
+        doc.metrics
+            .push(Metric::new("usable_bytes", "Usable", 8e9, &[]));
+        doc.metrics.push(Metric::new(
+            "bench_iops",
+            "IOPS",
+            1208.5,
+            &[("job", "rand_read")],
+        ));
+        doc.metrics.push(Metric::new(
+            "bench_iops",
+            "IOPS",
+            3.0,
+            &[("job", "rand_write")],
+        ));
+        doc.checks.push(Check {
+            name: "probe.capacity".into(),
+            passed: false,
+            measurement: Some(8e9),
+            units: Some("bytes".into()),
+            message: "FAKE: announces 64 GiB, holds 8 GiB <&>".into(),
+        });
+        doc.checks.push(Check {
+            name: "bench.expect.seq_write".into(),
+            passed: true,
+            measurement: None,
+            units: None,
+            message: "ok".into(),
+        });
+        doc
+    }
+
+    #[test]
+    fn a_file_appears_whole_at_finish_and_not_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.prom");
+        std::fs::write(&path, "old\n").unwrap();
+        let mut ex = Exports::open(&[(FileFormat::Prometheus, path.as_path())]).unwrap();
+        // Before the result: the old file untouched, the new one only as a hidden temp.
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old\n");
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(names
+            .iter()
+            .any(|n| n.starts_with(".out.prom.") && n.ends_with(".tmp")));
+        ex.finish(&sample_doc()).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("flashscope_usable_bytes{"), "{text}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_run_without_a_result_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.xml");
+        let ex = Exports::open(&[(FileFormat::Junit, path.as_path())]).unwrap();
+        drop(ex);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn bad_paths_are_usage_errors_naming_the_option() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no/such/dir/out.prom");
+        for (format, path) in [
+            (FileFormat::Prometheus, missing.as_path()),
+            (FileFormat::Junit, dir.path()),
+            (FileFormat::Junit, Path::new("")),
+        ] {
+            let e = Exports::open(&[(format, path)]).unwrap_err();
+            assert_eq!(e.exit_code(), crate::error::EXIT_USAGE, "{e}");
+            assert!(e.to_string().starts_with(format.option()), "{e}");
+        }
+    }
+}
