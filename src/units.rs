@@ -182,6 +182,14 @@ pub fn parse_duration_ns(text: &str) -> Result<u64> {
     Ok(ns.round() as u64)
 }
 
+/// Greatest common divisor (0 with 0 gives 0).
+pub fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// Format bytes with binary units: `4 MiB`, `1.5 KiB`, `512 B`, `7.99 GiB`.
 pub fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];

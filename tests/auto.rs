@@ -18,7 +18,11 @@ fn auto_finds_the_geometry_and_advises_aligned_partitions() {
         part["command"]
             .as_str()
             .unwrap()
-            .starts_with("echo 'start=8192,"),
+            .starts_with("echo 'start=8192,")
+            && part["command"]
+                .as_str()
+                .unwrap()
+                .ends_with("| sfdisk --label dos DEVICE"),
         "{part}"
     );
     assert!(advice
@@ -36,7 +40,7 @@ fn auto_on_a_device_without_geometry_gives_no_tuned_mkfs_advice() {
     );
     let advice = v["advice"].as_array().unwrap();
     assert_eq!(advice.len(), 1, "{advice:?}");
-    assert!(advice[0]["text"].as_str().unwrap().contains("unknown"));
+    assert!(advice[0]["text"].as_str().unwrap().contains("inconclusive"));
 }
 
 #[test]
@@ -122,4 +126,63 @@ fn auto_with_write_calls_a_fake_card_fake_and_partitions_within_its_real_size() 
         .parse()
         .unwrap();
     assert!((8192 + size) * 512 <= usable, "{cmd}");
+}
+
+/// The text is a verdict block of a few lines, each command once; --verbose adds the steps.
+fn auto_text(args: &[&str], code: i32) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = flashscope()
+        .env("XDG_STATE_HOME", dir.path())
+        .arg("auto")
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(code), "{args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn assert_short_block(text: &str) {
+    assert!(text.lines().count() < 15, "{text}");
+    assert_eq!(text.matches("| sfdisk").count(), 1, "{text}");
+    assert!(!text.contains("Boundary cost"), "{text}");
+    assert!(text.contains("--verbose"), "{text}");
+}
+
+#[test]
+fn auto_text_is_a_verdict_block_and_verbose_adds_each_step() {
+    let text = auto_text(&["sim:sd-16g"], 0);
+    assert_short_block(&text);
+    assert!(text.contains("capacity: not checked"), "{text}");
+    let text = auto_text(&["sim:fake-64g", "--write"], 3);
+    assert_short_block(&text);
+    assert!(
+        text.starts_with("FAKE: announces 64 GiB, holds 8 GiB"),
+        "{text}"
+    );
+    assert_eq!(text.matches("FAKE:").count(), 1, "{text}");
+    assert!(
+        text.contains("mount -o active_logs=2 PARTITION MOUNTPOINT"),
+        "{text}"
+    );
+    let verbose = auto_text(&["sim:fake-64g", "--write", "--verbose"], 3);
+    for part in [
+        "Geometry (align):",
+        "Real capacity (probe):",
+        "Open erase blocks (open-au):",
+        "Why:",
+    ] {
+        assert!(verbose.contains(part), "{part}: {verbose}");
+    }
+    assert_eq!(verbose.matches("| sfdisk").count(), 1, "{verbose}");
+    assert_eq!(verbose.matches("FAKE:").count(), 1, "{verbose}");
+}
+
+#[test]
+fn auto_on_a_loop_device_gives_the_block_and_what_would_help() {
+    let Some(lp) = common::Loop::attach(64 << 20, &[]) else {
+        return;
+    };
+    let text = auto_text(&[&lp.dev, "--time-budget", "5s"], 0);
+    assert_short_block(&text);
+    assert!(!text.contains("run `flashscope align`"), "{text}");
 }

@@ -215,18 +215,6 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
     }
 }
 
-/// The partition that keeps to the usable part: start at 1 MiB, whole MiB, ending before
-/// `usable_bytes`. Returns (start sector, size in sectors) of 512 bytes, or `None` when
-/// less than 2 MiB are usable.
-pub fn safe_partition(usable_bytes: u64) -> Option<(u64, u64)> {
-    const MIB: u64 = 1 << 20;
-    let end = usable_bytes / MIB * MIB;
-    if end < 2 * MIB {
-        return None;
-    }
-    Some((MIB / 512, (end - MIB) / 512))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,18 +324,5 @@ mod tests {
         assert_eq!(v.kind, FakeKind::None);
         assert_eq!(v.fake_kind.status_word(), "inconclusive");
         assert_eq!(v.usable_bytes, 3 << 30);
-    }
-
-    #[test]
-    fn the_safe_partition_ends_below_the_usable_size() {
-        assert_eq!(
-            safe_partition(8 << 30),
-            Some((2048, ((8 << 30) - (1 << 20)) / 512))
-        );
-        assert_eq!(
-            safe_partition((8 << 30) + 4095).unwrap().1,
-            ((8 << 30) - (1 << 20)) / 512
-        );
-        assert_eq!(safe_partition(1 << 20), None);
     }
 }

@@ -35,6 +35,7 @@
 use super::stamp::{Stamper, UnitClass, UNIT};
 use crate::backend::{AlignedBuf, Backend};
 use crate::error::is_vanished;
+use crate::units::gcd;
 use crate::{Error, Result};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -239,13 +240,6 @@ fn fatal(e: &std::io::Error) -> bool {
 
 fn align_down(x: u64, a: u64) -> u64 {
     x - x % a
-}
-
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
 }
 
 /// The wrap modulus the alias hits imply: gcd of the distances between the offsets that

@@ -2,8 +2,11 @@
 //! capacity (with --write) and what to do about it.
 
 use super::{align, open_au, probe, Outcome, Output};
-use crate::analysis::advice::{advise, Findings};
+use crate::analysis::advice::{
+    advise, erase_unknown, Advice, Findings, DEFAULT_ALIGN, DEVICE, PARTITION,
+};
 use crate::error::EXIT_OK;
+use crate::probe::write_test::capacity::MAKE_USABLE;
 use crate::report::{Document, Inference, Status};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::format_bytes;
@@ -12,7 +15,7 @@ use crate::Result;
 /// Arguments of `auto`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope auto sim:sd-16g\n  flashscope auto /dev/mmcblk0 --json > card.json\n\nRead-only unless --write is given. Runs align to find the geometry, then gives\npartitioning and mkfs advice from what it found."
+    after_help = "Examples:\n  flashscope auto sim:sd-16g\n  flashscope auto sim:fake-64g --write\n  flashscope auto /dev/mmcblk0 --verbose\n  flashscope auto /dev/mmcblk0 --json > card.json\n\nRead-only unless --write is given. Runs align to find the geometry (and with --write\nthe fake-capacity probe and the open-erase-block test), then prints a short verdict:\nreal capacity, geometry, and the sfdisk and mkfs lines that fit it (DEVICE is the\nwhole card, PARTITION the partition sfdisk makes). --verbose adds each step's\nmeasurements and the reason for every line. Exit 3 when the probe finds a fake."
 )]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
@@ -24,6 +27,10 @@ pub struct Args {
     /// blocks), each through the write-safety policy.
     #[command(flatten)]
     pub flags: WriteFlags,
+    /// Also print each step's measurements (align, probe, open-au) and the reason for every
+    /// advice line.
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
@@ -59,7 +66,8 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     doc.warnings = g.warnings.clone();
     doc.metrics = g.metrics.clone();
     doc.bytes_written = g.bytes_written;
-    let mut write_text = String::new();
+    let mut probe_text = String::new();
+    let mut open_au_text = String::new();
     let mut code = EXIT_OK;
     let writes = args.flags.allowed();
     if writes {
@@ -83,8 +91,14 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         if let Some(v) = p.doc.extra.get("verdict") {
             doc.extra.insert("verdict".into(), v.clone());
         }
-        write_text.push_str("\nReal capacity (probe):\n");
-        write_text.push_str(&p.text);
+        // The verdict and the partition line are in the verdict block already.
+        let verdict = doc.extra.get("verdict").and_then(|v| v.as_str());
+        for line in p.text.lines() {
+            if Some(line) != verdict && !line.starts_with(MAKE_USABLE) {
+                probe_text.push_str(line);
+                probe_text.push('\n');
+            }
+        }
     }
     if writes {
         match erase {
@@ -108,8 +122,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
                 doc.metrics.extend(o.doc.metrics.clone());
                 doc.bytes_written += o.doc.bytes_written;
                 steps.push(serde_json::json!({ "command": "open-au", "elapsed_ns": o.doc.elapsed_ns, "parameters": o.doc.parameters, "bytes_written": o.doc.bytes_written }));
-                write_text.push_str("\nOpen erase blocks (open-au):\n");
-                write_text.push_str(&o.text);
+                open_au_text = o.text;
             }
             None => doc.warnings.push(crate::report::Warning::new(
                 "skipped",
@@ -124,6 +137,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         page_bytes: confident_u64(g.inferences.get("page_bytes")),
         open_au: confident_u64(doc.inferences.get("open_au")),
         usable_bytes: confident_u64(doc.inferences.get("usable_bytes")),
+        geometry_measured: true,
     };
     let advice = advise(&findings);
     doc.parameters = serde_json::json!({ "time_budget": args.time_budget, "write": args.flags.write, "destructive": args.flags.destructive });
@@ -133,6 +147,8 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         serde_json::to_value(&advice).unwrap_or_default(),
     );
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+
+    dedup_warnings(&mut doc.warnings);
 
     let describe = |key: &str| -> String {
         match g.inferences.get(key) {
@@ -145,16 +161,18 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             None => "not measured".to_string(),
         }
     };
-    let mut text = format!(
+    // The verdict block: capacity, geometry, what to do; details only with --verbose.
+    let mut text = String::new();
+    if let Some(v) = doc.extra.get("verdict").and_then(|v| v.as_str()) {
+        text.push_str(&format!("{v}\n"));
+    }
+    text.push_str(&format!(
         "{}: {}; erase block {}, page {}",
         args.target,
         format_bytes(size),
         describe("erase_block_bytes"),
         describe("page_bytes")
-    );
-    if let Some(v) = doc.extra.get("verdict").and_then(|v| v.as_str()) {
-        text = format!("{v}\n{text}");
-    }
+    ));
     if let Some(i) = doc.inferences.get("open_au") {
         text.push_str(&format!(
             ", open erase blocks {}",
@@ -166,18 +184,96 @@ pub fn execute(args: &Args) -> Result<Outcome> {
                 ))
         ));
     }
-    text.push_str("\n\nGeometry (align):\n");
-    text.push_str(&geometry.text);
-    text.push_str(&write_text);
+    text.push('\n');
     if !writes {
-        text.push_str("\n(read-only run: add --write for the fake-capacity probe and the open-erase-block test; what they overwrite is saved and restored)\n");
+        text.push_str("capacity: not checked (read-only run); --write adds the fake-capacity probe and the open-erase-block test, and saves and restores what they overwrite\n");
     }
-    text.push_str("\nWhat to do:\n");
-    for a in &advice {
-        text.push_str(&format!("- {}: {}\n", a.topic, a.text));
-        if let Some(c) = &a.command {
-            text.push_str(&format!("    {c}\n"));
+    text.push_str(&actions(&advice, erase.is_some()));
+    if args.verbose {
+        text.push_str("\nGeometry (align):\n");
+        text.push_str(&geometry.text);
+        if writes {
+            text.push_str("\nReal capacity (probe):\n");
+            text.push_str(&probe_text);
         }
+        if !open_au_text.is_empty() {
+            text.push_str("\nOpen erase blocks (open-au):\n");
+            text.push_str(&open_au_text);
+        }
+        // The commands are in the verdict block: here only why, each once.
+        text.push_str("\nWhy:\n");
+        for a in &advice {
+            text.push_str(&format!("- {}: {}\n", a.topic, a.text));
+        }
+    } else {
+        text.push_str("details: --verbose (each step's measurements, the reason for each line), --json (all of it)\n");
     }
     Ok(Outcome::new(doc, text, code))
+}
+
+/// The advice as the verdict block shows it: the partition line, the mkfs lines to choose
+/// from, the mount options; the reasons are in --verbose.
+fn actions(advice: &[Advice], erase_known: bool) -> String {
+    let mut s = format!(
+        "what to do ({DEVICE}: the whole card; {PARTITION}: the partition sfdisk makes, e.g. /dev/sdX1):\n"
+    );
+    let is_format = |a: &&Advice| {
+        a.command.is_some()
+            && !matches!(
+                a.topic.as_str(),
+                "partition alignment" | "open erase blocks"
+            )
+    };
+    let first = if advice.iter().filter(is_format).count() > 1 {
+        "then one of:"
+    } else {
+        "then:"
+    };
+    let mut formats = 0;
+    for a in advice {
+        let label = match (a.topic.as_str(), &a.command) {
+            ("partition alignment", Some(c)) => {
+                s.push_str(&format!("  {c}\n"));
+                if !erase_known {
+                    s.push_str(&format!(
+                        "  (aligned to a {} default, no mkfs tuning: the erase block is {})\n",
+                        format_bytes(DEFAULT_ALIGN),
+                        erase_unknown(true)
+                    ));
+                }
+                continue;
+            }
+            (_, None) => {
+                s.push_str(&format!("  {}\n", a.text));
+                continue;
+            }
+            ("open erase blocks", Some(_)) => "mount f2fs:",
+            _ => {
+                formats += 1;
+                if formats == 1 {
+                    first
+                } else {
+                    ""
+                }
+            }
+        };
+        s.push_str(&format!(
+            "  {label:<13} {}\n",
+            a.command.as_deref().unwrap_or_default()
+        ));
+    }
+    s
+}
+
+/// The steps share some warnings (a busy machine): each is said once.
+fn dedup_warnings(warnings: &mut Vec<crate::report::Warning>) {
+    let mut seen = Vec::new();
+    warnings.retain(|w| {
+        let key = (w.kind.clone(), w.message.clone());
+        let new = !seen.contains(&key);
+        if new {
+            seen.push(key);
+        }
+        new
+    });
 }

@@ -87,7 +87,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
                 restore_guards: true,
                 max_bytes: None,
             },
-            spec: args.target.clone(),
+            logical_sector_bytes: info.logical_sector_bytes,
             size_bytes: info.size_bytes,
             destructive: args.flags.destructive,
             partition_warning,

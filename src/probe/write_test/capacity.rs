@@ -2,8 +2,9 @@
 //! (`capacity::probe`), the verdict from `capacity::analysis`.
 
 use super::{Findings, WriteTest};
+use crate::analysis::advice;
 use crate::backend::Backend;
-use crate::capacity::analysis::{analyse, safe_partition, FakeKind, Verdict};
+use crate::capacity::analysis::{analyse, FakeKind, Verdict};
 use crate::capacity::probe::{probe, write_bounds, ProbeConfig, ProbeRecord};
 use crate::report::{Check, Document, Metric, Warning};
 use crate::target::write::{estimate_ns, WriteIntent};
@@ -14,8 +15,8 @@ use std::io;
 /// The fake-capacity test.
 pub struct CapacityTest {
     pub config: ProbeConfig,
-    /// The target as given (for the sfdisk command).
-    pub spec: String,
+    /// The device's logical sector (the unit of the sfdisk command).
+    pub logical_sector_bytes: u32,
     pub size_bytes: u64,
     /// `--destructive` (a parameter in the document).
     pub destructive: bool,
@@ -103,7 +104,7 @@ impl WriteTest for CapacityTest {
             .extend(guard_warning(rec.guard_restored, &verdict));
         f.extra
             .insert("verdict".into(), verdict_line(&verdict).into());
-        if let Some(c) = partition_command(&verdict, &self.spec) {
+        if let Some(c) = partition_command(&verdict, self.logical_sector_bytes) {
             f.extra.insert("partition_command".into(), c.into());
         }
         f.failed = verdict.failed();
@@ -218,11 +219,11 @@ pub fn guard_warning(restored: bool, v: &Verdict) -> Option<Warning> {
 pub fn verdict_line(v: &Verdict) -> String {
     let announced = format_bytes(v.announced_bytes);
     let holds = format_bytes(v.usable_bytes);
-    let part = safe_partition(v.usable_bytes)
-        .map(|(_, size)| {
+    let part = advice::partition(&fake_findings(v, 512))
+        .map(|p| {
             format!(
                 "usable with a partition of at most {}",
-                format_bytes_floor(size * 512)
+                format_bytes_floor(p.size_bytes)
             )
         })
         .unwrap_or_else(|| "not usable".to_string());
@@ -270,28 +271,34 @@ pub fn format_bytes_floor(bytes: u64) -> String {
     format!("{text} {}", UNITS[unit])
 }
 
-/// The sfdisk command that makes a fake usable: one partition inside the real part.
-fn partition_command(v: &Verdict, target: &str) -> Option<String> {
+/// What the probe knows for partition advice: the announced and the usable size (the
+/// erase block is not measured here, so the partition takes the stated default alignment).
+fn fake_findings(v: &Verdict, logical_sector_bytes: u32) -> advice::Findings {
+    advice::Findings {
+        size_bytes: v.announced_bytes,
+        logical_sector_bytes,
+        usable_bytes: Some(v.usable_bytes),
+        ..advice::Findings::default()
+    }
+}
+
+/// The sfdisk command that makes a fake usable: one partition inside the real part, the
+/// same line `auto` gives ([`advice::partition`]).
+fn partition_command(v: &Verdict, logical_sector_bytes: u32) -> Option<String> {
     if !matches!(v.kind, FakeKind::Wrap | FakeKind::Limbo | FakeKind::Chain) {
         return None;
     }
-    let (start, size) = safe_partition(v.usable_bytes)?;
-    let dev = if crate::target::is_sim_spec(target) {
-        "/dev/sdX"
-    } else {
-        target
-    };
-    Some(format!(
-        "echo 'start={start}, size={size}, type=c' | sudo sfdisk {dev}"
-    ))
+    advice::partition(&fake_findings(v, logical_sector_bytes)).map(|p| p.command())
 }
+
+/// How the text introduces the partition command (`auto --verbose` leaves that line out:
+/// its verdict block gives the command once).
+pub const MAKE_USABLE: &str = "make it usable (erases its partition table): ";
 
 fn render(doc: &Document, line: &str, command: Option<&str>) -> String {
     let mut s = format!("{line}\n");
     if let Some(c) = command {
-        s.push_str(&format!(
-            "make it usable (erases its partition table): {c}\n"
-        ));
+        s.push_str(&format!("{MAKE_USABLE}{c}\n"));
     }
     for (k, inf) in &doc.inferences {
         s.push_str(&format!(
