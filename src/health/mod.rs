@@ -150,14 +150,7 @@ impl Health {
 /// band's upper bound reaches `max_wear` or pre-EOL warns; ok when some figure is defined;
 /// else unknown. Returns the status, the worst used percent and the reasons.
 pub fn emmc_verdict(w: &EmmcWear, max_wear: f64) -> (Status, Option<f64>, Vec<String>) {
-    let mut reasons = Vec::new();
-    let mut status = Status::Ok;
-    let mut raise = |s: Status, why: String, reasons: &mut Vec<String>| {
-        reasons.push(why);
-        if rank(s) > rank(status) {
-            status = s;
-        }
-    };
+    let mut j = Judge::default();
     let worst = [w.life_time_a.used_ratio(), w.life_time_b.used_ratio()]
         .into_iter()
         .flatten()
@@ -165,94 +158,102 @@ pub fn emmc_verdict(w: &EmmcWear, max_wear: f64) -> (Status, Option<f64>, Vec<St
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
     for (area, lt) in [("type A", &w.life_time_a), ("type B", &w.life_time_b)] {
         match lt {
-            LifeTime::Exceeded { .. } => raise(
+            LifeTime::Exceeded { .. } => j.raise(
                 Status::EndOfLife,
                 format!("{area} memory has exceeded its estimated life (0x0B)"),
-                &mut reasons,
             ),
-            LifeTime::Used { max_percent, .. } if f64::from(*max_percent) >= max_wear => raise(
+            LifeTime::Used { max_percent, .. } if f64::from(*max_percent) >= max_wear => j.raise(
                 Status::Worn,
                 format!(
                     "{area} memory is up to {max_percent} % used, at or past the {max_wear} % limit (--max-wear)"
                 ),
-                &mut reasons,
             ),
             _ => {}
         }
     }
     match w.pre_eol {
-        PreEol::Urgent { .. } => raise(
+        PreEol::Urgent { .. } => j.raise(
             Status::EndOfLife,
             "pre-EOL is urgent: 90 % of the reserved blocks are consumed".to_string(),
-            &mut reasons,
         ),
-        PreEol::Warning { .. } => raise(
+        PreEol::Warning { .. } => j.raise(
             Status::Worn,
             "pre-EOL warns: 80 % of the reserved blocks are consumed".to_string(),
-            &mut reasons,
         ),
         _ => {}
     }
     if !w.any_defined() {
-        return (Status::Unknown, None, reasons);
+        return (Status::Unknown, None, j.reasons);
     }
-    (status, worst, reasons)
+    (j.status, worst, j.reasons)
 }
 
 /// The verdict on SMART figures: end of life when the drive's assessment failed, 100 % or
 /// more used, or NVMe critical warning bit 2 (reliability degraded) or 3 (read-only);
 /// worn at `max_wear` or when the spare fell below its threshold (bit 0).
 pub fn smart_verdict(w: &SmartWear, max_wear: f64) -> (Status, Option<f64>, Vec<String>) {
-    let mut reasons = Vec::new();
-    let mut status = Status::Ok;
-    let mut raise = |s: Status, why: String, reasons: &mut Vec<String>| {
-        reasons.push(why);
-        if rank(s) > rank(status) {
-            status = s;
-        }
-    };
+    let mut j = Judge::default();
     if w.passed == Some(false) {
-        raise(
+        j.raise(
             Status::EndOfLife,
             "the drive's own SMART assessment FAILED".to_string(),
-            &mut reasons,
         );
     }
     let used = w.percentage_used.as_ref().map(|p| p.value);
     if let Some(u) = used {
         if u >= 100.0 {
-            raise(
+            j.raise(
                 Status::EndOfLife,
                 format!("{u} % of the rated life is used"),
-                &mut reasons,
             );
         } else if u >= max_wear {
-            raise(
+            j.raise(
                 Status::Worn,
                 format!("{u} % of the rated life is used, at or past the {max_wear} % limit (--max-wear)"),
-                &mut reasons,
             );
         }
     }
     if let Some(c) = w.critical_warning {
         if c & 0b1100 != 0 {
-            raise(
+            j.raise(
                 Status::EndOfLife,
                 format!("NVMe critical warning 0x{c:02x}: reliability degraded or media read-only"),
-                &mut reasons,
             );
         } else if c & 1 != 0 {
-            raise(
+            j.raise(
                 Status::Worn,
                 format!("NVMe critical warning 0x{c:02x}: available spare below its threshold"),
-                &mut reasons,
             );
         }
     }
     if !w.any_figure() {
-        return (Status::Unknown, None, reasons);
+        return (Status::Unknown, None, j.reasons);
     }
-    (status, used, reasons)
+    (j.status, used, j.reasons)
+}
+
+/// A verdict being built: the worst status raised so far and every reason.
+struct Judge {
+    status: Status,
+    reasons: Vec<String>,
+}
+
+impl Default for Judge {
+    fn default() -> Self {
+        Judge {
+            status: Status::Ok,
+            reasons: Vec::new(),
+        }
+    }
+}
+
+impl Judge {
+    fn raise(&mut self, s: Status, why: String) {
+        self.reasons.push(why);
+        if rank(s) > rank(self.status) {
+            self.status = s;
+        }
+    }
 }
 
 fn rank(s: Status) -> u8 {
