@@ -10,6 +10,7 @@ pub mod capacity;
 pub mod cli;
 pub mod error;
 pub mod fs;
+pub mod health;
 pub mod input;
 pub mod journal;
 pub mod model;

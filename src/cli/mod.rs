@@ -7,6 +7,7 @@ pub mod auto;
 pub mod bench;
 pub mod fat;
 pub mod fs;
+pub mod health;
 pub mod info;
 pub mod interval;
 pub mod io;
@@ -30,6 +31,7 @@ const EXAMPLES: &str = "\
 Examples:
   flashscope info sim:sd-16g              what a simulated 16 GB SD card exposes
   flashscope info /dev/mmcblk0 --json     size, sectors, CID/CSD/SSR of a real card
+  flashscope health /dev/mmcblk0          eMMC wear (life time, pre-EOL), SMART via smartctl
   flashscope sim list                     the simulator's presets and keys
   flashscope fs seq /mnt/sd               dd's modes side by side: what the page cache hides
   flashscope model --reference            the vendor's measured figures per flash part
@@ -87,6 +89,8 @@ fn negative_values_allowed(cmd: clap::Command) -> clap::Command {
 pub enum Command {
     /// What a target is: size, sectors, identity, partitions, MMC/SD registers.
     Info(info::Args),
+    /// Wear and end of life: eMMC life time, SD (none to read), SMART via smartctl (read-only).
+    Health(health::Args),
     /// Fast fake-capacity probe: usable size, fake kind, wrap modulus.
     Probe(probe::Args),
     /// Full-surface verify: write stamps everywhere, read back, list bad extents.
@@ -260,6 +264,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     let out = Output::new(&cli)?;
     let code = match &cli.command {
         Command::Info(a) => info::run(a, &out),
+        Command::Health(a) => health::run(a, &out),
         Command::Probe(a) => probe::run(a, &out),
         Command::Verify(a) => verify::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),

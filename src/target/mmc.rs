@@ -48,7 +48,8 @@ impl CardKind {
 /// At most this many characters of offending text are quoted in an error message.
 const QUOTE_CHARS: usize = 80;
 
-fn quote(text: &str) -> String {
+/// `text` quoted for a message, cut at 80 characters.
+pub(crate) fn quote(text: &str) -> String {
     let count = text.chars().count();
     if count <= QUOTE_CHARS {
         format!("{text:?}")
@@ -743,14 +744,52 @@ pub struct MmcIdentity {
     pub notes: Vec<String>,
 }
 
-/// Read `name` in `dir`: `Ok(None)` when absent, the trimmed text when present.
-fn read_attr(dir: &Path, name: &str, notes: &mut Vec<String>) -> Option<String> {
-    let path = dir.join(name);
-    match std::fs::read(&path) {
-        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).trim().to_string()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+/// Where a card's sysfs attributes come from: a sysfs device directory
+/// (`/sys/class/block/mmcblk0/device`, or a recorded copy of one), or the attribute map a
+/// simulated card presents. Every reader of MMC/SD attributes (`info`, `health`) goes
+/// through this, so a simulated card is read exactly as a real one.
+pub trait CardAttrs {
+    /// The attribute `name` with surrounding whitespace trimmed; `Ok(None)` when the
+    /// device has no such attribute.
+    fn attr(&self, name: &str) -> Result<Option<String>>;
+    /// Where the attributes are, for messages ("/sys/class/block/mmcblk0/device/").
+    fn place(&self) -> String;
+}
+
+/// The cap on one sysfs attribute: the kernel prints at most a page.
+const ATTR_CAP_BYTES: u64 = 64 * KIB;
+
+impl CardAttrs for std::path::PathBuf {
+    fn attr(&self, name: &str) -> Result<Option<String>> {
+        let path = self.join(name);
+        match crate::input::read_regular(&path, "sysfs attribute", ATTR_CAP_BYTES) {
+            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).trim().to_string())),
+            Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn place(&self) -> String {
+        format!("{}/", self.display())
+    }
+}
+
+impl CardAttrs for std::collections::BTreeMap<String, String> {
+    fn attr(&self, name: &str) -> Result<Option<String>> {
+        Ok(self.get(name).map(|v| v.trim().to_string()))
+    }
+
+    fn place(&self) -> String {
+        "the simulated card's attributes".to_string()
+    }
+}
+
+/// Read `name`: `None` when absent or unreadable (the reason goes to `notes`).
+fn read_attr(src: &dyn CardAttrs, name: &str, notes: &mut Vec<String>) -> Option<String> {
+    match src.attr(name) {
+        Ok(v) => v,
         Err(e) => {
-            notes.push(format!("could not read {}: {e}", path.display()));
+            notes.push(format!("could not read {}{name}: {e}", src.place()));
             None
         }
     }
@@ -785,6 +824,11 @@ fn keep<T>(result: Result<T>, notes: &mut Vec<String>) -> Option<T> {
 /// `/sys/class/block/mmcblk0/device`. Never fails: what cannot be read or decoded is
 /// `None`, with the reason in `notes`.
 pub fn decode_sysfs(dir: &Path) -> MmcIdentity {
+    decode_attrs(&dir.to_path_buf())
+}
+
+/// [`decode_sysfs`] on any attribute source (a directory or a simulated card's map).
+pub fn decode_attrs(dir: &dyn CardAttrs) -> MmcIdentity {
     let mut notes = Vec::new();
     let card_type = read_attr(dir, "type", &mut notes);
     let kind = card_type.as_deref().and_then(CardKind::from_sysfs_type);

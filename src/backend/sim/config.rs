@@ -35,6 +35,28 @@ pub enum Fault {
     Vanish { ops: u64 },
 }
 
+/// What a simulated card presents to the host as its sysfs `type`: the register set a
+/// reader finds (an MMC/SD card's CID, EXT_CSD fields) or none at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardBus {
+    /// An SD card (sysfs `type` SD): no standard wear counter.
+    Sd,
+    /// An eMMC (sysfs `type` MMC): `rev`, `life_time`, `pre_eol_info`.
+    Mmc,
+    /// No MMC/SD registers (a USB stick, an SSD, raw NAND).
+    None,
+}
+
+impl CardBus {
+    pub fn name(self) -> &'static str {
+        match self {
+            CardBus::Sd => "sd",
+            CardBus::Mmc => "mmc",
+            CardBus::None => "none",
+        }
+    }
+}
+
 /// Every parameter of a simulated flash device. Sizes in bytes, times in ns, bandwidths
 /// in bytes per second.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +92,15 @@ pub struct SimConfig {
     /// Bandwidth of reads served wholly from that cache, with no command overhead (the
     /// controller answers from its RAM); 0 = at the medium's speed, so timing shows nothing.
     pub cache_bw: u64,
+    /// The register set the card presents (sysfs `type`).
+    pub card: CardBus,
+    /// eMMC EXT_CSD_REV (8 = eMMC 5.1); below 7 there are no life-time fields.
+    pub ext_csd_rev: u8,
+    /// eMMC DEVICE_LIFE_TIME_EST_TYP_A and _TYP_B bands (0x01 = 0-10 % used … 0x0B =
+    /// exceeded; 0x00 = not defined).
+    pub life_time: Option<(u8, u8)>,
+    /// eMMC PRE_EOL_INFO (1 normal, 2 warning, 3 urgent; 0 = not defined).
+    pub pre_eol: Option<u8>,
 }
 
 /// One key of the spec grammar with its meaning (for `sim list` and error messages).
@@ -174,6 +205,22 @@ pub const KEYS: &[KeyDoc] = &[
         meaning: "read bandwidth of data wholly in that cache, no command time (0 = the medium's)",
     },
     KeyDoc {
+        key: "card",
+        meaning: "sd | mmc | none: the registers the card presents (sysfs type; none = USB stick, SSD)",
+    },
+    KeyDoc {
+        key: "ext_csd_rev",
+        meaning: "eMMC EXT_CSD revision, 0-8 (default 8 = eMMC 5.1; below 7 the wear fields read 0x00, as on hardware)",
+    },
+    KeyDoc {
+        key: "life_time",
+        meaning: "eMMC wear bands A/B, e.g. 0x02/0x01 (0x01 = 0-10% used ... 0x0B = exceeded)",
+    },
+    KeyDoc {
+        key: "pre_eol",
+        meaning: "eMMC pre-EOL info: 1 normal, 2 warning (80% of reserved blocks), 3 urgent",
+    },
+    KeyDoc {
         key: "fault",
         meaning: "eio@OFFSET+LEN, flip@OFFSET+LEN, vanish@OPS; several separated by ;",
     },
@@ -214,6 +261,10 @@ impl Default for SimConfig {
             faults: Vec::new(),
             cache: 0,
             cache_bw: 0,
+            card: CardBus::Sd,
+            ext_csd_rev: 8,
+            life_time: None,
+            pre_eol: None,
         }
     }
 }
@@ -240,12 +291,12 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "emmc-8g",
         about: "8 GB eMMC: 512 KiB erase groups, 8 KiB pages, many open blocks",
-        keys: "size=8G,erase=512K,page=8K,open_au=16,open_au_random=8,fat_au=0,read_bw=150M,write_bw=40M,native_bw=40M,cmd=100us,page_cost=15us,erase_cost=45us,erase_time=1ms",
+        keys: "size=8G,erase=512K,page=8K,open_au=16,open_au_random=8,fat_au=0,read_bw=150M,write_bw=40M,native_bw=40M,cmd=100us,page_cost=15us,erase_cost=45us,erase_time=1ms,card=mmc,ext_csd_rev=8,life_time=0x02/0x01,pre_eol=1",
     },
     Preset {
         name: "usb-32g",
         about: "32 GB USB stick with TLC flash: 12 MiB erase blocks, 24 KiB pages, 2 open AUs",
-        keys: "size=32G,erase=12M,page=24K,open_au=2,open_au_random=0,fat_au=1,read_bw=35M,write_bw=10M,native_bw=10M,cmd=400us,page_cost=60us,erase_cost=200us,erase_time=4ms",
+        keys: "size=32G,erase=12M,page=24K,open_au=2,open_au_random=0,fat_au=1,read_bw=35M,write_bw=10M,native_bw=10M,cmd=400us,page_cost=60us,erase_cost=200us,erase_time=4ms,card=none",
     },
     Preset {
         name: "fake-64g",
@@ -255,12 +306,12 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "spinand-128m",
         about: "128 MiB SPI-NAND: 128 KiB blocks, 2 KiB pages, one open block",
-        keys: "size=128M,erase=128K,page=2K,open_au=1,open_au_random=0,fat_au=0,read_bw=20M,write_bw=4M,native_bw=4M,cmd=100us,page_cost=60us,erase_cost=20us,erase_time=3ms",
+        keys: "size=128M,erase=128K,page=2K,open_au=1,open_au_random=0,fat_au=0,read_bw=20M,write_bw=4M,native_bw=4M,cmd=100us,page_cost=60us,erase_cost=20us,erase_time=3ms,card=none",
     },
     Preset {
         name: "ssd-256g",
         about: "SATA SSD: page-mapped, reads show no geometry signal",
-        keys: "size=256G,erase=4M,page=16K,open_au=64,open_au_random=64,fat_au=0,read_bw=500M,write_bw=450M,native_bw=450M,cmd=60us,page_cost=0ns,erase_cost=0ns,erase_time=1ms",
+        keys: "size=256G,erase=4M,page=16K,open_au=64,open_au_random=64,fat_au=0,read_bw=500M,write_bw=450M,native_bw=450M,cmd=60us,page_cost=0ns,erase_cost=0ns,erase_time=1ms,card=none",
     },
 ];
 
@@ -293,6 +344,20 @@ fn parse_range(kind: &str, v: &str) -> Result<(u64, u64)> {
         return Err(Error::usage(format!("fault '{kind}@{v}' has length 0")));
     }
     Ok((offset, len))
+}
+
+/// One eMMC register byte in a sim key: hex with `0x` or decimal, at most `max`.
+fn parse_register_byte(key: &str, v: &str, max: u8) -> Result<u8> {
+    let parsed = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(hex) => u8::from_str_radix(hex, 16),
+        None => v.parse::<u8>(),
+    };
+    match parsed {
+        Ok(b) if b <= max => Ok(b),
+        _ => Err(Error::usage(format!(
+            "sim key {key}='{v}' must be a number from 0 to 0x{max:02x} (hex with 0x, or decimal)"
+        ))),
+    }
 }
 
 /// Parse `fault=` text: `eio@OFFSET+LEN`, `flip@OFFSET+LEN`, `vanish@OPS`, separated by `;`.
@@ -452,6 +517,31 @@ impl SimConfig {
             "sector" => self.sector = count(value)?,
             "fault" => self.faults.extend(parse_faults(value)?),
             "cache" => self.cache = size(value)?,
+            "card" => {
+                self.card = match value {
+                    "sd" => CardBus::Sd,
+                    "mmc" => CardBus::Mmc,
+                    "none" => CardBus::None,
+                    _ => {
+                        return Err(Error::usage(format!(
+                            "sim key card='{value}' must be sd, mmc or none"
+                        )))
+                    }
+                }
+            }
+            "ext_csd_rev" => self.ext_csd_rev = parse_register_byte(key, value, 8)?,
+            "life_time" => {
+                let (a, b) = value.split_once('/').ok_or_else(|| {
+                    Error::usage(format!(
+                        "sim key life_time='{value}' needs two bands A/B, e.g. life_time=0x02/0x01"
+                    ))
+                })?;
+                self.life_time = Some((
+                    parse_register_byte(key, a.trim(), 0x0b)?,
+                    parse_register_byte(key, b.trim(), 0x0b)?,
+                ));
+            }
+            "pre_eol" => self.pre_eol = Some(parse_register_byte(key, value, 3)?),
             "cache_bw" if value.trim() == "0" => self.cache_bw = 0,
             "cache_bw" => self.cache_bw = parse_bw(key, value)?,
             _ => {
@@ -551,6 +641,12 @@ impl SimConfig {
                 ));
             }
         }
+        if self.card != CardBus::Mmc && (self.life_time.is_some() || self.pre_eol.is_some()) {
+            return e(format!(
+                "sim keys life_time and pre_eol describe an eMMC, and this card is card={}: add card=mmc",
+                self.card.name()
+            ));
+        }
         for f in &self.faults {
             if let Fault::Eio { offset, len } | Fault::Flip { offset, len } = *f {
                 if offset.checked_add(len).is_none_or(|end| end > self.size) {
@@ -562,6 +658,31 @@ impl SimConfig {
             }
         }
         Ok(())
+    }
+
+    /// The sysfs attributes the card presents, as the Linux MMC core prints them in
+    /// `/sys/class/block/mmcblkN/device/`: `type`, and for an eMMC `rev` (`0x%x`),
+    /// `life_time` (`0x%02x 0x%02x`) and `pre_eol_info` (`0x%02x`), which the kernel fills
+    /// from EXT_CSD only at revision 7 and later (0x00 = not defined below that). Empty
+    /// for `card=none`. Readers (e.g. `health`) take this map as they take a directory.
+    pub fn card_attributes(&self) -> std::collections::BTreeMap<String, String> {
+        let mut m = std::collections::BTreeMap::new();
+        match self.card {
+            CardBus::None => {}
+            CardBus::Sd => {
+                m.insert("type".to_string(), "SD".to_string());
+            }
+            CardBus::Mmc => {
+                m.insert("type".to_string(), "MMC".to_string());
+                m.insert("rev".to_string(), format!("0x{:x}", self.ext_csd_rev));
+                let provided = self.ext_csd_rev >= 7;
+                let (a, b) = self.life_time.filter(|_| provided).unwrap_or((0, 0));
+                m.insert("life_time".to_string(), format!("0x{a:02x} 0x{b:02x}"));
+                let p = self.pre_eol.filter(|_| provided).unwrap_or(0);
+                m.insert("pre_eol_info".to_string(), format!("0x{p:02x}"));
+            }
+        }
+        m
     }
 
     /// The keys and values as `key=value` pairs, in the documented order.
@@ -593,6 +714,18 @@ impl SimConfig {
             ("erase_time", format_ns(self.erase_time as f64)),
             ("sector", self.sector.to_string()),
         ]);
+        if self.card != CardBus::Sd {
+            v.push(("card", self.card.name().to_string()));
+        }
+        if self.card == CardBus::Mmc {
+            v.push(("ext_csd_rev", self.ext_csd_rev.to_string()));
+        }
+        if let Some((a, b)) = self.life_time {
+            v.push(("life_time", format!("0x{a:02x}/0x{b:02x}")));
+        }
+        if let Some(p) = self.pre_eol {
+            v.push(("pre_eol", p.to_string()));
+        }
         if self.cache > 0 {
             v.push(("cache", format_bytes(self.cache)));
         }

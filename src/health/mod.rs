@@ -1,0 +1,875 @@
+//! Wear and end of life, read from what the device reports — never measured, never
+//! guessed: eMMC `life_time` / `pre_eol_info` (sysfs, else the EXT_CSD register), SD cards
+//! (which have no standard wear counter: said so), and SMART through `smartctl --json`
+//! for SATA, NVMe, SAS and USB-bridged disks.
+//!
+//! The device's attributes are read through [`CardAttrs`]: a sysfs directory below an
+//! injectable root ([`Roots`], so recorded trees test every path), or the attribute map a
+//! simulated card presents. The verdict rules live in [`verdict`].
+
+pub mod emmc;
+pub mod smart;
+
+use crate::platform::Roots;
+use crate::report::{Check, Document, Inference, Metric};
+use crate::target::mmc::{self, CardAttrs, CardKind};
+use crate::{Error, Result};
+use emmc::{EmmcWear, ExtCsd, LifeTime, PreEol};
+use serde::Serialize;
+use smart::SmartWear;
+use std::path::{Path, PathBuf};
+
+/// The health verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    /// Used at or past `--max-wear`, or the reserved blocks at the warning level.
+    Worn,
+    /// A life-time band exceeded, the reserved blocks urgent, the drive's own SMART
+    /// assessment failed, or 100 % of the rated life used.
+    EndOfLife,
+    /// No source of wear data.
+    Unknown,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Worn => "worn",
+            Status::EndOfLife => "end_of_life",
+            Status::Unknown => "unknown",
+        }
+    }
+
+    /// The `health_status` metric: 0 ok, 1 worn, 2 end of life, -1 unknown.
+    pub fn metric(self) -> f64 {
+        match self {
+            Status::Ok => 0.0,
+            Status::Worn => 1.0,
+            Status::EndOfLife => 2.0,
+            Status::Unknown => -1.0,
+        }
+    }
+
+    /// Whether the device failed the check (exit 3).
+    pub fn failed(self) -> bool {
+        matches!(self, Status::Worn | Status::EndOfLife)
+    }
+}
+
+/// What `health` is asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Used percent at or above which the device counts as worn (1-100).
+    pub max_wear_percent: f64,
+    /// An EXT_CSD dump to decode instead of reading the device's own attributes.
+    pub ext_csd: Option<PathBuf>,
+    /// Where `/sys` is (a recorded tree in tests).
+    pub roots: Roots,
+}
+
+/// Parse `--max-wear`: a percentage from 1 to 100, with or without `%` (`80%` or `80`).
+/// Fractions such as `0.8` are refused rather than read as 0.8 %.
+pub fn parse_max_wear(text: &str) -> Result<f64> {
+    let t = text.trim();
+    let digits = t.strip_suffix('%').unwrap_or(t).trim();
+    match digits.parse::<f64>() {
+        Ok(p) if p.is_finite() && (1.0..=100.0).contains(&p) => Ok(p),
+        _ => Err(Error::usage(format!(
+            "--max-wear '{text}' must be a percentage from 1 to 100, e.g. 80% or 80 (a fraction like 0.8 is not accepted)"
+        ))),
+    }
+}
+
+/// What an SD card's registers claim (there is no wear counter to read).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SdFacts {
+    pub manufacturer: Option<String>,
+    pub product: Option<String>,
+    pub made: Option<String>,
+    /// The logo marks the SD Status register claims (C10, U3, V30, A2).
+    pub claims: Vec<String>,
+    pub au_bytes: Option<u64>,
+    /// Whether the kernel exposed the SD Status register (`ssr`, Linux 5.x and later).
+    pub ssr_read: bool,
+}
+
+/// The health of one device.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Health {
+    /// The target as given.
+    pub spec: String,
+    /// What the device is, in words ("eMMC (mmcblk0, SanDisk SEM16G)").
+    pub device: String,
+    pub status: Status,
+    /// The used percent the verdict judged (upper band bound for eMMC).
+    pub worst_used_percent: Option<f64>,
+    pub max_wear_percent: f64,
+    /// Why the verdict, one sentence each.
+    pub reasons: Vec<String>,
+    /// For `unknown`: which source of wear data the device lacks and what would give it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lacks: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emmc: Option<EmmcWear>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smart: Option<SmartWear>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sd: Option<SdFacts>,
+    /// Things met on the way (a reversed dump, a reserved code, smartctl's messages).
+    pub notes: Vec<String>,
+}
+
+impl Health {
+    fn new(spec: &str, device: String, opts: &Options) -> Health {
+        Health {
+            spec: spec.to_string(),
+            device,
+            status: Status::Unknown,
+            worst_used_percent: None,
+            max_wear_percent: opts.max_wear_percent,
+            reasons: Vec::new(),
+            lacks: None,
+            emmc: None,
+            smart: None,
+            sd: None,
+            notes: Vec::new(),
+        }
+    }
+
+    fn unknown(mut self, lacks: String) -> Health {
+        self.status = Status::Unknown;
+        self.lacks = Some(lacks);
+        self
+    }
+}
+
+/// The verdict on eMMC fields: end of life at band 0x0B or pre-EOL urgent; worn when a
+/// band's upper bound reaches `max_wear` or pre-EOL warns; ok when some figure is defined;
+/// else unknown. Returns the status, the worst used percent and the reasons.
+pub fn emmc_verdict(w: &EmmcWear, max_wear: f64) -> (Status, Option<f64>, Vec<String>) {
+    let mut j = Judge::default();
+    let worst = [w.life_time_a.used_ratio(), w.life_time_b.used_ratio()]
+        .into_iter()
+        .flatten()
+        .map(|r| r * 100.0)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    for (area, lt) in [("type A", &w.life_time_a), ("type B", &w.life_time_b)] {
+        match lt {
+            LifeTime::Exceeded { .. } => j.raise(
+                Status::EndOfLife,
+                format!("{area} memory has exceeded its estimated life (0x0B)"),
+            ),
+            LifeTime::Used { max_percent, .. } if f64::from(*max_percent) >= max_wear => j.raise(
+                Status::Worn,
+                format!(
+                    "{area} memory is up to {max_percent} % used, at or past the {max_wear} % limit (--max-wear)"
+                ),
+            ),
+            _ => {}
+        }
+    }
+    match w.pre_eol {
+        PreEol::Urgent { .. } => j.raise(
+            Status::EndOfLife,
+            "pre-EOL is urgent: 90 % of the reserved blocks are consumed".to_string(),
+        ),
+        PreEol::Warning { .. } => j.raise(
+            Status::Worn,
+            "pre-EOL warns: 80 % of the reserved blocks are consumed".to_string(),
+        ),
+        _ => {}
+    }
+    if !w.any_defined() {
+        return (Status::Unknown, None, j.reasons);
+    }
+    (j.status, worst, j.reasons)
+}
+
+/// The verdict on SMART figures: end of life when the drive's assessment failed, 100 % or
+/// more used, or NVMe critical warning bit 2 (reliability degraded) or 3 (read-only);
+/// worn at `max_wear` or when the spare fell below its threshold (bit 0).
+pub fn smart_verdict(w: &SmartWear, max_wear: f64) -> (Status, Option<f64>, Vec<String>) {
+    let mut j = Judge::default();
+    if w.passed == Some(false) {
+        j.raise(
+            Status::EndOfLife,
+            "the drive's own SMART assessment FAILED".to_string(),
+        );
+    }
+    let used = w.percentage_used.as_ref().map(|p| p.value);
+    if let Some(u) = used {
+        if u >= 100.0 {
+            j.raise(
+                Status::EndOfLife,
+                format!("{u} % of the rated life is used"),
+            );
+        } else if u >= max_wear {
+            j.raise(
+                Status::Worn,
+                format!("{u} % of the rated life is used, at or past the {max_wear} % limit (--max-wear)"),
+            );
+        }
+    }
+    if let Some(c) = w.critical_warning {
+        if c & 0b1100 != 0 {
+            j.raise(
+                Status::EndOfLife,
+                format!("NVMe critical warning 0x{c:02x}: reliability degraded or media read-only"),
+            );
+        } else if c & 1 != 0 {
+            j.raise(
+                Status::Worn,
+                format!("NVMe critical warning 0x{c:02x}: available spare below its threshold"),
+            );
+        }
+    }
+    if !w.any_figure() {
+        return (Status::Unknown, None, j.reasons);
+    }
+    (j.status, used, j.reasons)
+}
+
+/// A verdict being built: the worst status raised so far and every reason.
+struct Judge {
+    status: Status,
+    reasons: Vec<String>,
+}
+
+impl Default for Judge {
+    fn default() -> Self {
+        Judge {
+            status: Status::Ok,
+            reasons: Vec::new(),
+        }
+    }
+}
+
+impl Judge {
+    fn raise(&mut self, s: Status, why: String) {
+        self.reasons.push(why);
+        if rank(s) > rank(self.status) {
+            self.status = s;
+        }
+    }
+}
+
+fn rank(s: Status) -> u8 {
+    match s {
+        Status::Unknown => 0,
+        Status::Ok => 1,
+        Status::Worn => 2,
+        Status::EndOfLife => 3,
+    }
+}
+
+/// The sysfs root and kernel name a path target resolves to.
+struct BlockTarget {
+    /// Whole-disk kernel name (`mmcblk0`, `sda`, `nvme0n1`).
+    disk: String,
+    /// `SYS/class/block/DISK`.
+    dir: PathBuf,
+}
+
+fn resolve_block(spec: &str, path: &Path, roots: &Roots) -> Result<Option<BlockTarget>> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let class = roots.sys.join("class/block");
+    let injected = roots.sys != Path::new("/sys");
+    let name = match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_block_device() => {
+            let (maj, min) = (rustix::fs::major(m.rdev()), rustix::fs::minor(m.rdev()));
+            std::fs::canonicalize(roots.sys.join(format!("dev/block/{maj}:{min}")))
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .or_else(|| path.file_name().map(|n| n.to_string_lossy().into_owned()))
+        }
+        Ok(_) => return Ok(None),
+        // A recorded tree describes devices this machine does not have: the name is
+        // the path's last component.
+        Err(_) if injected => path.file_name().map(|n| n.to_string_lossy().into_owned()),
+        Err(e) => {
+            return Err(Error::io(format!("examining target '{spec}'"), e));
+        }
+    };
+    let Some(name) = name else {
+        return Err(Error::usage(format!(
+            "target '{spec}' names no block device"
+        )));
+    };
+    let mut dir = class.join(&name);
+    if !dir.exists() {
+        return Err(Error::runtime(format!(
+            "target '{spec}': no {} in sysfs, so nothing says what the device is",
+            dir.display()
+        )));
+    }
+    let mut disk = name;
+    if dir.join("partition").exists() {
+        if let Some(parent) = std::fs::canonicalize(&dir)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+        {
+            if let Some(n) = parent.file_name() {
+                disk = n.to_string_lossy().into_owned();
+                dir = class.join(&disk);
+            }
+        }
+    }
+    Ok(Some(BlockTarget { disk, dir }))
+}
+
+/// Assess the wear of `target` (a device path or `sim:` spec; `None` with `--ext-csd`
+/// alone). Reads only: sysfs attributes, an EXT_CSD dump or register, smartctl's report.
+pub fn assess(target: Option<&str>, opts: &Options) -> Result<Health> {
+    let dump = match &opts.ext_csd {
+        Some(p) => Some((p.clone(), read_dump(p)?)),
+        None => None,
+    };
+    if let Some((path, x)) = &dump {
+        let label = match target {
+            Some(t) => format!("eMMC {t} (EXT_CSD dump)"),
+            None => format!("eMMC EXT_CSD dump {}", path.display()),
+        };
+        let spec = target.map_or_else(|| path.display().to_string(), str::to_string);
+        let mut h = Health::new(&spec, label, opts);
+        if x.reversed {
+            h.notes.push(format!(
+                "{} lists the register from byte 511 down to 0, as older Linux kernels' debugfs printed it; it was read in that order",
+                path.display()
+            ));
+        }
+        let wear = x.wear(format!("EXT_CSD dump {}", path.display()));
+        return Ok(with_emmc(h, wear, opts));
+    }
+    let Some(target) = target else {
+        return Err(Error::usage(
+            "health needs a TARGET (a device or sim:PRESET) or --ext-csd FILE",
+        ));
+    };
+    match crate::target::parse_spec(target)? {
+        crate::target::Spec::Sim(cfg) => {
+            let attrs = cfg.card_attributes();
+            let what = match attrs.get("type").map(String::as_str) {
+                Some("MMC") => "simulated eMMC",
+                Some("SD") => "simulated SD card",
+                _ => "simulated flash device",
+            };
+            let h = Health::new(target, format!("{what} ({target})"), opts);
+            if attrs.is_empty() {
+                return Ok(h.unknown(
+                    "it presents no MMC/SD registers (card=none: a USB stick, SSD or raw NAND) and a simulated device has no SMART data, so there is no source of wear data".to_string(),
+                ));
+            }
+            card(h, &attrs, None, opts)
+        }
+        crate::target::Spec::Path(path) => {
+            let meta = std::fs::metadata(&path);
+            let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
+            let Some(block) = resolve_block(target, &path, &opts.roots)? else {
+                let what = if is_dir {
+                    "a directory"
+                } else {
+                    "a regular file"
+                };
+                let h = Health::new(target, format!("{what} ({target})"), opts);
+                return Ok(h.unknown(format!(
+                    "{what} has no wear data of its own: it lives on a device; run health on that device (e.g. /dev/mmcblk0, /dev/sda)"
+                )));
+            };
+            block_device(target, &block, opts)
+        }
+    }
+}
+
+fn read_dump(path: &Path) -> Result<ExtCsd> {
+    // A hex dump with line breaks is a little over 1 KiB; anything much larger is not one.
+    let data = crate::input::read_regular(path, "EXT_CSD dump", 64 << 10)?;
+    ExtCsd::parse(&path.display().to_string(), &data)
+}
+
+fn block_device(spec: &str, block: &BlockTarget, opts: &Options) -> Result<Health> {
+    let device_dir = block.dir.join("device");
+    let disk = &block.disk;
+    if !device_dir.exists() {
+        let h = Health::new(spec, format!("virtual block device {disk}"), opts);
+        return Ok(h.unknown(format!(
+            "{disk} has no hardware device in sysfs (a loop, zram, device-mapper or RAID device): it has no medium and no wear data of its own; run health on the device underneath"
+        )));
+    }
+    let attrs: PathBuf = device_dir.clone();
+    let card_type = attrs.attr("type")?;
+    if card_type
+        .as_deref()
+        .and_then(CardKind::from_sysfs_type)
+        .is_some()
+    {
+        let dev_node = (!injected(opts)).then(|| PathBuf::from(format!("/dev/{disk}")));
+        let h = Health::new(spec, String::new(), opts);
+        return card(h, &attrs, dev_node, opts);
+    }
+    // Not MMC/SD: SMART through smartctl.
+    let model = [attrs.attr("vendor")?, attrs.attr("model")?]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let kind = if disk.starts_with("nvme") {
+        "NVMe drive"
+    } else if disk.starts_with("sd") {
+        "SCSI/SATA/USB disk"
+    } else {
+        "block device"
+    };
+    let device = if model.is_empty() {
+        format!("{kind} {disk}")
+    } else {
+        format!("{kind} {disk} ({model})")
+    };
+    let mut h = Health::new(spec, device, opts);
+    let dev = format!("/dev/{disk}");
+    match smart::run_smartctl(&dev)? {
+        smart::Run::NotInstalled => Ok(h.unknown(format!(
+            "{disk} is not an MMC/SD device, so it has no eMMC life-time attributes; its wear is in SMART data, which needs smartctl: install smartmontools (apt-get install smartmontools) and run again, as root"
+        ))),
+        smart::Run::Output(out) => {
+            let w = smart::parse(&format!("smartctl's output for {dev}"), &out)?;
+            h.notes.extend(w.messages.iter().map(|m| format!("smartctl: {m}")));
+            let (status, worst, reasons) = smart_verdict(&w, opts.max_wear_percent);
+            h.status = status;
+            h.worst_used_percent = worst;
+            h.reasons = reasons;
+            if status == Status::Unknown {
+                let said = w.messages.first().map_or(String::new(), |m| {
+                    format!(" (smartctl: {m})")
+                });
+                h.lacks = Some(format!(
+                    "smartctl returned no SMART health data for {dev}{said}; run as root, and for a USB bridge try smartctl -d sat"
+                ));
+            } else if w.percentage_used.is_none() && w.available_spare.is_none() {
+                h.notes.push(format!(
+                    "{dev} reports no wear figure (no percentage used, endurance indicator or known wear attribute): a hard disk, or an SSD whose vendor keeps wear in attributes flashscope does not map; the verdict rests on the drive's overall assessment"
+                ));
+            }
+            h.smart = Some(w);
+            Ok(h)
+        }
+    }
+}
+
+fn injected(opts: &Options) -> bool {
+    opts.roots.sys != Path::new("/sys")
+}
+
+/// An MMC or SD card, read through its attributes; `dev_node` is where the EXT_CSD
+/// register can be read live when sysfs lacks the wear attributes.
+fn card(
+    mut h: Health,
+    attrs: &dyn CardAttrs,
+    dev_node: Option<PathBuf>,
+    opts: &Options,
+) -> Result<Health> {
+    let id = mmc::decode_attrs(attrs);
+    let product = id.cid.as_ref().map(|c| {
+        format!("{} {}", c.manufacturer_label(), c.product_name)
+            .trim()
+            .to_string()
+    });
+    let place = attrs.place();
+    if h.device.is_empty() {
+        let what = match id.kind {
+            Some(CardKind::Mmc) => "eMMC/MMC",
+            _ => "SD card",
+        };
+        h.device = match &product {
+            Some(p) => format!("{what} ({p}) at {place}"),
+            None => format!("{what} at {place}"),
+        };
+    }
+    h.notes.extend(id.notes.iter().cloned());
+    if id.kind == Some(CardKind::Sd) {
+        let cid = id.cid.as_ref();
+        h.sd = Some(SdFacts {
+            manufacturer: cid.map(|c| c.manufacturer_label()),
+            product: cid.map(|c| c.product_name.clone()),
+            made: cid.and_then(|c| match (c.year, c.month) {
+                (Some(y), Some(m)) => Some(format!("{y}-{m:02}")),
+                (Some(y), None) => Some(y.to_string()),
+                _ => None,
+            }),
+            claims: id.ssr.as_ref().map(|s| s.marks.clone()).unwrap_or_default(),
+            au_bytes: id.ssr.as_ref().and_then(|s| s.au_bytes),
+            ssr_read: id.ssr.is_some(),
+        });
+        return Ok(h.unknown(
+            "an SD card has no standard wear counter: the SD specification's registers (CID, CSD, SD Status) hold identity, capacity and speed classes but no life-time estimate, and Linux exposes none; some industrial cards report wear through vendor commands (CMD56), which flashscope does not send".to_string(),
+        ));
+    }
+    // eMMC: sysfs first.
+    let rev = match attrs.attr("rev")? {
+        Some(t) => Some(emmc::parse_rev(&t)?),
+        None => None,
+    };
+    let life = attrs.attr("life_time")?;
+    let pre = attrs.attr("pre_eol_info")?;
+    if let (Some(life), Some(pre)) = (&life, &pre) {
+        let (a, b) = emmc::parse_life_time(life)?;
+        let p = emmc::parse_pre_eol(pre)?;
+        let wear = EmmcWear::from_raw(
+            format!("sysfs life_time and pre_eol_info at {place}"),
+            rev,
+            a,
+            b,
+            p,
+        );
+        return Ok(with_emmc(h, wear, opts));
+    }
+    // An older kernel (before 4.13) has no such attributes: read EXT_CSD itself.
+    let missing = "the kernel exposes no life_time / pre_eol_info (they came with Linux 4.13)";
+    let Some(node) = dev_node else {
+        return Ok(h.unknown(format!(
+            "{missing}, and the EXT_CSD register cannot be read here; give a dump with --ext-csd FILE (e.g. /sys/kernel/debug/mmc0/mmc0:0001/ext_csd)"
+        )));
+    };
+    let read = std::fs::File::open(&node).and_then(|f| crate::sys::mmc_read_ext_csd(&f));
+    match read {
+        Ok(bytes) => {
+            let x = ExtCsd::parse(&node.display().to_string(), &bytes)?;
+            let wear = x.wear(format!("EXT_CSD read with MMC_IOC_CMD from {}", node.display()));
+            Ok(with_emmc(h, wear, opts))
+        }
+        Err(e) => Ok(h.unknown(format!(
+            "{missing}, and reading the EXT_CSD register from {} failed ({e}); it needs root (CAP_SYS_RAWIO), or give a dump with --ext-csd FILE",
+            node.display()
+        ))),
+    }
+}
+
+fn with_emmc(mut h: Health, wear: EmmcWear, opts: &Options) -> Health {
+    let (status, worst, reasons) = emmc_verdict(&wear, opts.max_wear_percent);
+    h.status = status;
+    h.worst_used_percent = worst;
+    h.reasons = reasons;
+    for (name, lt) in [
+        ("life_time type A", &wear.life_time_a),
+        ("life_time type B", &wear.life_time_b),
+    ] {
+        if let LifeTime::Reserved { raw } = lt {
+            h.notes.push(format!(
+                "{name} is 0x{raw:02x}, a code JEDEC reserves: no figure taken from it"
+            ));
+        }
+    }
+    if let PreEol::Reserved { raw } = wear.pre_eol {
+        h.notes.push(format!(
+            "pre_eol_info is 0x{raw:02x}, a code JEDEC reserves: no figure taken from it"
+        ));
+    }
+    if status == Status::Unknown {
+        h.lacks = Some(match wear.ext_csd_rev {
+            Some(r) if r < emmc::FIRST_REV_WITH_WEAR => format!(
+                "this eMMC's EXT_CSD revision {r} ({}) does not provide wear data: life-time estimation and pre-EOL information came with revision 7 (eMMC 5.0)",
+                emmc::revision_name(r)
+            ),
+            _ => "the eMMC reports its life-time and pre-EOL fields as not defined (0x00) or with reserved codes".to_string(),
+        });
+    }
+    h.emmc = Some(wear);
+    h
+}
+
+/// The result document: `health` inferences, the `health.wear` check (when there is a
+/// verdict) and the metrics exporters read.
+pub fn document(h: &Health, target: serde_json::Value) -> Document {
+    let mut doc = Document::new("health", target);
+    doc.parameters = serde_json::json!({ "max_wear_percent": h.max_wear_percent });
+    let sure = |v: serde_json::Value, why: String| Inference::new(v, 1.0, why);
+    let mut metric = |name: &str, help: &str, value: f64| {
+        doc.metrics.push(Metric {
+            name: name.to_string(),
+            help: help.to_string(),
+            value,
+            labels: Default::default(),
+        });
+    };
+    metric(
+        "health_status",
+        "Wear verdict: 0 ok, 1 worn, 2 end of life, -1 unknown (no wear data)",
+        h.status.metric(),
+    );
+    if let Some(w) = &h.emmc {
+        if let Some(r) = w.life_time_a.used_ratio() {
+            metric("wear_type_a_ratio", "eMMC type A memory life used, upper bound of the reported 10 % band (DEVICE_LIFE_TIME_EST_TYP_A)", r);
+        }
+        if let Some(r) = w.life_time_b.used_ratio() {
+            metric("wear_type_b_ratio", "eMMC type B memory life used, upper bound of the reported 10 % band (DEVICE_LIFE_TIME_EST_TYP_B)", r);
+        }
+        if let Some(p) = w.pre_eol.defined() {
+            metric(
+                "pre_eol_info",
+                "eMMC PRE_EOL_INFO: 1 normal, 2 warning (80 % of reserved blocks used), 3 urgent",
+                f64::from(p),
+            );
+        }
+    }
+    if let Some(s) = &h.smart {
+        if let Some(p) = &s.percentage_used {
+            metric(
+                "smart_percentage_used_ratio",
+                "SMART: fraction of the rated life used (may exceed 1)",
+                p.value / 100.0,
+            );
+        }
+        if let Some(p) = &s.available_spare {
+            metric(
+                "smart_available_spare_ratio",
+                "SMART: remaining spare capacity",
+                p.value / 100.0,
+            );
+        }
+        if let Some(p) = &s.media_errors {
+            metric(
+                "smart_media_errors_total",
+                "SMART: unrecovered media / data integrity errors over the drive's life",
+                p.value,
+            );
+        }
+    }
+    if let Some(w) = &h.emmc {
+        doc.inferences.insert(
+            "wear_type_a".into(),
+            band_inference(&w.life_time_a, "type A memory", &w.source),
+        );
+        doc.inferences.insert(
+            "wear_type_b".into(),
+            band_inference(&w.life_time_b, "type B memory", &w.source),
+        );
+        let pe = match w.pre_eol.defined() {
+            Some(_) => sure(
+                w.pre_eol.short().into(),
+                format!("{} ({})", w.pre_eol.meaning(), w.source),
+            ),
+            None => Inference::inconclusive(format!("{} ({})", w.pre_eol.meaning(), w.source)),
+        };
+        doc.inferences.insert("pre_eol".into(), pe);
+    }
+    if let Some(s) = &h.smart {
+        let fig = |f: &Option<smart::Sourced>, what: &str| match f {
+            Some(p) => sure(
+                p.value.into(),
+                format!("{what}: {} (from {})", p.value, p.source),
+            ),
+            None => Inference::inconclusive(format!("smartctl reports no {what}")),
+        };
+        doc.inferences.insert(
+            "percentage_used".into(),
+            fig(&s.percentage_used, "percentage of rated life used"),
+        );
+        doc.inferences.insert(
+            "available_spare".into(),
+            fig(&s.available_spare, "available spare percent"),
+        );
+        doc.inferences.insert(
+            "media_errors".into(),
+            fig(&s.media_errors, "media error count"),
+        );
+    }
+    let status = if h.status == Status::Unknown {
+        Inference::inconclusive(h.lacks.clone().unwrap_or_default())
+    } else {
+        sure(
+            h.status.name().into(),
+            if h.reasons.is_empty() {
+                format!(
+                    "every reported figure is below the {} % limit and no end-of-life flag is set",
+                    h.max_wear_percent
+                )
+            } else {
+                h.reasons.join("; ")
+            },
+        )
+    };
+    doc.inferences.insert("status".into(), status);
+    if h.status != Status::Unknown {
+        doc.checks.push(Check {
+            name: "health.wear".to_string(),
+            passed: !h.status.failed(),
+            measurement: h.worst_used_percent,
+            units: h.worst_used_percent.map(|_| "%".to_string()),
+            message: format!(
+                "wear {} (limit {} % used{}){}",
+                h.status.name().replace('_', " "),
+                h.max_wear_percent,
+                h.worst_used_percent
+                    .map_or(String::new(), |w| format!(", worst {w} %")),
+                if h.reasons.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", h.reasons.join("; "))
+                }
+            ),
+        });
+    }
+    doc.extra
+        .insert("health".into(), serde_json::to_value(h).unwrap_or_default());
+    doc
+}
+
+fn band_inference(lt: &LifeTime, area: &str, source: &str) -> Inference {
+    let why = format!("{} ({source})", lt.meaning(area));
+    match lt {
+        LifeTime::Used {
+            min_percent,
+            max_percent,
+            ..
+        } => Inference::new(format!("{min_percent}-{max_percent}%"), 1.0, why),
+        LifeTime::Exceeded { .. } => Inference::new("exceeded", 1.0, why),
+        _ => Inference::inconclusive(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> Options {
+        Options {
+            max_wear_percent: 80.0,
+            ext_csd: None,
+            roots: Roots::system(),
+        }
+    }
+
+    #[test]
+    fn max_wear_takes_percentages_only() {
+        assert_eq!(parse_max_wear("80%").unwrap(), 80.0);
+        assert_eq!(parse_max_wear("80").unwrap(), 80.0);
+        assert_eq!(parse_max_wear("100%").unwrap(), 100.0);
+        assert_eq!(parse_max_wear("1").unwrap(), 1.0);
+        for bad in ["0.8", "0", "101", "-5", "eighty", "", "80%%", "nan", "inf"] {
+            let e = parse_max_wear(bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains("--max-wear"), "{e}");
+        }
+    }
+
+    fn wear(a: u8, b: u8, p: u8) -> EmmcWear {
+        EmmcWear::from_raw("t".into(), Some(8), a, b, p)
+    }
+
+    #[test]
+    fn emmc_verdicts_follow_the_rules() {
+        let v = |a, b, p, m| emmc_verdict(&wear(a, b, p), m);
+        assert_eq!(v(2, 1, 1, 80.0).0, Status::Ok);
+        assert_eq!(v(2, 1, 1, 80.0).1, Some(20.0));
+        // Upper band bound 80 % reaches an 80 % limit.
+        assert_eq!(v(8, 1, 1, 80.0).0, Status::Worn);
+        assert_eq!(v(7, 1, 1, 80.0).0, Status::Ok);
+        assert_eq!(v(7, 1, 1, 70.0).0, Status::Worn);
+        assert_eq!(v(1, 1, 2, 80.0).0, Status::Worn);
+        assert_eq!(v(0x0b, 1, 1, 80.0).0, Status::EndOfLife);
+        assert_eq!(v(1, 1, 3, 80.0).0, Status::EndOfLife);
+        assert_eq!(v(0x0b, 1, 1, 80.0).1, Some(100.0));
+        assert_eq!(v(0, 0, 0, 80.0).0, Status::Unknown);
+        assert_eq!(v(0x0c, 0, 4, 80.0).0, Status::Unknown);
+        // One defined field suffices for a verdict; the others are left out.
+        assert_eq!(v(1, 0, 0, 80.0).0, Status::Ok);
+    }
+
+    #[test]
+    fn smart_verdicts_follow_the_rules() {
+        let mk = |used: Option<f64>, passed: Option<bool>, cw: Option<u8>| SmartWear {
+            percentage_used: used.map(|value| smart::Sourced {
+                value,
+                source: "t".into(),
+            }),
+            passed,
+            critical_warning: cw,
+            ..SmartWear::default()
+        };
+        assert_eq!(
+            smart_verdict(&mk(Some(5.0), Some(true), Some(0)), 80.0).0,
+            Status::Ok
+        );
+        assert_eq!(
+            smart_verdict(&mk(Some(85.0), None, None), 80.0).0,
+            Status::Worn
+        );
+        assert_eq!(
+            smart_verdict(&mk(Some(100.0), None, None), 80.0).0,
+            Status::EndOfLife
+        );
+        assert_eq!(
+            smart_verdict(&mk(Some(5.0), Some(false), None), 80.0).0,
+            Status::EndOfLife
+        );
+        assert_eq!(
+            smart_verdict(&mk(Some(5.0), None, Some(1)), 80.0).0,
+            Status::Worn
+        );
+        assert_eq!(
+            smart_verdict(&mk(Some(5.0), None, Some(4)), 80.0).0,
+            Status::EndOfLife
+        );
+        assert_eq!(
+            smart_verdict(&mk(None, None, None), 80.0).0,
+            Status::Unknown
+        );
+        assert_eq!(
+            smart_verdict(&mk(None, Some(true), None), 80.0).0,
+            Status::Ok
+        );
+    }
+
+    #[test]
+    fn the_simulated_emmc_is_read_through_its_attributes() {
+        let h = assess(Some("sim:emmc-8g"), &opts()).unwrap();
+        assert_eq!(h.status, Status::Ok);
+        let w = h.emmc.unwrap();
+        assert_eq!(w.life_time_a.used_ratio(), Some(0.2));
+        assert_eq!(w.life_time_b.used_ratio(), Some(0.1));
+        assert_eq!(w.pre_eol, PreEol::Normal { raw: 1 });
+        assert_eq!(w.ext_csd_rev, Some(8));
+        let old = assess(
+            Some("sim:custom,card=mmc,ext_csd_rev=6,life_time=0x05/0x05"),
+            &opts(),
+        )
+        .unwrap();
+        assert_eq!(old.status, Status::Unknown);
+        assert!(old.lacks.unwrap().contains("revision 6"));
+        let sd = assess(Some("sim:sd-16g"), &opts()).unwrap();
+        assert_eq!(sd.status, Status::Unknown);
+        assert!(sd.lacks.unwrap().contains("no standard wear counter"));
+        let usb = assess(Some("sim:usb-32g"), &opts()).unwrap();
+        assert_eq!(usb.status, Status::Unknown);
+    }
+
+    #[test]
+    fn the_document_carries_checks_and_metrics() {
+        let h = assess(
+            Some("sim:custom,card=mmc,life_time=0x09/0x02,pre_eol=2"),
+            &opts(),
+        )
+        .unwrap();
+        assert_eq!(h.status, Status::Worn);
+        let d = document(&h, serde_json::Value::Null);
+        assert_eq!(d.checks.len(), 1);
+        assert_eq!(d.checks[0].name, "health.wear");
+        assert!(!d.checks[0].passed);
+        assert_eq!(d.checks[0].measurement, Some(90.0));
+        let m = |n: &str| d.metrics.iter().find(|m| m.name == n).map(|m| m.value);
+        assert_eq!(m("health_status"), Some(1.0));
+        assert_eq!(m("wear_type_a_ratio"), Some(0.9));
+        assert_eq!(m("wear_type_b_ratio"), Some(0.2));
+        assert_eq!(m("pre_eol_info"), Some(2.0));
+        assert_eq!(d.inferences["status"].value, Some("worn".into()));
+        let u = document(
+            &assess(Some("sim:sd-16g"), &opts()).unwrap(),
+            serde_json::Value::Null,
+        );
+        assert!(u.checks.is_empty());
+        assert_eq!(u.metrics.len(), 1);
+        assert_eq!(u.inferences["status"].value, None);
+    }
+}

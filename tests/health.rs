@@ -1,0 +1,326 @@
+//! `flashscope health`: the simulated eMMC, recorded sysfs trees (injected with the hidden
+//! `--sysfs-root`), EXT_CSD dumps and smartctl JSON through a stub `smartctl` first on
+//! PATH, so no real disk is touched. Fixtures and their origins: tests/data/health/README.md.
+
+mod common;
+use common::{fails_with, flashscope, json, json_code};
+use std::path::{Path, PathBuf};
+
+fn data(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/health")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+/// `health ARGS --sysfs-root tests/data/health/sysfs/TREE`, with `path` as PATH.
+fn on_tree(tree: &str, args: &[&str], path: &Path) -> (i32, String, String) {
+    let out = flashscope()
+        .arg("health")
+        .args(args)
+        .args(["--sysfs-root", &data(&format!("sysfs/{tree}"))])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A directory holding a `smartctl` that prints `fixture` and exits `code`, and records
+/// its arguments next to itself.
+fn stub_smartctl(fixture: &str, code: i32) -> (tempfile::TempDir, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("smartctl");
+    let args = dir.path().join("args");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\n/bin/cat '{}'\nexit {code}\n",
+            args.display(),
+            data(&format!("smartctl/{fixture}"))
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, args)
+}
+
+fn json_of(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+fn metric(doc: &serde_json::Value, name: &str) -> Option<f64> {
+    doc["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?
+        .get("value")?
+        .as_f64()
+}
+
+#[test]
+fn sim_emmc_text_names_the_bands_and_their_meaning() {
+    let out = flashscope()
+        .args(["health", "sim:emmc-8g"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "sim:emmc-8g: eMMC wear OK — type A 10–20% used, type B 0–10% used, pre-EOL normal (reserved blocks)"
+    );
+    for needle in [
+        "0x02: 10–20 % of the type A memory's estimated life is used",
+        "0x01: normal",
+        "MMC 5.1",
+    ] {
+        assert!(text.contains(needle), "{needle} missing: {text}");
+    }
+}
+
+#[test]
+fn sim_emmc_json_has_inferences_check_and_metrics() {
+    let d = json(&["health", "sim:emmc-8g"]);
+    assert_eq!(d["schema"], "flashscope/1");
+    assert_eq!(d["command"], "health");
+    assert_eq!(d["inferences"]["wear_type_a"]["value"], "10-20%");
+    assert_eq!(d["inferences"]["wear_type_b"]["value"], "0-10%");
+    assert_eq!(d["inferences"]["pre_eol"]["value"], "normal");
+    assert_eq!(d["inferences"]["status"]["value"], "ok");
+    assert_eq!(d["checks"][0]["name"], "health.wear");
+    assert_eq!(d["checks"][0]["passed"], true);
+    assert_eq!(d["checks"][0]["measurement"], 20.0);
+    assert_eq!(d["checks"][0]["units"], "%");
+    assert_eq!(metric(&d, "wear_type_a_ratio"), Some(0.2));
+    assert_eq!(metric(&d, "wear_type_b_ratio"), Some(0.1));
+    assert_eq!(metric(&d, "pre_eol_info"), Some(1.0));
+    assert_eq!(metric(&d, "health_status"), Some(0.0));
+    assert_eq!(d["health"]["status"], "ok");
+}
+
+#[test]
+fn exit_codes_follow_the_verdict_and_the_limit() {
+    // The preset's type A band tops out at 20 %: a 20 % limit makes it worn.
+    let d = json_code(&["health", "sim:emmc-8g", "--max-wear", "20%"], 3);
+    assert_eq!(d["inferences"]["status"]["value"], "worn");
+    assert_eq!(d["checks"][0]["passed"], false);
+    json_code(&["health", "sim:emmc-8g", "--max-wear", "21"], 0);
+    let d = json_code(
+        &[
+            "health",
+            "sim:custom,card=mmc,life_time=0x0b/0x02,pre_eol=1",
+        ],
+        3,
+    );
+    assert_eq!(d["inferences"]["status"]["value"], "end_of_life");
+    assert_eq!(metric(&d, "health_status"), Some(2.0));
+    json_code(
+        &[
+            "health",
+            "sim:custom,card=mmc,life_time=0x01/0x01,pre_eol=3",
+        ],
+        3,
+    );
+    json_code(
+        &[
+            "health",
+            "sim:custom,card=mmc,life_time=0x01/0x01,pre_eol=2",
+        ],
+        3,
+    );
+    for bad in ["0.8", "120%", "lots"] {
+        fails_with(
+            &["health", "sim:emmc-8g", "--max-wear", bad],
+            2,
+            "--max-wear",
+        );
+    }
+    fails_with(&["health"], 2, "--ext-csd");
+    fails_with(&["health", "sim:sd-16g,life_time=0x01/0x01"], 2, "card=mmc");
+}
+
+#[test]
+fn sd_and_keyless_sims_say_what_they_lack_with_exit_0() {
+    let d = json(&["health", "sim:sd-16g"]);
+    assert_eq!(d["health"]["status"], "unknown");
+    assert!(d["inferences"]["status"]["value"].is_null());
+    assert!(d["health"]["lacks"]
+        .as_str()
+        .unwrap()
+        .contains("no standard wear counter"));
+    assert!(d["checks"].is_null(), "no check without a verdict: {d}");
+    assert_eq!(metric(&d, "health_status"), Some(-1.0));
+    let d = json(&["health", "sim:ssd-256g"]);
+    assert!(d["health"]["lacks"].as_str().unwrap().contains("card=none"));
+}
+
+#[test]
+fn recorded_emmc_trees_decode_or_say_why_not() {
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out, err) = on_tree("emmc-5.1", &["/dev/mmcblk0", "--json"], empty.path());
+    assert_eq!(code, 0, "{err}");
+    let d = json_of(&out);
+    assert_eq!(d["inferences"]["wear_type_a"]["value"], "10-20%");
+    assert!(d["health"]["emmc"]["source"]
+        .as_str()
+        .unwrap()
+        .contains("sysfs life_time"));
+
+    let (code, out, _) = on_tree("emmc-4.5-rev6", &["/dev/mmcblk0"], empty.path());
+    assert_eq!(code, 0);
+    assert!(out.contains("not provided by this revision"), "{out}");
+    assert!(out.contains("EXT_CSD revision 6 (MMC 4.5/4.51)"), "{out}");
+    assert!(out.contains("Samsung M8G1GC"), "{out}");
+
+    let (code, out, _) = on_tree("emmc-old-kernel", &["/dev/mmcblk0"], empty.path());
+    assert_eq!(code, 0);
+    assert!(out.contains("no life_time / pre_eol_info"), "{out}");
+    assert!(out.contains("--ext-csd"), "{out}");
+
+    // The same device with a debugfs dump of its register.
+    let dump = data("ext_csd/emmc51-rev8-titron.txt");
+    let (code, out, err) = on_tree(
+        "emmc-old-kernel",
+        &["/dev/mmcblk0", "--ext-csd", &dump, "--json"],
+        empty.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let d = json_of(&out);
+    assert_eq!(d["inferences"]["wear_type_a"]["value"], "0-10%");
+    assert!(d["inferences"]["wear_type_b"]["value"].is_null());
+    assert_eq!(d["inferences"]["pre_eol"]["value"], "normal");
+
+    let (code, _, err) = on_tree("emmc-malformed", &["/dev/mmcblk0"], empty.path());
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("sysfs attribute life_time is malformed"),
+        "{err}"
+    );
+    assert!(err.contains("0xZZ"), "{err}");
+}
+
+#[test]
+fn a_recorded_sd_card_shows_its_claims_and_no_wear() {
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out, _) = on_tree("sd-card", &["/dev/mmcblk0"], empty.path());
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("/dev/mmcblk0: wear unknown — SD card (SanDisk SC16G)"),
+        "{out}"
+    );
+    assert!(out.contains("no standard wear counter"), "{out}");
+    assert!(out.contains("C10"), "{out}");
+    assert!(out.contains("2017-11"), "{out}");
+}
+
+#[test]
+fn disks_without_mmc_registers_go_to_smartctl_or_say_what_to_install() {
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out, err) = on_tree("sata-disk", &["/dev/sda", "--json"], empty.path());
+    assert_eq!(code, 0, "{err}");
+    let d = json_of(&out);
+    assert_eq!(d["health"]["status"], "unknown");
+    let lacks = d["health"]["lacks"].as_str().unwrap();
+    assert_eq!(
+        d["health"]["device"],
+        "SCSI/SATA/USB disk sda (ATA Samsung SSD 860)"
+    );
+    assert!(lacks.contains("install smartmontools"), "{lacks}");
+    assert!(lacks.contains("no eMMC life-time attributes"), "{lacks}");
+
+    let (code, out, _) = on_tree("loop", &["/dev/loop0"], empty.path());
+    assert_eq!(code, 0);
+    assert!(out.contains("no hardware device in sysfs"), "{out}");
+}
+
+#[test]
+fn smartctl_json_maps_to_used_spare_and_media_errors() {
+    let (stub, args) = stub_smartctl("ata-samsung-860-evo.json", 0);
+    let (code, out, err) = on_tree("sata-disk", &["/dev/sda", "--json"], stub.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&args).unwrap().trim(),
+        "--json=c -x /dev/sda"
+    );
+    let d = json_of(&out);
+    assert_eq!(d["inferences"]["percentage_used"]["value"], 19.0);
+    assert_eq!(metric(&d, "smart_percentage_used_ratio"), Some(0.19));
+    assert_eq!(d["checks"][0]["measurement"], 19.0);
+    assert!(d["health"]["device"]
+        .as_str()
+        .unwrap()
+        .contains("Samsung SSD 860"));
+
+    let (stub, _) = stub_smartctl("nvme-samsung-970-media-errors.json", 0);
+    let (code, out, _) = on_tree("nvme", &["/dev/nvme0n1", "--json"], stub.path());
+    assert_eq!(code, 0);
+    let d = json_of(&out);
+    assert_eq!(metric(&d, "smart_media_errors_total"), Some(7.0));
+    assert_eq!(metric(&d, "smart_available_spare_ratio"), Some(0.99));
+    assert_eq!(metric(&d, "smart_percentage_used_ratio"), Some(0.03));
+
+    let (stub, _) = stub_smartctl("nvme-intel-660p.json", 0);
+    let (code, out, _) = on_tree("nvme", &["/dev/nvme0n1", "--max-wear", "1"], stub.path());
+    // 0 % used is below even a 1 % limit.
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with("/dev/nvme0n1: SMART wear OK — 0 % of rated life used"),
+        "{out}"
+    );
+
+    // A hard disk: no wear figure, the drive's own assessment only, said so.
+    let (stub, _) = stub_smartctl("ata-wdc-hdd-no-wear.json", 0);
+    let (code, out, _) = on_tree("sata-disk", &["/dev/sda"], stub.path());
+    assert_eq!(code, 0);
+    assert!(out.contains("reports no wear figure"), "{out}");
+    assert!(
+        out.contains("life used %") && out.contains("not reported"),
+        "{out}"
+    );
+
+    let (stub, _) = stub_smartctl("malformed.txt", 1);
+    let (code, _, err) = on_tree("sata-disk", &["/dev/sda"], stub.path());
+    assert_eq!(code, 1);
+    assert!(err.contains("is not smartctl JSON"), "{err}");
+}
+
+#[test]
+fn bad_ext_csd_dumps_are_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.txt");
+    let full = std::fs::read_to_string(data("ext_csd/emmc51-rev8-titron.txt")).unwrap();
+    std::fs::write(&cut, &full[..600]).unwrap();
+    fails_with(
+        &["health", "--ext-csd", cut.to_str().unwrap()],
+        2,
+        "cut.txt: an EXT_CSD dump is 512 bytes of binary or 1024 hex digits",
+    );
+    fails_with(&["health", "--ext-csd", "/dev/zero"], 2, "regular file");
+    // Binary: the same register as 512 bytes.
+    let bin = dir.path().join("ext_csd.bin");
+    let bytes: Vec<u8> = (0..512)
+        .map(|i| u8::from_str_radix(&full.trim()[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    std::fs::write(&bin, bytes).unwrap();
+    let d = json(&["health", "--ext-csd", bin.to_str().unwrap()]);
+    assert_eq!(d["health"]["emmc"]["ext_csd_rev"], 8);
+    assert_eq!(d["inferences"]["wear_type_a"]["value"], "0-10%");
+    // The old debugfs order is recognised, and revision 5 has no wear fields.
+    let d = json(&[
+        "health",
+        "--ext-csd",
+        &data("ext_csd/emmc441-rev5-kylemanna-old-order.txt"),
+    ]);
+    assert_eq!(d["health"]["emmc"]["ext_csd_rev"], 5);
+    assert_eq!(d["health"]["status"], "unknown");
+    assert!(d["health"]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("byte 511 down to 0"));
+}
