@@ -62,7 +62,35 @@ fn prometheus_files_of_the_measuring_commands_pass_promtool() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &[&str], i32, &[&str]); 5] = [
+    let cases: [(&str, &[&str], i32, &[&str]); 7] = [
+        (
+            "health.prom",
+            &["health", "sim:emmc-8g"],
+            0,
+            &[
+                r#"flashscope_health_status{device="sim:emmc-8g",model="flashscope simulated flash device"} 0"#,
+                r#"flashscope_emmc_life_used_ratio{device="sim:emmc-8g",model="flashscope simulated flash device",area="A"} 0.2"#,
+                r#",area="B"} 0.1"#,
+                "flashscope_pre_eol_info{",
+                r#"check="health.wear"} 1"#,
+            ],
+        ),
+        (
+            "health-worn.prom",
+            &[
+                "health",
+                "sim:emmc-8g,life_time=0x09/0x0B,pre_eol=3",
+                "--max-wear",
+                "80%",
+            ],
+            3,
+            &[
+                "flashscope_health_status{",
+                "} 2\n",
+                ",area=\"B\"} 1\n",
+                r#"check="health.wear"} 0"#,
+            ],
+        ),
         (
             "probe.prom",
             &["probe", "sim:fake-64g", "--write"],
@@ -167,6 +195,8 @@ fn prometheus_files_of_the_measuring_commands_pass_promtool() {
         "flashscope_fake_capacity",
         "flashscope_verify_bad_bytes",
         "flashscope_check_passed",
+        "flashscope_health_status",
+        "flashscope_emmc_life_used_ratio",
     ] {
         assert!(
             rules.contains(name) && all.contains(&format!("{name}{{")),
@@ -286,6 +316,34 @@ fn junit_files_read_by_junitparser_hold_each_check_and_its_figure() {
             .unwrap()
             .contains(&format!("measurement: {usable} bytes")),
         "{case}"
+    );
+
+    // health on a worn eMMC: one failing case with the worst band's upper bound.
+    let path = dir.path().join("health.xml");
+    let (code, _) = run(
+        dir.path(),
+        &[
+            "health",
+            "sim:emmc-8g,life_time=0x09/0x02",
+            "--junit",
+            path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 3);
+    let r = read_junit(python, &path);
+    assert_eq!(
+        r["suites"],
+        serde_json::json!([["flashscope health", 1, 1]])
+    );
+    assert_eq!(r["cases"][0][1], "health.wear");
+    assert_eq!(r["cases"][0][2], "fail");
+    assert!(
+        r["cases"][0][4]
+            .as_str()
+            .unwrap()
+            .contains("measurement: 90 percent"),
+        "{}",
+        r["cases"][0]
     );
 
     // bench --expect: one term met, one not, each with the figure the document measured.
@@ -486,6 +544,12 @@ fn the_lava_definition_reports_every_check_through_lava_test_case() {
     assert_eq!(r[1..3], ["--result", "fail"]);
     assert!(r[4].parse::<f64>().unwrap() < 1e6);
     assert_eq!(r[5..], ["--units", "IOPS"]);
+    // health on an SD card: no standard wear counter, so no check (a pass would be
+    // untrue); on the eMMC preset, the wear check with its worst band.
+    assert!(
+        !lines.iter().any(|l| l.starts_with("health.wear ")),
+        "{recorded}"
+    );
     // Every call is a valid LAVA test case: a name of letters, digits, _ - . and a result.
     for l in &lines {
         let w: Vec<&str> = l.split(' ').collect();

@@ -63,6 +63,16 @@ fn metric(doc: &serde_json::Value, name: &str) -> Option<f64> {
         .as_f64()
 }
 
+/// The eMMC life used in one memory area (`emmc_life_used_ratio{area=...}`).
+fn area_used(doc: &serde_json::Value, area: &str) -> Option<f64> {
+    doc["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == "emmc_life_used_ratio" && m["labels"]["area"] == area)?
+        .get("value")?
+        .as_f64()
+}
+
 #[test]
 fn sim_emmc_text_names_the_bands_and_their_meaning() {
     let out = flashscope()
@@ -96,9 +106,9 @@ fn sim_emmc_json_has_inferences_check_and_metrics() {
     assert_eq!(d["checks"][0]["name"], "health.wear");
     assert_eq!(d["checks"][0]["passed"], true);
     assert_eq!(d["checks"][0]["measurement"], 20.0);
-    assert_eq!(d["checks"][0]["units"], "%");
-    assert_eq!(metric(&d, "wear_type_a_ratio"), Some(0.2));
-    assert_eq!(metric(&d, "wear_type_b_ratio"), Some(0.1));
+    assert_eq!(d["checks"][0]["units"], "percent");
+    assert_eq!(area_used(&d, "A"), Some(0.2));
+    assert_eq!(area_used(&d, "B"), Some(0.1));
     assert_eq!(metric(&d, "pre_eol_info"), Some(1.0));
     assert_eq!(metric(&d, "health_status"), Some(0.0));
     assert_eq!(d["health"]["status"], "ok");

@@ -579,6 +579,37 @@ fn with_emmc(mut h: Health, wear: EmmcWear, opts: &Options) -> Health {
     h
 }
 
+/// What the exporters label the figures with: the target as given, its kind, and the
+/// model and serial the kernel reports for the whole disk (the simulated card's model
+/// for `sim:`). Read from sysfs names only: nothing is opened or measured.
+pub fn target_info(h: &Health) -> crate::report::TargetInfo {
+    use crate::target::{sysfs, TargetKind};
+    let kind = if h.spec.is_empty() {
+        TargetKind::File
+    } else {
+        TargetKind::of_spec(&h.spec)
+    };
+    let (model, serial) = match kind {
+        TargetKind::Sim => (Some(crate::target::SIM_MODEL.to_string()), None),
+        TargetKind::Block => {
+            let name = std::fs::canonicalize(&h.spec)
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_default();
+            let disk = sysfs::whole_disk_name(&name).unwrap_or(name);
+            (sysfs::disk_model(&disk), sysfs::disk_serial(&disk))
+        }
+        _ => (None, None),
+    };
+    crate::report::TargetInfo {
+        spec: h.spec.clone(),
+        kind,
+        model,
+        serial,
+        ..Default::default()
+    }
+}
+
 /// The result document: `health` inferences, the `health.wear` check (when there is a
 /// verdict) and the metrics exporters read.
 pub fn document(h: &Health, target: serde_json::Value) -> Document {
@@ -599,12 +630,6 @@ pub fn document(h: &Health, target: serde_json::Value) -> Document {
         h.status.metric(),
     );
     if let Some(w) = &h.emmc {
-        if let Some(r) = w.life_time_a.used_ratio() {
-            metric("wear_type_a_ratio", "eMMC type A memory life used, upper bound of the reported 10 % band (DEVICE_LIFE_TIME_EST_TYP_A)", r);
-        }
-        if let Some(r) = w.life_time_b.used_ratio() {
-            metric("wear_type_b_ratio", "eMMC type B memory life used, upper bound of the reported 10 % band (DEVICE_LIFE_TIME_EST_TYP_B)", r);
-        }
         if let Some(p) = w.pre_eol.defined() {
             metric(
                 "pre_eol_info",
@@ -637,6 +662,18 @@ pub fn document(h: &Health, target: serde_json::Value) -> Document {
         }
     }
     if let Some(w) = &h.emmc {
+        // One family, the memory area as a label: type A (usually the SLC / enhanced
+        // area, DEVICE_LIFE_TIME_EST_TYP_A) and type B (the MLC/TLC main area, _TYP_B).
+        for (area, band) in [("A", &w.life_time_a), ("B", &w.life_time_b)] {
+            if let Some(r) = band.used_ratio() {
+                doc.metrics.push(Metric {
+                    name: "emmc_life_used_ratio".to_string(),
+                    help: "eMMC memory life used by area (A: SLC/enhanced, B: MLC/TLC main), upper bound of the reported 10 % band (DEVICE_LIFE_TIME_EST_TYP_A/B)".to_string(),
+                    value: r,
+                    labels: [("area".to_string(), area.to_string())].into(),
+                });
+            }
+        }
         doc.inferences.insert(
             "wear_type_a".into(),
             band_inference(&w.life_time_a, "type A memory", &w.source),
@@ -696,7 +733,7 @@ pub fn document(h: &Health, target: serde_json::Value) -> Document {
             name: "health.wear".to_string(),
             passed: !h.status.failed(),
             measurement: h.worst_used_percent,
-            units: h.worst_used_percent.map(|_| "%".to_string()),
+            units: h.worst_used_percent.map(|_| "percent".to_string()),
             message: format!(
                 "wear {} (limit {} % used{}){}",
                 h.status.name().replace('_', " "),
@@ -859,9 +896,15 @@ mod tests {
         assert!(!d.checks[0].passed);
         assert_eq!(d.checks[0].measurement, Some(90.0));
         let m = |n: &str| d.metrics.iter().find(|m| m.name == n).map(|m| m.value);
+        let area = |a: &str| {
+            d.metrics
+                .iter()
+                .find(|m| m.name == "emmc_life_used_ratio" && m.labels["area"] == a)
+                .map(|m| m.value)
+        };
         assert_eq!(m("health_status"), Some(1.0));
-        assert_eq!(m("wear_type_a_ratio"), Some(0.9));
-        assert_eq!(m("wear_type_b_ratio"), Some(0.2));
+        assert_eq!(area("A"), Some(0.9));
+        assert_eq!(area("B"), Some(0.2));
         assert_eq!(m("pre_eol_info"), Some(2.0));
         assert_eq!(d.inferences["status"].value, Some("worn".into()));
         let u = document(
