@@ -905,23 +905,15 @@ fn filefrag(file: &str) -> (u64, Vec<(u64, u64, u64)>) {
 /// in it, and at the partition and whole-disk offsets filefrag places it at.
 #[test]
 fn verify_dir_names_the_file_and_the_device_offsets_of_a_flip_on_the_disk() {
-    let Some(lo) = Loop::attach(64 * MIB, &["--partscan"]) else {
-        common::skip("needs root and loop devices");
-        return;
-    };
     if !common::has_tool("filefrag") {
         common::skip("filefrag is not installed (apt-get install e2fsprogs)");
         return;
     }
-    // sfdisk puts the partition at sector 2048: 1 MiB into the disk.
-    let Some((part, _node)) = PartitionNode::first_of(&lo.dev) else {
+    // The partition starts at sector 2048: 1 MiB into the disk.
+    let Some(disk) = common::Ext4Partition::attach(64 * MIB) else {
         return;
     };
-    let Some(m) = Mounted::ext4(&part, "rw") else {
-        common::skip(&format!("could not format and mount {part}"));
-        return;
-    };
-    let d = m.path().to_str().unwrap().to_string();
+    let (lo, part, d) = (&disk.lo, disk.part.clone(), disk.dir());
     let state = lo.dir().join("dir.state");
     let st = state.to_str().unwrap();
     let v = json_code(

@@ -95,42 +95,59 @@ fn file_path(dir: &Path, index: u64) -> PathBuf {
 impl FileSet {
     /// Create the files for `total` bytes in `dir` (must not exist yet).
     pub fn create(dir: &Path, total: u64, keep: bool) -> Result<FileSet> {
-        crate::signals::install(crate::signals::Second::Terminate);
-        let count = total.div_ceil(FILE_BYTES).max(1);
-        let mut set = FileSet {
-            paths: Vec::new(),
-            files: Vec::new(),
-            total,
-            direct: true,
-            kept: vec![keep; count as usize],
-        };
-        for i in 0..count {
-            let path = file_path(dir, i);
+        FileSet::with_files(dir, total, keep, true, |_, path, direct| {
             if path.exists() {
-                return Err(Error::Refused(format!(
+                let err = Error::Refused(format!(
                     "'{}' exists (left by an earlier run with --keep?): remove it or verify another directory",
                     path.display()
-                )));
+                ));
+                return Err((err, None));
             }
-            let file = match open_file(&path, true, set.direct) {
-                Ok(f) => f,
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) && i == 0 => {
-                    set.direct = false;
-                    let _ = std::fs::remove_file(&path);
-                    open_file(&path, true, false).map_err(|e| create_error(dir, e))?
-                }
-                Err(e) => return Err(create_error(dir, e)),
-            };
-            set.paths.push(path);
-            set.files.push(file);
-        }
-        Ok(set)
+            open_file(path, true, direct).map_err(|e| (create_error(dir, &e), e.raw_os_error()))
+        })
     }
 
     /// Open the files an earlier run (`--pass write`) left for `total` bytes in `dir`, to
     /// continue it: each must be a regular file (no symlink), and all of it there when
     /// `written` (the read pass follows).
     pub fn open(dir: &Path, total: u64, keep: bool, written: bool) -> Result<FileSet> {
+        FileSet::with_files(dir, total, keep, false, |i, path, direct| {
+            let file = open_file(path, false, direct).map_err(|e| {
+                let err = Error::usage(format!(
+                    "cannot open '{}' ({e}), a file of the run to resume: it was removed or moved; verify the directory afresh without --resume",
+                    path.display()
+                ));
+                (err, e.raw_os_error())
+            })?;
+            let meta = file.metadata().map_err(|e| {
+                (
+                    Error::io(format!("looking at '{}'", path.display()), e),
+                    None,
+                )
+            })?;
+            let want = (total - i * FILE_BYTES).min(FILE_BYTES);
+            if !meta.is_file() || (written && meta.len() < want) {
+                let err = Error::usage(format!(
+                    "'{}' is not the {want}-byte file the run to resume wrote ({} bytes): verify the directory afresh without --resume",
+                    path.display(),
+                    meta.len()
+                ));
+                return Err((err, None));
+            }
+            Ok(file)
+        })
+    }
+
+    /// The set of files for `total` bytes in `dir`, each opened by `open(index, path,
+    /// direct)`; when the first refuses O_DIRECT (EINVAL) the set falls back to buffered
+    /// I/O (a file just created for the try is removed first).
+    fn with_files(
+        dir: &Path,
+        total: u64,
+        keep: bool,
+        create: bool,
+        mut open: impl FnMut(u64, &Path, bool) -> std::result::Result<File, (Error, Option<i32>)>,
+    ) -> Result<FileSet> {
         crate::signals::install(crate::signals::Second::Terminate);
         let count = total.div_ceil(FILE_BYTES).max(1);
         let mut set = FileSet {
@@ -142,31 +159,17 @@ impl FileSet {
         };
         for i in 0..count {
             let path = file_path(dir, i);
-            let missing = |e: io::Error| {
-                Error::usage(format!(
-                    "cannot open '{}' ({e}), a file of the run to resume: it was removed or moved; verify the directory afresh without --resume",
-                    path.display()
-                ))
-            };
-            let file = match open_file(&path, false, set.direct) {
+            let file = match open(i, &path, set.direct) {
                 Ok(f) => f,
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) && i == 0 => {
+                Err((_, Some(libc::EINVAL))) if i == 0 => {
                     set.direct = false;
-                    open_file(&path, false, false).map_err(missing)?
+                    if create {
+                        let _ = std::fs::remove_file(&path);
+                    }
+                    open(i, &path, false).map_err(|(err, _)| err)?
                 }
-                Err(e) => return Err(missing(e)),
+                Err((err, _)) => return Err(err),
             };
-            let meta = file
-                .metadata()
-                .map_err(|e| Error::io(format!("looking at '{}'", path.display()), e))?;
-            let want = (total - i * FILE_BYTES).min(FILE_BYTES);
-            if !meta.is_file() || (written && meta.len() < want) {
-                return Err(Error::usage(format!(
-                    "'{}' is not the {want}-byte file the run to resume wrote ({} bytes): verify the directory afresh without --resume",
-                    path.display(),
-                    meta.len()
-                )));
-            }
             set.paths.push(path);
             set.files.push(file);
         }
@@ -331,7 +334,11 @@ impl FileSet {
     }
 }
 
-fn create_error(dir: &Path, e: io::Error) -> Error {
+fn create_error(dir: &Path, e: &io::Error) -> Error {
+    let e = e.raw_os_error().map_or_else(
+        || io::Error::new(e.kind(), e.to_string()),
+        io::Error::from_raw_os_error,
+    );
     match e.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => Error::Refused(format!(
             "cannot create files in '{}' ({e}): choose a writable directory on the card",

@@ -26,6 +26,8 @@ use std::path::{Path, PathBuf};
   flashscope verify /dev/sdb --destructive --resume      continue an interrupted run
   flashscope verify /dev/sdb --write --range 1G+256M      preserve mode: data kept
   flashscope verify /media/card --write --size 4G         through the filesystem
+  flashscope verify /media/card --write --pass write      write now; unplug, plug in, then:
+  flashscope verify /media/card --write --pass read --resume
 
 Every byte of a device, file or --range is overwritten with stamps:
   --destructive  the data there is lost (the fast way to check a whole card; resumable).
@@ -36,7 +38,8 @@ Every byte of a device, file or --range is overwritten with stamps:
                  a whole card, and it is slower: every byte is read, saved, written, read
                  and restored. Not resumable.
 A simulated card or a directory only needs --write (in a directory only new files are
-written, removed afterwards unless --keep). Exit 2 when refused (no --write or
+written, removed afterwards unless --keep; a file that holds bad data is kept, and each bad
+extent names its file, the offset in it and, by FIEMAP, the device offset). Exit 2 when refused (no --write or
 --destructive, journal space, partition, mounted, range), 1 when the target cannot be opened
 or read (missing, no read permission, I/O error), 3 when anything did not read back as
 written.")]
@@ -55,7 +58,7 @@ pub struct Args {
     /// Directory mode: verify this much instead of all free space.
     #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
     pub size: Option<String>,
-    /// Directory mode: keep the files afterwards.
+    /// Directory mode: keep the files afterwards (files that hold bad data are always kept).
     #[arg(long)]
     pub keep: bool,
     /// Continue the interrupted run recorded in the state file.
@@ -74,8 +77,9 @@ pub struct Args {
     /// Verify a partition although a fake is only visible on the whole device.
     #[arg(long)]
     pub partition_ok: bool,
-    /// Run only the write pass (state saved) or only the read pass of a written run;
-    /// in between the card can be unplugged so that no cache can answer.
+    /// Run only the write pass (state saved; a directory's files kept) or only the read
+    /// pass of a written run; in between the card can be unplugged so that no cache can
+    /// answer.
     #[arg(long, value_enum, default_value = "both")]
     pub pass: Pass,
     /// Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while
@@ -838,7 +842,10 @@ fn render(doc: &Document) -> String {
     let get = |k: &str| doc.extra.get(k).and_then(|v| v.as_u64());
     let unfinished =
         matches!((get("checked_bytes"), get("planned_bytes")), (Some(c), Some(p)) if c < p);
-    let mut s = if ext.is_empty() && unfinished {
+    let written_only = written_only(doc);
+    let mut s = if ext.is_empty() && written_only {
+        format!("WRITTEN: stamps over all of {spec}, nothing checked yet (--pass read --resume checks them)\n")
+    } else if ext.is_empty() && unfinished {
         format!("INCOMPLETE: nothing read back wrong so far, but not all of {spec} was checked\n")
     } else if ext.is_empty() {
         format!("OK: every byte of {spec} that was written read back intact\n")
@@ -879,6 +886,12 @@ fn render(doc: &Document) -> String {
     s
 }
 
+/// True after a `--pass write`: every stamp written, none read back yet.
+fn written_only(doc: &Document) -> bool {
+    let get = |k: &str| doc.extra.get(k).and_then(|v| v.as_u64());
+    get("checked_bytes") == Some(0) && get("planned_bytes") == Some(doc.bytes_written)
+}
+
 /// "checked X of Y", and where a `--range` or the run's end left part of the target out.
 fn checked_line(doc: &Document) -> String {
     let get = |k: &str| doc.extra.get(k).and_then(|v| v.as_u64());
@@ -900,7 +913,7 @@ fn checked_line(doc: &Document) -> String {
             format_bytes(size)
         ));
     }
-    if checked < planned {
+    if checked < planned && !written_only(doc) {
         s.push_str(": the run stopped early (see the warning)");
     }
     s.push('\n');
