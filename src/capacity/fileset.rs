@@ -98,7 +98,7 @@ impl FileSet {
         FileSet::with_files(dir, total, keep, true, |_, path, direct| {
             if path.exists() {
                 let err = Error::Refused(format!(
-                    "'{}' exists (left by an earlier run with --keep?): remove it or verify another directory",
+                    "'{}' exists (left by an earlier run with --keep or --pass write?): remove it or verify another directory",
                     path.display()
                 ));
                 return Err((err, None));
@@ -176,9 +176,10 @@ impl FileSet {
         Ok(set)
     }
 
-    /// Leave every file in place when the set is dropped (a later pass reads them).
-    pub fn keep_all(&mut self) {
-        self.kept.iter_mut().for_each(|k| *k = true);
+    /// Whether every file stays in place when the set is dropped (true while a later pass
+    /// needs them); `settle` still keeps the files that hold bad data.
+    pub fn set_keep(&mut self, keep: bool) {
+        self.kept.iter_mut().for_each(|k| *k = keep);
     }
 
     /// Whether file `index` stays after the run.

@@ -560,7 +560,8 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
         (st, FileSet::create(dir, total, args.keep)?)
     };
     if saved {
-        set.keep_all();
+        // Kept even when a signal stops the run: --resume continues it.
+        set.set_keep(true);
     }
     let total = state.size_bytes;
     let mut warnings = Vec::new();
@@ -604,10 +605,9 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
         return Ok(crate::signals::exit_code(sig));
     }
     let (state, code, iodepth) = driven?;
-    if saved && state.phase != Phase::Done {
-        // Stopped by the budget or after the write pass: the next pass needs every file.
-        set.keep_all();
-    }
+    // Stopped by the budget or after the write pass, the next pass needs every file; a
+    // finished run leaves only what --keep asks for (and, below, the files with bad data).
+    set.set_keep(args.keep || (saved && state.phase != Phase::Done));
     // Where each bad extent lives, asked of the files before any is removed.
     let (device, located) = set.settle(&state.all_extents());
     let files: Vec<String> = set
