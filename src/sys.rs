@@ -1,6 +1,6 @@
 //! The system calls flashscope makes, in one place: through `rustix`'s safe wrappers where
 //! it covers them (statfs, statvfs, statx, fadvise, flock, access, sync, block-device
-//! ioctls, CPU affinity, clocks, user ids), raw `libc` only where it does not (mincore,
+//! ioctls, FIEMAP, CPU affinity, clocks, user ids), raw `libc` only where it does not (mincore,
 //! fallocate's hole punching on 32-bit glibc), each with its `// SAFETY:` line. Also the
 //! one table of filesystem magic numbers and the one free-space check.
 
