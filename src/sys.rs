@@ -1,6 +1,6 @@
 //! The system calls flashscope makes, in one place: through `rustix`'s safe wrappers where
 //! it covers them (statfs, statvfs, statx, fadvise, flock, access, sync, block-device
-//! ioctls, CPU affinity, clocks, user ids), raw `libc` only where it does not (mincore,
+//! ioctls, FIEMAP, CPU affinity, clocks, user ids), raw `libc` only where it does not (mincore,
 //! fallocate's hole punching on 32-bit glibc), each with its `// SAFETY:` line. Also the
 //! one table of filesystem magic numbers and the one free-space check.
 
@@ -350,6 +350,128 @@ pub fn mmc_read_ext_csd(file: &File) -> io::Result<[u8; 512]> {
     // outlives the call and is not otherwise borrowed while the kernel writes it.
     unsafe { rustix::ioctl::ioctl(file, Updater::<MMC_IOC_CMD, MmcIocCmd>::new(&mut cmd)) }?;
     Ok(buf)
+}
+
+// ----- file extent maps (FIEMAP) -----
+
+/// `fe_flags` of a FIEMAP extent (linux/fiemap.h).
+pub mod fiemap_flags {
+    pub const LAST: u32 = 0x1;
+    pub const UNKNOWN: u32 = 0x2;
+    pub const DELALLOC: u32 = 0x4;
+    pub const ENCODED: u32 = 0x8;
+    pub const NOT_ALIGNED: u32 = 0x100;
+    pub const DATA_INLINE: u32 = 0x200;
+    pub const DATA_TAIL: u32 = 0x400;
+}
+
+/// One extent of a file as `FS_IOC_FIEMAP` reports it: `length` bytes at file offset
+/// `logical` live at `physical` on the filesystem's device (unless `flags` say otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileExtent {
+    pub logical: u64,
+    pub physical: u64,
+    pub length: u64,
+    pub flags: u32,
+}
+
+/// `struct fiemap` without its extent array.
+#[repr(C)]
+struct FiemapHeader {
+    start: u64,
+    length: u64,
+    flags: u32,
+    mapped_extents: u32,
+    extent_count: u32,
+    reserved: u32,
+}
+
+/// `struct fiemap_extent`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct FiemapExtent {
+    logical: u64,
+    physical: u64,
+    length: u64,
+    reserved64: [u64; 2],
+    flags: u32,
+    reserved: [u32; 3],
+}
+
+const FIEMAP_BATCH: usize = 64;
+
+/// The header followed by room for `FIEMAP_BATCH` extents, as the kernel expects.
+#[repr(C)]
+struct FiemapRequest {
+    header: FiemapHeader,
+    extents: [FiemapExtent; FIEMAP_BATCH],
+}
+
+/// `FS_IOC_FIEMAP` = `_IOWR('f', 11, struct fiemap)`.
+pub const FS_IOC_FIEMAP: Opcode = opcode::read_write::<FiemapHeader>(b'f', 11);
+/// Flush dirty data first, so delayed allocations get their place.
+const FIEMAP_FLAG_SYNC: u32 = 0x1;
+
+/// The extents of the first `len` bytes of an open file, in file order, at most `max` of
+/// them (a fragmented file is read in batches). Fails as the filesystem does: EOPNOTSUPP
+/// where it has no FIEMAP (tmpfs).
+pub fn file_extents(file: impl AsFd, len: u64, max: usize) -> io::Result<Vec<FileExtent>> {
+    let zero = FiemapExtent {
+        logical: 0,
+        physical: 0,
+        length: 0,
+        reserved64: [0; 2],
+        flags: 0,
+        reserved: [0; 3],
+    };
+    let mut out: Vec<FileExtent> = Vec::new();
+    let mut next = 0u64;
+    while next < len && out.len() < max {
+        let mut req = FiemapRequest {
+            header: FiemapHeader {
+                start: next,
+                length: len - next,
+                flags: FIEMAP_FLAG_SYNC,
+                mapped_extents: 0,
+                extent_count: FIEMAP_BATCH as u32,
+                reserved: 0,
+            },
+            extents: [zero; FIEMAP_BATCH],
+        };
+        // SAFETY: FS_IOC_FIEMAP reads the header and writes at most `extent_count`
+        // (FIEMAP_BATCH) extents after it; `req` is a `struct fiemap` with exactly that
+        // many `struct fiemap_extent`s, `repr(C)`, valid and exclusively borrowed for the
+        // call.
+        unsafe {
+            rustix::ioctl::ioctl(
+                file.as_fd(),
+                rustix::ioctl::Updater::<FS_IOC_FIEMAP, FiemapRequest>::new(&mut req),
+            )
+        }?;
+        let mapped = (req.header.mapped_extents as usize).min(FIEMAP_BATCH);
+        if mapped == 0 {
+            break;
+        }
+        let mut last = false;
+        for e in &req.extents[..mapped] {
+            out.push(FileExtent {
+                logical: e.logical,
+                physical: e.physical,
+                length: e.length,
+                flags: e.flags,
+            });
+            last |= e.flags & fiemap_flags::LAST != 0;
+        }
+        let end = out
+            .last()
+            .map_or(len, |e| e.logical.saturating_add(e.length));
+        if last || end <= next {
+            break;
+        }
+        next = end;
+    }
+    out.truncate(max);
+    Ok(out)
 }
 
 // ----- processes, CPUs and clocks -----

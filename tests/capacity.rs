@@ -818,6 +818,11 @@ fn verify_through_a_mounted_filesystem_and_its_bad_input() {
         v["inferences"]["bad_extents"]["value"],
         serde_json::json!([])
     );
+    assert_eq!(
+        (v["checked_bytes"].as_u64(), v["planned_bytes"].as_u64()),
+        (Some(48 * MIB), Some(48 * MIB))
+    );
+    assert_eq!(v["kept_files"], serde_json::json!([]));
     let files = v["files"].as_array().unwrap();
     assert_eq!(files.len(), 1);
     assert!(
@@ -865,6 +870,193 @@ fn verify_through_a_mounted_filesystem_and_its_bad_input() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("writable"));
+}
+
+/// `filefrag -e -v FILE` (e2fsprogs), the independent check of where a file lives: its
+/// block size and extents as (logical block, physical block, blocks).
+fn filefrag(file: &str) -> (u64, Vec<(u64, u64, u64)>) {
+    let out = StdCommand::new("filefrag")
+        .args(["-e", "-v", file])
+        .output()
+        .expect("filefrag runs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let block = text
+        .split("blocks of ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no block size in {text}"));
+    let num = |t: &str| t.trim().trim_end_matches(':').trim().parse::<u64>().ok();
+    let extents = text
+        .lines()
+        .filter_map(|l| {
+            // "   1:     6144..   10239:      20481..     24576:   4096: ..."
+            let f: Vec<&str> = l.split(':').collect();
+            let logical = num(f.get(1)?.split("..").next()?)?;
+            let physical = num(f.get(2)?.split("..").next()?)?;
+            let length = num(f.get(3)?)?;
+            Some((logical, physical, length))
+        })
+        .collect::<Vec<_>>();
+    assert!(!extents.is_empty(), "no extents in {text}");
+    (block, extents)
+}
+
+/// Issue 18 point 5: a byte flipped on the disk under a mounted ext4 partition, between
+/// `verify DIR --pass write` and `--pass read`, is reported in the file and at the offset
+/// in it, and at the partition and whole-disk offsets filefrag places it at.
+#[test]
+fn verify_dir_names_the_file_and_the_device_offsets_of_a_flip_on_the_disk() {
+    if !common::has_tool("filefrag") {
+        common::skip("filefrag is not installed (apt-get install e2fsprogs)");
+        return;
+    }
+    // The partition starts at sector 2048: 1 MiB into the disk.
+    let Some(disk) = common::Ext4Partition::attach(64 * MIB) else {
+        return;
+    };
+    let (lo, part, d) = (&disk.lo, disk.part.clone(), disk.dir());
+    let state = lo.dir().join("dir.state");
+    let st = state.to_str().unwrap();
+    let v = json_code(
+        &[
+            "verify", &d, "--write", "--size", "16M", "--pass", "write", "--state", st,
+        ],
+        0,
+    );
+    assert_eq!(v["bytes_written"], 16 * MIB);
+    assert_eq!(
+        (v["checked_bytes"].as_u64(), v["planned_bytes"].as_u64()),
+        (Some(0), Some(16 * MIB))
+    );
+    let file = v["files"][0].as_str().unwrap().to_string();
+    assert_eq!(
+        v["kept_files"][0],
+        file.as_str(),
+        "the write pass keeps its files"
+    );
+    // Where filefrag says a spot in the middle extent lives.
+    let (block, extents) = filefrag(&file);
+    let (logical, physical, blocks) = extents[extents.len() / 2];
+    let file_offset = (logical + blocks / 2) * block + 777;
+    let fs_offset = physical * block + (file_offset - logical * block);
+    let disk_offset = MIB + fs_offset;
+    {
+        use std::os::unix::fs::FileExt;
+        let img = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&lo.img)
+            .unwrap();
+        let mut b = [0u8; 1];
+        img.read_exact_at(&mut b, disk_offset).unwrap();
+        img.write_all_at(&[b[0] ^ 0x40], disk_offset).unwrap();
+        img.sync_all().unwrap();
+    }
+    let _ = std::fs::write("/proc/sys/vm/drop_caches", "3");
+    let v = json_code(
+        &[
+            "verify", &d, "--write", "--pass", "read", "--resume", "--state", st,
+        ],
+        3,
+    );
+    let unit = |o: u64| o / 512 * 512;
+    let name = lo.dev.trim_start_matches("/dev/");
+    let found = &v["inferences"]["bad_extents"]["value"];
+    eprintln!(
+        "flipped: file offset {file_offset}, {part} offset {fs_offset}, {} offset {disk_offset}; reported: {found}",
+        lo.dev
+    );
+    assert_eq!(
+        found,
+        &serde_json::json!([{
+            "offset": unit(file_offset),
+            "length": 512,
+            "kind": "changed",
+            "file": file,
+            "file_offset_bytes": unit(file_offset),
+            "file_kept": true,
+            "device": part,
+            "device_offsets": [{
+                "offset_bytes": unit(fs_offset),
+                "length_bytes": 512,
+                "disk_offset_bytes": unit(disk_offset),
+            }],
+        }])
+    );
+    assert_eq!(v["target"]["device"]["whole_disk"], name);
+    assert_eq!(v["target"]["device"]["partition_start_bytes"], MIB);
+    assert_eq!(
+        (v["checked_bytes"].as_u64(), v["planned_bytes"].as_u64()),
+        (Some(16 * MIB), Some(16 * MIB))
+    );
+    assert!(
+        std::path::Path::new(&file).exists(),
+        "the file holding bad data is kept"
+    );
+    assert!(!state.exists(), "a finished run's state is removed");
+}
+
+/// On tmpfs there is no device: the extent names its file and says why the device offset
+/// is unknown (FIEMAP's answer is never turned into a guess).
+#[test]
+fn verify_dir_on_tmpfs_says_why_the_device_offset_is_unknown() {
+    if !common::is_root() {
+        common::skip("mounting a tmpfs needs root (CI runs the tests as root)");
+        return;
+    }
+    let Some(m) = Mounted::new(&["-t", "tmpfs", "-o", "size=32m", "tmpfs"]) else {
+        return;
+    };
+    let d = m.path().to_str().unwrap().to_string();
+    let sdir = tempfile::tempdir().unwrap();
+    let state = sdir.path().join("tmpfs.state");
+    let st = state.to_str().unwrap();
+    json_code(
+        &[
+            "verify", &d, "--write", "--size", "8M", "--pass", "write", "--state", st,
+        ],
+        0,
+    );
+    let file = m.path().join("flashscope-verify-0000.bin");
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+        f.write_all_at(&[0u8; 4096], 3 * MIB).unwrap();
+    }
+    let out = flashscope()
+        .args([
+            "verify", &d, "--write", "--pass", "read", "--resume", "--state", st,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{text}");
+    assert!(text.contains("checked 8 MiB of 8 MiB"), "{text}");
+    assert!(
+        text.contains(&format!("in {} at {} (kept)", file.display(), 3 * MIB)),
+        "{text}"
+    );
+    assert!(
+        text.contains("device offset unknown: tmpfs keeps its files in memory"),
+        "{text}"
+    );
+    assert!(file.exists(), "the file that holds bad data is kept");
+    // A clean run split in two passes removes its files at the end.
+    std::fs::remove_file(&file).unwrap();
+    let split = [
+        vec![
+            "verify", &d, "--write", "--size", "4M", "--pass", "write", "--state", st,
+        ],
+        vec![
+            "verify", &d, "--write", "--pass", "read", "--resume", "--state", st,
+        ],
+    ];
+    assert!(json_code(&split[0], 0)["kept_files"][0].is_string());
+    let v = json_code(&split[1], 0);
+    assert_eq!(v["kept_files"], serde_json::json!([]));
+    assert!(!file.exists());
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! End-to-end tests of the binary for the core: info, sim list, specs and bad input.
 
 mod common;
-use common::{fails_with, flashscope, json, Loop, Mounted, PartitionNode};
+use common::{fails_with, flashscope, json, Loop, Mounted};
 
 use predicates::prelude::*;
 use std::process::Command as StdCommand;
@@ -188,19 +188,12 @@ fn a_read_only_device_is_refused_for_writing() {
 
 #[test]
 fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
-    let Some(lo) = Loop::attach(64 << 20, &["--partscan"]) else {
-        common::skip("needs root and loop devices");
-        return;
-    };
     // One partition from 1 MiB to the end.
-    let Some((part, _node)) = PartitionNode::first_of(&lo.dev) else {
+    let Some(mut disk) = common::Ext4Partition::attach(64 << 20) else {
         return;
     };
-    let Some(m) = Mounted::ext4(&part, "rw") else {
-        common::skip(&format!("could not format and mount {part}"));
-        return;
-    };
-    let mount_point = m.path().to_str().unwrap().to_string();
+    let (lo, part) = (&disk.lo, disk.part.clone());
+    let mount_point = disk.dir();
     for target in [&lo.dev, &part] {
         let err = flashscope::target::open(target, &flashscope::target::OpenRequest::read_write())
             .err()
@@ -218,10 +211,9 @@ fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
     assert_eq!(parts.len(), 1);
     assert_eq!(parts[0]["start_bytes"], 1 << 20);
     assert_eq!(parts[0]["mount_points"][0], mount_point.as_str());
-    drop(m);
-    assert!(
-        flashscope::target::open(&lo.dev, &flashscope::target::OpenRequest::read_write()).is_ok()
-    );
+    let dev = lo.dev.clone();
+    drop(disk.mount.take());
+    assert!(flashscope::target::open(&dev, &flashscope::target::OpenRequest::read_write()).is_ok());
 }
 
 #[test]

@@ -5,10 +5,15 @@
 //! Ctrl-C or SIGTERM stops the run at the next I/O (it fails with `Interrupted`) and the
 //! files go with the set (unless kept): `create` installs the signal handler.
 //!
+//! At the end, `settle` names where each bad extent lives (file, offset, device ranges by
+//! FIEMAP) while the files are still open, and keeps the files that hold bad data.
+//!
 //! Reads never come from the page cache: files are opened with O_DIRECT where the
 //! filesystem allows it; otherwise `flush` fsyncs every file and drops its cached pages
 //! (POSIX_FADV_DONTNEED) before the read pass.
 
+use super::extent::Extent;
+use super::locate::{locate, BackingDevice, LocatedExtent, PlacedFile};
 use crate::backend::{monotonic_ns, Backend};
 use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
@@ -19,6 +24,8 @@ use std::path::{Path, PathBuf};
 /// Bytes per file.
 pub const FILE_BYTES: u64 = 1 << 30;
 const RESERVE: u64 = 16 << 20;
+/// Most FIEMAP extents read per file (a 1 GiB file in 4 KiB fragments has 262,144).
+const MAX_FILE_EXTENTS: usize = 1 << 19;
 
 /// The verify files of one run in a directory.
 pub struct FileSet {
@@ -26,7 +33,8 @@ pub struct FileSet {
     files: Vec<File>,
     total: u64,
     direct: bool,
-    keep: bool,
+    /// Per file: left in place when the set is dropped.
+    kept: Vec<bool>,
 }
 
 /// How many bytes `verify DIR` will use: `asked`, or the free space less a small reserve.
@@ -70,15 +78,76 @@ pub fn plan_bytes(dir: &Path, asked: Option<u64>) -> Result<u64> {
 fn open_file(path: &Path, create: bool, direct: bool) -> io::Result<File> {
     let mut o = OpenOptions::new();
     o.read(true).write(true).create(create).truncate(false);
-    if direct {
-        o.custom_flags(crate::sys::O_DIRECT | libc::O_CLOEXEC);
-    }
+    let flags = libc::O_CLOEXEC | libc::O_NOFOLLOW;
+    o.custom_flags(if direct {
+        crate::sys::O_DIRECT | flags
+    } else {
+        flags
+    });
     o.open(path)
+}
+
+/// The name of the `index`th verify file in `dir`.
+fn file_path(dir: &Path, index: u64) -> PathBuf {
+    dir.join(format!("flashscope-verify-{index:04}.bin"))
 }
 
 impl FileSet {
     /// Create the files for `total` bytes in `dir` (must not exist yet).
     pub fn create(dir: &Path, total: u64, keep: bool) -> Result<FileSet> {
+        FileSet::with_files(dir, total, keep, true, |_, path, direct| {
+            if path.exists() {
+                let err = Error::Refused(format!(
+                    "'{}' exists (left by an earlier run with --keep or --pass write?): remove it or verify another directory",
+                    path.display()
+                ));
+                return Err((err, None));
+            }
+            open_file(path, true, direct).map_err(|e| (create_error(dir, &e), e.raw_os_error()))
+        })
+    }
+
+    /// Open the files an earlier run (`--pass write`) left for `total` bytes in `dir`, to
+    /// continue it: each must be a regular file (no symlink), and all of it there when
+    /// `written` (the read pass follows).
+    pub fn open(dir: &Path, total: u64, keep: bool, written: bool) -> Result<FileSet> {
+        FileSet::with_files(dir, total, keep, false, |i, path, direct| {
+            let file = open_file(path, false, direct).map_err(|e| {
+                let err = Error::usage(format!(
+                    "cannot open '{}' ({e}), a file of the run to resume: it was removed or moved; verify the directory afresh without --resume",
+                    path.display()
+                ));
+                (err, e.raw_os_error())
+            })?;
+            let meta = file.metadata().map_err(|e| {
+                (
+                    Error::io(format!("looking at '{}'", path.display()), e),
+                    None,
+                )
+            })?;
+            let want = (total - i * FILE_BYTES).min(FILE_BYTES);
+            if !meta.is_file() || (written && meta.len() < want) {
+                let err = Error::usage(format!(
+                    "'{}' is not the {want}-byte file the run to resume wrote ({} bytes): verify the directory afresh without --resume",
+                    path.display(),
+                    meta.len()
+                ));
+                return Err((err, None));
+            }
+            Ok(file)
+        })
+    }
+
+    /// The set of files for `total` bytes in `dir`, each opened by `open(index, path,
+    /// direct)`; when the first refuses O_DIRECT (EINVAL) the set falls back to buffered
+    /// I/O (a file just created for the try is removed first).
+    fn with_files(
+        dir: &Path,
+        total: u64,
+        keep: bool,
+        create: bool,
+        mut open: impl FnMut(u64, &Path, bool) -> std::result::Result<File, (Error, Option<i32>)>,
+    ) -> Result<FileSet> {
         crate::signals::install(crate::signals::Second::Terminate);
         let count = total.div_ceil(FILE_BYTES).max(1);
         let mut set = FileSet {
@@ -86,29 +155,147 @@ impl FileSet {
             files: Vec::new(),
             total,
             direct: true,
-            keep,
+            kept: vec![keep; count as usize],
         };
         for i in 0..count {
-            let path = dir.join(format!("flashscope-verify-{i:04}.bin"));
-            if path.exists() {
-                return Err(Error::Refused(format!(
-                    "'{}' exists (left by an earlier run with --keep?): remove it or verify another directory",
-                    path.display()
-                )));
-            }
-            let file = match open_file(&path, true, set.direct) {
+            let path = file_path(dir, i);
+            let file = match open(i, &path, set.direct) {
                 Ok(f) => f,
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) && i == 0 => {
+                Err((_, Some(libc::EINVAL))) if i == 0 => {
                     set.direct = false;
-                    let _ = std::fs::remove_file(&path);
-                    open_file(&path, true, false).map_err(|e| create_error(dir, e))?
+                    if create {
+                        let _ = std::fs::remove_file(&path);
+                    }
+                    open(i, &path, false).map_err(|(err, _)| err)?
                 }
-                Err(e) => return Err(create_error(dir, e)),
+                Err((err, _)) => return Err(err),
             };
             set.paths.push(path);
             set.files.push(file);
         }
         Ok(set)
+    }
+
+    /// Whether every file stays in place when the set is dropped (true while a later pass
+    /// needs them); `settle` still keeps the files that hold bad data.
+    pub fn set_keep(&mut self, keep: bool) {
+        self.kept.iter_mut().for_each(|k| *k = keep);
+    }
+
+    /// Whether file `index` stays after the run.
+    pub fn kept(&self, index: usize) -> bool {
+        self.kept.get(index).copied().unwrap_or(false)
+    }
+
+    /// Name where each of `extents` lives — its file, the offset in it and the device
+    /// ranges the filesystem put it on (FIEMAP on the open file, before any file is
+    /// removed) — and keep the files that hold bad data, so the places stay findable and
+    /// the bad blocks stay out of use.
+    pub fn settle(&mut self, extents: &[Extent]) -> (BackingDevice, Vec<LocatedExtent>) {
+        let mut bad = vec![false; self.files.len()];
+        for e in extents {
+            let last = (e.end() - 1) / FILE_BYTES;
+            for i in e.offset / FILE_BYTES..=last {
+                if let Some(b) = bad.get_mut(i as usize) {
+                    *b = true;
+                }
+            }
+        }
+        let device = self.backing_device();
+        let fs_reason = self.device_reason(&device);
+        let mut placed = Vec::with_capacity(self.files.len());
+        for (i, (path, file)) in self.paths.iter().zip(&self.files).enumerate() {
+            if bad[i] {
+                self.kept[i] = true;
+            }
+            let placement = match (&fs_reason, bad[i]) {
+                (_, false) => Err(String::new()),
+                (Some(why), true) => Err(why.clone()),
+                (None, true) => {
+                    let len = (self.total - i as u64 * FILE_BYTES).min(FILE_BYTES);
+                    crate::sys::file_extents(file, len, MAX_FILE_EXTENTS).map_err(|e| {
+                        let fs = self
+                            .dir()
+                            .and_then(crate::sys::statfs_magic)
+                            .map(crate::sys::fs_label)
+                            .unwrap_or_else(|| "this filesystem".into());
+                        match e.raw_os_error() {
+                            Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) => {
+                                format!("{fs} does not map files to device blocks (FIEMAP: {e})")
+                            }
+                            _ => format!("FIEMAP on '{}' failed: {e}", path.display()),
+                        }
+                    })
+                }
+            };
+            placed.push(PlacedFile {
+                path: path.display().to_string(),
+                kept: self.kept[i],
+                placement,
+            });
+        }
+        let located = locate(extents, FILE_BYTES, &placed, &device);
+        (device, located)
+    }
+
+    fn dir(&self) -> Option<&Path> {
+        self.paths.first().and_then(|p| p.parent())
+    }
+
+    /// The block device the files are on, by `st_dev`: its name, mount source and, on a
+    /// partition, the partition's start on the whole disk.
+    fn backing_device(&self) -> BackingDevice {
+        use std::os::unix::fs::MetadataExt;
+        let dev = self
+            .files
+            .first()
+            .and_then(|f| f.metadata().ok())
+            .map_or(0, |m| m.dev());
+        let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
+        let name = crate::target::sysfs::dev_name(major, minor);
+        let table = crate::platform::mount_table(&crate::platform::Roots::system());
+        let source = table
+            .entries
+            .iter()
+            .find(|m| (m.major, m.minor) == (major, minor))
+            .map(|m| m.source.clone());
+        let whole_disk = name
+            .as_deref()
+            .and_then(crate::target::sysfs::whole_disk_name);
+        let partition_start_bytes = name
+            .as_deref()
+            .and_then(crate::target::sysfs::partition_start_bytes);
+        BackingDevice {
+            major,
+            minor,
+            name,
+            source,
+            whole_disk,
+            partition_start_bytes,
+        }
+    }
+
+    /// Why FIEMAP's addresses would not be offsets on `device`, if they would not.
+    fn device_reason(&self, device: &BackingDevice) -> Option<String> {
+        let magic = self.dir().and_then(crate::sys::statfs_magic);
+        if magic == Some(crate::sys::magic::BTRFS) {
+            return Some(
+                "btrfs gives FIEMAP addresses in its own logical space, which may span several devices: not an offset on one device".into(),
+            );
+        }
+        if let Some(m) = magic.filter(|&m| crate::sys::memory_fs(m)) {
+            return Some(format!(
+                "{} keeps its files in memory: no device holds them",
+                crate::sys::fs_label(m)
+            ));
+        }
+        if device.name.is_none() {
+            return Some(format!(
+                "the filesystem is on no block device (st_dev {}:{}), so its addresses name no place on a device",
+                device.major, device.minor
+            ));
+        }
+        None
     }
 
     /// Whether reads bypass the page cache with O_DIRECT (otherwise pages are dropped).
@@ -148,7 +335,11 @@ impl FileSet {
     }
 }
 
-fn create_error(dir: &Path, e: io::Error) -> Error {
+fn create_error(dir: &Path, e: &io::Error) -> Error {
+    let e = e.raw_os_error().map_or_else(
+        || io::Error::new(e.kind(), e.to_string()),
+        io::Error::from_raw_os_error,
+    );
     match e.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => Error::Refused(format!(
             "cannot create files in '{}' ({e}): choose a writable directory on the card",
@@ -163,8 +354,8 @@ fn create_error(dir: &Path, e: io::Error) -> Error {
 
 impl Drop for FileSet {
     fn drop(&mut self) {
-        if !self.keep {
-            for p in &self.paths {
+        for (p, kept) in self.paths.iter().zip(&self.kept) {
+            if !kept {
                 let _ = std::fs::remove_file(p);
             }
         }

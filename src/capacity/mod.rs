@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod extent;
 pub mod fileset;
+pub mod locate;
 pub mod probe;
 pub mod stamp;
 pub mod verify;

@@ -6,6 +6,7 @@ use super::Output;
 use crate::backend::Backend;
 use crate::capacity::extent::Extent;
 use crate::capacity::fileset::{plan_bytes, FileSet};
+use crate::capacity::locate::LocatedExtent;
 use crate::capacity::stamp::Stamper;
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
@@ -25,6 +26,8 @@ use std::path::{Path, PathBuf};
   flashscope verify /dev/sdb --destructive --resume      continue an interrupted run
   flashscope verify /dev/sdb --write --range 1G+256M      preserve mode: data kept
   flashscope verify /media/card --write --size 4G         through the filesystem
+  flashscope verify /media/card --write --pass write      write now; unplug, plug in, then:
+  flashscope verify /media/card --write --pass read --resume
 
 Every byte of a device, file or --range is overwritten with stamps:
   --destructive  the data there is lost (the fast way to check a whole card; resumable).
@@ -35,7 +38,8 @@ Every byte of a device, file or --range is overwritten with stamps:
                  a whole card, and it is slower: every byte is read, saved, written, read
                  and restored. Not resumable.
 A simulated card or a directory only needs --write (in a directory only new files are
-written, removed afterwards unless --keep). Exit 2 when refused (no --write or
+written, removed afterwards unless --keep; a file that holds bad data is kept, and each bad
+extent names its file, the offset in it and, by FIEMAP, the device offset). Exit 2 when refused (no --write or
 --destructive, journal space, partition, mounted, range), 1 when the target cannot be opened
 or read (missing, no read permission, I/O error), 3 when anything did not read back as
 written.")]
@@ -54,7 +58,7 @@ pub struct Args {
     /// Directory mode: verify this much instead of all free space.
     #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
     pub size: Option<String>,
-    /// Directory mode: keep the files afterwards.
+    /// Directory mode: keep the files afterwards (files that hold bad data are always kept).
     #[arg(long)]
     pub keep: bool,
     /// Continue the interrupted run recorded in the state file.
@@ -73,8 +77,9 @@ pub struct Args {
     /// Verify a partition although a fake is only visible on the whole device.
     #[arg(long)]
     pub partition_ok: bool,
-    /// Run only the write pass (state saved) or only the read pass of a written run;
-    /// in between the card can be unplugged so that no cache can answer.
+    /// Run only the write pass (state saved; a directory's files kept) or only the read
+    /// pass of a written run; in between the card can be unplugged so that no cache can
+    /// answer.
     #[arg(long, value_enum, default_value = "both")]
     pub pass: Pass,
     /// Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while
@@ -217,6 +222,46 @@ fn check_state_target(path: &Path) -> Result<()> {
     })
 }
 
+/// Checks of `--pass` and `--state` before anything is opened for writing: a read pass
+/// continues a written run, and a `--state` file for a new run must be new or a state.
+fn check_pass(args: &Args, state_path: &Path) -> Result<()> {
+    if !args.resume && args.state.is_some() {
+        check_state_target(state_path)?;
+    }
+    if args.pass == Pass::Read && !args.resume {
+        return Err(Error::usage(
+            "--pass read checks a run written earlier with --pass write: add --resume (and --state FILE if one was given)",
+        ));
+    }
+    Ok(())
+}
+
+/// The saved run to continue: it must belong to this target (`id`, and `size` when known)
+/// and, for `--pass read`, have finished writing.
+fn resume_state(
+    args: &Args,
+    state_path: &Path,
+    id: &str,
+    size: Option<u64>,
+) -> Result<VerifyState> {
+    let st = load_state(state_path)?;
+    if st.target_identity != id || size.is_some_and(|s| s != st.size_bytes) {
+        return Err(Error::Refused(format!(
+            "the state file '{}' belongs to another device or directory ({}), not to '{}' ({id}): resuming would report garbage. Start afresh without --resume",
+            state_path.display(),
+            st.target_identity,
+            args.target
+        )));
+    }
+    if args.pass == Pass::Read && st.phase == Phase::Write {
+        return Err(Error::usage(format!(
+            "the run in '{}' has not finished writing: continue it with --resume --pass write (or both)",
+            state_path.display()
+        )));
+    }
+    Ok(st)
+}
+
 /// Save the state atomically: a new private file (O_EXCL, O_NOFOLLOW, 0600) renamed over
 /// the old one, so a planted symlink is replaced, never written through.
 fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
@@ -273,29 +318,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         None if crate::target::is_sim_spec(&args.target) && !args.resume => PathBuf::new(),
         None => default_state_path(&args.target)?,
     };
-    if !args.resume && args.state.is_some() {
-        check_state_target(&state_path)?;
-    }
-    if args.pass == Pass::Read && !args.resume {
-        return Err(Error::usage(
-            "--pass read checks a run written earlier with --pass write: add --resume (and --state FILE if one was given)",
-        ));
-    }
+    check_pass(args, &state_path)?;
     if args.pass == Pass::Write && crate::target::is_sim_spec(&args.target) {
         return Err(Error::usage(
             "--pass write keeps nothing on a simulated card (it lives only in this process): run both passes",
         ));
     }
     let state = if args.resume {
-        let st = load_state(&state_path)?;
-        if st.target_identity != id || st.size_bytes != size {
-            return Err(Error::Refused(format!(
-                "the state file '{}' belongs to another device ({}), not to '{}' ({id}): resuming would report garbage. Start afresh without --resume",
-                state_path.display(),
-                st.target_identity,
-                args.target
-            )));
-        }
+        let st = resume_state(args, &state_path, &id, Some(size))?;
         if args.range.is_some() && (st.start, st.length) != (start, len) {
             return Err(Error::usage(format!(
                 "--range {start}+{len} differs from the interrupted run's {}+{}",
@@ -309,12 +339,6 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let info = opened.info.clone();
     let is_sim_target = info.kind == crate::target::TargetKind::Sim;
     let mut dev = opened.backend;
-    if args.pass == Pass::Read && state.phase == Phase::Write {
-        return Err(Error::usage(format!(
-            "the run in '{}' has not finished writing: continue it with --resume --pass write (or both)",
-            state_path.display()
-        )));
-    }
     let saved_at = (!is_sim_target).then_some(state_path.as_path());
     let (state, code, iodepth) = drive(
         &mut *dev,
@@ -494,9 +518,9 @@ fn drive(
 }
 
 fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -> Result<i32> {
-    if args.resume || args.range.is_some() {
+    if args.range.is_some() {
         return Err(Error::usage(
-            "--resume and --range apply to devices; verify a directory afresh (use --size to limit it)",
+            "--range applies to devices and files; verify a directory with --size to limit it",
         ));
     }
     let asked = args
@@ -508,8 +532,38 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
             })
         })
         .transpose()?;
-    let total = plan_bytes(dir, asked)?;
-    let mut set = FileSet::create(dir, total, args.keep)?;
+    let canonical = std::fs::canonicalize(dir)
+        .map_err(|e| Error::io(format!("resolving '{}'", dir.display()), e))?;
+    let id = format!("dir:{}", canonical.display());
+    // A run split into passes (or continued) keeps its files and its state between them.
+    let saved = args.resume || args.pass != Pass::Both;
+    let state_path = match &args.state {
+        Some(p) => p.clone(),
+        None if saved => default_state_path(&id)?,
+        None => PathBuf::new(),
+    };
+    check_pass(args, &state_path)?;
+    let (state, mut set) = if args.resume {
+        let st = resume_state(args, &state_path, &id, None)?;
+        if asked.is_some_and(|a| a / (1 << 20) * (1 << 20) != st.size_bytes) {
+            return Err(Error::usage(format!(
+                "--size differs from the interrupted run's {}: drop --size to continue it",
+                format_bytes(st.size_bytes)
+            )));
+        }
+        let written = st.phase != Phase::Write;
+        let set = FileSet::open(&canonical, st.size_bytes, args.keep, written)?;
+        (st, set)
+    } else {
+        let total = plan_bytes(dir, asked)?;
+        let st = VerifyState::new(id, total, 0, total, Stamper::random_salt());
+        (st, FileSet::create(dir, total, args.keep)?)
+    };
+    if saved {
+        // Kept even when a signal stops the run: --resume continues it.
+        set.set_keep(true);
+    }
+    let total = state.size_bytes;
     let mut warnings = Vec::new();
     if !set.direct() {
         warnings.push(Warning::new(
@@ -528,6 +582,44 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
             ),
         ));
     }
+    let driven = drive(
+        &mut set,
+        state,
+        time_budget_ns,
+        saved.then_some(state_path.as_path()),
+        args.pass == Pass::Write,
+        args.iodepth as usize,
+    );
+    if let Some(sig) = crate::signals::pending() {
+        drop(set);
+        eprintln!(
+            "flashscope verify: stopped by a signal; {}",
+            if saved {
+                "its files were kept: continue with --resume"
+            } else if args.keep {
+                "its files were kept (--keep)"
+            } else {
+                "its files were removed"
+            }
+        );
+        return Ok(crate::signals::exit_code(sig));
+    }
+    let (state, code, iodepth) = driven?;
+    // Stopped by the budget or after the write pass, the next pass needs every file; a
+    // finished run leaves only what --keep asks for (and, below, the files with bad data).
+    set.set_keep(args.keep || (saved && state.phase != Phase::Done));
+    // Where each bad extent lives, asked of the files before any is removed.
+    let (device, located) = set.settle(&state.all_extents());
+    let files: Vec<String> = set
+        .paths()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let kept: Vec<String> = (0..files.len())
+        .filter(|&i| set.kept(i))
+        .map(|i| files[i].clone())
+        .collect();
+    drop(set);
     let target = TargetInfo {
         spec: args.target.clone(),
         kind: crate::target::TargetKind::Directory,
@@ -537,42 +629,20 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
         filesystem: fs,
         ..TargetInfo::default()
     };
-    let state = VerifyState::new(
-        format!("dir:{}", dir.display()),
-        total,
-        0,
-        total,
-        Stamper::random_salt(),
-    );
-    let driven = drive(
-        &mut set,
-        state,
-        time_budget_ns,
-        None,
-        false,
-        args.iodepth as usize,
-    );
-    if let Some(sig) = crate::signals::pending() {
-        drop(set);
-        eprintln!(
-            "flashscope verify: stopped by a signal; {}",
-            if args.keep {
-                "its files were kept (--keep)"
-            } else {
-                "its files were removed"
-            }
-        );
-        return Ok(crate::signals::exit_code(sig));
-    }
-    let (state, code, iodepth) = driven?;
-    let files: Vec<String> = set
-        .paths()
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    drop(set);
-    let mut doc = document("verify", &state, warnings, args, Some(files), iodepth)?;
+    let dir_result = DirResult {
+        files,
+        kept,
+        located,
+        resumable: saved,
+    };
+    let mut doc = document("verify", &state, warnings, args, Some(dir_result), iodepth)?;
     doc.set_target(&target);
+    if let Some(t) = doc.target.as_object_mut() {
+        t.insert(
+            "device".into(),
+            serde_json::to_value(&device).unwrap_or_default(),
+        );
+    }
     out.emit(&doc, render);
     Ok(code)
 }
@@ -585,12 +655,22 @@ fn rate(samples: &[ThroughputSample], phase: Phase) -> Option<f64> {
     (ns > 0).then(|| b as f64 * 1e9 / ns as f64)
 }
 
+/// What a directory run adds to its document: its files, those left in place, and where
+/// each bad extent lives (split at file boundaries).
+struct DirResult {
+    files: Vec<String>,
+    kept: Vec<String>,
+    located: Vec<LocatedExtent>,
+    /// Its state was saved and its files kept, so `--resume` continues it.
+    resumable: bool,
+}
+
 fn document(
     command: &str,
     st: &VerifyState,
     warnings: Vec<Warning>,
     args: &Args,
-    files: Option<Vec<String>>,
+    dir: Option<DirResult>,
     iodepth: usize,
 ) -> Result<Document> {
     let mut doc = Document::new(command, serde_json::Value::Null);
@@ -638,7 +718,11 @@ fn document(
     doc.inferences.insert(
         "bad_extents".into(),
         Inference::new(
-            serde_json::to_value(&extents).unwrap_or_default(),
+            match &dir {
+                Some(d) => serde_json::to_value(&d.located),
+                None => serde_json::to_value(&extents),
+            }
+            .unwrap_or_default(),
             conf,
             format!(
                 "{} of {} read back and checked unit by unit: {} good, {} in {} extents not as written{}",
@@ -708,20 +792,31 @@ fn document(
         warnings.push(Warning::new(
             "incomplete",
             format!(
-                "the run stopped in the {} phase at {}: continue with --resume",
+                "the run stopped in the {} phase at {}: {}",
                 if st.phase == Phase::Write {
                     "write"
                 } else {
                     "read"
                 },
-                format_bytes(st.next)
+                format_bytes(st.next),
+                if dir.as_ref().is_some_and(|d| !d.resumable) {
+                    "its files are gone, so verify again (a long run can be split with --pass write, then --pass read --resume)"
+                } else {
+                    "continue with --resume"
+                }
             ),
         ));
     }
     doc.warnings = warnings;
-    if let Some(f) = files {
-        doc.extra.insert("files".into(), f.into());
-        doc.extra.insert("files_kept".into(), args.keep.into());
+    doc.extra.insert("checked_bytes".into(), verified.into());
+    doc.extra.insert("planned_bytes".into(), st.length.into());
+    if let Some(d) = dir {
+        doc.extra.insert(
+            "files_kept".into(),
+            (!d.files.is_empty() && d.kept.len() == d.files.len()).into(),
+        );
+        doc.extra.insert("files".into(), d.files.into());
+        doc.extra.insert("kept_files".into(), d.kept.into());
     }
     if let Some(p) = &args.plot {
         std::fs::write(p, plot_svg(&st.samples, st.start, st.length))
@@ -744,7 +839,15 @@ fn render(doc: &Document) -> String {
         .get("spec")
         .and_then(|v| v.as_str())
         .unwrap_or("?");
-    let mut s = if ext.is_empty() {
+    let get = |k: &str| doc.extra.get(k).and_then(|v| v.as_u64());
+    let unfinished =
+        matches!((get("checked_bytes"), get("planned_bytes")), (Some(c), Some(p)) if c < p);
+    let written_only = written_only(doc);
+    let mut s = if ext.is_empty() && written_only {
+        format!("WRITTEN: stamps over all of {spec}, nothing checked yet (--pass read --resume checks them)\n")
+    } else if ext.is_empty() && unfinished {
+        format!("INCOMPLETE: nothing read back wrong so far, but not all of {spec} was checked\n")
+    } else if ext.is_empty() {
         format!("OK: every byte of {spec} that was written read back intact\n")
     } else {
         let total: u64 = ext.iter().filter_map(|e| e["length"].as_u64()).sum();
@@ -755,6 +858,7 @@ fn render(doc: &Document) -> String {
             ext[0]["offset"].as_u64().unwrap_or(0)
         )
     };
+    s.push_str(&checked_line(doc));
     for e in ext.iter().take(20) {
         s.push_str(&format!(
             "  {:>14} +{:<12} {}{}\n",
@@ -766,6 +870,7 @@ fn render(doc: &Document) -> String {
                 .map(|f| format!(" (holds the data written at {f})"))
                 .unwrap_or_default()
         ));
+        s.push_str(&place_lines(e, doc));
     }
     if ext.len() > 20 {
         s.push_str(&format!("  … {} more (see --json)\n", ext.len() - 20));
@@ -777,6 +882,81 @@ fn render(doc: &Document) -> String {
         if let Some(v) = doc.inferences.get(k).and_then(|i| i.as_u64()) {
             s.push_str(&format!("  {label}: {}\n", format_rate(v as f64)));
         }
+    }
+    s
+}
+
+/// True after a `--pass write`: every stamp written, none read back yet.
+fn written_only(doc: &Document) -> bool {
+    let get = |k: &str| doc.extra.get(k).and_then(|v| v.as_u64());
+    get("checked_bytes") == Some(0) && get("planned_bytes") == Some(doc.bytes_written)
+}
+
+/// "checked X of Y", and where a `--range` or the run's end left part of the target out.
+fn checked_line(doc: &Document) -> String {
+    let get = |k: &str| doc.extra.get(k).and_then(|v| v.as_u64());
+    let (Some(checked), Some(planned)) = (get("checked_bytes"), get("planned_bytes")) else {
+        return String::new();
+    };
+    let mut s = format!(
+        "  checked {} of {}",
+        format_bytes(checked),
+        format_bytes(planned)
+    );
+    let size = doc.target.get("size_bytes").and_then(|v| v.as_u64());
+    let start = doc.parameters["range_offset"].as_u64().unwrap_or(0);
+    if let Some(size) = size.filter(|&z| z != planned) {
+        s.push_str(&format!(
+            " (--range {}+{} of {})",
+            format_bytes(start),
+            format_bytes(planned),
+            format_bytes(size)
+        ));
+    }
+    if checked < planned && !written_only(doc) {
+        s.push_str(": the run stopped early (see the warning)");
+    }
+    s.push('\n');
+    s
+}
+
+/// For an extent of a directory run: the file, the offset in it, and the device offsets
+/// (or why they are unknown).
+fn place_lines(e: &serde_json::Value, doc: &Document) -> String {
+    let Some(file) = e["file"].as_str() else {
+        return String::new();
+    };
+    let mut s = format!(
+        "      in {file} at {} ({})\n",
+        e["file_offset_bytes"].as_u64().unwrap_or(0),
+        if e["file_kept"].as_bool() == Some(true) {
+            "kept"
+        } else {
+            "removed"
+        }
+    );
+    let device = e["device"].as_str().unwrap_or("?");
+    let disk = doc.target["device"]["whole_disk"].as_str();
+    let ranges = e["device_offsets"].as_array().cloned().unwrap_or_default();
+    if !ranges.is_empty() {
+        let at: Vec<String> = ranges
+            .iter()
+            .map(|r| {
+                let mut t = format!(
+                    "{} +{}",
+                    r["offset_bytes"].as_u64().unwrap_or(0),
+                    r["length_bytes"].as_u64().unwrap_or(0)
+                );
+                if let (Some(d), Some(name)) = (r["disk_offset_bytes"].as_u64(), disk) {
+                    t.push_str(&format!(" (/dev/{name} at {d})"));
+                }
+                t
+            })
+            .collect();
+        s.push_str(&format!("      device {device} at {}\n", at.join(", ")));
+    }
+    if let Some(why) = e["device_offset_unknown_reason"].as_str() {
+        s.push_str(&format!("      device offset unknown: {why}\n"));
     }
     s
 }

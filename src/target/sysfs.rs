@@ -11,10 +11,22 @@ const SYS_BLOCK: &str = "/sys/class/block";
 /// The kernel name (e.g. `sdb1`) of the block device a stat result describes.
 pub fn block_name(meta: &Metadata) -> Option<String> {
     let rdev = meta.rdev();
-    let (major, minor) = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
+    dev_name(rustix::fs::major(rdev), rustix::fs::minor(rdev))
+}
+
+/// The kernel name of block device `major:minor` (`/sys/dev/block/MAJ:MIN`); `None` when
+/// it is no block device (the anonymous device of tmpfs, btrfs, overlay, FUSE).
+pub fn dev_name(major: u32, minor: u32) -> Option<String> {
     let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
     let target = std::fs::canonicalize(&link).ok()?;
     Some(target.file_name()?.to_string_lossy().into_owned())
+}
+
+/// Where partition `name` starts on its whole disk, in bytes (sysfs `start`, in 512-byte
+/// units whatever the sector size); `None` when `name` is not a partition.
+pub fn partition_start_bytes(name: &str) -> Option<u64> {
+    whole_disk_name(name)?;
+    read_u64(name, "start")?.checked_mul(512)
 }
 
 /// The whole disk a partition belongs to (`sdb` for `sdb1`); `None` if not a partition.

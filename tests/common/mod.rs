@@ -482,3 +482,37 @@ impl Drop for Mounted {
         let _ = StdCommand::new("umount").arg(self.dir.path()).status();
     }
 }
+
+/// A loop device of `size` bytes with one partition from 1 MiB to its end, formatted ext4
+/// and mounted. Fields drop in order: unmounted, the node removed, the device detached.
+pub struct Ext4Partition {
+    /// `None` once a test unmounted it (`take()`).
+    pub mount: Option<Mounted>,
+    _node: PartitionNode,
+    pub part: String,
+    pub lo: Loop,
+}
+
+impl Ext4Partition {
+    /// `None`, after a skip line, without root, loop devices, sfdisk or mkfs.ext4.
+    pub fn attach(size: u64) -> Option<Ext4Partition> {
+        // Each helper prints its own skip line.
+        let lo = Loop::attach(size, &["--partscan"])?;
+        let (part, node) = PartitionNode::first_of(&lo.dev)?;
+        let mount = Mounted::ext4(&part, "rw")?;
+        Some(Ext4Partition {
+            mount: Some(mount),
+            _node: node,
+            part,
+            lo,
+        })
+    }
+
+    /// The mount point, as text.
+    pub fn dir(&self) -> String {
+        self.mount
+            .as_ref()
+            .map(|m| m.path().to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
