@@ -721,8 +721,11 @@ fn document(
         doc.extra.insert("files_kept".into(), args.keep.into());
     }
     if let Some(p) = &args.plot {
-        std::fs::write(p, plot_svg(&st.samples, st.start, st.length))
-            .map_err(|e| Error::io(format!("writing the plot '{}'", p.display()), e))?;
+        std::fs::write(
+            p,
+            crate::report::charts::verify_throughput(&st.samples, st.start, st.length).to_svg(),
+        )
+        .map_err(|e| Error::io(format!("writing the plot '{}'", p.display()), e))?;
         doc.extra
             .insert("plot".into(), p.display().to_string().into());
     }
@@ -778,28 +781,6 @@ fn render(doc: &Document) -> String {
     s
 }
 
-/// An SVG of throughput over the position, one line per phase, by the one chart writer.
-pub fn plot_svg(samples: &[ThroughputSample], start: u64, len: u64) -> String {
-    let phase = |p: Phase| -> Vec<(f64, f64)> {
-        samples
-            .iter()
-            .filter(|s| s.phase == p)
-            .map(|s| ((s.offset + s.bytes / 2) as f64, s.bytes_per_s / 1e6))
-            .collect()
-    };
-    let mut chart = crate::report::svg::Chart::new("verify throughput", "position", "MB/s")
-        .x_format(crate::report::svg::AxisFormat::Bytes)
-        .x_range(start as f64, (start + len) as f64)
-        .y_zero(true);
-    for (p, name) in [(Phase::Write, "write"), (Phase::Read, "read")] {
-        let points = phase(p);
-        if !points.is_empty() {
-            chart = chart.series(name, points);
-        }
-    }
-    chart.to_svg()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -821,7 +802,7 @@ mod tests {
             ns: 1_000_000,
             bytes_per_s: 1e9,
         };
-        let svg = plot_svg(
+        let svg = crate::report::charts::verify_throughput(
             &[
                 s(Phase::Write, 0),
                 s(Phase::Write, 1 << 20),
@@ -830,7 +811,8 @@ mod tests {
             ],
             0,
             2 << 20,
-        );
+        )
+        .to_svg();
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains(">write<") && svg.contains(">read<"), "{svg}");
