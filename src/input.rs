@@ -17,6 +17,10 @@ use std::path::Path;
 /// The size cap for a flashbench log: real logs are kilobytes.
 pub const LOG_CAP_BYTES: u64 = 64 << 20;
 
+/// The size cap for a saved `--json` document (`report`): a verify of a large card lists
+/// many samples, but stays far below this.
+pub const DOCUMENT_CAP_BYTES: u64 = 256 << 20;
+
 /// What kind of file `meta` describes, in words ("a directory", "a FIFO (named pipe)", …).
 pub fn kind_in_words(meta: &Metadata) -> &'static str {
     let t = meta.file_type();

@@ -4,8 +4,8 @@ use super::{Outcome, Output};
 use crate::analysis::align::{self, AlignInference, AlignPoint};
 use crate::error::EXIT_OK;
 use crate::probe::align::{self as probe, AlignConfig, AlignRun};
+use crate::report::charts;
 use crate::report::progress::Progress;
-use crate::report::svg::{AxisFormat, Chart};
 use crate::report::table::Table;
 use crate::report::{Document, Metric, Warning};
 use crate::target::{self, OpenRequest};
@@ -184,7 +184,8 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         serde_json::to_value(&inf.steps).unwrap_or_default(),
     );
     if let Some(path) = &args.plot {
-        let svg = plot(&points, &inf, &format!("align: {}", args.target));
+        let svg =
+            charts::align(&points, &doc.inferences, &format!("align: {}", args.target)).to_svg();
         std::fs::write(path, svg).map_err(|e| Error::io(format!("writing plot {path}"), e))?;
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
@@ -323,51 +324,4 @@ fn render(points: &[AlignPoint], inf: &AlignInference, run: &AlignRun, fb: u64) 
         fb,
         format_ns(run.io_time_ns as f64),
     )
-}
-
-/// The align chart: diff against alignment per block size, inferred boundaries marked
-/// (shared with `analyze`).
-pub fn plot(points: &[AlignPoint], inf: &AlignInference, title: &str) -> String {
-    let mut sizes: Vec<u64> = points.iter().map(|p| p.block_bytes).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let mut chart = Chart::new(
-        title,
-        "alignment (reads straddle multiples of it)",
-        "boundary cost: on − (pre + post)/2",
-    )
-    .log2_x()
-    .x_format(AxisFormat::Bytes)
-    .y_format(AxisFormat::Nanoseconds);
-    // Powers of two as lines; the 3 × 2^n alignments as dots of their own, since a
-    // boundary of 2^n does not divide them and a zigzag would hide the staircase.
-    for b in sizes {
-        let pick = |pow2: bool| -> Vec<(f64, f64)> {
-            points
-                .iter()
-                .filter(|p| p.block_bytes == b && p.align_bytes.is_power_of_two() == pow2)
-                .map(|p| (p.align_bytes as f64, p.diff_ns))
-                .collect()
-        };
-        chart = chart.series(&format!("{} reads", format_bytes(b)), pick(true));
-        let tlc = pick(false);
-        if !tlc.is_empty() {
-            chart = chart.scatter(&format!("{} reads, 3 × 2^n", format_bytes(b)), tlc);
-        }
-    }
-    for (what, i) in [
-        ("erase block", &inf.erase_block_bytes),
-        ("page", &inf.page_bytes),
-    ]
-    .into_iter()
-    .chain(inf.multi_plane_bytes.iter().map(|m| ("multi-plane", m)))
-    {
-        if let Some(v) = i.as_u64() {
-            chart = chart.marker(
-                v as f64,
-                &format!("{what} {} ({})", format_bytes(v), i.status_word()),
-            );
-        }
-    }
-    chart.to_svg()
 }

@@ -144,7 +144,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             super::align::table(&apts),
             super::align::evidence_lines(&inf)
         ));
-        plot = Some(super::align::plot(&apts, &inf, "align (flashbench logs)"));
+        plot = Some(
+            crate::report::charts::align(&apts, &doc.inferences, "align (flashbench logs)")
+                .to_svg(),
+        );
     }
     let ipts: Vec<IntervalPoint> = logs
         .iter()
@@ -168,11 +171,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         }
         text.push_str(&super::interval::render(&ipts, &inf));
         if plot.is_none() {
-            plot = Some(super::interval::plot(
-                &ipts,
-                &inf,
-                "interval (flashbench log)",
-            ));
+            plot = Some(
+                crate::report::charts::interval(&ipts, inf.line, "interval (flashbench log)")
+                    .to_svg(),
+            );
         }
     }
     super::analyze_writes::open_au_and_fat(&logs, &mut doc, &mut text);

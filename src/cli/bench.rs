@@ -98,7 +98,7 @@ fn figure(line_label: &str, metric: String, dir: Dir, r: &WorkloadResult) -> Ben
     BenchFigure {
         metric,
         label: line_label.to_string(),
-        dir: if dir == Dir::Read { "read" } else { "write" },
+        dir: if dir == Dir::Read { "read" } else { "write" }.into(),
         bw_bytes: t.bw_bytes(),
         iops: t.iops(),
         p99_ns: t.clat.percentile(99.0),

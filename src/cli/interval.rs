@@ -5,7 +5,6 @@ use crate::analysis::interval::{self, IntervalInference, IntervalPoint};
 use crate::error::EXIT_OK;
 use crate::probe::interval as probe;
 use crate::report::progress::Progress;
-use crate::report::svg::{AxisFormat, Chart};
 use crate::report::table::Table;
 use crate::report::Document;
 use crate::target::{self, OpenRequest};
@@ -82,7 +81,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if let Some(path) = &args.plot {
         std::fs::write(
             path,
-            plot(&points, &inf, &format!("interval: {}", args.target)),
+            crate::report::charts::interval(
+                &points,
+                inf.line,
+                &format!("interval: {}", args.target),
+            )
+            .to_svg(),
         )
         .map_err(|e| Error::io(format!("writing plot {path}"), e))?;
     }
@@ -141,30 +145,4 @@ pub fn render(points: &[IntervalPoint], inf: &IntervalInference) -> String {
         inf.access_time_ns.evidence,
         inf.throughput_bytes_per_s.evidence
     )
-}
-
-/// Read time against size with the fitted line (shared with `analyze`).
-pub fn plot(points: &[IntervalPoint], inf: &IntervalInference, title: &str) -> String {
-    let mut c = Chart::new(title, "request size", "read time")
-        .log2_x()
-        .x_format(AxisFormat::Bytes)
-        .y_format(AxisFormat::Nanoseconds)
-        .series(
-            "fastest read",
-            points.iter().map(|p| (p.bytes as f64, p.min_ns)).collect(),
-        )
-        .series(
-            "average",
-            points.iter().map(|p| (p.bytes as f64, p.avg_ns)).collect(),
-        );
-    if let Some((a, b)) = inf.line {
-        c = c.series(
-            "least-squares line",
-            points
-                .iter()
-                .map(|p| (p.bytes as f64, a + b * p.bytes as f64))
-                .collect(),
-        );
-    }
-    c.to_svg()
 }

@@ -15,6 +15,7 @@ pub mod model;
 pub mod open_au;
 pub mod probe;
 pub mod program;
+pub mod report;
 pub mod restore;
 pub mod scatter;
 pub mod serve;
@@ -125,6 +126,8 @@ pub enum Command {
     Program(program::Args),
     /// The write-cache cliff: bytes at cache speed before the native speed (writes).
     Slc(slc::Args),
+    /// Saved --json documents of any command in one self-contained HTML page.
+    Report(report::Args),
     /// Put back the regions a preserve-mode test saved (after a crash or power loss).
     Restore(restore::Args),
 }
@@ -282,6 +285,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Fat(a) => fat::run(a, &out),
         Command::Program(a) => program::run(a, &out),
         Command::Slc(a) => slc::run(a, &out),
+        Command::Report(a) => report::run(a),
     }?;
     match out.take_failure() {
         Some(e) => Err(e),

@@ -4,7 +4,6 @@ use super::Output;
 use crate::error::EXIT_OK;
 use crate::probe::scatter as probe;
 use crate::report::progress::Progress;
-use crate::report::svg::{AxisFormat, Chart};
 use crate::report::Document;
 use crate::target::{self, OpenRequest};
 use crate::units::{format_bytes, format_ns, parse_size};
@@ -76,19 +75,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             .map_err(|e| Error::io(format!("writing {path}"), e))?;
     }
     if let Some(path) = &args.plot {
-        let svg = Chart::new(
+        let svg = crate::report::charts::scatter(
+            &points,
+            block * args.span as u64,
             &format!("scatter: {}", args.target),
-            "offset (MiB)",
-            "fastest read time",
-        )
-        .y_format(AxisFormat::Nanoseconds)
-        .y_zero(false)
-        .scatter(
-            &format!("{} reads", format_bytes(block * args.span as u64)),
-            points
-                .iter()
-                .map(|p| (p.offset as f64 / 1048576.0, p.min_ns as f64))
-                .collect(),
         )
         .to_svg();
         std::fs::write(path, svg).map_err(|e| Error::io(format!("writing plot {path}"), e))?;

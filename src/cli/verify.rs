@@ -819,8 +819,11 @@ fn document(
         doc.extra.insert("kept_files".into(), d.kept.into());
     }
     if let Some(p) = &args.plot {
-        std::fs::write(p, plot_svg(&st.samples, st.start, st.length))
-            .map_err(|e| Error::io(format!("writing the plot '{}'", p.display()), e))?;
+        std::fs::write(
+            p,
+            crate::report::charts::verify_throughput(&st.samples, st.start, st.length).to_svg(),
+        )
+        .map_err(|e| Error::io(format!("writing the plot '{}'", p.display()), e))?;
         doc.extra
             .insert("plot".into(), p.display().to_string().into());
     }
@@ -961,28 +964,6 @@ fn place_lines(e: &serde_json::Value, doc: &Document) -> String {
     s
 }
 
-/// An SVG of throughput over the position, one line per phase, by the one chart writer.
-pub fn plot_svg(samples: &[ThroughputSample], start: u64, len: u64) -> String {
-    let phase = |p: Phase| -> Vec<(f64, f64)> {
-        samples
-            .iter()
-            .filter(|s| s.phase == p)
-            .map(|s| ((s.offset + s.bytes / 2) as f64, s.bytes_per_s / 1e6))
-            .collect()
-    };
-    let mut chart = crate::report::svg::Chart::new("verify throughput", "position", "MB/s")
-        .x_format(crate::report::svg::AxisFormat::Bytes)
-        .x_range(start as f64, (start + len) as f64)
-        .y_zero(true);
-    for (p, name) in [(Phase::Write, "write"), (Phase::Read, "read")] {
-        let points = phase(p);
-        if !points.is_empty() {
-            chart = chart.series(name, points);
-        }
-    }
-    chart.to_svg()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1004,7 +985,7 @@ mod tests {
             ns: 1_000_000,
             bytes_per_s: 1e9,
         };
-        let svg = plot_svg(
+        let svg = crate::report::charts::verify_throughput(
             &[
                 s(Phase::Write, 0),
                 s(Phase::Write, 1 << 20),
@@ -1013,7 +994,8 @@ mod tests {
             ],
             0,
             2 << 20,
-        );
+        )
+        .to_svg();
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains(">write<") && svg.contains(">read<"), "{svg}");

@@ -1,6 +1,8 @@
 //! Result types (schema "flashscope/1") and their text renderings. Output code never measures.
 
 pub mod export;
+pub mod charts;
+pub mod html;
 pub mod progress;
 pub mod svg;
 pub mod table;
@@ -239,6 +241,37 @@ impl Document {
     pub fn set_target(&mut self, info: &TargetInfo) {
         self.target = serde_json::to_value(info).unwrap_or_default();
         self.target_info = Some(info.clone());
+    }
+
+    /// Read a saved `--json` document; the error names `name` and says what is wrong (not
+    /// JSON, truncated, another schema) with exit code 2.
+    pub fn from_json(name: &str, bytes: &[u8]) -> crate::Result<Document> {
+        let bad = |why: String| crate::Error::usage(format!("{name}: {why}"));
+        let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+            bad(if e.is_eof() {
+                format!("the JSON ends early (truncated?): {e}")
+            } else {
+                format!("not a JSON document: {e}")
+            })
+        })?;
+        match v.get("schema").and_then(|s| s.as_str()) {
+            Some(SCHEMA) => {}
+            Some(other) => {
+                return Err(bad(format!(
+                    "schema '{other}', not {SCHEMA}: only flashscope's own --json documents can be read"
+                )))
+            }
+            None => {
+                return Err(bad(format!(
+                    "no \"schema\": \"{SCHEMA}\" field: only flashscope's own --json documents can be read"
+                )))
+            }
+        }
+        serde_json::from_value(v).map_err(|e| {
+            bad(format!(
+                "a {SCHEMA} document with a field out of shape: {e}"
+            ))
+        })
     }
 
     /// Pretty JSON, one document.

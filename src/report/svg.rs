@@ -66,12 +66,16 @@ const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
 
-fn esc(s: &str) -> String {
+/// Text made safe for XML and HTML text and double- or single-quoted attributes.
+pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
+
+use escape as esc;
 
 fn fmt(v: f64, f: AxisFormat) -> String {
     match f {
@@ -92,6 +96,8 @@ fn fmt(v: f64, f: AxisFormat) -> String {
             }
         }
         AxisFormat::Nanoseconds => format_ns(v),
+        // Below 0.01 three significant digits would print 0.00 (log axes reach there).
+        AxisFormat::Short if v != 0.0 && v.abs() < 0.01 => format!("{v:.0e}"),
         AxisFormat::Short => short_number(v),
     }
 }
@@ -556,6 +562,70 @@ pub fn heatmap(
     s
 }
 
+/// One cell of a [`grid`]: what it means and its colour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    pub label: &'static str,
+    pub colour: &'static str,
+}
+
+impl Cell {
+    pub const fn new(label: &'static str, colour: &'static str) -> Self {
+        Cell { label, colour }
+    }
+}
+
+/// A map of categorical cells, `columns` to a row, with a legend of each class and its
+/// count (a surface map: the address space left to right, top to bottom).
+pub fn grid(
+    title: &str,
+    subtitle: &str,
+    columns: usize,
+    cells: &[Cell],
+    legend: &[(Cell, usize)],
+) -> String {
+    let columns = columns.max(1);
+    let rows = cells.len().div_ceil(columns).max(1);
+    let side = 12.0;
+    let (ml, mt) = (20.0, 56.0);
+    let width = (ml * 2.0 + side * columns as f64).max(560.0);
+    let height = mt + side * rows as f64 + 30.0 + 20.0 * legend.len() as f64;
+    let mut s = open_svg(width, height, 12);
+    let _ = writeln!(
+        s,
+        r##"<text x="{ml}" y="22" font-size="16" font-weight="bold">{}</text><text x="{ml}" y="42" font-size="11" fill="#333">{}</text>"##,
+        esc(title),
+        esc(subtitle)
+    );
+    for (i, c) in cells.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            r##"<rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#fff" stroke-width="1"><title>{}</title></rect>"##,
+            ml + side * (i % columns) as f64,
+            mt + side * (i / columns) as f64,
+            side,
+            side,
+            c.colour,
+            esc(c.label)
+        );
+    }
+    let top = mt + side * rows as f64 + 24.0;
+    for (i, (c, n)) in legend.iter().enumerate() {
+        let y = top + 20.0 * i as f64;
+        let _ = writeln!(
+            s,
+            r#"<rect x="{ml}" y="{}" width="14" height="14" fill="{}"/><text x="{}" y="{}">{}: {n} cells</text>"#,
+            y - 11.0,
+            c.colour,
+            ml + 22.0,
+            y,
+            esc(c.label)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
 /// Dark blue (0) to yellow (1), perceptually even (viridis' end points).
 fn ramp(f: f64) -> String {
     let stops = [
@@ -637,6 +707,15 @@ mod tests {
             .series("w", vec![(1024.0, 1.5), (4096.0, 30.0), (16384.0, 0.0)])
             .to_svg();
         assert!(svg.contains(">1.00<") && svg.contains(">10.0<") && svg.contains(">100<"));
+        let small = Chart::new("t", "s", "MB/s")
+            .log_y()
+            .y_format(AxisFormat::Short)
+            .series("w", vec![(1.0, 0.002), (2.0, 0.5)])
+            .to_svg();
+        assert!(
+            small.contains(">1e-3<") && !small.contains(">0.00<"),
+            "{small}"
+        );
         assert_eq!(svg.matches("<circle").count(), 2, "{svg}");
     }
 

@@ -7,7 +7,7 @@ use super::spec::RwMode;
 use super::sysstat::CpuLoad;
 use crate::report::{Check, Inference, Metric, Warning};
 use crate::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One line of the bench: a pattern, a block size and a queue depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,12 +75,13 @@ impl BenchLine {
 }
 
 /// What one bench test measured.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchFigure {
     /// Metric base name (`seq_write`, `rand_read_q1`, …).
     pub metric: String,
     pub label: String,
-    pub dir: &'static str,
+    /// "read" or "write".
+    pub dir: String,
     pub bw_bytes: f64,
     pub iops: f64,
     pub p99_ns: Option<u64>,
@@ -96,7 +97,7 @@ pub struct BenchFigure {
     pub per_second_spread: Option<f64>,
     /// Share of the counting time the test thread waited for a CPU while runnable (other
     /// processes on its CPU); None on the virtual clock or without schedstat.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runq_wait_share: Option<f64>,
 }
 
@@ -714,7 +715,7 @@ mod tests {
         BenchFigure {
             metric: metric.into(),
             label: String::new(),
-            dir: "write",
+            dir: "write".into(),
             bw_bytes: bw,
             iops,
             p99_ns: Some(2_000_000),

@@ -8,7 +8,7 @@ use super::histogram::LatencyHistogram;
 use super::offsets::{Dir, OffsetGen};
 use super::spec::{JobSpec, RwMode};
 use super::verify::{VerifyReport, WrittenMap};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 const NS_PER_S: u64 = 1_000_000_000;
 
@@ -39,7 +39,7 @@ pub struct DirStats {
 }
 
 /// Counts of one per-second interval (the last may be shorter).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SecondSample {
     /// End of the interval, ms since counting began.
     pub t_ms: u64,

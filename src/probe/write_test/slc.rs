@@ -2,7 +2,7 @@
 //! the native speed, and whether the cache recovers.
 
 use super::{Findings, WriteTest};
-use crate::analysis::slc::{cliff_confirmed, infer_recovery, infer_slc, SlcInterval};
+use crate::analysis::slc::{cliff_confirmed, infer_recovery, infer_slc};
 use crate::backend::Backend;
 use crate::probe::slc::{self, SlcParams, SlcSamples};
 use crate::report::table::Table;
@@ -90,7 +90,7 @@ impl WriteTest for SlcTest {
         );
         doc.extra.insert("stopped".into(), s.stopped.clone().into());
         if let Some(path) = &self.plot {
-            std::fs::write(path, plot_svg(s))
+            std::fs::write(path, crate::report::charts::slc(&s.intervals).to_svg())
                 .map_err(|e| Error::io(format!("writing the plot {}", path.display()), e))?;
             doc.extra
                 .insert("plot".into(), path.display().to_string().into());
@@ -148,28 +148,4 @@ impl WriteTest for SlcTest {
         text.push('\n');
         text
     }
-}
-
-/// An SVG line plot of throughput (MiB/s) against bytes written (GiB), by the one chart
-/// writer.
-pub fn plot_svg(s: &SlcSamples) -> String {
-    let pts: Vec<(f64, f64)> = s
-        .intervals
-        .iter()
-        .map(|i: &SlcInterval| {
-            (
-                (i.start_bytes + i.bytes) as f64 / (1u64 << 30) as f64,
-                i.bytes_per_s() / 1048576.0,
-            )
-        })
-        .filter(|p| p.1.is_finite())
-        .collect();
-    crate::report::svg::Chart::new(
-        "Sustained write throughput (flashscope slc)",
-        "written (GiB)",
-        "MiB/s",
-    )
-    .y_zero(true)
-    .series("write", pts)
-    .to_svg()
 }

@@ -1,0 +1,60 @@
+//! `flashscope report FILE.json... -o report.html`: saved `--json` documents of any
+//! command in one self-contained HTML page.
+
+use crate::error::EXIT_OK;
+use crate::input;
+use crate::report::{html, Document};
+use crate::{Error, Result};
+use std::path::Path;
+
+/// Arguments of `report`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  flashscope align sim:sd-16g --json > align.json\n  flashscope probe sim:fake-64g --write --json > probe.json\n  flashscope report align.json probe.json -o report.html\n\nOne self-contained page (inline CSS and SVG charts, no script, no network), printable:\nper document the verdict, every inference with its evidence and confidence, the checks,\nwarnings, a chart of the samples, the plan and what was written, the raw samples folded.\nEach FILE is a regular file of at most 256 MiB (- reads standard input once). Exit code 2\nfor a file that is not a complete flashscope/1 document (named); 1 when -o cannot be\nwritten. The page is written beside -o and renamed over it (mode 0600)."
+)]
+pub struct Args {
+    /// Saved `--json` documents of any flashscope command (`-` reads standard input).
+    #[arg(required = true, value_name = "FILE.json")]
+    pub files: Vec<String>,
+    /// Where to write the HTML page.
+    #[arg(long, short = 'o', value_name = "FILE.html", required = true)]
+    pub output: String,
+}
+
+/// Read every document (all before anything is written), render, write atomically.
+pub fn run(args: &Args) -> Result<i32> {
+    if args.files.iter().filter(|f| *f == "-").count() > 1 {
+        return Err(Error::usage(
+            "standard input (-) can be read once: give it as one FILE only",
+        ));
+    }
+    let docs = load(&args.files)?;
+    let page = html::render(&docs);
+    let out = Path::new(&args.output);
+    crate::journal::trust::replace_private(out, page.as_bytes())
+        .map_err(|e| Error::io(format!("writing the report {}", out.display()), e))?;
+    eprintln!(
+        "flashscope report: {} document{} in {}",
+        docs.len(),
+        if docs.len() == 1 { "" } else { "s" },
+        out.display()
+    );
+    Ok(EXIT_OK)
+}
+
+/// Read and check each file as a flashscope/1 document; errors name the file.
+pub fn load(files: &[String]) -> Result<Vec<Document>> {
+    let what = "flashscope JSON document";
+    files
+        .iter()
+        .map(|f| {
+            let bytes = if f == "-" {
+                input::read_stdin(what, input::DOCUMENT_CAP_BYTES)?
+            } else {
+                input::read_regular(Path::new(f), what, input::DOCUMENT_CAP_BYTES)?
+            };
+            let name = if f == "-" { "standard input" } else { f };
+            Document::from_json(name, &bytes)
+        })
+        .collect()
+}

@@ -1,0 +1,731 @@
+//! The HTML report: one or more result documents in one self-contained page (inline CSS
+//! and SVG, no script, no network), readable on screen and on paper. Output only.
+//!
+//! Samples are read back into the types the commands wrote them from (align cells,
+//! bench figures, slc intervals, verify throughput, probe spans, …); two shapes have no
+//! type of their own in the commands and get a small one here: the probe's alias-scan
+//! summary ([`ScanSummary`]) and fio's latency percentiles ([`charts::FioJobLatency`]).
+
+use super::charts::{self, FioJobLatency};
+use super::svg::escape;
+use super::{Document, Inference, Status, TargetInfo};
+use crate::units::{format_bytes, format_ns, format_rate};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use std::fmt::Write;
+
+/// Rows of a raw sample table shown before the rest is left out (the JSON has them all).
+pub const RAW_ROWS: usize = 1000;
+
+/// The probe's alias-scan sample (`"type": "scan"`), as `probe` writes it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ScanSummary {
+    pub from: u64,
+    pub to: u64,
+    pub reads: u64,
+    /// Reads that returned another offset's stamp.
+    pub hits: u64,
+}
+
+/// One probe sample: a span written and read back, or an alias scan.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum ProbeSample {
+    Span(crate::capacity::probe::SpanSample),
+    Scan(ScanSummary),
+}
+
+const CSS: &str = r#"
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 1100px; color: #111; line-height: 1.4; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { border-bottom: 2px solid #444; padding-bottom: 0.2em; margin-top: 2em; }
+h3 { margin-bottom: 0.3em; }
+.meta { color: #444; }
+.verdict { font-size: 1.15em; font-weight: bold; background: #f3f3f3; border-left: 6px solid #555; padding: 0.5em 0.8em; }
+.verdict.failed { border-left-color: #d62728; }
+table { border-collapse: collapse; margin: 0.4em 0 1em; font-size: 0.92em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
+th { background: #eee; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.confident { color: #176117; font-weight: bold; }
+.tentative { color: #8a5a00; font-weight: bold; }
+.inconclusive { color: #8b1c1c; font-weight: bold; }
+.pass { color: #176117; font-weight: bold; }
+.fail { color: #8b1c1c; font-weight: bold; }
+ul.warnings li { color: #8a5a00; }
+figure.chart { margin: 0.8em 0; }
+figure.chart svg { max-width: 100%; height: auto; border: 1px solid #ddd; }
+figure.chart figcaption { font-size: 0.9em; color: #444; }
+details { margin: 0.4em 0; }
+summary { cursor: pointer; font-weight: bold; }
+pre { white-space: pre-wrap; word-break: break-all; font-size: 0.85em; background: #f8f8f8; padding: 0.5em; }
+nav ul { columns: 2; }
+@media print {
+  body { max-width: none; margin: 0; font-size: 10pt; }
+  nav { display: none; }
+  section.document { break-before: page; }
+  section.document:first-of-type { break-before: auto; }
+  figure.chart, table, .verdict { break-inside: avoid; }
+  figure.chart svg { border: none; }
+  details > summary { list-style: none; }
+  a { color: inherit; text-decoration: none; }
+}
+"#;
+
+/// Render `docs` into one HTML page. Every string that came from a document is escaped.
+pub fn render(docs: &[Document]) -> String {
+    let mut h = String::new();
+    let targets: Vec<String> = docs.iter().map(target_spec).collect();
+    let mut unique = targets.clone();
+    unique.sort();
+    unique.dedup();
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    let _ = writeln!(
+        h,
+        "<title>flashscope report: {}</title>\n<style>{CSS}</style>\n</head>\n<body>",
+        escape(&unique.join(", "))
+    );
+    let _ = writeln!(
+        h,
+        "<header><h1>flashscope report</h1><p class=\"meta\">flashscope {} · rendered {} · target{}: {} · {} document{}</p></header>",
+        env!("CARGO_PKG_VERSION"),
+        utc_now(),
+        if unique.len() == 1 { "" } else { "s" },
+        escape(&unique.join(", ")),
+        docs.len(),
+        if docs.len() == 1 { "" } else { "s" }
+    );
+    if docs.len() > 1 {
+        h.push_str("<nav><ul>\n");
+        for (i, (d, t)) in docs.iter().zip(&targets).enumerate() {
+            let _ = writeln!(
+                h,
+                "<li><a href=\"#doc{i}\">{} on {}</a></li>",
+                escape(&d.command),
+                escape(t)
+            );
+        }
+        h.push_str("</ul></nav>\n");
+    }
+    for (i, d) in docs.iter().enumerate() {
+        document(&mut h, i, d);
+    }
+    h.push_str("</body>\n</html>\n");
+    h
+}
+
+fn target_spec(d: &Document) -> String {
+    d.target
+        .get("spec")
+        .and_then(|s| s.as_str())
+        .unwrap_or("(unknown target)")
+        .to_string()
+}
+
+fn document(h: &mut String, i: usize, d: &Document) {
+    let _ = writeln!(
+        h,
+        "<section class=\"document\" id=\"doc{i}\">\n<h2>{} on {}</h2>",
+        escape(&d.command),
+        escape(&target_spec(d))
+    );
+    let target: TargetInfo = serde_json::from_value(d.target.clone()).unwrap_or_default();
+    let _ = writeln!(
+        h,
+        "<p class=\"meta\">{} announced, {}-byte logical sectors · took {} · wrote {}</p>",
+        format_bytes(target.size_bytes),
+        target.logical_sector_bytes,
+        format_ns(d.elapsed_ns as f64),
+        format_bytes(d.bytes_written)
+    );
+    let failed = d.checks.iter().any(|c| !c.passed);
+    let _ = writeln!(
+        h,
+        "<p class=\"verdict{}\">{}</p>",
+        if failed { " failed" } else { "" },
+        escape(&headline(d))
+    );
+    inferences(h, d);
+    checks(h, d);
+    if !d.warnings.is_empty() {
+        h.push_str("<h3>Warnings</h3>\n<ul class=\"warnings\">\n");
+        for w in &d.warnings {
+            let _ = writeln!(
+                h,
+                "<li><b>{}</b>: {}</li>",
+                escape(&w.kind),
+                escape(&w.message)
+            );
+        }
+        h.push_str("</ul>\n");
+    }
+    if let Some(advice) = d.extra.get("advice").and_then(|a| a.as_array()) {
+        h.push_str("<h3>What to do</h3>\n<ul>\n");
+        for a in advice {
+            let s = |k: &str| a.get(k).and_then(|v| v.as_str()).unwrap_or("");
+            let _ = write!(
+                h,
+                "<li><b>{}</b>: {}",
+                escape(s("topic")),
+                escape(s("text"))
+            );
+            if !s("command").is_empty() {
+                let _ = write!(h, "<br><code>{}</code>", escape(s("command")));
+            }
+            h.push_str("</li>\n");
+        }
+        h.push_str("</ul>\n");
+    }
+    let figures = charts_of(d, &target);
+    if !figures.is_empty() {
+        h.push_str("<h3>Charts</h3>\n");
+    }
+    for f in figures {
+        match f {
+            Ok(Figure { svg, caption }) if caption.is_empty() => {
+                let _ = writeln!(h, "<figure class=\"chart\">{svg}</figure>");
+            }
+            Ok(Figure { svg, caption }) => {
+                let _ = writeln!(
+                    h,
+                    "<figure class=\"chart\">{svg}<figcaption>{}</figcaption></figure>",
+                    escape(&caption)
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(h, "<p class=\"fail\">no chart: {}</p>", escape(&e));
+            }
+        }
+    }
+    plan(h, d);
+    raw(h, d);
+    h.push_str("</section>\n");
+}
+
+/// The document's one-line answer: its verdict when it has one, else its inferences.
+fn headline(d: &Document) -> String {
+    if let Some(v) = d.extra.get("verdict").and_then(|v| v.as_str()) {
+        return v.to_string();
+    }
+    let found: Vec<String> = d
+        .inferences
+        .iter()
+        .filter(|(_, i)| i.status != Status::Inconclusive)
+        .map(|(k, i)| format!("{} {} ({})", words(k), value_text(k, i), i.status_word()))
+        .collect();
+    let failed: Vec<&str> = d
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.name.as_str())
+        .collect();
+    let mut s = if found.is_empty() {
+        if d.inferences.is_empty() {
+            format!(
+                "{}: measurements only (this command infers nothing)",
+                d.command
+            )
+        } else {
+            format!("{}: inconclusive (see the evidence below)", d.command)
+        }
+    } else {
+        found.join("; ")
+    };
+    if !failed.is_empty() {
+        s.push_str(&format!(" — failed: {}", failed.join(", ")));
+    }
+    s
+}
+
+/// `erase_block_bytes` → "erase block".
+fn words(key: &str) -> String {
+    let k = ["_bytes_per_s", "_bytes", "_ns"]
+        .iter()
+        .find_map(|s| key.strip_suffix(s))
+        .unwrap_or(key);
+    k.replace('_', " ")
+}
+
+/// An inference's value in units its name gives (`_bytes`, `_bytes_per_s`, `_ns`).
+fn value_text(key: &str, i: &Inference) -> String {
+    let Some(v) = &i.value else {
+        return "—".into();
+    };
+    match v.as_f64() {
+        Some(n) if key.ends_with("_bytes_per_s") => format_rate(n),
+        Some(n) if key.ends_with("_bytes") && n >= 0.0 => format_bytes(n as u64),
+        Some(n) if key.ends_with("_ns") => format_ns(n),
+        _ => match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        },
+    }
+}
+
+fn inferences(h: &mut String, d: &Document) {
+    if d.inferences.is_empty() {
+        return;
+    }
+    h.push_str("<h3>Inferences</h3>\n<table class=\"inferences\">\n<tr><th>what</th><th>value</th><th>status</th><th>confidence</th><th>evidence</th></tr>\n");
+    for (k, i) in &d.inferences {
+        let status = i.status_word();
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"{status}\">{status}</td><td class=\"num\">{:.2}</td><td>{}</td></tr>",
+            escape(k),
+            escape(&value_text(k, i)),
+            i.confidence,
+            escape(&i.evidence)
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+fn checks(h: &mut String, d: &Document) {
+    if d.checks.is_empty() {
+        return;
+    }
+    h.push_str("<h3>Checks</h3>\n<table class=\"checks\">\n<tr><th>check</th><th>result</th><th>figure</th><th>what was required and found</th></tr>\n");
+    for c in &d.checks {
+        let figure = match (c.measurement, &c.units) {
+            (Some(m), Some(u)) => format!("{m} {u}"),
+            (Some(m), None) => m.to_string(),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td class=\"{}\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            escape(&c.name),
+            if c.passed { "pass" } else { "fail" },
+            if c.passed { "passed" } else { "FAILED" },
+            escape(&figure),
+            escape(&c.message)
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+/// The samples (or one extra field) as the type its command wrote them from.
+fn typed<T: DeserializeOwned>(v: Option<&serde_json::Value>, what: &str) -> Result<T, String> {
+    let v = v.ok_or_else(|| format!("the document has no {what}"))?;
+    T::deserialize(v)
+        .map_err(|e| format!("the {what} are not in the shape this flashscope writes: {e}"))
+}
+
+/// A chart and what to read under it.
+struct Figure {
+    svg: String,
+    caption: String,
+}
+
+impl From<String> for Figure {
+    fn from(svg: String) -> Self {
+        Figure {
+            svg,
+            caption: String::new(),
+        }
+    }
+}
+
+/// The SVG of every chart the document's command has, or why one could not be drawn.
+fn charts_of(d: &Document, target: &TargetInfo) -> Vec<Result<Figure, String>> {
+    let samples = Some(&d.samples);
+    let title = |what: &str| format!("{what}: {}", target.spec);
+    let param = |k: &str| d.parameters.get(k).and_then(|v| v.as_u64());
+    let empty = d.samples.as_array().is_some_and(|a| a.is_empty());
+    let mut out = Vec::new();
+    if empty {
+        return out;
+    }
+    match d.command.as_str() {
+        "align" => out.push(
+            typed::<Vec<crate::analysis::align::AlignCell>>(samples, "samples").map(|cells| {
+                let points = crate::analysis::align::points(&cells);
+                charts::align(&points, &d.inferences, &title("align")).to_svg()
+            })
+            .map(Figure::from),
+        ),
+        "scatter" => out.push(
+            typed::<Vec<crate::probe::scatter::ScatterPoint>>(samples, "samples").map(|p| {
+                let read = param("block_bytes").unwrap_or(0) * param("span").unwrap_or(1);
+                charts::scatter(&p, read, &title("scatter")).to_svg()
+            })
+            .map(Figure::from),
+        ),
+        "interval" => out.push(
+            typed::<Vec<crate::probe::interval::IntervalSample>>(samples, "samples").map(|s| {
+                let points: Vec<_> = s.iter().map(|s| s.point()).collect();
+                // The fitted line from the two inferences it gave (none when inconclusive).
+                let access = d
+                    .inferences
+                    .get("access_time_ns")
+                    .and_then(|i| i.value.as_ref()?.as_f64());
+                let rate = d
+                    .inferences
+                    .get("throughput_bytes_per_s")
+                    .and_then(|i| i.value.as_ref()?.as_f64())
+                    .filter(|r| *r > 0.0);
+                let line = access.zip(rate).map(|(a, r)| (a, 1e9 / r));
+                charts::interval(&points, line, &title("interval")).to_svg()
+            })
+            .map(Figure::from),
+        ),
+        "slc" => out.push(
+            typed::<Vec<crate::analysis::slc::SlcInterval>>(samples, "samples")
+                .map(|iv| charts::slc(&iv).to_svg())
+            .map(Figure::from),
+        ),
+        "bench" | "io" => {
+            out.push(if d.command == "bench" {
+                typed::<Vec<crate::workload::bench::BenchFigure>>(samples, "samples")
+                    .map(|f| charts::bench_per_second(&f).to_svg().into())
+            } else {
+                typed::<Vec<crate::workload::job::SecondSample>>(samples, "samples")
+                    .map(|s| charts::io_per_second(&s).to_svg().into())
+            });
+            let what = format!("{}: latency percentiles", d.command);
+            out.push(
+                typed::<Vec<FioJobLatency>>(d.extra.get("jobs"), "jobs")
+                    .map(|j| charts::latency_percentiles(&j, &title(&what)).to_svg().into()),
+            );
+        }
+        "probe" => out.push(typed::<Vec<ProbeSample>>(samples, "samples").and_then(|s| {
+            let (mut spans, mut s2) = (Vec::new(), Vec::new());
+            for x in s {
+                match x {
+                    ProbeSample::Span(sp) => spans.push(sp),
+                    ProbeSample::Scan(sc) => s2.push(sc),
+                }
+            }
+            let hits: Vec<crate::capacity::probe::AliasHit> = match d.extra.get("probe") {
+                Some(p) => typed(p.get("alias_hits"), "probe's alias hits")?,
+                None => Vec::new(),
+            };
+            let scans: Vec<String> = s2
+                .iter()
+                .map(|sc| {
+                    format!(
+                        "{} reads between {} and {}, {} returning another offset's stamp",
+                        sc.reads,
+                        format_bytes(sc.from),
+                        format_bytes(sc.to),
+                        sc.hits
+                    )
+                })
+                .collect();
+            Ok(Figure {
+                svg: charts::probe_surface(target.size_bytes, &spans, &hits),
+                caption: format!(
+                    "Cells hold the spans written and read back and the first alias hits; the alias scans ({}) record no other positions, so their reads are not drawn.",
+                    if scans.is_empty() { "none".to_string() } else { scans.join("; ") }
+                ),
+            })
+        })),
+        "verify" => {
+            let extents: Result<Vec<crate::capacity::extent::Extent>, String> =
+                match d.inferences.get("bad_extents").and_then(|i| i.value.as_ref()) {
+                    Some(v) => typed(Some(v), "bad extents"),
+                    None => Ok(Vec::new()),
+                };
+            let s = typed::<Vec<crate::capacity::verify::ThroughputSample>>(samples, "samples");
+            if let Ok(s) = &s {
+                if !s.is_empty() {
+                    let start = param("range_offset").unwrap_or(0);
+                    let len = param("range_length").unwrap_or(target.size_bytes);
+                    out.push(Ok(charts::verify_throughput(s, start, len).to_svg().into()));
+                }
+            }
+            out.push(s.and_then(|s| {
+                Ok(charts::verify_surface(target.size_bytes, &s, &extents?).into())
+            }));
+        }
+        "open-au" => out.push(
+            typed::<Vec<crate::probe::open_au::OpenAuSample>>(samples, "samples").map(|s| {
+                let n = d.inferences.get("open_au").and_then(|i| i.as_u64());
+                charts::open_au(&s, n).to_svg()
+            })
+            .map(Figure::from),
+        ),
+        "fat" => out.push(
+            typed::<Vec<crate::probe::fat::FatProbeSample>>(samples, "samples")
+                .map(|s| charts::fat(&s).to_svg())
+            .map(Figure::from),
+        ),
+        "program" => out.push(
+            typed::<Vec<crate::probe::program::ProgramSample>>(samples, "samples")
+                .map(|s| charts::program(&s).to_svg())
+            .map(Figure::from),
+        ),
+        _ => {}
+    }
+    out
+}
+
+/// The plan (parameters) against what was written (bytes, the preserve block).
+fn plan(h: &mut String, d: &Document) {
+    h.push_str("<h3>Plan and what was written</h3>\n<table class=\"plan\">\n");
+    let _ = writeln!(
+        h,
+        "<tr><th>bytes written</th><td class=\"num\">{} ({} bytes)</td></tr>",
+        format_bytes(d.bytes_written),
+        d.bytes_written
+    );
+    if let Some(p) = d.extra.get("preserve").and_then(|p| p.as_object()) {
+        for (k, v) in p {
+            let _ = writeln!(
+                h,
+                "<tr><th>preserve: {}</th><td class=\"num\">{}</td></tr>",
+                escape(k),
+                escape(&scalar(k, v))
+            );
+        }
+    }
+    if let Some(j) = d.extra.get("journal").and_then(|j| j.as_str()) {
+        let _ = writeln!(h, "<tr><th>journal</th><td>{}</td></tr>", escape(j));
+    }
+    if let Some(p) = d.parameters.as_object() {
+        for (k, v) in p {
+            let _ = writeln!(
+                h,
+                "<tr><th>{}</th><td class=\"num\">{}</td></tr>",
+                escape(k),
+                escape(&scalar(k, v))
+            );
+        }
+    }
+    h.push_str("</table>\n");
+}
+
+/// A JSON value for a table cell: sizes and times in units by the field's name.
+fn scalar(key: &str, v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "—".into(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => match n.as_u64() {
+            Some(u) if key.ends_with("_bytes_per_s") => format_rate(u as f64),
+            Some(u) if key.ends_with("bytes") && u >= 1024 => format!("{} ({u})", format_bytes(u)),
+            Some(u) if key.ends_with("_ns") => format_ns(u as f64),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// The raw samples as a folded table, and the rest of the document as folded JSON.
+fn raw(h: &mut String, d: &Document) {
+    if let Some(rows) = d.samples.as_array().filter(|a| !a.is_empty()) {
+        let mut cols: Vec<&str> = Vec::new();
+        for r in rows.iter().take(RAW_ROWS) {
+            if let Some(o) = r.as_object() {
+                for k in o.keys() {
+                    if !cols.contains(&k.as_str()) {
+                        cols.push(k);
+                    }
+                }
+            }
+        }
+        let _ = writeln!(
+            h,
+            "<details><summary>Raw samples ({} rows{})</summary>\n<table class=\"raw\">",
+            rows.len(),
+            if rows.len() > RAW_ROWS {
+                format!(", the first {RAW_ROWS} shown; the JSON has them all")
+            } else {
+                String::new()
+            }
+        );
+        if cols.is_empty() {
+            for r in rows.iter().take(RAW_ROWS) {
+                let _ = writeln!(h, "<tr><td>{}</td></tr>", escape(&r.to_string()));
+            }
+        } else {
+            h.push_str("<tr>");
+            for c in &cols {
+                let _ = write!(h, "<th>{}</th>", escape(c));
+            }
+            h.push_str("</tr>\n");
+            for r in rows.iter().take(RAW_ROWS) {
+                h.push_str("<tr>");
+                for c in &cols {
+                    let cell = match r.get(c) {
+                        None | Some(serde_json::Value::Null) => String::new(),
+                        Some(serde_json::Value::String(s)) => s.clone(),
+                        Some(v) => short(&v.to_string()),
+                    };
+                    let _ = write!(h, "<td>{}</td>", escape(&cell));
+                }
+                h.push_str("</tr>\n");
+            }
+        }
+        h.push_str("</table>\n</details>\n");
+    }
+    let rest: serde_json::Map<String, serde_json::Value> = d
+        .extra
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "verdict" | "advice" | "preserve" | "journal"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if !rest.is_empty() {
+        let _ = writeln!(
+            h,
+            "<details><summary>Other fields of the document</summary>\n<pre>{}</pre>\n</details>",
+            escape(&serde_json::to_string_pretty(&rest).unwrap_or_default())
+        );
+    }
+}
+
+/// A long cell cut to a readable length (lists of raw reads).
+fn short(s: &str) -> String {
+    const MAX: usize = 120;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// The current time in UTC, `YYYY-MM-DD HH:MM UTC` (wall clock: it only labels the page).
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = ((secs / 86400) as i64, secs % 86400);
+    // Days since 1970-01-01 to a civil date (proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Check, Warning};
+
+    fn hostile() -> Document {
+        let evil = "<script>alert('x')</script>&\"";
+        let mut d = Document::new(
+            "scatter",
+            serde_json::json!({ "spec": format!("sim:sd-16g{evil}"), "size_bytes": 1 << 30 }),
+        );
+        d.inferences.insert(
+            format!("page_bytes{evil}"),
+            Inference::new(4096, 0.95, format!("evidence {evil}")),
+        );
+        d.warnings.push(Warning::new(evil, evil));
+        d.checks.push(Check {
+            name: evil.into(),
+            passed: false,
+            measurement: Some(1.0),
+            units: Some(evil.into()),
+            message: evil.into(),
+        });
+        d.extra.insert("verdict".into(), evil.into());
+        d.extra
+            .insert("note".into(), serde_json::json!({ evil: evil }));
+        d.parameters = serde_json::json!({ evil: evil, "block_bytes": 16384, "span": 1 });
+        d.samples = serde_json::json!([{ "offset": 0, "min_ns": 1000, evil: evil }]);
+        d
+    }
+
+    #[test]
+    fn every_string_from_a_document_is_escaped() {
+        let h = render(&[hostile()]);
+        assert!(!h.contains("<script"), "{h}");
+        assert!(!h.contains("alert('x')"));
+        assert!(h.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;"));
+        // The scatter chart is drawn from the one good sample.
+        assert_eq!(h.matches("<svg").count(), 1);
+    }
+
+    #[test]
+    fn the_page_references_nothing_outside_itself() {
+        let mut docs = vec![hostile()];
+        let mut d = Document::new(
+            "slc",
+            serde_json::json!({ "spec": "https://example.invalid/x" }),
+        );
+        d.samples = serde_json::json!([{ "start_bytes": 0, "bytes": 1 << 20, "ns": 1_000_000 }]);
+        docs.push(d);
+        let h = render(&docs);
+        let svg_ns = "http://www.w3.org/2000/svg";
+        let outside = h.replace(&format!("xmlns=\"{svg_ns}\""), "");
+        for attr in [
+            "src=",
+            "href=\"http",
+            "href='http",
+            "url(",
+            "@import",
+            "<link",
+            "<iframe",
+        ] {
+            assert!(!outside.contains(attr), "{attr} in the page");
+        }
+        // A URL from a document is text, not a reference.
+        assert!(outside.contains("<h2>slc on https://example.invalid/x</h2>"));
+        assert!(!outside.contains("<script"));
+        assert_eq!(h.matches(svg_ns).count(), 2, "the SVG namespace only");
+    }
+
+    #[test]
+    fn samples_out_of_shape_say_so_instead_of_a_chart() {
+        let mut d = Document::new("align", serde_json::json!({ "spec": "x" }));
+        d.samples = serde_json::json!([{ "align_bytes": "many" }]);
+        let h = render(&[d]);
+        assert!(
+            h.contains("no chart: the samples are not in the shape"),
+            "{h}"
+        );
+        assert!(!h.contains("<svg"));
+        // A stopped command's document (null target, no samples) renders too.
+        let h = render(&[Document::new("probe", serde_json::Value::Null)]);
+        assert!(h.contains("(unknown target)") && !h.contains("<svg"));
+    }
+
+    #[test]
+    fn documents_are_read_only_when_whole_and_flashscope_1() {
+        let good = Document::new("info", serde_json::json!({ "spec": "x" })).to_json();
+        assert!(Document::from_json("a.json", good.as_bytes()).is_ok());
+        let cut = &good.as_bytes()[..good.len() / 2];
+        let e = Document::from_json("a.json", cut).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().contains("a.json") && e.to_string().contains("ends early"),
+            "{e}"
+        );
+        let e = Document::from_json("b.json", br#"{"schema":"x/9"}"#).unwrap_err();
+        assert!(
+            e.to_string().contains("b.json") && e.to_string().contains("x/9"),
+            "{e}"
+        );
+        let e = Document::from_json("c.json", b"[1]").unwrap_err();
+        assert!(e.to_string().contains("no \"schema\""), "{e}");
+    }
+
+    #[test]
+    fn value_words_and_units_follow_the_field_name() {
+        assert_eq!(words("erase_block_bytes"), "erase block");
+        assert_eq!(words("throughput_bytes_per_s"), "throughput");
+        let i = Inference::new(4194304, 0.95, "e");
+        assert_eq!(value_text("erase_block_bytes", &i), "4 MiB");
+        assert_eq!(
+            value_text("access_time_ns", &Inference::new(675000, 0.95, "e")),
+            "675 µs"
+        );
+        assert_eq!(
+            value_text("fake_kind", &Inference::new("wrap", 0.95, "e")),
+            "wrap"
+        );
+        assert_eq!(value_text("x", &Inference::inconclusive("e")), "—");
+        assert!(utc_now().ends_with(" UTC") && utc_now().len() == 20);
+    }
+}
