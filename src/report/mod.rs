@@ -1,7 +1,7 @@
 //! Result types (schema "flashscope/1") and their text renderings. Output code never measures.
 
-pub mod export;
 pub mod charts;
+pub mod export;
 pub mod html;
 pub mod progress;
 pub mod svg;
