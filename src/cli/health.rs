@@ -40,6 +40,23 @@ pub struct Args {
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
+    // The file options name themselves when what they point at is not there.
+    if let Some(p) = &args.ext_csd {
+        if let Err(e) = std::fs::metadata(p) {
+            return Err(crate::Error::usage(format!(
+                "--ext-csd {}: {e}: give a dump file (512 bytes binary, or the 1024 hex digits debugfs prints)",
+                p.display()
+            )));
+        }
+    }
+    if let Some(dir) = &args.sysfs_root {
+        if !dir.is_dir() {
+            return Err(crate::Error::usage(format!(
+                "--sysfs-root {}: not a directory (give the root of a recorded sysfs tree)",
+                dir.display()
+            )));
+        }
+    }
     let roots = match &args.sysfs_root {
         Some(dir) => crate::platform::Roots {
             sys: dir.clone(),
