@@ -283,7 +283,7 @@ fn bad_sizes_are_usage_errors() {
     fails_with(
         &["fs", "files", dir, "--total", "0"],
         2,
-        "--total '0' is zero",
+        "--total 0 is zero",
     );
     fails_with(
         &["fs", "seq", dir, "--size", "3M", "--bs", "2M"],
