@@ -290,11 +290,11 @@ fn bad_sizes_are_usage_errors() {
         2,
         "multiple of --bs",
     );
-    fails_with(&["fs", "seq", dir, "--bs", "0"], 2, "--bs '0' is zero");
+    fails_with(&["fs", "seq", dir, "--bs", "0"], 2, "--bs 0 is zero");
     fails_with(
         &["fs", "seq", dir, "--size", "-4M"],
         2,
-        "'-4M' is not a size",
+        "--size -4M is negative",
     );
     fails_with(
         &["fs", "files", dir, "--sizes", "-4K"],
