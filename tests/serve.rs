@@ -830,6 +830,28 @@ fn align_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
     );
 }
 
+/// `flashscope ARGS --json` pinned to CPU 0 (where the hog runs), on a served card: exit 0
+/// or 3 (a check failed is an answer too), one JSON document; returns it and the wall time.
+fn json_on_cpu0(spec: &str, args: &[&str], timeout: Duration) -> (serde_json::Value, f64) {
+    let t = Instant::now();
+    let out = AssertCommand::new("taskset")
+        .args(["-c", "0", BIN])
+        .args(args)
+        .arg("--json")
+        .timeout(timeout)
+        .output()
+        .unwrap();
+    let code = out.status.code();
+    assert!(
+        matches!(code, Some(0) | Some(3)),
+        "{spec}: {args:?}: exit {code:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{spec}: {args:?}: not one JSON document: {e}"));
+    (v, t.elapsed().as_secs_f64())
+}
+
 /// The probe truth suite on the real I/O path (issue 18 point 7): honest cards, wrap and
 /// limbo fakes of 2^n and odd real sizes, fakes behind write caches smaller and larger than
 /// the default `--max-cache` (1 GiB), served through `sim serve --loop` and probed by
@@ -905,21 +927,9 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
             // A fresh card each run: a probed card keeps the stamps of the last run.
             let server = Server::start(&spec, server_args);
             let _hog = hogged.then(|| CpuHog::on_cpu(0));
-            let t = Instant::now();
-            let out = AssertCommand::new("taskset")
-                .args(["-c", "0", BIN, "probe", &server.device, "--destructive"])
-                .args(extra)
-                .arg("--json")
-                .timeout(Duration::from_secs(300))
-                .output()
-                .unwrap();
-            let code = out.status.code();
-            assert!(
-                matches!(code, Some(0) | Some(3)),
-                "{spec}: exit {code:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("probe JSON");
+            let mut args = vec!["probe", server.device.as_str(), "--destructive"];
+            args.extend(extra);
+            let (v, secs) = json_on_cpu0(&spec, &args, Duration::from_secs(300));
             let inf = &v["inferences"];
             runs += 1;
             eprintln!(
@@ -929,7 +939,7 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
                 inf["fake_kind"]["status"],
                 inf["usable_bytes"]["value"],
                 inf["usable_bytes"]["status"],
-                t.elapsed().as_secs_f64(),
+                secs,
                 v["bytes_written"]
             );
             let kind_ok = inf["fake_kind"]["value"].as_str() == Some(kind);
@@ -1009,27 +1019,14 @@ fn open_au_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
             // A fresh card each run: a written card keeps its open blocks.
             let server = Server::start(&spec, server_args);
             let _hog = hogged.then(|| CpuHog::on_cpu(0));
-            let mut cmd = AssertCommand::new("taskset");
-            cmd.args(["-c", "0", BIN, "open-au", &server.device, "--destructive"]);
+            let mut args = vec!["open-au", server.device.as_str(), "--destructive"];
             if let Some(e) = erase {
-                cmd.args(["--erase-size", e]);
+                args.extend(["--erase-size", e]);
             }
             if random.is_some() {
-                cmd.arg("--random");
+                args.push("--random");
             }
-            let t = Instant::now();
-            let out = cmd
-                .arg("--json")
-                .timeout(Duration::from_secs(300))
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{spec}: exit {:?}: {}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("open-au JSON");
+            let (v, secs) = json_on_cpu0(&spec, &args, Duration::from_secs(300));
             let inf = &v["inferences"];
             runs += 1;
             eprintln!(
@@ -1039,7 +1036,7 @@ fn open_au_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
                 inf["open_au"]["status"],
                 inf["open_au_random"]["value"],
                 inf["open_au_random"]["status"],
-                t.elapsed().as_secs_f64(),
+                secs,
                 v["bytes_written"]
             );
             let mut all_right = true;
