@@ -171,7 +171,13 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         }
     }
     doc.warnings.extend(inf.warnings.iter().cloned());
-    let env = environment(&run, load_before);
+    let mut env = environment(&run, load_before);
+    if opened.info.kind == crate::target::TargetKind::Sim {
+        // The simulated card runs on a virtual clock: other programs cannot slow its
+        // reads, so the machine's load and steal time are no cause (its own stalls are).
+        env.load1 = 0.0;
+        env.steal = 0.0;
+    }
     if let Some(m) = align::noisy_environment(&env) {
         doc.warnings.push(Warning::new("noisy_environment", m));
     }
