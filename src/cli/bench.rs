@@ -168,7 +168,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let region = size.min(probe.info.size_bytes);
     if region < 1 << 20 {
         return Err(Error::usage(format!(
-            "{} holds {} ({} bytes): bench's sequential test needs at least one 1 MiB block; measure a larger target, or use `flashscope io` with a smaller --bs",
+            "{} holds {} ({} bytes): bench's sequential test needs at least one 1 MiB block; measure a larger target, or use `flashscope io` with a smaller --blocksize",
             args.target,
             format_bytes(region),
             region

@@ -95,7 +95,14 @@ pub struct SeqArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub size: Option<String>,
     /// Block size of each write and read (dd's bs).
-    #[arg(long, default_value = "1M", allow_hyphen_values = true)]
+    #[arg(
+        long = "blocksize",
+        short = 'b',
+        alias = "bs",
+        value_name = "SIZE",
+        default_value = "1M",
+        allow_hyphen_values = true
+    )]
     pub bs: String,
     /// Modes to run, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values = ["buffered", "fdatasync", "dsync", "sync", "direct"])]
@@ -151,8 +158,8 @@ pub struct MatrixArgs {
     /// Include fsync in the write timings (iozone -e).
     #[arg(long)]
     pub fsync: bool,
-    /// Open files with O_DIRECT (iozone -I): no page cache in any cell.
-    #[arg(long)]
+    /// Open files with O_DIRECT (iozone -I): no page cache in any cell (--direct=1/0 too).
+    #[arg(long, value_name = "0|1", default_value = "0", num_args = 0..=1, require_equals = true, default_missing_value = "1", value_parser = super::bool01_arg)]
     pub direct: bool,
     /// Write the matrix as CSV, one row per cell.
     #[arg(long, value_name = "FILE")]
@@ -251,7 +258,7 @@ fn fs_line(fs: &FsInfo) -> String {
 // ---------------------------------------------------------------- fs seq
 
 fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
-    let block_bytes = parse_size_option("--bs", &a.bs, false)?;
+    let block_bytes = parse_size_option("--blocksize", &a.bs, false)?;
     let fs = prepare(&a.common.dir)?;
     let file_bytes = match &a.size {
         Some(s) => parse_size_option("--size", s, false)?,
