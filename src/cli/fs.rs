@@ -19,7 +19,6 @@ use crate::units::{format_bytes, format_ns, format_rate, parse_size_option};
 use crate::{Error, Result};
 use clap::Subcommand;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -179,39 +178,9 @@ pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
     }
 }
 
-/// Draws the shared progress line from the probe's counters until dropped.
-struct Ticker {
-    stop: Arc<AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Ticker {
-    fn start(label: &str, progress: Arc<Progress>) -> Ticker {
-        let stop = Arc::new(AtomicBool::new(false));
-        let stop2 = stop.clone();
-        let label = label.to_string();
-        let handle = std::thread::Builder::new()
-            .name("flashscope-progress".into())
-            .spawn(move || {
-                let mut line = crate::report::progress::Progress::new(&label);
-                while !stop2.load(Ordering::Relaxed) {
-                    line.update(progress.done(), progress.total());
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                line.finish();
-            })
-            .ok();
-        Ticker { stop, handle }
-    }
-}
-
-impl Drop for Ticker {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
+/// The shared progress bar, drawn from the test's counters until dropped.
+fn ticker(label: &str, progress: Arc<Progress>) -> crate::report::progress::Ticker {
+    crate::report::progress::Progress::ticking(label, move || (progress.done(), progress.total()))
 }
 
 /// The directory as a document target: the filesystem facts plus spec and kind.
@@ -312,7 +281,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
     );
     let progress = Progress::new();
     let run = {
-        let _ticker = Ticker::start("fs seq", progress.clone());
+        let _ticker = ticker("fs seq", progress.clone());
         seq::run(&cfg, progress)?
     };
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
@@ -557,7 +526,7 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
     );
     let progress = Progress::new();
     let run = {
-        let _ticker = Ticker::start("fs files", progress.clone());
+        let _ticker = ticker("fs files", progress.clone());
         files::run(&cfg, progress)?
     };
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
@@ -717,7 +686,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
     );
     let progress = Progress::new();
     let run = {
-        let _ticker = Ticker::start("fs matrix", progress.clone());
+        let _ticker = ticker("fs matrix", progress.clone());
         matrix::run(&cfg, progress)?
     };
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);

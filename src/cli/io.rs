@@ -187,6 +187,20 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
     })
 }
 
+/// The run's progress on a real target: wall time against --ramp-time + --runtime when
+/// --runtime bounds it (a run that finishes its --size first ends sooner), elapsed time
+/// alone otherwise. Simulated runs take virtual time and end at once: no bar.
+fn progress(spec: &workload::JobSpec) -> crate::report::progress::Ticker {
+    let planned_ms = spec
+        .runtime_ns
+        .map_or(0, |r| r.saturating_add(spec.ramp_ns) / 1_000_000);
+    let start = std::time::Instant::now();
+    crate::report::progress::Progress::ticking("io", move || {
+        let ms = start.elapsed().as_millis() as u64;
+        (ms, planned_ms)
+    })
+}
+
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     // Parse everything that needs no target first, so bad input fails fast.
     let probe_spec = job_spec(args, u64::MAX / 4)?;
@@ -208,6 +222,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         let result = if simulated {
             workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
         } else {
+            let _progress = progress(&spec);
             workload::run(&spec, RunTarget::Path(std::path::Path::new(&args.target)))?
         };
         let mut doc = document(&result, &opened.info);
@@ -250,6 +265,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         Ok(if simulated {
             workload::run(&spec, RunTarget::Backend(dev))
         } else {
+            let _progress = progress(&spec);
             workload::run(&spec, RunTarget::Guarded { path, stack: dev })
         })
     })?;
