@@ -116,7 +116,21 @@ impl Drop for Ticker {
 
 fn style(template: &str) -> ProgressStyle {
     // The templates are constants: a bad one is caught by the unit test below.
-    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
+    ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key(
+            "eta",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                // Before the rate is known (nothing done yet, or too little to estimate
+                // from) indicatif says 0s: say "?" instead.
+                let unknown = state.pos() == 0 || (state.eta().is_zero() && state.fraction() < 1.0);
+                let _ = if unknown {
+                    write!(w, "?")
+                } else {
+                    write!(w, "{:#}", indicatif::HumanDuration(state.eta()))
+                };
+            },
+        )
 }
 
 /// Position and length, switching between the bar (total known) and the spinner.
@@ -129,10 +143,15 @@ fn set(bar: &ProgressBar, done: u64, total: u64) {
             bar.unset_length();
         }
     }
+    let first = total > 0 && bar.length().is_none();
     if total > 0 {
         bar.set_length(total);
     }
     bar.set_position(if total > 0 { done.min(total) } else { done });
+    if first {
+        // A resumed run starts part way: the rate counts from here, not from 0.
+        bar.reset_eta();
+    }
 }
 
 #[cfg(test)]
@@ -164,6 +183,10 @@ mod tests {
             "verify",
             ProgressDrawTarget::term_like(Box::new(term.clone())),
         );
+        p.update(0, 100);
+        p.bar.tick();
+        assert!(term.contents().contains("ETA ?"), "{:?}", term.contents());
+        std::thread::sleep(Duration::from_millis(20));
         p.update(50, 100);
         p.bar.tick();
         let shown = term.contents();
