@@ -108,6 +108,8 @@ fn direct_is_a_flag_that_takes_fios_values() {
     assert!(io(&["--direct"]).direct);
     assert!(io(&["--direct=1"]).direct);
     assert!(!io(&["--direct=0"]).direct);
+    assert!(!io(&["--direct", "0"]).direct, "io's old shape still works");
+    assert!(io(&["--direct", "--rw", "read"]).direct);
     // A bare --direct never eats the next word.
     assert!(Cli::try_parse_from(["flashscope", "fs", "matrix", "--direct", "/mnt"]).is_ok());
     let e = Cli::try_parse_from(["flashscope", "io", "x", "--direct=maybe"]).unwrap_err();

@@ -67,8 +67,9 @@ pub struct Args {
     /// Run this long before counting.
     #[arg(long, value_parser = crate::units::duration_arg)]
     pub ramp_time: Option<String>,
-    /// O_DIRECT, the default: bypass the page cache; --direct=0 goes through it.
-    #[arg(long, value_name = "0|1", default_value = "1", num_args = 0..=1, require_equals = true, default_missing_value = "1", value_parser = super::bool01_arg)]
+    /// O_DIRECT, the default: bypass the page cache; --direct=0 goes through it. (Here a
+    /// value may also follow after a space, as io has always taken it: --direct 0.)
+    #[arg(long, value_name = "0|1", default_value = "1", num_args = 0..=1, default_missing_value = "1", value_parser = super::bool01_arg)]
     pub direct: bool,
     /// none, sync (O_SYNC) or dsync (O_DSYNC).
     #[arg(long, default_value = "none")]
