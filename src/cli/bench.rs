@@ -233,6 +233,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 interrupted = true;
                 break 'tests;
             }
+            progress.update(figures.len() as u64, n_tests as u64);
             progress.message(&format!(
                 "{} {} ({}/{})",
                 line.label,
@@ -240,7 +241,6 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 figures.len() + 1,
                 n_tests
             ));
-            progress.update(figures.len() as u64, n_tests as u64);
             let spec = JobSpec {
                 name: format!(
                     "{} {}",
