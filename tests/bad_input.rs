@@ -362,7 +362,7 @@ fn the_harness_list_gets_the_documented_exit_codes_and_names_the_option() {
         // Targets whose size the user never gave: the message names the target, not an
         // option the user did not type.
         case(&["verify", odd, "--write"], 2, &[odd, "--range 0+999936"]),
-        case(&["io", tiny], 2, &[tiny, "--bs"]),
+        case(&["io", tiny], 2, &[tiny, "--blocksize"]),
         case(&["bench", odd], 2, &[odd, "1 MiB"]),
         case(&["io", empty], 2, &["empty"]),
         case(&["verify", empty, "--write"], 2, &["empty"]),

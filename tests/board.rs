@@ -121,7 +121,7 @@ fn io_writes_and_verifies_above_4_gib_on_a_file_and_falls_back_from_io_uring_cle
             img.to_str().unwrap(),
             "--rw",
             "randwrite",
-            "--bs",
+            "--blocksize",
             "64k",
         ])
         .args([
@@ -170,7 +170,7 @@ fn io_on_a_sim_card_verifies_above_4_gib() {
             "sim:sd-16g,noise=0",
             "--rw",
             "randwrite",
-            "--bs",
+            "--blocksize",
             "64k",
         ])
         .args(["--offset", "12G", "--size", "4M", "--write", "--verify"])

@@ -127,7 +127,7 @@ fn prometheus_files_of_the_measuring_commands_pass_promtool() {
                 "sim:sd-16g",
                 "--rw",
                 "randread",
-                "--bs",
+                "--blocksize",
                 "4k",
                 "--runtime",
                 "1s",

@@ -286,11 +286,15 @@ fn bad_sizes_are_usage_errors() {
         "--total 0 is zero",
     );
     fails_with(
-        &["fs", "seq", dir, "--size", "3M", "--bs", "2M"],
+        &["fs", "seq", dir, "--size", "3M", "--blocksize", "2M"],
         2,
-        "multiple of --bs",
+        "multiple of --blocksize",
     );
-    fails_with(&["fs", "seq", dir, "--bs", "0"], 2, "--bs 0 is zero");
+    fails_with(
+        &["fs", "seq", dir, "--blocksize", "0"],
+        2,
+        "--blocksize 0 is zero",
+    );
     fails_with(
         &["fs", "seq", dir, "--size", "-4M"],
         2,
@@ -558,7 +562,15 @@ fn ctrl_c_stops_the_test_and_removes_its_files() {
     let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
         .unwrap()
         .args(["fs", "seq", d.path().to_str().unwrap()])
-        .args(["--size", "1G", "--bs", "64K", "--mode", "dsync", "--json"])
+        .args([
+            "--size",
+            "1G",
+            "--blocksize",
+            "64K",
+            "--mode",
+            "dsync",
+            "--json",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -976,16 +976,16 @@ fn e2e_analyze_options_refuse_zero_empty_and_negative_values_by_name() {
             "--blocksize 0 is zero: give a size such as 4K",
         ),
         (
-            "--erasesize",
+            "--erase-size",
             "0",
-            "--erasesize 0 is zero: give a size such as 4K",
+            "--erase-size 0 is zero: give a size such as 4K",
         ),
         (
             "--blocksize",
             "",
             "--blocksize is empty: give a size such as 4K",
         ),
-        ("--erasesize", "", "--erasesize is empty"),
+        ("--erase-size", "", "--erase-size is empty"),
         (
             "--blocksize",
             "-5",
@@ -1063,7 +1063,7 @@ const PASTES: &[(&str, &[&str], &[&str])] = &[
             "seed-openau-03.txt",
             "seed-openau-04.txt",
         ],
-        &["--erasesize", "4M", "--open-au-nr", "1,2,8,9"],
+        &["--erase-size", "4M", "--open-au-nr", "1,2,8,9"],
     ),
     (
         "latin1-shown-readme-align-01.txt",
@@ -1121,7 +1121,7 @@ fn pasted_forms_of_golden_logs_reach_the_same_conclusion() {
     let v = json(&[
         "analyze",
         &format!("{REF}pastes/raw-seed-openau-01-04.txt"),
-        "--erasesize",
+        "--erase-size",
         "4M",
     ]);
     assert_ne!(v["inferences"]["open_au"]["status"], "confident", "{v}");

@@ -584,7 +584,7 @@ fn io_randwrite_on_a_loop_device_is_preserved_and_a_killed_run_restores() {
         d,
         "--rw",
         "randwrite",
-        "--bs",
+        "--blocksize",
         "4k",
         "--iodepth",
         "8",

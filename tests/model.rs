@@ -13,7 +13,7 @@ const NAND: [&str; 17] = [
     "spi-nand",
     "--erase-time",
     "3ms",
-    "--erase-block",
+    "--erase-size",
     "128K",
     "--program-time",
     "0.4ms",
@@ -23,7 +23,7 @@ const NAND: [&str; 17] = [
     "100MHz",
     "--bus-lines",
     "4",
-    "--total",
+    "--size",
     "128M",
 ];
 
@@ -171,8 +171,8 @@ fn missing_or_non_positive_figures_are_usage_errors() {
     );
     fail(&with("--bus-lines", "0"), "--bus-lines '0'");
     fail(&with("--bus-lines", "four"), "--bus-lines 'four'");
-    fail(&with("--total", "0"), "--total '0' is not positive");
-    fail(&with("--erase-block", "banana"), "'banana' is not a size");
+    fail(&with("--size", "0"), "--size '0' is not positive");
+    fail(&with("--erase-size", "banana"), "'banana' is not a size");
     fail(
         &["model", "--reference", "--media", "floppy"],
         "no reference row matches",

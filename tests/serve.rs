@@ -598,11 +598,11 @@ fn a_busy_mountpoint_is_refused() {
     AssertCommand::new(BIN)
         .args(["sim", "serve", "sim:sd-16g"])
         .arg(other.path())
-        .args(["--cpu", "4096"])
+        .args(["--cpus", "4096"])
         .timeout(Duration::from_secs(20))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--cpu 4096"));
+        .stderr(predicate::str::contains("--cpus 4096"));
     assert!(!mounted(&other.path().canonicalize().unwrap()));
 }
 
@@ -693,7 +693,7 @@ fn beside_a_hog() -> Option<(MutexGuard<'static, ()>, &'static [&'static str])> 
     }
     let guard = serial();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    Some((guard, if cpus >= 2 { &["--cpu", "1"] } else { &[] }))
+    Some((guard, if cpus >= 2 { &["--cpus", "1"] } else { &[] }))
 }
 
 /// A CPU hog pinned to one CPU, started by a test and killed by its pid on drop: a shell

@@ -21,7 +21,7 @@ fn io_json_uses_fios_names_and_the_simulator_model() {
             "sim:sd-16g,noise=0,outliers=0",
             "--rw",
             "randread",
-            "--bs",
+            "--blocksize",
             "4k",
             "--runtime",
             "2s",
@@ -62,7 +62,7 @@ fn io_writes_need_write_and_say_what_they_would_write() {
             "sim:sd-16g",
             "--rw",
             "write",
-            "--bs",
+            "--blocksize",
             "1M",
             "--size",
             "8M",
@@ -78,7 +78,7 @@ fn io_writes_need_write_and_say_what_they_would_write() {
 fn io_bad_input_is_a_usage_error_naming_the_value() {
     let cases: &[(&[&str], &str)] = &[
         (&["--iodepth", "0"], "--iodepth 0"),
-        (&["--bs", "1000"], "logical sector"),
+        (&["--blocksize", "1000"], "logical sector"),
         (&["--size", "32G"], "does not fit"),
         (&["--engine", "aio"], "'aio'"),
         (&["--rw", "sideways"], "'sideways'"),
@@ -86,7 +86,7 @@ fn io_bad_input_is_a_usage_error_naming_the_value() {
         (&["--cpus", "4000"], "--cpus"),
         (&["--time-based"], "--runtime"),
         (
-            &["--bs", "64M", "--iodepth", "4096"],
+            &["--blocksize", "64M", "--iodepth", "4096"],
             "256 GiB of I/O buffers",
         ),
     ];
@@ -103,7 +103,14 @@ fn io_bad_input_is_a_usage_error_naming_the_value() {
     flashscope()
         .args(["io"])
         .arg(f.path())
-        .args(["--bs", "64M", "--iodepth", "4096", "--engine", "uring"])
+        .args([
+            "--blocksize",
+            "64M",
+            "--iodepth",
+            "4096",
+            "--engine",
+            "uring",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("use a smaller --iodepth"));
@@ -121,7 +128,7 @@ fn a_short_runtime_is_not_spent_setting_up_large_buffers() {
         &[
             "io",
             path,
-            "--bs",
+            "--blocksize",
             "64M",
             "--iodepth",
             "15",
@@ -176,7 +183,7 @@ fn io_verify_fails_a_card_that_loses_writes() {
         "sim:custom,size=16M,real=8M,fake_mode=limbo,erase=1M,page=16K,noise=0",
         "--rw",
         "write",
-        "--bs",
+        "--blocksize",
         "1M",
         "--write",
         "--verify",
@@ -197,7 +204,7 @@ fn io_on_a_file_with_uring_verifies_and_counts_the_disk() {
             p,
             "--rw",
             "randrw",
-            "--bs",
+            "--blocksize",
             "4k",
             "--iodepth",
             "8",
@@ -231,7 +238,14 @@ fn io_buffered_run_records_the_page_cache() {
     let p = f.path().to_str().unwrap();
     let v = json_code(
         &[
-            "io", p, "--rw", "write", "--bs", "64k", "--direct", "0", "--write",
+            "io",
+            p,
+            "--rw",
+            "write",
+            "--blocksize",
+            "64k",
+            "--direct=0",
+            "--write",
         ],
         0,
     );
@@ -438,7 +452,7 @@ fn block_devices_refuse_io_writes_without_permission_and_report_disk_statistics(
             &lo.dev,
             "--rw",
             "write",
-            "--bs",
+            "--blocksize",
             "1M",
             "--size",
             "8M",
@@ -669,7 +683,7 @@ fn without_io_uring_the_warning_names_the_cause_and_the_sync_fallback() {
 
 #[test]
 fn io_options_in_fios_words_do_what_fio_does() {
-    // --offset/--size bound the region, --pattern fills it, --bsrange varies the block
+    // --offset/--size bound the region, --pattern fills it, --blocksize-range varies the block
     // size, --sync/--fsync/--cpus/--ramp-time are accepted and reported.
     let f = scratch(8 << 20);
     let p = f.path().to_str().unwrap();
@@ -683,7 +697,7 @@ fn io_options_in_fios_words_do_what_fio_does() {
             "1M",
             "--size",
             "2M",
-            "--bsrange",
+            "--blocksize-range",
             "4k-64k",
             "--pattern",
             "0x5a",
@@ -750,7 +764,7 @@ fn io_options_in_fios_words_do_what_fio_does() {
             "sim:sd-16g,noise=0",
             "--rw",
             "read",
-            "--bs",
+            "--blocksize",
             "64k",
             "--rate",
             "5M",
@@ -770,7 +784,7 @@ fn io_options_in_fios_words_do_what_fio_does() {
             "sim:sd-16g,noise=0",
             "--rw",
             "read",
-            "--bs",
+            "--blocksize",
             "64k",
             "--rate",
             "500M",

@@ -111,7 +111,7 @@ pub fn open_file(path: &Path, flags: OpenFlags) -> Result<File> {
         .map_err(|e| {
             if flags.direct && e.raw_os_error() == Some(libc::EINVAL) {
                 Error::usage(format!(
-                    "{} does not support O_DIRECT (--direct 1); use --direct 0 to go through the page cache",
+                    "{} does not support O_DIRECT (--direct); use --direct=0 to go through the page cache",
                     path.display()
                 ))
             } else {

@@ -14,17 +14,22 @@ use std::path::Path;
 /// Arguments of `analyze`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope analyze align-1k.txt align-4k.txt align-16k.txt\n  flashscope analyze interval.txt --json\n  flashscope analyze openau.txt --erasesize 4M --open-au-nr 2\n  flashscope analyze openau-loop.txt --erasesize 4M --open-au-nr 1,2,8,9\n\nReads flashbench output (align -a, interval -i, open-au -O, find-fat -f) as pasted: a\ncommand line after any shell prompt, CRLF, tabs, a BOM, a cut last line (left out, with\na warning). A file with several runs is split at command lines and where the sizes start\nagain. Several align logs are taken as one card measured with different block sizes.\nRaw -O runs without command lines: --open-au-nr 1,2,8,9 gives their counts in order;\nwithout it they are taken as 1, 2, 3, ... and open_au is at most tentative.\nA log is a regular file of at most 64 MiB (- reads standard input). Exit code 2 for a\nlog flashscope cannot read as flashbench output, a FIFO or device, or an impossible\nvalue (named by file and line); 1 for a file it cannot open."
+    after_help = "Examples:\n  flashscope analyze align-1k.txt align-4k.txt align-16k.txt\n  flashscope analyze interval.txt --json\n  flashscope analyze openau.txt --erase-size 4M --open-au-nr 2\n  flashscope analyze openau-loop.txt --erase-size 4M --open-au-nr 1,2,8,9\n\nReads flashbench output (align -a, interval -i, open-au -O, find-fat -f) as pasted: a\ncommand line after any shell prompt, CRLF, tabs, a BOM, a cut last line (left out, with\na warning). A file with several runs is split at command lines and where the sizes start\nagain. Several align logs are taken as one card measured with different block sizes.\nRaw -O runs without command lines: --open-au-nr 1,2,8,9 gives their counts in order;\nwithout it they are taken as 1, 2, 3, ... and open_au is at most tentative.\nA log is a regular file of at most 64 MiB (- reads standard input). Exit code 2 for a\nlog flashscope cannot read as flashbench output, a FIFO or device, or an impossible\nvalue (named by file and line); 1 for a file it cannot open."
 )]
 pub struct Args {
     /// flashbench log files (regular files of at most 64 MiB; `-` reads standard input).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<String>,
     /// Block size for logs whose command line does not give one.
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    #[arg(long, short = 'b', value_name = "SIZE", allow_hyphen_values = true)]
     pub blocksize: Option<String>,
     /// Erase block size for open-au / find-fat logs without one.
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    #[arg(
+        long = "erase-size",
+        alias = "erasesize",
+        value_name = "SIZE",
+        allow_hyphen_values = true
+    )]
     pub erasesize: Option<String>,
     /// Open erase blocks for open-au runs without --open-au-nr on a command line: one count
     /// for all of them, or one per run in the order they appear (e.g. 1,2,8,9).
@@ -87,7 +92,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let erasesize = args
         .erasesize
         .as_deref()
-        .map(|v| parse_size_option("--erasesize", v, false))
+        .map(|v| parse_size_option("--erase-size", v, false))
         .transpose()?;
     let open_au_nr = args
         .open_au_nr

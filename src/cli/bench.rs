@@ -17,7 +17,6 @@ use crate::workload::spec::parse_cpus;
 use crate::workload::{self, Dir, EngineKind, JobSpec, RunTarget, WorkloadResult};
 use crate::{Error, Result};
 use serde_json::json;
-use std::io::IsTerminal;
 use std::path::Path;
 
 /// Arguments of `bench`.
@@ -168,7 +167,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let region = size.min(probe.info.size_bytes);
     if region < 1 << 20 {
         return Err(Error::usage(format!(
-            "{} holds {} ({} bytes): bench's sequential test needs at least one 1 MiB block; measure a larger target, or use `flashscope io` with a smaller --bs",
+            "{} holds {} ({} bytes): bench's sequential test needs at least one 1 MiB block; measure a larger target, or use `flashscope io` with a smaller --blocksize",
             args.target,
             format_bytes(region),
             region
@@ -227,22 +226,21 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let mut elapsed_ns = 0;
     let mut failure: Option<String> = None;
     let mut interrupted = false;
-    let show = std::io::stderr().is_terminal() && !out.json;
+    let mut progress = crate::report::progress::Progress::new("bench");
     'tests: for &dir in &dirs {
         for (i, line) in LINES.iter().enumerate() {
             if (preserving || is_dir) && crate::signals::pending().is_some() {
                 interrupted = true;
                 break 'tests;
             }
-            if show {
-                eprint!(
-                    "\rbench: {} {} ({}/{})   ",
-                    line.label,
-                    if dir == Dir::Read { "read" } else { "write" },
-                    figures.len() + 1,
-                    n_tests
-                );
-            }
+            progress.update(figures.len() as u64, n_tests as u64);
+            progress.message(&format!(
+                "{} {} ({}/{})",
+                line.label,
+                if dir == Dir::Read { "read" } else { "write" },
+                figures.len() + 1,
+                n_tests
+            ));
             let spec = JobSpec {
                 name: format!(
                     "{} {}",
@@ -334,9 +332,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         }
         ending = Some(e);
     }
-    if show {
-        eprint!("\r{:60}\r", "");
-    }
+    progress.finish();
     let find = |m: &str| figures.iter().find(|f| f.metric == m);
     let mut doc = Document::for_target("bench", &info);
     doc.parameters = json!({

@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
     pub erase_size: Option<String>,
     /// Smallest block size written (below the page size page-mapped areas show).
-    #[arg(long, value_name = "SIZE", default_value = "512", value_parser = crate::units::size_arg)]
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::units::size_arg)]
     pub blocksize: String,
     /// Erase blocks measured from the start of the device.
     #[arg(long, value_name = "N", default_value_t = 6)]

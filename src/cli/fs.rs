@@ -19,7 +19,6 @@ use crate::units::{format_bytes, format_ns, format_rate, parse_size_option};
 use crate::{Error, Result};
 use clap::Subcommand;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -95,7 +94,14 @@ pub struct SeqArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub size: Option<String>,
     /// Block size of each write and read (dd's bs).
-    #[arg(long, default_value = "1M", allow_hyphen_values = true)]
+    #[arg(
+        long = "blocksize",
+        short = 'b',
+        alias = "bs",
+        value_name = "SIZE",
+        default_value = "1M",
+        allow_hyphen_values = true
+    )]
     pub bs: String,
     /// Modes to run, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values = ["buffered", "fdatasync", "dsync", "sync", "direct"])]
@@ -151,8 +157,8 @@ pub struct MatrixArgs {
     /// Include fsync in the write timings (iozone -e).
     #[arg(long)]
     pub fsync: bool,
-    /// Open files with O_DIRECT (iozone -I): no page cache in any cell.
-    #[arg(long)]
+    /// Open files with O_DIRECT (iozone -I): no page cache in any cell (--direct=1/0 too).
+    #[arg(long, value_name = "0|1", default_value = "0", num_args = 0..=1, require_equals = true, default_missing_value = "1", value_parser = super::bool01_arg)]
     pub direct: bool,
     /// Write the matrix as CSV, one row per cell.
     #[arg(long, value_name = "FILE")]
@@ -172,39 +178,9 @@ pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
     }
 }
 
-/// Draws the shared progress line from the probe's counters until dropped.
-struct Ticker {
-    stop: Arc<AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Ticker {
-    fn start(label: &str, progress: Arc<Progress>) -> Ticker {
-        let stop = Arc::new(AtomicBool::new(false));
-        let stop2 = stop.clone();
-        let label = label.to_string();
-        let handle = std::thread::Builder::new()
-            .name("flashscope-progress".into())
-            .spawn(move || {
-                let mut line = crate::report::progress::Progress::new(&label);
-                while !stop2.load(Ordering::Relaxed) {
-                    line.update(progress.done(), progress.total());
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                line.finish();
-            })
-            .ok();
-        Ticker { stop, handle }
-    }
-}
-
-impl Drop for Ticker {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
+/// The shared progress bar, drawn from the test's counters until dropped.
+fn ticker(label: &str, progress: Arc<Progress>) -> crate::report::progress::Ticker {
+    crate::report::progress::Progress::ticking(label, move || (progress.done(), progress.total()))
 }
 
 /// The directory as a document target: the filesystem facts plus spec and kind.
@@ -251,7 +227,7 @@ fn fs_line(fs: &FsInfo) -> String {
 // ---------------------------------------------------------------- fs seq
 
 fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
-    let block_bytes = parse_size_option("--bs", &a.bs, false)?;
+    let block_bytes = parse_size_option("--blocksize", &a.bs, false)?;
     let fs = prepare(&a.common.dir)?;
     let file_bytes = match &a.size {
         Some(s) => parse_size_option("--size", s, false)?,
@@ -305,7 +281,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
     );
     let progress = Progress::new();
     let run = {
-        let _ticker = Ticker::start("fs seq", progress.clone());
+        let _ticker = ticker("fs seq", progress.clone());
         seq::run(&cfg, progress)?
     };
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
@@ -550,7 +526,7 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
     );
     let progress = Progress::new();
     let run = {
-        let _ticker = Ticker::start("fs files", progress.clone());
+        let _ticker = ticker("fs files", progress.clone());
         files::run(&cfg, progress)?
     };
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
@@ -710,7 +686,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
     );
     let progress = Progress::new();
     let run = {
-        let _ticker = Ticker::start("fs matrix", progress.clone());
+        let _ticker = ticker("fs matrix", progress.clone());
         matrix::run(&cfg, progress)?
     };
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);

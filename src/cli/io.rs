@@ -19,15 +19,15 @@ use serde_json::json;
 /// Arguments of `io` (fio's names).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
-  flashscope io sim:sd-16g --rw randread --bs 4k --iodepth 32 --runtime 10s
-  flashscope io /dev/zram0 --rw randread --bs 4k --iodepth 32 --engine uring --cpus 0 --runtime 10
-  flashscope io disk.img --rw randwrite --bs 4k --size 64M --write --verify
-  flashscope io /dev/sdb --rw write --bs 1M --size 1G --destructive --json
+  flashscope io sim:sd-16g --rw randread --blocksize 4k --iodepth 32 --runtime 10s
+  flashscope io /dev/zram0 --rw randread --blocksize 4k --iodepth 32 --engine uring --cpus 0 --runtime 10
+  flashscope io disk.img --rw randwrite --blocksize 4k --size 64M --write --verify
+  flashscope io /dev/sdb --rw write --blocksize 1M --size 1G --destructive --json
 
 Writes need --write: on a block device or a file each region is saved to a journal just
 before it is first overwritten, and everything is restored and verified at the end
 (preserve mode; Ctrl-C restores; after a crash `flashscope restore JOURNAL`); --destructive
-overwrites without saving. I/O buffers (--bs x (--iodepth + 1) x
+overwrites without saving. I/O buffers (--blocksize x (--iodepth + 1) x
 --numjobs) may take at most 1 GiB and half of the available memory; buffers of 1 MiB and
 more use transparent huge pages where the kernel has them. Exit codes: 0 ok, 1 runtime
 error (what was measured is still reported), 2 usage or refused, 3 --verify found bad data.")]
@@ -41,10 +41,10 @@ pub struct Args {
     #[arg(long, default_value_t = 50)]
     pub rwmixread: u32,
     /// Block size (K, M = powers of 1024).
-    #[arg(long, default_value = "4k", value_parser = crate::units::size_arg)]
+    #[arg(long = "blocksize", short = 'b', alias = "bs", value_name = "SIZE", default_value = "4k", value_parser = crate::units::size_arg)]
     pub bs: String,
-    /// Random block sizes in LOW-HIGH (multiples of LOW), instead of --bs.
-    #[arg(long, value_parser = crate::workload::spec::bsrange_arg)]
+    /// Random block sizes in LOW-HIGH (multiples of LOW), instead of --blocksize.
+    #[arg(long = "blocksize-range", alias = "bsrange", value_name = "LOW-HIGH", value_parser = crate::workload::spec::bsrange_arg)]
     pub bsrange: Option<String>,
     /// I/Os in flight per job (needs --engine uring above 1 on real devices).
     #[arg(long, default_value_t = 1)]
@@ -67,9 +67,10 @@ pub struct Args {
     /// Run this long before counting.
     #[arg(long, value_parser = crate::units::duration_arg)]
     pub ramp_time: Option<String>,
-    /// O_DIRECT: 1 (default) bypasses the page cache, 0 goes through it.
-    #[arg(long, default_value = "1")]
-    pub direct: String,
+    /// O_DIRECT, the default: bypass the page cache; --direct=0 goes through it. (Here a
+    /// value may also follow after a space, as io has always taken it: --direct 0.)
+    #[arg(long, value_name = "0|1", default_value = "1", num_args = 0..=1, default_missing_value = "1", value_parser = super::bool01_arg)]
+    pub direct: bool,
     /// none, sync (O_SYNC) or dsync (O_DSYNC).
     #[arg(long, default_value = "none")]
     pub sync: String,
@@ -103,21 +104,14 @@ pub struct Args {
     pub flags: WriteFlags,
 }
 
-fn parse_bool01(text: &str, what: &str) -> Result<bool> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "on" | "yes" => Ok(true),
-        "0" | "false" | "off" | "no" => Ok(false),
-        _ => Err(Error::usage(format!("{what} '{text}': use 1 or 0"))),
-    }
-}
-
 /// Build the job from the arguments (target size fills in the default --size).
 pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
     let (bs_min, bs_max) = match &args.bsrange {
         Some(r) => JobSpec::parse_bsrange(r)?,
         None => {
-            let b = parse_size(&args.bs)
-                .map_err(|_| Error::usage(format!("--bs '{}' is not a size, e.g. 4k", args.bs)))?;
+            let b = parse_size(&args.bs).map_err(|_| {
+                Error::usage(format!("--blocksize '{}' is not a size, e.g. 4k", args.bs))
+            })?;
             (b, b)
         }
     };
@@ -128,7 +122,7 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
             let rest = target_size.saturating_sub(offset);
             if offset < target_size && rest < bs_max {
                 return Err(Error::usage(format!(
-                    "{} holds {rest} bytes from --offset {offset}: less than one block (--bs {}); give a smaller --bs",
+                    "{} holds {rest} bytes from --offset {offset}: less than one block (--blocksize {}); give a smaller --blocksize",
                     args.target, args.bs
                 )));
             }
@@ -166,7 +160,7 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
             .map(crate::units::parse_duration_ns)
             .transpose()?
             .unwrap_or(0),
-        direct: parse_bool01(&args.direct, "--direct")?,
+        direct: args.direct,
         sync: SyncMode::parse(&args.sync)?,
         fsync: args.fsync,
         engine,
@@ -194,6 +188,20 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
     })
 }
 
+/// The run's progress on a real target: wall time against --ramp-time + --runtime when
+/// --runtime bounds it (a run that finishes its --size first ends sooner), elapsed time
+/// alone otherwise. Simulated runs take virtual time and end at once: no bar.
+fn progress(spec: &workload::JobSpec) -> crate::report::progress::Ticker {
+    let planned_ms = spec
+        .runtime_ns
+        .map_or(0, |r| r.saturating_add(spec.ramp_ns) / 1_000_000);
+    let start = std::time::Instant::now();
+    crate::report::progress::Progress::ticking("io", move || {
+        let ms = start.elapsed().as_millis() as u64;
+        (ms, planned_ms)
+    })
+}
+
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     // Parse everything that needs no target first, so bad input fails fast.
     let probe_spec = job_spec(args, u64::MAX / 4)?;
@@ -215,6 +223,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         let result = if simulated {
             workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
         } else {
+            let _progress = progress(&spec);
             workload::run(&spec, RunTarget::Path(std::path::Path::new(&args.target)))?
         };
         let mut doc = document(&result, &opened.info);
@@ -257,6 +266,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         Ok(if simulated {
             workload::run(&spec, RunTarget::Backend(dev))
         } else {
+            let _progress = progress(&spec);
             workload::run(&spec, RunTarget::Guarded { path, stack: dev })
         })
     })?;

@@ -292,3 +292,12 @@ pub fn run(cli: Cli) -> Result<i32> {
         None => Ok(code),
     }
 }
+
+/// clap's parser for a flag that also takes fio's `--direct=1` / `--direct=0`.
+fn bool01_arg(text: &str) -> std::result::Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "on" | "yes" => Ok(true),
+        "0" | "false" | "off" | "no" => Ok(false),
+        _ => Err("use 1 or 0".to_string()),
+    }
+}

@@ -12,9 +12,9 @@ use crate::{Error, Result};
 
 const HELP: &str = "\
 Examples:
-  flashscope model --kind spi-nor --erase-time 0.15s --erase-block 64K --program-time 0.25ms \\
-                   --page 256 --bus-clock 100MHz --bus-lines 4 --total 32M
-  flashscope model --kind spi-nand --erase-time 3ms --erase-block 128K --program-time 0.4ms \\
+  flashscope model --kind spi-nor --erase-time 0.15s --erase-size 64K --program-time 0.25ms \\
+                   --page 256 --bus-clock 100MHz --bus-lines 4 --size 32M
+  flashscope model --kind spi-nand --erase-time 3ms --erase-size 128K --program-time 0.4ms \\
                    --page 2K --bus-clock 100MHz --bus-lines 4 --cmd-bytes 5
   flashscope model --reference --media spi-nand
 
@@ -34,7 +34,12 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true)]
     pub erase_time: Option<String>,
     /// Erase block size, e.g. 128K.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(
+        long = "erase-size",
+        alias = "erase-block",
+        value_name = "SIZE",
+        allow_hyphen_values = true
+    )]
     pub erase_block: Option<String>,
     /// Page program time (tPP, tPROG), e.g. 400us.
     #[arg(long, allow_hyphen_values = true)]
@@ -52,7 +57,12 @@ pub struct Args {
     #[arg(long, allow_hyphen_values = true)]
     pub cmd_bytes: Option<String>,
     /// Amount written for the model (default 128M).
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(
+        long = "size",
+        alias = "total",
+        value_name = "SIZE",
+        allow_hyphen_values = true
+    )]
     pub total: Option<String>,
     /// Bytes per read command (default: a page for NAND, the whole total for NOR).
     #[arg(long, allow_hyphen_values = true)]

@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
     pub erase_size: Option<String>,
     /// Smallest block size written (the size whose collapse decides).
-    #[arg(long, value_name = "SIZE", default_value = "16K", value_parser = crate::units::size_arg)]
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "16K", value_parser = crate::units::size_arg)]
     pub blocksize: String,
     /// Most erase blocks written concurrently.
     #[arg(long, value_name = "N", default_value_t = 32)]

@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", default_value = "2M", value_parser = crate::units::size_arg)]
     pub max_blocksize: String,
     /// Smallest block size.
-    #[arg(long, value_name = "SIZE", default_value = "512", value_parser = crate::units::size_arg)]
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::units::size_arg)]
     pub blocksize: String,
     #[command(flatten)]
     pub flags: WriteFlags,

@@ -1,4 +1,4 @@
-//! `flashscope sim serve SPEC MOUNTPOINT [--loop] [--cpu N]`: the simulated card as a real
+//! `flashscope sim serve SPEC MOUNTPOINT [--loop] [--cpus N]`: the simulated card as a real
 //! block device (FUSE file + loop device), with the model's time spent in real time.
 
 use super::Output;
@@ -16,13 +16,13 @@ use std::path::PathBuf;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
-  mkdir -p /tmp/card && flashscope sim serve sim:sd-16g /tmp/card --loop --cpu 1
+  mkdir -p /tmp/card && flashscope sim serve sim:sd-16g /tmp/card --loop --cpus 1
       serves /tmp/card/flash.img and prints the loop device (e.g. /dev/loop3)
   cat /tmp/card/stats     requests served, model time added, server overhead
   kill -INT PID           detaches the loop device, unmounts, prints the totals
 
 The card keeps one command queue: each request takes the model's time, spent for real,
-after the previous one ends. Pin the server with --cpu for the best timing accuracy.")]
+after the previous one ends. Pin the server with --cpus for the best timing accuracy.")]
 pub struct Args {
     /// The simulated card: sim:PRESET[,key=value...] (see `flashscope sim list`).
     pub spec: String,
@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long = "loop")]
     pub attach_loop: bool,
     /// Pin the server's threads to this CPU (sched_setaffinity).
-    #[arg(long, value_name = "N")]
+    #[arg(long = "cpus", alias = "cpu", value_name = "N")]
     pub cpu: Option<usize>,
     /// Spin (instead of sleeping) for this last part of every wait.
     #[arg(long, value_name = "TIME", default_value = "50us", value_parser = crate::units::duration_arg)]

@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(long)]
     pub random_data: bool,
     /// Write an SVG plot of throughput against bytes written to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub flags: WriteFlags,

@@ -233,25 +233,25 @@ pub struct SeqRun {
 /// Check a configuration before anything is written; errors name the value and the fix.
 pub fn validate(cfg: &SeqConfig) -> Result<()> {
     if cfg.block_bytes == 0 {
-        return Err(Error::usage("--bs must be at least 1 byte, e.g. 1M"));
+        return Err(Error::usage("--blocksize must be at least 1 byte, e.g. 1M"));
     }
     if cfg.file_bytes < cfg.block_bytes {
         return Err(Error::usage(format!(
-            "--size {} is smaller than --bs {}: give a size of at least one block",
+            "--size {} is smaller than --blocksize {}: give a size of at least one block",
             format_bytes(cfg.file_bytes),
             format_bytes(cfg.block_bytes)
         )));
     }
     if cfg.file_bytes % cfg.block_bytes != 0 {
         return Err(Error::usage(format!(
-            "--size {} is not a whole number of --bs {} blocks: give a multiple of --bs",
+            "--size {} is not a whole number of --blocksize {} blocks: give a multiple of --blocksize",
             format_bytes(cfg.file_bytes),
             format_bytes(cfg.block_bytes)
         )));
     }
     if cfg.block_bytes > 1 << 30 {
         return Err(Error::usage(format!(
-            "--bs {} is more than 1 GiB: give a smaller block size, e.g. 1M",
+            "--blocksize {} is more than 1 GiB: give a smaller block size, e.g. 1M",
             format_bytes(cfg.block_bytes)
         )));
     }
@@ -438,7 +438,7 @@ fn run_mode(
         return Ok(unsupported(
             mode,
             format!(
-                "--bs {} is not a multiple of 4 KiB, which O_DIRECT needs",
+                "--blocksize {} is not a multiple of 4 KiB, which O_DIRECT needs",
                 format_bytes(cfg.block_bytes)
             ),
         ));
@@ -594,7 +594,7 @@ mod tests {
         assert!(validate(&c)
             .unwrap_err()
             .to_string()
-            .contains("smaller than --bs"));
+            .contains("smaller than --blocksize"));
         c.block_bytes = 0;
         assert_eq!(validate(&c).unwrap_err().exit_code(), 2);
     }

@@ -94,7 +94,7 @@ pub struct DatasheetText {
     pub read_chunk: Option<String>,
 }
 
-/// Default amount written when `--total` is left out; the speed does not depend on it
+/// Default amount written when `--size` is left out; the speed does not depend on it
 /// once it spans whole erase blocks.
 pub const DEFAULT_TOTAL: u64 = 128 << 20;
 
@@ -175,7 +175,7 @@ impl DatasheetText {
         )?;
         let erase_block_bytes = positive_size(
             &self.erase_block,
-            "--erase-block",
+            "--erase-size",
             "the erase block size, e.g. 128K",
         )?;
         let program_ns = positive_time(
@@ -221,11 +221,11 @@ impl DatasheetText {
         };
         let total_bytes = match &self.total {
             None => DEFAULT_TOTAL,
-            t => positive_size(t, "--total", "the amount to write, e.g. 32M")?,
+            t => positive_size(t, "--size", "the amount to write, e.g. 32M")?,
         };
         if page_bytes > erase_block_bytes {
             return Err(Error::usage(format!(
-                "--page {} is larger than --erase-block {}: a page is part of an erase block",
+                "--page {} is larger than --erase-size {}: a page is part of an erase block",
                 format_bytes(page_bytes),
                 format_bytes(erase_block_bytes)
             )));
@@ -529,14 +529,14 @@ mod tests {
                     total: Some("0".into()),
                     ..good.clone()
                 },
-                "--total '0'",
+                "--size '0'",
             ),
             (
                 DatasheetText {
                     page: Some("1M".into()),
                     ..good.clone()
                 },
-                "larger than --erase-block",
+                "larger than --erase-size",
             ),
         ];
         for (t, want) in cases {

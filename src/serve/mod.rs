@@ -162,7 +162,7 @@ fn pin_to_cpu(cpu: usize) -> Result<()> {
     if !allowed.contains(&cpu) {
         let list: Vec<String> = allowed.iter().map(|c| c.to_string()).collect();
         return Err(Error::usage(format!(
-            "--cpu {cpu}: this process may only run on CPUs {}",
+            "--cpus {cpu}: this process may only run on CPUs {}",
             list.join(",")
         )));
     }

@@ -377,7 +377,7 @@ pub fn run_warnings(r: &WorkloadResult) -> Vec<Warning> {
     if !r.spec.direct {
         w.push(Warning::new(
             "buffered",
-            "--direct 0: I/O went through the page cache, so the figures include the cache; the page cache's Dirty/Writeback before and after are in `page_cache`",
+            "--direct=0: I/O went through the page cache, so the figures include the cache; the page cache's Dirty/Writeback before and after are in `page_cache`",
         ));
     }
     w

@@ -264,7 +264,7 @@ pub struct JobSpec {
     pub rw: RwMode,
     /// Percentage of reads in mixed modes (fio's `rwmixread`).
     pub rwmixread: u32,
-    /// Smallest and largest block size (equal unless `--bsrange`).
+    /// Smallest and largest block size (equal unless `--blocksize-range`).
     pub bs_min: u64,
     pub bs_max: u64,
     pub iodepth: u32,
@@ -326,7 +326,7 @@ impl Default for JobSpec {
 
 /// The most memory a job's I/O buffers may take, whatever the machine (see
 /// `JobSpec::buffer_bytes`): ten times what fio-sized jobs need (1 MiB × QD32 × 8 jobs
-/// is 264 MiB), and no more, so a typo in `--bs` or `--iodepth` cannot exhaust memory.
+/// is 264 MiB), and no more, so a typo in `--blocksize` or `--iodepth` cannot exhaust memory.
 pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
 
 impl JobSpec {
@@ -363,7 +363,7 @@ impl JobSpec {
             )
         };
         Err(Error::usage(format!(
-            "--bs {} x (--iodepth {} + 1) x --numjobs {} needs {} of I/O buffers; {why}: use a smaller --iodepth, --bs or --numjobs",
+            "--blocksize {} x (--iodepth {} + 1) x --numjobs {} needs {} of I/O buffers; {why}: use a smaller --iodepth, --blocksize or --numjobs",
             crate::units::format_bytes(self.bs_max),
             self.iodepth,
             self.numjobs,
@@ -405,13 +405,13 @@ impl JobSpec {
         }
         if self.bs_max > 64 << 20 {
             return Err(Error::usage(format!(
-                "--bs {}: at most 64 MiB per I/O",
+                "--blocksize {}: at most 64 MiB per I/O",
                 crate::units::format_bytes(self.bs_max)
             )));
         }
         if self.direct && (self.bs_min % sector != 0 || self.bs_max % sector != 0) {
             return Err(Error::usage(format!(
-                "--bs {}: with --direct the block size must be a multiple of the logical sector size ({} bytes); use e.g. --bs {} or --direct 0",
+                "--blocksize {}: with --direct the block size must be a multiple of the logical sector size ({} bytes); use e.g. --blocksize {} or --direct=0",
                 self.bs_text(),
                 sector,
                 self.bs_min.div_ceil(sector) * sector
@@ -441,7 +441,7 @@ impl JobSpec {
         }
         if self.size < self.bs_max {
             return Err(Error::usage(format!(
-                "--size {} is smaller than one block ({}); use a larger --size or a smaller --bs",
+                "--size {} is smaller than one block ({}); use a larger --size or a smaller --blocksize",
                 self.size, self.bs_max
             )));
         }
@@ -461,20 +461,21 @@ impl JobSpec {
         }
     }
 
-    /// Parse `--bsrange 4k-64k`.
+    /// Parse `--blocksize-range 4k-64k`.
     pub fn parse_bsrange(text: &str) -> Result<(u64, u64)> {
         let (a, b) = text.split_once('-').ok_or_else(|| {
             Error::usage(format!(
-                "--bsrange '{text}' is not a range: use LOW-HIGH, e.g. 4k-64k"
+                "--blocksize-range '{text}' is not a range: use LOW-HIGH, e.g. 4k-64k"
             ))
         })?;
-        let side =
-            |v: &str| parse_size(v).map_err(|e| Error::usage(format!("--bsrange '{text}': {e}")));
+        let side = |v: &str| {
+            parse_size(v).map_err(|e| Error::usage(format!("--blocksize-range '{text}': {e}")))
+        };
         Ok((side(a)?, side(b)?))
     }
 }
 
-/// clap's check of `--bsrange` (see [`crate::units::size_arg`]).
+/// clap's check of `--blocksize-range` (see [`crate::units::size_arg`]).
 pub fn bsrange_arg(text: &str) -> std::result::Result<String, String> {
     JobSpec::parse_bsrange(text)
         .map(|_| text.to_string())
@@ -564,7 +565,7 @@ mod tests {
         let e = job(64 << 20, 4096, 1).validate(1 << 40, 512).unwrap_err();
         let text = e.to_string();
         assert!(
-            text.contains("--bs 64 MiB x (--iodepth 4096 + 1) x --numjobs 1")
+            text.contains("--blocksize 64 MiB x (--iodepth 4096 + 1) x --numjobs 1")
                 && text.contains("256 GiB")
                 && text.contains("at most 1 GiB"),
             "{text}"

@@ -86,7 +86,7 @@ pub const NOR: [&str; 17] = [
     "spi-nor",
     "--erase-time",
     "0.15s",
-    "--erase-block",
+    "--erase-size",
     "64K",
     "--program-time",
     "0.25ms",
@@ -96,7 +96,7 @@ pub const NOR: [&str; 17] = [
     "100MHz",
     "--bus-lines",
     "4",
-    "--total",
+    "--size",
     "32M",
 ];
 

@@ -1,0 +1,132 @@
+//! One option name per idea across subcommands (issue 20 point 2), checked on clap's
+//! command tree: the README's "Options" table is what these tests hold.
+
+use clap::{CommandFactory, Parser};
+use flashscope::cli::{Cli, Command};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Every argument of every (sub)command, with the command's path.
+fn all_args() -> Vec<(String, clap::Arg)> {
+    fn walk(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Arg)>) {
+        for a in cmd.get_arguments() {
+            out.push((path.clone(), a.clone()));
+        }
+        for s in cmd.get_subcommands() {
+            walk(s, format!("{path} {}", s.get_name()), out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Cli::command(), "flashscope".into(), &mut out);
+    out
+}
+
+fn normal(name: &str) -> String {
+    name.replace(['-', '_'], "")
+}
+
+#[test]
+fn one_spelling_per_name() {
+    // erasesize / erase-size: two canonical spellings of one name are the defect.
+    let mut spellings: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (path, a) in all_args() {
+        if let Some(long) = a.get_long() {
+            spellings
+                .entry(normal(long))
+                .or_default()
+                .insert(format!("--{long} ({path})"));
+        }
+    }
+    for (key, names) in &spellings {
+        let distinct: BTreeSet<_> = names
+            .iter()
+            .map(|n| n.split(' ').next().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            distinct.len(),
+            1,
+            "one idea '{key}', several names: {names:?}"
+        );
+    }
+}
+
+#[test]
+fn retired_spellings_are_hidden_aliases_only() {
+    let retired = ["bs", "bsrange", "erasesize", "erase-block", "cpu"];
+    let args = all_args();
+    for (path, a) in &args {
+        if let Some(long) = a.get_long() {
+            assert!(
+                !retired.contains(&long),
+                "{path}: --{long} is a retired spelling"
+            );
+        }
+        let shown = a.get_visible_aliases().unwrap_or_default();
+        assert!(
+            shown.is_empty(),
+            "{path}: aliases {shown:?} shown in --help"
+        );
+    }
+    for r in retired {
+        assert!(
+            args.iter()
+                .any(|(_, a)| a.get_all_aliases().unwrap_or_default().contains(&r)),
+            "--{r} is accepted nowhere any more: old scripts would break"
+        );
+    }
+}
+
+#[test]
+fn short_options_mean_one_thing() {
+    let mut blocksize = 0;
+    for (path, a) in all_args() {
+        match (a.get_long(), a.get_short()) {
+            (Some("blocksize"), s) => {
+                blocksize += 1;
+                assert_eq!(s, Some('b'), "{path}: --blocksize without -b");
+            }
+            (Some("output"), s) => assert_eq!(s, Some('o'), "{path}: --output without -o"),
+            (long, Some('b')) => panic!("{path}: -b is --{long:?}, not --blocksize"),
+            (long, Some('o')) => panic!("{path}: -o is --{long:?}, not --output"),
+            _ => {}
+        }
+    }
+    assert!(blocksize >= 8, "only {blocksize} --blocksize options found");
+}
+
+fn io(args: &[&str]) -> Box<flashscope::cli::io::Args> {
+    let mut argv = vec!["flashscope", "io", "sim:sd-16g"];
+    argv.extend_from_slice(args);
+    match Cli::try_parse_from(argv).unwrap().command {
+        Command::Io(a) => a,
+        c => panic!("{c:?}"),
+    }
+}
+
+#[test]
+fn direct_is_a_flag_that_takes_fios_values() {
+    assert!(io(&[]).direct, "io is O_DIRECT by default");
+    assert!(io(&["--direct"]).direct);
+    assert!(io(&["--direct=1"]).direct);
+    assert!(!io(&["--direct=0"]).direct);
+    assert!(!io(&["--direct", "0"]).direct, "io's old shape still works");
+    assert!(io(&["--direct", "--rw", "read"]).direct);
+    // A bare --direct never eats the next word.
+    assert!(Cli::try_parse_from(["flashscope", "fs", "matrix", "--direct", "/mnt"]).is_ok());
+    let e = Cli::try_parse_from(["flashscope", "io", "x", "--direct=maybe"]).unwrap_err();
+    assert!(e.to_string().contains("--direct"), "{e}");
+}
+
+#[test]
+fn old_spellings_still_parse() {
+    assert_eq!(io(&["--bs", "8k"]).bs, "8k");
+    assert_eq!(io(&["-b", "16k"]).bs, "16k");
+    assert_eq!(
+        io(&["--bsrange", "4k-8k"]).bsrange.as_deref(),
+        Some("4k-8k")
+    );
+    let cli = Cli::try_parse_from(["flashscope", "analyze", "log.txt", "--erasesize", "4M"]);
+    match cli.unwrap().command {
+        Command::Analyze(a) => assert_eq!(a.erasesize.as_deref(), Some("4M")),
+        c => panic!("{c:?}"),
+    }
+}
