@@ -186,3 +186,40 @@ fn auto_on_a_loop_device_gives_the_block_and_what_would_help() {
     assert_short_block(&text);
     assert!(!text.contains("run `flashscope align`"), "{text}");
 }
+
+#[test]
+fn auto_output_writes_one_page_with_every_steps_section_and_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("card.html");
+    let out = flashscope()
+        .env("XDG_STATE_HOME", dir.path())
+        .args(["auto", "sim:usb-32g", "--write", "-o"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    for step in ["auto", "align", "probe", "open-au"] {
+        assert!(
+            html.contains(&format!("<h2>{step} on sim:usb-32g</h2>")),
+            "{step} section missing"
+        );
+    }
+    assert!(html.contains("<svg"), "no chart");
+    assert!(!html.contains("<script"), "a script in the page");
+    // The text on stdout is the same verdict block as without -o.
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_short_block(&text);
+}
+
+#[test]
+fn auto_output_in_a_missing_directory_is_refused_before_measuring() {
+    flashscope()
+        .args(["auto", "sim:sd-16g", "--output", "/nonexistent-dir/r.html"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicates::str::contains(
+            "--output /nonexistent-dir/r.html",
+        ));
+}

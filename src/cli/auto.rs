@@ -10,12 +10,13 @@ use crate::probe::write_test::capacity::MAKE_USABLE;
 use crate::report::{Document, Inference, Status};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::format_bytes;
-use crate::Result;
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
 
 /// Arguments of `auto`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope auto sim:sd-16g\n  flashscope auto sim:fake-64g --write\n  flashscope auto /dev/mmcblk0 --verbose\n  flashscope auto /dev/mmcblk0 --json > card.json\n\nRead-only unless --write is given. Runs align to find the geometry (and with --write\nthe fake-capacity probe and the open-erase-block test), then prints a short verdict:\nreal capacity, geometry, and the sfdisk and mkfs lines that fit it (DEVICE is the\nwhole card, PARTITION the partition sfdisk makes). --verbose adds each step's\nmeasurements and the reason for every line. Exit 3 when the probe finds a fake."
+    after_help = "Examples:\n  flashscope auto sim:sd-16g\n  flashscope auto sim:fake-64g --write\n  flashscope auto /dev/mmcblk0 --verbose\n  flashscope auto /dev/mmcblk0 --json > card.json\n  flashscope auto /dev/mmcblk0 --write -o card.html\n\nRead-only unless --write is given. Runs align to find the geometry (and with --write\nthe fake-capacity probe and the open-erase-block test), then prints a short verdict:\nreal capacity, geometry, and the sfdisk and mkfs lines that fit it (DEVICE is the\nwhole card, PARTITION the partition sfdisk makes). --verbose adds each step's\nmeasurements and the reason for every line; -o FILE.html writes the run's report (every\nstep's document with its charts, as `flashscope report`). Exit 3 when the probe finds a fake."
 )]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
@@ -31,6 +32,10 @@ pub struct Args {
     /// advice line.
     #[arg(long)]
     pub verbose: bool,
+    /// Also write this run's HTML report (auto's verdict and every step's document with
+    /// its charts) to FILE.html, as `flashscope report` does.
+    #[arg(long, short = 'o', value_name = "FILE.html")]
+    pub output: Option<PathBuf>,
 }
 
 fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
@@ -39,11 +44,42 @@ fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    execute(args)?.emit(out)
+    if let Some(page) = &args.output {
+        check_output(page)?;
+    }
+    let (outcome, steps) = execute(args)?;
+    if outcome.quiet {
+        return outcome.emit(out);
+    }
+    if let Some(page) = &args.output {
+        let mut docs = vec![outcome.doc.clone()];
+        docs.extend(steps);
+        super::report::write_page(&docs, page)?;
+        if !out.json {
+            eprintln!("flashscope auto: report in {}", page.display());
+        }
+    }
+    outcome.emit(out)
 }
 
-/// Run the steps and combine their documents.
-pub fn execute(args: &Args) -> Result<Outcome> {
+/// A report path whose directory does not exist fails before anything is measured.
+fn check_output(page: &Path) -> Result<()> {
+    let dir = match page.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if page.file_name().is_none() || !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "--output {}: not a file in an existing directory",
+            page.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Run the steps and combine their documents; also returns each step's own document (for
+/// the HTML report, which charts their samples).
+pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
     let t0 = crate::backend::monotonic_ns();
     let geometry = align::execute(&align::Args {
         target: args.target.clone(),
@@ -66,6 +102,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     doc.warnings = g.warnings.clone();
     doc.metrics = g.metrics.clone();
     doc.bytes_written = g.bytes_written;
+    let mut step_docs = vec![g.clone()];
     let mut probe_text = String::new();
     let mut open_au_text = String::new();
     let mut code = EXIT_OK;
@@ -79,7 +116,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             partition_ok: false,
         })?;
         if p.quiet {
-            return Ok(p);
+            return Ok((p, step_docs));
         }
         code = code.max(p.code);
         doc.inferences.extend(p.doc.inferences.clone());
@@ -99,6 +136,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
                 probe_text.push('\n');
             }
         }
+        step_docs.push(p.doc);
     }
     if writes {
         match erase {
@@ -114,7 +152,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
                     budgets: Budgets::default(),
                 })?;
                 if o.quiet {
-                    return Ok(o);
+                    return Ok((o, step_docs));
                 }
                 doc.inferences.extend(o.doc.inferences.clone());
                 doc.warnings.extend(o.doc.warnings.clone());
@@ -123,6 +161,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
                 doc.bytes_written += o.doc.bytes_written;
                 steps.push(serde_json::json!({ "command": "open-au", "elapsed_ns": o.doc.elapsed_ns, "parameters": o.doc.parameters, "bytes_written": o.doc.bytes_written }));
                 open_au_text = o.text;
+                step_docs.push(o.doc);
             }
             None => doc.warnings.push(crate::report::Warning::new(
                 "skipped",
@@ -208,7 +247,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     } else {
         text.push_str("details: --verbose (each step's measurements, the reason for each line), --json (all of it)\n");
     }
-    Ok(Outcome::new(doc, text, code))
+    Ok((Outcome::new(doc, text, code), step_docs))
 }
 
 /// The advice as the verdict block shows it: the partition line, the mkfs lines to choose
