@@ -199,7 +199,7 @@ fn auto_output_writes_one_page_with_every_steps_section_and_charts() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let html = std::fs::read_to_string(&page).unwrap();
-    for step in ["auto", "align", "probe", "open-au"] {
+    for step in ["auto", "align", "probe", "open-au", "bench"] {
         assert!(
             html.contains(&format!("<h2>{step} on sim:usb-32g</h2>")),
             "{step} section missing"
@@ -222,4 +222,138 @@ fn auto_output_in_a_missing_directory_is_refused_before_measuring() {
         .stderr(predicates::str::contains(
             "--output /nonexistent-dir/r.html",
         ));
+}
+
+/// `auto --write --label`: each claimed mark is a check judged by the figure bench measured.
+#[test]
+fn auto_checks_the_claimed_classes_against_the_measured_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = flashscope()
+        .env("XDG_STATE_HOME", dir.path())
+        .args([
+            "auto",
+            "sim:sd-a2-64g",
+            "--write",
+            "--label",
+            "A2 V30",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["classes"]["claimed"], serde_json::json!(["A2", "V30"]));
+    assert_eq!(v["classes"]["claimed_by"], "label");
+    let bench = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["command"] == "bench");
+    assert!(bench.is_some(), "{}", v["steps"]);
+    let check = |name: &str| {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing: {}", v["checks"]))
+            .clone()
+    };
+    // V30: sequential write against 30 MB/s, the figure bench measured.
+    let v30 = check("auto.class_V30");
+    assert_eq!(v30["units"], "bytes/s");
+    let seq_write = v30["measurement"].as_f64().unwrap();
+    assert_eq!(v30["passed"], seq_write >= 30e6, "{v30}");
+    // A2: the least-margin figure of 4000 read IOPS, 2000 write IOPS, 10 MB/s.
+    let a2 = check("auto.class_A2");
+    let app = v["inferences"]["app_class"]["evidence"].as_str().unwrap();
+    let iops = |what: &str| -> f64 {
+        app.split(&format!("{what} "))
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{what} in {app}"))
+    };
+    let (read, write) = (iops("read"), iops("write"));
+    let met = read >= 4000.0 && write >= 2000.0 && seq_write >= 10e6;
+    assert_eq!(a2["passed"], met, "{a2} / {app}");
+    let failed = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["passed"] == false);
+    assert_eq!(out.status.code(), Some(if failed { 3 } else { 0 }));
+    // The text's verdict block says each mark with its figure, in one line.
+    let text = auto_text(
+        &["sim:sd-a2-64g", "--write", "--label", "A2 V30"],
+        if failed { 3 } else { 0 },
+    );
+    assert_short_block(&text);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("classes: claimed A2 V30 (by --label): "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains(&format!(
+            "V30 {}",
+            if seq_write >= 30e6 { "met" } else { "NOT met" }
+        )),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!("A2 {}", if met { "met" } else { "NOT met" })),
+        "{line}"
+    );
+}
+
+#[test]
+fn auto_without_write_says_the_claimed_classes_were_not_measured() {
+    let text = auto_text(&["sim:sd-16g", "--label", "u1,c10"], 0);
+    assert!(
+        text.contains("classes: claimed U1 C10 (by --label): not measured — add --write"),
+        "{text}"
+    );
+    assert_short_block(&text);
+    // Without a claim and without --write nothing is said about classes.
+    assert!(!auto_text(&["sim:sd-16g"], 0).contains("classes:"));
+}
+
+#[test]
+fn auto_with_write_and_no_claim_says_what_it_meets() {
+    let v = {
+        let dir = tempfile::tempdir().unwrap();
+        let out = flashscope()
+            .env("XDG_STATE_HOME", dir.path())
+            .args(["auto", "sim:sd-16g", "--write", "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let met = v["classes"]["met"].as_array().unwrap();
+    let speed = v["inferences"]["speed_class"]["value"].as_str().unwrap();
+    assert!(
+        met.iter().any(|m| m == speed) || speed == "none",
+        "{met:?} {speed}"
+    );
+    assert!(v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| !c["name"].as_str().unwrap().starts_with("auto.class_")));
+}
+
+#[test]
+fn auto_refuses_a_bad_label_naming_the_term() {
+    use predicates::prelude::*;
+    for (label, term) in [
+        ("U3 X9", "'X9'"),
+        ("V31", "'V31'"),
+        (" , ", "--label is empty"),
+    ] {
+        flashscope()
+            .args(["auto", "sim:sd-16g", "--label", label])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicates::str::contains("--label").and(predicates::str::contains(term)));
+    }
 }

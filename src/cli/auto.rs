@@ -1,23 +1,38 @@
 //! `flashscope auto TARGET`: the one-command answer — identity, geometry, speed, real
 //! capacity (with --write) and what to do about it.
 
-use super::{align, open_au, probe, Outcome, Output};
+use super::{align, bench, open_au, probe, Outcome, Output};
 use crate::analysis::advice::{
     advise, erase_unknown, Advice, Findings, DEFAULT_ALIGN, DEVICE, PARTITION,
 };
-use crate::error::EXIT_OK;
+use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::probe::write_test::capacity::MAKE_USABLE;
 use crate::report::{Document, Inference, Status};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::format_bytes;
+use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `auto`.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  flashscope auto sim:sd-16g\n  flashscope auto sim:fake-64g --write\n  flashscope auto /dev/mmcblk0 --verbose\n  flashscope auto /dev/mmcblk0 --json > card.json\n  flashscope auto /dev/mmcblk0 --write -o card.html\n\nRead-only unless --write is given. Runs align to find the geometry (and with --write\nthe fake-capacity probe and the open-erase-block test), then prints a short verdict:\nreal capacity, geometry, and the sfdisk and mkfs lines that fit it (DEVICE is the\nwhole card, PARTITION the partition sfdisk makes). --verbose adds each step's\nmeasurements and the reason for every line; -o FILE.html writes the run's report (every\nstep's document with its charts, as `flashscope report`). Exit 3 when the probe finds a fake."
-)]
+#[command(after_help = "Examples:
+  flashscope auto sim:sd-16g
+  flashscope auto sim:fake-64g --write
+  flashscope auto /dev/mmcblk0 --verbose
+  flashscope auto /dev/mmcblk0 --json > card.json
+  flashscope auto /dev/mmcblk0 --write -o card.html
+  flashscope auto /dev/sdb --write --label 'U3 V30 A2'
+
+Read-only unless --write is given. Runs align to find the geometry (and with --write the
+fake-capacity probe, the open-erase-block test and a short bench), then prints a short
+verdict: real capacity, classes, geometry, and the sfdisk and mkfs lines that fit it
+(DEVICE is the whole card, PARTITION the partition sfdisk makes). The classes an SD
+card's SSR claims, or --label for a card or stick whose label is all there is, are
+checked against the bench; without --write they are \"not measured\". --verbose adds each
+step's measurements and the reason for every line; -o FILE.html writes the run's report
+(every step's document with its charts, as `flashscope report` does). Exit 3 when the
+probe finds a fake or a claimed class is not met.")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
@@ -36,6 +51,11 @@ pub struct Args {
     /// its charts) to FILE.html, as `flashscope report` does.
     #[arg(long, short = 'o', value_name = "FILE.html")]
     pub output: Option<PathBuf>,
+    /// The class marks printed on the card or stick, e.g. "U3 V30 A2" (C2 C4 C6 C10 U1 U3
+    /// V6 V10 V30 V60 V90 A1 A2), checked with --write against a short bench [default: the
+    /// marks an SD card's SSR register claims].
+    #[arg(long, value_name = "MARKS")]
+    pub label: Option<String>,
 }
 
 fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
@@ -81,6 +101,7 @@ fn check_output(page: &Path) -> Result<()> {
 /// the HTML report, which charts their samples).
 pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
     let t0 = crate::backend::monotonic_ns();
+    let claim = claimed(args)?;
     let geometry = align::execute(&align::Args {
         target: args.target.clone(),
         blocksize: Vec::new(),
@@ -105,6 +126,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
     let mut step_docs = vec![g.clone()];
     let mut probe_text = String::new();
     let mut open_au_text = String::new();
+    let mut bench_text = String::new();
     let mut code = EXIT_OK;
     let writes = args.flags.allowed();
     if writes {
@@ -119,11 +141,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
             return Ok((p, step_docs));
         }
         code = code.max(p.code);
-        doc.inferences.extend(p.doc.inferences.clone());
-        doc.warnings.extend(p.doc.warnings.clone());
-        doc.checks.extend(p.doc.checks.clone());
-        doc.metrics.extend(p.doc.metrics.clone());
-        doc.bytes_written += p.doc.bytes_written;
+        merge(&mut doc, &p.doc);
         steps.push(serde_json::json!({ "command": "probe", "elapsed_ns": p.doc.elapsed_ns, "bytes_written": p.doc.bytes_written }));
         if let Some(v) = p.doc.extra.get("verdict") {
             doc.extra.insert("verdict".into(), v.clone());
@@ -154,11 +172,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
                 if o.quiet {
                     return Ok((o, step_docs));
                 }
-                doc.inferences.extend(o.doc.inferences.clone());
-                doc.warnings.extend(o.doc.warnings.clone());
-                doc.checks.extend(o.doc.checks.clone());
-                doc.metrics.extend(o.doc.metrics.clone());
-                doc.bytes_written += o.doc.bytes_written;
+                merge(&mut doc, &o.doc);
                 steps.push(serde_json::json!({ "command": "open-au", "elapsed_ns": o.doc.elapsed_ns, "parameters": o.doc.parameters, "bytes_written": o.doc.bytes_written }));
                 open_au_text = o.text;
                 step_docs.push(o.doc);
@@ -169,6 +183,52 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
             )),
         }
     }
+    // A short bench: the speed and application classes, and the claimed ones checked.
+    let mut classes = None;
+    if writes {
+        let b = bench::execute(
+            &bench::Args {
+                target: args.target.clone(),
+                flags: args.flags.clone(),
+                quick: true,
+                runtime: None,
+                size: "256M".into(),
+                engine: "uring".into(),
+                cpus: None,
+                expect: None,
+            },
+            false,
+        )?;
+        if b.outcome.quiet {
+            return Ok((b.outcome, step_docs));
+        }
+        code = code.max(b.outcome.code);
+        let bd = &b.outcome.doc;
+        merge(&mut doc, bd);
+        steps.push(serde_json::json!({ "command": "bench", "elapsed_ns": bd.elapsed_ns, "parameters": bd.parameters, "bytes_written": bd.bytes_written }));
+        let checks = claim_checks("auto", &claim.marks, &b.figures);
+        if checks.iter().any(|c| !c.passed) {
+            code = code.max(EXIT_CHECK_FAILED);
+        }
+        doc.checks.extend(checks.iter().cloned());
+        let met = class_checks(&b.figures);
+        classes = Some(Measured {
+            met: (!met.is_empty()).then(|| met_marks(&met)),
+            checks,
+            failure: b.failure,
+        });
+        bench_text = b.outcome.text;
+        step_docs.push(b.outcome.doc);
+    }
+    let classes_line = classes_line(&claim, classes.as_ref());
+    doc.extra.insert(
+        "classes".into(),
+        serde_json::json!({
+            "claimed": claim.marks,
+            "claimed_by": claim.source,
+            "met": classes.as_ref().and_then(|c| c.met.as_ref()),
+        }),
+    );
     let findings = Findings {
         size_bytes: size,
         logical_sector_bytes: g.target["logical_sector_bytes"].as_u64().unwrap_or(512) as u32,
@@ -179,7 +239,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
         geometry_measured: true,
     };
     let advice = advise(&findings);
-    doc.parameters = serde_json::json!({ "time_budget": args.time_budget, "write": args.flags.write, "destructive": args.flags.destructive });
+    doc.parameters = serde_json::json!({ "time_budget": args.time_budget, "write": args.flags.write, "destructive": args.flags.destructive, "label": args.label });
     doc.extra.insert("steps".into(), steps.into());
     doc.extra.insert(
         "advice".into(),
@@ -227,6 +287,10 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
     if !writes {
         text.push_str("capacity: not checked (read-only run); --write adds the fake-capacity probe and the open-erase-block test, and saves and restores what they overwrite\n");
     }
+    if let Some(l) = &classes_line {
+        text.push_str(l);
+        text.push('\n');
+    }
     text.push_str(&actions(&advice, erase.is_some()));
     if args.verbose {
         text.push_str("\nGeometry (align):\n");
@@ -238,6 +302,10 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
         if !open_au_text.is_empty() {
             text.push_str("\nOpen erase blocks (open-au):\n");
             text.push_str(&open_au_text);
+        }
+        if !bench_text.is_empty() {
+            text.push_str("\nSpeed (bench --quick):\n");
+            text.push_str(&bench_text);
         }
         // The commands are in the verdict block: here only why, each once.
         text.push_str("\nWhy:\n");
@@ -302,6 +370,99 @@ fn actions(advice: &[Advice], erase_known: bool) -> String {
         ));
     }
     s
+}
+
+/// A step's findings in auto's document.
+fn merge(doc: &mut Document, step: &Document) {
+    doc.inferences.extend(step.inferences.clone());
+    doc.warnings.extend(step.warnings.clone());
+    doc.checks.extend(step.checks.clone());
+    doc.metrics.extend(step.metrics.clone());
+    doc.bytes_written += step.bytes_written;
+}
+
+/// The class marks claimed for the card and who claims them.
+struct Claim {
+    marks: Vec<String>,
+    /// "label" (`--label`), "ssr" (the card's SD Status register) or null.
+    source: Option<&'static str>,
+}
+
+/// `--label`'s marks, else those the card's SSR claims; checked before anything is measured.
+fn claimed(args: &Args) -> Result<Claim> {
+    if let Some(l) = &args.label {
+        return Ok(Claim {
+            marks: parse_label(l)?,
+            source: Some("label"),
+        });
+    }
+    let opened = crate::target::open(&args.target, &crate::target::OpenRequest::read_only())?;
+    let marks = opened
+        .block_name
+        .as_deref()
+        .and_then(crate::target::mmc::claimed_marks)
+        .unwrap_or_default();
+    Ok(Claim {
+        source: (!marks.is_empty()).then_some("ssr"),
+        marks,
+    })
+}
+
+/// What the short bench found about the classes.
+struct Measured {
+    /// The highest class met in each family; `None` without write figures.
+    met: Option<Vec<String>>,
+    /// Each claimed mark judged.
+    checks: Vec<crate::report::Check>,
+    /// Why the bench stopped early, if it did.
+    failure: Option<String>,
+}
+
+/// The classes line of the verdict block: the claimed marks met or not with the figure
+/// that decided, or what the bench met; `None` with nothing claimed and nothing measured.
+fn classes_line(claim: &Claim, measured: Option<&Measured>) -> Option<String> {
+    let claimed = (!claim.marks.is_empty()).then(|| {
+        let who = match claim.source {
+            Some("ssr") => "by the card's SSR",
+            _ => "by --label",
+        };
+        format!("claimed {} ({who}): ", claim.marks.join(" "))
+    });
+    let line = match (measured, claimed) {
+        (None, None) => return None,
+        (None, Some(c)) => format!("{c}not measured — add --write"),
+        (
+            Some(Measured {
+                met: None, failure, ..
+            }),
+            c,
+        ) => format!(
+            "{}not measured: bench {}",
+            c.unwrap_or_default(),
+            failure.as_deref().unwrap_or("gave no write figures")
+        ),
+        (Some(Measured { met: Some(met), .. }), None) if met.is_empty() => {
+            "meets none (sequential write below C2's 2 MB/s)".to_string()
+        }
+        (Some(Measured { met: Some(met), .. }), None) => {
+            format!("meets {} (measured)", met.join(" "))
+        }
+        (Some(m), Some(c)) => {
+            let mut parts: Vec<String> = m.checks.iter().map(|c| c.message.clone()).collect();
+            // A mark whose figures the bench did not give (it stopped early).
+            for mark in &claim.marks {
+                if !m
+                    .checks
+                    .iter()
+                    .any(|c| c.name.ends_with(&format!("_{mark}")))
+                {
+                    parts.push(format!("{mark} not measured"));
+                }
+            }
+            format!("{c}{}", parts.join("; "))
+        }
+    };
+    Some(format!("classes: {line}"))
 }
 
 /// The steps share some warnings (a busy machine): each is said once.
