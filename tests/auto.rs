@@ -357,3 +357,107 @@ fn auto_refuses_a_bad_label_naming_the_term() {
             .stderr(predicates::str::contains("--label").and(predicates::str::contains(term)));
     }
 }
+
+/// `--write-budget` is the whole run's: each writing step gets what is left, and the steps
+/// it no longer covers are skipped and named, in the verdict block and the JSON.
+#[test]
+fn auto_stops_the_pipeline_when_the_write_budget_is_spent() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let out = flashscope()
+            .env("XDG_STATE_HOME", dir.path())
+            .args([
+                "auto",
+                "sim:sd-16g",
+                "--write",
+                "--write-budget",
+                "64M",
+                "--label",
+                "U1",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        out
+    };
+    let v: serde_json::Value = serde_json::from_slice(&run(&["--json"]).stdout).unwrap();
+    assert!(
+        v["bytes_written"].as_u64().unwrap() <= 64 << 20,
+        "{}",
+        v["bytes_written"]
+    );
+    let skipped: Vec<&str> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["command"].as_str().unwrap())
+        .collect();
+    let ran: Vec<&str> = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["command"].as_str().unwrap())
+        .collect();
+    assert!(skipped.contains(&"bench"), "{skipped:?}");
+    for s in &skipped {
+        assert!(!ran.contains(s), "{s} both ran and was skipped");
+    }
+    assert!(v["skipped"][0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("write budget of 64 MiB"));
+    assert!(v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["name"] != "auto.class_U1"));
+    let text = String::from_utf8(run(&[]).stdout).unwrap();
+    assert_short_block(&text);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("skipped: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    for s in &skipped {
+        assert!(line.contains(s), "{line}");
+    }
+    assert!(text.contains("classes: claimed U1 (by --label): not measured: the bench was skipped (the write budget"), "{text}");
+}
+
+#[test]
+fn auto_time_budget_is_the_whole_runs() {
+    let v = {
+        let dir = tempfile::tempdir().unwrap();
+        let out = flashscope()
+            .env("XDG_STATE_HOME", dir.path())
+            .args([
+                "auto",
+                "sim:sd-16g",
+                "--write",
+                "--time-budget",
+                "20s",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let steps = v["steps"].as_array().unwrap();
+    // align took its device time from the 20 s; probe got what was left.
+    let align = &steps[0]["parameters"];
+    assert_eq!(align["time_budget_ns"], 20_000_000_000u64);
+    let probe = steps.iter().find(|s| s["command"] == "probe").unwrap();
+    assert_eq!(
+        probe["parameters"]["time_budget_ns"].as_u64().unwrap(),
+        20_000_000_000 - align["device_elapsed_ns"].as_u64().unwrap()
+    );
+    // The probe outlasts it on this card: the steps after it are skipped, and said so.
+    let skipped: Vec<&str> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["why"].as_str().unwrap().contains("time budget of 20 s"))
+        .map(|s| s["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped, ["open-au", "bench"], "{}", v["skipped"]);
+}

@@ -9,7 +9,7 @@ use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::probe::write_test::capacity::MAKE_USABLE;
 use crate::report::{Document, Inference, Status};
 use crate::target::write::{Budgets, WriteFlags};
-use crate::units::format_bytes;
+use crate::units::{format_bytes, format_ns};
 use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -32,13 +32,21 @@ card's SSR claims, or --label for a card or stick whose label is all there is, a
 checked against the bench; without --write they are \"not measured\". --verbose adds each
 step's measurements and the reason for every line; -o FILE.html writes the run's report
 (every step's document with its charts, as `flashscope report` does). Exit 3 when the
-probe finds a fake or a claimed class is not met.")]
+probe finds a fake or a claimed class is not met. --time-budget and --write-budget are
+the whole run's: each step gets what is left; a step they no longer cover is skipped, and
+the verdict block says which.")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
-    /// Time budget for the geometry search (device time; virtual for sim:).
-    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = crate::units::duration_arg)]
-    pub time_budget: String,
+    /// Time budget of the whole run, in device time (virtual for sim:): each step gets what
+    /// is left, and a step that no longer fits is skipped (said so) [default: 30s for align,
+    /// the write steps unbounded].
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::duration_arg)]
+    pub time_budget: Option<String>,
+    /// Write budget of the whole run (e.g. 512M): each writing step gets what is left as its
+    /// cap; once it is spent the remaining steps are skipped (said so).
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
+    pub write_budget: Option<String>,
     /// `--write` also runs the write tests (the fake-capacity probe and the open erase
     /// blocks), each through the write-safety policy.
     #[command(flatten)]
@@ -102,10 +110,22 @@ fn check_output(page: &Path) -> Result<()> {
 pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
     let t0 = crate::backend::monotonic_ns();
     let claim = claimed(args)?;
+    let given = Budgets {
+        write_budget: args.write_budget.clone(),
+        time_budget: args.time_budget.clone(),
+    };
+    let mut budget = Pipeline {
+        write: given.write_budget_bytes(crate::target::peek(&args.target)?.size_bytes)?,
+        time_ns: given.time_budget_ns()?,
+        spent_bytes: 0,
+        spent_ns: 0,
+        skipped: Vec::new(),
+    };
+    let align_budget = args.time_budget.clone().unwrap_or_else(|| "30s".into());
     let geometry = align::execute(&align::Args {
         target: args.target.clone(),
         blocksize: Vec::new(),
-        time_budget: args.time_budget.clone(),
+        time_budget: align_budget.clone(),
         count: None,
         positions: 8,
         plot: None,
@@ -123,17 +143,18 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
     doc.warnings = g.warnings.clone();
     doc.metrics = g.metrics.clone();
     doc.bytes_written = g.bytes_written;
+    budget.spend(g);
     let mut step_docs = vec![g.clone()];
     let mut probe_text = String::new();
     let mut open_au_text = String::new();
     let mut bench_text = String::new();
     let mut code = EXIT_OK;
     let writes = args.flags.allowed();
-    if writes {
+    if let Some(budgets) = budget.admit(writes, "probe", 0, 0) {
         let p = probe::execute(&probe::Args {
             target: args.target.clone(),
             flags: args.flags.clone(),
-            budgets: Budgets::default(),
+            budgets,
             max_cache: "1G".into(),
             partition_ok: false,
         })?;
@@ -142,7 +163,8 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
         }
         code = code.max(p.code);
         merge(&mut doc, &p.doc);
-        steps.push(serde_json::json!({ "command": "probe", "elapsed_ns": p.doc.elapsed_ns, "bytes_written": p.doc.bytes_written }));
+        budget.spend(&p.doc);
+        steps.push(serde_json::json!({ "command": "probe", "elapsed_ns": p.doc.elapsed_ns, "parameters": p.doc.parameters, "bytes_written": p.doc.bytes_written }));
         if let Some(v) = p.doc.extra.get("verdict") {
             doc.extra.insert("verdict".into(), v.clone());
         }
@@ -159,33 +181,36 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
     if writes {
         match erase {
             Some(e) => {
-                let o = open_au::execute(&open_au::Args {
-                    target: args.target.clone(),
-                    erase_size: Some(e.to_string()),
-                    blocksize: "16K".into(),
-                    max_au: 32,
-                    offset: None,
-                    random: false,
-                    flags: args.flags.clone(),
-                    budgets: Budgets::default(),
-                })?;
-                if o.quiet {
-                    return Ok((o, step_docs));
+                if let Some(budgets) = budget.admit(writes, "open-au", e, 0) {
+                    let o = open_au::execute(&open_au::Args {
+                        target: args.target.clone(),
+                        erase_size: Some(e.to_string()),
+                        blocksize: "16K".into(),
+                        max_au: 32,
+                        offset: None,
+                        random: false,
+                        flags: args.flags.clone(),
+                        budgets,
+                    })?;
+                    if o.quiet {
+                        return Ok((o, step_docs));
+                    }
+                    merge(&mut doc, &o.doc);
+                    budget.spend(&o.doc);
+                    steps.push(serde_json::json!({ "command": "open-au", "elapsed_ns": o.doc.elapsed_ns, "parameters": o.doc.parameters, "bytes_written": o.doc.bytes_written }));
+                    open_au_text = o.text;
+                    step_docs.push(o.doc);
                 }
-                merge(&mut doc, &o.doc);
-                steps.push(serde_json::json!({ "command": "open-au", "elapsed_ns": o.doc.elapsed_ns, "parameters": o.doc.parameters, "bytes_written": o.doc.bytes_written }));
-                open_au_text = o.text;
-                step_docs.push(o.doc);
             }
-            None => doc.warnings.push(crate::report::Warning::new(
-                "skipped",
-                "open-au was skipped: it needs the erase block, and align was not confident about it",
+            None => budget.skipped.push((
+                "open-au",
+                "it needs the erase block, and align was not confident about it".into(),
             )),
         }
     }
     // A short bench: the speed and application classes, and the claimed ones checked.
     let mut classes = None;
-    if writes {
+    if let Some(budgets) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
         let b = bench::execute(
             &bench::Args {
                 target: args.target.clone(),
@@ -196,6 +221,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
                 engine: "uring".into(),
                 cpus: None,
                 expect: None,
+                write_budget: budget.write.map(|_| given_bytes(&budgets)),
             },
             false,
         )?;
@@ -205,6 +231,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
         code = code.max(b.outcome.code);
         let bd = &b.outcome.doc;
         merge(&mut doc, bd);
+        budget.spend(bd);
         steps.push(serde_json::json!({ "command": "bench", "elapsed_ns": bd.elapsed_ns, "parameters": bd.parameters, "bytes_written": bd.bytes_written }));
         let checks = claim_checks("auto", &claim.marks, &b.figures);
         if checks.iter().any(|c| !c.passed) {
@@ -220,7 +247,27 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
         bench_text = b.outcome.text;
         step_docs.push(b.outcome.doc);
     }
-    let classes_line = classes_line(&claim, classes.as_ref());
+    for (step, why) in &budget.skipped {
+        doc.warnings.push(crate::report::Warning::new(
+            "skipped",
+            format!("{step} was skipped: {why}"),
+        ));
+    }
+    doc.extra.insert(
+        "skipped".into(),
+        budget
+            .skipped
+            .iter()
+            .map(|(step, why)| serde_json::json!({ "command": step, "why": why }))
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    let bench_skipped = budget
+        .skipped
+        .iter()
+        .find(|(step, _)| *step == "bench")
+        .map(|(_, why)| why.as_str());
+    let classes_line = classes_line(&claim, classes.as_ref(), bench_skipped);
     doc.extra.insert(
         "classes".into(),
         serde_json::json!({
@@ -239,7 +286,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
         geometry_measured: true,
     };
     let advice = advise(&findings);
-    doc.parameters = serde_json::json!({ "time_budget": args.time_budget, "write": args.flags.write, "destructive": args.flags.destructive, "label": args.label });
+    doc.parameters = serde_json::json!({ "time_budget": align_budget, "run_time_budget_ns": budget.time_ns, "write_budget": budget.write, "write": args.flags.write, "destructive": args.flags.destructive, "label": args.label });
     doc.extra.insert("steps".into(), steps.into());
     doc.extra.insert(
         "advice".into(),
@@ -286,6 +333,19 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
     text.push('\n');
     if !writes {
         text.push_str("capacity: not checked (read-only run); --write adds the fake-capacity probe and the open-erase-block test, and saves and restores what they overwrite\n");
+    }
+    let budget_skips: Vec<&str> = budget
+        .skipped
+        .iter()
+        .filter(|(_, why)| why.contains("budget"))
+        .map(|(step, _)| *step)
+        .collect();
+    if let Some((_, why)) = budget
+        .skipped
+        .iter()
+        .find(|(_, why)| why.contains("budget"))
+    {
+        text.push_str(&format!("skipped: {} ({why})\n", budget_skips.join(", ")));
     }
     if let Some(l) = &classes_line {
         text.push_str(l);
@@ -372,6 +432,92 @@ fn actions(advice: &[Advice], erase_known: bool) -> String {
     s
 }
 
+/// Device time the short bench needs (`bench --quick`).
+const BENCH_NS: u64 = 15_000_000_000;
+/// The least the short bench writes to give a write figure: one queue of its first test
+/// (eight 1 MiB writes).
+const BENCH_BYTES: u64 = 8 << 20;
+
+/// The run's budgets and what the steps spent of them.
+struct Pipeline {
+    write: Option<u64>,
+    time_ns: Option<u64>,
+    spent_bytes: u64,
+    spent_ns: u64,
+    /// Steps not run and why.
+    skipped: Vec<(&'static str, String)>,
+}
+
+impl Pipeline {
+    fn spend(&mut self, step: &Document) {
+        self.spent_bytes += step.bytes_written;
+        // align reports its wall time as elapsed_ns and its device time apart.
+        self.spent_ns += step.parameters["device_elapsed_ns"]
+            .as_u64()
+            .unwrap_or(step.elapsed_ns);
+    }
+
+    /// The budgets a writing step gets (what is left), or `None` when it does not run: a
+    /// read-only run, or a budget spent (recorded in `skipped`). `needs_bytes`, `needs_ns`:
+    /// the least the step can give a figure with (open-au: one erase block).
+    fn admit(
+        &mut self,
+        writes: bool,
+        step: &'static str,
+        needs_bytes: u64,
+        needs_ns: u64,
+    ) -> Option<Budgets> {
+        if !writes {
+            return None;
+        }
+        let left_bytes = self.write.map(|w| w.saturating_sub(self.spent_bytes));
+        let left_ns = self.time_ns.map(|t| t.saturating_sub(self.spent_ns));
+        let spent =
+            |what: &str, total: String, left: u64, needs: u64, show: &dyn Fn(u64) -> String| {
+                if left == 0 {
+                    format!("the {what} budget of {total} was spent")
+                } else {
+                    format!(
+                    "the {what} budget of {total} was nearly spent ({} left, it needs at least {})",
+                    show(left),
+                    show(needs)
+                )
+                }
+            };
+        let why = match (self.write, left_bytes, self.time_ns, left_ns) {
+            (Some(w), Some(l), ..) if l == 0 || l < needs_bytes => Some(spent(
+                "write",
+                format_bytes(w),
+                l,
+                needs_bytes,
+                &format_bytes,
+            )),
+            (.., Some(t), Some(l)) if l == 0 || l < needs_ns => {
+                Some(spent("time", format_ns(t as f64), l, needs_ns, &|n| {
+                    format_ns(n as f64)
+                }))
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            self.skipped.push((step, why));
+            return None;
+        }
+        Some(Budgets {
+            write_budget: left_bytes.map(|b| b.to_string()),
+            time_budget: left_ns.map(|n| format!("{n}ns")),
+        })
+    }
+}
+
+/// The write budget `admit` gave, in bytes.
+fn given_bytes(b: &Budgets) -> u64 {
+    b.write_budget
+        .as_deref()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
 /// A step's findings in auto's document.
 fn merge(doc: &mut Document, step: &Document) {
     doc.inferences.extend(step.inferences.clone());
@@ -420,7 +566,12 @@ struct Measured {
 
 /// The classes line of the verdict block: the claimed marks met or not with the figure
 /// that decided, or what the bench met; `None` with nothing claimed and nothing measured.
-fn classes_line(claim: &Claim, measured: Option<&Measured>) -> Option<String> {
+/// `skipped`: why the bench did not run on a writing run.
+fn classes_line(
+    claim: &Claim,
+    measured: Option<&Measured>,
+    skipped: Option<&str>,
+) -> Option<String> {
     let claimed = (!claim.marks.is_empty()).then(|| {
         let who = match claim.source {
             Some("ssr") => "by the card's SSR",
@@ -430,7 +581,10 @@ fn classes_line(claim: &Claim, measured: Option<&Measured>) -> Option<String> {
     });
     let line = match (measured, claimed) {
         (None, None) => return None,
-        (None, Some(c)) => format!("{c}not measured — add --write"),
+        (None, Some(c)) => match skipped {
+            Some(why) => format!("{c}not measured: the bench was skipped ({why})"),
+            None => format!("{c}not measured — add --write"),
+        },
         (
             Some(Measured {
                 met: None, failure, ..

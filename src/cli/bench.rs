@@ -58,6 +58,10 @@ pub struct Args {
     /// Checks, e.g. 'seq_write>=10MB/s,rand_read_iops>=1500' (exit 3 when one fails).
     #[arg(long)]
     pub expect: Option<String>,
+    /// A cap on the bytes written (set by `auto` from its write budget): a test the cap
+    /// stops is not a figure, and the tests after it do not run.
+    #[arg(skip)]
+    pub write_budget: Option<u64>,
 }
 
 /// Per-test counting time and ramp, from the options.
@@ -223,7 +227,7 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     drop(probe);
     let mut sim_dev = None;
     if writes && !is_dir {
-        let intent = WriteIntent::workload(
+        let mut intent = WriteIntent::workload(
             "bench",
             (0, region),
             (runtime_ns + ramp_ns) * LINES.len() as u64,
@@ -235,6 +239,7 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
             ),
             "bench a smaller --size",
         );
+        intent.budget_bytes = args.write_budget;
         let s = open_for_write(&target_spec, flags, &intent)?;
         info = s.info.clone();
         warnings = s.warnings.clone();
@@ -320,6 +325,11 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
             if (preserving || is_dir) && crate::signals::pending().is_some() {
                 // A test cut short by a signal is not a figure.
                 interrupted = true;
+                break 'tests;
+            }
+            if let Some(e) = r.error().filter(|e| crate::backend::is_budget_message(e)) {
+                // Nor is one the write budget cut short.
+                warnings.push(crate::target::write::stopped_early(e));
                 break 'tests;
             }
             let metric = line.metric(dir);
