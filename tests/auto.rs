@@ -461,3 +461,51 @@ fn auto_time_budget_is_the_whole_runs() {
         .collect();
     assert_eq!(skipped, ["open-au", "bench"], "{}", v["skipped"]);
 }
+
+/// With --write the plan comes first (stderr): each writing step, the time, the bytes,
+/// the journal room; the JSON keeps it under `plan`.
+#[test]
+fn auto_with_write_prints_the_plan_before_the_first_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = flashscope()
+        .env("XDG_STATE_HOME", dir.path())
+        .args([
+            "auto",
+            "sim:sd-16g",
+            "--write",
+            "--write-budget",
+            "2G",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    let plan_at = err
+        .find("flashscope auto: the plan for sim:sd-16g")
+        .expect(&err);
+    let first_write = err.find("flashscope probe: ").expect(&err);
+    assert!(plan_at < first_write, "{err}");
+    let plan = &err[plan_at..first_write];
+    for part in [
+        "  probe ",
+        "  open-au ",
+        "  bench ",
+        "in all: typically",
+        "journal: none (a simulated card)",
+        "budgets: write 2 GiB",
+    ] {
+        assert!(plan.contains(part), "{part}: {plan}");
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps: Vec<&str> = v["plan"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["probe", "open-au", "bench"]);
+    assert!(v["plan"]["typical_bytes"].as_u64().unwrap() > 0);
+    // A read-only run has no plan to announce.
+    let out = flashscope().args(["auto", "sim:sd-16g"]).output().unwrap();
+    assert!(!String::from_utf8(out.stderr).unwrap().contains("the plan"));
+}

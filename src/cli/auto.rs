@@ -150,14 +150,13 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
     let mut bench_text = String::new();
     let mut code = EXIT_OK;
     let writes = args.flags.allowed();
+    if writes {
+        let (plan, text) = plan(args, erase, &budget)?;
+        eprint!("{text}");
+        doc.extra.insert("plan".into(), plan);
+    }
     if let Some(budgets) = budget.admit(writes, "probe", 0, 0) {
-        let p = probe::execute(&probe::Args {
-            target: args.target.clone(),
-            flags: args.flags.clone(),
-            budgets,
-            max_cache: "1G".into(),
-            partition_ok: false,
-        })?;
+        let p = probe::execute(&probe_args(args, budgets))?;
         if p.quiet {
             return Ok((p, step_docs));
         }
@@ -182,16 +181,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
         match erase {
             Some(e) => {
                 if let Some(budgets) = budget.admit(writes, "open-au", e, 0) {
-                    let o = open_au::execute(&open_au::Args {
-                        target: args.target.clone(),
-                        erase_size: Some(e.to_string()),
-                        blocksize: "16K".into(),
-                        max_au: 32,
-                        offset: None,
-                        random: false,
-                        flags: args.flags.clone(),
-                        budgets,
-                    })?;
+                    let o = open_au::execute(&open_au_args(args, e, budgets))?;
                     if o.quiet {
                         return Ok((o, step_docs));
                     }
@@ -211,20 +201,8 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
     // A short bench: the speed and application classes, and the claimed ones checked.
     let mut classes = None;
     if let Some(budgets) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
-        let b = bench::execute(
-            &bench::Args {
-                target: args.target.clone(),
-                flags: args.flags.clone(),
-                quick: true,
-                runtime: None,
-                size: "256M".into(),
-                engine: "uring".into(),
-                cpus: None,
-                expect: None,
-                write_budget: budget.write.map(|_| given_bytes(&budgets)),
-            },
-            false,
-        )?;
+        let cap = budget.write.map(|_| given_bytes(&budgets));
+        let b = bench::execute(&bench_args(args, cap), false)?;
         if b.outcome.quiet {
             return Ok((b.outcome, step_docs));
         }
@@ -430,6 +408,121 @@ fn actions(advice: &[Advice], erase_known: bool) -> String {
         ));
     }
     s
+}
+
+/// probe as auto runs it.
+fn probe_args(args: &Args, budgets: Budgets) -> probe::Args {
+    probe::Args {
+        target: args.target.clone(),
+        flags: args.flags.clone(),
+        budgets,
+        max_cache: "1G".into(),
+        partition_ok: false,
+    }
+}
+
+/// open-au as auto runs it, on the erase block align found.
+fn open_au_args(args: &Args, erase: u64, budgets: Budgets) -> open_au::Args {
+    open_au::Args {
+        target: args.target.clone(),
+        erase_size: Some(erase.to_string()),
+        blocksize: "16K".into(),
+        max_au: 32,
+        offset: None,
+        random: false,
+        flags: args.flags.clone(),
+        budgets,
+    }
+}
+
+/// The short bench as auto runs it; `write_budget`: its cap.
+fn bench_args(args: &Args, write_budget: Option<u64>) -> bench::Args {
+    bench::Args {
+        target: args.target.clone(),
+        flags: args.flags.clone(),
+        quick: true,
+        runtime: None,
+        size: "256M".into(),
+        engine: "uring".into(),
+        cpus: None,
+        expect: None,
+        write_budget,
+    }
+}
+
+/// The writing steps' plan, printed before the first of them writes (open-au's depends on
+/// the erase block align found): per step what it writes and for how long, the journal
+/// room preserve mode needs (one step's region at a time), the budgets. JSON and text.
+fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(serde_json::Value, String)> {
+    let mut intents = vec![probe::plan(&probe_args(args, Budgets::default()))?];
+    if let Some(e) = erase {
+        intents.push(open_au::plan(&open_au_args(args, e, Budgets::default()))?);
+    }
+    let (bench_intent, bench_ns) = bench::plan(&bench_args(args, None))?;
+    let mut text = format!(
+        "flashscope auto: the plan for {} (align, read-only, is done: {} of device time):\n",
+        args.target,
+        format_ns(budget.spent_ns as f64)
+    );
+    let mut steps = Vec::new();
+    let (mut typical, mut time_ns) = (0u64, budget.spent_ns);
+    for i in &intents {
+        let t = i.typical_bytes.unwrap_or(i.max_bytes);
+        typical = typical.saturating_add(t);
+        time_ns = time_ns.saturating_add(i.estimated_ns);
+        text.push_str(&format!(
+            "  {:<8} writes up to {} (typically {}) inside {}, about {} on a 10 MiB/s card\n",
+            i.command,
+            format_bytes(i.max_bytes),
+            format_bytes(t),
+            format_bytes(i.region.1),
+            format_ns(i.estimated_ns as f64)
+        ));
+        steps.push(serde_json::json!({ "command": i.command, "max_bytes": i.max_bytes, "typical_bytes": t, "region_bytes": i.region.1, "estimated_ns": i.estimated_ns }));
+    }
+    if erase.is_none() {
+        text.push_str(
+            "  open-au  skipped: it needs the erase block, and align was not confident about it\n",
+        );
+    }
+    time_ns = time_ns.saturating_add(bench_ns);
+    text.push_str(&format!(
+        "  bench    writes for {} inside the first {} (how many bytes depends on the card's speed), {} with its read tests\n",
+        format_ns(bench_intent.estimated_ns as f64),
+        format_bytes(bench_intent.region.1),
+        format_ns(bench_ns as f64)
+    ));
+    steps.push(serde_json::json!({ "command": "bench", "max_bytes": null, "typical_bytes": null, "region_bytes": bench_intent.region.1, "estimated_ns": bench_ns }));
+    let journal =
+        (!args.flags.destructive && !crate::target::is_sim_spec(&args.target)).then(|| {
+            intents
+                .iter()
+                .chain([&bench_intent])
+                .map(|i| i.region.1)
+                .max()
+                .unwrap_or(0)
+        });
+    text.push_str(&format!(
+        "  in all: typically {} written plus bench's, about {}; journal: {}\n",
+        format_bytes(typical),
+        format_ns(time_ns as f64),
+        match journal {
+            Some(j) => format!("room for up to {} (one step's region at a time; each journal is removed after its step)", format_bytes(j)),
+            None if args.flags.destructive => "none (--destructive: nothing is saved)".into(),
+            None => "none (a simulated card)".into(),
+        }
+    ));
+    if budget.write.is_some() || budget.time_ns.is_some() {
+        text.push_str(&format!(
+            "  budgets: write {}, time {}; a step they no longer cover is skipped\n",
+            budget.write.map_or("unbounded".into(), format_bytes),
+            budget
+                .time_ns
+                .map_or("unbounded".into(), |t| format_ns(t as f64))
+        ));
+    }
+    let json = serde_json::json!({ "steps": steps, "typical_bytes": typical, "estimated_ns": time_ns, "journal_bytes": journal });
+    Ok((json, text))
 }
 
 /// Device time the short bench needs (`bench --quick`).

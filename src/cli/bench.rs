@@ -64,6 +64,36 @@ pub struct Args {
     pub write_budget: Option<u64>,
 }
 
+/// What the write tests write: sequential and random blocks over the first `region`,
+/// each test for `per_test_ns`.
+fn intent(region: u64, per_test_ns: u64) -> WriteIntent {
+    WriteIntent::workload(
+        "bench",
+        (0, region),
+        per_test_ns * LINES.len() as u64,
+        format!(
+            "bench writes sequential 1 MiB and random 4 KiB blocks over the first {} ({} tests of {} each)",
+            format_bytes(region),
+            LINES.len(),
+            format_ns(per_test_ns as f64)
+        ),
+        "bench a smaller --size",
+    )
+}
+
+/// What `--write` would write on the target, without writing (for `auto`'s plan), and the
+/// device time of all the tests, reads included.
+pub fn plan(args: &Args) -> Result<(WriteIntent, u64)> {
+    let info = target::peek(&args.target)?;
+    let region = parse_size(&args.size)?.min(info.size_bytes);
+    let tests = LINES.len() * 2;
+    let (runtime_ns, ramp_ns) = timing(args, tests)?;
+    Ok((
+        intent(region, runtime_ns + ramp_ns),
+        (runtime_ns + ramp_ns) * tests as u64,
+    ))
+}
+
 /// Per-test counting time and ramp, from the options.
 fn timing(args: &Args, tests: usize) -> Result<(u64, u64)> {
     const S: u64 = 1_000_000_000;
@@ -227,18 +257,7 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     drop(probe);
     let mut sim_dev = None;
     if writes && !is_dir {
-        let mut intent = WriteIntent::workload(
-            "bench",
-            (0, region),
-            (runtime_ns + ramp_ns) * LINES.len() as u64,
-            format!(
-                "bench writes sequential 1 MiB and random 4 KiB blocks over the first {} ({} tests of {} each)",
-                format_bytes(region),
-                LINES.len(),
-                format_ns((runtime_ns + ramp_ns) as f64)
-            ),
-            "bench a smaller --size",
-        );
+        let mut intent = intent(region, runtime_ns + ramp_ns);
         intent.budget_bytes = args.write_budget;
         let s = open_for_write(&target_spec, flags, &intent)?;
         info = s.info.clone();
