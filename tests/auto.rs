@@ -169,6 +169,9 @@ fn auto_text_is_a_verdict_block_and_verbose_adds_each_step() {
         "Geometry (align):",
         "Real capacity (probe):",
         "Open erase blocks (open-au):",
+        "FAT area (fat): erase blocks that behave differently",
+        "Write cache (slc, at most 256 MiB): slc cache bytes",
+        "Speed (bench --quick):",
         "Why:",
     ] {
         assert!(verbose.contains(part), "{part}: {verbose}");
@@ -199,7 +202,7 @@ fn auto_output_writes_one_page_with_every_steps_section_and_charts() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let html = std::fs::read_to_string(&page).unwrap();
-    for step in ["auto", "align", "probe", "open-au", "bench"] {
+    for step in ["auto", "align", "probe", "open-au", "fat", "slc", "bench"] {
         assert!(
             html.contains(&format!("<h2>{step} on sim:usb-32g</h2>")),
             "{step} section missing"
@@ -459,7 +462,12 @@ fn auto_time_budget_is_the_whole_runs() {
         .filter(|s| s["why"].as_str().unwrap().contains("time budget of 20 s"))
         .map(|s| s["command"].as_str().unwrap())
         .collect();
-    assert_eq!(skipped, ["open-au", "bench"], "{}", v["skipped"]);
+    assert_eq!(
+        skipped,
+        ["open-au", "fat", "slc", "bench"],
+        "{}",
+        v["skipped"]
+    );
 }
 
 /// With --write the plan comes first (stderr): each writing step, the time, the bytes,
@@ -489,6 +497,8 @@ fn auto_with_write_prints_the_plan_before_the_first_write() {
     for part in [
         "  probe ",
         "  open-au ",
+        "  fat ",
+        "  slc ",
         "  bench ",
         "in all: typically",
         "journal: none (a simulated card)",
@@ -503,9 +513,47 @@ fn auto_with_write_prints_the_plan_before_the_first_write() {
         .iter()
         .map(|s| s["command"].as_str().unwrap())
         .collect();
-    assert_eq!(steps, ["probe", "open-au", "bench"]);
+    assert_eq!(steps, ["probe", "open-au", "fat", "slc", "bench"]);
     assert!(v["plan"]["typical_bytes"].as_u64().unwrap() > 0);
     // A read-only run has no plan to announce.
     let out = flashscope().args(["auto", "sim:sd-16g"]).output().unwrap();
     assert!(!String::from_utf8(out.stderr).unwrap().contains("the plan"));
+}
+
+/// auto's write-cache test is bounded: at most 256 MiB, never more than the budget leaves.
+#[test]
+fn auto_bounds_the_write_cache_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = flashscope()
+        .env("XDG_STATE_HOME", dir.path())
+        .args(["auto", "sim:sd-16g", "--write", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let slc = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["command"] == "slc")
+        .unwrap_or_else(|| panic!("{}", v["steps"]));
+    assert!(slc["bytes_written"].as_u64().unwrap() <= 256 << 20, "{slc}");
+    assert!(v["inferences"].get("slc_cache_bytes").is_some());
+    assert!(v["inferences"].get("fat_area_erase_blocks").is_some());
+    // Without a confident erase block fat is skipped, and said so.
+    let out = flashscope()
+        .env("XDG_STATE_HOME", dir.path())
+        .args(["auto", "sim:ssd-256g", "--write", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped: Vec<&str> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["command"].as_str().unwrap())
+        .collect();
+    assert!(
+        skipped.contains(&"fat") && skipped.contains(&"open-au"),
+        "{skipped:?}"
+    );
 }

@@ -1,7 +1,7 @@
 //! `flashscope auto TARGET`: the one-command answer — identity, geometry, speed, real
 //! capacity (with --write) and what to do about it.
 
-use super::{align, bench, open_au, probe, Outcome, Output};
+use super::{align, bench, fat, open_au, probe, slc, Outcome, Output};
 use crate::analysis::advice::{
     advise, erase_unknown, Advice, Findings, DEFAULT_ALIGN, DEVICE, PARTITION,
 };
@@ -25,7 +25,8 @@ use std::path::{Path, PathBuf};
   flashscope auto /dev/sdb --write --label 'U3 V30 A2'
 
 Read-only unless --write is given. Runs align to find the geometry (and with --write the
-fake-capacity probe, the open-erase-block test and a short bench), then prints a short
+fake-capacity probe, open erase blocks, the FAT area, a write-cache test of at most 256 MiB
+and a short bench, each fed the erase block align found), then prints a short
 verdict: real capacity, classes, geometry, and the sfdisk and mkfs lines that fit it
 (DEVICE is the whole card, PARTITION the partition sfdisk makes). The classes an SD
 card's SSR claims, or --label for a card or stick whose label is all there is, are
@@ -198,6 +199,42 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
             )),
         }
     }
+    // The FAT area and a bounded write-cache test: one line each in --verbose and the report.
+    let mut more_text = String::new();
+    if writes && erase.is_none() {
+        budget.skipped.push((
+            "fat",
+            "it needs the erase block, and align was not confident about it".into(),
+        ));
+    }
+    if let Some((e, budgets)) = erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?))) {
+        let f = fat::execute(&fat_args(args, e, budgets))?;
+        if f.quiet {
+            return Ok((f, step_docs));
+        }
+        code = code.max(f.code);
+        merge(&mut doc, &f.doc);
+        budget.spend(&f.doc);
+        steps.push(serde_json::json!({ "command": "fat", "elapsed_ns": f.doc.elapsed_ns, "parameters": f.doc.parameters, "bytes_written": f.doc.bytes_written }));
+        more_text.push_str(&format!("FAT area (fat): {}\n", result_line(&f.text)));
+        step_docs.push(f.doc);
+    }
+    if let Some(budgets) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
+        let s = slc::execute(&slc_args(args, budgets))?;
+        if s.quiet {
+            return Ok((s, step_docs));
+        }
+        code = code.max(s.code);
+        merge(&mut doc, &s.doc);
+        budget.spend(&s.doc);
+        steps.push(serde_json::json!({ "command": "slc", "elapsed_ns": s.doc.elapsed_ns, "parameters": s.doc.parameters, "bytes_written": s.doc.bytes_written }));
+        more_text.push_str(&format!(
+            "Write cache (slc, at most {}): {}\n",
+            format_bytes(SLC_BYTES),
+            result_line(&s.text)
+        ));
+        step_docs.push(s.doc);
+    }
     // A short bench: the speed and application classes, and the claimed ones checked.
     let mut classes = None;
     if let Some(budgets) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
@@ -341,6 +378,10 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
             text.push_str("\nOpen erase blocks (open-au):\n");
             text.push_str(&open_au_text);
         }
+        if !more_text.is_empty() {
+            text.push('\n');
+            text.push_str(&more_text);
+        }
         if !bench_text.is_empty() {
             text.push_str("\nSpeed (bench --quick):\n");
             text.push_str(&bench_text);
@@ -435,6 +476,46 @@ fn open_au_args(args: &Args, erase: u64, budgets: Budgets) -> open_au::Args {
     }
 }
 
+/// fat as auto runs it, on the erase block align found.
+fn fat_args(args: &Args, erase: u64, budgets: Budgets) -> fat::Args {
+    fat::Args {
+        target: args.target.clone(),
+        erase_size: Some(erase.to_string()),
+        blocksize: "512".into(),
+        nr: 6,
+        flags: args.flags.clone(),
+        budgets,
+    }
+}
+
+/// The write-cache test auto runs: at most `SLC_BYTES` (or what the write budget leaves),
+/// no idle recovery probe.
+fn slc_args(args: &Args, mut budgets: Budgets) -> slc::Args {
+    let left = budgets
+        .write_budget
+        .as_deref()
+        .and_then(|b| b.parse::<u64>().ok())
+        .unwrap_or(u64::MAX);
+    budgets.write_budget = Some(left.min(SLC_BYTES).to_string());
+    slc::Args {
+        target: args.target.clone(),
+        offset: "16M".into(),
+        recover: "0".into(),
+        random_data: false,
+        plot: None,
+        flags: args.flags.clone(),
+        budgets,
+    }
+}
+
+/// A step's result line: the first "value (status) - evidence" line of its text.
+fn result_line(text: &str) -> &str {
+    text.lines()
+        .find(|l| l.contains(" - "))
+        .or_else(|| text.lines().next())
+        .unwrap_or_default()
+}
+
 /// The short bench as auto runs it; `write_budget`: its cap.
 fn bench_args(args: &Args, write_budget: Option<u64>) -> bench::Args {
     bench::Args {
@@ -457,7 +538,9 @@ fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(serde_jso
     let mut intents = vec![probe::plan(&probe_args(args, Budgets::default()))?];
     if let Some(e) = erase {
         intents.push(open_au::plan(&open_au_args(args, e, Budgets::default()))?);
+        intents.push(fat::plan(&fat_args(args, e, Budgets::default()))?);
     }
+    intents.push(slc::plan(&slc_args(args, Budgets::default()))?);
     let (bench_intent, bench_ns) = bench::plan(&bench_args(args, None))?;
     let mut text = format!(
         "flashscope auto: the plan for {} (align, read-only, is done: {} of device time):\n",
@@ -471,19 +554,21 @@ fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(serde_jso
         typical = typical.saturating_add(t);
         time_ns = time_ns.saturating_add(i.estimated_ns);
         text.push_str(&format!(
-            "  {:<8} writes up to {} (typically {}) inside {}, about {} on a 10 MiB/s card\n",
+            "  {:<8} writes up to {}{} inside {}, about {} on a 10 MiB/s card\n",
             i.command,
             format_bytes(i.max_bytes),
-            format_bytes(t),
+            if t < i.max_bytes {
+                format!(" (typically {})", format_bytes(t))
+            } else {
+                String::new()
+            },
             format_bytes(i.region.1),
             format_ns(i.estimated_ns as f64)
         ));
         steps.push(serde_json::json!({ "command": i.command, "max_bytes": i.max_bytes, "typical_bytes": t, "region_bytes": i.region.1, "estimated_ns": i.estimated_ns }));
     }
     if erase.is_none() {
-        text.push_str(
-            "  open-au  skipped: it needs the erase block, and align was not confident about it\n",
-        );
+        text.push_str("  open-au, fat skipped: they need the erase block, and align was not confident about it\n");
     }
     time_ns = time_ns.saturating_add(bench_ns);
     text.push_str(&format!(
@@ -524,6 +609,12 @@ fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(serde_jso
     let json = serde_json::json!({ "steps": steps, "typical_bytes": typical, "estimated_ns": time_ns, "journal_bytes": journal });
     Ok((json, text))
 }
+
+/// The most auto's write-cache test writes: enough to see a small cache end, bounded so
+/// auto stays short (`flashscope slc` goes further).
+const SLC_BYTES: u64 = 256 << 20;
+/// The least it can measure with: four intervals of 1 MiB.
+const SLC_MIN_BYTES: u64 = 4 << 20;
 
 /// Device time the short bench needs (`bench --quick`).
 const BENCH_NS: u64 = 15_000_000_000;
