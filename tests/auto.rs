@@ -128,6 +128,31 @@ fn auto_with_write_calls_a_fake_card_fake_and_partitions_within_its_real_size() 
     assert!((8192 + size) * 512 <= usable, "{cmd}");
 }
 
+/// `flashscope auto ARGS` with its own state directory (nothing journaled elsewhere).
+fn run_auto(args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    flashscope()
+        .env("XDG_STATE_HOME", dir.path())
+        .arg("auto")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The `command` of each entry of a list (steps, skipped, plan steps).
+fn commands(list: &serde_json::Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["command"].as_str().unwrap())
+        .collect()
+}
+
+/// The `--json` document of a run.
+fn doc_of(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// The text is a verdict block of a few lines, each command once; --verbose adds the steps.
 fn auto_text(args: &[&str], code: i32) -> String {
     let dir = tempfile::tempdir().unwrap();
@@ -230,20 +255,8 @@ fn auto_output_in_a_missing_directory_is_refused_before_measuring() {
 /// `auto --write --label`: each claimed mark is a check judged by the figure bench measured.
 #[test]
 fn auto_checks_the_claimed_classes_against_the_measured_figures() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = flashscope()
-        .env("XDG_STATE_HOME", dir.path())
-        .args([
-            "auto",
-            "sim:sd-a2-64g",
-            "--write",
-            "--label",
-            "A2 V30",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = run_auto(&["sim:sd-a2-64g", "--write", "--label", "A2 V30", "--json"]);
+    let v = doc_of(&out);
     assert_eq!(v["classes"]["claimed"], serde_json::json!(["A2", "V30"]));
     assert_eq!(v["classes"]["claimed_by"], "label");
     let bench = v["steps"]
@@ -323,13 +336,8 @@ fn auto_without_write_says_the_claimed_classes_were_not_measured() {
 #[test]
 fn auto_with_write_and_no_claim_says_what_it_meets() {
     let v = {
-        let dir = tempfile::tempdir().unwrap();
-        let out = flashscope()
-            .env("XDG_STATE_HOME", dir.path())
-            .args(["auto", "sim:sd-16g", "--write", "--json"])
-            .output()
-            .unwrap();
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        let out = run_auto(&["sim:sd-16g", "--write", "--json"]);
+        doc_of(&out)
     };
     let met = v["classes"]["met"].as_array().unwrap();
     let speed = v["inferences"]["speed_class"]["value"].as_str().unwrap();
@@ -365,43 +373,28 @@ fn auto_refuses_a_bad_label_naming_the_term() {
 /// it no longer covers are skipped and named, in the verdict block and the JSON.
 #[test]
 fn auto_stops_the_pipeline_when_the_write_budget_is_spent() {
-    let dir = tempfile::tempdir().unwrap();
     let run = |extra: &[&str]| {
-        let out = flashscope()
-            .env("XDG_STATE_HOME", dir.path())
-            .args([
-                "auto",
-                "sim:sd-16g",
-                "--write",
-                "--write-budget",
-                "64M",
-                "--label",
-                "U1",
-            ])
-            .args(extra)
-            .output()
-            .unwrap();
+        let mut args = vec![
+            "sim:sd-16g",
+            "--write",
+            "--write-budget",
+            "64M",
+            "--label",
+            "U1",
+        ];
+        args.extend(extra);
+        let out = run_auto(&args);
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         out
     };
-    let v: serde_json::Value = serde_json::from_slice(&run(&["--json"]).stdout).unwrap();
+    let v = doc_of(&run(&["--json"]));
     assert!(
         v["bytes_written"].as_u64().unwrap() <= 64 << 20,
         "{}",
         v["bytes_written"]
     );
-    let skipped: Vec<&str> = v["skipped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["command"].as_str().unwrap())
-        .collect();
-    let ran: Vec<&str> = v["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["command"].as_str().unwrap())
-        .collect();
+    let skipped: Vec<&str> = commands(&v["skipped"]);
+    let ran: Vec<&str> = commands(&v["steps"]);
     assert!(skipped.contains(&"bench"), "{skipped:?}");
     for s in &skipped {
         assert!(!ran.contains(s), "{s} both ran and was skipped");
@@ -430,20 +423,8 @@ fn auto_stops_the_pipeline_when_the_write_budget_is_spent() {
 #[test]
 fn auto_time_budget_is_the_whole_runs() {
     let v = {
-        let dir = tempfile::tempdir().unwrap();
-        let out = flashscope()
-            .env("XDG_STATE_HOME", dir.path())
-            .args([
-                "auto",
-                "sim:sd-16g",
-                "--write",
-                "--time-budget",
-                "20s",
-                "--json",
-            ])
-            .output()
-            .unwrap();
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        let out = run_auto(&["sim:sd-16g", "--write", "--time-budget", "20s", "--json"]);
+        doc_of(&out)
     };
     let steps = v["steps"].as_array().unwrap();
     // align took its device time from the 20 s; probe got what was left.
@@ -474,20 +455,8 @@ fn auto_time_budget_is_the_whole_runs() {
 /// the journal room; the JSON keeps it under `plan`.
 #[test]
 fn auto_with_write_prints_the_plan_before_the_first_write() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = flashscope()
-        .env("XDG_STATE_HOME", dir.path())
-        .args([
-            "auto",
-            "sim:sd-16g",
-            "--write",
-            "--write-budget",
-            "2G",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let out = run_auto(&["sim:sd-16g", "--write", "--write-budget", "2G", "--json"]);
+    let err = String::from_utf8(out.stderr.clone()).unwrap();
     let plan_at = err
         .find("flashscope auto: the plan for sim:sd-16g")
         .expect(&err);
@@ -506,13 +475,8 @@ fn auto_with_write_prints_the_plan_before_the_first_write() {
     ] {
         assert!(plan.contains(part), "{part}: {plan}");
     }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let steps: Vec<&str> = v["plan"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["command"].as_str().unwrap())
-        .collect();
+    let v = doc_of(&out);
+    let steps: Vec<&str> = commands(&v["plan"]["steps"]);
     assert_eq!(steps, ["probe", "open-au", "fat", "slc", "bench"]);
     assert!(v["plan"]["typical_bytes"].as_u64().unwrap() > 0);
     // A read-only run has no plan to announce.
@@ -523,13 +487,8 @@ fn auto_with_write_prints_the_plan_before_the_first_write() {
 /// auto's write-cache test is bounded: at most 256 MiB, never more than the budget leaves.
 #[test]
 fn auto_bounds_the_write_cache_test() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = flashscope()
-        .env("XDG_STATE_HOME", dir.path())
-        .args(["auto", "sim:sd-16g", "--write", "--json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = run_auto(&["sim:sd-16g", "--write", "--json"]);
+    let v = doc_of(&out);
     let slc = v["steps"]
         .as_array()
         .unwrap()
@@ -540,18 +499,9 @@ fn auto_bounds_the_write_cache_test() {
     assert!(v["inferences"].get("slc_cache_bytes").is_some());
     assert!(v["inferences"].get("fat_area_erase_blocks").is_some());
     // Without a confident erase block fat is skipped, and said so.
-    let out = flashscope()
-        .env("XDG_STATE_HOME", dir.path())
-        .args(["auto", "sim:ssd-256g", "--write", "--json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let skipped: Vec<&str> = v["skipped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["command"].as_str().unwrap())
-        .collect();
+    let out = run_auto(&["sim:ssd-256g", "--write", "--json"]);
+    let v = doc_of(&out);
+    let skipped: Vec<&str> = commands(&v["skipped"]);
     assert!(
         skipped.contains(&"fat") && skipped.contains(&"open-au"),
         "{skipped:?}"

@@ -162,9 +162,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
             return Ok((p, step_docs));
         }
         code = code.max(p.code);
-        merge(&mut doc, &p.doc);
-        budget.spend(&p.doc);
-        steps.push(serde_json::json!({ "command": "probe", "elapsed_ns": p.doc.elapsed_ns, "parameters": p.doc.parameters, "bytes_written": p.doc.bytes_written }));
+        absorb(&mut doc, &mut steps, &mut budget, &p.doc);
         if let Some(v) = p.doc.extra.get("verdict") {
             doc.extra.insert("verdict".into(), v.clone());
         }
@@ -186,9 +184,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
                     if o.quiet {
                         return Ok((o, step_docs));
                     }
-                    merge(&mut doc, &o.doc);
-                    budget.spend(&o.doc);
-                    steps.push(serde_json::json!({ "command": "open-au", "elapsed_ns": o.doc.elapsed_ns, "parameters": o.doc.parameters, "bytes_written": o.doc.bytes_written }));
+                    absorb(&mut doc, &mut steps, &mut budget, &o.doc);
                     open_au_text = o.text;
                     step_docs.push(o.doc);
                 }
@@ -213,9 +209,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
             return Ok((f, step_docs));
         }
         code = code.max(f.code);
-        merge(&mut doc, &f.doc);
-        budget.spend(&f.doc);
-        steps.push(serde_json::json!({ "command": "fat", "elapsed_ns": f.doc.elapsed_ns, "parameters": f.doc.parameters, "bytes_written": f.doc.bytes_written }));
+        absorb(&mut doc, &mut steps, &mut budget, &f.doc);
         more_text.push_str(&format!("FAT area (fat): {}\n", result_line(&f.text)));
         step_docs.push(f.doc);
     }
@@ -225,9 +219,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
             return Ok((s, step_docs));
         }
         code = code.max(s.code);
-        merge(&mut doc, &s.doc);
-        budget.spend(&s.doc);
-        steps.push(serde_json::json!({ "command": "slc", "elapsed_ns": s.doc.elapsed_ns, "parameters": s.doc.parameters, "bytes_written": s.doc.bytes_written }));
+        absorb(&mut doc, &mut steps, &mut budget, &s.doc);
         more_text.push_str(&format!(
             "Write cache (slc, at most {}): {}\n",
             format_bytes(SLC_BYTES),
@@ -245,9 +237,7 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
         }
         code = code.max(b.outcome.code);
         let bd = &b.outcome.doc;
-        merge(&mut doc, bd);
-        budget.spend(bd);
-        steps.push(serde_json::json!({ "command": "bench", "elapsed_ns": bd.elapsed_ns, "parameters": bd.parameters, "bytes_written": bd.bytes_written }));
+        absorb(&mut doc, &mut steps, &mut budget, bd);
         let checks = claim_checks("auto", &claim.marks, &b.figures);
         if checks.iter().any(|c| !c.passed) {
             code = code.max(EXIT_CHECK_FAILED);
@@ -702,13 +692,20 @@ fn given_bytes(b: &Budgets) -> u64 {
         .unwrap_or(0)
 }
 
-/// A step's findings in auto's document.
-fn merge(doc: &mut Document, step: &Document) {
+/// A step's findings in auto's document, its summary in `steps`, its cost on the budget.
+fn absorb(
+    doc: &mut Document,
+    steps: &mut Vec<serde_json::Value>,
+    budget: &mut Pipeline,
+    step: &Document,
+) {
     doc.inferences.extend(step.inferences.clone());
     doc.warnings.extend(step.warnings.clone());
     doc.checks.extend(step.checks.clone());
     doc.metrics.extend(step.metrics.clone());
     doc.bytes_written += step.bytes_written;
+    budget.spend(step);
+    steps.push(serde_json::json!({ "command": step.command, "elapsed_ns": step.elapsed_ns, "parameters": step.parameters, "bytes_written": step.bytes_written }));
 }
 
 /// The class marks claimed for the card and who claims them.

@@ -6,7 +6,7 @@ use super::open_au::erase_size_arg;
 use super::{Outcome, Output};
 use crate::probe::fat::FatParams;
 use crate::probe::write_common::check_geometry;
-use crate::probe::write_test::{drive, fat::FatTest, WriteTest};
+use crate::probe::write_test::{self, drive, fat::FatTest};
 use crate::report::TargetInfo;
 use crate::target::write::{Budgets, WriteFlags, WriteIntent};
 use crate::units::{format_bytes, parse_size};
@@ -78,8 +78,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
 
 /// What the test would write on the target, without writing (for `auto`'s plan).
 pub fn plan(args: &Args) -> Result<WriteIntent> {
-    let info = crate::target::peek(&args.target)?;
-    Ok(test(args, &info)?.plan(info.logical_sector_bytes as u64))
+    write_test::plan(&args.target, |info| test(args, info))
 }
 
 fn test(args: &Args, info: &TargetInfo) -> Result<FatTest> {

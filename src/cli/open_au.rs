@@ -4,7 +4,7 @@
 use super::{Outcome, Output};
 use crate::probe::open_au::{self, OpenAuParams};
 use crate::probe::write_common::{align_up, check_geometry};
-use crate::probe::write_test::{drive, erase_size, open_au::OpenAuTest, WriteTest};
+use crate::probe::write_test::{self, drive, erase_size, open_au::OpenAuTest};
 use crate::report::TargetInfo;
 use crate::target::write::{Budgets, WriteFlags, WriteIntent};
 use crate::units::{format_bytes, parse_size};
@@ -120,8 +120,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
 
 /// What the test would write on the target, without writing (for `auto`'s plan).
 pub fn plan(args: &Args) -> Result<WriteIntent> {
-    let info = crate::target::peek(&args.target)?;
-    Ok(test(args, &info)?.plan(info.logical_sector_bytes as u64))
+    write_test::plan(&args.target, |info| test(args, info))
 }
 
 fn test(args: &Args, info: &TargetInfo) -> Result<OpenAuTest> {

@@ -3,7 +3,7 @@
 use super::{Outcome, Output};
 use crate::capacity::probe::{ProbeConfig, DEFAULT_CACHE_CEILING};
 use crate::capacity::stamp::Stamper;
-use crate::probe::write_test::{capacity::CapacityTest, drive, WriteTest};
+use crate::probe::write_test::{self, capacity::CapacityTest, drive};
 use crate::report::TargetInfo;
 use crate::target::write::{Budgets, WriteFlags, WriteIntent};
 use crate::target::{self, OpenRequest};
@@ -68,10 +68,8 @@ pub fn execute(args: &Args) -> Result<Outcome> {
 
 /// What the probe would write on the target, without writing (for `auto`'s plan).
 pub fn plan(args: &Args) -> Result<WriteIntent> {
-    let info = crate::target::peek(&args.target)?;
     let max_cache = parse_size(&args.max_cache)?;
-    let t = test(args, &info, max_cache, None)?;
-    Ok(t.plan(info.logical_sector_bytes as u64))
+    write_test::plan(&args.target, |info| test(args, info, max_cache, None))
 }
 
 fn test(

@@ -3,7 +3,7 @@
 
 use super::{Outcome, Output};
 use crate::probe::slc::{default_budget, SlcParams};
-use crate::probe::write_test::{drive, slc::SlcTest, WriteTest};
+use crate::probe::write_test::{self, drive, slc::SlcTest};
 use crate::report::TargetInfo;
 use crate::target::write::{Budgets, WriteFlags, WriteIntent};
 use crate::units::{format_bytes, parse_duration_ns, parse_size};
@@ -85,8 +85,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
 
 /// What the test would write on the target, without writing (for `auto`'s plan).
 pub fn plan(args: &Args) -> Result<WriteIntent> {
-    let info = crate::target::peek(&args.target)?;
-    Ok(test(args, &info)?.plan(info.logical_sector_bytes as u64))
+    write_test::plan(&args.target, |info| test(args, info))
 }
 
 fn test(args: &Args, info: &TargetInfo) -> Result<SlcTest> {
