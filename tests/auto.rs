@@ -455,7 +455,7 @@ fn auto_time_budget_is_the_whole_runs() {
 /// the journal room; the JSON keeps it under `plan`.
 #[test]
 fn auto_with_write_prints_the_plan_before_the_first_write() {
-    let out = run_auto(&["sim:sd-16g", "--write", "--write-budget", "2G", "--json"]);
+    let out = run_auto(&["sim:sd-16g", "--write", "--write-budget", "2G"]);
     let err = String::from_utf8(out.stderr.clone()).unwrap();
     let plan_at = err
         .find("flashscope auto: the plan for sim:sd-16g")
@@ -475,6 +475,11 @@ fn auto_with_write_prints_the_plan_before_the_first_write() {
     ] {
         assert!(plan.contains(part), "{part}: {plan}");
     }
+    // With --json the plan is in the document, and on stderr only when that is a terminal.
+    let out = run_auto(&["sim:sd-16g", "--write", "--write-budget", "2G", "--json"]);
+    assert!(!String::from_utf8(out.stderr.clone())
+        .unwrap()
+        .contains("the plan"));
     let v = doc_of(&out);
     let steps: Vec<&str> = commands(&v["plan"]["steps"]);
     assert_eq!(steps, ["probe", "open-au", "fat", "slc", "bench"]);

@@ -76,7 +76,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if let Some(page) = &args.output {
         check_output(page)?;
     }
-    let (outcome, steps) = execute(args)?;
+    use std::io::IsTerminal;
+    let (outcome, steps) = execute(args, !out.json || std::io::stderr().is_terminal())?;
     if outcome.quiet {
         return outcome.emit(out);
     }
@@ -107,8 +108,8 @@ fn check_output(page: &Path) -> Result<()> {
 }
 
 /// Run the steps and combine their documents; also returns each step's own document (for
-/// the HTML report, which charts their samples).
-pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
+/// the HTML report, which charts their samples). `announce`: print the plan on stderr.
+pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> {
     let t0 = crate::backend::monotonic_ns();
     let claim = claimed(args)?;
     let given = Budgets {
@@ -153,7 +154,9 @@ pub fn execute(args: &Args) -> Result<(Outcome, Vec<Document>)> {
     let writes = args.flags.allowed();
     if writes {
         let (plan, text) = plan(args, erase, &budget)?;
-        eprint!("{text}");
+        if announce {
+            eprint!("{text}");
+        }
         doc.extra.insert("plan".into(), plan);
     }
     if let Some(budgets) = budget.admit(writes, "probe", 0, 0) {
