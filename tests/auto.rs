@@ -128,6 +128,31 @@ fn auto_with_write_calls_a_fake_card_fake_and_partitions_within_its_real_size() 
     assert!((8192 + size) * 512 <= usable, "{cmd}");
 }
 
+/// `flashscope auto ARGS` with its own state directory (nothing journaled elsewhere).
+fn run_auto(args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    flashscope()
+        .env("XDG_STATE_HOME", dir.path())
+        .arg("auto")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The `command` of each entry of a list (steps, skipped, plan steps).
+fn commands(list: &serde_json::Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["command"].as_str().unwrap())
+        .collect()
+}
+
+/// The `--json` document of a run.
+fn doc_of(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// The text is a verdict block of a few lines, each command once; --verbose adds the steps.
 fn auto_text(args: &[&str], code: i32) -> String {
     let dir = tempfile::tempdir().unwrap();
@@ -169,6 +194,9 @@ fn auto_text_is_a_verdict_block_and_verbose_adds_each_step() {
         "Geometry (align):",
         "Real capacity (probe):",
         "Open erase blocks (open-au):",
+        "FAT area (fat): erase blocks that behave differently",
+        "Write cache (slc, at most 256 MiB): slc cache bytes",
+        "Speed (bench --quick):",
         "Why:",
     ] {
         assert!(verbose.contains(part), "{part}: {verbose}");
@@ -185,4 +213,302 @@ fn auto_on_a_loop_device_gives_the_block_and_what_would_help() {
     let text = auto_text(&[&lp.dev, "--time-budget", "5s"], 0);
     assert_short_block(&text);
     assert!(!text.contains("run `flashscope align`"), "{text}");
+}
+
+#[test]
+fn auto_output_writes_one_page_with_every_steps_section_and_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("card.html");
+    let out = flashscope()
+        .env("XDG_STATE_HOME", dir.path())
+        .args(["auto", "sim:usb-32g", "--write", "-o"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    for step in ["auto", "align", "probe", "open-au", "fat", "slc", "bench"] {
+        assert!(
+            html.contains(&format!("<h2>{step} on sim:usb-32g</h2>")),
+            "{step} section missing"
+        );
+    }
+    assert!(html.contains("<svg"), "no chart");
+    assert!(!html.contains("<script"), "a script in the page");
+    // The text on stdout is the same verdict block as without -o.
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_short_block(&text);
+}
+
+#[test]
+fn auto_output_in_a_missing_directory_is_refused_before_measuring() {
+    flashscope()
+        .args(["auto", "sim:sd-16g", "--output", "/nonexistent-dir/r.html"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicates::str::contains(
+            "--output /nonexistent-dir/r.html",
+        ));
+}
+
+/// `auto --write --label`: each claimed mark is a check judged by the figure bench measured.
+#[test]
+fn auto_checks_the_claimed_classes_against_the_measured_figures() {
+    let out = run_auto(&["sim:sd-a2-64g", "--write", "--label", "A2 V30", "--json"]);
+    let v = doc_of(&out);
+    assert_eq!(v["classes"]["claimed"], serde_json::json!(["A2", "V30"]));
+    assert_eq!(v["classes"]["claimed_by"], "label");
+    let bench = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["command"] == "bench");
+    assert!(bench.is_some(), "{}", v["steps"]);
+    let check = |name: &str| {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing: {}", v["checks"]))
+            .clone()
+    };
+    // V30: sequential write against 30 MB/s, the figure bench measured.
+    let v30 = check("auto.class_V30");
+    assert_eq!(v30["units"], "bytes/s");
+    let seq_write = v30["measurement"].as_f64().unwrap();
+    assert_eq!(v30["passed"], seq_write >= 30e6, "{v30}");
+    // A2: the least-margin figure of 4000 read IOPS, 2000 write IOPS, 10 MB/s.
+    let a2 = check("auto.class_A2");
+    let app = v["inferences"]["app_class"]["evidence"].as_str().unwrap();
+    let iops = |what: &str| -> f64 {
+        app.split(&format!("{what} "))
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{what} in {app}"))
+    };
+    let (read, write) = (iops("read"), iops("write"));
+    let met = read >= 4000.0 && write >= 2000.0 && seq_write >= 10e6;
+    assert_eq!(a2["passed"], met, "{a2} / {app}");
+    let failed = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["passed"] == false);
+    assert_eq!(out.status.code(), Some(if failed { 3 } else { 0 }));
+    // The text's verdict block says each mark with its figure, in one line.
+    let text = auto_text(
+        &["sim:sd-a2-64g", "--write", "--label", "A2 V30"],
+        if failed { 3 } else { 0 },
+    );
+    assert_short_block(&text);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("classes: claimed A2 V30 (by --label): "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains(&format!(
+            "V30 {}",
+            if seq_write >= 30e6 { "met" } else { "NOT met" }
+        )),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!("A2 {}", if met { "met" } else { "NOT met" })),
+        "{line}"
+    );
+}
+
+#[test]
+fn auto_without_write_says_the_claimed_classes_were_not_measured() {
+    let text = auto_text(&["sim:sd-16g", "--label", "u1,c10"], 0);
+    assert!(
+        text.contains("classes: claimed U1 C10 (by --label): not measured — add --write"),
+        "{text}"
+    );
+    assert_short_block(&text);
+    // Without a claim and without --write nothing is said about classes.
+    assert!(!auto_text(&["sim:sd-16g"], 0).contains("classes:"));
+}
+
+#[test]
+fn auto_with_write_and_no_claim_says_what_it_meets() {
+    let v = {
+        let out = run_auto(&["sim:sd-16g", "--write", "--json"]);
+        doc_of(&out)
+    };
+    let met = v["classes"]["met"].as_array().unwrap();
+    let speed = v["inferences"]["speed_class"]["value"].as_str().unwrap();
+    assert!(
+        met.iter().any(|m| m == speed) || speed == "none",
+        "{met:?} {speed}"
+    );
+    assert!(v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| !c["name"].as_str().unwrap().starts_with("auto.class_")));
+}
+
+#[test]
+fn auto_refuses_a_bad_label_naming_the_term() {
+    use predicates::prelude::*;
+    for (label, term) in [
+        ("U3 X9", "'X9'"),
+        ("V31", "'V31'"),
+        (" , ", "--label is empty"),
+    ] {
+        flashscope()
+            .args(["auto", "sim:sd-16g", "--label", label])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicates::str::contains("--label").and(predicates::str::contains(term)));
+    }
+}
+
+/// `--write-budget` is the whole run's: each writing step gets what is left, and the steps
+/// it no longer covers are skipped and named, in the verdict block and the JSON.
+#[test]
+fn auto_stops_the_pipeline_when_the_write_budget_is_spent() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "sim:sd-16g",
+            "--write",
+            "--write-budget",
+            "64M",
+            "--label",
+            "U1",
+        ];
+        args.extend(extra);
+        let out = run_auto(&args);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        out
+    };
+    let v = doc_of(&run(&["--json"]));
+    assert!(
+        v["bytes_written"].as_u64().unwrap() <= 64 << 20,
+        "{}",
+        v["bytes_written"]
+    );
+    let skipped: Vec<&str> = commands(&v["skipped"]);
+    let ran: Vec<&str> = commands(&v["steps"]);
+    assert!(skipped.contains(&"bench"), "{skipped:?}");
+    for s in &skipped {
+        assert!(!ran.contains(s), "{s} both ran and was skipped");
+    }
+    assert!(v["skipped"][0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("write budget of 64 MiB"));
+    assert!(v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["name"] != "auto.class_U1"));
+    let text = String::from_utf8(run(&[]).stdout).unwrap();
+    assert_short_block(&text);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("skipped: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    for s in &skipped {
+        assert!(line.contains(s), "{line}");
+    }
+    assert!(text.contains("classes: claimed U1 (by --label): not measured: the bench was skipped (the write budget"), "{text}");
+}
+
+#[test]
+fn auto_time_budget_is_the_whole_runs() {
+    let v = {
+        let out = run_auto(&["sim:sd-16g", "--write", "--time-budget", "20s", "--json"]);
+        doc_of(&out)
+    };
+    let steps = v["steps"].as_array().unwrap();
+    // align took its device time from the 20 s; probe got what was left.
+    let align = &steps[0]["parameters"];
+    assert_eq!(align["time_budget_ns"], 20_000_000_000u64);
+    let probe = steps.iter().find(|s| s["command"] == "probe").unwrap();
+    assert_eq!(
+        probe["parameters"]["time_budget_ns"].as_u64().unwrap(),
+        20_000_000_000 - align["device_elapsed_ns"].as_u64().unwrap()
+    );
+    // The probe outlasts it on this card: the steps after it are skipped, and said so.
+    let skipped: Vec<&str> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["why"].as_str().unwrap().contains("time budget of 20 s"))
+        .map(|s| s["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        skipped,
+        ["open-au", "fat", "slc", "bench"],
+        "{}",
+        v["skipped"]
+    );
+}
+
+/// With --write the plan comes first (stderr): each writing step, the time, the bytes,
+/// the journal room; the JSON keeps it under `plan`.
+#[test]
+fn auto_with_write_prints_the_plan_before_the_first_write() {
+    let out = run_auto(&["sim:sd-16g", "--write", "--write-budget", "2G"]);
+    let err = String::from_utf8(out.stderr.clone()).unwrap();
+    let plan_at = err
+        .find("flashscope auto: the plan for sim:sd-16g")
+        .expect(&err);
+    let first_write = err.find("flashscope probe: ").expect(&err);
+    assert!(plan_at < first_write, "{err}");
+    let plan = &err[plan_at..first_write];
+    for part in [
+        "  probe ",
+        "  open-au ",
+        "  fat ",
+        "  slc ",
+        "  bench ",
+        "in all: typically",
+        "journal: none (a simulated card)",
+        "budgets: write 2 GiB",
+    ] {
+        assert!(plan.contains(part), "{part}: {plan}");
+    }
+    // With --json the plan is in the document, and on stderr only when that is a terminal.
+    let out = run_auto(&["sim:sd-16g", "--write", "--write-budget", "2G", "--json"]);
+    assert!(!String::from_utf8(out.stderr.clone())
+        .unwrap()
+        .contains("the plan"));
+    let v = doc_of(&out);
+    let steps: Vec<&str> = commands(&v["plan"]["steps"]);
+    assert_eq!(steps, ["probe", "open-au", "fat", "slc", "bench"]);
+    assert!(v["plan"]["typical_bytes"].as_u64().unwrap() > 0);
+    // A read-only run has no plan to announce.
+    let out = flashscope().args(["auto", "sim:sd-16g"]).output().unwrap();
+    assert!(!String::from_utf8(out.stderr).unwrap().contains("the plan"));
+}
+
+/// auto's write-cache test is bounded: at most 256 MiB, never more than the budget leaves.
+#[test]
+fn auto_bounds_the_write_cache_test() {
+    let out = run_auto(&["sim:sd-16g", "--write", "--json"]);
+    let v = doc_of(&out);
+    let slc = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["command"] == "slc")
+        .unwrap_or_else(|| panic!("{}", v["steps"]));
+    assert!(slc["bytes_written"].as_u64().unwrap() <= 256 << 20, "{slc}");
+    assert!(v["inferences"].get("slc_cache_bytes").is_some());
+    assert!(v["inferences"].get("fat_area_erase_blocks").is_some());
+    // Without a confident erase block fat is skipped, and said so.
+    let out = run_auto(&["sim:ssd-256g", "--write", "--json"]);
+    let v = doc_of(&out);
+    let skipped: Vec<&str> = commands(&v["skipped"]);
+    assert!(
+        skipped.contains(&"fat") && skipped.contains(&"open-au"),
+        "{skipped:?}"
+    );
 }

@@ -287,11 +287,19 @@ pub fn budget_error(limit: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::QuotaExceeded,
         format!(
-            "write budget of {} exhausted",
+            "{BUDGET_SPENT} {} exhausted",
             crate::units::format_bytes(limit)
         ),
     )
 }
+
+/// True for a message that carries [`budget_error`]'s text (a workload job keeps only the
+/// error's message).
+pub fn is_budget_message(message: &str) -> bool {
+    message.contains(BUDGET_SPENT)
+}
+
+const BUDGET_SPENT: &str = "write budget of";
 
 /// True for the error `WriteBudget` returns when the budget is spent.
 pub fn is_budget_exhausted(e: &io::Error) -> bool {

@@ -1,28 +1,53 @@
 //! `flashscope auto TARGET`: the one-command answer — identity, geometry, speed, real
 //! capacity (with --write) and what to do about it.
 
-use super::{align, open_au, probe, Outcome, Output};
+use super::{align, bench, fat, open_au, probe, slc, Outcome, Output};
 use crate::analysis::advice::{
     advise, erase_unknown, Advice, Findings, DEFAULT_ALIGN, DEVICE, PARTITION,
 };
-use crate::error::EXIT_OK;
+use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::probe::write_test::capacity::MAKE_USABLE;
 use crate::report::{Document, Inference, Status};
 use crate::target::write::{Budgets, WriteFlags};
-use crate::units::format_bytes;
-use crate::Result;
+use crate::units::{format_bytes, format_ns};
+use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
 
 /// Arguments of `auto`.
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  flashscope auto sim:sd-16g\n  flashscope auto sim:fake-64g --write\n  flashscope auto /dev/mmcblk0 --verbose\n  flashscope auto /dev/mmcblk0 --json > card.json\n\nRead-only unless --write is given. Runs align to find the geometry (and with --write\nthe fake-capacity probe and the open-erase-block test), then prints a short verdict:\nreal capacity, geometry, and the sfdisk and mkfs lines that fit it (DEVICE is the\nwhole card, PARTITION the partition sfdisk makes). --verbose adds each step's\nmeasurements and the reason for every line. Exit 3 when the probe finds a fake."
-)]
+#[command(after_help = "Examples:
+  flashscope auto sim:sd-16g
+  flashscope auto sim:fake-64g --write
+  flashscope auto /dev/mmcblk0 --verbose
+  flashscope auto /dev/mmcblk0 --json > card.json
+  flashscope auto /dev/mmcblk0 --write -o card.html
+  flashscope auto /dev/sdb --write --label 'U3 V30 A2'
+
+Read-only unless --write is given. Runs align to find the geometry (and with --write the
+fake-capacity probe, open erase blocks, the FAT area, a write-cache test of at most 256 MiB
+and a short bench, each fed the erase block align found), then prints a short
+verdict: real capacity, classes, geometry, and the sfdisk and mkfs lines that fit it
+(DEVICE is the whole card, PARTITION the partition sfdisk makes). The classes an SD
+card's SSR claims, or --label for a card or stick whose label is all there is, are
+checked against the bench; without --write they are \"not measured\". --verbose adds each
+step's measurements and the reason for every line; -o FILE.html writes the run's report
+(every step's document with its charts, as `flashscope report` does). Exit 3 when the
+probe finds a fake or a claimed class is not met. --time-budget and --write-budget are
+the whole run's: each step gets what is left; a step they no longer cover is skipped, and
+the verdict block says which.")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
-    /// Time budget for the geometry search (device time; virtual for sim:).
-    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = crate::units::duration_arg)]
-    pub time_budget: String,
+    /// Time budget of the whole run, in device time (virtual for sim:): each step gets what
+    /// is left, and a step that no longer fits is skipped (said so) [default: 30s for align,
+    /// the write steps unbounded].
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::duration_arg)]
+    pub time_budget: Option<String>,
+    /// Write budget of the whole run (e.g. 512M): each writing step gets what is left as its
+    /// cap; once it is spent the remaining steps are skipped (said so).
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
+    pub write_budget: Option<String>,
     /// `--write` also runs the write tests (the fake-capacity probe and the open erase
     /// blocks), each through the write-safety policy.
     #[command(flatten)]
@@ -31,6 +56,15 @@ pub struct Args {
     /// advice line.
     #[arg(long)]
     pub verbose: bool,
+    /// Also write this run's HTML report (auto's verdict and every step's document with
+    /// its charts) to FILE.html, as `flashscope report` does.
+    #[arg(long, short = 'o', value_name = "FILE.html")]
+    pub output: Option<PathBuf>,
+    /// The class marks printed on the card or stick, e.g. "U3 V30 A2" (C2 C4 C6 C10 U1 U3
+    /// V6 V10 V30 V60 V90 A1 A2), checked with --write against a short bench [default: the
+    /// marks an SD card's SSR register claims].
+    #[arg(long, value_name = "MARKS")]
+    pub label: Option<String>,
 }
 
 fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
@@ -39,16 +73,61 @@ fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    execute(args)?.emit(out)
+    if let Some(page) = &args.output {
+        check_output(page)?;
+    }
+    use std::io::IsTerminal;
+    let (outcome, steps) = execute(args, !out.json || std::io::stderr().is_terminal())?;
+    if outcome.quiet {
+        return outcome.emit(out);
+    }
+    if let Some(page) = &args.output {
+        let mut docs = vec![outcome.doc.clone()];
+        docs.extend(steps);
+        super::report::write_page(&docs, page)?;
+        if !out.json {
+            eprintln!("flashscope auto: report in {}", page.display());
+        }
+    }
+    outcome.emit(out)
 }
 
-/// Run the steps and combine their documents.
-pub fn execute(args: &Args) -> Result<Outcome> {
+/// A report path whose directory does not exist fails before anything is measured.
+fn check_output(page: &Path) -> Result<()> {
+    let dir = match page.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if page.file_name().is_none() || !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "--output {}: not a file in an existing directory",
+            page.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Run the steps and combine their documents; also returns each step's own document (for
+/// the HTML report, which charts their samples). `announce`: print the plan on stderr.
+pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> {
     let t0 = crate::backend::monotonic_ns();
+    let claim = claimed(args)?;
+    let given = Budgets {
+        write_budget: args.write_budget.clone(),
+        time_budget: args.time_budget.clone(),
+    };
+    let mut budget = Pipeline {
+        write: given.write_budget_bytes(crate::target::peek(&args.target)?.size_bytes)?,
+        time_ns: given.time_budget_ns()?,
+        spent_bytes: 0,
+        spent_ns: 0,
+        skipped: Vec::new(),
+    };
+    let align_budget = args.time_budget.clone().unwrap_or_else(|| "30s".into());
     let geometry = align::execute(&align::Args {
         target: args.target.clone(),
         blocksize: Vec::new(),
-        time_budget: args.time_budget.clone(),
+        time_budget: align_budget.clone(),
         count: None,
         positions: 8,
         plot: None,
@@ -66,28 +145,27 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     doc.warnings = g.warnings.clone();
     doc.metrics = g.metrics.clone();
     doc.bytes_written = g.bytes_written;
+    budget.spend(g);
+    let mut step_docs = vec![g.clone()];
     let mut probe_text = String::new();
     let mut open_au_text = String::new();
+    let mut bench_text = String::new();
     let mut code = EXIT_OK;
     let writes = args.flags.allowed();
     if writes {
-        let p = probe::execute(&probe::Args {
-            target: args.target.clone(),
-            flags: args.flags.clone(),
-            budgets: Budgets::default(),
-            max_cache: "1G".into(),
-            partition_ok: false,
-        })?;
+        let (plan, text) = plan(args, erase, &budget)?;
+        if announce {
+            eprint!("{text}");
+        }
+        doc.extra.insert("plan".into(), plan);
+    }
+    if let Some(budgets) = budget.admit(writes, "probe", 0, 0) {
+        let p = probe::execute(&probe_args(args, budgets))?;
         if p.quiet {
-            return Ok(p);
+            return Ok((p, step_docs));
         }
         code = code.max(p.code);
-        doc.inferences.extend(p.doc.inferences.clone());
-        doc.warnings.extend(p.doc.warnings.clone());
-        doc.checks.extend(p.doc.checks.clone());
-        doc.metrics.extend(p.doc.metrics.clone());
-        doc.bytes_written += p.doc.bytes_written;
-        steps.push(serde_json::json!({ "command": "probe", "elapsed_ns": p.doc.elapsed_ns, "bytes_written": p.doc.bytes_written }));
+        absorb(&mut doc, &mut steps, &mut budget, &p.doc);
         if let Some(v) = p.doc.extra.get("verdict") {
             doc.extra.insert("verdict".into(), v.clone());
         }
@@ -99,37 +177,113 @@ pub fn execute(args: &Args) -> Result<Outcome> {
                 probe_text.push('\n');
             }
         }
+        step_docs.push(p.doc);
     }
     if writes {
         match erase {
             Some(e) => {
-                let o = open_au::execute(&open_au::Args {
-                    target: args.target.clone(),
-                    erase_size: Some(e.to_string()),
-                    blocksize: "16K".into(),
-                    max_au: 32,
-                    offset: None,
-                    random: false,
-                    flags: args.flags.clone(),
-                    budgets: Budgets::default(),
-                })?;
-                if o.quiet {
-                    return Ok(o);
+                if let Some(budgets) = budget.admit(writes, "open-au", e, 0) {
+                    let o = open_au::execute(&open_au_args(args, e, budgets))?;
+                    if o.quiet {
+                        return Ok((o, step_docs));
+                    }
+                    absorb(&mut doc, &mut steps, &mut budget, &o.doc);
+                    open_au_text = o.text;
+                    step_docs.push(o.doc);
                 }
-                doc.inferences.extend(o.doc.inferences.clone());
-                doc.warnings.extend(o.doc.warnings.clone());
-                doc.checks.extend(o.doc.checks.clone());
-                doc.metrics.extend(o.doc.metrics.clone());
-                doc.bytes_written += o.doc.bytes_written;
-                steps.push(serde_json::json!({ "command": "open-au", "elapsed_ns": o.doc.elapsed_ns, "parameters": o.doc.parameters, "bytes_written": o.doc.bytes_written }));
-                open_au_text = o.text;
             }
-            None => doc.warnings.push(crate::report::Warning::new(
-                "skipped",
-                "open-au was skipped: it needs the erase block, and align was not confident about it",
+            None => budget.skipped.push((
+                "open-au",
+                "it needs the erase block, and align was not confident about it".into(),
             )),
         }
     }
+    // The FAT area and a bounded write-cache test: one line each in --verbose and the report.
+    let mut more_text = String::new();
+    if writes && erase.is_none() {
+        budget.skipped.push((
+            "fat",
+            "it needs the erase block, and align was not confident about it".into(),
+        ));
+    }
+    if let Some((e, budgets)) = erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?))) {
+        let f = fat::execute(&fat_args(args, e, budgets))?;
+        if f.quiet {
+            return Ok((f, step_docs));
+        }
+        code = code.max(f.code);
+        absorb(&mut doc, &mut steps, &mut budget, &f.doc);
+        more_text.push_str(&format!("FAT area (fat): {}\n", result_line(&f.text)));
+        step_docs.push(f.doc);
+    }
+    if let Some(budgets) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
+        let s = slc::execute(&slc_args(args, budgets))?;
+        if s.quiet {
+            return Ok((s, step_docs));
+        }
+        code = code.max(s.code);
+        absorb(&mut doc, &mut steps, &mut budget, &s.doc);
+        more_text.push_str(&format!(
+            "Write cache (slc, at most {}): {}\n",
+            format_bytes(SLC_BYTES),
+            result_line(&s.text)
+        ));
+        step_docs.push(s.doc);
+    }
+    // A short bench: the speed and application classes, and the claimed ones checked.
+    let mut classes = None;
+    if let Some(budgets) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
+        let cap = budget.write.map(|_| given_bytes(&budgets));
+        let b = bench::execute(&bench_args(args, cap), false)?;
+        if b.outcome.quiet {
+            return Ok((b.outcome, step_docs));
+        }
+        code = code.max(b.outcome.code);
+        let bd = &b.outcome.doc;
+        absorb(&mut doc, &mut steps, &mut budget, bd);
+        let checks = claim_checks("auto", &claim.marks, &b.figures);
+        if checks.iter().any(|c| !c.passed) {
+            code = code.max(EXIT_CHECK_FAILED);
+        }
+        doc.checks.extend(checks.iter().cloned());
+        let met = class_checks(&b.figures);
+        classes = Some(Measured {
+            met: (!met.is_empty()).then(|| met_marks(&met)),
+            checks,
+            failure: b.failure,
+        });
+        bench_text = b.outcome.text;
+        step_docs.push(b.outcome.doc);
+    }
+    for (step, why) in &budget.skipped {
+        doc.warnings.push(crate::report::Warning::new(
+            "skipped",
+            format!("{step} was skipped: {why}"),
+        ));
+    }
+    doc.extra.insert(
+        "skipped".into(),
+        budget
+            .skipped
+            .iter()
+            .map(|(step, why)| serde_json::json!({ "command": step, "why": why }))
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    let bench_skipped = budget
+        .skipped
+        .iter()
+        .find(|(step, _)| *step == "bench")
+        .map(|(_, why)| why.as_str());
+    let classes_line = classes_line(&claim, classes.as_ref(), bench_skipped);
+    doc.extra.insert(
+        "classes".into(),
+        serde_json::json!({
+            "claimed": claim.marks,
+            "claimed_by": claim.source,
+            "met": classes.as_ref().and_then(|c| c.met.as_ref()),
+        }),
+    );
     let findings = Findings {
         size_bytes: size,
         logical_sector_bytes: g.target["logical_sector_bytes"].as_u64().unwrap_or(512) as u32,
@@ -140,7 +294,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         geometry_measured: true,
     };
     let advice = advise(&findings);
-    doc.parameters = serde_json::json!({ "time_budget": args.time_budget, "write": args.flags.write, "destructive": args.flags.destructive });
+    doc.parameters = serde_json::json!({ "time_budget": align_budget, "run_time_budget_ns": budget.time_ns, "write_budget": budget.write, "write": args.flags.write, "destructive": args.flags.destructive, "label": args.label });
     doc.extra.insert("steps".into(), steps.into());
     doc.extra.insert(
         "advice".into(),
@@ -188,6 +342,23 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     if !writes {
         text.push_str("capacity: not checked (read-only run); --write adds the fake-capacity probe and the open-erase-block test, and saves and restores what they overwrite\n");
     }
+    let budget_skips: Vec<&str> = budget
+        .skipped
+        .iter()
+        .filter(|(_, why)| why.contains("budget"))
+        .map(|(step, _)| *step)
+        .collect();
+    if let Some((_, why)) = budget
+        .skipped
+        .iter()
+        .find(|(_, why)| why.contains("budget"))
+    {
+        text.push_str(&format!("skipped: {} ({why})\n", budget_skips.join(", ")));
+    }
+    if let Some(l) = &classes_line {
+        text.push_str(l);
+        text.push('\n');
+    }
     text.push_str(&actions(&advice, erase.is_some()));
     if args.verbose {
         text.push_str("\nGeometry (align):\n");
@@ -200,6 +371,14 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             text.push_str("\nOpen erase blocks (open-au):\n");
             text.push_str(&open_au_text);
         }
+        if !more_text.is_empty() {
+            text.push('\n');
+            text.push_str(&more_text);
+        }
+        if !bench_text.is_empty() {
+            text.push_str("\nSpeed (bench --quick):\n");
+            text.push_str(&bench_text);
+        }
         // The commands are in the verdict block: here only why, each once.
         text.push_str("\nWhy:\n");
         for a in &advice {
@@ -208,7 +387,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     } else {
         text.push_str("details: --verbose (each step's measurements, the reason for each line), --json (all of it)\n");
     }
-    Ok(Outcome::new(doc, text, code))
+    Ok((Outcome::new(doc, text, code), step_docs))
 }
 
 /// The advice as the verdict block shows it: the partition line, the mkfs lines to choose
@@ -263,6 +442,365 @@ fn actions(advice: &[Advice], erase_known: bool) -> String {
         ));
     }
     s
+}
+
+/// probe as auto runs it.
+fn probe_args(args: &Args, budgets: Budgets) -> probe::Args {
+    probe::Args {
+        target: args.target.clone(),
+        flags: args.flags.clone(),
+        budgets,
+        max_cache: "1G".into(),
+        partition_ok: false,
+    }
+}
+
+/// open-au as auto runs it, on the erase block align found.
+fn open_au_args(args: &Args, erase: u64, budgets: Budgets) -> open_au::Args {
+    open_au::Args {
+        target: args.target.clone(),
+        erase_size: Some(erase.to_string()),
+        blocksize: "16K".into(),
+        max_au: 32,
+        offset: None,
+        random: false,
+        flags: args.flags.clone(),
+        budgets,
+    }
+}
+
+/// fat as auto runs it, on the erase block align found.
+fn fat_args(args: &Args, erase: u64, budgets: Budgets) -> fat::Args {
+    fat::Args {
+        target: args.target.clone(),
+        erase_size: Some(erase.to_string()),
+        blocksize: "512".into(),
+        nr: 6,
+        flags: args.flags.clone(),
+        budgets,
+    }
+}
+
+/// The write-cache test auto runs: at most `SLC_BYTES` (or what the write budget leaves),
+/// no idle recovery probe.
+fn slc_args(args: &Args, mut budgets: Budgets) -> slc::Args {
+    let left = budgets
+        .write_budget
+        .as_deref()
+        .and_then(|b| b.parse::<u64>().ok())
+        .unwrap_or(u64::MAX);
+    budgets.write_budget = Some(left.min(SLC_BYTES).to_string());
+    slc::Args {
+        target: args.target.clone(),
+        offset: "16M".into(),
+        recover: "0".into(),
+        random_data: false,
+        plot: None,
+        flags: args.flags.clone(),
+        budgets,
+    }
+}
+
+/// A step's result line: the first "value (status) - evidence" line of its text.
+fn result_line(text: &str) -> &str {
+    text.lines()
+        .find(|l| l.contains(" - "))
+        .or_else(|| text.lines().next())
+        .unwrap_or_default()
+}
+
+/// The short bench as auto runs it; `write_budget`: its cap.
+fn bench_args(args: &Args, write_budget: Option<u64>) -> bench::Args {
+    bench::Args {
+        target: args.target.clone(),
+        flags: args.flags.clone(),
+        quick: true,
+        runtime: None,
+        size: "256M".into(),
+        engine: "uring".into(),
+        cpus: None,
+        expect: None,
+        write_budget,
+    }
+}
+
+/// The writing steps' plan, printed before the first of them writes (open-au's depends on
+/// the erase block align found): per step what it writes and for how long, the journal
+/// room preserve mode needs (one step's region at a time), the budgets. JSON and text.
+fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(serde_json::Value, String)> {
+    let mut intents = vec![probe::plan(&probe_args(args, Budgets::default()))?];
+    if let Some(e) = erase {
+        intents.push(open_au::plan(&open_au_args(args, e, Budgets::default()))?);
+        intents.push(fat::plan(&fat_args(args, e, Budgets::default()))?);
+    }
+    intents.push(slc::plan(&slc_args(args, Budgets::default()))?);
+    let (bench_intent, bench_ns) = bench::plan(&bench_args(args, None))?;
+    let mut text = format!(
+        "flashscope auto: the plan for {} (align, read-only, is done: {} of device time):\n",
+        args.target,
+        format_ns(budget.spent_ns as f64)
+    );
+    let mut steps = Vec::new();
+    let (mut typical, mut time_ns) = (0u64, budget.spent_ns);
+    for i in &intents {
+        let t = i.typical_bytes.unwrap_or(i.max_bytes);
+        typical = typical.saturating_add(t);
+        time_ns = time_ns.saturating_add(i.estimated_ns);
+        text.push_str(&format!(
+            "  {:<8} writes up to {}{} inside {}, about {} on a 10 MiB/s card\n",
+            i.command,
+            format_bytes(i.max_bytes),
+            if t < i.max_bytes {
+                format!(" (typically {})", format_bytes(t))
+            } else {
+                String::new()
+            },
+            format_bytes(i.region.1),
+            format_ns(i.estimated_ns as f64)
+        ));
+        steps.push(serde_json::json!({ "command": i.command, "max_bytes": i.max_bytes, "typical_bytes": t, "region_bytes": i.region.1, "estimated_ns": i.estimated_ns }));
+    }
+    if erase.is_none() {
+        text.push_str("  open-au, fat skipped: they need the erase block, and align was not confident about it\n");
+    }
+    time_ns = time_ns.saturating_add(bench_ns);
+    text.push_str(&format!(
+        "  bench    writes for {} inside the first {} (how many bytes depends on the card's speed), {} with its read tests\n",
+        format_ns(bench_intent.estimated_ns as f64),
+        format_bytes(bench_intent.region.1),
+        format_ns(bench_ns as f64)
+    ));
+    steps.push(serde_json::json!({ "command": "bench", "max_bytes": null, "typical_bytes": null, "region_bytes": bench_intent.region.1, "estimated_ns": bench_ns }));
+    let journal =
+        (!args.flags.destructive && !crate::target::is_sim_spec(&args.target)).then(|| {
+            intents
+                .iter()
+                .chain([&bench_intent])
+                .map(|i| i.region.1)
+                .max()
+                .unwrap_or(0)
+        });
+    text.push_str(&format!(
+        "  in all: typically {} written plus bench's, about {}; journal: {}\n",
+        format_bytes(typical),
+        format_ns(time_ns as f64),
+        match journal {
+            Some(j) => format!("room for up to {} (one step's region at a time; each journal is removed after its step)", format_bytes(j)),
+            None if args.flags.destructive => "none (--destructive: nothing is saved)".into(),
+            None => "none (a simulated card)".into(),
+        }
+    ));
+    if budget.write.is_some() || budget.time_ns.is_some() {
+        text.push_str(&format!(
+            "  budgets: write {}, time {}; a step they no longer cover is skipped\n",
+            budget.write.map_or("unbounded".into(), format_bytes),
+            budget
+                .time_ns
+                .map_or("unbounded".into(), |t| format_ns(t as f64))
+        ));
+    }
+    let json = serde_json::json!({ "steps": steps, "typical_bytes": typical, "estimated_ns": time_ns, "journal_bytes": journal });
+    Ok((json, text))
+}
+
+/// The most auto's write-cache test writes: enough to see a small cache end, bounded so
+/// auto stays short (`flashscope slc` goes further).
+const SLC_BYTES: u64 = 256 << 20;
+/// The least it can measure with: four intervals of 1 MiB.
+const SLC_MIN_BYTES: u64 = 4 << 20;
+
+/// Device time the short bench needs (`bench --quick`).
+const BENCH_NS: u64 = 15_000_000_000;
+/// The least the short bench writes to give a write figure: one queue of its first test
+/// (eight 1 MiB writes).
+const BENCH_BYTES: u64 = 8 << 20;
+
+/// The run's budgets and what the steps spent of them.
+struct Pipeline {
+    write: Option<u64>,
+    time_ns: Option<u64>,
+    spent_bytes: u64,
+    spent_ns: u64,
+    /// Steps not run and why.
+    skipped: Vec<(&'static str, String)>,
+}
+
+impl Pipeline {
+    fn spend(&mut self, step: &Document) {
+        self.spent_bytes += step.bytes_written;
+        // align reports its wall time as elapsed_ns and its device time apart.
+        self.spent_ns += step.parameters["device_elapsed_ns"]
+            .as_u64()
+            .unwrap_or(step.elapsed_ns);
+    }
+
+    /// The budgets a writing step gets (what is left), or `None` when it does not run: a
+    /// read-only run, or a budget spent (recorded in `skipped`). `needs_bytes`, `needs_ns`:
+    /// the least the step can give a figure with (open-au: one erase block).
+    fn admit(
+        &mut self,
+        writes: bool,
+        step: &'static str,
+        needs_bytes: u64,
+        needs_ns: u64,
+    ) -> Option<Budgets> {
+        if !writes {
+            return None;
+        }
+        let left_bytes = self.write.map(|w| w.saturating_sub(self.spent_bytes));
+        let left_ns = self.time_ns.map(|t| t.saturating_sub(self.spent_ns));
+        let spent =
+            |what: &str, total: String, left: u64, needs: u64, show: &dyn Fn(u64) -> String| {
+                if left == 0 {
+                    format!("the {what} budget of {total} was spent")
+                } else {
+                    format!(
+                    "the {what} budget of {total} was nearly spent ({} left, it needs at least {})",
+                    show(left),
+                    show(needs)
+                )
+                }
+            };
+        let why = match (self.write, left_bytes, self.time_ns, left_ns) {
+            (Some(w), Some(l), ..) if l == 0 || l < needs_bytes => Some(spent(
+                "write",
+                format_bytes(w),
+                l,
+                needs_bytes,
+                &format_bytes,
+            )),
+            (.., Some(t), Some(l)) if l == 0 || l < needs_ns => {
+                Some(spent("time", format_ns(t as f64), l, needs_ns, &|n| {
+                    format_ns(n as f64)
+                }))
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            self.skipped.push((step, why));
+            return None;
+        }
+        Some(Budgets {
+            write_budget: left_bytes.map(|b| b.to_string()),
+            time_budget: left_ns.map(|n| format!("{n}ns")),
+        })
+    }
+}
+
+/// The write budget `admit` gave, in bytes.
+fn given_bytes(b: &Budgets) -> u64 {
+    b.write_budget
+        .as_deref()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// A step's findings in auto's document, its summary in `steps`, its cost on the budget.
+fn absorb(
+    doc: &mut Document,
+    steps: &mut Vec<serde_json::Value>,
+    budget: &mut Pipeline,
+    step: &Document,
+) {
+    doc.inferences.extend(step.inferences.clone());
+    doc.warnings.extend(step.warnings.clone());
+    doc.checks.extend(step.checks.clone());
+    doc.metrics.extend(step.metrics.clone());
+    doc.bytes_written += step.bytes_written;
+    budget.spend(step);
+    steps.push(serde_json::json!({ "command": step.command, "elapsed_ns": step.elapsed_ns, "parameters": step.parameters, "bytes_written": step.bytes_written }));
+}
+
+/// The class marks claimed for the card and who claims them.
+struct Claim {
+    marks: Vec<String>,
+    /// "label" (`--label`), "ssr" (the card's SD Status register) or null.
+    source: Option<&'static str>,
+}
+
+/// `--label`'s marks, else those the card's SSR claims; checked before anything is measured.
+fn claimed(args: &Args) -> Result<Claim> {
+    if let Some(l) = &args.label {
+        return Ok(Claim {
+            marks: parse_label(l)?,
+            source: Some("label"),
+        });
+    }
+    let opened = crate::target::open(&args.target, &crate::target::OpenRequest::read_only())?;
+    let marks = opened
+        .block_name
+        .as_deref()
+        .and_then(crate::target::mmc::claimed_marks)
+        .unwrap_or_default();
+    Ok(Claim {
+        source: (!marks.is_empty()).then_some("ssr"),
+        marks,
+    })
+}
+
+/// What the short bench found about the classes.
+struct Measured {
+    /// The highest class met in each family; `None` without write figures.
+    met: Option<Vec<String>>,
+    /// Each claimed mark judged.
+    checks: Vec<crate::report::Check>,
+    /// Why the bench stopped early, if it did.
+    failure: Option<String>,
+}
+
+/// The classes line of the verdict block: the claimed marks met or not with the figure
+/// that decided, or what the bench met; `None` with nothing claimed and nothing measured.
+/// `skipped`: why the bench did not run on a writing run.
+fn classes_line(
+    claim: &Claim,
+    measured: Option<&Measured>,
+    skipped: Option<&str>,
+) -> Option<String> {
+    let claimed = (!claim.marks.is_empty()).then(|| {
+        let who = match claim.source {
+            Some("ssr") => "by the card's SSR",
+            _ => "by --label",
+        };
+        format!("claimed {} ({who}): ", claim.marks.join(" "))
+    });
+    let line = match (measured, claimed) {
+        (None, None) => return None,
+        (None, Some(c)) => match skipped {
+            Some(why) => format!("{c}not measured: the bench was skipped ({why})"),
+            None => format!("{c}not measured — add --write"),
+        },
+        (
+            Some(Measured {
+                met: None, failure, ..
+            }),
+            c,
+        ) => format!(
+            "{}not measured: bench {}",
+            c.unwrap_or_default(),
+            failure.as_deref().unwrap_or("gave no write figures")
+        ),
+        (Some(Measured { met: Some(met), .. }), None) if met.is_empty() => {
+            "meets none (sequential write below C2's 2 MB/s)".to_string()
+        }
+        (Some(Measured { met: Some(met), .. }), None) => {
+            format!("meets {} (measured)", met.join(" "))
+        }
+        (Some(m), Some(c)) => {
+            let mut parts: Vec<String> = m.checks.iter().map(|c| c.message.clone()).collect();
+            // A mark whose figures the bench did not give (it stopped early).
+            for mark in &claim.marks {
+                if !m
+                    .checks
+                    .iter()
+                    .any(|c| c.name.ends_with(&format!("_{mark}")))
+                {
+                    parts.push(format!("{mark} not measured"));
+                }
+            }
+            format!("{c}{}", parts.join("; "))
+        }
+    };
+    Some(format!("classes: {line}"))
 }
 
 /// The steps share some warnings (a busy machine): each is said once.

@@ -2,7 +2,7 @@
 //! random 4 KiB at QD32 and QD1, read (and write with `--write`) — with SD speed-class and
 //! A1/A2 verdicts and `--expect` checks for CI.
 
-use super::Output;
+use super::{Outcome, Output};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
 use crate::report::table::Table;
 use crate::report::wear_line;
@@ -10,9 +10,7 @@ use crate::report::{Document, Warning};
 use crate::target::write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, parse_size};
-use crate::workload::bench::{
-    self, app_class_checks, evaluate, parse_expect, speed_class_checks, BenchFigure, LINES,
-};
+use crate::workload::bench::{self, evaluate, parse_expect, BenchFigure, LINES};
 use crate::workload::spec::parse_cpus;
 use crate::workload::{self, Dir, EngineKind, JobSpec, RunTarget, WorkloadResult};
 use crate::{Error, Result};
@@ -59,6 +57,40 @@ pub struct Args {
     /// Checks, e.g. 'seq_write>=10MB/s,rand_read_iops>=1500' (exit 3 when one fails).
     #[arg(long)]
     pub expect: Option<String>,
+    /// A cap on the bytes written (set by `auto` from its write budget): a test the cap
+    /// stops is not a figure, and the tests after it do not run.
+    #[arg(skip)]
+    pub write_budget: Option<u64>,
+}
+
+/// What the write tests write: sequential and random blocks over the first `region`,
+/// each test for `per_test_ns`.
+fn intent(region: u64, per_test_ns: u64) -> WriteIntent {
+    WriteIntent::workload(
+        "bench",
+        (0, region),
+        per_test_ns * LINES.len() as u64,
+        format!(
+            "bench writes sequential 1 MiB and random 4 KiB blocks over the first {} ({} tests of {} each)",
+            format_bytes(region),
+            LINES.len(),
+            format_ns(per_test_ns as f64)
+        ),
+        "bench a smaller --size",
+    )
+}
+
+/// What `--write` would write on the target, without writing (for `auto`'s plan), and the
+/// device time of all the tests, reads included.
+pub fn plan(args: &Args) -> Result<(WriteIntent, u64)> {
+    let info = target::peek(&args.target)?;
+    let region = parse_size(&args.size)?.min(info.size_bytes);
+    let tests = LINES.len() * 2;
+    let (runtime_ns, ramp_ns) = timing(args, tests)?;
+    Ok((
+        intent(region, runtime_ns + ramp_ns),
+        (runtime_ns + ramp_ns) * tests as u64,
+    ))
 }
 
 /// Per-test counting time and ramp, from the options.
@@ -117,6 +149,31 @@ fn figure(line_label: &str, metric: String, dir: Dir, r: &WorkloadResult) -> Ben
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    // The bar draws only on a terminal (report::progress), never on stdout.
+    let b = execute(args, true)?;
+    let code = b.outcome.emit(out)?;
+    if let Some(w) = b.wear.filter(|_| !out.json) {
+        eprint!("{w}");
+    }
+    if let Some(f) = b.failure {
+        eprintln!("flashscope: error: {f} (the figures above cover the tests done until then)");
+    }
+    Ok(code)
+}
+
+/// What a bench run measured, for `bench` and for `auto`.
+pub struct Bench {
+    pub outcome: Outcome,
+    /// The figures, one per test run (also the document's samples).
+    pub figures: Vec<BenchFigure>,
+    /// What the write session wrote and restored, for stderr after the result.
+    pub wear: Option<String>,
+    /// The test that failed, when one did (the figures cover the tests until then).
+    pub failure: Option<String>,
+}
+
+/// Run the tests (`progress`: the progress bar on stderr, on a terminal; off inside `auto`) and build the document.
+pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     let load_before = crate::workload::sysstat::CpuLoad::now();
     let expects = args.expect.as_deref().map(parse_expect).transpose()?;
     let size = parse_size(&args.size)?;
@@ -157,7 +214,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         )?;
         let made = crate::fs::make_test_file(&path, size);
         if let Some(sig) = crate::signals::pending() {
-            return Ok(crate::signals::exit_code(sig));
+            return Ok(Bench::stopped(crate::signals::exit_code(sig)));
         }
         _test_file = Some(made?);
         target_spec = path.to_string_lossy().into_owned();
@@ -200,18 +257,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     drop(probe);
     let mut sim_dev = None;
     if writes && !is_dir {
-        let intent = WriteIntent::workload(
-            "bench",
-            (0, region),
-            (runtime_ns + ramp_ns) * LINES.len() as u64,
-            format!(
-                "bench writes sequential 1 MiB and random 4 KiB blocks over the first {} ({} tests of {} each)",
-                format_bytes(region),
-                LINES.len(),
-                format_ns((runtime_ns + ramp_ns) as f64)
-            ),
-            "bench a smaller --size",
-        );
+        let mut intent = intent(region, runtime_ns + ramp_ns);
+        intent.budget_bytes = args.write_budget;
         let s = open_for_write(&target_spec, flags, &intent)?;
         info = s.info.clone();
         warnings = s.warnings.clone();
@@ -226,7 +273,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let mut elapsed_ns = 0;
     let mut failure: Option<String> = None;
     let mut interrupted = false;
-    let mut progress = crate::report::progress::Progress::new("bench");
+    let mut progress = if progress {
+        crate::report::progress::Progress::new("bench")
+    } else {
+        crate::report::progress::Progress::hidden("bench")
+    };
     'tests: for &dir in &dirs {
         for (i, line) in LINES.iter().enumerate() {
             if (preserving || is_dir) && crate::signals::pending().is_some() {
@@ -298,6 +349,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 interrupted = true;
                 break 'tests;
             }
+            if let Some(e) = r.error().filter(|e| crate::backend::is_budget_message(e)) {
+                // Nor is one the write budget cut short.
+                warnings.push(crate::target::write::stopped_early(e));
+                break 'tests;
+            }
             let metric = line.metric(dir);
             let f = figure(line.label, metric.clone(), dir, &r);
             if let Some(mut j) = r
@@ -320,7 +376,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if let Some(sig) = crate::signals::pending().filter(|_| is_dir && interrupted) {
         drop(_test_file);
         eprintln!("flashscope bench: stopped by a signal; its test file was removed");
-        return Ok(crate::signals::exit_code(sig));
+        return Ok(Bench::stopped(crate::signals::exit_code(sig)));
     }
     // Restore and verify (preserve mode) before anything is reported.
     let mut ending = None;
@@ -358,13 +414,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         "app_class".into(),
         bench::app_class(find("rand_read"), find("rand_write"), find("seq_write")),
     );
-    let mut classes = Vec::new();
-    if let Some(sw) = find("seq_write") {
-        classes.extend(speed_class_checks(sw.bw_bytes));
-        if let (Some(rr), Some(rw)) = (find("rand_read"), find("rand_write")) {
-            classes.extend(app_class_checks(rr.iops, rw.iops, sw.bw_bytes));
-        }
-    }
+    let classes = bench::class_checks(&figures);
     doc.extra.insert("jobs".into(), json!(jobs));
     doc.extra.insert("classes".into(), json!(classes));
     if !writes {
@@ -391,23 +441,42 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         doc.extra.insert("error".into(), json!(f));
     }
     doc.warnings = warnings;
-    out.emit(&doc, |d| render(d, &figures, &classes, checks.as_deref()));
-    if let (Some(s), Some(e)) = (&session, &ending) {
-        if let Some(sig) = e.interrupted {
-            return Ok(s.interrupted_exit(e, sig));
+    let text = render(&doc, &figures, &classes, checks.as_deref());
+    let mut wear = None;
+    let code = if let Some(sig) = ending.as_ref().and_then(|e| e.interrupted) {
+        match (&session, &ending) {
+            (Some(s), Some(e)) => s.interrupted_exit(e, sig),
+            _ => crate::signals::exit_code(sig),
         }
-        if !out.json {
-            eprint!("{}", wear_line(&doc));
+    } else if failure.is_some() {
+        EXIT_RUNTIME
+    } else if checks.is_some_and(|c| c.iter().any(|r| !r.pass)) {
+        EXIT_CHECK_FAILED
+    } else {
+        EXIT_OK
+    };
+    if session.is_some() && ending.as_ref().is_some_and(|e| e.interrupted.is_none()) {
+        wear = Some(wear_line(&doc));
+    }
+    let failure = failure.filter(|_| code == EXIT_RUNTIME);
+    Ok(Bench {
+        outcome: Outcome::new(doc, text, code),
+        figures,
+        wear,
+        failure,
+    })
+}
+
+impl Bench {
+    /// Stopped by a signal before anything could be reported.
+    fn stopped(code: i32) -> Self {
+        Bench {
+            outcome: Outcome::stopped("bench", code),
+            figures: Vec::new(),
+            wear: None,
+            failure: None,
         }
     }
-    if let Some(f) = failure {
-        eprintln!("flashscope: error: {f} (the figures above cover the tests done until then)");
-        return Ok(EXIT_RUNTIME);
-    }
-    if checks.is_some_and(|c| c.iter().any(|r| !r.pass)) {
-        return Ok(EXIT_CHECK_FAILED);
-    }
-    Ok(EXIT_OK)
 }
 
 fn render(

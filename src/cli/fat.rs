@@ -6,8 +6,9 @@ use super::open_au::erase_size_arg;
 use super::{Outcome, Output};
 use crate::probe::fat::FatParams;
 use crate::probe::write_common::check_geometry;
-use crate::probe::write_test::{drive, fat::FatTest};
-use crate::target::write::{Budgets, WriteFlags};
+use crate::probe::write_test::{self, drive, fat::FatTest};
+use crate::report::TargetInfo;
+use crate::target::write::{Budgets, WriteFlags, WriteIntent};
 use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
@@ -64,21 +65,35 @@ fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<FatParams> 
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    execute(args)?.emit(out)
+}
+
+/// Measure and infer without printing (shared with `auto`).
+pub fn execute(args: &Args) -> Result<Outcome> {
     let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
-        let sector = info.logical_sector_bytes as u64;
-        let (erase, source) = erase_size_arg(
-            &args.erase_size,
-            &args.target,
-            &args.flags,
-            &format!(
-                "fat writes the first {} erase blocks (the partition table lives there)",
-                args.nr
-            ),
-        )?;
-        Ok(FatTest {
-            params: params(args, info.size_bytes, sector, erase)?,
-            erase_size_source: source,
-        })
+        test(args, info)
     })?;
-    Outcome::from(finished).emit(out)
+    Ok(Outcome::from(finished))
+}
+
+/// What the test would write on the target, without writing (for `auto`'s plan).
+pub fn plan(args: &Args) -> Result<WriteIntent> {
+    write_test::plan(&args.target, |info| test(args, info))
+}
+
+fn test(args: &Args, info: &TargetInfo) -> Result<FatTest> {
+    let sector = info.logical_sector_bytes as u64;
+    let (erase, source) = erase_size_arg(
+        &args.erase_size,
+        &args.target,
+        &args.flags,
+        &format!(
+            "fat writes the first {} erase blocks (the partition table lives there)",
+            args.nr
+        ),
+    )?;
+    Ok(FatTest {
+        params: params(args, info.size_bytes, sector, erase)?,
+        erase_size_source: source,
+    })
 }

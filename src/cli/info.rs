@@ -36,8 +36,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             let mmc = id
                 .device_dir
                 .as_deref()
-                .filter(|d| d.join("cid").exists() || d.join("type").exists())
-                .map(crate::target::mmc::decode_sysfs);
+                .and_then(crate::target::mmc::decode_card_dir);
             if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&id) {
                 identity.extend(m);
             }

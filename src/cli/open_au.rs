@@ -4,8 +4,9 @@
 use super::{Outcome, Output};
 use crate::probe::open_au::{self, OpenAuParams};
 use crate::probe::write_common::{align_up, check_geometry};
-use crate::probe::write_test::{drive, erase_size, open_au::OpenAuTest};
-use crate::target::write::{Budgets, WriteFlags};
+use crate::probe::write_test::{self, drive, erase_size, open_au::OpenAuTest};
+use crate::report::TargetInfo;
+use crate::target::write::{Budgets, WriteFlags, WriteIntent};
 use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
@@ -112,20 +113,29 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 /// Measure and infer without printing (shared with `auto`).
 pub fn execute(args: &Args) -> Result<Outcome> {
     let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
-        let sector = info.logical_sector_bytes as u64;
-        let (erase, source) = erase_size_arg(
-            &args.erase_size,
-            &args.target,
-            &args.flags,
-            &format!(
-                "open-au writes {} blocks into up to {} erase blocks",
-                args.blocksize, args.max_au
-            ),
-        )?;
-        Ok(OpenAuTest {
-            params: params(args, info.size_bytes, sector, erase)?,
-            erase_size_source: source,
-        })
+        test(args, info)
     })?;
     Ok(Outcome::from(finished))
+}
+
+/// What the test would write on the target, without writing (for `auto`'s plan).
+pub fn plan(args: &Args) -> Result<WriteIntent> {
+    write_test::plan(&args.target, |info| test(args, info))
+}
+
+fn test(args: &Args, info: &TargetInfo) -> Result<OpenAuTest> {
+    let sector = info.logical_sector_bytes as u64;
+    let (erase, source) = erase_size_arg(
+        &args.erase_size,
+        &args.target,
+        &args.flags,
+        &format!(
+            "open-au writes {} blocks into up to {} erase blocks",
+            args.blocksize, args.max_au
+        ),
+    )?;
+    Ok(OpenAuTest {
+        params: params(args, info.size_bytes, sector, erase)?,
+        erase_size_source: source,
+    })
 }

@@ -3,8 +3,9 @@
 use super::{Outcome, Output};
 use crate::capacity::probe::{ProbeConfig, DEFAULT_CACHE_CEILING};
 use crate::capacity::stamp::Stamper;
-use crate::probe::write_test::{capacity::CapacityTest, drive};
-use crate::target::write::{Budgets, WriteFlags};
+use crate::probe::write_test::{self, capacity::CapacityTest, drive};
+use crate::report::TargetInfo;
+use crate::target::write::{Budgets, WriteFlags, WriteIntent};
 use crate::target::{self, OpenRequest};
 use crate::units::parse_size;
 use crate::{Error, Result};
@@ -60,41 +61,56 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         ))
     })?;
     let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
-        // A partition hides a fake: check on a read-only open before anything is written.
-        let peeked = target::open(
-            &args.target,
-            &OpenRequest {
-                write: false,
-                require_direct: false,
-            },
-        )?;
-        let partition_warning =
-            super::verify::partition_check(&peeked, &args.target, args.partition_ok)?;
-        let mut test = CapacityTest {
-            config: ProbeConfig {
-                max_cache,
-                // Following a cache past --max-cache moves up to 4 GiB more through the
-                // low region; in preserve mode that would all go to the journal, so there
-                // it is left to a larger --max-cache (the verdict says when a faster cache
-                // still answered).
-                cache_ceiling: if args.flags.destructive || target::is_sim_spec(&args.target) {
-                    DEFAULT_CACHE_CEILING
-                } else {
-                    max_cache
-                },
-                time_budget_ns,
-                salt: Stamper::random_salt(),
-                restore_guards: true,
-                max_bytes: None,
-            },
-            logical_sector_bytes: info.logical_sector_bytes,
-            size_bytes: info.size_bytes,
-            destructive: args.flags.destructive,
-            partition_warning,
-        };
-        // The probe stops, incomplete, rather than write more than announced.
-        test.config.max_bytes = Some(test.max_bytes());
-        Ok(test)
+        test(args, info, max_cache, time_budget_ns)
     })?;
     Ok(Outcome::from(finished))
+}
+
+/// What the probe would write on the target, without writing (for `auto`'s plan).
+pub fn plan(args: &Args) -> Result<WriteIntent> {
+    let max_cache = parse_size(&args.max_cache)?;
+    write_test::plan(&args.target, |info| test(args, info, max_cache, None))
+}
+
+fn test(
+    args: &Args,
+    info: &TargetInfo,
+    max_cache: u64,
+    time_budget_ns: Option<u64>,
+) -> Result<CapacityTest> {
+    // A partition hides a fake: check on a read-only open before anything is written.
+    let peeked = target::open(
+        &args.target,
+        &OpenRequest {
+            write: false,
+            require_direct: false,
+        },
+    )?;
+    let partition_warning =
+        super::verify::partition_check(&peeked, &args.target, args.partition_ok)?;
+    let mut test = CapacityTest {
+        config: ProbeConfig {
+            max_cache,
+            // Following a cache past --max-cache moves up to 4 GiB more through the
+            // low region; in preserve mode that would all go to the journal, so there
+            // it is left to a larger --max-cache (the verdict says when a faster cache
+            // still answered).
+            cache_ceiling: if args.flags.destructive || target::is_sim_spec(&args.target) {
+                DEFAULT_CACHE_CEILING
+            } else {
+                max_cache
+            },
+            time_budget_ns,
+            salt: Stamper::random_salt(),
+            restore_guards: true,
+            max_bytes: None,
+        },
+        logical_sector_bytes: info.logical_sector_bytes,
+        size_bytes: info.size_bytes,
+        destructive: args.flags.destructive,
+        partition_warning,
+    };
+    // The probe stops, incomplete, rather than write more than announced.
+    test.config.max_bytes = Some(test.max_bytes());
+    Ok(test)
 }

@@ -29,10 +29,8 @@ pub fn run(args: &Args) -> Result<i32> {
         ));
     }
     let docs = load(&args.files)?;
-    let page = html::render(&docs);
     let out = Path::new(&args.output);
-    crate::journal::trust::replace_private(out, page.as_bytes())
-        .map_err(|e| Error::io(format!("writing the report {}", out.display()), e))?;
+    write_page(&docs, out)?;
     eprintln!(
         "flashscope report: {} document{} in {}",
         docs.len(),
@@ -40,6 +38,14 @@ pub fn run(args: &Args) -> Result<i32> {
         out.display()
     );
     Ok(EXIT_OK)
+}
+
+/// Render `docs` as one HTML page and put it at `out` atomically (a file beside it, mode
+/// 0600, renamed over it); an error names the file (exit 1).
+pub fn write_page(docs: &[Document], out: &Path) -> Result<()> {
+    let page = html::render(docs);
+    crate::journal::trust::replace_private(out, page.as_bytes())
+        .map_err(|e| Error::io(format!("writing the report {}", out.display()), e))
 }
 
 /// Read and check each file as a flashscope/1 document; errors name the file.

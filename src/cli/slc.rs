@@ -3,8 +3,9 @@
 
 use super::{Outcome, Output};
 use crate::probe::slc::{default_budget, SlcParams};
-use crate::probe::write_test::{drive, slc::SlcTest};
-use crate::target::write::{Budgets, WriteFlags};
+use crate::probe::write_test::{self, drive, slc::SlcTest};
+use crate::report::TargetInfo;
+use crate::target::write::{Budgets, WriteFlags, WriteIntent};
 use crate::units::{format_bytes, parse_duration_ns, parse_size};
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -71,12 +72,25 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<SlcParams> {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    execute(args)?.emit(out)
+}
+
+/// Measure and infer without printing (shared with `auto`).
+pub fn execute(args: &Args) -> Result<Outcome> {
     let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
-        let sector = info.logical_sector_bytes as u64;
-        Ok(SlcTest {
-            params: params(args, info.size_bytes, sector)?,
-            plot: args.plot.clone(),
-        })
+        test(args, info)
     })?;
-    Outcome::from(finished).emit(out)
+    Ok(Outcome::from(finished))
+}
+
+/// What the test would write on the target, without writing (for `auto`'s plan).
+pub fn plan(args: &Args) -> Result<WriteIntent> {
+    write_test::plan(&args.target, |info| test(args, info))
+}
+
+fn test(args: &Args, info: &TargetInfo) -> Result<SlcTest> {
+    Ok(SlcTest {
+        params: params(args, info.size_bytes, info.logical_sector_bytes as u64)?,
+        plot: args.plot.clone(),
+    })
 }

@@ -28,6 +28,11 @@ impl Progress {
         Self::to(label, ProgressDrawTarget::stderr())
     }
 
+    /// A bar that draws nothing (a step whose caller shows its own progress).
+    pub fn hidden(label: &str) -> Self {
+        Self::to(label, ProgressDrawTarget::hidden())
+    }
+
     /// A bar drawing to `target` (tests draw into a hidden or in-memory target).
     fn to(label: &str, target: ProgressDrawTarget) -> Self {
         let bar = ProgressBar::with_draw_target(None, target)

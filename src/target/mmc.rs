@@ -827,6 +827,21 @@ pub fn decode_sysfs(dir: &Path) -> MmcIdentity {
     decode_attrs(&dir.to_path_buf())
 }
 
+/// [`decode_sysfs`] for a block device's `device` directory, when it is an MMC or SD card
+/// (it has a `cid` or `type` file); `None` for other devices.
+pub fn decode_card_dir(dir: &Path) -> Option<MmcIdentity> {
+    (dir.join("cid").exists() || dir.join("type").exists()).then(|| decode_sysfs(dir))
+}
+
+/// The class marks an SD card's own SSR register claims (e.g. ["C10", "U3", "V30", "A2"]),
+/// for the block device `block_name` (e.g. mmcblk0); `None` when it is no SD card or its
+/// SSR could not be read or decoded.
+pub fn claimed_marks(block_name: &str) -> Option<Vec<String>> {
+    let id = super::sysfs::identity(block_name, "");
+    let ssr = decode_card_dir(id.device_dir.as_deref()?)?.ssr?;
+    Some(ssr.marks)
+}
+
 /// [`decode_sysfs`] on any attribute source (a directory or a simulated card's map).
 pub fn decode_attrs(dir: &dyn CardAttrs) -> MmcIdentity {
     let mut notes = Vec::new();
@@ -1457,5 +1472,20 @@ mod tests {
         let id = decode_sysfs(d);
         assert_eq!(id.kind, None);
         assert!(id.notes.iter().any(|n| n.contains("\"SDIO\"")));
+    }
+
+    #[test]
+    fn a_card_directory_gives_the_ssr_marks_and_another_device_none() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(decode_card_dir(dir.path()).is_none());
+        std::fs::write(dir.path().join("type"), "SD\n").unwrap();
+        std::fs::write(
+            dir.path().join("ssr"),
+            "000000000800000004009000011b391e000800000002ff00030000000000000000000000000000\
+             00000000000000000000000000000000000000000000000000\n",
+        )
+        .unwrap();
+        let ssr = decode_card_dir(dir.path()).unwrap().ssr.unwrap();
+        assert_eq!(ssr.marks, vec!["C10", "U3", "V30", "A2"]);
     }
 }

@@ -324,6 +324,127 @@ pub fn app_class_checks(
         .collect()
 }
 
+/// Every speed and application class checked against the figures that were measured
+/// (none without the sequential write test).
+pub fn class_checks(figures: &[BenchFigure]) -> Vec<ClassCheck> {
+    let find = |m: &str| figures.iter().find(|f| f.metric == m);
+    let mut classes = Vec::new();
+    if let Some(sw) = find("seq_write") {
+        classes.extend(speed_class_checks(sw.bw_bytes));
+        if let (Some(rr), Some(rw)) = (find("rand_read"), find("rand_write")) {
+            classes.extend(app_class_checks(rr.iops, rw.iops, sw.bw_bytes));
+        }
+    }
+    classes
+}
+
+/// The highest class met in each family (C, U, V, A), e.g. ["C10", "U3", "V60"].
+pub fn met_marks(classes: &[ClassCheck]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for family in ["C", "U", "V", "A"] {
+        // Both tables list the highest class first.
+        if let Some(c) = classes
+            .iter()
+            .find(|c| c.pass && c.class.starts_with(family))
+        {
+            out.push(c.class.clone());
+        }
+    }
+    out
+}
+
+/// Every class mark a card's label or its SSR can claim: the speed classes, then the
+/// application classes.
+pub fn class_marks() -> Vec<&'static str> {
+    SPEED_CLASSES
+        .iter()
+        .map(|c| c.0)
+        .chain(APP_CLASSES.iter().map(|c| c.0))
+        .collect()
+}
+
+/// Parse the class marks printed on a card or stick (`--label "U3 V30 A2"`): marks separated
+/// by spaces or commas, in any case, each once.
+pub fn parse_label(text: &str) -> Result<Vec<String>> {
+    let known = class_marks();
+    let mut marks: Vec<String> = Vec::new();
+    for term in text
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|t| !t.is_empty())
+    {
+        let mark = term.to_ascii_uppercase();
+        if !known.contains(&mark.as_str()) {
+            return Err(Error::usage(format!(
+                "--label: '{term}' is not an SD class mark; give the marks printed on the card, e.g. \"U3 V30 A2\" (known: {})",
+                known.join(" ")
+            )));
+        }
+        if !marks.contains(&mark) {
+            marks.push(mark);
+        }
+    }
+    if marks.is_empty() {
+        return Err(Error::usage(
+            "--label is empty: give the class marks printed on the card, e.g. \"U3 V30 A2\"",
+        ));
+    }
+    Ok(marks)
+}
+
+/// Each claimed class mark judged against the measured figures: a check named
+/// `COMMAND.class_MARK` with the figure that decided it (the one with the least margin).
+/// A claim whose figures were not measured gets no check.
+pub fn claim_checks(command: &str, claimed: &[String], figures: &[BenchFigure]) -> Vec<Check> {
+    let find = |m: &str| figures.iter().find(|f| f.metric == m);
+    let mut out = Vec::new();
+    for mark in claimed {
+        let Some(sw) = find("seq_write") else {
+            continue;
+        };
+        // (what, measured, required, units) for every requirement of the mark.
+        let mut needs: Vec<(&str, f64, f64, &str)> = Vec::new();
+        if let Some(&(_, mbs)) = SPEED_CLASSES.iter().find(|c| c.0 == mark) {
+            needs.push(("sequential write", sw.bw_bytes, mbs * MB, "bytes/s"));
+        } else if let Some(&(_, rr, rw, mbs)) = APP_CLASSES.iter().find(|c| c.0 == mark) {
+            let (Some(r), Some(w)) = (find("rand_read"), find("rand_write")) else {
+                continue;
+            };
+            needs.push(("random 4 KiB read", r.iops, rr, "IOPS"));
+            needs.push(("random 4 KiB write", w.iops, rw, "IOPS"));
+            needs.push(("sequential write", sw.bw_bytes, mbs * MB, "bytes/s"));
+        } else {
+            continue;
+        }
+        let Some(&(what, measured, required, units)) = needs
+            .iter()
+            .min_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))
+        else {
+            continue;
+        };
+        let passed = needs.iter().all(|n| n.1 >= n.2);
+        let show = |v: f64| {
+            if units == "IOPS" {
+                format!("{v:.0} IOPS")
+            } else {
+                format!("{:.1} MB/s", v / MB)
+            }
+        };
+        out.push(Check {
+            name: format!("{command}.class_{mark}"),
+            passed,
+            measurement: Some(measured),
+            units: Some(units.to_string()),
+            message: format!(
+                "{mark} {}: {what} {} against the {} it needs",
+                if passed { "met" } else { "NOT met" },
+                show(measured),
+                show(required)
+            ),
+        });
+    }
+    out
+}
+
 /// Confidence that a figure lies on the side of `threshold` it was measured on: high when
 /// the distance is many standard errors (and at least 3 %), lower near the line.
 fn side_confidence(value: f64, threshold: f64, rel_stderr: f64) -> f64 {
@@ -903,5 +1024,51 @@ mod tests {
         assert!(r[0].pass);
         assert!(!r[1].pass);
         assert!(!r[2].pass && r[2].message.contains("did not run"));
+    }
+
+    #[test]
+    fn label_marks_parse_in_any_case_once_and_bad_terms_name_themselves() {
+        assert_eq!(
+            parse_label("u3, V30 a2 U3").unwrap(),
+            vec!["U3", "V30", "A2"]
+        );
+        let e = parse_label("U3 V31").unwrap_err().to_string();
+        assert!(e.contains("--label") && e.contains("'V31'"), "{e}");
+        assert!(parse_label(" ,").unwrap_err().to_string().contains("empty"));
+    }
+
+    #[test]
+    fn claimed_marks_are_judged_by_their_tightest_figure() {
+        let figures = vec![
+            fig("seq_write", 35e6, 35.0, vec![]),
+            fig("rand_read", 20e6, 5000.0, vec![]),
+            fig("rand_write", 2e6, 600.0, vec![]),
+        ];
+        let claimed: Vec<String> = ["V30", "A2", "A1", "V60"].map(String::from).to_vec();
+        let c = claim_checks("auto", &claimed, &figures);
+        let get = |n: &str| c.iter().find(|c| c.name == n).unwrap();
+        assert!(get("auto.class_V30").passed);
+        assert_eq!(get("auto.class_V30").measurement, Some(35e6));
+        // A2 fails on random write (600 of 2000 IOPS), the figure with the least margin.
+        let a2 = get("auto.class_A2");
+        assert!(!a2.passed);
+        assert_eq!(
+            (a2.measurement, a2.units.as_deref()),
+            (Some(600.0), Some("IOPS"))
+        );
+        assert!(
+            a2.message.contains("random 4 KiB write 600 IOPS"),
+            "{}",
+            a2.message
+        );
+        assert!(get("auto.class_A1").passed);
+        assert!(!get("auto.class_V60").passed);
+        assert_eq!(
+            met_marks(&class_checks(&figures)),
+            vec!["C10", "U3", "V30", "A1"]
+        );
+        // Without the write figures nothing is judged.
+        assert!(claim_checks("auto", &claimed, &figures[1..2]).is_empty());
+        assert!(class_checks(&figures[1..2]).is_empty());
     }
 }

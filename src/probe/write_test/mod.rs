@@ -104,6 +104,16 @@ pub enum Finished {
     Stopped { command: &'static str, code: i32 },
 }
 
+/// What a writing test would write on `spec`, without writing: [`drive`]'s peek, build
+/// and plan alone (for `auto`'s plan).
+pub fn plan<T: WriteTest>(
+    spec: &str,
+    build: impl FnOnce(&TargetInfo) -> Result<T>,
+) -> Result<WriteIntent> {
+    let info = crate::target::peek(spec)?;
+    Ok(build(&info)?.plan(info.logical_sector_bytes as u64))
+}
+
 /// Run a writing test on `spec`: peek at the target (read-only) and `build` the test
 /// from what it is (parameters are checked against its size and sector), then plan,
 /// open the write session (the policy, with the write and time budgets), run, end
