@@ -204,8 +204,19 @@ fn document(h: &mut String, i: usize, d: &Document) {
 
 /// The document's one-line answer: its verdict when it has one, else its inferences.
 fn headline(d: &Document) -> String {
+    let failed: Vec<&str> = d
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.message.as_str())
+        .collect();
     if let Some(v) = d.extra.get("verdict").and_then(|v| v.as_str()) {
-        return v.to_string();
+        // A failed check (a claimed class not met) is part of the answer too: a page
+        // whose verdict box said only "OK" would hide it.
+        return match failed.is_empty() {
+            true => v.to_string(),
+            false => format!("{v} — failed: {}", failed.join("; ")),
+        };
     }
     let found: Vec<String> = d
         .inferences
@@ -287,9 +298,12 @@ fn checks(h: &mut String, d: &Document) {
     }
     h.push_str("<h3>Checks</h3>\n<table class=\"checks\">\n<tr><th>check</th><th>result</th><th>figure</th><th>what was required and found</th></tr>\n");
     for c in &d.checks {
-        let figure = match (c.measurement, &c.units) {
-            (Some(m), Some(u)) => format!("{m} {u}"),
-            (Some(m), None) => m.to_string(),
+        let figure = match (c.measurement, c.units.as_deref()) {
+            (Some(m), Some("bytes/s")) => format_rate(m),
+            (Some(m), Some("bytes")) if m >= 0.0 => format_bytes(m as u64),
+            (Some(m), Some("seconds")) => format_ns(m * 1e9),
+            (Some(m), Some(u)) => format!("{} {u}", crate::units::short_number(m)),
+            (Some(m), None) => crate::units::short_number(m),
             _ => String::new(),
         };
         let _ = writeln!(
