@@ -16,7 +16,7 @@ fn data(rel: &str) -> String {
 
 /// `health ARGS --sysfs-root tests/data/health/sysfs/TREE`, with `path` as PATH.
 fn on_tree(tree: &str, args: &[&str], path: &Path) -> (i32, String, String) {
-    let out = flashscope()
+    let out = common::flashscope_abs()
         .arg("health")
         .args(args)
         .args(["--sysfs-root", &data(&format!("sysfs/{tree}"))])

@@ -70,10 +70,15 @@ fn io_draws_a_bar_on_a_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let img = image(dir.path());
     let json = dir.path().join("out.json");
-    let bin = assert_cmd::cargo::cargo_bin("flashscope");
+    // The binary, through the cross runner (qemu-user) when one is set.
+    let c = common::flashscope_abs();
+    let bin: Vec<String> = std::iter::once(c.get_program())
+        .chain(c.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let cmd = format!(
         "{} io {} --rw randread --runtime 1500ms --time-based --direct=0 --json > {}",
-        bin.display(),
+        bin.join(" "),
         img.display(),
         json.display()
     );

@@ -105,6 +105,28 @@ pub fn flashscope() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("flashscope").unwrap()
 }
 
+/// The binary under test as a plain command whose program is an absolute path: the
+/// binary itself, or the cross runner (qemu-user) found on this PATH, so a test that
+/// replaces PATH (stub tools) still starts it.
+pub fn flashscope_abs() -> StdCommand {
+    let c = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").unwrap();
+    let prog = std::path::PathBuf::from(c.get_program());
+    let prog = if prog.components().count() > 1 {
+        prog
+    } else {
+        std::env::var_os("PATH")
+            .and_then(|p| {
+                std::env::split_paths(&p)
+                    .map(|d| d.join(&prog))
+                    .find(|f| f.is_file())
+            })
+            .unwrap_or(prog)
+    };
+    let mut cmd = StdCommand::new(prog);
+    cmd.args(c.get_args());
+    cmd
+}
+
 /// The binary with its state directory (journals, verify state) in `state`.
 pub fn flashscope_in(state: &std::path::Path) -> assert_cmd::Command {
     let mut c = flashscope();
