@@ -476,6 +476,20 @@ pub fn file_extents(file: impl AsFd, len: u64, max: usize) -> io::Result<Vec<Fil
 
 // ----- processes, CPUs and clocks -----
 
+/// The executable `program` on `PATH` (a regular file with an execute bit), as a shell
+/// would find it; `None` when it is not there. Looked up before spawning, so "not
+/// installed" does not depend on how a failed exec is reported (under qemu-user a child
+/// whose exec failed can look like one that ran and printed nothing).
+pub fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// The effective user id: the user flashscope acts as.
 pub fn euid() -> u32 {
     rustix::process::geteuid().as_raw()

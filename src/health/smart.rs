@@ -233,7 +233,10 @@ const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 pub fn run_smartctl(device: &str) -> Result<Run> {
     use std::io::Read;
     use std::process::{Command, Stdio};
-    let mut child = match Command::new("smartctl")
+    let Some(smartctl) = crate::sys::find_on_path("smartctl") else {
+        return Ok(Run::NotInstalled);
+    };
+    let mut child = match Command::new(smartctl)
         .args(["--json=c", "-x", device])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

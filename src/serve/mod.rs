@@ -117,8 +117,7 @@ pub fn check_mountpoint(path: &Path, mountinfo: &str) -> Result<PathBuf> {
 }
 
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+    crate::sys::find_on_path(program).is_some()
 }
 
 /// Check that FUSE can be used by this process: /dev/fuse exists and opens, and a

@@ -59,13 +59,7 @@ fn word(s: &str, also: &str) -> String {
 /// `lava-test-case` when it is on `PATH` (an executable regular file), as in a LAVA test
 /// shell; `None` elsewhere.
 pub fn helper_on_path() -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("lava-test-case"))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+    crate::sys::find_on_path("lava-test-case")
 }
 
 /// Run `helper` once per check; a call that cannot start or fails is an error.
