@@ -334,3 +334,22 @@ fn bad_ext_csd_dumps_are_refused_naming_the_file() {
         .unwrap()
         .contains("byte 511 down to 0"));
 }
+
+#[test]
+fn a_recorded_tree_labels_the_exported_figures_with_its_own_device() {
+    // The model comes from the tree below --sysfs-root, as the wear data does, not from
+    // this machine's /sys.
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("health.prom");
+    let (code, _, err) = on_tree(
+        "emmc-5.1",
+        &["mmcblk0", "--prometheus", prom.to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        text.contains(r#"flashscope_health_status{device="mmcblk0",model="SEM16G"} 0"#),
+        "{text}"
+    );
+}

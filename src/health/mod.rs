@@ -120,6 +120,12 @@ pub struct Health {
     pub sd: Option<SdFacts>,
     /// Things met on the way (a reversed dump, a reserved code, smartctl's messages).
     pub notes: Vec<String>,
+    /// The device's model and serial as its sysfs attributes give them (below the same
+    /// root as the wear data, so a recorded tree labels its own device).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
 }
 
 impl Health {
@@ -136,6 +142,8 @@ impl Health {
             smart: None,
             sd: None,
             notes: Vec::new(),
+            model: None,
+            serial: None,
         }
     }
 
@@ -399,6 +407,10 @@ fn block_device(spec: &str, block: &BlockTarget, opts: &Options) -> Result<Healt
         )));
     }
     let attrs: PathBuf = device_dir.clone();
+    // As target::sysfs reads them for /sys: device/model (SCSI, USB, NVMe) or device/name
+    // (MMC/SD); device/serial (MMC/SD) or device/wwid (SCSI).
+    let model = attrs.attr("model")?.or(attrs.attr("name")?);
+    let serial = attrs.attr("serial")?.or(attrs.attr("wwid")?);
     let card_type = attrs.attr("type")?;
     if card_type
         .as_deref()
@@ -406,11 +418,12 @@ fn block_device(spec: &str, block: &BlockTarget, opts: &Options) -> Result<Healt
         .is_some()
     {
         let dev_node = (!injected(opts)).then(|| PathBuf::from(format!("/dev/{disk}")));
-        let h = Health::new(spec, String::new(), opts);
+        let mut h = Health::new(spec, String::new(), opts);
+        (h.model, h.serial) = (model, serial);
         return card(h, &attrs, dev_node, opts);
     }
     // Not MMC/SD: SMART through smartctl.
-    let model = [attrs.attr("vendor")?, attrs.attr("model")?]
+    let words = [attrs.attr("vendor")?, model.clone()]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>()
@@ -422,12 +435,13 @@ fn block_device(spec: &str, block: &BlockTarget, opts: &Options) -> Result<Healt
     } else {
         "block device"
     };
-    let device = if model.is_empty() {
+    let device = if words.is_empty() {
         format!("{kind} {disk}")
     } else {
-        format!("{kind} {disk} ({model})")
+        format!("{kind} {disk} ({words})")
     };
     let mut h = Health::new(spec, device, opts);
+    (h.model, h.serial) = (model, serial);
     let dev = format!("/dev/{disk}");
     match smart::run_smartctl(&dev)? {
         smart::Run::NotInstalled => Ok(h.unknown(format!(
@@ -580,10 +594,10 @@ fn with_emmc(mut h: Health, wear: EmmcWear, opts: &Options) -> Health {
 }
 
 /// What the exporters label the figures with: the target as given, its kind, and the
-/// model and serial the kernel reports for the whole disk (the simulated card's model
-/// for `sim:`). Read from sysfs names only: nothing is opened or measured.
+/// model and serial `assess` read with the wear data (the simulated card's model for
+/// `sim:`). Nothing is opened or measured here.
 pub fn target_info(h: &Health) -> crate::report::TargetInfo {
-    use crate::target::{sysfs, TargetKind};
+    use crate::target::TargetKind;
     let kind = if h.spec.is_empty() {
         TargetKind::File
     } else {
@@ -591,15 +605,7 @@ pub fn target_info(h: &Health) -> crate::report::TargetInfo {
     };
     let (model, serial) = match kind {
         TargetKind::Sim => (Some(crate::target::SIM_MODEL.to_string()), None),
-        TargetKind::Block => {
-            let name = std::fs::canonicalize(&h.spec)
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .unwrap_or_default();
-            let disk = sysfs::whole_disk_name(&name).unwrap_or(name);
-            (sysfs::disk_model(&disk), sysfs::disk_serial(&disk))
-        }
-        _ => (None, None),
+        _ => (h.model.clone(), h.serial.clone()),
     };
     crate::report::TargetInfo {
         spec: h.spec.clone(),
