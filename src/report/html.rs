@@ -691,6 +691,34 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_check_joins_a_verdict_that_says_ok_and_figures_are_formatted() {
+        let mut d = Document::new("auto", serde_json::json!({ "spec": "x" }));
+        d.extra
+            .insert("verdict".into(), "OK: holds all of it".into());
+        d.checks.push(crate::report::Check {
+            name: "auto.class_A2".into(),
+            passed: false,
+            measurement: Some(4.318974666286121),
+            units: Some("IOPS".into()),
+            message: "A2 NOT met: 4 IOPS against 2000".into(),
+        });
+        d.checks.push(crate::report::Check {
+            name: "auto.class_V30".into(),
+            passed: true,
+            measurement: Some(62054539.73444591),
+            units: Some("bytes/s".into()),
+            message: "V30 met".into(),
+        });
+        assert_eq!(
+            headline(&d),
+            "OK: holds all of it — failed: A2 NOT met: 4 IOPS against 2000"
+        );
+        let h = render(&[d]);
+        assert!(h.contains("4.32 IOPS"), "{h}");
+        assert!(!h.contains("62054539.73"), "{h}");
+    }
+
+    #[test]
     fn samples_out_of_shape_say_so_instead_of_a_chart() {
         let mut d = Document::new("align", serde_json::json!({ "spec": "x" }));
         d.samples = serde_json::json!([{ "align_bytes": "many" }]);
