@@ -264,6 +264,8 @@ impl From<crate::probe::write_test::Finished> for Outcome {
 
 /// Run a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
+    // Every document of this run carries the time it started.
+    crate::report::run_started_at();
     let out = Output::new(&cli)?;
     let code = match &cli.command {
         Command::Info(a) => info::run(a, &out),

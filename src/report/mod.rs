@@ -13,6 +13,21 @@ use std::collections::BTreeMap;
 /// The schema name every JSON document carries.
 pub const SCHEMA: &str = "flashscope/1";
 
+/// When this run started, RFC 3339 UTC, read from the real clock once: at the first call,
+/// which `cli::run` makes before anything is measured. `None` when the clock is set before
+/// 1970 (no true time to give).
+pub fn run_started_at() -> Option<&'static str> {
+    static STARTED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    STARTED
+        .get_or_init(|| {
+            let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            since
+                .ok()
+                .map(|d| crate::units::format_rfc3339_utc(d.as_secs()))
+        })
+        .as_deref()
+}
+
 /// How sure an inference is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -185,6 +200,11 @@ pub struct TargetInfo {
 pub struct Document {
     pub schema: String,
     pub command: String,
+    /// When the run started, RFC 3339 UTC from the real clock (e.g. `2026-11-25T16:40:00Z`):
+    /// the same for every document of one run ([`run_started_at`]). Absent in documents
+    /// saved before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
     pub target: serde_json::Value,
     pub parameters: serde_json::Value,
     pub samples: serde_json::Value,
@@ -216,6 +236,7 @@ impl Document {
         Document {
             schema: SCHEMA.to_string(),
             command: command.to_string(),
+            started_at: run_started_at().map(str::to_string),
             target,
             parameters: serde_json::json!({}),
             samples: serde_json::json!([]),
@@ -349,5 +370,24 @@ mod tests {
             assert!(v.get(key).is_some(), "missing {key}");
         }
         assert_eq!(v["schema"], "flashscope/1");
+    }
+
+    #[test]
+    fn started_at_is_rfc3339_utc_and_optional_on_read_back() {
+        let d = Document::new("info", serde_json::json!({}));
+        let t = d.started_at.clone().expect("the clock is after 1970");
+        // 2026-11-25T16:40:00Z: the shape, and the same instant for every document.
+        assert_eq!(t.len(), 20, "{t}");
+        assert!(t.ends_with('Z') && &t[10..11] == "T", "{t}");
+        assert_eq!(
+            Document::new("align", serde_json::json!({})).started_at,
+            Some(t)
+        );
+        let mut old: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
+        old.as_object_mut().unwrap().remove("started_at");
+        let back = Document::from_json("old.json", old.to_string().as_bytes()).unwrap();
+        assert_eq!(back.started_at, None);
+        let again = Document::from_json("new.json", d.to_json().as_bytes()).unwrap();
+        assert_eq!(again.started_at, d.started_at);
     }
 }
