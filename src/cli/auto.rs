@@ -444,11 +444,19 @@ fn actions(advice: &[Advice], erase_known: bool) -> String {
     s
 }
 
+/// A step's write flags: auto's, with its plan already shown (one line per step).
+fn step_flags(args: &Args) -> WriteFlags {
+    WriteFlags {
+        planned: true,
+        ..args.flags.clone()
+    }
+}
+
 /// probe as auto runs it.
 fn probe_args(args: &Args, budgets: Budgets) -> probe::Args {
     probe::Args {
         target: args.target.clone(),
-        flags: args.flags.clone(),
+        flags: step_flags(args),
         budgets,
         max_cache: "1G".into(),
         partition_ok: false,
@@ -464,7 +472,7 @@ fn open_au_args(args: &Args, erase: u64, budgets: Budgets) -> open_au::Args {
         max_au: 32,
         offset: None,
         random: false,
-        flags: args.flags.clone(),
+        flags: step_flags(args),
         budgets,
     }
 }
@@ -476,7 +484,7 @@ fn fat_args(args: &Args, erase: u64, budgets: Budgets) -> fat::Args {
         erase_size: Some(erase.to_string()),
         blocksize: "512".into(),
         nr: 6,
-        flags: args.flags.clone(),
+        flags: step_flags(args),
         budgets,
     }
 }
@@ -496,7 +504,7 @@ fn slc_args(args: &Args, mut budgets: Budgets) -> slc::Args {
         recover: "0".into(),
         random_data: false,
         plot: None,
-        flags: args.flags.clone(),
+        flags: step_flags(args),
         budgets,
     }
 }
@@ -513,7 +521,7 @@ fn result_line(text: &str) -> &str {
 fn bench_args(args: &Args, write_budget: Option<u64>) -> bench::Args {
     bench::Args {
         target: args.target.clone(),
-        flags: args.flags.clone(),
+        flags: step_flags(args),
         quick: true,
         runtime: None,
         size: "256M".into(),

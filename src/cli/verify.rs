@@ -406,6 +406,7 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
         write: true,
         destructive: false,
         journal: Some(journal_path),
+        planned: false,
     };
     let plan = WriteIntent {
         command: "verify",

@@ -52,6 +52,10 @@ pub struct WriteFlags {
     /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
     #[arg(long, value_name = "PATH")]
     pub journal: Option<PathBuf>,
+    /// The caller printed the plan of this test already (`auto`'s plan): the session says
+    /// one line for the step (with its journal) instead of describing it again.
+    #[arg(skip)]
+    pub planned: bool,
 }
 
 impl WriteFlags {
@@ -385,13 +389,22 @@ pub fn open_for_write(
             journal::check_space(path, save).map_err(|e| {
                 Error::Refused(format!("{e}, or {}; nothing was written", intent.smaller))
             })?;
-            eprintln!("flashscope {}: {}", intent.command, intent.describe());
-            eprintln!(
-                "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143). After a crash: flashscope restore {}",
-                format_bytes(save),
-                path.display(),
-                path.display()
-            );
+            if flags.planned {
+                eprintln!(
+                    "flashscope {}: running, as auto planned; journal {} (after a crash: flashscope restore {})",
+                    intent.command,
+                    path.display(),
+                    path.display()
+                );
+            } else {
+                eprintln!("flashscope {}: {}", intent.command, intent.describe());
+                eprintln!(
+                    "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143). After a crash: flashscope restore {}",
+                    format_bytes(save),
+                    path.display(),
+                    path.display()
+                );
+            }
             // Record Ctrl-C from before the journal exists, so no signal can leave it empty.
             signals::install(signals::Second::Record);
             let p = Preserve::new(opened.backend, path, &identity)?
@@ -399,10 +412,21 @@ pub fn open_for_write(
             Guarded::Preserve(p)
         }
         None => {
-            eprintln!("flashscope {}: {}", intent.command, intent.describe());
-            if permit.mode == WriteMode::Simulated {
+            if flags.planned {
+                eprintln!(
+                    "flashscope {}: running, as auto planned{}",
+                    intent.command,
+                    if permit.mode == WriteMode::Simulated {
+                        ""
+                    } else {
+                        " (destructive: the data in its region is not saved)"
+                    }
+                );
+            } else if permit.mode == WriteMode::Simulated {
+                eprintln!("flashscope {}: {}", intent.command, intent.describe());
                 eprintln!("simulated card: it lives in this process, so nothing is saved or restored (no journal)");
             } else {
+                eprintln!("flashscope {}: {}", intent.command, intent.describe());
                 eprintln!(
                     "destructive mode: the data in that region is NOT saved and will be lost"
                 );
@@ -651,6 +675,7 @@ mod tests {
             write,
             destructive,
             journal: journal.map(PathBuf::from),
+            planned: false,
         }
     }
 
