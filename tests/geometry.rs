@@ -548,7 +548,8 @@ fn golden_align_logs_reach_the_stated_geometry_or_stay_inconclusive() {
     assert!(
         inf.warnings
             .iter()
-            .any(|w| w.kind == "power_of_two_only" && w.message.contains("4 MiB could be 12 MiB")),
+            .any(|w| w.kind() == "power_of_two_only"
+                && w.to_string().contains("4 MiB could be 12 MiB")),
         "{:?}",
         inf.warnings
     );

@@ -256,10 +256,10 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
         step_docs.push(b.outcome.doc);
     }
     for (step, why) in &budget.skipped {
-        doc.warnings.push(crate::report::Warning::new(
-            "skipped",
-            format!("{step} was skipped: {why}"),
-        ));
+        doc.warnings.push(crate::report::Warning::StepSkipped {
+            step: step.to_string(),
+            why: why.clone(),
+        });
     }
     doc.extra.insert(
         "skipped".into(),
@@ -815,7 +815,7 @@ fn classes_line(
 fn dedup_warnings(warnings: &mut Vec<crate::report::Warning>) {
     let mut seen = Vec::new();
     warnings.retain(|w| {
-        let key = (w.kind.clone(), w.message.clone());
+        let key = w.clone();
         let new = !seen.contains(&key);
         if new {
             seen.push(key);

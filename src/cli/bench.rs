@@ -418,10 +418,7 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     doc.extra.insert("jobs".into(), json!(jobs));
     doc.extra.insert("classes".into(), json!(classes));
     if !writes {
-        warnings.push(Warning::new(
-            "read_only_bench",
-            "only the read tests ran: add --write (on a device or file the test region is saved and restored; --destructive skips that) for write figures and the SD class verdicts",
-        ));
+        warnings.push(Warning::ReadOnlyBench);
     }
     warnings.extend(bench::noise_warnings(&figures, &classes));
     // The simulator's clock is virtual: other programs cannot slow it.

@@ -10,11 +10,11 @@ use crate::fs::files::{self, FilesConfig, FilesRun};
 use crate::fs::matrix::{self, MatrixConfig, MatrixRun, MatrixTest};
 use crate::fs::monitor::{throughput_series, Progress};
 use crate::fs::seq::{self, SeqConfig, SeqMode, SeqRun};
-use crate::fs::warn::{environment_warnings, FsWarning};
+use crate::fs::warn::environment_warnings;
 use crate::fs::{parse_size_list, Pattern};
 use crate::report::svg::{self, AxisFormat, Chart};
 use crate::report::table::Table;
-use crate::report::Document;
+use crate::report::{Document, Warning};
 use crate::units::{format_bytes, format_ns, format_rate, parse_size_option};
 use crate::{Error, Result};
 use clap::Subcommand;
@@ -309,7 +309,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
     doc.inferences = seq_inferences(&run.results, file_bytes, fs.memory_backed);
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
-    doc.warnings = warnings.iter().map(FsWarning::to_warning).collect();
+    doc.warnings = warnings;
     doc.extra.insert(
         "timeline".into(),
         serde_json::to_value(&run.timeline).unwrap_or_default(),
@@ -532,14 +532,14 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
     for s in &cfg.sizes {
         if *s > total_bytes {
-            warnings.push(FsWarning::TotalBelowSize {
+            warnings.push(Warning::TotalBelowSize {
                 file_bytes: *s,
                 total_bytes,
             });
         }
     }
     if let Some(e) = &run.drop_caches_error {
-        warnings.push(FsWarning::DropCachesFailed { reason: e.clone() });
+        warnings.push(Warning::DropCachesFailed { reason: e.clone() });
     }
     let mut doc = Document::new("fs files", fs_target(&fs));
     doc.parameters = serde_json::json!({
@@ -553,7 +553,7 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
     doc.inferences = files_inferences(&run.results);
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
-    doc.warnings = warnings.iter().map(FsWarning::to_warning).collect();
+    doc.warnings = warnings;
     if let Some(p) = &a.plot {
         write_file(p, &files_plot(&run, &fs))?;
         doc.extra
@@ -692,9 +692,10 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
     let largest = cfg.file_sizes.iter().copied().max().unwrap_or(0);
     if !cfg.direct && mem.total_bytes > 0 && largest < mem.total_bytes {
-        warnings.push(FsWarning::MatrixCache {
-            largest_file_bytes: largest,
+        warnings.push(Warning::SmallerThanRam {
+            file_bytes: largest,
             ram_bytes: mem.total_bytes,
+            matrix: true,
         });
     }
     let mut doc = Document::new("fs matrix", fs_target(&fs));
@@ -711,7 +712,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
     doc.samples = serde_json::to_value(&run.cells).unwrap_or_default();
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
-    doc.warnings = warnings.iter().map(FsWarning::to_warning).collect();
+    doc.warnings = warnings;
     if let Some(p) = &a.csv {
         write_file(p, &matrix::to_csv(&run.cells))?;
         doc.extra

@@ -190,7 +190,7 @@ impl Output {
         drop(stdout);
         if !self.json {
             for w in &doc.warnings {
-                eprintln!("warning: {}", w.message);
+                eprintln!("warning: {w}");
             }
         }
         let mut result = self.exports.borrow_mut().finish(doc);

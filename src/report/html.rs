@@ -153,8 +153,8 @@ fn document(h: &mut String, i: usize, d: &Document) {
             let _ = writeln!(
                 h,
                 "<li><b>{}</b>: {}</li>",
-                escape(&w.kind),
-                escape(&w.message)
+                escape(w.kind()),
+                escape(&w.to_string())
             );
         }
         h.push_str("</ul>\n");
@@ -635,7 +635,10 @@ mod tests {
             format!("page_bytes{evil}"),
             Inference::new(4096, 0.95, format!("evidence {evil}")),
         );
-        d.warnings.push(Warning::new(evil, evil));
+        d.warnings.push(Warning::Recorded {
+            kind: evil.into(),
+            message: evil.into(),
+        });
         d.checks.push(Check {
             name: evil.into(),
             passed: false,

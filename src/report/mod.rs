@@ -6,6 +6,9 @@ pub mod html;
 pub mod progress;
 pub mod svg;
 pub mod table;
+pub mod warning;
+
+pub use warning::Warning;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -104,22 +107,6 @@ impl Inference {
             Status::Confident => "confident",
             Status::Tentative => "tentative",
             Status::Inconclusive => "inconclusive",
-        }
-    }
-}
-
-/// A warning in words: what happened and what to do about it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Warning {
-    pub kind: String,
-    pub message: String,
-}
-
-impl Warning {
-    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
-        Warning {
-            kind: kind.into(),
-            message: message.into(),
         }
     }
 }

@@ -493,10 +493,9 @@ pub enum Ran<T> {
 
 /// The warning for a test that stopped before its plan was done (budget or time).
 pub fn stopped_early(why: &str) -> Warning {
-    Warning::new(
-        "stopped-early",
-        format!("the test stopped early: {why}; the inference uses what was measured"),
-    )
+    Warning::StoppedEarly {
+        why: why.to_string(),
+    }
 }
 
 impl WriteSession {
