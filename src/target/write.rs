@@ -491,6 +491,25 @@ pub enum Ran<T> {
     Stopped(i32),
 }
 
+/// A run may take this share more than its `--time-budget` before it is called over: a
+/// budget stops I/O only between operations, and the last one ends after it.
+pub const TIME_BUDGET_SLACK: f64 = 0.05;
+
+/// A run's device time against its `--time-budget`, for the document's `time_budget`
+/// field and the warning when the run went clearly over it (more than
+/// [`TIME_BUDGET_SLACK`]). `None` without a budget.
+pub fn time_budget_use(
+    budget_ns: Option<u64>,
+    used_ns: u64,
+) -> Option<(serde_json::Value, Option<Warning>)> {
+    let budget_ns = budget_ns?;
+    let over = used_ns as f64 > budget_ns as f64 * (1.0 + TIME_BUDGET_SLACK);
+    Some((
+        serde_json::json!({ "budget_ns": budget_ns, "used_ns": used_ns, "over": over }),
+        over.then_some(Warning::OverTimeBudget { budget_ns, used_ns }),
+    ))
+}
+
 /// The warning for a test that stopped before its plan was done (budget or time).
 pub fn stopped_early(why: &str) -> Warning {
     Warning::StoppedEarly {
@@ -676,6 +695,27 @@ mod tests {
             journal: journal.map(PathBuf::from),
             planned: false,
         }
+    }
+
+    #[test]
+    fn a_run_clearly_over_its_time_budget_is_named() {
+        assert!(time_budget_use(None, 99).is_none());
+        let (field, over) = time_budget_use(Some(17_000_000_000), 17_800_000_000).unwrap();
+        assert_eq!(
+            field["over"], false,
+            "within the slack of one last operation"
+        );
+        assert!(over.is_none());
+        let (field, over) = time_budget_use(Some(17_000_000_000), 98_863_300_495).unwrap();
+        assert_eq!(field["budget_ns"], 17_000_000_000u64);
+        assert_eq!(field["used_ns"], 98_863_300_495u64);
+        assert_eq!(field["over"], true);
+        let w = over.unwrap();
+        assert_eq!(w.kind(), "over_time_budget");
+        assert!(
+            w.to_string().contains("98.9 s") && w.to_string().contains("17 s"),
+            "{w}"
+        );
     }
 
     #[test]
