@@ -3,7 +3,7 @@
 //! SIGTERM and a vanished device; bad input gets the documented exit codes.
 
 mod common;
-use common::{is_root, json, run_in, sha256_of, Loop, Mounted, PartitionNode};
+use common::{is_root, json, run_in, sha256_of, warning_kinds, Loop, Mounted, PartitionNode};
 
 use std::path::Path;
 
@@ -738,13 +738,8 @@ fn probe_keeps_its_time_budget_and_the_document_says_how_long_it_took() {
     assert!(used <= 17_850_000_000, "{used} ns of device time");
     assert!(v["elapsed_ns"].as_u64().unwrap() <= 17_850_000_000);
     assert_eq!(budget["over"], false);
-    let kinds: Vec<&str> = v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|w| w["kind"].as_str())
-        .collect();
-    assert!(kinds.contains(&"partial"), "{kinds:?}");
+    let kinds = warning_kinds(&v);
+    assert!(kinds.contains(&"partial".to_string()), "{kinds:?}");
 }
 
 /// A test that cannot stop within its budget (one write is longer than it) says it

@@ -134,6 +134,16 @@ pub fn flashscope_in(state: &std::path::Path) -> assert_cmd::Command {
     c
 }
 
+/// The `kind` of each warning in a document, in order.
+pub fn warning_kinds(doc: &serde_json::Value) -> Vec<String> {
+    doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Run flashscope with `args` and `--json`, expect exit 0, parse stdout as one document.
 pub fn json(args: &[&str]) -> serde_json::Value {
     json_code(args, 0)
