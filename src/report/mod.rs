@@ -376,5 +376,15 @@ mod tests {
         assert_eq!(back.started_at, None);
         let again = Document::from_json("new.json", d.to_json().as_bytes()).unwrap();
         assert_eq!(again.started_at, d.started_at);
+        // Warnings read back as written, a kind from a newer version too.
+        old["warnings"] = serde_json::json!([{"kind": "thermal_throttling", "message": "hot"}]);
+        let back = Document::from_json("newer.json", old.to_string().as_bytes()).unwrap();
+        assert_eq!(back.warnings[0].kind(), "thermal_throttling");
+        assert_eq!(
+            back.to_json(),
+            Document::from_json("x", back.to_json().as_bytes())
+                .unwrap()
+                .to_json()
+        );
     }
 }
