@@ -69,7 +69,7 @@ impl Workload {
         )
     }
 
-    /// In words: "4 KiB random write at QD32", "1 MiB sequential read at QD1, buffered".
+    /// In words: "4 KiB random write, QD32", "1 MiB sequential read, QD1, buffered".
     pub fn words(&self) -> String {
         let bs = if self.bs == self.bs_max {
             format_bytes(self.bs)
@@ -82,7 +82,7 @@ impl Workload {
             RwMode::RandRw => "mixed random",
             RwMode::Rw => "mixed sequential",
         };
-        let mut s = format!("{bs} {pattern} {} at QD{}", self.dir, self.iodepth);
+        let mut s = format!("{bs} {pattern} {}, QD{}", self.dir, self.iodepth);
         if self.numjobs > 1 {
             s += &format!(" × {} jobs", self.numjobs);
         }
@@ -158,6 +158,11 @@ pub struct Row {
     pub ci_high: Option<f64>,
     /// True when the interval excludes 0; None without an interval.
     pub significant: Option<bool>,
+    /// What the interval comes from: "per_second", "runs", or "none".
+    pub basis: String,
+    /// How many samples (seconds or runs) of A and of B it used.
+    pub a_samples: usize,
+    pub b_samples: usize,
     /// How the interval was found, or why there is none.
     pub method: String,
     /// What differs between the two workloads, compared anyway because of `--force`.
@@ -177,10 +182,12 @@ fn pct(x: f64) -> String {
     }
 }
 
-/// A signed percentage: "+4.2%", "−3.0%".
+/// A signed percentage: "+4.2%", "−3.0%", and "0.0%" for what rounds to nothing.
 pub fn signed_pct(x: f64) -> String {
     let s = pct(x.abs());
-    if x < 0.0 {
+    if s == "0.0" {
+        format!("{s}%")
+    } else if x < 0.0 {
         format!("−{s}%")
     } else {
         format!("+{s}%")
@@ -196,10 +203,21 @@ pub fn compare_measures(
     forced: Vec<String>,
 ) -> Row {
     let (la, lb) = labels;
-    let interval = if a.runs.len() >= 2 && b.runs.len() >= 2 {
-        stats::runs_ratio(&a.runs, &b.runs)
+    let by_runs = a.runs.len() >= 2 && b.runs.len() >= 2;
+    let (interval, basis, na, nb) = if by_runs {
+        (
+            stats::runs_ratio(&a.runs, &b.runs),
+            "runs",
+            a.runs.len(),
+            b.runs.len(),
+        )
     } else {
-        stats::bootstrap_ratio(&a.per_second, &b.per_second)
+        (
+            stats::bootstrap_ratio(&a.per_second, &b.per_second),
+            "per_second",
+            a.per_second.len(),
+            b.per_second.len(),
+        )
     };
     let figure_ratio = b.bw_bytes / a.bw_bytes;
     let test = a.workload.words();
@@ -214,6 +232,9 @@ pub fn compare_measures(
         ci_low: None,
         ci_high: None,
         significant: None,
+        basis: if interval.is_ok() { basis } else { "none" }.into(),
+        a_samples: na,
+        b_samples: nb,
         method: String::new(),
         sentence: String::new(),
         forced,
@@ -228,7 +249,21 @@ pub fn compare_measures(
             row.method = "no interval: a figure is zero".into();
             row.sentence = format!("{lb} against {la} at {at}: cannot say, a figure is zero");
         }
-        Err(why) => {
+        Err(mut why) => {
+            for (l, m) in [(la, a), (lb, b)] {
+                if m.per_second.is_empty() {
+                    why += &format!(
+                        "; {l} has no per-second rates (fio's JSON keeps none: run its job several times, stonewalled, for runs)"
+                    );
+                }
+            }
+            if !by_runs && a.runs.len().max(b.runs.len()) >= 2 {
+                why += &format!(
+                    "; runs need at least 2 on each side ({la} has {}, {lb} {})",
+                    a.runs.len(),
+                    b.runs.len()
+                );
+            }
             row.method = format!("no interval: {why}");
             row.sentence = format!(
                 "{lb} {} against {la} at {at}: not known how sure (no interval: {why})",
@@ -442,9 +477,15 @@ pub fn document(sides: &[Side], rows: &[Row], warnings: Vec<Warning>, force: boo
         } else {
             r.metric.clone()
         };
+        // The difference is an inference when its interval excludes zero; otherwise the
+        // data cannot tell it from none, and the sentence says how far it may go.
         let inference = match r.significant {
-            Some(_) => Inference::new(r.difference, stats::LEVEL, r.sentence.clone()),
-            None => Inference::inconclusive(r.sentence.clone()),
+            Some(true) => Inference::new(
+                (r.difference * 1e4).round() / 1e4,
+                stats::LEVEL,
+                r.sentence.clone(),
+            ),
+            _ => Inference::inconclusive(r.sentence.clone()),
         };
         doc.inferences.insert(key, inference);
         let labels = [
@@ -473,8 +514,35 @@ pub fn document(sides: &[Side], rows: &[Row], warnings: Vec<Warning>, force: boo
             ));
         }
     }
+    doc.extra.insert("verdict".into(), json!(verdict(rows)));
     doc.warnings = warnings;
     doc
+}
+
+/// One line per comparison: each side against A, how many figures are faster, slower,
+/// not different, and without an interval.
+pub fn verdict(rows: &[Row]) -> String {
+    let mut sides: Vec<&str> = rows.iter().map(|r| r.side.as_str()).collect();
+    sides.dedup();
+    let parts: Vec<String> = sides
+        .iter()
+        .map(|side| {
+            let mine: Vec<&Row> = rows.iter().filter(|r| r.side == *side).collect();
+            let count = |f: &dyn Fn(&Row) -> bool| mine.iter().filter(|r| f(r)).count();
+            let faster = count(&|r| r.significant == Some(true) && r.difference > 0.0);
+            let slower = count(&|r| r.significant == Some(true) && r.difference < 0.0);
+            let same = count(&|r| r.significant == Some(false));
+            let unknown = count(&|r| r.significant.is_none());
+            let mut s = format!(
+                "{side} vs A: faster at {faster}, slower at {slower}, no significant difference at {same}"
+            );
+            if unknown > 0 {
+                s += &format!(", no interval at {unknown}");
+            }
+            s + &format!(" of {} figures", mine.len())
+        })
+        .collect();
+    parts.join("; ")
 }
 
 #[cfg(test)]
@@ -536,7 +604,7 @@ mod tests {
         );
         assert_eq!(
             wl(RwMode::RandWrite, "write", 4096, 32, false).words(),
-            "4 KiB random write at QD32, buffered"
+            "4 KiB random write, QD32, buffered"
         );
     }
 
@@ -560,7 +628,7 @@ mod tests {
         );
         assert!(
             r.sentence
-                .starts_with("B is 23% faster than A at 4 KiB random write at QD32 (95% CI "),
+                .starts_with("B is 23% faster than A at 4 KiB random write, QD32 (95% CI "),
             "{}",
             r.sentence
         );

@@ -185,7 +185,7 @@ pub fn from_document(name: &str, doc: &Document) -> Result<Side> {
         "io" => io_measures(name, doc)?,
         other => {
             return Err(Error::usage(format!(
-                "{name}: a '{other}' document has no throughput figures to compare: give bench or io documents (or fio JSON)"
+                "{name}: '{other}' documents have no throughput figures to compare: give bench or io documents (or fio JSON)"
             )))
         }
     };
