@@ -357,3 +357,47 @@ fn bad_sides_are_refused_naming_the_file() {
         }
     }
 }
+
+/// The README's compare example, run as written through `sh` in a temporary directory:
+/// every line it shows under `compare` (the `...` elisions apart) is printed, in order.
+#[test]
+fn the_readme_compare_example_runs_as_written_and_prints_what_it_shows() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let part = readme
+        .split("\n## Comparing runs")
+        .nth(1)
+        .expect("a Comparing runs section");
+    let block = part
+        .split("```console\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a console block");
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::path_with_flashscope(dir.path());
+    let mut shown: Vec<&str> = Vec::new();
+    let mut printed = String::new();
+    for line in block.lines() {
+        if let Some(cmd) = line.strip_prefix("$ ") {
+            let out = std::process::Command::new("sh")
+                .args(["-c", cmd])
+                .current_dir(dir.path())
+                .env("PATH", &path)
+                .env("XDG_STATE_HOME", dir.path())
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "`{cmd}`: {out:?}");
+            printed += &String::from_utf8_lossy(&out.stdout);
+        } else if line != "..." {
+            shown.push(line);
+        }
+    }
+    assert!(shown.len() > 5, "{shown:?}");
+    let mut rest = printed.lines();
+    for want in shown {
+        assert!(
+            rest.any(|l| l == want),
+            "the README shows '{want}' and compare does not print it (in this order):\n{printed}"
+        );
+    }
+}

@@ -212,26 +212,7 @@ fn the_readme_report_example_runs_as_written() {
     let lines: Vec<&str> = block.lines().filter_map(|l| l.strip_prefix("$ ")).collect();
     assert!(lines.iter().any(|l| l.starts_with("flashscope report ")));
     let dir = tempfile::tempdir().unwrap();
-    // `flashscope` on PATH: the binary under test, through the cross runner when set.
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    let c = common::flashscope_abs();
-    let words: Vec<String> = std::iter::once(c.get_program())
-        .chain(c.get_args())
-        .map(|a| format!("'{}'", a.to_string_lossy().replace('\'', "'\\''")))
-        .collect();
-    let exe = bin.join("flashscope");
-    std::fs::write(
-        &exe,
-        format!("#!/bin/sh\nexec {} \"$@\"\n", words.join(" ")),
-    )
-    .unwrap();
-    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = common::path_with_flashscope(dir.path());
     for l in &lines {
         let st = Command::new("sh")
             .args(["-c", l])

@@ -127,6 +127,31 @@ pub fn flashscope_abs() -> StdCommand {
     cmd
 }
 
+/// A PATH on which `flashscope` is the binary under test (through the cross runner when
+/// one is set): a wrapper script in `dir/bin`, before the caller's PATH, for examples run
+/// through `sh` as a user types them.
+pub fn path_with_flashscope(dir: &std::path::Path) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let c = flashscope_abs();
+    let words: Vec<String> = std::iter::once(c.get_program())
+        .chain(c.get_args())
+        .map(|a| format!("'{}'", a.to_string_lossy().replace('\'', "'\\''")))
+        .collect();
+    let exe = bin.join("flashscope");
+    std::fs::write(
+        &exe,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", words.join(" ")),
+    )
+    .unwrap();
+    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// The binary with its state directory (journals, verify state) in `state`.
 pub fn flashscope_in(state: &std::path::Path) -> assert_cmd::Command {
     let mut c = flashscope();
