@@ -85,12 +85,32 @@ fn true_bench_bw(card: &str, runtime: &str) -> f64 {
         .unwrap()
 }
 
+/// What a calibration found over its pairs: how many were significant with B faster, held
+/// the truth in their interval, or showed no significant difference; a line for each.
+#[derive(Default)]
 struct Tally {
     lines: Vec<String>,
+    right: usize,
+    covered: usize,
+    same: usize,
 }
 
 impl Tally {
-    fn check(&self, what: &str, count: usize, of: usize, need: usize) {
+    /// Count the compare row `r` of pair `label` against the true ratio `truth`.
+    fn add(&mut self, label: String, r: &serde_json::Value, truth: f64) {
+        let f = |k: &str| 1.0 + r[k].as_f64().unwrap_or(f64::NAN);
+        let (ratio, lo, hi) = (f("difference"), f("ci_low"), f("ci_high"));
+        self.right += usize::from(r["significant"] == true && ratio > 1.0);
+        self.covered += usize::from(lo <= truth && truth <= hi);
+        self.same += usize::from(r["significant"] == false);
+        self.lines.push(format!(
+            "{label}: {ratio:.4} in [{lo:.4}, {hi:.4}] (truth {truth:.4}): {}",
+            r["sentence"].as_str().unwrap_or("?")
+        ));
+    }
+
+    fn check(&self, what: &str, count: usize, need: usize) {
+        let of = self.lines.len();
         eprintln!("{what}: {count} of {of}\n  {}", self.lines.join("\n  "));
         assert!(
             count >= need,
@@ -100,79 +120,50 @@ impl Tally {
     }
 }
 
-#[test]
-fn cards_10_percent_apart_differ_significantly_and_the_interval_holds_the_truth() {
+/// `io_write` on `card` for 10 s, saved as `dir/name`.
+fn save_io(dir: &Path, name: &str, card: &str) -> PathBuf {
+    let args = io_write(card, "10s");
+    save(
+        dir,
+        name,
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    )
+}
+
+/// Ten pairs of 10 s `io` runs: A on `sim:sd-16g` (seeds 1–10), B on `b_card(seed)`;
+/// each pair's 1 MiB write row counted against `truth`.
+fn io_pairs(b_card: impl Fn(u32) -> String, truth: f64) -> Tally {
     let dir = tempfile::tempdir().unwrap();
-    let truth = true_bw(&format!("sim:sd-16g,{FAST}"), "10s") / true_bw("sim:sd-16g", "10s");
-    assert!((1.05..1.13).contains(&truth), "true ratio {truth}");
-    let mut t = Tally { lines: Vec::new() };
-    let (mut right, mut covered) = (0, 0);
+    let mut t = Tally::default();
     for seed in 1..=10 {
-        let a = save(
+        let a = save_io(
             dir.path(),
             &format!("a{seed}.json"),
-            &io_write(&format!("sim:sd-16g,seed={seed}"), "10s")
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
+            &format!("sim:sd-16g,seed={seed}"),
         );
-        let b = save(
-            dir.path(),
-            &format!("b{seed}.json"),
-            &io_write(&format!("sim:sd-16g,{FAST},seed={}", seed + 100), "10s")
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
-        );
+        let b = save_io(dir.path(), &format!("b{seed}.json"), &b_card(seed));
         let doc = compare(&[&a, &b], &[]);
-        let r = row(&doc, "seq_write_q1");
-        let (lo, hi) = (
-            1.0 + r["ci_low"].as_f64().unwrap(),
-            1.0 + r["ci_high"].as_f64().unwrap(),
-        );
-        let significant = r["significant"] == true;
-        if significant && r["difference"].as_f64().unwrap() > 0.0 {
-            right += 1;
-        }
-        if lo <= truth && truth <= hi {
-            covered += 1;
-        }
-        t.lines.push(format!(
-            "seed {seed}: {:.4} in [{lo:.4}, {hi:.4}] (truth {truth:.4}): {}",
-            1.0 + r["difference"].as_f64().unwrap(),
-            r["sentence"].as_str().unwrap()
-        ));
+        t.add(format!("seed {seed}"), row(&doc, "seq_write_q1"), truth);
     }
-    t.check("significant with the right sign", right, 10, 9);
-    t.check("interval holds the true ratio", covered, 10, 9);
+    t
+}
+
+#[test]
+fn cards_10_percent_apart_differ_significantly_and_the_interval_holds_the_truth() {
+    let truth = true_bw(&format!("sim:sd-16g,{FAST}"), "10s") / true_bw("sim:sd-16g", "10s");
+    assert!((1.05..1.13).contains(&truth), "true ratio {truth}");
+    let t = io_pairs(
+        |seed| format!("sim:sd-16g,{FAST},seed={}", seed + 100),
+        truth,
+    );
+    t.check("significant with the right sign", t.right, 9);
+    t.check("interval holds the true ratio", t.covered, 9);
 }
 
 #[test]
 fn two_seeds_of_the_same_card_show_no_significant_difference() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut t = Tally { lines: Vec::new() };
-    let mut same = 0;
-    for seed in 1..=10 {
-        let side = |name: &str, s: u32| {
-            save(
-                dir.path(),
-                &format!("{name}{seed}.json"),
-                &io_write(&format!("sim:sd-16g,seed={s}"), "10s")
-                    .iter()
-                    .map(String::as_str)
-                    .collect::<Vec<_>>(),
-            )
-        };
-        let (a, b) = (side("a", seed), side("b", seed + 200));
-        let doc = compare(&[&a, &b], &[]);
-        let r = row(&doc, "seq_write_q1");
-        if r["significant"] == false {
-            same += 1;
-        }
-        t.lines
-            .push(format!("seed {seed}: {}", r["sentence"].as_str().unwrap()));
-    }
-    t.check("no significant difference", same, 10, 9);
+    let t = io_pairs(|seed| format!("sim:sd-16g,seed={}", seed + 200), 1.0);
+    t.check("no significant difference", t.same, 9);
 }
 
 #[test]
@@ -181,8 +172,7 @@ fn runs_of_bench_give_the_interval_and_it_holds_the_truth() {
     let dir = tempfile::tempdir().unwrap();
     let truth =
         true_bench_bw(&format!("sim:sd-16g,{FAST}"), "3s") / true_bench_bw("sim:sd-16g", "3s");
-    let mut t = Tally { lines: Vec::new() };
-    let (mut right, mut covered) = (0, 0);
+    let mut t = Tally::default();
     for seed in 1..=10 {
         let bench = |name: &str, card: String| {
             save(
@@ -197,23 +187,10 @@ fn runs_of_bench_give_the_interval_and_it_holds_the_truth() {
         assert_eq!(doc["sides"][0]["runs"], 3, "{}", doc["sides"]);
         let r = row(&doc, "seq_write_q1");
         assert_eq!(r["basis"], "runs", "{r}");
-        let (lo, hi) = (
-            1.0 + r["ci_low"].as_f64().unwrap(),
-            1.0 + r["ci_high"].as_f64().unwrap(),
-        );
-        if r["significant"] == true && r["difference"].as_f64().unwrap() > 0.0 {
-            right += 1;
-        }
-        if lo <= truth && truth <= hi {
-            covered += 1;
-        }
-        t.lines.push(format!(
-            "seed {seed}: [{lo:.4}, {hi:.4}] (truth {truth:.4}): {}",
-            r["sentence"].as_str().unwrap()
-        ));
+        t.add(format!("seed {seed}"), r, truth);
     }
-    t.check("runs: significant with the right sign", right, 10, 9);
-    t.check("runs: interval holds the true ratio", covered, 10, 9);
+    t.check("runs: significant with the right sign", t.right, 9);
+    t.check("runs: interval holds the true ratio", t.covered, 9);
 }
 
 #[test]
@@ -362,30 +339,13 @@ fn bad_sides_are_refused_naming_the_file() {
 /// every line it shows under `compare` (the `...` elisions apart) is printed, in order.
 #[test]
 fn the_readme_compare_example_runs_as_written_and_prints_what_it_shows() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let part = readme
-        .split("\n## Comparing runs")
-        .nth(1)
-        .expect("a Comparing runs section");
-    let block = part
-        .split("```console\n")
-        .nth(1)
-        .and_then(|b| b.split("```").next())
-        .expect("a console block");
+    let block = common::readme_console_block("## Comparing runs");
     let dir = tempfile::tempdir().unwrap();
-    let path = common::path_with_flashscope(dir.path());
     let mut shown: Vec<&str> = Vec::new();
     let mut printed = String::new();
     for line in block.lines() {
         if let Some(cmd) = line.strip_prefix("$ ") {
-            let out = std::process::Command::new("sh")
-                .args(["-c", cmd])
-                .current_dir(dir.path())
-                .env("PATH", &path)
-                .env("XDG_STATE_HOME", dir.path())
-                .output()
-                .unwrap();
+            let out = common::sh_example(dir.path(), cmd);
             assert_eq!(out.status.code(), Some(0), "`{cmd}`: {out:?}");
             printed += &String::from_utf8_lossy(&out.stdout);
         } else if line != "..." {

@@ -118,23 +118,36 @@ pub fn bootstrap_ratio(a: &[f64], b: &[f64]) -> Result<RatioInterval, String> {
     };
     let dfa = (a.len() as f64 / la as f64 - 1.0).max(1.0);
     let dfb = (b.len() as f64 / lb as f64 - 1.0).max(1.0);
+    Ok(welch_interval(mb / ma, (va, dfa), (vb, dfb), |df| {
+        format!(
+            "circular block bootstrap of {} and {} per-second samples (blocks of {la} and {lb} s, {RESAMPLES} resamples), t interval with {df:.1} degrees of freedom",
+            a.len(),
+            b.len()
+        )
+    }))
+}
+
+/// The 95 % interval of `ratio` from each side's variance of its log mean and its degrees
+/// of freedom: Welch–Satterthwaite, a t quantile, symmetric on the log scale. `method`
+/// words it, given the degrees of freedom.
+fn welch_interval(
+    ratio: f64,
+    (va, dfa): (f64, f64),
+    (vb, dfb): (f64, f64),
+    method: impl FnOnce(f64) -> String,
+) -> RatioInterval {
     let df = if va + vb > 0.0 {
         (va + vb).powi(2) / (va * va / dfa + vb * vb / dfb)
     } else {
         dfa + dfb
     };
     let half = t975(df) * (va + vb).sqrt();
-    let ratio = mb / ma;
-    Ok(RatioInterval {
+    RatioInterval {
         ratio,
         low: ratio * (-half).exp(),
         high: ratio * half.exp(),
-        method: format!(
-            "circular block bootstrap of {} and {} per-second samples (blocks of {la} and {lb} s, {RESAMPLES} resamples), t interval with {df:.1} degrees of freedom",
-            a.len(),
-            b.len()
-        ),
-    })
+        method: method(df),
+    }
 }
 
 /// Two-sided 97.5 % quantile of Student's t with `df` degrees of freedom (table to 30,
@@ -175,27 +188,19 @@ pub fn runs_ratio(a: &[f64], b: &[f64]) -> Result<RatioInterval, String> {
         let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
         var / (m * m) / v.len() as f64
     };
-    let (va, vb) = (rel_var(a), rel_var(b));
-    let se = (va + vb).sqrt();
     let (na, nb) = (a.len() as f64, b.len() as f64);
-    let df = if va + vb > 0.0 {
-        (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
-    } else {
-        na + nb - 2.0
-    };
-    let ratio = mean(b) / mean(a);
-    let half = t975(df) * se;
-    Ok(RatioInterval {
-        ratio,
-        low: ratio * (-half).exp(),
-        high: ratio * half.exp(),
-        method: format!(
-            "Welch's t on the log ratio of {} and {} runs' figures ({:.1} degrees of freedom)",
-            a.len(),
-            b.len(),
-            df
-        ),
-    })
+    Ok(welch_interval(
+        mean(b) / mean(a),
+        (rel_var(a), na - 1.0),
+        (rel_var(b), nb - 1.0),
+        |df| {
+            format!(
+                "Welch's t on the log ratio of {} and {} runs' figures ({df:.1} degrees of freedom)",
+                a.len(),
+                b.len()
+            )
+        },
+    ))
 }
 
 #[cfg(test)]

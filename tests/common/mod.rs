@@ -127,10 +127,37 @@ pub fn flashscope_abs() -> StdCommand {
     cmd
 }
 
+/// The first ```console block of the README's section whose heading starts with
+/// `heading` (e.g. "## Reports"): the example a test runs as written.
+pub fn readme_console_block(heading: &str) -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let part = readme
+        .split(&format!("\n{heading}"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("the README has no '{heading}' section"));
+    part.split("```console\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap_or_else(|| panic!("no console block under '{heading}'"))
+        .to_string()
+}
+
+/// Run one example `line` through `sh` in `dir` as a user types it: `flashscope` on PATH
+/// is the binary under test, the state directory is `dir`.
+pub fn sh_example(dir: &std::path::Path, line: &str) -> std::process::Output {
+    StdCommand::new("sh")
+        .args(["-c", line])
+        .current_dir(dir)
+        .env("PATH", path_with_flashscope(dir))
+        .env("XDG_STATE_HOME", dir)
+        .output()
+        .unwrap()
+}
+
 /// A PATH on which `flashscope` is the binary under test (through the cross runner when
-/// one is set): a wrapper script in `dir/bin`, before the caller's PATH, for examples run
-/// through `sh` as a user types them.
-pub fn path_with_flashscope(dir: &std::path::Path) -> String {
+/// one is set): a wrapper script in `dir/bin`, before the caller's PATH.
+fn path_with_flashscope(dir: &std::path::Path) -> String {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let c = flashscope_abs();
