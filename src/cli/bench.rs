@@ -590,6 +590,12 @@ fn render(
             s += &format!("{} {}\n", if r.pass { "ok  " } else { "FAIL" }, r.message);
         }
     }
+    if let Some(runs) = doc.extra.get("runs").and_then(|r| r.as_array()) {
+        s += &format!(
+            "\neach figure is over {} interleaved runs (each run's figures: --json, runs; compare them with `flashscope compare`)\n",
+            runs.len()
+        );
+    }
     if let Some(e) = doc.extra.get("error").and_then(|v| v.as_str()) {
         s += &format!("\nstopped early: {e}\n");
     }

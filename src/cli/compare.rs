@@ -18,8 +18,8 @@ use std::path::Path;
   flashscope bench sim:sd-16g,write_bw=13.2M --write --runtime 10s --json > b.json
   flashscope compare a.json b.json
   flashscope compare a.json b.json -o compare.html
-  fio --name=w --rw=randwrite --bs=4k --iodepth=32 --direct=1 --runtime=10 --time_based --filename=/dev/sdb --output-format=json > fio.json
-  flashscope compare fio.json b.json --force
+  fio --name=w --rw=randwrite --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 --size=256M --runtime=10 --time_based --filename=/media/card/fio.tmp --output-format=json > fio.json
+  flashscope compare fio.json b.json
 
 Each SIDE is a saved `flashscope bench --json` or `io --json` document or fio's
 --output-format=json output (- reads standard input once). Figures are paired by

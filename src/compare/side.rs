@@ -302,7 +302,8 @@ fn fio_option<'a>(job: &'a Value, global: &'a Value, key: &str) -> Option<&'a st
 }
 
 /// fio's JSON: each job's read and write figures keyed by its options (`rw`, `bs`,
-/// `iodepth`, `numjobs`, `direct`; fio's defaults where absent: read, 4k, 1, 1, 0). Jobs
+/// `iodepth`, `numjobs`, `direct`; fio's defaults where absent: read, 4k, 1, 1, 0; the
+/// queue depth of a synchronous engine, fio's default psync among them, is 1). Jobs
 /// with the same workload in one group ran together (`numjobs` clones, or jobs fio
 /// started at once): their figures add up, and `numjobs` counts them. The same workload
 /// in several groups (one after another: `stonewall`) is repeated runs. fio's JSON keeps
@@ -350,7 +351,11 @@ pub fn from_fio(name: &str, v: &Value) -> Result<Side> {
                 Some(t) => t.trim().parse().map_err(|_| what(k, t)),
             }
         };
-        let iodepth = num("iodepth", 1)?;
+        // A synchronous engine (fio's default, psync) has one I/O in flight whatever
+        // iodepth says: fio caps it at 1 ("queue depth will be capped at 1").
+        let engine = opt("ioengine").unwrap_or("psync");
+        let synchronous = ["sync", "psync", "vsync", "pvsync", "pvsync2"].contains(&engine);
+        let iodepth = if synchronous { 1 } else { num("iodepth", 1)? };
         let numjobs = num("numjobs", 1)?;
         let direct = match opt("direct").map(str::trim) {
             None | Some("0") | Some("false") => false,
