@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod backend;
 pub mod capacity;
 pub mod cli;
+pub mod compare;
 pub mod error;
 pub mod fs;
 pub mod health;

@@ -403,6 +403,9 @@ fn the_harness_list_gets_the_documented_exit_codes_and_names_the_option() {
         case(&["frobnicate"], 2, &["frobnicate"]),
         case(&["info", "sim:sd-16g", "--bogus"], 2, &["--bogus"]),
         case(&["sim", "list", "extra"], 2, &["extra"]),
+        // compare needs two sides, and bench's repetitions a count.
+        case(&["compare"], 2, &["at least two sides"]),
+        case(&["bench", "sim:sd-16g", "--runs", "0"], 2, &["--runs"]),
     ];
     run_all(&cases);
 }
@@ -436,6 +439,9 @@ fn fifos_devices_and_huge_files_are_refused_at_once_and_pastes_are_read() {
         case(&["restore", fifo], 2, &[fifo]),
         case(&["restore", "/dev/zero"], 2, &["/dev/zero"]),
         case(&["restore", huge], 2, &[huge]),
+        case(&["compare", fifo, huge], 2, &[fifo, "FIFO"]),
+        case(&["compare", huge, "/dev/zero"], 2, &[huge]),
+        case(&["compare", &bom, &prompt], 2, &[bom.as_str(), "not JSON"]),
         case(
             &["verify", "sim:sd-16g,size=64M", "--write", "--state", fifo],
             2,

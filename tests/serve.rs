@@ -1154,3 +1154,108 @@ fn bench_flags_figures_a_cpu_hog_slowed_on_a_served_card() {
         unflagged.join("\n")
     );
 }
+
+/// `compare` through the real I/O path (issue 21 point 4, fewer cases than on the virtual
+/// clock in tests/compare.rs): 1 MiB sequential writes for 6 s on served cards whose
+/// `write_bw` differs by 10 %, and on two seeds of one card. The difference must be
+/// significant with the right sign every time and its interval hold the true ratio (from
+/// noise-free runs of the same test on the virtual clock) in at least 2 of 3; the same
+/// card must show no significant difference in at least 2 of 3.
+#[test]
+fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_seeds() {
+    require_root_fuse!();
+    let _s = serial();
+    let base = "sim:custom,size=256M,erase=1M,page=16K,cmd=200us,read_bw=40M";
+    let slow = format!("{base},write_bw=24M,native_bw=24M");
+    let fast = format!("{base},write_bw=26.4M,native_bw=26.4M");
+    let io = |target: &str, extra: &str| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "io",
+            target,
+            "--rw",
+            "write",
+            "--blocksize",
+            "1M",
+            "--size",
+            "128M",
+            "--runtime",
+            "6s",
+            "--time-based",
+        ]
+        .map(String::from)
+        .to_vec();
+        v.push(extra.to_string());
+        v
+    };
+    let truth_bw = |card: &str| {
+        let spec = format!("{card},noise=0,outliers=0");
+        let args = io(&spec, "--write");
+        let v = common::json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        v["jobs"][0]["write"]["bw_bytes"].as_f64().unwrap()
+    };
+    let truth = truth_bw(&fast) / truth_bw(&slow);
+    let dir = tempfile::tempdir().unwrap();
+    // Three runs on each of three served cards: the slow one (seed 1), the fast one, and
+    // the slow one again with another seed.
+    let mut saved: Vec<Vec<PathBuf>> = Vec::new();
+    for (k, card) in [
+        format!("{slow},seed=1"),
+        format!("{fast},seed=2"),
+        format!("{slow},seed=3"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut server = Server::start(card, &[]);
+        let mut runs = Vec::new();
+        for i in 0..3 {
+            let args = io(&server.device, "--destructive");
+            let (v, _) = json_on_cpu0(
+                card,
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+                Duration::from_secs(60),
+            );
+            let path = dir.path().join(format!("card{k}-run{i}.json"));
+            std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+            runs.push(path);
+        }
+        server.cleanup();
+        saved.push(runs);
+    }
+    let compare = |a: &Path, b: &Path| -> serde_json::Value {
+        let v = common::json(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+        v["samples"][0].clone()
+    };
+    let (mut right, mut covered, mut same) = (0, 0, 0);
+    let mut lines = Vec::new();
+    for (i, slow_run) in saved[0].iter().enumerate() {
+        let r = compare(slow_run, &saved[1][i]);
+        let (lo, hi) = (
+            1.0 + r["ci_low"].as_f64().unwrap_or(f64::NAN),
+            1.0 + r["ci_high"].as_f64().unwrap_or(f64::NAN),
+        );
+        right += usize::from(r["significant"] == true && r["difference"].as_f64() > Some(0.0));
+        covered += usize::from(lo <= truth && truth <= hi);
+        lines.push(format!(
+            "10 % apart, run {i}: [{lo:.4}, {hi:.4}] (truth {truth:.4}): {}",
+            r["sentence"]
+        ));
+        let r = compare(slow_run, &saved[2][i]);
+        same += usize::from(r["significant"] == false);
+        lines.push(format!("same card, run {i}: {}", r["sentence"]));
+    }
+    let report = lines.join("\n  ");
+    eprintln!("served compare:\n  {report}");
+    assert_eq!(
+        right, 3,
+        "significant with the right sign in {right} of 3:\n  {report}"
+    );
+    assert!(
+        covered >= 2,
+        "interval held the truth in {covered} of 3:\n  {report}"
+    );
+    assert!(
+        same >= 2,
+        "no significant difference in {same} of 3:\n  {report}"
+    );
+}

@@ -528,6 +528,7 @@ fn bench_args(args: &Args, write_budget: Option<u64>) -> bench::Args {
         engine: "uring".into(),
         cpus: None,
         expect: None,
+        runs: 1,
         write_budget,
     }
 }

@@ -5,6 +5,7 @@ pub mod analyze;
 pub mod analyze_writes;
 pub mod auto;
 pub mod bench;
+pub mod compare;
 pub mod fat;
 pub mod fs;
 pub mod health;
@@ -128,6 +129,8 @@ pub enum Command {
     Slc(slc::Args),
     /// Saved --json documents of any command in one self-contained HTML page.
     Report(report::Args),
+    /// Saved bench / io documents or fio JSON side by side: differences with 95 % intervals.
+    Compare(compare::Args),
     /// Put back the regions a preserve-mode test saved (after a crash or power loss).
     Restore(restore::Args),
 }
@@ -288,6 +291,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Program(a) => program::run(a, &out),
         Command::Slc(a) => slc::run(a, &out),
         Command::Report(a) => report::run(a),
+        Command::Compare(a) => compare::run(a, &out),
     }?;
     match out.take_failure() {
         Some(e) => Err(e),

@@ -130,11 +130,19 @@ fn document(h: &mut String, i: usize, d: &Document) {
         escape(&target_spec(d))
     );
     let target: TargetInfo = serde_json::from_value(d.target.clone()).unwrap_or_default();
+    // A document about saved results (compare) has no device to describe.
+    let device = if target.size_bytes > 0 {
+        format!(
+            "{} announced, {}-byte logical sectors · ",
+            format_bytes(target.size_bytes),
+            target.logical_sector_bytes
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         h,
-        "<p class=\"meta\">{} announced, {}-byte logical sectors · took {} · wrote {}</p>",
-        format_bytes(target.size_bytes),
-        target.logical_sector_bytes,
+        "<p class=\"meta\">{device}took {} · wrote {}</p>",
         format_ns(d.elapsed_ns as f64),
         format_bytes(d.bytes_written)
     );
@@ -403,6 +411,27 @@ fn charts_of(d: &Document, target: &TargetInfo) -> Vec<Result<Figure, String>> {
                     .map(|j| charts::latency_percentiles(&j, &title(&what)).to_svg().into()),
             );
         }
+        "compare" => out.push(
+            typed::<Vec<crate::compare::Row>>(samples, "samples").map(|rows| {
+                // Numbered as charts::compare places them: by metric, in row order.
+                let mut seen: Vec<(&str, &str)> = Vec::new();
+                for r in &rows {
+                    if !seen.iter().any(|s| s.0 == r.metric) {
+                        seen.push((&r.metric, &r.test));
+                    }
+                }
+                let names: Vec<String> = seen
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| format!("{} = {}", i + 1, s.1))
+                    .collect();
+                let sentences: Vec<&str> = rows.iter().map(|r| r.sentence.as_str()).collect();
+                Figure {
+                    svg: charts::compare(&rows).to_svg(),
+                    caption: format!("Figures: {}. {}.", names.join("; "), sentences.join(". ")),
+                }
+            }),
+        ),
         "probe" => out.push(typed::<Vec<ProbeSample>>(samples, "samples").and_then(|s| {
             let (mut spans, mut s2) = (Vec::new(), Vec::new());
             for x in s {

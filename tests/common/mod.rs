@@ -127,6 +127,58 @@ pub fn flashscope_abs() -> StdCommand {
     cmd
 }
 
+/// The first ```console block of the README's section whose heading starts with
+/// `heading` (e.g. "## Reports"): the example a test runs as written.
+pub fn readme_console_block(heading: &str) -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let part = readme
+        .split(&format!("\n{heading}"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("the README has no '{heading}' section"));
+    part.split("```console\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap_or_else(|| panic!("no console block under '{heading}'"))
+        .to_string()
+}
+
+/// Run one example `line` through `sh` in `dir` as a user types it: `flashscope` on PATH
+/// is the binary under test, the state directory is `dir`.
+pub fn sh_example(dir: &std::path::Path, line: &str) -> std::process::Output {
+    StdCommand::new("sh")
+        .args(["-c", line])
+        .current_dir(dir)
+        .env("PATH", path_with_flashscope(dir))
+        .env("XDG_STATE_HOME", dir)
+        .output()
+        .unwrap()
+}
+
+/// A PATH on which `flashscope` is the binary under test (through the cross runner when
+/// one is set): a wrapper script in `dir/bin`, before the caller's PATH.
+fn path_with_flashscope(dir: &std::path::Path) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let c = flashscope_abs();
+    let words: Vec<String> = std::iter::once(c.get_program())
+        .chain(c.get_args())
+        .map(|a| format!("'{}'", a.to_string_lossy().replace('\'', "'\\''")))
+        .collect();
+    let exe = bin.join("flashscope");
+    std::fs::write(
+        &exe,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", words.join(" ")),
+    )
+    .unwrap();
+    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// The binary with its state directory (journals, verify state) in `state`.
 pub fn flashscope_in(state: &std::path::Path) -> assert_cmd::Command {
     let mut c = flashscope();
