@@ -402,16 +402,13 @@ pub fn compare(sides: &[Side], force: bool) -> Result<(Vec<Row>, Vec<Warning>)> 
                     .any(|p| std::ptr::eq(p.0, m) || std::ptr::eq(p.1, m))
                     && !other.measures.is_empty()
                 {
-                    warnings.push(Warning::new(
-                        "unmatched_figure",
-                        format!(
-                            "{l} ({}) has {} ({}) and {} has no such figure: not compared",
-                            s.spec.name(),
-                            m.workload.metric(),
-                            m.workload.words(),
-                            if std::ptr::eq(s, a) { &lb } else { &la }
-                        ),
-                    ));
+                    warnings.push(Warning::UnmatchedFigure {
+                        side: l.to_string(),
+                        source: s.spec.name().to_string(),
+                        metric: m.workload.metric().to_string(),
+                        words: m.workload.words().to_string(),
+                        other: if std::ptr::eq(s, a) { &lb } else { &la }.to_string(),
+                    });
                 }
             }
         }
@@ -724,7 +721,8 @@ mod tests {
         .unwrap();
         assert_eq!(rows.len(), 1);
         assert!(
-            w[0].message.contains("B (q.json) has write_4k_q1_write"),
+            w[0].to_string()
+                .contains("B (q.json) has write_4k_q1_write"),
             "{w:?}"
         );
     }

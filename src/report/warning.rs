@@ -102,6 +102,18 @@ pub enum Warning {
         spread: f64,
     },
 
+    /// `compare`: a figure one side has and the other lacks, left out.
+    UnmatchedFigure {
+        /// The side's label and where it came from (bench, io, fio).
+        side: String,
+        source: String,
+        metric: String,
+        /// The workload in words.
+        words: String,
+        /// The other side's label.
+        other: String,
+    },
+
     // Journals and serving.
     /// A journal ends in a partial record (a crash while saving).
     TornJournalTail { bytes: u64 },
@@ -282,6 +294,7 @@ impl Warning {
             ReadOnlyBench => "read_only_bench",
             NoisyFigure { .. } => "noisy_figure",
             VerdictWithinNoise { .. } => "verdict_within_noise",
+            UnmatchedFigure { .. } => "unmatched_figure",
             TornJournalTail { .. } => "torn_journal_tail",
             UntrustedJournal { .. } => "untrusted-journal",
             Cleanup { .. } => "cleanup",
@@ -414,6 +427,9 @@ impl Warning {
                 margin * 100.0,
                 spread * 100.0
             ),
+            UnmatchedFigure { side, source, metric, words, other } => format!(
+                "{side} ({source}) has {metric} ({words}) and {other} has no such figure: not compared"
+            ),
             TornJournalTail { bytes } => format!(
                 "the journal ends in {bytes} bytes of a record whose length runs past the end of the file, skipped: a crash while saving leaves one, and its region was never overwritten (the overwrite waits for the record to be complete and on disk)"
             ),
@@ -531,6 +547,7 @@ impl Warning {
             NoisyFigure { noise: FigureNoise::RunqWait { .. }, .. } => "rerun on a quiet machine or pin the test (--cpus) to a CPU nothing else uses".into(),
             NoisyFigure { noise: FigureNoise::Spread { .. }, .. } => "rerun on a quiet machine or with a longer --runtime".into(),
             VerdictWithinNoise { .. } => "rerun on a quiet machine or with a longer --runtime".into(),
+            UnmatchedFigure { .. } => "run the same test on both sides to compare that figure".into(),
             TornJournalTail { .. } => "restore as usual: a restore first checks that the target still holds the bytes the file has of that region".into(),
             UntrustedJournal { .. } => "restore it only as its owner or root once you trust it (`chown`, `chmod go-w`)".into(),
             Cleanup { .. } => "remove what is left by hand (`umount`, `losetup -d` on the named paths)".into(),
@@ -729,6 +746,13 @@ mod tests {
                 margin: 0.02,
                 spread: 0.1,
             },
+            UnmatchedFigure {
+                side: s("A"),
+                source: s("bench"),
+                metric: s("seq_read"),
+                words: s("SEQ1M Q8T1 read"),
+                other: s("B"),
+            },
             TornJournalTail { bytes: 12 },
             UntrustedJournal {
                 why: s("the journal is owned by uid 65534"),
@@ -853,7 +877,7 @@ mod tests {
         }
         // Every variant is in `every` (Recorded aside): a kind for each condition.
         let variants: std::collections::BTreeSet<&String> = seen.values().collect();
-        assert_eq!(variants.len(), 41, "{variants:?}");
+        assert_eq!(variants.len(), 42, "{variants:?}");
         // The kinds are part of the JSON contract: this list changes only on purpose.
         let kinds: Vec<&str> = seen.keys().map(|k| k.as_str()).collect();
         assert_eq!(
@@ -899,6 +923,7 @@ mod tests {
                 "torn_journal_tail",
                 "total_below_file_size",
                 "uneven_erase_blocks",
+                "unmatched_figure",
                 "untrusted-journal",
                 "uring_unavailable",
                 "verdict_within_noise",
