@@ -11,6 +11,7 @@ pub mod cli;
 pub mod error;
 pub mod fs;
 pub mod health;
+pub mod history;
 pub mod input;
 pub mod journal;
 pub mod model;

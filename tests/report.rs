@@ -234,6 +234,7 @@ fn the_readme_report_example_runs_as_written() {
     );
     for l in &lines {
         let st = Command::new("sh")
+            .envs(common::HISTORY_OFF)
             .args(["-c", l])
             .current_dir(dir.path())
             .env("PATH", &path)
