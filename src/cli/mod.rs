@@ -182,6 +182,15 @@ impl Output {
         if let Some(p) = &cli.junit {
             files.push((FileFormat::Junit, p.as_path()));
         }
+        if cli
+            .history
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+        {
+            return Err(crate::Error::usage(
+                "--history: give the database's file path (or --no-history)",
+            ));
+        }
         let history = if matches!(cli.command, Command::History(_)) {
             Ok(None)
         } else {
