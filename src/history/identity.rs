@@ -28,14 +28,29 @@ pub struct DeviceIdentity {
 }
 
 /// The document's target, typed: the one function that reads `target` JSON back (a
-/// document read from history or a file has only the JSON). `None` when the target is
-/// not a device, file, card or directory description.
+/// document read from history or a file has only the JSON). A target of another shape (a
+/// directory's filesystem) gives what it names: spec, kind, size, model, serial. `None`
+/// when the target names no spec.
 pub fn target_info(doc: &Document) -> Option<TargetInfo> {
     if let Some(t) = &doc.target_info {
         return Some(t.clone());
     }
-    doc.target.get("kind")?;
-    serde_json::from_value(doc.target.clone()).ok()
+    let t = &doc.target;
+    if let Ok(info) = serde_json::from_value::<TargetInfo>(t.clone()) {
+        return Some(info);
+    }
+    let text = |k: &str| t.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    Some(TargetInfo {
+        spec: text("spec")?,
+        kind: t
+            .get("kind")
+            .and_then(|k| serde_json::from_value(k.clone()).ok())
+            .unwrap_or_default(),
+        size_bytes: t.get("size_bytes").and_then(|v| v.as_u64()).unwrap_or(0),
+        model: text("model"),
+        serial: text("serial"),
+        ..TargetInfo::default()
+    })
 }
 
 /// The identity of the device a run on this machine measured (reads sysfs for a block
@@ -75,17 +90,10 @@ pub fn of_document(doc: &Document) -> DeviceIdentity {
     }
     match target_info(doc) {
         Some(t) => from_target(&t),
-        None => {
-            let spec = doc
-                .target
-                .get("spec")
-                .and_then(|v| v.as_str())
-                .unwrap_or("unknown");
-            DeviceIdentity {
-                key: format!("{}:{spec}", doc.command),
-                model: None,
-            }
-        }
+        None => DeviceIdentity {
+            key: "unknown".into(),
+            model: None,
+        },
     }
 }
 
@@ -188,6 +196,17 @@ mod tests {
         let id = of_document(&disk);
         assert_eq!(id.key, format!("disk:Ultra Fit/4C530001/{}", 64u64 << 30));
         assert_eq!(id.model.as_deref(), Some("Ultra Fit"));
+    }
+
+    #[test]
+    fn a_directory_is_its_path() {
+        let mut d = Document::new(
+            "fs seq",
+            serde_json::json!({"spec": "/mnt/sd", "kind": "directory", "fs_type": "vfat"}),
+        );
+        assert_eq!(of_document(&d).key, "directory:/mnt/sd");
+        d.target = serde_json::json!({"files": ["a.txt"]});
+        assert_eq!(of_document(&d).key, "unknown");
     }
 
     #[test]

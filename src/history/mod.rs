@@ -316,12 +316,6 @@ impl Store {
         let digest = format!("{:x}", sha2::Sha256::digest(text.as_bytes()));
         let target = identity::target_info(doc)
             .map(|t| t.spec)
-            .or_else(|| {
-                doc.target
-                    .get("spec")
-                    .and_then(|v| v.as_str())
-                    .map(str::to_string)
-            })
             .unwrap_or_default();
         let err = |e| db_error(&path, "storing the run", e);
         let tx = self
@@ -490,19 +484,7 @@ impl Store {
             .map_err(err)?;
         let mut rows = stmt.query([]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
-            let run = StoredRun {
-                id: r.get(0).map_err(err)?,
-                time: r.get(1).map_err(err)?,
-                command: r.get(2).map_err(err)?,
-                host: r.get(3).map_err(err)?,
-                version: r.get(4).map_err(err)?,
-                device: r.get(5).map_err(err)?,
-                model: r.get(6).map_err(err)?,
-                target: r.get(7).map_err(err)?,
-                source: r.get(8).map_err(err)?,
-                document: r.get(9).map_err(err)?,
-            };
-            f(&run)?;
+            f(&stored_run(r, true).map_err(err)?)?;
         }
         Ok(())
     }
@@ -523,18 +505,7 @@ impl Store {
             .map_err(err)?;
         let mut rows = stmt.query([]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
-            let run = StoredRun {
-                id: r.get(0).map_err(err)?,
-                time: r.get(1).map_err(err)?,
-                command: r.get(2).map_err(err)?,
-                host: r.get(3).map_err(err)?,
-                version: r.get(4).map_err(err)?,
-                device: r.get(5).map_err(err)?,
-                model: r.get(6).map_err(err)?,
-                target: r.get(7).map_err(err)?,
-                source: r.get(8).map_err(err)?,
-                document: String::new(),
-            };
+            let run = stored_run(r, false).map_err(err)?;
             let m = StoredMetric {
                 metric: r.get(9).map_err(err)?,
                 value: r.get(10).map_err(err)?,
@@ -550,6 +521,27 @@ impl Store {
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn
     }
+}
+
+/// A `runs` row from columns 0–8 (id … source, in [`StoredRun`]'s order) and, when
+/// `with_document`, the document from column 9.
+fn stored_run(r: &rusqlite::Row, with_document: bool) -> rusqlite::Result<StoredRun> {
+    Ok(StoredRun {
+        id: r.get(0)?,
+        time: r.get(1)?,
+        command: r.get(2)?,
+        host: r.get(3)?,
+        version: r.get(4)?,
+        device: r.get(5)?,
+        model: r.get(6)?,
+        target: r.get(7)?,
+        source: r.get(8)?,
+        document: if with_document {
+            r.get(9)?
+        } else {
+            String::new()
+        },
+    })
 }
 
 fn parse_stored(path: &Path, id: i64, text: &str) -> Result<Document> {

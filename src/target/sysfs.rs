@@ -191,3 +191,37 @@ pub fn usb_ids(dev_dir: &Path) -> Option<UsbIds> {
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usb_ids_come_from_the_usb_device_above_the_disk() {
+        let d = tempfile::tempdir().unwrap();
+        let usb = d.path().join("usb1/1-1");
+        let dev = usb.join("1-1:1.0/host0/target0:0:0/0:0:0:0");
+        std::fs::create_dir_all(&dev).unwrap();
+        for (name, value) in [
+            ("idVendor", "0781\n"),
+            ("idProduct", "5583\n"),
+            ("serial", "4C530001\n"),
+            ("product", " Ultra Fit\n"),
+        ] {
+            std::fs::write(usb.join(name), value).unwrap();
+        }
+        let ids = usb_ids(&dev).unwrap();
+        assert_eq!(
+            ids,
+            UsbIds {
+                vendor_id: "0781".into(),
+                product_id: "5583".into(),
+                serial: Some("4C530001".into()),
+                product: Some("Ultra Fit".into()),
+            }
+        );
+        let other = d.path().join("platform/mmc0");
+        std::fs::create_dir_all(&other).unwrap();
+        assert_eq!(usb_ids(&other), None);
+    }
+}
