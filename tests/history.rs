@@ -121,43 +121,55 @@ fn a_stored_run_is_the_whole_document_with_its_metrics() {
 }
 
 #[test]
-fn concurrent_runs_both_land() {
+fn concurrent_runs_all_land() {
+    // Several processes finishing at once on a new database (the first opens race to set
+    // it up: WAL mode, the schema) and on one that exists; every run must be stored.
     let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("h.sqlite");
-    let children: Vec<_> = (0..4)
-        .map(|i| {
-            common::flashscope_abs()
-                .args([
-                    "bench",
-                    &format!("sim:sd-16g,seed={i}"),
-                    "--quick",
-                    "--write",
-                ])
-                .arg("--history")
-                .arg(&db)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{stderr}");
-        assert!(!stderr.contains("history is off"), "{stderr}");
+    for round in 0..3 {
+        let db = d.path().join(format!("h{round}.sqlite"));
+        let children: Vec<_> = (0..6)
+            .map(|i| {
+                let mut c = common::flashscope_abs();
+                if i % 2 == 0 {
+                    c.args(["align", &format!("sim:sd-16g,seed={i}")]);
+                } else {
+                    c.args([
+                        "bench",
+                        &format!("sim:sd-16g,seed={i}"),
+                        "--quick",
+                        "--write",
+                    ]);
+                }
+                c.arg("--history")
+                    .arg(&db)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{stderr}");
+            assert!(
+                !stderr.contains("history is off"),
+                "round {round}: {stderr}"
+            );
+        }
+        let mut devices: Vec<String> = runs_in(&db)
+            .iter()
+            .map(|r| r["device"].as_str().unwrap().to_string())
+            .collect();
+        devices.sort();
+        assert_eq!(
+            devices,
+            (0..6)
+                .map(|i| format!("sim:sd-16g,seed={i}"))
+                .collect::<Vec<_>>(),
+            "round {round}"
+        );
     }
-    let mut devices: Vec<String> = runs_in(&db)
-        .iter()
-        .map(|r| r["device"].as_str().unwrap().to_string())
-        .collect();
-    devices.sort();
-    assert_eq!(
-        devices,
-        (0..4)
-            .map(|i| format!("sim:sd-16g,seed={i}"))
-            .collect::<Vec<_>>()
-    );
 }
 
 /// The measurement's own output and exit code, and one warning that history is off.

@@ -184,7 +184,13 @@ fn render_list(runs: &[RunSummary], db: &Path) -> String {
         .align(2, crate::report::table::Align::Left)
         .align(3, crate::report::table::Align::Left)
         .align(4, crate::report::table::Align::Left);
-    format!("{} runs in {}\n\n{}", runs.len(), db.display(), t.render())
+    let n = runs.len();
+    format!(
+        "{n} run{} in {}\n\n{}",
+        if n == 1 { "" } else { "s" },
+        db.display(),
+        t.render()
+    )
 }
 
 fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<i32> {

@@ -207,6 +207,31 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// Put the database in WAL mode: readers and one writer work at once, a second writer
+/// waits (busy timeout). Switching the mode of a new database takes a lock for which
+/// SQLite does not wait when several processes open it at once, so a busy answer is
+/// retried until [`BUSY_TIMEOUT`]. A corrupt file fails here (the header is read).
+fn set_wal(conn: &Connection, path: &Path) -> Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())) {
+            Ok(()) => return Ok(()),
+            Err(e)
+                if matches!(
+                    e.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                ) =>
+            {
+                if std::time::Instant::now() >= deadline {
+                    return Err(db_error(path, "locked by another writer", e));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => return Err(db_error(path, "not a usable SQLite database", e)),
+        }
+    }
+}
+
 fn db_error(path: &Path, what: &str, e: rusqlite::Error) -> Error {
     Error::runtime(format!("history {}: {what}: {e}", path.display()))
 }
@@ -244,10 +269,7 @@ impl Store {
     fn setup(conn: Connection, path: PathBuf) -> Result<Store> {
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| db_error(&path, "setting the busy timeout", e))?;
-        // WAL lets readers and one writer work at once; a second writer waits (busy
-        // timeout). Setting it needs the database readable: a corrupt file fails here.
-        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
-            .map_err(|e| db_error(&path, "not a usable SQLite database", e))?;
+        set_wal(&conn, &path)?;
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
             .map_err(|e| db_error(&path, "setting it up", e))?;
         let mut store = Store { conn, path };
