@@ -12,6 +12,7 @@ pub mod compare;
 pub mod error;
 pub mod fs;
 pub mod health;
+pub mod history;
 pub mod input;
 pub mod journal;
 pub mod model;

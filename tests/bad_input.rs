@@ -32,6 +32,7 @@ fn check(c: &Case, state: &Path) -> Option<String> {
     let mut child = <Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
         .unwrap()
         .args(&c.args)
+        .envs(common::HISTORY_OFF)
         .env("XDG_STATE_HOME", state)
         // In the temporary directory: an option that takes a file name (--csv) and
         // accepts a bad value as one writes it there, not into the checkout.
@@ -94,6 +95,7 @@ fn run_all(cases: &[Case]) {
 /// an empty or odd value there is not necessarily wrong.
 const FREE_TEXT: &[&str] = &[
     "name", "plot", "output", "journal", "state", "target", "media", "part", "history", "o", "csv",
+    "device",
 ];
 
 /// Options where an empty value has a meaning (`--rate ''`: no cap).
@@ -116,6 +118,9 @@ fn baseline(path: &[&str], dir: &str, log: &str, option: &str) -> Vec<String> {
         ["fs", _] => vec![dir],
         ["sim", "serve"] => vec!["sim:sd-16g", dir],
         ["sim", _] => vec![],
+        ["history", "show"] => vec!["1"],
+        ["history", "import"] => vec![log],
+        ["history", _] => vec![],
         ["restore"] => vec!["/nonexistent/journal"],
         ["model"] => model,
         _ => vec!["sim:sd-16g"],

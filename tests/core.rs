@@ -299,6 +299,7 @@ fn a_closed_stdout_pipe_is_not_a_panic() {
         argv.join(" ")
     );
     let out = StdCommand::new("bash")
+        .envs(common::HISTORY_OFF)
         .args(["-c", &script])
         .output()
         .unwrap();

@@ -552,6 +552,7 @@ fn ctrl_c_stops_the_test_and_removes_its_files() {
     // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
     let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
         .unwrap()
+        .envs(common::HISTORY_OFF)
         .args(["fs", "seq", d.path().to_str().unwrap()])
         .args([
             "--size",

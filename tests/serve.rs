@@ -93,6 +93,7 @@ impl Server {
         std::fs::create_dir(&mountpoint).expect("mountpoint");
         let mountpoint = mountpoint.canonicalize().expect("canonical mountpoint");
         let mut child = Command::new(BIN)
+            .envs(common::HISTORY_OFF)
             .args(["sim", "serve", spec])
             .arg(&mountpoint)
             .arg("--loop")
@@ -384,6 +385,7 @@ fn align_on_the_loop_device_infers_the_served_erase_block() {
             // First the adaptive default; then more repetitions if it stayed unsure.
             let count: &[&str] = if attempt == 1 { &[] } else { &["--count", "8"] };
             let out = AssertCommand::new(BIN)
+            .envs(common::HISTORY_OFF)
                 .args(["align", &server.device, "--blocksize", "1K", "--json"])
                 .args(count)
                 .timeout(Duration::from_secs(60))
@@ -588,6 +590,7 @@ fn a_busy_mountpoint_is_refused() {
     let _s = serial();
     let server = Server::start(CARD, &[]);
     AssertCommand::new(BIN)
+        .envs(common::HISTORY_OFF)
         .args(["sim", "serve", "sim:sd-16g"])
         .arg(&server.mountpoint)
         .timeout(Duration::from_secs(20))
@@ -596,6 +599,7 @@ fn a_busy_mountpoint_is_refused() {
         .stderr(predicate::str::contains("busy"));
     let other = tempfile::tempdir().unwrap();
     AssertCommand::new(BIN)
+        .envs(common::HISTORY_OFF)
         .args(["sim", "serve", "sim:sd-16g"])
         .arg(other.path())
         .args(["--cpus", "4096"])
@@ -611,6 +615,7 @@ fn bad_input_is_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing");
     AssertCommand::new(BIN)
+        .envs(common::HISTORY_OFF)
         .args(["sim", "serve", "sim:sd-16g"])
         .arg(&missing)
         .assert()
@@ -622,6 +627,7 @@ fn bad_input_is_refused_with_the_reason() {
     std::fs::write(full.join("keep"), b"x").unwrap();
     if is_root() && Path::new("/dev/fuse").exists() {
         AssertCommand::new(BIN)
+            .envs(common::HISTORY_OFF)
             .args(["sim", "serve", "sim:sd-16g"])
             .arg(&full)
             .assert()
@@ -632,12 +638,14 @@ fn bad_input_is_refused_with_the_reason() {
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     AssertCommand::new(BIN)
+        .envs(common::HISTORY_OFF)
         .args(["sim", "serve", "sim:no-such-card"])
         .arg(&empty)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown simulator preset"));
     AssertCommand::new(BIN)
+        .envs(common::HISTORY_OFF)
         .args(["sim", "serve", "/dev/sda"])
         .arg(&empty)
         .assert()
@@ -706,6 +714,7 @@ struct CpuHog {
 impl CpuHog {
     fn on_cpu(cpu: usize) -> CpuHog {
         let child = Command::new("taskset")
+            .envs(common::HISTORY_OFF)
             .args([
                 "-c",
                 &cpu.to_string(),
@@ -762,6 +771,7 @@ fn align_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
         for hogged in [false, true, false, true] {
             let _hog = hogged.then(|| CpuHog::on_cpu(0));
             let out = AssertCommand::new("taskset")
+                .envs(common::HISTORY_OFF)
                 .args(["-c", "0", BIN, "align", &server.device, "--json"])
                 .timeout(Duration::from_secs(120))
                 .assert()
@@ -835,6 +845,7 @@ fn align_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
 fn json_on_cpu0(spec: &str, args: &[&str], timeout: Duration) -> (serde_json::Value, f64) {
     let t = Instant::now();
     let out = AssertCommand::new("taskset")
+        .envs(common::HISTORY_OFF)
         .args(["-c", "0", BIN])
         .args(args)
         .arg("--json")
@@ -1087,6 +1098,7 @@ fn bench_flags_figures_a_cpu_hog_slowed_on_a_served_card() {
     let bench = |hogs: usize| {
         let _hogs: Vec<CpuHog> = (0..hogs).map(|_| CpuHog::on_cpu(0)).collect();
         let out = AssertCommand::new(BIN)
+            .envs(common::HISTORY_OFF)
             .args(["bench", &server.device, "--runtime", "2", "--size", "64M"])
             .args(["--cpus", "0", "--json"])
             .timeout(Duration::from_secs(120))

@@ -100,9 +100,17 @@ pub const NOR: [&str; 17] = [
     "32M",
 ];
 
+/// The environment every flashscope a test starts gets: the run history off, so the
+/// hundreds of test runs never land in the user's (or CI's) history. A test of the
+/// history gives `--history PATH`, which records even so. Tests that start flashscope
+/// through a shell, `script` or `taskset` set it on that command (children inherit it).
+pub const HISTORY_OFF: [(&str, &str); 1] = [("FLASHSCOPE_HISTORY", "off")];
+
 /// The flashscope binary under test (through the cross runner when one is set).
 pub fn flashscope() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("flashscope").unwrap()
+    let mut c = assert_cmd::Command::cargo_bin("flashscope").unwrap();
+    c.envs(HISTORY_OFF);
+    c
 }
 
 /// The binary under test as a plain command whose program is an absolute path: the
@@ -124,6 +132,7 @@ pub fn flashscope_abs() -> StdCommand {
     };
     let mut cmd = StdCommand::new(prog);
     cmd.args(c.get_args());
+    cmd.envs(HISTORY_OFF);
     cmd
 }
 
@@ -147,6 +156,7 @@ pub fn readme_console_block(heading: &str) -> String {
 /// is the binary under test, the state directory is `dir`.
 pub fn sh_example(dir: &std::path::Path, line: &str) -> std::process::Output {
     StdCommand::new("sh")
+        .envs(HISTORY_OFF)
         .args(["-c", line])
         .current_dir(dir)
         .env("PATH", path_with_flashscope(dir))
