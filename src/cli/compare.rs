@@ -20,9 +20,14 @@ use std::path::Path;
   flashscope compare a.json b.json -o compare.html
   fio --name=w --rw=randwrite --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 --size=256M --runtime=10 --time_based --filename=/media/card/fio.tmp --output-format=json > fio.json
   flashscope compare fio.json b.json
+  flashscope compare 12 15
+  flashscope compare mmc:0x15/0x0100/8GTF4R/0x9bd0e311 mmc:0x1b/0x534d/EB1QT/0x2e1a4f07
 
 Each SIDE is a saved `flashscope bench --json` or `io --json` document or fio's
---output-format=json output (- reads standard input once). Figures are paired by
+--output-format=json output (- reads standard input once), a run of the history by its
+id (12 or #12, as `flashscope history list` shows it), or a device of the history by its
+identity (a word with ':', as `history list` shows it): its stored bench runs are the
+repetitions. Figures are paired by
 workload (rw, block size, queue depth, jobs); each side is compared with the first.
 The 95 % interval of B / A comes from each side's runs when both repeated the tests
 (bench --runs N), else from the per-second samples by a circular block bootstrap (the
@@ -33,7 +38,8 @@ I/O are refused unless --force. Exit codes: 0 compared, 1 a file cannot be read 
 written, 2 a side that is not a complete document or fio JSON (named), a run compared
 with itself, fewer than two sides, or figures that are not comparable.")]
 pub struct Args {
-    /// Saved bench / io `--json` documents or fio JSON outputs; the first is the baseline.
+    /// Saved bench / io `--json` documents, fio JSON outputs, history ids or devices of the
+    /// history; the first is the baseline.
     #[arg(value_name = "SIDE")]
     pub sides: Vec<String>,
     /// Compare figures that measure different things (block size, queue depth, jobs,
@@ -46,7 +52,9 @@ pub struct Args {
     pub output: Option<String>,
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+/// `history`: the database history ids and devices are looked up in (`None` with
+/// `--no-history`: every side is a file).
+pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<i32> {
     if args.sides.iter().filter(|s| *s == "-").count() > 1 {
         return Err(Error::usage(
             "standard input (-) can be read once: give it as one SIDE only",
@@ -55,7 +63,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let specs = args
         .sides
         .iter()
-        .map(|s| SideSpec::parse(s))
+        .map(|s| SideSpec::parse(s, history))
         .collect::<Result<Vec<_>>>()?;
     let sides = specs
         .iter()

@@ -351,7 +351,10 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Program(a) => program::run(a, &out),
         Command::Slc(a) => slc::run(a, &out),
         Command::Report(a) => report::run(a),
-        Command::Compare(a) => compare::run(a, &out),
+        Command::Compare(a) => {
+            let db = history::database(cli.history.as_deref(), cli.no_history).ok();
+            compare::run(a, db.as_deref(), &out)
+        }
         Command::History(c) => history::run(
             c,
             &history::database(cli.history.as_deref(), cli.no_history)?,

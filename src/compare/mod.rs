@@ -194,6 +194,21 @@ pub fn signed_pct(x: f64) -> String {
     }
 }
 
+/// The least variance of the log of `m`'s figure its counting allows: whole I/Os of its
+/// block size over its seconds.
+fn resolution(m: &Measure, by_runs: bool) -> f64 {
+    let seconds = m.per_second.len() as f64;
+    if seconds == 0.0 {
+        return 0.0; // fio: no seconds known; its runs' spread stands alone
+    }
+    stats::resolution_variance(
+        m.workload.bs as f64,
+        seconds,
+        if by_runs { m.runs.len() } else { 1 },
+        m.bw_bytes,
+    )
+}
+
 /// Compare `b` with `a` (the baseline): the ratio and its interval, from runs when both
 /// sides repeated the test, else from the per-second samples.
 pub fn compare_measures(
@@ -204,16 +219,17 @@ pub fn compare_measures(
 ) -> Row {
     let (la, lb) = labels;
     let by_runs = a.runs.len() >= 2 && b.runs.len() >= 2;
+    let floor = (resolution(a, by_runs), resolution(b, by_runs));
     let (interval, basis, na, nb) = if by_runs {
         (
-            stats::runs_ratio(&a.runs, &b.runs),
+            stats::runs_ratio(&a.runs, &b.runs, floor),
             "runs",
             a.runs.len(),
             b.runs.len(),
         )
     } else {
         (
-            stats::bootstrap_ratio(&a.per_second, &b.per_second),
+            stats::bootstrap_ratio(&a.per_second, &b.per_second, floor),
             "per_second",
             a.per_second.len(),
             b.per_second.len(),
@@ -610,8 +626,9 @@ mod tests {
         let w = wl(RwMode::RandWrite, "write", 4096, 32, true);
         let (rows, warnings) = compare(
             &[
-                side("a.json", vec![measure(w.clone(), 100.0, 0)]),
-                side("b.json", vec![measure(w, 123.0, 3)]),
+                // 4 KiB I/Os at ~100 MB/s: the counting resolution is far below the spread.
+                side("a.json", vec![measure(w.clone(), 100e6, 0)]),
+                side("b.json", vec![measure(w, 123e6, 3)]),
             ],
             false,
         )

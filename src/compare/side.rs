@@ -19,21 +19,49 @@ use std::path::{Path, PathBuf};
 pub enum SideSpec {
     /// A saved `flashscope … --json` document or a fio JSON output (`-`: standard input).
     File(PathBuf),
-    // TODO(history, issue 21 point 1): `HistoryId(i64)` (one stored run) and
-    // `Device(String)` (every stored run of a device, as repeated runs) become variants
-    // here; `parse` recognises them and `load` reads their documents from the history
-    // database, then goes through `from_document` like a file.
+    /// One stored run of the history database `db` (`#ID` or `ID` as `history list`
+    /// shows it).
+    History { db: PathBuf, id: i64 },
+    /// Every stored bench run of a device (its identity as `history list` shows it, e.g.
+    /// `sim:sd-16g` or `mmc:0x03/0x5344/SD32G/0x1234abcd`): its runs are the repetitions.
+    Device { db: PathBuf, key: String },
 }
 
 impl SideSpec {
-    /// What the command line's word names. Today every side is a file.
-    pub fn parse(text: &str) -> Result<SideSpec> {
+    /// What the command line's word names: an existing file (or `-`) first, then a history
+    /// id (`#12` or `12`), then a device of the history (a word with `:`), else a file. `history` is the database
+    /// (`None`: history is off, so only files).
+    pub fn parse(text: &str, history: Option<&Path>) -> Result<SideSpec> {
         if text.is_empty() {
             return Err(Error::usage(
-                "compare: an empty side: give a saved --json document or a fio JSON file",
+                "compare: an empty side: give a saved --json document, a fio JSON file, a history id or a device of the history",
             ));
         }
-        Ok(SideSpec::File(PathBuf::from(text)))
+        let path = Path::new(text);
+        if text == "-" || path.exists() {
+            return Ok(SideSpec::File(path.to_path_buf()));
+        }
+        if let Some(db) = history {
+            let id = text.strip_prefix('#').unwrap_or(text);
+            if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
+                let id = id.parse::<i64>().map_err(|_| {
+                    Error::usage(format!("compare: history id '{text}' is out of range"))
+                })?;
+                return Ok(SideSpec::History {
+                    db: db.to_path_buf(),
+                    id,
+                });
+            }
+            // Device identities are `kind:…` (sim:sd-16g, mmc:…, usb:…, disk:…).
+            if text.contains(':') && !text.ends_with(".json") {
+                return Ok(SideSpec::Device {
+                    db: db.to_path_buf(),
+                    key: text.to_string(),
+                });
+            }
+        }
+        // A file that is not there: reading it says so.
+        Ok(SideSpec::File(path.to_path_buf()))
     }
 
     /// How messages name this side.
@@ -41,6 +69,8 @@ impl SideSpec {
         match self {
             SideSpec::File(p) if p.as_os_str() == "-" => "standard input".into(),
             SideSpec::File(p) => p.display().to_string(),
+            SideSpec::History { id, .. } => format!("history run #{id}"),
+            SideSpec::Device { key, .. } => format!("device {key} (history)"),
         }
     }
 }
@@ -78,7 +108,11 @@ const WHAT: &str = "side of compare (a flashscope --json document or fio JSON)";
 /// Read and interpret one side; every error names it (exit 2 for anything but a missing
 /// or unreadable file).
 pub fn load(spec: &SideSpec) -> Result<Side> {
-    let SideSpec::File(path) = spec;
+    let path = match spec {
+        SideSpec::File(path) => path,
+        SideSpec::History { db, id } => return load_history_run(spec, db, *id),
+        SideSpec::Device { db, key } => return load_device(spec, db, key),
+    };
     let (bytes, file_id) = if path.as_os_str() == "-" {
         (input::read_stdin(WHAT, input::DOCUMENT_CAP_BYTES)?, None)
     } else {
@@ -91,16 +125,113 @@ pub fn load(spec: &SideSpec) -> Result<Side> {
             .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
         (buf, Some((meta.dev(), meta.ino())))
     };
-    let digest = {
-        use sha2::{Digest, Sha256};
-        Sha256::digest(&bytes).into()
-    };
+    let digest = digest_of(&bytes);
     let name = spec.name();
     let mut side = from_bytes(&name, &bytes)?;
     side.spec = spec.clone();
     side.file_id = file_id;
     side.digest = digest;
     Ok(side)
+}
+
+/// The history database named by a side; a missing one says so (exit 2) instead of
+/// creating it.
+fn open_history(spec: &SideSpec, db: &Path) -> Result<crate::history::Store> {
+    if !db.exists() {
+        return Err(Error::usage(format!(
+            "{}: no such file, and no history database at {} to look it up in (measuring commands create it; or give --history PATH)",
+            spec_word(spec),
+            db.display()
+        )));
+    }
+    crate::history::Store::open(db)
+}
+
+/// The word the user gave for a history side.
+fn spec_word(spec: &SideSpec) -> String {
+    match spec {
+        SideSpec::File(p) => p.display().to_string(),
+        SideSpec::History { id, .. } => format!("#{id}"),
+        SideSpec::Device { key, .. } => key.clone(),
+    }
+}
+
+/// A side from one stored run; "the same run" is told by the stored document's bytes.
+fn load_history_run(spec: &SideSpec, db: &Path, id: i64) -> Result<Side> {
+    let store = open_history(spec, db)?;
+    let doc = store.run(id)?;
+    let name = spec.name();
+    let mut side = from_document(&name, &doc)?;
+    side.spec = spec.clone();
+    side.digest = digest_of(doc.to_json().as_bytes());
+    Ok(side)
+}
+
+/// A side from every stored bench run of a device: each run is one repetition (its
+/// figure), the per-second samples are the runs' one after another.
+fn load_device(spec: &SideSpec, db: &Path, key: &str) -> Result<Side> {
+    let store = open_history(spec, db)?;
+    let runs = store.runs_for_device(key)?;
+    if runs.is_empty() {
+        return Err(Error::usage(format!(
+            "{key}: no such file, history id or device with stored runs in {}; `flashscope history list` shows the devices and ids",
+            db.display()
+        )));
+    }
+    let name = spec.name();
+    let mut sides = Vec::new();
+    let mut ids = Vec::new();
+    for (id, doc) in &runs {
+        if doc.command == "bench" {
+            sides.push(from_document(&format!("{name}, run #{id}"), doc)?);
+            ids.push(id.to_string());
+        }
+    }
+    if sides.is_empty() {
+        return Err(Error::usage(format!(
+            "{key}: the history has {} runs of this device but no bench run: run `flashscope bench {key} …` (or compare saved documents)",
+            runs.len()
+        )));
+    }
+    let target = sides[0].target.clone();
+    let mut side = empty_side("bench", target, merge_runs(sides));
+    side.spec = spec.clone();
+    side.digest = digest_of(format!("device {key}: runs {}", ids.join(",")).as_bytes());
+    Ok(side)
+}
+
+/// The measures of several runs of one device as one side: per workload, each run's
+/// figure (or the figures of its own `--runs`) is one repetition; the figure is their mean.
+fn merge_runs(sides: Vec<Side>) -> Vec<Measure> {
+    let mut out: Vec<Measure> = Vec::new();
+    for side in sides {
+        for m in side.measures {
+            let reps = if m.runs.is_empty() {
+                vec![m.bw_bytes]
+            } else {
+                m.runs.clone()
+            };
+            match out.iter_mut().find(|o| o.workload == m.workload) {
+                Some(o) => {
+                    o.runs.extend(reps);
+                    o.per_second.extend(m.per_second);
+                }
+                None => out.push(Measure { runs: reps, ..m }),
+            }
+        }
+    }
+    for o in &mut out {
+        o.bw_bytes = o.runs.iter().sum::<f64>() / o.runs.len() as f64;
+        if o.runs.len() < 2 {
+            o.runs.clear(); // one run: its interval comes from its seconds
+        }
+    }
+    out
+}
+
+fn digest_of(bytes: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).into()
 }
 
 /// Interpret bytes as a flashscope document (it has `"schema"`) or fio's JSON (it has
@@ -449,10 +580,4 @@ pub fn from_fio(name: &str, v: &Value) -> Result<Side> {
 /// True when two sides are the same run: the same file, or the same bytes.
 pub fn same_run(a: &Side, b: &Side) -> bool {
     (a.file_id.is_some() && a.file_id == b.file_id) || a.digest == b.digest
-}
-
-/// Path of a file side, for tests and messages.
-pub fn path_of(spec: &SideSpec) -> &Path {
-    let SideSpec::File(p) = spec;
-    p
 }

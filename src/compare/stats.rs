@@ -15,6 +15,26 @@ pub const SEED: u64 = 0xc0_4a2e_5eed;
 /// Fewest per-second samples a side needs for the bootstrap to mean anything.
 pub const MIN_SECONDS: usize = 5;
 
+/// Said in the method when a side's spread was below its counting resolution.
+const FLOORED: &str =
+    "; a side's spread was below the counting resolution of whole I/Os, which is used instead";
+
+/// The least variance of the log of a side's mean rate that its counting allows: the rate
+/// over `seconds` counts whole I/Os of `io_bytes`, so where the window's ends fall
+/// between completions moves the mean by up to ±`io_bytes / seconds` (uniform: variance of
+/// that half-width squared over 3). The I/Os in flight at the ends (queue depth) shift
+/// both sides of a comparison alike and are not counted here. Over `runs` runs sharing
+/// `seconds` the errors of the runs' figures average down by √runs.
+pub fn resolution_variance(io_bytes: f64, seconds: f64, runs: usize, mean_rate: f64) -> f64 {
+    if !(io_bytes > 0.0 && seconds > 0.0 && mean_rate > 0.0) {
+        return 0.0;
+    }
+    let runs = runs.max(1) as f64;
+    // Each run counts seconds / runs: its error is runs× larger, averaged over √runs.
+    let half = io_bytes * runs.sqrt() / seconds / mean_rate;
+    half * half / 3.0
+}
+
 /// An interval of the ratio B / A and how it was found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RatioInterval {
@@ -93,7 +113,11 @@ fn bootstrap_log_variance(v: &[f64], len: usize, rng: &mut Pcg64) -> Option<f64>
 /// [`block_length`], so the correlation between neighbouring seconds stays in), and a t
 /// quantile with Welch's degrees of freedom counting blocks, not seconds (n / len − 1 per
 /// side: a few long blocks know less than many seconds). `Err` says why there is none.
-pub fn bootstrap_ratio(a: &[f64], b: &[f64]) -> Result<RatioInterval, String> {
+///
+/// `floor` is each side's least variance of its log mean: the counting resolution (see
+/// [`resolution_variance`]). Per-second rates are counts of whole I/Os: a steady device
+/// gives the same count every second, and a zero spread would claim an exact figure.
+pub fn bootstrap_ratio(a: &[f64], b: &[f64], floor: (f64, f64)) -> Result<RatioInterval, String> {
     if a.len() < MIN_SECONDS || b.len() < MIN_SECONDS {
         return Err(format!(
             "too few per-second samples ({} and {}; the interval needs at least {MIN_SECONDS} on each side): give each test a longer --runtime, or repeat it (bench --runs N)",
@@ -118,11 +142,14 @@ pub fn bootstrap_ratio(a: &[f64], b: &[f64]) -> Result<RatioInterval, String> {
     };
     let dfa = (a.len() as f64 / la as f64 - 1.0).max(1.0);
     let dfb = (b.len() as f64 / lb as f64 - 1.0).max(1.0);
+    let floored = va < floor.0 || vb < floor.1;
+    let (va, vb) = (va.max(floor.0), vb.max(floor.1));
     Ok(welch_interval(mb / ma, (va, dfa), (vb, dfb), |df| {
         format!(
-            "circular block bootstrap of {} and {} per-second samples (blocks of {la} and {lb} s, {RESAMPLES} resamples), t interval with {df:.1} degrees of freedom",
+            "circular block bootstrap of {} and {} per-second samples (blocks of {la} and {lb} s, {RESAMPLES} resamples), t interval with {df:.1} degrees of freedom{}",
             a.len(),
-            b.len()
+            b.len(),
+            if floored { FLOORED } else { "" }
         )
     }))
 }
@@ -172,7 +199,8 @@ pub fn t975(df: f64) -> f64 {
 
 /// The 95 % interval of mean(b) / mean(a) from repeated runs' figures: Welch's t on the
 /// log of the ratio (delta method: each side's relative standard error of its mean).
-pub fn runs_ratio(a: &[f64], b: &[f64]) -> Result<RatioInterval, String> {
+/// `floor` as for [`bootstrap_ratio`].
+pub fn runs_ratio(a: &[f64], b: &[f64], floor: (f64, f64)) -> Result<RatioInterval, String> {
     if a.len() < 2 || b.len() < 2 {
         return Err(format!(
             "{} and {} runs: an interval from runs needs at least 2 on each side",
@@ -189,15 +217,18 @@ pub fn runs_ratio(a: &[f64], b: &[f64]) -> Result<RatioInterval, String> {
         var / (m * m) / v.len() as f64
     };
     let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (va, vb) = (rel_var(a), rel_var(b));
+    let floored = va < floor.0 || vb < floor.1;
     Ok(welch_interval(
         mean(b) / mean(a),
-        (rel_var(a), na - 1.0),
-        (rel_var(b), nb - 1.0),
+        (va.max(floor.0), na - 1.0),
+        (vb.max(floor.1), nb - 1.0),
         |df| {
             format!(
-                "Welch's t on the log ratio of {} and {} runs' figures ({df:.1} degrees of freedom)",
+                "Welch's t on the log ratio of {} and {} runs' figures ({df:.1} degrees of freedom){}",
                 a.len(),
-                b.len()
+                b.len(),
+                if floored { FLOORED } else { "" }
             )
         },
     ))
@@ -205,6 +236,27 @@ pub fn runs_ratio(a: &[f64], b: &[f64]) -> Result<RatioInterval, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn steady_counts_give_the_counting_resolution_not_an_exact_figure() {
+        // Every second counts 12 and 13 whole MiB: no spread at all.
+        let a = vec![12.0 * 1048576.0; 6];
+        let b = vec![13.0 * 1048576.0; 6];
+        let exact = bootstrap_ratio(&a, &b, (0.0, 0.0)).unwrap();
+        assert!(exact.high - exact.low < 1e-9, "no floor: {exact:?}");
+        let floor = (
+            resolution_variance(1048576.0, 6.0, 1, 12.0 * 1048576.0),
+            resolution_variance(1048576.0, 6.0, 1, 13.0 * 1048576.0),
+        );
+        let i = bootstrap_ratio(&a, &b, floor).unwrap();
+        assert!(
+            i.low < 13.0 / 12.0 * 0.98 && i.high > 13.0 / 12.0 * 1.02,
+            "{i:?}"
+        );
+        assert!(i.method.contains("counting resolution"), "{}", i.method);
+        let r = runs_ratio(&a[..3], &b[..3], floor).unwrap();
+        assert!(r.high - r.low > 0.02, "{r:?}");
+    }
+
     use super::*;
     use rand_distr_free::normal;
 
@@ -247,7 +299,7 @@ mod tests {
         for seed in 0..200u64 {
             let a = ar1(40, 100.0, 0.05, 0.6, seed * 2);
             let b = ar1(40, 110.0, 0.05, 0.6, seed * 2 + 1);
-            let i = bootstrap_ratio(&a, &b).unwrap();
+            let i = bootstrap_ratio(&a, &b, (0.0, 0.0)).unwrap();
             assert!(i.low <= i.ratio && i.ratio <= i.high, "{i:?}");
             if i.low <= 1.10 && 1.10 <= i.high {
                 covered += 1;
@@ -260,11 +312,16 @@ mod tests {
     fn the_bootstrap_is_deterministic_and_refuses_too_few_or_empty_samples() {
         let a = ar1(20, 100.0, 0.05, 0.0, 7);
         let b = ar1(20, 100.0, 0.05, 0.0, 8);
-        assert_eq!(bootstrap_ratio(&a, &b), bootstrap_ratio(&a, &b));
-        let e = bootstrap_ratio(&a[..3], &b).unwrap_err();
+        assert_eq!(
+            bootstrap_ratio(&a, &b, (0.0, 0.0)),
+            bootstrap_ratio(&a, &b, (0.0, 0.0))
+        );
+        let e = bootstrap_ratio(&a[..3], &b, (0.0, 0.0)).unwrap_err();
         assert!(e.contains("too few per-second samples (3 and 20"), "{e}");
         let zeros = vec![0.0; 10];
-        assert!(bootstrap_ratio(&zeros, &b).unwrap_err().contains("no data"));
+        assert!(bootstrap_ratio(&zeros, &b, (0.0, 0.0))
+            .unwrap_err()
+            .contains("no data"));
     }
 
     #[test]
@@ -273,13 +330,13 @@ mod tests {
         for seed in 0..200u64 {
             let a = ar1(4, 100.0, 0.03, 0.0, 1000 + seed * 2);
             let b = ar1(4, 90.0, 0.03, 0.0, 1001 + seed * 2);
-            let i = runs_ratio(&a, &b).unwrap();
+            let i = runs_ratio(&a, &b, (0.0, 0.0)).unwrap();
             if i.low <= 0.9 && 0.9 <= i.high {
                 covered += 1;
             }
         }
         assert!((180..=200).contains(&covered), "covered {covered} of 200");
-        assert!(runs_ratio(&[1.0], &[1.0, 2.0])
+        assert!(runs_ratio(&[1.0], &[1.0, 2.0], (0.0, 0.0))
             .unwrap_err()
             .contains("1 and 2 runs"));
         assert!((t975(10.7) - 2.228).abs() < 1e-9);
