@@ -7,7 +7,8 @@ use crate::analysis::advice::{
 };
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::probe::write_test::capacity::MAKE_USABLE;
-use crate::report::{Document, Inference, Status};
+use crate::report::results::Untyped;
+use crate::report::{Body, Document, Inference, Status};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{format_bytes, format_ns};
 use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
@@ -78,11 +79,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     use std::io::IsTerminal;
     let (outcome, steps) = execute(args, !out.json || std::io::stderr().is_terminal())?;
-    if outcome.quiet {
+    let Some(doc) = &outcome.doc else {
         return outcome.emit(out);
-    }
+    };
     if let Some(page) = &args.output {
-        let mut docs = vec![outcome.doc.clone()];
+        let mut docs = vec![doc.clone()];
         docs.extend(steps);
         super::report::write_page(&docs, page)?;
         if !out.json {
@@ -133,14 +134,17 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
         plot: None,
         realtime: false,
     })?;
-    let g = &geometry.doc;
-    let size = g.target["size_bytes"].as_u64().unwrap_or(0);
+    let Some(g) = &geometry.doc else {
+        return Ok((geometry, Vec::new()));
+    };
+    let info = g.target.info().cloned().unwrap_or_default();
+    let size = info.size_bytes;
     let erase = confident_u64(g.inferences.get("erase_block_bytes"));
     let mut steps = vec![
-        serde_json::json!({ "command": "align", "elapsed_ns": g.elapsed_ns, "parameters": g.parameters }),
+        serde_json::json!({ "command": "align", "elapsed_ns": g.elapsed_ns, "parameters": g.body.parameters_json() }),
     ];
-    let mut doc = Document::new("auto", g.target.clone());
-    doc.target_info = g.target_info.clone();
+    let mut extra = serde_json::Map::new();
+    let mut doc = Document::new(g.target.clone(), Body::Auto(Untyped::default()));
     doc.inferences = g.inferences.clone();
     doc.warnings = g.warnings.clone();
     doc.metrics = g.metrics.clone();
@@ -157,39 +161,39 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
         if announce {
             eprint!("{text}");
         }
-        doc.extra.insert("plan".into(), plan);
+        extra.insert("plan".into(), plan);
     }
     if let Some(budgets) = budget.admit(writes, "probe", 0, 0) {
         let p = probe::execute(&probe_args(args, budgets))?;
-        if p.quiet {
+        let Some(pd) = p.doc else {
             return Ok((p, step_docs));
-        }
+        };
         code = code.max(p.code);
-        absorb(&mut doc, &mut steps, &mut budget, &p.doc);
-        if let Some(v) = p.doc.extra.get("verdict") {
-            doc.extra.insert("verdict".into(), v.clone());
+        absorb(&mut doc, &mut steps, &mut budget, &pd);
+        if let Body::Probe(r) = &pd.body {
+            extra.insert("verdict".into(), r.verdict.clone().into());
         }
         // The verdict and the partition line are in the verdict block already.
-        let verdict = doc.extra.get("verdict").and_then(|v| v.as_str());
+        let verdict = extra.get("verdict").and_then(|v| v.as_str());
         for line in p.text.lines() {
             if Some(line) != verdict && !line.starts_with(MAKE_USABLE) {
                 probe_text.push_str(line);
                 probe_text.push('\n');
             }
         }
-        step_docs.push(p.doc);
+        step_docs.push(pd);
     }
     if writes {
         match erase {
             Some(e) => {
                 if let Some(budgets) = budget.admit(writes, "open-au", e, 0) {
                     let o = open_au::execute(&open_au_args(args, e, budgets))?;
-                    if o.quiet {
+                    let Some(od) = o.doc else {
                         return Ok((o, step_docs));
-                    }
-                    absorb(&mut doc, &mut steps, &mut budget, &o.doc);
+                    };
+                    absorb(&mut doc, &mut steps, &mut budget, &od);
                     open_au_text = o.text;
-                    step_docs.push(o.doc);
+                    step_docs.push(od);
                 }
             }
             None => budget.skipped.push((
@@ -208,39 +212,38 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
     }
     if let Some((e, budgets)) = erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?))) {
         let f = fat::execute(&fat_args(args, e, budgets))?;
-        if f.quiet {
+        let Some(fd) = f.doc else {
             return Ok((f, step_docs));
-        }
+        };
         code = code.max(f.code);
-        absorb(&mut doc, &mut steps, &mut budget, &f.doc);
+        absorb(&mut doc, &mut steps, &mut budget, &fd);
         more_text.push_str(&format!("FAT area (fat): {}\n", result_line(&f.text)));
-        step_docs.push(f.doc);
+        step_docs.push(fd);
     }
     if let Some(budgets) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
         let s = slc::execute(&slc_args(args, budgets))?;
-        if s.quiet {
+        let Some(sd) = s.doc else {
             return Ok((s, step_docs));
-        }
+        };
         code = code.max(s.code);
-        absorb(&mut doc, &mut steps, &mut budget, &s.doc);
+        absorb(&mut doc, &mut steps, &mut budget, &sd);
         more_text.push_str(&format!(
             "Write cache (slc, at most {}): {}\n",
             format_bytes(SLC_BYTES),
             result_line(&s.text)
         ));
-        step_docs.push(s.doc);
+        step_docs.push(sd);
     }
     // A short bench: the speed and application classes, and the claimed ones checked.
     let mut classes = None;
     if let Some(budgets) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
         let cap = budget.write.map(|_| given_bytes(&budgets));
         let b = bench::execute(&bench_args(args, cap), false)?;
-        if b.outcome.quiet {
+        let Some(bd) = b.outcome.doc else {
             return Ok((b.outcome, step_docs));
-        }
+        };
         code = code.max(b.outcome.code);
-        let bd = &b.outcome.doc;
-        absorb(&mut doc, &mut steps, &mut budget, bd);
+        absorb(&mut doc, &mut steps, &mut budget, &bd);
         let checks = claim_checks("auto", &claim.marks, &b.figures);
         if checks.iter().any(|c| !c.passed) {
             code = code.max(EXIT_CHECK_FAILED);
@@ -253,7 +256,7 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
             failure: b.failure,
         });
         bench_text = b.outcome.text;
-        step_docs.push(b.outcome.doc);
+        step_docs.push(bd);
     }
     for (step, why) in &budget.skipped {
         doc.warnings.push(crate::report::Warning::new(
@@ -261,7 +264,7 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
             format!("{step} was skipped: {why}"),
         ));
     }
-    doc.extra.insert(
+    extra.insert(
         "skipped".into(),
         budget
             .skipped
@@ -276,7 +279,7 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
         .find(|(step, _)| *step == "bench")
         .map(|(_, why)| why.as_str());
     let classes_line = classes_line(&claim, classes.as_ref(), bench_skipped);
-    doc.extra.insert(
+    extra.insert(
         "classes".into(),
         serde_json::json!({
             "claimed": claim.marks,
@@ -286,7 +289,7 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
     );
     let findings = Findings {
         size_bytes: size,
-        logical_sector_bytes: g.target["logical_sector_bytes"].as_u64().unwrap_or(512) as u32,
+        logical_sector_bytes: info.logical_sector_bytes,
         erase_block_bytes: erase,
         page_bytes: confident_u64(g.inferences.get("page_bytes")),
         open_au: confident_u64(doc.inferences.get("open_au")),
@@ -294,12 +297,20 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
         geometry_measured: true,
     };
     let advice = advise(&findings);
-    doc.parameters = serde_json::json!({ "time_budget": align_budget, "run_time_budget_ns": budget.time_ns, "write_budget": budget.write, "write": args.flags.write, "destructive": args.flags.destructive, "label": args.label });
-    doc.extra.insert("steps".into(), steps.into());
-    doc.extra.insert(
+    extra.insert("steps".into(), steps.into());
+    extra.insert(
         "advice".into(),
         serde_json::to_value(&advice).unwrap_or_default(),
     );
+    let verdict = extra
+        .get("verdict")
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    doc.body = Body::Auto(Untyped {
+        parameters: serde_json::json!({ "time_budget": align_budget, "run_time_budget_ns": budget.time_ns, "write_budget": budget.write, "write": args.flags.write, "destructive": args.flags.destructive, "label": args.label }),
+        samples: serde_json::json!([]),
+        extra,
+    });
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
 
     dedup_warnings(&mut doc.warnings);
@@ -317,7 +328,7 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
     };
     // The verdict block: capacity, geometry, what to do; details only with --verbose.
     let mut text = String::new();
-    if let Some(v) = doc.extra.get("verdict").and_then(|v| v.as_str()) {
+    if let Some(v) = &verdict {
         text.push_str(&format!("{v}\n"));
     }
     text.push_str(&format!(
@@ -629,9 +640,10 @@ impl Pipeline {
     fn spend(&mut self, step: &Document) {
         self.spent_bytes += step.bytes_written;
         // align reports its wall time as elapsed_ns and its device time apart.
-        self.spent_ns += step.parameters["device_elapsed_ns"]
-            .as_u64()
-            .unwrap_or(step.elapsed_ns);
+        self.spent_ns += match &step.body {
+            Body::Align(a) => a.parameters.device_elapsed_ns,
+            _ => step.elapsed_ns,
+        };
     }
 
     /// The budgets a writing step gets (what is left), or `None` when it does not run: a
@@ -708,7 +720,7 @@ fn absorb(
     doc.metrics.extend(step.metrics.clone());
     doc.bytes_written += step.bytes_written;
     budget.spend(step);
-    steps.push(serde_json::json!({ "command": step.command, "elapsed_ns": step.elapsed_ns, "parameters": step.parameters, "bytes_written": step.bytes_written }));
+    steps.push(serde_json::json!({ "command": step.command(), "elapsed_ns": step.elapsed_ns, "parameters": step.body.parameters_json(), "bytes_written": step.bytes_written }));
 }
 
 /// The class marks claimed for the card and who claims them.

@@ -4,9 +4,10 @@
 
 use super::{Outcome, Output};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
+use crate::report::results::Untyped;
 use crate::report::table::Table;
 use crate::report::wear_line;
-use crate::report::{Document, Warning};
+use crate::report::{Body, Document, Warning};
 use crate::target::write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, parse_size};
@@ -390,8 +391,8 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     }
     progress.finish();
     let find = |m: &str| figures.iter().find(|f| f.metric == m);
-    let mut doc = Document::for_target("bench", &info);
-    doc.parameters = json!({
+    let mut extra = serde_json::Map::new();
+    let parameters = json!({
         "size": region,
         "runtime_ns_per_test": runtime_ns,
         "ramp_ns_per_test": ramp_ns,
@@ -401,7 +402,7 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
         "cpus": cpus,
         "clock": if simulated { "virtual" } else { "monotonic" },
     });
-    doc.samples = json!(figures);
+    let mut doc = Document::for_target(&info, Body::Bench(Untyped::default()));
     if let (Some(s), Some(e)) = (&session, &ending) {
         s.fill(&mut doc, e);
     } else {
@@ -415,8 +416,8 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
         bench::app_class(find("rand_read"), find("rand_write"), find("seq_write")),
     );
     let classes = bench::class_checks(&figures);
-    doc.extra.insert("jobs".into(), json!(jobs));
-    doc.extra.insert("classes".into(), json!(classes));
+    extra.insert("jobs".into(), json!(jobs));
+    extra.insert("classes".into(), json!(classes));
     if !writes {
         warnings.push(Warning::new(
             "read_only_bench",
@@ -433,15 +434,26 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     }
     let checks = expects.as_ref().map(|e| evaluate(e, &figures));
     if let (Some(e), Some(c)) = (&expects, &checks) {
-        doc.extra.insert("expect".into(), json!(c));
+        extra.insert("expect".into(), json!(c));
         doc.checks = bench::expect_checks(e, c);
     }
     doc.metrics = bench::metrics(&figures, &classes);
     if let Some(f) = &failure {
-        doc.extra.insert("error".into(), json!(f));
+        extra.insert("error".into(), json!(f));
     }
+    doc.body = Body::Bench(Untyped {
+        parameters,
+        samples: json!(figures),
+        extra,
+    });
     doc.warnings = warnings;
-    let text = render(&doc, &figures, &classes, checks.as_deref());
+    let text = render(
+        &doc,
+        &figures,
+        &classes,
+        checks.as_deref(),
+        failure.as_deref(),
+    );
     let mut wear = None;
     let code = if let Some(sig) = ending.as_ref().and_then(|e| e.interrupted) {
         match (&session, &ending) {
@@ -471,7 +483,7 @@ impl Bench {
     /// Stopped by a signal before anything could be reported.
     fn stopped(code: i32) -> Self {
         Bench {
-            outcome: Outcome::stopped("bench", code),
+            outcome: Outcome::stopped(code),
             figures: Vec::new(),
             wear: None,
             failure: None,
@@ -484,6 +496,7 @@ fn render(
     figures: &[BenchFigure],
     classes: &[bench::ClassCheck],
     checks: Option<&[bench::ExpectResult]>,
+    failure: Option<&str>,
 ) -> String {
     let mut s = String::new();
     let verdict = |k: &str| {
@@ -553,7 +566,7 @@ fn render(
             s += &format!("{} {}\n", if r.pass { "ok  " } else { "FAIL" }, r.message);
         }
     }
-    if let Some(e) = doc.extra.get("error").and_then(|v| v.as_str()) {
+    if let Some(e) = failure {
         s += &format!("\nstopped early: {e}\n");
     }
     s

@@ -461,8 +461,8 @@ pub struct Ending {
 // Made once per command and taken apart at once: boxing would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum Ran<T> {
-    /// It finished: its samples, and a document with the common fields filled.
-    Done(T, Document),
+    /// It finished: its samples, and how the session ended (for [`WriteSession::fill`]).
+    Done(T, Ending),
     /// A signal stopped it after the regions were restored: the exit code (130 or 143).
     Stopped(i32),
 }
@@ -511,9 +511,7 @@ impl WriteSession {
             let sig = ending.interrupted.unwrap_or(libc::SIGINT);
             return Ok(Ran::Stopped(self.interrupted_exit(&ending, sig)));
         };
-        let mut doc = Document::new(command, serde_json::Value::Null);
-        self.fill(&mut doc, &ending);
-        Ok(Ran::Done(value, doc))
+        Ok(Ran::Done(value, ending))
     }
 
     /// End the test: restore and verify (preserve mode), whatever the probe's result.
@@ -588,29 +586,22 @@ impl WriteSession {
 
     /// Fill the document's common fields: target, warnings, journal, bytes written, time.
     pub fn fill(&self, doc: &mut Document, ending: &Ending) {
-        doc.set_target(&self.info);
+        doc.target = crate::report::Target::from(&self.info);
         doc.warnings.extend(self.warnings.iter().cloned());
         let restored = ending.restored.map(|r| r.bytes).unwrap_or(0);
         doc.bytes_written = ending.test_bytes_written + restored;
-        doc.extra.insert(
-            "journal".into(),
-            match &self.journal {
-                Some(p) => p.display().to_string().into(),
-                None => serde_json::Value::Null,
+        doc.session = Some(crate::report::WriteRecord {
+            journal: self.journal.as_ref().map(|p| p.display().to_string()),
+            preserve: crate::report::results::PreserveRecord {
+                mode: self.mode.name().to_string(),
+                bytes_saved: ending.bytes_saved,
+                test_bytes_written: ending.test_bytes_written,
+                restore_bytes_written: restored,
+                regions_restored: ending.restored.map(|r| r.regions).unwrap_or(0),
+                regions_verified: ending.restored.map(|r| r.verified).unwrap_or(0),
+                journal_removed: ending.restored.is_some(),
             },
-        );
-        doc.extra.insert(
-            "preserve".into(),
-            serde_json::json!({
-                "mode": self.mode.name(),
-                "bytes_saved": ending.bytes_saved,
-                "test_bytes_written": ending.test_bytes_written,
-                "restore_bytes_written": restored,
-                "regions_restored": ending.restored.map(|r| r.regions).unwrap_or(0),
-                "regions_verified": ending.restored.map(|r| r.verified).unwrap_or(0),
-                "journal_removed": ending.restored.is_some(),
-            }),
-        );
+        });
         doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(self.t0);
     }
 
