@@ -168,23 +168,18 @@ fn document(h: &mut String, i: usize, d: &Document) {
         }
         h.push_str("</ul>\n");
     }
-    let fields = view(d);
-    if let Some(advice) = fields.get("advice").and_then(|a| a.as_array()) {
-        h.push_str("<h3>What to do</h3>\n<ul>\n");
-        for a in advice {
-            let s = |k: &str| a.get(k).and_then(|v| v.as_str()).unwrap_or("");
-            let _ = write!(
-                h,
-                "<li><b>{}</b>: {}",
-                escape(s("topic")),
-                escape(s("text"))
-            );
-            if !s("command").is_empty() {
-                let _ = write!(h, "<br><code>{}</code>", escape(s("command")));
+    if let super::Body::Auto(a) = &d.body {
+        if !a.advice.is_empty() {
+            h.push_str("<h3>What to do</h3>\n<ul>\n");
+            for a in &a.advice {
+                let _ = write!(h, "<li><b>{}</b>: {}", escape(&a.topic), escape(&a.text));
+                if let Some(c) = &a.command {
+                    let _ = write!(h, "<br><code>{}</code>", escape(c));
+                }
+                h.push_str("</li>\n");
             }
-            h.push_str("</li>\n");
+            h.push_str("</ul>\n");
         }
-        h.push_str("</ul>\n");
     }
     let figures = charts_of(d, &target);
     if !figures.is_empty() {
@@ -220,8 +215,12 @@ fn headline(d: &Document) -> String {
         .filter(|c| !c.passed)
         .map(|c| c.message.as_str())
         .collect();
-    let fields = view(d);
-    if let Some(v) = fields.get("verdict").and_then(|v| v.as_str()) {
+    let verdict = match &d.body {
+        super::Body::Probe(p) => Some(p.verdict.as_str()),
+        super::Body::Auto(a) => a.verdict.as_deref(),
+        _ => None,
+    };
+    if let Some(v) = verdict {
         // A failed check (a claimed class not met) is part of the answer too: a page
         // whose verdict box said only "OK" would hide it.
         return match failed.is_empty() {
@@ -696,25 +695,61 @@ mod tests {
         d
     }
 
-    /// An `auto` document (free-form fields) with hostile text in its verdict and extras.
-    fn hostile_auto() -> Document {
-        let evil = EVIL;
-        let mut extra = serde_json::Map::new();
-        extra.insert("verdict".into(), evil.into());
-        extra.insert("note".into(), serde_json::json!({ evil: evil }));
+    /// An `auto` document on `spec` with this verdict and advice.
+    fn auto(spec: &str, verdict: &str, advice: Vec<crate::analysis::advice::Advice>) -> Document {
+        use crate::report::results::{AutoParameters, AutoResult, ClassesRecord};
         Document::new(
-            Target::Spec(SpecTarget { spec: evil.into() }),
-            Body::Auto(Untyped {
-                parameters: serde_json::json!({ evil: evil }),
-                samples: serde_json::json!([{ evil: evil }]),
-                extra,
+            Target::Spec(SpecTarget { spec: spec.into() }),
+            Body::Auto(AutoResult {
+                parameters: AutoParameters {
+                    time_budget: "30s".into(),
+                    run_time_budget_ns: None,
+                    write_budget: None,
+                    write: false,
+                    destructive: false,
+                    label: Some(spec.into()),
+                },
+                steps: Vec::new(),
+                plan: None,
+                verdict: Some(verdict.into()),
+                skipped: Vec::new(),
+                classes: ClassesRecord {
+                    claimed: vec![spec.into()],
+                    claimed_by: None,
+                    met: None,
+                },
+                advice,
             }),
         )
     }
 
+    /// An `auto` document with hostile text in its verdict, advice and parameters, and an
+    /// `io` one (free-form fields) with hostile samples and extras.
+    fn hostile_auto() -> Vec<Document> {
+        let evil = EVIL;
+        let advice = vec![crate::analysis::advice::Advice {
+            topic: evil.into(),
+            text: evil.into(),
+            command: Some(evil.into()),
+        }];
+        let mut extra = serde_json::Map::new();
+        extra.insert("note".into(), serde_json::json!({ evil: evil }));
+        let io = Document::new(
+            Target::Spec(SpecTarget { spec: evil.into() }),
+            Body::Io(Untyped {
+                parameters: serde_json::json!({ evil: evil }),
+                samples: serde_json::json!([{ evil: evil }]),
+                extra,
+            }),
+        );
+        vec![auto(evil, evil, advice), io]
+    }
+
     #[test]
     fn every_string_from_a_document_is_escaped() {
-        let h = render(&[hostile(), hostile_auto()]);
+        let mut docs = vec![hostile()];
+        docs.extend(hostile_auto());
+        let h = render(&docs);
         assert!(!h.contains("<script"), "{h}");
         assert!(!h.contains("alert('x')"));
         assert!(h.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;"));
@@ -724,7 +759,8 @@ mod tests {
 
     #[test]
     fn the_page_references_nothing_outside_itself() {
-        let mut docs = vec![hostile(), hostile_auto()];
+        let mut docs = vec![hostile()];
+        docs.extend(hostile_auto());
         let d = Document::for_target(
             &device("https://example.invalid/x"),
             Body::Slc(crate::report::results::SlcResult {
@@ -771,15 +807,7 @@ mod tests {
 
     #[test]
     fn a_failed_check_joins_a_verdict_that_says_ok_and_figures_are_formatted() {
-        let mut extra = serde_json::Map::new();
-        extra.insert("verdict".into(), "OK: holds all of it".into());
-        let mut d = Document::new(
-            Target::Spec(SpecTarget { spec: "x".into() }),
-            Body::Auto(Untyped {
-                extra,
-                ..Untyped::default()
-            }),
-        );
+        let mut d = auto("x", "OK: holds all of it", Vec::new());
         d.checks.push(crate::report::Check {
             name: "auto.class_A2".into(),
             passed: false,

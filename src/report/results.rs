@@ -210,7 +210,7 @@ bodies! {
     "io" => Io(Untyped),
     "bench" => Bench(Untyped),
     "align" => Align(AlignResult),
-    "auto" => Auto(Untyped),
+    "auto" => Auto(AutoResult),
     "scatter" => Scatter(ScatterResult),
     "interval" => Interval(IntervalResult),
     "analyze" => Analyze(Untyped),
@@ -488,4 +488,83 @@ pub struct VerifyResult {
     /// The `--plot` file written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plot: Option<String>,
+}
+
+/// `auto`'s parameters: the budgets as given and as the whole run had them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoParameters {
+    /// align's `--time-budget` (auto's, or align's default).
+    pub time_budget: String,
+    pub run_time_budget_ns: Option<u64>,
+    pub write_budget: Option<u64>,
+    pub write: bool,
+    pub destructive: bool,
+    pub label: Option<String>,
+}
+
+/// One step auto ran: its command, time, bytes written and parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub command: String,
+    pub elapsed_ns: u64,
+    /// The step's own `parameters`, as its document has them: each command's parameters
+    /// have their own type, so this record of several commands keeps them as JSON.
+    pub parameters: serde_json::Value,
+    /// Absent for align (it writes nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_written: Option<u64>,
+}
+
+/// One writing step of auto's plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedStep {
+    pub command: String,
+    /// `null` for bench: it writes for a time, not a size.
+    pub max_bytes: Option<u64>,
+    pub typical_bytes: Option<u64>,
+    pub region_bytes: u64,
+    pub estimated_ns: u64,
+}
+
+/// What auto plans to write before it writes: the steps and the totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoPlan {
+    pub steps: Vec<PlannedStep>,
+    pub typical_bytes: u64,
+    pub estimated_ns: u64,
+    /// The most journal space preserve mode needs (one step's region); `null` when
+    /// nothing is journaled (a simulated card, `--destructive`).
+    pub journal_bytes: Option<u64>,
+}
+
+/// A step auto did not run, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkippedStep {
+    pub command: String,
+    pub why: String,
+}
+
+/// The class marks claimed for the card (and by whom) and those the bench met.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassesRecord {
+    pub claimed: Vec<String>,
+    /// "label" (`--label`), "ssr" (the card's SD Status register) or `null`.
+    pub claimed_by: Option<String>,
+    pub met: Option<Vec<String>>,
+}
+
+/// `auto`: the steps it ran, its plan, the verdict, the classes and the advice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoResult {
+    pub parameters: AutoParameters,
+    pub steps: Vec<StepRecord>,
+    /// Only on a writing run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<AutoPlan>,
+    /// The capacity probe's verdict line (a writing run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    pub skipped: Vec<SkippedStep>,
+    pub classes: ClassesRecord,
+    pub advice: Vec<crate::analysis::advice::Advice>,
 }
