@@ -4,7 +4,7 @@
 
 use super::{Outcome, Output};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
-use crate::report::results::Untyped;
+use crate::report::results::{BenchParameters, BenchResult};
 use crate::report::table::Table;
 use crate::report::wear_line;
 use crate::report::{Body, Document, Warning};
@@ -391,18 +391,27 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     }
     progress.finish();
     let find = |m: &str| figures.iter().find(|f| f.metric == m);
-    let mut extra = serde_json::Map::new();
-    let parameters = json!({
-        "size": region,
-        "runtime_ns_per_test": runtime_ns,
-        "ramp_ns_per_test": ramp_ns,
-        "engine": engine.name(),
-        "write": writes,
-        "quick": args.quick,
-        "cpus": cpus,
-        "clock": if simulated { "virtual" } else { "monotonic" },
-    });
-    let mut doc = Document::for_target(&info, Body::Bench(Untyped::default()));
+    let parameters = BenchParameters {
+        size: region,
+        runtime_ns_per_test: runtime_ns,
+        ramp_ns_per_test: ramp_ns,
+        engine: engine.name().to_string(),
+        write: writes,
+        quick: args.quick,
+        cpus: cpus.clone(),
+        clock: if simulated { "virtual" } else { "monotonic" }.to_string(),
+    };
+    let mut doc = Document::for_target(
+        &info,
+        Body::Bench(BenchResult {
+            parameters,
+            samples: figures.clone(),
+            jobs,
+            classes: Vec::new(),
+            expect: None,
+            error: failure.clone(),
+        }),
+    );
     if let (Some(s), Some(e)) = (&session, &ending) {
         s.fill(&mut doc, e);
     } else {
@@ -416,8 +425,7 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
         bench::app_class(find("rand_read"), find("rand_write"), find("seq_write")),
     );
     let classes = bench::class_checks(&figures);
-    extra.insert("jobs".into(), json!(jobs));
-    extra.insert("classes".into(), json!(classes));
+
     if !writes {
         warnings.push(Warning::new(
             "read_only_bench",
@@ -434,18 +442,15 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     }
     let checks = expects.as_ref().map(|e| evaluate(e, &figures));
     if let (Some(e), Some(c)) = (&expects, &checks) {
-        extra.insert("expect".into(), json!(c));
+        if let Body::Bench(b) = &mut doc.body {
+            b.expect = Some(c.clone());
+        }
         doc.checks = bench::expect_checks(e, c);
     }
     doc.metrics = bench::metrics(&figures, &classes);
-    if let Some(f) = &failure {
-        extra.insert("error".into(), json!(f));
+    if let Body::Bench(b) = &mut doc.body {
+        b.classes = classes.clone();
     }
-    doc.body = Body::Bench(Untyped {
-        parameters,
-        samples: json!(figures),
-        extra,
-    });
     doc.warnings = warnings;
     let text = render(
         &doc,

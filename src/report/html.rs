@@ -408,13 +408,10 @@ fn charts_of(d: &Document, target: &TargetInfo) -> Vec<Result<Figure, String>> {
         Body::Slc(s) if !s.samples.is_empty() => {
             out.push(Ok(charts::slc(&s.samples).to_svg().into()));
         }
-        Body::Bench(b) if b.samples.as_array().is_some_and(|a| !a.is_empty()) => {
+        Body::Bench(b) if !b.samples.is_empty() => {
+            out.push(Ok(charts::bench_per_second(&b.samples).to_svg().into()));
             out.push(
-                typed::<Vec<crate::workload::bench::BenchFigure>>(Some(&b.samples), "samples")
-                    .map(|f| charts::bench_per_second(&f).to_svg().into()),
-            );
-            out.push(
-                typed::<Vec<FioJobLatency>>(b.extra.get("jobs"), "jobs").map(|j| {
+                typed::<Vec<FioJobLatency>>(Some(&serde_json::json!(b.jobs)), "jobs").map(|j| {
                     charts::latency_percentiles(&j, &title("bench: latency percentiles"))
                         .to_svg()
                         .into()

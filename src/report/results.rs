@@ -208,7 +208,7 @@ bodies! {
     "sim list" => SimList(SimListResult),
     "sim serve" => SimServe(Untyped),
     "io" => Io(Untyped),
-    "bench" => Bench(Untyped),
+    "bench" => Bench(BenchResult),
     "align" => Align(AlignResult),
     "auto" => Auto(AutoResult),
     "scatter" => Scatter(ScatterResult),
@@ -567,4 +567,34 @@ pub struct AutoResult {
     pub skipped: Vec<SkippedStep>,
     pub classes: ClassesRecord,
     pub advice: Vec<crate::analysis::advice::Advice>,
+}
+
+/// `bench`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchParameters {
+    pub size: u64,
+    pub runtime_ns_per_test: u64,
+    pub ramp_ns_per_test: u64,
+    pub engine: String,
+    pub write: bool,
+    pub quick: bool,
+    pub cpus: Vec<usize>,
+    /// "virtual" (a simulated card) or "monotonic".
+    pub clock: String,
+}
+
+/// `bench`: one figure per test, the fio-shaped jobs, the class verdicts and `--expect`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    pub parameters: BenchParameters,
+    pub samples: Vec<crate::workload::bench::BenchFigure>,
+    /// One fio `--output-format=json` job per test (with its `test` and `metric`): kept as
+    /// fio's JSON, free-form by design, for tools that read fio's output.
+    pub jobs: Vec<serde_json::Value>,
+    pub classes: Vec<crate::workload::bench::ClassCheck>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Vec<crate::workload::bench::ExpectResult>>,
+    /// Why the tests stopped early, if they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
