@@ -22,21 +22,6 @@ fn view(d: &Document) -> serde_json::Map<String, serde_json::Value> {
     }
 }
 
-/// The fields every document has, shown in their own places on the page.
-const COMMON: &[&str] = &[
-    "schema",
-    "command",
-    "target",
-    "parameters",
-    "samples",
-    "inferences",
-    "bytes_written",
-    "elapsed_ns",
-    "warnings",
-    "checks",
-    "metrics",
-];
-
 /// Rows of a raw sample table shown before the rest is left out (the JSON has them all).
 pub const RAW_ROWS: usize = 1000;
 
@@ -594,7 +579,7 @@ fn raw(h: &mut String, d: &Document) {
     }
     let rest: serde_json::Map<String, serde_json::Value> = fields
         .iter()
-        .filter(|(k, _)| !COMMON.contains(&k.as_str()))
+        .filter(|(k, _)| !super::COMMON_FIELDS.contains(&k.as_str()))
         .filter(|(k, _)| !matches!(k.as_str(), "verdict" | "advice" | "preserve" | "journal"))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();

@@ -13,6 +13,22 @@ use std::collections::BTreeMap;
 
 pub use results::{Body, Target, WriteRecord};
 
+/// The fields every command's document has, in the order they are written; the
+/// command's own fields follow by name.
+pub const COMMON_FIELDS: &[&str] = &[
+    "schema",
+    "command",
+    "target",
+    "parameters",
+    "samples",
+    "inferences",
+    "bytes_written",
+    "elapsed_ns",
+    "warnings",
+    "checks",
+    "metrics",
+];
+
 /// The schema name every JSON document carries.
 pub const SCHEMA: &str = "flashscope/1";
 
