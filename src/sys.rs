@@ -490,6 +490,15 @@ pub fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
         })
 }
 
+/// This machine's host name (`uname -n`), for the run history; `None` when empty.
+pub fn hostname() -> Option<String> {
+    let name = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
+    (!name.is_empty()).then_some(name)
+}
+
 /// The effective user id: the user flashscope acts as.
 pub fn euid() -> u32 {
     rustix::process::geteuid().as_raw()

@@ -267,6 +267,29 @@ fn trim_number(v: f64) -> String {
     }
 }
 
+/// A time in seconds since the Unix epoch as RFC 3339 UTC, e.g. `2026-11-25T16:40:00Z`
+/// (the proleptic Gregorian calendar, days from the epoch as in Howard Hinnant's
+/// `civil_from_days`); the documents' `started_at`.
+pub fn format_rfc3339_utc(unix_s: u64) -> String {
+    let days = (unix_s / 86_400) as i64;
+    let secs = unix_s % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3_600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,5 +407,16 @@ mod tests {
         assert_eq!(format_ns(-5850.0), "-5.85 µs");
         assert_eq!(format_ns(1_080_000.0), "1.08 ms");
         assert_eq!(format_ns(324_000.0), "324 µs");
+    }
+
+    #[test]
+    fn rfc3339_from_unix_seconds() {
+        assert_eq!(format_rfc3339_utc(0), "1970-01-01T00:00:00Z");
+        // A leap day, the last second of a day and of a year, and the brief's example.
+        assert_eq!(format_rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(format_rfc3339_utc(1_709_251_199), "2024-02-29T23:59:59Z");
+        assert_eq!(format_rfc3339_utc(1_735_689_599), "2024-12-31T23:59:59Z");
+        assert_eq!(format_rfc3339_utc(1_795_624_800), "2026-11-25T16:40:00Z");
+        assert_eq!(format_rfc3339_utc(4_107_542_400), "2100-03-01T00:00:00Z");
     }
 }

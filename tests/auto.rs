@@ -489,6 +489,38 @@ fn auto_with_write_prints_the_plan_before_the_first_write() {
     assert!(!String::from_utf8(out.stderr).unwrap().contains("the plan"));
 }
 
+/// The plan announces each writing step once; running it adds one line, not the step's
+/// own description and mode line again.
+#[test]
+fn auto_with_write_announces_each_step_once() {
+    let out = run_auto(&["sim:sd-16g", "--write"]);
+    let err = String::from_utf8(out.stderr.clone()).unwrap();
+    for (step, described) in [
+        ("probe", "probe writes 4 KiB stamps"),
+        ("open-au", "open-au writes"),
+        ("fat", "fat writes"),
+        ("slc", "slc writes"),
+        ("bench", "bench writes"),
+    ] {
+        let own: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with(&format!("flashscope {step}: ")))
+            .collect();
+        assert_eq!(own.len(), 1, "{step}: {err}");
+        assert!(own[0].contains("as auto planned"), "{step}: {err}");
+        assert!(!err.contains(described), "{step} described again: {err}");
+    }
+    assert!(!err.contains("simulated card: it lives"), "{err}");
+    // Run on its own, a step still describes what it writes.
+    let out = flashscope()
+        .args(["fat", "sim:sd-16g", "--erase-size", "4M", "--write"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("flashscope fat: fat writes"), "{err}");
+    assert!(err.contains("simulated card: it lives"), "{err}");
+}
+
 /// auto's write-cache test is bounded: at most 256 MiB, never more than the budget leaves.
 #[test]
 fn auto_bounds_the_write_cache_test() {

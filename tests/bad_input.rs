@@ -32,6 +32,7 @@ fn check(c: &Case, state: &Path) -> Option<String> {
     let mut child = <Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
         .unwrap()
         .args(&c.args)
+        .envs(common::HISTORY_OFF)
         .env("XDG_STATE_HOME", state)
         // In the temporary directory: an option that takes a file name (--csv) and
         // accepts a bad value as one writes it there, not into the checkout.
@@ -94,6 +95,7 @@ fn run_all(cases: &[Case]) {
 /// an empty or odd value there is not necessarily wrong.
 const FREE_TEXT: &[&str] = &[
     "name", "plot", "output", "journal", "state", "target", "media", "part", "history", "o", "csv",
+    "device",
 ];
 
 /// Options where an empty value has a meaning (`--rate ''`: no cap).
@@ -116,6 +118,9 @@ fn baseline(path: &[&str], dir: &str, log: &str, option: &str) -> Vec<String> {
         ["fs", _] => vec![dir],
         ["sim", "serve"] => vec!["sim:sd-16g", dir],
         ["sim", _] => vec![],
+        ["history", "show"] => vec!["1"],
+        ["history", "import"] => vec![log],
+        ["history", _] => vec![],
         ["restore"] => vec!["/nonexistent/journal"],
         ["model"] => model,
         _ => vec!["sim:sd-16g"],
@@ -403,6 +408,9 @@ fn the_harness_list_gets_the_documented_exit_codes_and_names_the_option() {
         case(&["frobnicate"], 2, &["frobnicate"]),
         case(&["info", "sim:sd-16g", "--bogus"], 2, &["--bogus"]),
         case(&["sim", "list", "extra"], 2, &["extra"]),
+        // compare needs two sides, and bench's repetitions a count.
+        case(&["compare"], 2, &["at least two sides"]),
+        case(&["bench", "sim:sd-16g", "--runs", "0"], 2, &["--runs"]),
     ];
     run_all(&cases);
 }
@@ -436,6 +444,9 @@ fn fifos_devices_and_huge_files_are_refused_at_once_and_pastes_are_read() {
         case(&["restore", fifo], 2, &[fifo]),
         case(&["restore", "/dev/zero"], 2, &["/dev/zero"]),
         case(&["restore", huge], 2, &[huge]),
+        case(&["compare", fifo, huge], 2, &[fifo, "FIFO"]),
+        case(&["compare", huge, "/dev/zero"], 2, &[huge]),
+        case(&["compare", &bom, &prompt], 2, &[bom.as_str(), "not JSON"]),
         case(
             &["verify", "sim:sd-16g,size=64M", "--write", "--state", fifo],
             2,

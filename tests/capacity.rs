@@ -1193,12 +1193,12 @@ fn the_guard_warning_matches_the_finding() {
     use flashscope::probe::write_test::capacity::guard_warning;
     let (_, limbo) = run_probe("custom,size=4G,real=1G,fake_mode=limbo", GIB, 1);
     let w = guard_warning(true, &limbo).unwrap();
-    assert!(!w.message.contains("aliased writes"), "{}", w.message);
+    assert!(!w.to_string().contains("aliased writes"), "{w}");
     assert!(limbo.fake_kind.evidence.contains("no address aliased"));
     let (_, wrap) = run_probe("fake-64g", GIB, 1);
     assert!(guard_warning(true, &wrap)
         .unwrap()
-        .message
+        .to_string()
         .contains("aliased"));
     assert!(guard_warning(false, &wrap).is_none());
 }

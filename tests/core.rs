@@ -32,6 +32,26 @@ fn info_on_the_simulated_card_prints_the_contract_document() {
 }
 
 #[test]
+fn documents_say_when_the_run_started_from_the_real_clock() {
+    let now = || {
+        let s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        flashscope::units::format_rfc3339_utc(s)
+    };
+    let before = now();
+    let v = json(&["info", "sim:sd-16g"]);
+    let after = now();
+    // RFC 3339 UTC strings of one shape order as the instants do.
+    let t = v["started_at"].as_str().expect("started_at");
+    assert!(
+        before.as_str() <= t && t <= after.as_str(),
+        "{before} {t} {after}"
+    );
+}
+
+#[test]
 fn info_text_starts_with_a_one_line_summary() {
     flashscope()
         .args(["info", "sim:fake-64g"])
@@ -279,6 +299,7 @@ fn a_closed_stdout_pipe_is_not_a_panic() {
         argv.join(" ")
     );
     let out = StdCommand::new("bash")
+        .envs(common::HISTORY_OFF)
         .args(["-c", &script])
         .output()
         .unwrap();

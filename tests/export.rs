@@ -503,6 +503,7 @@ fn the_lava_definition_reports_every_check_through_lava_test_case() {
         std::env::var("PATH").unwrap_or_default()
     );
     let out = Command::new("sh")
+        .envs(common::HISTORY_OFF)
         .arg("-c")
         .arg(&script)
         .current_dir(dir.path())

@@ -3,7 +3,7 @@
 //! O_DIRECT), on a read-only and on a tiny tmpfs. Sizes stay at a few MiB.
 
 mod common;
-use common::{fails_with, flashscope, is_root, json, Loop, Mounted};
+use common::{fails_with, flashscope, is_root, json, warning_kinds, Loop, Mounted};
 use predicates::prelude::*;
 use std::path::Path;
 use std::process::Command as StdCommand;
@@ -26,15 +26,6 @@ fn write_rate(doc: &serde_json::Value, mode: &str) -> f64 {
         .find(|s| s["mode"] == mode)
         .and_then(|s| s["write"]["bytes_per_s"].as_f64())
         .unwrap_or_else(|| panic!("no write figure for {mode}: {doc}"))
-}
-
-fn warning_kinds(doc: &serde_json::Value) -> Vec<String> {
-    doc["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["kind"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]
@@ -561,6 +552,7 @@ fn ctrl_c_stops_the_test_and_removes_its_files() {
     // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
     let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
         .unwrap()
+        .envs(common::HISTORY_OFF)
         .args(["fs", "seq", d.path().to_str().unwrap()])
         .args([
             "--size",

@@ -416,6 +416,7 @@ fn a_full_journal_filesystem_ends_the_test_with_exit_1_and_no_verdict() {
         let _ = std::fs::remove_file(tmpfs.path().join("filler"));
         let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
             .unwrap()
+            .envs(common::HISTORY_OFF)
             .env("XDG_STATE_HOME", lo.dir())
             .args(args)
             .arg("--journal")

@@ -83,6 +83,7 @@ fn io_draws_a_bar_on_a_terminal() {
         json.display()
     );
     let out = std::process::Command::new("script")
+        .envs(common::HISTORY_OFF)
         .args(["-qec", &cmd, "/dev/null"])
         .stdin(std::process::Stdio::null())
         .output()

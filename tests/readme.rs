@@ -83,7 +83,9 @@ fn the_readme_examples_on_simulated_cards_print_what_the_readme_shows() {
     for (cmd, shown) in &examples {
         let args = words(cmd);
         let mut c = flashscope();
-        c.args(&args);
+        // In a directory of its own: an example's relative paths (`--history runs.sqlite`)
+        // land there, not in the checkout.
+        c.args(&args).current_dir(state_dir.path());
         if args.iter().any(|a| a == "--write") {
             c.env("XDG_STATE_HOME", state_dir.path());
         }

@@ -205,48 +205,12 @@ fn files_that_are_not_whole_flashscope_documents_are_refused_by_name() {
 /// The README's "Reports" example, run as written (in a temporary directory).
 #[test]
 fn the_readme_report_example_runs_as_written() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let part = readme
-        .split("\n## Reports")
-        .nth(1)
-        .expect("a Reports section");
-    let block = part
-        .split("```console\n")
-        .nth(1)
-        .and_then(|b| b.split("```").next())
-        .expect("a console block under Reports");
+    let block = common::readme_console_block("## Reports");
     let lines: Vec<&str> = block.lines().filter_map(|l| l.strip_prefix("$ ")).collect();
     assert!(lines.iter().any(|l| l.starts_with("flashscope report ")));
     let dir = tempfile::tempdir().unwrap();
-    // `flashscope` on PATH: the binary under test, through the cross runner when set.
-    let bin = dir.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    let c = common::flashscope_abs();
-    let words: Vec<String> = std::iter::once(c.get_program())
-        .chain(c.get_args())
-        .map(|a| format!("'{}'", a.to_string_lossy().replace('\'', "'\\''")))
-        .collect();
-    let exe = bin.join("flashscope");
-    std::fs::write(
-        &exe,
-        format!("#!/bin/sh\nexec {} \"$@\"\n", words.join(" ")),
-    )
-    .unwrap();
-    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     for l in &lines {
-        let st = Command::new("sh")
-            .args(["-c", l])
-            .current_dir(dir.path())
-            .env("PATH", &path)
-            .env("XDG_STATE_HOME", dir.path())
-            .status()
-            .unwrap();
+        let st = common::sh_example(dir.path(), l).status;
         // 3 where the example shows a finding (a fake card).
         assert!(matches!(st.code(), Some(0) | Some(3)), "`{l}`: {st:?}");
     }

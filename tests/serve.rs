@@ -93,6 +93,7 @@ impl Server {
         std::fs::create_dir(&mountpoint).expect("mountpoint");
         let mountpoint = mountpoint.canonicalize().expect("canonical mountpoint");
         let mut child = Command::new(BIN)
+            .envs(common::HISTORY_OFF)
             .args(["sim", "serve", spec])
             .arg(&mountpoint)
             .arg("--loop")
@@ -384,6 +385,7 @@ fn align_on_the_loop_device_infers_the_served_erase_block() {
             // First the adaptive default; then more repetitions if it stayed unsure.
             let count: &[&str] = if attempt == 1 { &[] } else { &["--count", "8"] };
             let out = AssertCommand::new(BIN)
+            .envs(common::HISTORY_OFF)
                 .args(["align", &server.device, "--blocksize", "1K", "--json"])
                 .args(count)
                 .timeout(Duration::from_secs(60))
@@ -588,6 +590,7 @@ fn a_busy_mountpoint_is_refused() {
     let _s = serial();
     let server = Server::start(CARD, &[]);
     AssertCommand::new(BIN)
+        .envs(common::HISTORY_OFF)
         .args(["sim", "serve", "sim:sd-16g"])
         .arg(&server.mountpoint)
         .timeout(Duration::from_secs(20))
@@ -596,6 +599,7 @@ fn a_busy_mountpoint_is_refused() {
         .stderr(predicate::str::contains("busy"));
     let other = tempfile::tempdir().unwrap();
     AssertCommand::new(BIN)
+        .envs(common::HISTORY_OFF)
         .args(["sim", "serve", "sim:sd-16g"])
         .arg(other.path())
         .args(["--cpus", "4096"])
@@ -611,6 +615,7 @@ fn bad_input_is_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing");
     AssertCommand::new(BIN)
+        .envs(common::HISTORY_OFF)
         .args(["sim", "serve", "sim:sd-16g"])
         .arg(&missing)
         .assert()
@@ -622,6 +627,7 @@ fn bad_input_is_refused_with_the_reason() {
     std::fs::write(full.join("keep"), b"x").unwrap();
     if is_root() && Path::new("/dev/fuse").exists() {
         AssertCommand::new(BIN)
+            .envs(common::HISTORY_OFF)
             .args(["sim", "serve", "sim:sd-16g"])
             .arg(&full)
             .assert()
@@ -632,12 +638,14 @@ fn bad_input_is_refused_with_the_reason() {
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     AssertCommand::new(BIN)
+        .envs(common::HISTORY_OFF)
         .args(["sim", "serve", "sim:no-such-card"])
         .arg(&empty)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown simulator preset"));
     AssertCommand::new(BIN)
+        .envs(common::HISTORY_OFF)
         .args(["sim", "serve", "/dev/sda"])
         .arg(&empty)
         .assert()
@@ -706,6 +714,7 @@ struct CpuHog {
 impl CpuHog {
     fn on_cpu(cpu: usize) -> CpuHog {
         let child = Command::new("taskset")
+            .envs(common::HISTORY_OFF)
             .args([
                 "-c",
                 &cpu.to_string(),
@@ -762,6 +771,7 @@ fn align_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
         for hogged in [false, true, false, true] {
             let _hog = hogged.then(|| CpuHog::on_cpu(0));
             let out = AssertCommand::new("taskset")
+                .envs(common::HISTORY_OFF)
                 .args(["-c", "0", BIN, "align", &server.device, "--json"])
                 .timeout(Duration::from_secs(120))
                 .assert()
@@ -835,6 +845,7 @@ fn align_truth_on_served_cards_quiet_and_beside_a_cpu_hog() {
 fn json_on_cpu0(spec: &str, args: &[&str], timeout: Duration) -> (serde_json::Value, f64) {
     let t = Instant::now();
     let out = AssertCommand::new("taskset")
+        .envs(common::HISTORY_OFF)
         .args(["-c", "0", BIN])
         .args(args)
         .arg("--json")
@@ -1087,6 +1098,7 @@ fn bench_flags_figures_a_cpu_hog_slowed_on_a_served_card() {
     let bench = |hogs: usize| {
         let _hogs: Vec<CpuHog> = (0..hogs).map(|_| CpuHog::on_cpu(0)).collect();
         let out = AssertCommand::new(BIN)
+            .envs(common::HISTORY_OFF)
             .args(["bench", &server.device, "--runtime", "2", "--size", "64M"])
             .args(["--cpus", "0", "--json"])
             .timeout(Duration::from_secs(120))
@@ -1152,5 +1164,110 @@ fn bench_flags_figures_a_cpu_hog_slowed_on_a_served_card() {
         unflagged.is_empty(),
         "slowed figures with no warning:\n{}",
         unflagged.join("\n")
+    );
+}
+
+/// `compare` through the real I/O path (issue 21 point 4, fewer cases than on the virtual
+/// clock in tests/compare.rs): 1 MiB sequential writes for 6 s on served cards whose
+/// `write_bw` differs by 10 %, and on two seeds of one card. The difference must be
+/// significant with the right sign every time and its interval hold the true ratio (from
+/// noise-free runs of the same test on the virtual clock) in at least 2 of 3; the same
+/// card must show no significant difference in at least 2 of 3.
+#[test]
+fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_seeds() {
+    require_root_fuse!();
+    let _s = serial();
+    let base = "sim:custom,size=256M,erase=1M,page=16K,cmd=200us,read_bw=40M";
+    let slow = format!("{base},write_bw=24M,native_bw=24M");
+    let fast = format!("{base},write_bw=26.4M,native_bw=26.4M");
+    let io = |target: &str, extra: &str| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "io",
+            target,
+            "--rw",
+            "write",
+            "--blocksize",
+            "1M",
+            "--size",
+            "128M",
+            "--runtime",
+            "6s",
+            "--time-based",
+        ]
+        .map(String::from)
+        .to_vec();
+        v.push(extra.to_string());
+        v
+    };
+    let truth_bw = |card: &str| {
+        let spec = format!("{card},noise=0,outliers=0");
+        let args = io(&spec, "--write");
+        let v = common::json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        v["jobs"][0]["write"]["bw_bytes"].as_f64().unwrap()
+    };
+    let truth = truth_bw(&fast) / truth_bw(&slow);
+    let dir = tempfile::tempdir().unwrap();
+    // Three runs on each of three served cards: the slow one (seed 1), the fast one, and
+    // the slow one again with another seed.
+    let mut saved: Vec<Vec<PathBuf>> = Vec::new();
+    for (k, card) in [
+        format!("{slow},seed=1"),
+        format!("{fast},seed=2"),
+        format!("{slow},seed=3"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut server = Server::start(card, &[]);
+        let mut runs = Vec::new();
+        for i in 0..3 {
+            let args = io(&server.device, "--destructive");
+            let (v, _) = json_on_cpu0(
+                card,
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+                Duration::from_secs(60),
+            );
+            let path = dir.path().join(format!("card{k}-run{i}.json"));
+            std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+            runs.push(path);
+        }
+        server.cleanup();
+        saved.push(runs);
+    }
+    let compare = |a: &Path, b: &Path| -> serde_json::Value {
+        let v = common::json(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+        v["samples"][0].clone()
+    };
+    let (mut right, mut covered, mut same) = (0, 0, 0);
+    let mut lines = Vec::new();
+    for (i, slow_run) in saved[0].iter().enumerate() {
+        let r = compare(slow_run, &saved[1][i]);
+        let (lo, hi) = (
+            1.0 + r["ci_low"].as_f64().unwrap_or(f64::NAN),
+            1.0 + r["ci_high"].as_f64().unwrap_or(f64::NAN),
+        );
+        right += usize::from(r["significant"] == true && r["difference"].as_f64() > Some(0.0));
+        covered += usize::from(lo <= truth && truth <= hi);
+        lines.push(format!(
+            "10 % apart, run {i}: [{lo:.4}, {hi:.4}] (truth {truth:.4}): {}",
+            r["sentence"]
+        ));
+        let r = compare(slow_run, &saved[2][i]);
+        same += usize::from(r["significant"] == false);
+        lines.push(format!("same card, run {i}: {}", r["sentence"]));
+    }
+    let report = lines.join("\n  ");
+    eprintln!("served compare:\n  {report}");
+    assert_eq!(
+        right, 3,
+        "significant with the right sign in {right} of 3:\n  {report}"
+    );
+    assert!(
+        covered >= 2,
+        "interval held the truth in {covered} of 3:\n  {report}"
+    );
+    assert!(
+        same >= 2,
+        "no significant difference in {same} of 3:\n  {report}"
     );
 }

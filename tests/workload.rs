@@ -611,6 +611,7 @@ fn run_without_io_uring(args: &[&str], errno: i32) -> Option<std::process::Outpu
     let mut cmd =
         <std::process::Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
             .unwrap();
+    cmd.envs(common::HISTORY_OFF);
     cmd.args(args);
     // SAFETY: between fork and exec the closure only calls prctl with a filter built
     // before the fork (no allocation); both calls are async-signal-safe.

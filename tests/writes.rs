@@ -3,7 +3,7 @@
 //! SIGTERM and a vanished device; bad input gets the documented exit codes.
 
 mod common;
-use common::{is_root, run_in, sha256_of, Loop, Mounted, PartitionNode};
+use common::{is_root, json, run_in, sha256_of, warning_kinds, Loop, Mounted, PartitionNode};
 
 use std::path::Path;
 
@@ -724,6 +724,41 @@ fn budgets_stop_early_and_say_why() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v["preserve"]["test_bytes_written"].as_u64().unwrap() <= 3 << 20);
     assert_eq!(v["warnings"][0]["kind"], "stopped-early");
+}
+
+/// Issue #20: `probe --time-budget 17s` wrote its cache filler for 99 s of device time and
+/// said nothing; it stops at the budget now, and every writing test's document says how
+/// long it took against the budget.
+#[test]
+fn probe_keeps_its_time_budget_and_the_document_says_how_long_it_took() {
+    let v = json(&["probe", "sim:sd-16g", "--write", "--time-budget", "17s"]);
+    let budget = &v["time_budget"];
+    assert_eq!(budget["budget_ns"], 17_000_000_000u64, "{v}");
+    let used = budget["used_ns"].as_u64().unwrap();
+    assert!(used <= 17_850_000_000, "{used} ns of device time");
+    assert!(v["elapsed_ns"].as_u64().unwrap() <= 17_850_000_000);
+    assert_eq!(budget["over"], false);
+    let kinds = warning_kinds(&v);
+    assert!(kinds.contains(&"partial".to_string()), "{kinds:?}");
+}
+
+/// A test that cannot stop within its budget (one write is longer than it) says it
+/// stopped early and by how much it went over.
+#[test]
+fn a_run_over_its_time_budget_says_so() {
+    let v = json(&["slc", "sim:sd-16g", "--write", "--time-budget", "1ms"]);
+    assert_eq!(v["time_budget"]["over"], true, "{v}");
+    assert!(v["time_budget"]["used_ns"].as_u64().unwrap() > 1_000_000);
+    let warnings = v["warnings"].as_array().unwrap();
+    let over = warnings
+        .iter()
+        .find(|w| w["kind"] == "over_time_budget")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(over["message"]
+        .as_str()
+        .unwrap()
+        .contains("against a --time-budget of 1 ms"));
+    assert!(warnings.iter().any(|w| w["kind"] == "stopped-early"), "{v}");
 }
 
 #[test]

@@ -974,17 +974,9 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             .filter_map(|i| i.as_u64())
             .map(|x| format!("{} could be {}", format_bytes(x), format_bytes(3 * x)))
             .collect();
-        warnings.push(Warning::new(
-            "power_of_two_only",
-            format!(
-                "the data holds only power-of-two alignments (as flashbench -a measures), which cannot tell a size of 3 × 2^n from its power-of-two part: TLC media use 1.5, 3, 6, 12 MiB erase blocks and 24 KiB pages{}; confidence is capped below confident; `flashscope align` on the card also reads at 3 × 2^n alignments",
-                if named.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", named.join(", "))
-                }
-            ),
-        ));
+        warnings.push(Warning::PowerOfTwoOnly {
+            alternatives: named,
+        });
     }
     // Nothing left in doubt: no focus needed.
     let all_confident = erase.status == crate::report::Status::Confident
@@ -1050,16 +1042,14 @@ pub struct Environment {
 /// Share of reads that may stall before the run is called noisy.
 const NOISY_STALL_SHARE: f64 = 0.01;
 
-/// A `noisy_environment` message naming the causes, when the machine was busy: more
+/// A `noisy_environment` warning naming the causes, when the machine was busy: more
 /// runnable tasks than CPUs besides this one, hypervisor steal above 5 %, or more than 1 %
 /// of reads stalled. `None` when the run was quiet.
-pub fn noisy_environment(env: &Environment) -> Option<String> {
+pub fn noisy_environment(env: &Environment) -> Option<Warning> {
     let causes = busy_causes(env);
-    (!causes.is_empty()).then(|| {
-        format!(
-            "the machine was busy during the measurement: {}. Each row is taken from its fast reads and late reads are recognised, so the answers stand as stated, but more of them may be inconclusive; a quiet machine (or `--realtime` as root, `taskset` away from busy CPUs) gives sharper ones",
-            causes.join("; ")
-        )
+    (!causes.is_empty()).then_some(Warning::NoisyEnvironment {
+        causes,
+        effect: crate::report::warning::NoiseEffect::AlignAnswers,
     })
 }
 
@@ -1325,9 +1315,13 @@ mod tests {
         let w = r
             .warnings
             .iter()
-            .find(|w| w.kind == "power_of_two_only")
+            .find(|w| w.kind() == "power_of_two_only")
             .expect("a warning");
-        assert!(w.message.contains("4 MiB could be 12 MiB"), "{}", w.message);
+        assert!(
+            w.to_string().contains("4 MiB could be 12 MiB"),
+            "{}",
+            w.to_string()
+        );
         // With 3·2^n alignments present there is no such warning and the size is found.
         let r = infer(&staircase(
             1024, page, erase, 60_000.0, 200_000.0, 2_000.0, 5,
@@ -1352,7 +1346,7 @@ mod tests {
             worst_stall_ns: 7e6,
             ..quiet
         };
-        let m = noisy_environment(&busy).unwrap();
+        let m = noisy_environment(&busy).unwrap().to_string();
         assert!(m.contains("load average 4.2 on 2 CPUs"), "{m}");
         assert!(m.contains("10 % of CPU time stolen"), "{m}");
         assert!(m.contains("30 of 1000 reads stalled"), "{m}");

@@ -532,13 +532,13 @@ fn parse_row(
                 .min_by(|a, b| (a - recomputed).abs().total_cmp(&(b - recomputed).abs()))
                 .unwrap_or(diff_ns);
             if best != diff_ns {
-                warnings.push(Warning::new(
-                    "diff_recovered",
-                    format!(
-                        "{name}, line {lineno}: diff '{}' was cut by flashbench's 7-character field; read as {} ns, which on - (pre + post) / 2 = {} ns supports",
-                        w[9], best, recomputed.round()
-                    ),
-                ));
+                warnings.push(Warning::DiffRecovered {
+                    file: name.to_string(),
+                    line: lineno,
+                    field: w[9].to_string(),
+                    read_ns: best,
+                    recomputed_ns: recomputed,
+                });
                 diff_ns = best;
             }
         }
@@ -665,13 +665,11 @@ pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>>
         let run = std::mem::take(cur);
         if run.rows.is_empty() && run.unknown.is_empty() {
             if let Some(c) = &run.command {
-                warnings.push(Warning::new(
-                    "command_without_results",
-                    format!(
-                        "{name}, line {}: '{}' has no results after it; it was left out",
-                        run.line, c.text
-                    ),
-                ));
+                warnings.push(Warning::CommandWithoutResults {
+                    file: name.to_string(),
+                    line: run.line,
+                    command: c.text.clone(),
+                });
             }
         } else {
             runs.push(run);
@@ -691,10 +689,12 @@ pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>>
         let mut row_warnings = Vec::new();
         let parsed = parse_row(name, lineno, line, &mut row_warnings);
         let cut_off = |what: &str, file_warnings: &mut Vec<Warning>| {
-            file_warnings.push(Warning::new(
-                "cut_last_line",
-                format!("{name}, line {lineno}: the last line '{line}' {what}; it was left out and the lines before it were used"),
-            ));
+            file_warnings.push(Warning::CutLastLine {
+                file: name.to_string(),
+                line_no: lineno,
+                line: line.to_string(),
+                what: what.to_string(),
+            });
         };
         let row = match parsed {
             Ok(Some(row)) => row,
@@ -782,14 +782,11 @@ pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>>
                 o.open_au_nr = Some(k as u32 + 1);
                 o.open_au_nr_source = Some(OpenAuNrSource::RunOrder);
             }
-            log.warnings.push(Warning::new(
-                "open_au_nr_from_run_order",
-                format!(
-                    "{run_name}: no --open-au-nr on a command line; taken as {} from the order of the {} runs (give --open-au-nr with one count per run, e.g. 1,2,8,9, if they were others); an open_au inference on it is at most tentative",
-                    k + 1,
-                    uncounted.len()
-                ),
-            ));
+            log.warnings.push(Warning::OpenAuNrFromRunOrder {
+                run: run_name.clone(),
+                count: k as u32 + 1,
+                runs: uncounted.len(),
+            });
         }
     }
     if let Some((_, first)) = logs.first_mut() {
@@ -816,14 +813,7 @@ pub fn apply_open_au_nr(
         .collect();
     if targets.is_empty() {
         let any_open_au = logs.iter().any(|(_, l)| l.kind() == LogKind::OpenAu);
-        return Ok(vec![Warning::new(
-            "open_au_nr_unused",
-            if any_open_au {
-                "--open-au-nr was not used: every open-au run has its count on its command line"
-            } else {
-                "--open-au-nr was not used: there is no open-au run"
-            },
-        )]);
+        return Ok(vec![Warning::OpenAuNrUnused { any_open_au }]);
     }
     if counts.len() != 1 && counts.len() != targets.len() {
         return Err(Error::usage(format!(
@@ -844,7 +834,7 @@ pub fn apply_open_au_nr(
             o.open_au_nr_source = Some(OpenAuNrSource::Option);
         }
         log.warnings
-            .retain(|w| w.kind != "open_au_nr_from_run_order");
+            .retain(|w| !matches!(w, Warning::OpenAuNrFromRunOrder { .. }));
     }
     Ok(Vec::new())
 }
@@ -1101,7 +1091,7 @@ mod tests {
         assert!(
             l.warnings
                 .iter()
-                .any(|w| w.kind == "diff_recovered" && w.message.contains("line 1")),
+                .any(|w| w.kind() == "diff_recovered" && w.to_string().contains("line 1")),
             "{:?}",
             l.warnings
         );
@@ -1170,9 +1160,9 @@ mod tests {
             let w = l
                 .warnings
                 .iter()
-                .find(|w| w.kind == "cut_last_line")
+                .find(|w| w.kind() == "cut_last_line")
                 .expect(cut);
-            assert!(w.message.contains("line 4"), "{}", w.message);
+            assert!(w.to_string().contains("line 4"), "{w}");
         }
         // A line cut inside its last field, without a newline: interval and find-fat.
         let l = parse("t", "512 bytes: min 408us avg 493us max 924us: 1.25 MB/s\n1024 bytes: min 439us avg 462us max 5").unwrap();
@@ -1236,7 +1226,7 @@ mod tests {
             .1
             .warnings
             .iter()
-            .any(|w| w.kind == "open_au_nr_from_run_order"));
+            .any(|w| w.kind() == "open_au_nr_from_run_order"));
         apply_open_au_nr(&mut runs, &[1, 8, 9]).unwrap();
         let counts = open_au_counts(&runs);
         assert_eq!(
@@ -1250,7 +1240,7 @@ mod tests {
         assert!(runs.iter().all(|(_, l)| l
             .warnings
             .iter()
-            .all(|w| w.kind != "open_au_nr_from_run_order")));
+            .all(|w| w.kind() != "open_au_nr_from_run_order")));
         let e = apply_open_au_nr(&mut runs, &[1, 2]).unwrap_err();
         assert!(
             e.to_string().contains("gives 2 counts but 3 open-au runs"),

@@ -310,13 +310,11 @@ pub fn infer_linear(
     if fast_blocks.is_empty() {
         return (open, None);
     }
-    let msg = format!(
-        "{} of the tested erase blocks (number {:?} from the offset {}) stayed fast when the others collapsed: they keep no open block (a FAT area reaching into the range?), so the count may be too high by {}; rerun with a larger --offset",
-        fast_blocks.len(),
-        fast_blocks,
+    let warning = Warning::UnevenEraseBlocks {
+        fast_blocks: fast_blocks.to_vec(),
         offset_bytes,
-        fast_blocks.len()
-    );
+    };
+    let msg = warning.to_string();
     if let Some(v) = open.value.clone() {
         open = Inference::new(
             v,
@@ -324,7 +322,7 @@ pub fn infer_linear(
             format!("{}; but {msg}", open.evidence),
         );
     }
-    (open, Some(Warning::new("uneven-erase-blocks", msg)))
+    (open, Some(warning))
 }
 
 /// The same inference with its confidence capped below "confident", because an input it

@@ -425,7 +425,8 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         let mut done = 0;
         let mut pos = self.lim_lo;
         let mut wrapped = 0;
-        while done < amount && !self.stop {
+        // The deadline is checked for every chunk: a filler of a few GiB takes minutes.
+        while done < amount && !self.out_of_time() {
             if pos + chunk > self.lim_hi {
                 pos = self.lim_lo;
                 self.filler_top = self.lim_hi;

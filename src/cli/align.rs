@@ -124,6 +124,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         env.load1 = 0.0;
         env.steal = 0.0;
     }
+    let noisy = align::noisy_environment(&env);
     let body = AlignResult {
         parameters: AlignParameters {
             block_sizes: sizes.clone(),
@@ -145,25 +146,13 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     let mut doc = Document::for_target(&opened.info, Body::Align(body));
     doc.warnings = opened.warnings;
     if args.realtime && !realtime {
-        doc.warnings.push(Warning::new(
-            "realtime_refused",
-            "--realtime: the kernel refused real-time priority (it needs root or CAP_SYS_NICE); the reads ran at normal priority",
-        ));
-    }
-    if opened.info.direct_io == Some(false) {
-        doc.warnings.push(Warning::new(
-            "page_cache",
-            "the target is read through the page cache (O_DIRECT refused): repeated reads may come from memory and hide the card's boundaries",
-        ));
+        doc.warnings.push(Warning::RealtimeRefused);
     }
     if inf.erase_block_bytes.value.is_none() && run.stop_reason != "confident" {
-        doc.warnings.push(Warning::new(
-            "budget",
-            format!(
-                "stopped by the {} after {} reads; a larger --time-budget or --count may settle the answer",
-                run.stop_reason, run.reads
-            ),
-        ));
+        doc.warnings.push(Warning::AlignUnsettled {
+            stop_reason: run.stop_reason.clone(),
+            reads: run.reads,
+        });
     }
     insert_inferences(&mut doc.inferences, &inf);
     for (name, help, i) in [
@@ -183,9 +172,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         }
     }
     doc.warnings.extend(inf.warnings.iter().cloned());
-    if let Some(m) = align::noisy_environment(&env) {
-        doc.warnings.push(Warning::new("noisy_environment", m));
-    }
+    doc.warnings.extend(noisy);
     if let Some(path) = &args.plot {
         let svg =
             charts::align(&points, &doc.inferences, &format!("align: {}", args.target)).to_svg();

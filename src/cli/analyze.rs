@@ -197,10 +197,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         match plot {
             Some(svg) => std::fs::write(path, svg)
                 .map_err(|e| Error::io(format!("writing plot {path}"), e))?,
-            None => doc.warnings.push(Warning::new(
-                "no_plot",
-                "--plot draws align and interval logs only; no plot was written",
-            )),
+            None => doc.warnings.push(Warning::NoPlot),
         }
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);

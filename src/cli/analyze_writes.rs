@@ -32,10 +32,9 @@ pub fn open_au_and_fat(logs: &[(String, FlashbenchLog)], doc: &mut Document, tex
         .collect();
     for (f, o) in &open {
         if o.open_au_nr.is_none() {
-            doc.warnings.push(Warning::new(
-                "open_au_nr_unknown",
-                format!("{f}: no --open-au-nr on its command line and none given with --open-au-nr; the log is not used"),
-            ));
+            doc.warnings.push(Warning::OpenAuNrUnknown {
+                file: f.to_string(),
+            });
         }
     }
     // Counts assumed from the order of the runs may be wrong: no confident answer on them.

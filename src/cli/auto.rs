@@ -257,10 +257,10 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
         step_docs.push(bd);
     }
     for s in &budget.skipped {
-        doc.warnings.push(crate::report::Warning::new(
-            "skipped",
-            format!("{} was skipped: {}", s.command, s.why),
-        ));
+        doc.warnings.push(crate::report::Warning::StepSkipped {
+            step: s.command.to_string(),
+            why: s.why.clone(),
+        });
     }
     let classes_line = classes_line(&claim, classes.as_ref(), budget.skipped_why("bench"));
     let findings = Findings {
@@ -437,11 +437,19 @@ fn actions(advice: &[Advice], erase_known: bool) -> String {
     s
 }
 
+/// A step's write flags: auto's, with its plan already shown (one line per step).
+fn step_flags(args: &Args) -> WriteFlags {
+    WriteFlags {
+        planned: true,
+        ..args.flags.clone()
+    }
+}
+
 /// probe as auto runs it.
 fn probe_args(args: &Args, budgets: Budgets) -> probe::Args {
     probe::Args {
         target: args.target.clone(),
-        flags: args.flags.clone(),
+        flags: step_flags(args),
         budgets,
         max_cache: "1G".into(),
         partition_ok: false,
@@ -457,7 +465,7 @@ fn open_au_args(args: &Args, erase: u64, budgets: Budgets) -> open_au::Args {
         max_au: 32,
         offset: None,
         random: false,
-        flags: args.flags.clone(),
+        flags: step_flags(args),
         budgets,
     }
 }
@@ -469,7 +477,7 @@ fn fat_args(args: &Args, erase: u64, budgets: Budgets) -> fat::Args {
         erase_size: Some(erase.to_string()),
         blocksize: "512".into(),
         nr: 6,
-        flags: args.flags.clone(),
+        flags: step_flags(args),
         budgets,
     }
 }
@@ -489,7 +497,7 @@ fn slc_args(args: &Args, mut budgets: Budgets) -> slc::Args {
         recover: "0".into(),
         random_data: false,
         plot: None,
-        flags: args.flags.clone(),
+        flags: step_flags(args),
         budgets,
     }
 }
@@ -506,13 +514,14 @@ fn result_line(text: &str) -> &str {
 fn bench_args(args: &Args, write_budget: Option<u64>) -> bench::Args {
     bench::Args {
         target: args.target.clone(),
-        flags: args.flags.clone(),
+        flags: step_flags(args),
         quick: true,
         runtime: None,
         size: "256M".into(),
         engine: "uring".into(),
         cpus: None,
         expect: None,
+        runs: 1,
         write_budget,
     }
 }
@@ -706,7 +715,7 @@ fn classes_line(
 fn dedup_warnings(warnings: &mut Vec<crate::report::Warning>) {
     let mut seen = Vec::new();
     warnings.retain(|w| {
-        let key = (w.kind.clone(), w.message.clone());
+        let key = w.clone();
         let new = !seen.contains(&key);
         if new {
             seen.push(key);

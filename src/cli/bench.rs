@@ -11,7 +11,7 @@ use crate::report::{Body, Document, Warning};
 use crate::target::write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, parse_size};
-use crate::workload::bench::{self, evaluate, parse_expect, BenchFigure, LINES};
+use crate::workload::bench::{self, evaluate, parse_expect, BenchFigure, BenchLine, LINES};
 use crate::workload::spec::parse_cpus;
 use crate::workload::{self, Dir, EngineKind, JobSpec, RunTarget, WorkloadResult};
 use crate::{Error, Result};
@@ -58,6 +58,11 @@ pub struct Args {
     /// Checks, e.g. 'seq_write>=10MB/s,rand_read_iops>=1500' (exit 3 when one fails).
     #[arg(long)]
     pub expect: Option<String>,
+    /// Repeat the whole set of tests N times, interleaved (each test once per round), so
+    /// a drifting device or machine does not masquerade as a difference; each run's
+    /// figures are kept (JSON `runs`) for `compare`. Takes N times as long.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: u32,
     /// A cap on the bytes written (set by `auto` from its write budget): a test the cap
     /// stops is not a figure, and the tests after it do not run.
     #[arg(skip)]
@@ -66,15 +71,15 @@ pub struct Args {
 
 /// What the write tests write: sequential and random blocks over the first `region`,
 /// each test for `per_test_ns`.
-fn intent(region: u64, per_test_ns: u64) -> WriteIntent {
+fn intent(region: u64, per_test_ns: u64, runs: u32) -> WriteIntent {
+    let tests = LINES.len() as u64 * u64::from(runs);
     WriteIntent::workload(
         "bench",
         (0, region),
-        per_test_ns * LINES.len() as u64,
+        per_test_ns * tests,
         format!(
-            "bench writes sequential 1 MiB and random 4 KiB blocks over the first {} ({} tests of {} each)",
+            "bench writes sequential 1 MiB and random 4 KiB blocks over the first {} ({tests} tests of {} each)",
             format_bytes(region),
-            LINES.len(),
             format_ns(per_test_ns as f64)
         ),
         "bench a smaller --size",
@@ -89,8 +94,8 @@ pub fn plan(args: &Args) -> Result<(WriteIntent, u64)> {
     let tests = LINES.len() * 2;
     let (runtime_ns, ramp_ns) = timing(args, tests)?;
     Ok((
-        intent(region, runtime_ns + ramp_ns),
-        (runtime_ns + ramp_ns) * tests as u64,
+        intent(region, runtime_ns + ramp_ns, args.runs),
+        (runtime_ns + ramp_ns) * tests as u64 * u64::from(args.runs),
     ))
 }
 
@@ -112,20 +117,21 @@ fn timing(args: &Args, tests: usize) -> Result<(u64, u64)> {
     Ok((per - ramp, ramp))
 }
 
-fn figure(line_label: &str, metric: String, dir: Dir, r: &WorkloadResult) -> BenchFigure {
-    let t = r.total(dir);
-    let per_second_bw: Vec<f64> = r
-        .samples()
+/// One test's figure over the runs that measured it (`runs`, in order): bytes and I/Os
+/// over the summed counting time, the latencies of all, the per-second rates in sequence.
+fn figure(line_label: &str, metric: String, dir: Dir, runs: &[WorkloadResult]) -> BenchFigure {
+    let mut t = workload::DirSummary::default();
+    for r in runs {
+        let one = r.total(dir);
+        t.io_bytes += one.io_bytes;
+        t.ios += one.ios;
+        t.runtime_ns += one.runtime_ns;
+        t.clat.merge(&one.clat);
+    }
+    let per_second_bw: Vec<f64> = runs
         .iter()
-        .filter(|s| s.interval_ms >= 500)
-        .map(|s| {
-            let b = if dir == Dir::Read {
-                s.read_bytes
-            } else {
-                s.write_bytes
-            };
-            b as f64 * 1000.0 / s.interval_ms as f64
-        })
+        .flat_map(|r| r.samples())
+        .filter_map(|s| s.rate(dir))
         .collect();
     BenchFigure {
         metric,
@@ -140,8 +146,9 @@ fn figure(line_label: &str, metric: String, dir: Dir, r: &WorkloadResult) -> Ben
         per_second_spread: bench::relative_spread(&per_second_bw),
         per_second_bw,
         runq_wait_share: {
-            let waits: Option<u64> = r.jobs.iter().map(|j| j.runq_wait_ns).sum();
-            let runtime: u64 = r.jobs.iter().map(|j| j.runtime_ns).sum();
+            let jobs = || runs.iter().flat_map(|r| &r.jobs);
+            let waits: Option<u64> = jobs().map(|j| j.runq_wait_ns).sum();
+            let runtime: u64 = jobs().map(|j| j.runtime_ns).sum();
             waits
                 .filter(|_| runtime > 0)
                 .map(|w| w as f64 / runtime as f64)
@@ -245,6 +252,7 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
         vec![Dir::Read]
     };
     let n_tests = LINES.len() * dirs.len();
+    let runs = args.runs.max(1) as usize;
     let (runtime_ns, ramp_ns) = timing(args, n_tests)?;
     // The write tests go through the write session: on a block device or a file the
     // engine claims each write on the session's stack, so preserve mode saves each region
@@ -258,7 +266,7 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     drop(probe);
     let mut sim_dev = None;
     if writes && !is_dir {
-        let mut intent = intent(region, runtime_ns + ramp_ns);
+        let mut intent = intent(region, runtime_ns + ramp_ns, args.runs);
         intent.budget_bytes = args.write_budget;
         let s = open_for_write(&target_spec, flags, &intent)?;
         info = s.info.clone();
@@ -268,7 +276,10 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
         sim_dev = Some(target::open(&target_spec, &OpenRequest::read_only())?.backend);
     }
     let preserving = session.as_ref().is_some_and(|s| s.journal.is_some());
-    let mut figures = Vec::new();
+    // Each test's result in every run that measured it, in test order; each run's figures.
+    let mut measured: Vec<(&BenchLine, Dir, Vec<WorkloadResult>)> = Vec::new();
+    let mut run_figures: Vec<Vec<BenchFigure>> = Vec::new();
+    let mut done = 0;
     let mut jobs = Vec::new();
     let mut bytes_written = 0;
     let mut elapsed_ns = 0;
@@ -279,100 +290,121 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     } else {
         crate::report::progress::Progress::hidden("bench")
     };
-    'tests: for &dir in &dirs {
-        for (i, line) in LINES.iter().enumerate() {
-            if (preserving || is_dir) && crate::signals::pending().is_some() {
-                interrupted = true;
-                break 'tests;
-            }
-            progress.update(figures.len() as u64, n_tests as u64);
-            progress.message(&format!(
-                "{} {} ({}/{})",
-                line.label,
-                if dir == Dir::Read { "read" } else { "write" },
-                figures.len() + 1,
-                n_tests
-            ));
-            let spec = JobSpec {
-                name: format!(
-                    "{} {}",
-                    line.label,
-                    if dir == Dir::Read { "read" } else { "write" }
-                ),
-                rw: line.rw(dir),
-                bs_min: line.bs,
-                bs_max: line.bs,
-                iodepth: line.iodepth,
-                size: region,
-                runtime_ns: Some(runtime_ns),
-                time_based: true,
-                ramp_ns,
-                engine: if line.iodepth == 1 {
-                    EngineKind::Sync
-                } else {
-                    engine
-                },
-                cpus: cpus.clone(),
-                seed: 0x5eed_f1a5 + i as u64,
-                // The simulator's timing does not depend on the data, and it keeps only
-                // non-zero data in memory.
-                pattern: if simulated {
-                    crate::workload::Pattern::Zeros
-                } else {
-                    crate::workload::Pattern::Random
-                },
-                stop_on_signal: preserving || is_dir,
-                ..JobSpec::default()
-            };
-            spec.validate(info.size_bytes, info.logical_sector_bytes)?;
-            let path = Path::new(&target_spec);
-            let r = match (session.as_mut(), sim_dev.as_mut()) {
-                (Some(s), _) if simulated => workload::run(&spec, RunTarget::Backend(&mut s.dev))?,
-                (Some(s), _) if dir == Dir::Write => workload::run(
-                    &spec,
-                    RunTarget::Guarded {
-                        path,
-                        stack: &mut s.dev,
-                    },
-                )?,
-                (_, Some(dev)) => workload::run(&spec, RunTarget::Backend(&mut **dev))?,
-                _ => workload::run(&spec, RunTarget::Path(path))?,
-            };
-            for w in workload::run_warnings(&r) {
-                if !warnings.contains(&w) {
-                    warnings.push(w);
+    'tests: for run in 0..runs {
+        run_figures.push(Vec::new());
+        for &dir in &dirs {
+            for (i, line) in LINES.iter().enumerate() {
+                if (preserving || is_dir) && crate::signals::pending().is_some() {
+                    interrupted = true;
+                    break 'tests;
                 }
-            }
-            bytes_written += r.bytes_written();
-            elapsed_ns += r.elapsed_ns;
-            if (preserving || is_dir) && crate::signals::pending().is_some() {
-                // A test cut short by a signal is not a figure.
-                interrupted = true;
-                break 'tests;
-            }
-            if let Some(e) = r.error().filter(|e| crate::backend::is_budget_message(e)) {
-                // Nor is one the write budget cut short.
-                warnings.push(crate::target::write::stopped_early(e));
-                break 'tests;
-            }
-            let metric = line.metric(dir);
-            let f = figure(line.label, metric.clone(), dir, &r);
-            if let Some(mut j) = r
-                .fio_jobs_json()
-                .as_array()
-                .and_then(|a| a.first().cloned())
-            {
-                j["test"] = json!(line.label);
-                j["metric"] = json!(metric);
-                jobs.push(j);
-            }
-            figures.push(f);
-            if let Some(e) = r.error() {
-                failure = Some(format!("{} {}: {e}", line.label, metric));
-                break 'tests;
+                progress.update(done as u64, (n_tests * runs) as u64);
+                progress.message(&format!(
+                    "{} {} ({}/{})",
+                    line.label,
+                    if dir == Dir::Read { "read" } else { "write" },
+                    done + 1,
+                    n_tests * runs
+                ));
+                let spec = JobSpec {
+                    name: format!(
+                        "{} {}",
+                        line.label,
+                        if dir == Dir::Read { "read" } else { "write" }
+                    ),
+                    rw: line.rw(dir),
+                    bs_min: line.bs,
+                    bs_max: line.bs,
+                    iodepth: line.iodepth,
+                    size: region,
+                    runtime_ns: Some(runtime_ns),
+                    time_based: true,
+                    ramp_ns,
+                    engine: if line.iodepth == 1 {
+                        EngineKind::Sync
+                    } else {
+                        engine
+                    },
+                    cpus: cpus.clone(),
+                    seed: 0x5eed_f1a5 + i as u64 + 16 * run as u64,
+                    // The simulator's timing does not depend on the data, and it keeps only
+                    // non-zero data in memory.
+                    pattern: if simulated {
+                        crate::workload::Pattern::Zeros
+                    } else {
+                        crate::workload::Pattern::Random
+                    },
+                    stop_on_signal: preserving || is_dir,
+                    ..JobSpec::default()
+                };
+                spec.validate(info.size_bytes, info.logical_sector_bytes)?;
+                let path = Path::new(&target_spec);
+                let r = match (session.as_mut(), sim_dev.as_mut()) {
+                    (Some(s), _) if simulated => {
+                        workload::run(&spec, RunTarget::Backend(&mut s.dev))?
+                    }
+                    (Some(s), _) if dir == Dir::Write => workload::run(
+                        &spec,
+                        RunTarget::Guarded {
+                            path,
+                            stack: &mut s.dev,
+                        },
+                    )?,
+                    (_, Some(dev)) => workload::run(&spec, RunTarget::Backend(&mut **dev))?,
+                    _ => workload::run(&spec, RunTarget::Path(path))?,
+                };
+                for w in workload::run_warnings(&r) {
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+                bytes_written += r.bytes_written();
+                elapsed_ns += r.elapsed_ns;
+                if (preserving || is_dir) && crate::signals::pending().is_some() {
+                    // A test cut short by a signal is not a figure.
+                    interrupted = true;
+                    break 'tests;
+                }
+                if let Some(e) = r.error().filter(|e| crate::backend::is_budget_message(e)) {
+                    // Nor is one the write budget cut short.
+                    warnings.push(crate::target::write::stopped_early(e));
+                    break 'tests;
+                }
+                let metric = line.metric(dir);
+                if let Some(mut j) = r
+                    .fio_jobs_json()
+                    .as_array()
+                    .and_then(|a| a.first().cloned())
+                {
+                    j["test"] = json!(line.label);
+                    j["metric"] = json!(metric);
+                    if runs > 1 {
+                        j["run"] = json!(run + 1);
+                    }
+                    jobs.push(j);
+                }
+                let this_run = figure(line.label, metric.clone(), dir, std::slice::from_ref(&r));
+                if let Some(f) = run_figures.last_mut() {
+                    f.push(this_run);
+                }
+                let error = r.error().map(|e| format!("{} {}: {e}", line.label, metric));
+                match measured.iter_mut().find(|m| m.0 == line && m.1 == dir) {
+                    Some(m) => m.2.push(r),
+                    None => measured.push((line, dir, vec![r])),
+                }
+                done += 1;
+                if let Some(e) = error {
+                    failure = Some(e);
+                    break 'tests;
+                }
             }
         }
     }
+    let figures: Vec<BenchFigure> = measured
+        .iter()
+        .map(|(line, dir, rs)| figure(line.label, line.metric(*dir), *dir, rs))
+        .collect();
+    run_figures.retain(|f| !f.is_empty());
     // A directory's test file goes with a signal (the guard), and nothing is reported.
     if let Some(sig) = crate::signals::pending().filter(|_| is_dir && interrupted) {
         drop(_test_file);
@@ -400,6 +432,7 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
         quick: args.quick,
         cpus: cpus.clone(),
         clock: if simulated { "virtual" } else { "monotonic" }.to_string(),
+        runs,
     };
     let mut doc = Document::for_target(
         &info,
@@ -410,6 +443,8 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
             classes: Vec::new(),
             expect: None,
             error: failure.clone(),
+            // Each run's figures, in run order (the samples are over all runs).
+            runs: (runs > 1).then_some(run_figures),
         }),
     );
     if let (Some(s), Some(e)) = (&session, &ending) {
@@ -425,12 +460,8 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
         bench::app_class(find("rand_read"), find("rand_write"), find("seq_write")),
     );
     let classes = bench::class_checks(&figures);
-
     if !writes {
-        warnings.push(Warning::new(
-            "read_only_bench",
-            "only the read tests ran: add --write (on a device or file the test region is saved and restored; --destructive skips that) for write figures and the SD class verdicts",
-        ));
+        warnings.push(Warning::ReadOnlyBench);
     }
     warnings.extend(bench::noise_warnings(&figures, &classes));
     // The simulator's clock is virtual: other programs cannot slow it.
@@ -570,6 +601,15 @@ fn render(
         for r in c {
             s += &format!("{} {}\n", if r.pass { "ok  " } else { "FAIL" }, r.message);
         }
+    }
+    if let Body::Bench(BenchResult {
+        runs: Some(runs), ..
+    }) = &doc.body
+    {
+        s += &format!(
+            "\neach figure is over {} interleaved runs (each run's figures: --json, runs; compare them with `flashscope compare`)\n",
+            runs.len()
+        );
     }
     if let Some(e) = failure {
         s += &format!("\nstopped early: {e}\n");

@@ -10,12 +10,12 @@ use crate::fs::files::{self, FilesConfig, FilesRun};
 use crate::fs::matrix::{self, MatrixConfig, MatrixRun, MatrixTest};
 use crate::fs::monitor::{throughput_series, Progress};
 use crate::fs::seq::{self, SeqConfig, SeqMode, SeqRun};
-use crate::fs::warn::{environment_warnings, FsWarning};
+use crate::fs::warn::environment_warnings;
 use crate::fs::{parse_size_list, Pattern};
 use crate::report::results::{FilesystemTarget, Untyped};
 use crate::report::svg::{self, AxisFormat, Chart};
 use crate::report::table::Table;
-use crate::report::{Body, Document, Target};
+use crate::report::{Body, Document, Target, Warning};
 use crate::units::{format_bytes, format_ns, format_rate, parse_size_option};
 use crate::{Error, Result};
 use clap::Subcommand;
@@ -307,7 +307,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
     doc.inferences = seq_inferences(&run.results, file_bytes, fs.memory_backed);
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
-    doc.warnings = warnings.iter().map(FsWarning::to_warning).collect();
+    doc.warnings = warnings;
     extra.insert(
         "timeline".into(),
         serde_json::to_value(&run.timeline).unwrap_or_default(),
@@ -534,14 +534,14 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
     for s in &cfg.sizes {
         if *s > total_bytes {
-            warnings.push(FsWarning::TotalBelowSize {
+            warnings.push(Warning::TotalBelowSize {
                 file_bytes: *s,
                 total_bytes,
             });
         }
     }
     if let Some(e) = &run.drop_caches_error {
-        warnings.push(FsWarning::DropCachesFailed { reason: e.clone() });
+        warnings.push(Warning::DropCachesFailed { reason: e.clone() });
     }
     let mut extra = serde_json::Map::new();
     let parameters = serde_json::json!({
@@ -556,7 +556,7 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
     doc.inferences = files_inferences(&run.results);
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
-    doc.warnings = warnings.iter().map(FsWarning::to_warning).collect();
+    doc.warnings = warnings;
     if let Some(p) = &a.plot {
         write_file(p, &files_plot(&run, &fs))?;
         extra.insert("plot".into(), p.display().to_string().into());
@@ -699,9 +699,10 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
     let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
     let largest = cfg.file_sizes.iter().copied().max().unwrap_or(0);
     if !cfg.direct && mem.total_bytes > 0 && largest < mem.total_bytes {
-        warnings.push(FsWarning::MatrixCache {
-            largest_file_bytes: largest,
+        warnings.push(Warning::SmallerThanRam {
+            file_bytes: largest,
             ram_bytes: mem.total_bytes,
+            matrix: true,
         });
     }
     let mut extra = serde_json::Map::new();
@@ -719,7 +720,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
     let mut doc = Document::new(fs_target(&fs), Body::FsMatrix(Untyped::default()));
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
-    doc.warnings = warnings.iter().map(FsWarning::to_warning).collect();
+    doc.warnings = warnings;
     if let Some(p) = &a.csv {
         write_file(p, &matrix::to_csv(&run.cells))?;
         extra.insert("csv".into(), p.display().to_string().into());

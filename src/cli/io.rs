@@ -330,10 +330,7 @@ pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
     if let Some(e) = r.error() {
         extra.insert("error".into(), json!(e));
         if r.vanished() {
-            doc.warnings.push(Warning::new(
-                "target_vanished",
-                "the target went away during the run; the figures cover the I/O done until then",
-            ));
+            doc.warnings.push(Warning::TargetVanished);
         }
     }
     doc.body = Body::Io(Untyped {

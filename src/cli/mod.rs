@@ -5,9 +5,11 @@ pub mod analyze;
 pub mod analyze_writes;
 pub mod auto;
 pub mod bench;
+pub mod compare;
 pub mod fat;
 pub mod fs;
 pub mod health;
+pub mod history;
 pub mod info;
 pub mod interval;
 pub mod io;
@@ -63,6 +65,14 @@ pub struct Cli {
     /// the usual output; elsewhere print those calls instead of the text.
     #[arg(long, global = true, conflicts_with = "json")]
     pub lava: bool,
+    /// The run history database (SQLite): measuring commands store their result there,
+    /// `history` reads it. Default $XDG_DATA_HOME/flashscope/history.sqlite
+    /// (~/.local/share/...); records even when FLASHSCOPE_HISTORY=off.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub history: Option<std::path::PathBuf>,
+    /// Do not store this run in the history (as FLASHSCOPE_HISTORY=off does for all runs).
+    #[arg(long, global = true, conflicts_with = "history")]
+    pub no_history: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -128,20 +138,40 @@ pub enum Command {
     Slc(slc::Args),
     /// Saved --json documents of any command in one self-contained HTML page.
     Report(report::Args),
+    /// Saved bench / io documents or fio JSON side by side: differences with 95 % intervals.
+    Compare(compare::Args),
     /// Put back the regions a preserve-mode test saved (after a crash or power loss).
     Restore(restore::Args),
+    /// The run history: list, show, export, import stored runs; the table per part.
+    #[command(subcommand)]
+    History(history::HistoryCommand),
 }
 
 /// How results are printed: JSON, text or LAVA calls on stdout, progress and warnings on
 /// stderr, and the export files (`--prometheus`, `--junit`), opened before the command
 /// measures anything and written with its result.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Output {
     pub json: bool,
     pub lava: bool,
     exports: std::cell::RefCell<Exports>,
     /// An export that failed after the result was printed: the run's error (exit 1).
     failure: std::cell::RefCell<Option<crate::Error>>,
+    /// Where a measuring command's result is recorded (`None`: not recorded), or why
+    /// recording is off (said once, as a warning, when a measurement is emitted).
+    history: std::result::Result<Option<std::path::PathBuf>, String>,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Output {
+            json: false,
+            lava: false,
+            exports: Default::default(),
+            failure: None.into(),
+            history: Ok(None),
+        }
+    }
 }
 
 impl Output {
@@ -155,11 +185,27 @@ impl Output {
         if let Some(p) = &cli.junit {
             files.push((FileFormat::Junit, p.as_path()));
         }
+        if cli
+            .history
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+        {
+            return Err(crate::Error::usage(
+                "--history: give the database's file path (or --no-history)",
+            ));
+        }
+        let history = if matches!(cli.command, Command::History(_)) {
+            Ok(None)
+        } else {
+            let env = std::env::var("FLASHSCOPE_HISTORY").ok();
+            crate::history::recording_place(cli.history.as_deref(), cli.no_history, env.as_deref())
+        };
         Ok(Output {
             json: cli.json,
             lava: cli.lava,
             exports: Exports::open(&files)?.into(),
             failure: None.into(),
+            history,
         })
     }
 
@@ -190,7 +236,7 @@ impl Output {
         drop(stdout);
         if !self.json {
             for w in &doc.warnings {
-                eprintln!("warning: {}", w.message);
+                eprintln!("warning: {w}");
             }
         }
         let mut result = self.exports.borrow_mut().finish(doc);
@@ -199,6 +245,23 @@ impl Output {
         }
         if let Err(e) = result {
             self.failure.borrow_mut().get_or_insert(e);
+        }
+        self.record(doc);
+    }
+
+    /// Store a measuring command's document in the history; a history that cannot be
+    /// used never fails the run: one warning on stderr, and this run is not stored.
+    fn record(&self, doc: &Document) {
+        if !crate::history::is_measuring(doc.command()) {
+            return;
+        }
+        let stored = match &self.history {
+            Ok(None) => return,
+            Ok(Some(path)) => crate::history::record_measured(path, doc),
+            Err(why) => Err(crate::Error::usage(why.clone())),
+        };
+        if let Err(e) = stored {
+            eprintln!("warning: history is off for this run: {e}");
         }
     }
 
@@ -259,6 +322,8 @@ impl From<crate::probe::write_test::Finished> for Outcome {
 
 /// Run a parsed command line; returns the exit code.
 pub fn run(cli: Cli) -> Result<i32> {
+    // Every document of this run carries the time it started.
+    crate::report::run_started_at();
     let out = Output::new(&cli)?;
     let code = match &cli.command {
         Command::Info(a) => info::run(a, &out),
@@ -281,6 +346,12 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Program(a) => program::run(a, &out),
         Command::Slc(a) => slc::run(a, &out),
         Command::Report(a) => report::run(a),
+        Command::Compare(a) => compare::run(a, &out),
+        Command::History(c) => history::run(
+            c,
+            &history::database(cli.history.as_deref(), cli.no_history)?,
+            &out,
+        ),
     }?;
     match out.take_failure() {
         Some(e) => Err(e),

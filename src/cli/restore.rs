@@ -97,17 +97,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         serde_json::to_value(&journal.identity).unwrap_or_default(),
     );
     if journal.torn_tail_bytes > 0 {
-        doc.warnings.push(crate::report::Warning::new(
-            "torn-journal-tail",
-            format!(
-                "the journal ends in {} bytes of a record whose length runs past the end of the file, skipped: a crash while saving leaves one, and its region was never overwritten (the overwrite waits for the record to be complete and on disk); a restore first checks that the target still holds the bytes the file has of that region",
-                journal.torn_tail_bytes
-            ),
-        ));
+        doc.warnings.push(crate::report::Warning::TornJournalTail {
+            bytes: journal.torn_tail_bytes,
+        });
     }
     if let Some(why) = untrusted {
         doc.warnings
-            .push(crate::report::Warning::new("untrusted-journal", why));
+            .push(crate::report::Warning::UntrustedJournal { why });
     }
     if args.list {
         extra.insert("restored".into(), false.into());

@@ -120,7 +120,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         doc.warnings = outcome
             .cleanup_warnings
             .iter()
-            .map(|w| Warning::new("cleanup", w.clone()))
+            .map(|w| Warning::Cleanup { what: w.clone() })
             .collect();
         println!("{}", doc.to_json());
     }

@@ -12,6 +12,7 @@ use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, Veri
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::report::progress::Progress;
 use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
+use crate::report::warning::{DirectFallback, MemoryPlace};
 use crate::report::{Body, Check, Document, Inference, Metric, Target, TargetInfo, Warning};
 use crate::target::write::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
 use crate::target::{self, sysfs, OpenRequest, OpenTarget};
@@ -111,14 +112,16 @@ pub fn partition_check(
     let Some(disk) = sysfs::whole_disk_name(name) else {
         return Ok(None);
     };
-    let msg = format!(
-        "'{spec}' is a partition of /dev/{disk}: a fake card is only visible on the whole device, because the partition may end before the real capacity does"
-    );
+    let warning = Warning::Partition {
+        spec: spec.to_string(),
+        disk: disk.clone(),
+    };
     if partition_ok {
-        Ok(Some(Warning::new("partition", msg)))
+        Ok(Some(warning))
     } else {
         Err(Error::Refused(format!(
-            "{msg}. Test /dev/{disk} instead, or pass --partition-ok to test just the partition"
+            "{}. Test /dev/{disk} instead, or pass --partition-ok to test just the partition",
+            warning.cause()
         )))
     }
 }
@@ -406,6 +409,7 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
         write: true,
         destructive: false,
         journal: Some(journal_path),
+        planned: false,
     };
     let plan = WriteIntent {
         command: "verify",
@@ -573,21 +577,17 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
     let total = state.size_bytes;
     let mut warnings = Vec::new();
     if !set.direct() {
-        warnings.push(Warning::new(
-            "no-direct-io",
-            "the filesystem refuses O_DIRECT: files are fsynced and their cached pages dropped before reading back",
-        ));
+        warnings.push(Warning::DirectIoRefused {
+            target: Some(dir.display().to_string()),
+            fallback: DirectFallback::DropCachedPages,
+        });
     }
     let fs = crate::sys::statfs_magic(dir).map(crate::sys::fs_label);
     if matches!(fs.as_deref(), Some("tmpfs") | Some("ramfs")) {
-        warnings.push(Warning::new(
-            "memory-filesystem",
-            format!(
-                "'{}' is on {}, which keeps files in memory: this verifies RAM, not a card; verify a directory on the card's filesystem",
-                dir.display(),
-                fs.as_deref().unwrap_or("?")
-            ),
-        ));
+        warnings.push(Warning::MemoryFilesystem {
+            fs_type: fs.clone().unwrap_or_default(),
+            place: MemoryPlace::VerifiedDirectory(dir.display().to_string()),
+        });
     }
     let driven = drive(
         &mut set,
@@ -801,23 +801,16 @@ fn document(
     doc.elapsed_ns = st.write_ns + st.read_ns;
     let mut warnings = warnings;
     if !done {
-        warnings.push(Warning::new(
-            "incomplete",
-            format!(
-                "the run stopped in the {} phase at {}: {}",
-                if st.phase == Phase::Write {
-                    "write"
-                } else {
-                    "read"
-                },
-                format_bytes(st.next),
-                if dir.as_ref().is_some_and(|d| !d.resumable) {
-                    "its files are gone, so verify again (a long run can be split with --pass write, then --pass read --resume)"
-                } else {
-                    "continue with --resume"
-                }
-            ),
-        ));
+        warnings.push(Warning::VerifyIncomplete {
+            phase: if st.phase == Phase::Write {
+                "write"
+            } else {
+                "read"
+            }
+            .to_string(),
+            at_bytes: st.next,
+            resumable: dir.as_ref().is_none_or(|d| d.resumable),
+        });
     }
     doc.warnings = warnings;
     result.checked_bytes = verified;

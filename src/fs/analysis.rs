@@ -3,8 +3,9 @@
 
 use super::files::FilesSizeResult;
 use super::seq::{SeqMode, SeqModeResult};
-use super::warn::FsWarning;
+use crate::report::warning::DirectFallback;
 use crate::report::Inference;
+use crate::report::Warning;
 use crate::units::{format_bytes, format_rate};
 use std::collections::BTreeMap;
 
@@ -177,12 +178,13 @@ pub fn seq_warnings(
     file_bytes: u64,
     ram_bytes: u64,
     drop_caches_error: Option<&str>,
-) -> Vec<FsWarning> {
+) -> Vec<Warning> {
     let mut out = Vec::new();
     if ram_bytes > 0 && file_bytes < ram_bytes {
-        out.push(FsWarning::SmallerThanRam {
+        out.push(Warning::SmallerThanRam {
             file_bytes,
             ram_bytes,
+            matrix: false,
         });
     }
     if let (Some(b), Some((_, s))) = (
@@ -190,7 +192,7 @@ pub fn seq_warnings(
         synced_reference(results),
     ) {
         if b > INFLATED_RATIO * s {
-            out.push(FsWarning::BufferedInflated {
+            out.push(Warning::BufferedInflated {
                 ratio: b / s,
                 buffered_bytes_per_s: b,
                 synced_bytes_per_s: s,
@@ -200,7 +202,7 @@ pub fn seq_warnings(
     for r in results {
         if let Some(c) = r.cached_at_cold_start_bytes {
             if c > file_bytes / 10 {
-                out.push(FsWarning::ColdReadNotCold {
+                out.push(Warning::ColdReadNotCold {
                     mode: r.mode.name().to_string(),
                     cached_bytes: c,
                     file_bytes,
@@ -208,13 +210,16 @@ pub fn seq_warnings(
             }
         }
         if r.mode == SeqMode::Direct && !r.supported {
-            out.push(FsWarning::DirectUnsupported {
-                reason: r.unsupported_reason.clone().unwrap_or_default(),
+            out.push(Warning::DirectIoRefused {
+                target: None,
+                fallback: DirectFallback::ModeSkipped {
+                    reason: r.unsupported_reason.clone().unwrap_or_default(),
+                },
             });
         }
     }
     if let Some(e) = drop_caches_error {
-        out.push(FsWarning::DropCachesFailed {
+        out.push(Warning::DropCachesFailed {
             reason: e.to_string(),
         });
     }

@@ -75,6 +75,16 @@ pub fn check_owner(meta: &Metadata, what: &str, path: &Path) -> Result<()> {
 /// and refuse a directory that is a symlink, belongs to another user or that group or
 /// others may write: files are created and renamed in it.
 pub fn private_dir(dir: &Path) -> Result<()> {
+    private_dir_for(
+        dir,
+        "its journals and state",
+        "point XDG_STATE_HOME at a directory of your own (as root: `sudo -H`), or give --journal PATH",
+    )
+}
+
+/// [`private_dir`] for a directory that holds `what` ("the run history"); `remedy` says
+/// what the user can do instead ("give --history PATH").
+pub fn private_dir_for(dir: &Path, what: &str, remedy: &str) -> Result<()> {
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -84,18 +94,15 @@ pub fn private_dir(dir: &Path) -> Result<()> {
         .map_err(|e| Error::io(format!("examining the directory {}", dir.display()), e))?;
     if !meta.file_type().is_dir() {
         return Err(Error::Refused(format!(
-            "{} is {}, not a directory: flashscope keeps its journals and state in a directory of its own; remove it or set XDG_STATE_HOME",
+            "{} is {}, not a directory: flashscope keeps {what} in a directory of its own; remove it, or {remedy}",
             dir.display(),
             crate::input::kind_in_words(&meta)
         )));
     }
     // Under `sudo` with the user's HOME kept, this is the user's directory: root must not
     // create and rename files where that user can plant links.
-    check_owner(&meta, "the state directory", dir).map_err(|e| {
-        Error::Refused(format!(
-            "{e}; or point XDG_STATE_HOME at a directory of your own (as root: `sudo -H`), or give --journal PATH"
-        ))
-    })
+    check_owner(&meta, "the directory", dir)
+        .map_err(|e| Error::Refused(format!("{e}; or {remedy}")))
 }
 
 /// Write `bytes` to `path` atomically: a new file beside it (`O_EXCL | O_NOFOLLOW`, mode

@@ -176,6 +176,53 @@ pub fn bench_per_second(figures: &[BenchFigure]) -> Chart {
     c
 }
 
+/// `compare`: each figure's difference from the baseline (B / A − 1, %) with its 95 %
+/// interval as a whisker, one series per side, figures numbered along x in row order
+/// (the caption names them). Figures without an interval are drawn as dots alone.
+pub fn compare(rows: &[crate::compare::Row]) -> Chart {
+    let mut c = Chart::new(
+        "compare: difference from A with its 95 % interval",
+        "figure (numbered as in the table)",
+        "difference from A (%)",
+    )
+    .y_format(AxisFormat::Short);
+    let figures = rows
+        .iter()
+        .map(|r| r.metric.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    c = c.x_range(0.5, figures as f64 + 0.5);
+    let mut sides: Vec<&str> = rows.iter().map(|r| r.side.as_str()).collect();
+    sides.dedup();
+    let mut metrics: Vec<&str> = Vec::new();
+    for r in rows {
+        if !metrics.contains(&r.metric.as_str()) {
+            metrics.push(&r.metric);
+        }
+    }
+    for side in sides {
+        let x = |r: &crate::compare::Row| {
+            (metrics.iter().position(|m| *m == r.metric).unwrap_or(0) + 1) as f64
+        };
+        let mine = || rows.iter().filter(|r| r.side == side);
+        let with: Vec<(f64, f64, f64, f64)> = mine()
+            .filter_map(|r| {
+                let (lo, hi) = (r.ci_low?, r.ci_high?);
+                Some((x(r), r.difference * 100.0, lo * 100.0, hi * 100.0))
+            })
+            .collect();
+        c = c.whiskers(&format!("{side} vs A"), with);
+        let without: Vec<(f64, f64)> = mine()
+            .filter(|r| r.ci_low.is_none())
+            .map(|r| (x(r), r.difference * 100.0))
+            .collect();
+        if !without.is_empty() {
+            c = c.scatter(&format!("{side} vs A (no interval)"), without);
+        }
+    }
+    c
+}
+
 /// A job's completion-latency percentiles in fio's JSON (`jobs[].read.clat_ns.percentile`),
 /// the part of it the report charts.
 #[derive(Debug, Clone, Default, serde::Deserialize)]

@@ -65,7 +65,7 @@ nav ul { columns: 2; }
 /// Render `docs` into one HTML page. Every string that came from a document is escaped.
 pub fn render(docs: &[Document]) -> String {
     let mut h = String::new();
-    let targets: Vec<String> = docs.iter().map(target_spec).collect();
+    let targets: Vec<String> = docs.iter().map(|d| d.target.name()).collect();
     let mut unique = targets.clone();
     unique.sort();
     unique.dedup();
@@ -104,31 +104,27 @@ pub fn render(docs: &[Document]) -> String {
     h
 }
 
-fn target_spec(d: &Document) -> String {
-    use super::Target;
-    match &d.target {
-        Target::Device(t) => t.info.spec.clone(),
-        Target::Filesystem(t) => t.spec.clone(),
-        Target::Health(t) => t.spec.clone(),
-        Target::Spec(t) => t.spec.clone(),
-        Target::Logs(t) => t.files.join(", "),
-        Target::Datasheet(_) | Target::None => "(unknown target)".to_string(),
-    }
-}
-
 fn document(h: &mut String, i: usize, d: &Document) {
     let _ = writeln!(
         h,
         "<section class=\"document\" id=\"doc{i}\">\n<h2>{} on {}</h2>",
         escape(d.command()),
-        escape(&target_spec(d))
+        escape(&d.target.name())
     );
     let target: TargetInfo = d.target.info().cloned().unwrap_or_default();
+    // A document about saved results (compare) has no device to describe.
+    let device = if target.size_bytes > 0 {
+        format!(
+            "{} announced, {}-byte logical sectors · ",
+            format_bytes(target.size_bytes),
+            target.logical_sector_bytes
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         h,
-        "<p class=\"meta\">{} announced, {}-byte logical sectors · took {} · wrote {}</p>",
-        format_bytes(target.size_bytes),
-        target.logical_sector_bytes,
+        "<p class=\"meta\">{device}took {} · wrote {}</p>",
         format_ns(d.elapsed_ns as f64),
         format_bytes(d.bytes_written)
     );
@@ -147,8 +143,8 @@ fn document(h: &mut String, i: usize, d: &Document) {
             let _ = writeln!(
                 h,
                 "<li><b>{}</b>: {}</li>",
-                escape(&w.kind),
-                escape(&w.message)
+                escape(w.kind()),
+                escape(&w.to_string())
             );
         }
         h.push_str("</ul>\n");
@@ -416,6 +412,26 @@ fn charts_of(d: &Document, target: &TargetInfo) -> Vec<Result<Figure, String>> {
                 }),
             );
         }
+        Body::Compare(c) => {
+            let rows = &c.samples;
+            // Numbered as charts::compare places them: by metric, in row order.
+            let mut seen: Vec<(&str, &str)> = Vec::new();
+            for r in rows {
+                if !seen.iter().any(|s| s.0 == r.metric) {
+                    seen.push((&r.metric, &r.test));
+                }
+            }
+            let names: Vec<String> = seen
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("{} = {}", i + 1, s.1))
+                .collect();
+            let sentences: Vec<&str> = rows.iter().map(|r| r.sentence.as_str()).collect();
+            out.push(Ok(Figure {
+                svg: charts::compare(rows).to_svg(),
+                caption: format!("Figures: {}. {}.", names.join("; "), sentences.join(". ")),
+            }));
+        }
         Body::Probe(p) if !p.samples.is_empty() => {
             let (mut spans, mut scans) = (Vec::new(), Vec::new());
             for x in &p.samples {
@@ -606,22 +622,9 @@ fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let (days, rem) = ((secs / 86400) as i64, secs % 86400);
-    // Days since 1970-01-01 to a civil date (proleptic Gregorian).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60
-    )
+    // 2026-11-25T16:40:00Z as 2026-11-25 16:40 UTC.
+    let t = crate::units::format_rfc3339_utc(secs);
+    format!("{} {} UTC", &t[..10], &t[11..16])
 }
 
 #[cfg(test)]
@@ -666,7 +669,10 @@ mod tests {
             format!("page_bytes{evil}"),
             Inference::new(4096, 0.95, format!("evidence {evil}")),
         );
-        d.warnings.push(Warning::new(evil, evil));
+        d.warnings.push(Warning::Recorded {
+            kind: evil.into(),
+            message: evil.into(),
+        });
         d.checks.push(Check {
             name: evil.into(),
             passed: false,

@@ -7,6 +7,9 @@ pub mod progress;
 pub mod results;
 pub mod svg;
 pub mod table;
+pub mod warning;
+
+pub use warning::Warning;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -18,6 +21,7 @@ pub use results::{Body, Target, WriteRecord};
 pub const COMMON_FIELDS: &[&str] = &[
     "schema",
     "command",
+    "started_at",
     "target",
     "parameters",
     "samples",
@@ -31,6 +35,21 @@ pub const COMMON_FIELDS: &[&str] = &[
 
 /// The schema name every JSON document carries.
 pub const SCHEMA: &str = "flashscope/1";
+
+/// When this run started, RFC 3339 UTC, read from the real clock once: at the first call,
+/// which `cli::run` makes before anything is measured. `None` when the clock is set before
+/// 1970 (no true time to give).
+pub fn run_started_at() -> Option<&'static str> {
+    static STARTED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    STARTED
+        .get_or_init(|| {
+            let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            since
+                .ok()
+                .map(|d| crate::units::format_rfc3339_utc(d.as_secs()))
+        })
+        .as_deref()
+}
 
 /// How sure an inference is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,22 +127,6 @@ impl Inference {
             Status::Confident => "confident",
             Status::Tentative => "tentative",
             Status::Inconclusive => "inconclusive",
-        }
-    }
-}
-
-/// A warning in words: what happened and what to do about it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Warning {
-    pub kind: String,
-    pub message: String,
-}
-
-impl Warning {
-    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
-        Warning {
-            kind: kind.into(),
-            message: message.into(),
         }
     }
 }
@@ -208,6 +211,11 @@ pub struct TargetInfo {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Document {
     pub schema: String,
+    /// When the run started, RFC 3339 UTC from the real clock (e.g. `2026-11-25T16:40:00Z`):
+    /// the same for every document of one run ([`run_started_at`]). Absent in documents
+    /// saved before it existed.
+    #[serde(default)]
+    pub started_at: Option<String>,
     pub target: Target,
     pub inferences: BTreeMap<String, Inference>,
     pub bytes_written: u64,
@@ -247,6 +255,9 @@ impl Serialize for Document {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("schema", &self.schema)?;
         m.serialize_entry("command", &command)?;
+        if let Some(t) = &self.started_at {
+            m.serialize_entry("started_at", t)?;
+        }
         m.serialize_entry("target", &target)?;
         m.serialize_entry("parameters", &parameters)?;
         m.serialize_entry("samples", &samples)?;
@@ -282,6 +293,7 @@ impl Document {
     pub fn new(target: Target, body: Body) -> Self {
         Document {
             schema: SCHEMA.to_string(),
+            started_at: run_started_at().map(str::to_string),
             target,
             inferences: BTreeMap::new(),
             bytes_written: 0,
@@ -426,7 +438,7 @@ mod tests {
         );
         d.session = Some(WriteRecord {
             journal: Some("/tmp/j".into()),
-            preserve: Default::default(),
+            ..Default::default()
         });
         let v: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
         for key in [
@@ -454,5 +466,38 @@ mod tests {
         let back = Document::from_json("d.json", d.to_json().as_bytes()).unwrap();
         assert_eq!(back, d);
         assert_eq!(back.to_json(), d.to_json());
+    }
+
+    #[test]
+    fn started_at_is_rfc3339_utc_and_optional_on_read_back() {
+        let d = Document::new(Target::None, Body::Info(Default::default()));
+        let t = d.started_at.clone().expect("the clock is after 1970");
+        // 2026-11-25T16:40:00Z: the shape, and the same instant for every document.
+        assert_eq!(t.len(), 20, "{t}");
+        assert!(t.ends_with('Z') && &t[10..11] == "T", "{t}");
+        assert_eq!(
+            Document::new(Target::None, Body::SimList(Default::default())).started_at,
+            Some(t)
+        );
+        let mut old: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
+        old.as_object_mut().unwrap().remove("started_at");
+        let back = Document::from_json("old.json", old.to_string().as_bytes()).unwrap();
+        assert_eq!(back.started_at, None);
+        let again = Document::from_json("new.json", d.to_json().as_bytes()).unwrap();
+        assert_eq!(again.started_at, d.started_at);
+        // Where main's documents have it: after command, before target.
+        let text = d.to_json();
+        let at = |k: &str| text.find(&format!("\"{k}\":")).unwrap();
+        assert!(at("command") < at("started_at") && at("started_at") < at("target"));
+        // Warnings read back as written, a kind from a newer version too.
+        old["warnings"] = serde_json::json!([{"kind": "thermal_throttling", "message": "hot"}]);
+        let back = Document::from_json("newer.json", old.to_string().as_bytes()).unwrap();
+        assert_eq!(back.warnings[0].kind(), "thermal_throttling");
+        assert_eq!(
+            back.to_json(),
+            Document::from_json("x", back.to_json().as_bytes())
+                .unwrap()
+                .to_json()
+        );
     }
 }

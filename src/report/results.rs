@@ -33,8 +33,10 @@ pub enum Target {
     Health(HealthTarget),
     /// A datasheet (`model`).
     Datasheet(DatasheetTarget),
-    /// A spec as given, nothing opened (`restore`, `sim serve`).
+    /// A spec as given, nothing opened (`restore`, `sim serve`); the sides (`compare`).
     Spec(SpecTarget),
+    /// The history database (`history list`, `history table`).
+    History(HistoryTarget),
     /// No target (`sim list`).
     None,
 }
@@ -45,6 +47,19 @@ impl Target {
         match self {
             Target::Device(d) => Some(&d.info),
             _ => None,
+        }
+    }
+
+    /// What the target is called: its spec, the log files, the history database.
+    pub fn name(&self) -> String {
+        match self {
+            Target::Device(t) => t.info.spec.clone(),
+            Target::Filesystem(t) => t.spec.clone(),
+            Target::Health(t) => t.spec.clone(),
+            Target::Spec(t) => t.spec.clone(),
+            Target::Logs(t) => t.files.join(", "),
+            Target::History(t) => t.history.clone(),
+            Target::Datasheet(_) | Target::None => "(unknown target)".to_string(),
         }
     }
 }
@@ -107,12 +122,31 @@ pub struct SpecTarget {
     pub spec: String,
 }
 
+/// The history database a `history` document read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryTarget {
+    /// The database file.
+    pub history: String,
+}
+
 /// What a writing test's session did for preserve mode (`journal`, `preserve`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WriteRecord {
     /// The journal file, `null` when nothing was journaled.
     pub journal: Option<String>,
     pub preserve: PreserveRecord,
+    /// The run's device time against its `--time-budget` (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_budget: Option<TimeBudgetUse>,
+}
+
+/// A writing test's device time (virtual on `sim:`) against its `--time-budget`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeBudgetUse {
+    pub budget_ns: u64,
+    pub used_ns: u64,
+    /// More than `target::write::TIME_BUDGET_SLACK` over the budget.
+    pub over: bool,
 }
 
 /// The preserve-mode figures of a writing test.
@@ -223,6 +257,65 @@ bodies! {
     "fat" => Fat(FatResult),
     "program" => Program(ProgramResult),
     "slc" => Slc(SlcResult),
+    "compare" => Compare(CompareResult),
+    "history list" => HistoryList(HistoryListResult),
+    "history table" => HistoryTable(HistoryTableResult),
+}
+
+/// `compare`'s parameters: the interval's level and the bootstrap's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareParameters {
+    pub confidence: f64,
+    pub bootstrap_resamples: usize,
+    pub bootstrap_seed: u64,
+    pub min_seconds: usize,
+    pub force: bool,
+}
+
+/// `compare`: one row per figure and side, where each side came from, and the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareResult {
+    pub parameters: CompareParameters,
+    pub samples: Vec<crate::compare::Row>,
+    pub sides: Vec<crate::compare::SideSummary>,
+    /// One line per side against the baseline.
+    pub verdict: String,
+}
+
+/// `history list`: the stored runs, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistoryListResult {
+    /// None (`{}`).
+    #[serde(default)]
+    pub parameters: NoParameters,
+    pub samples: Vec<crate::history::RunSummary>,
+}
+
+/// A command without parameters: `{}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoParameters {}
+
+/// One column of `history table`: its key, the metric and the bench job it is from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableColumn {
+    pub key: String,
+    pub metric: String,
+    pub job: String,
+}
+
+/// `history table`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryTableParameters {
+    /// "model" or "device".
+    pub by: String,
+    pub columns: Vec<TableColumn>,
+}
+
+/// `history table`: one row per part (or device) over its stored bench runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryTableResult {
+    pub parameters: HistoryTableParameters,
+    pub samples: Vec<crate::history::table::PartRow>,
 }
 
 /// A writing test's parameters and where its erase block size came from.
@@ -455,7 +548,7 @@ pub struct KeyEntry {
 }
 
 /// `sim list`: the presets and the keys.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SimListResult {
     pub presets: Vec<PresetEntry>,
     pub keys: Vec<KeyEntry>,
@@ -581,6 +674,14 @@ pub struct BenchParameters {
     pub cpus: Vec<usize>,
     /// "virtual" (a simulated card) or "monotonic".
     pub clock: String,
+    /// `--runs`: how many interleaved runs each figure is over (1 in documents saved
+    /// before it existed).
+    #[serde(default = "one_run")]
+    pub runs: usize,
+}
+
+fn one_run() -> usize {
+    1
 }
 
 /// `bench`: one figure per test, the fio-shaped jobs, the class verdicts and `--expect`.
@@ -597,4 +698,7 @@ pub struct BenchResult {
     /// Why the tests stopped early, if they did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// `--runs N` above 1: each run's figures, in run order (the samples are over all runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<Vec<crate::workload::bench::BenchFigure>>>,
 }

@@ -35,6 +35,8 @@ pub enum AxisFormat {
 enum Style {
     Line,
     Points,
+    /// Dots with a vertical bar from each point's low to high (an interval).
+    Whiskers,
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +44,8 @@ struct Series {
     name: String,
     points: Vec<(f64, f64)>,
     style: Style,
+    /// Per point, the (low, high) of its whisker (`Style::Whiskers` only).
+    spans: Vec<(f64, f64)>,
 }
 
 /// A chart under construction; `to_svg` renders it.
@@ -194,6 +198,7 @@ impl Chart {
             name: name.to_string(),
             points,
             style: Style::Line,
+            spans: Vec::new(),
         });
         self
     }
@@ -204,6 +209,19 @@ impl Chart {
             name: name.to_string(),
             points,
             style: Style::Points,
+            spans: Vec::new(),
+        });
+        self
+    }
+
+    /// Dots at (x, y), each with a vertical whisker from low to high (an estimate and its
+    /// interval), given as (x, y, low, high).
+    pub fn whiskers(mut self, name: &str, points: Vec<(f64, f64, f64, f64)>) -> Self {
+        self.series.push(Series {
+            name: name.to_string(),
+            points: points.iter().map(|p| (p.0, p.1)).collect(),
+            style: Style::Whiskers,
+            spans: points.iter().map(|p| (p.2, p.3)).collect(),
         });
         self
     }
@@ -259,8 +277,15 @@ impl Chart {
         let pts: Vec<(f64, f64)> = self
             .series
             .iter()
-            .flat_map(|s| s.points.iter())
-            .filter_map(|&(x, y)| Some((self.xt(x)?, self.yt(y)?)))
+            .flat_map(|s| {
+                let ends = s
+                    .points
+                    .iter()
+                    .zip(&s.spans)
+                    .flat_map(|(p, w)| [(p.0, w.0), (p.0, w.1)]);
+                s.points.iter().copied().chain(ends)
+            })
+            .filter_map(|(x, y)| Some((self.xt(x)?, self.yt(y)?)))
             .collect();
         let mut xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
         xs.extend(self.markers.iter().filter_map(|m| self.xt(m.0)));
@@ -407,9 +432,25 @@ impl Chart {
                     d.join(" ")
                 ));
             }
-            let r = if se.style == Style::Points { 2.6 } else { 3.0 };
+            if se.style == Style::Whiskers {
+                for (&(x, _), &(lo, hi)) in se.points.iter().zip(&se.spans) {
+                    let (Some(x), Some(lo), Some(hi)) = (self.xt(x), self.yt(lo), self.yt(hi))
+                    else {
+                        continue;
+                    };
+                    let (x, lo, hi) = (sx(x), sy(lo), sy(hi));
+                    s.push_str(&format!(
+                        "<path d=\"M{x:.1},{lo:.1}V{hi:.1}M{:.1},{lo:.1}H{:.1}M{:.1},{hi:.1}H{:.1}\" stroke=\"{c}\" stroke-width=\"1.8\" fill=\"none\"/>\n",
+                        x - 6.0,
+                        x + 6.0,
+                        x - 6.0,
+                        x + 6.0
+                    ));
+                }
+            }
+            let r = if se.style == Style::Line { 3.0 } else { 2.6 };
             // Dots on a line only while they can be told apart (not on a long timeline).
-            let dots = se.style == Style::Points || p.len() <= 60;
+            let dots = se.style != Style::Line || p.len() <= 60;
             for (x, y) in p.iter().filter(|_| dots) {
                 s.push_str(&format!(
                     "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r}\" fill=\"{c}\"/>\n"

@@ -1,5 +1,15 @@
 //! Aligned text tables for human output.
 
+/// One CSV field (RFC 4180): quoted when it holds a comma, quote or line break, with
+/// quotes doubled.
+pub fn csv_field(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\"")).into()
+    } else {
+        text.into()
+    }
+}
+
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {

@@ -266,7 +266,7 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
                         "refusing to write to '{spec}': {why}; the safety policy needs sysfs to find its partitions and holders"
                     )));
                 }
-                warnings.push(Warning::new("no-sysfs", why));
+                warnings.push(Warning::NoSysfs { why });
             }
         }
     }
@@ -284,10 +284,10 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
                 )));
             }
             direct = false;
-            warnings.push(Warning::new(
-                "no-direct-io",
-                format!("the filesystem holding '{spec}' refuses O_DIRECT; this test runs buffered and the page cache may answer"),
-            ));
+            warnings.push(Warning::DirectIoRefused {
+                target: Some(spec.to_string()),
+                fallback: crate::report::warning::DirectFallback::Buffered,
+            });
             try_open(path, req.write, libc::O_CLOEXEC)
                 .map_err(|e| open_error(spec, e, req.write))?
         }
@@ -313,12 +313,10 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
         if let Some(t) = crate::sys::statfs_magic(path) {
             filesystem = Some(crate::sys::fs_label(t));
             if let Some(name) = crate::sys::fs_name(t).filter(|_| crate::sys::memory_fs(t)) {
-                warnings.push(Warning::new(
-                    "memory-filesystem",
-                    format!(
-                        "'{spec}' is on {name}, which keeps files in memory (and silently ignores O_DIRECT): timings measure RAM, not a medium; put the file on a real device"
-                    ),
-                ));
+                warnings.push(Warning::MemoryFilesystem {
+                    fs_type: name.to_string(),
+                    place: crate::report::warning::MemoryPlace::TargetFile(spec.to_string()),
+                });
             }
         }
     }

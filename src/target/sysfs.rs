@@ -152,9 +152,76 @@ pub fn identity(name: &str, mountinfo: &str) -> BlockIdentity {
         }
     }
     id.partitions.sort_by_key(|p| p.start_bytes);
-    let dev_dir = Path::new(SYS_BLOCK).join(&disk).join("device");
-    if dev_dir.exists() {
-        id.device_dir = Some(dev_dir);
-    }
+    id.device_dir = device_dir(&disk);
     id
+}
+
+/// The sysfs `device/` directory of whole disk `disk`, where MMC/SD registers live.
+pub fn device_dir(disk: &str) -> Option<PathBuf> {
+    let dir = Path::new(SYS_BLOCK).join(disk).join("device");
+    dir.exists().then_some(dir)
+}
+
+/// The USB device a disk sits on: vendor and product ids (4 hex digits), its serial and
+/// product name when it has them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsbIds {
+    pub vendor_id: String,
+    pub product_id: String,
+    pub serial: Option<String>,
+    pub product: Option<String>,
+}
+
+/// The USB ids of the device whose sysfs `device/` directory is `dev_dir`: the nearest
+/// ancestor in the device tree with `idVendor` and `idProduct` (the USB device above the
+/// SCSI disk and its interface); `None` when the disk is not on USB.
+pub fn usb_ids(dev_dir: &Path) -> Option<UsbIds> {
+    let real = std::fs::canonicalize(dev_dir).ok()?;
+    let attr = |dir: &Path, name: &str| {
+        let s = std::fs::read_to_string(dir.join(name)).ok()?;
+        let t = s.trim();
+        (!t.is_empty()).then(|| t.to_string())
+    };
+    real.ancestors().take(12).find_map(|dir| {
+        Some(UsbIds {
+            vendor_id: attr(dir, "idVendor")?,
+            product_id: attr(dir, "idProduct")?,
+            serial: attr(dir, "serial"),
+            product: attr(dir, "product"),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usb_ids_come_from_the_usb_device_above_the_disk() {
+        let d = tempfile::tempdir().unwrap();
+        let usb = d.path().join("usb1/1-1");
+        let dev = usb.join("1-1:1.0/host0/target0:0:0/0:0:0:0");
+        std::fs::create_dir_all(&dev).unwrap();
+        for (name, value) in [
+            ("idVendor", "0781\n"),
+            ("idProduct", "5583\n"),
+            ("serial", "4C530001\n"),
+            ("product", " Ultra Fit\n"),
+        ] {
+            std::fs::write(usb.join(name), value).unwrap();
+        }
+        let ids = usb_ids(&dev).unwrap();
+        assert_eq!(
+            ids,
+            UsbIds {
+                vendor_id: "0781".into(),
+                product_id: "5583".into(),
+                serial: Some("4C530001".into()),
+                product: Some("Ultra Fit".into()),
+            }
+        );
+        let other = d.path().join("platform/mmc0");
+        std::fs::create_dir_all(&other).unwrap();
+        assert_eq!(usb_ids(&other), None);
+    }
 }

@@ -52,6 +52,10 @@ pub struct WriteFlags {
     /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
     #[arg(long, value_name = "PATH")]
     pub journal: Option<PathBuf>,
+    /// The caller printed the plan of this test already (`auto`'s plan): the session says
+    /// one line for the step (with its journal) instead of describing it again.
+    #[arg(skip)]
+    pub planned: bool,
 }
 
 impl WriteFlags {
@@ -385,13 +389,22 @@ pub fn open_for_write(
             journal::check_space(path, save).map_err(|e| {
                 Error::Refused(format!("{e}, or {}; nothing was written", intent.smaller))
             })?;
-            eprintln!("flashscope {}: {}", intent.command, intent.describe());
-            eprintln!(
-                "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143). After a crash: flashscope restore {}",
-                format_bytes(save),
-                path.display(),
-                path.display()
-            );
+            if flags.planned {
+                eprintln!(
+                    "flashscope {}: running, as auto planned; journal {} (after a crash: flashscope restore {})",
+                    intent.command,
+                    path.display(),
+                    path.display()
+                );
+            } else {
+                eprintln!("flashscope {}: {}", intent.command, intent.describe());
+                eprintln!(
+                    "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143). After a crash: flashscope restore {}",
+                    format_bytes(save),
+                    path.display(),
+                    path.display()
+                );
+            }
             // Record Ctrl-C from before the journal exists, so no signal can leave it empty.
             signals::install(signals::Second::Record);
             let p = Preserve::new(opened.backend, path, &identity)?
@@ -399,10 +412,21 @@ pub fn open_for_write(
             Guarded::Preserve(p)
         }
         None => {
-            eprintln!("flashscope {}: {}", intent.command, intent.describe());
-            if permit.mode == WriteMode::Simulated {
+            if flags.planned {
+                eprintln!(
+                    "flashscope {}: running, as auto planned{}",
+                    intent.command,
+                    if permit.mode == WriteMode::Simulated {
+                        ""
+                    } else {
+                        " (destructive: the data in its region is not saved)"
+                    }
+                );
+            } else if permit.mode == WriteMode::Simulated {
+                eprintln!("flashscope {}: {}", intent.command, intent.describe());
                 eprintln!("simulated card: it lives in this process, so nothing is saved or restored (no journal)");
             } else {
+                eprintln!("flashscope {}: {}", intent.command, intent.describe());
                 eprintln!(
                     "destructive mode: the data in that region is NOT saved and will be lost"
                 );
@@ -467,12 +491,34 @@ pub enum Ran<T> {
     Stopped(i32),
 }
 
+/// A run may take this share more than its `--time-budget` before it is called over: a
+/// budget stops I/O only between operations, and the last one ends after it.
+pub const TIME_BUDGET_SLACK: f64 = 0.05;
+
+/// A run's device time against its `--time-budget`, for the document's `time_budget`
+/// field and the warning when the run went clearly over it (more than
+/// [`TIME_BUDGET_SLACK`]). `None` without a budget.
+pub fn time_budget_use(
+    budget_ns: Option<u64>,
+    used_ns: u64,
+) -> Option<(crate::report::results::TimeBudgetUse, Option<Warning>)> {
+    let budget_ns = budget_ns?;
+    let over = used_ns as f64 > budget_ns as f64 * (1.0 + TIME_BUDGET_SLACK);
+    Some((
+        crate::report::results::TimeBudgetUse {
+            budget_ns,
+            used_ns,
+            over,
+        },
+        over.then_some(Warning::OverTimeBudget { budget_ns, used_ns }),
+    ))
+}
+
 /// The warning for a test that stopped before its plan was done (budget or time).
 pub fn stopped_early(why: &str) -> Warning {
-    Warning::new(
-        "stopped-early",
-        format!("the test stopped early: {why}; the inference uses what was measured"),
-    )
+    Warning::StoppedEarly {
+        why: why.to_string(),
+    }
 }
 
 impl WriteSession {
@@ -601,6 +647,7 @@ impl WriteSession {
                 regions_verified: ending.restored.map(|r| r.verified).unwrap_or(0),
                 journal_removed: ending.restored.is_some(),
             },
+            time_budget: None,
         });
         doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(self.t0);
     }
@@ -642,7 +689,26 @@ mod tests {
             write,
             destructive,
             journal: journal.map(PathBuf::from),
+            planned: false,
         }
+    }
+
+    #[test]
+    fn a_run_clearly_over_its_time_budget_is_named() {
+        assert!(time_budget_use(None, 99).is_none());
+        let (field, over) = time_budget_use(Some(17_000_000_000), 17_800_000_000).unwrap();
+        assert!(!field.over, "within the slack of one last operation");
+        assert!(over.is_none());
+        let (field, over) = time_budget_use(Some(17_000_000_000), 98_863_300_495).unwrap();
+        assert_eq!(field.budget_ns, 17_000_000_000u64);
+        assert_eq!(field.used_ns, 98_863_300_495u64);
+        assert!(field.over);
+        let w = over.unwrap();
+        assert_eq!(w.kind(), "over_time_budget");
+        assert!(
+            w.to_string().contains("98.9 s") && w.to_string().contains("17 s"),
+            "{w}"
+        );
     }
 
     #[test]

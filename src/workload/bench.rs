@@ -5,6 +5,7 @@
 use super::offsets::Dir;
 use super::spec::RwMode;
 use super::sysstat::CpuLoad;
+use crate::report::warning::{FigureNoise, NoiseEffect};
 use crate::report::{Check, Inference, Metric, Warning};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -123,14 +124,9 @@ pub fn busy_warning(before: Option<CpuLoad>, after: Option<CpuLoad>) -> Option<W
         ..Default::default()
     };
     let causes = crate::analysis::align::busy_causes(&env);
-    (!causes.is_empty()).then(|| {
-        Warning::new(
-            "noisy_environment",
-            format!(
-                "the machine was busy during the measurement: {}: other programs took time from the test, so its figures may be lower than the device gives; rerun on a quiet machine",
-                causes.join("; ")
-            ),
-        )
+    (!causes.is_empty()).then_some(Warning::NoisyEnvironment {
+        causes,
+        effect: NoiseEffect::Figures,
     })
 }
 
@@ -148,15 +144,11 @@ pub fn noise_warnings(figures: &[BenchFigure], classes: &[ClassCheck]) -> Vec<Wa
     let mut out = Vec::new();
     for f in figures {
         if let Some(w) = f.runq_wait_share.filter(|&w| w > NOISY_RUNQ_WAIT) {
-            out.push(Warning::new(
-                "noisy_figure",
-                format!(
-                    "{} {}: the test waited for a CPU {:.0} % of its time, behind other processes on its CPU, so this figure may be lower than the device gives; rerun on a quiet machine or pin the test (--cpus) to a CPU nothing else uses",
-                    f.label,
-                    f.dir,
-                    w * 100.0
-                ),
-            ));
+            out.push(Warning::NoisyFigure {
+                label: f.label.to_string(),
+                dir: f.dir.to_string(),
+                noise: FigureNoise::RunqWait { share: w },
+            });
             continue;
         }
         let Some(sp) = f.per_second_spread.filter(|&s| s > NOISY_SPREAD) else {
@@ -166,17 +158,15 @@ pub fn noise_warnings(figures: &[BenchFigure], classes: &[ClassCheck]) -> Vec<Wa
             .per_second_bw
             .iter()
             .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
-        out.push(Warning::new(
-            "noisy_figure",
-            format!(
-                "{} {}: the rate varied ±{:.0} % from second to second ({:.2}–{:.2} MB/s): the device or the machine was not steady, or too few I/Os completed each second to count finely, so this figure may be off by as much; rerun on a quiet machine or with a longer --runtime",
-                f.label,
-                f.dir,
-                sp * 100.0,
-                lo / MB,
-                hi / MB
-            ),
-        ));
+        out.push(Warning::NoisyFigure {
+            label: f.label.to_string(),
+            dir: f.dir.to_string(),
+            noise: FigureNoise::Spread {
+                spread: sp,
+                lo_mb_s: lo / MB,
+                hi_mb_s: hi / MB,
+            },
+        });
     }
     let spread_of = |metric: &str| {
         figures
@@ -195,16 +185,12 @@ pub fn noise_warnings(figures: &[BenchFigure], classes: &[ClassCheck]) -> Vec<Wa
             .filter_map(|m| spread_of(m))
             .fold(0.0, f64::max);
         if spread > 0.0 && c.margin.abs() < spread {
-            out.push(Warning::new(
-                "verdict_within_noise",
-                format!(
-                    "{} {} by {:+.0} %, inside the ±{:.0} % its figures varied from second to second: the verdict could go either way; rerun on a quiet machine or with a longer --runtime",
-                    c.class,
-                    if c.pass { "passes" } else { "fails" },
-                    c.margin * 100.0,
-                    spread * 100.0
-                ),
-            ));
+            out.push(Warning::VerdictWithinNoise {
+                class: c.class.to_string(),
+                pass: c.pass,
+                margin: c.margin,
+                spread,
+            });
         }
     }
     out
@@ -858,11 +844,11 @@ mod tests {
         f.runq_wait_share = Some(0.3);
         let w = noise_warnings(&[f], &[]);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert_eq!(w[0].kind, "noisy_figure");
+        assert_eq!(w[0].kind(), "noisy_figure");
         assert!(
-            w[0].message.contains("waited for a CPU 30 %"),
+            w[0].to_string().contains("waited for a CPU 30 %"),
             "{}",
-            w[0].message
+            w[0].to_string()
         );
     }
 
@@ -876,17 +862,17 @@ mod tests {
         };
         assert!(busy_warning(Some(load(0.5, 100, 0)), Some(load(0.8, 200, 1))).is_none());
         let w = busy_warning(Some(load(0.5, 100, 0)), Some(load(4.0, 200, 0))).unwrap();
-        assert_eq!(w.kind, "noisy_environment");
+        assert_eq!(w.kind(), "noisy_environment");
         assert!(
-            w.message.contains("load average 4.0 on 2 CPUs"),
+            w.to_string().contains("load average 4.0 on 2 CPUs"),
             "{}",
-            w.message
+            w.to_string()
         );
         let w = busy_warning(Some(load(0.5, 100, 0)), Some(load(0.5, 200, 20))).unwrap();
         assert!(
-            w.message.contains("20 % of CPU time stolen"),
+            w.to_string().contains("20 % of CPU time stolen"),
             "{}",
-            w.message
+            w.to_string()
         );
         assert!(busy_warning(None, None).is_none());
     }
@@ -910,21 +896,21 @@ mod tests {
         let per_s: Vec<f64> = (0..10).map(|i| 8e6 + 5e6 * i as f64 / 9.0).collect();
         let noisy = fig("seq_write", 10.5e6, 10.0, per_s);
         let w = noise_warnings(&[noisy], &classes);
-        assert_eq!(w[0].kind, "noisy_figure", "{w:?}");
-        assert!(w[0].message.contains("±"), "{w:?}");
+        assert_eq!(w[0].kind(), "noisy_figure", "{w:?}");
+        assert!(w[0].to_string().contains("±"), "{w:?}");
         let within: Vec<_> = w
             .iter()
-            .filter(|w| w.kind == "verdict_within_noise")
+            .filter(|w| w.kind() == "verdict_within_noise")
             .collect();
         assert!(
             within
                 .iter()
-                .any(|w| w.message.starts_with("C10 passes by +5 %")),
+                .any(|w| w.to_string().starts_with("C10 passes by +5 %")),
             "{w:?}"
         );
         // Classes far from the figure (V90 fails by -88 %) are not flagged.
         assert!(
-            !within.iter().any(|w| w.message.starts_with("V90")),
+            !within.iter().any(|w| w.to_string().starts_with("V90")),
             "{w:?}"
         );
     }

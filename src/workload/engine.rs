@@ -82,12 +82,7 @@ pub fn uring_fallback_warning(
     )
     .message()
     .unwrap_or_else(|| "io_uring could not be set up".into());
-    let depth = if iodepth > 1 {
-        format!("; --iodepth {iodepth} is not applied")
-    } else {
-        String::new()
-    };
-    Warning::new("uring_unavailable", format!("{why}{depth}"))
+    Warning::UringUnavailable { why, iodepth }
 }
 
 /// The outcome of one job: an error that ended it early, whether the target vanished,
@@ -403,13 +398,9 @@ pub fn run_on_file(
         }
     }
     if engine == EngineKind::Sync && spec.iodepth > 1 && spec.engine == EngineKind::Sync {
-        warnings.push(Warning::new(
-            "iodepth_ignored",
-            format!(
-                "the sync engine does one I/O at a time, so --iodepth {} has no effect; use --engine uring for a queue",
-                spec.iodepth
-            ),
-        ));
+        warnings.push(Warning::IodepthIgnored {
+            iodepth: spec.iodepth,
+        });
     }
     let file = if engine == EngineKind::Null {
         None
@@ -713,7 +704,7 @@ mod tests {
         spec.rate.read = Some(100 << 20);
         let r = run(&spec, RunTarget::Backend(&mut dev)).unwrap();
         let w = crate::workload::run_warnings(&r);
-        assert!(w.iter().any(|w| w.kind == "rate_not_met"), "{w:?}");
+        assert!(w.iter().any(|w| w.kind() == "rate_not_met"), "{w:?}");
     }
 
     #[test]
@@ -770,23 +761,23 @@ mod tests {
         let roots = Roots::under(dir.path());
         let w =
             uring_fallback_warning(io::Error::from_raw_os_error(libc::ENOSYS), &roots, true, 32);
-        assert_eq!(w.kind, "uring_unavailable");
-        assert!(w.message.contains("no io_uring"), "{}", w.message);
-        assert!(w.message.contains("sync engine"), "{}", w.message);
-        assert!(w.message.contains("--iodepth 32"), "{}", w.message);
+        assert_eq!(w.kind(), "uring_unavailable");
+        assert!(w.to_string().contains("no io_uring"), "{w}");
+        assert!(w.to_string().contains("sync engine"), "{w}");
+        assert!(w.to_string().contains("--iodepth 32"), "{w}");
         // A seccomp filter: EPERM with the sysctl allowing io_uring.
         std::fs::create_dir_all(dir.path().join("proc/sys/kernel")).unwrap();
         std::fs::write(dir.path().join("proc/sys/kernel/io_uring_disabled"), "0\n").unwrap();
         let w = uring_fallback_warning(io::Error::from_raw_os_error(libc::EPERM), &roots, true, 1);
-        assert!(w.message.contains("seccomp"), "{}", w.message);
-        assert!(!w.message.contains("--iodepth"), "{}", w.message);
+        assert!(w.to_string().contains("seccomp"), "{w}");
+        assert!(!w.to_string().contains("--iodepth"), "{w}");
         // The sysctl switched off.
         std::fs::write(dir.path().join("proc/sys/kernel/io_uring_disabled"), "2\n").unwrap();
         let w = uring_fallback_warning(io::Error::from_raw_os_error(libc::EPERM), &roots, true, 8);
         assert!(
-            w.message.contains("sysctl kernel.io_uring_disabled=0"),
+            w.to_string().contains("sysctl kernel.io_uring_disabled=0"),
             "{}",
-            w.message
+            w.to_string()
         );
     }
 

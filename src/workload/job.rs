@@ -51,6 +51,18 @@ pub struct SecondSample {
     pub write_ios: u64,
 }
 
+impl SecondSample {
+    /// Bytes per second in direction `dir`; None for an interval shorter than half a
+    /// second (the run's last, which counts too few I/Os to be a rate).
+    pub fn rate(&self, dir: Dir) -> Option<f64> {
+        let bytes = match dir {
+            Dir::Read => self.read_bytes,
+            Dir::Write => self.write_bytes,
+        };
+        (self.interval_ms >= 500).then(|| bytes as f64 * 1000.0 / self.interval_ms as f64)
+    }
+}
+
 /// Everything one job measured.
 #[derive(Debug, Clone)]
 pub struct JobResult {

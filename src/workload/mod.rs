@@ -361,24 +361,16 @@ pub fn run_warnings(r: &WorkloadResult) -> Vec<Warning> {
         if let (true, Some(rate)) = (wants, cap) {
             let got = r.total(dir).bw_bytes();
             if got < rate as f64 * 0.9 {
-                w.push(Warning::new(
-                    "rate_not_met",
-                    format!(
-                        "the {} rate cap of {} was not reached: the device gave {} ({:.0} %); the figures are the device's, not the cap's",
-                        if dir == Dir::Read { "read" } else { "write" },
-                        crate::units::format_rate(rate as f64),
-                        crate::units::format_rate(got),
-                        got / rate as f64 * 100.0
-                    ),
-                ));
+                w.push(Warning::RateNotMet {
+                    dir: if dir == Dir::Read { "read" } else { "write" }.to_string(),
+                    cap_bytes_per_s: rate as f64,
+                    got_bytes_per_s: got,
+                });
             }
         }
     }
     if !r.spec.direct {
-        w.push(Warning::new(
-            "buffered",
-            "--direct=0: I/O went through the page cache, so the figures include the cache; the page cache's Dirty/Writeback before and after are in `page_cache`",
-        ));
+        w.push(Warning::Buffered);
     }
     w
 }

@@ -100,9 +100,17 @@ pub const NOR: [&str; 17] = [
     "32M",
 ];
 
+/// The environment every flashscope a test starts gets: the run history off, so the
+/// hundreds of test runs never land in the user's (or CI's) history. A test of the
+/// history gives `--history PATH`, which records even so. Tests that start flashscope
+/// through a shell, `script` or `taskset` set it on that command (children inherit it).
+pub const HISTORY_OFF: [(&str, &str); 1] = [("FLASHSCOPE_HISTORY", "off")];
+
 /// The flashscope binary under test (through the cross runner when one is set).
 pub fn flashscope() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("flashscope").unwrap()
+    let mut c = assert_cmd::Command::cargo_bin("flashscope").unwrap();
+    c.envs(HISTORY_OFF);
+    c
 }
 
 /// The binary under test as a plain command whose program is an absolute path: the
@@ -124,7 +132,61 @@ pub fn flashscope_abs() -> StdCommand {
     };
     let mut cmd = StdCommand::new(prog);
     cmd.args(c.get_args());
+    cmd.envs(HISTORY_OFF);
     cmd
+}
+
+/// The first ```console block of the README's section whose heading starts with
+/// `heading` (e.g. "## Reports"): the example a test runs as written.
+pub fn readme_console_block(heading: &str) -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let part = readme
+        .split(&format!("\n{heading}"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("the README has no '{heading}' section"));
+    part.split("```console\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap_or_else(|| panic!("no console block under '{heading}'"))
+        .to_string()
+}
+
+/// Run one example `line` through `sh` in `dir` as a user types it: `flashscope` on PATH
+/// is the binary under test, the state directory is `dir`.
+pub fn sh_example(dir: &std::path::Path, line: &str) -> std::process::Output {
+    StdCommand::new("sh")
+        .envs(HISTORY_OFF)
+        .args(["-c", line])
+        .current_dir(dir)
+        .env("PATH", path_with_flashscope(dir))
+        .env("XDG_STATE_HOME", dir)
+        .output()
+        .unwrap()
+}
+
+/// A PATH on which `flashscope` is the binary under test (through the cross runner when
+/// one is set): a wrapper script in `dir/bin`, before the caller's PATH.
+fn path_with_flashscope(dir: &std::path::Path) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let c = flashscope_abs();
+    let words: Vec<String> = std::iter::once(c.get_program())
+        .chain(c.get_args())
+        .map(|a| format!("'{}'", a.to_string_lossy().replace('\'', "'\\''")))
+        .collect();
+    let exe = bin.join("flashscope");
+    std::fs::write(
+        &exe,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", words.join(" ")),
+    )
+    .unwrap();
+    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 /// The binary with its state directory (journals, verify state) in `state`.
@@ -132,6 +194,16 @@ pub fn flashscope_in(state: &std::path::Path) -> assert_cmd::Command {
     let mut c = flashscope();
     c.env("XDG_STATE_HOME", state);
     c
+}
+
+/// The `kind` of each warning in a document, in order.
+pub fn warning_kinds(doc: &serde_json::Value) -> Vec<String> {
+    doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["kind"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// Run flashscope with `args` and `--json`, expect exit 0, parse stdout as one document.

@@ -98,10 +98,7 @@ impl WriteTest for CapacityTest {
         }
         f.warnings.extend(self.partition_warning.clone());
         if !rec.complete {
-            f.warnings.push(Warning::new(
-                "partial",
-                "the probe stopped before it finished (time or write budget): the usable size is only what was shown to hold data so far",
-            ));
+            f.warnings.push(Warning::CapacityPartial);
         }
         f.warnings
             .extend(guard_warning(rec.guard_restored, &verdict));
@@ -202,19 +199,15 @@ pub fn guard_warning(restored: bool, v: &Verdict) -> Option<Warning> {
     if !restored {
         return None;
     }
-    let message = if v.wrap_modulus.is_some() {
-        "aliased writes reached the partition-table regions; their saved content was written back"
-            .to_string()
+    use crate::report::warning::GuardCause;
+    let cause = if v.wrap_modulus.is_some() {
+        GuardCause::Aliasing
+    } else if v.kind == FakeKind::Limbo {
+        GuardCause::Limbo
     } else {
-        format!(
-            "the partition-table regions read back different at the end than at the start, though no address aliased ({}); their saved content was written back",
-            match v.kind {
-                FakeKind::Limbo => "this card does not keep data beyond its real size, so the last sectors may not hold it",
-                _ => "the card changed them by itself",
-            }
-        )
+        GuardCause::CardChanged
     };
-    Some(Warning::new("guard-restored", message))
+    Some(Warning::GuardRestored { cause })
 }
 
 /// The one-line verdict a person reads first.

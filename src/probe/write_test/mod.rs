@@ -21,7 +21,8 @@ use crate::report::{
     wear_line, Body, Check, Document, Inference, Metric, Status, TargetInfo, Warning,
 };
 use crate::target::write::{
-    check_allowed, open_for_write, stopped_early, Budgets, Ran, WriteFlags, WriteIntent,
+    check_allowed, open_for_write, stopped_early, time_budget_use, Budgets, Ran, WriteFlags,
+    WriteIntent,
 };
 use crate::{Error, Result};
 use std::io;
@@ -133,10 +134,14 @@ pub fn drive<T: WriteTest>(
     let mut test = build(&info)?;
     let mut intent = test.plan(info.logical_sector_bytes as u64);
     intent.budget_bytes = test.write_budget(budgets.write_budget_bytes(info.size_bytes)?);
-    intent.time_budget_ns = test.time_budget(budgets.time_budget_ns()?);
+    let time_budget_ns = budgets.time_budget_ns()?;
+    intent.time_budget_ns = test.time_budget(time_budget_ns);
     let mut session = open_for_write(spec, flags, &intent)?;
     test.opened(session.journal.is_some());
+    let device_t0 = session.dev.clock_ns();
     let ran = session.run(T::COMMAND, |dev, progress| test.run(dev, progress))?;
+    // Device time (virtual on `sim:`), as the budget counts it, the restore included.
+    let used_ns = session.dev.clock_ns().saturating_sub(device_t0);
     let (samples, ending) = match ran {
         Ran::Done(samples, ending) => (samples, ending),
         Ran::Stopped(code) => return Ok(Finished::Stopped { code }),
@@ -153,6 +158,12 @@ pub fn drive<T: WriteTest>(
     doc.metrics.extend(findings.metrics);
     if let Some(why) = test.stopped(&samples) {
         doc.warnings.push(stopped_early(why));
+    }
+    if let Some((used, over)) = time_budget_use(time_budget_ns, used_ns) {
+        if let Some(w) = doc.session.as_mut() {
+            w.time_budget = Some(used);
+        }
+        doc.warnings.extend(over);
     }
     let mut text = test.render(&doc, &samples);
     text.push_str(&wear_line(&doc));

@@ -78,8 +78,10 @@ impl WriteTest for SlcTest {
     }
 
     /// The reason is always given, in the document's `stopped`: not a warning.
-    fn stopped<'a>(&self, _s: &'a SlcSamples) -> Option<&'a str> {
-        None
+    /// Its write budget is its plan and the cliff its goal; the time budget cuts it short.
+    fn stopped<'a>(&self, s: &'a SlcSamples) -> Option<&'a str> {
+        let time = crate::backend::stop_reason(&crate::backend::time_budget_error(0));
+        (Some(s.stopped.as_str()) == time.as_deref()).then_some(s.stopped.as_str())
     }
 
     fn document(&self, s: &SlcSamples, _findings: &Findings) -> Result<Body> {

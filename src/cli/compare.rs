@@ -1,0 +1,154 @@
+//! `flashscope compare A B [C...]`: saved bench / io documents or fio JSON side by side,
+//! each figure of B (C, …) against A's with the difference, its 95 % interval and one
+//! sentence; text, `--json`, or an HTML page (`-o`).
+
+use super::Output;
+use crate::compare::{self, SideSpec};
+use crate::error::EXIT_OK;
+use crate::report::table::{Align, Table};
+use crate::report::Document;
+use crate::units::short_number;
+use crate::{Error, Result};
+use std::path::Path;
+
+/// Arguments of `compare`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  flashscope bench sim:sd-16g --write --runtime 10s --json > a.json
+  flashscope bench sim:sd-16g,write_bw=13.2M --write --runtime 10s --json > b.json
+  flashscope compare a.json b.json
+  flashscope compare a.json b.json -o compare.html
+  fio --name=w --rw=randwrite --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 --size=256M --runtime=10 --time_based --filename=/media/card/fio.tmp --output-format=json > fio.json
+  flashscope compare fio.json b.json
+
+Each SIDE is a saved `flashscope bench --json` or `io --json` document or fio's
+--output-format=json output (- reads standard input once). Figures are paired by
+workload (rw, block size, queue depth, jobs); each side is compared with the first.
+The 95 % interval of B / A comes from each side's runs when both repeated the tests
+(bench --runs N), else from the per-second samples by a circular block bootstrap (the
+seconds are correlated); the method is printed with each figure. fio's JSON keeps no
+per-second rates: a fio side needs repeated jobs (stonewall) for an interval.
+Figures of different block size, queue depth, jobs, direction or direct vs buffered
+I/O are refused unless --force. Exit codes: 0 compared, 1 a file cannot be read or -o
+written, 2 a side that is not a complete document or fio JSON (named), a run compared
+with itself, fewer than two sides, or figures that are not comparable.")]
+pub struct Args {
+    /// Saved bench / io `--json` documents or fio JSON outputs; the first is the baseline.
+    #[arg(value_name = "SIDE")]
+    pub sides: Vec<String>,
+    /// Compare figures that measure different things (block size, queue depth, jobs,
+    /// direction, direct vs buffered): each such row says what differs.
+    #[arg(long)]
+    pub force: bool,
+    /// Also write the comparison as a self-contained HTML page (with a chart of the
+    /// differences and their intervals).
+    #[arg(long, short = 'o', value_name = "FILE.html")]
+    pub output: Option<String>,
+}
+
+pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    if args.sides.iter().filter(|s| *s == "-").count() > 1 {
+        return Err(Error::usage(
+            "standard input (-) can be read once: give it as one SIDE only",
+        ));
+    }
+    let specs = args
+        .sides
+        .iter()
+        .map(|s| SideSpec::parse(s))
+        .collect::<Result<Vec<_>>>()?;
+    let sides = specs
+        .iter()
+        .map(compare::load)
+        .collect::<Result<Vec<_>>>()?;
+    let (rows, warnings) = compare::compare(&sides, args.force)?;
+    let doc = compare::document(&sides, &rows, warnings, args.force);
+    if let Some(o) = &args.output {
+        super::report::write_page(std::slice::from_ref(&doc), Path::new(o))?;
+    }
+    out.emit(&doc, render);
+    if let Some(o) = args.output.as_ref().filter(|_| !out.json) {
+        eprintln!("flashscope compare: the page is in {o}");
+    }
+    Ok(EXIT_OK)
+}
+
+/// The sides, a table of figures and differences, one sentence per figure, the methods.
+pub fn render(doc: &Document) -> String {
+    let crate::report::Body::Compare(c) = &doc.body else {
+        return String::new();
+    };
+    let (sides, rows) = (&c.sides, &c.samples);
+    let mut s = format!("{}\n\n", c.verdict);
+    for side in sides {
+        s += &format!(
+            "{}: {} ({} on {}{})\n",
+            side.label,
+            side.source,
+            side.kind,
+            side.target,
+            if side.runs > 1 {
+                format!(", {} runs", side.runs)
+            } else {
+                String::new()
+            }
+        );
+    }
+    s += "\n";
+    let many = sides.len() > 2;
+    let mut t = if many {
+        Table::new(&[
+            "test",
+            "side",
+            "A MB/s",
+            "side MB/s",
+            "vs A",
+            "95% CI",
+            "from",
+        ])
+        .align(1, Align::Left)
+    } else {
+        Table::new(&["test", "A MB/s", "B MB/s", "B vs A", "95% CI", "from"])
+    };
+    let mut bases: Vec<&str> = Vec::new();
+    for r in rows {
+        let mut cells = vec![r.test.clone()];
+        if many {
+            cells.push(r.side.clone());
+        }
+        cells.extend([
+            short_number(r.a_bytes_per_s / 1e6),
+            short_number(r.b_bytes_per_s / 1e6),
+            compare::signed_pct(r.difference),
+            match (r.ci_low, r.ci_high) {
+                (Some(lo), Some(hi)) => {
+                    format!("{} … {}", compare::signed_pct(lo), compare::signed_pct(hi))
+                }
+                _ => "-".into(),
+            },
+            match r.basis.as_str() {
+                "runs" => format!("{}+{} runs", r.a_samples, r.b_samples),
+                "per_second" => format!("{}+{} s", r.a_samples, r.b_samples),
+                _ => "-".into(),
+            },
+        ]);
+        t.row(cells);
+        if !bases.contains(&r.basis.as_str()) {
+            bases.push(&r.basis);
+        }
+    }
+    s += &t.render();
+    s += "\n";
+    for r in rows {
+        s += &format!("{}.\n", r.sentence);
+    }
+    s += "\n";
+    for b in bases {
+        s += match b {
+            "runs" => "runs: the interval of B / A from each run's figure (Welch's t on the log ratio; bench --runs interleaves its runs, so drift falls on every test alike)\n",
+            "per_second" => "s: the interval of B / A from each side's per-second rates (a circular block bootstrap, blocks as long as the seconds stay correlated, and a t quantile that counts blocks)\n",
+            _ => "-: no interval (the sentence says why)\n",
+        };
+    }
+    s
+}

@@ -1,0 +1,455 @@
+//! `flashscope history list|show|export|import|table`: the stored runs (src/history).
+
+use super::Output;
+use crate::error::EXIT_OK;
+use crate::history::table::{self, By, COLUMNS};
+use crate::history::{self as hist, identity, RunSummary, Store, StoredMetric};
+use crate::report::results::{
+    HistoryListResult, HistoryTableParameters, HistoryTableResult, HistoryTarget, TableColumn,
+};
+use crate::report::table::{csv_field, Table};
+use crate::report::{Body, Document, Target};
+use crate::units::{format_bytes, format_ns, format_rate, short_number};
+use crate::{Error, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const AFTER_HELP: &str = "\
+Examples:
+  flashscope bench sim:sd-16g --history runs.sqlite
+  flashscope history list --history runs.sqlite
+  flashscope history show 1 --history runs.sqlite
+  flashscope history table --by device --history runs.sqlite
+  flashscope history export --format csv --history runs.sqlite
+  flashscope history import results/*.json --history runs.sqlite
+
+Every measuring command (align, auto, bench, fat, fs, health, interval, io, open-au,
+probe, program, scatter, slc, verify) stores its --json document and metrics in
+$XDG_DATA_HOME/flashscope/history.sqlite (default ~/.local/share/...), or in --history
+PATH; --no-history or FLASHSCOPE_HISTORY=off stops that. The schema and example SQL are
+in docs/history.md. Exit code 2 for an id that does not exist or a FILE that is not a
+complete flashscope/1 document of a measuring command.";
+
+/// The `history` subcommands.
+#[derive(Debug, clap::Subcommand)]
+#[command(after_help = AFTER_HELP)]
+pub enum HistoryCommand {
+    /// The stored runs: id, when, device, command and its leading figure.
+    #[command(after_help = AFTER_HELP)]
+    List(ListArgs),
+    /// One stored run: its document as text, or with --json as it was printed.
+    #[command(after_help = AFTER_HELP)]
+    Show(ShowArgs),
+    /// Every run: CSV (one line per metric) or JSON (an array of runs with their documents).
+    #[command(after_help = AFTER_HELP)]
+    Export(ExportArgs),
+    /// Store --json documents saved elsewhere (another machine, a test farm).
+    #[command(after_help = AFTER_HELP)]
+    Import(ImportArgs),
+    /// The empirical table: per part, bench's sequential MB/s and 4 KiB random IOPS,
+    /// median and range over runs, as the vendor's table (`model --reference`) lays it out.
+    #[command(after_help = AFTER_HELP)]
+    Table(TableArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Only the runs of this device (its identity, as `list` and `table --by device` show).
+    #[arg(long)]
+    pub device: Option<String>,
+    /// At most this many runs, the latest.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub limit: u64,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The run's id (`history list`).
+    pub id: i64,
+}
+
+/// `history export` formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Csv,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// csv: one line per metric with its run's columns; json: an array of runs, each with
+    /// its whole document.
+    #[arg(long, value_enum, default_value = "csv")]
+    pub format: ExportFormat,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// Saved `--json` documents of measuring commands (`-` reads standard input).
+    #[arg(required = true, value_name = "FILE.json")]
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TableArgs {
+    /// One row per part (model: maker and product or model name) or per device.
+    #[arg(long, value_enum, default_value = "model")]
+    pub by: By,
+}
+
+/// The history database the `history` commands read: `--history PATH` or the default.
+pub fn database(option: Option<&Path>, no_history: bool) -> Result<PathBuf> {
+    if no_history {
+        return Err(Error::usage(
+            "--no-history: the history commands read the history; give --history PATH to read another one",
+        ));
+    }
+    match option {
+        Some(p) => Ok(p.to_path_buf()),
+        None => hist::default_path().ok_or_else(|| {
+            Error::usage("neither XDG_DATA_HOME nor HOME is set: give --history PATH")
+        }),
+    }
+}
+
+pub fn run(cmd: &HistoryCommand, db: &Path, out: &Output) -> Result<i32> {
+    if !matches!(cmd, HistoryCommand::Import(_)) && !db.exists() {
+        return Err(Error::usage(format!(
+            "history {}: no such database yet; measuring commands create it (or give --history PATH)",
+            db.display()
+        )));
+    }
+    let mut store = Store::open(db)?;
+    match cmd {
+        HistoryCommand::List(a) => list(&store, a, out),
+        HistoryCommand::Show(a) => show(&store, a, out),
+        HistoryCommand::Export(a) => export(&store, a),
+        HistoryCommand::Import(a) => import(&mut store, a),
+        HistoryCommand::Table(a) => table_cmd(&store, a, out),
+    }
+}
+
+/// A metric's value in words, by its unit.
+fn figure(m: &StoredMetric) -> String {
+    let job = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&m.labels)
+        .ok()
+        .map(|l| {
+            l.iter()
+                .map(|(_, v)| v.as_str().unwrap_or_default().to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .filter(|s| !s.is_empty());
+    let v = match m.unit.as_str() {
+        "B/s" => format_rate(m.value),
+        "B" if m.value >= 0.0 => format_bytes(m.value.round() as u64),
+        "s" => format_ns(m.value * 1e9),
+        "IOPS" => format!("{} IOPS", short_number(m.value)),
+        u => format!("{} {u}", short_number(m.value))
+            .trim_end()
+            .to_string(),
+    };
+    let name = m.metric.as_str();
+    match job {
+        Some(j) => format!("{name}[{j}] {v}"),
+        None => format!("{name} {v}"),
+    }
+}
+
+fn list(store: &Store, a: &ListArgs, out: &Output) -> Result<i32> {
+    let runs = store.list(a.device.as_deref(), a.limit)?;
+    let doc = Document::new(
+        history_target(store),
+        Body::HistoryList(HistoryListResult {
+            parameters: Default::default(),
+            samples: runs.clone(),
+        }),
+    );
+    out.emit(&doc, |_| render_list(&runs, store.path()));
+    Ok(EXIT_OK)
+}
+
+fn render_list(runs: &[RunSummary], db: &Path) -> String {
+    if runs.is_empty() {
+        return format!("no runs stored in {}\n", db.display());
+    }
+    let mut t = Table::new(&["id", "when (UTC)", "device", "command", "leading figure"]);
+    for r in runs {
+        t.row(vec![
+            r.id.to_string(),
+            r.time.clone(),
+            r.device.clone(),
+            r.command.clone(),
+            r.headline.as_ref().map(figure).unwrap_or_default(),
+        ]);
+    }
+    t = t
+        .align(0, crate::report::table::Align::Right)
+        .align(1, crate::report::table::Align::Left)
+        .align(2, crate::report::table::Align::Left)
+        .align(3, crate::report::table::Align::Left)
+        .align(4, crate::report::table::Align::Left);
+    let n = runs.len();
+    format!(
+        "{n} run{} in {}\n\n{}",
+        if n == 1 { "" } else { "s" },
+        db.display(),
+        t.render()
+    )
+}
+
+fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<i32> {
+    let doc = store.run(a.id)?;
+    let summary = store.summary(a.id)?;
+    out.emit(&doc, |d| render_run(a.id, summary.as_ref(), d));
+    Ok(EXIT_OK)
+}
+
+/// A stored run as text: where and when, then its inferences, checks, metrics, warnings.
+fn render_run(id: i64, s: Option<&RunSummary>, doc: &Document) -> String {
+    let mut o = format!("run {id}: {}", doc.command());
+    if let Some(s) = s {
+        o.push_str(&format!(
+            " on {} ({}), {}, host {}, {}",
+            s.target,
+            s.device,
+            s.time,
+            s.host.as_deref().unwrap_or("unknown"),
+            s.source
+        ));
+    }
+    o.push_str("\n\n");
+    if !doc.inferences.is_empty() {
+        let mut t = Table::new(&["inference", "value", "status", "evidence"])
+            .align(2, crate::report::table::Align::Left)
+            .align(3, crate::report::table::Align::Left);
+        for (name, inf) in &doc.inferences {
+            t.row(vec![
+                name.clone(),
+                inf.value
+                    .as_ref()
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                inf.status_word().to_string(),
+                inf.evidence.clone(),
+            ]);
+        }
+        o.push_str(&t.render());
+        o.push('\n');
+    }
+    for c in &doc.checks {
+        o.push_str(&format!(
+            "check {}: {} — {}\n",
+            c.name,
+            if c.passed { "passed" } else { "FAILED" },
+            c.message
+        ));
+    }
+    if !doc.metrics.is_empty() {
+        let mut t = Table::new(&["metric", "value"]).align(1, crate::report::table::Align::Left);
+        for m in &doc.metrics {
+            let stored = StoredMetric {
+                metric: m.name.clone(),
+                value: m.value,
+                unit: hist::unit_of(&m.name).to_string(),
+                labels: serde_json::to_string(&m.labels).unwrap_or_default(),
+            };
+            let f = figure(&stored);
+            let (name, value) = f.split_once(' ').unwrap_or((&f, ""));
+            t.row(vec![name.to_string(), value.to_string()]);
+        }
+        o.push_str(&t.render());
+    }
+    o
+}
+
+fn export(store: &Store, a: &ExportArgs) -> Result<i32> {
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    // A closed stdout (`| head`) ends the export quietly.
+    let io = |e: std::io::Error| Error::io("writing the export to standard output", e);
+    let result = match a.format {
+        ExportFormat::Csv => {
+            let r = writeln!(
+                w,
+                "run_id,time,command,host,version,device,model,target,source,metric,value,unit,labels"
+            )
+            .map_err(io);
+            r.and_then(|_| {
+                store.for_each_metric(|r, m| {
+                    let cols = [
+                        r.id.to_string(),
+                        r.time.clone(),
+                        r.command.clone(),
+                        r.host.clone().unwrap_or_default(),
+                        r.version.clone(),
+                        r.device.clone(),
+                        r.model.clone().unwrap_or_default(),
+                        r.target.clone(),
+                        r.source.clone(),
+                        m.metric.clone(),
+                        m.value.to_string(),
+                        m.unit.clone(),
+                        m.labels.clone(),
+                    ];
+                    let line: Vec<_> = cols.iter().map(|c| csv_field(c)).collect();
+                    writeln!(w, "{}", line.join(",")).map_err(io)
+                })
+            })
+        }
+        ExportFormat::Json => {
+            let mut first = true;
+            let r = write!(w, "[").map_err(io).and_then(|_| {
+                store.for_each_run(|r| {
+                    let document: serde_json::Value =
+                        serde_json::from_str(&r.document).unwrap_or(serde_json::Value::Null);
+                    let mut v = serde_json::to_value(r).unwrap_or_default();
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("document".into(), document);
+                    }
+                    let sep = if first { "\n" } else { ",\n" };
+                    first = false;
+                    write!(w, "{sep}{v}").map_err(io)
+                })
+            });
+            r.and_then(|_| writeln!(w, "\n]").map_err(io))
+        }
+    };
+    match result.and_then(|_| w.flush().map_err(io)) {
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(EXIT_OK)
+        }
+        Err(e) => Err(e),
+        Ok(()) => Ok(EXIT_OK),
+    }
+}
+
+fn import(store: &mut Store, a: &ImportArgs) -> Result<i32> {
+    if a.files.iter().filter(|f| *f == "-").count() > 1 {
+        return Err(Error::usage(
+            "standard input (-) can be read once: give it as one FILE only",
+        ));
+    }
+    // Every file is read and checked before anything is stored.
+    let docs = super::report::load(&a.files)?;
+    for (f, d) in a.files.iter().zip(&docs) {
+        if !hist::is_measuring(d.command()) {
+            return Err(Error::usage(format!(
+                "{f}: a '{}' document is not a measurement; history stores the runs of {}",
+                d.command(),
+                hist::MEASURING_COMMANDS.join(", ")
+            )));
+        }
+    }
+    let (mut added, mut known) = (Vec::new(), 0);
+    for (f, d) in a.files.iter().zip(&docs) {
+        let name = Path::new(f)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "stdin".into());
+        let (id, new) = store.record(
+            d,
+            &identity::of_document(d),
+            None,
+            &format!("import:{name}"),
+        )?;
+        if new {
+            added.push(id);
+        } else {
+            known += 1;
+        }
+    }
+    let ids: Vec<String> = added.iter().map(|i| i.to_string()).collect();
+    println!(
+        "imported {} run{} into {}{}{}",
+        added.len(),
+        if added.len() == 1 { "" } else { "s" },
+        store.path().display(),
+        if ids.is_empty() {
+            String::new()
+        } else {
+            format!(" (ids {})", ids.join(" "))
+        },
+        if known > 0 {
+            format!("; {known} already stored, skipped")
+        } else {
+            String::new()
+        }
+    );
+    Ok(EXIT_OK)
+}
+
+fn table_cmd(store: &Store, a: &TableArgs, out: &Output) -> Result<i32> {
+    let rows = table::table(store, a.by)?;
+    let doc = Document::new(
+        history_target(store),
+        Body::HistoryTable(HistoryTableResult {
+            parameters: HistoryTableParameters {
+                by: match a.by {
+                    By::Model => "model",
+                    By::Device => "device",
+                }
+                .to_string(),
+                columns: COLUMNS
+                    .iter()
+                    .map(|(k, m, j)| TableColumn {
+                        key: k.to_string(),
+                        metric: m.to_string(),
+                        job: j.to_string(),
+                    })
+                    .collect(),
+            },
+            samples: rows.clone(),
+        }),
+    );
+    out.emit(&doc, |_| render_table(&rows, a.by));
+    Ok(EXIT_OK)
+}
+
+/// The database a `history` document is about.
+fn history_target(store: &Store) -> Target {
+    Target::History(HistoryTarget {
+        history: store.path().display().to_string(),
+    })
+}
+
+fn render_table(rows: &[table::PartRow], by: By) -> String {
+    if rows.is_empty() {
+        return "no bench runs stored: `flashscope bench TARGET` (with --write for the write figures) measures them\n".into();
+    }
+    let mut t = Table::new(&[
+        if by == By::Model { "part" } else { "device" },
+        "runs",
+        "seq read MiB/s",
+        "seq write MiB/s",
+        "rand read IOPS",
+        "rand write IOPS",
+    ]);
+    for r in rows {
+        let runs = r
+            .cells()
+            .iter()
+            .filter_map(|c| c.as_ref().map(|c| c.runs))
+            .max()
+            .unwrap_or(0);
+        let mut cells = vec![r.part.clone(), runs.to_string()];
+        for (i, c) in r.cells().iter().enumerate() {
+            let scale = if i < 2 { 1.0 / 1048576.0 } else { 1.0 };
+            cells.push(match c {
+                None => "-".into(),
+                Some(c) if c.runs == 1 => short_number(c.median * scale),
+                Some(c) => format!(
+                    "{} ({}–{})",
+                    short_number(c.median * scale),
+                    short_number(c.min * scale),
+                    short_number(c.max * scale)
+                ),
+            });
+        }
+        t.row(cells);
+    }
+    format!(
+        "{}\nmedian (min–max) over runs of bench: SEQ1M Q8 read and write, RND4K Q32 read and write;\nthe vendor's figures per part: flashscope model --reference\n",
+        t.render()
+    )
+}

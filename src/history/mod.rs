@@ -1,0 +1,767 @@
+//! The run history: every measuring command's document and its metrics in one SQLite
+//! database (docs/history.md has the schema and example SQL), so runs can be listed,
+//! exported, compared and summarised per part.
+//!
+//! History never fails a measurement: the CLI records after the result is printed, and a
+//! database that cannot be used (corrupt, read-only, locked past the busy timeout, in an
+//! untrusted place) turns history off for that run with one warning.
+//!
+//! The database file is trusted as journals are (`journal::trust`): its directory is
+//! private to the user (created 0700, not a symlink, owned by the user or root, not
+//! writable by group or others), no directory on the way is a symlink in a directory
+//! others may write, the file is opened with `O_NOFOLLOW` and checked on the descriptor
+//! (regular, owned by the user or root, not group/world-writable), and SQLite must open
+//! that same file (device and inode compared).
+
+pub mod identity;
+pub mod table;
+
+use crate::report::Document;
+use crate::{Error, Result};
+use identity::DeviceIdentity;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The schema version this build writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// The schema, as ordered steps: step `i` takes a database from version `i` to `i + 1`.
+/// A step is never edited once released; a change is a new step.
+pub const MIGRATIONS: [&str; 2] = [
+    // v1: runs and their metrics.
+    "CREATE TABLE runs (
+        id       INTEGER PRIMARY KEY,
+        time     TEXT NOT NULL,
+        command  TEXT NOT NULL,
+        host     TEXT,
+        version  TEXT NOT NULL,
+        device   TEXT NOT NULL,
+        model    TEXT,
+        target   TEXT NOT NULL,
+        document TEXT NOT NULL
+    );
+    CREATE INDEX runs_by_device ON runs(device, id);
+    CREATE TABLE metrics (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        metric TEXT NOT NULL,
+        value  REAL NOT NULL,
+        unit   TEXT NOT NULL,
+        labels TEXT NOT NULL
+    );
+    CREATE INDEX metrics_by_run ON metrics(run_id);",
+    // v2: where a run came from (measured here or imported from a file), and a digest of
+    // its document so importing the same file twice stores it once.
+    "ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT 'measured';
+    ALTER TABLE runs ADD COLUMN digest TEXT;
+    CREATE INDEX runs_by_digest ON runs(digest);
+    CREATE INDEX metrics_by_metric ON metrics(metric, run_id);",
+];
+
+/// How long a writer waits for another one (two runs finishing at once) before giving up.
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The commands whose runs are stored: those that measure a device or a filesystem.
+/// Not stored: `info` (what the device says, no measurement), `model` (a calculator),
+/// `analyze` (another tool's logs), `report`, `restore`, `sim`, `history` itself.
+pub const MEASURING_COMMANDS: [&str; 16] = [
+    "align",
+    "auto",
+    "bench",
+    "fat",
+    "fs files",
+    "fs matrix",
+    "fs seq",
+    "health",
+    "interval",
+    "io",
+    "open-au",
+    "probe",
+    "program",
+    "scatter",
+    "slc",
+    "verify",
+];
+
+/// Whether runs of `command` (a document's `command`) are stored.
+pub fn is_measuring(command: &str) -> bool {
+    MEASURING_COMMANDS.contains(&command)
+}
+
+/// Where the history is: `$XDG_DATA_HOME/flashscope/history.sqlite`, else
+/// `~/.local/share/flashscope/history.sqlite`; `None` without either variable.
+pub fn default_path() -> Option<PathBuf> {
+    let abs = |v: std::ffi::OsString| {
+        let p = PathBuf::from(v);
+        p.is_absolute().then_some(p)
+    };
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .and_then(abs)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .and_then(abs)
+                .map(|h| h.join(".local/share"))
+        })?;
+    Some(base.join("flashscope").join("history.sqlite"))
+}
+
+/// Whether and where this run is recorded, from `--history PATH`, `--no-history` and
+/// `FLASHSCOPE_HISTORY` (`off` turns recording off; an explicit `--history PATH` still
+/// records). `Err` carries the reason recording is off when that is worth a warning.
+pub fn recording_place(
+    option: Option<&Path>,
+    no_history: bool,
+    env: Option<&str>,
+) -> std::result::Result<Option<PathBuf>, String> {
+    if no_history {
+        return Ok(None);
+    }
+    if let Some(p) = option {
+        return Ok(Some(p.to_path_buf()));
+    }
+    match env.map(|v| v.trim().to_ascii_lowercase()) {
+        Some(v) if v == "off" => return Ok(None),
+        Some(v) if v.is_empty() || v == "on" => {}
+        Some(v) => {
+            return Err(format!(
+                "FLASHSCOPE_HISTORY={v} is not understood (use off or on)"
+            ))
+        }
+        None => {}
+    }
+    match default_path() {
+        Some(p) => Ok(Some(p)),
+        None => Err(
+            "neither XDG_DATA_HOME nor HOME is set to an absolute path: give --history PATH".into(),
+        ),
+    }
+}
+
+/// One stored run, as `history list` shows it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunSummary {
+    pub id: i64,
+    pub time: String,
+    pub command: String,
+    pub host: Option<String>,
+    pub device: String,
+    pub model: Option<String>,
+    pub target: String,
+    pub source: String,
+    /// The run's first metric (the command's leading figure): name, value, unit, labels.
+    pub headline: Option<StoredMetric>,
+}
+
+/// A metric row.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StoredMetric {
+    pub metric: String,
+    pub value: f64,
+    pub unit: String,
+    /// A JSON object of the metric's labels (`{"job":"seq_read"}`).
+    pub labels: String,
+}
+
+/// One run in full, as `history export` writes it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StoredRun {
+    pub id: i64,
+    pub time: String,
+    pub command: String,
+    pub host: Option<String>,
+    pub version: String,
+    pub device: String,
+    pub model: Option<String>,
+    pub target: String,
+    pub source: String,
+    /// The document as stored (compact JSON).
+    pub document: String,
+}
+
+/// The unit of a metric, from the suffix its name carries (Prometheus naming).
+pub fn unit_of(metric: &str) -> &'static str {
+    const SUFFIXES: [(&str, &str); 6] = [
+        ("_bytes_per_second", "B/s"),
+        ("_seconds", "s"),
+        ("_bytes", "B"),
+        ("_ratio", "ratio"),
+        ("_iops", "IOPS"),
+        ("_met", "bool"),
+    ];
+    SUFFIXES
+        .iter()
+        .find(|(s, _)| metric.ends_with(s))
+        .map(|(_, u)| *u)
+        .unwrap_or("")
+}
+
+/// An open history database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+/// Put the database in WAL mode: readers and one writer work at once, a second writer
+/// waits (busy timeout). Switching the mode of a new database takes a lock for which
+/// SQLite does not wait when several processes open it at once, so a busy answer is
+/// retried until [`BUSY_TIMEOUT`]. A corrupt file fails here (the header is read).
+fn set_wal(conn: &Connection, path: &Path) -> Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())) {
+            Ok(()) => return Ok(()),
+            Err(e)
+                if matches!(
+                    e.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                ) =>
+            {
+                if std::time::Instant::now() >= deadline {
+                    return Err(db_error(path, "locked by another writer", e));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => return Err(db_error(path, "not a usable SQLite database", e)),
+        }
+    }
+}
+
+fn db_error(path: &Path, what: &str, e: rusqlite::Error) -> Error {
+    Error::runtime(format!("history {}: {what}: {e}", path.display()))
+}
+
+impl Store {
+    /// Open (creating if needed) the history at `path` after the trust checks, and bring
+    /// its schema up to [`SCHEMA_VERSION`]. A database of a newer schema is refused.
+    pub fn open(path: &Path) -> Result<Store> {
+        let (dev, ino) = trusted_file(path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| db_error(path, "cannot open", e))?;
+        // SQLite opened by path: it must be the file checked on the descriptor.
+        let now = std::fs::symlink_metadata(path)
+            .map_err(|e| Error::io(format!("examining the history {}", path.display()), e))?;
+        if (now.dev(), now.ino()) != (dev, ino) {
+            return Err(Error::Refused(format!(
+                "history {}: the file changed while it was opened; not used",
+                path.display()
+            )));
+        }
+        Store::setup(conn, path.to_path_buf())
+    }
+
+    /// A history in memory (tests, and `compare` on documents alone).
+    pub fn open_in_memory() -> Result<Store> {
+        let conn = Connection::open_in_memory()
+            .map_err(|e| db_error(Path::new(":memory:"), "cannot open", e))?;
+        Store::setup(conn, PathBuf::from(":memory:"))
+    }
+
+    fn setup(conn: Connection, path: PathBuf) -> Result<Store> {
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| db_error(&path, "setting the busy timeout", e))?;
+        set_wal(&conn, &path)?;
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+            .map_err(|e| db_error(&path, "setting it up", e))?;
+        let mut store = Store { conn, path };
+        store.migrate_to(SCHEMA_VERSION)?;
+        Ok(store)
+    }
+
+    /// Where the database is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the database (`PRAGMA user_version`).
+    pub fn schema_version(&self) -> Result<i64> {
+        self.conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| db_error(&self.path, "reading the schema version", e))
+    }
+
+    /// Apply the migration steps up to `version`, each in its own transaction that first
+    /// takes the write lock, so two processes opening a new database at once migrate it
+    /// once.
+    pub fn migrate_to(&mut self, version: i64) -> Result<()> {
+        let path = self.path.clone();
+        loop {
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|e| db_error(&path, "locking it to update the schema", e))?;
+            let have: i64 = tx
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(|e| db_error(&path, "not a usable SQLite database", e))?;
+            if have > SCHEMA_VERSION {
+                return Err(Error::usage(format!(
+                    "history {}: schema version {have} is newer than this flashscope's {SCHEMA_VERSION}; use a newer flashscope or another --history",
+                    path.display()
+                )));
+            }
+            if have >= version {
+                return Ok(());
+            }
+            let step = MIGRATIONS[have as usize];
+            tx.execute_batch(step)
+                .and_then(|_| tx.execute_batch(&format!("PRAGMA user_version = {}", have + 1)))
+                .and_then(|_| tx.commit())
+                .map_err(|e| db_error(&path, &format!("migrating to schema {}", have + 1), e))?;
+        }
+    }
+
+    /// Store one run: the whole document and its metrics, in one transaction. `source` is
+    /// `measured` or `import:FILE`; `host` is this machine for a measured run, `None`
+    /// for an imported one (the document does not say). Returns the run's id and `true`;
+    /// for an import of a document already stored, its id and `false` (a measured run is
+    /// always a new run, even when its document is identical to an earlier one).
+    pub fn record(
+        &mut self,
+        doc: &Document,
+        device: &DeviceIdentity,
+        host: Option<&str>,
+        source: &str,
+    ) -> Result<(i64, bool)> {
+        use sha2::Digest;
+        let path = self.path.clone();
+        let text = serde_json::to_string(doc)
+            .map_err(|e| Error::runtime(format!("history: serialising the document: {e}")))?;
+        let digest = format!("{:x}", sha2::Sha256::digest(text.as_bytes()));
+        let target = identity::target_info(doc)
+            .map(|t| t.spec)
+            .unwrap_or_default();
+        let err = |e| db_error(&path, "storing the run", e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let existing: Option<i64> = if source == "measured" {
+            None
+        } else {
+            tx.query_row(
+                "SELECT id FROM runs WHERE digest = ?1",
+                params![digest],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?
+        };
+        if let Some(id) = existing {
+            return Ok((id, false));
+        }
+        tx.execute(
+            "INSERT INTO runs (time, command, host, version, device, model, target, document, source, digest)
+             VALUES (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                doc.command(),
+                host,
+                env!("CARGO_PKG_VERSION"),
+                device.key,
+                device.model,
+                target,
+                text,
+                source,
+                digest
+            ],
+        )
+        .map_err(err)?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut insert = tx
+                .prepare(
+                    "INSERT INTO metrics (run_id, metric, value, unit, labels) VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(err)?;
+            for m in doc.metrics.iter().filter(|m| m.value.is_finite()) {
+                let labels = serde_json::to_string(&m.labels).unwrap_or_else(|_| "{}".into());
+                insert
+                    .execute(params![id, m.name, m.value, unit_of(&m.name), labels])
+                    .map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok((id, true))
+    }
+
+    /// The document of run `id`; a missing id is a usage error (exit 2).
+    pub fn run(&self, id: i64) -> Result<Document> {
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT document FROM runs WHERE id = ?1",
+                params![id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| db_error(&self.path, "reading a run", e))?;
+        let text = text.ok_or_else(|| {
+            Error::usage(format!(
+                "history {}: there is no run {id}; `flashscope history list` shows the ids",
+                self.path.display()
+            ))
+        })?;
+        parse_stored(&self.path, id, &text)
+    }
+
+    /// Every run of the device with identity key `device`, oldest first.
+    pub fn runs_for_device(&self, device: &str) -> Result<Vec<(i64, Document)>> {
+        let err = |e| db_error(&self.path, "reading runs", e);
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, document FROM runs WHERE device = ?1 ORDER BY id")
+            .map_err(err)?;
+        let rows = stmt
+            .query_map(params![device], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(err)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, text) = row.map_err(err)?;
+            out.push((id, parse_stored(&self.path, id, &text)?));
+        }
+        Ok(out)
+    }
+
+    /// The summary of run `id` (time, device, …), `None` when there is none.
+    pub fn summary(&self, id: i64) -> Result<Option<RunSummary>> {
+        Ok(self.summaries(Some(id), None, 1)?.pop())
+    }
+
+    /// The last `limit` runs (of `device` when given), oldest first, each with its
+    /// headline metric.
+    pub fn list(&self, device: Option<&str>, limit: u64) -> Result<Vec<RunSummary>> {
+        let mut v = self.summaries(None, device, limit)?;
+        v.reverse();
+        Ok(v)
+    }
+
+    fn summaries(
+        &self,
+        id: Option<i64>,
+        device: Option<&str>,
+        limit: u64,
+    ) -> Result<Vec<RunSummary>> {
+        let err = |e| db_error(&self.path, "listing runs", e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.id, r.time, r.command, r.host, r.device, r.model, r.target, r.source,
+                        m.metric, m.value, m.unit, m.labels
+                 FROM runs r
+                 LEFT JOIN metrics m ON m.rowid =
+                     (SELECT min(rowid) FROM metrics WHERE run_id = r.id)
+                 WHERE (?1 IS NULL OR r.id = ?1) AND (?2 IS NULL OR r.device = ?2)
+                 ORDER BY r.id DESC LIMIT ?3",
+            )
+            .map_err(err)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt
+            .query_map(params![id, device, limit], |r| {
+                let metric: Option<String> = r.get(8)?;
+                Ok(RunSummary {
+                    id: r.get(0)?,
+                    time: r.get(1)?,
+                    command: r.get(2)?,
+                    host: r.get(3)?,
+                    device: r.get(4)?,
+                    model: r.get(5)?,
+                    target: r.get(6)?,
+                    source: r.get(7)?,
+                    headline: match metric {
+                        Some(metric) => Some(StoredMetric {
+                            metric,
+                            value: r.get(9)?,
+                            unit: r.get(10)?,
+                            labels: r.get(11)?,
+                        }),
+                        None => None,
+                    },
+                })
+            })
+            .map_err(err)?;
+        rows.collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(err)
+    }
+
+    /// Call `f` with every run, oldest first, one at a time (the database is never read
+    /// into memory whole).
+    pub fn for_each_run(&self, mut f: impl FnMut(&StoredRun) -> Result<()>) -> Result<()> {
+        let err = |e| db_error(&self.path, "reading runs", e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, time, command, host, version, device, model, target, source, document
+                 FROM runs ORDER BY id",
+            )
+            .map_err(err)?;
+        let mut rows = stmt.query([]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            f(&stored_run(r, true).map_err(err)?)?;
+        }
+        Ok(())
+    }
+
+    /// Call `f` with every metric row of every run, ordered by run, one at a time.
+    pub fn for_each_metric(
+        &self,
+        mut f: impl FnMut(&StoredRun, &StoredMetric) -> Result<()>,
+    ) -> Result<()> {
+        let err = |e| db_error(&self.path, "reading metrics", e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.id, r.time, r.command, r.host, r.version, r.device, r.model, r.target,
+                        r.source, m.metric, m.value, m.unit, m.labels
+                 FROM metrics m JOIN runs r ON r.id = m.run_id ORDER BY m.run_id, m.rowid",
+            )
+            .map_err(err)?;
+        let mut rows = stmt.query([]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let run = stored_run(r, false).map_err(err)?;
+            let m = StoredMetric {
+                metric: r.get(9).map_err(err)?,
+                value: r.get(10).map_err(err)?,
+                unit: r.get(11).map_err(err)?,
+                labels: r.get(12).map_err(err)?,
+            };
+            f(&run, &m)?;
+        }
+        Ok(())
+    }
+
+    /// The connection, for the table's aggregation queries.
+    pub(crate) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+/// A `runs` row from columns 0–8 (id … source, in [`StoredRun`]'s order) and, when
+/// `with_document`, the document from column 9.
+fn stored_run(r: &rusqlite::Row, with_document: bool) -> rusqlite::Result<StoredRun> {
+    Ok(StoredRun {
+        id: r.get(0)?,
+        time: r.get(1)?,
+        command: r.get(2)?,
+        host: r.get(3)?,
+        version: r.get(4)?,
+        device: r.get(5)?,
+        model: r.get(6)?,
+        target: r.get(7)?,
+        source: r.get(8)?,
+        document: if with_document {
+            r.get(9)?
+        } else {
+            String::new()
+        },
+    })
+}
+
+fn parse_stored(path: &Path, id: i64, text: &str) -> Result<Document> {
+    Document::from_json(
+        &format!("history {} run {id}", path.display()),
+        text.as_bytes(),
+    )
+}
+
+/// Record a measured run on this machine in the history at `path`. Only measuring
+/// commands are recorded (`Ok(None)` for the others).
+pub fn record_measured(path: &Path, doc: &Document) -> Result<Option<i64>> {
+    if !is_measuring(doc.command()) {
+        return Ok(None);
+    }
+    let mut store = Store::open(path)?;
+    let device = identity::of_live(doc);
+    let host = crate::sys::hostname();
+    let (id, _) = store.record(doc, &device, host.as_deref(), "measured")?;
+    Ok(Some(id))
+}
+
+/// Check the place of the database file at `path` and open (or create, mode 0600) it
+/// without following a symlink; returns its device and inode from the descriptor.
+fn trusted_file(path: &Path) -> Result<(u64, u64)> {
+    let remedy = "give --history PATH in a directory of your own, or --no-history";
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let dir = std::path::absolute(&dir)
+        .map_err(|e| Error::io(format!("examining the directory {}", dir.display()), e))?;
+    no_shared_symlinks(&dir, remedy)?;
+    crate::journal::trust::private_dir_for(&dir, "the run history", remedy)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| {
+            crate::journal::trust::open_error("the history", path, e)
+                .unwrap_or_else(|| Error::runtime(format!("{}: not found", path.display())))
+        })?;
+    let meta = crate::input::check_regular(&file, path, "history database", u64::MAX)?;
+    crate::journal::trust::check_owner(&meta, "the history", path)
+        .map_err(|e| Error::Refused(format!("{e}; or {remedy}")))?;
+    Ok((meta.dev(), meta.ino()))
+}
+
+/// Refuse a path through a symlink that sits in a directory others may write (`/tmp`):
+/// whoever planted it decides where the history goes.
+fn no_shared_symlinks(dir: &Path, remedy: &str) -> Result<()> {
+    let mut so_far = PathBuf::new();
+    for part in dir.components() {
+        let parent = so_far.clone();
+        so_far.push(part);
+        let Ok(meta) = std::fs::symlink_metadata(&so_far) else {
+            // Not there yet: created private below.
+            return Ok(());
+        };
+        if !meta.file_type().is_symlink() {
+            continue;
+        }
+        let shared = std::fs::metadata(&parent)
+            .map(|m| m.mode() & 0o022 != 0)
+            .unwrap_or(true);
+        let me = crate::sys::euid();
+        if shared || (meta.uid() != me && meta.uid() != 0) {
+            return Err(Error::Refused(format!(
+                "the history's path goes through the symbolic link {}, in a directory others can write or owned by someone else: it is not followed; {remedy}",
+                so_far.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Metric;
+
+    /// A bench document on `info` with no figures yet (the tests add the metrics).
+    pub(crate) fn empty_bench(info: &crate::report::TargetInfo) -> Document {
+        use crate::report::results::{BenchParameters, BenchResult};
+        Document::for_target(
+            info,
+            crate::report::Body::Bench(BenchResult {
+                parameters: BenchParameters {
+                    size: 0,
+                    runtime_ns_per_test: 0,
+                    ramp_ns_per_test: 0,
+                    engine: "sync".into(),
+                    write: false,
+                    quick: true,
+                    cpus: Vec::new(),
+                    clock: "virtual".into(),
+                    runs: 1,
+                },
+                samples: Vec::new(),
+                jobs: Vec::new(),
+                classes: Vec::new(),
+                expect: None,
+                error: None,
+                runs: None,
+            }),
+        )
+    }
+
+    fn bench_doc(spec: &str, seq_read: f64) -> Document {
+        let info = crate::report::TargetInfo {
+            spec: spec.into(),
+            kind: crate::target::TargetKind::Sim,
+            ..Default::default()
+        };
+        let mut d = empty_bench(&info);
+        d.metrics.push(Metric::new(
+            "bench_bandwidth_bytes_per_second",
+            "h",
+            seq_read,
+            &[("job", "seq_read")],
+        ));
+        d
+    }
+
+    #[test]
+    fn a_run_round_trips_with_its_metrics() {
+        let mut s = Store::open_in_memory().unwrap();
+        let d = bench_doc("sim:sd-16g", 22.5e6);
+        let dev = identity::of_document(&d);
+        let (id, new) = s.record(&d, &dev, Some("h1"), "measured").unwrap();
+        assert!(new);
+        let back = s.run(id).unwrap();
+        assert_eq!(back.metrics, d.metrics);
+        assert_eq!(back.target_info().unwrap().spec, "sim:sd-16g");
+        assert_eq!(s.runs_for_device("sim:sd-16g").unwrap().len(), 1);
+        assert_eq!(s.record(&d, &dev, None, "import:x").unwrap(), (id, false));
+        let l = s.list(None, 10).unwrap();
+        assert_eq!(l.len(), 1);
+        let h = l[0].headline.as_ref().unwrap();
+        assert_eq!((h.unit.as_str(), h.value), ("B/s", 22.5e6));
+        assert_eq!(s.run(id + 1).unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn a_version_1_database_is_migrated() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("h.sqlite");
+        {
+            let c = Connection::open(&p).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.execute_batch("PRAGMA user_version = 1").unwrap();
+            c.execute(
+                "INSERT INTO runs (time, command, host, version, device, target, document)
+                 VALUES ('2026-01-01T00:00:00Z', 'bench', 'old', '0.0.1', 'sim:sd-16g', 'sim:sd-16g', ?1)",
+                params![serde_json::to_string(&bench_doc("sim:sd-16g", 1e6)).unwrap()],
+            )
+            .unwrap();
+        }
+        let s = Store::open(&p).unwrap();
+        assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
+        let l = s.list(None, 10).unwrap();
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].source, "measured");
+        assert_eq!(s.run(l[0].id).unwrap().command(), "bench");
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("h.sqlite");
+        Connection::open(&p)
+            .unwrap()
+            .execute_batch("PRAGMA user_version = 99")
+            .unwrap();
+        let e = Store::open(&p).unwrap_err();
+        assert!(e.to_string().contains("newer"), "{e}");
+    }
+
+    #[test]
+    fn the_place_is_chosen_from_option_flag_and_environment() {
+        let p = Path::new("/x/h.sqlite");
+        assert_eq!(recording_place(Some(p), true, None), Ok(None));
+        assert_eq!(
+            recording_place(Some(p), false, Some("off")),
+            Ok(Some(p.to_path_buf()))
+        );
+        assert_eq!(recording_place(None, false, Some("OFF")), Ok(None));
+        assert!(recording_place(None, false, Some("maybe")).is_err());
+    }
+
+    #[test]
+    fn units_follow_the_metric_names() {
+        assert_eq!(unit_of("bench_bandwidth_bytes_per_second"), "B/s");
+        assert_eq!(unit_of("bench_iops"), "IOPS");
+        assert_eq!(unit_of("io_latency_p99_seconds"), "s");
+        assert_eq!(unit_of("probe_usable_bytes"), "B");
+    }
+}
