@@ -5,6 +5,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod analysis;
+pub mod auto;
 pub mod backend;
 pub mod capacity;
 pub mod cli;

@@ -152,7 +152,7 @@ fn files_that_are_not_whole_flashscope_documents_are_refused_by_name() {
         .output()
         .unwrap()
         .stdout;
-    let cases: [(&str, Vec<u8>, &str); 4] = [
+    let cases: [(&str, Vec<u8>, &str); 5] = [
         ("cut.json", doc[..doc.len() / 2].to_vec(), "ends early"),
         (
             "other.json",
@@ -164,6 +164,13 @@ fn files_that_are_not_whole_flashscope_documents_are_refused_by_name() {
             "shape.json",
             br#"{"schema": "flashscope/1", "command": 5}"#.to_vec(),
             "out of shape",
+        ),
+        (
+            "unknown.json",
+            String::from_utf8_lossy(&doc)
+                .replace("\"command\": \"scatter\"", "\"command\": \"defrag\"")
+                .into_bytes(),
+            "'defrag' is not one flashscope knows",
         ),
     ];
     for (name, bytes, needle) in cases {

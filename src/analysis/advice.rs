@@ -5,7 +5,7 @@
 //! words a person replaces.
 
 use crate::units::{format_bytes, gcd};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The whole device in a command (e.g. /dev/sdX or /dev/mmcblk0): a placeholder, never a
 /// guessed path, because the line erases the partition table.
@@ -29,11 +29,11 @@ pub struct Findings {
 }
 
 /// One recommendation: the topic, why, and the command that carries it out.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Advice {
     pub topic: String,
     pub text: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
 }
 

@@ -274,7 +274,7 @@ pub struct AlignInference {
 pub const POW2_ONLY_CAP: f64 = 0.75;
 
 /// One step of the fitted staircase.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Step {
     pub size_bytes: u64,
     /// Rise of the boundary cost at this size, in ns (weighted over block sizes).
@@ -1025,7 +1025,7 @@ pub fn next_round(
 }
 
 /// What the machine did to the measurement, from the run's own figures.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Environment {
     /// 1-minute load average at the end of the run, and the CPUs available.
     pub load1: f64,

@@ -7,7 +7,7 @@
 
 use super::extent::Extent;
 use crate::sys::{fiemap_flags, FileExtent};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A range of the filesystem's block device; `disk_offset_bytes` adds the partition's start
 /// on its whole disk, when the filesystem is on a partition.
@@ -20,7 +20,7 @@ pub struct DeviceRange {
 }
 
 /// The block device a directory's files live on (their `st_dev`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BackingDevice {
     pub major: u32,
     pub minor: u32,

@@ -6,8 +6,9 @@ use crate::error::EXIT_OK;
 use crate::probe::align::{self as probe, AlignConfig, AlignRun};
 use crate::report::charts;
 use crate::report::progress::Progress;
+use crate::report::results::{AlignParameters, AlignResult, AlignSample};
 use crate::report::table::Table;
-use crate::report::{Document, Metric, Warning};
+use crate::report::{Body, Document, Metric, Warning};
 use crate::target::{self, OpenRequest};
 use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
 use crate::{Error, Result};
@@ -116,7 +117,33 @@ pub fn execute(args: &Args) -> Result<Outcome> {
     let points = align::points(&run.cells);
     let inf = align::infer(&points);
 
-    let mut doc = Document::for_target("align", &opened.info);
+    let mut env = environment(&run, load_before);
+    if opened.info.kind == crate::target::TargetKind::Sim {
+        // The simulated card runs on a virtual clock: other programs cannot slow its
+        // reads, so the machine's load and steal time are no cause (its own stalls are).
+        env.load1 = 0.0;
+        env.steal = 0.0;
+    }
+    let noisy = align::noisy_environment(&env);
+    let body = AlignResult {
+        parameters: AlignParameters {
+            block_sizes: sizes.clone(),
+            positions: args.positions,
+            count: args.count,
+            time_budget_ns: budget,
+            reads: run.reads,
+            flashbench_reads,
+            rounds: run.rounds,
+            stop_reason: run.stop_reason.clone(),
+            io_time_ns: run.io_time_ns,
+            device_elapsed_ns: run.elapsed_ns,
+            realtime,
+        },
+        samples: samples(&run, &points),
+        environment: env,
+        steps: inf.steps.clone(),
+    };
+    let mut doc = Document::for_target(&opened.info, Body::Align(body));
     doc.warnings = opened.warnings;
     if args.realtime && !realtime {
         doc.warnings.push(Warning::RealtimeRefused);
@@ -127,20 +154,6 @@ pub fn execute(args: &Args) -> Result<Outcome> {
             reads: run.reads,
         });
     }
-    doc.parameters = serde_json::json!({
-        "block_sizes": sizes,
-        "positions": args.positions,
-        "count": args.count,
-        "time_budget_ns": budget,
-        "reads": run.reads,
-        "flashbench_reads": flashbench_reads,
-        "rounds": run.rounds,
-        "stop_reason": run.stop_reason,
-        "io_time_ns": run.io_time_ns,
-        "device_elapsed_ns": run.elapsed_ns,
-        "realtime": realtime,
-    });
-    doc.samples = samples_json(&run, &points);
     insert_inferences(&mut doc.inferences, &inf);
     for (name, help, i) in [
         (
@@ -159,22 +172,7 @@ pub fn execute(args: &Args) -> Result<Outcome> {
         }
     }
     doc.warnings.extend(inf.warnings.iter().cloned());
-    let mut env = environment(&run, load_before);
-    if opened.info.kind == crate::target::TargetKind::Sim {
-        // The simulated card runs on a virtual clock: other programs cannot slow its
-        // reads, so the machine's load and steal time are no cause (its own stalls are).
-        env.load1 = 0.0;
-        env.steal = 0.0;
-    }
-    doc.warnings.extend(align::noisy_environment(&env));
-    doc.extra.insert(
-        "environment".into(),
-        serde_json::to_value(env).unwrap_or_default(),
-    );
-    doc.extra.insert(
-        "steps".into(),
-        serde_json::to_value(&inf.steps).unwrap_or_default(),
-    );
+    doc.warnings.extend(noisy);
     if let Some(path) = &args.plot {
         let svg =
             charts::align(&points, &doc.inferences, &format!("align: {}", args.target)).to_svg();
@@ -205,9 +203,8 @@ fn environment(
     }
 }
 
-fn samples_json(run: &AlignRun, points: &[AlignPoint]) -> serde_json::Value {
-    let v: Vec<serde_json::Value> = run
-        .cells
+fn samples(run: &AlignRun, points: &[AlignPoint]) -> Vec<AlignSample> {
+    run.cells
         .iter()
         .filter(|c| !c.reads.is_empty())
         .map(|c| {
@@ -215,20 +212,19 @@ fn samples_json(run: &AlignRun, points: &[AlignPoint]) -> serde_json::Value {
             let p = points
                 .iter()
                 .find(|p| p.block_bytes == c.block_bytes && p.align_bytes == c.align_bytes);
-            serde_json::json!({
-                "block_bytes": c.block_bytes,
-                "align_bytes": c.align_bytes,
-                "pre_ns": pre.round() as i64,
-                "on_ns": on.round() as i64,
-                "post_ns": post.round() as i64,
-                "diff_ns": p.map(|p| p.diff_ns.round() as i64),
-                "diff_se_ns": p.map(|p| p.se_ns.round() as i64),
-                "positions": c.positions,
-                "reads": c.reads,
-            })
+            AlignSample {
+                block_bytes: c.block_bytes,
+                align_bytes: c.align_bytes,
+                pre_ns: pre.round() as i64,
+                on_ns: on.round() as i64,
+                post_ns: post.round() as i64,
+                diff_ns: p.map(|p| p.diff_ns.round() as i64),
+                diff_se_ns: p.map(|p| p.se_ns.round() as i64),
+                positions: c.positions.clone(),
+                reads: c.reads.clone(),
+            }
         })
-        .collect();
-    v.into()
+        .collect()
 }
 
 /// Put the geometry inferences into a document's map (shared with `analyze`).

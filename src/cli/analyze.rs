@@ -6,6 +6,8 @@ use crate::analysis::flashbench::{self, FlashbenchLog, LogData, LogKind};
 use crate::analysis::interval::{self, IntervalPoint};
 use crate::error::EXIT_OK;
 use crate::input;
+use crate::report::results::{LogsTarget, Untyped};
+use crate::report::{Body, Target};
 use crate::report::{Document, Warning};
 use crate::units::parse_size_option;
 use crate::{Error, Result};
@@ -115,22 +117,28 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             _ => {}
         }
     }
+    let kinds: Vec<&str> = logs.iter().map(|(_, l)| l.kind().name()).collect();
+    let body = Untyped {
+        parameters: serde_json::json!({
+            "kinds": kinds,
+            "blocksize": blocksize,
+            "erasesize": erasesize,
+            "open_au_nr": open_au_nr,
+        }),
+        samples: serde_json::json!(logs
+            .iter()
+            .map(|(f, l)| serde_json::json!({"file": f, "log": l}))
+            .collect::<Vec<_>>()),
+        extra: serde_json::Map::new(),
+    };
     let mut doc = Document::new(
-        "analyze",
-        serde_json::json!({ "files": args.files, "kind": "flashbench logs" }),
+        Target::Logs(LogsTarget {
+            files: args.files.clone(),
+            kind: "flashbench logs".to_string(),
+        }),
+        Body::Analyze(body),
     );
     doc.warnings.extend(warnings);
-    let kinds: Vec<&str> = logs.iter().map(|(_, l)| l.kind().name()).collect();
-    doc.parameters = serde_json::json!({
-        "kinds": kinds,
-        "blocksize": blocksize,
-        "erasesize": erasesize,
-        "open_au_nr": open_au_nr,
-    });
-    doc.samples = serde_json::json!(logs
-        .iter()
-        .map(|(f, l)| serde_json::json!({"file": f, "log": l}))
-        .collect::<Vec<_>>());
     let mut text = String::new();
     let mut plot = None;
 
@@ -139,10 +147,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         let inf = align::infer(&apts);
         super::align::insert_inferences(&mut doc.inferences, &inf);
         doc.warnings.extend(inf.warnings.iter().cloned());
-        doc.extra.insert(
-            "steps".into(),
-            serde_json::to_value(&inf.steps).unwrap_or_default(),
-        );
+        if let Body::Analyze(b) = &mut doc.body {
+            b.extra.insert(
+                "steps".into(),
+                serde_json::to_value(&inf.steps).unwrap_or_default(),
+            );
+        }
         text.push_str(&format!(
             "{}\n\nBoundary cost from the logs:\n{}\n{}",
             inf.summary,

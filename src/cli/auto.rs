@@ -5,9 +5,13 @@ use super::{align, bench, fat, open_au, probe, slc, Outcome, Output};
 use crate::analysis::advice::{
     advise, erase_unknown, Advice, Findings, DEFAULT_ALIGN, DEVICE, PARTITION,
 };
+use crate::auto::{
+    Allowance, Pipeline, BENCH_BYTES, BENCH_NS, NEEDS_ERASE, SLC_BYTES, SLC_MIN_BYTES,
+};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::probe::write_test::capacity::MAKE_USABLE;
-use crate::report::{Document, Inference, Status};
+use crate::report::results::{AutoParameters, AutoPlan, AutoResult, ClassesRecord, StepRecord};
+use crate::report::{Body, Document, Inference, Status};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{format_bytes, format_ns};
 use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
@@ -78,11 +82,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     use std::io::IsTerminal;
     let (outcome, steps) = execute(args, !out.json || std::io::stderr().is_terminal())?;
-    if outcome.quiet {
+    let Some(doc) = &outcome.doc else {
         return outcome.emit(out);
-    }
+    };
     if let Some(page) = &args.output {
-        let mut docs = vec![outcome.doc.clone()];
+        let mut docs = vec![doc.clone()];
         docs.extend(steps);
         super::report::write_page(&docs, page)?;
         if !out.json {
@@ -116,13 +120,10 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
         write_budget: args.write_budget.clone(),
         time_budget: args.time_budget.clone(),
     };
-    let mut budget = Pipeline {
-        write: given.write_budget_bytes(crate::target::peek(&args.target)?.size_bytes)?,
-        time_ns: given.time_budget_ns()?,
-        spent_bytes: 0,
-        spent_ns: 0,
-        skipped: Vec::new(),
-    };
+    let mut budget = Pipeline::new(
+        given.write_budget_bytes(crate::target::peek(&args.target)?.size_bytes)?,
+        given.time_budget_ns()?,
+    );
     let align_budget = args.time_budget.clone().unwrap_or_else(|| "30s".into());
     let geometry = align::execute(&align::Args {
         target: args.target.clone(),
@@ -133,14 +134,21 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
         plot: None,
         realtime: false,
     })?;
-    let g = &geometry.doc;
-    let size = g.target["size_bytes"].as_u64().unwrap_or(0);
+    let Some(g) = &geometry.doc else {
+        return Ok((geometry, Vec::new()));
+    };
+    let info = g.target.info().cloned().unwrap_or_default();
+    let size = info.size_bytes;
     let erase = confident_u64(g.inferences.get("erase_block_bytes"));
-    let mut steps = vec![
-        serde_json::json!({ "command": "align", "elapsed_ns": g.elapsed_ns, "parameters": g.parameters }),
-    ];
-    let mut doc = Document::new("auto", g.target.clone());
-    doc.target_info = g.target_info.clone();
+    let mut steps = vec![StepRecord {
+        command: "align".to_string(),
+        elapsed_ns: g.elapsed_ns,
+        parameters: g.body.parameters_json(),
+        bytes_written: None,
+    }];
+    let mut auto_plan = None;
+    let mut verdict = None;
+    let mut doc = Document::new(g.target.clone(), Body::Info(Default::default()));
     doc.inferences = g.inferences.clone();
     doc.warnings = g.warnings.clone();
     doc.metrics = g.metrics.clone();
@@ -157,90 +165,83 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
         if announce {
             eprint!("{text}");
         }
-        doc.extra.insert("plan".into(), plan);
+        auto_plan = Some(plan);
     }
-    if let Some(budgets) = budget.admit(writes, "probe", 0, 0) {
-        let p = probe::execute(&probe_args(args, budgets))?;
-        if p.quiet {
+    if let Some(allowance) = budget.admit(writes, "probe", 0, 0) {
+        let p = probe::execute(&probe_args(args, budgets(allowance)))?;
+        let Some(pd) = p.doc else {
             return Ok((p, step_docs));
-        }
+        };
         code = code.max(p.code);
-        absorb(&mut doc, &mut steps, &mut budget, &p.doc);
-        if let Some(v) = p.doc.extra.get("verdict") {
-            doc.extra.insert("verdict".into(), v.clone());
+        absorb(&mut doc, &mut steps, &mut budget, &pd);
+        if let Body::Probe(r) = &pd.body {
+            verdict = Some(r.verdict.clone());
         }
         // The verdict and the partition line are in the verdict block already.
-        let verdict = doc.extra.get("verdict").and_then(|v| v.as_str());
         for line in p.text.lines() {
-            if Some(line) != verdict && !line.starts_with(MAKE_USABLE) {
+            if Some(line) != verdict.as_deref() && !line.starts_with(MAKE_USABLE) {
                 probe_text.push_str(line);
                 probe_text.push('\n');
             }
         }
-        step_docs.push(p.doc);
+        step_docs.push(pd);
     }
     if writes {
         match erase {
             Some(e) => {
-                if let Some(budgets) = budget.admit(writes, "open-au", e, 0) {
-                    let o = open_au::execute(&open_au_args(args, e, budgets))?;
-                    if o.quiet {
+                if let Some(allowance) = budget.admit(writes, "open-au", e, 0) {
+                    let o = open_au::execute(&open_au_args(args, e, budgets(allowance)))?;
+                    let Some(od) = o.doc else {
                         return Ok((o, step_docs));
-                    }
-                    absorb(&mut doc, &mut steps, &mut budget, &o.doc);
+                    };
+                    absorb(&mut doc, &mut steps, &mut budget, &od);
                     open_au_text = o.text;
-                    step_docs.push(o.doc);
+                    step_docs.push(od);
                 }
             }
-            None => budget.skipped.push((
-                "open-au",
-                "it needs the erase block, and align was not confident about it".into(),
-            )),
+            None => budget.skip("open-au", NEEDS_ERASE),
         }
     }
     // The FAT area and a bounded write-cache test: one line each in --verbose and the report.
     let mut more_text = String::new();
     if writes && erase.is_none() {
-        budget.skipped.push((
-            "fat",
-            "it needs the erase block, and align was not confident about it".into(),
-        ));
+        budget.skip("fat", NEEDS_ERASE);
     }
-    if let Some((e, budgets)) = erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?))) {
-        let f = fat::execute(&fat_args(args, e, budgets))?;
-        if f.quiet {
+    if let Some((e, allowance)) = erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?)))
+    {
+        let f = fat::execute(&fat_args(args, e, budgets(allowance)))?;
+        let Some(fd) = f.doc else {
             return Ok((f, step_docs));
-        }
+        };
         code = code.max(f.code);
-        absorb(&mut doc, &mut steps, &mut budget, &f.doc);
+        absorb(&mut doc, &mut steps, &mut budget, &fd);
         more_text.push_str(&format!("FAT area (fat): {}\n", result_line(&f.text)));
-        step_docs.push(f.doc);
+        step_docs.push(fd);
     }
-    if let Some(budgets) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
-        let s = slc::execute(&slc_args(args, budgets))?;
-        if s.quiet {
+    if let Some(allowance) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
+        let s = slc::execute(&slc_args(args, budgets(allowance)))?;
+        let Some(sd) = s.doc else {
             return Ok((s, step_docs));
-        }
+        };
         code = code.max(s.code);
-        absorb(&mut doc, &mut steps, &mut budget, &s.doc);
+        absorb(&mut doc, &mut steps, &mut budget, &sd);
         more_text.push_str(&format!(
             "Write cache (slc, at most {}): {}\n",
             format_bytes(SLC_BYTES),
             result_line(&s.text)
         ));
-        step_docs.push(s.doc);
+        step_docs.push(sd);
     }
     // A short bench: the speed and application classes, and the claimed ones checked.
     let mut classes = None;
-    if let Some(budgets) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
-        let cap = budget.write.map(|_| given_bytes(&budgets));
+    if let Some(allowance) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
+        let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
         let b = bench::execute(&bench_args(args, cap), false)?;
-        if b.outcome.quiet {
+        let Some(bd) = b.outcome.doc else {
             return Ok((b.outcome, step_docs));
-        }
+        };
         code = code.max(b.outcome.code);
-        let bd = &b.outcome.doc;
-        absorb(&mut doc, &mut steps, &mut budget, bd);
+        absorb(&mut doc, &mut steps, &mut budget, &bd);
         let checks = claim_checks("auto", &claim.marks, &b.figures);
         if checks.iter().any(|c| !c.passed) {
             code = code.max(EXIT_CHECK_FAILED);
@@ -253,40 +254,18 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
             failure: b.failure,
         });
         bench_text = b.outcome.text;
-        step_docs.push(b.outcome.doc);
+        step_docs.push(bd);
     }
-    for (step, why) in &budget.skipped {
+    for s in &budget.skipped {
         doc.warnings.push(crate::report::Warning::StepSkipped {
-            step: step.to_string(),
-            why: why.clone(),
+            step: s.command.to_string(),
+            why: s.why.clone(),
         });
     }
-    doc.extra.insert(
-        "skipped".into(),
-        budget
-            .skipped
-            .iter()
-            .map(|(step, why)| serde_json::json!({ "command": step, "why": why }))
-            .collect::<Vec<_>>()
-            .into(),
-    );
-    let bench_skipped = budget
-        .skipped
-        .iter()
-        .find(|(step, _)| *step == "bench")
-        .map(|(_, why)| why.as_str());
-    let classes_line = classes_line(&claim, classes.as_ref(), bench_skipped);
-    doc.extra.insert(
-        "classes".into(),
-        serde_json::json!({
-            "claimed": claim.marks,
-            "claimed_by": claim.source,
-            "met": classes.as_ref().and_then(|c| c.met.as_ref()),
-        }),
-    );
+    let classes_line = classes_line(&claim, classes.as_ref(), budget.skipped_why("bench"));
     let findings = Findings {
         size_bytes: size,
-        logical_sector_bytes: g.target["logical_sector_bytes"].as_u64().unwrap_or(512) as u32,
+        logical_sector_bytes: info.logical_sector_bytes,
         erase_block_bytes: erase,
         page_bytes: confident_u64(g.inferences.get("page_bytes")),
         open_au: confident_u64(doc.inferences.get("open_au")),
@@ -294,12 +273,26 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
         geometry_measured: true,
     };
     let advice = advise(&findings);
-    doc.parameters = serde_json::json!({ "time_budget": align_budget, "run_time_budget_ns": budget.time_ns, "write_budget": budget.write, "write": args.flags.write, "destructive": args.flags.destructive, "label": args.label });
-    doc.extra.insert("steps".into(), steps.into());
-    doc.extra.insert(
-        "advice".into(),
-        serde_json::to_value(&advice).unwrap_or_default(),
-    );
+    doc.body = Body::Auto(AutoResult {
+        parameters: AutoParameters {
+            time_budget: align_budget,
+            run_time_budget_ns: budget.time_ns,
+            write_budget: budget.write,
+            write: args.flags.write,
+            destructive: args.flags.destructive,
+            label: args.label.clone(),
+        },
+        steps,
+        plan: auto_plan,
+        verdict: verdict.clone(),
+        skipped: budget.skipped.clone(),
+        classes: ClassesRecord {
+            claimed: claim.marks.clone(),
+            claimed_by: claim.source.map(str::to_string),
+            met: classes.as_ref().and_then(|c| c.met.clone()),
+        },
+        advice: advice.clone(),
+    });
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
 
     dedup_warnings(&mut doc.warnings);
@@ -317,7 +310,7 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
     };
     // The verdict block: capacity, geometry, what to do; details only with --verbose.
     let mut text = String::new();
-    if let Some(v) = doc.extra.get("verdict").and_then(|v| v.as_str()) {
+    if let Some(v) = &verdict {
         text.push_str(&format!("{v}\n"));
     }
     text.push_str(&format!(
@@ -345,15 +338,15 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
     let budget_skips: Vec<&str> = budget
         .skipped
         .iter()
-        .filter(|(_, why)| why.contains("budget"))
-        .map(|(step, _)| *step)
+        .filter(|s| s.why.contains("budget"))
+        .map(|s| s.command.as_str())
         .collect();
-    if let Some((_, why)) = budget
-        .skipped
-        .iter()
-        .find(|(_, why)| why.contains("budget"))
-    {
-        text.push_str(&format!("skipped: {} ({why})\n", budget_skips.join(", ")));
+    if let Some(s) = budget.skipped.iter().find(|s| s.why.contains("budget")) {
+        text.push_str(&format!(
+            "skipped: {} ({})\n",
+            budget_skips.join(", "),
+            s.why
+        ));
     }
     if let Some(l) = &classes_line {
         text.push_str(l);
@@ -536,7 +529,7 @@ fn bench_args(args: &Args, write_budget: Option<u64>) -> bench::Args {
 /// The writing steps' plan, printed before the first of them writes (open-au's depends on
 /// the erase block align found): per step what it writes and for how long, the journal
 /// room preserve mode needs (one step's region at a time), the budgets. JSON and text.
-fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(serde_json::Value, String)> {
+fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(AutoPlan, String)> {
     let mut intents = vec![probe::plan(&probe_args(args, Budgets::default()))?];
     if let Some(e) = erase {
         intents.push(open_au::plan(&open_au_args(args, e, Budgets::default()))?);
@@ -544,17 +537,20 @@ fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(serde_jso
     }
     intents.push(slc::plan(&slc_args(args, Budgets::default()))?);
     let (bench_intent, bench_ns) = bench::plan(&bench_args(args, None))?;
+    let journaled = !args.flags.destructive && !crate::target::is_sim_spec(&args.target);
+    let plan = crate::auto::plan(
+        &intents,
+        (&bench_intent, bench_ns),
+        budget.spent_ns,
+        journaled,
+    );
     let mut text = format!(
         "flashscope auto: the plan for {} (align, read-only, is done: {} of device time):\n",
         args.target,
         format_ns(budget.spent_ns as f64)
     );
-    let mut steps = Vec::new();
-    let (mut typical, mut time_ns) = (0u64, budget.spent_ns);
     for i in &intents {
         let t = i.typical_bytes.unwrap_or(i.max_bytes);
-        typical = typical.saturating_add(t);
-        time_ns = time_ns.saturating_add(i.estimated_ns);
         text.push_str(&format!(
             "  {:<8} writes up to {}{} inside {}, about {} on a 10 MiB/s card\n",
             i.command,
@@ -567,33 +563,21 @@ fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(serde_jso
             format_bytes(i.region.1),
             format_ns(i.estimated_ns as f64)
         ));
-        steps.push(serde_json::json!({ "command": i.command, "max_bytes": i.max_bytes, "typical_bytes": t, "region_bytes": i.region.1, "estimated_ns": i.estimated_ns }));
     }
     if erase.is_none() {
         text.push_str("  open-au, fat skipped: they need the erase block, and align was not confident about it\n");
     }
-    time_ns = time_ns.saturating_add(bench_ns);
     text.push_str(&format!(
         "  bench    writes for {} inside the first {} (how many bytes depends on the card's speed), {} with its read tests\n",
         format_ns(bench_intent.estimated_ns as f64),
         format_bytes(bench_intent.region.1),
         format_ns(bench_ns as f64)
     ));
-    steps.push(serde_json::json!({ "command": "bench", "max_bytes": null, "typical_bytes": null, "region_bytes": bench_intent.region.1, "estimated_ns": bench_ns }));
-    let journal =
-        (!args.flags.destructive && !crate::target::is_sim_spec(&args.target)).then(|| {
-            intents
-                .iter()
-                .chain([&bench_intent])
-                .map(|i| i.region.1)
-                .max()
-                .unwrap_or(0)
-        });
     text.push_str(&format!(
         "  in all: typically {} written plus bench's, about {}; journal: {}\n",
-        format_bytes(typical),
-        format_ns(time_ns as f64),
-        match journal {
+        format_bytes(plan.typical_bytes),
+        format_ns(plan.estimated_ns as f64),
+        match plan.journal_bytes {
             Some(j) => format!("room for up to {} (one step's region at a time; each journal is removed after its step)", format_bytes(j)),
             None if args.flags.destructive => "none (--destructive: nothing is saved)".into(),
             None => "none (a simulated card)".into(),
@@ -608,116 +592,31 @@ fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(serde_jso
                 .map_or("unbounded".into(), |t| format_ns(t as f64))
         ));
     }
-    let json = serde_json::json!({ "steps": steps, "typical_bytes": typical, "estimated_ns": time_ns, "journal_bytes": journal });
-    Ok((json, text))
+    Ok((plan, text))
 }
 
-/// The most auto's write-cache test writes: enough to see a small cache end, bounded so
-/// auto stays short (`flashscope slc` goes further).
-const SLC_BYTES: u64 = 256 << 20;
-/// The least it can measure with: four intervals of 1 MiB.
-const SLC_MIN_BYTES: u64 = 4 << 20;
-
-/// Device time the short bench needs (`bench --quick`).
-const BENCH_NS: u64 = 15_000_000_000;
-/// The least the short bench writes to give a write figure: one queue of its first test
-/// (eight 1 MiB writes).
-const BENCH_BYTES: u64 = 8 << 20;
-
-/// The run's budgets and what the steps spent of them.
-struct Pipeline {
-    write: Option<u64>,
-    time_ns: Option<u64>,
-    spent_bytes: u64,
-    spent_ns: u64,
-    /// Steps not run and why.
-    skipped: Vec<(&'static str, String)>,
-}
-
-impl Pipeline {
-    fn spend(&mut self, step: &Document) {
-        self.spent_bytes += step.bytes_written;
-        // align reports its wall time as elapsed_ns and its device time apart.
-        self.spent_ns += step.parameters["device_elapsed_ns"]
-            .as_u64()
-            .unwrap_or(step.elapsed_ns);
+/// A step's share of the run's budgets as its own `--write-budget` and `--time-budget`.
+fn budgets(a: Allowance) -> Budgets {
+    Budgets {
+        write_budget: a.write_bytes.map(|b| b.to_string()),
+        time_budget: a.time_ns.map(|n| format!("{n}ns")),
     }
-
-    /// The budgets a writing step gets (what is left), or `None` when it does not run: a
-    /// read-only run, or a budget spent (recorded in `skipped`). `needs_bytes`, `needs_ns`:
-    /// the least the step can give a figure with (open-au: one erase block).
-    fn admit(
-        &mut self,
-        writes: bool,
-        step: &'static str,
-        needs_bytes: u64,
-        needs_ns: u64,
-    ) -> Option<Budgets> {
-        if !writes {
-            return None;
-        }
-        let left_bytes = self.write.map(|w| w.saturating_sub(self.spent_bytes));
-        let left_ns = self.time_ns.map(|t| t.saturating_sub(self.spent_ns));
-        let spent =
-            |what: &str, total: String, left: u64, needs: u64, show: &dyn Fn(u64) -> String| {
-                if left == 0 {
-                    format!("the {what} budget of {total} was spent")
-                } else {
-                    format!(
-                    "the {what} budget of {total} was nearly spent ({} left, it needs at least {})",
-                    show(left),
-                    show(needs)
-                )
-                }
-            };
-        let why = match (self.write, left_bytes, self.time_ns, left_ns) {
-            (Some(w), Some(l), ..) if l == 0 || l < needs_bytes => Some(spent(
-                "write",
-                format_bytes(w),
-                l,
-                needs_bytes,
-                &format_bytes,
-            )),
-            (.., Some(t), Some(l)) if l == 0 || l < needs_ns => {
-                Some(spent("time", format_ns(t as f64), l, needs_ns, &|n| {
-                    format_ns(n as f64)
-                }))
-            }
-            _ => None,
-        };
-        if let Some(why) = why {
-            self.skipped.push((step, why));
-            return None;
-        }
-        Some(Budgets {
-            write_budget: left_bytes.map(|b| b.to_string()),
-            time_budget: left_ns.map(|n| format!("{n}ns")),
-        })
-    }
-}
-
-/// The write budget `admit` gave, in bytes.
-fn given_bytes(b: &Budgets) -> u64 {
-    b.write_budget
-        .as_deref()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
 }
 
 /// A step's findings in auto's document, its summary in `steps`, its cost on the budget.
-fn absorb(
-    doc: &mut Document,
-    steps: &mut Vec<serde_json::Value>,
-    budget: &mut Pipeline,
-    step: &Document,
-) {
+fn absorb(doc: &mut Document, steps: &mut Vec<StepRecord>, budget: &mut Pipeline, step: &Document) {
     doc.inferences.extend(step.inferences.clone());
     doc.warnings.extend(step.warnings.clone());
     doc.checks.extend(step.checks.clone());
     doc.metrics.extend(step.metrics.clone());
     doc.bytes_written += step.bytes_written;
     budget.spend(step);
-    steps.push(serde_json::json!({ "command": step.command, "elapsed_ns": step.elapsed_ns, "parameters": step.parameters, "bytes_written": step.bytes_written }));
+    steps.push(StepRecord {
+        command: step.command().to_string(),
+        elapsed_ns: step.elapsed_ns,
+        parameters: step.body.parameters_json(),
+        bytes_written: Some(step.bytes_written),
+    });
 }
 
 /// The class marks claimed for the card and who claims them.

@@ -4,9 +4,10 @@
 
 use super::{Outcome, Output};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
+use crate::report::results::{BenchParameters, BenchResult};
 use crate::report::table::Table;
 use crate::report::wear_line;
-use crate::report::{Document, Warning};
+use crate::report::{Body, Document, Warning};
 use crate::target::write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, parse_size};
@@ -422,19 +423,30 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     }
     progress.finish();
     let find = |m: &str| figures.iter().find(|f| f.metric == m);
-    let mut doc = Document::for_target("bench", &info);
-    doc.parameters = json!({
-        "size": region,
-        "runtime_ns_per_test": runtime_ns,
-        "ramp_ns_per_test": ramp_ns,
-        "engine": engine.name(),
-        "write": writes,
-        "quick": args.quick,
-        "cpus": cpus,
-        "clock": if simulated { "virtual" } else { "monotonic" },
-        "runs": runs,
-    });
-    doc.samples = json!(figures);
+    let parameters = BenchParameters {
+        size: region,
+        runtime_ns_per_test: runtime_ns,
+        ramp_ns_per_test: ramp_ns,
+        engine: engine.name().to_string(),
+        write: writes,
+        quick: args.quick,
+        cpus: cpus.clone(),
+        clock: if simulated { "virtual" } else { "monotonic" }.to_string(),
+        runs,
+    };
+    let mut doc = Document::for_target(
+        &info,
+        Body::Bench(BenchResult {
+            parameters,
+            samples: figures.clone(),
+            jobs,
+            classes: Vec::new(),
+            expect: None,
+            error: failure.clone(),
+            // Each run's figures, in run order (the samples are over all runs).
+            runs: (runs > 1).then_some(run_figures),
+        }),
+    );
     if let (Some(s), Some(e)) = (&session, &ending) {
         s.fill(&mut doc, e);
     } else {
@@ -448,12 +460,6 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
         bench::app_class(find("rand_read"), find("rand_write"), find("seq_write")),
     );
     let classes = bench::class_checks(&figures);
-    doc.extra.insert("jobs".into(), json!(jobs));
-    if runs > 1 {
-        // Each run's figures, in run order (the samples are over all runs).
-        doc.extra.insert("runs".into(), json!(run_figures));
-    }
-    doc.extra.insert("classes".into(), json!(classes));
     if !writes {
         warnings.push(Warning::ReadOnlyBench);
     }
@@ -467,15 +473,23 @@ pub fn execute(args: &Args, progress: bool) -> Result<Bench> {
     }
     let checks = expects.as_ref().map(|e| evaluate(e, &figures));
     if let (Some(e), Some(c)) = (&expects, &checks) {
-        doc.extra.insert("expect".into(), json!(c));
+        if let Body::Bench(b) = &mut doc.body {
+            b.expect = Some(c.clone());
+        }
         doc.checks = bench::expect_checks(e, c);
     }
     doc.metrics = bench::metrics(&figures, &classes);
-    if let Some(f) = &failure {
-        doc.extra.insert("error".into(), json!(f));
+    if let Body::Bench(b) = &mut doc.body {
+        b.classes = classes.clone();
     }
     doc.warnings = warnings;
-    let text = render(&doc, &figures, &classes, checks.as_deref());
+    let text = render(
+        &doc,
+        &figures,
+        &classes,
+        checks.as_deref(),
+        failure.as_deref(),
+    );
     let mut wear = None;
     let code = if let Some(sig) = ending.as_ref().and_then(|e| e.interrupted) {
         match (&session, &ending) {
@@ -505,7 +519,7 @@ impl Bench {
     /// Stopped by a signal before anything could be reported.
     fn stopped(code: i32) -> Self {
         Bench {
-            outcome: Outcome::stopped("bench", code),
+            outcome: Outcome::stopped(code),
             figures: Vec::new(),
             wear: None,
             failure: None,
@@ -518,6 +532,7 @@ fn render(
     figures: &[BenchFigure],
     classes: &[bench::ClassCheck],
     checks: Option<&[bench::ExpectResult]>,
+    failure: Option<&str>,
 ) -> String {
     let mut s = String::new();
     let verdict = |k: &str| {
@@ -587,13 +602,16 @@ fn render(
             s += &format!("{} {}\n", if r.pass { "ok  " } else { "FAIL" }, r.message);
         }
     }
-    if let Some(runs) = doc.extra.get("runs").and_then(|r| r.as_array()) {
+    if let Body::Bench(BenchResult {
+        runs: Some(runs), ..
+    }) = &doc.body
+    {
         s += &format!(
             "\neach figure is over {} interleaved runs (each run's figures: --json, runs; compare them with `flashscope compare`)\n",
             runs.len()
         );
     }
-    if let Some(e) = doc.extra.get("error").and_then(|v| v.as_str()) {
+    if let Some(e) = failure {
         s += &format!("\nstopped early: {e}\n");
     }
     s

@@ -83,17 +83,12 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<i32> {
 
 /// The sides, a table of figures and differences, one sentence per figure, the methods.
 pub fn render(doc: &Document) -> String {
-    let sides: Vec<compare::SideSummary> = doc
-        .extra
-        .get("sides")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
-    let rows: Vec<compare::Row> = serde_json::from_value(doc.samples.clone()).unwrap_or_default();
-    let mut s = match doc.extra.get("verdict").and_then(|v| v.as_str()) {
-        Some(v) => format!("{v}\n\n"),
-        None => String::new(),
+    let crate::report::Body::Compare(c) = &doc.body else {
+        return String::new();
     };
-    for side in &sides {
+    let (sides, rows) = (&c.sides, &c.samples);
+    let mut s = format!("{}\n\n", c.verdict);
+    for side in sides {
         s += &format!(
             "{}: {} ({} on {}{})\n",
             side.label,
@@ -124,7 +119,7 @@ pub fn render(doc: &Document) -> String {
         Table::new(&["test", "A MB/s", "B MB/s", "B vs A", "95% CI", "from"])
     };
     let mut bases: Vec<&str> = Vec::new();
-    for r in &rows {
+    for r in rows {
         let mut cells = vec![r.test.clone()];
         if many {
             cells.push(r.side.clone());
@@ -152,7 +147,7 @@ pub fn render(doc: &Document) -> String {
     }
     s += &t.render();
     s += "\n";
-    for r in &rows {
+    for r in rows {
         s += &format!("{}.\n", r.sentence);
     }
     s += "\n";

@@ -12,9 +12,10 @@ use crate::fs::monitor::{throughput_series, Progress};
 use crate::fs::seq::{self, SeqConfig, SeqMode, SeqRun};
 use crate::fs::warn::environment_warnings;
 use crate::fs::{parse_size_list, Pattern};
+use crate::report::results::{FilesystemTarget, Untyped};
 use crate::report::svg::{self, AxisFormat, Chart};
 use crate::report::table::Table;
-use crate::report::{Document, Warning};
+use crate::report::{Body, Document, Target, Warning};
 use crate::units::{format_bytes, format_ns, format_rate, parse_size_option};
 use crate::{Error, Result};
 use clap::Subcommand;
@@ -184,16 +185,12 @@ fn ticker(label: &str, progress: Arc<Progress>) -> crate::report::progress::Tick
 }
 
 /// The directory as a document target: the filesystem facts plus spec and kind.
-fn fs_target(fs: &FsInfo) -> serde_json::Value {
-    let mut v = serde_json::to_value(fs).unwrap_or_default();
-    if let Some(m) = v.as_object_mut() {
-        m.insert("spec".into(), fs.dir.display().to_string().into());
-        m.insert(
-            "kind".into(),
-            crate::target::TargetKind::Directory.name().into(),
-        );
-    }
-    v
+fn fs_target(fs: &FsInfo) -> Target {
+    Target::Filesystem(FilesystemTarget {
+        spec: fs.dir.display().to_string(),
+        kind: crate::target::TargetKind::Directory,
+        fs: fs.clone(),
+    })
 }
 
 /// Check the directory and inspect its filesystem, before anything is written.
@@ -291,8 +288,8 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
         mem.total_bytes,
         run.drop_caches_error.as_deref(),
     ));
-    let mut doc = Document::new("fs seq", fs_target(&fs));
-    doc.parameters = serde_json::json!({
+    let mut extra = serde_json::Map::new();
+    let parameters = serde_json::json!({
         "file_bytes": file_bytes,
         "block_bytes": block_bytes,
         "modes": cfg.modes,
@@ -305,24 +302,29 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
         "ram_bytes": mem.total_bytes,
         "cpu_governors": governors.iter().map(|(p, g)| serde_json::json!({"policy": p, "governor": g})).collect::<Vec<_>>(),
     });
-    doc.samples = serde_json::to_value(&run.results).unwrap_or_default();
+    let samples = serde_json::to_value(&run.results).unwrap_or_default();
+    let mut doc = Document::new(fs_target(&fs), Body::FsSeq(Untyped::default()));
     doc.inferences = seq_inferences(&run.results, file_bytes, fs.memory_backed);
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings;
-    doc.extra.insert(
+    extra.insert(
         "timeline".into(),
         serde_json::to_value(&run.timeline).unwrap_or_default(),
     );
-    doc.extra.insert(
+    extra.insert(
         "dirty_peak_bytes".into(),
         serde_json::to_value(dirty_peaks(&run.timeline)).unwrap_or_default(),
     );
     if let Some(p) = &a.plot {
         write_file(p, &seq_plot(&run, &fs))?;
-        doc.extra
-            .insert("plot".into(), p.display().to_string().into());
+        extra.insert("plot".into(), p.display().to_string().into());
     }
+    doc.body = Body::FsSeq(Untyped {
+        parameters,
+        samples,
+        extra,
+    });
     out.emit(&doc, |d| render_seq(d, &run, &fs, file_bytes, block_bytes));
     Ok(EXIT_OK)
 }
@@ -541,24 +543,29 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
     if let Some(e) = &run.drop_caches_error {
         warnings.push(Warning::DropCachesFailed { reason: e.clone() });
     }
-    let mut doc = Document::new("fs files", fs_target(&fs));
-    doc.parameters = serde_json::json!({
+    let mut extra = serde_json::Map::new();
+    let parameters = serde_json::json!({
         "sizes": cfg.sizes,
         "total_bytes": total_bytes,
         "pattern": cfg.pattern,
         "drop_caches": cfg.drop_caches,
         "keep": cfg.keep,
     });
-    doc.samples = serde_json::to_value(&run.results).unwrap_or_default();
+    let samples = serde_json::to_value(&run.results).unwrap_or_default();
+    let mut doc = Document::new(fs_target(&fs), Body::FsFiles(Untyped::default()));
     doc.inferences = files_inferences(&run.results);
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings;
     if let Some(p) = &a.plot {
         write_file(p, &files_plot(&run, &fs))?;
-        doc.extra
-            .insert("plot".into(), p.display().to_string().into());
+        extra.insert("plot".into(), p.display().to_string().into());
     }
+    doc.body = Body::FsFiles(Untyped {
+        parameters,
+        samples,
+        extra,
+    });
     out.emit(&doc, |d| render_files(d, &run, &fs));
     Ok(EXIT_OK)
 }
@@ -698,8 +705,8 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
             matrix: true,
         });
     }
-    let mut doc = Document::new("fs matrix", fs_target(&fs));
-    doc.parameters = serde_json::json!({
+    let mut extra = serde_json::Map::new();
+    let parameters = serde_json::json!({
         "file_sizes": cfg.file_sizes,
         "record_sizes": cfg.record_sizes,
         "sync": cfg.sync,
@@ -709,14 +716,14 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
         "keep": cfg.keep,
         "ram_bytes": mem.total_bytes,
     });
-    doc.samples = serde_json::to_value(&run.cells).unwrap_or_default();
+    let samples = serde_json::to_value(&run.cells).unwrap_or_default();
+    let mut doc = Document::new(fs_target(&fs), Body::FsMatrix(Untyped::default()));
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings;
     if let Some(p) = &a.csv {
         write_file(p, &matrix::to_csv(&run.cells))?;
-        doc.extra
-            .insert("csv".into(), p.display().to_string().into());
+        extra.insert("csv".into(), p.display().to_string().into());
     }
     if let Some(prefix) = &a.plot {
         let mut written = Vec::new();
@@ -725,8 +732,13 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
             write_file(&path, &matrix_heatmap(&run, &cfg, t))?;
             written.push(path.display().to_string());
         }
-        doc.extra.insert("plots".into(), written.into());
+        extra.insert("plots".into(), written.into());
     }
+    doc.body = Body::FsMatrix(Untyped {
+        parameters,
+        samples,
+        extra,
+    });
     out.emit(&doc, |_| render_matrix(&run, &cfg, &fs));
     Ok(EXIT_OK)
 }

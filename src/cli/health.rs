@@ -70,10 +70,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         roots,
     };
     let h = health::assess(args.target.as_deref(), &opts)?;
-    let target = serde_json::json!({ "spec": h.spec, "device": h.device });
-    let mut doc = health::document(&h, target);
-    // The exporters' device, model and serial labels; the JSON target stays as it was.
-    doc.target_info = Some(health::target_info(&h));
+    let mut doc = health::document(&h);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     let code = if h.status.failed() {
         EXIT_CHECK_FAILED

@@ -4,8 +4,11 @@ use super::Output;
 use crate::error::EXIT_OK;
 use crate::history::table::{self, By, COLUMNS};
 use crate::history::{self as hist, identity, RunSummary, Store, StoredMetric};
+use crate::report::results::{
+    HistoryListResult, HistoryTableParameters, HistoryTableResult, HistoryTarget, TableColumn,
+};
 use crate::report::table::{csv_field, Table};
-use crate::report::Document;
+use crate::report::{Body, Document, Target};
 use crate::units::{format_bytes, format_ns, format_rate, short_number};
 use crate::{Error, Result};
 use std::io::Write;
@@ -155,11 +158,13 @@ fn figure(m: &StoredMetric) -> String {
 
 fn list(store: &Store, a: &ListArgs, out: &Output) -> Result<i32> {
     let runs = store.list(a.device.as_deref(), a.limit)?;
-    let mut doc = Document::new(
-        "history list",
-        serde_json::json!({ "history": store.path().display().to_string() }),
+    let doc = Document::new(
+        history_target(store),
+        Body::HistoryList(HistoryListResult {
+            parameters: Default::default(),
+            samples: runs.clone(),
+        }),
     );
-    doc.samples = serde_json::to_value(&runs).unwrap_or_default();
     out.emit(&doc, |_| render_list(&runs, store.path()));
     Ok(EXIT_OK)
 }
@@ -202,7 +207,7 @@ fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<i32> {
 
 /// A stored run as text: where and when, then its inferences, checks, metrics, warnings.
 fn render_run(id: i64, s: Option<&RunSummary>, doc: &Document) -> String {
-    let mut o = format!("run {id}: {}", doc.command);
+    let mut o = format!("run {id}: {}", doc.command());
     if let Some(s) = s {
         o.push_str(&format!(
             " on {} ({}), {}, host {}, {}",
@@ -328,10 +333,10 @@ fn import(store: &mut Store, a: &ImportArgs) -> Result<i32> {
     // Every file is read and checked before anything is stored.
     let docs = super::report::load(&a.files)?;
     for (f, d) in a.files.iter().zip(&docs) {
-        if !hist::is_measuring(&d.command) {
+        if !hist::is_measuring(d.command()) {
             return Err(Error::usage(format!(
                 "{f}: a '{}' document is not a measurement; history stores the runs of {}",
-                d.command,
+                d.command(),
                 hist::MEASURING_COMMANDS.join(", ")
             )));
         }
@@ -376,17 +381,36 @@ fn import(store: &mut Store, a: &ImportArgs) -> Result<i32> {
 
 fn table_cmd(store: &Store, a: &TableArgs, out: &Output) -> Result<i32> {
     let rows = table::table(store, a.by)?;
-    let mut doc = Document::new(
-        "history table",
-        serde_json::json!({ "history": store.path().display().to_string() }),
+    let doc = Document::new(
+        history_target(store),
+        Body::HistoryTable(HistoryTableResult {
+            parameters: HistoryTableParameters {
+                by: match a.by {
+                    By::Model => "model",
+                    By::Device => "device",
+                }
+                .to_string(),
+                columns: COLUMNS
+                    .iter()
+                    .map(|(k, m, j)| TableColumn {
+                        key: k.to_string(),
+                        metric: m.to_string(),
+                        job: j.to_string(),
+                    })
+                    .collect(),
+            },
+            samples: rows.clone(),
+        }),
     );
-    doc.parameters = serde_json::json!({
-        "by": match a.by { By::Model => "model", By::Device => "device" },
-        "columns": COLUMNS.iter().map(|(k, m, j)| serde_json::json!({"key": k, "metric": m, "job": j})).collect::<Vec<_>>(),
-    });
-    doc.samples = serde_json::to_value(&rows).unwrap_or_default();
     out.emit(&doc, |_| render_table(&rows, a.by));
     Ok(EXIT_OK)
+}
+
+/// The database a `history` document is about.
+fn history_target(store: &Store) -> Target {
+    Target::History(HistoryTarget {
+        history: store.path().display().to_string(),
+    })
 }
 
 fn render_table(rows: &[table::PartRow], by: By) -> String {

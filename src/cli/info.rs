@@ -2,8 +2,9 @@
 
 use super::Output;
 use crate::error::EXIT_OK;
+use crate::report::results::InfoResult;
 use crate::report::table::Table;
-use crate::report::Document;
+use crate::report::{Body, Document, TargetInfo};
 use crate::target::{self, sysfs, OpenRequest};
 use crate::units::format_bytes;
 use crate::Result;
@@ -51,11 +52,15 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         }
         None => {}
     }
-    let mut doc = Document::for_target("info", &opened.info);
+    let mut doc = Document::for_target(
+        &opened.info,
+        Body::Info(InfoResult {
+            identity: identity.clone(),
+        }),
+    );
     doc.warnings = opened.warnings;
-    doc.extra.insert("identity".into(), identity.clone().into());
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc, |d| render(d, &identity));
+    out.emit(&doc, |_| render(&opened.info, &identity));
     Ok(EXIT_OK)
 }
 
@@ -96,33 +101,31 @@ fn mmc_summary(m: &crate::target::mmc::MmcIdentity) -> String {
     parts.join(", ")
 }
 
-fn render(doc: &Document, identity: &serde_json::Map<String, serde_json::Value>) -> String {
-    let t = &doc.target;
-    let u = |k: &str| t.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
-    let b = |k: &str| t.get(k).and_then(|v| v.as_bool());
-    let kind = match t.get("kind").and_then(|v| v.as_str()) {
-        Some("block") => "block device",
-        Some("file") => "file",
+fn render(t: &TargetInfo, identity: &serde_json::Map<String, serde_json::Value>) -> String {
+    use crate::target::TargetKind;
+    let kind = match t.kind {
+        TargetKind::Block => "block device",
+        TargetKind::File => "file",
         _ => "simulated flash device",
     };
     let mut traits = Vec::new();
-    if let Some(r) = b("removable") {
+    if let Some(r) = t.removable {
         traits.push(if r { "removable" } else { "fixed" });
     }
-    if let Some(r) = b("rotational") {
+    if let Some(r) = t.rotational {
         traits.push(if r { "rotational" } else { "not rotational" });
     }
-    if b("read_only") == Some(true) {
+    if t.read_only == Some(true) {
         traits.push("read-only");
     }
     let mut s = format!(
         "{}: {} {} ({} bytes), {} logical / {} physical sectors{}\n\n",
-        t.get("spec").and_then(|v| v.as_str()).unwrap_or("?"),
-        format_bytes(u("size_bytes")),
+        t.spec,
+        format_bytes(t.size_bytes),
         kind,
-        u("size_bytes"),
-        format_bytes(u("logical_sector_bytes")),
-        format_bytes(u("physical_sector_bytes")),
+        t.size_bytes,
+        format_bytes(t.logical_sector_bytes as u64),
+        format_bytes(t.physical_sector_bytes as u64),
         if traits.is_empty() {
             String::new()
         } else {
@@ -130,7 +133,7 @@ fn render(doc: &Document, identity: &serde_json::Map<String, serde_json::Value>)
         }
     );
     let mut table = Table::new(&["property", "value"]).align(1, crate::report::table::Align::Left);
-    if let Some(fs) = t.get("filesystem").and_then(|v| v.as_str()) {
+    if let Some(fs) = &t.filesystem {
         table.row(vec!["filesystem".into(), fs.into()]);
     }
     for (k, v) in identity.iter().filter(|(k, _)| k.as_str() != "mmc") {

@@ -5,8 +5,9 @@ use crate::analysis::interval::{self, IntervalInference, IntervalPoint};
 use crate::error::EXIT_OK;
 use crate::probe::interval as probe;
 use crate::report::progress::Progress;
+use crate::report::results::{IntervalParameters, IntervalResult, IntervalRow};
 use crate::report::table::Table;
-use crate::report::Document;
+use crate::report::{Body, Document};
 use crate::target::{self, OpenRequest};
 use crate::units::{format_bytes, format_ns, format_rate};
 use crate::{Error, Result};
@@ -55,28 +56,33 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     progress.finish();
     let points: Vec<IntervalPoint> = samples.iter().map(|s| s.point()).collect();
     let inf = interval::infer(&points);
-    let mut doc = Document::for_target("interval", &opened.info);
+    let body = IntervalResult {
+        parameters: IntervalParameters {
+            order: args.order,
+            positions: args.positions,
+            count: args.count,
+            reads: samples
+                .iter()
+                .map(|s| s.times_ns.iter().map(|t| t.len()).sum::<usize>())
+                .sum(),
+            io_time_ns: io_ns,
+            fit_from_bytes: inf.fit_from_bytes,
+        },
+        samples: samples
+            .iter()
+            .zip(&points)
+            .map(|(s, p)| IntervalRow {
+                bytes: s.bytes,
+                min_ns: p.min_ns.round() as u64,
+                avg_ns: p.avg_ns.round() as u64,
+                max_ns: p.max_ns.round() as u64,
+                offsets: s.offsets.clone(),
+                times_ns: s.times_ns.clone(),
+            })
+            .collect(),
+    };
+    let mut doc = Document::for_target(&opened.info, Body::Interval(body));
     doc.warnings = opened.warnings;
-    doc.parameters = serde_json::json!({
-        "order": args.order,
-        "positions": args.positions,
-        "count": args.count,
-        "reads": samples.iter().map(|s| s.times_ns.iter().map(|t| t.len()).sum::<usize>()).sum::<usize>(),
-        "io_time_ns": io_ns,
-        "fit_from_bytes": inf.fit_from_bytes,
-    });
-    doc.samples = serde_json::json!(samples
-        .iter()
-        .zip(&points)
-        .map(|(s, p)| serde_json::json!({
-            "bytes": s.bytes,
-            "min_ns": p.min_ns.round() as u64,
-            "avg_ns": p.avg_ns.round() as u64,
-            "max_ns": p.max_ns.round() as u64,
-            "offsets": s.offsets,
-            "times_ns": s.times_ns,
-        }))
-        .collect::<Vec<_>>());
     insert_inferences(&mut doc, &inf);
     if let Some(path) = &args.plot {
         std::fs::write(

@@ -3,8 +3,9 @@
 
 use super::Output;
 use crate::error::{EXIT_CHECK_FAILED, EXIT_RUNTIME};
+use crate::report::results::Untyped;
 use crate::report::wear_line;
-use crate::report::{Check, Document, Metric, TargetInfo, Warning};
+use crate::report::{Body, Check, Document, Metric, TargetInfo, Warning};
 use crate::target::write::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::units::{format_bytes, format_ns, format_rate, parse_size};
@@ -270,19 +271,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             workload::run(&spec, RunTarget::Guarded { path, stack: dev })
         })
     })?;
-    let (result, common) = match ran {
-        Ran::Done(r, doc) => (r?, doc),
+    let (result, ending) = match ran {
+        Ran::Done(r, ending) => (r?, ending),
         Ran::Stopped(code) => return Ok(code),
     };
     let mut doc = document(&result, &session.info);
-    doc.warnings.extend(common.warnings.iter().cloned());
-    doc.elapsed_ns = common.elapsed_ns;
-    doc.bytes_written = common.bytes_written;
-    for key in ["journal", "preserve"] {
-        if let Some(v) = common.extra.get(key) {
-            doc.extra.insert(key.into(), v.clone());
-        }
-    }
+    session.fill(&mut doc, &ending);
     out.emit(&doc, |_| render(&result));
     if !out.json {
         eprint!("{}", wear_line(&doc));
@@ -304,21 +298,19 @@ pub fn exit_code(r: &WorkloadResult) -> i32 {
 
 /// The `io` document: fio-shaped `jobs`, per-second samples, disk and page-cache state.
 pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
-    let mut doc = Document::for_target("io", target);
-    doc.parameters = serde_json::to_value(&r.spec).unwrap_or_default();
-    doc.samples = serde_json::to_value(r.samples()).unwrap_or_default();
+    let mut extra = serde_json::Map::new();
+    let mut doc = Document::for_target(target, Body::Io(Untyped::default()));
     doc.bytes_written = r.bytes_written();
     doc.elapsed_ns = r.elapsed_ns;
     doc.warnings = workload::run_warnings(r);
-    doc.extra.insert("engine".into(), json!(r.engine));
-    doc.extra.insert("clock".into(), json!(r.clock));
-    doc.extra.insert("jobs".into(), r.fio_jobs_json());
+    extra.insert("engine".into(), json!(r.engine));
+    extra.insert("clock".into(), json!(r.clock));
+    extra.insert("jobs".into(), r.fio_jobs_json());
     if let Some(d) = &r.disk {
-        doc.extra.insert("disk_util".into(), json!([d]));
+        extra.insert("disk_util".into(), json!([d]));
     }
     if let Some((a, b)) = &r.page_cache {
-        doc.extra
-            .insert("page_cache".into(), json!({"before": a, "after": b}));
+        extra.insert("page_cache".into(), json!({"before": a, "after": b}));
     }
     if let Some(v) = r.verify() {
         let bad = v.bad_units * crate::workload::verify::STAMP_UNIT as u64;
@@ -332,15 +324,20 @@ pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
                 v.bytes_checked
             ),
         });
-        doc.extra.insert("verify".into(), json!(v));
+        extra.insert("verify".into(), json!(v));
     }
     doc.metrics.extend(metrics(r));
     if let Some(e) = r.error() {
-        doc.extra.insert("error".into(), json!(e));
+        extra.insert("error".into(), json!(e));
         if r.vanished() {
             doc.warnings.push(Warning::TargetVanished);
         }
     }
+    doc.body = Body::Io(Untyped {
+        parameters: serde_json::to_value(&r.spec).unwrap_or_default(),
+        samples: serde_json::to_value(r.samples()).unwrap_or_default(),
+        extra,
+    });
     doc
 }
 

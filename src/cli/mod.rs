@@ -252,7 +252,7 @@ impl Output {
     /// Store a measuring command's document in the history; a history that cannot be
     /// used never fails the run: one warning on stderr, and this run is not stored.
     fn record(&self, doc: &Document) {
-        if !crate::history::is_measuring(&doc.command) {
+        if !crate::history::is_measuring(doc.command()) {
             return;
         }
         let stored = match &self.history {
@@ -273,39 +273,36 @@ impl Output {
 
 /// What a command measured: its document, its text rendering and its exit code.
 pub struct Outcome {
-    pub doc: Document,
+    /// `None`: nothing to print, the command stopped early and said why on stderr.
+    pub doc: Option<Document>,
     pub text: String,
     pub code: i32,
-    /// Nothing to print: the command stopped early and said why on stderr.
-    pub quiet: bool,
 }
 
 impl Outcome {
     /// A finished command's result.
     pub fn new(doc: Document, text: String, code: i32) -> Self {
         Outcome {
-            doc,
+            doc: Some(doc),
             text,
             code,
-            quiet: false,
         }
     }
 
     /// A command stopped early (e.g. by a signal) with this exit code.
-    pub fn stopped(command: &str, code: i32) -> Self {
+    pub fn stopped(code: i32) -> Self {
         Outcome {
-            doc: Document::new(command, serde_json::Value::Null),
+            doc: None,
             text: String::new(),
             code,
-            quiet: true,
         }
     }
 
     /// Print as JSON or text and return the exit code.
     pub fn emit(self, out: &Output) -> Result<i32> {
-        if !self.quiet {
+        if let Some(doc) = &self.doc {
             let text = self.text;
-            out.emit(&self.doc, |_| text);
+            out.emit(doc, |_| text);
         }
         Ok(self.code)
     }
@@ -318,9 +315,7 @@ impl From<crate::probe::write_test::Finished> for Outcome {
             crate::probe::write_test::Finished::Done { doc, text, code } => {
                 Outcome::new(doc, text, code)
             }
-            crate::probe::write_test::Finished::Stopped { command, code } => {
-                Outcome::stopped(command, code)
-            }
+            crate::probe::write_test::Finished::Stopped { code } => Outcome::stopped(code),
         }
     }
 }

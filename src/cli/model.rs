@@ -5,8 +5,9 @@ use super::Output;
 use crate::error::EXIT_OK;
 use crate::model::reference::{self, EmpiricalRow};
 use crate::model::{estimate, DatasheetText, Estimate, FlashKind, Term};
+use crate::report::results::{DatasheetTarget, Untyped};
 use crate::report::table::{Align, Table};
-use crate::report::{Document, Inference};
+use crate::report::{Body, Document, Inference, Target};
 use crate::units::{format_bytes, format_ns, format_rate};
 use crate::{Error, Result};
 
@@ -115,13 +116,23 @@ impl Args {
 /// Run `model`: the estimate, the reference table, or both; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
-    let mut doc = Document::new("model", serde_json::json!({"kind": "datasheet"}));
+    let mut doc = Document::new(
+        Target::Datasheet(DatasheetTarget {
+            kind: "datasheet".to_string(),
+            flash: None,
+        }),
+        Body::Model(Untyped::default()),
+    );
+    let mut body = Untyped::default();
     let mut text = String::new();
     if !args.reference || args.any_figure() {
         let d = args.text().parse()?;
         let e = estimate(&d);
-        doc.target = serde_json::json!({"kind": "datasheet", "flash": d.kind.name()});
-        doc.parameters = serde_json::to_value(&d).unwrap_or_default();
+        doc.target = Target::Datasheet(DatasheetTarget {
+            kind: "datasheet".to_string(),
+            flash: Some(d.kind.name().to_string()),
+        });
+        body.parameters = serde_json::to_value(&d).unwrap_or_default();
         let mut samples = Vec::new();
         for (phase, terms) in [("write", &e.write_terms), ("read", &e.read_terms)] {
             for t in terms {
@@ -132,7 +143,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 samples.push(v);
             }
         }
-        doc.samples = samples.into();
+        body.samples = samples.into();
         doc.inferences.insert(
             "seq_write_bytes_per_s".into(),
             Inference::new(
@@ -158,7 +169,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 ),
             ),
         );
-        doc.extra.insert(
+        body.extra.insert(
             "estimate".into(),
             serde_json::to_value(&e).unwrap_or_default(),
         );
@@ -191,11 +202,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             text.push('\n');
         }
         text.push_str(&render_reference(&rows));
-        doc.extra.insert(
+        body.extra.insert(
             "reference".into(),
             serde_json::to_value(&rows).unwrap_or_default(),
         );
     }
+    doc.body = Body::Model(body);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc, |_| text);
     Ok(EXIT_OK)

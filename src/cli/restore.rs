@@ -4,8 +4,9 @@
 use super::Output;
 use crate::error::EXIT_OK;
 use crate::journal::{self, Identity, Journal};
+use crate::report::results::{SpecTarget, Untyped};
 use crate::report::table::Table;
-use crate::report::Document;
+use crate::report::{Body, Document, Target};
 use crate::target::{self, OpenRequest};
 use crate::units::format_bytes;
 use crate::{Error, Result};
@@ -78,17 +79,20 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         .iter()
         .map(|r| serde_json::json!({"offset_bytes": r.offset, "length_bytes": r.length}))
         .collect();
-    let mut doc = Document::new("restore", serde_json::json!({ "spec": spec }));
-    doc.parameters = serde_json::json!({
+    let mut doc = Document::new(
+        Target::Spec(SpecTarget { spec: spec.clone() }),
+        Body::Restore(Untyped::default()),
+    );
+    let parameters = serde_json::json!({
         "journal": args.journal.display().to_string(),
         "ignore_identity": args.ignore_identity,
         "keep": args.keep,
         "list": args.list,
     });
-    doc.samples = serde_json::Value::Array(regions);
-    doc.extra
-        .insert("journal".into(), args.journal.display().to_string().into());
-    doc.extra.insert(
+    let samples = serde_json::Value::Array(regions);
+    let mut extra = serde_json::Map::new();
+    extra.insert("journal".into(), args.journal.display().to_string().into());
+    extra.insert(
         "journal_identity".into(),
         serde_json::to_value(&journal.identity).unwrap_or_default(),
     );
@@ -102,7 +106,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             .push(crate::report::Warning::UntrustedJournal { why });
     }
     if args.list {
-        doc.extra.insert("restored".into(), false.into());
+        extra.insert("restored".into(), false.into());
+        doc.body = Body::Restore(Untyped {
+            parameters,
+            samples,
+            extra,
+        });
         doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
         out.emit(&doc, |d| render(d, &journal, None));
         return Ok(EXIT_OK);
@@ -147,15 +156,20 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         })?;
         removed = true;
     }
-    doc.set_target(&opened.info);
+    doc.target = Target::from(&opened.info);
     doc.warnings.extend(opened.warnings);
     doc.bytes_written = summary.bytes;
-    doc.extra.insert("restored".into(), true.into());
-    doc.extra.insert(
+    extra.insert("restored".into(), true.into());
+    extra.insert(
         "summary".into(),
         serde_json::to_value(summary).unwrap_or_default(),
     );
-    doc.extra.insert("journal_removed".into(), removed.into());
+    extra.insert("journal_removed".into(), removed.into());
+    doc.body = Body::Restore(Untyped {
+        parameters,
+        samples,
+        extra,
+    });
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc, |d| render(d, &journal, Some((summary, removed))));
     Ok(EXIT_OK)
@@ -171,10 +185,7 @@ fn render(
             "restored {} regions ({}) onto {} and verified each by checksum; journal {}\n\n",
             sum.regions,
             format_bytes(sum.bytes),
-            doc.target
-                .get("spec")
-                .and_then(|v| v.as_str())
-                .unwrap_or("?"),
+            doc.target.info().map_or("?", |t| t.spec.as_str()),
             if removed { "removed" } else { "kept" }
         ),
         None => format!(

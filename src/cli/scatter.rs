@@ -4,7 +4,8 @@ use super::Output;
 use crate::error::EXIT_OK;
 use crate::probe::scatter as probe;
 use crate::report::progress::Progress;
-use crate::report::Document;
+use crate::report::results::{ScatterParameters, ScatterResult};
+use crate::report::{Body, Document};
 use crate::target::{self, OpenRequest};
 use crate::units::{format_bytes, format_ns, parse_size};
 use crate::{Error, Result};
@@ -59,17 +60,19 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         &mut progress.callback(),
     )?;
     progress.finish();
-    let mut doc = Document::for_target("scatter", &opened.info);
+    let body = ScatterResult {
+        parameters: ScatterParameters {
+            block_bytes: block,
+            order: args.order,
+            span: args.span,
+            count: args.count,
+            reads: points.len() as u64 * args.count as u64,
+            io_time_ns: io_ns,
+        },
+        samples: points.clone(),
+    };
+    let mut doc = Document::for_target(&opened.info, Body::Scatter(body));
     doc.warnings = opened.warnings;
-    doc.parameters = serde_json::json!({
-        "block_bytes": block,
-        "order": args.order,
-        "span": args.span,
-        "count": args.count,
-        "reads": points.len() as u64 * args.count as u64,
-        "io_time_ns": io_ns,
-    });
-    doc.samples = serde_json::to_value(&points).unwrap_or_default();
     if let Some(path) = &args.output {
         std::fs::write(path, probe::to_tsv(&points))
             .map_err(|e| Error::io(format!("writing {path}"), e))?;

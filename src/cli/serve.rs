@@ -4,8 +4,9 @@
 use super::Output;
 use crate::backend::sim::SimConfig;
 use crate::error::EXIT_OK;
-use crate::report::Document;
+use crate::report::results::{SpecTarget, Untyped};
 use crate::report::Warning;
+use crate::report::{Body, Document, Target};
 use crate::serve::{serve, ServeOptions};
 use crate::units::{format_bytes, parse_duration_ns};
 use crate::{Error, Result};
@@ -94,13 +95,26 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     eprint!("{}", outcome.stats.text());
     if out.json {
-        let mut doc = Document::new("sim serve", serde_json::json!({ "spec": args.spec }));
-        doc.parameters = serde_json::json!({
-            "mountpoint": args.mountpoint,
-            "loop": args.attach_loop,
-            "cpu": args.cpu,
-            "spin_ns": spin_ns,
-        });
+        let mut extra = serde_json::Map::new();
+        extra.insert(
+            "stats".into(),
+            serde_json::to_value(&outcome.stats).unwrap_or_default(),
+        );
+        let mut doc = Document::new(
+            Target::Spec(SpecTarget {
+                spec: args.spec.clone(),
+            }),
+            Body::SimServe(Untyped {
+                parameters: serde_json::json!({
+                    "mountpoint": args.mountpoint,
+                    "loop": args.attach_loop,
+                    "cpu": args.cpu,
+                    "spin_ns": spin_ns,
+                }),
+                samples: serde_json::json!([]),
+                extra,
+            }),
+        );
         doc.elapsed_ns = outcome.stats.uptime_ns;
         doc.bytes_written = outcome.stats.bytes_written;
         doc.warnings = outcome
@@ -108,10 +122,6 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             .iter()
             .map(|w| Warning::Cleanup { what: w.clone() })
             .collect();
-        doc.extra.insert(
-            "stats".into(),
-            serde_json::to_value(&outcome.stats).unwrap_or_default(),
-        );
         println!("{}", doc.to_json());
     }
     Ok(EXIT_OK)

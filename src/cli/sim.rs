@@ -3,7 +3,8 @@
 use super::Output;
 use crate::backend::sim::config::{SimConfig, KEYS, PRESETS};
 use crate::error::EXIT_OK;
-use crate::report::Document;
+use crate::report::results::{KeyEntry, PresetEntry, SimListResult};
+use crate::report::{Body, Document, Target};
 use crate::Result;
 use clap::Subcommand;
 
@@ -27,20 +28,24 @@ fn list(out: &Output) -> Result<i32> {
     let mut presets = Vec::new();
     for p in PRESETS {
         let cfg = SimConfig::parse(p.name)?;
-        let keys: serde_json::Map<String, serde_json::Value> = cfg
-            .pairs()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.into()))
-            .collect();
-        presets.push(serde_json::json!({"name": p.name, "about": p.about, "keys": keys}));
+        presets.push(PresetEntry {
+            name: p.name.to_string(),
+            about: p.about.to_string(),
+            keys: cfg
+                .pairs()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        });
     }
-    let keys: Vec<_> = KEYS
+    let keys = KEYS
         .iter()
-        .map(|k| serde_json::json!({"key": k.key, "meaning": k.meaning}))
+        .map(|k| KeyEntry {
+            key: k.key.to_string(),
+            meaning: k.meaning.to_string(),
+        })
         .collect();
-    let mut doc = Document::new("sim list", serde_json::Value::Null);
-    doc.extra.insert("presets".into(), presets.into());
-    doc.extra.insert("keys".into(), keys.into());
+    let doc = Document::new(Target::None, Body::SimList(SimListResult { presets, keys }));
     out.emit(&doc, |_| {
         let mut s = String::from("Simulator presets (use as sim:NAME[,key=value...]):\n\n");
         for p in PRESETS {

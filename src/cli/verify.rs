@@ -11,8 +11,9 @@ use crate::capacity::stamp::Stamper;
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::report::progress::Progress;
+use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
 use crate::report::warning::{DirectFallback, MemoryPlace};
-use crate::report::{Check, Document, Inference, Metric, TargetInfo, Warning};
+use crate::report::{Body, Check, Document, Inference, Metric, Target, TargetInfo, Warning};
 use crate::target::write::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
 use crate::target::{self, sysfs, OpenRequest, OpenTarget};
 use crate::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
@@ -351,8 +352,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         args.pass == Pass::Write,
         args.iodepth as usize,
     )?;
-    let mut doc = document("verify", &state, warnings, args, None, iodepth)?;
-    doc.set_target(&info);
+    let doc = document(Target::from(&info), &state, warnings, args, None, iodepth)?;
     out.emit(&doc, render);
     Ok(code)
 }
@@ -442,7 +442,14 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
         let sig = ending.interrupted.unwrap_or(libc::SIGINT);
         return Ok(session.interrupted_exit(&ending, sig));
     };
-    let mut doc = document("verify", &state, warnings, args, None, iodepth)?;
+    let mut doc = document(
+        Target::from(&session.info),
+        &state,
+        warnings,
+        args,
+        None,
+        iodepth,
+    )?;
     session.fill(&mut doc, &ending);
     out.emit(&doc, render);
     Ok(code)
@@ -635,14 +642,11 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
         located,
         resumable: saved,
     };
-    let mut doc = document("verify", &state, warnings, args, Some(dir_result), iodepth)?;
-    doc.set_target(&target);
-    if let Some(t) = doc.target.as_object_mut() {
-        t.insert(
-            "device".into(),
-            serde_json::to_value(&device).unwrap_or_default(),
-        );
-    }
+    let target = Target::Device(DeviceTarget {
+        info: target,
+        device: Some(device),
+    });
+    let doc = document(target, &state, warnings, args, Some(dir_result), iodepth)?;
     out.emit(&doc, render);
     Ok(code)
 }
@@ -666,22 +670,30 @@ struct DirResult {
 }
 
 fn document(
-    command: &str,
+    target: Target,
     st: &VerifyState,
     warnings: Vec<Warning>,
     args: &Args,
     dir: Option<DirResult>,
     iodepth: usize,
 ) -> Result<Document> {
-    let mut doc = Document::new(command, serde_json::Value::Null);
-    doc.parameters = serde_json::json!({
-        "range_offset": st.start,
-        "range_length": st.length,
-        "chunk_bytes": st.chunk,
-        "iodepth": iodepth,
-        "resumed": args.resume,
-    });
-    doc.samples = serde_json::to_value(&st.samples).unwrap_or_default();
+    let mut result = VerifyResult {
+        parameters: VerifyParameters {
+            range_offset: st.start,
+            range_length: st.length,
+            chunk_bytes: st.chunk,
+            iodepth,
+            resumed: args.resume,
+        },
+        samples: st.samples.clone(),
+        checked_bytes: 0,
+        planned_bytes: st.length,
+        files_kept: None,
+        files: None,
+        kept_files: None,
+        plot: None,
+    };
+    let mut doc = Document::new(target, Body::Verify(Default::default()));
     let extents: Vec<Extent> = st.all_extents();
     let done = st.phase == Phase::Done;
     let verified = if st.phase == Phase::Read || done {
@@ -801,15 +813,11 @@ fn document(
         });
     }
     doc.warnings = warnings;
-    doc.extra.insert("checked_bytes".into(), verified.into());
-    doc.extra.insert("planned_bytes".into(), st.length.into());
+    result.checked_bytes = verified;
     if let Some(d) = dir {
-        doc.extra.insert(
-            "files_kept".into(),
-            (!d.files.is_empty() && d.kept.len() == d.files.len()).into(),
-        );
-        doc.extra.insert("files".into(), d.files.into());
-        doc.extra.insert("kept_files".into(), d.kept.into());
+        result.files_kept = Some(!d.files.is_empty() && d.kept.len() == d.files.len());
+        result.files = Some(d.files);
+        result.kept_files = Some(d.kept);
     }
     if let Some(p) = &args.plot {
         std::fs::write(
@@ -817,10 +825,18 @@ fn document(
             crate::report::charts::verify_throughput(&st.samples, st.start, st.length).to_svg(),
         )
         .map_err(|e| Error::io(format!("writing the plot '{}'", p.display()), e))?;
-        doc.extra
-            .insert("plot".into(), p.display().to_string().into());
+        result.plot = Some(p.display().to_string());
     }
+    doc.body = Body::Verify(result);
     Ok(doc)
+}
+
+/// The verify fields of a document `document` made.
+fn verified(doc: &Document) -> Option<&VerifyResult> {
+    match &doc.body {
+        Body::Verify(v) => Some(v),
+        _ => None,
+    }
 }
 
 fn render(doc: &Document) -> String {
@@ -830,14 +846,8 @@ fn render(doc: &Document) -> String {
         .and_then(|i| i.value.as_ref())
         .and_then(|v| v.as_array().cloned())
         .unwrap_or_default();
-    let spec = doc
-        .target
-        .get("spec")
-        .and_then(|v| v.as_str())
-        .unwrap_or("?");
-    let get = |k: &str| doc.extra.get(k).and_then(|v| v.as_u64());
-    let unfinished =
-        matches!((get("checked_bytes"), get("planned_bytes")), (Some(c), Some(p)) if c < p);
+    let spec = doc.target.info().map_or("?", |t| t.spec.as_str());
+    let unfinished = verified(doc).is_some_and(|v| v.checked_bytes < v.planned_bytes);
     let written_only = written_only(doc);
     let mut s = if ext.is_empty() && written_only {
         format!("WRITTEN: stamps over all of {spec}, nothing checked yet (--pass read --resume checks them)\n")
@@ -871,7 +881,7 @@ fn render(doc: &Document) -> String {
     if ext.len() > 20 {
         s.push_str(&format!("  … {} more (see --json)\n", ext.len() - 20));
     }
-    if doc.extra.contains_key("preserve") {
+    if doc.session.is_some() {
         s.push_str(&crate::report::wear_line(doc));
     }
     for (k, label) in [("write_bytes_per_s", "write"), ("read_bytes_per_s", "read")] {
@@ -884,23 +894,22 @@ fn render(doc: &Document) -> String {
 
 /// True after a `--pass write`: every stamp written, none read back yet.
 fn written_only(doc: &Document) -> bool {
-    let get = |k: &str| doc.extra.get(k).and_then(|v| v.as_u64());
-    get("checked_bytes") == Some(0) && get("planned_bytes") == Some(doc.bytes_written)
+    verified(doc).is_some_and(|v| v.checked_bytes == 0 && v.planned_bytes == doc.bytes_written)
 }
 
 /// "checked X of Y", and where a `--range` or the run's end left part of the target out.
 fn checked_line(doc: &Document) -> String {
-    let get = |k: &str| doc.extra.get(k).and_then(|v| v.as_u64());
-    let (Some(checked), Some(planned)) = (get("checked_bytes"), get("planned_bytes")) else {
+    let Some(v) = verified(doc) else {
         return String::new();
     };
+    let (checked, planned) = (v.checked_bytes, v.planned_bytes);
     let mut s = format!(
         "  checked {} of {}",
         format_bytes(checked),
         format_bytes(planned)
     );
-    let size = doc.target.get("size_bytes").and_then(|v| v.as_u64());
-    let start = doc.parameters["range_offset"].as_u64().unwrap_or(0);
+    let size = doc.target.info().map(|t| t.size_bytes);
+    let start = v.parameters.range_offset;
     if let Some(size) = size.filter(|&z| z != planned) {
         s.push_str(&format!(
             " (--range {}+{} of {})",
@@ -932,7 +941,10 @@ fn place_lines(e: &serde_json::Value, doc: &Document) -> String {
         }
     );
     let device = e["device"].as_str().unwrap_or("?");
-    let disk = doc.target["device"]["whole_disk"].as_str();
+    let disk = match &doc.target {
+        Target::Device(d) => d.device.as_ref().and_then(|d| d.whole_disk.as_deref()),
+        _ => None,
+    };
     let ranges = e["device_offsets"].as_array().cloned().unwrap_or_default();
     if !ranges.is_empty() {
         let at: Vec<String> = ranges

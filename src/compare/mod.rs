@@ -9,13 +9,13 @@ pub mod stats;
 
 pub use side::{load, Measure, Side, SideSpec};
 
-use crate::report::{Document, Inference, Metric, Warning};
+use crate::report::results::{CompareParameters, CompareResult, SpecTarget};
+use crate::report::{Body, Document, Inference, Metric, Target, Warning};
 use crate::units::format_bytes;
 use crate::workload::bench::LINES;
 use crate::workload::{Dir, RwMode};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 /// What a throughput figure measured: the access pattern, the direction counted, block
 /// size, queue depth, jobs and whether the page cache was bypassed.
@@ -456,15 +456,6 @@ pub struct SideSummary {
 /// and the ratio and its interval as metrics.
 pub fn document(sides: &[Side], rows: &[Row], warnings: Vec<Warning>, force: bool) -> Document {
     let names: Vec<String> = sides.iter().map(|s| s.spec.name()).collect();
-    let mut doc = Document::new("compare", json!({ "spec": names.join(" vs ") }));
-    doc.parameters = json!({
-        "confidence": stats::LEVEL,
-        "bootstrap_resamples": stats::RESAMPLES,
-        "bootstrap_seed": stats::SEED,
-        "min_seconds": stats::MIN_SECONDS,
-        "force": force,
-    });
-    doc.samples = json!(rows);
     let summaries: Vec<SideSummary> = sides
         .iter()
         .enumerate()
@@ -483,7 +474,23 @@ pub fn document(sides: &[Side], rows: &[Row], warnings: Vec<Warning>, force: boo
                 .max(1),
         })
         .collect();
-    doc.extra.insert("sides".into(), json!(summaries));
+    let mut doc = Document::new(
+        Target::Spec(SpecTarget {
+            spec: names.join(" vs "),
+        }),
+        Body::Compare(CompareResult {
+            parameters: CompareParameters {
+                confidence: stats::LEVEL,
+                bootstrap_resamples: stats::RESAMPLES,
+                bootstrap_seed: stats::SEED,
+                min_seconds: stats::MIN_SECONDS,
+                force,
+            },
+            samples: rows.to_vec(),
+            sides: summaries,
+            verdict: verdict(rows),
+        }),
+    );
     for r in rows {
         let key = if sides.len() > 2 {
             format!("{}_vs_{}", r.metric, r.side)
@@ -527,7 +534,6 @@ pub fn document(sides: &[Side], rows: &[Row], warnings: Vec<Warning>, force: boo
             ));
         }
     }
-    doc.extra.insert("verdict".into(), json!(verdict(rows)));
     doc.warnings = warnings;
     doc
 }

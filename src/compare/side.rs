@@ -4,7 +4,8 @@
 
 use super::Workload;
 use crate::input;
-use crate::report::Document;
+use crate::report::results::{BenchResult, Untyped};
+use crate::report::{Body, Document, Metric};
 use crate::workload::bench::BenchFigure;
 use crate::workload::job::SecondSample;
 use crate::workload::{Dir, RwMode};
@@ -282,7 +283,7 @@ fn empty_side(kind: &str, target: String, measures: Vec<Measure>) -> Side {
 }
 
 /// A part of a document as the type its command wrote it from: the one place that reads
-/// bench's and io's samples and parameters (typed in the document one day: change it here).
+/// io's samples and parameters (free-form in the document until io's body is typed).
 pub fn typed<T: DeserializeOwned>(name: &str, what: &str, v: Option<&Value>) -> Result<T> {
     let v = v.ok_or_else(|| Error::usage(format!("{name}: the document has no {what}")))?;
     T::deserialize(v).map_err(|e| {
@@ -305,38 +306,30 @@ struct IoParameters {
 
 /// The figures of a `bench` or `io` document.
 pub fn from_document(name: &str, doc: &Document) -> Result<Side> {
-    let target = doc
-        .target
-        .get("spec")
-        .and_then(|s| s.as_str())
-        .unwrap_or("(unknown target)")
-        .to_string();
-    let measures = match doc.command.as_str() {
-        "bench" => bench_measures(name, doc)?,
-        "io" => io_measures(name, doc)?,
-        other => {
+    let target = doc.target.name();
+    let measures = match &doc.body {
+        Body::Bench(b) => bench_measures(name, b)?,
+        Body::Io(b) => io_measures(name, b, &doc.metrics)?,
+        _ => {
+            let other = doc.command();
             return Err(Error::usage(format!(
                 "{name}: '{other}' documents have no throughput figures to compare: give bench or io documents (or fio JSON)"
-            )))
+            )));
         }
     };
     if measures.is_empty() {
         return Err(Error::usage(format!(
             "{name}: this {} document holds no figure (did the run stop before its first test?)",
-            doc.command
+            doc.command()
         )));
     }
-    Ok(empty_side(&doc.command, target, measures))
+    Ok(empty_side(doc.command(), target, measures))
 }
 
-fn bench_measures(name: &str, doc: &Document) -> Result<Vec<Measure>> {
-    let figures: Vec<BenchFigure> = typed(name, "samples", Some(&doc.samples))?;
-    let runs: Vec<Vec<BenchFigure>> = match doc.extra.get("runs") {
-        Some(r) => typed(name, "runs", Some(r))?,
-        None => Vec::new(),
-    };
+fn bench_measures(name: &str, b: &BenchResult) -> Result<Vec<Measure>> {
+    let runs: &[Vec<BenchFigure>] = b.runs.as_deref().unwrap_or_default();
     let mut out = Vec::new();
-    for f in &figures {
+    for f in &b.samples {
         let line = crate::workload::bench::LINES.iter().find_map(|l| {
             [Dir::Read, Dir::Write]
                 .into_iter()
@@ -383,12 +376,12 @@ fn dir_name(dir: Dir) -> &'static str {
     }
 }
 
-fn io_measures(name: &str, doc: &Document) -> Result<Vec<Measure>> {
-    let p: IoParameters = typed(name, "parameters", Some(&doc.parameters))?;
-    let samples: Vec<SecondSample> = typed(name, "samples", Some(&doc.samples))?;
+fn io_measures(name: &str, b: &Untyped, metrics: &[Metric]) -> Result<Vec<Measure>> {
+    let p: IoParameters = typed(name, "parameters", Some(&b.parameters))?;
+    let samples: Vec<SecondSample> = typed(name, "samples", Some(&b.samples))?;
     let mut out = Vec::new();
     for dir in [Dir::Read, Dir::Write] {
-        let bw = doc.metrics.iter().find(|m| {
+        let bw = metrics.iter().find(|m| {
             m.name == "io_bandwidth_bytes_per_second"
                 && m.labels.get("rw").map(String::as_str) == Some(dir_name(dir))
         });

@@ -10,7 +10,7 @@
 
 use crate::target::mmc::quote;
 use crate::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// EXT_CSD byte positions.
 pub const EXT_CSD_REV: usize = 192;
@@ -39,7 +39,7 @@ pub fn revision_name(rev: u8) -> &'static str {
 }
 
 /// One DEVICE_LIFE_TIME_EST band, decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "meaning", rename_all = "snake_case")]
 pub enum LifeTime {
     /// 0x01..0x0A: between `min` and `max` percent of the estimated life used.
@@ -127,7 +127,7 @@ impl LifeTime {
 }
 
 /// PRE_EOL_INFO, decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "meaning", rename_all = "snake_case")]
 pub enum PreEol {
     Normal {
@@ -199,7 +199,7 @@ impl PreEol {
 }
 
 /// The eMMC wear fields from one source.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EmmcWear {
     /// Where they came from, in words ("sysfs life_time and pre_eol_info", "EXT_CSD dump
     /// FILE", "EXT_CSD read with MMC_IOC_CMD").

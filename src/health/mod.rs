@@ -15,12 +15,12 @@ use crate::report::{Check, Document, Inference, Metric};
 use crate::target::mmc::{self, CardAttrs, CardKind};
 use crate::{Error, Result};
 use emmc::{EmmcWear, ExtCsd, LifeTime, PreEol};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use smart::SmartWear;
 use std::path::{Path, PathBuf};
 
 /// The health verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Ok,
@@ -84,7 +84,7 @@ pub fn parse_max_wear(text: &str) -> Result<f64> {
 }
 
 /// What an SD card's registers claim (there is no wear counter to read).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SdFacts {
     pub manufacturer: Option<String>,
     pub product: Option<String>,
@@ -97,7 +97,7 @@ pub struct SdFacts {
 }
 
 /// The health of one device.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Health {
     /// The target as given.
     pub spec: String,
@@ -618,9 +618,20 @@ pub fn target_info(h: &Health) -> crate::report::TargetInfo {
 
 /// The result document: `health` inferences, the `health.wear` check (when there is a
 /// verdict) and the metrics exporters read.
-pub fn document(h: &Health, target: serde_json::Value) -> Document {
-    let mut doc = Document::new("health", target);
-    doc.parameters = serde_json::json!({ "max_wear_percent": h.max_wear_percent });
+pub fn document(h: &Health) -> Document {
+    use crate::report::results::{HealthParameters, HealthResult, HealthTarget};
+    let mut doc = Document::new(
+        crate::report::Target::Health(HealthTarget {
+            spec: h.spec.clone(),
+            device: h.device.clone(),
+        }),
+        crate::report::Body::Health(HealthResult {
+            parameters: HealthParameters {
+                max_wear_percent: h.max_wear_percent,
+            },
+            health: h.clone(),
+        }),
+    );
     let sure = |v: serde_json::Value, why: String| Inference::new(v, 1.0, why);
     let mut metric = |name: &str, help: &str, value: f64| {
         doc.metrics.push(Metric {
@@ -754,8 +765,6 @@ pub fn document(h: &Health, target: serde_json::Value) -> Document {
             ),
         });
     }
-    doc.extra
-        .insert("health".into(), serde_json::to_value(h).unwrap_or_default());
     doc
 }
 
@@ -896,7 +905,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(h.status, Status::Worn);
-        let d = document(&h, serde_json::Value::Null);
+        let d = document(&h);
         assert_eq!(d.checks.len(), 1);
         assert_eq!(d.checks[0].name, "health.wear");
         assert!(!d.checks[0].passed);
@@ -913,10 +922,7 @@ mod tests {
         assert_eq!(area("B"), Some(0.2));
         assert_eq!(m("pre_eol_info"), Some(2.0));
         assert_eq!(d.inferences["status"].value, Some("worn".into()));
-        let u = document(
-            &assess(Some("sim:sd-16g"), &opts()).unwrap(),
-            serde_json::Value::Null,
-        );
+        let u = document(&assess(Some("sim:sd-16g"), &opts()).unwrap());
         assert!(u.checks.is_empty());
         assert_eq!(u.metrics.len(), 1);
         assert_eq!(u.inferences["status"].value, None);

@@ -23,11 +23,11 @@
 //! - Every protocol: `smart_status.passed` (the drive's own overall assessment).
 
 use crate::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A figure and where it came from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sourced {
     pub value: f64,
     /// The smartctl field or attribute it was read from.
@@ -35,7 +35,7 @@ pub struct Sourced {
 }
 
 /// What smartctl's JSON says about wear.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SmartWear {
     /// "NVMe", "ATA", "SCSI" (smartctl's `device.protocol`).
     pub protocol: Option<String>,

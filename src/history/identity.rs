@@ -12,7 +12,7 @@
 //! document (another machine's run) is identified from what the document carries, never
 //! from this machine's sysfs.
 
-use crate::report::{Document, TargetInfo};
+use crate::report::{Body, Document, Target, TargetInfo};
 use crate::target::{mmc, sysfs, TargetKind};
 use serde::Serialize;
 use std::path::Path;
@@ -27,30 +27,21 @@ pub struct DeviceIdentity {
     pub model: Option<String>,
 }
 
-/// The document's target, typed: the one function that reads `target` JSON back (a
-/// document read from history or a file has only the JSON). A target of another shape (a
-/// directory's filesystem) gives what it names: spec, kind, size, model, serial. `None`
-/// when the target names no spec.
+/// The document's target, typed: the device, file or simulated card ([`Document::target_info`]),
+/// or for a directory's filesystem what it names (spec and kind). `None` for a target that
+/// names no device (logs, a datasheet, the sides of a comparison).
 pub fn target_info(doc: &Document) -> Option<TargetInfo> {
-    if let Some(t) = &doc.target_info {
-        return Some(t.clone());
-    }
-    let t = &doc.target;
-    if let Ok(info) = serde_json::from_value::<TargetInfo>(t.clone()) {
+    if let Some(info) = doc.target_info() {
         return Some(info);
     }
-    let text = |k: &str| t.get(k).and_then(|v| v.as_str()).map(str::to_string);
-    Some(TargetInfo {
-        spec: text("spec")?,
-        kind: t
-            .get("kind")
-            .and_then(|k| serde_json::from_value(k.clone()).ok())
-            .unwrap_or_default(),
-        size_bytes: t.get("size_bytes").and_then(|v| v.as_u64()).unwrap_or(0),
-        model: text("model"),
-        serial: text("serial"),
-        ..TargetInfo::default()
-    })
+    match &doc.target {
+        Target::Filesystem(f) => Some(TargetInfo {
+            spec: f.spec.clone(),
+            kind: f.kind,
+            ..TargetInfo::default()
+        }),
+        _ => None,
+    }
 }
 
 /// The identity of the device a run on this machine measured (reads sysfs for a block
@@ -70,9 +61,11 @@ pub fn of_live(doc: &Document) -> DeviceIdentity {
 /// The identity of the device a document describes, from the document alone (an imported
 /// run from another machine): an `info` document's decoded CID, else model, serial, size.
 pub fn of_document(doc: &Document) -> DeviceIdentity {
-    let cid = doc
-        .extra
-        .get("identity")
+    let identity = match &doc.body {
+        Body::Info(i) => Some(&i.identity),
+        _ => None,
+    };
+    let cid = identity
         .and_then(|i| i.get("mmc"))
         .and_then(|m| m.get("cid"));
     if let Some(cid) = cid {
@@ -170,10 +163,7 @@ mod tests {
     use super::*;
 
     fn doc_on(info: TargetInfo) -> Document {
-        let mut d = Document::for_target("bench", &info);
-        // As read back from history: JSON only.
-        d.target_info = None;
-        d
+        Document::for_target(&info, Body::Info(Default::default()))
     }
 
     #[test]
@@ -200,12 +190,22 @@ mod tests {
 
     #[test]
     fn a_directory_is_its_path() {
-        let mut d = Document::new(
-            "fs seq",
-            serde_json::json!({"spec": "/mnt/sd", "kind": "directory", "fs_type": "vfat"}),
-        );
+        let json = |target: serde_json::Value| {
+            let mut v: serde_json::Value = serde_json::from_str(
+                &Document::new(Target::None, Body::Info(Default::default())).to_json(),
+            )
+            .unwrap();
+            v["command"] = "fs seq".into();
+            v["target"] = target;
+            Document::from_json("d.json", v.to_string().as_bytes()).unwrap()
+        };
+        let d = json(serde_json::json!({
+            "spec": "/mnt/sd", "kind": "directory", "dir": "/mnt/sd", "magic": 0x4d44,
+            "fs_type": "vfat", "mount_options": "rw", "block_bytes": 4096, "memory_backed": false
+        }));
+        assert!(matches!(d.target, Target::Filesystem(_)), "{:?}", d.target);
         assert_eq!(of_document(&d).key, "directory:/mnt/sd");
-        d.target = serde_json::json!({"files": ["a.txt"]});
+        let d = json(serde_json::json!({"files": ["a.txt"], "kind": "flashbench logs"}));
         assert_eq!(of_document(&d).key, "unknown");
     }
 
@@ -218,10 +218,12 @@ mod tests {
         });
         let cid =
             mmc::decode_cid("035344534e363447867e650771016b8d", mmc::CardKind::Sd, None).unwrap();
-        d.extra.insert(
-            "identity".into(),
-            serde_json::json!({ "mmc": { "cid": serde_json::to_value(&cid).unwrap() } }),
-        );
+        if let Body::Info(i) = &mut d.body {
+            i.identity.insert(
+                "mmc".into(),
+                serde_json::json!({ "cid": serde_json::to_value(&cid).unwrap() }),
+            );
+        }
         let id = of_document(&d);
         assert_eq!(id.key, "mmc:SanDisk/0x5344/SN64G/0x7e650771");
         assert_eq!(id.model.as_deref(), Some("SanDisk SN64G"));

@@ -138,7 +138,7 @@ pub fn recording_place(
 }
 
 /// One stored run, as `history list` shows it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunSummary {
     pub id: i64,
     pub time: String,
@@ -153,7 +153,7 @@ pub struct RunSummary {
 }
 
 /// A metric row.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StoredMetric {
     pub metric: String,
     pub value: f64,
@@ -362,7 +362,7 @@ impl Store {
             "INSERT INTO runs (time, command, host, version, device, model, target, document, source, digest)
              VALUES (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
-                doc.command,
+                doc.command(),
                 host,
                 env!("CARGO_PKG_VERSION"),
                 device.key,
@@ -567,18 +567,16 @@ fn stored_run(r: &rusqlite::Row, with_document: bool) -> rusqlite::Result<Stored
 }
 
 fn parse_stored(path: &Path, id: i64, text: &str) -> Result<Document> {
-    let mut doc = Document::from_json(
+    Document::from_json(
         &format!("history {} run {id}", path.display()),
         text.as_bytes(),
-    )?;
-    doc.target_info = identity::target_info(&doc);
-    Ok(doc)
+    )
 }
 
 /// Record a measured run on this machine in the history at `path`. Only measuring
 /// commands are recorded (`Ok(None)` for the others).
 pub fn record_measured(path: &Path, doc: &Document) -> Result<Option<i64>> {
-    if !is_measuring(&doc.command) {
+    if !is_measuring(doc.command()) {
         return Ok(None);
     }
     let mut store = Store::open(path)?;
@@ -650,13 +648,40 @@ mod tests {
     use super::*;
     use crate::report::Metric;
 
+    /// A bench document on `info` with no figures yet (the tests add the metrics).
+    pub(crate) fn empty_bench(info: &crate::report::TargetInfo) -> Document {
+        use crate::report::results::{BenchParameters, BenchResult};
+        Document::for_target(
+            info,
+            crate::report::Body::Bench(BenchResult {
+                parameters: BenchParameters {
+                    size: 0,
+                    runtime_ns_per_test: 0,
+                    ramp_ns_per_test: 0,
+                    engine: "sync".into(),
+                    write: false,
+                    quick: true,
+                    cpus: Vec::new(),
+                    clock: "virtual".into(),
+                    runs: 1,
+                },
+                samples: Vec::new(),
+                jobs: Vec::new(),
+                classes: Vec::new(),
+                expect: None,
+                error: None,
+                runs: None,
+            }),
+        )
+    }
+
     fn bench_doc(spec: &str, seq_read: f64) -> Document {
         let info = crate::report::TargetInfo {
             spec: spec.into(),
             kind: crate::target::TargetKind::Sim,
             ..Default::default()
         };
-        let mut d = Document::for_target("bench", &info);
+        let mut d = empty_bench(&info);
         d.metrics.push(Metric::new(
             "bench_bandwidth_bytes_per_second",
             "h",
@@ -675,7 +700,7 @@ mod tests {
         assert!(new);
         let back = s.run(id).unwrap();
         assert_eq!(back.metrics, d.metrics);
-        assert_eq!(back.target_info.unwrap().spec, "sim:sd-16g");
+        assert_eq!(back.target_info().unwrap().spec, "sim:sd-16g");
         assert_eq!(s.runs_for_device("sim:sd-16g").unwrap().len(), 1);
         assert_eq!(s.record(&d, &dev, None, "import:x").unwrap(), (id, false));
         let l = s.list(None, 10).unwrap();
@@ -705,7 +730,7 @@ mod tests {
         let l = s.list(None, 10).unwrap();
         assert_eq!(l.len(), 1);
         assert_eq!(l[0].source, "measured");
-        assert_eq!(s.run(l[0].id).unwrap().command, "bench");
+        assert_eq!(s.run(l[0].id).unwrap().command(), "bench");
     }
 
     #[test]

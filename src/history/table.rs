@@ -9,7 +9,7 @@
 use super::Store;
 use crate::{Error, Result};
 use rusqlite::params;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a row of the table stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -37,7 +37,7 @@ pub const COLUMNS: [(&str, &str, &str); 4] = [
 ];
 
 /// One figure of a part over its runs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     pub runs: u64,
     pub median: f64,
@@ -46,7 +46,7 @@ pub struct Cell {
 }
 
 /// One part: its figures, in [`COLUMNS`] order (`None` where no run measured it).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartRow {
     pub part: String,
     pub seq_read_bytes_per_s: Option<Cell>,
@@ -170,7 +170,7 @@ mod tests {
             model: Some("sim card".into()),
             ..Default::default()
         };
-        let mut d = Document::for_target("bench", &info);
+        let mut d = crate::history::tests::empty_bench(&info);
         d.metrics = vec![
             Metric::new(
                 "bench_bandwidth_bytes_per_second",

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::io;
 
 /// What to measure.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FatParams {
     pub erase_bytes: u64,
     /// Smallest block size.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::io;
 
 /// What to measure.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SlcParams {
     pub offset_bytes: u64,
     pub block_bytes: u64,

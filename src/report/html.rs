@@ -1,39 +1,29 @@
 //! The HTML report: one or more result documents in one self-contained page (inline CSS
 //! and SVG, no script, no network), readable on screen and on paper. Output only.
 //!
-//! Samples are read back into the types the commands wrote them from (align cells,
-//! bench figures, slc intervals, verify throughput, probe spans, …); two shapes have no
-//! type of their own in the commands and get a small one here: the probe's alias-scan
-//! summary ([`ScanSummary`]) and fio's latency percentiles ([`charts::FioJobLatency`]).
+//! Charts are drawn from each command's typed samples ([`super::Body`]); `bench` and `io`
+//! (not typed yet) are read back from their JSON into the figures and fio's latency
+//! percentiles ([`charts::FioJobLatency`]).
 
 use super::charts::{self, FioJobLatency};
+use super::results::ProbeSample;
 use super::svg::escape;
 use super::{Document, Inference, Status, TargetInfo};
 use crate::units::{format_bytes, format_ns, format_rate};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use std::fmt::Write;
+
+/// The document's top-level JSON fields: the page shows any command's parameters, raw
+/// samples and other fields generically, as tables and folded JSON.
+fn view(d: &Document) -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::to_value(d) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    }
+}
 
 /// Rows of a raw sample table shown before the rest is left out (the JSON has them all).
 pub const RAW_ROWS: usize = 1000;
-
-/// The probe's alias-scan sample (`"type": "scan"`), as `probe` writes it.
-#[derive(Debug, Clone, Deserialize)]
-pub struct ScanSummary {
-    pub from: u64,
-    pub to: u64,
-    pub reads: u64,
-    /// Reads that returned another offset's stamp.
-    pub hits: u64,
-}
-
-/// One probe sample: a span written and read back, or an alias scan.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
-enum ProbeSample {
-    Span(crate::capacity::probe::SpanSample),
-    Scan(ScanSummary),
-}
 
 const CSS: &str = r#"
 body { font-family: sans-serif; margin: 1.5em auto; max-width: 1100px; color: #111; line-height: 1.4; padding: 0 1em; }
@@ -75,7 +65,7 @@ nav ul { columns: 2; }
 /// Render `docs` into one HTML page. Every string that came from a document is escaped.
 pub fn render(docs: &[Document]) -> String {
     let mut h = String::new();
-    let targets: Vec<String> = docs.iter().map(target_spec).collect();
+    let targets: Vec<String> = docs.iter().map(|d| d.target.name()).collect();
     let mut unique = targets.clone();
     unique.sort();
     unique.dedup();
@@ -101,7 +91,7 @@ pub fn render(docs: &[Document]) -> String {
             let _ = writeln!(
                 h,
                 "<li><a href=\"#doc{i}\">{} on {}</a></li>",
-                escape(&d.command),
+                escape(d.command()),
                 escape(t)
             );
         }
@@ -114,22 +104,14 @@ pub fn render(docs: &[Document]) -> String {
     h
 }
 
-fn target_spec(d: &Document) -> String {
-    d.target
-        .get("spec")
-        .and_then(|s| s.as_str())
-        .unwrap_or("(unknown target)")
-        .to_string()
-}
-
 fn document(h: &mut String, i: usize, d: &Document) {
     let _ = writeln!(
         h,
         "<section class=\"document\" id=\"doc{i}\">\n<h2>{} on {}</h2>",
-        escape(&d.command),
-        escape(&target_spec(d))
+        escape(d.command()),
+        escape(&d.target.name())
     );
-    let target: TargetInfo = serde_json::from_value(d.target.clone()).unwrap_or_default();
+    let target: TargetInfo = d.target.info().cloned().unwrap_or_default();
     // A document about saved results (compare) has no device to describe.
     let device = if target.size_bytes > 0 {
         format!(
@@ -167,22 +149,18 @@ fn document(h: &mut String, i: usize, d: &Document) {
         }
         h.push_str("</ul>\n");
     }
-    if let Some(advice) = d.extra.get("advice").and_then(|a| a.as_array()) {
-        h.push_str("<h3>What to do</h3>\n<ul>\n");
-        for a in advice {
-            let s = |k: &str| a.get(k).and_then(|v| v.as_str()).unwrap_or("");
-            let _ = write!(
-                h,
-                "<li><b>{}</b>: {}",
-                escape(s("topic")),
-                escape(s("text"))
-            );
-            if !s("command").is_empty() {
-                let _ = write!(h, "<br><code>{}</code>", escape(s("command")));
+    if let super::Body::Auto(a) = &d.body {
+        if !a.advice.is_empty() {
+            h.push_str("<h3>What to do</h3>\n<ul>\n");
+            for a in &a.advice {
+                let _ = write!(h, "<li><b>{}</b>: {}", escape(&a.topic), escape(&a.text));
+                if let Some(c) = &a.command {
+                    let _ = write!(h, "<br><code>{}</code>", escape(c));
+                }
+                h.push_str("</li>\n");
             }
-            h.push_str("</li>\n");
+            h.push_str("</ul>\n");
         }
-        h.push_str("</ul>\n");
     }
     let figures = charts_of(d, &target);
     if !figures.is_empty() {
@@ -218,7 +196,12 @@ fn headline(d: &Document) -> String {
         .filter(|c| !c.passed)
         .map(|c| c.message.as_str())
         .collect();
-    if let Some(v) = d.extra.get("verdict").and_then(|v| v.as_str()) {
+    let verdict = match &d.body {
+        super::Body::Probe(p) => Some(p.verdict.as_str()),
+        super::Body::Auto(a) => a.verdict.as_deref(),
+        _ => None,
+    };
+    if let Some(v) = verdict {
         // A failed check (a claimed class not met) is part of the answer too: a page
         // whose verdict box said only "OK" would hide it.
         return match failed.is_empty() {
@@ -242,10 +225,10 @@ fn headline(d: &Document) -> String {
         if d.inferences.is_empty() {
             format!(
                 "{}: measurements only (this command infers nothing)",
-                d.command
+                d.command()
             )
         } else {
-            format!("{}: inconclusive (see the evidence below)", d.command)
+            format!("{}: inconclusive (see the evidence below)", d.command())
         }
     } else {
         found.join("; ")
@@ -351,154 +334,156 @@ impl From<String> for Figure {
 
 /// The SVG of every chart the document's command has, or why one could not be drawn.
 fn charts_of(d: &Document, target: &TargetInfo) -> Vec<Result<Figure, String>> {
-    let samples = Some(&d.samples);
+    use super::Body;
     let title = |what: &str| format!("{what}: {}", target.spec);
-    let param = |k: &str| d.parameters.get(k).and_then(|v| v.as_u64());
-    let empty = d.samples.as_array().is_some_and(|a| a.is_empty());
     let mut out = Vec::new();
-    if empty {
-        return out;
-    }
-    match d.command.as_str() {
-        "align" => out.push(
-            typed::<Vec<crate::analysis::align::AlignCell>>(samples, "samples").map(|cells| {
-                let points = crate::analysis::align::points(&cells);
-                charts::align(&points, &d.inferences, &title("align")).to_svg()
-            })
-            .map(Figure::from),
-        ),
-        "scatter" => out.push(
-            typed::<Vec<crate::probe::scatter::ScatterPoint>>(samples, "samples").map(|p| {
-                let read = param("block_bytes").unwrap_or(0) * param("span").unwrap_or(1);
-                charts::scatter(&p, read, &title("scatter")).to_svg()
-            })
-            .map(Figure::from),
-        ),
-        "interval" => out.push(
-            typed::<Vec<crate::probe::interval::IntervalSample>>(samples, "samples").map(|s| {
-                let points: Vec<_> = s.iter().map(|s| s.point()).collect();
-                // The fitted line from the two inferences it gave (none when inconclusive).
-                let access = d
-                    .inferences
-                    .get("access_time_ns")
-                    .and_then(|i| i.value.as_ref()?.as_f64());
-                let rate = d
-                    .inferences
-                    .get("throughput_bytes_per_s")
-                    .and_then(|i| i.value.as_ref()?.as_f64())
-                    .filter(|r| *r > 0.0);
-                let line = access.zip(rate).map(|(a, r)| (a, 1e9 / r));
-                charts::interval(&points, line, &title("interval")).to_svg()
-            })
-            .map(Figure::from),
-        ),
-        "slc" => out.push(
-            typed::<Vec<crate::analysis::slc::SlcInterval>>(samples, "samples")
-                .map(|iv| charts::slc(&iv).to_svg())
-            .map(Figure::from),
-        ),
-        "bench" | "io" => {
-            out.push(if d.command == "bench" {
-                typed::<Vec<crate::workload::bench::BenchFigure>>(samples, "samples")
-                    .map(|f| charts::bench_per_second(&f).to_svg().into())
-            } else {
-                typed::<Vec<crate::workload::job::SecondSample>>(samples, "samples")
-                    .map(|s| charts::io_per_second(&s).to_svg().into())
-            });
-            let what = format!("{}: latency percentiles", d.command);
+    match &d.body {
+        Body::Align(a) if !a.samples.is_empty() => {
+            let cells: Vec<crate::analysis::align::AlignCell> = a
+                .samples
+                .iter()
+                .map(|s| crate::analysis::align::AlignCell {
+                    block_bytes: s.block_bytes,
+                    align_bytes: s.align_bytes,
+                    positions: s.positions.clone(),
+                    reads: s.reads.clone(),
+                })
+                .collect();
+            let points = crate::analysis::align::points(&cells);
+            out.push(Ok(charts::align(&points, &d.inferences, &title("align"))
+                .to_svg()
+                .into()));
+        }
+        Body::Scatter(sc) if !sc.samples.is_empty() => {
+            let read = sc.parameters.block_bytes * sc.parameters.span as u64;
+            out.push(Ok(charts::scatter(&sc.samples, read, &title("scatter"))
+                .to_svg()
+                .into()));
+        }
+        Body::Interval(iv) if !iv.samples.is_empty() => {
+            let points: Vec<_> = iv
+                .samples
+                .iter()
+                .map(|r| crate::probe::interval::IntervalSample {
+                    bytes: r.bytes,
+                    offsets: r.offsets.clone(),
+                    times_ns: r.times_ns.clone(),
+                })
+                .map(|s| s.point())
+                .collect();
+            // The fitted line from the two inferences it gave (none when inconclusive).
+            let access = d
+                .inferences
+                .get("access_time_ns")
+                .and_then(|i| i.value.as_ref()?.as_f64());
+            let rate = d
+                .inferences
+                .get("throughput_bytes_per_s")
+                .and_then(|i| i.value.as_ref()?.as_f64())
+                .filter(|r| *r > 0.0);
+            let line = access.zip(rate).map(|(a, r)| (a, 1e9 / r));
+            out.push(Ok(charts::interval(&points, line, &title("interval"))
+                .to_svg()
+                .into()));
+        }
+        Body::Slc(s) if !s.samples.is_empty() => {
+            out.push(Ok(charts::slc(&s.samples).to_svg().into()));
+        }
+        Body::Bench(b) if !b.samples.is_empty() => {
+            out.push(Ok(charts::bench_per_second(&b.samples).to_svg().into()));
             out.push(
-                typed::<Vec<FioJobLatency>>(d.extra.get("jobs"), "jobs")
-                    .map(|j| charts::latency_percentiles(&j, &title(&what)).to_svg().into()),
+                typed::<Vec<FioJobLatency>>(Some(&serde_json::json!(b.jobs)), "jobs").map(|j| {
+                    charts::latency_percentiles(&j, &title("bench: latency percentiles"))
+                        .to_svg()
+                        .into()
+                }),
             );
         }
-        "compare" => out.push(
-            typed::<Vec<crate::compare::Row>>(samples, "samples").map(|rows| {
-                // Numbered as charts::compare places them: by metric, in row order.
-                let mut seen: Vec<(&str, &str)> = Vec::new();
-                for r in &rows {
-                    if !seen.iter().any(|s| s.0 == r.metric) {
-                        seen.push((&r.metric, &r.test));
-                    }
-                }
-                let names: Vec<String> = seen
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| format!("{} = {}", i + 1, s.1))
-                    .collect();
-                let sentences: Vec<&str> = rows.iter().map(|r| r.sentence.as_str()).collect();
-                Figure {
-                    svg: charts::compare(&rows).to_svg(),
-                    caption: format!("Figures: {}. {}.", names.join("; "), sentences.join(". ")),
-                }
-            }),
-        ),
-        "probe" => out.push(typed::<Vec<ProbeSample>>(samples, "samples").and_then(|s| {
-            let (mut spans, mut s2) = (Vec::new(), Vec::new());
-            for x in s {
-                match x {
-                    ProbeSample::Span(sp) => spans.push(sp),
-                    ProbeSample::Scan(sc) => s2.push(sc),
+        Body::Io(b) if b.samples.as_array().is_some_and(|a| !a.is_empty()) => {
+            out.push(
+                typed::<Vec<crate::workload::job::SecondSample>>(Some(&b.samples), "samples")
+                    .map(|s| charts::io_per_second(&s).to_svg().into()),
+            );
+            out.push(
+                typed::<Vec<FioJobLatency>>(b.extra.get("jobs"), "jobs").map(|j| {
+                    charts::latency_percentiles(&j, &title("io: latency percentiles"))
+                        .to_svg()
+                        .into()
+                }),
+            );
+        }
+        Body::Compare(c) => {
+            let rows = &c.samples;
+            // Numbered as charts::compare places them: by metric, in row order.
+            let mut seen: Vec<(&str, &str)> = Vec::new();
+            for r in rows {
+                if !seen.iter().any(|s| s.0 == r.metric) {
+                    seen.push((&r.metric, &r.test));
                 }
             }
-            let hits: Vec<crate::capacity::probe::AliasHit> = match d.extra.get("probe") {
-                Some(p) => typed(p.get("alias_hits"), "probe's alias hits")?,
-                None => Vec::new(),
-            };
-            let scans: Vec<String> = s2
+            let names: Vec<String> = seen
                 .iter()
-                .map(|sc| {
-                    format!(
+                .enumerate()
+                .map(|(i, s)| format!("{} = {}", i + 1, s.1))
+                .collect();
+            let sentences: Vec<&str> = rows.iter().map(|r| r.sentence.as_str()).collect();
+            out.push(Ok(Figure {
+                svg: charts::compare(rows).to_svg(),
+                caption: format!("Figures: {}. {}.", names.join("; "), sentences.join(". ")),
+            }));
+        }
+        Body::Probe(p) if !p.samples.is_empty() => {
+            let (mut spans, mut scans) = (Vec::new(), Vec::new());
+            for x in &p.samples {
+                match x {
+                    ProbeSample::Span(sp) => spans.push(sp.clone()),
+                    ProbeSample::Scan(sc) => scans.push(format!(
                         "{} reads between {} and {}, {} returning another offset's stamp",
                         sc.reads,
                         format_bytes(sc.from),
                         format_bytes(sc.to),
                         sc.hits
-                    )
-                })
-                .collect();
-            Ok(Figure {
-                svg: charts::probe_surface(target.size_bytes, &spans, &hits),
+                    )),
+                }
+            }
+            out.push(Ok(Figure {
+                svg: charts::probe_surface(target.size_bytes, &spans, &p.probe.alias_hits),
                 caption: format!(
                     "Cells hold the spans written and read back and the first alias hits; the alias scans ({}) record no other positions, so their reads are not drawn.",
                     if scans.is_empty() { "none".to_string() } else { scans.join("; ") }
                 ),
-            })
-        })),
-        "verify" => {
-            let extents: Result<Vec<crate::capacity::extent::Extent>, String> =
-                match d.inferences.get("bad_extents").and_then(|i| i.value.as_ref()) {
-                    Some(v) => typed(Some(v), "bad extents"),
-                    None => Ok(Vec::new()),
-                };
-            let s = typed::<Vec<crate::capacity::verify::ThroughputSample>>(samples, "samples");
-            if let Ok(s) = &s {
-                if !s.is_empty() {
-                    let start = param("range_offset").unwrap_or(0);
-                    let len = param("range_length").unwrap_or(target.size_bytes);
-                    out.push(Ok(charts::verify_throughput(s, start, len).to_svg().into()));
-                }
-            }
-            out.push(s.and_then(|s| {
-                Ok(charts::verify_surface(target.size_bytes, &s, &extents?).into())
             }));
         }
-        "open-au" => out.push(
-            typed::<Vec<crate::probe::open_au::OpenAuSample>>(samples, "samples").map(|s| {
-                let n = d.inferences.get("open_au").and_then(|i| i.as_u64());
-                charts::open_au(&s, n).to_svg()
-            })
-            .map(Figure::from),
-        ),
-        "fat" => out.push(
-            typed::<Vec<crate::probe::fat::FatProbeSample>>(samples, "samples")
-                .map(|s| charts::fat(&s).to_svg())
-            .map(Figure::from),
-        ),
-        "program" => out.push(
-            typed::<Vec<crate::probe::program::ProgramSample>>(samples, "samples")
-                .map(|s| charts::program(&s).to_svg())
-            .map(Figure::from),
-        ),
+        Body::Verify(v) if !v.samples.is_empty() => {
+            let extents: Result<Vec<crate::capacity::extent::Extent>, String> = match d
+                .inferences
+                .get("bad_extents")
+                .and_then(|i| i.value.as_ref())
+            {
+                Some(v) => typed(Some(v), "bad extents"),
+                None => Ok(Vec::new()),
+            };
+            out.push(Ok(charts::verify_throughput(
+                &v.samples,
+                v.parameters.range_offset,
+                v.parameters.range_length,
+            )
+            .to_svg()
+            .into()));
+            out.push(
+                extents.map(|e| charts::verify_surface(target.size_bytes, &v.samples, &e).into()),
+            );
+        }
+        Body::OpenAu(o) if !o.samples.is_empty() => {
+            let n = d.inferences.get("open_au").and_then(|i| i.as_u64());
+            out.push(Ok(charts::open_au(&o.samples, n).to_svg().into()));
+        }
+        Body::Fat(f) if !f.samples.is_empty() => {
+            out.push(Ok(charts::fat(&f.samples).to_svg().into()));
+        }
+        Body::Program(p) if !p.samples.is_empty() => {
+            out.push(Ok(charts::program(&p.samples).to_svg().into()));
+        }
         _ => {}
     }
     out
@@ -513,7 +498,8 @@ fn plan(h: &mut String, d: &Document) {
         format_bytes(d.bytes_written),
         d.bytes_written
     );
-    if let Some(p) = d.extra.get("preserve").and_then(|p| p.as_object()) {
+    let fields = view(d);
+    if let Some(p) = fields.get("preserve").and_then(|p| p.as_object()) {
         for (k, v) in p {
             let _ = writeln!(
                 h,
@@ -523,10 +509,10 @@ fn plan(h: &mut String, d: &Document) {
             );
         }
     }
-    if let Some(j) = d.extra.get("journal").and_then(|j| j.as_str()) {
+    if let Some(j) = fields.get("journal").and_then(|j| j.as_str()) {
         let _ = writeln!(h, "<tr><th>journal</th><td>{}</td></tr>", escape(j));
     }
-    if let Some(p) = d.parameters.as_object() {
+    if let Some(p) = fields.get("parameters").and_then(|p| p.as_object()) {
         for (k, v) in p {
             let _ = writeln!(
                 h,
@@ -556,7 +542,12 @@ fn scalar(key: &str, v: &serde_json::Value) -> String {
 
 /// The raw samples as a folded table, and the rest of the document as folded JSON.
 fn raw(h: &mut String, d: &Document) {
-    if let Some(rows) = d.samples.as_array().filter(|a| !a.is_empty()) {
+    let fields = view(d);
+    if let Some(rows) = fields
+        .get("samples")
+        .and_then(|s| s.as_array())
+        .filter(|a| !a.is_empty())
+    {
         let mut cols: Vec<&str> = Vec::new();
         for r in rows.iter().take(RAW_ROWS) {
             if let Some(o) = r.as_object() {
@@ -602,9 +593,9 @@ fn raw(h: &mut String, d: &Document) {
         }
         h.push_str("</table>\n</details>\n");
     }
-    let rest: serde_json::Map<String, serde_json::Value> = d
-        .extra
+    let rest: serde_json::Map<String, serde_json::Value> = fields
         .iter()
+        .filter(|(k, _)| !super::COMMON_FIELDS.contains(&k.as_str()))
         .filter(|(k, _)| !matches!(k.as_str(), "verdict" | "advice" | "preserve" | "journal"))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
@@ -641,11 +632,38 @@ mod tests {
     use super::*;
     use crate::report::{Check, Warning};
 
+    use crate::report::results::{ScatterParameters, ScatterResult, SpecTarget, Untyped};
+    use crate::report::{Body, Target};
+
+    const EVIL: &str = "<script>alert('x')</script>&\"";
+
+    fn device(spec: &str) -> TargetInfo {
+        TargetInfo {
+            spec: spec.to_string(),
+            size_bytes: 1 << 30,
+            ..TargetInfo::default()
+        }
+    }
+
+    /// A scatter document with hostile text everywhere text goes, and one good sample.
     fn hostile() -> Document {
-        let evil = "<script>alert('x')</script>&\"";
-        let mut d = Document::new(
-            "scatter",
-            serde_json::json!({ "spec": format!("sim:sd-16g{evil}"), "size_bytes": 1 << 30 }),
+        let evil = EVIL;
+        let mut d = Document::for_target(
+            &device(&format!("sim:sd-16g{evil}")),
+            Body::Scatter(ScatterResult {
+                parameters: ScatterParameters {
+                    block_bytes: 16384,
+                    order: 0,
+                    span: 1,
+                    count: 1,
+                    reads: 1,
+                    io_time_ns: 1,
+                },
+                samples: vec![crate::probe::scatter::ScatterPoint {
+                    offset: 0,
+                    min_ns: 1000,
+                }],
+            }),
         );
         d.inferences.insert(
             format!("page_bytes{evil}"),
@@ -662,32 +680,98 @@ mod tests {
             units: Some(evil.into()),
             message: evil.into(),
         });
-        d.extra.insert("verdict".into(), evil.into());
-        d.extra
-            .insert("note".into(), serde_json::json!({ evil: evil }));
-        d.parameters = serde_json::json!({ evil: evil, "block_bytes": 16384, "span": 1 });
-        d.samples = serde_json::json!([{ "offset": 0, "min_ns": 1000, evil: evil }]);
         d
+    }
+
+    /// An `auto` document on `spec` with this verdict and advice.
+    fn auto(spec: &str, verdict: &str, advice: Vec<crate::analysis::advice::Advice>) -> Document {
+        use crate::report::results::{AutoParameters, AutoResult, ClassesRecord};
+        Document::new(
+            Target::Spec(SpecTarget { spec: spec.into() }),
+            Body::Auto(AutoResult {
+                parameters: AutoParameters {
+                    time_budget: "30s".into(),
+                    run_time_budget_ns: None,
+                    write_budget: None,
+                    write: false,
+                    destructive: false,
+                    label: Some(spec.into()),
+                },
+                steps: Vec::new(),
+                plan: None,
+                verdict: Some(verdict.into()),
+                skipped: Vec::new(),
+                classes: ClassesRecord {
+                    claimed: vec![spec.into()],
+                    claimed_by: None,
+                    met: None,
+                },
+                advice,
+            }),
+        )
+    }
+
+    /// An `auto` document with hostile text in its verdict, advice and parameters, and an
+    /// `io` one (free-form fields) with hostile samples and extras.
+    fn hostile_auto() -> Vec<Document> {
+        let evil = EVIL;
+        let advice = vec![crate::analysis::advice::Advice {
+            topic: evil.into(),
+            text: evil.into(),
+            command: Some(evil.into()),
+        }];
+        let mut extra = serde_json::Map::new();
+        extra.insert("note".into(), serde_json::json!({ evil: evil }));
+        let io = Document::new(
+            Target::Spec(SpecTarget { spec: evil.into() }),
+            Body::Io(Untyped {
+                parameters: serde_json::json!({ evil: evil }),
+                samples: serde_json::json!([{ evil: evil }]),
+                extra,
+            }),
+        );
+        vec![auto(evil, evil, advice), io]
     }
 
     #[test]
     fn every_string_from_a_document_is_escaped() {
-        let h = render(&[hostile()]);
+        let mut docs = vec![hostile()];
+        docs.extend(hostile_auto());
+        let h = render(&docs);
         assert!(!h.contains("<script"), "{h}");
         assert!(!h.contains("alert('x')"));
         assert!(h.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;"));
-        // The scatter chart is drawn from the one good sample.
+        // The scatter chart is drawn from its one sample; auto has none of its own.
         assert_eq!(h.matches("<svg").count(), 1);
     }
 
     #[test]
     fn the_page_references_nothing_outside_itself() {
         let mut docs = vec![hostile()];
-        let mut d = Document::new(
-            "slc",
-            serde_json::json!({ "spec": "https://example.invalid/x" }),
+        docs.extend(hostile_auto());
+        let d = Document::for_target(
+            &device("https://example.invalid/x"),
+            Body::Slc(crate::report::results::SlcResult {
+                parameters: crate::probe::slc::SlcParams {
+                    offset_bytes: 0,
+                    budget_bytes: 1 << 20,
+                    block_bytes: 1 << 20,
+                    interval_bytes: 1 << 20,
+                    recovery_bytes: 0,
+                    recover_ns: 0,
+                    random_data: false,
+                    time_budget_ns: None,
+                },
+                samples: vec![crate::analysis::slc::SlcInterval {
+                    start_bytes: 0,
+                    bytes: 1 << 20,
+                    ns: 1_000_000,
+                }],
+                recovery: None,
+                stopped: "done".into(),
+                plot: None,
+            }),
         );
-        d.samples = serde_json::json!([{ "start_bytes": 0, "bytes": 1 << 20, "ns": 1_000_000 }]);
         docs.push(d);
         let h = render(&docs);
         let svg_ns = "http://www.w3.org/2000/svg";
@@ -711,9 +795,7 @@ mod tests {
 
     #[test]
     fn a_failed_check_joins_a_verdict_that_says_ok_and_figures_are_formatted() {
-        let mut d = Document::new("auto", serde_json::json!({ "spec": "x" }));
-        d.extra
-            .insert("verdict".into(), "OK: holds all of it".into());
+        let mut d = auto("x", "OK: holds all of it", Vec::new());
         d.checks.push(crate::report::Check {
             name: "auto.class_A2".into(),
             passed: false,
@@ -738,23 +820,25 @@ mod tests {
     }
 
     #[test]
-    fn samples_out_of_shape_say_so_instead_of_a_chart() {
-        let mut d = Document::new("align", serde_json::json!({ "spec": "x" }));
-        d.samples = serde_json::json!([{ "align_bytes": "many" }]);
-        let h = render(&[d]);
-        assert!(
-            h.contains("no chart: the samples are not in the shape"),
-            "{h}"
-        );
-        assert!(!h.contains("<svg"));
-        // A stopped command's document (null target, no samples) renders too.
-        let h = render(&[Document::new("probe", serde_json::Value::Null)]);
+    fn samples_out_of_shape_are_refused_when_read_and_an_empty_document_renders() {
+        let good = hostile().to_json();
+        let bad = good.replace("\"min_ns\": 1000", "\"min_ns\": \"many\"");
+        assert_ne!(good, bad);
+        let e = Document::from_json("s.json", bad.as_bytes()).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("out of shape"), "{e}");
+        // A document with no target and no samples renders too.
+        let h = render(&[Document::new(Target::None, Body::Info(Default::default()))]);
         assert!(h.contains("(unknown target)") && !h.contains("<svg"));
     }
 
     #[test]
     fn documents_are_read_only_when_whole_and_flashscope_1() {
-        let good = Document::new("info", serde_json::json!({ "spec": "x" })).to_json();
+        let good = Document::new(
+            Target::Spec(SpecTarget { spec: "x".into() }),
+            Body::Info(Default::default()),
+        )
+        .to_json();
         assert!(Document::from_json("a.json", good.as_bytes()).is_ok());
         let cut = &good.as_bytes()[..good.len() / 2];
         let e = Document::from_json("a.json", cut).unwrap_err();
@@ -770,6 +854,13 @@ mod tests {
         );
         let e = Document::from_json("c.json", b"[1]").unwrap_err();
         assert!(e.to_string().contains("no \"schema\""), "{e}");
+        let unknown = good.replace("\"command\": \"info\"", "\"command\": \"defrag\"");
+        let e = Document::from_json("d.json", unknown.as_bytes()).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string().contains("d.json") && e.to_string().contains("'defrag'"),
+            "{e}"
+        );
     }
 
     #[test]

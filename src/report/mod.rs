@@ -4,6 +4,7 @@ pub mod charts;
 pub mod export;
 pub mod html;
 pub mod progress;
+pub mod results;
 pub mod svg;
 pub mod table;
 pub mod warning;
@@ -12,6 +13,25 @@ pub use warning::Warning;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+pub use results::{Body, Target, WriteRecord};
+
+/// The fields every command's document has, in the order they are written; the
+/// command's own fields follow by name.
+pub const COMMON_FIELDS: &[&str] = &[
+    "schema",
+    "command",
+    "started_at",
+    "target",
+    "parameters",
+    "samples",
+    "inferences",
+    "bytes_written",
+    "elapsed_ns",
+    "warnings",
+    "checks",
+    "metrics",
+];
 
 /// The schema name every JSON document carries.
 pub const SCHEMA: &str = "flashscope/1";
@@ -182,77 +202,133 @@ pub struct TargetInfo {
     pub serial: Option<String>,
 }
 
-/// One command's result document (DESIGN.md "Output conventions").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One command's result document (DESIGN.md "Output conventions"): the fields every
+/// command has, its [`Target`] and its own fields ([`Body`], tagged by `command`).
+///
+/// The JSON is schema `flashscope/1` with the fields in this order: `schema`, `command`,
+/// `target`, `parameters`, `samples`, `inferences`, `bytes_written`, `elapsed_ns`,
+/// `warnings`, `checks`, `metrics`, then the command's other fields by name.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Document {
     pub schema: String,
-    pub command: String,
     /// When the run started, RFC 3339 UTC from the real clock (e.g. `2026-11-25T16:40:00Z`):
     /// the same for every document of one run ([`run_started_at`]). Absent in documents
     /// saved before it existed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub started_at: Option<String>,
-    pub target: serde_json::Value,
-    pub parameters: serde_json::Value,
-    pub samples: serde_json::Value,
+    pub target: Target,
     pub inferences: BTreeMap<String, Inference>,
     pub bytes_written: u64,
     pub elapsed_ns: u64,
     pub warnings: Vec<Warning>,
     /// The pass/fail checks the command made (`--expect`, the fake verdict, verify, the
     /// classes, health): what JUnit and LAVA report and what makes exit code 3.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub checks: Vec<Check>,
     /// The figures worth watching over time (Prometheus textfile, history), typed by the
     /// command that measured them; device labels are added at export from `target`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub metrics: Vec<Metric>,
-    /// Command-specific extra fields (e.g. `journal`, `jobs`), flattened into the top level.
+    /// A writing test's preserve-mode record (`journal`, `preserve` at the top level).
     #[serde(flatten)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
-    /// The target `target` was written from, typed: the exporters' device, model and serial
-    /// labels. Set by [`Document::set_target`]; `None` for targets that are not a device
-    /// (a directory's filesystem, a datasheet, a log file).
-    #[serde(skip)]
-    pub target_info: Option<TargetInfo>,
+    pub session: Option<WriteRecord>,
+    /// The command's own fields: `command`, `parameters`, `samples` and its extras.
+    #[serde(flatten)]
+    pub body: Body,
+}
+
+impl Serialize for Document {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeMap};
+        let mut rest = json_object(&self.body).map_err(S::Error::custom)?;
+        if let Some(w) = &self.session {
+            rest.extend(json_object(w).map_err(S::Error::custom)?);
+        }
+        let command = rest.remove("command");
+        let parameters = rest
+            .remove("parameters")
+            .unwrap_or_else(|| serde_json::json!({}));
+        let samples = rest
+            .remove("samples")
+            .unwrap_or_else(|| serde_json::json!([]));
+        let target = serde_json::to_value(&self.target).map_err(S::Error::custom)?;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("schema", &self.schema)?;
+        m.serialize_entry("command", &command)?;
+        if let Some(t) = &self.started_at {
+            m.serialize_entry("started_at", t)?;
+        }
+        m.serialize_entry("target", &target)?;
+        m.serialize_entry("parameters", &parameters)?;
+        m.serialize_entry("samples", &samples)?;
+        m.serialize_entry("inferences", &self.inferences)?;
+        m.serialize_entry("bytes_written", &self.bytes_written)?;
+        m.serialize_entry("elapsed_ns", &self.elapsed_ns)?;
+        m.serialize_entry("warnings", &self.warnings)?;
+        if !self.checks.is_empty() {
+            m.serialize_entry("checks", &self.checks)?;
+        }
+        if !self.metrics.is_empty() {
+            m.serialize_entry("metrics", &self.metrics)?;
+        }
+        for (k, v) in &rest {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// A part of the document as a JSON object (its fields go to the top level).
+fn json_object<T: Serialize>(
+    v: &T,
+) -> serde_json::Result<serde_json::Map<String, serde_json::Value>> {
+    Ok(match serde_json::to_value(v)? {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    })
 }
 
 impl Document {
-    /// An empty document for `command` on `target`.
-    pub fn new(command: &str, target: serde_json::Value) -> Self {
+    /// A document of `body` on `target`, with nothing measured yet.
+    pub fn new(target: Target, body: Body) -> Self {
         Document {
             schema: SCHEMA.to_string(),
-            command: command.to_string(),
             started_at: run_started_at().map(str::to_string),
             target,
-            parameters: serde_json::json!({}),
-            samples: serde_json::json!([]),
             inferences: BTreeMap::new(),
             bytes_written: 0,
             elapsed_ns: 0,
             warnings: Vec::new(),
             checks: Vec::new(),
             metrics: Vec::new(),
-            extra: serde_json::Map::new(),
-            target_info: None,
+            session: None,
+            body,
         }
     }
 
-    /// An empty document for `command` on a device, file or simulated card.
-    pub fn for_target(command: &str, info: &TargetInfo) -> Self {
-        let mut doc = Document::new(command, serde_json::Value::Null);
-        doc.set_target(info);
-        doc
+    /// A document of `body` on a device, file or simulated card.
+    pub fn for_target(info: &TargetInfo, body: Body) -> Self {
+        Document::new(Target::from(info), body)
     }
 
-    /// Set the target: its JSON form and the typed one the exporters label metrics with.
-    pub fn set_target(&mut self, info: &TargetInfo) {
-        self.target = serde_json::to_value(info).unwrap_or_default();
-        self.target_info = Some(info.clone());
+    /// The subcommand that made it (`align`, `fs seq`, ...).
+    pub fn command(&self) -> &'static str {
+        self.body.command()
+    }
+
+    /// The device, file or simulated card the document is about: the exporters' device,
+    /// model and serial labels. `None` for targets that are not one (a directory's
+    /// filesystem, a datasheet, logs); for `health`, the device its wear record names.
+    pub fn target_info(&self) -> Option<TargetInfo> {
+        match (&self.target, &self.body) {
+            (Target::Device(d), _) => Some(d.info.clone()),
+            (Target::Health(_), Body::Health(h)) => Some(crate::health::target_info(&h.health)),
+            _ => None,
+        }
     }
 
     /// Read a saved `--json` document; the error names `name` and says what is wrong (not
-    /// JSON, truncated, another schema) with exit code 2.
+    /// JSON, truncated, another schema, a command flashscope does not know) with exit code 2.
     pub fn from_json(name: &str, bytes: &[u8]) -> crate::Result<Document> {
         let bad = |why: String| crate::Error::usage(format!("{name}: {why}"));
         let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
@@ -275,6 +351,25 @@ impl Document {
                 )))
             }
         }
+        match v.get("command") {
+            Some(serde_json::Value::String(c)) if Body::COMMANDS.contains(&c.as_str()) => {}
+            Some(serde_json::Value::String(c)) => {
+                return Err(bad(format!(
+                    "command '{c}' is not one flashscope knows ({})",
+                    Body::COMMANDS.join(", ")
+                )))
+            }
+            Some(other) => {
+                return Err(bad(format!(
+                    "a {SCHEMA} document with a field out of shape: \"command\" is {other}, not a command name"
+                )))
+            }
+            None => {
+                return Err(bad(format!(
+                    "a {SCHEMA} document with a field out of shape: no \"command\""
+                )))
+            }
+        }
         serde_json::from_value(v).map_err(|e| {
             bad(format!(
                 "a {SCHEMA} document with a field out of shape: {e}"
@@ -293,27 +388,24 @@ impl Document {
 /// `preserve` and `journal` fields, as `target::write::WriteSession::fill` sets them).
 pub fn wear_line(doc: &Document) -> String {
     use crate::units::format_bytes;
-    let p = doc.extra.get("preserve");
-    let g = |k: &str| {
-        p.and_then(|v| v.get(k))
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0)
+    let Some(w) = &doc.session else {
+        return String::new();
     };
-    let mode = p.and_then(|v| v.get("mode")).and_then(|v| v.as_str());
-    match doc.extra.get("journal").and_then(|j| j.as_str()) {
-        None if mode == Some("simulated") => format!(
+    let p = &w.preserve;
+    match &w.journal {
+        None if p.mode == "simulated" => format!(
             "wrote {} to the simulated card (nothing to restore)\n",
-            format_bytes(g("test_bytes_written"))
+            format_bytes(p.test_bytes_written)
         ),
         Some(_) => format!(
             "wrote {} for the test and {} to restore {} saved regions (verified); journal removed\n",
-            format_bytes(g("test_bytes_written")),
-            format_bytes(g("restore_bytes_written")),
-            g("regions_restored")
+            format_bytes(p.test_bytes_written),
+            format_bytes(p.restore_bytes_written),
+            p.regions_restored
         ),
         None => format!(
             "wrote {} (destructive: nothing restored)\n",
-            format_bytes(g("test_bytes_written"))
+            format_bytes(p.test_bytes_written)
         ),
     }
 }
@@ -338,9 +430,16 @@ mod tests {
 
     #[test]
     fn document_has_the_contract_fields() {
-        let mut d = Document::new("info", serde_json::json!({"spec": "sim:sd-16g"}));
-        d.extra
-            .insert("journal".into(), serde_json::json!("/tmp/j"));
+        let mut d = Document::new(
+            Target::Spec(results::SpecTarget {
+                spec: "sim:sd-16g".into(),
+            }),
+            Body::Info(Default::default()),
+        );
+        d.session = Some(WriteRecord {
+            journal: Some("/tmp/j".into()),
+            ..Default::default()
+        });
         let v: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
         for key in [
             "schema",
@@ -357,17 +456,27 @@ mod tests {
             assert!(v.get(key).is_some(), "missing {key}");
         }
         assert_eq!(v["schema"], "flashscope/1");
+        assert_eq!(v["parameters"], serde_json::json!({}));
+        assert_eq!(v["samples"], serde_json::json!([]));
+        let text = d.to_json();
+        let at = |k: &str| text.find(&format!("\"{k}\":")).unwrap();
+        assert!(at("schema") < at("command") && at("command") < at("target"));
+        assert!(at("warnings") < at("journal"), "{text}");
+        // Read back into the same types, and written out the same.
+        let back = Document::from_json("d.json", d.to_json().as_bytes()).unwrap();
+        assert_eq!(back, d);
+        assert_eq!(back.to_json(), d.to_json());
     }
 
     #[test]
     fn started_at_is_rfc3339_utc_and_optional_on_read_back() {
-        let d = Document::new("info", serde_json::json!({}));
+        let d = Document::new(Target::None, Body::Info(Default::default()));
         let t = d.started_at.clone().expect("the clock is after 1970");
         // 2026-11-25T16:40:00Z: the shape, and the same instant for every document.
         assert_eq!(t.len(), 20, "{t}");
         assert!(t.ends_with('Z') && &t[10..11] == "T", "{t}");
         assert_eq!(
-            Document::new("align", serde_json::json!({})).started_at,
+            Document::new(Target::None, Body::SimList(Default::default())).started_at,
             Some(t)
         );
         let mut old: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
@@ -376,6 +485,10 @@ mod tests {
         assert_eq!(back.started_at, None);
         let again = Document::from_json("new.json", d.to_json().as_bytes()).unwrap();
         assert_eq!(again.started_at, d.started_at);
+        // Where main's documents have it: after command, before target.
+        let text = d.to_json();
+        let at = |k: &str| text.find(&format!("\"{k}\":")).unwrap();
+        assert!(at("command") < at("started_at") && at("started_at") < at("target"));
         // Warnings read back as written, a kind from a newer version too.
         old["warnings"] = serde_json::json!([{"kind": "thermal_throttling", "message": "hot"}]);
         let back = Document::from_json("newer.json", old.to_string().as_bytes()).unwrap();

@@ -485,8 +485,8 @@ pub struct Ending {
 // Made once per command and taken apart at once: boxing would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum Ran<T> {
-    /// It finished: its samples, and a document with the common fields filled.
-    Done(T, Document),
+    /// It finished: its samples, and how the session ended (for [`WriteSession::fill`]).
+    Done(T, Ending),
     /// A signal stopped it after the regions were restored: the exit code (130 or 143).
     Stopped(i32),
 }
@@ -501,11 +501,15 @@ pub const TIME_BUDGET_SLACK: f64 = 0.05;
 pub fn time_budget_use(
     budget_ns: Option<u64>,
     used_ns: u64,
-) -> Option<(serde_json::Value, Option<Warning>)> {
+) -> Option<(crate::report::results::TimeBudgetUse, Option<Warning>)> {
     let budget_ns = budget_ns?;
     let over = used_ns as f64 > budget_ns as f64 * (1.0 + TIME_BUDGET_SLACK);
     Some((
-        serde_json::json!({ "budget_ns": budget_ns, "used_ns": used_ns, "over": over }),
+        crate::report::results::TimeBudgetUse {
+            budget_ns,
+            used_ns,
+            over,
+        },
         over.then_some(Warning::OverTimeBudget { budget_ns, used_ns }),
     ))
 }
@@ -553,9 +557,7 @@ impl WriteSession {
             let sig = ending.interrupted.unwrap_or(libc::SIGINT);
             return Ok(Ran::Stopped(self.interrupted_exit(&ending, sig)));
         };
-        let mut doc = Document::new(command, serde_json::Value::Null);
-        self.fill(&mut doc, &ending);
-        Ok(Ran::Done(value, doc))
+        Ok(Ran::Done(value, ending))
     }
 
     /// End the test: restore and verify (preserve mode), whatever the probe's result.
@@ -630,29 +632,23 @@ impl WriteSession {
 
     /// Fill the document's common fields: target, warnings, journal, bytes written, time.
     pub fn fill(&self, doc: &mut Document, ending: &Ending) {
-        doc.set_target(&self.info);
+        doc.target = crate::report::Target::from(&self.info);
         doc.warnings.extend(self.warnings.iter().cloned());
         let restored = ending.restored.map(|r| r.bytes).unwrap_or(0);
         doc.bytes_written = ending.test_bytes_written + restored;
-        doc.extra.insert(
-            "journal".into(),
-            match &self.journal {
-                Some(p) => p.display().to_string().into(),
-                None => serde_json::Value::Null,
+        doc.session = Some(crate::report::WriteRecord {
+            journal: self.journal.as_ref().map(|p| p.display().to_string()),
+            preserve: crate::report::results::PreserveRecord {
+                mode: self.mode.name().to_string(),
+                bytes_saved: ending.bytes_saved,
+                test_bytes_written: ending.test_bytes_written,
+                restore_bytes_written: restored,
+                regions_restored: ending.restored.map(|r| r.regions).unwrap_or(0),
+                regions_verified: ending.restored.map(|r| r.verified).unwrap_or(0),
+                journal_removed: ending.restored.is_some(),
             },
-        );
-        doc.extra.insert(
-            "preserve".into(),
-            serde_json::json!({
-                "mode": self.mode.name(),
-                "bytes_saved": ending.bytes_saved,
-                "test_bytes_written": ending.test_bytes_written,
-                "restore_bytes_written": restored,
-                "regions_restored": ending.restored.map(|r| r.regions).unwrap_or(0),
-                "regions_verified": ending.restored.map(|r| r.verified).unwrap_or(0),
-                "journal_removed": ending.restored.is_some(),
-            }),
-        );
+            time_budget: None,
+        });
         doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(self.t0);
     }
 
@@ -701,15 +697,12 @@ mod tests {
     fn a_run_clearly_over_its_time_budget_is_named() {
         assert!(time_budget_use(None, 99).is_none());
         let (field, over) = time_budget_use(Some(17_000_000_000), 17_800_000_000).unwrap();
-        assert_eq!(
-            field["over"], false,
-            "within the slack of one last operation"
-        );
+        assert!(!field.over, "within the slack of one last operation");
         assert!(over.is_none());
         let (field, over) = time_budget_use(Some(17_000_000_000), 98_863_300_495).unwrap();
-        assert_eq!(field["budget_ns"], 17_000_000_000u64);
-        assert_eq!(field["used_ns"], 98_863_300_495u64);
-        assert_eq!(field["over"], true);
+        assert_eq!(field.budget_ns, 17_000_000_000u64);
+        assert_eq!(field.used_ns, 98_863_300_495u64);
+        assert!(field.over);
         let w = over.unwrap();
         assert_eq!(w.kind(), "over_time_budget");
         assert!(

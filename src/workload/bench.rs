@@ -236,7 +236,7 @@ impl BenchFigure {
 }
 
 /// One class requirement checked against a figure.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassCheck {
     pub class: String,
     /// The requirement in words, e.g. "sequential write ≥ 10 MB/s".
@@ -683,7 +683,7 @@ pub fn parse_expect(text: &str) -> Result<Vec<Expect>> {
 }
 
 /// The outcome of one `--expect` term.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExpectResult {
     pub term: String,
     pub measured: Option<f64>,

@@ -6,7 +6,10 @@ use crate::analysis::advice;
 use crate::backend::Backend;
 use crate::capacity::analysis::{analyse, FakeKind, Verdict};
 use crate::capacity::probe::{probe, write_bounds, ProbeConfig, ProbeRecord};
-use crate::report::{Check, Document, Metric, Warning};
+use crate::report::results::{
+    ProbeParameters, ProbeResult, ProbeSample, ProbeSummary, ScanSummary,
+};
+use crate::report::{Body, Check, Document, Metric, Warning};
 use crate::target::write::{estimate_ns, WriteIntent};
 use crate::units::format_bytes;
 use crate::{Error, Result};
@@ -99,11 +102,6 @@ impl WriteTest for CapacityTest {
         }
         f.warnings
             .extend(guard_warning(rec.guard_restored, &verdict));
-        f.extra
-            .insert("verdict".into(), verdict_line(&verdict).into());
-        if let Some(c) = partition_command(&verdict, self.logical_sector_bytes) {
-            f.extra.insert("partition_command".into(), c.into());
-        }
         f.failed = verdict.failed();
         f.checks.push(Check {
             name: "probe.capacity".into(),
@@ -143,51 +141,55 @@ impl WriteTest for CapacityTest {
         None
     }
 
-    fn document(&self, rec: &ProbeRecord, doc: &mut Document) -> Result<()> {
-        doc.parameters = serde_json::json!({
-            "max_cache_bytes": self.config.max_cache,
-            "time_budget_ns": self.config.time_budget_ns,
-            "destructive": self.destructive,
-            "guard_bytes": rec.guard_bytes,
-        });
+    fn document(&self, rec: &ProbeRecord, _findings: &Findings) -> Result<Body> {
+        let verdict = analyse(rec);
         // Samples: every span read back and every alias scan, in the order they happened.
-        let mut samples: Vec<serde_json::Value> = Vec::new();
-        for sp in &rec.spans {
-            let mut v = serde_json::to_value(sp).unwrap_or_default();
-            if let Some(o) = v.as_object_mut() {
-                o.insert("type".into(), "span".into());
-            }
-            samples.push(v);
-        }
-        for sc in &rec.scans {
-            samples.push(serde_json::json!({
-                "type": "scan", "from": sc.from, "to": sc.to, "stride": sc.stride,
-                "reads": sc.reads, "hits": sc.hits.len(), "elapsed_ns": sc.elapsed_ns,
-            }));
-        }
-        doc.samples = samples.into();
-        doc.extra.insert(
-            "probe".into(),
-            serde_json::json!({
-                "alias_hits": rec.alias_hits.iter().take(64).collect::<Vec<_>>(),
-                "alias_hit_count": rec.alias_hits.len(),
-                "filler_bytes": rec.filler_bytes,
-                "flush_bytes": rec.flush_bytes,
-                "complete": rec.complete,
-            }),
-        );
-        // The probe's own clock: simulated time on sim: targets.
-        doc.elapsed_ns = rec.elapsed_ns;
-        Ok(())
+        let samples = rec
+            .spans
+            .iter()
+            .cloned()
+            .map(ProbeSample::Span)
+            .chain(rec.scans.iter().map(|sc| {
+                ProbeSample::Scan(ScanSummary {
+                    from: sc.from,
+                    to: sc.to,
+                    stride: sc.stride,
+                    reads: sc.reads,
+                    hits: sc.hits.len(),
+                    elapsed_ns: sc.elapsed_ns,
+                })
+            }))
+            .collect();
+        Ok(Body::Probe(ProbeResult {
+            parameters: ProbeParameters {
+                max_cache_bytes: self.config.max_cache,
+                time_budget_ns: self.config.time_budget_ns,
+                destructive: self.destructive,
+                guard_bytes: rec.guard_bytes,
+            },
+            samples,
+            probe: ProbeSummary {
+                alias_hits: rec.alias_hits.iter().take(64).copied().collect(),
+                alias_hit_count: rec.alias_hits.len(),
+                filler_bytes: rec.filler_bytes,
+                flush_bytes: rec.flush_bytes,
+                complete: rec.complete,
+            },
+            verdict: verdict_line(&verdict),
+            partition_command: partition_command(&verdict, self.logical_sector_bytes),
+        }))
+    }
+
+    /// The probe's own clock: simulated time on sim: targets.
+    fn elapsed_ns(&self, rec: &ProbeRecord) -> Option<u64> {
+        Some(rec.elapsed_ns)
     }
 
     fn render(&self, doc: &Document, _rec: &ProbeRecord) -> String {
-        let text = |k: &str| doc.extra.get(k).and_then(|v| v.as_str());
-        render(
-            doc,
-            text("verdict").unwrap_or_default(),
-            text("partition_command"),
-        )
+        match &doc.body {
+            Body::Probe(p) => render(doc, &p.verdict, p.partition_command.as_deref()),
+            _ => String::new(),
+        }
     }
 }
 

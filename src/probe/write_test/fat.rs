@@ -5,8 +5,9 @@ use crate::analysis::fat::infer_fat;
 use crate::backend::Backend;
 use crate::probe::fat::{self, FatParams, FatSamples};
 use crate::probe::write_common::ladder;
+use crate::report::results::{FatResult, WithEraseSource};
 use crate::report::table::Table;
-use crate::report::Document;
+use crate::report::{Body, Document};
 use crate::target::write::{estimate_ns, WriteIntent};
 use crate::units::{format_bytes, format_rate};
 use crate::Result;
@@ -66,11 +67,14 @@ impl WriteTest for FatTest {
         s.stopped.as_deref()
     }
 
-    fn document(&self, s: &FatSamples, doc: &mut Document) -> Result<()> {
-        doc.parameters = serde_json::to_value(&self.params).unwrap_or_default();
-        doc.parameters["erase_size_source"] = self.erase_size_source.clone().into();
-        doc.samples = serde_json::to_value(&s.samples).unwrap_or_default();
-        Ok(())
+    fn document(&self, s: &FatSamples, _findings: &Findings) -> Result<Body> {
+        Ok(Body::Fat(FatResult {
+            parameters: WithEraseSource {
+                params: self.params.clone(),
+                erase_size_source: self.erase_size_source.clone(),
+            },
+            samples: s.samples.clone(),
+        }))
     }
 
     fn render(&self, doc: &Document, s: &FatSamples) -> String {

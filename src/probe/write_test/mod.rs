@@ -17,7 +17,9 @@ pub mod slc;
 use crate::analysis::align;
 use crate::backend::Backend;
 use crate::report::progress::Progress;
-use crate::report::{wear_line, Check, Document, Inference, Metric, Status, TargetInfo, Warning};
+use crate::report::{
+    wear_line, Body, Check, Document, Inference, Metric, Status, TargetInfo, Warning,
+};
 use crate::target::write::{
     check_allowed, open_for_write, stopped_early, time_budget_use, Budgets, Ran, WriteFlags,
     WriteIntent,
@@ -56,19 +58,22 @@ pub trait WriteTest {
     fn infer(&self, samples: &Self::Samples) -> Findings;
     /// Why the probe stopped before its plan was done, if it did.
     fn stopped<'a>(&self, samples: &'a Self::Samples) -> Option<&'a str>;
-    /// The test's own fields of the document: parameters, samples, extras.
-    fn document(&self, samples: &Self::Samples, doc: &mut Document) -> Result<()>;
+    /// The test's own fields of the document (parameters, samples, extras), with what
+    /// the analysis found (`findings`); writes the `--plot` file if asked.
+    fn document(&self, samples: &Self::Samples, findings: &Findings) -> Result<Body>;
+    /// The probe's own clock, when it keeps one (simulated time on `sim:` targets).
+    fn elapsed_ns(&self, _samples: &Self::Samples) -> Option<u64> {
+        None
+    }
     /// The text output above the wear line.
     fn render(&self, doc: &Document, samples: &Self::Samples) -> String;
 }
 
-/// The inferences of a test, the warnings and document fields the analysis adds, and
-/// whether the device failed the check (exit 3).
+/// The inferences of a test, the warnings the analysis adds, and whether the device failed the check (exit 3).
 #[derive(Debug, Clone, Default)]
 pub struct Findings {
     pub inferences: Vec<(String, Inference)>,
     pub warnings: Vec<Warning>,
-    pub extra: serde_json::Map<String, serde_json::Value>,
     pub failed: bool,
     /// The pass/fail checks and the figures to watch, for the document.
     pub checks: Vec<Check>,
@@ -102,7 +107,7 @@ pub enum Finished {
         code: i32,
     },
     /// A signal stopped it after the regions were restored: the exit code (130 or 143).
-    Stopped { command: &'static str, code: i32 },
+    Stopped { code: i32 },
 }
 
 /// What a writing test would write on `spec`, without writing: [`drive`]'s peek, build
@@ -137,27 +142,27 @@ pub fn drive<T: WriteTest>(
     let ran = session.run(T::COMMAND, |dev, progress| test.run(dev, progress))?;
     // Device time (virtual on `sim:`), as the budget counts it, the restore included.
     let used_ns = session.dev.clock_ns().saturating_sub(device_t0);
-    let (samples, mut doc) = match ran {
-        Ran::Done(samples, doc) => (samples, doc),
-        Ran::Stopped(code) => {
-            return Ok(Finished::Stopped {
-                command: T::COMMAND,
-                code,
-            })
-        }
+    let (samples, ending) = match ran {
+        Ran::Done(samples, ending) => (samples, ending),
+        Ran::Stopped(code) => return Ok(Finished::Stopped { code }),
     };
-    test.document(&samples, &mut doc)?;
     let findings = test.infer(&samples);
+    let mut doc = Document::for_target(&info, test.document(&samples, &findings)?);
+    session.fill(&mut doc, &ending);
+    if let Some(ns) = test.elapsed_ns(&samples) {
+        doc.elapsed_ns = ns;
+    }
     doc.inferences.extend(findings.inferences);
     doc.warnings.extend(findings.warnings);
-    doc.extra.extend(findings.extra);
     doc.checks.extend(findings.checks);
     doc.metrics.extend(findings.metrics);
     if let Some(why) = test.stopped(&samples) {
         doc.warnings.push(stopped_early(why));
     }
-    if let Some((field, over)) = time_budget_use(time_budget_ns, used_ns) {
-        doc.extra.insert("time_budget".into(), field);
+    if let Some((used, over)) = time_budget_use(time_budget_ns, used_ns) {
+        if let Some(w) = doc.session.as_mut() {
+            w.time_budget = Some(used);
+        }
         doc.warnings.extend(over);
     }
     let mut text = test.render(&doc, &samples);

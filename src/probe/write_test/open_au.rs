@@ -6,8 +6,9 @@ use crate::analysis::openau::{
 };
 use crate::backend::Backend;
 use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
+use crate::report::results::{OpenAuResult, WithEraseSource};
 use crate::report::table::Table;
-use crate::report::Document;
+use crate::report::{Body, Document};
 use crate::target::write::{estimate_ns, WriteIntent};
 use crate::units::{format_bytes, format_rate};
 use crate::Result;
@@ -83,11 +84,14 @@ impl WriteTest for OpenAuTest {
         s.stopped.as_deref()
     }
 
-    fn document(&self, s: &OpenAuSamples, doc: &mut Document) -> Result<()> {
-        doc.parameters = serde_json::to_value(&self.params).unwrap_or_default();
-        doc.parameters["erase_size_source"] = self.erase_size_source.clone().into();
-        doc.samples = serde_json::to_value(&s.samples).unwrap_or_default();
-        Ok(())
+    fn document(&self, s: &OpenAuSamples, _findings: &Findings) -> Result<Body> {
+        Ok(Body::OpenAu(OpenAuResult {
+            parameters: WithEraseSource {
+                params: self.params.clone(),
+                erase_size_source: self.erase_size_source.clone(),
+            },
+            samples: s.samples.clone(),
+        }))
     }
 
     fn render(&self, doc: &Document, s: &OpenAuSamples) -> String {

@@ -4,8 +4,9 @@ use super::{value_text, Findings, WriteTest};
 use crate::analysis::program::{infer_program, COLUMNS};
 use crate::backend::Backend;
 use crate::probe::program::{self, ProgramParams, ProgramSamples};
+use crate::report::results::{ProgramParameters, ProgramResult};
 use crate::report::table::Table;
-use crate::report::Document;
+use crate::report::{Body, Document};
 use crate::target::write::{estimate_ns, WriteIntent};
 use crate::units::{format_bytes, format_rate};
 use crate::Result;
@@ -60,11 +61,14 @@ impl WriteTest for ProgramTest {
         s.stopped.as_deref()
     }
 
-    fn document(&self, s: &ProgramSamples, doc: &mut Document) -> Result<()> {
-        doc.parameters = serde_json::to_value(&self.params).unwrap_or_default();
-        doc.parameters["columns"] = serde_json::json!(COLUMNS);
-        doc.samples = serde_json::to_value(&s.samples).unwrap_or_default();
-        Ok(())
+    fn document(&self, s: &ProgramSamples, _findings: &Findings) -> Result<Body> {
+        Ok(Body::Program(ProgramResult {
+            parameters: ProgramParameters {
+                params: self.params.clone(),
+                columns: COLUMNS.iter().map(|c| c.to_string()).collect(),
+            },
+            samples: s.samples.clone(),
+        }))
     }
 
     fn render(&self, doc: &Document, s: &ProgramSamples) -> String {

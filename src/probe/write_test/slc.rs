@@ -5,8 +5,9 @@ use super::{Findings, WriteTest};
 use crate::analysis::slc::{cliff_confirmed, infer_recovery, infer_slc};
 use crate::backend::Backend;
 use crate::probe::slc::{self, SlcParams, SlcSamples};
+use crate::report::results::SlcResult;
 use crate::report::table::Table;
-use crate::report::Document;
+use crate::report::{Body, Document};
 use crate::target::write::{estimate_ns, WriteIntent};
 use crate::units::{format_bytes, format_rate};
 use crate::{Error, Result};
@@ -83,21 +84,18 @@ impl WriteTest for SlcTest {
         (Some(s.stopped.as_str()) == time.as_deref()).then_some(s.stopped.as_str())
     }
 
-    fn document(&self, s: &SlcSamples, doc: &mut Document) -> Result<()> {
-        doc.parameters = serde_json::to_value(&self.params).unwrap_or_default();
-        doc.samples = serde_json::to_value(&s.intervals).unwrap_or_default();
-        doc.extra.insert(
-            "recovery".into(),
-            serde_json::to_value(s.recovery).unwrap_or_default(),
-        );
-        doc.extra.insert("stopped".into(), s.stopped.clone().into());
+    fn document(&self, s: &SlcSamples, _findings: &Findings) -> Result<Body> {
         if let Some(path) = &self.plot {
             std::fs::write(path, crate::report::charts::slc(&s.intervals).to_svg())
                 .map_err(|e| Error::io(format!("writing the plot {}", path.display()), e))?;
-            doc.extra
-                .insert("plot".into(), path.display().to_string().into());
         }
-        Ok(())
+        Ok(Body::Slc(SlcResult {
+            parameters: self.params.clone(),
+            samples: s.intervals.clone(),
+            recovery: s.recovery,
+            stopped: s.stopped.clone(),
+            plot: self.plot.as_ref().map(|p| p.display().to_string()),
+        }))
     }
 
     fn render(&self, doc: &Document, s: &SlcSamples) -> String {

@@ -14,7 +14,7 @@ pub struct Junit;
 
 impl Exporter for Junit {
     fn write(&self, doc: &Document, out: &mut dyn Write) -> io::Result<()> {
-        let mut suite = TestSuite::new(format!("flashscope {}", doc.command));
+        let mut suite = TestSuite::new(format!("flashscope {}", doc.command()));
         suite.set_time(Duration::from_nanos(doc.elapsed_ns));
         for (k, v) in device_labels(doc) {
             suite.add_property(Property::new(k, v));
@@ -29,7 +29,7 @@ impl Exporter for Junit {
                 s
             };
             let mut case = TestCase::new(c.name.as_str(), status);
-            case.set_classname(format!("flashscope.{}", doc.command));
+            case.set_classname(format!("flashscope.{}", doc.command()));
             let mut out_text = c.message.clone();
             if let Some(m) = c.measurement {
                 let units = c.units.as_deref().unwrap_or("");

@@ -26,7 +26,7 @@ pub trait Exporter {
 /// The device labels of a document: `device` (the target as given), `model` and `serial`
 /// where the target has them. Empty for a document without a device.
 pub fn device_labels(doc: &Document) -> Vec<(&'static str, String)> {
-    let Some(t) = &doc.target_info else {
+    let Some(t) = doc.target_info() else {
         return Vec::new();
     };
     let mut labels = vec![("device", t.spec.clone())];
@@ -201,7 +201,26 @@ mod tests {
             serial: Some("0x1234".into()),
             ..TargetInfo::default()
         };
-        let mut doc = Document::for_target("probe", &info);
+        use crate::report::results::{ProbeParameters, ProbeResult, ProbeSummary};
+        let probe = ProbeResult {
+            parameters: ProbeParameters {
+                max_cache_bytes: 0,
+                time_budget_ns: None,
+                destructive: false,
+                guard_bytes: 0,
+            },
+            samples: Vec::new(),
+            probe: ProbeSummary {
+                alias_hits: Vec::new(),
+                alias_hit_count: 0,
+                filler_bytes: 0,
+                flush_bytes: 0,
+                complete: true,
+            },
+            verdict: "OK".into(),
+            partition_command: None,
+        };
+        let mut doc = Document::for_target(&info, crate::report::Body::Probe(probe));
         doc.metrics
             .push(Metric::new("usable_bytes", "Usable", 8e9, &[]));
         doc.metrics.push(Metric::new(

@@ -1,0 +1,704 @@
+//! The typed part of each command's document: what it ran on ([`Target`]) and its own
+//! fields ([`Body`]: `command`, `parameters`, `samples` and the command's extra top-level
+//! fields). [`super::Document`] flattens a `Body` into the top level, so the JSON keeps
+//! schema `flashscope/1`'s field names while the program reads and writes Rust types.
+
+use super::TargetInfo;
+use crate::analysis::align::{Environment, Step};
+use crate::analysis::slc::SlcInterval;
+use crate::capacity::probe::{AliasHit, SpanSample};
+use crate::probe::{
+    fat::{FatParams, FatProbeSample},
+    open_au::{OpenAuParams, OpenAuSample},
+    program::{ProgramParams, ProgramSample},
+    scatter::ScatterPoint,
+    slc::SlcParams,
+};
+use serde::{Deserialize, Serialize};
+
+/// What a document's `target` describes.
+///
+/// Untagged: each shape is told apart by its fields, in this order, exactly as the
+/// commands have always written them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Target {
+    /// A device, file or simulated card (most commands), with what `verify DIR` adds.
+    Device(DeviceTarget),
+    /// A directory's filesystem (`fs seq`, `fs files`, `fs matrix`).
+    Filesystem(FilesystemTarget),
+    /// flashbench logs (`analyze`).
+    Logs(LogsTarget),
+    /// The wear report's device (`health`).
+    Health(HealthTarget),
+    /// A datasheet (`model`).
+    Datasheet(DatasheetTarget),
+    /// A spec as given, nothing opened (`restore`, `sim serve`); the sides (`compare`).
+    Spec(SpecTarget),
+    /// The history database (`history list`, `history table`).
+    History(HistoryTarget),
+    /// No target (`sim list`).
+    None,
+}
+
+impl Target {
+    /// The device, file or simulated card, when the target is one.
+    pub fn info(&self) -> Option<&TargetInfo> {
+        match self {
+            Target::Device(d) => Some(&d.info),
+            _ => None,
+        }
+    }
+
+    /// What the target is called: its spec, the log files, the history database.
+    pub fn name(&self) -> String {
+        match self {
+            Target::Device(t) => t.info.spec.clone(),
+            Target::Filesystem(t) => t.spec.clone(),
+            Target::Health(t) => t.spec.clone(),
+            Target::Spec(t) => t.spec.clone(),
+            Target::Logs(t) => t.files.join(", "),
+            Target::History(t) => t.history.clone(),
+            Target::Datasheet(_) | Target::None => "(unknown target)".to_string(),
+        }
+    }
+}
+
+impl From<&TargetInfo> for Target {
+    fn from(info: &TargetInfo) -> Self {
+        Target::Device(DeviceTarget {
+            info: info.clone(),
+            device: None,
+        })
+    }
+}
+
+/// A device, file or simulated card; for `verify DIR`, the directory's filesystem device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceTarget {
+    #[serde(flatten)]
+    pub info: TargetInfo,
+    /// The block device under a directory `verify` filled (`verify DIR` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<crate::capacity::locate::BackingDevice>,
+}
+
+/// A directory on a mounted filesystem, with what its mount says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FilesystemTarget {
+    pub spec: String,
+    pub kind: crate::target::TargetKind,
+    #[serde(flatten)]
+    pub fs: crate::fs::env::FsInfo,
+}
+
+/// flashbench logs read by `analyze`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogsTarget {
+    pub files: Vec<String>,
+    /// "flashbench logs".
+    pub kind: String,
+}
+
+/// The device `health` read, as given and as resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealthTarget {
+    pub spec: String,
+    pub device: String,
+}
+
+/// A datasheet `model` computes from (`flash` absent for `--reference`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DatasheetTarget {
+    /// "datasheet".
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flash: Option<String>,
+}
+
+/// A target spec as given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecTarget {
+    pub spec: String,
+}
+
+/// The history database a `history` document read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryTarget {
+    /// The database file.
+    pub history: String,
+}
+
+/// What a writing test's session did for preserve mode (`journal`, `preserve`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WriteRecord {
+    /// The journal file, `null` when nothing was journaled.
+    pub journal: Option<String>,
+    pub preserve: PreserveRecord,
+    /// The run's device time against its `--time-budget` (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_budget: Option<TimeBudgetUse>,
+}
+
+/// A writing test's device time (virtual on `sim:`) against its `--time-budget`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeBudgetUse {
+    pub budget_ns: u64,
+    pub used_ns: u64,
+    /// More than `target::write::TIME_BUDGET_SLACK` over the budget.
+    pub over: bool,
+}
+
+/// The preserve-mode figures of a writing test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PreserveRecord {
+    /// "preserve", "destructive" or "simulated".
+    pub mode: String,
+    pub bytes_saved: u64,
+    pub test_bytes_written: u64,
+    pub restore_bytes_written: u64,
+    pub regions_restored: u64,
+    pub regions_verified: u64,
+    pub journal_removed: bool,
+}
+
+/// A command's fields that are not typed yet, kept as they were written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Untyped {
+    /// Free-form until this command's parameters get a type.
+    #[serde(default = "empty_object")]
+    pub parameters: serde_json::Value,
+    /// Free-form until this command's samples get a type.
+    #[serde(default = "empty_array")]
+    pub samples: serde_json::Value,
+    /// Free-form until this command's extra fields get types.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Default for Untyped {
+    /// No parameters (`{}`), no samples (`[]`), no extra fields.
+    fn default() -> Self {
+        Untyped {
+            parameters: empty_object(),
+            samples: empty_array(),
+            extra: serde_json::Map::new(),
+        }
+    }
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(serde_json::Map::new())
+}
+
+fn empty_array() -> serde_json::Value {
+    serde_json::Value::Array(Vec::new())
+}
+
+macro_rules! bodies {
+    ($($(#[$doc:meta])* $name:literal => $variant:ident($ty:ty),)*) => {
+        /// Each command's own fields, internally tagged by `command` (the subcommand as typed).
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "command")]
+        // Made once per run; boxing the large variants would only add allocations.
+        #[allow(clippy::large_enum_variant)]
+        pub enum Body {
+            $($(#[$doc])* #[serde(rename = $name)] $variant($ty),)*
+        }
+
+        impl Body {
+            /// Every `command` a document can carry.
+            pub const COMMANDS: &'static [&'static str] = &[$($name),*];
+
+            /// This command's `parameters` as JSON, for `auto`'s record of the steps it ran
+            /// (each step's parameters have their own type).
+            pub fn parameters_json(&self) -> serde_json::Value {
+                let v = match self {
+                    $(Body::$variant(b) => serde_json::to_value(b),)*
+                };
+                match v {
+                    Ok(serde_json::Value::Object(mut m)) => {
+                        m.remove("parameters").unwrap_or_else(|| serde_json::json!({}))
+                    }
+                    _ => serde_json::json!({}),
+                }
+            }
+
+            /// The document's `command`.
+            pub fn command(&self) -> &'static str {
+                match self {
+                    $(Body::$variant(_) => $name,)*
+                }
+            }
+        }
+    };
+}
+
+bodies! {
+    "info" => Info(InfoResult),
+    "health" => Health(HealthResult),
+    "probe" => Probe(ProbeResult),
+    "verify" => Verify(VerifyResult),
+    "sim list" => SimList(SimListResult),
+    "sim serve" => SimServe(Untyped),
+    "io" => Io(Untyped),
+    "bench" => Bench(BenchResult),
+    "align" => Align(AlignResult),
+    "auto" => Auto(AutoResult),
+    "scatter" => Scatter(ScatterResult),
+    "interval" => Interval(IntervalResult),
+    "analyze" => Analyze(Untyped),
+    "fs seq" => FsSeq(Untyped),
+    "fs files" => FsFiles(Untyped),
+    "fs matrix" => FsMatrix(Untyped),
+    "model" => Model(Untyped),
+    "restore" => Restore(Untyped),
+    "open-au" => OpenAu(OpenAuResult),
+    "fat" => Fat(FatResult),
+    "program" => Program(ProgramResult),
+    "slc" => Slc(SlcResult),
+    "compare" => Compare(CompareResult),
+    "history list" => HistoryList(HistoryListResult),
+    "history table" => HistoryTable(HistoryTableResult),
+}
+
+/// `compare`'s parameters: the interval's level and the bootstrap's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareParameters {
+    pub confidence: f64,
+    pub bootstrap_resamples: usize,
+    pub bootstrap_seed: u64,
+    pub min_seconds: usize,
+    pub force: bool,
+}
+
+/// `compare`: one row per figure and side, where each side came from, and the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareResult {
+    pub parameters: CompareParameters,
+    pub samples: Vec<crate::compare::Row>,
+    pub sides: Vec<crate::compare::SideSummary>,
+    /// One line per side against the baseline.
+    pub verdict: String,
+}
+
+/// `history list`: the stored runs, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistoryListResult {
+    /// None (`{}`).
+    #[serde(default)]
+    pub parameters: NoParameters,
+    pub samples: Vec<crate::history::RunSummary>,
+}
+
+/// A command without parameters: `{}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NoParameters {}
+
+/// One column of `history table`: its key, the metric and the bench job it is from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableColumn {
+    pub key: String,
+    pub metric: String,
+    pub job: String,
+}
+
+/// `history table`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryTableParameters {
+    /// "model" or "device".
+    pub by: String,
+    pub columns: Vec<TableColumn>,
+}
+
+/// `history table`: one row per part (or device) over its stored bench runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryTableResult {
+    pub parameters: HistoryTableParameters,
+    pub samples: Vec<crate::history::table::PartRow>,
+}
+
+/// A writing test's parameters and where its erase block size came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WithEraseSource<P> {
+    #[serde(flatten)]
+    pub params: P,
+    /// `--erase-size`, or the align run that measured it.
+    pub erase_size_source: String,
+}
+
+/// `fat`: one row per erase block and block size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FatResult {
+    pub parameters: WithEraseSource<FatParams>,
+    pub samples: Vec<FatProbeSample>,
+}
+
+/// `open-au`: one row per count of open erase blocks tried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenAuResult {
+    pub parameters: WithEraseSource<OpenAuParams>,
+    pub samples: Vec<OpenAuSample>,
+}
+
+/// `program`'s parameters with the data patterns of its columns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramParameters {
+    #[serde(flatten)]
+    pub params: ProgramParams,
+    pub columns: Vec<String>,
+}
+
+/// `program`: one row per block size and data pattern.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramResult {
+    pub parameters: ProgramParameters,
+    pub samples: Vec<ProgramSample>,
+}
+
+/// `slc`: the write intervals, the write after idling and why the probe stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlcResult {
+    pub parameters: SlcParams,
+    pub samples: Vec<SlcInterval>,
+    pub recovery: Option<SlcInterval>,
+    pub stopped: String,
+    /// The `--plot` file written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plot: Option<String>,
+}
+
+/// `probe`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeParameters {
+    pub max_cache_bytes: u64,
+    pub time_budget_ns: Option<u64>,
+    pub destructive: bool,
+    pub guard_bytes: u64,
+}
+
+/// One step of the capacity probe, in the order they happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ProbeSample {
+    /// A span written and read back.
+    Span(SpanSample),
+    /// An alias scan.
+    Scan(ScanSummary),
+}
+
+/// One alias scan, summarised.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScanSummary {
+    pub from: u64,
+    pub to: u64,
+    pub stride: u64,
+    pub reads: u64,
+    /// Reads that returned another offset's stamp.
+    pub hits: usize,
+    pub elapsed_ns: u64,
+}
+
+/// The capacity probe's totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeSummary {
+    /// The first 64 alias hits.
+    pub alias_hits: Vec<AliasHit>,
+    pub alias_hit_count: usize,
+    pub filler_bytes: u64,
+    pub flush_bytes: u64,
+    pub complete: bool,
+}
+
+/// `probe`: the fake-capacity verdict and how it was reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeResult {
+    pub parameters: ProbeParameters,
+    pub samples: Vec<ProbeSample>,
+    pub probe: ProbeSummary,
+    /// The one-line verdict.
+    pub verdict: String,
+    /// The sfdisk line that keeps a fake card's partition inside its real capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_command: Option<String>,
+}
+
+/// `align`'s parameters and how the run went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlignParameters {
+    pub block_sizes: Vec<u64>,
+    pub positions: usize,
+    pub count: Option<u32>,
+    pub time_budget_ns: u64,
+    pub reads: u64,
+    pub flashbench_reads: u64,
+    pub rounds: u32,
+    /// "confident", "time budget", "read budget" ...
+    pub stop_reason: String,
+    pub io_time_ns: u64,
+    pub device_elapsed_ns: u64,
+    pub realtime: bool,
+}
+
+/// One block size at one alignment: flashbench's three times and the boundary cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlignSample {
+    pub block_bytes: u64,
+    pub align_bytes: u64,
+    pub pre_ns: i64,
+    pub on_ns: i64,
+    pub post_ns: i64,
+    pub diff_ns: Option<i64>,
+    pub diff_se_ns: Option<i64>,
+    pub positions: Vec<u64>,
+    pub reads: Vec<[u64; 4]>,
+}
+
+/// `align`: boundary costs, the machine's state and the fitted staircase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlignResult {
+    pub parameters: AlignParameters,
+    pub samples: Vec<AlignSample>,
+    pub environment: Environment,
+    pub steps: Vec<Step>,
+}
+
+/// `scatter`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScatterParameters {
+    pub block_bytes: u64,
+    pub order: u32,
+    pub span: u32,
+    pub count: u32,
+    pub reads: u64,
+    pub io_time_ns: u64,
+}
+
+/// `scatter`: the fastest read time at each offset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScatterResult {
+    pub parameters: ScatterParameters,
+    pub samples: Vec<ScatterPoint>,
+}
+
+/// `interval`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalParameters {
+    pub order: u32,
+    pub positions: u32,
+    pub count: u32,
+    pub reads: usize,
+    pub io_time_ns: u64,
+    pub fit_from_bytes: u64,
+}
+
+/// One request size: its read times and their summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalRow {
+    pub bytes: u64,
+    pub min_ns: u64,
+    pub avg_ns: u64,
+    pub max_ns: u64,
+    pub offsets: Vec<u64>,
+    pub times_ns: Vec<Vec<u64>>,
+}
+
+/// `interval`: read time against request size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalResult {
+    pub parameters: IntervalParameters,
+    pub samples: Vec<IntervalRow>,
+}
+
+/// `health`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealthParameters {
+    pub max_wear_percent: f64,
+}
+
+/// `health`: the wear record of one device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealthResult {
+    pub parameters: HealthParameters,
+    pub health: crate::health::Health,
+}
+
+/// `info`: what the system says about the device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct InfoResult {
+    /// sysfs identity, discard support and the decoded MMC/SD registers, merged by name:
+    /// left free-form here (its fields depend on the device type and kernel; not yet typed).
+    pub identity: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One simulator preset and the keys it sets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PresetEntry {
+    pub name: String,
+    pub about: String,
+    /// Key to value as `sim:` specs write them (`size` = `16 GiB`).
+    pub keys: std::collections::BTreeMap<String, String>,
+}
+
+/// One simulator key and what it means.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyEntry {
+    pub key: String,
+    pub meaning: String,
+}
+
+/// `sim list`: the presets and the keys.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SimListResult {
+    pub presets: Vec<PresetEntry>,
+    pub keys: Vec<KeyEntry>,
+}
+
+/// `verify`'s parameters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifyParameters {
+    pub range_offset: u64,
+    pub range_length: u64,
+    pub chunk_bytes: u64,
+    pub iodepth: usize,
+    pub resumed: bool,
+}
+
+/// `verify`: throughput while writing and reading back, and how much was checked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifyResult {
+    pub parameters: VerifyParameters,
+    pub samples: Vec<crate::capacity::verify::ThroughputSample>,
+    pub checked_bytes: u64,
+    pub planned_bytes: u64,
+    /// `verify DIR`: every file left in place (so `--resume` can continue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_kept: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_files: Option<Vec<String>>,
+    /// The `--plot` file written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plot: Option<String>,
+}
+
+/// `auto`'s parameters: the budgets as given and as the whole run had them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoParameters {
+    /// align's `--time-budget` (auto's, or align's default).
+    pub time_budget: String,
+    pub run_time_budget_ns: Option<u64>,
+    pub write_budget: Option<u64>,
+    pub write: bool,
+    pub destructive: bool,
+    pub label: Option<String>,
+}
+
+/// One step auto ran: its command, time, bytes written and parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub command: String,
+    pub elapsed_ns: u64,
+    /// The step's own `parameters`, as its document has them: each command's parameters
+    /// have their own type, so this record of several commands keeps them as JSON.
+    pub parameters: serde_json::Value,
+    /// Absent for align (it writes nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_written: Option<u64>,
+}
+
+/// One writing step of auto's plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedStep {
+    pub command: String,
+    /// `null` for bench: it writes for a time, not a size.
+    pub max_bytes: Option<u64>,
+    pub typical_bytes: Option<u64>,
+    pub region_bytes: u64,
+    pub estimated_ns: u64,
+}
+
+/// What auto plans to write before it writes: the steps and the totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoPlan {
+    pub steps: Vec<PlannedStep>,
+    pub typical_bytes: u64,
+    pub estimated_ns: u64,
+    /// The most journal space preserve mode needs (one step's region); `null` when
+    /// nothing is journaled (a simulated card, `--destructive`).
+    pub journal_bytes: Option<u64>,
+}
+
+/// A step auto did not run, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkippedStep {
+    pub command: String,
+    pub why: String,
+}
+
+/// The class marks claimed for the card (and by whom) and those the bench met.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassesRecord {
+    pub claimed: Vec<String>,
+    /// "label" (`--label`), "ssr" (the card's SD Status register) or `null`.
+    pub claimed_by: Option<String>,
+    pub met: Option<Vec<String>>,
+}
+
+/// `auto`: the steps it ran, its plan, the verdict, the classes and the advice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutoResult {
+    pub parameters: AutoParameters,
+    pub steps: Vec<StepRecord>,
+    /// Only on a writing run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<AutoPlan>,
+    /// The capacity probe's verdict line (a writing run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    pub skipped: Vec<SkippedStep>,
+    pub classes: ClassesRecord,
+    pub advice: Vec<crate::analysis::advice::Advice>,
+}
+
+/// `bench`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchParameters {
+    pub size: u64,
+    pub runtime_ns_per_test: u64,
+    pub ramp_ns_per_test: u64,
+    pub engine: String,
+    pub write: bool,
+    pub quick: bool,
+    pub cpus: Vec<usize>,
+    /// "virtual" (a simulated card) or "monotonic".
+    pub clock: String,
+    /// `--runs`: how many interleaved runs each figure is over (1 in documents saved
+    /// before it existed).
+    #[serde(default = "one_run")]
+    pub runs: usize,
+}
+
+fn one_run() -> usize {
+    1
+}
+
+/// `bench`: one figure per test, the fio-shaped jobs, the class verdicts and `--expect`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchResult {
+    pub parameters: BenchParameters,
+    pub samples: Vec<crate::workload::bench::BenchFigure>,
+    /// One fio `--output-format=json` job per test (with its `test` and `metric`): kept as
+    /// fio's JSON, free-form by design, for tools that read fio's output.
+    pub jobs: Vec<serde_json::Value>,
+    pub classes: Vec<crate::workload::bench::ClassCheck>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Vec<crate::workload::bench::ExpectResult>>,
+    /// Why the tests stopped early, if they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// `--runs N` above 1: each run's figures, in run order (the samples are over all runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<Vec<crate::workload::bench::BenchFigure>>>,
+}
