@@ -183,7 +183,7 @@ fn load_device(spec: &SideSpec, db: &Path, key: &str) -> Result<Side> {
     let mut sides = Vec::new();
     let mut ids = Vec::new();
     for (id, doc) in &runs {
-        if doc.command == "bench" {
+        if doc.command() == "bench" {
             sides.push(from_document(&format!("{name}, run #{id}"), doc)?);
             ids.push(id.to_string());
         }
