@@ -210,6 +210,49 @@ fn a_corrupt_or_locked_database_never_fails_the_measurement() {
     assert_eq!(runs_in(&locked).len(), 1);
 }
 
+/// A database on a read-only filesystem (root: a tmpfs remounted read-only; otherwise a
+/// file and directory without write permission) never fails the measurement either, and
+/// its runs stay as they were.
+#[test]
+fn a_read_only_database_never_fails_the_measurement() {
+    if common::is_root() {
+        let Some(m) = common::Mounted::new(&["-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs"])
+        else {
+            return;
+        };
+        let db = m.path().join("h.sqlite");
+        ok(&db, &["align", "sim:sd-16g"]);
+        let st = std::process::Command::new("mount")
+            .args(["-o", "remount,ro"])
+            .arg(m.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "remount read-only failed");
+        measured_despite(&db, "read-only filesystem");
+        // Reading the history needs it writable today (noted in issue 21's close).
+        let st = std::process::Command::new("mount")
+            .args(["-o", "remount,rw"])
+            .arg(m.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "remount read-write failed");
+        assert_eq!(runs_in(&db).len(), 1);
+    } else {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("h");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let db = dir.join("h.sqlite");
+        ok(&db, &["align", "sim:sd-16g"]);
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o400)).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o500)).unwrap();
+        measured_despite(&db, "read-only file");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(runs_in(&db).len(), 1);
+    }
+}
+
 #[test]
 fn a_symlinked_database_or_a_shared_directory_is_not_used() {
     let d = tempfile::tempdir().unwrap();
