@@ -313,6 +313,7 @@ pub fn signal_when(
     // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
     let mut child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
         .unwrap()
+        .envs(HISTORY_OFF)
         .env("XDG_STATE_HOME", state)
         .current_dir(cwd)
         .args(args)
@@ -410,7 +411,8 @@ pub fn as_nobody(args: &[&str]) -> Option<(tempfile::TempDir, StdCommand)> {
         }
     };
     let mut cmd = StdCommand::new("setpriv");
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+    cmd.envs(HISTORY_OFF)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(swap(bin.get_program()))
         .args(bin.get_args().map(swap))
         .args(args);
