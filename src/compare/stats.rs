@@ -86,7 +86,9 @@ fn resampled_mean(v: &[f64], len: usize, rng: &mut Pcg64) -> f64 {
     let mut sum = 0.0;
     let mut taken = 0;
     while taken < n {
-        let start = rng.gen_range(0..n);
+        // Drawn as u64: `gen_range` over usize draws u32s on 32-bit targets, and the
+        // armv7 build would resample other blocks than x86_64's and print another interval.
+        let start = rng.gen_range(0..n as u64) as usize;
         for k in 0..len.min(n - taken) {
             sum += v[(start + k) % n];
         }
@@ -322,6 +324,27 @@ mod tests {
         assert!(bootstrap_ratio(&zeros, &b, (0.0, 0.0))
             .unwrap_err()
             .contains("no data"));
+    }
+
+    /// The same inputs give the same interval on every target: `scripts/ci-cross` runs
+    /// this under aarch64 and armv7 (32-bit usize), whose draws once differed from x86_64's
+    /// and moved a README figure by a rounding step.
+    #[test]
+    fn the_bootstrap_interval_is_the_same_on_every_target() {
+        let a = [
+            22.1, 22.9, 22.4, 23.2, 22.7, 22.5, 23.0, 22.2, 22.8, 22.6, 23.1, 22.3,
+        ];
+        let b = [
+            22.6, 23.3, 22.9, 23.5, 22.8, 23.0, 23.4, 22.7, 23.1, 22.9, 23.6, 22.8,
+        ];
+        let r = bootstrap_ratio(&a, &b, (0.0, 0.0)).unwrap();
+        let pinned = (1.017_660_044_150, 1.007_683_907_399, 1.027_734_945_309);
+        for (got, want) in [(r.ratio, pinned.0), (r.low, pinned.1), (r.high, pinned.2)] {
+            assert!(
+                (got - want).abs() < 1e-9,
+                "{got:.12} is not {want:.12}: {r:?}"
+            );
+        }
     }
 
     #[test]
