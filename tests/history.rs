@@ -210,9 +210,36 @@ fn a_corrupt_or_locked_database_never_fails_the_measurement() {
     assert_eq!(runs_in(&locked).len(), 1);
 }
 
+/// A database that cannot be written is still read: `history list`, `show`, `table`,
+/// `export`, and `compare` by id; `import` says why it cannot store.
+fn readable_read_only(db: &Path) {
+    let list = ok(db, &["history", "list"]);
+    assert!(
+        list.contains("1 run in") && list.contains("align"),
+        "{list}"
+    );
+    assert!(ok(db, &["history", "show", "1"]).contains("erase_block_bytes"));
+    ok(db, &["history", "table"]);
+    assert!(ok(db, &["history", "export", "--format", "csv"]).contains("align"));
+    let (code, _, e) = run(db, &["compare", "1", "1"]);
+    assert_eq!(code, 2, "{e}");
+    // The run was read (an align run has no figures to compare).
+    assert!(e.contains("history run #1: 'align' documents"), "{e}");
+    let d = tempfile::tempdir().unwrap();
+    let doc = d.path().join("a.json");
+    std::fs::write(
+        &doc,
+        unrecorded(&["bench", "sim:sd-16g", "--runtime", "1s", "--json"]),
+    )
+    .unwrap();
+    let (code, _, e) = run(db, &["history", "import", doc.to_str().unwrap()]);
+    assert_ne!(code, 0, "import into a read-only history: {e}");
+    assert!(!e.contains("panicked") && e.contains("h.sqlite"), "{e}");
+}
+
 /// A database on a read-only filesystem (root: a tmpfs remounted read-only; otherwise a
-/// file and directory without write permission) never fails the measurement either, and
-/// its runs stay as they were.
+/// file and directory without write permission) never fails the measurement either, its
+/// runs stay as they were, and the reading commands still read it.
 #[test]
 fn a_read_only_database_never_fails_the_measurement() {
     if common::is_root() {
@@ -229,7 +256,7 @@ fn a_read_only_database_never_fails_the_measurement() {
             .unwrap();
         assert!(st.success(), "remount read-only failed");
         measured_despite(&db, "read-only filesystem");
-        // Reading the history needs it writable today (noted in issue 21's close).
+        readable_read_only(&db);
         let st = std::process::Command::new("mount")
             .args(["-o", "remount,rw"])
             .arg(m.path())
@@ -247,6 +274,7 @@ fn a_read_only_database_never_fails_the_measurement() {
         std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o400)).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o500)).unwrap();
         measured_despite(&db, "read-only file");
+        readable_read_only(&db);
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
         std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(runs_in(&db).len(), 1);

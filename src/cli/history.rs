@@ -119,13 +119,14 @@ pub fn run(cmd: &HistoryCommand, db: &Path, out: &Output) -> Result<i32> {
             db.display()
         )));
     }
-    let mut store = Store::open(db)?;
+    // Only import writes; the others also read a database they cannot write.
+    let read = || Store::open_to_read(db);
     match cmd {
-        HistoryCommand::List(a) => list(&store, a, out),
-        HistoryCommand::Show(a) => show(&store, a, out),
-        HistoryCommand::Export(a) => export(&store, a),
-        HistoryCommand::Import(a) => import(&mut store, a),
-        HistoryCommand::Table(a) => table_cmd(&store, a, out),
+        HistoryCommand::List(a) => list(&read()?, a, out),
+        HistoryCommand::Show(a) => show(&read()?, a, out),
+        HistoryCommand::Export(a) => export(&read()?, a),
+        HistoryCommand::Import(a) => import(&mut Store::open(db)?, a),
+        HistoryCommand::Table(a) => table_cmd(&read()?, a, out),
     }
 }
 

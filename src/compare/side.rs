@@ -145,7 +145,7 @@ fn open_history(spec: &SideSpec, db: &Path) -> Result<crate::history::Store> {
             db.display()
         )));
     }
-    crate::history::Store::open(db)
+    crate::history::Store::open_to_read(db)
 }
 
 /// The word the user gave for a history side.

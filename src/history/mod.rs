@@ -240,23 +240,66 @@ impl Store {
     /// Open (creating if needed) the history at `path` after the trust checks, and bring
     /// its schema up to [`SCHEMA_VERSION`]. A database of a newer schema is refused.
     pub fn open(path: &Path) -> Result<Store> {
-        let (dev, ino) = trusted_file(path)?;
+        let (dev, ino) = trusted_file(path, true)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)
             .map_err(|e| db_error(path, "cannot open", e))?;
-        // SQLite opened by path: it must be the file checked on the descriptor.
-        let now = std::fs::symlink_metadata(path)
-            .map_err(|e| Error::io(format!("examining the history {}", path.display()), e))?;
-        if (now.dev(), now.ino()) != (dev, ino) {
-            return Err(Error::Refused(format!(
-                "history {}: the file changed while it was opened; not used",
+        same_file(path, (dev, ino))?;
+        Store::setup(conn, path.to_path_buf())
+    }
+
+    /// Open the history to read it: as [`Store::open`] where the file can be written, and
+    /// read-only where it cannot (a read-only filesystem, another user's database), so
+    /// `history list` and `compare 12 15` still work there. A read-only database must
+    /// have this version's schema: it cannot be migrated.
+    pub fn open_to_read(path: &Path) -> Result<Store> {
+        let writable = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path);
+        match writable {
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EROFS | libc::EACCES | libc::EPERM)
+                ) =>
+            {
+                Store::open_read_only(path)
+            }
+            _ => Store::open(path),
+        }
+    }
+
+    fn open_read_only(path: &Path) -> Result<Store> {
+        let id = trusted_file(path, false)?;
+        // Without write access SQLite cannot make the WAL index beside the file; nobody
+        // writes a database on a read-only filesystem or one we may not write, so it is
+        // read as immutable.
+        let uri = format!("file:{}?immutable=1", uri_path(path));
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&uri, flags)
+            .map_err(|e| db_error(path, "cannot open (read-only)", e))?;
+        same_file(path, id)?;
+        let store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        let version = store.schema_version().map_err(|e| {
+            Error::runtime(format!("{e} (read-only: the file cannot be written here)"))
+        })?;
+        if version != SCHEMA_VERSION {
+            return Err(Error::runtime(format!(
+                "history {}: schema version {version}, this flashscope reads {SCHEMA_VERSION}, and the file cannot be written here to update it: open it once where it is writable",
                 path.display()
             )));
         }
-        Store::setup(conn, path.to_path_buf())
+        Ok(store)
     }
 
     /// A history in memory (tests, and `compare` on documents alone).
@@ -588,7 +631,36 @@ pub fn record_measured(path: &Path, doc: &Document) -> Result<Option<i64>> {
 
 /// Check the place of the database file at `path` and open (or create, mode 0600) it
 /// without following a symlink; returns its device and inode from the descriptor.
-fn trusted_file(path: &Path) -> Result<(u64, u64)> {
+/// SQLite opened by path: it must be the file checked on the descriptor.
+fn same_file(path: &Path, (dev, ino): (u64, u64)) -> Result<()> {
+    let now = std::fs::symlink_metadata(path)
+        .map_err(|e| Error::io(format!("examining the history {}", path.display()), e))?;
+    if (now.dev(), now.ino()) != (dev, ino) {
+        return Err(Error::Refused(format!(
+            "history {}: the file changed while it was opened; not used",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `path` for a SQLite `file:` URI: `%`, `?` and `#` escaped.
+fn uri_path(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The checks on the history file before SQLite opens it (`write`: open it for writing,
+/// creating it if missing; otherwise read-only, and it must exist).
+fn trusted_file(path: &Path, write: bool) -> Result<(u64, u64)> {
     let remedy = "give --history PATH in a directory of your own, or --no-history";
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -600,8 +672,8 @@ fn trusted_file(path: &Path) -> Result<(u64, u64)> {
     crate::journal::trust::private_dir_for(&dir, "the run history", remedy)?;
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .write(true)
-        .create(true)
+        .write(write)
+        .create(write)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
