@@ -312,7 +312,8 @@ impl From<crate::probe::write_test::Finished> for Outcome {
     /// A writing test's result: its exit code when it ran, the signal's when stopped.
     fn from(f: crate::probe::write_test::Finished) -> Self {
         match f {
-            crate::probe::write_test::Finished::Done { doc, text, code } => {
+            crate::probe::write_test::Finished::Done { doc, code } => {
+                let text = crate::probe::write_test::render(&doc);
                 Outcome::new(doc, text, code)
             }
             crate::probe::write_test::Finished::Stopped { code } => Outcome::stopped(code),

@@ -2,13 +2,10 @@
 //! once (flashbench's open-AU test, automatic).
 
 use super::{Outcome, Output};
-use crate::probe::open_au::{self, OpenAuParams};
-use crate::probe::write_common::{align_up, check_geometry};
-use crate::probe::write_test::{self, drive, erase_size, open_au::OpenAuTest};
-use crate::report::TargetInfo;
-use crate::target::write::{Budgets, WriteFlags, WriteIntent};
-use crate::units::{format_bytes, parse_size};
-use crate::{Error, Result};
+use crate::probe::write_test::open_au::{self, OpenAuRequest};
+use crate::target::write::{Budgets, WriteFlags};
+use crate::units::parse_size;
+use crate::Result;
 
 /// Arguments of `open-au`.
 #[derive(Debug, clap::Args)]
@@ -44,98 +41,18 @@ pub struct Args {
     pub budgets: Budgets,
 }
 
-/// The erase size: `--erase-size`, or measured by `align` (read-only) when omitted.
-/// Returns the size and where it came from.
-pub fn erase_size_arg(
-    arg: &Option<String>,
-    target: &str,
-    flags: &WriteFlags,
-    what: &str,
-) -> Result<(u64, String)> {
-    let given = arg.as_deref().map(parse_size).transpose()?;
-    erase_size(given, target, flags, what)
-}
-
-/// Parameters checked against the device.
-fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<OpenAuParams> {
-    let block = parse_size(&args.blocksize)?;
-    check_geometry(erase, block, size, sector)?;
-    if args.max_au == 0 {
-        return Err(Error::usage("--max-au must be at least 1"));
-    }
-    let mut p = OpenAuParams::new(erase);
-    p.block_bytes = block;
-    p.max_au = args.max_au;
-    p.random = args.random;
-    p.time_budget_ns = args.budgets.time_budget_ns()?;
-    p.offset_bytes = match &args.offset {
-        Some(o) => {
-            let o = parse_size(o)?;
-            if o % erase != 0 {
-                return Err(Error::usage(format!(
-                    "--offset {o} is not a multiple of the erase size {erase}: use e.g. {}",
-                    align_up(o, erase)
-                )));
-            }
-            o
-        }
-        None => open_au::default_offset(erase),
-    };
-    let need = p.offset_bytes + p.max_au as u64 * erase;
-    if need > size {
-        let fit = size.saturating_sub(p.offset_bytes) / erase;
-        if fit == 0 {
-            return Err(Error::usage(format!(
-                "--offset {}: no erase block of {} fits between it and the end of the device ({}); give a smaller --offset, e.g. {}",
-                args.offset.as_deref().unwrap_or_default(),
-                format_bytes(erase),
-                format_bytes(size),
-                crate::units::short_size(open_au::default_offset(erase))
-            )));
-        }
-        return Err(Error::usage(format!(
-            "--max-au {}: {} erase blocks of {} from offset {} need {} but the device has {}; use --max-au {fit} or less",
-            p.max_au,
-            p.max_au,
-            format_bytes(erase),
-            format_bytes(p.offset_bytes),
-            format_bytes(need),
-            format_bytes(size)
-        )));
-    }
-    Ok(p)
-}
-
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    execute(args)?.emit(out)
+    let finished = open_au::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    Outcome::from(finished).emit(out)
 }
 
-/// Measure and infer without printing (shared with `auto`).
-pub fn execute(args: &Args) -> Result<Outcome> {
-    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
-        test(args, info)
-    })?;
-    Ok(Outcome::from(finished))
-}
-
-/// What the test would write on the target, without writing (for `auto`'s plan).
-pub fn plan(args: &Args) -> Result<WriteIntent> {
-    write_test::plan(&args.target, |info| test(args, info))
-}
-
-fn test(args: &Args, info: &TargetInfo) -> Result<OpenAuTest> {
-    let sector = info.logical_sector_bytes as u64;
-    let (erase, source) = erase_size_arg(
-        &args.erase_size,
-        &args.target,
-        &args.flags,
-        &format!(
-            "open-au writes {} blocks into up to {} erase blocks",
-            args.blocksize, args.max_au
-        ),
-    )?;
-    Ok(OpenAuTest {
-        params: params(args, info.size_bytes, sector, erase)?,
-        erase_size_source: source,
+/// The test's parameters from the arguments.
+fn request(args: &Args) -> Result<OpenAuRequest> {
+    Ok(OpenAuRequest {
+        erase_bytes: args.erase_size.as_deref().map(parse_size).transpose()?,
+        block_bytes: parse_size(&args.blocksize)?,
+        max_au: args.max_au,
+        offset_bytes: args.offset.as_deref().map(parse_size).transpose()?,
+        random: args.random,
     })
 }

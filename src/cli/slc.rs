@@ -2,12 +2,10 @@
 //! gets at cache speed before the native speed, and whether the cache recovers.
 
 use super::{Outcome, Output};
-use crate::probe::slc::{default_budget, SlcParams};
-use crate::probe::write_test::{self, drive, slc::SlcTest};
-use crate::report::TargetInfo;
-use crate::target::write::{Budgets, WriteFlags, WriteIntent};
-use crate::units::{format_bytes, parse_duration_ns, parse_size};
-use crate::{Error, Result};
+use crate::probe::write_test::slc::{self, SlcRequest};
+use crate::target::write::{Budgets, WriteFlags};
+use crate::units::{parse_duration_ns, parse_size};
+use crate::Result;
 use std::path::PathBuf;
 
 /// Arguments of `slc`.
@@ -39,58 +37,17 @@ pub struct Args {
     pub budgets: Budgets,
 }
 
-fn params(args: &Args, size: u64, sector: u64) -> Result<SlcParams> {
-    let offset = parse_size(&args.offset)?;
-    let requested = args.budgets.write_budget_bytes(size)?;
-    let budget = requested.unwrap_or_else(|| default_budget(size));
-    let mut p = SlcParams::new(size, budget);
-    p.offset_bytes = offset;
-    p.recover_ns = parse_duration_ns(&args.recover)?;
-    if p.recover_ns == 0 {
-        p.recovery_bytes = 0;
-    }
-    p.random_data = args.random_data;
-    p.time_budget_ns = args.budgets.time_budget_ns()?;
-    if offset % sector != 0 {
-        return Err(Error::usage(format!(
-            "--offset {offset} is not a multiple of the {sector}-byte sector"
-        )));
-    }
-    let room = size.saturating_sub(offset);
-    p.budget_bytes =
-        budget.min(room.saturating_sub(p.recovery_bytes)) / p.block_bytes * p.block_bytes;
-    if p.budget_bytes < 4 * p.interval_bytes {
-        return Err(Error::usage(format!(
-            "a write budget of {} from offset {} on a {} device leaves fewer than 4 intervals of {}: raise --write-budget or lower --offset",
-            format_bytes(p.budget_bytes),
-            format_bytes(offset),
-            format_bytes(size),
-            format_bytes(p.interval_bytes)
-        )));
-    }
-    Ok(p)
-}
-
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    execute(args)?.emit(out)
+    let finished = slc::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    Outcome::from(finished).emit(out)
 }
 
-/// Measure and infer without printing (shared with `auto`).
-pub fn execute(args: &Args) -> Result<Outcome> {
-    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
-        test(args, info)
-    })?;
-    Ok(Outcome::from(finished))
-}
-
-/// What the test would write on the target, without writing (for `auto`'s plan).
-pub fn plan(args: &Args) -> Result<WriteIntent> {
-    write_test::plan(&args.target, |info| test(args, info))
-}
-
-fn test(args: &Args, info: &TargetInfo) -> Result<SlcTest> {
-    Ok(SlcTest {
-        params: params(args, info.size_bytes, info.logical_sector_bytes as u64)?,
+/// The test's parameters from the arguments.
+fn request(args: &Args) -> Result<SlcRequest> {
+    Ok(SlcRequest {
+        offset_bytes: parse_size(&args.offset)?,
+        recover_ns: parse_duration_ns(&args.recover)?,
+        random_data: args.random_data,
         plot: args.plot.clone(),
     })
 }

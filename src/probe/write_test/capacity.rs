@@ -1,19 +1,97 @@
 //! `probe`: is the card fake, and how much of it is real? Stamps written and read back
 //! (`capacity::probe`), the verdict from `capacity::analysis`.
 
-use super::{Findings, WriteTest};
+use super::{drive, Findings, Finished, WriteTest};
 use crate::analysis::advice;
 use crate::backend::Backend;
 use crate::capacity::analysis::{analyse, FakeKind, Verdict};
-use crate::capacity::probe::{probe, write_bounds, ProbeConfig, ProbeRecord};
+use crate::capacity::probe::{
+    probe, write_bounds, ProbeConfig, ProbeRecord, DEFAULT_CACHE_CEILING,
+};
+use crate::capacity::stamp::Stamper;
 use crate::report::results::{
     ProbeParameters, ProbeResult, ProbeSample, ProbeSummary, ScanSummary,
 };
-use crate::report::{Body, Check, Document, Metric, Warning};
-use crate::target::write::{estimate_ns, WriteIntent};
+use crate::report::{Body, Check, Document, Metric, TargetInfo, Warning};
+use crate::target::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::target::{self, OpenRequest};
 use crate::units::format_bytes;
 use crate::{Error, Result};
 use std::io;
+
+/// `probe`'s parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CapacityParams {
+    /// The largest controller write cache to push out before calling a device honest.
+    pub max_cache_bytes: u64,
+    /// Probe a partition although a fake is only visible on the whole device.
+    pub partition_ok: bool,
+}
+
+/// Run the fake-capacity probe on `spec` through the write policy (`flags`, `budgets`).
+pub fn measure(
+    spec: &str,
+    params: &CapacityParams,
+    flags: &WriteFlags,
+    budgets: &Budgets,
+) -> Result<Finished> {
+    let time_budget_ns = budgets.time_budget_ns().map_err(|_| {
+        Error::usage(format!(
+            "--time-budget '{}' is not a duration: use e.g. 90s or 5m",
+            budgets.time_budget.as_deref().unwrap_or("")
+        ))
+    })?;
+    drive(spec, flags, budgets, |info| {
+        test(spec, params, flags, info, time_budget_ns)
+    })
+}
+
+/// What the probe would write on `spec`, without writing (for `auto`'s plan).
+pub fn plan(spec: &str, params: &CapacityParams, flags: &WriteFlags) -> Result<WriteIntent> {
+    super::plan(spec, |info| test(spec, params, flags, info, None))
+}
+
+fn test(
+    spec: &str,
+    params: &CapacityParams,
+    flags: &WriteFlags,
+    info: &TargetInfo,
+    time_budget_ns: Option<u64>,
+) -> Result<CapacityTest> {
+    // A partition hides a fake: check on a read-only open before anything is written.
+    let req = OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    let peeked = target::open(spec, &req)?;
+    let partition_warning = crate::capacity::partition_check(&peeked, spec, params.partition_ok)?;
+    let max_cache = params.max_cache_bytes;
+    let mut test = CapacityTest {
+        config: ProbeConfig {
+            max_cache,
+            // Following a cache past --max-cache moves up to 4 GiB more through the
+            // low region; in preserve mode that would all go to the journal, so there
+            // it is left to a larger --max-cache (the verdict says when a faster cache
+            // still answered).
+            cache_ceiling: if flags.destructive || target::is_sim_spec(spec) {
+                DEFAULT_CACHE_CEILING
+            } else {
+                max_cache
+            },
+            time_budget_ns,
+            salt: Stamper::random_salt(),
+            restore_guards: true,
+            max_bytes: None,
+        },
+        logical_sector_bytes: info.logical_sector_bytes,
+        size_bytes: info.size_bytes,
+        destructive: flags.destructive,
+        partition_warning,
+    };
+    // The probe stops, incomplete, rather than write more than announced.
+    test.config.max_bytes = Some(test.max_bytes());
+    Ok(test)
+}
 
 /// The fake-capacity test.
 pub struct CapacityTest {
@@ -184,12 +262,13 @@ impl WriteTest for CapacityTest {
     fn elapsed_ns(&self, rec: &ProbeRecord) -> Option<u64> {
         Some(rec.elapsed_ns)
     }
+}
 
-    fn render(&self, doc: &Document, _rec: &ProbeRecord) -> String {
-        match &doc.body {
-            Body::Probe(p) => render(doc, &p.verdict, p.partition_command.as_deref()),
-            _ => String::new(),
-        }
+/// `probe`'s text from its document (the wear line apart).
+pub fn render(doc: &Document) -> String {
+    match &doc.body {
+        Body::Probe(p) => render_verdict(doc, &p.verdict, p.partition_command.as_deref()),
+        _ => String::new(),
     }
 }
 
@@ -290,7 +369,7 @@ fn partition_command(v: &Verdict, logical_sector_bytes: u32) -> Option<String> {
 /// its verdict block gives the command once).
 pub const MAKE_USABLE: &str = "make it usable (erases its partition table): ";
 
-fn render(doc: &Document, line: &str, command: Option<&str>) -> String {
+fn render_verdict(doc: &Document, line: &str, command: Option<&str>) -> String {
     let mut s = format!("{line}\n");
     if let Some(c) = command {
         s.push_str(&format!("{MAKE_USABLE}{c}\n"));

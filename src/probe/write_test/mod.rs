@@ -2,11 +2,12 @@
 //! what it plans to write, how it measures, what the samples mean and how they read; the
 //! driver does the rest the same way for all of them — peek at the target, plan, open the
 //! write session (the `--write` gate, preserve mode, budgets), run, end and restore,
-//! document, render.
+//! document.
 //!
 //! A test's `run` is its probe with the probe's controller (the analysis that decides
 //! where to measure next, as `analysis::align::next_round` is for align); `infer` is pure
-//! analysis. The CLI turns arguments into a test and prints what the driver returns.
+//! analysis. Each test's `measure` takes its typed parameters and returns the driver's
+//! `Finished`; `render` gives the text of its document.
 
 pub mod capacity;
 pub mod fat;
@@ -14,9 +15,7 @@ pub mod open_au;
 pub mod program;
 pub mod slc;
 
-use crate::analysis::align;
 use crate::backend::Backend;
-use crate::report::progress::Progress;
 use crate::report::{
     wear_line, Body, Check, Document, Inference, Metric, Status, TargetInfo, Warning,
 };
@@ -65,8 +64,20 @@ pub trait WriteTest {
     fn elapsed_ns(&self, _samples: &Self::Samples) -> Option<u64> {
         None
     }
-    /// The text output above the wear line.
-    fn render(&self, doc: &Document, samples: &Self::Samples) -> String;
+}
+
+/// A writing test's text from its document: the test's own rendering and the wear line.
+pub fn render(doc: &Document) -> String {
+    let mut text = match &doc.body {
+        Body::Probe(_) => capacity::render(doc),
+        Body::OpenAu(_) => open_au::render(doc),
+        Body::Fat(_) => fat::render(doc),
+        Body::Program(_) => program::render(doc),
+        Body::Slc(_) => slc::render(doc),
+        _ => String::new(),
+    };
+    text.push_str(&wear_line(doc));
+    text
 }
 
 /// The inferences of a test, the warnings the analysis adds, and whether the device failed the check (exit 3).
@@ -99,13 +110,9 @@ impl Findings {
 // Made once per command and taken apart at once: boxing would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum Finished {
-    /// It ran: the document, its text rendering and the exit code (0, or 3 when the
+    /// It ran: the document (its text: [`render`]) and the exit code (0, or 3 when the
     /// device failed the check).
-    Done {
-        doc: Document,
-        text: String,
-        code: i32,
-    },
+    Done { doc: Document, code: i32 },
     /// A signal stopped it after the regions were restored: the exit code (130 or 143).
     Stopped { code: i32 },
 }
@@ -165,14 +172,12 @@ pub fn drive<T: WriteTest>(
         }
         doc.warnings.extend(over);
     }
-    let mut text = test.render(&doc, &samples);
-    text.push_str(&wear_line(&doc));
     let code = if findings.failed {
         crate::error::EXIT_CHECK_FAILED
     } else {
         crate::error::EXIT_OK
     };
-    Ok(Finished::Done { doc, text, code })
+    Ok(Finished::Done { doc, code })
 }
 
 /// `value` of an inference as text, `?` when inconclusive.
@@ -202,7 +207,10 @@ pub fn erase_size(
         &format!("{what}; the erase block size is first measured with `align` (read-only) since --erase-size was not given"),
     )?;
     eprintln!("no --erase-size: measuring the erase block size with align (read-only)...");
-    let inf = align_erase_size(spec)?;
+    let params = crate::probe::align_test::AlignParams::default();
+    let inf = crate::probe::align_test::measure(spec, &params)?
+        .inference
+        .erase_block_bytes;
     match inf.as_u64() {
         Some(e) if inf.status == Status::Confident => Ok((
             e,
@@ -214,38 +222,4 @@ pub fn erase_size(
             inf.evidence
         ))),
     }
-}
-
-/// Run the align probe with its defaults and its controller; the erase-block inference.
-fn align_erase_size(spec: &str) -> Result<Inference> {
-    use crate::probe::align as probe;
-    let req = crate::target::OpenRequest {
-        write: false,
-        require_direct: false,
-    };
-    let mut opened = crate::target::open(spec, &req)?;
-    let dev = &mut opened.backend;
-    let size = dev.size_bytes();
-    let sizes = probe::default_block_sizes(dev.logical_sector_bytes());
-    probe::validate(size, dev.logical_sector_bytes(), &sizes)?;
-    let max_reads: u64 = sizes
-        .iter()
-        .map(|&b| probe::flashbench_align_reads(size, b))
-        .sum();
-    let config = probe::AlignConfig {
-        block_sizes: sizes,
-        positions: 8,
-        count: None,
-        time_budget_ns: 60_000_000_000,
-        max_reads,
-    };
-    let mut progress = Progress::new("align");
-    let run = probe::run(
-        dev.as_mut(),
-        &config,
-        &mut |cells, reads| align::decide(cells, reads, max_reads),
-        &mut progress.callback(),
-    )?;
-    progress.finish();
-    Ok(align::infer(&align::points(&run.cells)).erase_block_bytes)
 }
