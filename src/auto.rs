@@ -7,11 +7,11 @@
 use crate::analysis::advice::{advise, Findings};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::probe::align_test::{self, AlignParams, Aligned};
-use crate::probe::write_test::capacity::{self, CapacityParams};
-use crate::probe::write_test::fat::{self, FatRequest};
-use crate::probe::write_test::open_au::{self, OpenAuRequest};
-use crate::probe::write_test::slc::{self, SlcRequest};
-use crate::probe::write_test::Finished;
+use crate::probe::write_test::capacity::CapacityParams;
+use crate::probe::write_test::fat::FatRequest;
+use crate::probe::write_test::open_au::OpenAuRequest;
+use crate::probe::write_test::slc::SlcRequest;
+use crate::probe::write_test::{self, Finished};
 use crate::report::results::{
     AutoParameters, AutoPlan, AutoResult, ClassesRecord, PlannedStep, SkippedStep, StepRecord,
 };
@@ -340,7 +340,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         };
     }
     if let Some(allowance) = budget.admit(writes, "probe", 0, 0) {
-        let (pd, c) = done!(capacity::measure(
+        let (pd, c) = done!(write_test::measure(
             spec,
             &PROBE,
             &flags,
@@ -357,7 +357,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         match erase {
             Some(e) => {
                 if let Some(allowance) = budget.admit(writes, "open-au", e, 0) {
-                    let (od, _) = done!(open_au::measure(
+                    let (od, _) = done!(write_test::measure(
                         spec,
                         &open_au_request(e),
                         &flags,
@@ -375,7 +375,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     }
     if let Some((e, allowance)) = erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?)))
     {
-        let (fd, c) = done!(fat::measure(
+        let (fd, c) = done!(write_test::measure(
             spec,
             &fat_request(e),
             &flags,
@@ -386,7 +386,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         step_docs.push(fd);
     }
     if let Some(allowance) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
-        let (sd, c) = done!(slc::measure(
+        let (sd, c) = done!(write_test::measure(
             spec,
             &slc_request(),
             &flags,
@@ -535,15 +535,17 @@ fn intents(
     flags: &WriteFlags,
     erase: Option<u64>,
 ) -> Result<(Vec<WriteIntent>, WriteIntent, u64)> {
-    let mut intents = vec![capacity::plan(spec, &PROBE, flags)?];
+    let none = Budgets::default();
+    let mut intents = vec![write_test::plan(spec, &PROBE, flags, &none)?];
     if let Some(e) = erase {
-        intents.push(open_au::plan(spec, &open_au_request(e), flags)?);
-        intents.push(fat::plan(spec, &fat_request(e), flags)?);
+        intents.push(write_test::plan(spec, &open_au_request(e), flags, &none)?);
+        intents.push(write_test::plan(spec, &fat_request(e), flags, &none)?);
     }
-    intents.push(slc::plan(
+    intents.push(write_test::plan(
         spec,
         &slc_request(),
-        &slc_budgets(Budgets::default()),
+        flags,
+        &slc_budgets(none.clone()),
     )?);
     let (bench_intent, bench_ns) = bench_test::plan(spec, &bench_params(None))?;
     Ok((intents, bench_intent, bench_ns))

@@ -3,7 +3,7 @@
 //! mode is mandatory unless `--destructive`.
 
 use super::{Outcome, Output};
-use crate::probe::write_test::fat::{self, FatRequest};
+use crate::probe::write_test::{self, fat::FatRequest};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::parse_size;
 use crate::Result;
@@ -35,7 +35,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = fat::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    let finished = write_test::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
     Outcome::from(finished).emit(out)
 }
 

@@ -2,7 +2,7 @@
 //! once (flashbench's open-AU test, automatic).
 
 use super::{Outcome, Output};
-use crate::probe::write_test::open_au::{self, OpenAuRequest};
+use crate::probe::write_test::{self, open_au::OpenAuRequest};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::parse_size;
 use crate::Result;
@@ -42,7 +42,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = open_au::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    let finished = write_test::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
     Outcome::from(finished).emit(out)
 }
 

@@ -1,7 +1,7 @@
 //! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
 
 use super::{Outcome, Output};
-use crate::probe::write_test::capacity::{self, CapacityParams};
+use crate::probe::write_test::{self, capacity::CapacityParams};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::parse_size;
 use crate::{Error, Result};
@@ -40,7 +40,7 @@ pub struct Args {
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let params = params(args)?;
-    let finished = capacity::measure(&args.target, &params, &args.flags, &args.budgets)?;
+    let finished = write_test::measure(&args.target, &params, &args.flags, &args.budgets)?;
     Outcome::from(finished).emit(out)
 }
 

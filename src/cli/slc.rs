@@ -2,7 +2,7 @@
 //! gets at cache speed before the native speed, and whether the cache recovers.
 
 use super::{Outcome, Output};
-use crate::probe::write_test::slc::{self, SlcRequest};
+use crate::probe::write_test::{self, slc::SlcRequest};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{parse_duration_ns, parse_size};
 use crate::Result;
@@ -38,7 +38,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = slc::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    let finished = write_test::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
     Outcome::from(finished).emit(out)
 }
 

@@ -1,7 +1,7 @@
 //! `probe`: is the card fake, and how much of it is real? Stamps written and read back
 //! (`capacity::probe`), the verdict from `capacity::analysis`.
 
-use super::{drive, Findings, Finished, WriteTest};
+use super::{Findings, Request, WriteTest};
 use crate::analysis::advice;
 use crate::backend::Backend;
 use crate::capacity::analysis::{analyse, FakeKind, Verdict};
@@ -28,27 +28,24 @@ pub struct CapacityParams {
     pub partition_ok: bool,
 }
 
-/// Run the fake-capacity probe on `spec` through the write policy (`flags`, `budgets`).
-pub fn measure(
-    spec: &str,
-    params: &CapacityParams,
-    flags: &WriteFlags,
-    budgets: &Budgets,
-) -> Result<Finished> {
-    let time_budget_ns = budgets.time_budget_ns().map_err(|_| {
-        Error::usage(format!(
-            "--time-budget '{}' is not a duration: use e.g. 90s or 5m",
-            budgets.time_budget.as_deref().unwrap_or("")
-        ))
-    })?;
-    drive(spec, flags, budgets, |info| {
-        test(spec, params, flags, info, time_budget_ns)
-    })
-}
+impl Request for CapacityParams {
+    type Test = CapacityTest;
 
-/// What the probe would write on `spec`, without writing (for `auto`'s plan).
-pub fn plan(spec: &str, params: &CapacityParams, flags: &WriteFlags) -> Result<WriteIntent> {
-    super::plan(spec, |info| test(spec, params, flags, info, None))
+    fn build(
+        &self,
+        spec: &str,
+        flags: &WriteFlags,
+        budgets: &Budgets,
+        info: &TargetInfo,
+    ) -> Result<CapacityTest> {
+        let time_budget_ns = budgets.time_budget_ns().map_err(|_| {
+            Error::usage(format!(
+                "--time-budget '{}' is not a duration: use e.g. 90s or 5m",
+                budgets.time_budget.as_deref().unwrap_or("")
+            ))
+        })?;
+        test(spec, self, flags, info, time_budget_ns)
+    }
 }
 
 fn test(

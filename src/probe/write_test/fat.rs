@@ -1,6 +1,6 @@
 //! `fat`: which of the first erase blocks behave differently (the FAT area).
 
-use super::{drive, erase_size, value_text, Findings, Finished, WriteTest};
+use super::{erase_size, value_text, Findings, Request, WriteTest};
 use crate::analysis::fat::infer_fat;
 use crate::backend::Backend;
 use crate::probe::fat::{self, FatParams, FatSamples};
@@ -24,46 +24,31 @@ pub struct FatRequest {
     pub nr: u32,
 }
 
-/// Run the FAT-area test on `spec` through the write policy (`flags`, `budgets`).
-pub fn measure(
-    spec: &str,
-    req: &FatRequest,
-    flags: &WriteFlags,
-    budgets: &Budgets,
-) -> Result<Finished> {
-    drive(spec, flags, budgets, |info| {
-        test(spec, req, flags, budgets, info)
-    })
-}
+impl Request for FatRequest {
+    type Test = FatTest;
 
-/// What the test would write on `spec`, without writing (for `auto`'s plan).
-pub fn plan(spec: &str, req: &FatRequest, flags: &WriteFlags) -> Result<WriteIntent> {
-    super::plan(spec, |info| {
-        test(spec, req, flags, &Budgets::default(), info)
-    })
-}
-
-fn test(
-    spec: &str,
-    req: &FatRequest,
-    flags: &WriteFlags,
-    budgets: &Budgets,
-    info: &TargetInfo,
-) -> Result<FatTest> {
-    let sector = info.logical_sector_bytes as u64;
-    let (erase, source) = erase_size(
-        req.erase_bytes,
-        spec,
-        flags,
-        &format!(
-            "fat writes the first {} erase blocks (the partition table lives there)",
-            req.nr
-        ),
-    )?;
-    Ok(FatTest {
-        params: params(req, budgets, info.size_bytes, sector, erase)?,
-        erase_size_source: source,
-    })
+    fn build(
+        &self,
+        spec: &str,
+        flags: &WriteFlags,
+        budgets: &Budgets,
+        info: &TargetInfo,
+    ) -> Result<FatTest> {
+        let sector = info.logical_sector_bytes as u64;
+        let (erase, source) = erase_size(
+            self.erase_bytes,
+            spec,
+            flags,
+            &format!(
+                "fat writes the first {} erase blocks (the partition table lives there)",
+                self.nr
+            ),
+        )?;
+        Ok(FatTest {
+            params: params(self, budgets, info.size_bytes, sector, erase)?,
+            erase_size_source: source,
+        })
+    }
 }
 
 /// Parameters checked against the device.

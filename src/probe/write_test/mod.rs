@@ -6,8 +6,8 @@
 //!
 //! A test's `run` is its probe with the probe's controller (the analysis that decides
 //! where to measure next, as `analysis::align::next_round` is for align); `infer` is pure
-//! analysis. Each test's `measure` takes its typed parameters and returns the driver's
-//! `Finished`; `render` gives the text of its document.
+//! analysis. [`measure`] takes a test's typed parameters (a [`Request`]) and returns the
+//! driver's `Finished`; [`render`] gives the text of its document.
 
 pub mod capacity;
 pub mod fat;
@@ -117,14 +117,48 @@ pub enum Finished {
     Stopped { code: i32 },
 }
 
-/// What a writing test would write on `spec`, without writing: [`drive`]'s peek, build
-/// and plan alone (for `auto`'s plan).
-pub fn plan<T: WriteTest>(
+/// A writing test's parameters as asked for (`probe`'s, `open-au`'s, `fat`'s, `slc`'s),
+/// made into the test once the target is known: checked against its size and sector,
+/// open-au's and fat's erase block measured by align when not given.
+pub trait Request {
+    type Test: WriteTest;
+
+    /// The test on the target `spec` described by `info`, with the session's `flags` and
+    /// `budgets`.
+    fn build(
+        &self,
+        spec: &str,
+        flags: &WriteFlags,
+        budgets: &Budgets,
+        info: &TargetInfo,
+    ) -> Result<Self::Test>;
+}
+
+/// Run the writing test `req` asks for on `spec` through the write policy (`flags`,
+/// `budgets`): the library entry point of `probe`, `open-au`, `fat` and `slc`.
+pub fn measure<R: Request>(
     spec: &str,
-    build: impl FnOnce(&TargetInfo) -> Result<T>,
+    req: &R,
+    flags: &WriteFlags,
+    budgets: &Budgets,
+) -> Result<Finished> {
+    drive(spec, flags, budgets, |info| {
+        req.build(spec, flags, budgets, info)
+    })
+}
+
+/// What the test `req` asks for would write on `spec` with `budgets`, without writing:
+/// [`drive`]'s peek, build and plan alone (for `auto`'s plan).
+pub fn plan<R: Request>(
+    spec: &str,
+    req: &R,
+    flags: &WriteFlags,
+    budgets: &Budgets,
 ) -> Result<WriteIntent> {
     let info = crate::target::peek(spec)?;
-    Ok(build(&info)?.plan(info.logical_sector_bytes as u64))
+    Ok(req
+        .build(spec, flags, budgets, &info)?
+        .plan(info.logical_sector_bytes as u64))
 }
 
 /// Run a writing test on `spec`: peek at the target (read-only) and `build` the test

@@ -1,6 +1,6 @@
 //! `open-au`: how many erase blocks the card can write to at once.
 
-use super::{drive, erase_size, value_text, Findings, Finished, WriteTest};
+use super::{erase_size, value_text, Findings, Request, WriteTest};
 use crate::analysis::openau::{
     decide, fast_blocks_in_collapse, infer_linear, infer_open_au, linear_reference,
 };
@@ -30,47 +30,32 @@ pub struct OpenAuRequest {
     pub random: bool,
 }
 
-/// Run the open-AU test on `spec` through the write policy (`flags`, `budgets`).
-pub fn measure(
-    spec: &str,
-    req: &OpenAuRequest,
-    flags: &WriteFlags,
-    budgets: &Budgets,
-) -> Result<Finished> {
-    drive(spec, flags, budgets, |info| {
-        test(spec, req, flags, budgets, info)
-    })
-}
+impl Request for OpenAuRequest {
+    type Test = OpenAuTest;
 
-/// What the test would write on `spec`, without writing (for `auto`'s plan).
-pub fn plan(spec: &str, req: &OpenAuRequest, flags: &WriteFlags) -> Result<WriteIntent> {
-    super::plan(spec, |info| {
-        test(spec, req, flags, &Budgets::default(), info)
-    })
-}
-
-fn test(
-    spec: &str,
-    req: &OpenAuRequest,
-    flags: &WriteFlags,
-    budgets: &Budgets,
-    info: &TargetInfo,
-) -> Result<OpenAuTest> {
-    let sector = info.logical_sector_bytes as u64;
-    let (erase, source) = erase_size(
-        req.erase_bytes,
-        spec,
-        flags,
-        &format!(
-            "open-au writes {} blocks into up to {} erase blocks",
-            short_size(req.block_bytes),
-            req.max_au
-        ),
-    )?;
-    Ok(OpenAuTest {
-        params: params(req, budgets, info.size_bytes, sector, erase)?,
-        erase_size_source: source,
-    })
+    fn build(
+        &self,
+        spec: &str,
+        flags: &WriteFlags,
+        budgets: &Budgets,
+        info: &TargetInfo,
+    ) -> Result<OpenAuTest> {
+        let sector = info.logical_sector_bytes as u64;
+        let (erase, source) = erase_size(
+            self.erase_bytes,
+            spec,
+            flags,
+            &format!(
+                "open-au writes {} blocks into up to {} erase blocks",
+                short_size(self.block_bytes),
+                self.max_au
+            ),
+        )?;
+        Ok(OpenAuTest {
+            params: params(self, budgets, info.size_bytes, sector, erase)?,
+            erase_size_source: source,
+        })
+    }
 }
 
 /// Parameters checked against the device.

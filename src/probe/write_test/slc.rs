@@ -1,7 +1,7 @@
 //! `slc`: the write-cache cliff — how much a sustained write gets at cache speed before
 //! the native speed, and whether the cache recovers.
 
-use super::{drive, Findings, Finished, WriteTest};
+use super::{Findings, Request, WriteTest};
 use crate::analysis::slc::{cliff_confirmed, infer_recovery, infer_slc};
 use crate::backend::Backend;
 use crate::probe::slc::{self, SlcParams, SlcSamples};
@@ -28,32 +28,26 @@ pub struct SlcRequest {
     pub plot: Option<PathBuf>,
 }
 
-/// Run the write-cache test on `spec` through the write policy (`flags`, `budgets`).
-pub fn measure(
-    spec: &str,
-    req: &SlcRequest,
-    flags: &WriteFlags,
-    budgets: &Budgets,
-) -> Result<Finished> {
-    drive(spec, flags, budgets, |info| test(req, budgets, info))
-}
+impl Request for SlcRequest {
+    type Test = SlcTest;
 
-/// What the test would write on `spec` with `budgets`' write budget, without writing
-/// (for `auto`'s plan).
-pub fn plan(spec: &str, req: &SlcRequest, budgets: &Budgets) -> Result<WriteIntent> {
-    super::plan(spec, |info| test(req, budgets, info))
-}
-
-fn test(req: &SlcRequest, budgets: &Budgets, info: &TargetInfo) -> Result<SlcTest> {
-    Ok(SlcTest {
-        params: params(
-            req,
-            budgets,
-            info.size_bytes,
-            info.logical_sector_bytes as u64,
-        )?,
-        plot: req.plot.clone(),
-    })
+    fn build(
+        &self,
+        _spec: &str,
+        _flags: &WriteFlags,
+        budgets: &Budgets,
+        info: &TargetInfo,
+    ) -> Result<SlcTest> {
+        Ok(SlcTest {
+            params: params(
+                self,
+                budgets,
+                info.size_bytes,
+                info.logical_sector_bytes as u64,
+            )?,
+            plot: self.plot.clone(),
+        })
+    }
 }
 
 /// Parameters checked against the device.
