@@ -2,12 +2,12 @@
 //! capacity (with --write) and what to do about it. The pipeline is the library's
 //! (`crate::auto::run`); here the arguments become `AutoParams` and the verdict is drawn.
 
+use super::probe::MAKE_USABLE;
 use super::{Outcome, Output};
 use crate::analysis::advice::{erase_unknown, Advice, DEFAULT_ALIGN, DEVICE, PARTITION};
 use crate::auto::{
     confident_u64, AutoFinished, AutoParams, AutoRun, Claim, Measured, PlanMade, SLC_BYTES,
 };
-use crate::probe::write_test::{self, capacity::MAKE_USABLE};
 use crate::report::Body;
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{format_bytes, format_ns};
@@ -146,7 +146,7 @@ fn render(args: &Args, run: &AutoRun) -> String {
             .find(|d| d.command() == command)
             .map(|d| match command {
                 "bench" => super::bench::render(d),
-                _ => write_test::render(d),
+                _ => super::write_test_text(d),
             })
     };
     let classes_line = classes_line(

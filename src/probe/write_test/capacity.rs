@@ -12,7 +12,7 @@ use crate::capacity::stamp::Stamper;
 use crate::report::results::{
     ProbeParameters, ProbeResult, ProbeSample, ProbeSummary, ScanSummary,
 };
-use crate::report::{Body, Check, Document, Metric, TargetInfo, Warning};
+use crate::report::{Body, Check, Metric, TargetInfo, Warning};
 use crate::target::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
 use crate::target::{self, OpenRequest};
 use crate::units::format_bytes;
@@ -261,14 +261,6 @@ impl WriteTest for CapacityTest {
     }
 }
 
-/// `probe`'s text from its document (the wear line apart).
-pub fn render(doc: &Document) -> String {
-    match &doc.body {
-        Body::Probe(p) => render_verdict(doc, &p.verdict, p.partition_command.as_deref()),
-        _ => String::new(),
-    }
-}
-
 /// The warning when the partition-table regions read back changed at the end: it names
 /// the cause the verdict found, never one it did not (aliasing only when addresses aliased).
 pub fn guard_warning(restored: bool, v: &Verdict) -> Option<Warning> {
@@ -360,36 +352,6 @@ fn partition_command(v: &Verdict, logical_sector_bytes: u32) -> Option<String> {
         return None;
     }
     advice::partition(&fake_findings(v, logical_sector_bytes)).map(|p| p.command())
-}
-
-/// How the text introduces the partition command (`auto --verbose` leaves that line out:
-/// its verdict block gives the command once).
-pub const MAKE_USABLE: &str = "make it usable (erases its partition table): ";
-
-fn render_verdict(doc: &Document, line: &str, command: Option<&str>) -> String {
-    let mut s = format!("{line}\n");
-    if let Some(c) = command {
-        s.push_str(&format!("{MAKE_USABLE}{c}\n"));
-    }
-    for (k, inf) in &doc.inferences {
-        s.push_str(&format!(
-            "  {k}: {} ({}) — {}\n",
-            inf.value
-                .as_ref()
-                .map(|v| match v.as_u64() {
-                    Some(n) if k.ends_with("_bytes") => format!("{} ({n} bytes)", format_bytes(n)),
-                    _ => v
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| v.to_string()),
-                })
-                .unwrap_or_else(|| "?".to_string()),
-            inf.status_word(),
-            inf.evidence
-        ));
-    }
-    s.push_str(&format!("  took {:.1} s\n", doc.elapsed_ns as f64 / 1e9));
-    s
 }
 
 #[cfg(test)]

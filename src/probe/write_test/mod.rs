@@ -7,7 +7,7 @@
 //! A test's `run` is its probe with the probe's controller (the analysis that decides
 //! where to measure next, as `analysis::align::next_round` is for align); `infer` is pure
 //! analysis. [`measure`] takes a test's typed parameters (a [`Request`]) and returns the
-//! driver's `Finished`; [`render`] gives the text of its document.
+//! driver's `Finished`; its text is the CLI's.
 
 pub mod capacity;
 pub mod fat;
@@ -16,9 +16,7 @@ pub mod program;
 pub mod slc;
 
 use crate::backend::Backend;
-use crate::report::{
-    wear_line, Body, Check, Document, Inference, Metric, Status, TargetInfo, Warning,
-};
+use crate::report::{Body, Check, Document, Inference, Metric, Status, TargetInfo, Warning};
 use crate::target::write::{
     check_allowed, open_for_write, stopped_early, time_budget_use, Budgets, Ran, WriteFlags,
     WriteIntent,
@@ -66,20 +64,6 @@ pub trait WriteTest {
     }
 }
 
-/// A writing test's text from its document: the test's own rendering and the wear line.
-pub fn render(doc: &Document) -> String {
-    let mut text = match &doc.body {
-        Body::Probe(_) => capacity::render(doc),
-        Body::OpenAu(_) => open_au::render(doc),
-        Body::Fat(_) => fat::render(doc),
-        Body::Program(_) => program::render(doc),
-        Body::Slc(_) => slc::render(doc),
-        _ => String::new(),
-    };
-    text.push_str(&wear_line(doc));
-    text
-}
-
 /// The inferences of a test, the warnings the analysis adds, and whether the device failed the check (exit 3).
 #[derive(Debug, Clone, Default)]
 pub struct Findings {
@@ -110,7 +94,7 @@ impl Findings {
 // Made once per command and taken apart at once: boxing would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum Finished {
-    /// It ran: the document (its text: [`render`]) and the exit code (0, or 3 when the
+    /// It ran: the document and the exit code (0, or 3 when the
     /// device failed the check).
     Done { doc: Document, code: i32 },
     /// A signal stopped it after the regions were restored: the exit code (130 or 143).
@@ -164,7 +148,7 @@ pub fn plan<R: Request>(
 /// Run a writing test on `spec`: peek at the target (read-only) and `build` the test
 /// from what it is (parameters are checked against its size and sector), then plan,
 /// open the write session (the policy, with the write and time budgets), run, end
-/// (restore and verify in preserve mode), document and render.
+/// (restore and verify in preserve mode) and document.
 pub fn drive<T: WriteTest>(
     spec: &str,
     flags: &WriteFlags,
