@@ -612,6 +612,79 @@ fn dedup_warnings(warnings: &mut Vec<crate::report::Warning>) {
 mod tests {
     use super::*;
 
+    fn done(finished: AutoFinished) -> AutoRun {
+        match finished {
+            AutoFinished::Done(run) => run,
+            AutoFinished::Stopped { code } => panic!("stopped with exit code {code}"),
+        }
+    }
+
+    #[test]
+    fn a_read_only_run_is_align_alone_and_plans_no_writes() {
+        let params = AutoParams {
+            target: "sim:sd-16g".into(),
+            ..AutoParams::default()
+        };
+        let mut plans = 0;
+        let run = done(super::run(&params, &mut |_| plans += 1).unwrap());
+        assert_eq!(plans, 0);
+        let commands: Vec<&str> = run.steps.iter().map(|d| d.command()).collect();
+        assert_eq!(commands, ["align"]);
+        let Body::Auto(a) = &run.doc.body else {
+            panic!("{:?}", run.doc.command());
+        };
+        assert!(a.plan.is_none() && a.verdict.is_none());
+        assert_eq!(a.parameters.time_budget, "30s");
+        assert_eq!(
+            confident_u64(run.doc.inferences.get("erase_block_bytes")),
+            Some(4 << 20)
+        );
+        assert_eq!(run.doc.bytes_written, 0);
+    }
+
+    #[test]
+    fn a_writing_run_feeds_align_s_erase_block_to_open_au_and_fat() {
+        let params = AutoParams {
+            target: "sim:sd-16g".into(),
+            flags: WriteFlags {
+                write: true,
+                ..WriteFlags::default()
+            },
+            ..AutoParams::default()
+        };
+        let mut planned = Vec::new();
+        let run = done(
+            super::run(&params, &mut |m| {
+                planned = m.intents.iter().map(|i| i.command).collect();
+                assert!(m.erase_known);
+            })
+            .unwrap(),
+        );
+        assert_eq!(planned, ["probe", "open-au", "fat", "slc"]);
+        let commands: Vec<&str> = run.steps.iter().map(|d| d.command()).collect();
+        assert_eq!(
+            commands,
+            ["align", "probe", "open-au", "fat", "slc", "bench"]
+        );
+        let erase = |command: &str| match &run
+            .steps
+            .iter()
+            .find(|d| d.command() == command)
+            .unwrap()
+            .body
+        {
+            Body::OpenAu(o) => o.parameters.params.erase_bytes,
+            Body::Fat(f) => f.parameters.params.erase_bytes,
+            _ => 0,
+        };
+        assert_eq!(erase("open-au"), 4 << 20);
+        assert_eq!(erase("fat"), 4 << 20);
+        let written: u64 = run.steps.iter().map(|d| d.bytes_written).sum();
+        assert!(written > 0);
+        assert_eq!(run.doc.bytes_written, written);
+        assert!(run.classes.is_some());
+    }
+
     #[test]
     fn a_spent_budget_skips_the_step_and_says_which_budget() {
         let mut p = Pipeline::new(Some(10 << 20), None);
