@@ -1,12 +1,27 @@
 //! `auto`'s policy: which writing steps run, how the whole run's `--write-budget` and
 //! `--time-budget` are shared between them, what is skipped and why, and what the plan
-//! adds up to. The CLI (`cli::auto`) turns arguments into the steps' parameters, runs
-//! them and renders; it decides none of this.
+//! adds up to — and the pipeline itself (`run`): each step's library entry point called
+//! with parameters built from auto's. The CLI (`cli::auto`) turns arguments into
+//! `AutoParams` and renders the verdict block; it decides none of this.
 
-use crate::report::results::{AutoPlan, PlannedStep, SkippedStep};
-use crate::report::{Body, Document};
-use crate::target::write::WriteIntent;
-use crate::units::{format_bytes, format_ns};
+use crate::analysis::advice::{advise, Findings};
+use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
+use crate::probe::align_test::{self, AlignParams, Aligned};
+use crate::probe::write_test::capacity::CapacityParams;
+use crate::probe::write_test::fat::FatRequest;
+use crate::probe::write_test::open_au::OpenAuRequest;
+use crate::probe::write_test::slc::SlcRequest;
+use crate::probe::write_test::{self, Finished};
+use crate::report::results::{
+    AutoParameters, AutoPlan, AutoResult, ClassesRecord, PlannedStep, SkippedStep, StepRecord,
+};
+use crate::report::{Body, Document, Inference, Status};
+use crate::target::write::{Budgets, WriteFlags, WriteIntent};
+use crate::units::{format_bytes, format_ns, parse_duration_ns};
+use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
+use crate::workload::bench_test::{self, BenchParams};
+use crate::workload::EngineKind;
+use crate::Result;
 
 /// The most auto's write-cache test writes: enough to see a small cache end, bounded so
 /// auto stays short (`flashscope slc` goes further).
@@ -178,9 +193,497 @@ pub fn plan(
     }
 }
 
+/// What `auto` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct AutoParams {
+    /// Block device, regular file, or sim:PRESET[,key=value...].
+    pub target: String,
+    /// The whole run's budgets, as given: each step gets what is left.
+    pub budgets: Budgets,
+    /// `--write` also runs the write steps, each through the write policy.
+    pub flags: WriteFlags,
+    /// The class marks printed on the card (`--label`), else the SSR's.
+    pub label: Option<String>,
+}
+
+/// The class marks claimed for the card and who claims them.
+#[derive(Debug, Clone)]
+pub struct Claim {
+    pub marks: Vec<String>,
+    /// "label" (`--label`), "ssr" (the card's SD Status register) or null.
+    pub source: Option<&'static str>,
+}
+
+/// What the short bench found about the classes.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// The highest class met in each family; `None` without write figures.
+    pub met: Option<Vec<String>>,
+    /// Each claimed mark judged.
+    pub checks: Vec<crate::report::Check>,
+    /// Why the bench stopped early, if it did.
+    pub failure: Option<String>,
+}
+
+/// A finished `auto` run.
+#[derive(Debug, Clone)]
+pub struct AutoRun {
+    /// auto's document (`Body::Auto`) with every step's findings.
+    pub doc: Document,
+    pub code: i32,
+    /// align's result (its text needs the boundary costs).
+    pub align: Aligned,
+    /// Each step's own document, align's first (for `--verbose` and the HTML report).
+    pub steps: Vec<Document>,
+    pub claim: Claim,
+    /// The classes, when the bench ran.
+    pub classes: Option<Measured>,
+}
+
+/// How an `auto` run ended.
+#[allow(clippy::large_enum_variant)]
+pub enum AutoFinished {
+    Done(AutoRun),
+    /// A signal stopped a step after its regions were restored: the exit code.
+    Stopped {
+        code: i32,
+    },
+}
+
+/// The writing steps' plan, handed to the caller before the first of them writes.
+pub struct PlanMade<'a> {
+    pub plan: &'a AutoPlan,
+    /// What each sized step would write, in order.
+    pub intents: &'a [WriteIntent],
+    /// The bench's write intent and the device time of all its tests.
+    pub bench: (&'a WriteIntent, u64),
+    /// The budgets, and align's device time already spent.
+    pub pipeline: &'a Pipeline,
+    /// open-au and fat run: align was confident about the erase block.
+    pub erase_known: bool,
+}
+
+/// An inference's value when it is confident.
+pub fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
+    inf.filter(|i| i.status == Status::Confident)
+        .and_then(|i| i.as_u64())
+}
+
+/// Run the pipeline: align, then with `--write` probe, open-au, fat, a bounded slc and a
+/// short bench, each fed what the steps before it found and the budgets left; combine
+/// their documents. `on_plan` gets the writing steps' plan before the first write.
+pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<AutoFinished> {
+    let t0 = crate::backend::monotonic_ns();
+    let spec = params.target.as_str();
+    let claim = claimed(params)?;
+    let given = &params.budgets;
+    let mut budget = Pipeline::new(
+        given.write_budget_bytes(crate::target::peek(spec)?.size_bytes)?,
+        given.time_budget_ns()?,
+    );
+    let align_budget = given.time_budget.clone().unwrap_or_else(|| "30s".into());
+    let aligned = align_test::measure(
+        spec,
+        &AlignParams {
+            time_budget_ns: parse_duration_ns(&align_budget)?,
+            ..AlignParams::default()
+        },
+    )?;
+    let g = &aligned.doc;
+    let info = g.target.info().cloned().unwrap_or_default();
+    let erase = confident_u64(g.inferences.get("erase_block_bytes"));
+    let mut steps = vec![StepRecord {
+        command: "align".to_string(),
+        elapsed_ns: g.elapsed_ns,
+        parameters: g.body.parameters_json(),
+        bytes_written: None,
+    }];
+    let mut auto_plan = None;
+    let mut verdict = None;
+    let mut doc = Document::new(g.target.clone(), Body::Info(Default::default()));
+    doc.inferences = g.inferences.clone();
+    doc.warnings = g.warnings.clone();
+    doc.metrics = g.metrics.clone();
+    doc.bytes_written = g.bytes_written;
+    budget.spend(g);
+    let mut step_docs = vec![g.clone()];
+    let mut code = EXIT_OK;
+    let writes = params.flags.allowed();
+    let flags = WriteFlags {
+        planned: true,
+        ..params.flags.clone()
+    };
+    if writes {
+        let (intents, bench_intent, bench_ns) = intents(spec, &flags, erase)?;
+        let journaled = !params.flags.destructive && !crate::target::is_sim_spec(spec);
+        let made = plan(
+            &intents,
+            (&bench_intent, bench_ns),
+            budget.spent_ns,
+            journaled,
+        );
+        on_plan(&PlanMade {
+            plan: &made,
+            intents: &intents,
+            bench: (&bench_intent, bench_ns),
+            pipeline: &budget,
+            erase_known: erase.is_some(),
+        });
+        auto_plan = Some(made);
+    }
+    macro_rules! done {
+        ($finished:expr) => {
+            match $finished {
+                Finished::Done { doc, code } => (doc, code),
+                Finished::Stopped { code } => return Ok(AutoFinished::Stopped { code }),
+            }
+        };
+    }
+    if let Some(allowance) = budget.admit(writes, "probe", 0, 0) {
+        let (pd, c) = done!(write_test::measure(
+            spec,
+            &PROBE,
+            &flags,
+            &budgets(allowance)
+        )?);
+        code = code.max(c);
+        absorb(&mut doc, &mut steps, &mut budget, &pd);
+        if let Body::Probe(r) = &pd.body {
+            verdict = Some(r.verdict.clone());
+        }
+        step_docs.push(pd);
+    }
+    if writes {
+        match erase {
+            Some(e) => {
+                if let Some(allowance) = budget.admit(writes, "open-au", e, 0) {
+                    let (od, _) = done!(write_test::measure(
+                        spec,
+                        &open_au_request(e),
+                        &flags,
+                        &budgets(allowance)
+                    )?);
+                    absorb(&mut doc, &mut steps, &mut budget, &od);
+                    step_docs.push(od);
+                }
+            }
+            None => budget.skip("open-au", NEEDS_ERASE),
+        }
+    }
+    if writes && erase.is_none() {
+        budget.skip("fat", NEEDS_ERASE);
+    }
+    if let Some((e, allowance)) = erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?)))
+    {
+        let (fd, c) = done!(write_test::measure(
+            spec,
+            &fat_request(e),
+            &flags,
+            &budgets(allowance)
+        )?);
+        code = code.max(c);
+        absorb(&mut doc, &mut steps, &mut budget, &fd);
+        step_docs.push(fd);
+    }
+    if let Some(allowance) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
+        let (sd, c) = done!(write_test::measure(
+            spec,
+            &slc_request(),
+            &flags,
+            &slc_budgets(budgets(allowance))
+        )?);
+        code = code.max(c);
+        absorb(&mut doc, &mut steps, &mut budget, &sd);
+        step_docs.push(sd);
+    }
+    // A short bench: the speed and application classes, and the claimed ones checked.
+    let mut classes = None;
+    if let Some(allowance) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
+        let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
+        let b = bench_test::measure(spec, &bench_params(cap), &flags)?;
+        let Some(bd) = b.doc else {
+            return Ok(AutoFinished::Stopped { code: b.code });
+        };
+        code = code.max(b.code);
+        absorb(&mut doc, &mut steps, &mut budget, &bd);
+        let checks = claim_checks("auto", &claim.marks, &b.figures);
+        if checks.iter().any(|c| !c.passed) {
+            code = code.max(EXIT_CHECK_FAILED);
+        }
+        doc.checks.extend(checks.iter().cloned());
+        let met = class_checks(&b.figures);
+        classes = Some(Measured {
+            met: (!met.is_empty()).then(|| met_marks(&met)),
+            checks,
+            failure: b.failure,
+        });
+        step_docs.push(bd);
+    }
+    for s in &budget.skipped {
+        doc.warnings.push(crate::report::Warning::StepSkipped {
+            step: s.command.to_string(),
+            why: s.why.clone(),
+        });
+    }
+    let findings = Findings {
+        size_bytes: info.size_bytes,
+        logical_sector_bytes: info.logical_sector_bytes,
+        erase_block_bytes: erase,
+        page_bytes: confident_u64(g.inferences.get("page_bytes")),
+        open_au: confident_u64(doc.inferences.get("open_au")),
+        usable_bytes: confident_u64(doc.inferences.get("usable_bytes")),
+        geometry_measured: true,
+    };
+    doc.body = Body::Auto(AutoResult {
+        parameters: AutoParameters {
+            time_budget: align_budget,
+            run_time_budget_ns: budget.time_ns,
+            write_budget: budget.write,
+            write: params.flags.write,
+            destructive: params.flags.destructive,
+            label: params.label.clone(),
+        },
+        steps,
+        plan: auto_plan,
+        verdict,
+        skipped: budget.skipped.clone(),
+        classes: ClassesRecord {
+            claimed: claim.marks.clone(),
+            claimed_by: claim.source.map(str::to_string),
+            met: classes.as_ref().and_then(|c: &Measured| c.met.clone()),
+        },
+        advice: advise(&findings),
+    });
+    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    dedup_warnings(&mut doc.warnings);
+    Ok(AutoFinished::Done(AutoRun {
+        doc,
+        code,
+        align: aligned,
+        steps: step_docs,
+        claim,
+        classes,
+    }))
+}
+
+/// The probe as auto runs it: `probe`'s defaults.
+const PROBE: CapacityParams = CapacityParams {
+    max_cache_bytes: 1 << 30,
+    partition_ok: false,
+};
+
+/// open-au as auto runs it, on the erase block align found.
+fn open_au_request(erase: u64) -> OpenAuRequest {
+    OpenAuRequest {
+        erase_bytes: Some(erase),
+        block_bytes: 16 << 10,
+        max_au: 32,
+        offset_bytes: None,
+        random: false,
+    }
+}
+
+/// fat as auto runs it, on the erase block align found.
+fn fat_request(erase: u64) -> FatRequest {
+    FatRequest {
+        erase_bytes: Some(erase),
+        block_bytes: 512,
+        nr: 6,
+    }
+}
+
+/// The write-cache test auto runs: no idle recovery probe.
+fn slc_request() -> SlcRequest {
+    SlcRequest {
+        offset_bytes: 16 << 20,
+        recover_ns: 0,
+        random_data: false,
+        plot: None,
+    }
+}
+
+/// slc's budgets: at most `SLC_BYTES`, or what the write budget leaves.
+fn slc_budgets(mut budgets: Budgets) -> Budgets {
+    let left = budgets
+        .write_budget
+        .as_deref()
+        .and_then(|b| b.parse::<u64>().ok())
+        .unwrap_or(u64::MAX);
+    budgets.write_budget = Some(left.min(SLC_BYTES).to_string());
+    budgets
+}
+
+/// The short bench as auto runs it (`bench --quick`); `write_budget`: its cap.
+fn bench_params(write_budget: Option<u64>) -> BenchParams {
+    BenchParams {
+        quick: true,
+        runtime_ns: None,
+        size_bytes: 256 << 20,
+        engine: EngineKind::Uring,
+        cpus: Vec::new(),
+        expect: None,
+        runs: 1,
+        write_budget,
+        progress: false,
+    }
+}
+
+/// What each writing step would write (open-au's and fat's on the erase block align
+/// found), and the bench's intent and device time.
+fn intents(
+    spec: &str,
+    flags: &WriteFlags,
+    erase: Option<u64>,
+) -> Result<(Vec<WriteIntent>, WriteIntent, u64)> {
+    let none = Budgets::default();
+    let mut intents = vec![write_test::plan(spec, &PROBE, flags, &none)?];
+    if let Some(e) = erase {
+        intents.push(write_test::plan(spec, &open_au_request(e), flags, &none)?);
+        intents.push(write_test::plan(spec, &fat_request(e), flags, &none)?);
+    }
+    intents.push(write_test::plan(
+        spec,
+        &slc_request(),
+        flags,
+        &slc_budgets(none.clone()),
+    )?);
+    let (bench_intent, bench_ns) = bench_test::plan(spec, &bench_params(None))?;
+    Ok((intents, bench_intent, bench_ns))
+}
+
+/// A step's share of the run's budgets as its own `--write-budget` and `--time-budget`.
+fn budgets(a: Allowance) -> Budgets {
+    Budgets {
+        write_budget: a.write_bytes.map(|b| b.to_string()),
+        time_budget: a.time_ns.map(|n| format!("{n}ns")),
+    }
+}
+
+/// A step's findings in auto's document, its summary in `steps`, its cost on the budget.
+fn absorb(doc: &mut Document, steps: &mut Vec<StepRecord>, budget: &mut Pipeline, step: &Document) {
+    doc.inferences.extend(step.inferences.clone());
+    doc.warnings.extend(step.warnings.clone());
+    doc.checks.extend(step.checks.clone());
+    doc.metrics.extend(step.metrics.clone());
+    doc.bytes_written += step.bytes_written;
+    budget.spend(step);
+    steps.push(StepRecord {
+        command: step.command().to_string(),
+        elapsed_ns: step.elapsed_ns,
+        parameters: step.body.parameters_json(),
+        bytes_written: Some(step.bytes_written),
+    });
+}
+
+/// `--label`'s marks, else those the card's SSR claims; checked before anything is measured.
+fn claimed(params: &AutoParams) -> Result<Claim> {
+    if let Some(l) = &params.label {
+        return Ok(Claim {
+            marks: parse_label(l)?,
+            source: Some("label"),
+        });
+    }
+    let opened = crate::target::open(&params.target, &crate::target::OpenRequest::read_only())?;
+    let marks = opened
+        .block_name
+        .as_deref()
+        .and_then(crate::target::mmc::claimed_marks)
+        .unwrap_or_default();
+    Ok(Claim {
+        source: (!marks.is_empty()).then_some("ssr"),
+        marks,
+    })
+}
+
+/// The steps share some warnings (a busy machine): each is said once.
+fn dedup_warnings(warnings: &mut Vec<crate::report::Warning>) {
+    let mut seen = Vec::new();
+    warnings.retain(|w| {
+        let key = w.clone();
+        let new = !seen.contains(&key);
+        if new {
+            seen.push(key);
+        }
+        new
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn done(finished: AutoFinished) -> AutoRun {
+        match finished {
+            AutoFinished::Done(run) => run,
+            AutoFinished::Stopped { code } => panic!("stopped with exit code {code}"),
+        }
+    }
+
+    #[test]
+    fn a_read_only_run_is_align_alone_and_plans_no_writes() {
+        let params = AutoParams {
+            target: "sim:sd-16g".into(),
+            ..AutoParams::default()
+        };
+        let mut plans = 0;
+        let run = done(super::run(&params, &mut |_| plans += 1).unwrap());
+        assert_eq!(plans, 0);
+        let commands: Vec<&str> = run.steps.iter().map(|d| d.command()).collect();
+        assert_eq!(commands, ["align"]);
+        let Body::Auto(a) = &run.doc.body else {
+            panic!("{:?}", run.doc.command());
+        };
+        assert!(a.plan.is_none() && a.verdict.is_none());
+        assert_eq!(a.parameters.time_budget, "30s");
+        assert_eq!(
+            confident_u64(run.doc.inferences.get("erase_block_bytes")),
+            Some(4 << 20)
+        );
+        assert_eq!(run.doc.bytes_written, 0);
+    }
+
+    #[test]
+    fn a_writing_run_feeds_align_s_erase_block_to_open_au_and_fat() {
+        let params = AutoParams {
+            target: "sim:sd-16g".into(),
+            flags: WriteFlags {
+                write: true,
+                ..WriteFlags::default()
+            },
+            ..AutoParams::default()
+        };
+        let mut planned = Vec::new();
+        let run = done(
+            super::run(&params, &mut |m| {
+                planned = m.intents.iter().map(|i| i.command).collect();
+                assert!(m.erase_known);
+            })
+            .unwrap(),
+        );
+        assert_eq!(planned, ["probe", "open-au", "fat", "slc"]);
+        let commands: Vec<&str> = run.steps.iter().map(|d| d.command()).collect();
+        assert_eq!(
+            commands,
+            ["align", "probe", "open-au", "fat", "slc", "bench"]
+        );
+        let erase = |command: &str| match &run
+            .steps
+            .iter()
+            .find(|d| d.command() == command)
+            .unwrap()
+            .body
+        {
+            Body::OpenAu(o) => o.parameters.params.erase_bytes,
+            Body::Fat(f) => f.parameters.params.erase_bytes,
+            _ => 0,
+        };
+        assert_eq!(erase("open-au"), 4 << 20);
+        assert_eq!(erase("fat"), 4 << 20);
+        let written: u64 = run.steps.iter().map(|d| d.bytes_written).sum();
+        assert!(written > 0);
+        assert_eq!(run.doc.bytes_written, written);
+        assert!(run.classes.is_some());
+    }
 
     #[test]
     fn a_spent_budget_skips_the_step_and_says_which_budget() {

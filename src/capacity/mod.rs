@@ -9,3 +9,33 @@ pub mod locate;
 pub mod probe;
 pub mod stamp;
 pub mod verify;
+
+use crate::report::Warning;
+use crate::target::{sysfs, OpenTarget};
+use crate::{Error, Result};
+
+/// Refuse a partition unless allowed: a fake card only shows itself on the whole device.
+pub fn partition_check(
+    opened: &OpenTarget,
+    spec: &str,
+    partition_ok: bool,
+) -> Result<Option<Warning>> {
+    let Some(name) = &opened.block_name else {
+        return Ok(None);
+    };
+    let Some(disk) = sysfs::whole_disk_name(name) else {
+        return Ok(None);
+    };
+    let warning = Warning::Partition {
+        spec: spec.to_string(),
+        disk: disk.clone(),
+    };
+    if partition_ok {
+        Ok(Some(warning))
+    } else {
+        Err(Error::Refused(format!(
+            "{}. Test /dev/{disk} instead, or pass --partition-ok to test just the partition",
+            warning.cause()
+        )))
+    }
+}

@@ -1,20 +1,16 @@
 //! `flashscope auto TARGET`: the one-command answer — identity, geometry, speed, real
-//! capacity (with --write) and what to do about it.
+//! capacity (with --write) and what to do about it. The pipeline is the library's
+//! (`crate::auto::run`); here the arguments become `AutoParams` and the verdict is drawn.
 
-use super::{align, bench, fat, open_au, probe, slc, Outcome, Output};
-use crate::analysis::advice::{
-    advise, erase_unknown, Advice, Findings, DEFAULT_ALIGN, DEVICE, PARTITION,
-};
+use super::probe::MAKE_USABLE;
+use super::{Outcome, Output};
+use crate::analysis::advice::{erase_unknown, Advice, DEFAULT_ALIGN, DEVICE, PARTITION};
 use crate::auto::{
-    Allowance, Pipeline, BENCH_BYTES, BENCH_NS, NEEDS_ERASE, SLC_BYTES, SLC_MIN_BYTES,
+    confident_u64, AutoFinished, AutoParams, AutoRun, Claim, Measured, PlanMade, SLC_BYTES,
 };
-use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
-use crate::probe::write_test::capacity::MAKE_USABLE;
-use crate::report::results::{AutoParameters, AutoPlan, AutoResult, ClassesRecord, StepRecord};
-use crate::report::{Body, Document, Inference, Status};
+use crate::report::Body;
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{format_bytes, format_ns};
-use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -71,17 +67,35 @@ pub struct Args {
     pub label: Option<String>,
 }
 
-fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
-    inf.filter(|i| i.status == Status::Confident)
-        .and_then(|i| i.as_u64())
-}
-
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if let Some(page) = &args.output {
         check_output(page)?;
     }
     use std::io::IsTerminal;
-    let (outcome, steps) = execute(args, !out.json || std::io::stderr().is_terminal())?;
+    let announce = !out.json || std::io::stderr().is_terminal();
+    let params = AutoParams {
+        target: args.target.clone(),
+        budgets: Budgets {
+            write_budget: args.write_budget.clone(),
+            time_budget: args.time_budget.clone(),
+        },
+        flags: args.flags.clone(),
+        label: args.label.clone(),
+    };
+    let finished = crate::auto::run(&params, &mut |made| {
+        if announce {
+            eprint!("{}", plan_text(&args.target, args.flags.destructive, made));
+        }
+    })?;
+    let run = match finished {
+        AutoFinished::Done(run) => run,
+        AutoFinished::Stopped { code } => return Ok(code),
+    };
+    let text = render(args, &run);
+    let AutoRun {
+        doc, code, steps, ..
+    } = run;
+    let outcome = Outcome::new(doc, text, code);
     let Some(doc) = &outcome.doc else {
         return outcome.emit(out);
     };
@@ -111,192 +125,38 @@ fn check_output(page: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Run the steps and combine their documents; also returns each step's own document (for
-/// the HTML report, which charts their samples). `announce`: print the plan on stderr.
-pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> {
-    let t0 = crate::backend::monotonic_ns();
-    let claim = claimed(args)?;
-    let given = Budgets {
-        write_budget: args.write_budget.clone(),
-        time_budget: args.time_budget.clone(),
+/// The verdict block (capacity, classes, geometry, what to do); with `verbose` each step's
+/// text, drawn from its document, and the reason for every advice line.
+fn render(args: &Args, run: &AutoRun) -> String {
+    let doc = &run.doc;
+    let Body::Auto(a) = &doc.body else {
+        return String::new();
     };
-    let mut budget = Pipeline::new(
-        given.write_budget_bytes(crate::target::peek(&args.target)?.size_bytes)?,
-        given.time_budget_ns()?,
-    );
-    let align_budget = args.time_budget.clone().unwrap_or_else(|| "30s".into());
-    let geometry = align::execute(&align::Args {
-        target: args.target.clone(),
-        blocksize: Vec::new(),
-        time_budget: align_budget.clone(),
-        count: None,
-        positions: 8,
-        plot: None,
-        realtime: false,
-    })?;
-    let Some(g) = &geometry.doc else {
-        return Ok((geometry, Vec::new()));
-    };
+    let g = &run.align.doc;
     let info = g.target.info().cloned().unwrap_or_default();
     let size = info.size_bytes;
-    let erase = confident_u64(g.inferences.get("erase_block_bytes"));
-    let mut steps = vec![StepRecord {
-        command: "align".to_string(),
-        elapsed_ns: g.elapsed_ns,
-        parameters: g.body.parameters_json(),
-        bytes_written: None,
-    }];
-    let mut auto_plan = None;
-    let mut verdict = None;
-    let mut doc = Document::new(g.target.clone(), Body::Info(Default::default()));
-    doc.inferences = g.inferences.clone();
-    doc.warnings = g.warnings.clone();
-    doc.metrics = g.metrics.clone();
-    doc.bytes_written = g.bytes_written;
-    budget.spend(g);
-    let mut step_docs = vec![g.clone()];
-    let mut probe_text = String::new();
-    let mut open_au_text = String::new();
-    let mut bench_text = String::new();
-    let mut code = EXIT_OK;
     let writes = args.flags.allowed();
-    if writes {
-        let (plan, text) = plan(args, erase, &budget)?;
-        if announce {
-            eprint!("{text}");
-        }
-        auto_plan = Some(plan);
-    }
-    if let Some(allowance) = budget.admit(writes, "probe", 0, 0) {
-        let p = probe::execute(&probe_args(args, budgets(allowance)))?;
-        let Some(pd) = p.doc else {
-            return Ok((p, step_docs));
-        };
-        code = code.max(p.code);
-        absorb(&mut doc, &mut steps, &mut budget, &pd);
-        if let Body::Probe(r) = &pd.body {
-            verdict = Some(r.verdict.clone());
-        }
-        // The verdict and the partition line are in the verdict block already.
-        for line in p.text.lines() {
-            if Some(line) != verdict.as_deref() && !line.starts_with(MAKE_USABLE) {
-                probe_text.push_str(line);
-                probe_text.push('\n');
-            }
-        }
-        step_docs.push(pd);
-    }
-    if writes {
-        match erase {
-            Some(e) => {
-                if let Some(allowance) = budget.admit(writes, "open-au", e, 0) {
-                    let o = open_au::execute(&open_au_args(args, e, budgets(allowance)))?;
-                    let Some(od) = o.doc else {
-                        return Ok((o, step_docs));
-                    };
-                    absorb(&mut doc, &mut steps, &mut budget, &od);
-                    open_au_text = o.text;
-                    step_docs.push(od);
-                }
-            }
-            None => budget.skip("open-au", NEEDS_ERASE),
-        }
-    }
-    // The FAT area and a bounded write-cache test: one line each in --verbose and the report.
-    let mut more_text = String::new();
-    if writes && erase.is_none() {
-        budget.skip("fat", NEEDS_ERASE);
-    }
-    if let Some((e, allowance)) = erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?)))
-    {
-        let f = fat::execute(&fat_args(args, e, budgets(allowance)))?;
-        let Some(fd) = f.doc else {
-            return Ok((f, step_docs));
-        };
-        code = code.max(f.code);
-        absorb(&mut doc, &mut steps, &mut budget, &fd);
-        more_text.push_str(&format!("FAT area (fat): {}\n", result_line(&f.text)));
-        step_docs.push(fd);
-    }
-    if let Some(allowance) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
-        let s = slc::execute(&slc_args(args, budgets(allowance)))?;
-        let Some(sd) = s.doc else {
-            return Ok((s, step_docs));
-        };
-        code = code.max(s.code);
-        absorb(&mut doc, &mut steps, &mut budget, &sd);
-        more_text.push_str(&format!(
-            "Write cache (slc, at most {}): {}\n",
-            format_bytes(SLC_BYTES),
-            result_line(&s.text)
-        ));
-        step_docs.push(sd);
-    }
-    // A short bench: the speed and application classes, and the claimed ones checked.
-    let mut classes = None;
-    if let Some(allowance) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
-        let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
-        let b = bench::execute(&bench_args(args, cap), false)?;
-        let Some(bd) = b.outcome.doc else {
-            return Ok((b.outcome, step_docs));
-        };
-        code = code.max(b.outcome.code);
-        absorb(&mut doc, &mut steps, &mut budget, &bd);
-        let checks = claim_checks("auto", &claim.marks, &b.figures);
-        if checks.iter().any(|c| !c.passed) {
-            code = code.max(EXIT_CHECK_FAILED);
-        }
-        doc.checks.extend(checks.iter().cloned());
-        let met = class_checks(&b.figures);
-        classes = Some(Measured {
-            met: (!met.is_empty()).then(|| met_marks(&met)),
-            checks,
-            failure: b.failure,
-        });
-        bench_text = b.outcome.text;
-        step_docs.push(bd);
-    }
-    for s in &budget.skipped {
-        doc.warnings.push(crate::report::Warning::StepSkipped {
-            step: s.command.to_string(),
-            why: s.why.clone(),
-        });
-    }
-    let classes_line = classes_line(&claim, classes.as_ref(), budget.skipped_why("bench"));
-    let findings = Findings {
-        size_bytes: size,
-        logical_sector_bytes: info.logical_sector_bytes,
-        erase_block_bytes: erase,
-        page_bytes: confident_u64(g.inferences.get("page_bytes")),
-        open_au: confident_u64(doc.inferences.get("open_au")),
-        usable_bytes: confident_u64(doc.inferences.get("usable_bytes")),
-        geometry_measured: true,
+    let verdict = &a.verdict;
+    let advice = &a.advice;
+    let erase_known = confident_u64(g.inferences.get("erase_block_bytes")).is_some();
+    // A step's text, drawn from its document as the step's own command draws it.
+    let step_text = |command: &str| {
+        run.steps
+            .iter()
+            .find(|d| d.command() == command)
+            .map(|d| match command {
+                "bench" => super::bench::render(d),
+                _ => super::write_test_text(d),
+            })
     };
-    let advice = advise(&findings);
-    doc.body = Body::Auto(AutoResult {
-        parameters: AutoParameters {
-            time_budget: align_budget,
-            run_time_budget_ns: budget.time_ns,
-            write_budget: budget.write,
-            write: args.flags.write,
-            destructive: args.flags.destructive,
-            label: args.label.clone(),
-        },
-        steps,
-        plan: auto_plan,
-        verdict: verdict.clone(),
-        skipped: budget.skipped.clone(),
-        classes: ClassesRecord {
-            claimed: claim.marks.clone(),
-            claimed_by: claim.source.map(str::to_string),
-            met: classes.as_ref().and_then(|c| c.met.clone()),
-        },
-        advice: advice.clone(),
-    });
-    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-
-    dedup_warnings(&mut doc.warnings);
-
+    let classes_line = classes_line(
+        &run.claim,
+        run.classes.as_ref(),
+        a.skipped
+            .iter()
+            .find(|s| s.command == "bench")
+            .map(|s| s.why.as_str()),
+    );
     let describe = |key: &str| -> String {
         match g.inferences.get(key) {
             Some(i) if i.value.is_some() => format!(
@@ -335,13 +195,13 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
     if !writes {
         text.push_str("capacity: not checked (read-only run); --write adds the fake-capacity probe and the open-erase-block test, and saves and restores what they overwrite\n");
     }
-    let budget_skips: Vec<&str> = budget
+    let budget_skips: Vec<&str> = a
         .skipped
         .iter()
         .filter(|s| s.why.contains("budget"))
         .map(|s| s.command.as_str())
         .collect();
-    if let Some(s) = budget.skipped.iter().find(|s| s.why.contains("budget")) {
+    if let Some(s) = a.skipped.iter().find(|s| s.why.contains("budget")) {
         text.push_str(&format!(
             "skipped: {} ({})\n",
             budget_skips.join(", "),
@@ -352,35 +212,53 @@ pub fn execute(args: &Args, announce: bool) -> Result<(Outcome, Vec<Document>)> 
         text.push_str(l);
         text.push('\n');
     }
-    text.push_str(&actions(&advice, erase.is_some()));
+    text.push_str(&actions(advice, erase_known));
     if args.verbose {
         text.push_str("\nGeometry (align):\n");
-        text.push_str(&geometry.text);
+        text.push_str(&super::align::render(&run.align));
         if writes {
             text.push_str("\nReal capacity (probe):\n");
-            text.push_str(&probe_text);
+            // The verdict and the partition line are in the verdict block already.
+            for line in step_text("probe").unwrap_or_default().lines() {
+                if Some(line) != verdict.as_deref() && !line.starts_with(MAKE_USABLE) {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
         }
-        if !open_au_text.is_empty() {
+        if let Some(t) = step_text("open-au").filter(|t| !t.is_empty()) {
             text.push_str("\nOpen erase blocks (open-au):\n");
-            text.push_str(&open_au_text);
+            text.push_str(&t);
+        }
+        // The FAT area and the bounded write-cache test: one line each.
+        let mut more_text = String::new();
+        if let Some(t) = step_text("fat") {
+            more_text.push_str(&format!("FAT area (fat): {}\n", result_line(&t)));
+        }
+        if let Some(t) = step_text("slc") {
+            more_text.push_str(&format!(
+                "Write cache (slc, at most {}): {}\n",
+                format_bytes(SLC_BYTES),
+                result_line(&t)
+            ));
         }
         if !more_text.is_empty() {
             text.push('\n');
             text.push_str(&more_text);
         }
-        if !bench_text.is_empty() {
+        if let Some(t) = step_text("bench").filter(|t| !t.is_empty()) {
             text.push_str("\nSpeed (bench --quick):\n");
-            text.push_str(&bench_text);
+            text.push_str(&t);
         }
         // The commands are in the verdict block: here only why, each once.
         text.push_str("\nWhy:\n");
-        for a in &advice {
+        for a in advice {
             text.push_str(&format!("- {}: {}\n", a.topic, a.text));
         }
     } else {
         text.push_str("details: --verbose (each step's measurements, the reason for each line), --json (all of it)\n");
     }
-    Ok((Outcome::new(doc, text, code), step_docs))
+    text
 }
 
 /// The advice as the verdict block shows it: the partition line, the mkfs lines to choose
@@ -437,71 +315,6 @@ fn actions(advice: &[Advice], erase_known: bool) -> String {
     s
 }
 
-/// A step's write flags: auto's, with its plan already shown (one line per step).
-fn step_flags(args: &Args) -> WriteFlags {
-    WriteFlags {
-        planned: true,
-        ..args.flags.clone()
-    }
-}
-
-/// probe as auto runs it.
-fn probe_args(args: &Args, budgets: Budgets) -> probe::Args {
-    probe::Args {
-        target: args.target.clone(),
-        flags: step_flags(args),
-        budgets,
-        max_cache: "1G".into(),
-        partition_ok: false,
-    }
-}
-
-/// open-au as auto runs it, on the erase block align found.
-fn open_au_args(args: &Args, erase: u64, budgets: Budgets) -> open_au::Args {
-    open_au::Args {
-        target: args.target.clone(),
-        erase_size: Some(erase.to_string()),
-        blocksize: "16K".into(),
-        max_au: 32,
-        offset: None,
-        random: false,
-        flags: step_flags(args),
-        budgets,
-    }
-}
-
-/// fat as auto runs it, on the erase block align found.
-fn fat_args(args: &Args, erase: u64, budgets: Budgets) -> fat::Args {
-    fat::Args {
-        target: args.target.clone(),
-        erase_size: Some(erase.to_string()),
-        blocksize: "512".into(),
-        nr: 6,
-        flags: step_flags(args),
-        budgets,
-    }
-}
-
-/// The write-cache test auto runs: at most `SLC_BYTES` (or what the write budget leaves),
-/// no idle recovery probe.
-fn slc_args(args: &Args, mut budgets: Budgets) -> slc::Args {
-    let left = budgets
-        .write_budget
-        .as_deref()
-        .and_then(|b| b.parse::<u64>().ok())
-        .unwrap_or(u64::MAX);
-    budgets.write_budget = Some(left.min(SLC_BYTES).to_string());
-    slc::Args {
-        target: args.target.clone(),
-        offset: "16M".into(),
-        recover: "0".into(),
-        random_data: false,
-        plot: None,
-        flags: step_flags(args),
-        budgets,
-    }
-}
-
 /// A step's result line: the first "value (status) - evidence" line of its text.
 fn result_line(text: &str) -> &str {
     text.lines()
@@ -510,46 +323,18 @@ fn result_line(text: &str) -> &str {
         .unwrap_or_default()
 }
 
-/// The short bench as auto runs it; `write_budget`: its cap.
-fn bench_args(args: &Args, write_budget: Option<u64>) -> bench::Args {
-    bench::Args {
-        target: args.target.clone(),
-        flags: step_flags(args),
-        quick: true,
-        runtime: None,
-        size: "256M".into(),
-        engine: "uring".into(),
-        cpus: None,
-        expect: None,
-        runs: 1,
-        write_budget,
-    }
-}
-
-/// The writing steps' plan, printed before the first of them writes (open-au's depends on
-/// the erase block align found): per step what it writes and for how long, the journal
-/// room preserve mode needs (one step's region at a time), the budgets. JSON and text.
-fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(AutoPlan, String)> {
-    let mut intents = vec![probe::plan(&probe_args(args, Budgets::default()))?];
-    if let Some(e) = erase {
-        intents.push(open_au::plan(&open_au_args(args, e, Budgets::default()))?);
-        intents.push(fat::plan(&fat_args(args, e, Budgets::default()))?);
-    }
-    intents.push(slc::plan(&slc_args(args, Budgets::default()))?);
-    let (bench_intent, bench_ns) = bench::plan(&bench_args(args, None))?;
-    let journaled = !args.flags.destructive && !crate::target::is_sim_spec(&args.target);
-    let plan = crate::auto::plan(
-        &intents,
-        (&bench_intent, bench_ns),
-        budget.spent_ns,
-        journaled,
-    );
+/// The writing steps' plan as auto prints it on stderr before the first of them writes:
+/// per step what it writes and for how long, the journal room preserve mode needs (one
+/// step's region at a time), the budgets.
+fn plan_text(target: &str, destructive: bool, made: &PlanMade) -> String {
+    let (plan, budget) = (made.plan, made.pipeline);
+    let (bench_intent, bench_ns) = made.bench;
     let mut text = format!(
         "flashscope auto: the plan for {} (align, read-only, is done: {} of device time):\n",
-        args.target,
+        target,
         format_ns(budget.spent_ns as f64)
     );
-    for i in &intents {
+    for i in made.intents {
         let t = i.typical_bytes.unwrap_or(i.max_bytes);
         text.push_str(&format!(
             "  {:<8} writes up to {}{} inside {}, about {} on a 10 MiB/s card\n",
@@ -564,7 +349,7 @@ fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(AutoPlan,
             format_ns(i.estimated_ns as f64)
         ));
     }
-    if erase.is_none() {
+    if !made.erase_known {
         text.push_str("  open-au, fat skipped: they need the erase block, and align was not confident about it\n");
     }
     text.push_str(&format!(
@@ -579,7 +364,7 @@ fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(AutoPlan,
         format_ns(plan.estimated_ns as f64),
         match plan.journal_bytes {
             Some(j) => format!("room for up to {} (one step's region at a time; each journal is removed after its step)", format_bytes(j)),
-            None if args.flags.destructive => "none (--destructive: nothing is saved)".into(),
+            None if destructive => "none (--destructive: nothing is saved)".into(),
             None => "none (a simulated card)".into(),
         }
     ));
@@ -592,68 +377,7 @@ fn plan(args: &Args, erase: Option<u64>, budget: &Pipeline) -> Result<(AutoPlan,
                 .map_or("unbounded".into(), |t| format_ns(t as f64))
         ));
     }
-    Ok((plan, text))
-}
-
-/// A step's share of the run's budgets as its own `--write-budget` and `--time-budget`.
-fn budgets(a: Allowance) -> Budgets {
-    Budgets {
-        write_budget: a.write_bytes.map(|b| b.to_string()),
-        time_budget: a.time_ns.map(|n| format!("{n}ns")),
-    }
-}
-
-/// A step's findings in auto's document, its summary in `steps`, its cost on the budget.
-fn absorb(doc: &mut Document, steps: &mut Vec<StepRecord>, budget: &mut Pipeline, step: &Document) {
-    doc.inferences.extend(step.inferences.clone());
-    doc.warnings.extend(step.warnings.clone());
-    doc.checks.extend(step.checks.clone());
-    doc.metrics.extend(step.metrics.clone());
-    doc.bytes_written += step.bytes_written;
-    budget.spend(step);
-    steps.push(StepRecord {
-        command: step.command().to_string(),
-        elapsed_ns: step.elapsed_ns,
-        parameters: step.body.parameters_json(),
-        bytes_written: Some(step.bytes_written),
-    });
-}
-
-/// The class marks claimed for the card and who claims them.
-struct Claim {
-    marks: Vec<String>,
-    /// "label" (`--label`), "ssr" (the card's SD Status register) or null.
-    source: Option<&'static str>,
-}
-
-/// `--label`'s marks, else those the card's SSR claims; checked before anything is measured.
-fn claimed(args: &Args) -> Result<Claim> {
-    if let Some(l) = &args.label {
-        return Ok(Claim {
-            marks: parse_label(l)?,
-            source: Some("label"),
-        });
-    }
-    let opened = crate::target::open(&args.target, &crate::target::OpenRequest::read_only())?;
-    let marks = opened
-        .block_name
-        .as_deref()
-        .and_then(crate::target::mmc::claimed_marks)
-        .unwrap_or_default();
-    Ok(Claim {
-        source: (!marks.is_empty()).then_some("ssr"),
-        marks,
-    })
-}
-
-/// What the short bench found about the classes.
-struct Measured {
-    /// The highest class met in each family; `None` without write figures.
-    met: Option<Vec<String>>,
-    /// Each claimed mark judged.
-    checks: Vec<crate::report::Check>,
-    /// Why the bench stopped early, if it did.
-    failure: Option<String>,
+    text
 }
 
 /// The classes line of the verdict block: the claimed marks met or not with the figure
@@ -709,17 +433,4 @@ fn classes_line(
         }
     };
     Some(format!("classes: {line}"))
-}
-
-/// The steps share some warnings (a busy machine): each is said once.
-fn dedup_warnings(warnings: &mut Vec<crate::report::Warning>) {
-    let mut seen = Vec::new();
-    warnings.retain(|w| {
-        let key = w.clone();
-        let new = !seen.contains(&key);
-        if new {
-            seen.push(key);
-        }
-        new
-    });
 }

@@ -2,15 +2,13 @@
 //! (the FAT area; flashbench's find-fat). The partition table lives there, so preserve
 //! mode is mandatory unless `--destructive`.
 
-use super::open_au::erase_size_arg;
 use super::{Outcome, Output};
-use crate::probe::fat::FatParams;
-use crate::probe::write_common::check_geometry;
-use crate::probe::write_test::{self, drive, fat::FatTest};
-use crate::report::TargetInfo;
-use crate::target::write::{Budgets, WriteFlags, WriteIntent};
-use crate::units::{format_bytes, parse_size};
-use crate::{Error, Result};
+use crate::probe::write_test::{self, fat::FatRequest, value_text};
+use crate::report::table::Table;
+use crate::report::{Body, Document};
+use crate::target::write::{Budgets, WriteFlags};
+use crate::units::{format_bytes, format_rate, parse_size};
+use crate::Result;
 
 /// Arguments of `fat`.
 #[derive(Debug, clap::Args)]
@@ -38,62 +36,61 @@ pub struct Args {
     pub budgets: Budgets,
 }
 
-fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<FatParams> {
-    let block = parse_size(&args.blocksize)?;
-    check_geometry(erase, block, size, sector)?;
-    if args.nr < 3 {
-        return Err(Error::usage(format!(
-            "--nr {} is too few: at least 3 erase blocks are needed to tell which differ",
-            args.nr
-        )));
-    }
-    if args.nr as u64 * erase > size {
-        return Err(Error::usage(format!(
-            "--nr {}: {} erase blocks of {} do not fit in the device ({}); use --nr {} or less",
-            args.nr,
-            args.nr,
-            format_bytes(erase),
-            format_bytes(size),
-            size / erase
-        )));
-    }
-    let mut p = FatParams::new(erase);
-    p.block_bytes = block;
-    p.nr = args.nr;
-    p.time_budget_ns = args.budgets.time_budget_ns()?;
-    Ok(p)
-}
-
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    execute(args)?.emit(out)
+    let finished = write_test::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    Outcome::from(finished).emit(out)
 }
 
-/// Measure and infer without printing (shared with `auto`).
-pub fn execute(args: &Args) -> Result<Outcome> {
-    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
-        test(args, info)
-    })?;
-    Ok(Outcome::from(finished))
-}
-
-/// What the test would write on the target, without writing (for `auto`'s plan).
-pub fn plan(args: &Args) -> Result<WriteIntent> {
-    write_test::plan(&args.target, |info| test(args, info))
-}
-
-fn test(args: &Args, info: &TargetInfo) -> Result<FatTest> {
-    let sector = info.logical_sector_bytes as u64;
-    let (erase, source) = erase_size_arg(
-        &args.erase_size,
-        &args.target,
-        &args.flags,
-        &format!(
-            "fat writes the first {} erase blocks (the partition table lives there)",
-            args.nr
-        ),
-    )?;
-    Ok(FatTest {
-        params: params(args, info.size_bytes, sector, erase)?,
-        erase_size_source: source,
+/// The test's parameters from the arguments.
+fn request(args: &Args) -> Result<FatRequest> {
+    Ok(FatRequest {
+        erase_bytes: args.erase_size.as_deref().map(parse_size).transpose()?,
+        block_bytes: parse_size(&args.blocksize)?,
+        nr: args.nr,
     })
+}
+
+/// `fat`'s text from its document (the wear line apart: `write_test_text`).
+pub fn render(doc: &Document) -> String {
+    let Body::Fat(r) = &doc.body else {
+        return String::new();
+    };
+    let (params, samples) = (&r.parameters.params, &r.samples);
+    let nr = params.nr;
+    let mut text = format!(
+        "erase block {} (from {})\n",
+        format_bytes(params.erase_bytes),
+        r.parameters.erase_size_source
+    );
+    if let Some(inf) = doc.inferences.get("fat_area_erase_blocks") {
+        text.push_str(&format!(
+            "erase blocks that behave differently (FAT area): {} ({}) - {}\n\n",
+            value_text(inf),
+            inf.status_word(),
+            inf.evidence
+        ));
+    }
+    let mut header = vec!["block size".to_string()];
+    header.extend((0..nr).map(|i| format!("block {i}")));
+    let refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = Table::new(&refs);
+    let mut sizes: Vec<u64> = samples.iter().map(|x| x.block_bytes).collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    sizes.dedup();
+    for bs in sizes {
+        let mut row = vec![format_bytes(bs)];
+        for i in 0..nr {
+            row.push(
+                samples
+                    .iter()
+                    .find(|x| x.block_bytes == bs && x.erase_block == i)
+                    .map(|x| format_rate(x.bytes_per_s))
+                    .unwrap_or_default(),
+            );
+        }
+        t.row(row);
+    }
+    text.push_str(&t.render());
+    text.push('\n');
+    text
 }

@@ -26,7 +26,7 @@ pub mod slc;
 pub mod verify;
 
 use crate::report::export::{lava, Exporter, Exports, FileFormat};
-use crate::report::Document;
+use crate::report::{Body, Document};
 use crate::Result;
 use clap::{Parser, Subcommand};
 
@@ -312,12 +312,28 @@ impl From<crate::probe::write_test::Finished> for Outcome {
     /// A writing test's result: its exit code when it ran, the signal's when stopped.
     fn from(f: crate::probe::write_test::Finished) -> Self {
         match f {
-            crate::probe::write_test::Finished::Done { doc, text, code } => {
+            crate::probe::write_test::Finished::Done { doc, code } => {
+                let text = write_test_text(&doc);
                 Outcome::new(doc, text, code)
             }
             crate::probe::write_test::Finished::Stopped { code } => Outcome::stopped(code),
         }
     }
+}
+
+/// A writing test's text from its document: its command's rendering and the wear line
+/// (also `auto --verbose`'s, for the steps it ran).
+pub fn write_test_text(doc: &Document) -> String {
+    let mut text = match &doc.body {
+        Body::Probe(_) => probe::render(doc),
+        Body::OpenAu(_) => open_au::render(doc),
+        Body::Fat(_) => fat::render(doc),
+        Body::Program(_) => program::render(doc),
+        Body::Slc(_) => slc::render(doc),
+        _ => String::new(),
+    };
+    text.push_str(&crate::report::wear_line(doc));
+    text
 }
 
 /// Run a parsed command line; returns the exit code.

@@ -2,13 +2,12 @@
 //! once (flashbench's open-AU test, automatic).
 
 use super::{Outcome, Output};
-use crate::probe::open_au::{self, OpenAuParams};
-use crate::probe::write_common::{align_up, check_geometry};
-use crate::probe::write_test::{self, drive, erase_size, open_au::OpenAuTest};
-use crate::report::TargetInfo;
-use crate::target::write::{Budgets, WriteFlags, WriteIntent};
-use crate::units::{format_bytes, parse_size};
-use crate::{Error, Result};
+use crate::probe::write_test::{self, open_au::OpenAuRequest, value_text};
+use crate::report::table::Table;
+use crate::report::{Body, Document};
+use crate::target::write::{Budgets, WriteFlags};
+use crate::units::{format_bytes, format_rate, parse_size};
+use crate::Result;
 
 /// Arguments of `open-au`.
 #[derive(Debug, clap::Args)]
@@ -44,98 +43,95 @@ pub struct Args {
     pub budgets: Budgets,
 }
 
-/// The erase size: `--erase-size`, or measured by `align` (read-only) when omitted.
-/// Returns the size and where it came from.
-pub fn erase_size_arg(
-    arg: &Option<String>,
-    target: &str,
-    flags: &WriteFlags,
-    what: &str,
-) -> Result<(u64, String)> {
-    let given = arg.as_deref().map(parse_size).transpose()?;
-    erase_size(given, target, flags, what)
-}
-
-/// Parameters checked against the device.
-fn params(args: &Args, size: u64, sector: u64, erase: u64) -> Result<OpenAuParams> {
-    let block = parse_size(&args.blocksize)?;
-    check_geometry(erase, block, size, sector)?;
-    if args.max_au == 0 {
-        return Err(Error::usage("--max-au must be at least 1"));
-    }
-    let mut p = OpenAuParams::new(erase);
-    p.block_bytes = block;
-    p.max_au = args.max_au;
-    p.random = args.random;
-    p.time_budget_ns = args.budgets.time_budget_ns()?;
-    p.offset_bytes = match &args.offset {
-        Some(o) => {
-            let o = parse_size(o)?;
-            if o % erase != 0 {
-                return Err(Error::usage(format!(
-                    "--offset {o} is not a multiple of the erase size {erase}: use e.g. {}",
-                    align_up(o, erase)
-                )));
-            }
-            o
-        }
-        None => open_au::default_offset(erase),
-    };
-    let need = p.offset_bytes + p.max_au as u64 * erase;
-    if need > size {
-        let fit = size.saturating_sub(p.offset_bytes) / erase;
-        if fit == 0 {
-            return Err(Error::usage(format!(
-                "--offset {}: no erase block of {} fits between it and the end of the device ({}); give a smaller --offset, e.g. {}",
-                args.offset.as_deref().unwrap_or_default(),
-                format_bytes(erase),
-                format_bytes(size),
-                crate::units::short_size(open_au::default_offset(erase))
-            )));
-        }
-        return Err(Error::usage(format!(
-            "--max-au {}: {} erase blocks of {} from offset {} need {} but the device has {}; use --max-au {fit} or less",
-            p.max_au,
-            p.max_au,
-            format_bytes(erase),
-            format_bytes(p.offset_bytes),
-            format_bytes(need),
-            format_bytes(size)
-        )));
-    }
-    Ok(p)
-}
-
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    execute(args)?.emit(out)
+    let finished = write_test::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    Outcome::from(finished).emit(out)
 }
 
-/// Measure and infer without printing (shared with `auto`).
-pub fn execute(args: &Args) -> Result<Outcome> {
-    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
-        test(args, info)
-    })?;
-    Ok(Outcome::from(finished))
-}
-
-/// What the test would write on the target, without writing (for `auto`'s plan).
-pub fn plan(args: &Args) -> Result<WriteIntent> {
-    write_test::plan(&args.target, |info| test(args, info))
-}
-
-fn test(args: &Args, info: &TargetInfo) -> Result<OpenAuTest> {
-    let sector = info.logical_sector_bytes as u64;
-    let (erase, source) = erase_size_arg(
-        &args.erase_size,
-        &args.target,
-        &args.flags,
-        &format!(
-            "open-au writes {} blocks into up to {} erase blocks",
-            args.blocksize, args.max_au
-        ),
-    )?;
-    Ok(OpenAuTest {
-        params: params(args, info.size_bytes, sector, erase)?,
-        erase_size_source: source,
+/// The test's parameters from the arguments.
+fn request(args: &Args) -> Result<OpenAuRequest> {
+    Ok(OpenAuRequest {
+        erase_bytes: args.erase_size.as_deref().map(parse_size).transpose()?,
+        block_bytes: parse_size(&args.blocksize)?,
+        max_au: args.max_au,
+        offset_bytes: args.offset.as_deref().map(parse_size).transpose()?,
+        random: args.random,
     })
+}
+
+/// `open-au`'s text from its document (the wear line apart: `write_test_text`).
+pub fn render(doc: &Document) -> String {
+    let Body::OpenAu(r) = &doc.body else {
+        return String::new();
+    };
+    let mut text = format!(
+        "erase block {} (from {})\n",
+        format_bytes(r.parameters.params.erase_bytes),
+        r.parameters.erase_size_source
+    );
+    for (key, label) in [("open_au", "in order"), ("open_au_random", "random order")] {
+        if let Some(inf) = doc.inferences.get(key) {
+            text.push_str(&format!(
+                "open erase blocks ({label}): {} ({}) - {}\n",
+                value_text(inf),
+                inf.status_word(),
+                inf.evidence
+            ));
+        }
+    }
+    text.push('\n');
+    for random in [false, true] {
+        let ladder: Vec<_> = r
+            .samples
+            .iter()
+            .filter(|x| x.phase == "ladder" && x.random == random)
+            .collect();
+        let det: Vec<_> = r
+            .samples
+            .iter()
+            .filter(|x| x.phase == "detect" && x.random == random)
+            .collect();
+        if det.is_empty() {
+            continue;
+        }
+        let order = if random { "random" } else { "linear" };
+        let mut t = Table::new(&["open erase blocks", "small-block write", "mean", "order"]);
+        for x in &det {
+            t.row(vec![
+                x.open_aus.to_string(),
+                format_rate(x.bytes_per_s),
+                format_rate(x.mean_bytes_per_s),
+                order.into(),
+            ]);
+        }
+        text.push_str(&t.render());
+        let mut counts: Vec<u32> = ladder.iter().map(|x| x.open_aus).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        if !counts.is_empty() {
+            let mut header = vec!["block size".to_string()];
+            header.extend(counts.iter().map(|c| format!("{c} open ({order})")));
+            let refs: Vec<&str> = header.iter().map(String::as_str).collect();
+            let mut t = Table::new(&refs);
+            let mut sizes: Vec<u64> = ladder.iter().map(|x| x.block_bytes).collect();
+            sizes.sort_unstable_by(|a, b| b.cmp(a));
+            sizes.dedup();
+            for bs in sizes {
+                let mut row = vec![format_bytes(bs)];
+                for c in &counts {
+                    let r = ladder
+                        .iter()
+                        .find(|x| x.block_bytes == bs && x.open_aus == *c)
+                        .map(|x| format_rate(x.mean_bytes_per_s))
+                        .unwrap_or_default();
+                    row.push(r);
+                }
+                t.row(row);
+            }
+            text.push('\n');
+            text.push_str(&t.render());
+        }
+        text.push('\n');
+    }
+    text
 }

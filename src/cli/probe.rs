@@ -1,13 +1,10 @@
 //! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
 
 use super::{Outcome, Output};
-use crate::capacity::probe::{ProbeConfig, DEFAULT_CACHE_CEILING};
-use crate::capacity::stamp::Stamper;
-use crate::probe::write_test::{self, capacity::CapacityTest, drive};
-use crate::report::TargetInfo;
-use crate::target::write::{Budgets, WriteFlags, WriteIntent};
-use crate::target::{self, OpenRequest};
-use crate::units::parse_size;
+use crate::probe::write_test::{self, capacity::CapacityParams};
+use crate::report::{Body, Document};
+use crate::target::write::{Budgets, WriteFlags};
+use crate::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
 /// Arguments of `probe`.
@@ -43,74 +40,59 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    execute(args)?.emit(out)
+    let params = params(args)?;
+    let finished = write_test::measure(&args.target, &params, &args.flags, &args.budgets)?;
+    Outcome::from(finished).emit(out)
 }
 
-/// Probe and infer without printing (shared with `auto`).
-pub fn execute(args: &Args) -> Result<Outcome> {
-    let max_cache = parse_size(&args.max_cache).map_err(|_| {
+/// The probe's parameters from the arguments.
+fn params(args: &Args) -> Result<CapacityParams> {
+    let max_cache_bytes = parse_size(&args.max_cache).map_err(|_| {
         Error::usage(format!(
             "--max-cache '{}' is not a size: use e.g. 1G or 256M",
             args.max_cache
         ))
     })?;
-    let time_budget_ns = args.budgets.time_budget_ns().map_err(|_| {
-        Error::usage(format!(
-            "--time-budget '{}' is not a duration: use e.g. 90s or 5m",
-            args.budgets.time_budget.as_deref().unwrap_or("")
-        ))
-    })?;
-    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
-        test(args, info, max_cache, time_budget_ns)
-    })?;
-    Ok(Outcome::from(finished))
+    Ok(CapacityParams {
+        max_cache_bytes,
+        partition_ok: args.partition_ok,
+    })
 }
 
-/// What the probe would write on the target, without writing (for `auto`'s plan).
-pub fn plan(args: &Args) -> Result<WriteIntent> {
-    let max_cache = parse_size(&args.max_cache)?;
-    write_test::plan(&args.target, |info| test(args, info, max_cache, None))
+/// `probe`'s text from its document (the wear line apart: `write_test_text`).
+pub fn render(doc: &Document) -> String {
+    match &doc.body {
+        Body::Probe(p) => render_verdict(doc, &p.verdict, p.partition_command.as_deref()),
+        _ => String::new(),
+    }
 }
 
-fn test(
-    args: &Args,
-    info: &TargetInfo,
-    max_cache: u64,
-    time_budget_ns: Option<u64>,
-) -> Result<CapacityTest> {
-    // A partition hides a fake: check on a read-only open before anything is written.
-    let peeked = target::open(
-        &args.target,
-        &OpenRequest {
-            write: false,
-            require_direct: false,
-        },
-    )?;
-    let partition_warning =
-        super::verify::partition_check(&peeked, &args.target, args.partition_ok)?;
-    let mut test = CapacityTest {
-        config: ProbeConfig {
-            max_cache,
-            // Following a cache past --max-cache moves up to 4 GiB more through the
-            // low region; in preserve mode that would all go to the journal, so there
-            // it is left to a larger --max-cache (the verdict says when a faster cache
-            // still answered).
-            cache_ceiling: if args.flags.destructive || target::is_sim_spec(&args.target) {
-                DEFAULT_CACHE_CEILING
-            } else {
-                max_cache
-            },
-            time_budget_ns,
-            salt: Stamper::random_salt(),
-            restore_guards: true,
-            max_bytes: None,
-        },
-        logical_sector_bytes: info.logical_sector_bytes,
-        size_bytes: info.size_bytes,
-        destructive: args.flags.destructive,
-        partition_warning,
-    };
-    // The probe stops, incomplete, rather than write more than announced.
-    test.config.max_bytes = Some(test.max_bytes());
-    Ok(test)
+/// How the text introduces the partition command (`auto --verbose` leaves that line out:
+/// its verdict block gives the command once).
+pub const MAKE_USABLE: &str = "make it usable (erases its partition table): ";
+
+fn render_verdict(doc: &Document, line: &str, command: Option<&str>) -> String {
+    let mut s = format!("{line}\n");
+    if let Some(c) = command {
+        s.push_str(&format!("{MAKE_USABLE}{c}\n"));
+    }
+    for (k, inf) in &doc.inferences {
+        s.push_str(&format!(
+            "  {k}: {} ({}) — {}\n",
+            inf.value
+                .as_ref()
+                .map(|v| match v.as_u64() {
+                    Some(n) if k.ends_with("_bytes") => format!("{} ({n} bytes)", format_bytes(n)),
+                    _ => v
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string()),
+                })
+                .unwrap_or_else(|| "?".to_string()),
+            inf.status_word(),
+            inf.evidence
+        ));
+    }
+    s.push_str(&format!("  took {:.1} s\n", doc.elapsed_ns as f64 / 1e9));
+    s
 }

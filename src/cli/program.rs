@@ -3,9 +3,11 @@
 
 use super::{Outcome, Output};
 use crate::probe::program::ProgramParams;
-use crate::probe::write_test::{drive, program::ProgramTest};
+use crate::probe::write_test::{drive, program::ProgramTest, value_text};
+use crate::report::table::Table;
+use crate::report::{Body, Document};
 use crate::target::write::{Budgets, WriteFlags};
-use crate::units::{format_bytes, parse_size};
+use crate::units::{format_bytes, format_rate, parse_size};
 use crate::{Error, Result};
 
 /// Arguments of `program`.
@@ -88,4 +90,41 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         })
     })?;
     Outcome::from(finished).emit(out)
+}
+
+/// `program`'s text from its document (the wear line apart: `write_test_text`).
+pub fn render(doc: &Document) -> String {
+    let Body::Program(r) = &doc.body else {
+        return String::new();
+    };
+    let mut text = String::new();
+    for (k, inf) in &doc.inferences {
+        text.push_str(&format!(
+            "{}: {} ({}) - {}\n",
+            k.replace('_', " "),
+            value_text(inf),
+            inf.status_word(),
+            inf.evidence
+        ));
+    }
+    text.push('\n');
+    let mut t = Table::new(&[
+        "block size",
+        "write 00",
+        "write ff",
+        "write 5a",
+        "read",
+        "rnd write 00",
+        "rnd write ff",
+        "rnd write 5a",
+        "rnd read",
+    ]);
+    for x in &r.samples {
+        let mut row = vec![format_bytes(x.block_bytes)];
+        row.extend(x.bytes_per_s.iter().map(|&r| format_rate(r)));
+        t.row(row);
+    }
+    text.push_str(&t.render());
+    text.push('\n');
+    text
 }

@@ -2,12 +2,12 @@
 //! gets at cache speed before the native speed, and whether the cache recovers.
 
 use super::{Outcome, Output};
-use crate::probe::slc::{default_budget, SlcParams};
-use crate::probe::write_test::{self, drive, slc::SlcTest};
-use crate::report::TargetInfo;
-use crate::target::write::{Budgets, WriteFlags, WriteIntent};
-use crate::units::{format_bytes, parse_duration_ns, parse_size};
-use crate::{Error, Result};
+use crate::probe::write_test::{self, slc::SlcRequest};
+use crate::report::table::Table;
+use crate::report::{Body, Document};
+use crate::target::write::{Budgets, WriteFlags};
+use crate::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
+use crate::Result;
 use std::path::PathBuf;
 
 /// Arguments of `slc`.
@@ -39,58 +39,72 @@ pub struct Args {
     pub budgets: Budgets,
 }
 
-fn params(args: &Args, size: u64, sector: u64) -> Result<SlcParams> {
-    let offset = parse_size(&args.offset)?;
-    let requested = args.budgets.write_budget_bytes(size)?;
-    let budget = requested.unwrap_or_else(|| default_budget(size));
-    let mut p = SlcParams::new(size, budget);
-    p.offset_bytes = offset;
-    p.recover_ns = parse_duration_ns(&args.recover)?;
-    if p.recover_ns == 0 {
-        p.recovery_bytes = 0;
-    }
-    p.random_data = args.random_data;
-    p.time_budget_ns = args.budgets.time_budget_ns()?;
-    if offset % sector != 0 {
-        return Err(Error::usage(format!(
-            "--offset {offset} is not a multiple of the {sector}-byte sector"
-        )));
-    }
-    let room = size.saturating_sub(offset);
-    p.budget_bytes =
-        budget.min(room.saturating_sub(p.recovery_bytes)) / p.block_bytes * p.block_bytes;
-    if p.budget_bytes < 4 * p.interval_bytes {
-        return Err(Error::usage(format!(
-            "a write budget of {} from offset {} on a {} device leaves fewer than 4 intervals of {}: raise --write-budget or lower --offset",
-            format_bytes(p.budget_bytes),
-            format_bytes(offset),
-            format_bytes(size),
-            format_bytes(p.interval_bytes)
-        )));
-    }
-    Ok(p)
-}
-
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    execute(args)?.emit(out)
+    let finished = write_test::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    Outcome::from(finished).emit(out)
 }
 
-/// Measure and infer without printing (shared with `auto`).
-pub fn execute(args: &Args) -> Result<Outcome> {
-    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
-        test(args, info)
-    })?;
-    Ok(Outcome::from(finished))
-}
-
-/// What the test would write on the target, without writing (for `auto`'s plan).
-pub fn plan(args: &Args) -> Result<WriteIntent> {
-    write_test::plan(&args.target, |info| test(args, info))
-}
-
-fn test(args: &Args, info: &TargetInfo) -> Result<SlcTest> {
-    Ok(SlcTest {
-        params: params(args, info.size_bytes, info.logical_sector_bytes as u64)?,
+/// The test's parameters from the arguments.
+fn request(args: &Args) -> Result<SlcRequest> {
+    Ok(SlcRequest {
+        offset_bytes: parse_size(&args.offset)?,
+        recover_ns: parse_duration_ns(&args.recover)?,
+        random_data: args.random_data,
         plot: args.plot.clone(),
     })
+}
+
+/// `slc`'s text from its document (the wear line apart: `write_test_text`).
+pub fn render(doc: &Document) -> String {
+    let Body::Slc(r) = &doc.body else {
+        return String::new();
+    };
+    let mut text = String::new();
+    for k in [
+        "slc_cache_bytes",
+        "cached_bytes_per_s",
+        "native_bytes_per_s",
+        "slc_cache_recovered",
+    ] {
+        if let Some(inf) = doc.inferences.get(k) {
+            let v = match (&inf.value, k) {
+                (Some(v), "slc_cache_bytes") => format_bytes(v.as_u64().unwrap_or(0)),
+                (Some(v), k) if k.ends_with("_per_s") => format_rate(v.as_f64().unwrap_or(0.0)),
+                (Some(v), _) => v.to_string(),
+                (None, _) => "?".into(),
+            };
+            text.push_str(&format!(
+                "{}: {v} ({}) - {}\n",
+                k.replace('_', " "),
+                inf.status_word(),
+                inf.evidence
+            ));
+        }
+    }
+    text.push('\n');
+    let mut t = Table::new(&["written before", "interval", "throughput"]);
+    let step = (r.samples.len() / 32).max(1);
+    for iv in r.samples.iter().step_by(step) {
+        t.row(vec![
+            format_bytes(iv.start_bytes),
+            format_bytes(iv.bytes),
+            format_rate(iv.bytes_per_s()),
+        ]);
+    }
+    if let Some(r) = &r.recovery {
+        t.row(vec![
+            "after idle".into(),
+            format_bytes(r.bytes),
+            format_rate(r.bytes_per_s()),
+        ]);
+    }
+    text.push_str(&t.render());
+    if step > 1 {
+        text.push_str(&format!(
+            "(every {step}th of {} intervals shown; all in --json or --plot)\n",
+            r.samples.len()
+        ));
+    }
+    text.push('\n');
+    text
 }

@@ -100,32 +100,6 @@ pub enum Pass {
     Both,
 }
 
-/// Refuse a partition unless allowed: a fake card only shows itself on the whole device.
-pub fn partition_check(
-    opened: &OpenTarget,
-    spec: &str,
-    partition_ok: bool,
-) -> Result<Option<Warning>> {
-    let Some(name) = &opened.block_name else {
-        return Ok(None);
-    };
-    let Some(disk) = sysfs::whole_disk_name(name) else {
-        return Ok(None);
-    };
-    let warning = Warning::Partition {
-        spec: spec.to_string(),
-        disk: disk.clone(),
-    };
-    if partition_ok {
-        Ok(Some(warning))
-    } else {
-        Err(Error::Refused(format!(
-            "{}. Test /dev/{disk} instead, or pass --partition-ok to test just the partition",
-            warning.cause()
-        )))
-    }
-}
-
 /// Parse `OFFSET+LEN`.
 /// clap's check of `--range` (the value stays text; a bad one is refused before anything).
 fn range_arg(text: &str) -> std::result::Result<String, String> {
@@ -310,7 +284,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     let opened = target::open(&args.target, &OpenRequest::read_write())?;
     let mut warnings = opened.warnings.clone();
-    if let Some(w) = partition_check(&opened, &args.target, args.partition_ok)? {
+    if let Some(w) = crate::capacity::partition_check(&opened, &args.target, args.partition_ok)? {
         warnings.push(w);
     }
     let size = opened.info.size_bytes;
@@ -396,7 +370,7 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
     }
     let peeked = target::open(&args.target, &OpenRequest::read_only())?;
     let mut warnings = Vec::new();
-    if let Some(w) = partition_check(&peeked, &args.target, args.partition_ok)? {
+    if let Some(w) = crate::capacity::partition_check(&peeked, &args.target, args.partition_ok)? {
         warnings.push(w);
     }
     let (start, len) = checked_range(args, &peeked.info)?;

@@ -1,6 +1,7 @@
 //! Probes: I/O and timing that return serialisable samples; they never print or decide.
 
 pub mod align;
+pub mod align_test;
 pub mod fat;
 pub mod interval;
 pub mod open_au;

@@ -8,6 +8,7 @@
 //! the simulated device faster (see `engine`).
 
 pub mod bench;
+pub mod bench_test;
 pub mod engine;
 pub mod histogram;
 pub mod job;

@@ -1,19 +1,94 @@
 //! `probe`: is the card fake, and how much of it is real? Stamps written and read back
 //! (`capacity::probe`), the verdict from `capacity::analysis`.
 
-use super::{Findings, WriteTest};
+use super::{Findings, Request, WriteTest};
 use crate::analysis::advice;
 use crate::backend::Backend;
 use crate::capacity::analysis::{analyse, FakeKind, Verdict};
-use crate::capacity::probe::{probe, write_bounds, ProbeConfig, ProbeRecord};
+use crate::capacity::probe::{
+    probe, write_bounds, ProbeConfig, ProbeRecord, DEFAULT_CACHE_CEILING,
+};
+use crate::capacity::stamp::Stamper;
 use crate::report::results::{
     ProbeParameters, ProbeResult, ProbeSample, ProbeSummary, ScanSummary,
 };
-use crate::report::{Body, Check, Document, Metric, Warning};
-use crate::target::write::{estimate_ns, WriteIntent};
+use crate::report::{Body, Check, Metric, TargetInfo, Warning};
+use crate::target::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::target::{self, OpenRequest};
 use crate::units::format_bytes;
 use crate::{Error, Result};
 use std::io;
+
+/// `probe`'s parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CapacityParams {
+    /// The largest controller write cache to push out before calling a device honest.
+    pub max_cache_bytes: u64,
+    /// Probe a partition although a fake is only visible on the whole device.
+    pub partition_ok: bool,
+}
+
+impl Request for CapacityParams {
+    type Test = CapacityTest;
+
+    fn build(
+        &self,
+        spec: &str,
+        flags: &WriteFlags,
+        budgets: &Budgets,
+        info: &TargetInfo,
+    ) -> Result<CapacityTest> {
+        let time_budget_ns = budgets.time_budget_ns().map_err(|_| {
+            Error::usage(format!(
+                "--time-budget '{}' is not a duration: use e.g. 90s or 5m",
+                budgets.time_budget.as_deref().unwrap_or("")
+            ))
+        })?;
+        test(spec, self, flags, info, time_budget_ns)
+    }
+}
+
+fn test(
+    spec: &str,
+    params: &CapacityParams,
+    flags: &WriteFlags,
+    info: &TargetInfo,
+    time_budget_ns: Option<u64>,
+) -> Result<CapacityTest> {
+    // A partition hides a fake: check on a read-only open before anything is written.
+    let req = OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    let peeked = target::open(spec, &req)?;
+    let partition_warning = crate::capacity::partition_check(&peeked, spec, params.partition_ok)?;
+    let max_cache = params.max_cache_bytes;
+    let mut test = CapacityTest {
+        config: ProbeConfig {
+            max_cache,
+            // Following a cache past --max-cache moves up to 4 GiB more through the
+            // low region; in preserve mode that would all go to the journal, so there
+            // it is left to a larger --max-cache (the verdict says when a faster cache
+            // still answered).
+            cache_ceiling: if flags.destructive || target::is_sim_spec(spec) {
+                DEFAULT_CACHE_CEILING
+            } else {
+                max_cache
+            },
+            time_budget_ns,
+            salt: Stamper::random_salt(),
+            restore_guards: true,
+            max_bytes: None,
+        },
+        logical_sector_bytes: info.logical_sector_bytes,
+        size_bytes: info.size_bytes,
+        destructive: flags.destructive,
+        partition_warning,
+    };
+    // The probe stops, incomplete, rather than write more than announced.
+    test.config.max_bytes = Some(test.max_bytes());
+    Ok(test)
+}
 
 /// The fake-capacity test.
 pub struct CapacityTest {
@@ -184,13 +259,6 @@ impl WriteTest for CapacityTest {
     fn elapsed_ns(&self, rec: &ProbeRecord) -> Option<u64> {
         Some(rec.elapsed_ns)
     }
-
-    fn render(&self, doc: &Document, _rec: &ProbeRecord) -> String {
-        match &doc.body {
-            Body::Probe(p) => render(doc, &p.verdict, p.partition_command.as_deref()),
-            _ => String::new(),
-        }
-    }
 }
 
 /// The warning when the partition-table regions read back changed at the end: it names
@@ -284,36 +352,6 @@ fn partition_command(v: &Verdict, logical_sector_bytes: u32) -> Option<String> {
         return None;
     }
     advice::partition(&fake_findings(v, logical_sector_bytes)).map(|p| p.command())
-}
-
-/// How the text introduces the partition command (`auto --verbose` leaves that line out:
-/// its verdict block gives the command once).
-pub const MAKE_USABLE: &str = "make it usable (erases its partition table): ";
-
-fn render(doc: &Document, line: &str, command: Option<&str>) -> String {
-    let mut s = format!("{line}\n");
-    if let Some(c) = command {
-        s.push_str(&format!("{MAKE_USABLE}{c}\n"));
-    }
-    for (k, inf) in &doc.inferences {
-        s.push_str(&format!(
-            "  {k}: {} ({}) — {}\n",
-            inf.value
-                .as_ref()
-                .map(|v| match v.as_u64() {
-                    Some(n) if k.ends_with("_bytes") => format!("{} ({n} bytes)", format_bytes(n)),
-                    _ => v
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| v.to_string()),
-                })
-                .unwrap_or_else(|| "?".to_string()),
-            inf.status_word(),
-            inf.evidence
-        ));
-    }
-    s.push_str(&format!("  took {:.1} s\n", doc.elapsed_ns as f64 / 1e9));
-    s
 }
 
 #[cfg(test)]

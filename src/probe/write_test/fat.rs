@@ -1,17 +1,87 @@
 //! `fat`: which of the first erase blocks behave differently (the FAT area).
 
-use super::{value_text, Findings, WriteTest};
+use super::{erase_size, Findings, Request, WriteTest};
 use crate::analysis::fat::infer_fat;
 use crate::backend::Backend;
 use crate::probe::fat::{self, FatParams, FatSamples};
-use crate::probe::write_common::ladder;
+use crate::probe::write_common::{check_geometry, ladder};
 use crate::report::results::{FatResult, WithEraseSource};
-use crate::report::table::Table;
-use crate::report::{Body, Document};
-use crate::target::write::{estimate_ns, WriteIntent};
-use crate::units::{format_bytes, format_rate};
-use crate::Result;
+use crate::report::{Body, TargetInfo};
+use crate::target::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::units::format_bytes;
+use crate::{Error, Result};
 use std::io;
+
+/// `fat`'s parameters as asked for: the erase block size (`None`: measured by align
+/// first, read-only, and then it must be confident) is settled on the device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FatRequest {
+    pub erase_bytes: Option<u64>,
+    /// Smallest block size written.
+    pub block_bytes: u64,
+    /// Erase blocks measured from the start of the device.
+    pub nr: u32,
+}
+
+impl Request for FatRequest {
+    type Test = FatTest;
+
+    fn build(
+        &self,
+        spec: &str,
+        flags: &WriteFlags,
+        budgets: &Budgets,
+        info: &TargetInfo,
+    ) -> Result<FatTest> {
+        let sector = info.logical_sector_bytes as u64;
+        let (erase, source) = erase_size(
+            self.erase_bytes,
+            spec,
+            flags,
+            &format!(
+                "fat writes the first {} erase blocks (the partition table lives there)",
+                self.nr
+            ),
+        )?;
+        Ok(FatTest {
+            params: params(self, budgets, info.size_bytes, sector, erase)?,
+            erase_size_source: source,
+        })
+    }
+}
+
+/// Parameters checked against the device.
+fn params(
+    req: &FatRequest,
+    budgets: &Budgets,
+    size: u64,
+    sector: u64,
+    erase: u64,
+) -> Result<FatParams> {
+    let block = req.block_bytes;
+    check_geometry(erase, block, size, sector)?;
+    if req.nr < 3 {
+        return Err(Error::usage(format!(
+            "--nr {} is too few: at least 3 erase blocks are needed to tell which differ",
+            req.nr
+        )));
+    }
+    if req.nr as u64 * erase > size {
+        return Err(Error::usage(format!(
+            "--nr {}: {} erase blocks of {} do not fit in the device ({}); use --nr {} or less",
+            req.nr,
+            req.nr,
+            format_bytes(erase),
+            format_bytes(size),
+            size / erase
+        )));
+    }
+    let mut p = FatParams::new(erase);
+    p.block_bytes = block;
+    p.nr = req.nr;
+    p.time_budget_ns = budgets.time_budget_ns()?;
+    Ok(p)
+}
 
 /// The FAT-area test: its parameters and where the erase size came from.
 pub struct FatTest {
@@ -75,45 +145,5 @@ impl WriteTest for FatTest {
             },
             samples: s.samples.clone(),
         }))
-    }
-
-    fn render(&self, doc: &Document, s: &FatSamples) -> String {
-        let nr = self.params.nr;
-        let mut text = format!(
-            "erase block {} (from {})\n",
-            format_bytes(self.params.erase_bytes),
-            self.erase_size_source
-        );
-        if let Some(inf) = doc.inferences.get("fat_area_erase_blocks") {
-            text.push_str(&format!(
-                "erase blocks that behave differently (FAT area): {} ({}) - {}\n\n",
-                value_text(inf),
-                inf.status_word(),
-                inf.evidence
-            ));
-        }
-        let mut header = vec!["block size".to_string()];
-        header.extend((0..nr).map(|i| format!("block {i}")));
-        let refs: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mut t = Table::new(&refs);
-        let mut sizes: Vec<u64> = s.samples.iter().map(|x| x.block_bytes).collect();
-        sizes.sort_unstable_by(|a, b| b.cmp(a));
-        sizes.dedup();
-        for bs in sizes {
-            let mut row = vec![format_bytes(bs)];
-            for i in 0..nr {
-                row.push(
-                    s.samples
-                        .iter()
-                        .find(|x| x.block_bytes == bs && x.erase_block == i)
-                        .map(|x| format_rate(x.bytes_per_s))
-                        .unwrap_or_default(),
-                );
-            }
-            t.row(row);
-        }
-        text.push_str(&t.render());
-        text.push('\n');
-        text
     }
 }

@@ -2,11 +2,12 @@
 //! what it plans to write, how it measures, what the samples mean and how they read; the
 //! driver does the rest the same way for all of them — peek at the target, plan, open the
 //! write session (the `--write` gate, preserve mode, budgets), run, end and restore,
-//! document, render.
+//! document.
 //!
 //! A test's `run` is its probe with the probe's controller (the analysis that decides
 //! where to measure next, as `analysis::align::next_round` is for align); `infer` is pure
-//! analysis. The CLI turns arguments into a test and prints what the driver returns.
+//! analysis. [`measure`] takes a test's typed parameters (a [`Request`]) and returns the
+//! driver's `Finished`; its text is the CLI's.
 
 pub mod capacity;
 pub mod fat;
@@ -14,12 +15,8 @@ pub mod open_au;
 pub mod program;
 pub mod slc;
 
-use crate::analysis::align;
 use crate::backend::Backend;
-use crate::report::progress::Progress;
-use crate::report::{
-    wear_line, Body, Check, Document, Inference, Metric, Status, TargetInfo, Warning,
-};
+use crate::report::{Body, Check, Document, Inference, Metric, Status, TargetInfo, Warning};
 use crate::target::write::{
     check_allowed, open_for_write, stopped_early, time_budget_use, Budgets, Ran, WriteFlags,
     WriteIntent,
@@ -65,8 +62,6 @@ pub trait WriteTest {
     fn elapsed_ns(&self, _samples: &Self::Samples) -> Option<u64> {
         None
     }
-    /// The text output above the wear line.
-    fn render(&self, doc: &Document, samples: &Self::Samples) -> String;
 }
 
 /// The inferences of a test, the warnings the analysis adds, and whether the device failed the check (exit 3).
@@ -99,31 +94,61 @@ impl Findings {
 // Made once per command and taken apart at once: boxing would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum Finished {
-    /// It ran: the document, its text rendering and the exit code (0, or 3 when the
+    /// It ran: the document and the exit code (0, or 3 when the
     /// device failed the check).
-    Done {
-        doc: Document,
-        text: String,
-        code: i32,
-    },
+    Done { doc: Document, code: i32 },
     /// A signal stopped it after the regions were restored: the exit code (130 or 143).
     Stopped { code: i32 },
 }
 
-/// What a writing test would write on `spec`, without writing: [`drive`]'s peek, build
-/// and plan alone (for `auto`'s plan).
-pub fn plan<T: WriteTest>(
+/// A writing test's parameters as asked for (`probe`'s, `open-au`'s, `fat`'s, `slc`'s),
+/// made into the test once the target is known: checked against its size and sector,
+/// open-au's and fat's erase block measured by align when not given.
+pub trait Request {
+    type Test: WriteTest;
+
+    /// The test on the target `spec` described by `info`, with the session's `flags` and
+    /// `budgets`.
+    fn build(
+        &self,
+        spec: &str,
+        flags: &WriteFlags,
+        budgets: &Budgets,
+        info: &TargetInfo,
+    ) -> Result<Self::Test>;
+}
+
+/// Run the writing test `req` asks for on `spec` through the write policy (`flags`,
+/// `budgets`): the library entry point of `probe`, `open-au`, `fat` and `slc`.
+pub fn measure<R: Request>(
     spec: &str,
-    build: impl FnOnce(&TargetInfo) -> Result<T>,
+    req: &R,
+    flags: &WriteFlags,
+    budgets: &Budgets,
+) -> Result<Finished> {
+    drive(spec, flags, budgets, |info| {
+        req.build(spec, flags, budgets, info)
+    })
+}
+
+/// What the test `req` asks for would write on `spec` with `budgets`, without writing:
+/// [`drive`]'s peek, build and plan alone (for `auto`'s plan).
+pub fn plan<R: Request>(
+    spec: &str,
+    req: &R,
+    flags: &WriteFlags,
+    budgets: &Budgets,
 ) -> Result<WriteIntent> {
     let info = crate::target::peek(spec)?;
-    Ok(build(&info)?.plan(info.logical_sector_bytes as u64))
+    Ok(req
+        .build(spec, flags, budgets, &info)?
+        .plan(info.logical_sector_bytes as u64))
 }
 
 /// Run a writing test on `spec`: peek at the target (read-only) and `build` the test
 /// from what it is (parameters are checked against its size and sector), then plan,
 /// open the write session (the policy, with the write and time budgets), run, end
-/// (restore and verify in preserve mode), document and render.
+/// (restore and verify in preserve mode) and document.
 pub fn drive<T: WriteTest>(
     spec: &str,
     flags: &WriteFlags,
@@ -165,14 +190,12 @@ pub fn drive<T: WriteTest>(
         }
         doc.warnings.extend(over);
     }
-    let mut text = test.render(&doc, &samples);
-    text.push_str(&wear_line(&doc));
     let code = if findings.failed {
         crate::error::EXIT_CHECK_FAILED
     } else {
         crate::error::EXIT_OK
     };
-    Ok(Finished::Done { doc, text, code })
+    Ok(Finished::Done { doc, code })
 }
 
 /// `value` of an inference as text, `?` when inconclusive.
@@ -202,7 +225,10 @@ pub fn erase_size(
         &format!("{what}; the erase block size is first measured with `align` (read-only) since --erase-size was not given"),
     )?;
     eprintln!("no --erase-size: measuring the erase block size with align (read-only)...");
-    let inf = align_erase_size(spec)?;
+    let params = crate::probe::align_test::AlignParams::default();
+    let inf = crate::probe::align_test::measure(spec, &params)?
+        .inference
+        .erase_block_bytes;
     match inf.as_u64() {
         Some(e) if inf.status == Status::Confident => Ok((
             e,
@@ -214,38 +240,4 @@ pub fn erase_size(
             inf.evidence
         ))),
     }
-}
-
-/// Run the align probe with its defaults and its controller; the erase-block inference.
-fn align_erase_size(spec: &str) -> Result<Inference> {
-    use crate::probe::align as probe;
-    let req = crate::target::OpenRequest {
-        write: false,
-        require_direct: false,
-    };
-    let mut opened = crate::target::open(spec, &req)?;
-    let dev = &mut opened.backend;
-    let size = dev.size_bytes();
-    let sizes = probe::default_block_sizes(dev.logical_sector_bytes());
-    probe::validate(size, dev.logical_sector_bytes(), &sizes)?;
-    let max_reads: u64 = sizes
-        .iter()
-        .map(|&b| probe::flashbench_align_reads(size, b))
-        .sum();
-    let config = probe::AlignConfig {
-        block_sizes: sizes,
-        positions: 8,
-        count: None,
-        time_budget_ns: 60_000_000_000,
-        max_reads,
-    };
-    let mut progress = Progress::new("align");
-    let run = probe::run(
-        dev.as_mut(),
-        &config,
-        &mut |cells, reads| align::decide(cells, reads, max_reads),
-        &mut progress.callback(),
-    )?;
-    progress.finish();
-    Ok(align::infer(&align::points(&run.cells)).erase_block_bytes)
 }

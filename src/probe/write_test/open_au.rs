@@ -1,18 +1,116 @@
 //! `open-au`: how many erase blocks the card can write to at once.
 
-use super::{value_text, Findings, WriteTest};
+use super::{erase_size, Findings, Request, WriteTest};
 use crate::analysis::openau::{
     decide, fast_blocks_in_collapse, infer_linear, infer_open_au, linear_reference,
 };
 use crate::backend::Backend;
 use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
+use crate::probe::write_common::{align_up, check_geometry};
 use crate::report::results::{OpenAuResult, WithEraseSource};
-use crate::report::table::Table;
-use crate::report::{Body, Document};
-use crate::target::write::{estimate_ns, WriteIntent};
-use crate::units::{format_bytes, format_rate};
-use crate::Result;
+use crate::report::{Body, TargetInfo};
+use crate::target::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::units::{format_bytes, short_size};
+use crate::{Error, Result};
 use std::io;
+
+/// `open-au`'s parameters as asked for: the erase block size (`None`: measured by align
+/// first, read-only, and then it must be confident) and where the first one starts
+/// (`None`: [`open_au::default_offset`]) are settled on the device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenAuRequest {
+    pub erase_bytes: Option<u64>,
+    /// Smallest block size written (the size whose collapse decides).
+    pub block_bytes: u64,
+    /// Most erase blocks written concurrently.
+    pub max_au: u32,
+    pub offset_bytes: Option<u64>,
+    /// Also measure random order inside each erase block.
+    pub random: bool,
+}
+
+impl Request for OpenAuRequest {
+    type Test = OpenAuTest;
+
+    fn build(
+        &self,
+        spec: &str,
+        flags: &WriteFlags,
+        budgets: &Budgets,
+        info: &TargetInfo,
+    ) -> Result<OpenAuTest> {
+        let sector = info.logical_sector_bytes as u64;
+        let (erase, source) = erase_size(
+            self.erase_bytes,
+            spec,
+            flags,
+            &format!(
+                "open-au writes {} blocks into up to {} erase blocks",
+                short_size(self.block_bytes),
+                self.max_au
+            ),
+        )?;
+        Ok(OpenAuTest {
+            params: params(self, budgets, info.size_bytes, sector, erase)?,
+            erase_size_source: source,
+        })
+    }
+}
+
+/// Parameters checked against the device.
+fn params(
+    req: &OpenAuRequest,
+    budgets: &Budgets,
+    size: u64,
+    sector: u64,
+    erase: u64,
+) -> Result<OpenAuParams> {
+    let block = req.block_bytes;
+    check_geometry(erase, block, size, sector)?;
+    if req.max_au == 0 {
+        return Err(Error::usage("--max-au must be at least 1"));
+    }
+    let mut p = OpenAuParams::new(erase);
+    p.block_bytes = block;
+    p.max_au = req.max_au;
+    p.random = req.random;
+    p.time_budget_ns = budgets.time_budget_ns()?;
+    p.offset_bytes = match req.offset_bytes {
+        Some(o) => {
+            if o % erase != 0 {
+                return Err(Error::usage(format!(
+                    "--offset {o} is not a multiple of the erase size {erase}: use e.g. {}",
+                    align_up(o, erase)
+                )));
+            }
+            o
+        }
+        None => open_au::default_offset(erase),
+    };
+    let need = p.offset_bytes + p.max_au as u64 * erase;
+    if need > size {
+        let fit = size.saturating_sub(p.offset_bytes) / erase;
+        if fit == 0 {
+            return Err(Error::usage(format!(
+                "--offset {}: no erase block of {} fits between it and the end of the device ({}); give a smaller --offset, e.g. {}",
+                req.offset_bytes.map(short_size).unwrap_or_default(),
+                format_bytes(erase),
+                format_bytes(size),
+                short_size(open_au::default_offset(erase))
+            )));
+        }
+        return Err(Error::usage(format!(
+            "--max-au {}: {} erase blocks of {} from offset {} need {} but the device has {}; use --max-au {fit} or less",
+            p.max_au,
+            p.max_au,
+            format_bytes(erase),
+            format_bytes(p.offset_bytes),
+            format_bytes(need),
+            format_bytes(size)
+        )));
+    }
+    Ok(p)
+}
 
 /// The open-AU test: its parameters and where the erase size came from.
 pub struct OpenAuTest {
@@ -92,78 +190,5 @@ impl WriteTest for OpenAuTest {
             },
             samples: s.samples.clone(),
         }))
-    }
-
-    fn render(&self, doc: &Document, s: &OpenAuSamples) -> String {
-        let mut text = format!(
-            "erase block {} (from {})\n",
-            format_bytes(self.params.erase_bytes),
-            self.erase_size_source
-        );
-        for (key, label) in [("open_au", "in order"), ("open_au_random", "random order")] {
-            if let Some(inf) = doc.inferences.get(key) {
-                text.push_str(&format!(
-                    "open erase blocks ({label}): {} ({}) - {}\n",
-                    value_text(inf),
-                    inf.status_word(),
-                    inf.evidence
-                ));
-            }
-        }
-        text.push('\n');
-        for random in [false, true] {
-            let ladder: Vec<_> = s
-                .samples
-                .iter()
-                .filter(|x| x.phase == "ladder" && x.random == random)
-                .collect();
-            let det: Vec<_> = s
-                .samples
-                .iter()
-                .filter(|x| x.phase == "detect" && x.random == random)
-                .collect();
-            if det.is_empty() {
-                continue;
-            }
-            let order = if random { "random" } else { "linear" };
-            let mut t = Table::new(&["open erase blocks", "small-block write", "mean", "order"]);
-            for x in &det {
-                t.row(vec![
-                    x.open_aus.to_string(),
-                    format_rate(x.bytes_per_s),
-                    format_rate(x.mean_bytes_per_s),
-                    order.into(),
-                ]);
-            }
-            text.push_str(&t.render());
-            let mut counts: Vec<u32> = ladder.iter().map(|x| x.open_aus).collect();
-            counts.sort_unstable();
-            counts.dedup();
-            if !counts.is_empty() {
-                let mut header = vec!["block size".to_string()];
-                header.extend(counts.iter().map(|c| format!("{c} open ({order})")));
-                let refs: Vec<&str> = header.iter().map(String::as_str).collect();
-                let mut t = Table::new(&refs);
-                let mut sizes: Vec<u64> = ladder.iter().map(|x| x.block_bytes).collect();
-                sizes.sort_unstable_by(|a, b| b.cmp(a));
-                sizes.dedup();
-                for bs in sizes {
-                    let mut row = vec![format_bytes(bs)];
-                    for c in &counts {
-                        let r = ladder
-                            .iter()
-                            .find(|x| x.block_bytes == bs && x.open_aus == *c)
-                            .map(|x| format_rate(x.mean_bytes_per_s))
-                            .unwrap_or_default();
-                        row.push(r);
-                    }
-                    t.row(row);
-                }
-                text.push('\n');
-                text.push_str(&t.render());
-            }
-            text.push('\n');
-        }
-        text
     }
 }

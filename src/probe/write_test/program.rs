@@ -1,14 +1,13 @@
 //! `program`: the flashbench program matrix.
 
-use super::{value_text, Findings, WriteTest};
+use super::{Findings, WriteTest};
 use crate::analysis::program::{infer_program, COLUMNS};
 use crate::backend::Backend;
 use crate::probe::program::{self, ProgramParams, ProgramSamples};
 use crate::report::results::{ProgramParameters, ProgramResult};
-use crate::report::table::Table;
-use crate::report::{Body, Document};
+use crate::report::Body;
 use crate::target::write::{estimate_ns, WriteIntent};
-use crate::units::{format_bytes, format_rate};
+use crate::units::format_bytes;
 use crate::Result;
 use std::io;
 
@@ -69,38 +68,5 @@ impl WriteTest for ProgramTest {
             },
             samples: s.samples.clone(),
         }))
-    }
-
-    fn render(&self, doc: &Document, s: &ProgramSamples) -> String {
-        let mut text = String::new();
-        for (k, inf) in &doc.inferences {
-            text.push_str(&format!(
-                "{}: {} ({}) - {}\n",
-                k.replace('_', " "),
-                value_text(inf),
-                inf.status_word(),
-                inf.evidence
-            ));
-        }
-        text.push('\n');
-        let mut t = Table::new(&[
-            "block size",
-            "write 00",
-            "write ff",
-            "write 5a",
-            "read",
-            "rnd write 00",
-            "rnd write ff",
-            "rnd write 5a",
-            "rnd read",
-        ]);
-        for x in &s.samples {
-            let mut row = vec![format_bytes(x.block_bytes)];
-            row.extend(x.bytes_per_s.iter().map(|&r| format_rate(r)));
-            t.row(row);
-        }
-        text.push_str(&t.render());
-        text.push('\n');
-        text
     }
 }

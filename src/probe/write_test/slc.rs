@@ -1,18 +1,86 @@
 //! `slc`: the write-cache cliff — how much a sustained write gets at cache speed before
 //! the native speed, and whether the cache recovers.
 
-use super::{Findings, WriteTest};
+use super::{Findings, Request, WriteTest};
 use crate::analysis::slc::{cliff_confirmed, infer_recovery, infer_slc};
 use crate::backend::Backend;
 use crate::probe::slc::{self, SlcParams, SlcSamples};
 use crate::report::results::SlcResult;
-use crate::report::table::Table;
-use crate::report::{Body, Document};
-use crate::target::write::{estimate_ns, WriteIntent};
-use crate::units::{format_bytes, format_rate};
+use crate::report::{Body, TargetInfo};
+use crate::target::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::units::format_bytes;
 use crate::{Error, Result};
 use std::io;
 use std::path::PathBuf;
+
+/// `slc`'s parameters as asked for; the write budget (`--write-budget`, else
+/// [`slc::default_budget`]) and the room on the device settle the rest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlcRequest {
+    /// Start of the sustained write.
+    pub offset_bytes: u64,
+    /// Idle time before probing whether the cache recovered (0 skips it).
+    pub recover_ns: u64,
+    /// Write pseudo-random data instead of zeros.
+    pub random_data: bool,
+    /// Write an SVG plot of throughput against bytes written here.
+    pub plot: Option<PathBuf>,
+}
+
+impl Request for SlcRequest {
+    type Test = SlcTest;
+
+    fn build(
+        &self,
+        _spec: &str,
+        _flags: &WriteFlags,
+        budgets: &Budgets,
+        info: &TargetInfo,
+    ) -> Result<SlcTest> {
+        Ok(SlcTest {
+            params: params(
+                self,
+                budgets,
+                info.size_bytes,
+                info.logical_sector_bytes as u64,
+            )?,
+            plot: self.plot.clone(),
+        })
+    }
+}
+
+/// Parameters checked against the device.
+fn params(req: &SlcRequest, budgets: &Budgets, size: u64, sector: u64) -> Result<SlcParams> {
+    let offset = req.offset_bytes;
+    let requested = budgets.write_budget_bytes(size)?;
+    let budget = requested.unwrap_or_else(|| slc::default_budget(size));
+    let mut p = SlcParams::new(size, budget);
+    p.offset_bytes = offset;
+    p.recover_ns = req.recover_ns;
+    if p.recover_ns == 0 {
+        p.recovery_bytes = 0;
+    }
+    p.random_data = req.random_data;
+    p.time_budget_ns = budgets.time_budget_ns()?;
+    if offset % sector != 0 {
+        return Err(Error::usage(format!(
+            "--offset {offset} is not a multiple of the {sector}-byte sector"
+        )));
+    }
+    let room = size.saturating_sub(offset);
+    p.budget_bytes =
+        budget.min(room.saturating_sub(p.recovery_bytes)) / p.block_bytes * p.block_bytes;
+    if p.budget_bytes < 4 * p.interval_bytes {
+        return Err(Error::usage(format!(
+            "a write budget of {} from offset {} on a {} device leaves fewer than 4 intervals of {}: raise --write-budget or lower --offset",
+            format_bytes(p.budget_bytes),
+            format_bytes(offset),
+            format_bytes(size),
+            format_bytes(p.interval_bytes)
+        )));
+    }
+    Ok(p)
+}
 
 /// The write-cache test, and where to draw its plot.
 pub struct SlcTest {
@@ -96,56 +164,5 @@ impl WriteTest for SlcTest {
             stopped: s.stopped.clone(),
             plot: self.plot.as_ref().map(|p| p.display().to_string()),
         }))
-    }
-
-    fn render(&self, doc: &Document, s: &SlcSamples) -> String {
-        let mut text = String::new();
-        for k in [
-            "slc_cache_bytes",
-            "cached_bytes_per_s",
-            "native_bytes_per_s",
-            "slc_cache_recovered",
-        ] {
-            if let Some(inf) = doc.inferences.get(k) {
-                let v = match (&inf.value, k) {
-                    (Some(v), "slc_cache_bytes") => format_bytes(v.as_u64().unwrap_or(0)),
-                    (Some(v), k) if k.ends_with("_per_s") => format_rate(v.as_f64().unwrap_or(0.0)),
-                    (Some(v), _) => v.to_string(),
-                    (None, _) => "?".into(),
-                };
-                text.push_str(&format!(
-                    "{}: {v} ({}) - {}\n",
-                    k.replace('_', " "),
-                    inf.status_word(),
-                    inf.evidence
-                ));
-            }
-        }
-        text.push('\n');
-        let mut t = Table::new(&["written before", "interval", "throughput"]);
-        let step = (s.intervals.len() / 32).max(1);
-        for iv in s.intervals.iter().step_by(step) {
-            t.row(vec![
-                format_bytes(iv.start_bytes),
-                format_bytes(iv.bytes),
-                format_rate(iv.bytes_per_s()),
-            ]);
-        }
-        if let Some(r) = &s.recovery {
-            t.row(vec![
-                "after idle".into(),
-                format_bytes(r.bytes),
-                format_rate(r.bytes_per_s()),
-            ]);
-        }
-        text.push_str(&t.render());
-        if step > 1 {
-            text.push_str(&format!(
-                "(every {step}th of {} intervals shown; all in --json or --plot)\n",
-                s.intervals.len()
-            ));
-        }
-        text.push('\n');
-        text
     }
 }

@@ -1,0 +1,227 @@
+//! The align test, once for `align`, `auto` and the writing tests that measure their erase
+//! block first: open the target read-only, run the align probe with its controller
+//! (`analysis::align::decide`), infer, and build the document. It never prints; the text
+//! is the CLI's (`cli::align::render`).
+
+use crate::analysis::align::{self, AlignInference, AlignPoint};
+use crate::probe::align::{self as probe, AlignConfig, AlignRun};
+use crate::report::progress::Progress;
+use crate::report::results::{AlignParameters, AlignResult, AlignSample};
+use crate::report::{Body, Document, Inference, Metric, Warning};
+use crate::target::{self, OpenRequest, TargetKind};
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+
+/// More positions per alignment than this only repeat reads: flashbench uses 8.
+pub const MAX_POSITIONS: usize = 1024;
+
+/// What `align` measures and for how long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlignParams {
+    /// Read sizes; empty: 2, 8 and 32 logical sectors (`probe::align::default_block_sizes`).
+    pub block_sizes: Vec<u64>,
+    /// Positions per alignment.
+    pub positions: usize,
+    /// Exactly this many full rounds instead of adaptive repetition.
+    pub count: Option<u32>,
+    /// Stop repeating after this much device time (virtual on `sim:`).
+    pub time_budget_ns: u64,
+    /// Read at real-time priority when the system allows it.
+    pub realtime: bool,
+}
+
+impl Default for AlignParams {
+    /// `align`'s defaults: the default read sizes, 8 positions, adaptive for up to 60 s.
+    fn default() -> Self {
+        AlignParams {
+            block_sizes: Vec::new(),
+            positions: 8,
+            count: None,
+            time_budget_ns: 60_000_000_000,
+            realtime: false,
+        }
+    }
+}
+
+/// What an align run found: its document, and the boundary costs and inference behind it
+/// (for the text and the plot).
+#[derive(Debug, Clone)]
+pub struct Aligned {
+    pub doc: Document,
+    pub points: Vec<AlignPoint>,
+    pub inference: AlignInference,
+}
+
+/// Measure `spec`'s read timings across boundaries and infer its erase block and page.
+pub fn measure(spec: &str, params: &AlignParams) -> Result<Aligned> {
+    let t0 = crate::backend::monotonic_ns();
+    if params.count == Some(0) {
+        return Err(Error::usage("--count must be at least 1"));
+    }
+    if params.positions == 0 || params.positions > MAX_POSITIONS {
+        return Err(Error::usage(format!(
+            "--positions {}: give 1 to {MAX_POSITIONS} positions per alignment (default 8)",
+            params.positions
+        )));
+    }
+    let req = OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    let mut opened = target::open(spec, &req)?;
+    let dev = &mut opened.backend;
+    let size = dev.size_bytes();
+    let sector = dev.logical_sector_bytes();
+    let sizes = if params.block_sizes.is_empty() {
+        probe::default_block_sizes(sector)
+    } else {
+        let mut v = params.block_sizes.clone();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    probe::validate(size, sector, &sizes)?;
+    let flashbench_reads: u64 = sizes
+        .iter()
+        .map(|&b| probe::flashbench_align_reads(size, b))
+        .sum();
+    let config = AlignConfig {
+        block_sizes: sizes.clone(),
+        positions: params.positions,
+        count: params.count,
+        time_budget_ns: params.time_budget_ns,
+        max_reads: flashbench_reads,
+    };
+    let load_before = crate::workload::sysstat::CpuLoad::now();
+    let mut progress = Progress::new("align");
+    let realtime = params.realtime && crate::sys::try_realtime(10);
+    let run = probe::run(
+        dev.as_mut(),
+        &config,
+        &mut |cells, reads| align::decide(cells, reads, flashbench_reads),
+        &mut progress.callback(),
+    );
+    if realtime {
+        crate::sys::normal_priority();
+    }
+    let run = run?;
+    progress.finish();
+    let points = align::points(&run.cells);
+    let inf = align::infer(&points);
+
+    let mut env = environment(&run, load_before);
+    if opened.info.kind == TargetKind::Sim {
+        // The simulated card runs on a virtual clock: other programs cannot slow its
+        // reads, so the machine's load and steal time are no cause (its own stalls are).
+        env.load1 = 0.0;
+        env.steal = 0.0;
+    }
+    let noisy = align::noisy_environment(&env);
+    let body = AlignResult {
+        parameters: AlignParameters {
+            block_sizes: sizes,
+            positions: params.positions,
+            count: params.count,
+            time_budget_ns: params.time_budget_ns,
+            reads: run.reads,
+            flashbench_reads,
+            rounds: run.rounds,
+            stop_reason: run.stop_reason.clone(),
+            io_time_ns: run.io_time_ns,
+            device_elapsed_ns: run.elapsed_ns,
+            realtime,
+        },
+        samples: samples(&run, &points),
+        environment: env,
+        steps: inf.steps.clone(),
+    };
+    let mut doc = Document::for_target(&opened.info, Body::Align(body));
+    doc.warnings = opened.warnings;
+    if params.realtime && !realtime {
+        doc.warnings.push(Warning::RealtimeRefused);
+    }
+    if inf.erase_block_bytes.value.is_none() && run.stop_reason != "confident" {
+        doc.warnings.push(Warning::AlignUnsettled {
+            stop_reason: run.stop_reason.clone(),
+            reads: run.reads,
+        });
+    }
+    insert_inferences(&mut doc.inferences, &inf);
+    for (name, help, i) in [
+        (
+            "erase_block_bytes",
+            "Erase block size inferred from read timings (absent when inconclusive)",
+            &inf.erase_block_bytes,
+        ),
+        (
+            "page_bytes",
+            "Page size inferred from read timings (absent when inconclusive)",
+            &inf.page_bytes,
+        ),
+    ] {
+        if let Some(v) = i.as_u64() {
+            doc.metrics.push(Metric::new(name, help, v as f64, &[]));
+        }
+    }
+    doc.warnings.extend(inf.warnings.iter().cloned());
+    doc.warnings.extend(noisy);
+    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    Ok(Aligned {
+        doc,
+        points,
+        inference: inf,
+    })
+}
+
+/// Put the geometry inferences into a document's map (shared with `analyze`).
+pub fn insert_inferences(map: &mut BTreeMap<String, Inference>, inf: &AlignInference) {
+    map.insert("erase_block_bytes".into(), inf.erase_block_bytes.clone());
+    map.insert("page_bytes".into(), inf.page_bytes.clone());
+    if let Some(m) = &inf.multi_plane_bytes {
+        map.insert("multi_plane_bytes".into(), m.clone());
+    }
+}
+
+/// The machine's load over the run and the stalls the reads themselves show.
+fn environment(
+    run: &AlignRun,
+    before: Option<crate::workload::sysstat::CpuLoad>,
+) -> align::Environment {
+    let after = crate::workload::sysstat::CpuLoad::now();
+    let st = align::stall_stats(&run.cells);
+    align::Environment {
+        load1: after.map_or(0.0, |a| a.load1),
+        cpus: after.map_or(0, |a| a.cpus),
+        steal: match (before, after) {
+            (Some(b), Some(a)) => b.steal_since(&a),
+            _ => 0.0,
+        },
+        stalled_reads: st.stalled,
+        reads: st.reads,
+        worst_stall_ns: st.worst_extra_ns,
+    }
+}
+
+fn samples(run: &AlignRun, points: &[AlignPoint]) -> Vec<AlignSample> {
+    run.cells
+        .iter()
+        .filter(|c| !c.reads.is_empty())
+        .map(|c| {
+            let (pre, on, post) = c.flashbench_times();
+            let p = points
+                .iter()
+                .find(|p| p.block_bytes == c.block_bytes && p.align_bytes == c.align_bytes);
+            AlignSample {
+                block_bytes: c.block_bytes,
+                align_bytes: c.align_bytes,
+                pre_ns: pre.round() as i64,
+                on_ns: on.round() as i64,
+                post_ns: post.round() as i64,
+                diff_ns: p.map(|p| p.diff_ns.round() as i64),
+                diff_se_ns: p.map(|p| p.se_ns.round() as i64),
+                positions: c.positions.clone(),
+                reads: c.reads.clone(),
+            }
+        })
+        .collect()
+}

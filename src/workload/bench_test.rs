@@ -1,0 +1,477 @@
+//! The bench test, for `bench` and `auto`: sequential 1 MiB at QD8 and QD1, random 4 KiB
+//! at QD32 and QD1, read (and write through the write policy) on a device, a file, a
+//! simulated card or a test file made in a directory; the figures, the SD speed and
+//! application classes and the `--expect` checks in one document. It never prints; the
+//! text is the CLI's (`cli::bench::render`).
+
+use crate::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
+use crate::report::results::{BenchParameters, BenchResult};
+use crate::report::{Body, Document, Warning};
+use crate::target::write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
+use crate::target::{self, OpenRequest, TargetKind};
+use crate::units::{format_bytes, format_ns};
+use crate::workload::bench::{self, evaluate, BenchFigure, BenchLine, Expect, LINES};
+use crate::workload::{self, Dir, EngineKind, JobSpec, RunTarget, WorkloadResult};
+use crate::{Error, Result};
+use serde_json::json;
+use std::path::Path;
+
+/// What `bench` measures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchParams {
+    /// About 15 s in total instead of about a minute.
+    pub quick: bool,
+    /// Counting time of each test; overrides the default split.
+    pub runtime_ns: Option<u64>,
+    /// Size of the test region or test file.
+    pub size_bytes: u64,
+    /// Engine for the queued tests.
+    pub engine: EngineKind,
+    /// Pin the test thread to these CPUs.
+    pub cpus: Vec<usize>,
+    /// Checks (exit 3 when one fails).
+    pub expect: Option<Vec<Expect>>,
+    /// Repeat the whole set of tests this many times, interleaved.
+    pub runs: u32,
+    /// A cap on the bytes written (`auto`'s write budget): a test the cap stops is not a
+    /// figure, and the tests after it do not run.
+    pub write_budget: Option<u64>,
+    /// Draw the progress bar on stderr (on a terminal); off inside `auto`.
+    pub progress: bool,
+}
+
+/// What the write tests write: sequential and random blocks over the first `region`,
+/// each test for `per_test_ns`.
+fn intent(region: u64, per_test_ns: u64, runs: u32) -> WriteIntent {
+    let tests = LINES.len() as u64 * u64::from(runs);
+    WriteIntent::workload(
+        "bench",
+        (0, region),
+        per_test_ns * tests,
+        format!(
+            "bench writes sequential 1 MiB and random 4 KiB blocks over the first {} ({tests} tests of {} each)",
+            format_bytes(region),
+            format_ns(per_test_ns as f64)
+        ),
+        "bench a smaller --size",
+    )
+}
+
+/// What `--write` would write on `spec`, without writing (for `auto`'s plan), and the
+/// device time of all the tests, reads included.
+pub fn plan(spec: &str, params: &BenchParams) -> Result<(WriteIntent, u64)> {
+    let info = target::peek(spec)?;
+    let region = params.size_bytes.min(info.size_bytes);
+    let tests = LINES.len() * 2;
+    let (runtime_ns, ramp_ns) = timing(params, tests)?;
+    Ok((
+        intent(region, runtime_ns + ramp_ns, params.runs),
+        (runtime_ns + ramp_ns) * tests as u64 * u64::from(params.runs),
+    ))
+}
+
+/// Per-test counting time and ramp, from the options.
+fn timing(params: &BenchParams, tests: usize) -> Result<(u64, u64)> {
+    const S: u64 = 1_000_000_000;
+    if let Some(rt) = params.runtime_ns {
+        if rt == 0 {
+            return Err(Error::usage(
+                "--runtime 0: give a positive time per test, e.g. 5s",
+            ));
+        }
+        return Ok((rt, (rt / 5).min(S)));
+    }
+    let total = if params.quick { 15 * S } else { 60 * S };
+    let per = total / tests.max(1) as u64;
+    let ramp = (per / 5).min(S);
+    Ok((per - ramp, ramp))
+}
+
+/// One test's figure over the runs that measured it (`runs`, in order): bytes and I/Os
+/// over the summed counting time, the latencies of all, the per-second rates in sequence.
+fn figure(line_label: &str, metric: String, dir: Dir, runs: &[WorkloadResult]) -> BenchFigure {
+    let mut t = workload::DirSummary::default();
+    for r in runs {
+        let one = r.total(dir);
+        t.io_bytes += one.io_bytes;
+        t.ios += one.ios;
+        t.runtime_ns += one.runtime_ns;
+        t.clat.merge(&one.clat);
+    }
+    let per_second_bw: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| r.samples())
+        .filter_map(|s| s.rate(dir))
+        .collect();
+    BenchFigure {
+        metric,
+        label: line_label.to_string(),
+        dir: if dir == Dir::Read { "read" } else { "write" }.into(),
+        bw_bytes: t.bw_bytes(),
+        iops: t.iops(),
+        p99_ns: t.clat.percentile(99.0),
+        mean_ns: t.clat.mean(),
+        stddev_ns: t.clat.stddev(),
+        ios: t.ios,
+        per_second_spread: bench::relative_spread(&per_second_bw),
+        per_second_bw,
+        runq_wait_share: {
+            let jobs = || runs.iter().flat_map(|r| &r.jobs);
+            let waits: Option<u64> = jobs().map(|j| j.runq_wait_ns).sum();
+            let runtime: u64 = jobs().map(|j| j.runtime_ns).sum();
+            waits
+                .filter(|_| runtime > 0)
+                .map(|w| w as f64 / runtime as f64)
+        },
+    }
+}
+
+/// What a bench run measured, for `bench` and for `auto`.
+pub struct Bench {
+    /// `None`: a signal stopped it before anything could be reported.
+    pub doc: Option<Document>,
+    /// 0; 3 when an `--expect` check failed; 1 when a test failed; a signal's code.
+    pub code: i32,
+    /// The figures, one per test run (also the document's samples).
+    pub figures: Vec<BenchFigure>,
+    /// A write session ran and ended: its wear line belongs on stderr after the result.
+    pub wear: bool,
+    /// The test that failed, when one did (the figures cover the tests until then).
+    pub failure: Option<String>,
+}
+
+/// Run the tests on `spec` (the write tests through the write policy, `flags`) and build
+/// the document.
+pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<Bench> {
+    let load_before = crate::workload::sysstat::CpuLoad::now();
+    let expects = params.expect.as_ref();
+    let size = params.size_bytes;
+    let engine = params.engine;
+    let cpus = params.cpus.clone();
+    let writes = flags.write || flags.destructive;
+    if let Some(ex) = expects {
+        if let Some(e) = ex.iter().find(|e| e.metric.contains("write") && !writes) {
+            return Err(Error::usage(format!(
+                "--expect term '{}' needs the write tests: add --write",
+                e.term
+            )));
+        }
+    }
+    let is_dir = TargetKind::of_spec(spec) == TargetKind::Directory;
+    let mut _test_file = None;
+    let mut target_spec = spec.to_string();
+    if is_dir {
+        let path = Path::new(spec).join(format!(".flashscope-bench-{}.tmp", std::process::id()));
+        crate::target::write::check_allowed(
+            spec,
+            &WriteFlags {
+                journal: None,
+                ..flags.clone()
+            },
+            &format!(
+                "bench on a directory makes a {} test file there ({}), and removes it afterwards",
+                format_bytes(size),
+                path.display()
+            ),
+        )?;
+        let made = crate::fs::make_test_file(&path, size);
+        if let Some(sig) = crate::signals::pending() {
+            return Ok(Bench::stopped(crate::signals::exit_code(sig)));
+        }
+        _test_file = Some(made?);
+        target_spec = path.to_string_lossy().into_owned();
+    }
+    let probe = target::open(&target_spec, &OpenRequest::read_only())?;
+    let simulated = probe.info.kind == TargetKind::Sim;
+    let region = size.min(probe.info.size_bytes);
+    if region < 1 << 20 {
+        return Err(Error::usage(format!(
+            "{} holds {} ({} bytes): bench's sequential test needs at least one 1 MiB block; measure a larger target, or use `flashscope io` with a smaller --blocksize",
+            spec,
+            format_bytes(region),
+            region
+        )));
+    }
+    // Block devices and files the user named hold data: their write tests are preserved
+    // (or --destructive). Only a test file bench made itself in a directory is not.
+    let holds_data = probe.info.kind != TargetKind::Sim;
+    if flags.journal.is_some() && !(holds_data && flags.write && !flags.destructive) {
+        return Err(Error::usage(
+            "--journal is for the preserve mode of write tests on a device or file (--write without --destructive): drop it",
+        ));
+    }
+    let dirs: Vec<Dir> = if writes {
+        vec![Dir::Read, Dir::Write]
+    } else {
+        vec![Dir::Read]
+    };
+    let n_tests = LINES.len() * dirs.len();
+    let runs = params.runs.max(1) as usize;
+    let (runtime_ns, ramp_ns) = timing(params, n_tests)?;
+    // The write tests go through the write session: on a block device or a file the
+    // engine claims each write on the session's stack, so preserve mode saves each region
+    // just before its first overwrite (restored and verified at the end) and the budget
+    // counts it; a simulated card is written through the stack directly. The session keeps
+    // a device open with O_EXCL, so nothing can mount it meanwhile; the engine opens its
+    // own descriptors. Only the test file bench made itself in a directory is not guarded.
+    let mut session: Option<WriteSession> = None;
+    let mut info = probe.info.clone();
+    let mut warnings = probe.warnings.clone();
+    drop(probe);
+    let mut sim_dev = None;
+    if writes && !is_dir {
+        let mut intent = intent(region, runtime_ns + ramp_ns, params.runs);
+        intent.budget_bytes = params.write_budget;
+        let s = open_for_write(&target_spec, flags, &intent)?;
+        info = s.info.clone();
+        warnings = s.warnings.clone();
+        session = Some(s);
+    } else if simulated {
+        sim_dev = Some(target::open(&target_spec, &OpenRequest::read_only())?.backend);
+    }
+    let preserving = session.as_ref().is_some_and(|s| s.journal.is_some());
+    // Each test's result in every run that measured it, in test order; each run's figures.
+    let mut measured: Vec<(&BenchLine, Dir, Vec<WorkloadResult>)> = Vec::new();
+    let mut run_figures: Vec<Vec<BenchFigure>> = Vec::new();
+    let mut done = 0;
+    let mut jobs = Vec::new();
+    let mut bytes_written = 0;
+    let mut elapsed_ns = 0;
+    let mut failure: Option<String> = None;
+    let mut interrupted = false;
+    let mut progress = if params.progress {
+        crate::report::progress::Progress::new("bench")
+    } else {
+        crate::report::progress::Progress::hidden("bench")
+    };
+    'tests: for run in 0..runs {
+        run_figures.push(Vec::new());
+        for &dir in &dirs {
+            for (i, line) in LINES.iter().enumerate() {
+                if (preserving || is_dir) && crate::signals::pending().is_some() {
+                    interrupted = true;
+                    break 'tests;
+                }
+                progress.update(done as u64, (n_tests * runs) as u64);
+                progress.message(&format!(
+                    "{} {} ({}/{})",
+                    line.label,
+                    if dir == Dir::Read { "read" } else { "write" },
+                    done + 1,
+                    n_tests * runs
+                ));
+                let spec = JobSpec {
+                    name: format!(
+                        "{} {}",
+                        line.label,
+                        if dir == Dir::Read { "read" } else { "write" }
+                    ),
+                    rw: line.rw(dir),
+                    bs_min: line.bs,
+                    bs_max: line.bs,
+                    iodepth: line.iodepth,
+                    size: region,
+                    runtime_ns: Some(runtime_ns),
+                    time_based: true,
+                    ramp_ns,
+                    engine: if line.iodepth == 1 {
+                        EngineKind::Sync
+                    } else {
+                        engine
+                    },
+                    cpus: cpus.clone(),
+                    seed: 0x5eed_f1a5 + i as u64 + 16 * run as u64,
+                    // The simulator's timing does not depend on the data, and it keeps only
+                    // non-zero data in memory.
+                    pattern: if simulated {
+                        crate::workload::Pattern::Zeros
+                    } else {
+                        crate::workload::Pattern::Random
+                    },
+                    stop_on_signal: preserving || is_dir,
+                    ..JobSpec::default()
+                };
+                spec.validate(info.size_bytes, info.logical_sector_bytes)?;
+                let path = Path::new(&target_spec);
+                let r = match (session.as_mut(), sim_dev.as_mut()) {
+                    (Some(s), _) if simulated => {
+                        workload::run(&spec, RunTarget::Backend(&mut s.dev))?
+                    }
+                    (Some(s), _) if dir == Dir::Write => workload::run(
+                        &spec,
+                        RunTarget::Guarded {
+                            path,
+                            stack: &mut s.dev,
+                        },
+                    )?,
+                    (_, Some(dev)) => workload::run(&spec, RunTarget::Backend(&mut **dev))?,
+                    _ => workload::run(&spec, RunTarget::Path(path))?,
+                };
+                for w in workload::run_warnings(&r) {
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+                bytes_written += r.bytes_written();
+                elapsed_ns += r.elapsed_ns;
+                if (preserving || is_dir) && crate::signals::pending().is_some() {
+                    // A test cut short by a signal is not a figure.
+                    interrupted = true;
+                    break 'tests;
+                }
+                if let Some(e) = r.error().filter(|e| crate::backend::is_budget_message(e)) {
+                    // Nor is one the write budget cut short.
+                    warnings.push(crate::target::write::stopped_early(e));
+                    break 'tests;
+                }
+                let metric = line.metric(dir);
+                if let Some(mut j) = r
+                    .fio_jobs_json()
+                    .as_array()
+                    .and_then(|a| a.first().cloned())
+                {
+                    j["test"] = json!(line.label);
+                    j["metric"] = json!(metric);
+                    if runs > 1 {
+                        j["run"] = json!(run + 1);
+                    }
+                    jobs.push(j);
+                }
+                let this_run = figure(line.label, metric.clone(), dir, std::slice::from_ref(&r));
+                if let Some(f) = run_figures.last_mut() {
+                    f.push(this_run);
+                }
+                let error = r.error().map(|e| format!("{} {}: {e}", line.label, metric));
+                match measured.iter_mut().find(|m| m.0 == line && m.1 == dir) {
+                    Some(m) => m.2.push(r),
+                    None => measured.push((line, dir, vec![r])),
+                }
+                done += 1;
+                if let Some(e) = error {
+                    failure = Some(e);
+                    break 'tests;
+                }
+            }
+        }
+    }
+    let figures: Vec<BenchFigure> = measured
+        .iter()
+        .map(|(line, dir, rs)| figure(line.label, line.metric(*dir), *dir, rs))
+        .collect();
+    run_figures.retain(|f| !f.is_empty());
+    // A directory's test file goes with a signal (the guard), and nothing is reported.
+    if let Some(sig) = crate::signals::pending().filter(|_| is_dir && interrupted) {
+        drop(_test_file);
+        eprintln!("flashscope bench: stopped by a signal; its test file was removed");
+        return Ok(Bench::stopped(crate::signals::exit_code(sig)));
+    }
+    // Restore and verify (preserve mode) before anything is reported.
+    let mut ending = None;
+    if let Some(s) = session.as_mut() {
+        let (_, mut e) = s.end(Ok(()))?;
+        e.test_bytes_written = bytes_written;
+        if interrupted && e.interrupted.is_none() {
+            e.interrupted = crate::signals::pending().or(Some(libc::SIGINT));
+        }
+        ending = Some(e);
+    }
+    progress.finish();
+    let find = |m: &str| figures.iter().find(|f| f.metric == m);
+    let parameters = BenchParameters {
+        size: region,
+        runtime_ns_per_test: runtime_ns,
+        ramp_ns_per_test: ramp_ns,
+        engine: engine.name().to_string(),
+        write: writes,
+        quick: params.quick,
+        cpus: cpus.clone(),
+        clock: if simulated { "virtual" } else { "monotonic" }.to_string(),
+        runs,
+    };
+    let mut doc = Document::for_target(
+        &info,
+        Body::Bench(BenchResult {
+            parameters,
+            samples: figures.clone(),
+            jobs,
+            classes: Vec::new(),
+            expect: None,
+            error: failure.clone(),
+            // Each run's figures, in run order (the samples are over all runs).
+            runs: (runs > 1).then_some(run_figures),
+        }),
+    );
+    if let (Some(s), Some(e)) = (&session, &ending) {
+        s.fill(&mut doc, e);
+    } else {
+        doc.bytes_written = bytes_written;
+    }
+    doc.elapsed_ns = elapsed_ns;
+    doc.inferences
+        .insert("speed_class".into(), bench::speed_class(find("seq_write")));
+    doc.inferences.insert(
+        "app_class".into(),
+        bench::app_class(find("rand_read"), find("rand_write"), find("seq_write")),
+    );
+    let classes = bench::class_checks(&figures);
+    if !writes {
+        warnings.push(Warning::ReadOnlyBench);
+    }
+    warnings.extend(bench::noise_warnings(&figures, &classes));
+    // The simulator's clock is virtual: other programs cannot slow it.
+    if !simulated {
+        warnings.extend(bench::busy_warning(
+            load_before,
+            crate::workload::sysstat::CpuLoad::now(),
+        ));
+    }
+    let checks = expects.map(|e| evaluate(e, &figures));
+    if let (Some(e), Some(c)) = (expects, &checks) {
+        if let Body::Bench(b) = &mut doc.body {
+            b.expect = Some(c.clone());
+        }
+        doc.checks = bench::expect_checks(e, c);
+    }
+    doc.metrics = bench::metrics(&figures, &classes);
+    if let Body::Bench(b) = &mut doc.body {
+        b.classes = classes.clone();
+    }
+    doc.warnings = warnings;
+    let mut wear = false;
+    let code = if let Some(sig) = ending.as_ref().and_then(|e| e.interrupted) {
+        match (&session, &ending) {
+            (Some(s), Some(e)) => s.interrupted_exit(e, sig),
+            _ => crate::signals::exit_code(sig),
+        }
+    } else if failure.is_some() {
+        EXIT_RUNTIME
+    } else if checks.is_some_and(|c| c.iter().any(|r| !r.pass)) {
+        EXIT_CHECK_FAILED
+    } else {
+        EXIT_OK
+    };
+    if session.is_some() && ending.as_ref().is_some_and(|e| e.interrupted.is_none()) {
+        wear = true;
+    }
+    let failure = failure.filter(|_| code == EXIT_RUNTIME);
+    Ok(Bench {
+        doc: Some(doc),
+        code,
+        figures,
+        wear,
+        failure,
+    })
+}
+
+impl Bench {
+    /// Stopped by a signal before anything could be reported.
+    fn stopped(code: i32) -> Self {
+        Bench {
+            doc: None,
+            code,
+            figures: Vec::new(),
+            wear: false,
+            failure: None,
+        }
+    }
+}
