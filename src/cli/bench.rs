@@ -60,10 +60,6 @@ pub struct Args {
     /// figures are kept (JSON `runs`) for `compare`. Takes N times as long.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: u32,
-    /// A cap on the bytes written (set by `auto` from its write budget): a test the cap
-    /// stops is not a figure, and the tests after it do not run.
-    #[arg(skip)]
-    pub write_budget: Option<u64>,
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
@@ -107,7 +103,8 @@ fn params(args: &Args) -> Result<BenchParams> {
         cpus,
         expect,
         runs: args.runs,
-        write_budget: args.write_budget,
+        // Only auto caps bench's bytes (from its write budget).
+        write_budget: None,
         progress: true,
     })
 }
