@@ -3,7 +3,7 @@
 //! names and in the order they write them (schema flashscope/1).
 
 mod common;
-use common::json_code;
+use common::{flashscope_in, killed_file_run};
 use flashscope::report::{Body, Document};
 
 /// (arguments, exit code); `DIR` is replaced by a fresh temporary directory, `STATE` by
@@ -33,6 +33,22 @@ const RUNS: &[(&[&str], i32)] = &[
         ],
         0,
     ),
+    (
+        &[
+            "io",
+            "sim:sd-16g",
+            "--rw",
+            "randwrite",
+            "--runtime",
+            "1s",
+            "--size",
+            "16M",
+            "--write",
+            "--verify",
+        ],
+        0,
+    ),
+    (&["info", "tests/data/flashbench/seed-align-01.txt"], 0),
     (&["bench", "sim:sd-16g", "--write", "--quick"], 0),
     (
         &[
@@ -60,7 +76,22 @@ const RUNS: &[(&[&str], i32)] = &[
         &["analyze", "tests/data/flashbench/readme-openau-01.txt"],
         0,
     ),
-    (&["fs", "seq", "DIR", "--size", "4M"], 0),
+    (
+        &[
+            "analyze",
+            "tests/data/flashbench/seed-align-01.txt",
+            "tests/data/flashbench/seed-openau-02.txt",
+            "--blocksize",
+            "4096",
+            "--erasesize",
+            "4M",
+        ],
+        0,
+    ),
+    (
+        &["fs", "seq", "DIR", "--size", "4M", "--plot", "DIR/seq.svg"],
+        0,
+    ),
     (
         &["fs", "files", "DIR", "--sizes", "64K,4K", "--total", "1M"],
         0,
@@ -79,6 +110,31 @@ const RUNS: &[(&[&str], i32)] = &[
     ),
     (&common::NOR, 0),
     (&["model", "--reference"], 0),
+    (
+        &[
+            "model",
+            "--reference",
+            "--media",
+            "emmc",
+            "--kind",
+            "spi-nor",
+            "--erase-time",
+            "0.15s",
+            "--erase-size",
+            "64K",
+            "--program-time",
+            "0.25ms",
+            "--page",
+            "256",
+            "--bus-clock",
+            "100MHz",
+            "--bus-lines",
+            "4",
+            "--size",
+            "32M",
+        ],
+        0,
+    ),
     (&["open-au", "sim:sd-16g", "--write"], 0),
     (&["fat", "sim:sd-16g", "--write"], 0),
     (&["program", "sim:sd-16g", "--write"], 0),
@@ -103,7 +159,7 @@ fn every_commands_document_reads_back_into_its_type_and_writes_out_the_same() {
             .map(|a| a.replace("DIR", &d).replace("STATE", &st))
             .collect();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let v = json_code(&args, *code);
+        let (v, doc) = round_trip(&args, *code);
         let command = v["command"].as_str().unwrap().replace(' ', "_");
         let n = seen
             .iter()
@@ -115,31 +171,20 @@ fn every_commands_document_reads_back_into_its_type_and_writes_out_the_same() {
         )
         .unwrap();
         fields.extend(v.as_object().unwrap().keys().cloned());
-        let text = serde_json::to_string_pretty(&v).unwrap();
-        let doc = Document::from_json("stdout", text.as_bytes())
-            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
-        assert_eq!(doc.command(), v["command"].as_str().unwrap(), "{args:?}");
-        let again: serde_json::Value = serde_json::from_str(&doc.to_json()).unwrap();
-        assert_eq!(
-            again, v,
-            "{args:?}: the document changed on the way through its type"
-        );
-        // The order of the fields as written, too (schema, command, target first).
-        assert_eq!(
-            doc.to_json(),
-            Document::from_json("again", doc.to_json().as_bytes())
-                .unwrap()
-                .to_json()
-        );
         seen.push(doc.command());
     }
-    // Every command but `sim serve` (it needs FUSE; its own tests cover it) and `restore`
-    // (its document needs a journal left by a crash) was read back.
+    // A journal a killed test left, listed and then restored.
+    let (_, journal, _) = killed_file_run(state.path(), 3);
+    let j = journal.display().to_string();
+    for args in [vec!["restore", &j, "--list", "--keep"], vec!["restore", &j]] {
+        let (v, doc) = round_trip(&args, 0);
+        fields.extend(v.as_object().unwrap().keys().cloned());
+        seen.push(doc.command());
+    }
+    // Every command but `sim serve` (it needs FUSE: results.rs reads back a constructed
+    // one) was read back.
     for c in Body::COMMANDS {
-        assert!(
-            seen.contains(c) || ["sim serve", "restore"].contains(c),
-            "no run of {c}"
-        );
+        assert!(seen.contains(c) || *c == "sim serve", "no run of {c}");
     }
     // The fields only some runs write were among those read back.
     for f in [
@@ -149,7 +194,55 @@ fn every_commands_document_reads_back_into_its_type_and_writes_out_the_same() {
         "sides",
         "verdict",
         "journal",
+        "journal_identity",
+        "summary",
+        "verify",
+        "steps",
+        "estimate",
+        "reference",
+        "timeline",
+        "identity",
     ] {
         assert!(fields.contains(f), "no document had {f}");
     }
+}
+
+/// Run `flashscope ARGS --json` (exit `code`), read its document into the typed
+/// `Document` and write it out again: the same bytes as the command printed (field names,
+/// order, numbers), and the same typed value when read once more.
+fn round_trip(args: &[&str], code: i32) -> (serde_json::Value, Document) {
+    let state = tempfile::tempdir().unwrap();
+    let out = flashscope_in(state.path())
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}"));
+    let doc = Document::from_json("stdout", stdout.as_bytes())
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    assert_eq!(doc.command(), v["command"].as_str().unwrap(), "{args:?}");
+    let again = doc.to_json();
+    let changed = again
+        .lines()
+        .zip(stdout.lines())
+        .enumerate()
+        .find(|(_, (a, b))| a != b);
+    assert!(
+        changed.is_none() && again.lines().count() == stdout.trim_end().lines().count(),
+        "{args:?}: the document changed on the way through its type: line {changed:?}"
+    );
+    assert_eq!(
+        Document::from_json("again", doc.to_json().as_bytes()).unwrap(),
+        doc,
+        "{args:?}: read again, another typed value"
+    );
+    (v, doc)
 }

@@ -4,14 +4,13 @@
 
 use super::Workload;
 use crate::input;
-use crate::report::results::{BenchResult, Untyped};
+use crate::report::results::{BenchResult, IoResult};
 use crate::report::{Body, Document, Metric};
 use crate::workload::bench::BenchFigure;
 use crate::workload::job::SecondSample;
 use crate::workload::{Dir, RwMode};
 use crate::{Error, Result};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -293,23 +292,12 @@ pub fn typed<T: DeserializeOwned>(name: &str, what: &str, v: Option<&Value>) -> 
     })
 }
 
-/// The job parameters of an `io` document that decide what its figures mean.
-#[derive(Debug, Deserialize)]
-struct IoParameters {
-    rw: RwMode,
-    bs_min: u64,
-    bs_max: u64,
-    iodepth: u32,
-    numjobs: u32,
-    direct: bool,
-}
-
 /// The figures of a `bench` or `io` document.
 pub fn from_document(name: &str, doc: &Document) -> Result<Side> {
     let target = doc.target.name();
     let measures = match &doc.body {
         Body::Bench(b) => bench_measures(name, b)?,
-        Body::Io(b) => io_measures(name, b, &doc.metrics)?,
+        Body::Io(b) => io_measures(b, &doc.metrics),
         _ => {
             let other = doc.command();
             return Err(Error::usage(format!(
@@ -376,9 +364,8 @@ fn dir_name(dir: Dir) -> &'static str {
     }
 }
 
-fn io_measures(name: &str, b: &Untyped, metrics: &[Metric]) -> Result<Vec<Measure>> {
-    let p: IoParameters = typed(name, "parameters", Some(&b.parameters))?;
-    let samples: Vec<SecondSample> = typed(name, "samples", Some(&b.samples))?;
+fn io_measures(b: &IoResult, metrics: &[Metric]) -> Vec<Measure> {
+    let p = &b.parameters;
     let mut out = Vec::new();
     for dir in [Dir::Read, Dir::Write] {
         let bw = metrics.iter().find(|m| {
@@ -397,11 +384,11 @@ fn io_measures(name: &str, b: &Untyped, metrics: &[Metric]) -> Result<Vec<Measur
                 direct: p.direct,
             },
             bw_bytes: bw.value,
-            per_second: samples.iter().filter_map(|s| s.rate(dir)).collect(),
+            per_second: b.samples.iter().filter_map(|s| s.rate(dir)).collect(),
             runs: Vec::new(),
         });
     }
-    Ok(out)
+    out
 }
 
 /// fio's sizes: powers of 1024 whatever the suffix (its default `kb_base=1024`).
