@@ -3,7 +3,7 @@
 //! names and in the order they write them (schema flashscope/1).
 
 mod common;
-use common::{flashscope_in, killed_file_run};
+use common::{flashscope_in, killed_file_run, Loop};
 use flashscope::report::{Body, Document};
 
 /// (arguments, exit code); `DIR` is replaced by a fresh temporary directory, `STATE` by
@@ -173,6 +173,25 @@ fn every_commands_document_reads_back_into_its_type_and_writes_out_the_same() {
         fields.extend(v.as_object().unwrap().keys().cloned());
         seen.push(doc.command());
     }
+    // io through the page cache on a file: the disk's statistics and the page cache.
+    let img = state.path().join("io.img");
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    let (v, _) = round_trip(
+        &[
+            "io",
+            img.to_str().unwrap(),
+            "--rw",
+            "randrw",
+            "--size",
+            "8M",
+            "--runtime",
+            "1s",
+            "--direct=0",
+            "--write",
+        ],
+        0,
+    );
+    fields.extend(v.as_object().unwrap().keys().cloned());
     // A journal a killed test left, listed and then restored.
     let (_, journal, _) = killed_file_run(state.path(), 3);
     let j = journal.display().to_string();
@@ -202,6 +221,7 @@ fn every_commands_document_reads_back_into_its_type_and_writes_out_the_same() {
         "reference",
         "timeline",
         "identity",
+        "page_cache",
     ] {
         assert!(fields.contains(f), "no document had {f}");
     }
@@ -245,4 +265,24 @@ fn round_trip(args: &[&str], code: i32) -> (serde_json::Value, Document) {
         "{args:?}: read again, another typed value"
     );
     (v, doc)
+}
+
+#[test]
+fn info_on_a_block_device_reads_back_with_what_sysfs_says() {
+    let Some(lo) = Loop::attach(8 << 20, &[]) else {
+        return;
+    };
+    let (v, doc) = round_trip(&["info", &lo.dev], 0);
+    let Body::Info(info) = &doc.body else {
+        panic!("{v}");
+    };
+    let flashscope::report::results::InfoIdentity::Block(b) = &info.identity else {
+        panic!("a loop device is a block device: {}", v["identity"]);
+    };
+    assert_eq!(
+        format!("/dev/{}", b.sysfs.name),
+        lo.dev,
+        "{}",
+        v["identity"]
+    );
 }

@@ -221,5 +221,22 @@ mod tests {
         ] {
             assert!(s.contains(needle), "{needle} missing from: {s}");
         }
+        // The card's document reads back into the same registers.
+        let identity = InfoIdentity::Block(Box::new(BlockInfo {
+            sysfs: sysfs::BlockIdentity {
+                name: "mmcblk0".into(),
+                ..Default::default()
+            },
+            discard_supported: Some(true),
+            mmc_summary: Some(s),
+            mmc: Some(m),
+        }));
+        let doc = Document::new(
+            crate::report::Target::None,
+            Body::Info(InfoResult { identity }),
+        );
+        let again = Document::from_json("info.json", doc.to_json().as_bytes()).unwrap();
+        assert_eq!(again, doc);
+        assert!(again.to_json().contains("\"product_name\": \"SC16G\""));
     }
 }
