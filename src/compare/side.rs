@@ -281,9 +281,8 @@ fn empty_side(kind: &str, target: String, measures: Vec<Measure>) -> Side {
     }
 }
 
-/// A part of a document as the type its command wrote it from: the one place that reads
-/// io's samples and parameters (free-form in the document until io's body is typed).
-pub fn typed<T: DeserializeOwned>(name: &str, what: &str, v: Option<&Value>) -> Result<T> {
+/// A part of fio's JSON (free-form: fio's, not flashscope's) as the type it is read into.
+fn typed<T: DeserializeOwned>(name: &str, what: &str, v: Option<&Value>) -> Result<T> {
     let v = v.ok_or_else(|| Error::usage(format!("{name}: the document has no {what}")))?;
     T::deserialize(v).map_err(|e| {
         Error::usage(format!(

@@ -1,8 +1,8 @@
 //! The HTML report: one or more result documents in one self-contained page (inline CSS
 //! and SVG, no script, no network), readable on screen and on paper. Output only.
 //!
-//! Charts are drawn from each command's typed samples ([`super::Body`]); `bench` and `io`
-//! (not typed yet) are read back from their JSON into the figures and fio's latency
+//! Charts are drawn from each command's typed samples ([`super::Body`]); the fio-shaped
+//! `jobs` of `bench` and `io` (fio's JSON, free-form by design) are read into fio's latency
 //! percentiles ([`charts::FioJobLatency`]).
 
 use super::charts::{self, FioJobLatency};
@@ -310,7 +310,7 @@ fn checks(h: &mut String, d: &Document) {
     h.push_str("</table>\n");
 }
 
-/// The samples (or one extra field) as the type its command wrote them from.
+/// A free-form part of a document (fio's jobs, an inference's value) as the type it holds.
 fn typed<T: DeserializeOwned>(v: Option<&serde_json::Value>, what: &str) -> Result<T, String> {
     let v = v.ok_or_else(|| format!("the document has no {what}"))?;
     T::deserialize(v)
