@@ -3,7 +3,7 @@
 //! names and in the order they write them (schema flashscope/1).
 
 mod common;
-use common::json_code;
+use common::{flashscope_in, killed_file_run, Loop};
 use flashscope::report::{Body, Document};
 
 /// (arguments, exit code); `DIR` is replaced by a fresh temporary directory, `STATE` by
@@ -33,6 +33,22 @@ const RUNS: &[(&[&str], i32)] = &[
         ],
         0,
     ),
+    (
+        &[
+            "io",
+            "sim:sd-16g",
+            "--rw",
+            "randwrite",
+            "--runtime",
+            "1s",
+            "--size",
+            "16M",
+            "--write",
+            "--verify",
+        ],
+        0,
+    ),
+    (&["info", "tests/data/flashbench/seed-align-01.txt"], 0),
     (&["bench", "sim:sd-16g", "--write", "--quick"], 0),
     (
         &[
@@ -60,7 +76,22 @@ const RUNS: &[(&[&str], i32)] = &[
         &["analyze", "tests/data/flashbench/readme-openau-01.txt"],
         0,
     ),
-    (&["fs", "seq", "DIR", "--size", "4M"], 0),
+    (
+        &[
+            "analyze",
+            "tests/data/flashbench/seed-align-01.txt",
+            "tests/data/flashbench/seed-openau-02.txt",
+            "--blocksize",
+            "4096",
+            "--erasesize",
+            "4M",
+        ],
+        0,
+    ),
+    (
+        &["fs", "seq", "DIR", "--size", "4M", "--plot", "DIR/seq.svg"],
+        0,
+    ),
     (
         &["fs", "files", "DIR", "--sizes", "64K,4K", "--total", "1M"],
         0,
@@ -103,7 +134,7 @@ fn every_commands_document_reads_back_into_its_type_and_writes_out_the_same() {
             .map(|a| a.replace("DIR", &d).replace("STATE", &st))
             .collect();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let v = json_code(&args, *code);
+        let (v, doc) = round_trip(&args, *code);
         let command = v["command"].as_str().unwrap().replace(' ', "_");
         let n = seen
             .iter()
@@ -115,31 +146,47 @@ fn every_commands_document_reads_back_into_its_type_and_writes_out_the_same() {
         )
         .unwrap();
         fields.extend(v.as_object().unwrap().keys().cloned());
-        let text = serde_json::to_string_pretty(&v).unwrap();
-        let doc = Document::from_json("stdout", text.as_bytes())
-            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
-        assert_eq!(doc.command(), v["command"].as_str().unwrap(), "{args:?}");
-        let again: serde_json::Value = serde_json::from_str(&doc.to_json()).unwrap();
-        assert_eq!(
-            again, v,
-            "{args:?}: the document changed on the way through its type"
-        );
-        // The order of the fields as written, too (schema, command, target first).
-        assert_eq!(
-            doc.to_json(),
-            Document::from_json("again", doc.to_json().as_bytes())
-                .unwrap()
-                .to_json()
-        );
         seen.push(doc.command());
     }
-    // Every command but `sim serve` (it needs FUSE; its own tests cover it) and `restore`
-    // (its document needs a journal left by a crash) was read back.
+    // The datasheet model with the reference rows of one medium.
+    let model: Vec<&str> = common::NOR
+        .iter()
+        .copied()
+        .chain(["--reference", "--media", "emmc"])
+        .collect();
+    let (v, _) = round_trip(&model, 0);
+    fields.extend(v.as_object().unwrap().keys().cloned());
+    // io through the page cache on a file: the disk's statistics and the page cache.
+    let img = state.path().join("io.img");
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    let (v, _) = round_trip(
+        &[
+            "io",
+            img.to_str().unwrap(),
+            "--rw",
+            "randrw",
+            "--size",
+            "8M",
+            "--runtime",
+            "1s",
+            "--direct=0",
+            "--write",
+        ],
+        0,
+    );
+    fields.extend(v.as_object().unwrap().keys().cloned());
+    // A journal a killed test left, listed and then restored.
+    let (_, journal, _) = killed_file_run(state.path(), 3);
+    let j = journal.display().to_string();
+    for args in [vec!["restore", &j, "--list", "--keep"], vec!["restore", &j]] {
+        let (v, doc) = round_trip(&args, 0);
+        fields.extend(v.as_object().unwrap().keys().cloned());
+        seen.push(doc.command());
+    }
+    // Every command but `sim serve` (it needs FUSE: results.rs reads back a constructed
+    // one) was read back.
     for c in Body::COMMANDS {
-        assert!(
-            seen.contains(c) || ["sim serve", "restore"].contains(c),
-            "no run of {c}"
-        );
+        assert!(seen.contains(c) || *c == "sim serve", "no run of {c}");
     }
     // The fields only some runs write were among those read back.
     for f in [
@@ -149,7 +196,76 @@ fn every_commands_document_reads_back_into_its_type_and_writes_out_the_same() {
         "sides",
         "verdict",
         "journal",
+        "journal_identity",
+        "summary",
+        "verify",
+        "steps",
+        "estimate",
+        "reference",
+        "timeline",
+        "identity",
+        "page_cache",
     ] {
         assert!(fields.contains(f), "no document had {f}");
     }
+}
+
+/// Run `flashscope ARGS --json` (exit `code`), read its document into the typed
+/// `Document` and write it out again: the same bytes as the command printed (field names,
+/// order, numbers), and the same typed value when read once more.
+fn round_trip(args: &[&str], code: i32) -> (serde_json::Value, Document) {
+    let state = tempfile::tempdir().unwrap();
+    let out = flashscope_in(state.path())
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}"));
+    let doc = Document::from_json("stdout", stdout.as_bytes())
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    assert_eq!(doc.command(), v["command"].as_str().unwrap(), "{args:?}");
+    let again = doc.to_json();
+    let changed = again
+        .lines()
+        .zip(stdout.lines())
+        .enumerate()
+        .find(|(_, (a, b))| a != b);
+    assert!(
+        changed.is_none() && again.lines().count() == stdout.trim_end().lines().count(),
+        "{args:?}: the document changed on the way through its type: line {changed:?}"
+    );
+    assert_eq!(
+        Document::from_json("again", doc.to_json().as_bytes()).unwrap(),
+        doc,
+        "{args:?}: read again, another typed value"
+    );
+    (v, doc)
+}
+
+#[test]
+fn info_on_a_block_device_reads_back_with_what_sysfs_says() {
+    let Some(lo) = Loop::attach(8 << 20, &[]) else {
+        return;
+    };
+    let (v, doc) = round_trip(&["info", &lo.dev], 0);
+    let Body::Info(info) = &doc.body else {
+        panic!("{v}");
+    };
+    let flashscope::report::results::InfoIdentity::Block(b) = &info.identity else {
+        panic!("a loop device is a block device: {}", v["identity"]);
+    };
+    assert_eq!(
+        format!("/dev/{}", b.sysfs.name),
+        lo.dev,
+        "{}",
+        v["identity"]
+    );
 }

@@ -6,7 +6,7 @@ use crate::analysis::flashbench::{self, FlashbenchLog, LogData, LogKind};
 use crate::analysis::interval::{self, IntervalPoint};
 use crate::error::EXIT_OK;
 use crate::input;
-use crate::report::results::{LogsTarget, Untyped};
+use crate::report::results::{AnalyzeParameters, AnalyzeResult, LogSample, LogsTarget};
 use crate::report::{Body, Target};
 use crate::report::{Document, Warning};
 use crate::units::parse_size_option;
@@ -117,19 +117,21 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             _ => {}
         }
     }
-    let kinds: Vec<&str> = logs.iter().map(|(_, l)| l.kind().name()).collect();
-    let body = Untyped {
-        parameters: serde_json::json!({
-            "kinds": kinds,
-            "blocksize": blocksize,
-            "erasesize": erasesize,
-            "open_au_nr": open_au_nr,
-        }),
-        samples: serde_json::json!(logs
+    let body = AnalyzeResult {
+        parameters: AnalyzeParameters {
+            kinds: logs.iter().map(|(_, l)| l.kind()).collect(),
+            blocksize,
+            erasesize,
+            open_au_nr,
+        },
+        samples: logs
             .iter()
-            .map(|(f, l)| serde_json::json!({"file": f, "log": l}))
-            .collect::<Vec<_>>()),
-        extra: serde_json::Map::new(),
+            .map(|(file, log)| LogSample {
+                file: file.clone(),
+                log: log.clone(),
+            })
+            .collect(),
+        steps: None,
     };
     let mut doc = Document::new(
         Target::Logs(LogsTarget {
@@ -148,10 +150,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         super::align::insert_inferences(&mut doc.inferences, &inf);
         doc.warnings.extend(inf.warnings.iter().cloned());
         if let Body::Analyze(b) = &mut doc.body {
-            b.extra.insert(
-                "steps".into(),
-                serde_json::to_value(&inf.steps).unwrap_or_default(),
-            );
+            b.steps = Some(inf.steps.clone());
         }
         text.push_str(&format!(
             "{}\n\nBoundary cost from the logs:\n{}\n{}",

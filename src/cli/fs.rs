@@ -12,7 +12,10 @@ use crate::fs::monitor::{throughput_series, Progress};
 use crate::fs::seq::{self, SeqConfig, SeqMode, SeqRun};
 use crate::fs::warn::environment_warnings;
 use crate::fs::{parse_size_list, Pattern};
-use crate::report::results::{FilesystemTarget, Untyped};
+use crate::report::results::{
+    CpuGovernor, FilesystemTarget, FsFilesParameters, FsFilesResult, FsMatrixParameters,
+    FsMatrixResult, FsSeqParameters, FsSeqResult,
+};
 use crate::report::svg::{self, AxisFormat, Chart};
 use crate::report::table::Table;
 use crate::report::{Body, Document, Target, Warning};
@@ -288,43 +291,44 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
         mem.total_bytes,
         run.drop_caches_error.as_deref(),
     ));
-    let mut extra = serde_json::Map::new();
-    let parameters = serde_json::json!({
-        "file_bytes": file_bytes,
-        "block_bytes": block_bytes,
-        "modes": cfg.modes,
-        "pattern": cfg.pattern,
-        "drop_caches": cfg.drop_caches,
-        "keep": cfg.keep,
-        "sample_interval_ns": 100_000_000u64,
-        "runs": cfg.runs,
-        "warmup_bytes": run.warmup_bytes,
-        "ram_bytes": mem.total_bytes,
-        "cpu_governors": governors.iter().map(|(p, g)| serde_json::json!({"policy": p, "governor": g})).collect::<Vec<_>>(),
-    });
-    let samples = serde_json::to_value(&run.results).unwrap_or_default();
-    let mut doc = Document::new(fs_target(&fs), Body::FsSeq(Untyped::default()));
+    let parameters = FsSeqParameters {
+        file_bytes,
+        block_bytes,
+        modes: cfg.modes.clone(),
+        pattern: cfg.pattern,
+        drop_caches: cfg.drop_caches,
+        keep: cfg.keep,
+        sample_interval_ns: cfg.sample_interval.as_nanos() as u64,
+        runs: cfg.runs,
+        warmup_bytes: run.warmup_bytes,
+        ram_bytes: mem.total_bytes,
+        cpu_governors: governors
+            .iter()
+            .map(|(policy, governor)| CpuGovernor {
+                policy: policy.clone(),
+                governor: governor.clone(),
+            })
+            .collect(),
+    };
+    let mut plot = None;
+    if let Some(p) = &a.plot {
+        write_file(p, &seq_plot(&run, &fs))?;
+        plot = Some(p.display().to_string());
+    }
+    let mut doc = Document::new(
+        fs_target(&fs),
+        Body::FsSeq(FsSeqResult {
+            parameters,
+            samples: run.results.clone(),
+            timeline: run.timeline.clone(),
+            dirty_peak_bytes: dirty_peaks(&run.timeline),
+            plot,
+        }),
+    );
     doc.inferences = seq_inferences(&run.results, file_bytes, fs.memory_backed);
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings;
-    extra.insert(
-        "timeline".into(),
-        serde_json::to_value(&run.timeline).unwrap_or_default(),
-    );
-    extra.insert(
-        "dirty_peak_bytes".into(),
-        serde_json::to_value(dirty_peaks(&run.timeline)).unwrap_or_default(),
-    );
-    if let Some(p) = &a.plot {
-        write_file(p, &seq_plot(&run, &fs))?;
-        extra.insert("plot".into(), p.display().to_string().into());
-    }
-    doc.body = Body::FsSeq(Untyped {
-        parameters,
-        samples,
-        extra,
-    });
     out.emit(&doc, |d| render_seq(d, &run, &fs, file_bytes, block_bytes));
     Ok(EXIT_OK)
 }
@@ -543,29 +547,30 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
     if let Some(e) = &run.drop_caches_error {
         warnings.push(Warning::DropCachesFailed { reason: e.clone() });
     }
-    let mut extra = serde_json::Map::new();
-    let parameters = serde_json::json!({
-        "sizes": cfg.sizes,
-        "total_bytes": total_bytes,
-        "pattern": cfg.pattern,
-        "drop_caches": cfg.drop_caches,
-        "keep": cfg.keep,
-    });
-    let samples = serde_json::to_value(&run.results).unwrap_or_default();
-    let mut doc = Document::new(fs_target(&fs), Body::FsFiles(Untyped::default()));
+    let parameters = FsFilesParameters {
+        sizes: cfg.sizes.clone(),
+        total_bytes,
+        pattern: cfg.pattern,
+        drop_caches: cfg.drop_caches,
+        keep: cfg.keep,
+    };
+    let mut plot = None;
+    if let Some(p) = &a.plot {
+        write_file(p, &files_plot(&run, &fs))?;
+        plot = Some(p.display().to_string());
+    }
+    let mut doc = Document::new(
+        fs_target(&fs),
+        Body::FsFiles(FsFilesResult {
+            parameters,
+            samples: run.results.clone(),
+            plot,
+        }),
+    );
     doc.inferences = files_inferences(&run.results);
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings;
-    if let Some(p) = &a.plot {
-        write_file(p, &files_plot(&run, &fs))?;
-        extra.insert("plot".into(), p.display().to_string().into());
-    }
-    doc.body = Body::FsFiles(Untyped {
-        parameters,
-        samples,
-        extra,
-    });
     out.emit(&doc, |d| render_files(d, &run, &fs));
     Ok(EXIT_OK)
 }
@@ -705,26 +710,22 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
             matrix: true,
         });
     }
-    let mut extra = serde_json::Map::new();
-    let parameters = serde_json::json!({
-        "file_sizes": cfg.file_sizes,
-        "record_sizes": cfg.record_sizes,
-        "sync": cfg.sync,
-        "fsync": cfg.fsync,
-        "direct": cfg.direct,
-        "pattern": cfg.pattern,
-        "keep": cfg.keep,
-        "ram_bytes": mem.total_bytes,
-    });
-    let samples = serde_json::to_value(&run.cells).unwrap_or_default();
-    let mut doc = Document::new(fs_target(&fs), Body::FsMatrix(Untyped::default()));
-    doc.bytes_written = run.bytes_written;
-    doc.elapsed_ns = run.elapsed_ns;
-    doc.warnings = warnings;
+    let parameters = FsMatrixParameters {
+        file_sizes: cfg.file_sizes.clone(),
+        record_sizes: cfg.record_sizes.clone(),
+        sync: cfg.sync,
+        fsync: cfg.fsync,
+        direct: cfg.direct,
+        pattern: cfg.pattern,
+        keep: cfg.keep,
+        ram_bytes: mem.total_bytes,
+    };
+    let mut csv = None;
     if let Some(p) = &a.csv {
         write_file(p, &matrix::to_csv(&run.cells))?;
-        extra.insert("csv".into(), p.display().to_string().into());
+        csv = Some(p.display().to_string());
     }
+    let mut plots = None;
     if let Some(prefix) = &a.plot {
         let mut written = Vec::new();
         for t in MatrixTest::ALL {
@@ -732,13 +733,20 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
             write_file(&path, &matrix_heatmap(&run, &cfg, t))?;
             written.push(path.display().to_string());
         }
-        extra.insert("plots".into(), written.into());
+        plots = Some(written);
     }
-    doc.body = Body::FsMatrix(Untyped {
-        parameters,
-        samples,
-        extra,
-    });
+    let mut doc = Document::new(
+        fs_target(&fs),
+        Body::FsMatrix(FsMatrixResult {
+            parameters,
+            samples: run.cells.clone(),
+            csv,
+            plots,
+        }),
+    );
+    doc.bytes_written = run.bytes_written;
+    doc.elapsed_ns = run.elapsed_ns;
+    doc.warnings = warnings;
     out.emit(&doc, |_| render_matrix(&run, &cfg, &fs));
     Ok(EXIT_OK)
 }

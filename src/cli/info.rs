@@ -2,7 +2,7 @@
 
 use super::Output;
 use crate::error::EXIT_OK;
-use crate::report::results::InfoResult;
+use crate::report::results::{BlockInfo, InfoIdentity, InfoResult, SimIdentity};
 use crate::report::table::Table;
 use crate::report::{Body, Document, TargetInfo};
 use crate::target::{self, sysfs, OpenRequest};
@@ -26,41 +26,34 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         require_direct: false,
     };
     let opened = target::open(&args.target, &req)?;
-    let mut identity = serde_json::Map::new();
-    match &opened.block_name {
+    let identity = match &opened.block_name {
         Some(name) => {
             let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
             let id = sysfs::identity(name, &mountinfo);
-            if let Some(d) = id.discard_supported() {
-                identity.insert("discard_supported".into(), d.into());
-            }
             let mmc = id
                 .device_dir
                 .as_deref()
                 .and_then(crate::target::mmc::decode_card_dir);
-            if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&id) {
-                identity.extend(m);
-            }
-            if let Some(mmc) = &mmc {
-                identity.insert("mmc_summary".into(), mmc_summary(mmc).into());
-                identity.insert("mmc".into(), serde_json::to_value(mmc).unwrap_or_default());
-            }
+            InfoIdentity::Block(Box::new(BlockInfo {
+                discard_supported: id.discard_supported(),
+                mmc_summary: mmc.as_ref().map(mmc_summary),
+                mmc,
+                sysfs: id,
+            }))
         }
         None if opened.info.kind == crate::target::TargetKind::Sim => {
-            identity.insert("model".into(), crate::target::SIM_MODEL.into());
-            identity.insert("discard_supported".into(), true.into());
+            InfoIdentity::Sim(SimIdentity {
+                model: crate::target::SIM_MODEL.into(),
+                discard_supported: true,
+            })
         }
-        None => {}
-    }
-    let mut doc = Document::for_target(
-        &opened.info,
-        Body::Info(InfoResult {
-            identity: identity.clone(),
-        }),
-    );
+        None => InfoIdentity::default(),
+    };
+    let text = render(&opened.info, &identity);
+    let mut doc = Document::for_target(&opened.info, Body::Info(InfoResult { identity }));
     doc.warnings = opened.warnings;
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc, |_| render(&opened.info, &identity));
+    out.emit(&doc, |_| text);
     Ok(EXIT_OK)
 }
 
@@ -101,7 +94,16 @@ fn mmc_summary(m: &crate::target::mmc::MmcIdentity) -> String {
     parts.join(", ")
 }
 
-fn render(t: &TargetInfo, identity: &serde_json::Map<String, serde_json::Value>) -> String {
+/// A list's cell: its items by `; `, or "none".
+fn list(items: Vec<String>) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join("; ")
+    }
+}
+
+fn render(t: &TargetInfo, identity: &InfoIdentity) -> String {
     use crate::target::TargetKind;
     let kind = match t.kind {
         TargetKind::Block => "block device",
@@ -136,43 +138,53 @@ fn render(t: &TargetInfo, identity: &serde_json::Map<String, serde_json::Value>)
     if let Some(fs) = &t.filesystem {
         table.row(vec!["filesystem".into(), fs.into()]);
     }
-    for (k, v) in identity.iter().filter(|(k, _)| k.as_str() != "mmc") {
-        let text = match v {
-            serde_json::Value::String(s) => s.clone(),
-            serde_json::Value::Array(a) if a.is_empty() => "none".into(),
-            serde_json::Value::Array(a) => a
-                .iter()
-                .map(|p| match p {
-                    serde_json::Value::Object(o) => format!(
-                        "{} at {} size {}{}",
-                        o.get("name").and_then(|v| v.as_str()).unwrap_or("?"),
-                        format_bytes(o.get("start_bytes").and_then(|v| v.as_u64()).unwrap_or(0)),
-                        format_bytes(o.get("size_bytes").and_then(|v| v.as_u64()).unwrap_or(0)),
-                        o.get("mount_points")
-                            .and_then(|m| m.as_array())
-                            .filter(|m| !m.is_empty())
-                            .map(|m| format!(
-                                " mounted on {}",
-                                m.iter()
-                                    .filter_map(|x| x.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ))
-                            .unwrap_or_default()
-                    ),
-                    other => other
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| other.to_string()),
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
-            serde_json::Value::Number(n) if k.ends_with("_bytes") => {
-                format_bytes(n.as_u64().unwrap_or(0))
-            }
-            serde_json::Value::Bool(x) => if *x { "yes" } else { "no" }.into(),
-            other => other.to_string(),
-        };
+    // The rows by name, as the document's `identity` has them (the registers apart).
+    let mut rows: Vec<(&str, String)> = Vec::new();
+    let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
+    match identity {
+        InfoIdentity::Block(b) => {
+            let id = &b.sysfs;
+            let text = |k: &'static str, v: &Option<String>| v.clone().map(|v| (k, v));
+            let bytes = |k: &'static str, v: Option<u64>| v.map(|v| (k, format_bytes(v)));
+            rows.extend(bytes(
+                "discard_granularity_bytes",
+                id.discard_granularity_bytes,
+            ));
+            rows.extend(bytes("discard_max_bytes", id.discard_max_bytes));
+            rows.extend(
+                b.discard_supported
+                    .map(|d| ("discard_supported", yes_no(d))),
+            );
+            rows.extend(text("mmc_summary", &b.mmc_summary));
+            rows.extend(text("model", &id.model));
+            rows.push(("mount_points", list(id.mount_points.clone())));
+            rows.push(("name", id.name.clone()));
+            let partitions = id.partitions.iter().map(|p| {
+                let mounted = if p.mount_points.is_empty() {
+                    String::new()
+                } else {
+                    format!(" mounted on {}", p.mount_points.join(", "))
+                };
+                format!(
+                    "{} at {} size {}{mounted}",
+                    p.name,
+                    format_bytes(p.start_bytes),
+                    format_bytes(p.size_bytes)
+                )
+            });
+            rows.push(("partitions", list(partitions.collect())));
+            rows.extend(text("scheduler", &id.scheduler));
+            rows.extend(text("serial", &id.serial));
+            rows.extend(text("vendor", &id.vendor));
+            rows.extend(text("whole_disk", &id.whole_disk));
+        }
+        InfoIdentity::Sim(sim) => {
+            rows.push(("discard_supported", yes_no(sim.discard_supported)));
+            rows.push(("model", sim.model.clone()));
+        }
+        InfoIdentity::None(_) => {}
+    }
+    for (k, text) in rows {
         table.row(vec![k.replace('_', " "), text]);
     }
     s.push_str(&table.render());
@@ -209,5 +221,22 @@ mod tests {
         ] {
             assert!(s.contains(needle), "{needle} missing from: {s}");
         }
+        // The card's document reads back into the same registers.
+        let identity = InfoIdentity::Block(Box::new(BlockInfo {
+            sysfs: sysfs::BlockIdentity {
+                name: "mmcblk0".into(),
+                ..Default::default()
+            },
+            discard_supported: Some(true),
+            mmc_summary: Some(s),
+            mmc: Some(m),
+        }));
+        let doc = Document::new(
+            crate::report::Target::None,
+            Body::Info(InfoResult { identity }),
+        );
+        let again = Document::from_json("info.json", doc.to_json().as_bytes()).unwrap();
+        assert_eq!(again, doc);
+        assert!(again.to_json().contains("\"product_name\": \"SC16G\""));
     }
 }

@@ -3,7 +3,7 @@
 
 use super::Output;
 use crate::error::{EXIT_CHECK_FAILED, EXIT_RUNTIME};
-use crate::report::results::Untyped;
+use crate::report::results::{IoResult, PageCacheChange};
 use crate::report::wear_line;
 use crate::report::{Body, Check, Document, Metric, TargetInfo, Warning};
 use crate::target::write::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
@@ -15,7 +15,6 @@ use crate::workload::{
     self, Dir, EngineKind, JobSpec, Pattern, RateLimit, RunTarget, RwMode, SyncMode, WorkloadResult,
 };
 use crate::{Error, Result};
-use serde_json::json;
 
 /// Arguments of `io` (fio's names).
 #[derive(Debug, clap::Args)]
@@ -298,21 +297,27 @@ pub fn exit_code(r: &WorkloadResult) -> i32 {
 
 /// The `io` document: fio-shaped `jobs`, per-second samples, disk and page-cache state.
 pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
-    let mut extra = serde_json::Map::new();
-    let mut doc = Document::for_target(target, Body::Io(Untyped::default()));
+    let verify = r.verify();
+    let mut doc = Document::for_target(
+        target,
+        Body::Io(IoResult {
+            parameters: r.spec.clone(),
+            samples: r.samples(),
+            engine: r.engine.clone(),
+            clock: r.clock.to_string(),
+            jobs: r.fio_jobs(),
+            disk_util: r.disk.clone().map(|d| vec![d]),
+            page_cache: r
+                .page_cache
+                .map(|(before, after)| PageCacheChange { before, after }),
+            verify: verify.clone(),
+            error: r.error().map(str::to_string),
+        }),
+    );
     doc.bytes_written = r.bytes_written();
     doc.elapsed_ns = r.elapsed_ns;
     doc.warnings = workload::run_warnings(r);
-    extra.insert("engine".into(), json!(r.engine));
-    extra.insert("clock".into(), json!(r.clock));
-    extra.insert("jobs".into(), r.fio_jobs_json());
-    if let Some(d) = &r.disk {
-        extra.insert("disk_util".into(), json!([d]));
-    }
-    if let Some((a, b)) = &r.page_cache {
-        extra.insert("page_cache".into(), json!({"before": a, "after": b}));
-    }
-    if let Some(v) = r.verify() {
+    if let Some(v) = &verify {
         let bad = v.bad_units * crate::workload::verify::STAMP_UNIT as u64;
         doc.checks.push(Check {
             name: "io.verify".into(),
@@ -324,20 +329,11 @@ pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
                 v.bytes_checked
             ),
         });
-        extra.insert("verify".into(), json!(v));
     }
     doc.metrics.extend(metrics(r));
-    if let Some(e) = r.error() {
-        extra.insert("error".into(), json!(e));
-        if r.vanished() {
-            doc.warnings.push(Warning::TargetVanished);
-        }
+    if r.error().is_some() && r.vanished() {
+        doc.warnings.push(Warning::TargetVanished);
     }
-    doc.body = Body::Io(Untyped {
-        parameters: serde_json::to_value(&r.spec).unwrap_or_default(),
-        samples: serde_json::to_value(r.samples()).unwrap_or_default(),
-        extra,
-    });
     doc
 }
 

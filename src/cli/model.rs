@@ -5,7 +5,7 @@ use super::Output;
 use crate::error::EXIT_OK;
 use crate::model::reference::{self, EmpiricalRow};
 use crate::model::{estimate, DatasheetText, Estimate, FlashKind, Term};
-use crate::report::results::{DatasheetTarget, Untyped};
+use crate::report::results::{DatasheetTarget, ModelParameters, ModelResult, ModelTerm};
 use crate::report::table::{Align, Table};
 use crate::report::{Body, Document, Inference, Target};
 use crate::units::{format_bytes, format_ns, format_rate};
@@ -121,9 +121,9 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             kind: "datasheet".to_string(),
             flash: None,
         }),
-        Body::Model(Untyped::default()),
+        Body::Model(ModelResult::default()),
     );
-    let mut body = Untyped::default();
+    let mut body = ModelResult::default();
     let mut text = String::new();
     if !args.reference || args.any_figure() {
         let d = args.text().parse()?;
@@ -132,18 +132,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             kind: "datasheet".to_string(),
             flash: Some(d.kind.name().to_string()),
         });
-        body.parameters = serde_json::to_value(&d).unwrap_or_default();
-        let mut samples = Vec::new();
+        body.parameters = ModelParameters::Datasheet(d.clone());
         for (phase, terms) in [("write", &e.write_terms), ("read", &e.read_terms)] {
-            for t in terms {
-                let mut v = serde_json::to_value(t).unwrap_or_default();
-                if let Some(m) = v.as_object_mut() {
-                    m.insert("phase".into(), phase.into());
-                }
-                samples.push(v);
-            }
+            body.samples.extend(terms.iter().map(|t| ModelTerm {
+                phase: phase.to_string(),
+                term: t.clone(),
+            }));
         }
-        body.samples = samples.into();
         doc.inferences.insert(
             "seq_write_bytes_per_s".into(),
             Inference::new(
@@ -169,11 +164,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 ),
             ),
         );
-        body.extra.insert(
-            "estimate".into(),
-            serde_json::to_value(&e).unwrap_or_default(),
-        );
         text.push_str(&render_estimate(&e, d.kind, d.total_bytes));
+        body.estimate = Some(e);
     }
     if args.reference {
         let rows = reference::filter(
@@ -202,10 +194,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             text.push('\n');
         }
         text.push_str(&render_reference(&rows));
-        body.extra.insert(
-            "reference".into(),
-            serde_json::to_value(&rows).unwrap_or_default(),
-        );
+        body.reference = Some(rows);
     }
     doc.body = Body::Model(body);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);

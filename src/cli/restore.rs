@@ -4,7 +4,7 @@
 use super::Output;
 use crate::error::EXIT_OK;
 use crate::journal::{self, Identity, Journal};
-use crate::report::results::{SpecTarget, Untyped};
+use crate::report::results::{JournalRegion, RestoreParameters, RestoreResult, SpecTarget};
 use crate::report::table::Table;
 use crate::report::{Body, Document, Target};
 use crate::target::{self, OpenRequest};
@@ -74,27 +74,30 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             _ => journal.identity.spec.clone(),
         },
     };
-    let regions: Vec<serde_json::Value> = journal
-        .records
-        .iter()
-        .map(|r| serde_json::json!({"offset_bytes": r.offset, "length_bytes": r.length}))
-        .collect();
+    let mut result = RestoreResult {
+        parameters: RestoreParameters {
+            journal: args.journal.display().to_string(),
+            ignore_identity: args.ignore_identity,
+            keep: args.keep,
+            list: args.list,
+        },
+        samples: journal
+            .records
+            .iter()
+            .map(|r| JournalRegion {
+                offset_bytes: r.offset,
+                length_bytes: r.length,
+            })
+            .collect(),
+        journal: args.journal.display().to_string(),
+        journal_identity: journal.identity.clone(),
+        restored: false,
+        summary: None,
+        journal_removed: None,
+    };
     let mut doc = Document::new(
         Target::Spec(SpecTarget { spec: spec.clone() }),
-        Body::Restore(Untyped::default()),
-    );
-    let parameters = serde_json::json!({
-        "journal": args.journal.display().to_string(),
-        "ignore_identity": args.ignore_identity,
-        "keep": args.keep,
-        "list": args.list,
-    });
-    let samples = serde_json::Value::Array(regions);
-    let mut extra = serde_json::Map::new();
-    extra.insert("journal".into(), args.journal.display().to_string().into());
-    extra.insert(
-        "journal_identity".into(),
-        serde_json::to_value(&journal.identity).unwrap_or_default(),
+        Body::Restore(result.clone()),
     );
     if journal.torn_tail_bytes > 0 {
         doc.warnings.push(crate::report::Warning::TornJournalTail {
@@ -106,12 +109,6 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             .push(crate::report::Warning::UntrustedJournal { why });
     }
     if args.list {
-        extra.insert("restored".into(), false.into());
-        doc.body = Body::Restore(Untyped {
-            parameters,
-            samples,
-            extra,
-        });
         doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
         out.emit(&doc, |d| render(d, &journal, None));
         return Ok(EXIT_OK);
@@ -159,17 +156,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     doc.target = Target::from(&opened.info);
     doc.warnings.extend(opened.warnings);
     doc.bytes_written = summary.bytes;
-    extra.insert("restored".into(), true.into());
-    extra.insert(
-        "summary".into(),
-        serde_json::to_value(summary).unwrap_or_default(),
-    );
-    extra.insert("journal_removed".into(), removed.into());
-    doc.body = Body::Restore(Untyped {
-        parameters,
-        samples,
-        extra,
-    });
+    result.restored = true;
+    result.summary = Some(summary);
+    result.journal_removed = Some(removed);
+    doc.body = Body::Restore(result);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc, |d| render(d, &journal, Some((summary, removed))));
     Ok(EXIT_OK)

@@ -4,7 +4,7 @@
 use super::Output;
 use crate::backend::sim::SimConfig;
 use crate::error::EXIT_OK;
-use crate::report::results::{SpecTarget, Untyped};
+use crate::report::results::{ServeParameters, ServeResult, SpecTarget};
 use crate::report::Warning;
 use crate::report::{Body, Document, Target};
 use crate::serve::{serve, ServeOptions};
@@ -95,24 +95,18 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     eprint!("{}", outcome.stats.text());
     if out.json {
-        let mut extra = serde_json::Map::new();
-        extra.insert(
-            "stats".into(),
-            serde_json::to_value(&outcome.stats).unwrap_or_default(),
-        );
         let mut doc = Document::new(
             Target::Spec(SpecTarget {
                 spec: args.spec.clone(),
             }),
-            Body::SimServe(Untyped {
-                parameters: serde_json::json!({
-                    "mountpoint": args.mountpoint,
-                    "loop": args.attach_loop,
-                    "cpu": args.cpu,
-                    "spin_ns": spin_ns,
-                }),
-                samples: serde_json::json!([]),
-                extra,
+            Body::SimServe(ServeResult {
+                parameters: ServeParameters {
+                    mountpoint: args.mountpoint.display().to_string(),
+                    attach_loop: args.attach_loop,
+                    cpu: args.cpu,
+                    spin_ns,
+                },
+                stats: outcome.stats.clone(),
             }),
         );
         doc.elapsed_ns = outcome.stats.uptime_ns;

@@ -4,14 +4,13 @@
 
 use super::Workload;
 use crate::input;
-use crate::report::results::{BenchResult, Untyped};
+use crate::report::results::{BenchResult, IoResult};
 use crate::report::{Body, Document, Metric};
 use crate::workload::bench::BenchFigure;
 use crate::workload::job::SecondSample;
 use crate::workload::{Dir, RwMode};
 use crate::{Error, Result};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -282,9 +281,8 @@ fn empty_side(kind: &str, target: String, measures: Vec<Measure>) -> Side {
     }
 }
 
-/// A part of a document as the type its command wrote it from: the one place that reads
-/// io's samples and parameters (free-form in the document until io's body is typed).
-pub fn typed<T: DeserializeOwned>(name: &str, what: &str, v: Option<&Value>) -> Result<T> {
+/// A part of fio's JSON (free-form: fio's, not flashscope's) as the type it is read into.
+fn typed<T: DeserializeOwned>(name: &str, what: &str, v: Option<&Value>) -> Result<T> {
     let v = v.ok_or_else(|| Error::usage(format!("{name}: the document has no {what}")))?;
     T::deserialize(v).map_err(|e| {
         Error::usage(format!(
@@ -293,23 +291,12 @@ pub fn typed<T: DeserializeOwned>(name: &str, what: &str, v: Option<&Value>) -> 
     })
 }
 
-/// The job parameters of an `io` document that decide what its figures mean.
-#[derive(Debug, Deserialize)]
-struct IoParameters {
-    rw: RwMode,
-    bs_min: u64,
-    bs_max: u64,
-    iodepth: u32,
-    numjobs: u32,
-    direct: bool,
-}
-
 /// The figures of a `bench` or `io` document.
 pub fn from_document(name: &str, doc: &Document) -> Result<Side> {
     let target = doc.target.name();
     let measures = match &doc.body {
         Body::Bench(b) => bench_measures(name, b)?,
-        Body::Io(b) => io_measures(name, b, &doc.metrics)?,
+        Body::Io(b) => io_measures(b, &doc.metrics),
         _ => {
             let other = doc.command();
             return Err(Error::usage(format!(
@@ -376,9 +363,8 @@ fn dir_name(dir: Dir) -> &'static str {
     }
 }
 
-fn io_measures(name: &str, b: &Untyped, metrics: &[Metric]) -> Result<Vec<Measure>> {
-    let p: IoParameters = typed(name, "parameters", Some(&b.parameters))?;
-    let samples: Vec<SecondSample> = typed(name, "samples", Some(&b.samples))?;
+fn io_measures(b: &IoResult, metrics: &[Metric]) -> Vec<Measure> {
+    let p = &b.parameters;
     let mut out = Vec::new();
     for dir in [Dir::Read, Dir::Write] {
         let bw = metrics.iter().find(|m| {
@@ -397,11 +383,11 @@ fn io_measures(name: &str, b: &Untyped, metrics: &[Metric]) -> Result<Vec<Measur
                 direct: p.direct,
             },
             bw_bytes: bw.value,
-            per_second: samples.iter().filter_map(|s| s.rate(dir)).collect(),
+            per_second: b.samples.iter().filter_map(|s| s.rate(dir)).collect(),
             runs: Vec::new(),
         });
     }
-    Ok(out)
+    out
 }
 
 /// fio's sizes: powers of 1024 whatever the suffix (its default `kb_base=1024`).

@@ -61,25 +61,12 @@ pub fn of_live(doc: &Document) -> DeviceIdentity {
 /// The identity of the device a document describes, from the document alone (an imported
 /// run from another machine): an `info` document's decoded CID, else model, serial, size.
 pub fn of_document(doc: &Document) -> DeviceIdentity {
-    let identity = match &doc.body {
-        Body::Info(i) => Some(&i.identity),
+    let cid = match &doc.body {
+        Body::Info(i) => i.identity.mmc().and_then(|m| m.cid.as_ref()),
         _ => None,
     };
-    let cid = identity
-        .and_then(|i| i.get("mmc"))
-        .and_then(|m| m.get("cid"));
     if let Some(cid) = cid {
-        let s = |k: &str| cid.get(k).and_then(|v| v.as_str()).map(str::to_string);
-        let n = |k: &str| cid.get(k).and_then(|v| v.as_u64());
-        if let (Some(mid), Some(oem), Some(product), Some(serial)) = (
-            n("manufacturer_id"),
-            n("oem_id"),
-            s("product_name"),
-            n("serial"),
-        ) {
-            let maker = s("manufacturer").unwrap_or_else(|| format!("0x{mid:02x}"));
-            return card_identity(&maker, oem, &product, serial);
-        }
+        return card_identity(cid);
     }
     match target_info(doc) {
         Some(t) => from_target(&t),
@@ -90,7 +77,14 @@ pub fn of_document(doc: &Document) -> DeviceIdentity {
     }
 }
 
-fn card_identity(maker: &str, oem: u64, product: &str, serial: u64) -> DeviceIdentity {
+/// An MMC/SD card by its CID: maker, OEM id, product name and serial number.
+fn card_identity(cid: &mmc::CidInfo) -> DeviceIdentity {
+    let (maker, oem, product, serial) = (
+        cid.manufacturer_label(),
+        cid.oem_id,
+        &cid.product_name,
+        cid.serial,
+    );
     DeviceIdentity {
         key: format!("mmc:{maker}/0x{oem:04x}/{product}/0x{serial:08x}"),
         model: Some(format!("{maker} {product}")),
@@ -139,12 +133,7 @@ fn block_identity(t: &TargetInfo) -> Option<DeviceIdentity> {
     let disk = sysfs::whole_disk_name(&name).unwrap_or(name);
     let dir = sysfs::device_dir(&disk)?;
     if let Some(cid) = mmc::decode_card_dir(&dir).and_then(|m| m.cid) {
-        return Some(card_identity(
-            &cid.manufacturer_label(),
-            u64::from(cid.oem_id),
-            &cid.product_name,
-            u64::from(cid.serial),
-        ));
+        return Some(card_identity(&cid));
     }
     let usb = sysfs::usb_ids(&dir)?;
     Some(DeviceIdentity {
@@ -195,7 +184,7 @@ mod tests {
                 &Document::new(Target::None, Body::Info(Default::default())).to_json(),
             )
             .unwrap();
-            v["command"] = "fs seq".into();
+            // Only the target decides: an empty info body on each kind of target.
             v["target"] = target;
             Document::from_json("d.json", v.to_string().as_bytes()).unwrap()
         };
@@ -219,11 +208,14 @@ mod tests {
         let cid =
             mmc::decode_cid("035344534e363447867e650771016b8d", mmc::CardKind::Sd, None).unwrap();
         if let Body::Info(i) = &mut d.body {
-            i.identity.insert(
-                "mmc".into(),
-                serde_json::json!({ "cid": serde_json::to_value(&cid).unwrap() }),
-            );
+            // As an info document on an SD card has it: sysfs's fields, the registers.
+            i.identity = serde_json::from_value(serde_json::json!({
+                "name": "mmcblk0", "partitions": [], "mount_points": [],
+                "mmc": { "type": "SD", "notes": [], "cid": cid },
+            }))
+            .unwrap();
         }
+        let d = Document::from_json("info.json", d.to_json().as_bytes()).unwrap();
         let id = of_document(&d);
         assert_eq!(id.key, "mmc:SanDisk/0x5344/SN64G/0x7e650771");
         assert_eq!(id.model.as_deref(), Some("SanDisk SN64G"));

@@ -19,7 +19,7 @@ enum Stop {
 pub type StopCheck = Box<dyn Fn() -> Option<i32> + Send>;
 
 /// What a restore did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RestoreSummary {
     pub regions: u64,
     pub bytes: u64,

@@ -1,8 +1,8 @@
 //! The HTML report: one or more result documents in one self-contained page (inline CSS
 //! and SVG, no script, no network), readable on screen and on paper. Output only.
 //!
-//! Charts are drawn from each command's typed samples ([`super::Body`]); `bench` and `io`
-//! (not typed yet) are read back from their JSON into the figures and fio's latency
+//! Charts are drawn from each command's typed samples ([`super::Body`]); the fio-shaped
+//! `jobs` of `bench` and `io` (fio's JSON, free-form by design) are read into fio's latency
 //! percentiles ([`charts::FioJobLatency`]).
 
 use super::charts::{self, FioJobLatency};
@@ -310,7 +310,7 @@ fn checks(h: &mut String, d: &Document) {
     h.push_str("</table>\n");
 }
 
-/// The samples (or one extra field) as the type its command wrote them from.
+/// A free-form part of a document (fio's jobs, an inference's value) as the type it holds.
 fn typed<T: DeserializeOwned>(v: Option<&serde_json::Value>, what: &str) -> Result<T, String> {
     let v = v.ok_or_else(|| format!("the document has no {what}"))?;
     T::deserialize(v)
@@ -399,13 +399,10 @@ fn charts_of(d: &Document, target: &TargetInfo) -> Vec<Result<Figure, String>> {
                 }),
             );
         }
-        Body::Io(b) if b.samples.as_array().is_some_and(|a| !a.is_empty()) => {
+        Body::Io(b) if !b.samples.is_empty() => {
+            out.push(Ok(charts::io_per_second(&b.samples).to_svg().into()));
             out.push(
-                typed::<Vec<crate::workload::job::SecondSample>>(Some(&b.samples), "samples")
-                    .map(|s| charts::io_per_second(&s).to_svg().into()),
-            );
-            out.push(
-                typed::<Vec<FioJobLatency>>(b.extra.get("jobs"), "jobs").map(|j| {
+                typed::<Vec<FioJobLatency>>(Some(&serde_json::json!(b.jobs)), "jobs").map(|j| {
                     charts::latency_percentiles(&j, &title("io: latency percentiles"))
                         .to_svg()
                         .into()
@@ -632,7 +629,7 @@ mod tests {
     use super::*;
     use crate::report::{Check, Warning};
 
-    use crate::report::results::{ScatterParameters, ScatterResult, SpecTarget, Untyped};
+    use crate::report::results::{IoResult, ScatterParameters, ScatterResult, SpecTarget};
     use crate::report::{Body, Target};
 
     const EVIL: &str = "<script>alert('x')</script>&\"";
@@ -712,7 +709,7 @@ mod tests {
     }
 
     /// An `auto` document with hostile text in its verdict, advice and parameters, and an
-    /// `io` one (free-form fields) with hostile samples and extras.
+    /// `io` one with hostile text in its strings and its fio jobs.
     fn hostile_auto() -> Vec<Document> {
         let evil = EVIL;
         let advice = vec![crate::analysis::advice::Advice {
@@ -720,14 +717,21 @@ mod tests {
             text: evil.into(),
             command: Some(evil.into()),
         }];
-        let mut extra = serde_json::Map::new();
-        extra.insert("note".into(), serde_json::json!({ evil: evil }));
         let io = Document::new(
             Target::Spec(SpecTarget { spec: evil.into() }),
-            Body::Io(Untyped {
-                parameters: serde_json::json!({ evil: evil }),
-                samples: serde_json::json!([{ evil: evil }]),
-                extra,
+            Body::Io(IoResult {
+                parameters: crate::workload::JobSpec {
+                    name: evil.into(),
+                    ..Default::default()
+                },
+                samples: Vec::new(),
+                engine: evil.into(),
+                clock: evil.into(),
+                jobs: vec![serde_json::json!({ evil: evil })],
+                disk_util: None,
+                page_cache: None,
+                verify: None,
+                error: Some(evil.into()),
             }),
         );
         vec![auto(evil, evil, advice), io]

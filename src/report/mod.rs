@@ -229,12 +229,14 @@ pub struct Document {
     /// command that measured them; device labels are added at export from `target`.
     #[serde(default)]
     pub metrics: Vec<Metric>,
+    /// The command's own fields: `command`, `parameters`, `samples` and its extras.
+    /// Read before `session`: a flattened struct takes the fields it reads, and `restore`'s
+    /// own `journal` (the file it restored from) must reach the body.
+    #[serde(flatten)]
+    pub body: Body,
     /// A writing test's preserve-mode record (`journal`, `preserve` at the top level).
     #[serde(flatten)]
     pub session: Option<WriteRecord>,
-    /// The command's own fields: `command`, `parameters`, `samples` and its extras.
-    #[serde(flatten)]
-    pub body: Body,
 }
 
 impl Serialize for Document {

@@ -162,39 +162,6 @@ pub struct PreserveRecord {
     pub journal_removed: bool,
 }
 
-/// A command's fields that are not typed yet, kept as they were written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Untyped {
-    /// Free-form until this command's parameters get a type.
-    #[serde(default = "empty_object")]
-    pub parameters: serde_json::Value,
-    /// Free-form until this command's samples get a type.
-    #[serde(default = "empty_array")]
-    pub samples: serde_json::Value,
-    /// Free-form until this command's extra fields get types.
-    #[serde(flatten)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
-}
-
-impl Default for Untyped {
-    /// No parameters (`{}`), no samples (`[]`), no extra fields.
-    fn default() -> Self {
-        Untyped {
-            parameters: empty_object(),
-            samples: empty_array(),
-            extra: serde_json::Map::new(),
-        }
-    }
-}
-
-fn empty_object() -> serde_json::Value {
-    serde_json::Value::Object(serde_json::Map::new())
-}
-
-fn empty_array() -> serde_json::Value {
-    serde_json::Value::Array(Vec::new())
-}
-
 macro_rules! bodies {
     ($($(#[$doc:meta])* $name:literal => $variant:ident($ty:ty),)*) => {
         /// Each command's own fields, internally tagged by `command` (the subcommand as typed).
@@ -240,19 +207,19 @@ bodies! {
     "probe" => Probe(ProbeResult),
     "verify" => Verify(VerifyResult),
     "sim list" => SimList(SimListResult),
-    "sim serve" => SimServe(Untyped),
-    "io" => Io(Untyped),
+    "sim serve" => SimServe(ServeResult),
+    "io" => Io(IoResult),
     "bench" => Bench(BenchResult),
     "align" => Align(AlignResult),
     "auto" => Auto(AutoResult),
     "scatter" => Scatter(ScatterResult),
     "interval" => Interval(IntervalResult),
-    "analyze" => Analyze(Untyped),
-    "fs seq" => FsSeq(Untyped),
-    "fs files" => FsFiles(Untyped),
-    "fs matrix" => FsMatrix(Untyped),
-    "model" => Model(Untyped),
-    "restore" => Restore(Untyped),
+    "analyze" => Analyze(AnalyzeResult),
+    "fs seq" => FsSeq(FsSeqResult),
+    "fs files" => FsFiles(FsFilesResult),
+    "fs matrix" => FsMatrix(FsMatrixResult),
+    "model" => Model(ModelResult),
+    "restore" => Restore(RestoreResult),
     "open-au" => OpenAu(OpenAuResult),
     "fat" => Fat(FatResult),
     "program" => Program(ProgramResult),
@@ -291,7 +258,7 @@ pub struct HistoryListResult {
     pub samples: Vec<crate::history::RunSummary>,
 }
 
-/// A command without parameters: `{}`.
+/// A command without parameters, or an empty part of a document: `{}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NoParameters {}
 
@@ -526,9 +493,63 @@ pub struct HealthResult {
 /// `info`: what the system says about the device.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct InfoResult {
-    /// sysfs identity, discard support and the decoded MMC/SD registers, merged by name:
-    /// left free-form here (its fields depend on the device type and kernel; not yet typed).
-    pub identity: serde_json::Map<String, serde_json::Value>,
+    pub identity: InfoIdentity,
+}
+
+/// `info`'s `identity`: its fields depend on what the target is.
+///
+/// Untagged: told apart by their fields, a block device's first (it has `name`), the
+/// simulator's next (`model`), nothing last.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InfoIdentity {
+    /// A block device: what sysfs says, with the decoded MMC/SD registers.
+    Block(Box<BlockInfo>),
+    /// A simulated card.
+    Sim(SimIdentity),
+    /// A regular file: nothing to say (`{}`).
+    None(NoParameters),
+}
+
+impl Default for InfoIdentity {
+    /// Nothing (`{}`).
+    fn default() -> Self {
+        InfoIdentity::None(NoParameters {})
+    }
+}
+
+impl InfoIdentity {
+    /// The decoded MMC/SD registers, on a block device whose sysfs has them.
+    pub fn mmc(&self) -> Option<&crate::target::mmc::MmcIdentity> {
+        match self {
+            InfoIdentity::Block(b) => b.mmc.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// A block device's identity as sysfs gives it, its discard support and its MMC/SD
+/// registers when it is a card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockInfo {
+    #[serde(flatten)]
+    pub sysfs: crate::target::sysfs::BlockIdentity,
+    /// A non-zero `discard_max_bytes` (absent when sysfs does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discard_supported: Option<bool>,
+    /// One line: the card's maker, product, date and class marks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmc_summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmc: Option<crate::target::mmc::MmcIdentity>,
+}
+
+/// A simulated card's identity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimIdentity {
+    /// `target::SIM_MODEL`.
+    pub model: String,
+    pub discard_supported: bool,
 }
 
 /// One simulator preset and the keys it sets.
@@ -701,4 +722,296 @@ pub struct BenchResult {
     /// `--runs N` above 1: each run's figures, in run order (the samples are over all runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs: Option<Vec<Vec<crate::workload::bench::BenchFigure>>>,
+}
+
+/// `io`: the job spec, per-second samples, fio-shaped `jobs`, disk and page-cache state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IoResult {
+    pub parameters: crate::workload::JobSpec,
+    pub samples: Vec<crate::workload::SecondSample>,
+    /// The engine that ran ("sim" when the simulator's queue model did).
+    pub engine: String,
+    /// "virtual" (a simulated card) or "monotonic".
+    pub clock: String,
+    /// One fio `--output-format=json` job per job: kept as fio's JSON, free-form by
+    /// design, for tools that read fio's output.
+    pub jobs: Vec<serde_json::Value>,
+    /// The block device's statistics (fio's one-element `disk_util` list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_util: Option<Vec<crate::workload::sysstat::DiskUtil>>,
+    /// Buffered runs: the page cache before and after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_cache: Option<PageCacheChange>,
+    /// `--verify`: what reading back found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::workload::verify::VerifyReport>,
+    /// Why the jobs stopped early, if they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The page cache before and after a buffered run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PageCacheChange {
+    pub before: crate::workload::sysstat::PageCache,
+    pub after: crate::workload::sysstat::PageCache,
+}
+
+/// One CPU frequency policy and its governor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuGovernor {
+    pub policy: String,
+    pub governor: String,
+}
+
+/// `fs seq`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FsSeqParameters {
+    pub file_bytes: u64,
+    pub block_bytes: u64,
+    pub modes: Vec<crate::fs::seq::SeqMode>,
+    pub pattern: crate::workload::Pattern,
+    pub drop_caches: bool,
+    pub keep: bool,
+    pub sample_interval_ns: u64,
+    pub runs: u32,
+    pub warmup_bytes: u64,
+    pub ram_bytes: u64,
+    pub cpu_governors: Vec<CpuGovernor>,
+}
+
+/// `fs seq`: one row per dd mode, the page cache over time and its peaks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FsSeqResult {
+    pub parameters: FsSeqParameters,
+    pub samples: Vec<crate::fs::seq::SeqModeResult>,
+    /// /proc/meminfo and /proc/vmstat every sample interval.
+    pub timeline: Vec<crate::fs::monitor::MemSample>,
+    /// The highest dirty + writeback bytes in each phase.
+    pub dirty_peak_bytes: std::collections::BTreeMap<String, u64>,
+    /// The `--plot` file written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plot: Option<String>,
+}
+
+/// `fs files`' parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FsFilesParameters {
+    pub sizes: Vec<u64>,
+    pub total_bytes: u64,
+    pub pattern: crate::workload::Pattern,
+    pub drop_caches: bool,
+    pub keep: bool,
+}
+
+/// `fs files`: one row per file size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FsFilesResult {
+    pub parameters: FsFilesParameters,
+    pub samples: Vec<crate::fs::files::FilesSizeResult>,
+    /// The `--plot` file written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plot: Option<String>,
+}
+
+/// `fs matrix`' parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FsMatrixParameters {
+    pub file_sizes: Vec<u64>,
+    pub record_sizes: Vec<u64>,
+    pub sync: bool,
+    pub fsync: bool,
+    pub direct: bool,
+    pub pattern: crate::workload::Pattern,
+    pub keep: bool,
+    pub ram_bytes: u64,
+}
+
+/// `fs matrix`: one cell per file size and record size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FsMatrixResult {
+    pub parameters: FsMatrixParameters,
+    pub samples: Vec<crate::fs::matrix::MatrixCell>,
+    /// The `--csv` file written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub csv: Option<String>,
+    /// The `--plot` heat maps written, one per test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plots: Option<Vec<String>>,
+}
+
+/// One term of the datasheet model and the phase (`write`, `read`) it belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelTerm {
+    pub phase: String,
+    #[serde(flatten)]
+    pub term: crate::model::Term,
+}
+
+/// `model`: the datasheet estimate, the reference table, or both.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelResult {
+    /// The datasheet (`{}` for `--reference` alone).
+    #[serde(default)]
+    pub parameters: ModelParameters,
+    /// The estimate's terms, write then read (`[]` for `--reference` alone).
+    #[serde(default)]
+    pub samples: Vec<ModelTerm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<crate::model::Estimate>,
+    /// `--reference`: the measured rows that match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Vec<crate::model::reference::EmpiricalRow>>,
+}
+
+/// `model`'s parameters: the datasheet, or none (`{}`) for `--reference` alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ModelParameters {
+    Datasheet(crate::model::Datasheet),
+    None(NoParameters),
+}
+
+impl Default for ModelParameters {
+    /// None (`{}`).
+    fn default() -> Self {
+        ModelParameters::None(NoParameters {})
+    }
+}
+
+/// `analyze`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnalyzeParameters {
+    /// Each log's kind, in the order given.
+    pub kinds: Vec<crate::analysis::flashbench::LogKind>,
+    pub blocksize: Option<u64>,
+    pub erasesize: Option<u64>,
+    pub open_au_nr: Option<Vec<u32>>,
+}
+
+/// One flashbench log read by `analyze`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogSample {
+    pub file: String,
+    pub log: crate::analysis::flashbench::FlashbenchLog,
+}
+
+/// `analyze`: the logs as read and, for align logs, the fitted staircase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnalyzeResult {
+    pub parameters: AnalyzeParameters,
+    pub samples: Vec<LogSample>,
+    /// The align logs' staircase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Vec<Step>>,
+}
+
+/// `restore`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RestoreParameters {
+    pub journal: String,
+    pub ignore_identity: bool,
+    pub keep: bool,
+    pub list: bool,
+}
+
+/// One region the journal saved.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct JournalRegion {
+    pub offset_bytes: u64,
+    pub length_bytes: u64,
+}
+
+/// `restore`: the journal's regions and target, and what putting them back did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RestoreResult {
+    pub parameters: RestoreParameters,
+    pub samples: Vec<JournalRegion>,
+    /// The journal file.
+    pub journal: String,
+    /// The target the journal was written for.
+    pub journal_identity: crate::journal::Identity,
+    /// False for `--list`.
+    pub restored: bool,
+    /// What the restore wrote and verified (absent for `--list`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<crate::journal::RestoreSummary>,
+    /// Absent for `--list`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_removed: Option<bool>,
+}
+
+/// `sim serve`'s parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServeParameters {
+    pub mountpoint: String,
+    #[serde(rename = "loop")]
+    pub attach_loop: bool,
+    pub cpu: Option<usize>,
+    pub spin_ns: u64,
+}
+
+/// `sim serve`: what the server did until it stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServeResult {
+    pub parameters: ServeParameters,
+    pub stats: crate::serve::stats::ServeStats,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Document;
+
+    /// `sim serve`'s document needs FUSE to make (tests/serve.rs); here one built from a
+    /// value reads back into the same value, under the names the command writes.
+    #[test]
+    fn a_sim_serve_document_reads_back_into_the_same_value() {
+        let p = crate::serve::histogram::Percentiles {
+            count: 3,
+            mean_ns: 2,
+            p50_ns: 2,
+            p90_ns: 3,
+            p99_ns: 3,
+            p999_ns: 3,
+            max_ns: 3,
+        };
+        let doc = Document::new(
+            Target::Spec(SpecTarget {
+                spec: "sim:sd-16g".into(),
+            }),
+            Body::SimServe(ServeResult {
+                parameters: ServeParameters {
+                    mountpoint: "/mnt/card".into(),
+                    attach_loop: true,
+                    cpu: Some(1),
+                    spin_ns: 50_000,
+                },
+                stats: crate::serve::stats::ServeStats {
+                    requests: 3,
+                    reads: 2,
+                    writes: 1,
+                    flushes: 0,
+                    discards: 0,
+                    errors: 0,
+                    bytes_read: 8192,
+                    bytes_written: 4096,
+                    bytes_discarded: 0,
+                    model_ns: 1_000,
+                    uptime_ns: 5_000,
+                    handler_ns: p,
+                    late_ns: p,
+                },
+            }),
+        );
+        let text = doc.to_json();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["command"], "sim serve");
+        assert_eq!(v["parameters"]["loop"], true);
+        assert_eq!(v["samples"], serde_json::json!([]));
+        assert_eq!(v["stats"]["late_ns"]["p99_ns"], 3);
+        let again = Document::from_json("serve.json", text.as_bytes()).unwrap();
+        assert_eq!(again, doc);
+        assert_eq!(again.to_json(), text);
+    }
 }

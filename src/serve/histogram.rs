@@ -1,12 +1,12 @@
 //! The server's overhead percentiles, kept in the workload engine's log-linear histogram
 //! (one histogram implementation for the whole tool: fixed memory whatever the count).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use crate::workload::histogram::LatencyHistogram;
 
 /// The percentiles a report shows, in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Percentiles {
     pub count: u64,
     pub mean_ns: u64,

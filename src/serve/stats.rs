@@ -2,7 +2,7 @@
 
 use super::histogram::{LatencyHistogram, Percentiles};
 use crate::units::{format_bytes, format_ns};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Running totals, updated by the event loop and the completer.
 #[derive(Debug, Clone, Default)]
@@ -25,7 +25,7 @@ pub struct Counters {
 }
 
 /// What `MOUNTPOINT/stats` shows and the server prints at exit.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServeStats {
     pub requests: u64,
     pub reads: u64,

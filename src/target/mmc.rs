@@ -12,7 +12,7 @@
 //! any input.
 
 use crate::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::io;
 use std::path::Path;
 
@@ -20,7 +20,7 @@ const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
 
 /// Which register layout applies: SD (SD Association) or MMC/eMMC (JEDEC).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CardKind {
     /// SD, SDHC, SDXC, SDUC cards (and the memory part of SDcombo).
@@ -204,7 +204,7 @@ pub fn manufacturer_name(kind: CardKind, id: u8) -> Option<&'static str> {
 // ---------------------------------------------------------------------------------------
 
 /// The decoded Card Identification register (SD or MMC layout).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CidInfo {
     /// The layout the register was decoded with.
     pub kind: CardKind,
@@ -370,7 +370,7 @@ fn emmc_year(code: u8, ext_csd_rev: Option<u8>) -> (Option<u16>, Vec<u16>, Optio
 // ---------------------------------------------------------------------------------------
 
 /// The decoded Card Specific Data register (SD or MMC layout).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CsdInfo {
     /// The layout the register was decoded with.
     pub kind: CardKind,
@@ -536,7 +536,7 @@ pub fn decode_csd(text: &str, kind: CardKind) -> Result<CsdInfo> {
 // ---------------------------------------------------------------------------------------
 
 /// The decoded SD Status register (512 bits, SD cards only).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SsrInfo {
     /// DAT_BUS_WIDTH [511:510] when the kernel read the register. Linux reads it during
     /// initialisation, before switching to 4 bits, so sysfs usually shows 1: it describes
@@ -714,7 +714,7 @@ pub fn decode_ssr(text: &str) -> Result<SsrInfo> {
 /// What the sysfs device directory of an MMC/SD block device says about the card. Every
 /// field is `None` when its file is absent; a file that is present but unreadable or
 /// malformed also gives `None`, with the reason in `notes`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MmcIdentity {
     /// The sysfs `type` text: "SD", "MMC", "SDIO" or "SDcombo".
     #[serde(rename = "type")]

@@ -1,7 +1,7 @@
 //! Identity of block devices from sysfs: names, flags, vendor/model, partitions.
 //! Every attribute may be missing on a trimmed kernel; absent means `None`, never an error.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -74,7 +74,7 @@ fn read_u64(name: &str, rel: &str) -> Option<u64> {
 }
 
 /// A partition of a block device and where it is mounted.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Partition {
     pub name: String,
     pub start_bytes: u64,
@@ -83,7 +83,7 @@ pub struct Partition {
 }
 
 /// What sysfs says about a block device.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BlockIdentity {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]

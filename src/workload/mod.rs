@@ -160,12 +160,15 @@ impl WorkloadResult {
 
     /// The `jobs` array in fio's JSON shape (names and units as fio's `--output-format=json`).
     pub fn fio_jobs_json(&self) -> Value {
-        Value::Array(
-            self.jobs
-                .iter()
-                .map(|j| fio_job_json(j, &self.spec, &self.engine))
-                .collect(),
-        )
+        Value::Array(self.fio_jobs())
+    }
+
+    /// One job each in fio's JSON shape.
+    pub fn fio_jobs(&self) -> Vec<Value> {
+        self.jobs
+            .iter()
+            .map(|j| fio_job_json(j, &self.spec, &self.engine))
+            .collect()
     }
 }
 

@@ -64,7 +64,7 @@ impl RwMode {
 }
 
 /// Which I/O engine moves the bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
     /// pread/pwrite, one I/O at a time (fio's psync).
@@ -99,7 +99,7 @@ impl EngineKind {
 }
 
 /// Synchronous-write flags on open (fio's `sync=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SyncMode {
     None,
@@ -125,7 +125,7 @@ impl SyncMode {
 }
 
 /// What written blocks contain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     Zeros,
@@ -191,7 +191,7 @@ impl Pattern {
 }
 
 /// A rate cap in bytes per second, per direction (fio's `rate=read,write`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RateLimit {
     pub read: Option<u64>,
     pub write: Option<u64>,
@@ -258,7 +258,7 @@ pub fn parse_cpus(text: &str) -> Result<Vec<usize>> {
 }
 
 /// One job, as the engine runs it. Sizes and offsets are in bytes, times in ns.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
     pub name: String,
     pub rw: RwMode,

@@ -1,7 +1,7 @@
 //! What the system saw during a run: CPU time (getrusage), the block device's own counters
 //! (`/sys/block/DEV/stat`, as iostat -x reads them) and the page cache (`/proc/meminfo`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// User and system CPU time of the calling thread (`RUSAGE_THREAD`), in ns.
@@ -77,7 +77,7 @@ impl DiskCounters {
 
 /// The block device's statistics over a run, with fio's `disk_util` names and iostat -x's
 /// derived figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiskUtil {
     pub name: String,
     pub read_ios: u64,
@@ -148,7 +148,7 @@ pub fn read_disk_counters(stat: &Path) -> Option<DiskCounters> {
 }
 
 /// Page-cache state from `/proc/meminfo`, in bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageCache {
     pub dirty_bytes: u64,
     pub writeback_bytes: u64,

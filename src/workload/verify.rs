@@ -3,7 +3,7 @@
 //! it back proves the device stored *this* write at *this* place: a card that drops
 //! writes, returns stale data or aliases addresses cannot look fast (KDiskMark issue #38).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Bytes stamped as one unit.
 pub const STAMP_UNIT: usize = 512;
@@ -95,7 +95,7 @@ impl WrittenMap {
 }
 
 /// What the verify pass found.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VerifyReport {
     /// Bytes read back and checked.
     pub bytes_checked: u64,

@@ -612,3 +612,36 @@ impl Ext4Partition {
             .unwrap_or_default()
     }
 }
+
+/// Bytes from a seeded generator (the same for the same seed).
+pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    use rand::{Rng, SeedableRng};
+    let mut v = vec![0u8; len];
+    rand_pcg::Pcg64::seed_from_u64(seed).fill(&mut v[..]);
+    v
+}
+
+/// A file target of random bytes and a journal for it that a killed test left: regions at
+/// 0 and 1 MiB (64 KiB each) saved, then overwritten with zeros. Returns the image's
+/// original content.
+pub fn killed_file_run(
+    dir: &std::path::Path,
+    seed: u64,
+) -> (std::path::PathBuf, std::path::PathBuf, Vec<u8>) {
+    use flashscope::backend::{AlignedBuf, Backend};
+    let img = dir.join("card.img");
+    let original = random_bytes(4 << 20, seed);
+    std::fs::write(&img, &original).unwrap();
+    let spec = img.to_str().unwrap();
+    let opened =
+        flashscope::target::open(spec, &flashscope::target::OpenRequest::read_write()).unwrap();
+    let id = flashscope::journal::Identity::of(spec, &opened, "test");
+    let j = dir.join("killed.fsjournal");
+    let mut p = flashscope::journal::Preserve::new(opened.backend, &j, &id).unwrap();
+    let zeros = AlignedBuf::new(64 << 10);
+    p.write_at(&zeros, 0).unwrap();
+    p.write_at(&zeros, 1 << 20).unwrap();
+    drop(p); // as a SIGKILL leaves it: journal kept, regions overwritten
+    assert_ne!(std::fs::read(&img).unwrap(), original);
+    (img, j, original)
+}
