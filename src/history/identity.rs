@@ -91,13 +91,23 @@ fn card_identity(cid: &mmc::CidInfo) -> DeviceIdentity {
     }
 }
 
+/// A simulated card's part for `history table --by model`: its spec without the `seed`
+/// key, so the seeds of one preset are copies of one part, while a preset with other
+/// keys (`sim:sd-16g,write_bw=13.2M`) is another part.
+fn sim_part(spec: &str) -> String {
+    spec.split(',')
+        .filter(|k| !k.trim_start().starts_with("seed="))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// What the typed target alone says: a `sim:` spec as itself, a file or directory by its
 /// path, a device by model, serial and size.
 fn from_target(t: &TargetInfo) -> DeviceIdentity {
     match t.kind {
         TargetKind::Sim => DeviceIdentity {
             key: t.spec.clone(),
-            model: t.model.clone(),
+            model: Some(sim_part(&t.spec)),
         },
         TargetKind::File | TargetKind::Directory => {
             let path = std::path::absolute(Path::new(&t.spec))
@@ -164,6 +174,17 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(of_document(&sim).key, "sim:sd-16g,seed=3");
+        // The seeds of one preset are one part; other keys make another.
+        assert_eq!(of_document(&sim).model.as_deref(), Some("sim:sd-16g"));
+        let other = doc_on(TargetInfo {
+            spec: "sim:sd-16g,write_bw=13.2M,seed=2".into(),
+            kind: TargetKind::Sim,
+            ..Default::default()
+        });
+        assert_eq!(
+            of_document(&other).model.as_deref(),
+            Some("sim:sd-16g,write_bw=13.2M")
+        );
         let disk = doc_on(TargetInfo {
             spec: "/dev/sdz".into(),
             kind: TargetKind::Block,

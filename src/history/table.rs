@@ -193,10 +193,10 @@ mod tests {
     fn median_and_range_per_part_and_column() {
         let mut s = Store::open_in_memory().unwrap();
         for (spec, r, w) in [
-            ("sim:a", 10.0, 100.0),
-            ("sim:a", 30.0, 300.0),
-            ("sim:a", 20.0, 250.0),
-            ("sim:b", 5.0, 50.0),
+            ("sim:a,seed=1", 10.0, 100.0),
+            ("sim:a,seed=1", 30.0, 300.0),
+            ("sim:a,seed=1", 20.0, 250.0),
+            ("sim:a,seed=2", 5.0, 50.0),
         ] {
             let d = bench(spec, r, w);
             let id = super::super::identity::of_document(&d);
@@ -204,7 +204,7 @@ mod tests {
         }
         let t = table(&s, By::Device).unwrap();
         assert_eq!(t.len(), 2);
-        assert_eq!(t[0].part, "sim:a");
+        assert_eq!(t[0].part, "sim:a,seed=1");
         assert_eq!(
             t[0].seq_read_bytes_per_s,
             Some(Cell {
@@ -217,8 +217,10 @@ mod tests {
         assert_eq!(t[0].rand_write_iops.as_ref().unwrap().median, 250.0);
         assert_eq!(t[0].seq_write_bytes_per_s, None);
         assert_eq!(t[1].seq_read_bytes_per_s.as_ref().unwrap().runs, 1);
+        // Two seeds of one preset are one part.
         let by_model = table(&s, By::Model).unwrap();
         assert_eq!(by_model.len(), 1);
+        assert_eq!(by_model[0].part, "sim:a");
         assert_eq!(
             by_model[0].seq_read_bytes_per_s.as_ref().unwrap().median,
             15.0
