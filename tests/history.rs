@@ -99,11 +99,20 @@ fn a_stored_run_is_the_whole_document_with_its_metrics() {
     let shown: serde_json::Value =
         serde_json::from_str(&ok(&db, &["history", "show", &id, "--json"])).unwrap();
     assert_eq!(shown, printed, "the stored document is the one printed");
-    let text = ok(&db, &["history", "show", &id]);
+    let (code, text, err) = run(&db, &["history", "show", &id]);
+    assert_eq!(code, 0, "{err}");
     assert!(
         text.starts_with(&format!("run {id}: bench on sim:sd-16g,seed=7")),
         "{text}"
     );
+    // The run's own warnings are listed in the text, not given as this command's.
+    let warned = printed["warnings"].as_array().unwrap();
+    assert!(
+        !warned.is_empty(),
+        "a quick bench on sim warns (noisy RND4K write)"
+    );
+    assert!(text.contains("warnings of that run:"), "{text}");
+    assert!(!err.contains("warning:"), "{err}");
     // The metrics table answers plain SQL: one row per metric of the document.
     let c = rusqlite::Connection::open(&db).unwrap();
     let n: i64 = c

@@ -202,7 +202,16 @@ fn render_list(runs: &[RunSummary], db: &Path) -> String {
 fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<i32> {
     let doc = store.run(a.id)?;
     let summary = store.summary(a.id)?;
-    out.emit(&doc, |d| render_run(a.id, summary.as_ref(), d));
+    if out.json {
+        out.emit(&doc, |_| String::new());
+    } else {
+        // The run's warnings are part of what was stored, listed in the text; on stderr
+        // they would read as warnings about this `history show`.
+        let text = render_run(a.id, summary.as_ref(), &doc);
+        let mut shown = doc;
+        shown.warnings.clear();
+        out.emit(&shown, |_| text);
+    }
     Ok(EXIT_OK)
 }
 
@@ -260,6 +269,12 @@ fn render_run(id: i64, s: Option<&RunSummary>, doc: &Document) -> String {
             t.row(vec![name.to_string(), value.to_string()]);
         }
         o.push_str(&t.render());
+    }
+    if !doc.warnings.is_empty() {
+        o.push_str("\nwarnings of that run:\n");
+        for w in &doc.warnings {
+            o.push_str(&format!("- {w}\n"));
+        }
     }
     o
 }
