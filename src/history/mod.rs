@@ -256,17 +256,16 @@ impl Store {
     /// `history list` and `compare 12 15` still work there. A read-only database must
     /// have this version's schema: it cannot be migrated.
     pub fn open_to_read(path: &Path) -> Result<Store> {
-        let writable = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(path);
+        // Asked of the kernel for this process's effective ids; nothing is opened before
+        // the trust checks.
+        let writable = rustix::fs::accessat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::Access::WRITE_OK,
+            rustix::fs::AtFlags::EACCESS,
+        );
         match writable {
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EROFS | libc::EACCES | libc::EPERM)
-                ) =>
-            {
+            Err(rustix::io::Errno::ROFS | rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => {
                 Store::open_read_only(path)
             }
             _ => Store::open(path),
@@ -275,9 +274,9 @@ impl Store {
 
     fn open_read_only(path: &Path) -> Result<Store> {
         let id = trusted_file(path, false)?;
-        // Without write access SQLite cannot make the WAL index beside the file; nobody
-        // writes a database on a read-only filesystem or one we may not write, so it is
-        // read as immutable.
+        // Without write access SQLite cannot make the WAL index beside the file, so it is
+        // read as immutable: right on a read-only filesystem; for another user's database
+        // that its owner writes at this moment, a query may miss or half-see that run.
         let uri = format!("file:{}?immutable=1", uri_path(path));
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_URI
