@@ -451,6 +451,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
             claimed: claim.marks.clone(),
             claimed_by: claim.source.map(str::to_string),
             met: classes.as_ref().and_then(|c: &Measured| c.met.clone()),
+            failure: classes.as_ref().and_then(|c| c.failure.clone()),
         },
         advice: advise(&findings),
     });

@@ -227,7 +227,11 @@ fn readable_read_only(db: &Path) {
         list.contains("1 run in") && list.contains("align"),
         "{list}"
     );
-    assert!(ok(db, &["history", "show", "1"]).contains("erase_block_bytes"));
+    let shown = ok(db, &["history", "show", "1"]);
+    assert!(
+        shown.contains("erase block: ") && shown.contains("Boundary cost"),
+        "{shown}"
+    );
     ok(db, &["history", "table"]);
     assert!(ok(db, &["history", "export", "--format", "csv"]).contains("align"));
     let (code, _, e) = run(db, &["compare", "1", "1"]);
@@ -504,5 +508,39 @@ fn the_documented_sql_runs() {
             count += 1;
         }
         assert!(count > 0, "no rows from {sql}");
+    }
+}
+
+/// `history show` prints a stored run as its command printed it: under a header line, the
+/// very text the command gave, drawn again from the stored document alone (one renderer
+/// per command, no in-memory state of the run).
+#[test]
+fn history_show_prints_a_stored_run_as_its_command_printed_it() {
+    let d = tempfile::tempdir().unwrap();
+    let runs: &[&[&str]] = &[
+        &["align", "sim:sd-16g"],
+        &["interval", "sim:sd-16g"],
+        &["scatter", "sim:sd-16g", "--count", "2"],
+        &["auto", "sim:sd-16g"],
+        &["auto", "sim:fake-64g", "--write"],
+        &["probe", "sim:fake-64g", "--write"],
+        &["open-au", "sim:sd-16g", "--erase-size", "4M", "--write"],
+        &["fat", "sim:sd-16g", "--erase-size", "4M", "--write"],
+        &["slc", "sim:sd-16g", "--write", "--time-budget", "5s"],
+        &["bench", "sim:sd-16g", "--runtime", "1s"],
+    ];
+    for (i, args) in runs.iter().enumerate() {
+        let db = d.path().join(format!("h{i}.sqlite"));
+        let (code, printed, e) = run(&db, args);
+        assert!(code == 0 || code == 3, "{args:?}: {e}");
+        assert!(!printed.is_empty(), "{args:?}");
+        let shown = ok(&db, &["history", "show", "1"]);
+        let (head, body) = shown.split_once("\n\n").unwrap();
+        assert!(
+            head.starts_with(&format!("run 1: {} on ", args[0])),
+            "{args:?}: {head}"
+        );
+        let body = body.split("\nwarnings of that run:\n").next().unwrap();
+        assert_eq!(body, printed, "{args:?}: history show differs from the run");
     }
 }

@@ -818,12 +818,16 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             "too few measurements ({n} points at {} alignments) to find a step",
             aligns.len()
         );
+        let (erase, page) = (
+            Inference::inconclusive(why.clone()),
+            Inference::inconclusive(why),
+        );
         return AlignInference {
-            erase_block_bytes: Inference::inconclusive(why.clone()),
-            page_bytes: Inference::inconclusive(why),
+            summary: summarize(&erase, &page, None),
+            erase_block_bytes: erase,
+            page_bytes: page,
             multi_plane_bytes: None,
             steps: Vec::new(),
-            summary: "erase block and page size inconclusive: too few measurements".into(),
             focus_align_bytes: Vec::new(),
             warnings: Vec::new(),
         };
@@ -1100,7 +1104,9 @@ pub fn busy_causes(env: &Environment) -> Vec<String> {
     causes
 }
 
-fn summarize(erase: &Inference, page: &Inference, mp: Option<&Inference>) -> String {
+/// The one-line verdict from the erase block, page and multi-plane inferences (also how a
+/// stored document's text is drawn, from its `inferences`).
+pub fn summarize(erase: &Inference, page: &Inference, mp: Option<&Inference>) -> String {
     use crate::report::Status;
     if erase.value.is_none() && page.value.is_none() {
         return format!(

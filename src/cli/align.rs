@@ -1,15 +1,16 @@
 //! `flashscope align TARGET`: find the erase block and page size from read timings.
 
-use super::{Outcome, Output};
-use crate::analysis::align::{AlignInference, AlignPoint};
+use super::Output;
+use crate::analysis::align::AlignPoint;
 use crate::error::EXIT_OK;
 pub use crate::probe::align_test::insert_inferences;
-use crate::probe::align_test::{self, AlignParams, Aligned};
+use crate::probe::align_test::{self, AlignParams};
 use crate::report::charts;
 use crate::report::table::Table;
-use crate::report::Body;
+use crate::report::{Body, Document, Inference};
 use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
 use crate::{Error, Result};
+use std::collections::BTreeMap;
 
 /// Arguments of `align`.
 #[derive(Debug, clap::Args)]
@@ -54,8 +55,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         .to_svg();
         std::fs::write(path, svg).map_err(|e| Error::io(format!("writing plot {path}"), e))?;
     }
-    let text = render(&aligned);
-    Outcome::new(aligned.doc, text, EXIT_OK).emit(out)
+    out.emit(&aligned.doc);
+    Ok(EXIT_OK)
 }
 
 /// The test's parameters from the arguments.
@@ -111,10 +112,26 @@ pub fn table(points: &[AlignPoint]) -> String {
     t.render()
 }
 
-/// Evidence lines under the table (shared with `analyze`).
-pub fn evidence_lines(inf: &AlignInference) -> String {
+/// The geometry inferences a document carries (`erase_block_bytes`, `page_bytes`, and
+/// `multi_plane_bytes` when there is one); `None` when it carries none.
+fn geometry(
+    map: &BTreeMap<String, Inference>,
+) -> Option<(&Inference, &Inference, Option<&Inference>)> {
+    Some((
+        map.get("erase_block_bytes")?,
+        map.get("page_bytes")?,
+        map.get("multi_plane_bytes"),
+    ))
+}
+
+/// The one-line verdict and the evidence lines under the table (shared with `analyze`),
+/// from a document's inferences.
+pub fn summary_and_evidence(map: &BTreeMap<String, Inference>) -> (String, String) {
+    let Some((erase, page, mp)) = geometry(map) else {
+        return (String::new(), String::new());
+    };
     let mut s = String::new();
-    let mut line = |what: &str, i: &crate::report::Inference| {
+    let mut line = |what: &str, i: &Inference| {
         let v = i
             .as_u64()
             .map(format_bytes)
@@ -126,27 +143,25 @@ pub fn evidence_lines(inf: &AlignInference) -> String {
             i.evidence
         ));
     };
-    line("erase block", &inf.erase_block_bytes);
-    line("page", &inf.page_bytes);
-    if let Some(m) = &inf.multi_plane_bytes {
+    line("erase block", erase);
+    line("page", page);
+    if let Some(m) = mp {
         line("multi-plane", m);
     }
-    s
+    (crate::analysis::align::summarize(erase, page, mp), s)
 }
 
-/// `align`'s text: the summary, the boundary-cost table, the evidence and the run's cost
-/// (also `auto --verbose`'s geometry section).
-pub fn render(aligned: &Aligned) -> String {
-    let inf = &aligned.inference;
-    let Body::Align(a) = &aligned.doc.body else {
+/// `align`'s text from its document: the summary, the boundary-cost table, the evidence and
+/// the run's cost (also `auto --verbose`'s geometry section and `history show`'s).
+pub fn render(doc: &Document) -> String {
+    let Body::Align(a) = &doc.body else {
         return String::new();
     };
+    let (summary, evidence) = summary_and_evidence(&doc.inferences);
     let run = &a.parameters;
     format!(
-        "{}\n\nBoundary cost (on − (pre + post)/2; higher means the read straddled a boundary):\n{}\n{}reads: {}, rounds: {}, stopped: {}; flashbench -a would do {} reads for these block sizes; time in reads {}\n",
-        inf.summary,
-        table(&aligned.points),
-        evidence_lines(inf),
+        "{summary}\n\nBoundary cost (on − (pre + post)/2; higher means the read straddled a boundary):\n{}\n{evidence}reads: {}, rounds: {}, stopped: {}; flashbench -a would do {} reads for these block sizes; time in reads {}\n",
+        table(&a.points()),
         run.reads,
         run.rounds,
         run.stop_reason,

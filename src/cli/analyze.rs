@@ -141,7 +141,6 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         Body::Analyze(body),
     );
     doc.warnings.extend(warnings);
-    let mut text = String::new();
     let mut plot = None;
 
     let apts = align_points(&logs, blocksize);
@@ -152,19 +151,38 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         if let Body::Analyze(b) = &mut doc.body {
             b.steps = Some(inf.steps.clone());
         }
-        text.push_str(&format!(
-            "{}\n\nBoundary cost from the logs:\n{}\n{}",
-            inf.summary,
-            super::align::table(&apts),
-            super::align::evidence_lines(&inf)
-        ));
         plot = Some(
             crate::report::charts::align(&apts, &doc.inferences, "align (flashbench logs)")
                 .to_svg(),
         );
     }
-    let ipts: Vec<IntervalPoint> = logs
-        .iter()
+    let ipts = interval_points(&logs);
+    if !ipts.is_empty() {
+        let inf = interval::infer(&ipts);
+        super::interval::insert_inferences(&mut doc, &inf);
+        if plot.is_none() {
+            plot = Some(
+                crate::report::charts::interval(&ipts, inf.line, "interval (flashbench log)")
+                    .to_svg(),
+            );
+        }
+    }
+    super::analyze_writes::open_au_and_fat(&logs, &mut doc);
+    if let Some(path) = &args.plot {
+        match plot {
+            Some(svg) => std::fs::write(path, svg)
+                .map_err(|e| Error::io(format!("writing plot {path}"), e))?,
+            None => doc.warnings.push(Warning::NoPlot),
+        }
+    }
+    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    out.emit(&doc);
+    Ok(EXIT_OK)
+}
+
+/// The interval logs' rows as points.
+fn interval_points(logs: &[(String, FlashbenchLog)]) -> Vec<IntervalPoint> {
+    logs.iter()
         .filter_map(|(_, l)| match &l.data {
             LogData::Interval { rows, .. } => Some(rows),
             _ => None,
@@ -176,30 +194,34 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             avg_ns: r.avg_ns,
             max_ns: r.max_ns,
         })
+        .collect()
+}
+
+/// `analyze`'s text from its document: for each kind of log there is, the same lines as
+/// the live command's (the boundary costs and the interval table drawn again from the logs
+/// the document holds).
+pub fn render(doc: &Document) -> String {
+    let Body::Analyze(a) = &doc.body else {
+        return String::new();
+    };
+    let logs: Vec<(String, FlashbenchLog)> = a
+        .samples
+        .iter()
+        .map(|s| (s.file.clone(), s.log.clone()))
         .collect();
+    let mut parts = Vec::new();
+    let apts = align_points(&logs, a.parameters.blocksize);
+    if !apts.is_empty() {
+        let (summary, evidence) = super::align::summary_and_evidence(&doc.inferences);
+        parts.push(format!(
+            "{summary}\n\nBoundary cost from the logs:\n{}\n{evidence}",
+            super::align::table(&apts),
+        ));
+    }
+    let ipts = interval_points(&logs);
     if !ipts.is_empty() {
-        let inf = interval::infer(&ipts);
-        super::interval::insert_inferences(&mut doc, &inf);
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&super::interval::render(&ipts, &inf));
-        if plot.is_none() {
-            plot = Some(
-                crate::report::charts::interval(&ipts, inf.line, "interval (flashbench log)")
-                    .to_svg(),
-            );
-        }
+        parts.push(super::interval::text(&ipts, &doc.inferences));
     }
-    super::analyze_writes::open_au_and_fat(&logs, &mut doc, &mut text);
-    if let Some(path) = &args.plot {
-        match plot {
-            Some(svg) => std::fs::write(path, svg)
-                .map_err(|e| Error::io(format!("writing plot {path}"), e))?,
-            None => doc.warnings.push(Warning::NoPlot),
-        }
-    }
-    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc, |_| text.clone());
-    Ok(EXIT_OK)
+    parts.extend(super::analyze_writes::lines(&doc.inferences));
+    parts.join("\n")
 }

@@ -8,8 +8,28 @@ use crate::analysis::openau::{
 };
 use crate::report::{Document, Inference, Warning};
 use crate::units::format_bytes;
+use std::collections::BTreeMap;
 
 const ASSUMED: &str = "the open-AU counts were taken from the order of the runs, not from command lines (give --open-au-nr to state them)";
+
+/// The text line of each write-test inference the document has, in the order `analyze`
+/// prints them.
+pub fn lines(map: &BTreeMap<String, Inference>) -> Vec<String> {
+    [
+        ("open_au", "open erase blocks (open_au)"),
+        (
+            "open_au_random",
+            "open erase blocks in random order (open_au_random)",
+        ),
+        (
+            "fat_area_erase_blocks",
+            "FAT area erase blocks (fat_area_erase_blocks)",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(key, what)| map.get(key).map(|i| line(what, i)))
+    .collect()
+}
 
 fn line(key: &str, inf: &Inference) -> String {
     let v = inf
@@ -22,7 +42,7 @@ fn line(key: &str, inf: &Inference) -> String {
 
 /// Infer `open_au` (linear logs), `open_au_random` (random logs, against the linear
 /// one-block rate when present) and `fat_area_erase_blocks` from the logs there are.
-pub fn open_au_and_fat(logs: &[(String, FlashbenchLog)], doc: &mut Document, text: &mut String) {
+pub fn open_au_and_fat(logs: &[(String, FlashbenchLog)], doc: &mut Document) {
     let open: Vec<(&str, &OpenAuLog)> = logs
         .iter()
         .filter_map(|(f, l)| match &l.data {
@@ -62,10 +82,6 @@ pub fn open_au_and_fat(logs: &[(String, FlashbenchLog)], doc: &mut Document, tex
                 .find(|&(n, _)| n == 1)
                 .map(|(_, r)| (sz, r));
         }
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&line("open erase blocks (open_au)", &inf));
         doc.inferences.insert("open_au".into(), inf);
     }
     if !random.is_empty() {
@@ -85,13 +101,6 @@ pub fn open_au_and_fat(logs: &[(String, FlashbenchLog)], doc: &mut Document, tex
                 inf.evidence
             );
         }
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&line(
-            "open erase blocks in random order (open_au_random)",
-            &inf,
-        ));
         doc.inferences.insert("open_au_random".into(), inf);
     }
     let fat: Vec<_> = logs
@@ -107,10 +116,6 @@ pub fn open_au_and_fat(logs: &[(String, FlashbenchLog)], doc: &mut Document, tex
         .any(|(_, l)| matches!(l.data, LogData::FindFat(_)))
     {
         let inf = infer_fat(&fat);
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&line("FAT area erase blocks (fat_area_erase_blocks)", &inf));
         doc.inferences.insert("fat_area_erase_blocks".into(), inf);
     }
 }

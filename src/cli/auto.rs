@@ -3,16 +3,18 @@
 //! (`crate::auto::run`); here the arguments become `AutoParams` and the verdict is drawn.
 
 use super::probe::MAKE_USABLE;
-use super::{Outcome, Output};
+use super::Output;
 use crate::analysis::advice::{erase_unknown, Advice, DEFAULT_ALIGN, DEVICE, PARTITION};
-use crate::auto::{
-    confident_u64, AutoFinished, AutoParams, AutoRun, Claim, Measured, PlanMade, SLC_BYTES,
-};
-use crate::report::Body;
+use crate::auto::{confident_u64, AutoFinished, AutoParams, AutoRun, PlanMade, SLC_BYTES};
+use crate::report::results::AutoResult;
+use crate::report::{Body, Document};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{format_bytes, format_ns};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
+
+/// The name of the checks auto makes of the claimed marks, before the mark.
+const CLASS_CHECK: &str = "auto.class_";
 
 /// Arguments of `auto`.
 #[derive(Debug, clap::Args)]
@@ -91,14 +93,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         AutoFinished::Done(run) => run,
         AutoFinished::Stopped { code } => return Ok(code),
     };
-    let text = render(args, &run);
+    let text = render_run(args, &run);
     let AutoRun {
         doc, code, steps, ..
     } = run;
-    let outcome = Outcome::new(doc, text, code);
-    let Some(doc) = &outcome.doc else {
-        return outcome.emit(out);
-    };
     if let Some(page) = &args.output {
         let mut docs = vec![doc.clone()];
         docs.extend(steps);
@@ -107,7 +105,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             eprintln!("flashscope auto: report in {}", page.display());
         }
     }
-    outcome.emit(out)
+    out.emit_text(&doc, |_| text);
+    Ok(code)
 }
 
 /// A report path whose directory does not exist fails before anything is measured.
@@ -125,40 +124,32 @@ fn check_output(page: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The verdict block (capacity, classes, geometry, what to do); with `verbose` each step's
-/// text, drawn from its document, and the reason for every advice line.
-fn render(args: &Args, run: &AutoRun) -> String {
-    let doc = &run.doc;
+/// `auto`'s text from its document: the verdict block and where the details are (also
+/// `history show`'s).
+pub fn render(doc: &Document) -> String {
+    let mut text = verdict_block(doc);
+    if !text.is_empty() {
+        text.push_str("details: --verbose (each step's measurements, the reason for each line), --json (all of it)\n");
+    }
+    text
+}
+
+/// The verdict block (capacity, classes, geometry, what to do), from auto's document alone.
+fn verdict_block(doc: &Document) -> String {
     let Body::Auto(a) = &doc.body else {
         return String::new();
     };
-    let g = &run.align.doc;
-    let info = g.target.info().cloned().unwrap_or_default();
-    let size = info.size_bytes;
-    let writes = args.flags.allowed();
-    let verdict = &a.verdict;
-    let advice = &a.advice;
-    let erase_known = confident_u64(g.inferences.get("erase_block_bytes")).is_some();
-    // A step's text, drawn from its document as the step's own command draws it.
-    let step_text = |command: &str| {
-        run.steps
-            .iter()
-            .find(|d| d.command() == command)
-            .map(|d| match command {
-                "bench" => super::bench::render(d),
-                _ => super::write_test_text(d),
-            })
-    };
-    let classes_line = classes_line(
-        &run.claim,
-        run.classes.as_ref(),
-        a.skipped
-            .iter()
-            .find(|s| s.command == "bench")
-            .map(|s| s.why.as_str()),
-    );
+    let size = doc.target.info().map_or(0, |i| i.size_bytes);
+    let writes = a.parameters.write || a.parameters.destructive;
+    let erase_known = confident_u64(doc.inferences.get("erase_block_bytes")).is_some();
+    let bench_skipped = a
+        .skipped
+        .iter()
+        .find(|s| s.command == "bench")
+        .map(|s| s.why.as_str());
+    let classes_line = classes_line(doc, a, bench_skipped);
     let describe = |key: &str| -> String {
-        match g.inferences.get(key) {
+        match doc.inferences.get(key) {
             Some(i) if i.value.is_some() => format!(
                 "{} ({})",
                 i.as_u64().map(format_bytes).unwrap_or_else(|| "?".into()),
@@ -168,14 +159,13 @@ fn render(args: &Args, run: &AutoRun) -> String {
             None => "not measured".to_string(),
         }
     };
-    // The verdict block: capacity, geometry, what to do; details only with --verbose.
     let mut text = String::new();
-    if let Some(v) = &verdict {
+    if let Some(v) = &a.verdict {
         text.push_str(&format!("{v}\n"));
     }
     text.push_str(&format!(
         "{}: {}; erase block {}, page {}",
-        args.target,
+        doc.target.name(),
         format_bytes(size),
         describe("erase_block_bytes"),
         describe("page_bytes")
@@ -212,51 +202,69 @@ fn render(args: &Args, run: &AutoRun) -> String {
         text.push_str(l);
         text.push('\n');
     }
-    text.push_str(&actions(advice, erase_known));
-    if args.verbose {
-        text.push_str("\nGeometry (align):\n");
-        text.push_str(&super::align::render(&run.align));
-        if writes {
-            text.push_str("\nReal capacity (probe):\n");
-            // The verdict and the partition line are in the verdict block already.
-            for line in step_text("probe").unwrap_or_default().lines() {
-                if Some(line) != verdict.as_deref() && !line.starts_with(MAKE_USABLE) {
-                    text.push_str(line);
-                    text.push('\n');
-                }
+    text.push_str(&actions(&a.advice, erase_known));
+    text
+}
+
+/// The verdict block and, with `--verbose`, each step's text drawn from its document and
+/// the reason for every advice line.
+fn render_run(args: &Args, run: &AutoRun) -> String {
+    let doc = &run.doc;
+    let Body::Auto(a) = &doc.body else {
+        return String::new();
+    };
+    if !args.verbose {
+        return render(doc);
+    }
+    let mut text = verdict_block(doc);
+    let verdict = &a.verdict;
+    // A step's text, drawn from its document as the step's own command draws it.
+    let step_text = |command: &str| {
+        run.steps
+            .iter()
+            .find(|d| d.command() == command)
+            .map(super::render)
+    };
+    text.push_str("\nGeometry (align):\n");
+    text.push_str(&super::align::render(&run.align.doc));
+    if a.parameters.write || a.parameters.destructive {
+        text.push_str("\nReal capacity (probe):\n");
+        // The verdict and the partition line are in the verdict block already.
+        for line in step_text("probe").unwrap_or_default().lines() {
+            if Some(line) != verdict.as_deref() && !line.starts_with(MAKE_USABLE) {
+                text.push_str(line);
+                text.push('\n');
             }
         }
-        if let Some(t) = step_text("open-au").filter(|t| !t.is_empty()) {
-            text.push_str("\nOpen erase blocks (open-au):\n");
-            text.push_str(&t);
-        }
-        // The FAT area and the bounded write-cache test: one line each.
-        let mut more_text = String::new();
-        if let Some(t) = step_text("fat") {
-            more_text.push_str(&format!("FAT area (fat): {}\n", result_line(&t)));
-        }
-        if let Some(t) = step_text("slc") {
-            more_text.push_str(&format!(
-                "Write cache (slc, at most {}): {}\n",
-                format_bytes(SLC_BYTES),
-                result_line(&t)
-            ));
-        }
-        if !more_text.is_empty() {
-            text.push('\n');
-            text.push_str(&more_text);
-        }
-        if let Some(t) = step_text("bench").filter(|t| !t.is_empty()) {
-            text.push_str("\nSpeed (bench --quick):\n");
-            text.push_str(&t);
-        }
-        // The commands are in the verdict block: here only why, each once.
-        text.push_str("\nWhy:\n");
-        for a in advice {
-            text.push_str(&format!("- {}: {}\n", a.topic, a.text));
-        }
-    } else {
-        text.push_str("details: --verbose (each step's measurements, the reason for each line), --json (all of it)\n");
+    }
+    if let Some(t) = step_text("open-au").filter(|t| !t.is_empty()) {
+        text.push_str("\nOpen erase blocks (open-au):\n");
+        text.push_str(&t);
+    }
+    // The FAT area and the bounded write-cache test: one line each.
+    let mut more_text = String::new();
+    if let Some(t) = step_text("fat") {
+        more_text.push_str(&format!("FAT area (fat): {}\n", result_line(&t)));
+    }
+    if let Some(t) = step_text("slc") {
+        more_text.push_str(&format!(
+            "Write cache (slc, at most {}): {}\n",
+            format_bytes(SLC_BYTES),
+            result_line(&t)
+        ));
+    }
+    if !more_text.is_empty() {
+        text.push('\n');
+        text.push_str(&more_text);
+    }
+    if let Some(t) = step_text("bench").filter(|t| !t.is_empty()) {
+        text.push_str("\nSpeed (bench --quick):\n");
+        text.push_str(&t);
+    }
+    // The commands are in the verdict block: here only why, each once.
+    text.push_str("\nWhy:\n");
+    for a in &a.advice {
+        text.push_str(&format!("- {}: {}\n", a.topic, a.text));
     }
     text
 }
@@ -383,53 +391,53 @@ fn plan_text(target: &str, destructive: bool, made: &PlanMade) -> String {
 /// The classes line of the verdict block: the claimed marks met or not with the figure
 /// that decided, or what the bench met; `None` with nothing claimed and nothing measured.
 /// `skipped`: why the bench did not run on a writing run.
-fn classes_line(
-    claim: &Claim,
-    measured: Option<&Measured>,
-    skipped: Option<&str>,
-) -> Option<String> {
-    let claimed = (!claim.marks.is_empty()).then(|| {
-        let who = match claim.source {
+/// The classes line: the marks claimed (by the SSR or `--label`) against what the bench
+/// met, from auto's document (the claimed marks' checks are its `auto.class_*` checks).
+fn classes_line(doc: &Document, a: &AutoResult, skipped: Option<&str>) -> Option<String> {
+    let c = &a.classes;
+    let claimed = (!c.claimed.is_empty()).then(|| {
+        let who = match c.claimed_by.as_deref() {
             Some("ssr") => "by the card's SSR",
             _ => "by --label",
         };
-        format!("claimed {} ({who}): ", claim.marks.join(" "))
+        format!("claimed {} ({who}): ", c.claimed.join(" "))
     });
-    let line = match (measured, claimed) {
-        (None, None) => return None,
-        (None, Some(c)) => match skipped {
+    let benched = a.steps.iter().any(|s| s.command == "bench");
+    let checks: Vec<&crate::report::Check> = doc
+        .checks
+        .iter()
+        .filter(|k| k.name.starts_with(CLASS_CHECK))
+        .collect();
+    let line = match (benched, &c.met, claimed) {
+        (false, _, None) => return None,
+        (false, _, Some(c)) => match skipped {
             Some(why) => format!("{c}not measured: the bench was skipped ({why})"),
             None => format!("{c}not measured — add --write"),
         },
-        (
-            Some(Measured {
-                met: None, failure, ..
-            }),
-            c,
-        ) => format!(
+        (true, None, c) => format!(
             "{}not measured: bench {}",
             c.unwrap_or_default(),
-            failure.as_deref().unwrap_or("gave no write figures")
+            a.classes
+                .failure
+                .as_deref()
+                .unwrap_or("gave no write figures")
         ),
-        (Some(Measured { met: Some(met), .. }), None) if met.is_empty() => {
+        (true, Some(met), None) if met.is_empty() => {
             "meets none (sequential write below C2's 2 MB/s)".to_string()
         }
-        (Some(Measured { met: Some(met), .. }), None) => {
-            format!("meets {} (measured)", met.join(" "))
-        }
-        (Some(m), Some(c)) => {
-            let mut parts: Vec<String> = m.checks.iter().map(|c| c.message.clone()).collect();
+        (true, Some(met), None) => format!("meets {} (measured)", met.join(" ")),
+        (true, Some(_), Some(claim)) => {
+            let mut parts: Vec<String> = checks.iter().map(|k| k.message.clone()).collect();
             // A mark whose figures the bench did not give (it stopped early).
-            for mark in &claim.marks {
-                if !m
-                    .checks
+            for mark in &c.claimed {
+                if !checks
                     .iter()
-                    .any(|c| c.name.ends_with(&format!("_{mark}")))
+                    .any(|k| k.name == format!("{CLASS_CHECK}{mark}"))
                 {
                     parts.push(format!("{mark} not measured"));
                 }
             }
-            format!("{c}{}", parts.join("; "))
+            format!("{claim}{}", parts.join("; "))
         }
     };
     Some(format!("classes: {line}"))

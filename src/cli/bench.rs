@@ -2,7 +2,7 @@
 //! random 4 KiB at QD32 and QD1, read (and write with `--write`) — with SD speed-class and
 //! A1/A2 verdicts and `--expect` checks for CI.
 
-use super::{Outcome, Output};
+use super::Output;
 use crate::report::results::BenchResult;
 use crate::report::table::Table;
 use crate::report::wear_line;
@@ -67,9 +67,9 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let Some(doc) = b.doc else {
         return Ok(b.code);
     };
-    let text = render(&doc);
     let wear = b.wear.then(|| wear_line(&doc));
-    let code = Outcome::new(doc, text, b.code).emit(out)?;
+    out.emit(&doc);
+    let code = b.code;
     if let Some(w) = wear.filter(|_| !out.json) {
         eprint!("{w}");
     }

@@ -74,7 +74,7 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<i32> {
     if let Some(o) = &args.output {
         super::report::write_page(std::slice::from_ref(&doc), Path::new(o))?;
     }
-    out.emit(&doc, render);
+    out.emit(&doc);
     if let Some(o) = args.output.as_ref().filter(|_| !out.json) {
         eprintln!("flashscope compare: the page is in {o}");
     }

@@ -329,7 +329,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings;
-    out.emit(&doc, |d| render_seq(d, &run, &fs, file_bytes, block_bytes));
+    out.emit_text(&doc, |d| render_seq(d, &run, &fs, file_bytes, block_bytes));
     Ok(EXIT_OK)
 }
 
@@ -571,7 +571,7 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings;
-    out.emit(&doc, |d| render_files(d, &run, &fs));
+    out.emit_text(&doc, |d| render_files(d, &run, &fs));
     Ok(EXIT_OK)
 }
 
@@ -747,7 +747,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings;
-    out.emit(&doc, |_| render_matrix(&run, &cfg, &fs));
+    out.emit_text(&doc, |_| render_matrix(&run, &cfg, &fs));
     Ok(EXIT_OK)
 }
 

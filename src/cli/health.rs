@@ -1,7 +1,7 @@
 //! `flashscope health TARGET`: wear and end of life from what the device reports
 //! (read-only; nothing is measured).
 
-use super::{Outcome, Output};
+use super::Output;
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::health::{self, Health, Status};
 use crate::report::table::{Align, Table};
@@ -77,7 +77,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     } else {
         EXIT_OK
     };
-    Outcome::new(doc, render(&h), code).emit(out)
+    out.emit_text(&doc, |_| render(&h));
+    Ok(code)
 }
 
 /// The verdict line, then each figure with its meaning.

@@ -166,13 +166,18 @@ fn list(store: &Store, a: &ListArgs, out: &Output) -> Result<i32> {
             samples: runs.clone(),
         }),
     );
-    out.emit(&doc, |_| render_list(&runs, store.path()));
+    out.emit(&doc);
     Ok(EXIT_OK)
 }
 
-fn render_list(runs: &[RunSummary], db: &Path) -> String {
+/// `history list`'s text from its document.
+pub fn render_list(doc: &Document) -> String {
+    let (Body::HistoryList(l), Target::History(h)) = (&doc.body, &doc.target) else {
+        return String::new();
+    };
+    let (runs, db) = (&l.samples, &h.history);
     if runs.is_empty() {
-        return format!("no runs stored in {}\n", db.display());
+        return format!("no runs stored in {db}\n");
     }
     let mut t = Table::new(&["id", "when (UTC)", "device", "command", "leading figure"]);
     for r in runs {
@@ -194,7 +199,7 @@ fn render_list(runs: &[RunSummary], db: &Path) -> String {
     format!(
         "{n} run{} in {}\n\n{}",
         if n == 1 { "" } else { "s" },
-        db.display(),
+        db,
         t.render()
     )
 }
@@ -203,19 +208,21 @@ fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<i32> {
     let doc = store.run(a.id)?;
     let summary = store.summary(a.id)?;
     if out.json {
-        out.emit(&doc, |_| String::new());
+        out.emit(&doc);
     } else {
         // The run's warnings are part of what was stored, listed in the text; on stderr
         // they would read as warnings about this `history show`.
         let text = render_run(a.id, summary.as_ref(), &doc);
         let mut shown = doc;
         shown.warnings.clear();
-        out.emit(&shown, |_| text);
+        out.emit_text(&shown, |_| text);
     }
     Ok(EXIT_OK)
 }
 
-/// A stored run as text: where and when, then its inferences, checks, metrics, warnings.
+/// A stored run as text: where and when, then the text its command printed (drawn from
+/// the stored document as the command draws it; for a command without one, the
+/// inferences, checks and metrics), then the run's warnings.
 fn render_run(id: i64, s: Option<&RunSummary>, doc: &Document) -> String {
     let mut o = format!("run {id}: {}", doc.command());
     if let Some(s) = s {
@@ -229,6 +236,24 @@ fn render_run(id: i64, s: Option<&RunSummary>, doc: &Document) -> String {
         ));
     }
     o.push_str("\n\n");
+    let text = super::render(doc);
+    if !text.is_empty() {
+        o.push_str(&text);
+    } else {
+        o.push_str(&figures(doc));
+    }
+    if !doc.warnings.is_empty() {
+        o.push_str("\nwarnings of that run:\n");
+        for w in &doc.warnings {
+            o.push_str(&format!("- {w}\n"));
+        }
+    }
+    o
+}
+
+/// A document's inferences, checks and metrics as tables.
+fn figures(doc: &Document) -> String {
+    let mut o = String::new();
     if !doc.inferences.is_empty() {
         let mut t = Table::new(&["inference", "value", "status", "evidence"])
             .align(2, crate::report::table::Align::Left)
@@ -269,12 +294,6 @@ fn render_run(id: i64, s: Option<&RunSummary>, doc: &Document) -> String {
             t.row(vec![name.to_string(), value.to_string()]);
         }
         o.push_str(&t.render());
-    }
-    if !doc.warnings.is_empty() {
-        o.push_str("\nwarnings of that run:\n");
-        for w in &doc.warnings {
-            o.push_str(&format!("- {w}\n"));
-        }
     }
     o
 }
@@ -418,7 +437,7 @@ fn table_cmd(store: &Store, a: &TableArgs, out: &Output) -> Result<i32> {
             samples: rows.clone(),
         }),
     );
-    out.emit(&doc, |_| render_table(&rows, a.by));
+    out.emit(&doc);
     Ok(EXIT_OK)
 }
 
@@ -429,12 +448,17 @@ fn history_target(store: &Store) -> Target {
     })
 }
 
-fn render_table(rows: &[table::PartRow], by: By) -> String {
+/// `history table`'s text from its document.
+pub fn render_table(doc: &Document) -> String {
+    let Body::HistoryTable(tb) = &doc.body else {
+        return String::new();
+    };
+    let (rows, by_model) = (&tb.samples, tb.parameters.by == "model");
     if rows.is_empty() {
         return "no bench runs stored: `flashscope bench TARGET` (with --write for the write figures) measures them\n".into();
     }
     let mut t = Table::new(&[
-        if by == By::Model { "part" } else { "device" },
+        if by_model { "part" } else { "device" },
         "runs",
         "seq read MiB/s",
         "seq write MiB/s",

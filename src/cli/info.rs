@@ -53,7 +53,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let mut doc = Document::for_target(&opened.info, Body::Info(InfoResult { identity }));
     doc.warnings = opened.warnings;
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc, |_| text);
+    out.emit_text(&doc, |_| text);
     Ok(EXIT_OK)
 }
 

@@ -7,10 +7,11 @@ use crate::probe::interval as probe;
 use crate::report::progress::Progress;
 use crate::report::results::{IntervalParameters, IntervalResult, IntervalRow};
 use crate::report::table::Table;
-use crate::report::{Body, Document};
+use crate::report::{Body, Document, Inference};
 use crate::target::{self, OpenRequest};
 use crate::units::{format_bytes, format_ns, format_rate};
 use crate::{Error, Result};
+use std::collections::BTreeMap;
 
 /// Arguments of `interval`.
 #[derive(Debug, clap::Args)]
@@ -97,7 +98,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         .map_err(|e| Error::io(format!("writing plot {path}"), e))?;
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc, |_| render(&points, &inf));
+    out.emit(&doc);
     Ok(EXIT_OK)
 }
 
@@ -111,19 +112,39 @@ pub fn insert_inferences(doc: &mut Document, inf: &IntervalInference) {
     );
 }
 
-/// One-line answer and the table (shared with `analyze`).
-pub fn render(points: &[IntervalPoint], inf: &IntervalInference) -> String {
-    let head = match (
-        inf.access_time_ns.as_u64(),
-        inf.throughput_bytes_per_s.as_u64(),
-    ) {
+/// `interval`'s text from its document (also `history show`'s).
+pub fn render(doc: &Document) -> String {
+    let Body::Interval(iv) = &doc.body else {
+        return String::new();
+    };
+    let points: Vec<IntervalPoint> = iv
+        .samples
+        .iter()
+        .map(|r| IntervalPoint {
+            bytes: r.bytes,
+            min_ns: r.min_ns as f64,
+            avg_ns: r.avg_ns as f64,
+            max_ns: r.max_ns as f64,
+        })
+        .collect();
+    text(&points, &doc.inferences)
+}
+
+/// One-line answer and the table from the points and the document's `access_time_ns` and
+/// `throughput_bytes_per_s` (shared with `analyze`).
+pub fn text(points: &[IntervalPoint], inferences: &BTreeMap<String, Inference>) -> String {
+    let (Some(access), Some(rate)) = (
+        inferences.get("access_time_ns"),
+        inferences.get("throughput_bytes_per_s"),
+    ) else {
+        return String::new();
+    };
+    let head = match (access.as_u64(), rate.as_u64()) {
         (Some(a), Some(t)) => format!(
             "access time {}, throughput {} — {}",
             format_ns(a as f64),
             format_rate(t as f64),
-            if inf.access_time_ns.status_word() == "confident"
-                && inf.throughput_bytes_per_s.status_word() == "confident"
-            {
+            if access.status_word() == "confident" && rate.status_word() == "confident" {
                 "confident"
             } else {
                 "tentative"
@@ -148,7 +169,7 @@ pub fn render(points: &[IntervalPoint], inf: &IntervalInference) -> String {
     format!(
         "{head}\n\n{}\naccess time: {}\nthroughput: {}\n",
         t.render(),
-        inf.access_time_ns.evidence,
-        inf.throughput_bytes_per_s.evidence
+        access.evidence,
+        rate.evidence
     )
 }

@@ -228,7 +228,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         };
         let mut doc = document(&result, &opened.info);
         doc.warnings.splice(0..0, opened.warnings.iter().cloned());
-        out.emit(&doc, |_| render(&result));
+        out.emit_text(&doc, |_| render(&result));
         return Ok(exit_code(&result));
     }
     // Writes go through the write session: preserve mode (each region saved just before
@@ -276,7 +276,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     };
     let mut doc = document(&result, &session.info);
     session.fill(&mut doc, &ending);
-    out.emit(&doc, |_| render(&result));
+    out.emit_text(&doc, |_| render(&result));
     if !out.json {
         eprint!("{}", wear_line(&doc));
     }

@@ -213,7 +213,13 @@ impl Output {
     /// with `--lava`, the `lava-test-case` calls), and write the export files.
     ///
     /// A closed stdout (`flashscope ... | head`) is not an error: the rest is dropped.
-    pub fn emit(&self, doc: &Document, text: impl FnOnce(&Document) -> String) {
+    pub fn emit(&self, doc: &Document) {
+        self.emit_text(doc, render)
+    }
+
+    /// [`Output::emit`] with another text than the document's own (`auto --verbose`'s
+    /// steps, `history show`'s header).
+    pub fn emit_text(&self, doc: &Document, text: impl FnOnce(&Document) -> String) {
         use std::io::Write;
         let helper = if self.lava {
             lava::helper_on_path()
@@ -271,38 +277,31 @@ impl Output {
     }
 }
 
-/// What a command measured: its document, its text rendering and its exit code.
+/// What a command measured: its document and its exit code.
 pub struct Outcome {
     /// `None`: nothing to print, the command stopped early and said why on stderr.
     pub doc: Option<Document>,
-    pub text: String,
     pub code: i32,
 }
 
 impl Outcome {
     /// A finished command's result.
-    pub fn new(doc: Document, text: String, code: i32) -> Self {
+    pub fn new(doc: Document, code: i32) -> Self {
         Outcome {
             doc: Some(doc),
-            text,
             code,
         }
     }
 
     /// A command stopped early (e.g. by a signal) with this exit code.
     pub fn stopped(code: i32) -> Self {
-        Outcome {
-            doc: None,
-            text: String::new(),
-            code,
-        }
+        Outcome { doc: None, code }
     }
 
     /// Print as JSON or text and return the exit code.
     pub fn emit(self, out: &Output) -> Result<i32> {
         if let Some(doc) = &self.doc {
-            let text = self.text;
-            out.emit(doc, |_| text);
+            out.emit(doc);
         }
         Ok(self.code)
     }
@@ -312,28 +311,46 @@ impl From<crate::probe::write_test::Finished> for Outcome {
     /// A writing test's result: its exit code when it ran, the signal's when stopped.
     fn from(f: crate::probe::write_test::Finished) -> Self {
         match f {
-            crate::probe::write_test::Finished::Done { doc, code } => {
-                let text = write_test_text(&doc);
-                Outcome::new(doc, text, code)
-            }
+            crate::probe::write_test::Finished::Done { doc, code } => Outcome::new(doc, code),
             crate::probe::write_test::Finished::Stopped { code } => Outcome::stopped(code),
         }
     }
 }
 
-/// A writing test's text from its document: its command's rendering and the wear line
-/// (also `auto --verbose`'s, for the steps it ran).
-pub fn write_test_text(doc: &Document) -> String {
-    let mut text = match &doc.body {
-        Body::Probe(_) => probe::render(doc),
-        Body::OpenAu(_) => open_au::render(doc),
-        Body::Fat(_) => fat::render(doc),
-        Body::Program(_) => program::render(doc),
-        Body::Slc(_) => slc::render(doc),
-        _ => String::new(),
-    };
-    text.push_str(&crate::report::wear_line(doc));
-    text
+/// A document's text as its command prints it. The one place that knows each command's
+/// rendering, and each renders from the document alone: a stored run (`history show`) or a
+/// saved `--json` document prints as the run printed it. A writing test's text ends with
+/// the wear line.
+pub fn render(doc: &Document) -> String {
+    let wear = || crate::report::wear_line(doc);
+    match &doc.body {
+        Body::Info(_) => String::new(),   // MERGE
+        Body::Health(_) => String::new(), // MERGE
+        Body::Probe(_) => probe::render(doc) + &wear(),
+        Body::OpenAu(_) => open_au::render(doc) + &wear(),
+        Body::Fat(_) => fat::render(doc) + &wear(),
+        Body::Program(_) => program::render(doc) + &wear(),
+        Body::Slc(_) => slc::render(doc) + &wear(),
+        Body::Verify(_) => verify::render(doc),
+        Body::SimList(_) => sim::render(doc),
+        // `sim serve` reports on stderr while it serves; its document is for --json.
+        Body::SimServe(_) => String::new(),
+        Body::Io(_) => String::new(), // MERGE
+        Body::Bench(_) => bench::render(doc),
+        Body::Align(_) => align::render(doc),
+        Body::Auto(_) => auto::render(doc),
+        Body::Scatter(_) => scatter::render(doc),
+        Body::Interval(_) => interval::render(doc),
+        Body::Analyze(_) => analyze::render(doc),
+        Body::FsSeq(_) => String::new(),    // MERGE
+        Body::FsFiles(_) => String::new(),  // MERGE
+        Body::FsMatrix(_) => String::new(), // MERGE
+        Body::Model(_) => String::new(),    // MERGE
+        Body::Restore(_) => restore::render(doc),
+        Body::Compare(_) => compare::render(doc),
+        Body::HistoryList(_) => history::render_list(doc),
+        Body::HistoryTable(_) => history::render_table(doc),
+    }
 }
 
 /// Run a parsed command line; returns the exit code.

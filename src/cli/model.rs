@@ -198,7 +198,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     doc.body = Body::Model(body);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc, |_| text);
+    out.emit_text(&doc, |_| text);
     Ok(EXIT_OK)
 }
 

@@ -110,7 +110,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     if args.list {
         doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-        out.emit(&doc, |d| render(d, &journal, None));
+        out.emit(&doc);
         return Ok(EXIT_OK);
     }
     if args.target.is_none() && journal.identity.kind == crate::target::TargetKind::Sim {
@@ -161,40 +161,48 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     result.journal_removed = Some(removed);
     doc.body = Body::Restore(result);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc, |d| render(d, &journal, Some((summary, removed))));
+    out.emit(&doc);
     Ok(EXIT_OK)
 }
 
-fn render(
-    doc: &Document,
-    journal: &Journal,
-    done: Option<(journal::RestoreSummary, bool)>,
-) -> String {
-    let mut s = match done {
-        Some((sum, removed)) => format!(
+/// `restore`'s text from its document: what was restored (or, with `--list`, what the
+/// journal holds) and its regions.
+pub fn render(doc: &Document) -> String {
+    let Body::Restore(r) = &doc.body else {
+        return String::new();
+    };
+    let mut s = match (&r.summary, r.restored) {
+        (Some(sum), true) => format!(
             "restored {} regions ({}) onto {} and verified each by checksum; journal {}\n\n",
             sum.regions,
             format_bytes(sum.bytes),
             doc.target.info().map_or("?", |t| t.spec.as_str()),
-            if removed { "removed" } else { "kept" }
+            if r.journal_removed == Some(true) {
+                "removed"
+            } else {
+                "kept"
+            }
         ),
-        None => format!(
+        _ => format!(
             "journal {} is intact: {} regions ({}) saved from {}; nothing written\n\n",
-            journal.path.display(),
-            journal.records.len(),
-            format_bytes(journal.bytes_saved()),
-            journal.identity.describe()
+            r.journal,
+            r.samples.len(),
+            format_bytes(r.samples.iter().map(|x| x.length_bytes).sum()),
+            r.journal_identity.describe()
         ),
     };
     let mut t = Table::new(&["region offset", "length"]);
-    for r in journal.records.iter().take(40) {
-        t.row(vec![r.offset.to_string(), format_bytes(r.length)]);
+    for x in r.samples.iter().take(40) {
+        t.row(vec![
+            x.offset_bytes.to_string(),
+            format_bytes(x.length_bytes),
+        ]);
     }
     s.push_str(&t.render());
-    if journal.records.len() > 40 {
+    if r.samples.len() > 40 {
         s.push_str(&format!(
             "... and {} more (all in --json)\n",
-            journal.records.len() - 40
+            r.samples.len() - 40
         ));
     }
     s

@@ -70,6 +70,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             io_time_ns: io_ns,
         },
         samples: points.clone(),
+        output: args.output.clone(),
+        plot: args.plot.clone(),
     };
     let mut doc = Document::for_target(&opened.info, Body::Scatter(body));
     doc.warnings = opened.warnings;
@@ -87,22 +89,29 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         std::fs::write(path, svg).map_err(|e| Error::io(format!("writing plot {path}"), e))?;
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc, |_| {
-        let times: Vec<u64> = points.iter().map(|p| p.min_ns).collect();
-        let min = times.iter().copied().min().unwrap_or(0);
-        let max = times.iter().copied().max().unwrap_or(0);
-        let mut s = format!(
-            "scatter: {} positions of {} over {}, fastest read {} … slowest {}\n",
-            points.len(),
-            format_bytes(block * args.span as u64),
-            format_bytes(points.len() as u64 * block),
-            format_ns(min as f64),
-            format_ns(max as f64)
-        );
-        if args.output.is_none() && args.plot.is_none() {
-            s.push_str("(use -o FILE for the raw data and --plot FILE.svg for the chart)\n");
-        }
-        s
-    });
+    out.emit(&doc);
     Ok(EXIT_OK)
+}
+
+/// `scatter`'s text from its document: the range of the fastest read times.
+pub fn render(doc: &Document) -> String {
+    let Body::Scatter(sc) = &doc.body else {
+        return String::new();
+    };
+    let (points, block) = (&sc.samples, sc.parameters.block_bytes);
+    let times = points.iter().map(|p| p.min_ns);
+    let min = times.clone().min().unwrap_or(0);
+    let max = times.max().unwrap_or(0);
+    let mut s = format!(
+        "scatter: {} positions of {} over {}, fastest read {} … slowest {}\n",
+        points.len(),
+        format_bytes(block * sc.parameters.span as u64),
+        format_bytes(points.len() as u64 * block),
+        format_ns(min as f64),
+        format_ns(max as f64)
+    );
+    if sc.output.is_none() && sc.plot.is_none() {
+        s.push_str("(use -o FILE for the raw data and --plot FILE.svg for the chart)\n");
+    }
+    s
 }

@@ -327,7 +327,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         args.iodepth as usize,
     )?;
     let doc = document(Target::from(&info), &state, warnings, args, None, iodepth)?;
-    out.emit(&doc, render);
+    out.emit(&doc);
     Ok(code)
 }
 
@@ -425,7 +425,7 @@ fn run_preserve(args: &Args, out: &Output, time_budget_ns: Option<u64>) -> Resul
         iodepth,
     )?;
     session.fill(&mut doc, &ending);
-    out.emit(&doc, render);
+    out.emit(&doc);
     Ok(code)
 }
 
@@ -621,7 +621,7 @@ fn run_dir(args: &Args, out: &Output, dir: &Path, time_budget_ns: Option<u64>) -
         device: Some(device),
     });
     let doc = document(target, &state, warnings, args, Some(dir_result), iodepth)?;
-    out.emit(&doc, render);
+    out.emit(&doc);
     Ok(code)
 }
 
@@ -813,7 +813,7 @@ fn verified(doc: &Document) -> Option<&VerifyResult> {
     }
 }
 
-fn render(doc: &Document) -> String {
+pub fn render(doc: &Document) -> String {
     let ext = doc
         .inferences
         .get("bad_extents")

@@ -339,17 +339,7 @@ fn charts_of(d: &Document, target: &TargetInfo) -> Vec<Result<Figure, String>> {
     let mut out = Vec::new();
     match &d.body {
         Body::Align(a) if !a.samples.is_empty() => {
-            let cells: Vec<crate::analysis::align::AlignCell> = a
-                .samples
-                .iter()
-                .map(|s| crate::analysis::align::AlignCell {
-                    block_bytes: s.block_bytes,
-                    align_bytes: s.align_bytes,
-                    positions: s.positions.clone(),
-                    reads: s.reads.clone(),
-                })
-                .collect();
-            let points = crate::analysis::align::points(&cells);
+            let points = a.points();
             out.push(Ok(charts::align(&points, &d.inferences, &title("align"))
                 .to_svg()
                 .into()));
@@ -660,6 +650,8 @@ mod tests {
                     offset: 0,
                     min_ns: 1000,
                 }],
+                output: None,
+                plot: None,
             }),
         );
         d.inferences.insert(
@@ -702,6 +694,7 @@ mod tests {
                     claimed: vec![spec.into()],
                     claimed_by: None,
                     met: None,
+                    failure: None,
                 },
                 advice,
             }),

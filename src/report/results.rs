@@ -430,6 +430,24 @@ pub struct AlignResult {
     pub steps: Vec<Step>,
 }
 
+impl AlignResult {
+    /// The boundary cost of each (block size, alignment) cell, computed from the stored
+    /// reads exactly as the run computed it (for the text, the chart and `history show`).
+    pub fn points(&self) -> Vec<crate::analysis::align::AlignPoint> {
+        let cells: Vec<crate::analysis::align::AlignCell> = self
+            .samples
+            .iter()
+            .map(|s| crate::analysis::align::AlignCell {
+                block_bytes: s.block_bytes,
+                align_bytes: s.align_bytes,
+                positions: s.positions.clone(),
+                reads: s.reads.clone(),
+            })
+            .collect();
+        crate::analysis::align::points(&cells)
+    }
+}
+
 /// `scatter`'s parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScatterParameters {
@@ -446,6 +464,12 @@ pub struct ScatterParameters {
 pub struct ScatterResult {
     pub parameters: ScatterParameters,
     pub samples: Vec<ScatterPoint>,
+    /// The TSV file `-o` wrote (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// The SVG file `--plot` wrote (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plot: Option<String>,
 }
 
 /// `interval`'s parameters.
@@ -665,6 +689,9 @@ pub struct ClassesRecord {
     /// "label" (`--label`), "ssr" (the card's SD Status register) or `null`.
     pub claimed_by: Option<String>,
     pub met: Option<Vec<String>>,
+    /// Why the bench stopped early, when it did (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// `auto`: the steps it ran, its plan, the verdict, the classes and the advice.
