@@ -37,7 +37,7 @@ pub enum HistoryCommand {
     /// The stored runs: id, when, device, command and its leading figure.
     #[command(after_help = AFTER_HELP)]
     List(ListArgs),
-    /// One stored run: its document as text, or with --json as it was printed.
+    /// One stored run as its command printed it, or with --json its document as printed.
     #[command(after_help = AFTER_HELP)]
     Show(ShowArgs),
     /// Every run: CSV (one line per metric) or JSON (an array of runs with their documents).
