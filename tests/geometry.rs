@@ -512,7 +512,7 @@ fn golden_align_logs_reach_the_stated_geometry_or_stay_inconclusive() {
         sets.extend(files.iter().map(|f| vec![f.clone()]));
         for set in sets {
             let logs = load(&set);
-            let inf = align::infer(&flashscope::cli::analyze::align_points(&logs, None));
+            let inf = align::infer(&flashscope::analysis::logs::align_points(&logs, None));
             let e = agrees(
                 "erase",
                 &inf.erase_block_bytes,
@@ -543,7 +543,7 @@ fn golden_align_logs_reach_the_stated_geometry_or_stay_inconclusive() {
             .map(|i| format!("seed-align-0{i}.txt"))
             .collect::<Vec<_>>(),
     );
-    let inf = align::infer(&flashscope::cli::analyze::align_points(&logs, None));
+    let inf = align::infer(&flashscope::analysis::logs::align_points(&logs, None));
     assert_eq!(inf.summary, "erase block 4 MiB, page 16 KiB — tentative");
     assert!(
         inf.warnings
@@ -555,7 +555,7 @@ fn golden_align_logs_reach_the_stated_geometry_or_stay_inconclusive() {
     );
     // The README card shows its 16 KiB multi-plane step.
     let logs = load(&["readme-align-01.txt".to_string()]);
-    let inf = align::infer(&flashscope::cli::analyze::align_points(&logs, None));
+    let inf = align::infer(&flashscope::analysis::logs::align_points(&logs, None));
     assert_eq!(inf.multi_plane_bytes.and_then(|m| m.as_u64()), Some(16 * K));
 }
 
@@ -807,7 +807,7 @@ fn e2e_analyze_gives_the_same_inferences_as_the_library() {
     args.extend(files.iter().cloned());
     let v = json(&args.iter().map(|s| s.as_str()).collect::<Vec<_>>());
     let logs = flashscope::cli::analyze::load(&files).unwrap();
-    let inf = align::infer(&flashscope::cli::analyze::align_points(&logs, None));
+    let inf = align::infer(&flashscope::analysis::logs::align_points(&logs, None));
     for (key, lib) in [
         ("erase_block_bytes", &inf.erase_block_bytes),
         ("page_bytes", &inf.page_bytes),

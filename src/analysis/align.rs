@@ -1156,6 +1156,18 @@ pub fn summarize(erase: &Inference, page: &Inference, mp: Option<&Inference>) ->
     format!("{s} — {word}")
 }
 
+/// Put the geometry inferences into a document's map (`align`, `analyze`).
+pub fn insert_inferences(
+    map: &mut std::collections::BTreeMap<String, Inference>,
+    inf: &AlignInference,
+) {
+    map.insert("erase_block_bytes".into(), inf.erase_block_bytes.clone());
+    map.insert("page_bytes".into(), inf.page_bytes.clone());
+    if let Some(m) = &inf.multi_plane_bytes {
+        map.insert("multi_plane_bytes".into(), m.clone());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

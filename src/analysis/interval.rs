@@ -136,6 +136,18 @@ pub fn infer(points: &[IntervalPoint]) -> IntervalInference {
     }
 }
 
+/// Put the interval inferences into a document's map (`interval`, `analyze`).
+pub fn insert_inferences(
+    map: &mut std::collections::BTreeMap<String, Inference>,
+    inf: &IntervalInference,
+) {
+    map.insert("access_time_ns".into(), inf.access_time_ns.clone());
+    map.insert(
+        "throughput_bytes_per_s".into(),
+        inf.throughput_bytes_per_s.clone(),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@ pub mod align;
 pub mod fat;
 pub mod flashbench;
 pub mod interval;
+pub mod logs;
 pub mod openau;
 pub mod program;
 pub mod slc;

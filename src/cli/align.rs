@@ -3,7 +3,6 @@
 use super::Output;
 use crate::analysis::align::AlignPoint;
 use crate::error::EXIT_OK;
-pub use crate::probe::align_test::insert_inferences;
 use crate::probe::align_test::{self, AlignParams};
 use crate::report::charts;
 use crate::report::table::Table;

@@ -1,16 +1,16 @@
 //! `flashscope analyze FILE...`: flashbench logs through the same inference as live tests.
 
 use super::Output;
-use crate::analysis::align::{self, AlignPoint};
-use crate::analysis::flashbench::{self, FlashbenchLog, LogData, LogKind};
-use crate::analysis::interval::{self, IntervalPoint};
+use crate::analysis::flashbench::{self, FlashbenchLog, LogData};
+use crate::analysis::logs;
 use crate::error::EXIT_OK;
 use crate::input;
+use crate::report::charts;
 use crate::report::results::{AnalyzeParameters, AnalyzeResult, LogSample, LogsTarget};
-use crate::report::{Body, Target};
-use crate::report::{Document, Warning};
+use crate::report::{Body, Document, Inference, Target, Warning};
 use crate::units::parse_size_option;
 use crate::{Error, Result};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Arguments of `analyze`.
@@ -56,31 +56,6 @@ pub fn load(files: &[String]) -> Result<Vec<(String, FlashbenchLog)>> {
         v.extend(flashbench::parse_all(f, &text)?);
     }
     Ok(v)
-}
-
-/// Align points from every align log (block size: command line, then `--blocksize`,
-/// then half the smallest alignment, as flashbench starts at twice the block size).
-pub fn align_points(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) -> Vec<AlignPoint> {
-    let mut pts = Vec::new();
-    for (_, l) in logs.iter().filter(|(_, l)| l.kind() == LogKind::Align) {
-        let from_cmd = l.command.as_ref().and_then(|c| c.block_bytes);
-        let has_cmd = l.command.is_some();
-        let derived = l.align_block_bytes();
-        // flashbench's default block size is 16 KiB when its command line gives none; a
-        // log that goes below 32 KiB alignments had a smaller one (the pasted command was
-        // shortened, e.g. `flashbench -a <device>`).
-        let bs = from_cmd
-            .or(blocksize)
-            .or(if has_cmd {
-                Some(derived.map_or(16384, |d| d.min(16384)))
-            } else {
-                None
-            })
-            .or(derived)
-            .unwrap_or(16384);
-        pts.extend(l.align_points(bs));
-    }
-    pts
 }
 
 /// Run the command and print its document; returns the exit code.
@@ -141,33 +116,34 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         Body::Analyze(body),
     );
     doc.warnings.extend(warnings);
-    let mut plot = None;
-
-    let apts = align_points(&logs, blocksize);
-    if !apts.is_empty() {
-        let inf = align::infer(&apts);
-        super::align::insert_inferences(&mut doc.inferences, &inf);
-        doc.warnings.extend(inf.warnings.iter().cloned());
-        if let Body::Analyze(b) = &mut doc.body {
-            b.steps = Some(inf.steps.clone());
-        }
-        plot = Some(
-            crate::report::charts::align(&apts, &doc.inferences, "align (flashbench logs)")
-                .to_svg(),
-        );
+    let found = logs::infer(&logs, blocksize);
+    doc.inferences = found.inferences;
+    doc.warnings.extend(found.warnings);
+    if let Body::Analyze(b) = &mut doc.body {
+        b.steps = found.steps;
     }
-    let ipts = interval_points(&logs);
-    if !ipts.is_empty() {
-        let inf = interval::infer(&ipts);
-        super::interval::insert_inferences(&mut doc, &inf);
-        if plot.is_none() {
-            plot = Some(
-                crate::report::charts::interval(&ipts, inf.line, "interval (flashbench log)")
-                    .to_svg(),
-            );
-        }
-    }
-    super::analyze_writes::open_au_and_fat(&logs, &mut doc);
+    // The chart of the align logs, else of the interval logs.
+    let plot = if !found.align_points.is_empty() {
+        Some(
+            charts::align(
+                &found.align_points,
+                &doc.inferences,
+                "align (flashbench logs)",
+            )
+            .to_svg(),
+        )
+    } else if !found.interval_points.is_empty() {
+        Some(
+            charts::interval(
+                &found.interval_points,
+                found.interval_line,
+                "interval (flashbench log)",
+            )
+            .to_svg(),
+        )
+    } else {
+        None
+    };
     if let Some(path) = &args.plot {
         match plot {
             Some(svg) => std::fs::write(path, svg)
@@ -178,23 +154,6 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc);
     Ok(EXIT_OK)
-}
-
-/// The interval logs' rows as points.
-fn interval_points(logs: &[(String, FlashbenchLog)]) -> Vec<IntervalPoint> {
-    logs.iter()
-        .filter_map(|(_, l)| match &l.data {
-            LogData::Interval { rows, .. } => Some(rows),
-            _ => None,
-        })
-        .flatten()
-        .map(|r| IntervalPoint {
-            bytes: r.bytes,
-            min_ns: r.min_ns,
-            avg_ns: r.avg_ns,
-            max_ns: r.max_ns,
-        })
-        .collect()
 }
 
 /// `analyze`'s text from its document: for each kind of log there is, the same lines as
@@ -210,7 +169,7 @@ pub fn render(doc: &Document) -> String {
         .map(|s| (s.file.clone(), s.log.clone()))
         .collect();
     let mut parts = Vec::new();
-    let apts = align_points(&logs, a.parameters.blocksize);
+    let apts = logs::align_points(&logs, a.parameters.blocksize);
     if !apts.is_empty() {
         let (summary, evidence) = super::align::summary_and_evidence(&doc.inferences);
         parts.push(format!(
@@ -218,10 +177,38 @@ pub fn render(doc: &Document) -> String {
             super::align::table(&apts),
         ));
     }
-    let ipts = interval_points(&logs);
+    let ipts = logs::interval_points(&logs);
     if !ipts.is_empty() {
         parts.push(super::interval::text(&ipts, &doc.inferences));
     }
-    parts.extend(super::analyze_writes::lines(&doc.inferences));
+    parts.extend(write_test_lines(&doc.inferences));
     parts.join("\n")
+}
+
+/// The text line of each write-test inference the document has, in the order `analyze`
+/// prints them.
+fn write_test_lines(map: &BTreeMap<String, Inference>) -> Vec<String> {
+    [
+        ("open_au", "open erase blocks (open_au)"),
+        (
+            "open_au_random",
+            "open erase blocks in random order (open_au_random)",
+        ),
+        (
+            "fat_area_erase_blocks",
+            "FAT area erase blocks (fat_area_erase_blocks)",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(key, what)| map.get(key).map(|i| line(what, i)))
+    .collect()
+}
+
+fn line(key: &str, inf: &Inference) -> String {
+    let v = inf
+        .value
+        .as_ref()
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "?".into());
+    format!("{key}: {v} ({}) - {}\n", inf.status_word(), inf.evidence)
 }

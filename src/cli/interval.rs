@@ -1,7 +1,7 @@
 //! `flashscope interval TARGET`: read time against request size → access time and throughput.
 
 use super::Output;
-use crate::analysis::interval::{self, IntervalInference, IntervalPoint};
+use crate::analysis::interval::{self, IntervalPoint};
 use crate::error::EXIT_OK;
 use crate::probe::interval as probe;
 use crate::report::progress::Progress;
@@ -84,7 +84,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     };
     let mut doc = Document::for_target(&opened.info, Body::Interval(body));
     doc.warnings = opened.warnings;
-    insert_inferences(&mut doc, &inf);
+    interval::insert_inferences(&mut doc.inferences, &inf);
     if let Some(path) = &args.plot {
         std::fs::write(
             path,
@@ -100,16 +100,6 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc);
     Ok(EXIT_OK)
-}
-
-/// Put the interval inferences into a document (shared with `analyze`).
-pub fn insert_inferences(doc: &mut Document, inf: &IntervalInference) {
-    doc.inferences
-        .insert("access_time_ns".into(), inf.access_time_ns.clone());
-    doc.inferences.insert(
-        "throughput_bytes_per_s".into(),
-        inf.throughput_bytes_per_s.clone(),
-    );
 }
 
 /// `interval`'s text from its document (also `history show`'s).

@@ -2,7 +2,6 @@
 
 pub mod align;
 pub mod analyze;
-pub mod analyze_writes;
 pub mod auto;
 pub mod bench;
 pub mod compare;

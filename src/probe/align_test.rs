@@ -7,10 +7,9 @@ use crate::analysis::align::{self, AlignInference, AlignPoint};
 use crate::probe::align::{self as probe, AlignConfig, AlignRun};
 use crate::report::progress::Progress;
 use crate::report::results::{AlignParameters, AlignResult, AlignSample};
-use crate::report::{Body, Document, Inference, Metric, Warning};
+use crate::report::{Body, Document, Metric, Warning};
 use crate::target::{self, OpenRequest, TargetKind};
 use crate::{Error, Result};
-use std::collections::BTreeMap;
 
 /// More positions per alignment than this only repeat reads: flashbench uses 8.
 pub const MAX_POSITIONS: usize = 1024;
@@ -146,7 +145,7 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Aligned> {
             reads: run.reads,
         });
     }
-    insert_inferences(&mut doc.inferences, &inf);
+    align::insert_inferences(&mut doc.inferences, &inf);
     for (name, help, i) in [
         (
             "erase_block_bytes",
@@ -171,15 +170,6 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Aligned> {
         points,
         inference: inf,
     })
-}
-
-/// Put the geometry inferences into a document's map (shared with `analyze`).
-pub fn insert_inferences(map: &mut BTreeMap<String, Inference>, inf: &AlignInference) {
-    map.insert("erase_block_bytes".into(), inf.erase_block_bytes.clone());
-    map.insert("page_bytes".into(), inf.page_bytes.clone());
-    if let Some(m) = &inf.multi_plane_bytes {
-        map.insert("multi_plane_bytes".into(), m.clone());
-    }
 }
 
 /// The machine's load over the run and the stalls the reads themselves show.
