@@ -11,11 +11,11 @@ use serde::{Deserialize, Serialize};
 
 /// A range of the filesystem's block device; `disk_offset_bytes` adds the partition's start
 /// on its whole disk, when the filesystem is on a partition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceRange {
     pub offset_bytes: u64,
     pub length_bytes: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_offset_bytes: Option<u64>,
 }
 
@@ -57,7 +57,7 @@ pub struct PlacedFile {
 
 /// One bad extent of a directory run, inside one file. `offset`/`length` (flattened from
 /// the extent) are in the run's logical range, as for a device.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LocatedExtent {
     #[serde(flatten)]
     pub extent: Extent,
@@ -69,7 +69,7 @@ pub struct LocatedExtent {
     pub device: String,
     pub device_offsets: Vec<DeviceRange>,
     /// Why (part of) the extent has no device offset; never a guessed one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_offset_unknown_reason: Option<String>,
 }
 

@@ -18,6 +18,7 @@ use crate::target::write::{estimate_ns, open_for_write, WriteFlags, WriteIntent}
 use crate::target::{self, sysfs, OpenRequest, OpenTarget};
 use crate::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
 use crate::{Error, Result};
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `verify`.
@@ -813,12 +814,32 @@ fn verified(doc: &Document) -> Option<&VerifyResult> {
     }
 }
 
+/// A bad extent as a verify document lists it: where it is in the run's range and, for a
+/// directory run, in which file and where on the device.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Listed {
+    Located(LocatedExtent),
+    Plain(Extent),
+}
+
+impl Listed {
+    fn extent(&self) -> &Extent {
+        match self {
+            Listed::Located(l) => &l.extent,
+            Listed::Plain(e) => e,
+        }
+    }
+}
+
+/// `verify`'s text from its document: the verdict, what was checked, the first bad extents
+/// (with their files and device places for a directory run) and the rates.
 pub fn render(doc: &Document) -> String {
-    let ext = doc
+    let ext: Vec<Listed> = doc
         .inferences
         .get("bad_extents")
         .and_then(|i| i.value.as_ref())
-        .and_then(|v| v.as_array().cloned())
+        .and_then(|v| Vec::<Listed>::deserialize(v).ok())
         .unwrap_or_default();
     let spec = doc.target.info().map_or("?", |t| t.spec.as_str());
     let unfinished = verified(doc).is_some_and(|v| v.checked_bytes < v.planned_bytes);
@@ -830,27 +851,29 @@ pub fn render(doc: &Document) -> String {
     } else if ext.is_empty() {
         format!("OK: every byte of {spec} that was written read back intact\n")
     } else {
-        let total: u64 = ext.iter().filter_map(|e| e["length"].as_u64()).sum();
+        let total: u64 = ext.iter().map(|e| e.extent().length).sum();
         format!(
             "FAILED: {} in {} extents of {spec} did not read back as written (first at {})\n",
             format_bytes(total),
             ext.len(),
-            ext[0]["offset"].as_u64().unwrap_or(0)
+            ext[0].extent().offset
         )
     };
     s.push_str(&checked_line(doc));
-    for e in ext.iter().take(20) {
+    for listed in ext.iter().take(20) {
+        let e = listed.extent();
         s.push_str(&format!(
             "  {:>14} +{:<12} {}{}\n",
-            e["offset"].as_u64().unwrap_or(0),
-            e["length"].as_u64().unwrap_or(0),
-            e["kind"].as_str().unwrap_or("?"),
-            e["from"]
-                .as_u64()
+            e.offset,
+            e.length,
+            e.kind.name(),
+            e.from
                 .map(|f| format!(" (holds the data written at {f})"))
                 .unwrap_or_default()
         ));
-        s.push_str(&place_lines(e, doc));
+        if let Listed::Located(l) = listed {
+            s.push_str(&place_lines(l, doc));
+        }
     }
     if ext.len() > 20 {
         s.push_str(&format!("  … {} more (see --json)\n", ext.len() - 20));
@@ -901,43 +924,32 @@ fn checked_line(doc: &Document) -> String {
 
 /// For an extent of a directory run: the file, the offset in it, and the device offsets
 /// (or why they are unknown).
-fn place_lines(e: &serde_json::Value, doc: &Document) -> String {
-    let Some(file) = e["file"].as_str() else {
-        return String::new();
-    };
+fn place_lines(e: &LocatedExtent, doc: &Document) -> String {
     let mut s = format!(
-        "      in {file} at {} ({})\n",
-        e["file_offset_bytes"].as_u64().unwrap_or(0),
-        if e["file_kept"].as_bool() == Some(true) {
-            "kept"
-        } else {
-            "removed"
-        }
+        "      in {} at {} ({})\n",
+        e.file,
+        e.file_offset_bytes,
+        if e.file_kept { "kept" } else { "removed" }
     );
-    let device = e["device"].as_str().unwrap_or("?");
     let disk = match &doc.target {
         Target::Device(d) => d.device.as_ref().and_then(|d| d.whole_disk.as_deref()),
         _ => None,
     };
-    let ranges = e["device_offsets"].as_array().cloned().unwrap_or_default();
-    if !ranges.is_empty() {
-        let at: Vec<String> = ranges
+    if !e.device_offsets.is_empty() {
+        let at: Vec<String> = e
+            .device_offsets
             .iter()
             .map(|r| {
-                let mut t = format!(
-                    "{} +{}",
-                    r["offset_bytes"].as_u64().unwrap_or(0),
-                    r["length_bytes"].as_u64().unwrap_or(0)
-                );
-                if let (Some(d), Some(name)) = (r["disk_offset_bytes"].as_u64(), disk) {
+                let mut t = format!("{} +{}", r.offset_bytes, r.length_bytes);
+                if let (Some(d), Some(name)) = (r.disk_offset_bytes, disk) {
                     t.push_str(&format!(" (/dev/{name} at {d})"));
                 }
                 t
             })
             .collect();
-        s.push_str(&format!("      device {device} at {}\n", at.join(", ")));
+        s.push_str(&format!("      device {} at {}\n", e.device, at.join(", ")));
     }
-    if let Some(why) = e["device_offset_unknown_reason"].as_str() {
+    if let Some(why) = &e.device_offset_unknown_reason {
         s.push_str(&format!("      device offset unknown: {why}\n"));
     }
     s
