@@ -9,6 +9,7 @@ pub mod locate;
 pub mod probe;
 pub mod stamp;
 pub mod verify;
+pub mod verify_test;
 
 use crate::report::Warning;
 use crate::target::{sysfs, OpenTarget};

@@ -1,0 +1,796 @@
+//! `verify`: write stamps over the whole surface (or a range), read everything back and
+//! list what did not survive; through a mounted filesystem with 1 GiB files for a
+//! directory. The resume state (`--state`, `--resume`, `--pass`) is kept here, with the
+//! same trust checks as journals: a file root reads or writes cannot be turned against it.
+
+use crate::backend::Backend;
+use crate::capacity::extent::Extent;
+use crate::capacity::fileset::{plan_bytes, FileSet};
+use crate::capacity::locate::LocatedExtent;
+use crate::capacity::stamp::Stamper;
+use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
+use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
+use crate::probe::write_test::Finished;
+use crate::report::progress::Progress;
+use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
+use crate::report::warning::{DirectFallback, MemoryPlace};
+use crate::report::{Body, Check, Document, Inference, Metric, Target, TargetInfo, Warning};
+use crate::target::write::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
+use crate::target::{self, sysfs, OpenRequest, OpenTarget};
+use crate::units::{format_bytes, parse_duration_ns, parse_size};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// What `verify` is asked to do (the command line's options, as given).
+#[derive(Debug, Clone)]
+pub struct VerifyParams {
+    /// Whole block device, regular file, sim:PRESET[,key=value...], or a directory on a
+    /// mounted filesystem.
+    pub target: String,
+    pub flags: WriteFlags,
+    /// `--range OFFSET+LEN`.
+    pub range: Option<String>,
+    /// Directory mode: this much instead of all free space.
+    pub size: Option<String>,
+    /// Directory mode: keep the files afterwards.
+    pub keep: bool,
+    /// Continue the interrupted run recorded in the state file.
+    pub resume: bool,
+    /// Where progress is saved for `--resume` (default: the user's state directory).
+    pub state: Option<PathBuf>,
+    pub time_budget: Option<String>,
+    /// Write an SVG plot of read and write throughput over the position.
+    pub plot: Option<PathBuf>,
+    /// Verify a partition although a fake is only visible on the whole device.
+    pub partition_ok: bool,
+    pub pass: Pass,
+    /// Requests in flight at the device.
+    pub iodepth: u32,
+}
+
+/// Which passes to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pass {
+    Write,
+    Read,
+    Both,
+}
+
+/// Parse `OFFSET+LEN`.
+pub fn parse_range(text: &str) -> Result<(u64, u64)> {
+    let bad = || {
+        Error::usage(format!(
+            "--range '{text}' is not OFFSET+LENGTH, e.g. 1G+512M or 0+64M"
+        ))
+    };
+    let (o, l) = text.split_once('+').ok_or_else(bad)?;
+    let o = parse_size(o.trim()).map_err(|_| bad())?;
+    let l = parse_size(l.trim()).map_err(|_| bad())?;
+    if l == 0 {
+        return Err(Error::usage(format!("--range '{text}' has length 0")));
+    }
+    Ok((o, l))
+}
+
+/// A stable description of what the target is, so a state file is not resumed on another.
+fn identity(opened: &OpenTarget, spec: &str) -> String {
+    let mut id = format!("{}:{}:{}", opened.info.kind, spec, opened.info.size_bytes);
+    if let Some(name) = &opened.block_name {
+        for attr in ["device/model", "device/serial", "serial", "device/cid"] {
+            if let Some(v) = sysfs::read_attr(name, attr) {
+                id.push_str(&format!(":{v}"));
+            }
+        }
+        if let Some(v) = sysfs::read_attr(name, "loop/backing_file") {
+            id.push_str(&format!(":{v}"));
+        }
+    } else if opened.info.kind == crate::target::TargetKind::File {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::metadata(spec) {
+            id.push_str(&format!(":dev{}:ino{}", m.dev(), m.ino()));
+        }
+    }
+    id
+}
+
+/// Largest resume state read (a state is a few KiB; its extent list grows with damage).
+const MAX_STATE_BYTES: u64 = 64 << 20;
+
+/// The resume state's default place: the user's state directory, as journals (never the
+/// shared temporary directory, where another user could plant a file or symlink there).
+fn default_state_path(spec: &str) -> Result<PathBuf> {
+    let name: String = spec
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(80)
+        .collect();
+    crate::journal::state_file(&format!("verify-{name}.state.json"))
+}
+
+/// Read a resume state: not through a symlink, a regular file of bounded size, written by
+/// this user or root and by nobody else; anything unreadable is a bad --state (exit 2).
+fn load_state(path: &Path) -> Result<VerifyState> {
+    use crate::journal::trust;
+    use std::io::Read;
+    let what = "the --state file";
+    let file = trust::open_nofollow(path).map_err(|e| {
+        trust::open_error(what, path, e).unwrap_or_else(|| {
+            Error::usage(format!(
+                "--resume: no state file at '{}': nothing to resume (start without --resume, or give --state FILE)",
+                path.display()
+            ))
+        })
+    })?;
+    let meta = crate::input::check_regular(&file, path, what, MAX_STATE_BYTES)?;
+    trust::check_owner(&meta, what, path)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    (&file)
+        .take(MAX_STATE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(format!("reading {what} '{}'", path.display()), e))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Error::usage(format!(
+            "--state '{}' is not a flashscope verify state ({e}): give the state file an interrupted verify printed, or start afresh without --resume",
+            path.display()
+        ))
+    })
+}
+
+/// Refuse to replace a file given as `--state` that is not a verify state (a typo must
+/// not cost a file); a missing file is fine.
+fn check_state_target(path: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    load_state(path).map(|_| ()).map_err(|e| {
+        Error::usage(format!(
+            "{e}. It would be replaced by this run's state: give --state a new path"
+        ))
+    })
+}
+
+/// Checks of `--pass` and `--state` before anything is opened for writing: a read pass
+/// continues a written run, and a `--state` file for a new run must be new or a state.
+fn check_pass(args: &VerifyParams, state_path: &Path) -> Result<()> {
+    if !args.resume && args.state.is_some() {
+        check_state_target(state_path)?;
+    }
+    if args.pass == Pass::Read && !args.resume {
+        return Err(Error::usage(
+            "--pass read checks a run written earlier with --pass write: add --resume (and --state FILE if one was given)",
+        ));
+    }
+    Ok(())
+}
+
+/// The saved run to continue: it must belong to this target (`id`, and `size` when known)
+/// and, for `--pass read`, have finished writing.
+fn resume_state(
+    args: &VerifyParams,
+    state_path: &Path,
+    id: &str,
+    size: Option<u64>,
+) -> Result<VerifyState> {
+    let st = load_state(state_path)?;
+    if st.target_identity != id || size.is_some_and(|s| s != st.size_bytes) {
+        return Err(Error::Refused(format!(
+            "the state file '{}' belongs to another device or directory ({}), not to '{}' ({id}): resuming would report garbage. Start afresh without --resume",
+            state_path.display(),
+            st.target_identity,
+            args.target
+        )));
+    }
+    if args.pass == Pass::Read && st.phase == Phase::Write {
+        return Err(Error::usage(format!(
+            "the run in '{}' has not finished writing: continue it with --resume --pass write (or both)",
+            state_path.display()
+        )));
+    }
+    Ok(st)
+}
+
+/// Save the state atomically: a new private file (O_EXCL, O_NOFOLLOW, 0600) renamed over
+/// the old one, so a planted symlink is replaced, never written through.
+fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
+    let text = serde_json::to_vec(st).map_err(|e| Error::runtime(e.to_string()))?;
+    crate::journal::trust::replace_private(path, &text)
+        .map_err(|e| Error::io(format!("saving the state file '{}'", path.display()), e))
+}
+
+/// Run `verify` on `args.target`: the document and the exit code (3 when anything did not
+/// read back as written), or the exit code of the signal that stopped it.
+pub fn measure(args: &VerifyParams) -> Result<Finished> {
+    let path = Path::new(&args.target);
+    let kind = crate::target::TargetKind::of_spec(&args.target);
+    let is_dir = kind == crate::target::TargetKind::Directory;
+    let is_sim = kind == crate::target::TargetKind::Sim;
+    let flags = &args.flags;
+    let plan = if is_dir || is_sim {
+        "verify writes stamps over the whole range (a directory: new files filling its free space), then reads them back"
+    } else {
+        "verify overwrites every byte of the device (or --range) with stamps, then reads them back; with --write the data is saved to a journal first and restored, with --destructive it is lost"
+    };
+    crate::target::write::check_allowed(&args.target, flags, plan)?;
+    if !(is_dir || is_sim) && args.flags.destructive && args.flags.journal.is_some() {
+        return Err(Error::usage(
+            "--journal has no effect with --destructive (nothing is saved): drop one of them",
+        ));
+    }
+    let time_budget_ns = args
+        .time_budget
+        .as_deref()
+        .map(|t| {
+            parse_duration_ns(t).map_err(|_| {
+                Error::usage(format!(
+                    "--time-budget '{t}' is not a duration: use e.g. 90s or 10m"
+                ))
+            })
+        })
+        .transpose()?;
+    if is_dir {
+        return run_dir(args, path, time_budget_ns);
+    }
+    if !is_sim && !args.flags.destructive {
+        return run_preserve(args, time_budget_ns);
+    }
+    let opened = target::open(&args.target, &OpenRequest::read_write())?;
+    let mut warnings = opened.warnings.clone();
+    if let Some(w) = crate::capacity::partition_check(&opened, &args.target, args.partition_ok)? {
+        warnings.push(w);
+    }
+    let size = opened.info.size_bytes;
+    let (start, len) = checked_range(args, &opened.info)?;
+    let id = identity(&opened, &args.target);
+    let state_path = match &args.state {
+        Some(p) => p.clone(),
+        // A simulated card's state is never saved (the card dies with the process).
+        None if crate::target::is_sim_spec(&args.target) && !args.resume => PathBuf::new(),
+        None => default_state_path(&args.target)?,
+    };
+    check_pass(args, &state_path)?;
+    if args.pass == Pass::Write && crate::target::is_sim_spec(&args.target) {
+        return Err(Error::usage(
+            "--pass write keeps nothing on a simulated card (it lives only in this process): run both passes",
+        ));
+    }
+    let state = if args.resume {
+        let st = resume_state(args, &state_path, &id, Some(size))?;
+        if args.range.is_some() && (st.start, st.length) != (start, len) {
+            return Err(Error::usage(format!(
+                "--range {start}+{len} differs from the interrupted run's {}+{}",
+                st.start, st.length
+            )));
+        }
+        st
+    } else {
+        VerifyState::new(id, size, start, len, Stamper::random_salt())
+    };
+    let info = opened.info.clone();
+    let is_sim_target = info.kind == crate::target::TargetKind::Sim;
+    let mut dev = opened.backend;
+    let saved_at = (!is_sim_target).then_some(state_path.as_path());
+    let (state, code, iodepth) = drive(
+        &mut *dev,
+        state,
+        time_budget_ns,
+        saved_at,
+        args.pass == Pass::Write,
+        args.iodepth as usize,
+    )?;
+    let doc = document(Target::from(&info), &state, warnings, args, None, iodepth)?;
+    Ok(Finished::Done { doc, code })
+}
+
+/// The range to verify: `--range` or the whole target, inside it and on sector boundaries.
+fn checked_range(args: &VerifyParams, info: &crate::report::TargetInfo) -> Result<(u64, u64)> {
+    let size = info.size_bytes;
+    let sector = (info.logical_sector_bytes as u64).max(512);
+    let (start, len) = match &args.range {
+        Some(r) => parse_range(r)?,
+        None if size % sector != 0 => {
+            return Err(Error::usage(format!(
+                "'{}' is {size} bytes, not a whole number of {sector}-byte sectors: give --range 0+{} to verify its whole sectors",
+                args.target,
+                size / sector * sector
+            )))
+        }
+        None => (0, size),
+    };
+    if start.checked_add(len).is_none_or(|end| end > size) {
+        return Err(Error::usage(format!(
+            "--range {start}+{len} reaches beyond the end of '{}' ({size} bytes)",
+            args.target
+        )));
+    }
+    if start % sector != 0 || len % sector != 0 {
+        return Err(Error::usage(format!(
+            "--range {start}+{len} must start and end on a {sector}-byte sector boundary"
+        )));
+    }
+    Ok((start, len))
+}
+
+/// `verify DEVICE --write`: preserve mode. Every chunk is saved to the journal before it
+/// is overwritten; at the end (or on Ctrl-C) everything is written back and checked.
+fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Finished> {
+    if args.resume || args.pass != Pass::Both || args.state.is_some() {
+        return Err(Error::usage(
+            "--resume, --pass and --state need --destructive: preserve mode (--write) restores the data when the run ends, so no written stamps are left to continue from or to read later",
+        ));
+    }
+    let peeked = target::open(&args.target, &OpenRequest::read_only())?;
+    let mut warnings = Vec::new();
+    if let Some(w) = crate::capacity::partition_check(&peeked, &args.target, args.partition_ok)? {
+        warnings.push(w);
+    }
+    let (start, len) = checked_range(args, &peeked.info)?;
+    drop(peeked);
+    let journal_path = match &args.flags.journal {
+        Some(p) => p.clone(),
+        None => crate::journal::default_path("verify")?,
+    };
+    let flags = WriteFlags {
+        write: true,
+        destructive: false,
+        journal: Some(journal_path),
+        planned: false,
+    };
+    let plan = WriteIntent {
+        command: "verify",
+        region: (start, len),
+        max_bytes: len,
+        typical_bytes: None,
+        estimated_ns: estimate_ns(3 * len, 3 * len.div_ceil(1 << 20)),
+        what: "verify writes stamps over every byte of the range and reads them back".into(),
+        smaller: "verify a smaller --range (preserve mode saves every byte of it), or use --destructive if the data need not be kept",
+        ..WriteIntent::default()
+    };
+    let mut session = open_for_write(&args.target, &flags, &plan)?;
+    let size = session.info.size_bytes;
+    let id = format!("{}:{}:{size}:preserve", session.info.kind, args.target);
+    let state = VerifyState::new(id, size, start, len, Stamper::random_salt());
+    let r = drive(
+        &mut session.dev,
+        state,
+        time_budget_ns,
+        None,
+        false,
+        args.iodepth as usize,
+    )
+    .map_err(|e| match crate::signals::pending() {
+        Some(sig) => crate::signals::interrupted_error(sig),
+        None => std::io::Error::other(e.to_string()),
+    });
+    let (done, ending) = session.end(r)?;
+    let Some((state, code, iodepth)) = done else {
+        let sig = ending.interrupted.unwrap_or(libc::SIGINT);
+        return Ok(Finished::Stopped {
+            code: session.interrupted_exit(&ending, sig),
+        });
+    };
+    let mut doc = document(
+        Target::from(&session.info),
+        &state,
+        warnings,
+        args,
+        None,
+        iodepth,
+    )?;
+    session.fill(&mut doc, &ending);
+    Ok(Finished::Done { doc, code })
+}
+
+/// Run the engine with progress and state saving; returns the state and the exit code.
+fn drive(
+    dev: &mut dyn Backend,
+    mut state: VerifyState,
+    time_budget_ns: Option<u64>,
+    state_path: Option<&Path>,
+    stop_after_write: bool,
+    iodepth: usize,
+) -> Result<(VerifyState, i32, usize)> {
+    let mut bar = Progress::new("verify");
+    let mut save = |st: &VerifyState| match state_path {
+        Some(p) if st.phase != Phase::Done => save_state(p, st),
+        _ => Ok(()),
+    };
+    let mut last_phase = state.phase;
+    let mut prog = |phase: Phase, done: u64, total: u64| {
+        if phase != last_phase {
+            last_phase = phase;
+        }
+        // Writing is the first half of the work, reading the second.
+        let half = total;
+        let d = if phase == Phase::Read {
+            half + done
+        } else {
+            done
+        };
+        bar.update(d, 2 * half);
+    };
+    let mut ctl = VerifyControl {
+        time_budget_ns,
+        sample_bytes: (state.length / 256).max(state.chunk),
+        save_every: 256 << 20,
+        save: &mut save,
+        stop_after_write,
+        progress: &mut prog,
+        iodepth,
+    };
+    let t0 = dev.clock_ns();
+    let r = verify::run(dev, &mut state, &mut ctl);
+    let _ = t0;
+    let iodepth = ctl.iodepth;
+    bar.finish();
+    r?;
+    if state.phase == Phase::Done {
+        if let Some(p) = state_path {
+            let _ = std::fs::remove_file(p);
+        }
+    } else if let (true, Phase::Read, Some(p)) = (stop_after_write, state.phase, state_path) {
+        eprintln!(
+            "write pass done; check it later with --pass read --resume (state in {})",
+            p.display()
+        );
+    } else if let Some(p) = state_path {
+        eprintln!(
+            "verify stopped at {} of {} ({} phase); continue with --resume (state in {})",
+            format_bytes(state.next - state.start),
+            format_bytes(state.length),
+            if state.phase == Phase::Write {
+                "write"
+            } else {
+                "read"
+            },
+            p.display()
+        );
+    }
+    let code = if state.all_extents().is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_CHECK_FAILED
+    };
+    Ok((state, code, iodepth))
+}
+
+fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Result<Finished> {
+    if args.range.is_some() {
+        return Err(Error::usage(
+            "--range applies to devices and files; verify a directory with --size to limit it",
+        ));
+    }
+    let asked = args
+        .size
+        .as_deref()
+        .map(|s| {
+            parse_size(s).map_err(|_| {
+                Error::usage(format!("--size '{s}' is not a size: use e.g. 4G or 512M"))
+            })
+        })
+        .transpose()?;
+    let canonical = std::fs::canonicalize(dir)
+        .map_err(|e| Error::io(format!("resolving '{}'", dir.display()), e))?;
+    let id = format!("dir:{}", canonical.display());
+    // A run split into passes (or continued) keeps its files and its state between them.
+    let saved = args.resume || args.pass != Pass::Both;
+    let state_path = match &args.state {
+        Some(p) => p.clone(),
+        None if saved => default_state_path(&id)?,
+        None => PathBuf::new(),
+    };
+    check_pass(args, &state_path)?;
+    let (state, mut set) = if args.resume {
+        let st = resume_state(args, &state_path, &id, None)?;
+        if asked.is_some_and(|a| a / (1 << 20) * (1 << 20) != st.size_bytes) {
+            return Err(Error::usage(format!(
+                "--size differs from the interrupted run's {}: drop --size to continue it",
+                format_bytes(st.size_bytes)
+            )));
+        }
+        let written = st.phase != Phase::Write;
+        let set = FileSet::open(&canonical, st.size_bytes, args.keep, written)?;
+        (st, set)
+    } else {
+        let total = plan_bytes(dir, asked)?;
+        let st = VerifyState::new(id, total, 0, total, Stamper::random_salt());
+        (st, FileSet::create(dir, total, args.keep)?)
+    };
+    if saved {
+        // Kept even when a signal stops the run: --resume continues it.
+        set.set_keep(true);
+    }
+    let total = state.size_bytes;
+    let mut warnings = Vec::new();
+    if !set.direct() {
+        warnings.push(Warning::DirectIoRefused {
+            target: Some(dir.display().to_string()),
+            fallback: DirectFallback::DropCachedPages,
+        });
+    }
+    let fs = crate::sys::statfs_magic(dir).map(crate::sys::fs_label);
+    if matches!(fs.as_deref(), Some("tmpfs") | Some("ramfs")) {
+        warnings.push(Warning::MemoryFilesystem {
+            fs_type: fs.clone().unwrap_or_default(),
+            place: MemoryPlace::VerifiedDirectory(dir.display().to_string()),
+        });
+    }
+    let driven = drive(
+        &mut set,
+        state,
+        time_budget_ns,
+        saved.then_some(state_path.as_path()),
+        args.pass == Pass::Write,
+        args.iodepth as usize,
+    );
+    if let Some(sig) = crate::signals::pending() {
+        drop(set);
+        eprintln!(
+            "flashscope verify: stopped by a signal; {}",
+            if saved {
+                "its files were kept: continue with --resume"
+            } else if args.keep {
+                "its files were kept (--keep)"
+            } else {
+                "its files were removed"
+            }
+        );
+        return Ok(Finished::Stopped {
+            code: crate::signals::exit_code(sig),
+        });
+    }
+    let (state, code, iodepth) = driven?;
+    // Stopped by the budget or after the write pass, the next pass needs every file; a
+    // finished run leaves only what --keep asks for (and, below, the files with bad data).
+    set.set_keep(args.keep || (saved && state.phase != Phase::Done));
+    // Where each bad extent lives, asked of the files before any is removed.
+    let (device, located) = set.settle(&state.all_extents());
+    let files: Vec<String> = set
+        .paths()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let kept: Vec<String> = (0..files.len())
+        .filter(|&i| set.kept(i))
+        .map(|i| files[i].clone())
+        .collect();
+    drop(set);
+    let target = TargetInfo {
+        spec: args.target.clone(),
+        kind: crate::target::TargetKind::Directory,
+        size_bytes: total,
+        logical_sector_bytes: 4096,
+        physical_sector_bytes: 4096,
+        filesystem: fs,
+        ..TargetInfo::default()
+    };
+    let dir_result = DirResult {
+        files,
+        kept,
+        located,
+        resumable: saved,
+    };
+    let target = Target::Device(DeviceTarget {
+        info: target,
+        device: Some(device),
+    });
+    let doc = document(target, &state, warnings, args, Some(dir_result), iodepth)?;
+    Ok(Finished::Done { doc, code })
+}
+
+fn rate(samples: &[ThroughputSample], phase: Phase) -> Option<f64> {
+    let (b, ns) = samples
+        .iter()
+        .filter(|s| s.phase == phase)
+        .fold((0u64, 0u64), |(b, n), s| (b + s.bytes, n + s.ns));
+    (ns > 0).then(|| b as f64 * 1e9 / ns as f64)
+}
+
+/// What a directory run adds to its document: its files, those left in place, and where
+/// each bad extent lives (split at file boundaries).
+struct DirResult {
+    files: Vec<String>,
+    kept: Vec<String>,
+    located: Vec<LocatedExtent>,
+    /// Its state was saved and its files kept, so `--resume` continues it.
+    resumable: bool,
+}
+
+fn document(
+    target: Target,
+    st: &VerifyState,
+    warnings: Vec<Warning>,
+    args: &VerifyParams,
+    dir: Option<DirResult>,
+    iodepth: usize,
+) -> Result<Document> {
+    let mut result = VerifyResult {
+        parameters: VerifyParameters {
+            range_offset: st.start,
+            range_length: st.length,
+            chunk_bytes: st.chunk,
+            iodepth,
+            resumed: args.resume,
+        },
+        samples: st.samples.clone(),
+        checked_bytes: 0,
+        planned_bytes: st.length,
+        files_kept: None,
+        files: None,
+        kept_files: None,
+        plot: None,
+    };
+    let mut doc = Document::new(target, Body::Verify(Default::default()));
+    let extents: Vec<Extent> = st.all_extents();
+    let done = st.phase == Phase::Done;
+    let verified = if st.phase == Phase::Read || done {
+        st.next - st.start
+    } else {
+        0
+    };
+    let conf = if done { 0.99 } else { 0.6 };
+    let bad_bytes: u64 = extents.iter().map(|e| e.length).sum();
+    // The check exit code 3 stands for: every unit read back so far held its stamp.
+    doc.checks.push(Check {
+        name: "verify.surface".into(),
+        passed: extents.is_empty(),
+        measurement: Some(bad_bytes as f64),
+        units: Some("bytes".into()),
+        message: format!(
+            "{bad_bytes} bytes in {} extents of {verified} bytes read back did not hold what was written{}",
+            extents.len(),
+            if done { "" } else { " (the run stopped before the end)" }
+        ),
+    });
+    doc.metrics.push(Metric::new(
+        "verify_checked_bytes",
+        "Bytes written with stamps and read back by verify",
+        verified as f64,
+        &[],
+    ));
+    doc.metrics.push(Metric::new(
+        "verify_bad_bytes",
+        "Bytes verify read back that did not hold what was written",
+        bad_bytes as f64,
+        &[],
+    ));
+    doc.inferences.insert(
+        "bad_extents".into(),
+        Inference::new(
+            match &dir {
+                Some(d) => serde_json::to_value(&d.located),
+                None => serde_json::to_value(&extents),
+            }
+            .unwrap_or_default(),
+            conf,
+            format!(
+                "{} of {} read back and checked unit by unit: {} good, {} in {} extents not as written{}",
+                format_bytes(verified),
+                format_bytes(st.length),
+                format_bytes(st.good_bytes),
+                format_bytes(extents.iter().map(|e| e.length).sum()),
+                extents.len(),
+                if st.extents.dropped > 0 {
+                    format!(" ({} more extents not listed)", st.extents.dropped)
+                } else {
+                    String::new()
+                }
+            ),
+        ),
+    );
+    doc.inferences.insert(
+        "first_bad_offset".into(),
+        match extents.first() {
+            Some(e) => Inference::new(
+                e.offset,
+                conf,
+                format!(
+                    "the first extent is {} {} bytes long",
+                    e.kind.name(),
+                    e.length
+                ),
+            ),
+            None if done => {
+                Inference::inconclusive("every byte read back as written: there is no bad offset")
+            }
+            None => Inference::inconclusive("the run stopped before reading everything back"),
+        },
+    );
+    if let Some(r) = rate(&st.samples, Phase::Write) {
+        doc.inferences.insert(
+            "write_bytes_per_s".into(),
+            Inference::new(
+                r.round() as u64,
+                0.95,
+                format!(
+                    "{} written sequentially in {} requests, {iodepth} in flight, wall time per phase",
+                    format_bytes(st.bytes_written),
+                    format_bytes(st.chunk)
+                ),
+            ),
+        );
+    }
+    if let Some(r) = rate(&st.samples, Phase::Read) {
+        doc.inferences.insert(
+            "read_bytes_per_s".into(),
+            Inference::new(
+                r.round() as u64,
+                0.95,
+                format!(
+                    "{} read sequentially in {} requests, {iodepth} in flight, wall time per phase",
+                    format_bytes(st.bytes_read),
+                    format_bytes(st.chunk)
+                ),
+            ),
+        );
+    }
+    doc.bytes_written = st.bytes_written;
+    doc.elapsed_ns = st.write_ns + st.read_ns;
+    let mut warnings = warnings;
+    if !done {
+        warnings.push(Warning::VerifyIncomplete {
+            phase: if st.phase == Phase::Write {
+                "write"
+            } else {
+                "read"
+            }
+            .to_string(),
+            at_bytes: st.next,
+            resumable: dir.as_ref().is_none_or(|d| d.resumable),
+        });
+    }
+    doc.warnings = warnings;
+    result.checked_bytes = verified;
+    if let Some(d) = dir {
+        result.files_kept = Some(!d.files.is_empty() && d.kept.len() == d.files.len());
+        result.files = Some(d.files);
+        result.kept_files = Some(d.kept);
+    }
+    if let Some(p) = &args.plot {
+        std::fs::write(
+            p,
+            crate::report::charts::verify_throughput(&st.samples, st.start, st.length).to_svg(),
+        )
+        .map_err(|e| Error::io(format!("writing the plot '{}'", p.display()), e))?;
+        result.plot = Some(p.display().to_string());
+    }
+    doc.body = Body::Verify(result);
+    Ok(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_and_name_the_bad_value() {
+        assert_eq!(parse_range("1G+512M").unwrap(), (1 << 30, 512 << 20));
+        assert!(parse_range("1G").unwrap_err().to_string().contains("1G"));
+        assert!(parse_range("x+1M").is_err());
+        assert!(parse_range("0+0").is_err());
+    }
+
+    #[test]
+    fn the_plot_has_a_line_per_phase() {
+        let s = |phase, offset| ThroughputSample {
+            phase,
+            offset,
+            bytes: 1 << 20,
+            ns: 1_000_000,
+            bytes_per_s: 1e9,
+        };
+        let svg = crate::report::charts::verify_throughput(
+            &[
+                s(Phase::Write, 0),
+                s(Phase::Write, 1 << 20),
+                s(Phase::Read, 0),
+                s(Phase::Read, 1 << 20),
+            ],
+            0,
+            2 << 20,
+        )
+        .to_svg();
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains(">write<") && svg.contains(">read<"), "{svg}");
+    }
+}
