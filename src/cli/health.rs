@@ -1,10 +1,11 @@
 //! `flashscope health TARGET`: wear and end of life from what the device reports
 //! (read-only; nothing is measured).
 
-use super::{Outcome, Output};
+use super::Output;
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::health::{self, Health, Status};
 use crate::report::table::{Align, Table};
+use crate::report::{Body, Document};
 use crate::Result;
 use std::path::PathBuf;
 
@@ -77,11 +78,19 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     } else {
         EXIT_OK
     };
-    Outcome::new(doc, render(&h), code).emit(out)
+    out.emit(&doc, render);
+    Ok(code)
 }
 
-/// The verdict line, then each figure with its meaning.
-fn render(h: &Health) -> String {
+/// `health`'s text from its document: the verdict line, then each figure with its meaning.
+pub fn render(doc: &Document) -> String {
+    match &doc.body {
+        Body::Health(b) => render_health(&b.health),
+        _ => String::new(),
+    }
+}
+
+fn render_health(h: &Health) -> String {
     let verdict = match h.status {
         Status::Ok => "wear OK",
         Status::Worn => "WORN",
