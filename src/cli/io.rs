@@ -228,7 +228,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         };
         let mut doc = document(&result, &opened.info);
         doc.warnings.splice(0..0, opened.warnings.iter().cloned());
-        out.emit(&doc, |_| render(&result));
+        out.emit(&doc, render);
         return Ok(exit_code(&result));
     }
     // Writes go through the write session: preserve mode (each region saved just before
@@ -276,7 +276,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     };
     let mut doc = document(&result, &session.info);
     session.fill(&mut doc, &ending);
-    out.emit(&doc, |_| render(&result));
+    out.emit(&doc, render);
     if !out.json {
         eprint!("{}", wear_line(&doc));
     }
@@ -312,6 +312,7 @@ pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
                 .map(|(before, after)| PageCacheChange { before, after }),
             verify: verify.clone(),
             error: r.error().map(str::to_string),
+            totals: Some(r.group_totals()),
         }),
     );
     doc.bytes_written = r.bytes_written();
@@ -378,9 +379,13 @@ fn metrics(r: &WorkloadResult) -> Vec<Metric> {
     out
 }
 
-/// fio-like text: one block per direction with IOPS, bandwidth, latency and percentiles.
-pub fn render(r: &WorkloadResult) -> String {
-    let s = &r.spec;
+/// `io`'s text from its document, fio-like: one block per direction with IOPS,
+/// bandwidth, latency and percentiles, then CPU, disk, page cache, verify and any error.
+pub fn render(doc: &Document) -> String {
+    let Body::Io(r) = &doc.body else {
+        return String::new();
+    };
+    let s = &r.parameters;
     let mut out = format!(
         "{}: rw={}, bs={}, iodepth={}, numjobs={}, engine={}, direct={}{}\n",
         s.name,
@@ -400,55 +405,49 @@ pub fn render(r: &WorkloadResult) -> String {
             ""
         }
     );
-    for dir in [Dir::Read, Dir::Write] {
-        let t = r.total(dir);
-        if t.ios == 0 {
-            continue;
+    if let Some(totals) = &r.totals {
+        for (name, t) in [("read", &totals.read), ("write", &totals.write)] {
+            let Some(t) = t else { continue };
+            out += &format!(
+                "  {name}: IOPS={:.0}, BW={} ({} in {})\n",
+                t.iops(),
+                format_rate(t.bw_bytes()),
+                format_bytes(t.io_bytes),
+                format_ns(t.runtime_ns as f64)
+            );
+            let c = &t.clat_ns;
+            out += &format!(
+                "    clat: min={}, avg={}, max={}, stdev={}\n",
+                format_ns(c.min as f64),
+                format_ns(c.mean),
+                format_ns(c.max as f64),
+                format_ns(c.stddev)
+            );
+            let pct: Vec<String> = DEFAULT_PERCENTILES
+                .iter()
+                .filter_map(|&p| c.at(p).map(|v| format!("{p:.2}th={}", format_ns(v as f64))))
+                .collect();
+            for chunk in pct.chunks(5) {
+                out += &format!("    clat percentiles: {}\n", chunk.join(", "));
+            }
         }
-        let name = if dir == Dir::Read { "read" } else { "write" };
         out += &format!(
-            "  {name}: IOPS={:.0}, BW={} ({} in {})\n",
-            t.iops(),
-            format_rate(t.bw_bytes()),
-            format_bytes(t.io_bytes),
-            format_ns(t.runtime_ns as f64)
+            "  cpu: usr={:.1}%, sys={:.1}%\n",
+            crate::workload::cpu_percent(totals.usr_ns, totals.runtime_ns),
+            crate::workload::cpu_percent(totals.sys_ns, totals.runtime_ns)
         );
-        out += &format!(
-            "    clat: min={}, avg={}, max={}, stdev={}\n",
-            format_ns(t.clat.min() as f64),
-            format_ns(t.clat.mean()),
-            format_ns(t.clat.max() as f64),
-            format_ns(t.clat.stddev())
-        );
-        let pct: Vec<String> = DEFAULT_PERCENTILES
-            .iter()
-            .filter_map(|&p| {
-                t.clat
-                    .percentile(p)
-                    .map(|v| format!("{p:.2}th={}", format_ns(v as f64)))
-            })
-            .collect();
-        for chunk in pct.chunks(5) {
-            out += &format!("    clat percentiles: {}\n", chunk.join(", "));
-        }
     }
-    let (usr, sys): (u64, u64) = r
-        .jobs
-        .iter()
-        .fold((0, 0), |a, j| (a.0 + j.usr_ns, a.1 + j.sys_ns));
-    let rt = r.jobs.iter().map(|j| j.runtime_ns).max().unwrap_or(0);
-    out += &format!(
-        "  cpu: usr={:.1}%, sys={:.1}%\n",
-        crate::workload::cpu_percent(usr, rt),
-        crate::workload::cpu_percent(sys, rt)
-    );
-    if let Some(d) = &r.disk {
+    if let Some(d) = r.disk_util.as_ref().and_then(|d| d.first()) {
         out += &format!(
             "  disk {}: ios={}/{}, merge={}/{}, aqu-sz={:.2}, util={:.1}%\n",
             d.name, d.read_ios, d.write_ios, d.read_merges, d.write_merges, d.aqu_sz, d.util
         );
     }
-    if let Some((a, b)) = &r.page_cache {
+    if let Some(PageCacheChange {
+        before: a,
+        after: b,
+    }) = &r.page_cache
+    {
         out += &format!(
             "  page cache: Dirty {} -> {}, Writeback {} -> {}\n",
             format_bytes(a.dirty_bytes),
@@ -457,7 +456,7 @@ pub fn render(r: &WorkloadResult) -> String {
             format_bytes(b.writeback_bytes)
         );
     }
-    if let Some(v) = r.verify() {
+    if let Some(v) = &r.verify {
         out += &if v.bad_units == 0 {
             format!(
                 "  verify: {} read back, all stamps correct\n",
@@ -471,7 +470,7 @@ pub fn render(r: &WorkloadResult) -> String {
             )
         };
     }
-    if let Some(e) = r.error() {
+    if let Some(e) = &r.error {
         out += &format!("  stopped early: {e}\n");
     }
     out
