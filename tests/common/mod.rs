@@ -78,6 +78,23 @@ impl Drop for PartitionNode {
     }
 }
 
+/// `io` on the file `img` through the page cache, reading and writing for 1 s: a run whose
+/// document has the disk's statistics and the page cache's change.
+pub fn io_buffered(img: &str) -> [&str; 10] {
+    [
+        "io",
+        img,
+        "--rw",
+        "randrw",
+        "--size",
+        "8M",
+        "--runtime",
+        "1s",
+        "--direct=0",
+        "--write",
+    ]
+}
+
 /// A complete `flashscope model` invocation: the SPI NOR worked example of the
 /// datasheet model (every figure given, so one changed value is the only thing wrong).
 pub const NOR: [&str; 17] = [
