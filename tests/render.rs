@@ -13,11 +13,17 @@ use flashscope::report::{Body, Document, Target};
 /// a command the history does not keep (`info`, `model`) measures nothing and is run a
 /// second time with `--json`. The command must exit with `code`.
 fn text_of_json(args: &[&str], code: i32) -> (String, String) {
+    text_of_json_env(&[], args, code)
+}
+
+/// [`text_of_json`] with these environment variables set for both runs.
+fn text_of_json_env(env: &[(&str, &str)], args: &[&str], code: i32) -> (String, String) {
     let state = tempfile::tempdir().unwrap();
     let db = state.path().join("h.db");
     let db = db.to_str().unwrap();
     let run = |args: &[&str]| {
         let out = flashscope_in(state.path())
+            .envs(env.iter().copied())
             .args(args)
             .timeout(std::time::Duration::from_secs(300))
             .output()
@@ -70,12 +76,12 @@ fn doc(json: &str) -> Document {
 /// Run `args`, render its document with `render` and expect the run's very text, which
 /// must begin with `start` (so an empty or wrong rendering cannot pass).
 fn same_text(args: &[&str], render: Render, start: &str) {
-    same_text_exit(args, 0, render, start)
+    same_text_env(&[], args, 0, render, start)
 }
 
-/// [`same_text`] for a run that exits with `code`.
-fn same_text_exit(args: &[&str], code: i32, render: Render, start: &str) {
-    let (text, json) = text_of_json(args, code);
+/// [`same_text`] with environment variables `env`, for a run that exits with `code`.
+fn same_text_env(env: &[(&str, &str)], args: &[&str], code: i32, render: Render, start: &str) {
+    let (text, json) = text_of_json_env(env, args, code);
     assert!(
         !text.is_empty() && text.starts_with(start),
         "{args:?} printed:\n{text}"
@@ -117,12 +123,41 @@ fn health_prints_its_document() {
         );
     }
     let dump = format!("{data}/ext_csd/emmc51-rev8-titron.txt");
-    same_text_exit(
+    same_text_env(
+        &[],
         &["health", "--ext-csd", &dump, "--max-wear", "5%"],
         3,
         cli::health::render,
         "",
     );
+    // SMART through smartctl's JSON (a stub first on PATH): wear, spare, media errors; a
+    // disk with no wear figure.
+    let path = std::env::var("PATH").unwrap_or_default();
+    for (fixture, tree, dev, start) in [
+        (
+            "nvme-samsung-970-media-errors.json",
+            "nvme",
+            "/dev/nvme0n1",
+            "/dev/nvme0n1: SMART ",
+        ),
+        (
+            "ata-wdc-hdd-no-wear.json",
+            "sata-disk",
+            "/dev/sda",
+            "/dev/sda: SMART ",
+        ),
+    ] {
+        let (stub, _) = common::stub_smartctl(fixture, 0);
+        let path = format!("{}:{path}", stub.path().display());
+        let root = format!("{data}/sysfs/{tree}");
+        same_text_env(
+            &[("PATH", &path)],
+            &["health", dev, "--sysfs-root", &root],
+            0,
+            cli::health::render,
+            start,
+        );
+    }
 }
 
 #[test]
