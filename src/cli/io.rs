@@ -12,7 +12,8 @@ use crate::units::{format_bytes, format_ns, format_rate, parse_size};
 use crate::workload::histogram::DEFAULT_PERCENTILES;
 use crate::workload::spec::parse_cpus;
 use crate::workload::{
-    self, Dir, EngineKind, JobSpec, Pattern, RateLimit, RunTarget, RwMode, SyncMode, WorkloadResult,
+    self, EngineKind, GroupTotals, JobSpec, Pattern, RateLimit, RunTarget, RwMode, SyncMode,
+    WorkloadResult,
 };
 use crate::{Error, Result};
 
@@ -298,6 +299,7 @@ pub fn exit_code(r: &WorkloadResult) -> i32 {
 /// The `io` document: fio-shaped `jobs`, per-second samples, disk and page-cache state.
 pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
     let verify = r.verify();
+    let totals = r.group_totals();
     let mut doc = Document::for_target(
         target,
         Body::Io(IoResult {
@@ -312,7 +314,7 @@ pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
                 .map(|(before, after)| PageCacheChange { before, after }),
             verify: verify.clone(),
             error: r.error().map(str::to_string),
-            totals: Some(r.group_totals()),
+            totals: Some(totals.clone()),
         }),
     );
     doc.bytes_written = r.bytes_written();
@@ -331,7 +333,7 @@ pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
             ),
         });
     }
-    doc.metrics.extend(metrics(r));
+    doc.metrics.extend(metrics(&totals));
     if r.error().is_some() && r.vanished() {
         doc.warnings.push(Warning::TargetVanished);
     }
@@ -339,14 +341,11 @@ pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
 }
 
 /// Per direction (`rw` label): IOPS, bandwidth, median and 99th percentile latency.
-fn metrics(r: &WorkloadResult) -> Vec<Metric> {
+fn metrics(totals: &GroupTotals) -> Vec<Metric> {
     let mut out = Vec::new();
-    for dir in [Dir::Read, Dir::Write] {
-        let t = r.total(dir);
-        if t.ios == 0 {
-            continue;
-        }
-        let labels = [("rw", if dir == Dir::Read { "read" } else { "write" })];
+    for (name, t) in [("read", &totals.read), ("write", &totals.write)] {
+        let Some(t) = t else { continue };
+        let labels = [("rw", name)];
         out.push(Metric::new(
             "io_iops",
             "I/O operations per second of the io job, per direction",
@@ -371,7 +370,7 @@ fn metrics(r: &WorkloadResult) -> Vec<Metric> {
                 99.0,
             ),
         ] {
-            if let Some(ns) = t.clat.percentile(p) {
+            if let Some(ns) = t.clat_ns.at(p) {
                 out.push(Metric::new(name, help, ns as f64 / 1e9, &labels));
             }
         }
