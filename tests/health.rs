@@ -3,8 +3,8 @@
 //! PATH, so no real disk is touched. Fixtures and their origins: tests/data/health/README.md.
 
 mod common;
-use common::{fails_with, flashscope, json, json_code};
-use std::path::{Path, PathBuf};
+use common::{fails_with, flashscope, json, json_code, stub_smartctl};
+use std::path::Path;
 
 fn data(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -28,26 +28,6 @@ fn on_tree(tree: &str, args: &[&str], path: &Path) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// A directory holding a `smartctl` that prints `fixture` and exits `code`, and records
-/// its arguments next to itself.
-fn stub_smartctl(fixture: &str, code: i32) -> (tempfile::TempDir, PathBuf) {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let script = dir.path().join("smartctl");
-    let args = dir.path().join("args");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\necho \"$@\" > '{}'\n/bin/cat '{}'\nexit {code}\n",
-            args.display(),
-            data(&format!("smartctl/{fixture}"))
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    (dir, args)
 }
 
 fn json_of(stdout: &str) -> serde_json::Value {

@@ -159,21 +159,7 @@ fn every_commands_document_reads_back_into_its_type_and_writes_out_the_same() {
     // io through the page cache on a file: the disk's statistics and the page cache.
     let img = state.path().join("io.img");
     std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
-    let (v, _) = round_trip(
-        &[
-            "io",
-            img.to_str().unwrap(),
-            "--rw",
-            "randrw",
-            "--size",
-            "8M",
-            "--runtime",
-            "1s",
-            "--direct=0",
-            "--write",
-        ],
-        0,
-    );
+    let (v, _) = round_trip(&common::io_buffered(img.to_str().unwrap()), 0);
     fields.extend(v.as_object().unwrap().keys().cloned());
     // A journal a killed test left, listed and then restored.
     let (_, journal, _) = killed_file_run(state.path(), 3);
@@ -205,6 +191,7 @@ fn every_commands_document_reads_back_into_its_type_and_writes_out_the_same() {
         "timeline",
         "identity",
         "page_cache",
+        "totals",
     ] {
         assert!(fields.contains(f), "no document had {f}");
     }

@@ -7,7 +7,7 @@ use crate::error::EXIT_OK;
 use crate::fs::analysis::{dirty_peaks, files_inferences, seq_inferences, seq_warnings};
 use crate::fs::env::{self, FsInfo, MemInfo};
 use crate::fs::files::{self, FilesConfig, FilesRun};
-use crate::fs::matrix::{self, MatrixConfig, MatrixRun, MatrixTest};
+use crate::fs::matrix::{self, MatrixCell, MatrixConfig, MatrixRun, MatrixTest};
 use crate::fs::monitor::{throughput_series, Progress};
 use crate::fs::seq::{self, SeqConfig, SeqMode, SeqRun};
 use crate::fs::warn::environment_warnings;
@@ -329,7 +329,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings;
-    out.emit_text(&doc, |d| render_seq(d, &run, &fs, file_bytes, block_bytes));
+    out.emit(&doc);
     Ok(EXIT_OK)
 }
 
@@ -347,7 +347,20 @@ fn rate_cell(t: Option<&seq::Timing>, runs: &[f64]) -> String {
     format!("{median} ({}–{})", format_rate(lo), format_rate(hi))
 }
 
-fn render_seq(d: &Document, run: &SeqRun, fs: &FsInfo, file: u64, bs: u64) -> String {
+/// The filesystem of an `fs` document's target (`None` for a document of another kind).
+fn fs_of(d: &Document) -> Option<&FsInfo> {
+    match &d.target {
+        Target::Filesystem(t) => Some(&t.fs),
+        _ => None,
+    }
+}
+
+/// `fs seq`'s text from its document: the verdict, the filesystem, one row per dd mode.
+pub fn render_seq(d: &Document) -> String {
+    let (Body::FsSeq(seq), Some(fs)) = (&d.body, fs_of(d)) else {
+        return String::new();
+    };
+    let (file, bs) = (seq.parameters.file_bytes, seq.parameters.block_bytes);
     let mut s = String::new();
     let inf = |k: &str| d.inferences.get(k).and_then(|i| i.as_u64());
     let ratio = d
@@ -385,14 +398,14 @@ fn render_seq(d: &Document, run: &SeqRun, fs: &FsInfo, file: u64, bs: u64) -> St
         fs_line(fs),
         format_bytes(file),
         format_bytes(bs),
-        match run.results.iter().map(|r| r.runs).max() {
+        match seq.samples.iter().map(|r| r.runs).max() {
             Some(n) if n > 1 => format!(", median of {n} runs (range)"),
             _ => String::new(),
         },
-        format_bytes(run.bytes_written),
-        format_ns(run.elapsed_ns as f64)
+        format_bytes(d.bytes_written),
+        format_ns(d.elapsed_ns as f64)
     ));
-    let peaks = dirty_peaks(&run.timeline);
+    let peaks = &seq.dirty_peak_bytes;
     let mut t = Table::new(&[
         "mode",
         "dd flags",
@@ -404,7 +417,7 @@ fn render_seq(d: &Document, run: &SeqRun, fs: &FsInfo, file: u64, bs: u64) -> St
     ])
     .align(1, crate::report::table::Align::Left)
     .align(6, crate::report::table::Align::Left);
-    for r in &run.results {
+    for r in &seq.samples {
         let note = if !r.supported {
             format!(
                 "unsupported: {}",
@@ -571,11 +584,15 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings;
-    out.emit_text(&doc, |d| render_files(d, &run, &fs));
+    out.emit(&doc);
     Ok(EXIT_OK)
 }
 
-fn render_files(d: &Document, run: &FilesRun, fs: &FsInfo) -> String {
+/// `fs files`' text from its document: the small-file verdict and one row per file size.
+pub fn render_files(d: &Document) -> String {
+    let (Body::FsFiles(files), Some(fs)) = (&d.body, fs_of(d)) else {
+        return String::new();
+    };
     let mut s = String::new();
     match d.inferences.get("small_file_write_ratio") {
         Some(i) if i.value.is_some() => s.push_str(&format!("{}\n", i.evidence)),
@@ -584,8 +601,8 @@ fn render_files(d: &Document, run: &FilesRun, fs: &FsInfo) -> String {
     s.push_str(&format!(
         "{}: {} written in {}\n\n",
         fs_line(fs),
-        format_bytes(run.bytes_written),
-        format_ns(run.elapsed_ns as f64)
+        format_bytes(d.bytes_written),
+        format_ns(d.elapsed_ns as f64)
     ));
     let mut t = Table::new(&[
         "file size",
@@ -595,7 +612,7 @@ fn render_files(d: &Document, run: &FilesRun, fs: &FsInfo) -> String {
         "cold read",
         "read files/s",
     ]);
-    for r in &run.results {
+    for r in &files.samples {
         t.row(vec![
             format_bytes(r.file_bytes),
             r.files.to_string(),
@@ -747,18 +764,24 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
     doc.bytes_written = run.bytes_written;
     doc.elapsed_ns = run.elapsed_ns;
     doc.warnings = warnings;
-    out.emit_text(&doc, |_| render_matrix(&run, &cfg, &fs));
+    out.emit(&doc);
     Ok(EXIT_OK)
 }
 
-fn matrix_grid(run: &MatrixRun, cfg: &MatrixConfig, t: MatrixTest) -> Vec<Vec<Option<f64>>> {
-    cfg.file_sizes
+/// One test's rates, a row per file size and a column per record size (`None`: no cell).
+fn matrix_grid(
+    cells: &[MatrixCell],
+    file_sizes: &[u64],
+    record_sizes: &[u64],
+    t: MatrixTest,
+) -> Vec<Vec<Option<f64>>> {
+    file_sizes
         .iter()
         .map(|f| {
-            cfg.record_sizes
+            record_sizes
                 .iter()
                 .map(|r| {
-                    run.cells
+                    cells
                         .iter()
                         .find(|c| c.file_bytes == *f && c.record_bytes == *r)
                         .map(|c| c.get(t).bytes_per_s as f64)
@@ -787,15 +810,20 @@ fn matrix_heatmap(run: &MatrixRun, cfg: &MatrixConfig, t: MatrixTest) -> String 
         "file size (log 2)",
         &cols,
         &rows,
-        &matrix_grid(run, cfg, t),
+        &matrix_grid(&run.cells, &cfg.file_sizes, &cfg.record_sizes, t),
         format_rate,
     )
 }
 
-fn render_matrix(run: &MatrixRun, cfg: &MatrixConfig, fs: &FsInfo) -> String {
+/// `fs matrix`' text from its document: one table per test, file size down, record across.
+pub fn render_matrix(d: &Document) -> String {
+    let (Body::FsMatrix(m), Some(fs)) = (&d.body, fs_of(d)) else {
+        return String::new();
+    };
+    let cfg = &m.parameters;
     let mut s = format!(
         "iozone-style matrix, {} cells{}: {} written in {}\n{}\n",
-        run.cells.len(),
+        m.samples.len(),
         if cfg.direct {
             " with O_DIRECT"
         } else if cfg.sync {
@@ -805,8 +833,8 @@ fn render_matrix(run: &MatrixRun, cfg: &MatrixConfig, fs: &FsInfo) -> String {
         } else {
             ""
         },
-        format_bytes(run.bytes_written),
-        format_ns(run.elapsed_ns as f64),
+        format_bytes(d.bytes_written),
+        format_ns(d.elapsed_ns as f64),
         fs_line(fs)
     );
     for t in MatrixTest::ALL {
@@ -818,7 +846,8 @@ fn render_matrix(run: &MatrixRun, cfg: &MatrixConfig, fs: &FsInfo) -> String {
         header.extend(cfg.record_sizes.iter().map(|r| format_bytes(*r)));
         let h: Vec<&str> = header.iter().map(|x| x.as_str()).collect();
         let mut table = Table::new(&h);
-        for (f, row) in cfg.file_sizes.iter().zip(matrix_grid(run, cfg, t)) {
+        let grid = matrix_grid(&m.samples, &cfg.file_sizes, &cfg.record_sizes, t);
+        for (f, row) in cfg.file_sizes.iter().zip(grid) {
             let mut cells = vec![format_bytes(*f)];
             cells.extend(row.iter().map(|v| {
                 v.map(|v| format!("{:.1}", v / 1048576.0))

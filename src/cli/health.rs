@@ -5,6 +5,7 @@ use super::Output;
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::health::{self, Health, Status};
 use crate::report::table::{Align, Table};
+use crate::report::{Body, Document};
 use crate::Result;
 use std::path::PathBuf;
 
@@ -77,12 +78,19 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     } else {
         EXIT_OK
     };
-    out.emit_text(&doc, |_| render(&h));
+    out.emit(&doc);
     Ok(code)
 }
 
-/// The verdict line, then each figure with its meaning.
-fn render(h: &Health) -> String {
+/// `health`'s text from its document: the verdict line, then each figure with its meaning.
+pub fn render(doc: &Document) -> String {
+    match &doc.body {
+        Body::Health(b) => render_health(&b.health),
+        _ => String::new(),
+    }
+}
+
+fn render_health(h: &Health) -> String {
     let verdict = match h.status {
         Status::Ok => "wear OK",
         Status::Worn => "WORN",

@@ -49,11 +49,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         }
         None => InfoIdentity::default(),
     };
-    let text = render(&opened.info, &identity);
     let mut doc = Document::for_target(&opened.info, Body::Info(InfoResult { identity }));
     doc.warnings = opened.warnings;
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit_text(&doc, |_| text);
+    out.emit(&doc);
     Ok(EXIT_OK)
 }
 
@@ -103,7 +102,15 @@ fn list(items: Vec<String>) -> String {
     }
 }
 
-fn render(t: &TargetInfo, identity: &InfoIdentity) -> String {
+/// `info`'s text from its document: the target's line, then the identity's rows.
+pub fn render(doc: &Document) -> String {
+    match (&doc.body, doc.target.info()) {
+        (Body::Info(i), Some(t)) => render_identity(t, &i.identity),
+        _ => String::new(),
+    }
+}
+
+fn render_identity(t: &TargetInfo, identity: &InfoIdentity) -> String {
     use crate::target::TargetKind;
     let kind = match t.kind {
         TargetKind::Block => "block device",

@@ -12,7 +12,8 @@ use crate::units::{format_bytes, format_ns, format_rate, parse_size};
 use crate::workload::histogram::DEFAULT_PERCENTILES;
 use crate::workload::spec::parse_cpus;
 use crate::workload::{
-    self, Dir, EngineKind, JobSpec, Pattern, RateLimit, RunTarget, RwMode, SyncMode, WorkloadResult,
+    self, EngineKind, GroupTotals, JobSpec, Pattern, RateLimit, RunTarget, RwMode, SyncMode,
+    WorkloadResult,
 };
 use crate::{Error, Result};
 
@@ -228,7 +229,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         };
         let mut doc = document(&result, &opened.info);
         doc.warnings.splice(0..0, opened.warnings.iter().cloned());
-        out.emit_text(&doc, |_| render(&result));
+        out.emit(&doc);
         return Ok(exit_code(&result));
     }
     // Writes go through the write session: preserve mode (each region saved just before
@@ -276,7 +277,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     };
     let mut doc = document(&result, &session.info);
     session.fill(&mut doc, &ending);
-    out.emit_text(&doc, |_| render(&result));
+    out.emit(&doc);
     if !out.json {
         eprint!("{}", wear_line(&doc));
     }
@@ -298,6 +299,7 @@ pub fn exit_code(r: &WorkloadResult) -> i32 {
 /// The `io` document: fio-shaped `jobs`, per-second samples, disk and page-cache state.
 pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
     let verify = r.verify();
+    let totals = r.group_totals();
     let mut doc = Document::for_target(
         target,
         Body::Io(IoResult {
@@ -312,6 +314,7 @@ pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
                 .map(|(before, after)| PageCacheChange { before, after }),
             verify: verify.clone(),
             error: r.error().map(str::to_string),
+            totals: Some(totals.clone()),
         }),
     );
     doc.bytes_written = r.bytes_written();
@@ -330,7 +333,7 @@ pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
             ),
         });
     }
-    doc.metrics.extend(metrics(r));
+    doc.metrics.extend(metrics(&totals));
     if r.error().is_some() && r.vanished() {
         doc.warnings.push(Warning::TargetVanished);
     }
@@ -338,14 +341,11 @@ pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
 }
 
 /// Per direction (`rw` label): IOPS, bandwidth, median and 99th percentile latency.
-fn metrics(r: &WorkloadResult) -> Vec<Metric> {
+fn metrics(totals: &GroupTotals) -> Vec<Metric> {
     let mut out = Vec::new();
-    for dir in [Dir::Read, Dir::Write] {
-        let t = r.total(dir);
-        if t.ios == 0 {
-            continue;
-        }
-        let labels = [("rw", if dir == Dir::Read { "read" } else { "write" })];
+    for (name, t) in [("read", &totals.read), ("write", &totals.write)] {
+        let Some(t) = t else { continue };
+        let labels = [("rw", name)];
         out.push(Metric::new(
             "io_iops",
             "I/O operations per second of the io job, per direction",
@@ -370,7 +370,7 @@ fn metrics(r: &WorkloadResult) -> Vec<Metric> {
                 99.0,
             ),
         ] {
-            if let Some(ns) = t.clat.percentile(p) {
+            if let Some(ns) = t.clat_ns.at(p) {
                 out.push(Metric::new(name, help, ns as f64 / 1e9, &labels));
             }
         }
@@ -378,9 +378,13 @@ fn metrics(r: &WorkloadResult) -> Vec<Metric> {
     out
 }
 
-/// fio-like text: one block per direction with IOPS, bandwidth, latency and percentiles.
-pub fn render(r: &WorkloadResult) -> String {
-    let s = &r.spec;
+/// `io`'s text from its document, fio-like: one block per direction with IOPS,
+/// bandwidth, latency and percentiles, then CPU, disk, page cache, verify and any error.
+pub fn render(doc: &Document) -> String {
+    let Body::Io(r) = &doc.body else {
+        return String::new();
+    };
+    let s = &r.parameters;
     let mut out = format!(
         "{}: rw={}, bs={}, iodepth={}, numjobs={}, engine={}, direct={}{}\n",
         s.name,
@@ -400,55 +404,49 @@ pub fn render(r: &WorkloadResult) -> String {
             ""
         }
     );
-    for dir in [Dir::Read, Dir::Write] {
-        let t = r.total(dir);
-        if t.ios == 0 {
-            continue;
+    if let Some(totals) = &r.totals {
+        for (name, t) in [("read", &totals.read), ("write", &totals.write)] {
+            let Some(t) = t else { continue };
+            out += &format!(
+                "  {name}: IOPS={:.0}, BW={} ({} in {})\n",
+                t.iops(),
+                format_rate(t.bw_bytes()),
+                format_bytes(t.io_bytes),
+                format_ns(t.runtime_ns as f64)
+            );
+            let c = &t.clat_ns;
+            out += &format!(
+                "    clat: min={}, avg={}, max={}, stdev={}\n",
+                format_ns(c.min as f64),
+                format_ns(c.mean),
+                format_ns(c.max as f64),
+                format_ns(c.stddev)
+            );
+            let pct: Vec<String> = DEFAULT_PERCENTILES
+                .iter()
+                .filter_map(|&p| c.at(p).map(|v| format!("{p:.2}th={}", format_ns(v as f64))))
+                .collect();
+            for chunk in pct.chunks(5) {
+                out += &format!("    clat percentiles: {}\n", chunk.join(", "));
+            }
         }
-        let name = if dir == Dir::Read { "read" } else { "write" };
         out += &format!(
-            "  {name}: IOPS={:.0}, BW={} ({} in {})\n",
-            t.iops(),
-            format_rate(t.bw_bytes()),
-            format_bytes(t.io_bytes),
-            format_ns(t.runtime_ns as f64)
+            "  cpu: usr={:.1}%, sys={:.1}%\n",
+            crate::workload::cpu_percent(totals.usr_ns, totals.runtime_ns),
+            crate::workload::cpu_percent(totals.sys_ns, totals.runtime_ns)
         );
-        out += &format!(
-            "    clat: min={}, avg={}, max={}, stdev={}\n",
-            format_ns(t.clat.min() as f64),
-            format_ns(t.clat.mean()),
-            format_ns(t.clat.max() as f64),
-            format_ns(t.clat.stddev())
-        );
-        let pct: Vec<String> = DEFAULT_PERCENTILES
-            .iter()
-            .filter_map(|&p| {
-                t.clat
-                    .percentile(p)
-                    .map(|v| format!("{p:.2}th={}", format_ns(v as f64)))
-            })
-            .collect();
-        for chunk in pct.chunks(5) {
-            out += &format!("    clat percentiles: {}\n", chunk.join(", "));
-        }
     }
-    let (usr, sys): (u64, u64) = r
-        .jobs
-        .iter()
-        .fold((0, 0), |a, j| (a.0 + j.usr_ns, a.1 + j.sys_ns));
-    let rt = r.jobs.iter().map(|j| j.runtime_ns).max().unwrap_or(0);
-    out += &format!(
-        "  cpu: usr={:.1}%, sys={:.1}%\n",
-        crate::workload::cpu_percent(usr, rt),
-        crate::workload::cpu_percent(sys, rt)
-    );
-    if let Some(d) = &r.disk {
+    if let Some(d) = r.disk_util.as_ref().and_then(|d| d.first()) {
         out += &format!(
             "  disk {}: ios={}/{}, merge={}/{}, aqu-sz={:.2}, util={:.1}%\n",
             d.name, d.read_ios, d.write_ios, d.read_merges, d.write_merges, d.aqu_sz, d.util
         );
     }
-    if let Some((a, b)) = &r.page_cache {
+    if let Some(PageCacheChange {
+        before: a,
+        after: b,
+    }) = &r.page_cache
+    {
         out += &format!(
             "  page cache: Dirty {} -> {}, Writeback {} -> {}\n",
             format_bytes(a.dirty_bytes),
@@ -457,7 +455,7 @@ pub fn render(r: &WorkloadResult) -> String {
             format_bytes(b.writeback_bytes)
         );
     }
-    if let Some(v) = r.verify() {
+    if let Some(v) = &r.verify {
         out += &if v.bad_units == 0 {
             format!(
                 "  verify: {} read back, all stamps correct\n",
@@ -471,7 +469,7 @@ pub fn render(r: &WorkloadResult) -> String {
             )
         };
     }
-    if let Some(e) = r.error() {
+    if let Some(e) = &r.error {
         out += &format!("  stopped early: {e}\n");
     }
     out

@@ -323,8 +323,8 @@ impl From<crate::probe::write_test::Finished> for Outcome {
 pub fn render(doc: &Document) -> String {
     let wear = || crate::report::wear_line(doc);
     match &doc.body {
-        Body::Info(_) => String::new(),   // MERGE
-        Body::Health(_) => String::new(), // MERGE
+        Body::Info(_) => info::render(doc),
+        Body::Health(_) => health::render(doc),
         Body::Probe(_) => probe::render(doc) + &wear(),
         Body::OpenAu(_) => open_au::render(doc) + &wear(),
         Body::Fat(_) => fat::render(doc) + &wear(),
@@ -334,17 +334,17 @@ pub fn render(doc: &Document) -> String {
         Body::SimList(_) => sim::render(doc),
         // `sim serve` reports on stderr while it serves; its document is for --json.
         Body::SimServe(_) => String::new(),
-        Body::Io(_) => String::new(), // MERGE
+        Body::Io(_) => io::render(doc),
         Body::Bench(_) => bench::render(doc),
         Body::Align(_) => align::render(doc),
         Body::Auto(_) => auto::render(doc),
         Body::Scatter(_) => scatter::render(doc),
         Body::Interval(_) => interval::render(doc),
         Body::Analyze(_) => analyze::render(doc),
-        Body::FsSeq(_) => String::new(),    // MERGE
-        Body::FsFiles(_) => String::new(),  // MERGE
-        Body::FsMatrix(_) => String::new(), // MERGE
-        Body::Model(_) => String::new(),    // MERGE
+        Body::FsSeq(_) => fs::render_seq(doc),
+        Body::FsFiles(_) => fs::render_files(doc),
+        Body::FsMatrix(_) => fs::render_matrix(doc),
+        Body::Model(_) => model::render(doc),
         Body::Restore(_) => restore::render(doc),
         Body::Compare(_) => compare::render(doc),
         Body::HistoryList(_) => history::render_list(doc),

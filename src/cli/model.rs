@@ -4,7 +4,7 @@
 use super::Output;
 use crate::error::EXIT_OK;
 use crate::model::reference::{self, EmpiricalRow};
-use crate::model::{estimate, DatasheetText, Estimate, FlashKind, Term};
+use crate::model::{as_whole_ns, estimate, DatasheetText, Estimate, FlashKind, Term};
 use crate::report::results::{DatasheetTarget, ModelParameters, ModelResult, ModelTerm};
 use crate::report::table::{Align, Table};
 use crate::report::{Body, Document, Inference, Target};
@@ -124,7 +124,6 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         Body::Model(ModelResult::default()),
     );
     let mut body = ModelResult::default();
-    let mut text = String::new();
     if !args.reference || args.any_figure() {
         let d = args.text().parse()?;
         let e = estimate(&d);
@@ -164,7 +163,6 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 ),
             ),
         );
-        text.push_str(&render_estimate(&e, d.kind, d.total_bytes));
         body.estimate = Some(e);
     }
     if args.reference {
@@ -190,24 +188,43 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 media.join(", ")
             )));
         }
-        if !text.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&render_reference(&rows));
         body.reference = Some(rows);
     }
     doc.body = Body::Model(body);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit_text(&doc, |_| text);
+    out.emit(&doc);
     Ok(EXIT_OK)
+}
+
+/// `model`'s text from its document: the estimate with its terms, then the reference rows.
+pub fn render(doc: &Document) -> String {
+    let Body::Model(m) = &doc.body else {
+        return String::new();
+    };
+    let mut text = String::new();
+    if let (Some(e), ModelParameters::Datasheet(d)) = (&m.estimate, &m.parameters) {
+        text.push_str(&render_estimate(e, d.kind, d.total_bytes));
+    }
+    if let Some(rows) = &m.reference {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&render_reference(rows));
+    }
+    text
+}
+
+/// A model time as the document holds it (whole ns), so live and saved runs print alike.
+fn ns_text(ns: f64) -> String {
+    format_ns(as_whole_ns(ns) as f64)
 }
 
 fn term_row(t: &mut Table, term: &Term) {
     t.row(vec![
         term.name.clone(),
         term.count.to_string(),
-        format_ns(term.each_ns),
-        format_ns(term.total_ns),
+        ns_text(term.each_ns),
+        ns_text(term.total_ns),
         term.formula.clone(),
     ]);
 }
@@ -229,7 +246,7 @@ fn render_estimate(e: &Estimate, kind: FlashKind, total: u64) -> String {
         "= time".into(),
         String::new(),
         String::new(),
-        format_ns(e.write_ns),
+        ns_text(e.write_ns),
         format!("→ {}", format_rate(e.write_bytes_per_s)),
     ]);
     s.push_str(&t.render());
@@ -245,7 +262,7 @@ fn render_estimate(e: &Estimate, kind: FlashKind, total: u64) -> String {
         "= time".into(),
         String::new(),
         String::new(),
-        format_ns(e.read_ns),
+        ns_text(e.read_ns),
         format!("→ {}", format_rate(e.read_bytes_per_s)),
     ]);
     s.push_str(&t.render());

@@ -258,11 +258,17 @@ impl DatasheetText {
 
 /// Nanoseconds go out as whole numbers, as everywhere in flashscope's JSON.
 fn whole_ns<S: serde::Serializer>(ns: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_u64(if ns.is_finite() && *ns > 0.0 {
+    s.serialize_u64(as_whole_ns(*ns))
+}
+
+/// A time as the document holds it: whole nanoseconds, 0 when not positive or not finite
+/// (the text shows the same figure as the JSON, whether printed live or from a saved run).
+pub fn as_whole_ns(ns: f64) -> u64 {
+    if ns.is_finite() && ns > 0.0 {
         ns.round() as u64
     } else {
         0
-    })
+    }
 }
 
 /// One term of the model: how many operations, each how long, together how long.

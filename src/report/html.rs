@@ -725,6 +725,7 @@ mod tests {
                 page_cache: None,
                 verify: None,
                 error: Some(evil.into()),
+                totals: None,
             }),
         );
         vec![auto(evil, evil, advice), io]

@@ -775,6 +775,10 @@ pub struct IoResult {
     /// Why the jobs stopped early, if they did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// All jobs together (fio's group reporting): the figures the text prints. Absent in
+    /// documents saved before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub totals: Option<crate::workload::GroupTotals>,
 }
 
 /// The page cache before and after a buffered run.

@@ -186,6 +186,43 @@ pub fn percentile_key(p: f64) -> String {
     format!("{p:.6}")
 }
 
+/// A histogram's figures in fio's JSON shape (`clat_ns`): what a saved result keeps of it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClatSummary {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    #[serde(rename = "N")]
+    pub n: u64,
+    /// [`DEFAULT_PERCENTILES`] by [`percentile_key`], in ns (none when empty).
+    pub percentile: std::collections::BTreeMap<String, u64>,
+}
+
+impl ClatSummary {
+    /// The value at percentile `p` of [`DEFAULT_PERCENTILES`], when there is one.
+    pub fn at(&self, p: f64) -> Option<u64> {
+        self.percentile.get(&percentile_key(p)).copied()
+    }
+}
+
+impl LatencyHistogram {
+    /// Min, max, mean, standard deviation, count and the default percentiles.
+    pub fn summary(&self) -> ClatSummary {
+        ClatSummary {
+            min: self.min(),
+            max: self.max(),
+            mean: self.mean(),
+            stddev: self.stddev(),
+            n: self.count(),
+            percentile: DEFAULT_PERCENTILES
+                .iter()
+                .filter_map(|&p| self.percentile(p).map(|v| (percentile_key(p), v)))
+                .collect(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

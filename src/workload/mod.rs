@@ -24,7 +24,8 @@ pub use spec::{EngineKind, JobSpec, Pattern, RateLimit, RwMode, SyncMode};
 use crate::backend::{monotonic_ns, Backend};
 use crate::report::Warning;
 use crate::Result;
-use histogram::{percentile_key, LatencyHistogram, DEFAULT_PERCENTILES};
+use histogram::LatencyHistogram;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::Path;
 use sysstat::{DiskUtil, PageCache};
@@ -73,24 +74,73 @@ pub struct DirSummary {
     pub clat: LatencyHistogram,
 }
 
+/// `count` per second of `runtime_ns` (0 when nothing was counted).
+fn per_second(count: u64, runtime_ns: u64) -> f64 {
+    if runtime_ns == 0 {
+        0.0
+    } else {
+        count as f64 * 1e9 / runtime_ns as f64
+    }
+}
+
 impl DirSummary {
     /// Bytes per second over the counting time.
     pub fn bw_bytes(&self) -> f64 {
-        if self.runtime_ns == 0 {
-            0.0
-        } else {
-            self.io_bytes as f64 * 1e9 / self.runtime_ns as f64
-        }
+        per_second(self.io_bytes, self.runtime_ns)
     }
 
     /// I/O operations per second.
     pub fn iops(&self) -> f64 {
-        if self.runtime_ns == 0 {
-            0.0
-        } else {
-            self.ios as f64 * 1e9 / self.runtime_ns as f64
+        per_second(self.ios, self.runtime_ns)
+    }
+
+    /// What a saved result keeps: the counts and the latency's figures.
+    pub fn totals(&self) -> DirTotals {
+        DirTotals {
+            io_bytes: self.io_bytes,
+            ios: self.ios,
+            runtime_ns: self.runtime_ns,
+            clat_ns: self.clat.summary(),
         }
     }
+}
+
+/// One direction over all jobs as a document keeps it ([`DirSummary`] with the latency's
+/// figures instead of its histogram).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirTotals {
+    pub io_bytes: u64,
+    pub ios: u64,
+    /// The longest job's counting time, ns.
+    pub runtime_ns: u64,
+    pub clat_ns: histogram::ClatSummary,
+}
+
+impl DirTotals {
+    /// Bytes per second over the counting time.
+    pub fn bw_bytes(&self) -> f64 {
+        per_second(self.io_bytes, self.runtime_ns)
+    }
+
+    /// I/O operations per second.
+    pub fn iops(&self) -> f64 {
+        per_second(self.ios, self.runtime_ns)
+    }
+}
+
+/// All jobs together, as fio's group reporting sums them: the figures `io`'s text prints.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupTotals {
+    /// Each direction that completed I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<DirTotals>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<DirTotals>,
+    /// CPU time of all jobs, user and system, ns.
+    pub usr_ns: u64,
+    pub sys_ns: u64,
+    /// The longest job's counting time, ns (what the CPU time is a share of).
+    pub runtime_ns: u64,
 }
 
 impl WorkloadResult {
@@ -108,6 +158,22 @@ impl WorkloadResult {
             s.clat.merge(&d.clat);
         }
         s
+    }
+
+    /// All jobs together: each direction that did I/O and the CPU time.
+    pub fn group_totals(&self) -> GroupTotals {
+        let dir = |d| {
+            Some(self.total(d))
+                .filter(|t| t.ios > 0)
+                .map(|t| t.totals())
+        };
+        GroupTotals {
+            read: dir(Dir::Read),
+            write: dir(Dir::Write),
+            usr_ns: self.jobs.iter().map(|j| j.usr_ns).sum(),
+            sys_ns: self.jobs.iter().map(|j| j.sys_ns).sum(),
+            runtime_ns: self.jobs.iter().map(|j| j.runtime_ns).max().unwrap_or(0),
+        }
     }
 
     /// The first error that ended a job early.
@@ -180,12 +246,6 @@ pub fn fio_dir_json(d: &DirStats, runtime_ns: u64) -> Value {
     } else {
         (d.io_bytes as f64 / secs, d.ios as f64 / secs)
     };
-    let mut pct = serde_json::Map::new();
-    for p in DEFAULT_PERCENTILES {
-        if let Some(v) = d.clat.percentile(p) {
-            pct.insert(percentile_key(p), json!(v));
-        }
-    }
     json!({
         "io_bytes": d.io_bytes,
         "io_kbytes": d.io_bytes / 1024,
@@ -194,14 +254,7 @@ pub fn fio_dir_json(d: &DirStats, runtime_ns: u64) -> Value {
         "iops": iops,
         "runtime": runtime_ns / 1_000_000,
         "total_ios": d.ios,
-        "clat_ns": {
-            "min": d.clat.min(),
-            "max": d.clat.max(),
-            "mean": d.clat.mean(),
-            "stddev": d.clat.stddev(),
-            "N": d.clat.count(),
-            "percentile": pct,
-        },
+        "clat_ns": d.clat.summary(),
     })
 }
 

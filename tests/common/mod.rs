@@ -78,6 +78,44 @@ impl Drop for PartitionNode {
     }
 }
 
+/// A directory holding a `smartctl` that prints `fixture` (a file in
+/// tests/data/health/smartctl) and exits `code`, and records its arguments next to itself
+/// (the second path).
+pub fn stub_smartctl(fixture: &str, code: i32) -> (tempfile::TempDir, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("smartctl");
+    let args = dir.path().join("args");
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/health/smartctl");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$@\" > '{}'\n/bin/cat '{data}/{fixture}'\nexit {code}\n",
+            args.display(),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, args)
+}
+
+/// `io` on the file `img` through the page cache, reading and writing for 1 s: a run whose
+/// document has the disk's statistics and the page cache's change.
+pub fn io_buffered(img: &str) -> [&str; 10] {
+    [
+        "io",
+        img,
+        "--rw",
+        "randrw",
+        "--size",
+        "8M",
+        "--runtime",
+        "1s",
+        "--direct=0",
+        "--write",
+    ]
+}
+
 /// A complete `flashscope model` invocation: the SPI NOR worked example of the
 /// datasheet model (every figure given, so one changed value is the only thing wrong).
 pub const NOR: [&str; 17] = [
