@@ -31,6 +31,12 @@ pub struct SlcInference {
 
 /// Smallest cached/native speed ratio that counts as a cliff.
 pub const MIN_STEP: f64 = 1.3;
+
+/// A write that never slows down says "no cache" only when it covered at least this share
+/// of the device (1/5: `slc`'s default budget, a quarter, passes with room for a run cut a
+/// little short): dynamic SLC caches take a large part of the free space, so a shorter
+/// flat write cannot rule one out.
+pub const FLAT_MIN_SHARE: u64 = 5;
 /// Fewest intervals after the cliff that must stay down.
 pub const MIN_AFTER: usize = 3;
 
@@ -81,9 +87,16 @@ pub fn cliff_confirmed(intervals: &[SlcInterval]) -> bool {
     fast / slow >= 1.5 && after >= 6.max(k / 4) && rates[k..].iter().all(|&r| r < threshold)
 }
 
-/// Infer the cache size and both speeds from the intervals of one sustained write.
-/// `stop_reason` says why the write ended (budget, time, the cliff confirmed).
-pub fn infer_slc(intervals: &[SlcInterval], stop_reason: &str) -> SlcInference {
+/// Infer the cache size and both speeds from the intervals of one sustained write on a
+/// device of `device_bytes`. `stop_reason` says why the write ended (budget, time, the
+/// cliff confirmed).
+///
+/// A write whose speed never drops cannot tell "no cache" from "a cache larger than what
+/// was written". Only a write of at least [`FLAT_MIN_SHARE`] of the device says "no
+/// cache", and tentatively; a shorter one (auto's bounded step) is inconclusive, so a
+/// short flat write on a card with a large cache does not report its cache speed as the
+/// native one.
+pub fn infer_slc(intervals: &[SlcInterval], stop_reason: &str, device_bytes: u64) -> SlcInference {
     let valid: Vec<SlcInterval> = intervals
         .iter()
         .copied()
@@ -135,6 +148,12 @@ pub fn infer_slc(intervals: &[SlcInterval], stop_reason: &str) -> SlcInference {
                 (spread.exp() - 1.0) * 100.0,
                 format_bytes(total)
             );
+            if total < device_bytes / FLAT_MIN_SHARE {
+                return none(format!(
+                    "{flat}; that is less than a fifth of the device ({}), too little to rule a cache out: `flashscope slc --write` with its default budget (a quarter of the device) tells more",
+                    format_bytes(device_bytes)
+                ));
+            }
             return SlcInference {
                 slc_cache_bytes: Inference::new(0, 0.6, flat.clone()),
                 cached_bytes_per_s: Inference::inconclusive(flat.clone()),
@@ -272,7 +291,7 @@ mod tests {
             20e6,
             &[0.01, -0.02, 0.0, 0.015],
         );
-        let r = infer_slc(&iv, "budget reached");
+        let r = infer_slc(&iv, "budget reached", 8 << 30);
         let got = r.slc_cache_bytes.as_u64().unwrap();
         assert!(got.abs_diff(1000 * MIB) < 16 * MIB, "{got}");
         assert_eq!(r.slc_cache_bytes.status, Status::Confident);
@@ -281,19 +300,36 @@ mod tests {
     }
 
     #[test]
-    fn a_flat_write_is_zero_tentatively() {
+    fn a_flat_write_of_a_quarter_of_the_device_is_zero_tentatively() {
         let iv = synth(2048 * MIB, 32 * MIB, 0, 20e6, 20e6, &[0.01, -0.01, 0.02]);
-        let r = infer_slc(&iv, "budget reached");
+        let r = infer_slc(&iv, "budget reached", 8 << 30);
         assert_eq!(r.slc_cache_bytes.as_u64(), Some(0));
         assert_eq!(r.slc_cache_bytes.status, Status::Tentative);
         assert_eq!(r.cached_bytes_per_s.status, Status::Inconclusive);
+    }
+
+    /// A short flat write (auto's bounded step: 256 MiB of a 64 GiB card) cannot tell no
+    /// cache from a larger one: no size and no "native" speed, which may be the cache's.
+    #[test]
+    fn a_short_flat_write_says_nothing_of_the_cache() {
+        let iv = synth(256 * MIB, 4 * MIB, 0, 60e6, 60e6, &[0.01, -0.01, 0.02]);
+        let r = infer_slc(&iv, "write budget reached", 64 << 30);
+        assert_eq!(r.slc_cache_bytes.status, Status::Inconclusive);
+        assert_eq!(r.native_bytes_per_s.status, Status::Inconclusive);
+        assert!(
+            r.slc_cache_bytes
+                .evidence
+                .contains("too little to rule a cache out"),
+            "{}",
+            r.slc_cache_bytes.evidence
+        );
     }
 
     #[test]
     fn a_cliff_too_close_to_the_end_or_noise_is_inconclusive() {
         let late = synth(1024 * MIB, 32 * MIB, 960 * MIB, 60e6, 20e6, &[0.0]);
         assert_eq!(
-            infer_slc(&late, "budget").slc_cache_bytes.status,
+            infer_slc(&late, "budget", 4 << 30).slc_cache_bytes.status,
             Status::Inconclusive
         );
         let noisy = synth(
@@ -305,11 +341,11 @@ mod tests {
             &[0.5, -0.3, 0.4, -0.4, 0.0, 0.6],
         );
         assert_ne!(
-            infer_slc(&noisy, "budget").slc_cache_bytes.status,
+            infer_slc(&noisy, "budget", 4 << 30).slc_cache_bytes.status,
             Status::Confident
         );
         assert_eq!(
-            infer_slc(&[], "x").slc_cache_bytes.status,
+            infer_slc(&[], "x", 4 << 30).slc_cache_bytes.status,
             Status::Inconclusive
         );
     }

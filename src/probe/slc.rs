@@ -168,7 +168,7 @@ mod tests {
         let p = SlcParams::new(16 << 30, 4 << 30);
         let s = run(&mut dev, &p, &mut |iv| cliff_confirmed(iv), &mut |_, _| {}).unwrap();
         assert_eq!(s.stopped, "speed dropped and stayed down");
-        let inf = infer_slc(&s.intervals, &s.stopped);
+        let inf = infer_slc(&s.intervals, &s.stopped, 16 << 30);
         let got = inf.slc_cache_bytes.as_u64().unwrap();
         assert!(got.abs_diff(1 << 30) < 32 << 20, "{got}");
         let rec = s.recovery.unwrap().bytes_per_s();

@@ -45,6 +45,7 @@ impl Request for SlcRequest {
                 info.logical_sector_bytes as u64,
             )?,
             plot: self.plot.clone(),
+            device_bytes: info.size_bytes,
         })
     }
 }
@@ -87,6 +88,8 @@ pub struct SlcTest {
     pub params: SlcParams,
     /// Write an SVG plot of throughput against bytes written here.
     pub plot: Option<PathBuf>,
+    /// The device's size: how much of it a write that never slowed down covered.
+    pub device_bytes: u64,
 }
 
 impl SlcTest {
@@ -135,7 +138,7 @@ impl WriteTest for SlcTest {
     }
 
     fn infer(&self, s: &SlcSamples) -> Findings {
-        let inf = infer_slc(&s.intervals, &s.stopped);
+        let inf = infer_slc(&s.intervals, &s.stopped, self.device_bytes);
         let recovered = infer_recovery(&inf, s.recovery.as_ref(), self.params.recover_ns);
         let mut f = Findings::default();
         f.add("slc_cache_bytes", inf.slc_cache_bytes);
