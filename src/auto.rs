@@ -6,7 +6,7 @@
 
 use crate::analysis::advice::{advise, Findings};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
-use crate::probe::align_test::{self, AlignParams, Aligned};
+use crate::probe::align_test::{self, AlignParams};
 use crate::probe::write_test::capacity::CapacityParams;
 use crate::probe::write_test::fat::FatRequest;
 use crate::probe::write_test::open_au::OpenAuRequest;
@@ -214,30 +214,14 @@ pub struct Claim {
     pub source: Option<&'static str>,
 }
 
-/// What the short bench found about the classes.
-#[derive(Debug, Clone)]
-pub struct Measured {
-    /// The highest class met in each family; `None` without write figures.
-    pub met: Option<Vec<String>>,
-    /// Each claimed mark judged.
-    pub checks: Vec<crate::report::Check>,
-    /// Why the bench stopped early, if it did.
-    pub failure: Option<String>,
-}
-
 /// A finished `auto` run.
 #[derive(Debug, Clone)]
 pub struct AutoRun {
     /// auto's document (`Body::Auto`) with every step's findings.
     pub doc: Document,
     pub code: i32,
-    /// align's result (its text needs the boundary costs).
-    pub align: Aligned,
     /// Each step's own document, align's first (for `--verbose` and the HTML report).
     pub steps: Vec<Document>,
-    pub claim: Claim,
-    /// The classes, when the bench ran.
-    pub classes: Option<Measured>,
 }
 
 /// How an `auto` run ended.
@@ -289,7 +273,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
             ..AlignParams::default()
         },
     )?;
-    let g = &aligned.doc;
+    let g = &aligned;
     let info = g.target.info().cloned().unwrap_or_default();
     let erase = confident_u64(g.inferences.get("erase_block_bytes"));
     let mut steps = vec![StepRecord {
@@ -397,7 +381,9 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         step_docs.push(sd);
     }
     // A short bench: the speed and application classes, and the claimed ones checked.
-    let mut classes = None;
+    // The highest class met in each family (`None` without write figures) and why the
+    // bench stopped early, if it did; the claimed marks' checks go into the document.
+    let (mut met, mut failure) = (None, None);
     if let Some(allowance) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
         let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
         let b = bench_test::measure(spec, &bench_params(cap), &flags)?;
@@ -410,13 +396,10 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         if checks.iter().any(|c| !c.passed) {
             code = code.max(EXIT_CHECK_FAILED);
         }
-        doc.checks.extend(checks.iter().cloned());
-        let met = class_checks(&b.figures);
-        classes = Some(Measured {
-            met: (!met.is_empty()).then(|| met_marks(&met)),
-            checks,
-            failure: b.failure,
-        });
+        doc.checks.extend(checks);
+        let classes = class_checks(&b.figures);
+        met = (!classes.is_empty()).then(|| met_marks(&classes));
+        failure = b.failure;
         step_docs.push(bd);
     }
     for s in &budget.skipped {
@@ -450,8 +433,8 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         classes: ClassesRecord {
             claimed: claim.marks.clone(),
             claimed_by: claim.source.map(str::to_string),
-            met: classes.as_ref().and_then(|c: &Measured| c.met.clone()),
-            failure: classes.as_ref().and_then(|c| c.failure.clone()),
+            met,
+            failure,
         },
         advice: advise(&findings),
     });
@@ -460,10 +443,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     Ok(AutoFinished::Done(AutoRun {
         doc,
         code,
-        align: aligned,
         steps: step_docs,
-        claim,
-        classes,
     }))
 }
 
@@ -683,7 +663,7 @@ mod tests {
         let written: u64 = run.steps.iter().map(|d| d.bytes_written).sum();
         assert!(written > 0);
         assert_eq!(run.doc.bytes_written, written);
-        assert!(run.classes.is_some());
+        assert!(run.steps.iter().any(|d| d.command() == "bench"));
     }
 
     #[test]

@@ -179,7 +179,8 @@ fn random_geometries_are_right_or_inconclusive_never_confidently_wrong() {
             } else {
                 eprintln!(
                     "miss case {case}: {spec} → {} ({} reads)",
-                    inf.summary, reads
+                    inf.summary(),
+                    reads
                 );
             }
         }
@@ -445,13 +446,13 @@ fn presets_give_their_geometry() {
             inf.erase_block_bytes.as_u64(),
             Some(erase),
             "{spec}: {}",
-            inf.summary
+            inf.summary()
         );
         assert_eq!(
             inf.page_bytes.as_u64(),
             Some(page),
             "{spec}: {}",
-            inf.summary
+            inf.summary()
         );
         assert!(
             run.reads <= max_reads,
@@ -530,7 +531,7 @@ fn golden_align_logs_reach_the_stated_geometry_or_stay_inconclusive() {
             }
             if set.len() > 1 || files.len() == 1 {
                 // The whole card reaches the stated conclusion.
-                assert!(e && p, "{set:?}: {}", inf.summary);
+                assert!(e && p, "{set:?}: {}", inf.summary());
             }
             checked += 1;
         }
@@ -544,7 +545,7 @@ fn golden_align_logs_reach_the_stated_geometry_or_stay_inconclusive() {
             .collect::<Vec<_>>(),
     );
     let inf = align::infer(&flashscope::analysis::logs::align_points(&logs, None));
-    assert_eq!(inf.summary, "erase block 4 MiB, page 16 KiB — tentative");
+    assert_eq!(inf.summary(), "erase block 4 MiB, page 16 KiB — tentative");
     assert!(
         inf.warnings
             .iter()
@@ -1166,11 +1167,11 @@ fn a_recorded_run_whose_reads_waited_a_scheduler_tick_is_not_confidently_wrong()
         ("page", &inf.page_bytes, 16 * K),
     ] {
         if i.status_word() == "confident" {
-            assert_eq!(i.as_u64(), Some(want), "{what}: {}", inf.summary);
+            assert_eq!(i.as_u64(), Some(want), "{what}: {}", inf.summary());
         }
     }
     if let Some(m) = &inf.multi_plane_bytes {
-        assert_ne!(m.status_word(), "confident", "{}", inf.summary);
+        assert_ne!(m.status_word(), "confident", "{}", inf.summary());
     }
-    eprintln!("recorded tick-stall run: {}", inf.summary);
+    eprintln!("recorded tick-stall run: {}", inf.summary());
 }

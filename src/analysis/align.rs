@@ -260,8 +260,6 @@ pub struct AlignInference {
     pub multi_plane_bytes: Option<Inference>,
     /// Sizes where the fit found a step, smallest first (the evidence behind the names).
     pub steps: Vec<Step>,
-    /// One-line verdict, e.g. "erase block 4 MiB, page 16 KiB — confident".
-    pub summary: String,
     /// Alignments whose further measurement would best separate the answer from its closest
     /// rival (used by the adaptive probe; empty when nothing is in doubt).
     pub focus_align_bytes: Vec<u64>,
@@ -272,6 +270,17 @@ pub struct AlignInference {
 /// Highest confidence for a size read from power-of-two alignments only: such data cannot
 /// tell 2^n from 3 × 2^n (a 12 MiB erase block shows as a 4 MiB step), so never confident.
 pub const POW2_ONLY_CAP: f64 = 0.75;
+
+impl AlignInference {
+    /// The one-line verdict, e.g. "erase block 4 MiB, page 16 KiB — confident".
+    pub fn summary(&self) -> String {
+        summarize(
+            &self.erase_block_bytes,
+            &self.page_bytes,
+            self.multi_plane_bytes.as_ref(),
+        )
+    }
+}
 
 /// One step of the fitted staircase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -818,14 +827,9 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             "too few measurements ({n} points at {} alignments) to find a step",
             aligns.len()
         );
-        let (erase, page) = (
-            Inference::inconclusive(why.clone()),
-            Inference::inconclusive(why),
-        );
         return AlignInference {
-            summary: summarize(&erase, &page, None),
-            erase_block_bytes: erase,
-            page_bytes: page,
+            erase_block_bytes: Inference::inconclusive(why.clone()),
+            page_bytes: Inference::inconclusive(why),
             multi_plane_bytes: None,
             steps: Vec::new(),
             focus_align_bytes: Vec::new(),
@@ -987,7 +991,6 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
 
     focus.sort_unstable();
     focus.dedup();
-    let summary = summarize(&erase, &page, multi_plane.as_ref());
     let mut warnings = Vec::new();
     if pow2_only {
         let named: Vec<String> = [&erase, &page]
@@ -1007,7 +1010,6 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
         page_bytes: page,
         multi_plane_bytes: multi_plane,
         steps,
-        summary,
         focus_align_bytes: if all_confident { Vec::new() } else { focus },
         warnings,
     }
@@ -1264,11 +1266,14 @@ mod tests {
         assert_eq!(r.erase_block_bytes.as_u64(), Some(4 * M), "{r:?}");
         assert_eq!(r.page_bytes.as_u64(), Some(16 * K), "{r:?}");
         assert_eq!(r.erase_block_bytes.status_word(), "confident");
+        let summary = summarize(
+            &r.erase_block_bytes,
+            &r.page_bytes,
+            r.multi_plane_bytes.as_ref(),
+        );
         assert!(
-            r.summary
-                .starts_with("erase block 4 MiB, page 16 KiB — confident"),
-            "{}",
-            r.summary
+            summary.starts_with("erase block 4 MiB, page 16 KiB — confident"),
+            "{summary}"
         );
     }
 

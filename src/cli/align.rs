@@ -44,17 +44,17 @@ pub struct Args {
 
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let aligned = align_test::measure(&args.target, &params(args)?)?;
-    if let Some(path) = &args.plot {
+    let doc = align_test::measure(&args.target, &params(args)?)?;
+    if let (Some(path), Body::Align(a)) = (&args.plot, &doc.body) {
         let svg = charts::align(
-            &aligned.points,
-            &aligned.doc.inferences,
+            &a.points(),
+            &doc.inferences,
             &format!("align: {}", args.target),
         )
         .to_svg();
         std::fs::write(path, svg).map_err(|e| Error::io(format!("writing plot {path}"), e))?;
     }
-    out.emit(&aligned.doc);
+    out.emit(&doc);
     Ok(EXIT_OK)
 }
 

@@ -10,11 +10,9 @@ use crate::report::results::AutoResult;
 use crate::report::{Body, Document};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{format_bytes, format_ns};
+use crate::workload::bench::class_check_name;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
-
-/// The name of the checks auto makes of the claimed marks, before the mark.
-const CLASS_CHECK: &str = "auto.class_";
 
 /// Arguments of `auto`.
 #[derive(Debug, clap::Args)]
@@ -226,7 +224,7 @@ fn render_run(args: &Args, run: &AutoRun) -> String {
             .map(super::render)
     };
     text.push_str("\nGeometry (align):\n");
-    text.push_str(&super::align::render(&run.align.doc));
+    text.push_str(&step_text("align").unwrap_or_default());
     if a.parameters.write || a.parameters.destructive {
         text.push_str("\nReal capacity (probe):\n");
         // The verdict and the partition line are in the verdict block already.
@@ -403,10 +401,14 @@ fn classes_line(doc: &Document, a: &AutoResult, skipped: Option<&str>) -> Option
         format!("claimed {} ({who}): ", c.claimed.join(" "))
     });
     let benched = a.steps.iter().any(|s| s.command == "bench");
-    let checks: Vec<&crate::report::Check> = doc
-        .checks
+    // The claimed marks' checks, in the order of the marks.
+    let checks: Vec<&crate::report::Check> = c
+        .claimed
         .iter()
-        .filter(|k| k.name.starts_with(CLASS_CHECK))
+        .filter_map(|mark| {
+            let name = class_check_name("auto", mark);
+            doc.checks.iter().find(|k| k.name == name)
+        })
         .collect();
     let line = match (benched, &c.met, claimed) {
         (false, _, None) => return None,
@@ -432,7 +434,7 @@ fn classes_line(doc: &Document, a: &AutoResult, skipped: Option<&str>) -> Option
             for mark in &c.claimed {
                 if !checks
                     .iter()
-                    .any(|k| k.name == format!("{CLASS_CHECK}{mark}"))
+                    .any(|k| k.name == class_check_name("auto", mark))
                 {
                     parts.push(format!("{mark} not measured"));
                 }

@@ -3,7 +3,7 @@
 //! (`analysis::align::decide`), infer, and build the document. It never prints; the text
 //! is the CLI's (`cli::align::render`).
 
-use crate::analysis::align::{self, AlignInference, AlignPoint};
+use crate::analysis::align::{self, AlignPoint};
 use crate::probe::align::{self as probe, AlignConfig, AlignRun};
 use crate::report::progress::Progress;
 use crate::report::results::{AlignParameters, AlignResult, AlignSample};
@@ -42,17 +42,9 @@ impl Default for AlignParams {
     }
 }
 
-/// What an align run found: its document, and the boundary costs and inference behind it
-/// (for the text and the plot).
-#[derive(Debug, Clone)]
-pub struct Aligned {
-    pub doc: Document,
-    pub points: Vec<AlignPoint>,
-    pub inference: AlignInference,
-}
-
-/// Measure `spec`'s read timings across boundaries and infer its erase block and page.
-pub fn measure(spec: &str, params: &AlignParams) -> Result<Aligned> {
+/// Measure `spec`'s read timings across boundaries and infer its erase block and page: the
+/// document (its samples give the boundary costs again, `AlignResult::points`).
+pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
     let t0 = crate::backend::monotonic_ns();
     if params.count == Some(0) {
         return Err(Error::usage("--count must be at least 1"));
@@ -165,11 +157,7 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Aligned> {
     doc.warnings.extend(inf.warnings.iter().cloned());
     doc.warnings.extend(noisy);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    Ok(Aligned {
-        doc,
-        points,
-        inference: inf,
-    })
+    Ok(doc)
 }
 
 /// The machine's load over the run and the stalls the reads themselves show.

@@ -377,6 +377,11 @@ pub fn parse_label(text: &str) -> Result<Vec<String>> {
     Ok(marks)
 }
 
+/// The name of the check `command` makes of a claimed class mark: `COMMAND.class_MARK`.
+pub fn class_check_name(command: &str, mark: &str) -> String {
+    format!("{command}.class_{mark}")
+}
+
 /// Each claimed class mark judged against the measured figures: a check named
 /// `COMMAND.class_MARK` with the figure that decided it (the one with the least margin).
 /// A claim whose figures were not measured gets no check.
@@ -416,7 +421,7 @@ pub fn claim_checks(command: &str, claimed: &[String], figures: &[BenchFigure]) 
             }
         };
         out.push(Check {
-            name: format!("{command}.class_{mark}"),
+            name: class_check_name(command, mark),
             passed,
             measurement: Some(measured),
             units: Some(units.to_string()),

@@ -227,8 +227,9 @@ pub fn erase_size(
     eprintln!("no --erase-size: measuring the erase block size with align (read-only)...");
     let params = crate::probe::align_test::AlignParams::default();
     let inf = crate::probe::align_test::measure(spec, &params)?
-        .inference
-        .erase_block_bytes;
+        .inferences
+        .remove("erase_block_bytes")
+        .unwrap_or_else(|| Inference::inconclusive("align gave no erase block inference"));
     match inf.as_u64() {
         Some(e) if inf.status == Status::Confident => Ok((
             e,
