@@ -50,7 +50,7 @@ fn request(args: &Args) -> Result<FatRequest> {
     })
 }
 
-/// `fat`'s text from its document (the wear line apart: `write_test_text`).
+/// `fat`'s text from its document (the wear line apart: `cli::render` adds it).
 pub fn render(doc: &Document) -> String {
     let Body::Fat(r) = &doc.body else {
         return String::new();

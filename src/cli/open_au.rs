@@ -59,7 +59,7 @@ fn request(args: &Args) -> Result<OpenAuRequest> {
     })
 }
 
-/// `open-au`'s text from its document (the wear line apart: `write_test_text`).
+/// `open-au`'s text from its document (the wear line apart: `cli::render` adds it).
 pub fn render(doc: &Document) -> String {
     let Body::OpenAu(r) = &doc.body else {
         return String::new();

@@ -59,7 +59,7 @@ fn params(args: &Args) -> Result<CapacityParams> {
     })
 }
 
-/// `probe`'s text from its document (the wear line apart: `write_test_text`).
+/// `probe`'s text from its document (the wear line apart: `cli::render` adds it).
 pub fn render(doc: &Document) -> String {
     match &doc.body {
         Body::Probe(p) => render_verdict(doc, &p.verdict, p.partition_command.as_deref()),

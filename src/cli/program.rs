@@ -92,7 +92,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     Outcome::from(finished).emit(out)
 }
 
-/// `program`'s text from its document (the wear line apart: `write_test_text`).
+/// `program`'s text from its document (the wear line apart: `cli::render` adds it).
 pub fn render(doc: &Document) -> String {
     let Body::Program(r) = &doc.body else {
         return String::new();

@@ -54,7 +54,7 @@ fn request(args: &Args) -> Result<SlcRequest> {
     })
 }
 
-/// `slc`'s text from its document (the wear line apart: `write_test_text`).
+/// `slc`'s text from its document (the wear line apart: `cli::render` adds it).
 pub fn render(doc: &Document) -> String {
     let Body::Slc(r) = &doc.body else {
         return String::new();
