@@ -5,6 +5,7 @@
 //! why they are skipped. Every server is wrapped in a guard that, even when the test
 //! fails, kills it, detaches its loop device by exact name and unmounts its mountpoint.
 
+#[path = "e2e/common.rs"]
 mod common;
 
 use assert_cmd::Command as AssertCommand;
@@ -99,7 +100,7 @@ impl Server {
             .arg("--loop")
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(File::create(dir.path().join("server.log")).expect("server log"))
             .spawn()
             .expect("start flashscope sim serve");
         let stdout = child.stdout.take().expect("stdout");
@@ -226,6 +227,13 @@ fn abort_fuse_connection(n: u32) {
 impl Drop for Server {
     fn drop(&mut self) {
         self.cleanup();
+        // The server's own lines ("serving …", "stopped by SIGTERM", its overhead) go
+        // through the test harness's capture: shown when the test fails, quiet when green.
+        if let Ok(log) = std::fs::read_to_string(self._dir.path().join("server.log")) {
+            if !log.is_empty() {
+                eprint!("--- sim serve's stderr ({}):\n{log}", self.device);
+            }
+        }
     }
 }
 
@@ -1168,7 +1176,7 @@ fn bench_flags_figures_a_cpu_hog_slowed_on_a_served_card() {
 }
 
 /// `compare` through the real I/O path (issue 21 point 4, fewer cases than on the virtual
-/// clock in tests/compare.rs): 1 MiB sequential writes for 6 s on served cards whose
+/// clock in tests/e2e/compare.rs): 1 MiB sequential writes for 6 s on served cards whose
 /// `write_bw` differs by 10 %, and on two seeds of one card. The difference must be
 /// significant with the right sign every time and its interval hold the true ratio (from
 /// noise-free runs of the same test on the virtual clock) in at least 2 of 3; the same

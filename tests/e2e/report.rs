@@ -1,7 +1,7 @@
 //! `flashscope report`: saved `--json` documents of every charted command in one HTML
 //! page, refused inputs, and the page as headless Chromium draws it.
 
-mod common;
+use crate::common;
 use common::{flashscope, skip};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -375,8 +375,15 @@ fn chromium_draws_the_page_and_every_chart_with_a_size() {
     );
     assert!(!dom.contains("<script"));
 
-    // The page itself: not blank. Kept in target/ for a person to look at.
-    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    // The page itself: not blank. Kept in target/ for a person to look at, or in a
+    // temporary directory when target/ is not this user's (the non-root fresh-clone run).
+    let kept = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let scratch = tempfile::tempdir().unwrap();
+    let shots = if tempfile::tempfile_in(&kept).is_ok() {
+        kept
+    } else {
+        scratch.path().to_path_buf()
+    };
     let page_png = shots.join("report-page.png");
     let _ = std::fs::remove_file(&page_png);
     chromium(

@@ -3,7 +3,7 @@
 //! qemu-user for aarch64 and armv7 (`scripts/ci-cross`), so a 32-bit build cannot
 //! silently truncate an offset.
 
-mod common;
+use crate::common;
 use common::{flashscope, json};
 use flashscope::backend::{AlignedBuf, Backend};
 use flashscope::target::{self, OpenRequest};

@@ -1,7 +1,7 @@
 //! The write-safety policy, once (issue 19 point 1): a simulated card is never journaled,
 //! whichever command writes to it, and `--journal` on one is a usage error.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

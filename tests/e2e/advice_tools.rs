@@ -4,7 +4,7 @@
 //! (sfdisk from fdisk, mkfs.ext4 from e2fsprogs, mkfs.vfat from dosfstools, mkfs.f2fs from
 //! f2fs-tools; root for the loop devices).
 
-mod common;
+use crate::common;
 use common::{flashscope, has_tool, skip, Loop, PartitionNode};
 use flashscope::analysis::advice::{advise, Findings, DEVICE, PARTITION};
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! sector), and the file is bit-identical afterwards. Each run is cut short by a budget, the
 //! case where saving the announced region up front once restored three times the test.
 
-mod common;
+use crate::common;
 use common::sha256_of;
 
 use std::path::Path;

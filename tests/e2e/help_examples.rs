@@ -4,7 +4,7 @@
 //! Examples on devices, directories and files are parsed only; their own end-to-end tests
 //! run them.
 
-mod common;
+use crate::common;
 
 use clap::CommandFactory;
 use flashscope::cli::Cli;

@@ -3,7 +3,7 @@
 //! the first line flashscope prints (the simulator is seeded, so these are exact). Other
 //! examples (devices, directories, servers) are covered by their own end-to-end tests.
 
-mod common;
+use crate::common;
 use common::flashscope;
 
 /// Split a command line like a shell would for the README's simple quoting ('...').
@@ -53,7 +53,7 @@ fn examples(readme: &str) -> Vec<(String, Option<String>)> {
             continue;
         };
         // Continued lines, devices, directories and files are not self-contained, nor
-        // redirections into files (tests/report.rs runs the Reports example through sh).
+        // redirections into files (tests/e2e/report.rs runs the Reports example through sh).
         if cmd.ends_with('\\')
             || !cmd.contains("sim:")
             || cmd.contains('/')

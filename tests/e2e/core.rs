@@ -1,6 +1,6 @@
 //! End-to-end tests of the binary for the core: info, sim list, specs and bad input.
 
-mod common;
+use crate::common;
 use common::{fails_with, flashscope, json, Loop, Mounted};
 
 use predicates::prelude::*;

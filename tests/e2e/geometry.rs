@@ -1,7 +1,7 @@
 //! Geometry discovery: the align probe + inference on simulated cards (property sweep over
 //! random geometries), golden tests on public flashbench logs, and end-to-end tests.
 
-mod common;
+use crate::common;
 use common::{flashscope, json, Loop};
 use flashscope::analysis::align::{self, AlignInference};
 use flashscope::backend::sim::{SimConfig, SimDevice};
@@ -828,7 +828,7 @@ fn e2e_analyze_gives_the_same_inferences_as_the_library() {
 #[test]
 fn e2e_analyze_one_open_au_log_is_inconclusive_not_a_result() {
     // One count of open erase blocks cannot locate a cut-off (writes branch: open-au
-    // inference wired into analyze; see tests/writes.rs for the golden conclusions).
+    // inference wired into analyze; see tests/e2e/writes.rs for the golden conclusions).
     let f = format!("{REF}readme-openau-02.txt");
     let v = json(&["analyze", &f]);
     assert_eq!(v["inferences"]["open_au"]["status"], "inconclusive");

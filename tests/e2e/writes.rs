@@ -2,7 +2,7 @@
 //! `restore`: data on the target survives every test, a crash (SIGKILL), Ctrl-C (SIGINT),
 //! SIGTERM and a vanished device; bad input gets the documented exit codes.
 
-mod common;
+use crate::common;
 use common::{is_root, json, run_in, sha256_of, warning_kinds, Loop, Mounted, PartitionNode};
 
 use std::path::Path;

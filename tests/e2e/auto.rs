@@ -1,6 +1,6 @@
 //! End-to-end tests of `auto`, the one-command answer.
 
-mod common;
+use crate::common;
 use common::{flashscope, json};
 
 #[test]
@@ -248,7 +248,7 @@ fn auto_output_in_a_missing_directory_is_refused_before_measuring() {
         .code(2)
         .stdout("")
         .stderr(predicates::str::contains(
-            "--output /nonexistent-dir/r.html",
+            "--output '/nonexistent-dir/r.html': its directory",
         ));
 }
 

@@ -2,7 +2,7 @@
 //! SQLite; `history list|show|export|import|table` read it. Every test gives its own
 //! database (`--history PATH` in a temporary directory) or its own XDG_DATA_HOME.
 
-mod common;
+use crate::common;
 use common::flashscope;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

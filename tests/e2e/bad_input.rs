@@ -4,7 +4,7 @@
 //! documented exit code, a message that names the option (or the file) and no panic, and
 //! none may hang: every run has a deadline.
 
-mod common;
+use crate::common;
 
 use clap::CommandFactory;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! End-to-end tests of `flashscope model`: the worked examples of
 //! shared/reference/datasheet-model.md, the reference table, and bad figures.
 
-mod common;
+use crate::common;
 use common::{flashscope, json};
 use predicates::prelude::*;
 

@@ -2,7 +2,7 @@
 //! tests with the simulator's configuration as ground truth), the speed targets, and the
 //! `probe` / `verify` binaries end to end on simulated cards, loop devices and a directory.
 
-mod common;
+use crate::common;
 use common::{flashscope, json_code, sha256_of, Loop, Mounted, PartitionNode};
 
 use flashscope::backend::sim::{SimConfig, SimDevice};

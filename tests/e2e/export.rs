@@ -3,7 +3,7 @@
 //! definition's steps run with a recording `lava-test-case`, and export paths that
 //! cannot be written refused before anything is measured.
 
-mod common;
+use crate::common;
 use common::{flashscope, has_tool, skip};
 use std::path::{Path, PathBuf};
 use std::process::Command;

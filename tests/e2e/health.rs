@@ -2,7 +2,7 @@
 //! `--sysfs-root`), EXT_CSD dumps and smartctl JSON through a stub `smartctl` first on
 //! PATH, so no real disk is touched. Fixtures and their origins: tests/data/health/README.md.
 
-mod common;
+use crate::common;
 use common::{fails_with, flashscope, json, json_code, stub_smartctl};
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! End-to-end tests of `io` and `bench`: fio-shaped JSON, simulator figures, bad input,
 //! write gating, verify, cut-short runs, and class verdicts.
 
-mod common;
+use crate::common;
 use common::{flashscope, json_code, Loop};
 
 use predicates::prelude::*;

@@ -10,7 +10,7 @@
 //! 1 MiB writes (~12 a second) complete inside each second. Served cards through the real
 //! I/O path are in tests/serve.rs (`compare_on_served_cards_…`).
 
-mod common;
+use crate::common;
 
 use common::{flashscope, json};
 use std::path::{Path, PathBuf};

@@ -280,7 +280,7 @@ fn slc_property_part_3() {
 /// With the default budget (25% of the card, at most 32 GiB), caches larger than the budget
 /// cannot be seen: the answer must then be inconclusive or tentative, never confidently
 /// wrong. Ignored by default (it writes up to 16 GiB per case through the simulator):
-/// `cargo test --test write_properties -- --ignored --nocapture`.
+/// `cargo test --test e2e write_properties:: -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn slc_with_the_default_budget_is_never_confidently_wrong() {

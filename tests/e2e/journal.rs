@@ -2,7 +2,7 @@
 //! files cannot be aimed, a damaged journal is never "restored", a failing journal never
 //! becomes a verdict, and a killed preserve-mode test always restores bit-identically.
 
-mod common;
+use crate::common;
 use common::{is_root, killed_file_run, random_bytes, skip, Loop, Mounted};
 
 use std::os::unix::fs::PermissionsExt;

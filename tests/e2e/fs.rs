@@ -2,7 +2,7 @@
 //! machine's disk, and (as root) on a loop device formatted ext4, on ramfs (which refuses
 //! O_DIRECT), on a read-only and on a tiny tmpfs. Sizes stay at a few MiB.
 
-mod common;
+use crate::common;
 use common::{fails_with, flashscope, is_root, json, warning_kinds, Loop, Mounted};
 use predicates::prelude::*;
 use std::path::Path;

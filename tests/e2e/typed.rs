@@ -2,7 +2,7 @@
 //! out again byte for byte: the types hold every field the commands write, under the
 //! names and in the order they write them (schema flashscope/1).
 
-mod common;
+use crate::common;
 use common::{flashscope_in, killed_file_run, Loop};
 use flashscope::report::{Body, Document};
 

@@ -23,7 +23,7 @@ fn test_files(dir: &Path) -> Vec<String> {
 fn interrupt(args: &[&str], dir: &Path, sig: Signal) -> (Option<i32>, String) {
     let child = Command::cargo_bin("flashscope")
         .unwrap()
-        .env("FLASHSCOPE_HISTORY", "off") // not the real history: see tests/common HISTORY_OFF
+        .env("FLASHSCOPE_HISTORY", "off") // not the real history: see tests/e2e/common.rs HISTORY_OFF
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

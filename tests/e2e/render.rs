@@ -2,7 +2,7 @@
 //! run's `--json` gives prints exactly what that run printed, so a stored run (history, a
 //! saved --json file) prints as the command did.
 
-mod common;
+use crate::common;
 use common::flashscope_in;
 use flashscope::cli;
 use flashscope::report::{Body, Document, Target};
@@ -289,7 +289,7 @@ fn a_renderer_given_another_commands_document_prints_nothing() {
 }
 
 /// The other commands print through the same dispatcher, from their documents alone (the
-/// write tests with their wear line; `history show` is pinned in tests/history.rs).
+/// write tests with their wear line; `history show` is pinned in tests/e2e/history.rs).
 #[test]
 fn the_other_commands_print_their_documents() {
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/flashbench/");

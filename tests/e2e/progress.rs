@@ -1,7 +1,7 @@
 //! One progress mechanism (issue 20): an indicatif bar on stderr, drawn only on a terminal
 //! and never on stdout, so `--json` stays one clean document.
 
-mod common;
+use crate::common;
 
 use common::{flashscope, has_tool, skip};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,34 @@
+//! The end-to-end tests, one module per area, linked into one test binary (issue 29:
+//! one link of the crate instead of one per file). The real-time served-card suite is
+//! its own binary, tests/serve.rs, so nothing else runs beside its timing.
+
+mod common;
+
+mod advice_tools;
+mod auto;
+mod bad_input;
+mod board;
+mod capacity;
+mod compare;
+#[path = "core.rs"]
+mod core_commands;
+mod export;
+mod fs;
+mod geometry;
+mod health;
+mod help_examples;
+mod history;
+mod interrupt;
+mod journal;
+mod model;
+mod options;
+mod preserve_wear;
+mod progress;
+mod readme;
+mod render;
+mod report;
+mod typed;
+mod workload;
+mod write_policy;
+mod write_properties;
+mod writes;
