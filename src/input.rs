@@ -141,6 +141,27 @@ pub fn read_stdin(what: &str, cap: u64) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// `s` made safe to print on a terminal, in a CSV cell or a log line: every control
+/// character (C0, DEL, C1: newlines, escape sequences, carriage returns that hide what is
+/// before them) shown as a visible escape (`\n`, `\t`, `\u{1b}`). Strings that came from a
+/// device, a file or a document go through this before they are printed.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A FIFO named `name` in `dir`, for the tests that check no reader blocks on one.
 #[cfg(test)]
 pub(crate) fn test_fifo(dir: &Path, name: &str) -> std::path::PathBuf {
@@ -158,6 +179,18 @@ pub(crate) fn test_fifo(dir: &Path, name: &str) -> std::path::PathBuf {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn printable_shows_every_control_character() {
+        assert_eq!(super::printable("SanDisk Ultra"), "SanDisk Ultra");
+        assert_eq!(
+            super::printable("a\nwear OK\x1b]0;t\x07\r\u{9b}2J"),
+            "a\\nwear OK\\u{1b}]0;t\\u{7}\\r\\u{9b}2J"
+        );
+        assert!(!super::printable("x\x7f\u{85}")
+            .chars()
+            .any(char::is_control));
+    }
+
     use super::*;
     use std::time::{Duration, Instant};
 

@@ -1,6 +1,6 @@
 //! What to do about the measured geometry: partition alignment and mkfs options.
 //! Pure: findings in, advice out. Every command is one the real tools accept
-//! (tests/advice_tools.rs runs them through sfdisk, mkfs.ext4, mkfs.vfat and mkfs.f2fs on
+//! (tests/e2e/advice_tools.rs runs them through sfdisk, mkfs.ext4, mkfs.vfat and mkfs.f2fs on
 //! loop devices); the placeholders [`DEVICE`], [`PARTITION`] and `MOUNTPOINT` are the only
 //! words a person replaces.
 

@@ -12,6 +12,9 @@ pub struct SyncBackend {
     size: u64,
     sector: u32,
     is_block: bool,
+    /// The writer's lock on the file this backend writes (`target::open`): held while
+    /// the backend lives, so no other flashscope writes the same bytes meanwhile.
+    lock: Option<std::sync::Arc<File>>,
 }
 
 impl SyncBackend {
@@ -22,7 +25,14 @@ impl SyncBackend {
             size,
             sector,
             is_block,
+            lock: None,
         }
+    }
+
+    /// Keep `lock` (an open file with the writer's `flock`) as long as this backend.
+    pub fn holding(mut self, lock: Option<std::sync::Arc<File>>) -> Self {
+        self.lock = lock;
+        self
     }
 
     pub fn file(&self) -> &File {

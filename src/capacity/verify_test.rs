@@ -11,6 +11,7 @@ use crate::capacity::stamp::Stamper;
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::probe::write_test::Finished;
+use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
 use crate::report::warning::{DirectFallback, MemoryPlace};
@@ -39,8 +40,9 @@ pub struct VerifyParams {
     /// Where progress is saved for `--resume` (default: the user's state directory).
     pub state: Option<PathBuf>,
     pub time_budget: Option<String>,
-    /// Write an SVG plot of read and write throughput over the position.
-    pub plot: Option<PathBuf>,
+    /// Write an SVG plot of read and write throughput over the position (created before
+    /// the run writes anything).
+    pub plot: Option<OutputFile>,
     /// Verify a partition although a fake is only visible on the whole device.
     pub partition_ok: bool,
     pub pass: Pass,
@@ -745,13 +747,11 @@ fn document(
         result.files = Some(d.files);
         result.kept_files = Some(d.kept);
     }
-    if let Some(p) = &args.plot {
-        std::fs::write(
-            p,
-            crate::report::charts::verify_throughput(&st.samples, st.start, st.length).to_svg(),
-        )
-        .map_err(|e| Error::io(format!("writing the plot '{}'", p.display()), e))?;
-        result.plot = Some(p.display().to_string());
+    if let Some(file) = &args.plot {
+        let svg =
+            crate::report::charts::verify_throughput(&st.samples, st.start, st.length).to_svg();
+        file.write(svg.as_bytes())?;
+        result.plot = Some(file.path().display().to_string());
     }
     doc.body = Body::Verify(result);
     Ok(doc)

@@ -5,11 +5,13 @@ use crate::analysis::align::AlignPoint;
 use crate::error::EXIT_OK;
 use crate::probe::align_test::{self, AlignParams};
 use crate::report::charts;
+use crate::report::output_file::OutputFile;
 use crate::report::table::Table;
 use crate::report::{Body, Document, Inference};
 use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
-use crate::{Error, Result};
+use crate::Result;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Arguments of `align`.
 #[derive(Debug, clap::Args)]
@@ -44,15 +46,16 @@ pub struct Args {
 
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
+    let plot = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
     let doc = align_test::measure(&args.target, &params(args)?)?;
-    if let (Some(path), Body::Align(a)) = (&args.plot, &doc.body) {
+    if let (Some(file), Body::Align(a)) = (&plot, &doc.body) {
         let svg = charts::align(
             &a.points(),
             &doc.inferences,
             &format!("align: {}", args.target),
         )
         .to_svg();
-        std::fs::write(path, svg).map_err(|e| Error::io(format!("writing plot {path}"), e))?;
+        file.write(svg.as_bytes())?;
     }
     out.emit(&doc);
     Ok(EXIT_OK)

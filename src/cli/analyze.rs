@@ -6,10 +6,11 @@ use crate::analysis::logs;
 use crate::error::EXIT_OK;
 use crate::input;
 use crate::report::charts;
+use crate::report::output_file::OutputFile;
 use crate::report::results::{AnalyzeParameters, AnalyzeResult, LogSample, LogsTarget};
 use crate::report::{Body, Document, Inference, Target, Warning};
 use crate::units::parse_size_option;
-use crate::{Error, Result};
+use crate::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -61,6 +62,7 @@ pub fn load(files: &[String]) -> Result<Vec<(String, FlashbenchLog)>> {
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
+    let plot_file = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
     let blocksize = args
         .blocksize
         .as_deref()
@@ -144,10 +146,9 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     } else {
         None
     };
-    if let Some(path) = &args.plot {
+    if let Some(file) = &plot_file {
         match plot {
-            Some(svg) => std::fs::write(path, svg)
-                .map_err(|e| Error::io(format!("writing plot {path}"), e))?,
+            Some(svg) => file.write(svg.as_bytes())?,
             None => doc.warnings.push(Warning::NoPlot),
         }
     }

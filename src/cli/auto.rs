@@ -6,13 +6,14 @@ use super::probe::MAKE_USABLE;
 use super::Output;
 use crate::analysis::advice::{erase_unknown, Advice, DEFAULT_ALIGN, DEVICE, PARTITION};
 use crate::auto::{confident_u64, AutoFinished, AutoParams, AutoRun, PlanMade, SLC_BYTES};
+use crate::report::output_file::OutputFile;
 use crate::report::results::AutoResult;
 use crate::report::{Body, Document};
 use crate::target::write::{Budgets, WriteFlags};
 use crate::units::{format_bytes, format_ns};
 use crate::workload::bench::class_check_name;
-use crate::{Error, Result};
-use std::path::{Path, PathBuf};
+use crate::Result;
+use std::path::PathBuf;
 
 /// Arguments of `auto`.
 #[derive(Debug, clap::Args)]
@@ -68,9 +69,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    if let Some(page) = &args.output {
-        check_output(page)?;
-    }
+    let page = OutputFile::create_opt("--output", args.output.as_deref())?;
     use std::io::IsTerminal;
     let announce = !out.json || std::io::stderr().is_terminal();
     let params = AutoParams {
@@ -95,12 +94,12 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let AutoRun {
         doc, code, steps, ..
     } = run;
-    if let Some(page) = &args.output {
+    if let Some(page) = &page {
         let mut docs = vec![doc.clone()];
         docs.extend(steps);
         super::report::write_page(&docs, page)?;
         if !out.json {
-            eprintln!("flashscope auto: report in {}", page.display());
+            eprintln!("flashscope auto: report in {}", page.path().display());
         }
     }
     out.emit_text(&doc, |_| text);
@@ -108,20 +107,6 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 }
 
 /// A report path whose directory does not exist fails before anything is measured.
-fn check_output(page: &Path) -> Result<()> {
-    let dir = match page.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if page.file_name().is_none() || !dir.is_dir() {
-        return Err(Error::usage(format!(
-            "--output {}: not a file in an existing directory",
-            page.display()
-        )));
-    }
-    Ok(())
-}
-
 /// `auto`'s text from its document: the verdict block and where the details are (also
 /// `history show`'s).
 pub fn render(doc: &Document) -> String {

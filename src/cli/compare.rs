@@ -5,6 +5,7 @@
 use super::Output;
 use crate::compare::{self, SideSpec};
 use crate::error::EXIT_OK;
+use crate::report::output_file::OutputFile;
 use crate::report::table::{Align, Table};
 use crate::report::Document;
 use crate::units::short_number;
@@ -60,6 +61,7 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<i32> {
             "standard input (-) can be read once: give it as one SIDE only",
         ));
     }
+    let page = OutputFile::create_opt("--output", args.output.as_deref().map(Path::new))?;
     let specs = args
         .sides
         .iter()
@@ -71,8 +73,8 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<i32> {
         .collect::<Result<Vec<_>>>()?;
     let (rows, warnings) = compare::compare(&sides, args.force)?;
     let doc = compare::document(&sides, &rows, warnings, args.force);
-    if let Some(o) = &args.output {
-        super::report::write_page(std::slice::from_ref(&doc), Path::new(o))?;
+    if let Some(page) = &page {
+        super::report::write_page(std::slice::from_ref(&doc), page)?;
     }
     out.emit(&doc);
     if let Some(o) = args.output.as_ref().filter(|_| !out.json) {

@@ -12,6 +12,7 @@ use crate::fs::monitor::{throughput_series, Progress};
 use crate::fs::seq::{self, SeqConfig, SeqMode, SeqRun};
 use crate::fs::warn::environment_warnings;
 use crate::fs::{parse_size_list, Pattern};
+use crate::report::output_file::OutputFile;
 use crate::report::results::{
     CpuGovernor, FilesystemTarget, FsFilesParameters, FsFilesResult, FsMatrixParameters,
     FsMatrixResult, FsSeqParameters, FsSeqResult,
@@ -202,10 +203,6 @@ fn prepare(dir: &Path) -> Result<FsInfo> {
     env::fs_info(&abs)
 }
 
-fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| Error::io(format!("writing {}", path.display()), e))
-}
-
 fn announce(out: &Output, text: &str) {
     if !out.json || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         eprintln!("{text}");
@@ -229,6 +226,7 @@ fn fs_line(fs: &FsInfo) -> String {
 fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
     let block_bytes = parse_size_option("--blocksize", &a.bs, false)?;
     let fs = prepare(&a.common.dir)?;
+    let plot_file = OutputFile::create_opt("--plot", a.plot.as_deref())?;
     let file_bytes = match &a.size {
         Some(s) => parse_size_option("--size", s, false)?,
         None => seq::default_file_bytes(fs.free_bytes, block_bytes),
@@ -311,9 +309,9 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
             .collect(),
     };
     let mut plot = None;
-    if let Some(p) = &a.plot {
-        write_file(p, &seq_plot(&run, &fs))?;
-        plot = Some(p.display().to_string());
+    if let Some(file) = &plot_file {
+        file.write(seq_plot(&run, &fs).as_bytes())?;
+        plot = Some(file.path().display().to_string());
     }
     let mut doc = Document::new(
         fs_target(&fs),
@@ -523,6 +521,7 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
     };
     let total_bytes = parse_size_option("--total", &a.total, false)?;
     let fs = prepare(&a.common.dir)?;
+    let plot_file = OutputFile::create_opt("--plot", a.plot.as_deref())?;
     let cfg = FilesConfig {
         dir: fs.dir.clone(),
         sizes,
@@ -568,9 +567,9 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
         keep: cfg.keep,
     };
     let mut plot = None;
-    if let Some(p) = &a.plot {
-        write_file(p, &files_plot(&run, &fs))?;
-        plot = Some(p.display().to_string());
+    if let Some(file) = &plot_file {
+        file.write(files_plot(&run, &fs).as_bytes())?;
+        plot = Some(file.path().display().to_string());
     }
     let mut doc = Document::new(
         fs_target(&fs),
@@ -689,6 +688,14 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
         )));
     }
     let fs = prepare(&a.common.dir)?;
+    let csv_file = OutputFile::create_opt("--csv", a.csv.as_deref())?;
+    let mut plot_files = Vec::new();
+    if let Some(prefix) = &a.plot {
+        for t in MatrixTest::ALL {
+            let path = PathBuf::from(format!("{}-{}.svg", prefix.display(), t.name()));
+            plot_files.push((t, OutputFile::create("--plot", &path)?));
+        }
+    }
     let cfg = MatrixConfig {
         dir: fs.dir.clone(),
         file_sizes,
@@ -738,17 +745,16 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
         ram_bytes: mem.total_bytes,
     };
     let mut csv = None;
-    if let Some(p) = &a.csv {
-        write_file(p, &matrix::to_csv(&run.cells))?;
-        csv = Some(p.display().to_string());
+    if let Some(file) = &csv_file {
+        file.write(matrix::to_csv(&run.cells).as_bytes())?;
+        csv = Some(file.path().display().to_string());
     }
     let mut plots = None;
-    if let Some(prefix) = &a.plot {
+    if !plot_files.is_empty() {
         let mut written = Vec::new();
-        for t in MatrixTest::ALL {
-            let path = PathBuf::from(format!("{}-{}.svg", prefix.display(), t.name()));
-            write_file(&path, &matrix_heatmap(&run, &cfg, t))?;
-            written.push(path.display().to_string());
+        for (t, file) in &plot_files {
+            file.write(matrix_heatmap(&run, &cfg, *t).as_bytes())?;
+            written.push(file.path().display().to_string());
         }
         plots = Some(written);
     }

@@ -4,6 +4,7 @@ use super::Output;
 use crate::analysis::interval::{self, IntervalPoint};
 use crate::error::EXIT_OK;
 use crate::probe::interval as probe;
+use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{IntervalParameters, IntervalResult, IntervalRow};
 use crate::report::table::Table;
@@ -12,6 +13,7 @@ use crate::target::{self, OpenRequest};
 use crate::units::{format_bytes, format_ns, format_rate};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Arguments of `interval`.
 #[derive(Debug, clap::Args)]
@@ -38,6 +40,7 @@ pub struct Args {
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let t0 = crate::backend::monotonic_ns();
+    let plot = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
     if args.count == 0 || args.positions == 0 {
         return Err(Error::usage("--count and --positions must be at least 1"));
     }
@@ -85,17 +88,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let mut doc = Document::for_target(&opened.info, Body::Interval(body));
     doc.warnings = opened.warnings;
     interval::insert_inferences(&mut doc.inferences, &inf);
-    if let Some(path) = &args.plot {
-        std::fs::write(
-            path,
-            crate::report::charts::interval(
-                &points,
-                inf.line,
-                &format!("interval: {}", args.target),
-            )
-            .to_svg(),
+    if let Some(file) = &plot {
+        let svg = crate::report::charts::interval(
+            &points,
+            inf.line,
+            &format!("interval: {}", args.target),
         )
-        .map_err(|e| Error::io(format!("writing plot {path}"), e))?;
+        .to_svg();
+        file.write(svg.as_bytes())?;
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc);

@@ -3,6 +3,7 @@
 
 use crate::error::EXIT_OK;
 use crate::input;
+use crate::report::output_file::OutputFile;
 use crate::report::{html, Document};
 use crate::{Error, Result};
 use std::path::Path;
@@ -10,7 +11,7 @@ use std::path::Path;
 /// Arguments of `report`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope align sim:sd-16g --json > align.json\n  flashscope probe sim:fake-64g --write --json > probe.json\n  flashscope report align.json probe.json -o report.html\n\nOne self-contained page (inline CSS and SVG charts, no script, no network), printable:\nper document the verdict, every inference with its evidence and confidence, the checks,\nwarnings, a chart of the samples, the plan and what was written, the raw samples folded.\nEach FILE is a regular file of at most 256 MiB (- reads standard input once). Exit code 2\nfor a file that is not a complete flashscope/1 document (named); 1 when -o cannot be\nwritten. The page is written beside -o and renamed over it (mode 0600)."
+    after_help = "Examples:\n  flashscope align sim:sd-16g --json > align.json\n  flashscope probe sim:fake-64g --write --json > probe.json\n  flashscope report align.json probe.json -o report.html\n\nOne self-contained page (inline CSS and SVG charts, no script, no network), printable:\nper document the verdict, every inference with its evidence and confidence, the checks,\nwarnings, a chart of the samples, the plan and what was written, the raw samples folded.\nEach FILE is a regular file of at most 256 MiB (- reads standard input once). Exit code 2\nfor a file that is not a complete flashscope/1 document (named); 1 when -o cannot be\nwritten. The page is written beside -o and renamed over it (mode 0644 less the umask)."
 )]
 pub struct Args {
     /// Saved `--json` documents of any flashscope command (`-` reads standard input).
@@ -28,9 +29,10 @@ pub fn run(args: &Args) -> Result<i32> {
             "standard input (-) can be read once: give it as one FILE only",
         ));
     }
+    let page = OutputFile::create("--output", Path::new(&args.output))?;
     let docs = load(&args.files)?;
     let out = Path::new(&args.output);
-    write_page(&docs, out)?;
+    write_page(&docs, &page)?;
     eprintln!(
         "flashscope report: {} document{} in {}",
         docs.len(),
@@ -40,12 +42,10 @@ pub fn run(args: &Args) -> Result<i32> {
     Ok(EXIT_OK)
 }
 
-/// Render `docs` as one HTML page and put it at `out` atomically (a file beside it, mode
-/// 0600, renamed over it); an error names the file (exit 1).
-pub fn write_page(docs: &[Document], out: &Path) -> Result<()> {
-    let page = html::render(docs);
-    crate::journal::trust::replace_private(out, page.as_bytes())
-        .map_err(|e| Error::io(format!("writing the report {}", out.display()), e))
+/// Render `docs` as one HTML page into `out`, created before the run measured anything
+/// and renamed into place now; an error names the file (exit 1).
+pub fn write_page(docs: &[Document], out: &OutputFile) -> Result<()> {
+    out.write(html::render(docs).as_bytes())
 }
 
 /// Read and check each file as a flashscope/1 document; errors name the file.

@@ -3,12 +3,14 @@
 use super::Output;
 use crate::error::EXIT_OK;
 use crate::probe::scatter as probe;
+use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{ScatterParameters, ScatterResult};
 use crate::report::{Body, Document};
 use crate::target::{self, OpenRequest};
 use crate::units::{format_bytes, format_ns, parse_size};
 use crate::{Error, Result};
+use std::path::Path;
 
 /// Arguments of `scatter`.
 #[derive(Debug, clap::Args)]
@@ -45,6 +47,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         return Err(Error::usage("--count must be at least 1"));
     }
     let block = parse_size(&args.blocksize)?;
+    let tsv = OutputFile::create_opt("--output", args.output.as_deref().map(Path::new))?;
+    let plot = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
     let req = OpenRequest {
         write: false,
         require_direct: false,
@@ -75,18 +79,17 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     };
     let mut doc = Document::for_target(&opened.info, Body::Scatter(body));
     doc.warnings = opened.warnings;
-    if let Some(path) = &args.output {
-        std::fs::write(path, probe::to_tsv(&points))
-            .map_err(|e| Error::io(format!("writing {path}"), e))?;
+    if let Some(file) = &tsv {
+        file.write(probe::to_tsv(&points).as_bytes())?;
     }
-    if let Some(path) = &args.plot {
+    if let Some(file) = &plot {
         let svg = crate::report::charts::scatter(
             &points,
             block * args.span as u64,
             &format!("scatter: {}", args.target),
         )
         .to_svg();
-        std::fs::write(path, svg).map_err(|e| Error::io(format!("writing plot {path}"), e))?;
+        file.write(svg.as_bytes())?;
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc);

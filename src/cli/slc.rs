@@ -3,6 +3,7 @@
 
 use super::{Outcome, Output};
 use crate::probe::write_test::{self, slc::SlcRequest};
+use crate::report::output_file::OutputFile;
 use crate::report::table::Table;
 use crate::report::{Body, Document};
 use crate::target::write::{Budgets, WriteFlags};
@@ -50,7 +51,7 @@ fn request(args: &Args) -> Result<SlcRequest> {
         offset_bytes: parse_size(&args.offset)?,
         recover_ns: parse_duration_ns(&args.recover)?,
         random_data: args.random_data,
-        plot: args.plot.clone(),
+        plot: OutputFile::create_opt("--plot", args.plot.as_deref())?,
     })
 }
 

@@ -10,6 +10,7 @@ use crate::capacity::locate::LocatedExtent;
 use crate::capacity::verify;
 pub use crate::capacity::verify_test::Pass;
 use crate::capacity::verify_test::{self, parse_range, VerifyParams};
+use crate::report::output_file::OutputFile;
 use crate::report::results::VerifyResult;
 use crate::report::{Body, Document, Target};
 use crate::target::write::WriteFlags;
@@ -108,7 +109,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         resume: args.resume,
         state: args.state.clone(),
         time_budget: args.time_budget.clone(),
-        plot: args.plot.clone(),
+        plot: OutputFile::create_opt("--plot", args.plot.as_deref())?,
         partition_ok: args.partition_ok,
         pass: args.pass,
         iodepth: args.iodepth,

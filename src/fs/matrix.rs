@@ -6,7 +6,10 @@
 
 use super::env;
 use super::monitor::Progress;
-use super::{io_err, powers_of_two_down, rate, test_path, Cleanup, Pattern, PatternBuf};
+use super::{
+    create_test_file, io_err, powers_of_two_down, rate, reopen, test_path, Cleanup, Pattern,
+    PatternBuf,
+};
 use crate::backend::{monotonic_ns, AlignedBuf};
 use crate::units::format_bytes;
 use crate::{Error, Result};
@@ -206,10 +209,13 @@ pub fn run(cfg: &MatrixConfig, progress: Arc<Progress>) -> Result<MatrixRun> {
     let mut cleanup = Cleanup::new(cfg.keep);
     for (file_bytes, record_bytes) in cells {
         let path = test_path(&dir, &format!("matrix-{file_bytes}-{record_bytes}"));
+        // Created new; each test opens it again through this descriptor, never the name.
+        let anchor = create_test_file(&path).map_err(io_err("creating", &path))?;
         cleanup.add(path.clone());
         let mut cell = Cell {
             cfg,
             path: &path,
+            anchor: &anchor,
             file_bytes,
             record_bytes,
             wbuf: &mut wbuf,
@@ -257,6 +263,8 @@ pub fn run(cfg: &MatrixConfig, progress: Arc<Progress>) -> Result<MatrixRun> {
 struct Cell<'a> {
     cfg: &'a MatrixConfig,
     path: &'a Path,
+    /// The test file as created: every test opens it again through this descriptor.
+    anchor: &'a File,
     file_bytes: u64,
     record_bytes: u64,
     wbuf: &'a mut PatternBuf,
@@ -280,7 +288,7 @@ impl Cell<'_> {
         if test.writes() {
             o.write(true);
             if test == MatrixTest::Write {
-                o.create(true).truncate(true);
+                o.truncate(true);
             }
         } else {
             o.read(true);
@@ -293,7 +301,7 @@ impl Cell<'_> {
             flags |= crate::sys::O_DIRECT;
         }
         o.custom_flags(flags);
-        o.open(self.path).map_err(|e| {
+        reopen(self.anchor, &mut o).map_err(|e| {
             if self.cfg.direct && e.raw_os_error() == Some(libc::EINVAL) {
                 Error::Runtime(format!(
                     "the filesystem of {} refused O_DIRECT ({e}): leave out --direct (and use --sync or --fsync for synced figures)",

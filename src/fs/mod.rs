@@ -148,18 +148,16 @@ impl Drop for Cleanup {
 }
 
 /// Make a test file of `size` bytes of incompressible data, written and synced so reads
-/// hit the medium rather than holes. The returned guard removes it when dropped; Ctrl-C
-/// or SIGTERM stop the writing (the handler is installed here) and the file goes too.
-pub fn make_test_file(path: &Path, size: u64) -> Result<Cleanup> {
+/// hit the medium rather than holes ([`create_test_file`]: nothing planted at the name is
+/// followed). Returns the guard that removes it when dropped and the open file, through
+/// which it is measured ([`reopen`], `/proc/self/fd/N`): whoever can write the directory
+/// may rename it or put a link at its name, and the measurement still reads and writes
+/// this file alone. Ctrl-C or SIGTERM stop the writing (the handler is installed here)
+/// and the file goes too.
+pub fn make_test_file(path: &Path, size: u64) -> Result<(Cleanup, File)> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     crate::signals::install(crate::signals::Second::Terminate);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(io_err("creating the test file", path))?;
+    let mut f = create_test_file(path).map_err(io_err("creating the test file", path))?;
     let mut guard = Cleanup::new(false);
     guard.add(path.to_path_buf());
     let mut chunk = vec![0u8; 1 << 20];
@@ -174,12 +172,44 @@ pub fn make_test_file(path: &Path, size: u64) -> Result<Cleanup> {
     }
     f.sync_all()
         .map_err(io_err("syncing the test file", path))?;
-    Ok(guard)
+    Ok((guard, f))
 }
 
-/// The name of a test file or directory: `flashscope-<what>-<pid>` in `dir`.
+/// The name of a test file or directory: `flashscope-<what>-<pid>-<random>` in `dir`, a
+/// name nobody can guess and plant something at beforehand (it is created with
+/// `O_EXCL` all the same: [`create_test_file`]).
 pub fn test_path(dir: &Path, what: &str) -> PathBuf {
-    dir.join(format!("flashscope-{what}-{}", std::process::id()))
+    dir.join(format!(
+        "flashscope-{what}-{}-{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    ))
+}
+
+/// Create a new test file at `path`, open for reading and writing: `O_CREAT | O_EXCL |
+/// O_NOFOLLOW`, mode 0600, so nothing planted at the name (a symbolic link, a hard link,
+/// a FIFO, another file) is opened, truncated or written. Every later open of it goes
+/// through [`reopen`], never through the name, which whoever can write the directory
+/// can change.
+pub fn create_test_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Open `file` again with other flags (`O_DIRECT`, `O_SYNC`, read-only, `O_TRUNC`) through
+/// its descriptor (`/proc/self/fd/N`): the same file, whatever was done to its name since.
+pub fn reopen(
+    file: &std::fs::File,
+    opts: &mut std::fs::OpenOptions,
+) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    opts.open(format!("/proc/self/fd/{}", file.as_raw_fd()))
 }
 
 /// Read a whole file sequentially in `buf`-sized chunks; returns the bytes read and counts

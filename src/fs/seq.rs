@@ -3,12 +3,14 @@
 
 use super::env::{self, drop_all_caches, drop_file_cache};
 use super::monitor::{MemSample, Monitor, Progress};
-use super::{io_err, rate, read_all, test_path, Cleanup, Pattern, PatternBuf};
+use super::{
+    create_test_file, io_err, rate, read_all, reopen, test_path, Cleanup, Pattern, PatternBuf,
+};
 use crate::backend::{monotonic_ns, AlignedBuf};
 use crate::units::format_bytes;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
@@ -386,7 +388,7 @@ fn warm_up(
     let path = test_path(dir, "seq-warmup");
     let mut cleanup = Cleanup::new(false);
     cleanup.add(path.clone());
-    let mut f = File::create(&path).map_err(io_err("creating", &path))?;
+    let mut f = create_test_file(&path).map_err(io_err("creating", &path))?;
     let blocks = warmup_size(cfg) / cfg.block_bytes;
     for i in 0..blocks {
         crate::signals::check()?;
@@ -445,14 +447,16 @@ fn run_mode(
     }
     progress.set_phase(&format!("{} write", mode.name()));
     let blocks = cfg.file_bytes / cfg.block_bytes;
+    // Created new (nothing planted at the name is followed or truncated); every open
+    // below, the timed one included, goes through this descriptor, never the name.
+    let anchor = create_test_file(path).map_err(io_err("creating", path))?;
     let start = monotonic_ns();
-    let mut file = match OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(mode.open_flags())
-        .open(path)
-    {
+    let mut file = match reopen(
+        &anchor,
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(mode.open_flags()),
+    ) {
         Ok(f) => f,
         Err(e) if direct_refused(mode, &e) => {
             return Ok(unsupported(mode, format!("open with O_DIRECT: {e}")));
@@ -495,14 +499,16 @@ fn run_mode(
 
     progress.set_phase(&format!("{} cold read", mode.name()));
     let (mut rfile, method) = if mode == SeqMode::Direct {
-        let f = OpenOptions::new()
-            .read(true)
-            .custom_flags(crate::sys::O_DIRECT)
-            .open(path)
-            .map_err(io_err("opening with O_DIRECT", path))?;
+        let f = reopen(
+            &anchor,
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(crate::sys::O_DIRECT),
+        )
+        .map_err(io_err("opening with O_DIRECT", path))?;
         (f, "O_DIRECT")
     } else {
-        let f = File::open(path).map_err(io_err("opening", path))?;
+        let f = reopen(&anchor, OpenOptions::new().read(true)).map_err(io_err("opening", path))?;
         let mut method = "posix_fadvise";
         if cfg.drop_caches {
             match drop_all_caches() {
@@ -532,7 +538,8 @@ fn run_mode(
         None
     } else {
         progress.set_phase(&format!("{} warm read", mode.name()));
-        let mut f = File::open(path).map_err(io_err("opening", path))?;
+        let mut f =
+            reopen(&anchor, OpenOptions::new().read(true)).map_err(io_err("opening", path))?;
         let start = monotonic_ns();
         crate::signals::check()?;
         let n = read_all(&mut f, rbuf, progress).map_err(io_err("reading", path))?;

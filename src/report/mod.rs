@@ -3,6 +3,7 @@
 pub mod charts;
 pub mod export;
 pub mod html;
+pub mod output_file;
 pub mod progress;
 pub mod results;
 pub mod svg;

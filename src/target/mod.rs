@@ -234,7 +234,10 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
     }
     let mut warnings = Vec::new();
     let mut block_name = None;
+    // One writer per file: held by the backend, so as long as the test writes.
+    let mut writer_lock = None;
     if req.write && !is_block {
+        writer_lock = Some(lock_writer(spec, path, &meta)?);
         check_loops_not_busy(spec, &meta, None)?;
     }
     if is_block {
@@ -243,6 +246,14 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
                 if req.write {
                     check_not_busy(spec, &name)?;
                     check_loops_not_busy(spec, &meta, Some(&name))?;
+                    if let Some(file) = sysfs::read_attr(&name, "loop/backing_file") {
+                        // A loop device and its backing file are the same bytes: one
+                        // writer through either.
+                        let backing = Path::new(file.trim());
+                        if let Ok(m) = std::fs::metadata(backing) {
+                            writer_lock = Some(lock_writer(spec, backing, &m)?);
+                        }
+                    }
                     if sysfs::read_flag(&name, "ro") == Some(true) {
                         return Err(Error::Refused(format!(
                             "target '{spec}' is read-only (sysfs ro=1: write-protect switch or read-only device); this test needs to write"
@@ -354,7 +365,7 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
         direct_io: Some(direct),
         filesystem,
     };
-    let backend = SyncBackend::new(file, size, logical, is_block);
+    let backend = SyncBackend::new(file, size, logical, is_block).holding(writer_lock);
     Ok(OpenTarget {
         info,
         backend: Box::new(backend),
@@ -395,7 +406,18 @@ fn check_loops_not_busy(spec: &str, meta: &std::fs::Metadata, name: Option<&str>
         if Some(other.as_str()) == name {
             continue;
         }
-        if let Some(why) = busy(&other)? {
+        let busy_now = match busy(&other)? {
+            Some(why) => Some(why),
+            // Held open exclusively (a test writing it, a partitioning tool): in use.
+            None => OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_EXCL | libc::O_CLOEXEC | libc::O_NONBLOCK)
+                .open(format!("/dev/{other}"))
+                .err()
+                .filter(|e| e.raw_os_error() == Some(libc::EBUSY))
+                .map(|_| format!("/dev/{other} is held open exclusively by another process")),
+        };
+        if let Some(why) = busy_now {
             let how = match name {
                 None => format!("it is the backing file of /dev/{other}"),
                 Some(n) => format!("/dev/{n} and /dev/{other} are loop devices over the same file"),
@@ -406,6 +428,91 @@ fn check_loops_not_busy(spec: &str, meta: &std::fs::Metadata, name: Option<&str>
         }
     }
     Ok(())
+}
+
+/// The writer's locks this process holds, by file (device, inode): a second open for
+/// writing in the same process (a restore after the test, auto's next step) shares the
+/// lock instead of refusing itself.
+type HeldLock = (u64, u64, std::sync::Weak<File>);
+static WRITER_LOCKS: std::sync::Mutex<Vec<HeldLock>> = std::sync::Mutex::new(Vec::new());
+
+/// One writer per target: an exclusive `flock` on the file a write goes to (a regular-file
+/// target, or a loop device's backing file), held while the returned file is (the
+/// backend keeps it). Another process writing the same file, directly or through a loop
+/// device, is refused (exit 2) with its process named; the kernel drops the lock when the
+/// holder exits, crashed or not.
+fn lock_writer(spec: &str, path: &Path, meta: &std::fs::Metadata) -> Result<std::sync::Arc<File>> {
+    use std::os::fd::AsRawFd;
+    let key = (meta.dev(), meta.ino());
+    let mut held = WRITER_LOCKS.lock().unwrap_or_else(|p| p.into_inner());
+    held.retain(|(_, _, w)| w.strong_count() > 0);
+    if let Some(lock) = held
+        .iter()
+        .find(|(d, i, _)| (*d, *i) == key)
+        .and_then(|(_, _, w)| w.upgrade())
+    {
+        return Ok(lock);
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| open_error(spec, e, true))?;
+    let opened = file
+        .metadata()
+        .map_err(|e| Error::io(format!("examining '{spec}'"), e))?;
+    if (opened.dev(), opened.ino()) != key {
+        return Err(Error::Refused(format!(
+            "target '{spec}' changed while it was being opened (another file now has its name): nothing was done; check what '{spec}' is and rerun"
+        )));
+    }
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            let who = lock_holder(key)
+                .map(|(pid, cmd)| format!("process {pid} ({cmd})"))
+                .unwrap_or_else(|| "another process".to_string());
+            let what = if path == Path::new(spec) {
+                String::new()
+            } else {
+                format!(
+                    " (through its backing file {})",
+                    crate::input::printable(&path.to_string_lossy())
+                )
+            };
+            return Err(Error::Refused(format!(
+                "target '{spec}'{what} is being written by {who}: one writer at a time, or the two tests overwrite each other's data and journals; wait for it to finish and rerun"
+            )));
+        }
+        return Err(Error::io(format!("locking '{spec}' for writing"), e));
+    }
+    let lock = std::sync::Arc::new(file);
+    held.push((key.0, key.1, std::sync::Arc::downgrade(&lock)));
+    Ok(lock)
+}
+
+/// The process holding a `flock` on the file `dev`:`ino` (from /proc/locks) and its
+/// command line, printable.
+fn lock_holder((dev, ino): (u64, u64)) -> Option<(u32, String)> {
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let want = format!("{major:02x}:{minor:02x}:{ino}");
+    let pid: u32 = locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&want.as_str()))
+            .then(|| f.get(4)?.parse().ok())
+            .flatten()
+    })?;
+    let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            let b = &b[..b.len().min(512)];
+            String::from_utf8_lossy(b)
+                .trim_end_matches('\0')
+                .replace('\0', " ")
+        })
+        .unwrap_or_default();
+    Some((pid, crate::input::printable(&cmd).into_owned()))
 }
 
 /// The loop devices (kernel names) whose backing file is the file `dev`:`ino`.

@@ -160,6 +160,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
     let is_dir = TargetKind::of_spec(spec) == TargetKind::Directory;
     let mut _test_file = None;
     let mut target_spec = spec.to_string();
+    let mut shown_spec: Option<String> = None;
     if is_dir {
         let path = Path::new(spec).join(format!(".flashscope-bench-{}.tmp", std::process::id()));
         crate::target::write::check_allowed(
@@ -178,10 +179,18 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
         if let Some(sig) = crate::signals::pending() {
             return Ok(Bench::stopped(crate::signals::exit_code(sig)));
         }
-        _test_file = Some(made?);
-        target_spec = path.to_string_lossy().into_owned();
+        let (guard, file) = made?;
+        // Measured through the descriptor bench created, never the name: another user
+        // who can write the directory may swap the name for a link meanwhile.
+        use std::os::fd::AsRawFd;
+        target_spec = format!("/proc/self/fd/{}", file.as_raw_fd());
+        shown_spec = Some(path.to_string_lossy().into_owned());
+        _test_file = Some((guard, file));
     }
-    let probe = target::open(&target_spec, &OpenRequest::read_only())?;
+    let mut probe = target::open(&target_spec, &OpenRequest::read_only())?;
+    if let Some(shown) = &shown_spec {
+        probe.info.spec = shown.clone();
+    }
     let simulated = probe.info.kind == TargetKind::Sim;
     let region = size.min(probe.info.size_bytes);
     if region < 1 << 20 {

@@ -13,6 +13,7 @@ mod compare;
 #[path = "core.rs"]
 mod core_commands;
 mod export;
+mod files_root_writes;
 mod fs;
 mod geometry;
 mod health;

@@ -5,13 +5,13 @@ use super::{Findings, Request, WriteTest};
 use crate::analysis::slc::{cliff_confirmed, infer_recovery, infer_slc};
 use crate::backend::Backend;
 use crate::probe::slc::{self, SlcParams, SlcSamples};
+use crate::report::output_file::OutputFile;
 use crate::report::results::SlcResult;
 use crate::report::{Body, TargetInfo};
 use crate::target::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
 use crate::units::format_bytes;
 use crate::{Error, Result};
 use std::io;
-use std::path::PathBuf;
 
 /// `slc`'s parameters as asked for; the write budget (`--write-budget`, else
 /// [`slc::default_budget`]) and the room on the device settle the rest.
@@ -23,8 +23,9 @@ pub struct SlcRequest {
     pub recover_ns: u64,
     /// Write pseudo-random data instead of zeros.
     pub random_data: bool,
-    /// Write an SVG plot of throughput against bytes written here.
-    pub plot: Option<PathBuf>,
+    /// Write an SVG plot of throughput against bytes written here (created before the
+    /// test writes anything).
+    pub plot: Option<OutputFile>,
 }
 
 impl Request for SlcRequest {
@@ -86,8 +87,9 @@ fn params(req: &SlcRequest, budgets: &Budgets, size: u64, sector: u64) -> Result
 /// The write-cache test, and where to draw its plot.
 pub struct SlcTest {
     pub params: SlcParams,
-    /// Write an SVG plot of throughput against bytes written here.
-    pub plot: Option<PathBuf>,
+    /// Write an SVG plot of throughput against bytes written here (created before the
+    /// test writes anything).
+    pub plot: Option<OutputFile>,
     /// The device's size: how much of it a write that never slowed down covered.
     pub device_bytes: u64,
 }
@@ -156,16 +158,15 @@ impl WriteTest for SlcTest {
     }
 
     fn document(&self, s: &SlcSamples, _findings: &Findings) -> Result<Body> {
-        if let Some(path) = &self.plot {
-            std::fs::write(path, crate::report::charts::slc(&s.intervals).to_svg())
-                .map_err(|e| Error::io(format!("writing the plot {}", path.display()), e))?;
+        if let Some(file) = &self.plot {
+            file.write(crate::report::charts::slc(&s.intervals).to_svg().as_bytes())?;
         }
         Ok(Body::Slc(SlcResult {
             parameters: self.params.clone(),
             samples: s.intervals.clone(),
             recovery: s.recovery,
             stopped: s.stopped.clone(),
-            plot: self.plot.as_ref().map(|p| p.display().to_string()),
+            plot: self.plot.as_ref().map(|p| p.path().display().to_string()),
         }))
     }
 }

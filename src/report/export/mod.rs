@@ -11,11 +11,11 @@ pub mod junit;
 pub mod lava;
 pub mod prometheus;
 
+use crate::report::output_file::OutputFile;
 use crate::report::Document;
-use crate::{Error, Result};
-use std::fs::File;
+use crate::Result;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// One output format.
 pub trait Exporter {
@@ -63,22 +63,12 @@ impl FileFormat {
     }
 }
 
-/// An export file being prepared: written to `tmp`, renamed to `path` when complete; the
-/// temporary file is removed if the run ends without a result.
+/// An export file being prepared ([`OutputFile`]: a temporary file renamed into place
+/// when complete, removed if the run ends without a result).
 #[derive(Debug)]
 struct Pending {
     format: FileFormat,
-    path: PathBuf,
-    tmp: PathBuf,
-    file: Option<File>,
-}
-
-impl Drop for Pending {
-    fn drop(&mut self) {
-        if self.file.is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-    }
+    file: Option<OutputFile>,
 }
 
 /// The export files a run was asked for, opened before it measures anything.
@@ -106,33 +96,9 @@ impl Exports {
     /// Write `doc` to every file not written yet and rename each into place.
     pub fn finish(&mut self, doc: &Document) -> Result<()> {
         for p in &mut self.files {
-            let Some(mut file) = p.file.take() else {
-                continue;
-            };
-            let what = |e: io::Error| {
-                Error::io(
-                    format!(
-                        "{} {}: writing the export",
-                        p.format.option(),
-                        p.path.display()
-                    ),
-                    e,
-                )
-            };
-            let written = {
-                let mut w = io::BufWriter::new(&mut file);
-                p.format
-                    .exporter()
-                    .write(doc, &mut w)
-                    .and_then(|_| w.flush())
-            };
-            let done = written
-                .and_then(|_| file.sync_all())
-                .and_then(|_| std::fs::rename(&p.tmp, &p.path));
-            drop(file);
-            if let Err(e) = done {
-                let _ = std::fs::remove_file(&p.tmp);
-                return Err(what(e));
+            if let Some(file) = p.file.take() {
+                let exporter = p.format.exporter();
+                file.write_with(|w| exporter.write(doc, w))?;
             }
         }
         Ok(())
@@ -140,52 +106,9 @@ impl Exports {
 }
 
 fn open_pending(format: FileFormat, path: &Path) -> Result<Pending> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let option = format.option();
-    let bad = |why: String| Error::usage(format!("{option} '{}': {why}", path.display()));
-    let name = path
-        .file_name()
-        .ok_or_else(|| bad("names no file: give a file name, e.g. flashscope.prom".into()))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(bad(format!("'{}' is not a directory", dir.display()))),
-        Err(e) => {
-            return Err(bad(format!(
-                "its directory '{}' cannot be used ({e}): create it first",
-                dir.display()
-            )))
-        }
-    }
-    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-        return Err(bad("is a directory: give a file name in it".into()));
-    }
-    // A hidden name without the format's extension, so a textfile collector ignores it.
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)
-        .map_err(|e| {
-            bad(format!(
-                "cannot create a file in '{}' ({e}): choose a writable directory",
-                dir.display()
-            ))
-        })?;
     Ok(Pending {
         format,
-        path: path.to_path_buf(),
-        tmp,
-        file: Some(file),
+        file: Some(OutputFile::create(format.option(), path)?),
     })
 }
 

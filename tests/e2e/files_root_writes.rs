@@ -1,0 +1,491 @@
+//! Issue 30: every file root writes is created safely and every target has one writer.
+//! Another user (nobody, when the test runs as root) plants links and FIFOs where root's
+//! flashscope will write its outputs and test files; nothing may be written through them,
+//! nothing may hang, and a bad output path fails before anything is measured. Two writers
+//! on one file, directly or through a loop device, are refused with the first one named.
+
+use crate::common::{self, flashscope, is_root, Loop};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A directory the attacker owns (nobody, when root runs the test; else this user), inside
+/// a world-readable temporary directory, and the root-owned victim beside it.
+struct Scene {
+    _top: tempfile::TempDir,
+    dir: PathBuf,
+    victim: PathBuf,
+}
+
+const PRECIOUS: &[u8] = b"precious root-owned data\n";
+
+impl Scene {
+    fn new() -> Scene {
+        let top = tempfile::Builder::new()
+            .prefix("fs-attack")
+            .tempdir_in("/tmp")
+            .unwrap();
+        std::fs::set_permissions(top.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let dir = top.path().join("attacker");
+        std::fs::create_dir(&dir).unwrap();
+        if is_root() {
+            std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+        }
+        let victim = top.path().join("victim");
+        std::fs::write(&victim, PRECIOUS).unwrap();
+        Scene {
+            _top: top,
+            dir,
+            victim,
+        }
+    }
+
+    /// Run `sh -c SCRIPT` as the attacker (nobody when root).
+    fn as_attacker(&self, script: &str) {
+        let mut cmd = if is_root() && common::has_tool("setpriv") {
+            let mut c = Command::new("setpriv");
+            c.args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "sh",
+                "-c",
+            ]);
+            c
+        } else {
+            let mut c = Command::new("sh");
+            c.arg("-c");
+            c
+        };
+        let st = cmd.arg(script).current_dir(&self.dir).status().unwrap();
+        assert!(st.success(), "attacker script failed: {script}");
+    }
+
+    fn victim_intact(&self) {
+        assert_eq!(
+            std::fs::read(&self.victim).unwrap(),
+            PRECIOUS,
+            "the root-owned victim was written through a planted link"
+        );
+    }
+}
+
+/// Run flashscope with a deadline (a FIFO must never block it); exit code and stderr.
+fn run_bounded(args: &[String], secs: u64) -> (i32, String) {
+    let mut child = common::flashscope_abs()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return (st.code().unwrap_or(-1), err);
+        }
+        if t0.elapsed() > Duration::from_secs(secs) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("flashscope {args:?} hung for {secs} s (a FIFO at an output path?)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every output option, as (args with OUT standing for the output path, the extension).
+fn output_cases(scene: &Scene, data: &Path) -> Vec<(Vec<String>, &'static str)> {
+    let doc = data.join("doc.json");
+    let doc2 = data.join("doc2.json");
+    let log = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/flashbench/");
+    let align_log = std::fs::read_dir(log)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            std::fs::read_to_string(p).is_ok_and(|t| t.contains("align") && t.contains("pre"))
+        })
+        .expect("an align log in tests/data/flashbench");
+    let fsdir = data.join("fsdir");
+    std::fs::create_dir_all(&fsdir).unwrap();
+    let fsd = fsdir.to_string_lossy().into_owned();
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let _ = scene;
+    vec![
+        (v(&["align", "sim:sd-16g", "--plot", "OUT"]), "svg"),
+        (
+            v(&["scatter", "sim:sd-16g", "--order", "6", "-o", "OUT"]),
+            "tsv",
+        ),
+        (
+            v(&["scatter", "sim:sd-16g", "--order", "6", "--plot", "OUT"]),
+            "svg",
+        ),
+        (
+            v(&["interval", "sim:sd-16g", "--order", "6", "--plot", "OUT"]),
+            "svg",
+        ),
+        (
+            vec![
+                "analyze".into(),
+                align_log.to_string_lossy().into_owned(),
+                "--plot".into(),
+                "OUT".into(),
+            ],
+            "svg",
+        ),
+        (
+            v(&[
+                "slc",
+                "sim:custom,size=256M,erase=1M",
+                "--write",
+                "--recover",
+                "0",
+                "--plot",
+                "OUT",
+            ]),
+            "svg",
+        ),
+        (
+            v(&[
+                "verify",
+                "sim:custom,size=16M,erase=1M",
+                "--write",
+                "--plot",
+                "OUT",
+            ]),
+            "svg",
+        ),
+        (
+            v(&["fs", "seq", &fsd, "--size", "1M", "--plot", "OUT"]),
+            "svg",
+        ),
+        (
+            v(&[
+                "fs", "files", &fsd, "--sizes", "64K", "--total", "256K", "--plot", "OUT",
+            ]),
+            "svg",
+        ),
+        (
+            v(&[
+                "fs",
+                "matrix",
+                &fsd,
+                "--max-file",
+                "256K",
+                "--max-record",
+                "64K",
+                "--csv",
+                "OUT",
+            ]),
+            "csv",
+        ),
+        (
+            vec![
+                "report".into(),
+                doc.to_string_lossy().into_owned(),
+                "-o".into(),
+                "OUT".into(),
+            ],
+            "html",
+        ),
+        (
+            vec![
+                "compare".into(),
+                doc.to_string_lossy().into_owned(),
+                doc2.to_string_lossy().into_owned(),
+                "-o".into(),
+                "OUT".into(),
+            ],
+            "html",
+        ),
+        (v(&["auto", "sim:sd-16g", "-o", "OUT"]), "html"),
+        (v(&["align", "sim:sd-16g", "--prometheus", "OUT"]), "prom"),
+        (v(&["align", "sim:sd-16g", "--junit", "OUT"]), "xml"),
+    ]
+}
+
+fn with_out(args: &[String], out: &Path) -> Vec<String> {
+    args.iter()
+        .map(|a| {
+            if a == "OUT" {
+                out.to_string_lossy().into_owned()
+            } else {
+                a.clone()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn outputs_replace_planted_links_and_fifos_and_never_write_through_them() {
+    let scene = Scene::new();
+    let data = tempfile::tempdir().unwrap();
+    for (name, spec) in [
+        ("doc.json", "sim:sd-16g"),
+        ("doc2.json", "sim:sd-16g,seed=2"),
+    ] {
+        let out = flashscope()
+            .args(["bench", spec, "--runtime", "1", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        std::fs::write(data.path().join(name), &out.stdout).unwrap();
+    }
+    let cases = output_cases(&scene, data.path());
+    let mut checked = 0;
+    for (i, (args, ext)) in cases.iter().enumerate() {
+        // A symbolic link to the victim, a hard link can't cross into the attacker's
+        // directory from a file they do not own under protected_hardlinks, so the hard link
+        // is made by the test itself beside it; a FIFO.
+        let sym = scene.dir.join(format!("sym{i}.{ext}"));
+        let fifo = scene.dir.join(format!("fifo{i}.{ext}"));
+        scene.as_attacker(&format!(
+            "ln -s {} sym{i}.{ext} && mkfifo fifo{i}.{ext}",
+            scene.victim.display()
+        ));
+        let hard = data.path().join(format!("hard{i}.{ext}"));
+        std::fs::hard_link(&scene.victim, &hard).unwrap();
+        for target in [&sym, &fifo, &hard] {
+            let (code, err) = run_bounded(&with_out(args, target), 120);
+            assert!(
+                code == 0 || code == 3,
+                "flashscope {:?} exited {code}: {err}",
+                with_out(args, target)
+            );
+            scene.victim_intact();
+            let meta = std::fs::symlink_metadata(target).unwrap();
+            assert!(
+                meta.file_type().is_file() && !meta.file_type().is_fifo(),
+                "{} is a regular file after {:?}",
+                target.display(),
+                args
+            );
+            assert_ne!(meta.ino(), std::fs::metadata(&scene.victim).unwrap().ino());
+            assert!(meta.len() > 0, "{} written", target.display());
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, cases.len() * 3);
+    // Nothing was left behind: no temporary files beside the outputs.
+    let leftovers: Vec<_> = std::fs::read_dir(&scene.dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn an_output_that_cannot_be_written_fails_before_anything_is_measured() {
+    let data = tempfile::tempdir().unwrap();
+    let missing = data.path().join("no/such/dir/out.svg");
+    let m = missing.to_string_lossy().into_owned();
+    // slc on a big simulated card writes gigabytes: refused at once instead.
+    for args in [
+        vec!["slc", "sim:sd-16g", "--write", "--plot", &m],
+        vec!["verify", "sim:sd-16g", "--write", "--plot", &m],
+        vec!["align", "sim:sd-16g", "--plot", &m],
+        vec!["auto", "sim:sd-16g", "--write", "-o", &m],
+    ] {
+        let t0 = Instant::now();
+        let out = flashscope().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("create it first"), "{args:?}: {err}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "{args:?} measured before failing on its output ({:?})",
+            t0.elapsed()
+        );
+    }
+}
+
+#[test]
+fn fs_test_files_have_unguessable_names_and_planted_links_are_not_followed() {
+    let scene = Scene::new();
+    let pid_max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(32768);
+    // The old names: DIR/flashscope-seq-<mode>-<pid>. Plant a link for every pid near
+    // ours (the next processes' pids) for every mode, as the attacker did.
+    let me = std::process::id();
+    let lo = me.saturating_sub(50);
+    let hi = (me + 2000).min(pid_max);
+    scene.as_attacker(&format!(
+        "i={lo}; while [ $i -lt {hi} ]; do for m in warmup buffered fdatasync dsync sync direct; do ln -s {v} flashscope-seq-$m-$i; done; ln -s {v} flashscope-matrix-262144-65536-$i; i=$((i+1)); done",
+        v = scene.victim.display()
+    ));
+    if is_root() {
+        // root writes into the attacker's directory, as on a card automounted with uid=.
+        std::fs::set_permissions(&scene.dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let dir = scene.dir.to_string_lossy().into_owned();
+    for args in [
+        vec!["fs", "seq", &dir, "--size", "1M", "--keep"],
+        vec![
+            "fs",
+            "matrix",
+            &dir,
+            "--max-file",
+            "256K",
+            "--max-record",
+            "64K",
+            "--keep",
+        ],
+    ] {
+        let (code, err) = run_bounded(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>(), 300);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        scene.victim_intact();
+    }
+    // The kept files: regular files with a random part after the pid.
+    let kept: Vec<String> = std::fs::read_dir(&scene.dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!kept.is_empty());
+    for n in &kept {
+        let last = n.rsplit('-').next().unwrap();
+        assert!(
+            last.len() == 8 && last.chars().all(|c| c.is_ascii_hexdigit()),
+            "{n}: no random part"
+        );
+    }
+}
+
+#[test]
+fn bench_on_a_directory_measures_the_file_it_made_even_when_its_name_is_swapped() {
+    let scene = Scene::new();
+    if is_root() {
+        std::fs::set_permissions(&scene.dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The attacker's loop: as soon as bench's test file appears, move it away and put a
+    // link to the victim at its name.
+    let watcher = {
+        let (dir, victim) = (scene.dir.clone(), scene.victim.clone());
+        let (stop, swapped) = (stop.clone(), swapped.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    if n.starts_with(".flashscope-bench-") && e.file_type().unwrap().is_file() {
+                        let _ = std::fs::rename(e.path(), dir.join("moved-away"));
+                        let _ = std::os::unix::fs::symlink(&victim, e.path());
+                        swapped.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    let dir = scene.dir.to_string_lossy().into_owned();
+    let args: Vec<String> = ["bench", &dir, "--write", "--size", "8M", "--runtime", "0.3"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let (code, err) = run_bounded(&args, 300);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    watcher.join().unwrap();
+    assert!(
+        swapped.load(std::sync::atomic::Ordering::Relaxed),
+        "the swap never happened: the test checked nothing"
+    );
+    assert_eq!(code, 0, "{err}");
+    scene.victim_intact();
+}
+
+/// Start a long preserve-mode writer on `target` and wait until it holds the target.
+fn start_writer(target: &str) -> std::process::Child {
+    let mut child = common::flashscope_abs()
+        .args(["bench", target, "--write", "--runtime", "2", "--size", "4M"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The lock shows in /proc/locks once the writer opened the target.
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(30) {
+        let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+        if locks
+            .lines()
+            .any(|l| l.contains("FLOCK") && l.contains(&format!(" {} ", child.id())))
+        {
+            return child;
+        }
+        if child.try_wait().unwrap().is_some() {
+            panic!("the first writer ended before it held {target}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the first writer never locked {target}");
+}
+
+fn second_writer_refused(target: &str, first: u32) {
+    for args in [
+        vec!["verify", target, "--write", "--range", "0+1M"],
+        vec![
+            "program", target, "--write", "--offset", "0", "--size", "1M",
+        ],
+    ] {
+        let out = flashscope().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("one writer at a time") && err.contains(&format!("process {first}")),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_second_writer_on_a_file_is_refused_naming_the_first_and_the_data_survives() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("card.img");
+    std::fs::write(&f, common::random_bytes(16 << 20, 7)).unwrap();
+    let before = common::sha256_of(&f);
+    let spec = f.to_string_lossy().into_owned();
+    let mut first = start_writer(&spec);
+    second_writer_refused(&spec, first.id());
+    let st = first.wait().unwrap();
+    assert!(st.success(), "the first writer: {st:?}");
+    assert_eq!(common::sha256_of(&f), before, "the file is bit-identical");
+    // Once the first has finished, the file can be written again.
+    flashscope()
+        .args(["verify", &spec, "--write", "--range", "0+1M"])
+        .assert()
+        .success();
+    assert_eq!(common::sha256_of(&f), before);
+}
+
+#[test]
+fn a_loop_device_and_its_backing_file_have_one_writer_between_them() {
+    let Some(lp) = Loop::random(16 << 20, 11) else {
+        return;
+    };
+    let before = lp.hash();
+    let backing = lp.img.to_string_lossy().into_owned();
+    // Through the loop device first, then through the backing file first.
+    let mut first = start_writer(&lp.dev);
+    second_writer_refused(&backing, first.id());
+    assert!(first.wait().unwrap().success());
+    let mut first = start_writer(&backing);
+    second_writer_refused(&lp.dev, first.id());
+    assert!(first.wait().unwrap().success());
+    assert_eq!(lp.hash(), before, "bit-identical after both");
+}
