@@ -82,8 +82,15 @@ fn io_draws_a_bar_on_a_terminal() {
         img.display(),
         json.display()
     );
+    // A terminal type the bar draws on, whatever the caller's (CI and the non-root
+    // fresh-clone run have none).
+    let term = std::env::var("TERM")
+        .ok()
+        .filter(|t| !t.is_empty() && t != "dumb")
+        .unwrap_or_else(|| "xterm".into());
     let out = std::process::Command::new("script")
         .envs(common::HISTORY_OFF)
+        .env("TERM", term)
         .args(["-qec", &cmd, "/dev/null"])
         .stdin(std::process::Stdio::null())
         .output()
