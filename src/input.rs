@@ -162,6 +162,32 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A whole text output made safe for a terminal: its line breaks and tabs kept, every
+/// other control character (escape sequences, carriage returns, bells, C1 codes) shown as
+/// [`printable`] shows it. The last line of defence for text output; single strings from
+/// a device or a document go through [`printable`] where they are read, so a line break
+/// in them cannot fake a line either.
+pub fn printable_text(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for line in s.split_inclusive('\n') {
+        let (body, nl) = match line.strip_suffix('\n') {
+            Some(b) => (b, "\n"),
+            None => (line, ""),
+        };
+        for part in body.split('\t').enumerate() {
+            if part.0 > 0 {
+                out.push('\t');
+            }
+            out.push_str(&printable(part.1));
+        }
+        out.push_str(nl);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A FIFO named `name` in `dir`, for the tests that check no reader blocks on one.
 #[cfg(test)]
 pub(crate) fn test_fifo(dir: &Path, name: &str) -> std::path::PathBuf {

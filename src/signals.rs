@@ -1,8 +1,14 @@
-//! Ctrl-C and SIGTERM, for every test: the handler only records the signal; the test
-//! checks between I/Os ([`pending`], [`check`]), stops, cleans up (restores the saved
-//! regions in preserve mode, removes the files it made in a directory) and the process
-//! exits 130 (SIGINT) or 143 (SIGTERM) — or 1 when the cleanup itself fails, e.g. a
-//! restore error (the journal is then kept for `flashscope restore`).
+//! Ctrl-C, SIGTERM and SIGHUP, for every test: the handler only records the signal; the
+//! test checks between I/Os ([`pending`], [`check`]), stops, cleans up (restores the
+//! saved regions in preserve mode, removes the files it made in a directory) and the
+//! process exits 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP) — or 1 when the cleanup
+//! itself fails, e.g. a restore error (the journal is then kept for `flashscope restore`).
+//!
+//! SIGHUP is what a closed terminal or a dropped ssh session sends: the terminal is gone,
+//! so its handler also points standard output and error at /dev/null (open and dup2 are
+//! async-signal-safe), and the restore's messages cannot fail on a hung-up terminal. A
+//! closed stdout pipe (SIGPIPE) is ignored, as Rust programs do: the run goes on and
+//! restores, and what it would print is dropped.
 
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -11,6 +17,19 @@ static PENDING: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn record(sig: libc::c_int) {
     // Only an atomic store: async-signal-safe.
+    PENDING.store(sig, Ordering::SeqCst);
+}
+
+extern "C" fn record_hangup(sig: libc::c_int) {
+    // SAFETY: open, dup2 and close are async-signal-safe; the path is a static C string.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, 1);
+            libc::dup2(null, 2);
+            libc::close(null);
+        }
+    }
     PENDING.store(sig, Ordering::SeqCst);
 }
 
@@ -24,20 +43,25 @@ pub enum Second {
     Terminate,
 }
 
-/// Install the recording handler for SIGINT and SIGTERM (idempotent; the last call
-/// decides what a second signal does). rustix has no safe sigaction, hence libc.
+/// Install the recording handler for SIGINT, SIGTERM and SIGHUP (idempotent; the last
+/// call decides what a second signal does). rustix has no safe sigaction, hence libc.
 pub fn install(second: Second) {
     let flags = match second {
         Second::Record => 0,
         Second::Terminate => libc::SA_RESETHAND,
     };
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction is valid; the handler only stores to an atomic, which
-        // is async-signal-safe; no SA_RESTART so a blocking sleep returns early; the old
-        // action is not needed (null).
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let handler = if sig == libc::SIGHUP {
+            record_hangup as extern "C" fn(libc::c_int) as usize
+        } else {
+            record as extern "C" fn(libc::c_int) as usize
+        };
+        // SAFETY: a zeroed sigaction is valid; the handlers only store to an atomic and
+        // call async-signal-safe functions; no SA_RESTART so a blocking sleep returns
+        // early; the old action is not needed (null).
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = record as extern "C" fn(libc::c_int) as usize;
+            sa.sa_sigaction = handler;
             libc::sigemptyset(&mut sa.sa_mask);
             sa.sa_flags = flags;
             libc::sigaction(sig, &sa, std::ptr::null_mut());
@@ -63,13 +87,18 @@ pub fn exit_code(sig: i32) -> i32 {
     128 + sig
 }
 
+/// The name of a stopping signal, for messages.
+pub fn name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "SIGINT",
+    }
+}
+
 /// The error a backend returns when a signal asked the test to stop.
 pub fn interrupted_error(sig: i32) -> std::io::Error {
-    let name = if sig == libc::SIGTERM {
-        "SIGTERM"
-    } else {
-        "SIGINT"
-    };
+    let name = name(sig);
     std::io::Error::new(
         std::io::ErrorKind::Interrupted,
         format!("stopped by {name}"),

@@ -363,6 +363,7 @@ pub mod fiemap_flags {
     pub const NOT_ALIGNED: u32 = 0x100;
     pub const DATA_INLINE: u32 = 0x200;
     pub const DATA_TAIL: u32 = 0x400;
+    pub const UNWRITTEN: u32 = 0x800;
 }
 
 /// One extent of a file as `FS_IOC_FIEMAP` reports it: `length` bytes at file offset

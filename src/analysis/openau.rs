@@ -345,15 +345,17 @@ pub fn points_from_flashbench(
     logs: &[&crate::analysis::flashbench::OpenAuLog],
 ) -> (Vec<OpenAuPoint>, Option<u64>) {
     let with_nr: Vec<_> = logs.iter().filter(|l| l.open_au_nr.is_some()).collect();
-    let size = with_nr
-        .iter()
-        .flat_map(|l| l.rows.iter().map(|r| r.size_bytes))
-        .filter(|&sz| {
-            with_nr
-                .iter()
-                .all(|l| l.rows.iter().any(|r| r.size_bytes == sz))
-        })
-        .min();
+    // The smallest size every run has: the intersection of the runs' sizes, one pass per
+    // run (linear in the log, where checking each size against every run was quadratic).
+    let mut common: Option<std::collections::BTreeSet<u64>> = None;
+    for l in &with_nr {
+        let sizes: std::collections::BTreeSet<u64> = l.rows.iter().map(|r| r.size_bytes).collect();
+        common = Some(match common {
+            None => sizes,
+            Some(c) => c.intersection(&sizes).copied().collect(),
+        });
+    }
+    let size = common.and_then(|c| c.first().copied());
     let Some(size) = size else {
         return (Vec::new(), None);
     };

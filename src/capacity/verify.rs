@@ -88,6 +88,56 @@ impl VerifyState {
         self.start + self.length
     }
 
+    /// Check every field of a state read back from a file (a damaged or hand-written one
+    /// must be refused, not loop forever on a zero chunk or overflow on a huge one): the
+    /// field that is wrong and why, or `Ok`.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        if self.version != 1 {
+            return Err(format!(
+                "version {} (this flashscope writes 1)",
+                self.version
+            ));
+        }
+        if !(512..=64 << 20).contains(&self.chunk) || self.chunk % 512 != 0 {
+            return Err(format!(
+                "chunk {} (a multiple of 512 bytes up to 64 MiB)",
+                self.chunk
+            ));
+        }
+        let end = self
+            .start
+            .checked_add(self.length)
+            .filter(|&e| e <= self.size_bytes);
+        let Some(end) = end.filter(|_| self.length > 0) else {
+            return Err(format!(
+                "start {} + length {} (a non-empty range within size_bytes {})",
+                self.start, self.length, self.size_bytes
+            ));
+        };
+        if !(self.start..=end).contains(&self.next) {
+            return Err(format!(
+                "next {} (between start and start + length)",
+                self.next
+            ));
+        }
+        for e in self.extents.extents.iter().chain(&self.unwritable.extents) {
+            let inside = e
+                .offset
+                .checked_add(e.length)
+                .is_some_and(|x| e.offset >= self.start && x <= end && e.length > 0);
+            if !inside {
+                return Err(format!(
+                    "extent at {} of {} bytes (within the range)",
+                    e.offset, e.length
+                ));
+            }
+        }
+        if self.good_bytes > self.length {
+            return Err(format!("good_bytes {} (at most length)", self.good_bytes));
+        }
+        Ok(())
+    }
+
     /// All extents (write errors and read-back findings), sorted and merged.
     pub fn all_extents(&self) -> Vec<Extent> {
         let mut all = self.extents.clone();

@@ -9,7 +9,7 @@ use crate::capacity::fileset::{plan_bytes, FileSet};
 use crate::capacity::locate::LocatedExtent;
 use crate::capacity::stamp::Stamper;
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
-use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
+use crate::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
 use crate::probe::write_test::Finished;
 use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
@@ -123,19 +123,26 @@ fn load_state(path: &Path) -> Result<VerifyState> {
             ))
         })
     })?;
-    let meta = crate::input::check_regular(&file, path, what, MAX_STATE_BYTES)?;
+    let meta = crate::input::check_regular(&file, path, "--state file", MAX_STATE_BYTES)?;
     trust::check_owner(&meta, what, path)?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     (&file)
         .take(MAX_STATE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(format!("reading {what} '{}'", path.display()), e))?;
-    serde_json::from_slice(&bytes).map_err(|e| {
+    let state: VerifyState = serde_json::from_slice(&bytes).map_err(|e| {
         Error::usage(format!(
             "--state '{}' is not a flashscope verify state ({e}): give the state file an interrupted verify printed, or start afresh without --resume",
             path.display()
         ))
-    })
+    })?;
+    state.validate().map_err(|why| {
+        Error::usage(format!(
+            "--state '{}' is damaged: its {why}; start afresh without --resume",
+            path.display()
+        ))
+    })?;
+    Ok(state)
 }
 
 /// Refuse to replace a file given as `--state` that is not a verify state (a typo must
@@ -447,10 +454,18 @@ fn drive(
             p.display()
         );
     }
-    let code = if state.all_extents().is_empty() {
-        EXIT_OK
-    } else {
+    // A run that stopped (a budget) before reading anything back has checked nothing:
+    // not a pass. A write-only pass (`--pass write`) is what was asked for.
+    let checked_nothing = state.phase != Phase::Done && !stop_after_write && state.bytes_read == 0;
+    let code = if !state.all_extents().is_empty() {
         EXIT_CHECK_FAILED
+    } else if checked_nothing {
+        eprintln!(
+            "verify checked nothing: it stopped during the write pass, before any byte was read back (raise --time-budget, or narrow --range)"
+        );
+        EXIT_RUNTIME
+    } else {
+        EXIT_OK
     };
     Ok((state, code, iodepth))
 }
@@ -633,6 +648,7 @@ fn document(
     let bad_bytes: u64 = extents.iter().map(|e| e.length).sum();
     // The check exit code 3 stands for: every unit read back so far held its stamp.
     doc.checks.push(Check {
+        threshold: None,
         name: "verify.surface".into(),
         passed: extents.is_empty(),
         measurement: Some(bad_bytes as f64),
@@ -760,6 +776,35 @@ fn document(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_damaged_state_is_refused_naming_the_field_never_a_hang_or_a_panic() {
+        let d = tempfile::tempdir().unwrap();
+        let good = VerifyState::new("x".into(), 64 << 20, 0, 64 << 20, 7);
+        let p = d.path().join("s.json");
+        type Spoil = fn(&mut VerifyState);
+        let cases: [(&str, Spoil); 6] = [
+            ("chunk 0", |s| s.chunk = 0),
+            ("chunk 4611686018427387904", |s| s.chunk = 1 << 62),
+            ("start", |s| s.start = u64::MAX),
+            ("start", |s| s.length = 0),
+            ("next", |s| s.next = 1 << 40),
+            ("version", |s| s.version = 9),
+        ];
+        for (field, spoil) in cases {
+            let mut st = good.clone();
+            spoil(&mut st);
+            std::fs::write(&p, serde_json::to_vec(&st).unwrap()).unwrap();
+            let e = load_state(&p).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{e}");
+            assert!(
+                e.to_string().contains(&format!("its {field}")),
+                "{field}: {e}"
+            );
+        }
+        std::fs::write(&p, serde_json::to_vec(&good).unwrap()).unwrap();
+        assert_eq!(load_state(&p).unwrap(), good);
+    }
 
     #[test]
     fn ranges_parse_and_name_the_bad_value() {

@@ -113,11 +113,24 @@ pub fn database(option: Option<&Path>, no_history: bool) -> Result<PathBuf> {
 }
 
 pub fn run(cmd: &HistoryCommand, db: &Path, out: &Output) -> Result<i32> {
-    if !matches!(cmd, HistoryCommand::Import(_)) && !db.exists() {
-        return Err(Error::usage(format!(
-            "history {}: no such database yet; measuring commands create it (or give --history PATH)",
-            db.display()
-        )));
+    if !matches!(cmd, HistoryCommand::Import(_)) {
+        // Only a database that is not there is "not yet": one that cannot be looked at
+        // (a directory on the way this user may not enter) says so.
+        match std::fs::symlink_metadata(db) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::usage(format!(
+                    "history {}: no such database yet; measuring commands create it (or give --history PATH)",
+                    db.display()
+                )))
+            }
+            Err(e) => {
+                return Err(Error::io(
+                    format!("history {}: cannot be looked at", db.display()),
+                    e,
+                ))
+            }
+        }
     }
     // Only import writes; the others also read a database they cannot write.
     let read = || Store::open_to_read(db);

@@ -232,7 +232,9 @@ impl Output {
             let _ = lava::Lava.write(doc, &mut v);
             String::from_utf8_lossy(&v).into_owned()
         } else {
-            text(doc)
+            // No terminal control reaches the screen: a device, file or saved document
+            // may hold escape sequences or carriage returns in any string it gave.
+            crate::input::printable_text(&text(doc)).into_owned()
         };
         let mut stdout = std::io::stdout().lock();
         let _ = stdout
@@ -241,7 +243,7 @@ impl Output {
         drop(stdout);
         if !self.json {
             for w in &doc.warnings {
-                eprintln!("warning: {w}");
+                eprintln!("warning: {}", crate::input::printable(&w.to_string()));
             }
         }
         let mut result = self.exports.borrow_mut().finish(doc);

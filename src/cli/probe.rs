@@ -47,6 +47,13 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 
 /// The probe's parameters from the arguments.
 fn params(args: &Args) -> Result<CapacityParams> {
+    if args.max_cache.trim().parse::<f64>().is_ok() {
+        return Err(Error::usage(format!(
+            "--max-cache '{}' has no unit: a cache is megabytes or gigabytes, so a plain number is most likely not meant as bytes; write e.g. {}M or 1G",
+            args.max_cache,
+            args.max_cache.trim()
+        )));
+    }
     let max_cache_bytes = parse_size(&args.max_cache).map_err(|_| {
         Error::usage(format!(
             "--max-cache '{}' is not a size: use e.g. 1G or 256M",

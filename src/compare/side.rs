@@ -238,6 +238,25 @@ fn digest_of(bytes: &[u8]) -> [u8; 32] {
 /// `"fio version"` or `jobs`). fio may print notes before its JSON: they are skipped.
 pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Side> {
     let bad = |why: String| Error::usage(format!("{name}: {why}"));
+    // A flashscope document is read straight into its types (Document::from_json builds
+    // no tree of it); only fio's free-form output is read as a tree, and fio's JSON is
+    // kilobytes, so more than FIO_CAP_BYTES of it is refused rather than parsed.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(default)]
+        schema: Option<serde::de::IgnoredAny>,
+    }
+    if serde_json::from_slice::<Head>(bytes).is_ok_and(|h| h.schema.is_some()) {
+        let doc = Document::from_json(name, bytes)?;
+        return checked(name, from_document(name, &doc)?);
+    }
+    if bytes.len() > FIO_CAP_BYTES {
+        return Err(bad(format!(
+            "{} is more than a fio --output-format=json output holds ({} at most) and not a flashscope document (no \"schema\")",
+            crate::units::format_bytes(bytes.len() as u64),
+            crate::units::format_bytes(FIO_CAP_BYTES as u64)
+        )));
+    }
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(first) => {
@@ -260,14 +279,43 @@ pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Side> {
     };
     if value.get("schema").is_some() {
         let doc = Document::from_json(name, bytes)?;
-        return from_document(name, &doc);
+        return checked(name, from_document(name, &doc)?);
     }
     if value.get("fio version").is_some() || value.get("jobs").is_some() {
-        return from_fio(name, &value);
+        return checked(name, from_fio(name, &value)?);
     }
     Err(bad(
         "neither a flashscope --json document (no \"schema\") nor fio --output-format=json output (no \"fio version\" or \"jobs\")".into(),
     ))
+}
+
+/// The largest fio output read: fio's JSON for a job file is kilobytes (megabytes with
+/// per-second logs).
+const FIO_CAP_BYTES: usize = 32 << 20;
+
+/// The fastest rate a side may state: 10 TB/s, far beyond any storage device today.
+const MAX_RATE_BYTES_PER_S: f64 = 1e13;
+
+/// Every figure of a side is a rate a device can have (finite, not negative, below
+/// [`MAX_RATE_BYTES_PER_S`]): a hand-edited or damaged input is refused naming the figure,
+/// instead of a negative speed or a 309-digit number in the comparison.
+fn checked(name: &str, side: Side) -> Result<Side> {
+    for m in &side.measures {
+        let all = std::iter::once(&m.bw_bytes)
+            .chain(&m.per_second)
+            .chain(&m.runs);
+        if let Some(v) = all
+            .copied()
+            .find(|v| !(0.0..=MAX_RATE_BYTES_PER_S).contains(v))
+        {
+            return Err(Error::usage(format!(
+                "{name}: {} {} bandwidth {v} bytes/s is not a rate a device can have (0 to 1e13)",
+                m.workload.rw.name(),
+                m.workload.dir
+            )));
+        }
+    }
+    Ok(side)
 }
 
 fn empty_side(kind: &str, target: String, measures: Vec<Measure>) -> Side {

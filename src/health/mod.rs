@@ -747,6 +747,7 @@ pub fn document(h: &Health) -> Document {
     doc.inferences.insert("status".into(), status);
     if h.status != Status::Unknown {
         doc.checks.push(Check {
+            threshold: None,
             name: "health.wear".to_string(),
             passed: !h.status.failed(),
             measurement: h.worst_used_percent,

@@ -102,12 +102,12 @@ pub fn parse(name: &str, text: &[u8]) -> Result<SmartWear> {
         protocol: v
             .pointer("/device/protocol")
             .and_then(Value::as_str)
-            .map(str::to_string),
+            .map(shown),
         model: v
             .get("model_name")
             .or_else(|| v.get("scsi_model_name"))
             .and_then(Value::as_str)
-            .map(str::to_string),
+            .map(shown),
         passed: v.pointer("/smart_status/passed").and_then(Value::as_bool),
         exit_status: v.pointer("/smartctl/exit_status").and_then(Value::as_i64),
         messages: v
@@ -116,7 +116,8 @@ pub fn parse(name: &str, text: &[u8]) -> Result<SmartWear> {
             .map(|a| {
                 a.iter()
                     .filter_map(|m| m.get("string").and_then(Value::as_str))
-                    .map(str::to_string)
+                    .take(64)
+                    .map(shown)
                     .collect()
             })
             .unwrap_or_default(),
@@ -223,6 +224,11 @@ pub enum Run {
     Output(Vec<u8>),
 }
 
+/// A string the device or smartctl gave, made printable: shown, never obeyed.
+fn shown(s: &str) -> String {
+    crate::input::printable(s).into_owned()
+}
+
 /// The cap on smartctl's output (a full `-x` report is tens of kilobytes).
 const OUTPUT_CAP_BYTES: u64 = 8 << 20;
 /// How long smartctl may take (a USB bridge that does not answer can block it).
@@ -232,6 +238,7 @@ const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// time limit and an output cap.
 pub fn run_smartctl(device: &str) -> Result<Run> {
     use std::io::Read;
+    use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let Some(smartctl) = crate::sys::find_on_path("smartctl") else {
         return Ok(Run::NotInstalled);
@@ -241,6 +248,9 @@ pub fn run_smartctl(device: &str) -> Result<Run> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
+        // Its own process group: whatever it starts is stopped with it, so nothing can
+        // keep the output pipe open after it (which would block the reader forever).
+        .process_group(0)
         .spawn()
     {
         Ok(c) => c,
@@ -250,16 +260,23 @@ pub fn run_smartctl(device: &str) -> Result<Run> {
     let Some(stdout) = child.stdout.take() else {
         return Err(Error::runtime("smartctl started without an output pipe"));
     };
-    let reader = std::thread::spawn(move || {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
         let mut out = Vec::new();
         let r = stdout.take(OUTPUT_CAP_BYTES + 1).read_to_end(&mut out);
-        r.map(|_| out)
+        let _ = tx.send(r.map(|_| out));
     });
+    let group = child.id() as libc::pid_t;
+    // SAFETY: kill of the process group this function started (negative pid: the group).
+    let stop_group = || unsafe {
+        libc::kill(-group, libc::SIGKILL);
+    };
     let t0 = std::time::Instant::now();
     loop {
         match child.try_wait() {
             Ok(Some(_)) => break,
             Ok(None) if t0.elapsed() > TIMEOUT => {
+                stop_group();
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(Error::runtime(format!(
@@ -271,10 +288,17 @@ pub fn run_smartctl(device: &str) -> Result<Run> {
             Err(e) => return Err(Error::io("waiting for smartctl", e)),
         }
     }
-    let out = reader
-        .join()
-        .map_err(|_| Error::runtime("reading smartctl's output failed"))?
-        .map_err(|e| Error::io("reading smartctl's output", e))?;
+    // smartctl has exited: what it started goes too, and the rest of its output is read
+    // within a few seconds or not at all.
+    stop_group();
+    let out = match rx.recv_timeout(std::time::Duration::from_secs(5)) {
+        Ok(r) => r.map_err(|e| Error::io("reading smartctl's output", e))?,
+        Err(_) => {
+            return Err(Error::runtime(format!(
+                "smartctl -x {device} exited, but its output stayed open (a process it started still holds it); nothing was read"
+            )))
+        }
+    };
     if out.len() as u64 > OUTPUT_CAP_BYTES {
         return Err(Error::runtime(format!(
             "smartctl printed more than {} for {device}; that is not a SMART report",

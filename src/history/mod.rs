@@ -298,6 +298,7 @@ impl Store {
                 path.display()
             )));
         }
+        store.check_tables()?;
         Ok(store)
     }
 
@@ -316,7 +317,36 @@ impl Store {
             .map_err(|e| db_error(&path, "setting it up", e))?;
         let mut store = Store { conn, path };
         store.migrate_to(SCHEMA_VERSION)?;
+        store.check_tables()?;
         Ok(store)
+    }
+
+    /// The database's `runs` and `metrics` are plain tables, as the migrations made them:
+    /// a view in their place (another program's, or an attacker's recursive one that
+    /// never ends) is refused before any query runs.
+    fn check_tables(&self) -> Result<()> {
+        for table in ["runs", "metrics"] {
+            let kind: Option<String> = self
+                .conn
+                .query_row(
+                    "SELECT type FROM sqlite_master WHERE name = ?1",
+                    [table],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| db_error(&self.path, "reading its schema", e))?;
+            if kind.as_deref() != Some("table") {
+                return Err(Error::usage(format!(
+                    "history {}: '{table}' is {} where flashscope keeps a table (a damaged or foreign database); use another --history",
+                    self.path.display(),
+                    match &kind {
+                        Some(k) => format!("a {}", crate::input::printable(k)),
+                        None => "missing".to_string(),
+                    }
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Where the database is.
@@ -347,6 +377,12 @@ impl Store {
             if have > SCHEMA_VERSION {
                 return Err(Error::usage(format!(
                     "history {}: schema version {have} is newer than this flashscope's {SCHEMA_VERSION}; use a newer flashscope or another --history",
+                    path.display()
+                )));
+            }
+            if have < 0 {
+                return Err(Error::usage(format!(
+                    "history {}: schema version {have} is not one flashscope writes (a damaged or foreign database); use another --history",
                     path.display()
                 )));
             }
@@ -814,6 +850,36 @@ mod tests {
             .unwrap();
         let e = Store::open(&p).unwrap_err();
         assert!(e.to_string().contains("newer"), "{e}");
+    }
+
+    #[test]
+    fn a_negative_schema_version_or_a_view_for_a_table_is_refused_not_a_panic_or_a_hang() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("neg.sqlite");
+        Connection::open(&p)
+            .unwrap()
+            .execute_batch("PRAGMA user_version = -1")
+            .unwrap();
+        let e = Store::open(&p).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("schema version -1"), "{e}");
+        // A database whose runs is a recursive view: refused before any query.
+        let p = d.path().join("view.sqlite");
+        Store::open(&p).unwrap();
+        Connection::open(&p)
+            .unwrap()
+            .execute_batch(
+                "DROP TABLE metrics; DROP TABLE runs;
+                 CREATE TABLE metrics (run_id INTEGER, metric TEXT, value REAL);
+                 CREATE VIEW runs AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x AS id FROM n;",
+            )
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        let e = Store::open(&p).unwrap_err();
+        assert!(e.to_string().contains("'runs' is a view"), "{e}");
+        let e = Store::open_read_only(&p).unwrap_err();
+        assert!(e.to_string().contains("'runs' is a view"), "{e}");
+        assert!(t0.elapsed() < std::time::Duration::from_secs(10));
     }
 
     #[test]

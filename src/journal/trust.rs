@@ -85,6 +85,7 @@ pub fn private_dir(dir: &Path) -> Result<()> {
 /// [`private_dir`] for a directory that holds `what` ("the run history"); `remedy` says
 /// what the user can do instead ("give --history PATH").
 pub fn private_dir_for(dir: &Path, what: &str, remedy: &str) -> Result<()> {
+    trusted_ancestors(dir, remedy)?;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -103,6 +104,51 @@ pub fn private_dir_for(dir: &Path, what: &str, remedy: &str) -> Result<()> {
     // create and rename files where that user can plant links.
     check_owner(&meta, "the directory", dir)
         .map_err(|e| Error::Refused(format!("{e}; or {remedy}")))
+}
+
+/// Check every directory above `dir` that exists, as ssh checks the path to `~/.ssh`:
+/// resolved (a symbolic link on the way is judged by where it leads), each component
+/// must be owned by this user or root and not writable by group or others, unless it is
+/// sticky (`/tmp`: others cannot rename or remove what is not theirs there). Otherwise
+/// whoever can write one of them could move flashscope's directory away and plant their
+/// own; the error names the component.
+pub fn trusted_ancestors(dir: &Path, remedy: &str) -> Result<()> {
+    let mut existing = dir;
+    while std::fs::symlink_metadata(existing).is_err() {
+        match existing.parent() {
+            Some(p) if !p.as_os_str().is_empty() => existing = p,
+            _ => return Ok(()), // a relative path below a missing directory: created fresh
+        }
+    }
+    let real = existing
+        .canonicalize()
+        .map_err(|e| Error::io(format!("resolving {}", existing.display()), e))?;
+    let me = euid();
+    for comp in real.ancestors() {
+        let meta = std::fs::metadata(comp)
+            .map_err(|e| Error::io(format!("examining {}", comp.display()), e))?;
+        let mode = meta.mode() & 0o7777;
+        let owner_ok = meta.uid() == me || meta.uid() == 0;
+        let sticky = mode & 0o1000 != 0;
+        if !owner_ok || (mode & 0o022 != 0 && !sticky) {
+            let via = if real == existing {
+                String::new()
+            } else {
+                format!(" (where {} leads)", existing.display())
+            };
+            return Err(Error::Refused(format!(
+                "{} is on the way to {}{via} and {}: whoever can write it could replace what flashscope keeps there; {remedy}",
+                comp.display(),
+                dir.display(),
+                if owner_ok {
+                    format!("is writable by group or others (mode {mode:04o})")
+                } else {
+                    format!("is owned by uid {}, not by you (uid {me}) or root", meta.uid())
+                }
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Write `bytes` to `path` atomically: a new file beside it (`O_EXCL | O_NOFOLLOW`, mode
@@ -210,5 +256,42 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("symbolic link"));
+    }
+
+    #[test]
+    fn every_directory_on_the_way_is_checked_and_the_bad_one_named() {
+        let d = tempfile::tempdir().unwrap();
+        // A HOME others can write (or, as root, another user's), with the state directory
+        // still to be created below it: refused before anything is created.
+        let home = d.path().join("home");
+        std::fs::create_dir(&home).unwrap();
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let state = home.join(".local/state/flashscope");
+        let e = private_dir(&state).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string()
+                .contains(&format!("{} is on the way", home.display())),
+            "{e}"
+        );
+        assert!(!home.join(".local").exists(), "nothing created");
+        // Through a symbolic link: judged by where it leads.
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let open = d.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::os::unix::fs::symlink(&open, home.join(".local")).unwrap();
+        let e = private_dir(&state).unwrap_err();
+        assert!(e.to_string().contains("where"), "{e}");
+        // A sticky directory (as /tmp) is fine: others cannot move what is not theirs.
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        private_dir(&state).unwrap();
+        if euid() == 0 {
+            let theirs = d.path().join("theirs");
+            std::fs::create_dir(&theirs).unwrap();
+            std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+            let e = private_dir(&theirs.join("x")).unwrap_err();
+            assert!(e.to_string().contains("owned by uid 65534"), "{e}");
+        }
     }
 }

@@ -49,9 +49,10 @@ pub fn validate(size: u64, sector: u32, order: u32, positions: u32) -> Result<()
         )));
     }
     let largest = 512u64 << (order - 1);
-    if largest % sector as u64 != 0 && sector > 512 {
+    if largest < sector as u64 {
         return Err(Error::usage(format!(
-            "the device's logical sector is {sector} bytes, so requests below it cannot be read: the interval test starts at 512 bytes; use a 512-byte-sector device"
+            "--order {order}: its largest request ({}) is below the device's logical sector ({sector} bytes), which is the smallest read it takes; use a larger --order",
+            format_bytes(largest)
         )));
     }
     let need = largest * 9 * positions as u64;
@@ -86,11 +87,19 @@ pub fn run<B: Backend + ?Sized>(
     )?;
     let largest = 512usize << (order - 1);
     let mut buf = AlignedBuf::new(largest);
-    let total = order as u64 * positions as u64 * count.max(1) as u64;
+    let total = sizes(order)
+        .iter()
+        .filter(|&&b| b >= u64::from(dev.logical_sector_bytes().max(512)))
+        .count() as u64
+        * positions as u64
+        * count.max(1) as u64;
     let mut done = 0;
     let mut io_ns = 0;
+    // Requests start at the logical sector: a 4 KiB-sector device refuses smaller reads.
+    let sector = u64::from(dev.logical_sector_bytes().max(512));
     let mut out: Vec<IntervalSample> = sizes(order)
         .into_iter()
+        .filter(|&bytes| bytes >= sector)
         .map(|bytes| IntervalSample {
             bytes,
             offsets: (0..positions as u64).map(|i| i * 9 * bytes).collect(),
@@ -124,6 +133,22 @@ mod tests {
     use super::*;
     use crate::analysis::interval;
     use crate::backend::sim::{SimConfig, SimDevice};
+
+    /// Issue 33 point 6: a 4 KiB-logical-sector device (the requests below its sector are
+    /// skipped; the run starts at 4 KiB instead of failing on a 512-byte read).
+    #[test]
+    fn a_4k_sector_device_starts_at_4k() {
+        let mut dev = SimDevice::new(
+            SimConfig::parse("custom,size=1G,sector=4096,noise=0,outliers=0").unwrap(),
+        );
+        let (samples, _) = run(&mut dev, 13, 4, 1, &mut |_, _| {}).unwrap();
+        assert_eq!(samples.first().map(|s| s.bytes), Some(4096));
+        assert_eq!(samples.len(), 13 - 3);
+        assert!(run(&mut dev, 3, 4, 1, &mut |_, _| {})
+            .unwrap_err()
+            .to_string()
+            .contains("below the device's logical sector"));
+    }
 
     #[test]
     fn the_simulated_card_gives_back_its_bandwidth_and_command_time() {

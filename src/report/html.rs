@@ -663,6 +663,7 @@ mod tests {
             message: evil.into(),
         });
         d.checks.push(Check {
+            threshold: None,
             name: evil.into(),
             passed: false,
             measurement: Some(1.0),
@@ -795,6 +796,7 @@ mod tests {
     fn a_failed_check_joins_a_verdict_that_says_ok_and_figures_are_formatted() {
         let mut d = auto("x", "OK: holds all of it", Vec::new());
         d.checks.push(crate::report::Check {
+            threshold: None,
             name: "auto.class_A2".into(),
             passed: false,
             measurement: Some(4.318974666286121),
@@ -802,6 +804,7 @@ mod tests {
             message: "A2 NOT met: 4 IOPS against 2000".into(),
         });
         d.checks.push(crate::report::Check {
+            threshold: None,
             name: "auto.class_V30".into(),
             passed: true,
             measurement: Some(62054539.73444591),

@@ -144,6 +144,10 @@ pub struct Check {
     pub measurement: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub units: Option<String>,
+    /// The limit the figure was held against, in `units` (`--expect seq_write>=10MB/s`:
+    /// 10000000 bytes/s), where the check has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
     /// One sentence: what was required and what was found.
     pub message: String,
 }
@@ -334,14 +338,30 @@ impl Document {
     /// JSON, truncated, another schema, a command flashscope does not know) with exit code 2.
     pub fn from_json(name: &str, bytes: &[u8]) -> crate::Result<Document> {
         let bad = |why: String| crate::Error::usage(format!("{name}: {why}"));
-        let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
-            bad(if e.is_eof() {
-                format!("the JSON ends early (truncated?): {e}")
-            } else {
-                format!("not a JSON document: {e}")
-            })
-        })?;
-        match v.get("schema").and_then(|s| s.as_str()) {
+        // First only the two fields that say what the document is, every other field
+        // skipped without being kept: no tree of the whole document is ever built (a
+        // `serde_json::Value` of a large document takes 30 times its size), and the
+        // document is then read straight into its types.
+        #[derive(Deserialize)]
+        struct Head {
+            #[serde(default)]
+            schema: Option<serde_json::Value>,
+            #[serde(default)]
+            command: Option<serde_json::Value>,
+        }
+        let head: Head = match serde_json::from_slice(bytes) {
+            Ok(h) => h,
+            Err(e) if e.is_eof() => {
+                return Err(bad(format!("the JSON ends early (truncated?): {e}")))
+            }
+            Err(e) if e.is_syntax() => return Err(bad(format!("not a JSON document: {e}"))),
+            // Valid JSON that is not an object.
+            Err(_) => Head {
+                schema: None,
+                command: None,
+            },
+        };
+        match head.schema.as_ref().and_then(|s| s.as_str()) {
             Some(SCHEMA) => {}
             Some(other) => {
                 return Err(bad(format!(
@@ -354,7 +374,7 @@ impl Document {
                 )))
             }
         }
-        match v.get("command") {
+        match head.command.as_ref() {
             Some(serde_json::Value::String(c)) if Body::COMMANDS.contains(&c.as_str()) => {}
             Some(serde_json::Value::String(c)) => {
                 return Err(bad(format!(
@@ -373,7 +393,7 @@ impl Document {
                 )))
             }
         }
-        serde_json::from_value(v).map_err(|e| {
+        serde_json::from_slice(bytes).map_err(|e| {
             bad(format!(
                 "a {SCHEMA} document with a field out of shape: {e}"
             ))

@@ -1,12 +1,36 @@
 //! Aligned text tables for human output.
 
 /// One CSV field (RFC 4180): quoted when it holds a comma, quote or line break, with
-/// quotes doubled.
+/// quotes doubled. A text a spreadsheet would run as a formula (starting with `=`, `+`,
+/// `-`, `@`, a tab or a carriage return, and not a number) gets a leading `'`, as OWASP
+/// recommends: a device or document name cannot become a formula in someone's sheet.
 pub fn csv_field(text: &str) -> std::borrow::Cow<'_, str> {
+    let formula =
+        text.starts_with(['=', '+', '-', '@', '\t', '\r']) && text.trim().parse::<f64>().is_err();
+    let text: std::borrow::Cow<'_, str> = if formula {
+        format!("'{text}").into()
+    } else {
+        text.into()
+    };
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\"")).into()
     } else {
-        text.into()
+        text
+    }
+}
+
+#[cfg(test)]
+mod csv_tests {
+    #[test]
+    fn formulas_are_neutralised_and_numbers_kept() {
+        use super::csv_field;
+        assert_eq!(csv_field("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(csv_field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_field("+1-2"), "'+1-2");
+        assert_eq!(csv_field("-1.5"), "-1.5");
+        assert_eq!(csv_field("1e6"), "1e6");
+        assert_eq!(csv_field("sim:sd-16g"), "sim:sd-16g");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
     }
 }
 

@@ -52,6 +52,13 @@ pub enum Warning {
     },
     /// The file or directory is on a filesystem that keeps files in memory.
     MemoryFilesystem { fs_type: String, place: MemoryPlace },
+    /// The target file has holes or unwritten extents: reads of them never reach a
+    /// medium (the filesystem answers zeros at memory speed).
+    SparseTarget {
+        spec: String,
+        unbacked_bytes: u64,
+        size_bytes: u64,
+    },
     /// The target is a partition: a fake card shows itself only on the whole device.
     Partition { spec: String, disk: String },
     /// The partition-table regions the capacity probe saved had changed and were written
@@ -282,6 +289,7 @@ impl Warning {
                 ..
             } => "memory-filesystem",
             MemoryFilesystem { .. } => "memory_filesystem",
+            SparseTarget { .. } => "sparse_target",
             Partition { .. } => "partition",
             GuardRestored { .. } => "guard_restored",
             RealtimeRefused => "realtime_refused",
@@ -369,6 +377,15 @@ impl Warning {
                     "'{dir}' is on {fs_type}, which keeps files in memory: this verifies RAM, not a card"
                 ),
             },
+            SparseTarget {
+                spec,
+                unbacked_bytes,
+                size_bytes,
+            } => format!(
+                "'{spec}' has {} of its {} in holes or unwritten extents: reading them reaches no medium (the filesystem returns zeros at memory speed), so read figures there are not the device's",
+                format_bytes(*unbacked_bytes),
+                format_bytes(*size_bytes)
+            ),
             Partition { spec, disk } => format!(
                 "'{spec}' is a partition of /dev/{disk}: a fake card is only visible on the whole device, because the partition may end before the real capacity does"
             ),
@@ -533,6 +550,7 @@ impl Warning {
                 MemoryPlace::MeasuredDirectory => "give a directory on the flash filesystem you want to measure".into(),
                 MemoryPlace::VerifiedDirectory(_) => "verify a directory on the card's filesystem".into(),
             },
+            SparseTarget { .. } => "test the block device itself, or fill the whole file first (dd if=/dev/urandom of=FILE bs=1M count=N conv=notrunc,fsync)".into(),
             Partition { disk, .. } => format!("test /dev/{disk} for the fake-capacity verdict"),
             GuardRestored { .. } => "check the partition table (`sfdisk -d`) before using the card".into(),
             RealtimeRefused => "run as root (or with CAP_SYS_NICE) for real-time priority".into(),
@@ -688,6 +706,11 @@ mod tests {
             MemoryFilesystem {
                 fs_type: s("ramfs"),
                 place: MemoryPlace::VerifiedDirectory(s("/mnt")),
+            },
+            SparseTarget {
+                spec: s("f.img"),
+                unbacked_bytes: 1 << 30,
+                size_bytes: 1 << 30,
             },
             Partition {
                 spec: s("/dev/sdb1"),
@@ -877,7 +900,7 @@ mod tests {
         }
         // Every variant is in `every` (Recorded aside): a kind for each condition.
         let variants: std::collections::BTreeSet<&String> = seen.values().collect();
-        assert_eq!(variants.len(), 42, "{variants:?}");
+        assert_eq!(variants.len(), 43, "{variants:?}");
         // The kinds are part of the JSON contract: this list changes only on purpose.
         let kinds: Vec<&str> = seen.keys().map(|k| k.as_str()).collect();
         assert_eq!(
@@ -918,6 +941,7 @@ mod tests {
                 "read_only_bench",
                 "realtime_refused",
                 "skipped",
+                "sparse_target",
                 "stopped-early",
                 "target_vanished",
                 "torn_journal_tail",

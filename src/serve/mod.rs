@@ -221,24 +221,78 @@ impl Drop for StopSignals {
     }
 }
 
+/// The mountpoint as its parent directory, opened when the server starts, and its name
+/// there: every unmount goes through the descriptor (`/proc/self/fd/N/NAME`), so whoever
+/// controls a directory above it cannot swap in a link to another mount and have root
+/// unmount that; the last component is not followed either (`UMOUNT_NOFOLLOW`), and a
+/// mounted directory cannot be renamed or replaced.
+struct MountAnchor {
+    parent: std::fs::File,
+    name: std::ffi::OsString,
+}
+
+impl MountAnchor {
+    fn open(mountpoint: &Path) -> Result<MountAnchor> {
+        let bad = || {
+            Error::usage(format!(
+                "mountpoint '{}' names no directory",
+                mountpoint.display()
+            ))
+        };
+        let name = mountpoint.file_name().ok_or_else(bad)?.to_os_string();
+        let parent = mountpoint.parent().ok_or_else(bad)?;
+        let parent = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(parent)
+            .map_err(|e| Error::io(format!("opening '{}'", parent.display()), e))?;
+        Ok(MountAnchor { parent, name })
+    }
+
+    /// The mountpoint through the parent's descriptor, as this process sees it.
+    fn path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        Path::new(&format!("/proc/self/fd/{}", self.parent.as_raw_fd())).join(&self.name)
+    }
+
+    fn umount(&self, flags: rustix::mount::UnmountFlags) -> io::Result<()> {
+        umount(&self.path(), flags | rustix::mount::UnmountFlags::NOFOLLOW)
+    }
+}
+
 /// A shell process that lazily unmounts the mountpoint if the server dies without
-/// telling it "done" first (its stdin closes when the server's process ends).
+/// telling it "done" first (its stdin closes when the server's process ends). It holds
+/// the mountpoint's parent directory as its descriptor 3 and unmounts through it
+/// (`umount --no-canonicalize`, which does not turn the path back into a name).
 struct Watchdog {
     child: Child,
     stdin: Option<ChildStdin>,
 }
 
 impl Watchdog {
-    fn spawn(mountpoint: &Path) -> io::Result<Self> {
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(r#"trap '' INT TERM HUP; read -r word; [ "$word" = done ] || umount -l -- "$1" || fusermount3 -u -z -- "$1""#)
+    fn spawn(anchor: &MountAnchor) -> io::Result<Self> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let parent = anchor.parent.as_raw_fd();
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(r#"trap '' INT TERM HUP; read -r word; [ "$word" = done ] || umount -l --no-canonicalize -- "/proc/self/fd/3/$1" || fusermount3 -u -z -- "/proc/self/fd/3/$1""#)
             .arg("flashscope-serve-watchdog")
-            .arg(mountpoint)
+            .arg(&anchor.name)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()?;
+            .stderr(Stdio::null());
+        // SAFETY: dup2 is async-signal-safe; it gives the shell the parent directory as
+        // descriptor 3 (dup2 clears close-on-exec on the copy).
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(parent, 3) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn()?;
         let stdin = child.stdin.take();
         Ok(Watchdog { child, stdin })
     }
@@ -288,9 +342,12 @@ fn attach_loop(image: &Path, sector: u32) -> Result<LoopDevice> {
 /// the loop device, unmount, and return the counters. `ready` is called once the card
 /// is reachable (and the loop device attached).
 pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome> {
-    check_fuse(opts.attach_loop)?;
+    // The user's own arguments first (a mountpoint that does not exist), then what the
+    // machine lacks (FUSE, its helper, root for --loop).
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let mountpoint = check_mountpoint(&opts.mountpoint, &mountinfo)?;
+    check_fuse(opts.attach_loop)?;
+    let anchor = MountAnchor::open(&mountpoint)?;
     if let Some(cpu) = opts.cpu {
         pin_to_cpu(cpu)?;
     }
@@ -313,11 +370,11 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
             e,
         )
     })?;
-    let watchdog = Watchdog::spawn(&mountpoint).ok();
+    let watchdog = Watchdog::spawn(&anchor).ok();
     let background = match session.spawn() {
         Ok(b) => b,
         Err(e) => {
-            let _ = umount(&mountpoint, rustix::mount::UnmountFlags::DETACH);
+            let _ = anchor.umount(rustix::mount::UnmountFlags::DETACH);
             return Err(Error::io("starting the FUSE session", e));
         }
     };
@@ -379,13 +436,13 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
             ));
         }
     }
-    if let Err(e) = umount(&mountpoint, rustix::mount::UnmountFlags::empty()) {
+    if let Err(e) = anchor.umount(rustix::mount::UnmountFlags::empty()) {
         if e.raw_os_error() == Some(libc::EBUSY) {
             cleanup_warnings.push(format!(
                 "{} was busy; unmounted lazily (it disappears once the last user closes it)",
                 mountpoint.display()
             ));
-            if let Err(e) = umount(&mountpoint, rustix::mount::UnmountFlags::DETACH) {
+            if let Err(e) = anchor.umount(rustix::mount::UnmountFlags::DETACH) {
                 cleanup_warnings.push(format!("unmounting {}: {e}", mountpoint.display()));
             }
         } else if e.raw_os_error() != Some(libc::EINVAL) {

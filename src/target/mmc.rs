@@ -763,7 +763,10 @@ impl CardAttrs for std::path::PathBuf {
     fn attr(&self, name: &str) -> Result<Option<String>> {
         let path = self.join(name);
         match crate::input::read_regular(&path, "sysfs attribute", ATTR_CAP_BYTES) {
-            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).trim().to_string())),
+            // One line of text from the device (a model, a CID): shown, never obeyed.
+            Ok(bytes) => Ok(Some(
+                crate::input::printable(String::from_utf8_lossy(&bytes).trim()).into_owned(),
+            )),
             Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }

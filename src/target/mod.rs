@@ -191,6 +191,10 @@ fn errno_of(e: &io::Error) -> i32 {
 fn open_error(spec: &str, e: io::Error, write: bool) -> Error {
     match errno_of(&e) {
         libc::ENOENT => Error::runtime(format!("target '{spec}' does not exist")),
+        // Root refused: not a matter of users and groups, so "run as root" would not help.
+        libc::EACCES | libc::EPERM if crate::sys::euid() == 0 => Error::runtime(format!(
+            "cannot open target '{spec}': permission denied even to root ({e}): a security module (SELinux, AppArmor), a container or sandbox, or the device itself refuses it"
+        )),
         libc::EACCES | libc::EPERM if write => Error::Refused(format!(
             "target '{spec}' is not writable by this user (permission denied): run as root or choose a writable target"
         )),
@@ -336,6 +340,15 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
             "target '{spec}' is empty (0 bytes): nothing to measure"
         )));
     }
+    if !is_block {
+        if let Some(unbacked) = unbacked_bytes(&file, size) {
+            warnings.push(Warning::SparseTarget {
+                spec: spec.to_string(),
+                unbacked_bytes: unbacked,
+                size_bytes: size,
+            });
+        }
+    }
     let (rotational, removable, read_only) = match &block_name {
         Some(n) => (
             sysfs::read_flag(n, "queue/rotational"),
@@ -373,6 +386,26 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
         block_name,
         stat: Some(stat),
     })
+}
+
+/// How much of a regular file of `size` bytes has no data on a medium: holes and
+/// unwritten (preallocated) extents, from FIEMAP. `None` when all of it is written, when
+/// less than 1 MiB and 1 % is not, or when the filesystem cannot say (tmpfs: its own
+/// warning covers it).
+fn unbacked_bytes(file: &File, size: u64) -> Option<u64> {
+    use crate::sys::fiemap_flags::UNWRITTEN;
+    const MAX_EXTENTS: usize = 1 << 16;
+    let extents = crate::sys::file_extents(file, size, MAX_EXTENTS).ok()?;
+    if extents.len() >= MAX_EXTENTS {
+        return None; // more pieces than were read: what the rest holds is not known
+    }
+    let written: u64 = extents
+        .iter()
+        .filter(|e| e.flags & UNWRITTEN == 0)
+        .map(|e| e.length.min(size.saturating_sub(e.logical)))
+        .sum();
+    let unbacked = size.saturating_sub(written);
+    (unbacked >= 1 << 20 || unbacked > size / 100).then_some(unbacked)
 }
 
 /// Refuse when the device or any of its partitions is mounted, swap, or held.

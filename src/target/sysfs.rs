@@ -49,7 +49,9 @@ pub fn read_attr(name: &str, rel: &str) -> Option<String> {
 /// The model of whole disk `disk`: `device/model` (SCSI, USB, NVMe) or `device/name`
 /// (MMC/SD). The one reader, for `info` and for journal identities alike.
 pub fn disk_model(disk: &str) -> Option<String> {
-    read_attr(disk, "device/model").or_else(|| read_attr(disk, "device/name"))
+    read_attr(disk, "device/model")
+        .or_else(|| read_attr(disk, "device/name"))
+        .map(|m| crate::input::printable(&m).into_owned())
 }
 
 /// The serial number of whole disk `disk`, the first the kernel offers: `device/serial`
@@ -58,6 +60,7 @@ pub fn disk_serial(disk: &str) -> Option<String> {
     read_attr(disk, "device/serial")
         .or_else(|| read_attr(disk, "serial"))
         .or_else(|| read_attr(disk, "device/wwid"))
+        .map(|m| crate::input::printable(&m).into_owned())
 }
 
 /// A 0/1 sysfs attribute.

@@ -399,7 +399,7 @@ pub fn open_for_write(
             } else {
                 eprintln!("flashscope {}: {}", intent.command, intent.describe());
                 eprintln!(
-                    "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143). After a crash: flashscope restore {}",
+                    "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143, SIGHUP from a closed terminal: 129). After a crash: flashscope restore {}",
                     format_bytes(save),
                     path.display(),
                     path.display()
@@ -654,11 +654,7 @@ impl WriteSession {
 
     /// The exit code and message for a run a signal stopped.
     pub fn interrupted_exit(&self, ending: &Ending, sig: i32) -> i32 {
-        let name = if sig == libc::SIGTERM {
-            "SIGTERM"
-        } else {
-            "SIGINT"
-        };
+        let name = signals::name(sig);
         let r = ending.restored.unwrap_or_default();
         eprintln!(
             "flashscope: stopped by {name} after {} written; restored and verified {} regions ({}); journal removed",

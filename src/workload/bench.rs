@@ -421,6 +421,7 @@ pub fn claim_checks(command: &str, claimed: &[String], figures: &[BenchFigure]) 
             }
         };
         out.push(Check {
+            threshold: None,
             name: class_check_name(command, mark),
             passed,
             measurement: Some(measured),
@@ -663,6 +664,16 @@ pub fn parse_expect(text: &str) -> Result<Vec<Expect>> {
         if !metric_names().contains(&base) {
             return Err(bad(&format!("unknown metric '{name}'")));
         }
+        // A rate or a latency without a unit is a guess at what was meant (30 read as
+        // 30 bytes/s passes any card): refused, naming the fix.
+        let plain = !value.is_empty() && value.trim().parse::<f64>().is_ok();
+        if plain && quantity != Quantity::Iops {
+            let example = match quantity {
+                Quantity::Bandwidth => format!("{name}>={value}MB/s (or MiB/s, KB/s, GB/s)"),
+                _ => format!("{name}<={value}ms (or us, s)"),
+            };
+            return Err(bad(&format!("'{value}' has no unit; write e.g. {example}")));
+        }
         let v = match quantity {
             Quantity::Bandwidth => crate::units::parse_rate(value).ok().filter(|r| *r >= 0.0),
             Quantity::Iops => parse_count(value),
@@ -716,20 +727,22 @@ pub fn evaluate(expects: &[Expect], figures: &[BenchFigure]) -> Vec<ExpectResult
                 },
                 Some(m) => {
                     let pass = e.op.holds(m, e.value);
-                    let shown = match e.quantity {
-                        Quantity::Bandwidth => format!("{:.2} MB/s", m / MB),
-                        Quantity::Iops => format!("{m:.0} IOPS"),
-                        Quantity::P99 => crate::units::format_ns(m),
+                    let shown = |v: f64| match e.quantity {
+                        Quantity::Bandwidth => format!("{:.2} MB/s", v / MB),
+                        Quantity::Iops => format!("{v:.0} IOPS"),
+                        Quantity::P99 => crate::units::format_ns(v),
                     };
                     ExpectResult {
                         term: e.term.clone(),
                         measured: Some(m),
                         pass,
                         message: format!(
-                            "{}: measured {shown} {} {}",
+                            "{}: measured {} {} {} {}",
                             e.term,
+                            shown(m),
                             if pass { "passes" } else { "fails" },
-                            e.op.symbol()
+                            e.op.symbol(),
+                            shown(e.value)
                         ),
                     }
                 }
@@ -757,6 +770,7 @@ pub fn expect_checks(expects: &[Expect], results: &[ExpectResult]) -> Vec<Check>
             name = format!("{base}_{n}");
         }
         out.push(Check {
+            threshold: Some(e.value * scale),
             name,
             passed: r.pass,
             measurement: r.measured.map(|m| m * scale),

@@ -1202,3 +1202,33 @@ fn the_guard_warning_matches_the_finding() {
         .contains("aliased"));
     assert!(guard_warning(false, &wrap).is_none());
 }
+
+/// A verify whose time budget ends in the write pass has read nothing back: not a pass
+/// (exit 1, with the reason), where it used to print INCOMPLETE and exit 0 (issue 30).
+#[test]
+fn a_verify_stopped_in_its_write_pass_checked_nothing_and_is_not_a_pass() {
+    let out = flashscope()
+        .args(["verify", "sim:sd-16g", "--write", "--time-budget", "1s"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("checked nothing"), "{err}");
+    // A budget that reaches the read pass is a (partial) check: exit 0 when all is well.
+    let out = flashscope()
+        .args([
+            "verify",
+            "sim:custom,size=64M,erase=1M",
+            "--write",
+            "--time-budget",
+            "1h",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -431,3 +431,30 @@ fn history_ids_and_devices_are_sides() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no history database"));
 }
+
+/// A fio side whose bandwidth is negative or absurd (1e308) is refused naming the figure,
+/// not compared into a negative speed or a 309-digit number (issue 30).
+#[test]
+fn impossible_rates_in_a_side_are_refused() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/compare");
+    let good = std::fs::read_to_string(data.join("fio-randwrite-4k-3runs.json")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for bad in ["-5000", "1e308"] {
+        let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+        v["jobs"][0]["write"]["bw_bytes"] = serde_json::from_str(bad).unwrap();
+        let p = dir.path().join("bad.json");
+        std::fs::write(&p, v.to_string()).unwrap();
+        let out = flashscope()
+            .args(["compare"])
+            .arg(data.join("fio-randwrite-4k-3runs.json"))
+            .arg(&p)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("is not a rate a device can have"),
+            "{bad}: {err}"
+        );
+    }
+}

@@ -489,3 +489,59 @@ fn a_loop_device_and_its_backing_file_have_one_writer_between_them() {
     assert!(first.wait().unwrap().success());
     assert_eq!(lp.hash(), before, "bit-identical after both");
 }
+
+/// A history behind a directory this user may not enter is "cannot be looked at", not
+/// "no such database yet" (issue 30).
+#[test]
+fn an_unreadable_history_directory_is_not_an_empty_history() {
+    let d = tempfile::Builder::new()
+        .prefix("fs-hist")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let private = d.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let db = private.join("h.sqlite");
+    let Some((_bin, mut cmd)) =
+        common::as_nobody(&["history", "list", "--history", db.to_str().unwrap()])
+    else {
+        return;
+    };
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot be looked at"), "{err}");
+    assert!(!err.contains("no such database yet"), "{err}");
+}
+
+/// A target even root may not open (an immutable file: EPERM for root too) is not told
+/// "run as root" (issue 33 point 6).
+#[test]
+fn a_target_root_cannot_open_is_not_told_to_run_as_root() {
+    if !is_root() {
+        common::skip("needs root to see what root is refused");
+        return;
+    }
+    if !common::has_tool("chattr") {
+        common::skip("chattr is not installed (apt-get install e2fsprogs)");
+        return;
+    }
+    let d = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let f = d.path().join("immutable.img");
+    std::fs::write(&f, vec![0u8; 4 << 20]).unwrap();
+    let set = Command::new("chattr").arg("+i").arg(&f).status().unwrap();
+    if !set.success() {
+        common::skip("this filesystem has no immutable attribute");
+        return;
+    }
+    let out = flashscope()
+        .args(["verify", f.to_str().unwrap(), "--write"])
+        .output()
+        .unwrap();
+    let _ = Command::new("chattr").arg("-i").arg(&f).status();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("even to root"), "{err}");
+    assert!(!err.contains("run as root"), "{err}");
+}

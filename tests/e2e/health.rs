@@ -333,3 +333,91 @@ fn a_recorded_tree_labels_the_exported_figures_with_its_own_device() {
         "{text}"
     );
 }
+
+/// A smartctl that leaves a process holding its output: one in its process group is
+/// stopped with it and the report is read; one that escaped the group (setsid) cannot
+/// block health, which says why within seconds (issue 30).
+#[test]
+fn a_smartctl_whose_child_keeps_the_output_open_does_not_hang_health() {
+    use std::os::unix::fs::PermissionsExt;
+    let data = data("smartctl/ata-samsung-860-evo.json");
+    for (how, escapes) in [
+        ("/bin/sleep 300 &", false),
+        ("/usr/bin/setsid /bin/sleep 300 &", true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("smartctl");
+        let pid = dir.path().join("pid");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\n/bin/cat '{data}'\n{how}\necho $! > '{}'\nexit 0\n",
+                pid.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let t0 = std::time::Instant::now();
+        let (code, out, err) = on_tree("sata-disk", &["/dev/sda", "--json"], dir.path());
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(20),
+            "{how}: health took {:?}",
+            t0.elapsed()
+        );
+        if escapes {
+            assert!(
+                err.contains("its output stayed open"),
+                "{how}: {code} {err}"
+            );
+            // The escaped sleeper is this test's to end, by its id.
+            if let Some(p) = std::fs::read_to_string(&pid)
+                .ok()
+                .and_then(|p| p.trim().parse::<i32>().ok())
+            {
+                // SAFETY: kill of the process this test's stub started.
+                unsafe { libc::kill(p, libc::SIGKILL) };
+            }
+        } else {
+            assert_eq!(code, 0, "{how}: {err}");
+            assert_eq!(
+                json_of(&out)["inferences"]["percentage_used"]["value"],
+                19.0
+            );
+        }
+    }
+}
+
+/// An NVMe health export passes `promtool check metrics` (issue 30: the media-error count
+/// has a counter's `_total` suffix, so it is typed a counter).
+#[test]
+fn an_nvme_health_export_passes_promtool() {
+    if !common::has_tool("promtool") {
+        common::skip("promtool is not installed (apt-get install prometheus)");
+        return;
+    }
+    let (stub, _) = stub_smartctl("nvme-samsung-970-media-errors.json", 0);
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("nvme.prom");
+    let (code, _, err) = on_tree(
+        "nvme",
+        &["/dev/nvme0n1", "--prometheus", prom.to_str().unwrap()],
+        stub.path(),
+    );
+    assert!(code == 0 || code == 3, "{err}");
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        text.contains("# TYPE flashscope_smart_media_errors_total counter"),
+        "{text}"
+    );
+    let out = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::fs::File::open(&prom).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "promtool: {}{}\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

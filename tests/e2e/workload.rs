@@ -800,3 +800,108 @@ fn io_options_in_fios_words_do_what_fio_does() {
         .iter()
         .any(|w| w["kind"] == "rate_not_met" && w["message"].as_str().unwrap().contains("500")));
 }
+
+/// Issue 31 point 1: a check that cannot fail. A rate or latency without a unit and a
+/// cache size without one are refused (exit 2, naming the option and the fix); every
+/// check states its threshold in its text, its JSON and its JUnit message.
+#[test]
+fn checks_need_units_and_state_their_threshold() {
+    for (args, needle) in [
+        (
+            vec![
+                "bench",
+                "sim:sd-16g",
+                "--runtime",
+                "1",
+                "--expect",
+                "seq_read>=30",
+            ],
+            "'30' has no unit; write e.g. seq_read>=30MB/s",
+        ),
+        (
+            vec![
+                "bench",
+                "sim:sd-16g",
+                "--runtime",
+                "1",
+                "--expect",
+                "seq_read_p99<=5",
+            ],
+            "'5' has no unit",
+        ),
+        (
+            vec![
+                "probe",
+                "sim:custom,size=4G,real=1G,fake_mode=limbo,cache=256M",
+                "--write",
+                "--max-cache",
+                "512",
+            ],
+            "--max-cache '512' has no unit",
+        ),
+    ] {
+        let out = flashscope().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("j.xml");
+    let out = flashscope()
+        .args([
+            "bench",
+            "sim:sd-16g",
+            "--runtime",
+            "1",
+            "--expect",
+            "seq_read>=1000MB/s",
+            "--json",
+            "--junit",
+        ])
+        .arg(&junit)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = &doc["checks"][0];
+    assert_eq!(check["threshold"], 1e9, "{check}");
+    assert_eq!(check["units"], "bytes/s");
+    let msg = check["message"].as_str().unwrap();
+    assert!(msg.contains("fails >= 1000.00 MB/s"), "{msg}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("1000.00 MB/s"), "{xml}");
+}
+
+/// Issue 31 point 6: a sparse or preallocated file is measured at memory speed; bench says
+/// why and how to fix it. A filled file gets no such warning.
+#[test]
+fn a_sparse_file_gets_a_warning_naming_the_cause() {
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let sparse = dir.path().join("sparse.img");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let filled = dir.path().join("filled.img");
+    std::fs::write(&filled, common::random_bytes(64 << 20, 3)).unwrap();
+    for (f, want) in [(&sparse, true), (&filled, false)] {
+        let v = json_code(
+            &[
+                "bench",
+                f.to_str().unwrap(),
+                "--runtime",
+                "0.2",
+                "--size",
+                "64M",
+            ],
+            0,
+        );
+        let kinds = common::warning_kinds(&v);
+        assert_eq!(
+            kinds.iter().any(|k| k == "sparse_target"),
+            want,
+            "{}: {kinds:?}",
+            f.display()
+        );
+    }
+}

@@ -797,3 +797,25 @@ fn a_journal_on_a_partition_of_the_target_is_refused() {
     );
     assert!(!journal.exists());
 }
+
+/// A closed terminal or a dropped ssh session (SIGHUP) during a preserve-mode write test
+/// on a file: restored bit-identically, journal removed, exit 129 (issue 31 point 2). The
+/// terminal is gone, so nothing it printed afterwards is checked; the file is.
+#[test]
+fn sighup_restores_like_ctrl_c_and_exits_129() {
+    use rand::{Rng, SeedableRng};
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let img = dir.join("a.img");
+    let mut original = vec![0u8; 64 << 20];
+    rand_pcg::Pcg64::seed_from_u64(29).fill(&mut original[..]);
+    std::fs::write(&img, &original).unwrap();
+    let j = dir.join("hup.fsjournal");
+    let (code, err) = interrupt_slc(img.to_str().unwrap(), &img, dir, &j, libc::SIGHUP);
+    assert_eq!(code, Some(129), "{err}");
+    assert!(!j.exists(), "journal removed");
+    assert!(
+        std::fs::read(&img).unwrap() == original,
+        "bit-identical after SIGHUP"
+    );
+}

@@ -179,6 +179,7 @@ impl WriteTest for CapacityTest {
             .extend(guard_warning(rec.guard_restored, &verdict));
         f.failed = verdict.failed();
         f.checks.push(Check {
+            threshold: None,
             name: "probe.capacity".into(),
             passed: !verdict.failed(),
             measurement: Some(verdict.usable_bytes as f64),

@@ -95,6 +95,7 @@ mod tests {
              lava-test-case bench.expect.seq_write --result pass\n"
         );
         let c = Check {
+            threshold: None,
             name: "a b\"c".into(),
             passed: true,
             measurement: Some(1.5),

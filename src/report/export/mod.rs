@@ -159,6 +159,7 @@ mod tests {
             &[("job", "rand_write")],
         ));
         doc.checks.push(Check {
+            threshold: None,
             name: "probe.capacity".into(),
             passed: false,
             measurement: Some(8e9),
@@ -166,6 +167,7 @@ mod tests {
             message: "FAKE: announces 64 GiB, holds 8 GiB <&>".into(),
         });
         doc.checks.push(Check {
+            threshold: None,
             name: "bench.expect.seq_write".into(),
             passed: true,
             measurement: None,

@@ -59,7 +59,14 @@ impl Exporter for Prometheus {
         }
         for f in &families {
             writeln!(out, "# HELP {} {}", f.name, escape_help(&f.help))?;
-            writeln!(out, "# TYPE {} gauge", f.name)?;
+            // A `_total` name is a count that only grows (media errors): a counter, as
+            // the naming convention says and promtool checks; everything else a gauge.
+            let kind = if f.name.ends_with("_total") {
+                "counter"
+            } else {
+                "gauge"
+            };
+            writeln!(out, "# TYPE {} {kind}", f.name)?;
             for s in &f.samples {
                 write!(out, "{}", f.name)?;
                 if !s.labels.is_empty() {
