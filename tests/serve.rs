@@ -1279,3 +1279,47 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
         "no significant difference in {same} of 3:\n  {report}"
     );
 }
+
+/// Issue 30 point 5: whoever controls a directory above the mountpoint swaps it for a
+/// link to another mount while the card is served; at SIGTERM the server unmounts its
+/// own card (reached through the descriptor it kept), never the mount the link points at.
+#[test]
+fn a_swapped_parent_directory_does_not_make_the_server_unmount_another_mount() {
+    require_root_fuse!();
+    let _s = serial();
+    let mut server = Server::start(CARD, &[]);
+    let parent = server.mountpoint.parent().unwrap().to_path_buf();
+    // Another mount, the test's own: a tmpfs at OTHER/card.
+    let other = tempfile::tempdir().unwrap();
+    let victim = other.path().join("card");
+    std::fs::create_dir(&victim).unwrap();
+    let st = Command::new("mount")
+        .args(["-t", "tmpfs", "none"])
+        .arg(&victim)
+        .status()
+        .unwrap();
+    assert!(st.success(), "mount a tmpfs");
+    let victim = victim.canonicalize().unwrap();
+    assert!(mounted(&victim), "the other mount is there before the swap");
+    // The swap: the served card's parent moves away, a link to OTHER takes its name.
+    let moved = parent.with_extension("moved");
+    std::fs::rename(&parent, &moved).unwrap();
+    std::os::unix::fs::symlink(other.path(), &parent).unwrap();
+    assert!(mounted(&victim), "the other mount is there after the swap");
+    server.signal(libc::SIGTERM);
+    let exited = server.wait_exit(Duration::from_secs(20));
+    let victim_mounted = mounted(&victim);
+    let card_mounted = mounted(&moved.join("card"));
+    // Put things back for the cleanup, whatever happened.
+    std::fs::remove_file(&parent).unwrap();
+    std::fs::rename(&moved, &parent).unwrap();
+    if victim_mounted {
+        let _ = Command::new("umount").arg(&victim).status();
+    }
+    assert!(exited.is_some(), "the server did not stop");
+    assert!(
+        victim_mounted,
+        "the server unmounted the other mount through the link"
+    );
+    assert!(!card_mounted, "the server did not unmount its own card");
+}

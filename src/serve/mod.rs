@@ -282,11 +282,18 @@ impl Watchdog {
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        // SAFETY: dup2 is async-signal-safe; it gives the shell the parent directory as
-        // descriptor 3 (dup2 clears close-on-exec on the copy).
+        // SAFETY: dup2 and fcntl are async-signal-safe; they give the shell the parent
+        // directory as descriptor 3, kept across exec. dup2 clears close-on-exec on the
+        // copy, but dup2(3, 3) does nothing at all: when the descriptor already is 3, its
+        // close-on-exec flag is cleared instead.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::dup2(parent, 3) < 0 {
+                let r = if parent == 3 {
+                    libc::fcntl(3, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(parent, 3)
+                };
+                if r < 0 {
                     return Err(io::Error::last_os_error());
                 }
                 Ok(())
@@ -325,12 +332,12 @@ fn wait_finished<T>(h: &std::thread::JoinHandle<T>, timeout: Duration) -> bool {
 /// its own file open afterwards: if it is killed, the kernel closes its descriptors from
 /// the dying server's last thread, and closing a FUSE file there would wait forever for
 /// a reply that thread can no longer send.
-fn attach_loop(image: &Path, sector: u32) -> Result<LoopDevice> {
+fn attach_loop(through: &Path, image: &Path, sector: u32) -> Result<LoopDevice> {
     let backing = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .custom_flags(crate::sys::O_DIRECT)
-        .open(image)
+        .open(through)
         .map_err(|e| Error::io(format!("opening {}", image.display()), e))?;
     let dev = LoopDevice::attach_direct(&backing, sector, image)
         .map_err(|e| Error::io(format!("attaching a loop device to {}", image.display()), e))?;
@@ -364,15 +371,22 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
         fuser::MountOption::Subtype("flashscope".into()),
     ];
     config.n_threads = Some(1);
-    let session = fuser::Session::new(fs, &mountpoint, &config).map_err(|e| {
+    // Mounted through the parent's descriptor too: fuser keeps the path it was given and
+    // unmounts it when its session ends, and this path always leads to this card.
+    let session = fuser::Session::new(fs, anchor.path(), &config).map_err(|e| {
         Error::io(
             format!("mounting the FUSE filesystem on '{}'", mountpoint.display()),
             e,
         )
     })?;
     let watchdog = Watchdog::spawn(&anchor).ok();
+    // Never dropped: fuser's session unmounts, when dropped, the canonical path it
+    // resolved at mount time, and by then a swapped directory above could lead that path
+    // to another mount. The card is unmounted through the anchor below; the session's
+    // thread is joined through its public handle, and the rest is left to the process's
+    // exit, which closes the FUSE device.
     let background = match session.spawn() {
-        Ok(b) => b,
+        Ok(b) => std::mem::ManuallyDrop::new(b),
         Err(e) => {
             let _ = anchor.umount(rustix::mount::UnmountFlags::DETACH);
             return Err(Error::io("starting the FUSE session", e));
@@ -383,7 +397,7 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
 
     // Everything below must unmount on the way out, whatever fails.
     let attached: Result<Option<LoopDevice>> = if opts.attach_loop {
-        attach_loop(&image, opts.cfg.sector).map(Some)
+        attach_loop(&anchor.path().join(IMAGE_NAME), &image, opts.cfg.sector).map(Some)
     } else {
         Ok(None)
     };
@@ -450,8 +464,13 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
         }
     }
     if wait_finished(&background.guard, Duration::from_secs(3)) {
-        if let Err(e) = background.join() {
-            cleanup_warnings.push(format!("FUSE session: {e}"));
+        // SAFETY: the handle is moved out of the session once, here, and the session is
+        // never dropped or used again (ManuallyDrop), so it is not joined or freed twice.
+        let guard = unsafe { std::ptr::read(&background.guard) };
+        match guard.join() {
+            Ok(Err(e)) => cleanup_warnings.push(format!("FUSE session: {e}")),
+            Err(_) => cleanup_warnings.push("FUSE session: its thread panicked".into()),
+            Ok(Ok(())) => {}
         }
         let _ = wait_finished(&completer, Duration::from_secs(2));
     }
