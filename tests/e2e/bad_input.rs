@@ -8,8 +8,7 @@ use crate::common;
 
 use clap::CommandFactory;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 /// What a case must give: exit code and the words stderr must contain.
 struct Case {
@@ -29,43 +28,20 @@ fn case(args: &[&str], code: i32, says: &[&str]) -> Case {
 /// Run one case with a deadline; return a description of what went wrong, if anything.
 fn check(c: &Case, state: &Path) -> Option<String> {
     // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
-    let mut child = <Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
-        .unwrap()
-        .args(&c.args)
+    let mut cmd = <Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").unwrap();
+    cmd.args(&c.args)
         .envs(common::HISTORY_OFF)
         .env("XDG_STATE_HOME", state)
         // In the temporary directory: an option that takes a file name (--csv) and
         // accepts a bad value as one writes it there, not into the checkout.
-        .current_dir(state)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Some(format!("{:?}: still running after 20 s (a hang)", c.args));
-        }
-        std::thread::sleep(Duration::from_millis(5));
+        .current_dir(state);
+    let Some((code, err)) = common::run_with_deadline(&mut cmd, 20) else {
+        return Some(format!("{:?}: still running after 20 s (a hang)", c.args));
     };
-    let mut err = String::new();
-    use std::io::Read;
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
     let problem = if err.contains("panicked") || err.contains("RUST_BACKTRACE") {
         Some("panicked".to_string())
-    } else if status.code() != Some(c.code) {
-        Some(format!("exit {:?}, expected {}", status.code(), c.code))
+    } else if code != c.code {
+        Some(format!("exit {code}, expected {}", c.code))
     } else {
         c.says
             .iter()

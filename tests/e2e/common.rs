@@ -683,3 +683,39 @@ pub fn killed_file_run(
     assert_ne!(std::fs::read(&img).unwrap(), original);
     (img, j, original)
 }
+
+/// Run `cmd` (stdout discarded, stderr kept) with a deadline: its exit code (-1 when a
+/// signal ended it) and stderr, or `None` when it was still running after `secs` (a hang;
+/// it is killed and reaped). The one bounded runner of the hostile-input tables.
+pub fn run_with_deadline(cmd: &mut StdCommand, secs: u64) -> Option<(i32, String)> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read stderr meanwhile, so a chatty child never blocks on a full pipe.
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = pipe.read_to_string(&mut err);
+        err
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    Some((
+        status.code().unwrap_or(-1),
+        reader.join().unwrap_or_default(),
+    ))
+}

@@ -73,32 +73,9 @@ impl Scene {
 
 /// Run flashscope with a deadline (a FIFO must never block it); exit code and stderr.
 fn run_bounded(args: &[String], secs: u64) -> (i32, String) {
-    let mut child = common::flashscope_abs()
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read;
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            return (st.code().unwrap_or(-1), err);
-        }
-        if t0.elapsed() > Duration::from_secs(secs) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("flashscope {args:?} hung for {secs} s (a FIFO at an output path?)");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::run_with_deadline(common::flashscope_abs().args(args), secs).unwrap_or_else(|| {
+        panic!("flashscope {args:?} hung for {secs} s (a FIFO at an output path?)")
+    })
 }
 
 /// Every output option, as (args with OUT standing for the output path, the extension).
