@@ -11,7 +11,7 @@ use std::path::Path;
 /// Arguments of `report`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope align sim:sd-16g --json > align.json\n  flashscope probe sim:fake-64g --write --json > probe.json\n  flashscope report align.json probe.json -o report.html\n\nOne self-contained page (inline CSS and SVG charts, no script, no network), printable:\nper document the verdict, every inference with its evidence and confidence, the checks,\nwarnings, a chart of the samples, the plan and what was written, the raw samples folded.\nEach FILE is a regular file of at most 24 MiB (- reads standard input once). Exit code 2\nfor a file that is not a complete flashscope/1 document (named); 1 when -o cannot be\nwritten. The page is written beside -o and renamed over it (mode 0644 less the umask)."
+    after_help = "Examples:\n  flashscope align sim:sd-16g --json > align.json\n  flashscope probe sim:fake-64g --write --json > probe.json\n  flashscope report align.json probe.json -o report.html\n\nOne self-contained page (inline CSS and SVG charts, no script, no network), printable:\nper document the verdict, every inference with its evidence and confidence, the checks,\nwarnings, a chart of the samples, the plan and what was written, the raw samples folded.\nEach FILE is a regular file of at most 64 MiB (- reads standard input once). Exit code 2\nfor a file that is not a complete flashscope/1 document (named); 1 when -o cannot be\nwritten. The page is written beside -o and renamed over it (mode 0644 less the umask)."
 )]
 pub struct Args {
     /// Saved `--json` documents of any flashscope command (`-` reads standard input).

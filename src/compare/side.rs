@@ -241,12 +241,7 @@ pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Side> {
     // A flashscope document is read straight into its types (Document::from_json builds
     // no tree of it); only fio's free-form output is read as a tree, and fio's JSON is
     // kilobytes, so more than FIO_CAP_BYTES of it is refused rather than parsed.
-    #[derive(serde::Deserialize)]
-    struct Head {
-        #[serde(default)]
-        schema: Option<serde::de::IgnoredAny>,
-    }
-    if serde_json::from_slice::<Head>(bytes).is_ok_and(|h| h.schema.is_some()) {
+    if Document::has_schema(bytes) {
         let doc = Document::from_json(name, bytes)?;
         return checked(name, from_document(name, &doc)?);
     }

@@ -14,12 +14,14 @@ use serde::de::DeserializeOwned;
 use std::fmt::Write;
 
 /// The document's top-level JSON fields: the page shows any command's parameters, raw
-/// samples and other fields generically, as tables and folded JSON.
-fn view(d: &Document) -> serde_json::Map<String, serde_json::Value> {
-    match serde_json::to_value(d) {
-        Ok(serde_json::Value::Object(m)) => m,
-        _ => serde_json::Map::new(),
-    }
+/// samples and other fields generically, as tables and folded JSON. Of the samples only
+/// the first [`RAW_ROWS`] become JSON values.
+fn view(d: &Document) -> super::fields::TopLevel {
+    super::fields::top_level(d, RAW_ROWS).unwrap_or(super::fields::TopLevel {
+        fields: serde_json::Map::new(),
+        samples: 0,
+        first_samples: Vec::new(),
+    })
 }
 
 /// Rows of a raw sample table shown before the rest is left out (the JSON has them all).
@@ -183,8 +185,9 @@ fn document(h: &mut String, i: usize, d: &Document) {
             }
         }
     }
-    plan(h, d);
-    raw(h, d);
+    let fields = view(d);
+    plan(h, d, &fields.fields);
+    raw(h, &fields);
     h.push_str("</section>\n");
 }
 
@@ -477,7 +480,7 @@ fn charts_of(d: &Document, target: &TargetInfo) -> Vec<Result<Figure, String>> {
 }
 
 /// The plan (parameters) against what was written (bytes, the preserve block).
-fn plan(h: &mut String, d: &Document) {
+fn plan(h: &mut String, d: &Document, fields: &serde_json::Map<String, serde_json::Value>) {
     h.push_str("<h3>Plan and what was written</h3>\n<table class=\"plan\">\n");
     let _ = writeln!(
         h,
@@ -485,7 +488,6 @@ fn plan(h: &mut String, d: &Document) {
         format_bytes(d.bytes_written),
         d.bytes_written
     );
-    let fields = view(d);
     if let Some(p) = fields.get("preserve").and_then(|p| p.as_object()) {
         for (k, v) in p {
             let _ = writeln!(
@@ -528,13 +530,10 @@ fn scalar(key: &str, v: &serde_json::Value) -> String {
 }
 
 /// The raw samples as a folded table, and the rest of the document as folded JSON.
-fn raw(h: &mut String, d: &Document) {
-    let fields = view(d);
-    if let Some(rows) = fields
-        .get("samples")
-        .and_then(|s| s.as_array())
-        .filter(|a| !a.is_empty())
-    {
+fn raw(h: &mut String, view: &super::fields::TopLevel) {
+    let fields = &view.fields;
+    let rows = &view.first_samples;
+    if !rows.is_empty() {
         let mut cols: Vec<&str> = Vec::new();
         for r in rows.iter().take(RAW_ROWS) {
             if let Some(o) = r.as_object() {
@@ -548,8 +547,8 @@ fn raw(h: &mut String, d: &Document) {
         let _ = writeln!(
             h,
             "<details><summary>Raw samples ({} rows{})</summary>\n<table class=\"raw\">",
-            rows.len(),
-            if rows.len() > RAW_ROWS {
+            view.samples,
+            if view.samples > RAW_ROWS {
                 format!(", the first {RAW_ROWS} shown; the JSON has them all")
             } else {
                 String::new()

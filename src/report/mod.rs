@@ -2,6 +2,7 @@
 
 pub mod charts;
 pub mod export;
+mod fields;
 pub mod html;
 pub mod output_file;
 pub mod progress;
@@ -13,6 +14,7 @@ pub mod warning;
 pub use warning::Warning;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 
 pub use results::{Body, Target, WriteRecord};
@@ -213,13 +215,15 @@ pub struct TargetInfo {
 /// The JSON is schema `flashscope/1` with the fields in this order: `schema`, `command`,
 /// `target`, `parameters`, `samples`, `inferences`, `bytes_written`, `elapsed_ns`,
 /// `warnings`, `checks`, `metrics`, then the command's other fields by name.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+///
+/// Read with [`Document::from_json`]: the top-level fields are split as slices of the
+/// text and each is read straight into its type, so no tree of the document is built.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Document {
     pub schema: String,
     /// When the run started, RFC 3339 UTC from the real clock (e.g. `2026-11-25T16:40:00Z`):
     /// the same for every document of one run ([`run_started_at`]). Absent in documents
     /// saved before it existed.
-    #[serde(default)]
     pub started_at: Option<String>,
     pub target: Target,
     pub inferences: BTreeMap<String, Inference>,
@@ -228,46 +232,46 @@ pub struct Document {
     pub warnings: Vec<Warning>,
     /// The pass/fail checks the command made (`--expect`, the fake verdict, verify, the
     /// classes, health): what JUnit and LAVA report and what makes exit code 3.
-    #[serde(default)]
     pub checks: Vec<Check>,
     /// The figures worth watching over time (Prometheus textfile, history), typed by the
     /// command that measured them; device labels are added at export from `target`.
-    #[serde(default)]
     pub metrics: Vec<Metric>,
-    /// The command's own fields: `command`, `parameters`, `samples` and its extras.
-    /// Read before `session`: a flattened struct takes the fields it reads, and `restore`'s
-    /// own `journal` (the file it restored from) must reach the body.
-    #[serde(flatten)]
+    /// The command's own fields: `command`, `parameters`, `samples` and its extras (every
+    /// top-level field that is not one of the above; `restore`'s own `journal`, the file
+    /// it restored from, reaches the body too).
     pub body: Body,
-    /// A writing test's preserve-mode record (`journal`, `preserve` at the top level).
-    #[serde(flatten)]
+    /// A writing test's preserve-mode record (`journal`, `preserve` and `time_budget` at
+    /// the top level; present when `preserve` is).
     pub session: Option<WriteRecord>,
 }
 
 impl Serialize for Document {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::{Error, SerializeMap};
-        let mut rest = json_object(&self.body).map_err(S::Error::custom)?;
-        if let Some(w) = &self.session {
-            rest.extend(json_object(w).map_err(S::Error::custom)?);
-        }
-        let command = rest.remove("command");
-        let parameters = rest
-            .remove("parameters")
-            .unwrap_or_else(|| serde_json::json!({}));
-        let samples = rest
-            .remove("samples")
-            .unwrap_or_else(|| serde_json::json!([]));
-        let target = serde_json::to_value(&self.target).map_err(S::Error::custom)?;
+        // The body's and the preserve record's fields go to the top level, each written
+        // straight from its type: `command`, `parameters` and `samples` in their places,
+        // the others after the common fields in the order of their names.
+        let body = fields::names(&self.body).map_err(S::Error::custom)?;
+        let session = match &self.session {
+            Some(w) => fields::names(w).map_err(S::Error::custom)?,
+            None => Vec::new(),
+        };
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("schema", &self.schema)?;
-        m.serialize_entry("command", &command)?;
+        fields::write_one(&self.body, "command", &mut m)?;
         if let Some(t) = &self.started_at {
             m.serialize_entry("started_at", t)?;
         }
-        m.serialize_entry("target", &target)?;
-        m.serialize_entry("parameters", &parameters)?;
-        m.serialize_entry("samples", &samples)?;
+        m.serialize_entry("target", &fields::AsValue(&self.target))?;
+        for (name, empty) in [("parameters", "{}"), ("samples", "[]")] {
+            if body.contains(&name) {
+                fields::write_one(&self.body, name, &mut m)?;
+            } else {
+                let empty: serde_json::Value =
+                    serde_json::from_str(empty).map_err(S::Error::custom)?;
+                m.serialize_entry(name, &empty)?;
+            }
+        }
         m.serialize_entry("inferences", &self.inferences)?;
         m.serialize_entry("bytes_written", &self.bytes_written)?;
         m.serialize_entry("elapsed_ns", &self.elapsed_ns)?;
@@ -278,21 +282,83 @@ impl Serialize for Document {
         if !self.metrics.is_empty() {
             m.serialize_entry("metrics", &self.metrics)?;
         }
-        for (k, v) in &rest {
-            m.serialize_entry(k, v)?;
+        let mut rest: Vec<(&str, bool)> = body
+            .iter()
+            .filter(|n| !["command", "parameters", "samples"].contains(n))
+            .map(|n| (*n, true))
+            .filter(|(n, _)| !session.contains(n))
+            .chain(session.iter().map(|n| (*n, false)))
+            .collect();
+        rest.sort();
+        for (name, in_body) in rest {
+            match (&self.session, in_body) {
+                (Some(w), false) => fields::write_one(w, name, &mut m)?,
+                _ => fields::write_one(&self.body, name, &mut m)?,
+            }
         }
         m.end()
     }
 }
 
-/// A part of the document as a JSON object (its fields go to the top level).
-fn json_object<T: Serialize>(
-    v: &T,
-) -> serde_json::Result<serde_json::Map<String, serde_json::Value>> {
-    Ok(match serde_json::to_value(v)? {
-        serde_json::Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    })
+/// The document's own fields (every other top-level field is the command's).
+const OWN_FIELDS: &[&str] = &[
+    "schema",
+    "started_at",
+    "target",
+    "inferences",
+    "bytes_written",
+    "elapsed_ns",
+    "warnings",
+    "checks",
+    "metrics",
+];
+
+/// The most top-level fields a document may have: every command has fewer than 30.
+const MAX_FIELDS: usize = 256;
+
+/// A JSON object's top-level fields in order, each value a slice of the text (no tree).
+struct Fields<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Fields<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Fields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a flashscope document (a JSON object)")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                use serde::de::Error as _;
+                let mut fields: Vec<(String, &'de RawValue)> = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
+                    if fields.iter().any(|(x, _)| *x == k) {
+                        return Err(A::Error::custom(format!("duplicate field `{k}`")));
+                    }
+                    if fields.len() == MAX_FIELDS {
+                        return Err(A::Error::custom(format!(
+                            "more than {MAX_FIELDS} top-level fields"
+                        )));
+                    }
+                    fields.push((k, v));
+                }
+                Ok(Fields(fields))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+/// A document nested in another (`auto`'s steps) is read the way [`Document::from_json`]
+/// reads one, after its checks.
+impl<'de> Deserialize<'de> for Document {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let fields = Fields::deserialize(d)?;
+        Document::from_fields(fields.0).map_err(D::Error::custom)
+    }
 }
 
 impl Document {
@@ -338,34 +404,22 @@ impl Document {
     /// JSON, truncated, another schema, a command flashscope does not know) with exit code 2.
     pub fn from_json(name: &str, bytes: &[u8]) -> crate::Result<Document> {
         let bad = |why: String| crate::Error::usage(format!("{name}: {why}"));
-        // First only the two fields that say what the document is, every other field
-        // skipped without being kept: no tree of the whole document is ever built (a
-        // `serde_json::Value` of a large document takes 30 times its size), and the
-        // document is then read straight into its types.
-        #[derive(Deserialize)]
-        struct Head {
-            #[serde(default)]
-            schema: Option<serde_json::Value>,
-            #[serde(default)]
-            command: Option<serde_json::Value>,
-        }
-        let head: Head = match serde_json::from_slice(bytes) {
-            Ok(h) => h,
+        let fields = match serde_json::from_slice::<Fields>(bytes) {
+            Ok(f) => f.0,
             Err(e) if e.is_eof() => {
                 return Err(bad(format!("the JSON ends early (truncated?): {e}")))
             }
             Err(e) if e.is_syntax() => return Err(bad(format!("not a JSON document: {e}"))),
-            // Valid JSON that is not an object.
-            Err(_) => Head {
-                schema: None,
-                command: None,
-            },
+            // Valid JSON that is not an object (or has a field twice).
+            Err(_) => Vec::new(),
         };
-        match head.schema.as_ref().and_then(|s| s.as_str()) {
-            Some(SCHEMA) => {}
+        let raw = |key: &str| fields.iter().find(|(k, _)| k == key).map(|(_, v)| *v);
+        match raw("schema").and_then(|v| serde_json::from_str::<String>(v.get()).ok()) {
+            Some(s) if s == SCHEMA => {}
             Some(other) => {
                 return Err(bad(format!(
-                    "schema '{other}', not {SCHEMA}: only flashscope's own --json documents can be read"
+                    "schema '{}', not {SCHEMA}: only flashscope's own --json documents can be read",
+                    crate::input::printable(&other)
                 )))
             }
             None => {
@@ -374,29 +428,95 @@ impl Document {
                 )))
             }
         }
-        match head.command.as_ref() {
-            Some(serde_json::Value::String(c)) if Body::COMMANDS.contains(&c.as_str()) => {}
-            Some(serde_json::Value::String(c)) => {
-                return Err(bad(format!(
-                    "command '{c}' is not one flashscope knows ({})",
-                    Body::COMMANDS.join(", ")
-                )))
-            }
-            Some(other) => {
-                return Err(bad(format!(
-                    "a {SCHEMA} document with a field out of shape: \"command\" is {other}, not a command name"
-                )))
-            }
+        match raw("command") {
+            Some(v) => match serde_json::from_str::<String>(v.get()) {
+                Ok(c) if Body::COMMANDS.contains(&c.as_str()) => {}
+                Ok(c) => {
+                    return Err(bad(format!(
+                        "command '{}' is not one flashscope knows ({})",
+                        crate::input::printable(&c),
+                        Body::COMMANDS.join(", ")
+                    )))
+                }
+                Err(_) => {
+                    let text: String = v.get().chars().take(60).collect();
+                    return Err(bad(format!(
+                        "a {SCHEMA} document with a field out of shape: \"command\" is {}, not a command name",
+                        crate::input::printable(&text)
+                    )));
+                }
+            },
             None => {
                 return Err(bad(format!(
                     "a {SCHEMA} document with a field out of shape: no \"command\""
                 )))
             }
         }
-        serde_json::from_slice(bytes).map_err(|e| {
+        Document::from_fields(fields).map_err(|e| {
             bad(format!(
                 "a {SCHEMA} document with a field out of shape: {e}"
             ))
+        })
+    }
+
+    /// Whether `bytes` are a JSON object with a `"schema"` field (a flashscope document,
+    /// as opposed to another tool's JSON), read without building a tree of it.
+    pub fn has_schema(bytes: &[u8]) -> bool {
+        serde_json::from_slice::<Fields>(bytes)
+            .is_ok_and(|f| f.0.iter().any(|(k, _)| k == "schema"))
+    }
+
+    /// A document from its top-level fields, each a slice of the document's text read
+    /// once into its type. Every field that is not one of the document's own goes to the
+    /// command's body; the preserve-mode record's fields go to `session` as well.
+    fn from_fields(fields: Vec<(String, &RawValue)>) -> serde_json::Result<Document> {
+        use serde::de::Error as _;
+        fn field<'a, T: Deserialize<'a>>(
+            fields: &[(String, &'a RawValue)],
+            name: &'static str,
+        ) -> serde_json::Result<Option<T>> {
+            match fields.iter().find(|(k, _)| k == name) {
+                None => Ok(None),
+                Some((_, v)) => serde_json::from_str(v.get())
+                    .map(Some)
+                    .map_err(|e| serde_json::Error::custom(format!("\"{name}\": {e}"))),
+            }
+        }
+        fn required<'a, T: Deserialize<'a>>(
+            fields: &[(String, &'a RawValue)],
+            name: &'static str,
+        ) -> serde_json::Result<T> {
+            field(fields, name)?.ok_or_else(|| serde_json::Error::missing_field(name))
+        }
+        let command: String = required(&fields, "command")?;
+        let rest: Vec<(String, &RawValue)> = fields
+            .iter()
+            .filter(|(k, _)| !OWN_FIELDS.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        let session = if fields.iter().any(|(k, _)| k == "preserve") {
+            let record = fields
+                .iter()
+                .filter(|(k, _)| WriteRecord::FIELDS.contains(&k.as_str()))
+                .map(|(k, v)| (k.as_str(), *v));
+            Some(WriteRecord::deserialize(
+                serde::de::value::MapDeserializer::<_, serde_json::Error>::new(record),
+            )?)
+        } else {
+            None
+        };
+        Ok(Document {
+            schema: required(&fields, "schema")?,
+            started_at: field(&fields, "started_at")?,
+            target: required(&fields, "target")?,
+            inferences: required(&fields, "inferences")?,
+            bytes_written: required(&fields, "bytes_written")?,
+            elapsed_ns: required(&fields, "elapsed_ns")?,
+            warnings: required(&fields, "warnings")?,
+            checks: field(&fields, "checks")?.unwrap_or_default(),
+            metrics: field(&fields, "metrics")?.unwrap_or_default(),
+            body: Body::from_fields(&command, &rest)?,
+            session,
         })
     }
 

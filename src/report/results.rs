@@ -140,6 +140,11 @@ pub struct WriteRecord {
     pub time_budget: Option<TimeBudgetUse>,
 }
 
+impl WriteRecord {
+    /// Its fields, which sit at a document's top level.
+    pub const FIELDS: &'static [&'static str] = &["journal", "preserve", "time_budget"];
+}
+
 /// A writing test's device time (virtual on `sim:`) against its `--time-budget`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimeBudgetUse {
@@ -188,6 +193,24 @@ macro_rules! bodies {
                         m.remove("parameters").unwrap_or_else(|| serde_json::json!({}))
                     }
                     _ => serde_json::json!({}),
+                }
+            }
+
+            /// The body of a `command` from a document's top-level fields (every field
+            /// that is not the document's own), each read straight into its type.
+            pub(crate) fn from_fields(
+                command: &str,
+                fields: &[(String, &serde_json::value::RawValue)],
+            ) -> serde_json::Result<Body> {
+                use serde::Deserialize as _;
+                let entries = || {
+                    serde::de::value::MapDeserializer::<_, serde_json::Error>::new(
+                        fields.iter().map(|(k, v)| (k.as_str(), *v)),
+                    )
+                };
+                match command {
+                    $($name => Ok(Body::$variant(<$ty>::deserialize(entries())?)),)*
+                    other => Err(serde::de::Error::unknown_variant(other, Self::COMMANDS)),
                 }
             }
 

@@ -1,0 +1,465 @@
+//! A struct's fields written as entries of an enclosing JSON object, one field at a time:
+//! how a [`super::Document`] puts its command's body and its preserve record at its own
+//! top level in its field order, with no tree of them built in between (a
+//! `serde_json::Value` of a large document takes about 30 times its size).
+//!
+//! Each field's value is written as a `serde_json::Value` would write it (the keys of
+//! its objects in the order of their names, as documents have always been written), one
+//! element at a time when the value is a list: only one sample is ever a tree.
+
+use serde::ser::{self, Impossible, Serialize, SerializeMap, SerializeStruct, Serializer};
+use std::fmt;
+
+/// A part that is not a struct (a bug in a result type, not an input).
+#[derive(Debug)]
+pub struct NotAStruct(String);
+
+impl fmt::Display for NotAStruct {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotAStruct {}
+
+impl ser::Error for NotAStruct {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        NotAStruct(msg.to_string())
+    }
+}
+
+/// The names of the fields `part` writes, in its order (a field its
+/// `skip_serializing_if` leaves out is not among them).
+pub fn names<T: Serialize + ?Sized>(part: &T) -> Result<Vec<&'static str>, NotAStruct> {
+    let mut out = Vec::new();
+    part.serialize(Names(&mut out))?;
+    Ok(out)
+}
+
+/// Write `part`'s field `name`, if it writes one, into `map` as an entry.
+pub fn write_one<T: Serialize + ?Sized, M: SerializeMap>(
+    part: &T,
+    name: &str,
+    map: &mut M,
+) -> Result<(), M::Error> {
+    part.serialize(One { name, map })
+}
+
+/// Every kind of value but a struct is refused, with the kind named.
+macro_rules! only_structs {
+    ($err:ty) => {
+        only_structs!((), $err);
+    };
+    ($ok:ty, $err:ty) => {
+        type SerializeTuple = Impossible<$ok, $err>;
+        type SerializeTupleStruct = Impossible<$ok, $err>;
+        type SerializeTupleVariant = Impossible<$ok, $err>;
+        type SerializeStructVariant = Impossible<$ok, $err>;
+        fn serialize_bool(self, _: bool) -> Result<$ok, $err> {
+            Err(refused("a bool"))
+        }
+        fn serialize_i8(self, _: i8) -> Result<$ok, $err> {
+            Err(refused("a number"))
+        }
+        fn serialize_i16(self, _: i16) -> Result<$ok, $err> {
+            Err(refused("a number"))
+        }
+        fn serialize_i32(self, _: i32) -> Result<$ok, $err> {
+            Err(refused("a number"))
+        }
+        fn serialize_i64(self, _: i64) -> Result<$ok, $err> {
+            Err(refused("a number"))
+        }
+        fn serialize_u8(self, _: u8) -> Result<$ok, $err> {
+            Err(refused("a number"))
+        }
+        fn serialize_u16(self, _: u16) -> Result<$ok, $err> {
+            Err(refused("a number"))
+        }
+        fn serialize_u32(self, _: u32) -> Result<$ok, $err> {
+            Err(refused("a number"))
+        }
+        fn serialize_u64(self, _: u64) -> Result<$ok, $err> {
+            Err(refused("a number"))
+        }
+        fn serialize_f32(self, _: f32) -> Result<$ok, $err> {
+            Err(refused("a number"))
+        }
+        fn serialize_f64(self, _: f64) -> Result<$ok, $err> {
+            Err(refused("a number"))
+        }
+        fn serialize_char(self, _: char) -> Result<$ok, $err> {
+            Err(refused("a char"))
+        }
+        fn serialize_str(self, _: &str) -> Result<$ok, $err> {
+            Err(refused("a string"))
+        }
+        fn serialize_bytes(self, _: &[u8]) -> Result<$ok, $err> {
+            Err(refused("bytes"))
+        }
+        fn serialize_none(self) -> Result<$ok, $err> {
+            Err(refused("none"))
+        }
+        fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<$ok, $err> {
+            Err(refused("an option"))
+        }
+        fn serialize_unit(self) -> Result<$ok, $err> {
+            Err(refused("a unit"))
+        }
+        fn serialize_unit_struct(self, _: &'static str) -> Result<$ok, $err> {
+            Err(refused("a unit struct"))
+        }
+        fn serialize_unit_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+        ) -> Result<$ok, $err> {
+            Err(refused("a unit variant"))
+        }
+        fn serialize_newtype_struct<T: Serialize + ?Sized>(
+            self,
+            _: &'static str,
+            _: &T,
+        ) -> Result<$ok, $err> {
+            Err(refused("a newtype"))
+        }
+        fn serialize_newtype_variant<T: Serialize + ?Sized>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &T,
+        ) -> Result<$ok, $err> {
+            Err(refused("a newtype variant"))
+        }
+        fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, $err> {
+            Err(refused("a tuple"))
+        }
+        fn serialize_tuple_struct(
+            self,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleStruct, $err> {
+            Err(refused("a tuple struct"))
+        }
+        fn serialize_tuple_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleVariant, $err> {
+            Err(refused("a tuple variant"))
+        }
+        fn serialize_struct_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeStructVariant, $err> {
+            Err(refused("a struct variant"))
+        }
+    };
+}
+
+fn refused<E: ser::Error>(what: &str) -> E {
+    E::custom(format!(
+        "a document's body is written field by field and must be a struct, not {what}"
+    ))
+}
+
+/// Collects the names of a struct's fields.
+struct Names<'a>(&'a mut Vec<&'static str>);
+
+impl Serializer for Names<'_> {
+    type Ok = ();
+    type Error = NotAStruct;
+    type SerializeStruct = Self;
+    type SerializeSeq = Impossible<(), NotAStruct>;
+    only_structs!(NotAStruct);
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, NotAStruct> {
+        Err(refused("a sequence"))
+    }
+    type SerializeMap = Impossible<(), NotAStruct>;
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, NotAStruct> {
+        Err(refused("a map (a struct with a flattened field)"))
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, NotAStruct> {
+        Ok(self)
+    }
+}
+
+impl SerializeStruct for Names<'_> {
+    type Ok = ();
+    type Error = NotAStruct;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        _: &T,
+    ) -> Result<(), NotAStruct> {
+        self.0.push(key);
+        Ok(())
+    }
+    fn end(self) -> Result<(), NotAStruct> {
+        Ok(())
+    }
+}
+
+/// Writes one field of a struct into an enclosing map.
+struct One<'a, M> {
+    name: &'a str,
+    map: &'a mut M,
+}
+
+impl<M: SerializeMap> Serializer for One<'_, M> {
+    type Ok = ();
+    type Error = M::Error;
+    type SerializeStruct = Self;
+    type SerializeSeq = Impossible<(), M::Error>;
+    only_structs!(M::Error);
+    type SerializeMap = Impossible<(), M::Error>;
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, M::Error> {
+        Err(refused("a map (a struct with a flattened field)"))
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, M::Error> {
+        Err(refused("a sequence"))
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, M::Error> {
+        Ok(self)
+    }
+}
+
+impl<M: SerializeMap> SerializeStruct for One<'_, M> {
+    type Ok = ();
+    type Error = M::Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), M::Error> {
+        if key == self.name {
+            self.map.serialize_entry(key, &AsValue(value))?;
+        }
+        Ok(())
+    }
+    fn end(self) -> Result<(), M::Error> {
+        Ok(())
+    }
+}
+
+/// A value written as its `serde_json::Value` would be (keys in name order), a list one
+/// element at a time.
+pub struct AsValue<'a, T: ?Sized>(pub &'a T);
+
+impl<T: Serialize + ?Sized> Serialize for AsValue<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use ser::Error as _;
+        if matches!(self.0.serialize(IsList), Err(e) if e.0 == LIST) {
+            self.0.serialize(Elements(s))
+        } else {
+            serde_json::to_value(self.0)
+                .map_err(S::Error::custom)?
+                .serialize(s)
+        }
+    }
+}
+
+/// Says whether a value is a list (by stopping with [`LIST`] where a list starts)
+/// without visiting anything in it.
+struct IsList;
+
+const LIST: &str = "a list";
+
+impl Serializer for IsList {
+    type Ok = ();
+    type Error = NotAStruct;
+    type SerializeStruct = Impossible<(), NotAStruct>;
+    type SerializeSeq = Impossible<(), NotAStruct>;
+    only_structs!(NotAStruct);
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, NotAStruct> {
+        Err(NotAStruct(LIST.into()))
+    }
+    type SerializeMap = Impossible<(), NotAStruct>;
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, NotAStruct> {
+        Err(refused("a map (a struct with a flattened field)"))
+    }
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, NotAStruct> {
+        Err(refused("a struct"))
+    }
+}
+
+/// Writes a list into `S`, each element as [`AsValue`].
+struct Elements<S>(S);
+
+impl<S: Serializer> Serializer for Elements<S> {
+    type Ok = S::Ok;
+    type Error = S::Error;
+    type SerializeStruct = Impossible<S::Ok, S::Error>;
+    type SerializeSeq = ElementsSeq<S::SerializeSeq>;
+    only_structs!(S::Ok, S::Error);
+    type SerializeMap = Impossible<S::Ok, S::Error>;
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
+        Err(refused("a map (a struct with a flattened field)"))
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<Self::SerializeSeq, S::Error> {
+        Ok(ElementsSeq(self.0.serialize_seq(len)?))
+    }
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, S::Error> {
+        Err(refused("a struct"))
+    }
+}
+
+struct ElementsSeq<Q>(Q);
+
+impl<Q: ser::SerializeSeq> ser::SerializeSeq for ElementsSeq<Q> {
+    type Ok = Q::Ok;
+    type Error = Q::Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Q::Error> {
+        self.0.serialize_element(&AsValue(value))
+    }
+    fn end(self) -> Result<Q::Ok, Q::Error> {
+        self.0.end()
+    }
+}
+
+/// A document's top-level fields as JSON values, for a page that shows any command's
+/// fields generically: every field but `samples`, and of `samples` the count and the
+/// first `rows` (only those become trees).
+pub struct TopLevel {
+    pub fields: serde_json::Map<String, serde_json::Value>,
+    pub samples: usize,
+    pub first_samples: Vec<serde_json::Value>,
+}
+
+pub fn top_level<T: Serialize + ?Sized>(doc: &T, rows: usize) -> Result<TopLevel, NotAStruct> {
+    let mut out = TopLevel {
+        fields: serde_json::Map::new(),
+        samples: 0,
+        first_samples: Vec::new(),
+    };
+    doc.serialize(Collect {
+        out: &mut out,
+        rows,
+        key: None,
+    })?;
+    Ok(out)
+}
+
+struct Collect<'a> {
+    out: &'a mut TopLevel,
+    rows: usize,
+    key: Option<String>,
+}
+
+impl Serializer for Collect<'_> {
+    type Ok = ();
+    type Error = NotAStruct;
+    type SerializeStruct = Impossible<(), NotAStruct>;
+    type SerializeSeq = Impossible<(), NotAStruct>;
+    type SerializeMap = Self;
+    only_structs!(NotAStruct);
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, NotAStruct> {
+        Err(refused("a sequence"))
+    }
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, NotAStruct> {
+        Err(refused("a struct"))
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self, NotAStruct> {
+        Ok(self)
+    }
+}
+
+impl SerializeMap for Collect<'_> {
+    type Ok = ();
+    type Error = NotAStruct;
+    fn serialize_key<K: Serialize + ?Sized>(&mut self, key: &K) -> Result<(), NotAStruct> {
+        use ser::Error as _;
+        match serde_json::to_value(key).map_err(NotAStruct::custom)? {
+            serde_json::Value::String(k) => self.key = Some(k),
+            other => return Err(NotAStruct(format!("a key that is not a string: {other}"))),
+        }
+        Ok(())
+    }
+    fn serialize_value<V: Serialize + ?Sized>(&mut self, value: &V) -> Result<(), NotAStruct> {
+        use ser::Error as _;
+        let key = self.key.take().unwrap_or_default();
+        if key == "samples" {
+            let mut rows = Rows {
+                max: self.rows,
+                count: 0,
+                first: Vec::new(),
+            };
+            if value.serialize(&mut rows).is_ok() {
+                self.out.samples = rows.count;
+                self.out.first_samples = rows.first;
+                return Ok(());
+            }
+        }
+        let v = serde_json::to_value(value).map_err(NotAStruct::custom)?;
+        self.out.fields.insert(key, v);
+        Ok(())
+    }
+    fn end(self) -> Result<(), NotAStruct> {
+        Ok(())
+    }
+}
+
+/// Counts a list's elements and keeps the first `max` as trees.
+struct Rows {
+    max: usize,
+    count: usize,
+    first: Vec<serde_json::Value>,
+}
+
+impl Serializer for &mut Rows {
+    type Ok = ();
+    type Error = NotAStruct;
+    type SerializeStruct = Impossible<(), NotAStruct>;
+    type SerializeSeq = Self;
+    type SerializeMap = Impossible<(), NotAStruct>;
+    only_structs!(NotAStruct);
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self, NotAStruct> {
+        Ok(self)
+    }
+    fn serialize_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStruct, NotAStruct> {
+        Err(refused("a struct"))
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, NotAStruct> {
+        Err(refused("a map"))
+    }
+}
+
+impl ser::SerializeSeq for &mut Rows {
+    type Ok = ();
+    type Error = NotAStruct;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), NotAStruct> {
+        use ser::Error as _;
+        if self.first.len() < self.max {
+            self.first
+                .push(serde_json::to_value(value).map_err(NotAStruct::custom)?);
+        }
+        self.count += 1;
+        Ok(())
+    }
+    fn end(self) -> Result<(), NotAStruct> {
+        Ok(())
+    }
+}
