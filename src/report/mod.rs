@@ -571,6 +571,83 @@ mod tests {
         assert_eq!(nan.status, Status::Inconclusive);
     }
 
+    /// The keys of every object in `raw`, in the order they are written, each list
+    /// prefixed with its path.
+    fn key_orders(raw: &RawValue, path: &str, out: &mut Vec<(String, Vec<String>)>) {
+        if let Ok(f) = serde_json::from_str::<Fields>(raw.get()) {
+            out.push((
+                path.to_string(),
+                f.0.iter().map(|(k, _)| k.clone()).collect(),
+            ));
+            for (k, v) in &f.0 {
+                key_orders(v, &format!("{path}.{k}"), out);
+            }
+        } else if let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(raw.get()) {
+            for (i, v) in items.iter().enumerate() {
+                key_orders(v, &format!("{path}[{i}]"), out);
+            }
+        }
+    }
+
+    #[test]
+    fn a_document_is_written_in_its_field_order_with_nested_keys_by_name_and_reads_back() {
+        use crate::capacity::verify::{Phase, ThroughputSample};
+        let sample = |phase, offset| ThroughputSample {
+            phase,
+            offset,
+            bytes: 4096,
+            ns: 1000,
+            bytes_per_s: 4.096e9,
+        };
+        let mut d = Document::new(
+            Target::Spec(results::SpecTarget {
+                spec: "sim:sd-16g".into(),
+            }),
+            Body::Verify(results::VerifyResult {
+                samples: vec![sample(Phase::Write, 0), sample(Phase::Read, 4096)],
+                checked_bytes: 8192,
+                files_kept: Some(true),
+                ..Default::default()
+            }),
+        );
+        d.session = Some(WriteRecord {
+            journal: Some("/tmp/j".into()),
+            ..Default::default()
+        });
+        let text = d.to_json();
+        let raw: &RawValue = serde_json::from_str(&text).unwrap();
+        let mut orders = Vec::new();
+        key_orders(raw, "", &mut orders);
+        let (_, top) = &orders[0];
+        let common: Vec<&str> = COMMON_FIELDS
+            .iter()
+            .copied()
+            .filter(|k| {
+                !matches!(*k, "started_at" | "checks" | "metrics") || top.iter().any(|t| t == k)
+            })
+            .collect();
+        assert_eq!(top[..common.len()], common[..], "{text}");
+        let rest = &top[common.len()..];
+        assert!(
+            rest.windows(2).all(|w| w[0] < w[1]),
+            "the rest by name: {rest:?}"
+        );
+        assert!(rest.iter().any(|k| k == "journal") && rest.iter().any(|k| k == "files_kept"));
+        for (path, keys) in &orders[1..] {
+            if path.starts_with(".target")
+                || path.starts_with(".samples")
+                || path.starts_with(".parameters")
+                || path.starts_with(".preserve")
+            {
+                assert!(keys.windows(2).all(|w| w[0] < w[1]), "{path}: {keys:?}");
+            }
+        }
+        assert!(orders.iter().any(|(p, _)| p == ".samples[1]"));
+        let back = Document::from_json("d.json", text.as_bytes()).unwrap();
+        assert_eq!(back, d);
+        assert_eq!(back.to_json(), text);
+    }
+
     #[test]
     fn document_has_the_contract_fields() {
         let mut d = Document::new(
