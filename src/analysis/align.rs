@@ -149,20 +149,31 @@ pub fn stall_stats(cells: &[AlignCell]) -> StallStats {
     let mut st = StallStats::default();
     for c in cells.iter().filter(|c| !c.reads.is_empty()) {
         for j in 1..4 {
-            let mut v: Vec<u64> = c.reads.iter().map(|r| r[j]).collect();
-            v.sort_unstable();
-            let fastest = v[(KEEP_FROM * v.len() as f64) as usize] as f64;
-            for r in &c.reads {
-                st.reads += 1;
-                let t = r[j] as f64;
-                if t > 2.0 * fastest + STALL_EXTRA_NS {
-                    st.stalled += 1;
-                    st.worst_extra_ns = st.worst_extra_ns.max(t - fastest);
-                }
-            }
+            st.add_row(c.reads.iter().map(|r| r[j]).collect());
         }
     }
     st
+}
+
+impl StallStats {
+    /// Count one row's reads (times of one kind of read, ns): a read stalled when it took
+    /// more than twice the row's 10th percentile + 100 µs. The one stall rule of every
+    /// read test (align's rows, interval's request sizes).
+    pub fn add_row(&mut self, mut v: Vec<u64>) {
+        if v.is_empty() {
+            return;
+        }
+        v.sort_unstable();
+        let fastest = v[(KEEP_FROM * v.len() as f64) as usize] as f64;
+        for &t in &v {
+            self.reads += 1;
+            let t = t as f64;
+            if t > 2.0 * fastest + STALL_EXTRA_NS {
+                self.stalled += 1;
+                self.worst_extra_ns = self.worst_extra_ns.max(t - fastest);
+            }
+        }
+    }
 }
 
 /// Inference points from cells: per cell, the boundary cost from the low trimmed mean of

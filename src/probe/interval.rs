@@ -133,25 +133,11 @@ pub fn run<B: Backend + ?Sized>(
     Ok((out, io_ns))
 }
 
-/// Reads of each request size that took more than twice that size's 10th-percentile read
-/// (+100 µs): the same stall count as align's ([`align::stall_stats`]), per request size.
+/// Stalled reads per request size, by align's rule ([`align::StallStats::add_row`]).
 pub fn stall_stats(samples: &[IntervalSample]) -> align::StallStats {
     let mut st = align::StallStats::default();
     for s in samples {
-        let mut v: Vec<u64> = s.times_ns.iter().flatten().copied().collect();
-        if v.is_empty() {
-            continue;
-        }
-        v.sort_unstable();
-        let fastest = v[(align::KEEP_FROM * v.len() as f64) as usize] as f64;
-        for &t in &v {
-            st.reads += 1;
-            let t = t as f64;
-            if t > 2.0 * fastest + align::STALL_EXTRA_NS {
-                st.stalled += 1;
-                st.worst_extra_ns = st.worst_extra_ns.max(t - fastest);
-            }
-        }
+        st.add_row(s.times_ns.iter().flatten().copied().collect());
     }
     st
 }
