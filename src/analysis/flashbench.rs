@@ -358,6 +358,9 @@ pub fn eval_shell_arith(expr: &str) -> Option<i64> {
     (p.i == p.s.len()).then_some(v)
 }
 
+/// The longest shell arithmetic expression read (`$[…]`, `$((…))`), in bytes.
+const ARITH_MAX: usize = 256;
+
 /// Replace each shell arithmetic expansion in a command line (`$[…]`, `$((…))`) by its
 /// value, so `--erasesize=$[4*1024*1024]` reads as `--erasesize=4194304`. An expansion
 /// that does not evaluate is left as it is (the option then says it is not understood).
@@ -367,10 +370,19 @@ fn expand_shell_arith(line: &str) -> String {
     while let Some(at) = rest.find('$') {
         out.push_str(&rest[..at]);
         let tail = &rest[at..];
+        // The closing bracket is looked for within `ARITH_MAX` bytes only, so a line of
+        // many unclosed `$((` costs linear time, not a scan to its end for each.
+        let close = |inner: &str, pat: &[u8]| {
+            inner
+                .as_bytes()
+                .windows(pat.len())
+                .take(ARITH_MAX)
+                .position(|w| w == pat)
+        };
         let span = if let Some(inner) = tail.strip_prefix("$((") {
-            inner.find("))").map(|e| (&inner[..e], 3 + e + 2))
+            close(inner, b"))").map(|e| (&inner[..e], 3 + e + 2))
         } else if let Some(inner) = tail.strip_prefix("$[") {
-            inner.find(']').map(|e| (&inner[..e], 2 + e + 1))
+            close(inner, b"]").map(|e| (&inner[..e], 2 + e + 1))
         } else {
             None
         };
@@ -1489,6 +1501,13 @@ mod tests {
         ] {
             assert_eq!(eval_shell_arith(bad), None, "{bad}");
         }
+        // Many unclosed expansions on one command line: read in linear time, refused by name.
+        let hostile = format!(
+            "flashbench -O --erasesize={} /dev/sdb\n4MiB 8M/s\n",
+            "$((1".repeat(1 << 16)
+        );
+        let e = parse("t", &hostile).unwrap_err();
+        assert!(e.to_string().contains("--erasesize"));
         // Deep nesting is refused, not recursed into.
         let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
         assert_eq!(eval_shell_arith(&deep), None);
