@@ -80,10 +80,16 @@ pub fn infer_fat(samples: &[FatSample]) -> Inference {
         );
     }
     let mut votes: BTreeMap<Vec<u32>, Vec<SizeKey>> = BTreeMap::new();
+    // Splits where the blocks that stand out are slower than the rest: a block being
+    // cleaned up or worn, not a FAT area.
+    let mut slower: BTreeMap<Vec<u32>, Vec<SizeKey>> = BTreeMap::new();
     let mut max_spread: f64 = 0.0;
     for (size, rates) in &sizes {
         match faster_group(rates) {
-            Some(g) => votes.entry(g).or_default().push(*size),
+            Some(g) => match slower_odd_ones(&g, rates) {
+                Some(slow) => slower.entry(slow).or_default().push(*size),
+                None => votes.entry(g).or_default().push(*size),
+            },
             None => {
                 let lo = rates.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
                 let hi = rates.iter().map(|r| r.1).fold(0.0, f64::max);
@@ -91,8 +97,40 @@ pub fn infer_fat(samples: &[FatSample]) -> Inference {
             }
         }
     }
-    let splits: usize = votes.values().map(Vec::len).sum();
-    if splits == 0 {
+    let total = sizes.len();
+    let size_list = |at: &[SizeKey]| -> String {
+        at.iter()
+            .map(|&(s, random)| {
+                format!(
+                    "{}{}",
+                    crate::units::format_bytes(s),
+                    if random { " random" } else { "" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let slower_note = || -> String {
+        slower
+            .iter()
+            .max_by_key(|(_, v)| v.len())
+            .map(|(g, at)| {
+                format!(
+                    "; erase block(s) {g:?} write slower than the others in {} of {total} block sizes ({}), and blocks slower than the rest are not a FAT area (a block being cleaned up or worn)",
+                    at.len(),
+                    size_list(at)
+                )
+            })
+            .unwrap_or_default()
+    };
+    let fat_splits: usize = votes.values().map(Vec::len).sum();
+    if fat_splits == 0 {
+        if !slower.is_empty() {
+            return Inference::inconclusive(format!(
+                "no erase block writes faster than the others at any block size{}",
+                slower_note()
+            ));
+        }
         if max_spread < UNIFORM_SPREAD {
             return Inference::new(
                 Vec::<u32>::new(),
@@ -111,44 +149,62 @@ pub fn infer_fat(samples: &[FatSample]) -> Inference {
     let Some((group, at_sizes)) = votes.iter().max_by_key(|(_, v)| v.len()) else {
         return Inference::inconclusive("no split found");
     };
+    let splits = fat_splits + slower.values().map(Vec::len).sum::<usize>();
     let agree = at_sizes.len() as f64 / splits as f64;
-    let conf = if at_sizes.len() >= 2 && agree >= 0.999 {
+    let found = format!(
+        "erase block(s) {group:?} write faster than the others in {} of {total} block sizes and orders ({})",
+        at_sizes.len(),
+        size_list(at_sizes)
+    );
+    // One block size alone is no FAT area, however clean its split: a FAT area shows at
+    // the sizes around it too.
+    if at_sizes.len() < 2 {
+        return Inference::inconclusive(format!(
+            "{found}: a difference at a single block size is no consistent FAT area{}",
+            slower_note()
+        ));
+    }
+    // Confident when every split agrees and the split shows at most of the sizes.
+    let conf = if agree >= 0.999 && 2 * at_sizes.len() > total {
         0.95
-    } else if at_sizes.len() >= 2 && agree >= 2.0 / 3.0 {
+    } else if agree >= 2.0 / 3.0 {
         0.75
-    } else if splits == 1 {
-        0.6
     } else {
         0.3
     };
-    let sizes_text: Vec<String> = at_sizes
-        .iter()
-        .map(|&(s, random)| {
-            format!(
-                "{}{}",
-                crate::units::format_bytes(s),
-                if random { " random" } else { "" }
-            )
-        })
-        .collect();
-    let total = sizes.len();
     Inference::new(
         group.clone(),
         conf,
         format!(
-            "erase block(s) {group:?} write faster than the others in {} of {total} block sizes and orders ({}){}",
-            at_sizes.len(),
-            sizes_text.join(", "),
-            if agree < 0.999 {
+            "{found}{}{}",
+            if splits > at_sizes.len() {
                 format!(
                     "; {} other size(s) split differently",
                     splits - at_sizes.len()
                 )
             } else {
                 String::new()
-            }
+            },
+            slower_note()
         ),
     )
+}
+
+/// When the faster group of a split is really "the rest" with a few slower blocks left
+/// out, the slower blocks (`None`: the faster group may be a FAT area). A FAT area is a run
+/// of consecutive erase blocks; when it is the larger group it must start at the first
+/// block measured (a FAT area lies at the start of the card).
+fn slower_odd_ones(fast: &[u32], rates: &[(u32, f64)]) -> Option<Vec<u32>> {
+    let mut slow: Vec<u32> = rates
+        .iter()
+        .map(|r| r.0)
+        .filter(|i| !fast.contains(i))
+        .collect();
+    slow.sort_unstable();
+    let consecutive = fast.windows(2).all(|w| w[1] == w[0] + 1);
+    let first = rates.iter().map(|r| r.0).min();
+    let fat_like = consecutive && (fast.len() <= slow.len() || fast.first().copied() == first);
+    (!fat_like).then_some(slow)
 }
 
 /// Samples from a flashbench `--find-fat` log (column i = erase block i).
@@ -239,5 +295,61 @@ mod tests {
         ]);
         assert_eq!(infer_fat(&disagreeing).status, Status::Inconclusive);
         assert_eq!(infer_fat(&[]).status, Status::Inconclusive);
+    }
+
+    #[test]
+    fn a_split_at_one_block_size_of_nine_names_no_fat_area() {
+        let flat: &[f64] = &[16.7, 16.7, 16.8, 16.7, 16.7, 16.8];
+        // 16 KiB splits; 32 KiB .. 4 MiB (eight sizes) do not.
+        let mut rows: Vec<(u64, &[f64])> = vec![(16 << 10, &[16.7, 29.9, 16.7, 16.8, 16.7, 16.8])];
+        rows.extend((1..9).map(|k| ((16u64 << 10) << k, flat)));
+        assert_eq!(rows.len(), 9);
+        let inf = infer_fat(&table(&rows));
+        assert_eq!(inf.status, Status::Inconclusive, "{}", inf.evidence);
+        assert!(inf.value.is_none());
+        assert!(
+            inf.evidence.contains("in 1 of 9 block sizes"),
+            "{}",
+            inf.evidence
+        );
+        assert!(
+            inf.evidence.contains("single block size"),
+            "{}",
+            inf.evidence
+        );
+    }
+
+    #[test]
+    fn blocks_slower_than_the_rest_are_not_a_fat_area() {
+        // Erase block 2 is slower at every size: the others are not a FAT area.
+        let s = table(&[
+            (4 << 20, &[16.7, 16.8, 8.1, 16.7, 16.7, 16.8]),
+            (1 << 20, &[16.8, 16.7, 8.0, 16.8, 16.8, 16.7]),
+            (64 << 10, &[13.0, 12.9, 6.2, 13.0, 13.0, 12.9]),
+        ]);
+        let inf = infer_fat(&s);
+        assert_eq!(inf.status, Status::Inconclusive, "{}", inf.evidence);
+        assert!(
+            inf.evidence.contains("[2] write slower"),
+            "{}",
+            inf.evidence
+        );
+        // The first block slower than the five after it: not a FAT area either.
+        let s = table(&[
+            (4 << 20, &[8.1, 16.8, 16.7, 16.7, 16.7, 16.8]),
+            (1 << 20, &[8.0, 16.7, 16.8, 16.8, 16.8, 16.7]),
+        ]);
+        assert_eq!(infer_fat(&s).status, Status::Inconclusive);
+        // A split that agrees at only some of the sizes is at most tentative.
+        let s = table(&[
+            (4 << 20, &[16.7, 16.7, 16.8, 16.7, 16.7, 16.8]),
+            (2 << 20, &[16.7, 16.7, 16.8, 16.7, 16.7, 16.8]),
+            (1 << 20, &[16.7, 16.7, 16.8, 16.7, 16.7, 16.8]),
+            (32 << 10, &[11.0, 15.2, 10.8, 11.0, 10.9, 10.9]),
+            (16 << 10, &[8.89, 12.0, 8.92, 8.95, 8.97, 8.96]),
+        ]);
+        let inf = infer_fat(&s);
+        assert_ne!(inf.status, Status::Confident, "{}", inf.evidence);
+        assert_eq!(inf.value, Some(serde_json::json!([1])));
     }
 }

@@ -248,10 +248,165 @@ fn size_token(t: &str) -> Option<u64> {
     parse_size(t).ok()
 }
 
+/// Evaluate shell integer arithmetic as published flashbench commands use it in option
+/// values (`--erasesize=$[4*1024*1024]`, `$((4 << 20))`): integers (decimal or `0x` hex),
+/// `+ - * / % << >>`, unary minus and parentheses. `None` for anything else, for a
+/// division by zero or an overflow; the nesting is bounded, so no input can recurse deep.
+pub fn eval_shell_arith(expr: &str) -> Option<i64> {
+    struct P<'a> {
+        s: &'a [u8],
+        i: usize,
+        depth: u32,
+    }
+    impl P<'_> {
+        fn ws(&mut self) {
+            while self.s.get(self.i).is_some_and(|c| c.is_ascii_whitespace()) {
+                self.i += 1;
+            }
+        }
+        fn eat(&mut self, t: &str) -> bool {
+            self.ws();
+            if self.s[self.i..].starts_with(t.as_bytes()) {
+                self.i += t.len();
+                true
+            } else {
+                false
+            }
+        }
+        fn shift(&mut self) -> Option<i64> {
+            let mut v = self.sum()?;
+            loop {
+                if self.eat("<<") {
+                    let r = u32::try_from(self.sum()?).ok().filter(|r| *r < 63)?;
+                    v = v.checked_mul(1i64 << r)?;
+                } else if self.eat(">>") {
+                    let r = u32::try_from(self.sum()?).ok().filter(|r| *r < 63)?;
+                    v >>= r;
+                } else {
+                    return Some(v);
+                }
+            }
+        }
+        fn sum(&mut self) -> Option<i64> {
+            let mut v = self.product()?;
+            loop {
+                if self.eat("+") {
+                    v = v.checked_add(self.product()?)?;
+                } else if self.eat("-") {
+                    v = v.checked_sub(self.product()?)?;
+                } else {
+                    return Some(v);
+                }
+            }
+        }
+        fn product(&mut self) -> Option<i64> {
+            let mut v = self.unary()?;
+            loop {
+                if self.eat("*") {
+                    v = v.checked_mul(self.unary()?)?;
+                } else if self.eat("/") {
+                    v = v.checked_div(self.unary()?)?;
+                } else if self.eat("%") {
+                    v = v.checked_rem(self.unary()?)?;
+                } else {
+                    return Some(v);
+                }
+            }
+        }
+        fn unary(&mut self) -> Option<i64> {
+            self.depth += 1;
+            if self.depth > 64 {
+                return None;
+            }
+            let v = if self.eat("-") {
+                self.unary()?.checked_neg()
+            } else if self.eat("+") {
+                self.unary()
+            } else if self.eat("(") {
+                let v = self.shift()?;
+                self.eat(")").then_some(v)
+            } else {
+                self.ws();
+                let rest = &self.s[self.i..];
+                let (radix, skip) = if rest.starts_with(b"0x") || rest.starts_with(b"0X") {
+                    (16, 2)
+                } else {
+                    (10, 0)
+                };
+                let n = rest[skip..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_hexdigit() && (radix == 16 || c.is_ascii_digit()))
+                    .count();
+                if n == 0 {
+                    return None;
+                }
+                let digits = std::str::from_utf8(&rest[skip..skip + n]).ok()?;
+                self.i += skip + n;
+                i64::from_str_radix(digits, radix).ok()
+            };
+            self.depth -= 1;
+            v
+        }
+    }
+    let mut p = P {
+        s: expr.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let v = p.shift()?;
+    p.ws();
+    (p.i == p.s.len()).then_some(v)
+}
+
+/// The longest shell arithmetic expression read (`$[…]`, `$((…))`), in bytes.
+const ARITH_MAX: usize = 256;
+
+/// Replace each shell arithmetic expansion in a command line (`$[…]`, `$((…))`) by its
+/// value, so `--erasesize=$[4*1024*1024]` reads as `--erasesize=4194304`. An expansion
+/// that does not evaluate is left as it is (the option then says it is not understood).
+fn expand_shell_arith(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        // The closing bracket is looked for within `ARITH_MAX` bytes only, so a line of
+        // many unclosed `$((` costs linear time, not a scan to its end for each.
+        let close = |inner: &str, pat: &[u8]| {
+            inner
+                .as_bytes()
+                .windows(pat.len())
+                .take(ARITH_MAX)
+                .position(|w| w == pat)
+        };
+        let span = if let Some(inner) = tail.strip_prefix("$((") {
+            close(inner, b"))").map(|e| (&inner[..e], 3 + e + 2))
+        } else if let Some(inner) = tail.strip_prefix("$[") {
+            close(inner, b"]").map(|e| (&inner[..e], 2 + e + 1))
+        } else {
+            None
+        };
+        match span.and_then(|(expr, len)| eval_shell_arith(expr).map(|v| (v, len))) {
+            Some((v, len)) => {
+                out.push_str(&v.to_string());
+                rest = &tail[len..];
+            }
+            None => {
+                out.push('$');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Parse the flags of a flashbench command line (`start`: the index of the first word
 /// after the program name).
 fn parse_command(name: &str, lineno: usize, line: &str, start: usize) -> Result<CommandLine> {
-    let words: Vec<&str> = line.split_whitespace().collect();
+    let expanded = expand_shell_arith(line);
+    let start = flashbench_invocation(&expanded).unwrap_or(start);
+    let words: Vec<&str> = expanded.split_whitespace().collect();
     let mut c = CommandLine {
         text: line.trim().to_string(),
         ..Default::default()
@@ -601,6 +756,38 @@ fn parse_row(
     Ok(None)
 }
 
+/// Join a command line continued with a backslash (`flashbench -O \` then
+/// `--erasesize=$[4*1024*1024] /dev/sdb`, the next line perhaps after the shell's `> `)
+/// into one line, numbered as its first.
+fn join_continued_lines<'a>(
+    lines: impl Iterator<Item = (usize, &'a str)>,
+) -> Vec<(usize, std::borrow::Cow<'a, str>)> {
+    let mut out: Vec<(usize, std::borrow::Cow<'a, str>)> = Vec::new();
+    let mut continues = false;
+    for (n, l) in lines {
+        if continues {
+            if let Some((_, last)) = out.last_mut() {
+                let l = l.strip_prefix("> ").unwrap_or(l);
+                let s = last.to_mut();
+                s.push(' ');
+                s.push_str(l.trim_end_matches('\\').trim_end());
+                continues = l.ends_with('\\');
+                continue;
+            }
+        }
+        continues = l.ends_with('\\');
+        out.push((
+            n,
+            if continues {
+                std::borrow::Cow::Owned(l.trim_end_matches('\\').trim_end().to_string())
+            } else {
+                std::borrow::Cow::Borrowed(l)
+            },
+        ));
+    }
+    out
+}
+
 /// One run being collected.
 #[derive(Default)]
 struct Run {
@@ -650,12 +837,12 @@ pub fn parse(name: &str, text: &str) -> Result<FlashbenchLog> {
 /// warning; [`apply_open_au_nr`] replaces those counts with the ones a user gives.
 pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let lines: Vec<(usize, &str)> = text
-        .split('\n')
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty())
-        .collect();
+    let lines: Vec<(usize, std::borrow::Cow<str>)> = join_continued_lines(
+        text.split('\n')
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.trim()))
+            .filter(|(_, l)| !l.is_empty()),
+    );
     let ends_cleanly = text.ends_with('\n');
     let last = lines.last().map(|(n, _)| *n);
     let mut file_warnings = Vec::new();
@@ -675,7 +862,42 @@ pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>>
             runs.push(run);
         }
     };
-    for &(lineno, line) in &lines {
+    for (lineno, line) in &lines {
+        let (lineno, line) = (*lineno, line.as_ref());
+        // `^C` on its own line or after a run's output: the run ends here. What stands
+        // before it on the line is read if it is a whole result.
+        let (line, interrupted) = match line.find("^C") {
+            Some(at) => (line[..at].trim(), true),
+            None => (line, false),
+        };
+        if interrupted {
+            if !line.is_empty() && flashbench_invocation(line).is_none() {
+                if let Ok(Some(row)) = parse_row(name, lineno, line, &mut Vec::new()) {
+                    let fits = cur
+                        .last_counted()
+                        .is_none_or(|prev| !row.restarts_after(prev, cur.dir));
+                    let whole = match (&row, cur.last_counted()) {
+                        (Row::Interval(_), _) => line.ends_with("MB/s"),
+                        (Row::Rates(_, r), Some(Row::Rates(_, p))) => r.len() == p.len(),
+                        _ => true,
+                    };
+                    if fits && whole && row.family().is_some() {
+                        if cur.line == 0 {
+                            cur.line = lineno;
+                        }
+                        cur.rows.push((lineno, row));
+                    }
+                }
+            }
+            if !cur.rows.is_empty() || cur.command.is_some() {
+                cur.warnings.push(Warning::InterruptedRun {
+                    file: name.to_string(),
+                    line: lineno,
+                });
+                finish(&mut cur, &mut runs, &mut file_warnings);
+            }
+            continue;
+        }
         if let Some(start) = flashbench_invocation(line) {
             finish(&mut cur, &mut runs, &mut file_warnings);
             cur.line = lineno;
@@ -1259,5 +1481,103 @@ mod tests {
             );
         }
         assert_eq!(parse_open_au_nr_list("1, 2,8,9").unwrap(), [1, 2, 8, 9]);
+    }
+
+    #[test]
+    fn shell_arithmetic_in_option_values_is_evaluated() {
+        assert_eq!(eval_shell_arith("4*1024*1024"), Some(4 << 20));
+        assert_eq!(eval_shell_arith(" 4 << 20 "), Some(4 << 20));
+        assert_eq!(eval_shell_arith("(3*2)*1024/2"), Some(3072));
+        assert_eq!(eval_shell_arith("0x400000"), Some(4 << 20));
+        assert_eq!(eval_shell_arith("-(1+1)"), Some(-2));
+        for bad in [
+            "",
+            "4*",
+            "1/0",
+            "x",
+            "9223372036854775807*2",
+            "1<<64",
+            "(((1)",
+        ] {
+            assert_eq!(eval_shell_arith(bad), None, "{bad}");
+        }
+        // Many unclosed expansions on one command line: read in linear time, refused by name.
+        let hostile = format!(
+            "flashbench -O --erasesize={} /dev/sdb\n4MiB 8M/s\n",
+            "$((1".repeat(1 << 16)
+        );
+        let e = parse("t", &hostile).unwrap_err();
+        assert!(e.to_string().contains("--erasesize"));
+        // Deep nesting is refused, not recursed into.
+        let deep = format!("{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert_eq!(eval_shell_arith(&deep), None);
+        let l = parse(
+            "t",
+            "$ sudo ./flashbench -O --erasesize=$[4*1024*1024] -b $((16 * 1024)) --open-au-nr=$[1+1] /dev/sdb\n4MiB 8M/s\n2MiB 7M/s\n",
+        )
+        .unwrap();
+        let LogData::OpenAu(o) = &l.data else {
+            panic!("{l:?}")
+        };
+        assert_eq!(o.erase_bytes, Some(4 << 20));
+        assert_eq!(o.block_bytes, Some(16384));
+        // --open-au-nr is read as written ($[1+1] evaluates to 2).
+        assert_eq!(o.open_au_nr, Some(2));
+        // The command as printed stays as the user wrote it.
+        assert!(l.command.unwrap().text.contains("$[4*1024*1024]"));
+        // An expansion that is not arithmetic is still an error naming the option.
+        let e = parse(
+            "t",
+            "flashbench -O --erasesize=$[four] /dev/sdb\n4MiB 8M/s\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("--erasesize"), "{e}");
+    }
+
+    #[test]
+    fn a_command_continued_with_a_backslash_is_one_command() {
+        let text = "$ sudo ./flashbench --open-au --open-au-nr=9 \\\n> --erasesize=$[4*1024*1024] \\\n   /dev/mmcblk0\n4MiB 8M/s\n2MiB 7M/s\n";
+        let l = parse("t", text).unwrap();
+        let c = l.command.as_ref().unwrap();
+        assert_eq!(c.kind, Some(LogKind::OpenAu));
+        assert_eq!(c.erase_bytes, Some(4 << 20));
+        assert_eq!(c.open_au_nr, Some(9));
+        assert_eq!(l.line, 1);
+    }
+
+    #[test]
+    fn a_ctrl_c_ends_the_run_before_it_with_a_note() {
+        let head = "$ flashbench -O -e 4M --open-au-nr=9 /dev/sdb\n4MiB 8M/s\n2MiB 7M/s\n";
+        for (tail, rows) in [
+            ("^C\n", 2),
+            ("1MiB 6M/s^C\n", 3),
+            ("1MiB ^C\n", 2),
+            ("1MiB 6.2^C", 2),
+        ] {
+            let runs = parse_all("t", &format!("{head}{tail}$ flashbench -O -e 4M --open-au-nr=10 /dev/sdb\n4MiB 1M/s\n2MiB 1M/s\n"))
+                .unwrap_or_else(|e| panic!("{tail}: {e}"));
+            assert_eq!(runs.len(), 2, "{tail}");
+            let LogData::OpenAu(o) = &runs[0].1.data else {
+                panic!()
+            };
+            assert_eq!(o.rows.len(), rows, "{tail}");
+            assert!(
+                runs[0]
+                    .1
+                    .warnings
+                    .iter()
+                    .any(|w| w.kind() == "interrupted_run" && w.to_string().contains("line 4")),
+                "{tail}: {:?}",
+                runs[0].1.warnings
+            );
+            assert!(runs[1]
+                .1
+                .warnings
+                .iter()
+                .all(|w| w.kind() != "interrupted_run"));
+        }
+        // A log that is only an interrupted command has no results: a clear error.
+        let e = parse_all("t", "$ flashbench -a /dev/sdb\n^C\n").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
     }
 }

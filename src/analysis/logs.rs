@@ -8,10 +8,11 @@ use crate::analysis::fat::{infer_fat, samples_from_flashbench};
 use crate::analysis::flashbench::{FlashbenchLog, LogData, LogKind, OpenAuLog, OpenAuNrSource};
 use crate::analysis::interval::{self, IntervalPoint};
 use crate::analysis::openau::{
-    at_most_tentative, infer_open_au, per_count, points_from_flashbench,
+    at_most_tentative, classify, infer_open_au, per_count, points_from_flashbench, Class,
+    OpenAuPoint,
 };
 use crate::report::{Inference, Warning};
-use crate::units::format_bytes;
+use crate::units::{format_bytes, format_rate};
 use std::collections::BTreeMap;
 
 const ASSUMED: &str = "the open-AU counts were taken from the order of the runs, not from command lines (give --open-au-nr to state them)";
@@ -99,6 +100,32 @@ pub fn interval_points(logs: &[(String, FlashbenchLog)]) -> Vec<IntervalPoint> {
         .collect()
 }
 
+/// When every count's small-write rate in `pts` is at most `SLOW_RATIO` of the runs' own
+/// largest-size (whole erase block) rate, the sentence that says so.
+fn slow_against_whole_blocks(runs: &[&OpenAuLog], pts: &[OpenAuPoint]) -> Option<String> {
+    let whole = runs
+        .iter()
+        .filter_map(|o| o.rows.iter().max_by_key(|r| r.size_bytes))
+        .map(|r| (r.size_bytes, r.bytes_per_s))
+        .filter(|r| r.1.is_finite() && r.1 > 0.0)
+        .max_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)))?;
+    let rates = per_count(pts);
+    let all_slow = !rates.is_empty()
+        && rates
+            .iter()
+            .all(|&(_, r)| classify(r, whole.1) == Class::Slow);
+    let worst_first = rates.first()?;
+    all_slow.then(|| {
+        format!(
+            "small random-order writes are slow at every count measured, from the first ({} with {} open, against {} for whole {} writes): the collapse that marks the open erase block limit cannot show at this size; a linear (-O without -r) run at the same size gives the reference",
+            format_rate(worst_first.1),
+            worst_first.0,
+            format_rate(whole.1),
+            format_bytes(whole.0)
+        )
+    })
+}
+
 /// Infer `open_au` (linear logs), `open_au_random` (random logs, against the linear
 /// one-block rate when present) and `fat_area_erase_blocks` from the logs there are.
 fn open_au_and_fat(
@@ -153,7 +180,13 @@ fn open_au_and_fat(
             (Some((ls, r)), Some(rs)) if ls == rs => Some(r),
             _ => None,
         };
-        let mut inf = infer_open_au(&pts, reference);
+        let mut inf = match (reference, slow_against_whole_blocks(&random, &pts)) {
+            // No linear run to compare with, and the small random-order writes are slow
+            // at every count against the runs' own whole-erase-block writes: no count can
+            // be read here (and "no collapse" would be false).
+            (None, Some(why)) => Inference::inconclusive(why),
+            _ => infer_open_au(&pts, reference),
+        };
         if assumed(&random) {
             inf = at_most_tentative(inf, ASSUMED);
         }
@@ -180,5 +213,47 @@ fn open_au_and_fat(
     {
         let inf = infer_fat(&fat);
         inferences.insert("fat_area_erase_blocks".into(), inf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::flashbench::parse_all;
+
+    /// An 8 MiB text of raw open-AU runs (a shell loop's output without command lines):
+    /// every run is its own count, the case that was quadratic in the number of runs.
+    fn many_runs(bytes: usize) -> (String, usize) {
+        let run = "4MiB 8.1M/s\n2MiB 7.9M/s\n1MiB 7.5M/s\n512KiB 7M/s\n256KiB 6.5M/s\n128KiB 6M/s\n64KiB 5M/s\n32KiB 4M/s\n16KiB 3M/s\n";
+        let n = bytes / run.len();
+        (run.repeat(n), n)
+    }
+
+    /// Issue 33 point 6: analyze is linear in the number of open-AU runs. Checked by the
+    /// work done, not by time: every run is parsed once into one log, and the inference
+    /// reads one point per run (per_count groups by sorting, not by a scan per count).
+    /// Before, per_count scanned all points for each count: 78 000 runs meant 6·10^9 steps,
+    /// which this test would not survive. `scripts/analyze-scaling` times it.
+    #[test]
+    fn an_8_mib_log_of_open_au_runs_is_read_in_one_pass() {
+        let (text, n) = many_runs(8 << 20);
+        assert!(n > 75_000, "{n}");
+        let logs = parse_all("loop.txt", &text).unwrap();
+        assert_eq!(logs.len(), n);
+        let (pts, size) = points_from_flashbench(
+            &logs
+                .iter()
+                .filter_map(|(_, l)| match &l.data {
+                    LogData::OpenAu(o) => Some(o),
+                    _ => None,
+                })
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!((pts.len(), size), (n, Some(16 << 10)));
+        assert_eq!(per_count(&pts).len(), n);
+        let f = infer(&logs, None);
+        // Counts from the run order, every one fast: no collapse, and never confident.
+        let inf = &f.inferences["open_au"];
+        assert_ne!(inf.status_word(), "confident", "{}", inf.evidence);
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod advice;
 pub mod align;
+pub mod capacity_tools;
 pub mod fat;
 pub mod flashbench;
 pub mod interval;

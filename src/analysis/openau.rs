@@ -42,25 +42,18 @@ pub fn classify(rate: f64, reference: f64) -> Class {
     }
 }
 
-/// One rate per count (the median of repeats), in ascending count order.
+/// One rate per count (the median of repeats), in ascending count order: one sort and
+/// one pass, so a log of many runs costs n log n (grouping by scanning all points for each
+/// count was quadratic in the number of runs).
 pub fn per_count(points: &[OpenAuPoint]) -> Vec<(u32, f64)> {
-    let mut counts: Vec<u32> = points
+    let mut v: Vec<(u32, f64)> = points
         .iter()
         .filter(|p| p.bytes_per_s.is_finite() && p.bytes_per_s > 0.0)
-        .map(|p| p.open_aus)
+        .map(|p| (p.open_aus, p.bytes_per_s))
         .collect();
-    counts.sort_unstable();
-    counts.dedup();
-    counts
-        .into_iter()
-        .map(|c| {
-            let rates = points
-                .iter()
-                .filter(|p| p.open_aus == c && p.bytes_per_s.is_finite() && p.bytes_per_s > 0.0)
-                .map(|p| p.bytes_per_s)
-                .collect();
-            (c, super::median_nan(rates))
-        })
+    v.sort_by_key(|p| p.0);
+    v.chunk_by(|a, b| a.0 == b.0)
+        .map(|g| (g[0].0, super::median_nan(g.iter().map(|p| p.1).collect())))
         .collect()
 }
 

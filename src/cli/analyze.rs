@@ -1,13 +1,16 @@
 //! `flashscope analyze FILE...`: flashbench logs through the same inference as live tests.
 
 use super::Output;
+use crate::analysis::capacity_tools;
 use crate::analysis::flashbench::{self, FlashbenchLog, LogData};
 use crate::analysis::logs;
 use crate::error::EXIT_OK;
 use crate::input;
 use crate::report::charts;
 use crate::report::output_file::OutputFile;
-use crate::report::results::{AnalyzeParameters, AnalyzeResult, LogSample, LogsTarget};
+use crate::report::results::{
+    AnalyzeParameters, AnalyzeResult, CapacityReportSample, LogSample, LogsTarget,
+};
 use crate::report::{Body, Document, Inference, Target, Warning};
 use crate::units::parse_size_option;
 use crate::Result;
@@ -17,7 +20,7 @@ use std::path::Path;
 /// Arguments of `analyze`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope analyze align-1k.txt align-4k.txt align-16k.txt\n  flashscope analyze interval.txt --json\n  flashscope analyze openau.txt --erase-size 4M --open-au-nr 2\n  flashscope analyze openau-loop.txt --erase-size 4M --open-au-nr 1,2,8,9\n\nReads flashbench output (align -a, interval -i, open-au -O, find-fat -f) as pasted: a\ncommand line after any shell prompt, CRLF, tabs, a BOM, a cut last line (left out, with\na warning). A file with several runs is split at command lines and where the sizes start\nagain. Several align logs are taken as one card measured with different block sizes.\nRaw -O runs without command lines: --open-au-nr 1,2,8,9 gives their counts in order;\nwithout it they are taken as 1, 2, 3, ... and open_au is at most tentative.\nA log is a regular file of at most 64 MiB (- reads standard input). Exit code 2 for a\nlog flashscope cannot read as flashbench output, a FIFO or device, or an impossible\nvalue (named by file and line); 1 for a file it cannot open."
+    after_help = "Examples:\n  flashscope analyze align-1k.txt align-4k.txt align-16k.txt\n  flashscope analyze interval.txt --json\n  flashscope analyze openau.txt --erase-size 4M --open-au-nr 2\n  flashscope analyze openau-loop.txt --erase-size 4M --open-au-nr 1,2,8,9\n\nReads flashbench output (align -a, interval -i, open-au -O, find-fat -f) as pasted: a\ncommand line after any shell prompt, CRLF, tabs, a BOM, a cut last line (left out, with\na warning). A file with several runs is split at command lines and where the sizes start\nagain. Several align logs are taken as one card measured with different block sizes.\nRaw -O runs without command lines: --open-au-nr 1,2,8,9 gives their counts in order;\nwithout it they are taken as 1, 2, 3, ... and open_au is at most tentative.\nA log is a regular file of at most 64 MiB (- reads standard input). Exit code 2 for a\nlog flashscope cannot read as flashbench output, a FIFO or device, or an impossible\nvalue (named by file and line); 1 for a file it cannot open.\nPublished commands are read as written: $[4*1024*1024] and $((...)) in option values, a\nbackslash continuation, and ^C (the run ends there, with a warning). A pasted result of\nanother capacity test (a probe's Device geometry block, a Data OK / Data LOST summary, a\nfill-and-verify window in English or German) is restated with its blind spots."
 )]
 pub struct Args {
     /// flashbench log files (regular files of at most 64 MiB; `-` reads standard input).
@@ -46,7 +49,17 @@ pub struct Args {
 /// Read and parse the files, each into its runs (a file with several runs gives
 /// `FILE:LINE` names); errors name the file.
 pub fn load(files: &[String]) -> Result<Vec<(String, FlashbenchLog)>> {
+    Ok(load_all(files)?.0)
+}
+
+/// Read the files: flashbench logs into their runs, and pasted results of other capacity
+/// tests into their reports (each file is one or the other).
+#[allow(clippy::type_complexity)]
+pub fn load_all(
+    files: &[String],
+) -> Result<(Vec<(String, FlashbenchLog)>, Vec<CapacityReportSample>)> {
     let mut v = Vec::new();
+    let mut reports = Vec::new();
     for f in files {
         let bytes = if f == "-" {
             input::read_stdin("flashbench log", input::LOG_CAP_BYTES)?
@@ -54,9 +67,17 @@ pub fn load(files: &[String]) -> Result<Vec<(String, FlashbenchLog)>> {
             input::read_regular(Path::new(f), "flashbench log", input::LOG_CAP_BYTES)?
         };
         let text = String::from_utf8_lossy(&bytes);
+        if let Some(report) = capacity_tools::parse(&text) {
+            reports.push(CapacityReportSample {
+                file: f.clone(),
+                kind: "capacity-test-output".into(),
+                report,
+            });
+            continue;
+        }
         v.extend(flashbench::parse_all(f, &text)?);
     }
-    Ok(v)
+    Ok((v, reports))
 }
 
 /// Run the command and print its document; returns the exit code.
@@ -78,7 +99,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         .as_deref()
         .map(flashbench::parse_open_au_nr_list)
         .transpose()?;
-    let mut logs = load(&args.files)?;
+    let (mut logs, capacity_reports) = load_all(&args.files)?;
     let mut warnings = match &open_au_nr {
         Some(counts) => flashbench::apply_open_au_nr(&mut logs, counts)?,
         None => Vec::new(),
@@ -109,17 +130,29 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             })
             .collect(),
         steps: None,
+        capacity_reports: capacity_reports.clone(),
+    };
+    let kind = if logs.is_empty() && !capacity_reports.is_empty() {
+        "capacity test output"
+    } else {
+        "flashbench logs"
     };
     let mut doc = Document::new(
         Target::Logs(LogsTarget {
             files: args.files.clone(),
-            kind: "flashbench logs".to_string(),
+            kind: kind.to_string(),
         }),
         Body::Analyze(body),
     );
     doc.warnings.extend(warnings);
     let found = logs::infer(&logs, blocksize);
     doc.inferences = found.inferences;
+    // Each capacity report's restated figures; the first file that gives a key keeps it.
+    for c in &capacity_reports {
+        for (key, inf) in capacity_tools::inferences(&c.report) {
+            doc.inferences.entry(key.to_string()).or_insert(inf);
+        }
+    }
     doc.warnings.extend(found.warnings);
     if let Body::Analyze(b) = &mut doc.body {
         b.steps = found.steps;
@@ -183,7 +216,68 @@ pub fn render(doc: &Document) -> String {
         parts.push(super::interval::text(&ipts, &doc.inferences));
     }
     parts.extend(write_test_lines(&doc.inferences));
+    for c in &a.capacity_reports {
+        parts.push(capacity_text(c));
+    }
     parts.join("\n")
+}
+
+/// A capacity report's restatement: the tool's verdict, sizes and cache, and its blind
+/// spots (every string taken from the pasted text goes through `input::printable`).
+fn capacity_text(c: &CapacityReportSample) -> String {
+    use crate::analysis::capacity_tools::ToolVerdict;
+    use crate::units::format_bytes;
+    let r = &c.report;
+    let size = |b: Option<u64>| b.map(format_bytes).unwrap_or_else(|| "?".into());
+    let verdict = match r.verdict {
+        ToolVerdict::Genuine if r.tool == capacity_tools::Tool::F3probe => {
+            "the device is the real thing".to_string()
+        }
+        ToolVerdict::Genuine => "no data lost in what it tested".to_string(),
+        ToolVerdict::Counterfeit => format!(
+            "the device is a counterfeit of type {}",
+            input::printable(r.fake_type.as_deref().unwrap_or("?"))
+        ),
+        ToolVerdict::Damaged => "the device is damaged".to_string(),
+        ToolVerdict::DataLost => "the device loses data".to_string(),
+    };
+    let mut out = format!(
+        "{} ({}{}): {verdict}\n",
+        r.tool.name(),
+        input::printable(&c.file),
+        r.version
+            .as_deref()
+            .map(|v| format!(", {}", input::printable(v)))
+            .unwrap_or_default()
+    );
+    let mut figures = Vec::new();
+    if r.usable_bytes.is_some() {
+        figures.push(format!("usable {}", size(r.usable_bytes)));
+    }
+    if r.announced_bytes.is_some() {
+        figures.push(format!("announced {}", size(r.announced_bytes)));
+    }
+    if r.cache_bytes.is_some() {
+        figures.push(format!("cache about {}", size(r.cache_bytes)));
+    }
+    if r.ok_bytes.is_some() || r.lost_bytes.is_some() {
+        figures.push(format!(
+            "read back {} intact, {} lost",
+            size(r.ok_bytes),
+            size(r.lost_bytes)
+        ));
+    }
+    if let (Some(t), Some(f)) = (r.tested_bytes, r.free_bytes) {
+        figures.push(format!("tested {} of {} MiB free", t >> 20, f >> 20));
+    }
+    if !figures.is_empty() {
+        out.push_str(&format!("  {}\n", figures.join(", ")));
+    }
+    for b in &r.blind_spots {
+        out.push_str(&format!("  blind spot: {b}\n"));
+    }
+    out.push_str("  (restated from the pasted output, not measured: `flashscope probe` measures the card itself)\n");
+    out
 }
 
 /// The text line of each write-test inference the document has, in the order `analyze`

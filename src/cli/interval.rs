@@ -50,6 +50,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     };
     let mut opened = target::open(&args.target, &req)?;
     let mut progress = Progress::new("interval");
+    let load_before = crate::workload::sysstat::CpuLoad::now();
     let (samples, io_ns) = probe::run(
         opened.backend.as_mut(),
         args.order,
@@ -59,8 +60,16 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     )?;
     progress.finish();
     let points: Vec<IntervalPoint> = samples.iter().map(|s| s.point()).collect();
-    let inf = interval::infer(&points);
+    let mut inf = interval::infer(&points);
+    let (environment, noisy) = probe::environment(
+        &samples,
+        load_before,
+        crate::workload::sysstat::CpuLoad::now(),
+        opened.info.kind == crate::target::TargetKind::Sim,
+    );
+    probe::temper(&mut inf, noisy.as_ref());
     let body = IntervalResult {
+        environment: Some(environment),
         parameters: IntervalParameters {
             order: args.order,
             positions: args.positions,
@@ -87,6 +96,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     };
     let mut doc = Document::for_target(&opened.info, Body::Interval(body));
     doc.warnings = opened.warnings;
+    doc.warnings.extend(noisy);
     interval::insert_inferences(&mut doc.inferences, &inf);
     if let Some(file) = &plot {
         let svg = crate::report::charts::interval(

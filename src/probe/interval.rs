@@ -2,9 +2,14 @@
 //! 512 × 2^(order − 1), each size at `positions` places spaced nine requests apart (as
 //! flashbench does, so no read continues the previous one). Returns samples only.
 
-use crate::analysis::interval::IntervalPoint;
+use crate::analysis::align;
+use crate::analysis::interval::{self, IntervalPoint};
+use crate::analysis::openau::at_most_tentative;
 use crate::backend::{AlignedBuf, Backend};
+use crate::report::warning::NoiseEffect;
+use crate::report::Warning;
 use crate::units::format_bytes;
+use crate::workload::sysstat::CpuLoad;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -128,6 +133,54 @@ pub fn run<B: Backend + ?Sized>(
     Ok((out, io_ns))
 }
 
+/// Stalled reads per request size, by align's rule ([`align::StallStats::add_row`]).
+pub fn stall_stats(samples: &[IntervalSample]) -> align::StallStats {
+    let mut st = align::StallStats::default();
+    for s in samples {
+        st.add_row(s.times_ns.iter().flatten().copied().collect());
+    }
+    st
+}
+
+/// What the machine did to an interval run (load and steal between `before` and `after`,
+/// stalled reads) and, when it was busy, align's and bench's `noisy_environment` warning.
+/// A simulated card runs on a virtual clock, so load and steal are no cause there (`sim`).
+pub fn environment(
+    samples: &[IntervalSample],
+    before: Option<CpuLoad>,
+    after: Option<CpuLoad>,
+    sim: bool,
+) -> (align::Environment, Option<Warning>) {
+    let st = stall_stats(samples);
+    let env = align::Environment {
+        load1: if sim {
+            0.0
+        } else {
+            after.map_or(0.0, |a| a.load1)
+        },
+        cpus: after.map_or(0, |a| a.cpus),
+        steal: match (before, after) {
+            (Some(b), Some(a)) if !sim => b.steal_since(&a),
+            _ => 0.0,
+        },
+        stalled_reads: st.stalled,
+        reads: st.reads,
+        worst_stall_ns: st.worst_extra_ns,
+    };
+    let w = align::noisy_environment_with(&env, NoiseEffect::Figures);
+    (env, w)
+}
+
+/// On a busy machine the access time (the fit's intercept, a small figure beside the
+/// transfer times) is at most tentative, and says why; the throughput keeps its own
+/// confidence (its spread is in its standard error).
+pub fn temper(inf: &mut interval::IntervalInference, noisy: Option<&Warning>) {
+    if let Some(Warning::NoisyEnvironment { causes, .. }) = noisy {
+        let why = format!("the machine was busy ({})", causes.join("; "));
+        inf.access_time_ns = at_most_tentative(inf.access_time_ns.clone(), &why);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +221,51 @@ mod tests {
     fn order_too_large_names_the_largest_that_fits() {
         let e = validate(1 << 20, 512, 13, 8).unwrap_err();
         assert!(e.to_string().contains("--order 5 or less"), "{e}");
+    }
+
+    /// Issue 33 point 6: under load the access time is not confident, and the run carries
+    /// the same noisy_environment warning as align and bench.
+    #[test]
+    fn a_busy_run_warns_and_its_access_time_is_at_most_tentative() {
+        let mut dev =
+            SimDevice::new(SimConfig::parse("custom,size=1G,noise=0,outliers=0").unwrap());
+        let (mut samples, _) = run(&mut dev, 13, 8, 2, &mut |_, _| {}).unwrap();
+        let pts: Vec<_> = samples.iter().map(|s| s.point()).collect();
+        let mut quiet = interval::infer(&pts);
+        let (env, w) = environment(&samples, None, None, true);
+        assert_eq!(env.stalled_reads, 0);
+        assert!(w.is_none());
+        temper(&mut quiet, w.as_ref());
+        assert_eq!(quiet.access_time_ns.status_word(), "confident");
+        // A scheduler tick (4 ms) on every fourth read of every size.
+        for s in samples.iter_mut() {
+            for (k, t) in s.times_ns.iter_mut().flatten().enumerate() {
+                if k % 4 == 0 {
+                    *t += 4_000_000;
+                }
+            }
+        }
+        let (env, w) = environment(&samples, None, None, false);
+        assert!(env.stalled_reads * 10 >= env.reads, "{env:?}");
+        let w = w.expect("a busy run warns");
+        assert_eq!(w.kind(), "noisy_environment");
+        assert!(w.to_string().contains("reads stalled"), "{w}");
+        let mut inf = interval::infer(&samples.iter().map(|s| s.point()).collect::<Vec<_>>());
+        temper(&mut inf, Some(&w));
+        assert_ne!(inf.access_time_ns.status_word(), "confident");
+        assert!(inf.access_time_ns.evidence.contains("the machine was busy"));
+        // Load alone (a loaded machine, reads evenly slowed) is named too.
+        let load = |load1: f64| CpuLoad {
+            load1,
+            cpus: 2,
+            ..Default::default()
+        };
+        let (_, w) = environment(&[], Some(load(0.1)), Some(load(6.0)), false);
+        assert!(w.unwrap().to_string().contains("load average 6.0"));
+        let (_, w) = environment(&[], Some(load(0.1)), Some(load(6.0)), true);
+        assert!(
+            w.is_none(),
+            "a simulated card's virtual clock is not slowed by load"
+        );
     }
 }

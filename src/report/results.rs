@@ -522,6 +522,10 @@ pub struct IntervalRow {
 pub struct IntervalResult {
     pub parameters: IntervalParameters,
     pub samples: Vec<IntervalRow>,
+    /// What the machine did during the run (load, steal, stalled reads), as align
+    /// reports it; absent in documents from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::analysis::align::Environment>,
 }
 
 /// `health`'s parameters.
@@ -958,6 +962,19 @@ pub struct AnalyzeResult {
     /// The align logs' staircase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<Vec<Step>>,
+    /// Pasted results of other capacity tests (a probe's geometry block, a read-back
+    /// check, a fill-and-verify window), each restated with where that tool is blind.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity_reports: Vec<CapacityReportSample>,
+}
+
+/// One file holding another capacity test's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityReportSample {
+    pub file: String,
+    /// "capacity-test-output": what kind of input this is (flashbench logs are samples).
+    pub kind: String,
+    pub report: crate::analysis::capacity_tools::CapacityToolReport,
 }
 
 /// `restore`'s parameters.

@@ -174,6 +174,9 @@ pub enum Warning {
         line: String,
         what: String,
     },
+    /// A flashbench run was interrupted (`^C` in the log): the run ends there, with the
+    /// rows before it.
+    InterruptedRun { file: String, line: usize },
 
     // Filesystem tests.
     /// The test file (or the matrix's largest) is smaller than RAM: buffered figures can
@@ -315,6 +318,7 @@ impl Warning {
             DiffRecovered { .. } => "diff_recovered",
             CommandWithoutResults { .. } => "command_without_results",
             CutLastLine { .. } => "cut_last_line",
+            InterruptedRun { .. } => "interrupted_run",
             SmallerThanRam { .. } => "file_smaller_than_ram",
             BufferedInflated { .. } => "buffered_inflated_by_cache",
             CompressingFilesystem { .. } => "compressing_filesystem",
@@ -490,6 +494,9 @@ impl Warning {
             CutLastLine { file, line_no, line, what } => format!(
                 "{file}, line {line_no}: the last line '{line}' {what}; it was left out and the lines before it were used"
             ),
+            InterruptedRun { file, line } => format!(
+                "{file}, line {line}: the run was interrupted (^C); it ends there and the rows before it were used (the sizes it did not reach are missing)"
+            ),
             SmallerThanRam { file_bytes, ram_bytes, matrix: false } => format!(
                 "the test file ({}) is smaller than RAM ({}): the kernel can hold all of it in the page cache, so a buffered write may finish before the data reaches the flash and a warm read never touches it",
                 format_bytes(*file_bytes),
@@ -578,6 +585,7 @@ impl Warning {
             DiffRecovered { .. } => "check that line against the log if the figure matters".into(),
             CommandWithoutResults { .. } => "rerun that flashbench command if its results are wanted".into(),
             CutLastLine { .. } => "rerun flashbench to completion if the last row matters".into(),
+            InterruptedRun { .. } => "rerun flashbench to completion if the missing sizes matter".into(),
             SmallerThanRam { ram_bytes, matrix: false, .. } => format!(
                 "trust the synced rows (fdatasync, dsync, sync, direct) and the cold reads, or give --size {} or more for an honest buffered figure",
                 format_bytes(ram_bytes.saturating_mul(2))
@@ -816,6 +824,10 @@ mod tests {
                 line: s("align 4"),
                 what: s("is cut off"),
             },
+            InterruptedRun {
+                file: s("a.log"),
+                line: 12,
+            },
             SmallerThanRam {
                 file_bytes: 1 << 28,
                 ram_bytes: 1 << 33,
@@ -900,7 +912,7 @@ mod tests {
         }
         // Every variant is in `every` (Recorded aside): a kind for each condition.
         let variants: std::collections::BTreeSet<&String> = seen.values().collect();
-        assert_eq!(variants.len(), 43, "{variants:?}");
+        assert_eq!(variants.len(), 44, "{variants:?}");
         // The kinds are part of the JSON contract: this list changes only on purpose.
         let kinds: Vec<&str> = seen.keys().map(|k| k.as_str()).collect();
         assert_eq!(
@@ -921,6 +933,7 @@ mod tests {
                 "file_smaller_than_ram",
                 "guard_restored",
                 "incomplete",
+                "interrupted_run",
                 "iodepth_ignored",
                 "maybe_compressing_filesystem",
                 "memory-filesystem",

@@ -1232,3 +1232,155 @@ fn a_verify_stopped_in_its_write_pass_checked_nothing_and_is_not_a_pass() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+// ---------- analyze: pasted results of other capacity tests (issue 33 point 5) ----------
+
+const PASTES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/capacity/");
+
+fn analyze_paste(file: &str) -> (serde_json::Value, String) {
+    let path = format!("{PASTES}{file}");
+    let v = common::json(&["analyze", &path]);
+    let out = flashscope().args(["analyze", &path]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{file}");
+    (v, String::from_utf8_lossy(&out.stdout).to_string())
+}
+
+#[test]
+fn analyze_restates_pasted_capacity_tests_with_their_blind_spots() {
+    // (file, tool, verdict, fake_kind value or null, usable bytes or null, text needle)
+    type Case = (
+        &'static str,
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+        Option<u64>,
+        &'static str,
+    );
+    let cases: &[Case] = &[
+        (
+            "probe-limbo.txt",
+            "f3probe",
+            "counterfeit",
+            Some("limbo"),
+            Some(16477879 * 512),
+            "counterfeit of type limbo",
+        ),
+        (
+            "probe-real-thing-wrap-3e9.txt",
+            "f3probe",
+            "genuine",
+            Some("none"),
+            Some(16 * GIB),
+            "3,000,000,000",
+        ),
+        (
+            "probe-damaged-chain.txt",
+            "f3probe",
+            "damaged",
+            None,
+            None,
+            "chain fakes",
+        ),
+        (
+            "read-ok.txt",
+            "f3read",
+            "genuine",
+            None,
+            Some(6025216 * 512),
+            "no data lost in what it tested",
+        ),
+        (
+            "read-lost.txt",
+            "f3read",
+            "data-lost",
+            None,
+            None,
+            "not where the good part ends",
+        ),
+        (
+            "fillverify-en-ok.txt",
+            "h2testw",
+            "genuine",
+            None,
+            Some(7446 * MIB),
+            "tested 7446 of 7447 MiB free",
+        ),
+        (
+            "fillverify-de-ok.txt",
+            "h2testw",
+            "genuine",
+            None,
+            Some(14937 * MIB),
+            "the rest is unchecked",
+        ),
+        (
+            "fillverify-en-defective.txt",
+            "h2testw",
+            "data-lost",
+            None,
+            None,
+            "loses data",
+        ),
+        (
+            "fillverify-de-defective.txt",
+            "h2testw",
+            "data-lost",
+            None,
+            None,
+            "loses data",
+        ),
+    ];
+    for &(file, tool, verdict, kind, usable, needle) in cases {
+        let (v, text) = analyze_paste(file);
+        assert_eq!(v["target"]["kind"], "capacity test output", "{file}");
+        let r = &v["capacity_reports"][0];
+        assert_eq!(r["kind"], "capacity-test-output", "{file}: {v}");
+        assert_eq!(r["report"]["tool"], tool, "{file}");
+        assert_eq!(r["report"]["verdict"], verdict, "{file}");
+        let fk = &v["inferences"]["fake_kind"];
+        match kind {
+            Some(k) => assert_eq!(fk["value"], k, "{file}: {fk}"),
+            None => assert!(fk.is_null() || fk["value"].is_null(), "{file}: {fk}"),
+        }
+        // A restated verdict is never confident: it was not measured here.
+        for (key, inf) in v["inferences"].as_object().unwrap() {
+            assert_ne!(inf["status"], "confident", "{file}: {key} {inf}");
+        }
+        match usable {
+            Some(u) => assert_eq!(v["inferences"]["usable_bytes"]["value"], u, "{file}"),
+            None => assert!(v["inferences"]["usable_bytes"]["value"].is_null(), "{file}"),
+        }
+        assert!(text.contains(needle), "{file}: {text}");
+        // Every verdict but the probe's counterfeit one has a known blind spot.
+        if verdict != "counterfeit" {
+            assert!(text.contains("blind spot"), "{file}: {text}");
+        }
+    }
+    // The lost figures are the pasted sector counts.
+    let (v, _) = analyze_paste("fillverify-de-defective.txt");
+    assert_eq!(v["inferences"]["lost_bytes"]["value"], 23150144u64 * 512);
+    let (v, _) = analyze_paste("probe-limbo.txt");
+    assert_eq!(
+        v["capacity_reports"][0]["report"]["announced_bytes"],
+        32155648u64 * 512
+    );
+    assert_eq!(v["inferences"]["write_cache_bytes"]["value"], 0);
+}
+
+#[test]
+fn analyze_prints_a_pasted_verdict_through_the_printable_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("paste.txt");
+    std::fs::write(
+        &p,
+        "F3 probe 8.0\nBad news: The device `/dev/sdb' is a counterfeit of type li\x1b[2Jmbo\nDevice geometry:\n *Usable* size: 1 GB (2048 blocks)\n Announced size: 2 GB (4096 blocks)\n",
+    )
+    .unwrap();
+    let out = flashscope()
+        .args(["analyze", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains('\x1b'), "{text:?}");
+}

@@ -1,0 +1,481 @@
+//! Reader for the output of other fake-capacity tests, as people paste it when they ask
+//! whether a card is fake: the probe of a well-known open-source suite (its "Device
+//! geometry" block), that suite's read-back check ("Data OK" / "Data LOST"), and the
+//! Windows fill-and-verify test (its English or German result window). `analyze` restates
+//! each one's verdict, usable size and cache, and says where that tool is known to be
+//! blind. Only the output format is read here; nothing of those tools is reused. Pure;
+//! never panics; numbers it cannot read are left out, not guessed.
+
+use crate::report::Inference;
+use crate::units::format_bytes;
+use serde::{Deserialize, Serialize};
+
+/// Which tool printed the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tool {
+    F3probe,
+    F3read,
+    H2testw,
+}
+
+impl Tool {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::F3probe => "f3probe",
+            Tool::F3read => "f3read",
+            Tool::H2testw => "h2testw",
+        }
+    }
+}
+
+/// What the tool concluded, in its own terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolVerdict {
+    /// "the real thing" / "Test finished without errors" / no data lost.
+    Genuine,
+    /// "a counterfeit of type …".
+    Counterfeit,
+    /// "damaged".
+    Damaged,
+    /// Data lost in the read-back ("DATA LOST", "likely to be defective").
+    DataLost,
+}
+
+/// One pasted result of a capacity test, restated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityToolReport {
+    /// "f3probe", "f3read" or "h2testw".
+    pub tool: Tool,
+    /// The version line, when the paste has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub verdict: ToolVerdict,
+    /// The counterfeit type the probe named (limbo, wraparound, chain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fake_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usable_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub announced_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_bytes: Option<u64>,
+    /// Data read back intact and lost (read-back tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_bytes: Option<u64>,
+    /// "Only X of Y MByte tested": X and Y in bytes (MByte = 2^20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tested_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_bytes: Option<u64>,
+    /// Where this tool is known to be blind, for this verdict.
+    pub blind_spots: Vec<String>,
+}
+
+const SECTOR: u64 = 512;
+
+/// The value of `line` after `key` (case-sensitive), trimmed.
+fn after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.find(key).map(|i| line[i + key.len()..].trim())
+}
+
+/// The integer in the first parentheses of `s` before `unit` ("(16477879 blocks)").
+fn paren_count(s: &str) -> Option<u64> {
+    let open = s.find('(')?;
+    let inner = &s[open + 1..];
+    let num: String = inner
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    num.parse().ok()
+}
+
+/// "2^34 Bytes" inside parentheses.
+fn paren_pow2(s: &str) -> Option<u64> {
+    let i = s.find("2^")?;
+    let n: String = s[i + 2..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    let n: u32 = n.parse().ok()?;
+    (n < 64).then(|| 1u64 << n)
+}
+
+/// A decimal number written with a comma or a point ("9,62", "3.9").
+fn decimal(s: &str) -> Option<f64> {
+    let t: String = s
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '.')
+        .collect();
+    let v: f64 = t.replace(',', ".").parse().ok()?;
+    v.is_finite().then_some(v)
+}
+
+/// Which tool's output `text` is, if any.
+pub fn detect(text: &str) -> Option<Tool> {
+    let has = |k: &str| text.contains(k);
+    if has("Device geometry") && (has("*Usable* size") || has("Usable size"))
+        || has("F3 probe")
+        || (has("is the real thing") || has("is a counterfeit of type")) && has("Announced size")
+    {
+        return Some(Tool::F3probe);
+    }
+    if has("Data OK:") && has("Data LOST:") {
+        return Some(Tool::F3read);
+    }
+    let h2 = [
+        "H2testw",
+        "MByte tested",
+        "MByte getestet",
+        "Test finished without errors",
+        "Test ohne Fehler beendet",
+        "likely to be defective",
+        "wahrscheinlich defekt",
+    ];
+    if h2.iter().any(|k| has(k)) && (has("MByte") || has("GByte") || has("KByte")) {
+        return Some(Tool::H2testw);
+    }
+    None
+}
+
+/// Read a pasted capacity-test result (`None`: not one this reader knows, or no verdict
+/// line in it).
+pub fn parse(text: &str) -> Option<CapacityToolReport> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    match detect(text)? {
+        Tool::F3probe => parse_probe(text),
+        Tool::F3read => parse_read(text),
+        Tool::H2testw => parse_h2(text),
+    }
+}
+
+fn parse_probe(text: &str) -> Option<CapacityToolReport> {
+    let mut r = CapacityToolReport {
+        tool: Tool::F3probe,
+        version: None,
+        verdict: ToolVerdict::Genuine,
+        fake_type: None,
+        usable_bytes: None,
+        announced_bytes: None,
+        cache_bytes: None,
+        ok_bytes: None,
+        lost_bytes: None,
+        tested_bytes: None,
+        free_bytes: None,
+        blind_spots: Vec::new(),
+    };
+    let mut verdict = None;
+    let mut block = None;
+    let (mut usable_blocks, mut announced_blocks, mut cache_blocks) = (None, None, None);
+    for line in text.lines().map(str::trim) {
+        if let Some(v) = after(line, "F3 probe") {
+            r.version = Some(format!(
+                "F3 probe {}",
+                v.split_whitespace().next().unwrap_or("")
+            ));
+        }
+        if line.contains("is the real thing") {
+            verdict = Some(ToolVerdict::Genuine);
+        } else if let Some(t) = after(line, "is a counterfeit of type") {
+            verdict = Some(ToolVerdict::Counterfeit);
+            r.fake_type = t
+                .split_whitespace()
+                .next()
+                .map(|w| {
+                    w.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+                        .to_string()
+                })
+                .filter(|w| !w.is_empty() && w.len() <= 32);
+        } else if line.contains("is damaged") {
+            verdict = Some(ToolVerdict::Damaged);
+        }
+        if let Some(v) = after(line, "Usable* size:").or_else(|| after(line, "Usable size:")) {
+            usable_blocks = paren_count(v);
+        } else if let Some(v) = after(line, "Announced size:") {
+            announced_blocks = paren_count(v);
+        } else if let Some(v) = after(line, "Approximate cache size:") {
+            cache_blocks = paren_count(v);
+        } else if let Some(v) = after(line, "Physical block size:") {
+            block = paren_pow2(v);
+        }
+    }
+    r.verdict = verdict?;
+    let bs = block.unwrap_or(SECTOR);
+    r.usable_bytes = usable_blocks.and_then(|b| b.checked_mul(bs));
+    r.announced_bytes = announced_blocks.and_then(|b| b.checked_mul(bs));
+    r.cache_bytes = cache_blocks.and_then(|b| b.checked_mul(bs));
+    r.blind_spots = match r.verdict {
+        ToolVerdict::Genuine => vec![
+            "its search assumes the real size of a wrap-around fake is a power of two: a fake that wraps at another size passes as \"the real thing\" (a served card that wraps at exactly 3,000,000,000 bytes: this probe's version 8.0 wrote 2.15 GB in 206 s and called it the real thing; `flashscope probe` found the wrap at 3,000,000,000 bytes in 13.6 s, writing 2.2 MB)".into(),
+        ],
+        ToolVerdict::Damaged => vec![
+            "it says \"damaged\" with a usable size of 0 on chain fakes too (writes that land on a chain of other blocks), so this does not tell a damaged card from a fake".into(),
+        ],
+        _ => Vec::new(),
+    };
+    Some(r)
+}
+
+fn parse_read(text: &str) -> Option<CapacityToolReport> {
+    let mut ok = None;
+    let mut lost = None;
+    for line in text.lines().map(str::trim) {
+        if let Some(v) = after(line, "Data OK:") {
+            ok = paren_count(v).and_then(|s| s.checked_mul(SECTOR));
+        } else if let Some(v) = after(line, "Data LOST:") {
+            lost = paren_count(v).and_then(|s| s.checked_mul(SECTOR));
+        }
+    }
+    let (ok, lost) = (ok?, lost?);
+    Some(CapacityToolReport {
+        tool: Tool::F3read,
+        version: None,
+        verdict: if lost > 0 {
+            ToolVerdict::DataLost
+        } else {
+            ToolVerdict::Genuine
+        },
+        fake_type: None,
+        usable_bytes: (lost == 0).then_some(ok),
+        announced_bytes: None,
+        cache_bytes: None,
+        ok_bytes: Some(ok),
+        lost_bytes: Some(lost),
+        tested_bytes: ok.checked_add(lost),
+        free_bytes: None,
+        blind_spots: {
+            let mut b = vec![
+                "it checks only the files its writing half put into the filesystem's free space: space already used by files, and anything beyond what the filesystem offers, is not tested".to_string(),
+            ];
+            if lost > 0 {
+                b.push("it reports how much was lost, not where the good part ends: \"Data OK\" counts good sectors wherever they are, so it is no safe size to shrink a partition to".into());
+            }
+            b
+        },
+    })
+}
+
+fn parse_h2(text: &str) -> Option<CapacityToolReport> {
+    let mut r = CapacityToolReport {
+        tool: Tool::H2testw,
+        version: None,
+        verdict: ToolVerdict::Genuine,
+        fake_type: None,
+        usable_bytes: None,
+        announced_bytes: None,
+        cache_bytes: None,
+        ok_bytes: None,
+        lost_bytes: None,
+        tested_bytes: None,
+        free_bytes: None,
+        blind_spots: Vec::new(),
+    };
+    let mut verdict = None;
+    let unit = |w: &str| match w {
+        "Byte" => Some(1u64),
+        "KByte" => Some(1 << 10),
+        "MByte" => Some(1 << 20),
+        "GByte" => Some(1 << 30),
+        "TByte" => Some(1 << 40),
+        _ => None,
+    };
+    for line in text.lines().map(str::trim) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if line.starts_with("H2testw v") || line.starts_with("H2testw V") {
+            r.version = Some(line.chars().take(32).collect());
+        }
+        if line.contains("Test finished without errors")
+            || line.contains("Test ohne Fehler beendet")
+        {
+            verdict = Some(ToolVerdict::Genuine);
+        } else if line.contains("likely to be defective") || line.contains("wahrscheinlich defekt")
+        {
+            verdict = Some(ToolVerdict::DataLost);
+        }
+        // "Warning: Only 7446 of 7447 MByte tested." / "Achtung: Nur 7446 von 7447 MByte getestet."
+        if let Some(i) = words.iter().position(|w| *w == "Only" || *w == "Nur") {
+            if let (Some(a), Some(b), Some(u)) =
+                (words.get(i + 1), words.get(i + 3), words.get(i + 4))
+            {
+                if let (Some(a), Some(b), Some(u)) = (decimal(a), decimal(b), unit(u)) {
+                    r.tested_bytes = Some((a * u as f64) as u64);
+                    r.free_bytes = Some((b * u as f64) as u64);
+                }
+            }
+        }
+        // "3.9 GByte OK (8192000 sectors)" / "11.0 GByte DATA LOST (23150144 sectors)"
+        if words.len() >= 3 && unit(words[1]).is_some() {
+            let sectors = paren_count(line).and_then(|s| s.checked_mul(SECTOR));
+            if words[2] == "OK" {
+                r.ok_bytes = sectors;
+            } else if line.contains("DATA LOST") || line.contains("DATEN VERLOREN") {
+                r.lost_bytes = sectors;
+            }
+        }
+    }
+    r.verdict = verdict?;
+    if r.verdict == ToolVerdict::Genuine {
+        r.usable_bytes = r.tested_bytes;
+    }
+    r.blind_spots.push(
+        "it tests only the free space of the filesystem it writes to: files already on the card and the filesystem's own areas are not tested".into(),
+    );
+    if let (Some(t), Some(f)) = (r.tested_bytes, r.free_bytes) {
+        if t < f {
+            r.blind_spots.push(format!(
+                "this run tested {} of the {} MiB free (its \"Only … tested\" line): the rest is unchecked",
+                t >> 20,
+                f >> 20
+            ));
+        }
+    }
+    if r.verdict == ToolVerdict::DataLost {
+        r.blind_spots.push(
+            "it reports how much was lost, not where the good part ends: the OK figure is no safe size to shrink a partition to".into(),
+        );
+    }
+    Some(r)
+}
+
+/// The inferences a report gives: `fake_kind` (the probe's), `usable_bytes`,
+/// `write_cache_bytes`, `lost_bytes`. Restated, never measured here: at most tentative,
+/// and inconclusive where the tool is known to answer wrongly.
+pub fn inferences(r: &CapacityToolReport) -> Vec<(&'static str, Inference)> {
+    let tool = r.tool.name();
+    let blind = if r.blind_spots.is_empty() {
+        String::new()
+    } else {
+        format!("; where {tool} is blind: {}", r.blind_spots.join("; "))
+    };
+    let mut v = Vec::new();
+    let size = |b: Option<u64>| b.map(format_bytes).unwrap_or_else(|| "?".into());
+    match r.verdict {
+        ToolVerdict::Genuine => {
+            if r.tool == Tool::F3probe {
+                v.push((
+                    "fake_kind",
+                    Inference::new(
+                        "none",
+                        0.6,
+                        format!("{tool} says the device is the real thing{blind}"),
+                    ),
+                ));
+            }
+            if let Some(u) = r.usable_bytes {
+                v.push((
+                    "usable_bytes",
+                    Inference::new(
+                        u,
+                        0.6,
+                        format!(
+                            "{tool} found {} usable with no data lost{blind}",
+                            size(Some(u))
+                        ),
+                    ),
+                ));
+            }
+        }
+        ToolVerdict::Counterfeit => {
+            let kind = match r.fake_type.as_deref() {
+                Some("wraparound") => "wrap",
+                Some("limbo") => "limbo",
+                Some("chain") => "chain",
+                _ => "bad",
+            };
+            v.push((
+                "fake_kind",
+                Inference::new(
+                    kind,
+                    0.75,
+                    format!(
+                        "{tool} says the device is a counterfeit of type {} (announced {}, usable {})",
+                        r.fake_type.as_deref().unwrap_or("?"),
+                        size(r.announced_bytes),
+                        size(r.usable_bytes)
+                    ),
+                ),
+            ));
+            if let Some(u) = r.usable_bytes {
+                v.push((
+                    "usable_bytes",
+                    Inference::new(
+                        u,
+                        0.75,
+                        format!(
+                            "{tool}'s usable size of the counterfeit (announced {})",
+                            size(r.announced_bytes)
+                        ),
+                    ),
+                ));
+            }
+        }
+        ToolVerdict::Damaged => {
+            v.push((
+                "fake_kind",
+                Inference::inconclusive(format!(
+                    "{tool} says the device is damaged (usable {}){blind}; `flashscope probe` tells the two apart",
+                    size(r.usable_bytes)
+                )),
+            ));
+        }
+        ToolVerdict::DataLost => {
+            if let Some(l) = r.lost_bytes {
+                v.push((
+                    "lost_bytes",
+                    Inference::new(
+                        l,
+                        0.75,
+                        format!(
+                            "{tool} read back {} intact and {} lost: the device loses data{blind}",
+                            size(r.ok_bytes),
+                            size(Some(l))
+                        ),
+                    ),
+                ));
+            }
+            v.push((
+                "usable_bytes",
+                Inference::inconclusive(format!(
+                    "{tool} lost data but does not say where the good part ends ({} intact in all){blind}",
+                    size(r.ok_bytes)
+                )),
+            ));
+        }
+    }
+    if r.tool == Tool::F3probe {
+        if let Some(c) = r.cache_bytes {
+            v.push((
+                "write_cache_bytes",
+                Inference::new(c, 0.6, format!("{tool}'s approximate cache size, restated")),
+            ));
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_else_is_taken_for_a_capacity_test() {
+        assert_eq!(
+            detect("align 4096 pre 1ms on 1ms post 1ms diff 0ns\n"),
+            None
+        );
+        assert_eq!(parse("Data OK: lots\n"), None);
+        // A probe's text without a verdict line is not restated.
+        assert_eq!(
+            parse("Device geometry:\n *Usable* size: 1 GB (2 blocks)\n"),
+            None
+        );
+        // Hostile numbers: no panic, no overflow.
+        let r = parse("F3 probe 8.0\nBad news: The device `/dev/sdb' is a counterfeit of type limbo\nDevice geometry:\n *Usable* size: 1 GB (99999999999999999999999 blocks)\n Physical block size: 512.00 Byte (2^99 Bytes)\n").unwrap();
+        assert_eq!(r.usable_bytes, None);
+    }
+}
