@@ -1307,3 +1307,36 @@ fn a_verify_stopped_in_its_write_pass_checked_nothing_and_is_not_a_pass() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Issue 31 point 5: verify over a range that covers the wrap of a wrap-around fake says
+/// that it is one, and gives probe's own partition line for the real part (a user could
+/// otherwise partition the wrong end of the card).
+#[test]
+fn verify_on_a_wrap_fake_names_the_wrap_and_gives_probes_partition_line() {
+    let probe = json_code(&["probe", "sim:fake-64g", "--destructive"], 3);
+    let line = probe["partition_command"].as_str().unwrap().to_string();
+    let out = flashscope()
+        .args([
+            "verify",
+            "sim:fake-64g",
+            "--destructive",
+            "--range",
+            "0+8196M",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("FAILED"), "{text}");
+    assert!(text.contains("a wrap-around fake"), "{text}");
+    assert!(text.contains("first 8 GiB"), "{text}");
+    assert!(text.contains(&line), "probe's line {line} in:\n{text}");
+    // A range inside the real part finds nothing and says nothing of a wrap.
+    let out = flashscope()
+        .args(["verify", "sim:fake-64g", "--destructive", "--range", "0+8M"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("wrap"), "{text}");
+}
