@@ -451,6 +451,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
 const PROBE: CapacityParams = CapacityParams {
     max_cache_bytes: 1 << 30,
     partition_ok: false,
+    filler_time_ns: Some(crate::capacity::probe::DEFAULT_FILLER_TIME_NS),
 };
 
 /// open-au as auto runs it, on the erase block align found.

@@ -890,7 +890,7 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
     // The last two: a 1.5 GiB cache at the medium's speed, which the default --max-cache
     // (1 GiB) cannot push out; and a 400 MiB cache answering from RAM (reads 2 GB/s, no
     // command time, against 300 µs for the medium), followed past --max-cache 256M.
-    let cards: [(&str, &str, u64, bool, &[&str]); 9] = [
+    let cards: [(&str, &str, u64, bool, &[&str]); 11] = [
         ("size=1G", "none", G, true, &[]),
         ("size=3G", "none", 3 * G, true, &[]),
         ("size=4G,real=1G,fake_mode=wrap", "wrap", G, true, &[]),
@@ -929,6 +929,22 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
             768 * M,
             true,
             &["--max-cache", "256M"],
+        ),
+        // Issue 33 point 7: a 1.5 GiB RAM cache with the defaults (it read as an OK in
+        // one run of three), and one of 3.5 GiB, near the 4 GiB the default follows.
+        (
+            "size=16G,real=4G,fake_mode=limbo,cache=1536M,cache_bw=2G,cmd=300us",
+            "limbo",
+            4 * G,
+            true,
+            &[],
+        ),
+        (
+            "size=16G,real=2G,fake_mode=limbo,cache=3584M,cache_bw=2G,cmd=300us",
+            "limbo",
+            2 * G,
+            true,
+            &[],
         ),
     ];
     let (mut runs, mut seen, mut right) = (0, 0, 0);

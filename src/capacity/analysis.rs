@@ -1,7 +1,7 @@
 //! Pure analysis of a probe record: usable size, fake kind and wrap modulus, each an
 //! `Inference` with its evidence. No I/O.
 
-use super::probe::{modulus_of, ProbeRecord};
+use super::probe::{modulus_of, CacheTiming, ProbeRecord};
 use crate::report::Inference;
 use crate::units::{format_bytes, format_ns};
 use serde::Serialize;
@@ -51,6 +51,9 @@ pub struct Verdict {
     pub modulus: Inference,
     /// The write cache that hid lost data until enough was written after it, if one did.
     pub cache: Option<Inference>,
+    /// A cache faster than the medium still answered for the stamps when the filler
+    /// stopped: an intact read-back proved nothing (the verdict is "not proven").
+    pub cache_unresolved: bool,
 }
 
 impl Verdict {
@@ -58,23 +61,44 @@ impl Verdict {
     pub fn failed(&self) -> bool {
         self.kind != FakeKind::None
     }
+
+    /// The device looked honest, but a cache the probe saw and could not see past may hide
+    /// a fake: neither an OK nor a failure (exit 1, as a check that could not check).
+    pub fn not_proven(&self) -> bool {
+        self.kind == FakeKind::None && self.cache_unresolved
+    }
 }
 
 /// What the span's read times said about a cache faster than the medium, for an OK's
-/// evidence: the last timing the probe took ("" when it took none).
+/// evidence ("" when the probe took no timing).
 fn timing_note(rec: &ProbeRecord) -> String {
-    match rec.cache_timing.last() {
-        Some(t) if t.cached() => format!(
-            "; reads of the span still came from a faster cache ({} against the medium's {}) when the filler stopped (a larger --max-cache, or --destructive, which follows such a cache up to 4 GiB, pushes it out)",
+    let (Some(first), Some(last)) = (rec.cache_timing.first(), rec.cache_timing.last()) else {
+        return String::new();
+    };
+    let pair = |t: &CacheTiming| {
+        format!(
+            "{} against the medium's {}",
             format_ns(t.span_ns as f64),
             format_ns(t.medium_ns as f64)
+        )
+    };
+    match rec.fast_cache() {
+        None => format!(
+            "; right after it was written the span read no faster than the medium ({}), so no faster cache held it",
+            pair(first)
         ),
-        Some(t) => format!(
-            "; by then its reads came no faster than the medium's ({} against {}), so no faster cache still held it",
-            format_ns(t.span_ns as f64),
-            format_ns(t.medium_ns as f64)
+        Some(_) if rec.cache_unresolved => format!(
+            "; a faster cache answered for the span right after it was written ({}) and still did after {} of filler ({})",
+            pair(first),
+            format_bytes(last.written_after),
+            pair(last)
         ),
-        None => String::new(),
+        Some(_) => format!(
+            "; a faster cache answered for the span right after it was written ({}), and no longer did after {} of filler ({})",
+            pair(first),
+            format_bytes(last.written_after),
+            pair(last)
+        ),
     }
 }
 
@@ -101,6 +125,7 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
     } else {
         usable_bytes
     };
+    let unresolved = kind == FakeKind::None && rec.cache_unresolved;
     let reads: u64 = rec.scans.iter().map(|s| s.reads).sum();
     let cache_note = if modulus.is_some() {
         "aliasing shows in reads of never-written sectors, which no write cache can answer"
@@ -131,7 +156,13 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
         (true, FakeKind::None) => 0.7,
         _ => 0.97,
     };
-    let usable = Inference::new(
+    let usable = if unresolved {
+        Inference::inconclusive(format!(
+            "not proven: the stamps may have been read back from a cache that still held them after {} of filler (a larger --max-cache follows it further)",
+            format_bytes(rec.flush_bytes)
+        ))
+    } else {
+        Inference::new(
         usable_bytes,
         confidence,
         match kind {
@@ -151,8 +182,15 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
                 }
             ),
         },
-    );
-    let fake_kind = if !rec.complete && kind == FakeKind::None {
+    )
+    };
+    let fake_kind = if unresolved {
+        Inference::inconclusive(format!(
+            "not proven: every stamp read back intact, but a write cache faster than the medium still answered for them after {} of filler{}",
+            format_bytes(rec.flush_bytes),
+            timing_note(rec)
+        ))
+    } else if !rec.complete && kind == FakeKind::None {
         Inference::inconclusive(format!(
             "the probe stopped (time or write budget) before it could tell; data was shown to survive below {}",
             format_bytes(usable_bytes)
@@ -212,6 +250,7 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
         usable,
         fake_kind,
         modulus: modulus_inf,
+        cache_unresolved: unresolved,
     }
 }
 

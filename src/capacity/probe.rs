@@ -18,9 +18,18 @@
 //!    returns a stamp that names another offset. Reads of never-written sectors cannot be
 //!    answered by a write cache.
 //! 4. **Cache escalation.** When the span survives and nothing aliases, the device is
-//!    either honest or a fake hidden by a cache: write filler in steps 25% apart up to
-//!    `max_cache` bytes and read the span again; the step at which it is lost brackets the
-//!    cache. Never more than `max_bytes` is written: the probe stops, incomplete, first.
+//!    either honest or a fake hidden by a cache. The span's reads are timed against a
+//!    never-written sector's right after it was written: markedly faster means a faster
+//!    cache (a controller's RAM) holds it. Filler is written in steps 25% apart, the span
+//!    read again at each; the step at which it is lost brackets the cache. Behind a faster
+//!    cache the steps go on (up to `cache_ceiling`) until the span reads at the medium's
+//!    speed again (two timings agreeing); one that still answers at the ceiling leaves the
+//!    verdict "not proven". Without one they go to `max_cache` (a cache as slow as the
+//!    medium shows in no timing), or stop at `filler_time_ns`. Behind a cache that hid
+//!    lost data, each bisection round pays a flush as large as the cache: 63 points a
+//!    round, written in address order, and once the gap is at most half the flush one
+//!    stamped span over all of it. Never more than `max_bytes` is written: the probe
+//!    stops, incomplete, first.
 //!
 //! The first and last `guard` bytes (partition tables: MBR, GPT and its backup) are never
 //! written; in destructive mode their content is saved in memory at the start and put
@@ -60,7 +69,17 @@ pub struct ProbeConfig {
     /// Never write more than this many bytes in all (the budget announced before the
     /// run); the probe stops, incomplete, rather than exceed it.
     pub max_bytes: Option<u64>,
+    /// When no faster cache shows in the timing, the filler for a cache as slow as the
+    /// medium stops after this many ns of it (at least [`MIN_CACHE`] is written): `--max-cache`
+    /// not given, a slow card is answered in about a minute; the verdict names the size.
+    pub filler_time_ns: Option<u64>,
 }
+
+/// The least filler written behind a span before an honest verdict, whatever the time cap.
+pub const MIN_CACHE: u64 = 256 << 20;
+
+/// The default time cap of the filler for a cache as slow as the medium (40 s).
+pub const DEFAULT_FILLER_TIME_NS: u64 = 40_000_000_000;
 
 /// How far filler goes behind a cache that timing shows (at least 4 GiB, as f3probe's
 /// largest caches of real fakes).
@@ -78,9 +97,22 @@ pub struct CacheTiming {
 }
 
 impl CacheTiming {
-    /// The span answered at least twice as fast as the medium: a faster cache holds it.
-    pub fn cached(&self) -> bool {
-        self.span_ns.saturating_mul(2) < self.medium_ns
+    /// How much faster the span answered than the medium, ns (negative: slower). A delay
+    /// common to both reads (a busy CPU, the I/O path) cancels out of the difference.
+    pub fn gap_ns(&self) -> i64 {
+        self.medium_ns as i64 - self.span_ns as i64
+    }
+
+    /// Right after the span was written: it answered markedly faster than the medium
+    /// (by more than an eighth of the medium's time), so a faster cache holds written data.
+    pub fn shows_fast_cache(&self) -> bool {
+        self.gap_ns() > (self.medium_ns / 8).max(1000) as i64
+    }
+
+    /// Later: the span still answers faster than the medium by at least half of what
+    /// `fresh` (the timing right after it was written) showed: the cache still holds it.
+    pub fn still_cached(&self, fresh: &CacheTiming) -> bool {
+        self.gap_ns() > fresh.gap_ns() / 2
     }
 }
 
@@ -109,6 +141,7 @@ impl Default for ProbeConfig {
             salt: Stamper::random_salt(),
             restore_guards: true,
             max_bytes: None,
+            filler_time_ns: None,
         }
     }
 }
@@ -199,9 +232,23 @@ pub struct ProbeRecord {
     /// A volatile write cache seen hiding lost data: (bytes it held, bytes it did not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_bytes: Option<(u64, u64)>,
-    /// The span's read times against the medium's at the filler steps from `max_cache` on.
+    /// The span's read times against the medium's: right after it was written (the
+    /// first, `written_after` 0), then at the filler steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cache_timing: Vec<CacheTiming>,
+    /// A faster cache still held the span when the filler stopped (at its ceiling): an
+    /// intact span proves nothing, and the verdict is "not proven".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_unresolved: bool,
+}
+
+impl ProbeRecord {
+    /// The timing right after the span was written, when it showed a faster cache.
+    pub fn fast_cache(&self) -> Option<&CacheTiming> {
+        self.cache_timing
+            .first()
+            .filter(|t| t.written_after == 0 && t.shows_fast_cache())
+    }
 }
 
 /// Progress of a running probe, for the CLI's stderr line.
@@ -376,23 +423,11 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         Ok((s, hits))
     }
 
-    /// The fastest of five reads of one unit at `at`, in ns on the device's clock; `None`
-    /// when a read fails.
-    fn fastest_read(&mut self, at: u64) -> Option<u64> {
-        let mut buf = AlignedBuf::new(self.align as usize);
-        let mut best = u64::MAX;
-        for _ in 0..5 {
-            let t = self.dev.clock_ns();
-            self.dev.read_at(&mut buf, at).ok()?;
-            best = best.min(self.dev.clock_ns().saturating_sub(t));
-        }
-        Some(best)
-    }
-
     /// Time the span's first unit against a unit the probe never wrote (between the
-    /// filler's reach and the span), after `written_after` bytes of filler. `None` when no
-    /// such unit exists (the filler covered the device) or a read failed.
-    fn time_span(&mut self, span: u64, written_after: u64) -> Option<CacheTiming> {
+    /// filler's reach and the span), after `written_after` bytes of filler: the fastest of
+    /// `reads` reads of each, taken in turn so a passing delay (a busy CPU) hits both.
+    /// `None` when no such unit exists (the filler covered the device) or a read failed.
+    fn time_span(&mut self, span: u64, written_after: u64, reads: usize) -> Option<CacheTiming> {
         let below = self.filler_top.max(self.lim_lo);
         if span < below + 4 * self.align {
             return None;
@@ -408,8 +443,15 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                 return None;
             }
         }
-        let medium_ns = self.fastest_read(at)?;
-        let span_ns = self.fastest_read(span)?;
+        let mut buf = AlignedBuf::new(self.align as usize);
+        let (mut span_ns, mut medium_ns) = (u64::MAX, u64::MAX);
+        for _ in 0..reads {
+            for (x, best) in [(at, &mut medium_ns), (span, &mut span_ns)] {
+                let t = self.dev.clock_ns();
+                self.dev.read_at(&mut buf, x).ok()?;
+                *best = (*best).min(self.dev.clock_ns().saturating_sub(t));
+            }
+        }
         Some(CacheTiming {
             written_after,
             span_ns,
@@ -499,9 +541,10 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         align_down(end - w, self.align)
     }
 
-    /// The span width and scan stride for a bound: about 16384 scan reads per device.
+    /// The span width and scan stride for a bound: about 8192 scan reads per device (a
+    /// wrap stores the span, as wide as the stride, where one of them reads it).
     fn stride(&self, hi: u64) -> u64 {
-        let raw = (hi.saturating_sub(self.lim_lo) / 16384).max(1);
+        let raw = (hi.saturating_sub(self.lim_lo) / 8192).max(1);
         let p2 = raw.next_power_of_two();
         p2.clamp(64 << 10, 64 << 20).max(self.align)
     }
@@ -635,13 +678,19 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
     /// writing sample spans, flushing `flush` bytes, and reading them back in random order.
     fn bisect(&mut self, mut lo: u64, mut hi: u64, flush: u64) -> Result<(u64, Vec<AliasHit>)> {
         let mut hits_all = Vec::new();
-        // With a cache to flush every round costs the flush: sample more points per round.
-        let points_per_round: u64 = if flush > 0 { 1023 } else { 15 };
+        // Every round behind a cache costs the flush, and every point in an erase block of
+        // its own costs a write of that block on most cards (random 4 KiB writes run at a
+        // few a second on them): a round samples 63 points, and once the gap is at most
+        // half the flush (and 256 MiB), one stamped span over the whole gap ends the search
+        // in one more round, for less than another flush.
+        let points_per_round: u64 = if flush > 0 { 63 } else { 15 };
         let sec = self.sector;
         while hi > lo && !self.out_of_time() {
             let gap = hi - lo;
             let mut spans = Vec::new();
-            if gap / sec <= points_per_round {
+            if flush > 0 && gap <= (flush / 2).min(256 << 20) && gap / sec > points_per_round {
+                spans.push((lo, gap));
+            } else if gap / sec <= points_per_round {
                 // Few sectors left: try each of them, and the boundary is exact.
                 let mut p = lo;
                 while p + sec <= hi {
@@ -663,8 +712,9 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             if spans.is_empty() {
                 break;
             }
+            // Written in address order (cards write in order fastest), read back in
+            // random order.
             let mut order = spans.clone();
-            order.shuffle(&mut self.rng);
             let mut ok = Vec::new();
             for &(p, w) in &order {
                 ok.push(((p, w), self.write_span(p, w)?));
@@ -851,9 +901,16 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                 escalated = true;
                 // Filler in steps 25% apart: each step costs one read of the span, and the
                 // step at which the span is lost brackets the cache's size.
-                // Past --max-cache the steps go on to the ceiling only while the span's
-                // reads come faster than the medium's: a RAM cache still holds it.
+                // The span's reads against the medium's, right after it was written, tell
+                // whether a faster cache (a controller's RAM) holds written data. If one
+                // does, the filler follows it up to the ceiling until the span answers at
+                // the medium's speed; a cache that still holds it there leaves the
+                // verdict unproven. A cache as slow as the medium shows in no timing: the
+                // filler goes to --max-cache for it (or stops at the time cap).
                 let ceiling = self.cfg.cache_ceiling.max(self.cfg.max_cache);
+                let fresh = self.time_span(span, 0, 9);
+                self.rec.cache_timing.extend(fresh);
+                let fast = fresh.filter(|t| t.shows_fast_cache());
                 let mut steps = vec![16u64 << 20];
                 while *steps.last().unwrap_or(&0) < ceiling {
                     let next = steps.last().map_or(0, |&x| x + x / 4);
@@ -865,13 +922,24 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     steps.push(next.min(ceiling));
                 }
                 steps.dedup();
-                let mut cached = true;
+                let mut cached = fast.is_some();
                 let mut total = 0;
                 let mut revealed = None;
+                let filler_t0 = self.dev.clock_ns();
                 // Writes after the span's first unit at the last read that found it intact.
                 let mut held = span_len - UNIT as u64;
                 for target in steps {
-                    if target > self.cfg.max_cache && !cached {
+                    // Past --max-cache only behind a faster cache that still holds the span
+                    // (the first step is taken whatever --max-cache: it may be below it).
+                    if target > self.cfg.max_cache && !cached && total > 0 {
+                        break;
+                    }
+                    // A cache as slow as the medium: the time cap, past the least filler.
+                    let slow_for = self.dev.clock_ns().saturating_sub(filler_t0);
+                    if !cached
+                        && total >= MIN_CACHE
+                        && self.cfg.filler_time_ns.is_some_and(|cap| slow_for > cap)
+                    {
                         break;
                     }
                     // Evict even the span's first unit: writes after it must exceed the cache.
@@ -899,14 +967,26 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     if self.stop {
                         break;
                     }
-                    if target >= self.cfg.max_cache {
-                        let timing = self.time_span(span, total);
-                        cached = timing.is_some_and(|t| t.cached());
-                        self.rec.cache_timing.extend(timing);
+                    if let (Some(f), true) = (fast, cached) {
+                        // Still faster than the medium? A "no" is taken only when a second,
+                        // longer timing agrees: a wrong "no" would end the chase too soon.
+                        let t = self.time_span(span, total, 9);
+                        self.rec.cache_timing.extend(t);
+                        cached = t.is_none_or(|t| t.still_cached(&f));
+                        if !cached {
+                            let t = self.time_span(span, total, 27);
+                            self.rec.cache_timing.extend(t);
+                            cached = t.is_none_or(|t| t.still_cached(&f));
+                        }
                     }
                     if target >= ceiling {
                         break;
                     }
+                }
+                // The chase ended at the ceiling (or with the device covered) while the
+                // faster cache still answered for the span: nothing is proven.
+                if revealed.is_none() && cached && !self.stop {
+                    self.rec.cache_unresolved = true;
                 }
                 if let Some((cache, first)) = revealed {
                     flush = cache + (span_len) + self.align;
@@ -917,8 +997,12 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                         modulus = Some(m);
                         hi = hi.min(align_down(m, UNIT as u64));
                         lo = lo.min(hi);
+                        continue;
                     }
-                    continue;
+                    // The bisection read the sector below `l` intact and the one at `l`
+                    // lost, both after the flush: the boundary is exact, and another span
+                    // there would only cost one more flush.
+                    break;
                 }
             }
             // The span below `hi` survived and aliased nothing; that proves `[0, hi)` only
@@ -1092,5 +1176,21 @@ mod tests {
         assert_eq!(v.kind, FakeKind::Wrap);
         assert_eq!(v.usable_bytes, 8 << 30);
         assert_eq!(v.wrap_modulus, Some(8 << 30));
+    }
+
+    #[test]
+    fn a_max_cache_below_the_first_step_still_writes_its_filler() {
+        // --max-cache 8M: the first filler step (16 MiB) is still written and read back.
+        let cfg = SimConfig::parse("custom,size=96M,erase=1M").unwrap();
+        let mut dev = WriteBudget::new(SimDevice::new(cfg), None);
+        let pc = ProbeConfig {
+            salt: 7,
+            max_cache: 8 << 20,
+            cache_ceiling: 8 << 20,
+            ..Default::default()
+        };
+        let rec = probe(&mut dev, &pc, &mut |_| {}).unwrap();
+        assert!(rec.flush_bytes >= 8 << 20, "{}", rec.flush_bytes);
+        assert_eq!(analyse(&rec).kind, FakeKind::None);
     }
 }

@@ -7,6 +7,7 @@ use crate::backend::Backend;
 use crate::capacity::extent::Extent;
 use crate::capacity::fileset::{plan_bytes, FileSet};
 use crate::capacity::locate::LocatedExtent;
+use crate::capacity::probe::{modulus_of, AliasHit};
 use crate::capacity::stamp::Stamper;
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
 use crate::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
@@ -695,6 +696,32 @@ fn document(
             ),
         ),
     );
+    // Bad extents that hold data written a fixed distance above them: a wrap-around fake
+    // (the probe's modulus, from the same pairs of offsets that share storage).
+    let aliases: Vec<AliasHit> = extents
+        .iter()
+        .filter_map(|e| {
+            e.from.map(|from| AliasHit {
+                read_at: e.offset,
+                written_at: from,
+            })
+        })
+        .collect();
+    if let Some(m) = modulus_of(&aliases).filter(|&m| m >= 1 << 20) {
+        doc.inferences.insert(
+            "wrap_modulus_bytes".into(),
+            Inference::new(
+                m,
+                if aliases.len() >= 2 { 0.97 } else { 0.8 },
+                format!(
+                    "{} bad extents hold data written at a multiple of {} above them: the addresses wrap around, so only the first {} are real storage",
+                    aliases.len(),
+                    format_bytes(m),
+                    format_bytes(m)
+                ),
+            ),
+        );
+    }
     doc.inferences.insert(
         "first_bad_offset".into(),
         match extents.first() {

@@ -18,8 +18,10 @@ Writes 4 KiB stamps and reads them back: a reference read at every power-of-two 
 (the common wrap), a bisection to the sector where data is lost (limbo), and on a card
 that holds them a wide span with an alias scan (wraps at other sizes) and up to
 --max-cache of filler to push a controller write cache out; a cache that hid lost data is
-bracketed (write_cache_bytes). An OK is never confident: a cache larger than the filler
-is not ruled out (raise --max-cache). The banner's byte count is never exceeded: the
+bracketed (write_cache_bytes). A cache faster than the medium (reads of fresh stamps
+come quicker than the medium's) is followed up to 4 GiB; one that still answers there
+gives NOT PROVEN (exit 1), never an OK. An OK is never confident: a cache as slow as the
+medium and larger than the filler is not ruled out (raise --max-cache). The banner's byte count is never exceeded: the
 probe stops, incomplete, first. The first and last MiB (partition tables) are never
 written. With --write every overwritten region is saved to a journal first and restored
 and verified at the end. Exit 3 when the device is fake or damaged.")]
@@ -32,8 +34,10 @@ pub struct Args {
     pub budgets: Budgets,
     /// The largest controller write cache to push out before calling a device honest (an
     /// OK says a larger one is not ruled out; up to 4 times this is written behind a cache).
-    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = crate::units::size_arg)]
-    pub max_cache: String,
+    /// Default 1G, but when the timing shows no cache faster than the medium the filler
+    /// stops after 40 s of writing (at least 256 MiB written; the OK names the size).
+    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
+    pub max_cache: Option<String>,
     /// Probe a partition although a fake is only visible on the whole device.
     #[arg(long)]
     pub partition_ok: bool,
@@ -47,22 +51,29 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 
 /// The probe's parameters from the arguments.
 fn params(args: &Args) -> Result<CapacityParams> {
-    if args.max_cache.trim().parse::<f64>().is_ok() {
+    let Some(max_cache) = &args.max_cache else {
+        return Ok(CapacityParams {
+            max_cache_bytes: 1 << 30,
+            partition_ok: args.partition_ok,
+            filler_time_ns: Some(crate::capacity::probe::DEFAULT_FILLER_TIME_NS),
+        });
+    };
+    if max_cache.trim().parse::<f64>().is_ok() {
         return Err(Error::usage(format!(
             "--max-cache '{}' has no unit: a cache is megabytes or gigabytes, so a plain number is most likely not meant as bytes; write e.g. {}M or 1G",
-            args.max_cache,
-            args.max_cache.trim()
+            max_cache,
+            max_cache.trim()
         )));
     }
-    let max_cache_bytes = parse_size(&args.max_cache).map_err(|_| {
+    let max_cache_bytes = parse_size(max_cache).map_err(|_| {
         Error::usage(format!(
-            "--max-cache '{}' is not a size: use e.g. 1G or 256M",
-            args.max_cache
+            "--max-cache '{max_cache}' is not a size: use e.g. 1G or 256M"
         ))
     })?;
     Ok(CapacityParams {
         max_cache_bytes,
         partition_ok: args.partition_ok,
+        filler_time_ns: None,
     })
 }
 

@@ -143,6 +143,34 @@ impl Listed {
     }
 }
 
+/// When the bad extents show a wrap-around fake: what that means and `probe`'s line that
+/// makes the real part usable (a user could otherwise partition the wrong end).
+fn wrap_lines(doc: &Document) -> String {
+    let Some(m) = doc
+        .inferences
+        .get("wrap_modulus_bytes")
+        .and_then(|i| i.as_u64())
+    else {
+        return String::new();
+    };
+    let Some(info) = doc.target.info() else {
+        return String::new();
+    };
+    let mut s = format!(
+        "a wrap-around fake: addresses {} apart share storage, so only its first {} hold data (`flashscope probe` confirms it in seconds)\n",
+        format_bytes(m),
+        format_bytes(m)
+    );
+    if let Some(c) = crate::probe::write_test::capacity::usable_partition_command(
+        info.size_bytes,
+        m,
+        info.logical_sector_bytes,
+    ) {
+        s.push_str(&format!("{}{c}\n", super::probe::MAKE_USABLE));
+    }
+    s
+}
+
 /// `verify`'s text from its document: the verdict, what was checked, the first bad extents
 /// (with their files and device places for a directory run) and the rates.
 pub fn render(doc: &Document) -> String {
@@ -170,6 +198,7 @@ pub fn render(doc: &Document) -> String {
             ext[0].extent().offset
         )
     };
+    s.push_str(&wrap_lines(doc));
     s.push_str(&checked_line(doc));
     for listed in ext.iter().take(20) {
         let e = listed.extent();

@@ -9,6 +9,7 @@ use flashscope::backend::sim::{SimConfig, SimDevice};
 use flashscope::backend::{Backend, WriteBudget};
 use flashscope::capacity::analysis::{analyse, FakeKind, Verdict};
 use flashscope::capacity::probe::{probe, write_bounds, ProbeConfig, ProbeRecord};
+use flashscope::probe::write_test::capacity::verdict_line;
 use flashscope::report::Status;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -210,17 +211,24 @@ fn a_fast_cache_above_max_cache_is_followed_to_4_gib_and_never_confidently_wrong
             rec.filler_bytes
         );
     }
-    // Larger than the ceiling: 4 GiB of filler, then an unconfident OK naming the timing.
+    // Larger than the ceiling: 4 GiB of filler, and the cache still answers: not an OK
+    // (issue 33 point 7), but "not proven", naming the timing.
     let spec = limbo(16 * GIB, 2 * GIB, 5 * GIB, "400M");
     let (rec, v) = run_probe(&spec, GIB, 50);
     assert_eq!(v.kind, FakeKind::None, "{spec}");
-    assert!(v.fake_kind.status != Status::Confident, "{spec}");
+    assert!(v.not_proven(), "{spec}: {}", verdict_line(&v));
+    assert!(!v.failed());
+    assert_eq!(v.fake_kind.status, Status::Inconclusive, "{spec}");
+    assert_eq!(v.usable.status, Status::Inconclusive, "{spec}");
     assert!(
-        v.fake_kind
-            .evidence
-            .contains("still came from a faster cache"),
+        v.fake_kind.evidence.contains("still did after"),
         "{spec}: {}",
         v.fake_kind.evidence
+    );
+    assert!(
+        verdict_line(&v).starts_with("NOT PROVEN"),
+        "{}",
+        verdict_line(&v)
     );
     assert!(
         rec.flush_bytes >= 4 * GIB - 64 * MIB,
@@ -238,10 +246,76 @@ fn a_fast_cache_above_max_cache_is_followed_to_4_gib_and_never_confidently_wrong
         rec.flush_bytes
     );
     assert!(
+        v.fake_kind.evidence.contains("no longer did"),
+        "{}",
+        v.fake_kind.evidence
+    );
+    // No cache at all: the timing right after writing says so.
+    let (_, v) = run_probe(&format!("custom,size=8G,{slow}"), GIB, 61);
+    assert!(
         v.fake_kind.evidence.contains("no faster than the medium"),
         "{}",
         v.fake_kind.evidence
     );
+}
+
+/// Issue 33 point 7: a RAM cache in front of a limbo fake read as "OK (tentative)" in one
+/// run of three on served cards. The old rule called the span cached only while it read
+/// twice as fast as the medium; a delay common to both reads (the I/O path, a busy CPU)
+/// pulls the ratio under 2 while the cache still holds the span, and the chase stopped at
+/// --max-cache. Here the cache answers about twice as fast as a medium with no command
+/// time, with 10% noise: the old rule said OK for 5 seeds of 6. Every seed must find the
+/// fake exactly, and none may exit 0.
+#[test]
+fn a_ram_cache_barely_faster_than_the_medium_is_followed_in_every_run() {
+    for seed in 1..=6u64 {
+        let spec = format!(
+            "custom,size=16G,real=4G,fake_mode=limbo,cache=1536M,cache_bw=2G,read_bw=1G,write_bw=1G,native_bw=1G,cmd=0ns,page_cost=0ns,erase_cost=0ns,noise=0.1,seed={seed}"
+        );
+        let (rec, v) = run_probe(&spec, GIB, 100 + seed);
+        assert_eq!(
+            v.kind,
+            FakeKind::Limbo,
+            "{spec}: {} ({:?})",
+            verdict_line(&v),
+            rec.cache_timing
+        );
+        assert_eq!(v.usable_bytes, 4 * GIB, "{spec}");
+    }
+    // Through the CLI: exit 3 and the fake, never an OK.
+    let v = json_code(
+        &[
+            "probe",
+            "sim:custom,size=16G,real=4G,fake_mode=limbo,cache=1536M,cache_bw=2G,read_bw=1G,write_bw=1G,native_bw=1G,cmd=0ns,page_cost=0ns,erase_cost=0ns,noise=0.1,seed=2",
+            "--destructive",
+        ],
+        3,
+    );
+    assert_eq!(v["inferences"]["fake_kind"]["value"], "limbo");
+}
+
+/// A cache the probe saw and could not see past: "NOT PROVEN", exit 1 (a check that could
+/// not check), no usable figure exported; the line says how to prove it.
+#[test]
+fn a_cache_still_answering_at_the_ceiling_is_not_proven_and_exits_1() {
+    let spec = "sim:custom,size=16G,real=2G,fake_mode=limbo,cache=5G,cache_bw=2G,read_bw=1G,write_bw=1G,native_bw=1G,cmd=300us,page_cost=0ns,erase_cost=0ns,noise=0";
+    let out = flashscope()
+        .args(["probe", spec, "--destructive"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("NOT PROVEN"), "{text}");
+    assert!(text.contains("--max-cache"), "{text}");
+    assert!(!text.contains("OK:"), "{text}");
+    // The same card with the ceiling above the cache: the fake, exactly.
+    let v = json_code(&["probe", spec, "--destructive", "--max-cache", "8G"], 3);
+    assert_eq!(v["inferences"]["usable_bytes"]["value"], 2 * GIB);
 }
 
 #[test]
@@ -1108,9 +1182,10 @@ fn wrap_and_limbo_fakes_of_random_real_sizes_are_exact_to_the_sector() {
             assert_eq!(v.wrap_modulus, Some(real), "{spec}");
         }
         // A limbo fake costs a bisection of 4 KiB points; a wrap at a size that is not a
-        // power of two costs one wide span for the alias scan (at most 4 MiB here).
+        // power of two costs one wide span for the alias scan (a 8192th of the device, at
+        // most 8 MiB here: half as many scan reads as wide spans, issue 33 point 7).
         assert!(
-            rec.bytes_written <= 6 * MIB,
+            rec.bytes_written <= 10 * MIB,
             "{spec}: wrote {}",
             rec.bytes_written
         );
@@ -1383,4 +1458,37 @@ fn analyze_prints_a_pasted_verdict_through_the_printable_filter() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains('\x1b'), "{text:?}");
+}
+
+/// Issue 31 point 5: verify over a range that covers the wrap of a wrap-around fake says
+/// that it is one, and gives probe's own partition line for the real part (a user could
+/// otherwise partition the wrong end of the card).
+#[test]
+fn verify_on_a_wrap_fake_names_the_wrap_and_gives_probes_partition_line() {
+    let probe = json_code(&["probe", "sim:fake-64g", "--destructive"], 3);
+    let line = probe["partition_command"].as_str().unwrap().to_string();
+    let out = flashscope()
+        .args([
+            "verify",
+            "sim:fake-64g",
+            "--destructive",
+            "--range",
+            "0+8196M",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("FAILED"), "{text}");
+    assert!(text.contains("a wrap-around fake"), "{text}");
+    assert!(text.contains("first 8 GiB"), "{text}");
+    assert!(text.contains(&line), "probe's line {line} in:\n{text}");
+    // A range inside the real part finds nothing and says nothing of a wrap.
+    let out = flashscope()
+        .args(["verify", "sim:fake-64g", "--destructive", "--range", "0+8M"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("wrap"), "{text}");
 }

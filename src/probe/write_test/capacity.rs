@@ -26,6 +26,9 @@ pub struct CapacityParams {
     pub max_cache_bytes: u64,
     /// Probe a partition although a fake is only visible on the whole device.
     pub partition_ok: bool,
+    /// The time cap of the filler for a cache as slow as the medium (`--max-cache` not
+    /// given: a slow card still gets its answer in about a minute).
+    pub filler_time_ns: Option<u64>,
 }
 
 impl Request for CapacityParams {
@@ -79,6 +82,7 @@ fn test(
             salt: Stamper::random_salt(),
             restore_guards: true,
             max_bytes: None,
+            filler_time_ns: params.filler_time_ns,
         },
         logical_sector_bytes: info.logical_sector_bytes,
         size_bytes: info.size_bytes,
@@ -122,9 +126,9 @@ impl WriteTest for CapacityTest {
             region: (1 << 20, region),
             max_bytes,
             // An honest card is the long case: the cache filler, the wide span and one read
-            // for each of about 16k alias-scan places and 40 filler steps.
+            // for each of about 8k alias-scan places and 40 filler steps.
             typical_bytes: Some(typical),
-            estimated_ns: estimate_ns(typical, 16384 + 64),
+            estimated_ns: estimate_ns(typical, 8192 + 64),
             what: format!(
                 "probe writes 4 KiB stamps at a few dozen places (a fake usually ends there, within seconds and a few MiB) and, on a card that holds them, a wide span and up to {} of zeros to push a write cache out (up to {} while reads show a cache faster than the medium, and up to 3 times more behind a cache that hid lost data), never touching the first and last MiB",
                 format_bytes(max_cache),
@@ -178,6 +182,7 @@ impl WriteTest for CapacityTest {
         f.warnings
             .extend(guard_warning(rec.guard_restored, &verdict));
         f.failed = verdict.failed();
+        f.inconclusive = verdict.not_proven();
         f.checks.push(Check {
             threshold: None,
             name: "probe.capacity".into(),
@@ -193,8 +198,9 @@ impl WriteTest for CapacityTest {
             &[],
         ));
         // A probe a budget stopped on a device that looked honest so far has no verdict:
-        // its usable bytes are only a lower bound, so neither figure is exported.
-        if verdict.complete || verdict.failed() {
+        // its usable bytes are only a lower bound, so neither figure is exported; nor when
+        // a cache it could not see past may have answered for the stamps.
+        if (verdict.complete || verdict.failed()) && !verdict.not_proven() {
             f.metrics.extend([
                 Metric::new(
                     "usable_bytes",
@@ -292,11 +298,16 @@ pub fn verdict_line(v: &Verdict) -> String {
         })
         .unwrap_or_else(|| "not usable".to_string());
     match v.kind {
+        FakeKind::None if v.not_proven() => format!(
+            "NOT PROVEN: announces {announced}; every stamp read back intact, but a write cache faster than the medium still answered for them after {} written to push it out, so this proves nothing; rerun with --max-cache {} (writes up to 4 times that), or check every byte with `flashscope verify --write`",
+            format_bytes(v.flush_bytes),
+            format_bytes((2 * v.flush_bytes).next_power_of_two().max(1 << 30))
+        ),
         FakeKind::None if !v.complete => format!(
             "INCOMPLETE: announces {announced}; stopped by a budget before a verdict, with data shown to survive below {holds} and no sign of a fake so far"
         ),
         FakeKind::None => format!(
-            "OK: announces {announced} and holds all of it, unless a write cache larger than the {} written to push one out hides a fake (--max-cache rules out a larger one)",
+            "OK: announces {announced} and holds all of it, unless a write cache no faster than the medium and larger than the {} written to push one out hides a fake (--max-cache rules out a larger one)",
             format_bytes(v.flush_bytes)
         ),
         FakeKind::Wrap => format!(
@@ -352,7 +363,23 @@ fn partition_command(v: &Verdict, logical_sector_bytes: u32) -> Option<String> {
     if !matches!(v.kind, FakeKind::Wrap | FakeKind::Limbo | FakeKind::Chain) {
         return None;
     }
-    advice::partition(&fake_findings(v, logical_sector_bytes)).map(|p| p.command())
+    usable_partition_command(v.announced_bytes, v.usable_bytes, logical_sector_bytes)
+}
+
+/// The sfdisk command for a fake that announces `announced` bytes and holds the first
+/// `usable`: `probe`'s line, also given by `verify` when its bad extents show a wrap.
+pub fn usable_partition_command(
+    announced: u64,
+    usable: u64,
+    logical_sector_bytes: u32,
+) -> Option<String> {
+    let f = advice::Findings {
+        size_bytes: announced,
+        logical_sector_bytes,
+        usable_bytes: Some(usable),
+        ..advice::Findings::default()
+    };
+    advice::partition(&f).map(|p| p.command())
 }
 
 #[cfg(test)]

@@ -70,6 +70,9 @@ pub struct Findings {
     pub inferences: Vec<(String, Inference)>,
     pub warnings: Vec<Warning>,
     pub failed: bool,
+    /// The test ran but could not decide (neither a pass nor a failure): exit 1, as a
+    /// check that could not check what it was asked.
+    pub inconclusive: bool,
     /// The pass/fail checks and the figures to watch, for the document.
     pub checks: Vec<Check>,
     pub metrics: Vec<Metric>,
@@ -192,6 +195,8 @@ pub fn drive<T: WriteTest>(
     }
     let code = if findings.failed {
         crate::error::EXIT_CHECK_FAILED
+    } else if findings.inconclusive {
+        crate::error::EXIT_RUNTIME
     } else {
         crate::error::EXIT_OK
     };
