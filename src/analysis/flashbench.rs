@@ -835,6 +835,9 @@ pub fn parse(name: &str, text: &str) -> Result<FlashbenchLog> {
 /// Open-AU runs without a count, when a text holds two or more of them, are taken as
 /// `--open-au-nr` 1, 2, 3, … in their order, marked [`OpenAuNrSource::RunOrder`] with a
 /// warning; [`apply_open_au_nr`] replaces those counts with the ones a user gives.
+/// The most runs one log may hold.
+pub const MAX_RUNS: usize = 10_000;
+
 pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let lines: Vec<(usize, std::borrow::Cow<str>)> = join_continued_lines(
@@ -862,7 +865,19 @@ pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>>
             runs.push(run);
         }
     };
+    // Checked as runs are found: each run costs kilobytes in memory and one sample in
+    // the document, so a log of a million tiny runs is refused before it costs gigabytes.
+    let too_many = |runs: &[Run]| {
+        (runs.len() > MAX_RUNS).then(|| {
+            Error::usage(format!(
+                "{name}: more than {MAX_RUNS} runs in one log (a run ends at a command line or where the sizes start again); real logs have a handful: split the file or give the runs that matter"
+            ))
+        })
+    };
     for (lineno, line) in &lines {
+        if let Some(e) = too_many(&runs) {
+            return Err(e);
+        }
         let (lineno, line) = (*lineno, line.as_ref());
         // `^C` on its own line or after a run's output: the run ends here. What stands
         // before it on the line is read if it is a whole result.
@@ -999,17 +1014,21 @@ pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>>
         .collect();
     if uncounted.len() >= 2 {
         for (k, &i) in uncounted.iter().enumerate() {
-            let (run_name, log) = &mut logs[i];
+            let (_, log) = &mut logs[i];
             if let LogData::OpenAu(o) = &mut log.data {
                 o.open_au_nr = Some(k as u32 + 1);
                 o.open_au_nr_source = Some(OpenAuNrSource::RunOrder);
             }
-            log.warnings.push(Warning::OpenAuNrFromRunOrder {
-                run: run_name.clone(),
-                count: k as u32 + 1,
-                runs: uncounted.len(),
-            });
         }
+        // One warning for all of them, on the first (a log of many runs would otherwise
+        // print and keep one line per run).
+        let first = uncounted[0];
+        let warning = Warning::OpenAuNrFromRunOrder {
+            run: logs[first].0.clone(),
+            count: 1,
+            runs: uncounted.len(),
+        };
+        logs[first].1.warnings.push(warning);
     }
     if let Some((_, first)) = logs.first_mut() {
         file_warnings.append(&mut first.warnings);
@@ -1428,6 +1447,15 @@ mod tests {
                 _ => panic!("not an open-au run"),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_log_of_more_runs_than_the_cap_is_refused_naming_the_cap() {
+        let run = "4MiB 8.1M/s\n2MiB 7.9M/s\n";
+        let ok = run.repeat(MAX_RUNS);
+        assert_eq!(parse_all("o", &ok).unwrap().len(), MAX_RUNS);
+        let e = parse_all("o", &run.repeat(MAX_RUNS + 2)).unwrap_err();
+        assert!(e.to_string().contains("more than 10000 runs"), "{e}");
     }
 
     #[test]

@@ -145,7 +145,8 @@ pub enum Warning {
     NoPlot,
     /// An open-au log with no count on its command line and none given.
     OpenAuNrUnknown { file: String },
-    /// An open-au run's count taken from the order of the runs.
+    /// Open-au runs' counts taken from their order: `runs` runs from `run` on, counted
+    /// from `count` (one warning for all of them).
     OpenAuNrFromRunOrder {
         run: String,
         count: u32,
@@ -476,7 +477,10 @@ impl Warning {
                 "{file}: no --open-au-nr on its command line and none given with --open-au-nr; the log is not used"
             ),
             OpenAuNrFromRunOrder { run, count, runs } => format!(
-                "{run}: no --open-au-nr on a command line; taken as {count} from the order of the {runs} runs; an open_au inference on it is at most tentative"
+                "{run} and the {} open-au runs after it: no --open-au-nr on a command line; their counts were taken from their order ({count}, {}, ... {}); an open_au inference on them is at most tentative",
+                runs - 1,
+                count + 1,
+                *count as usize + runs - 1
             ),
             OpenAuNrUnused { any_open_au } => if *any_open_au {
                 "--open-au-nr was not used: every open-au run has its count on its command line"

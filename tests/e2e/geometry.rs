@@ -1128,7 +1128,17 @@ fn pasted_forms_of_golden_logs_reach_the_same_conclusion() {
     assert!(
         v["warnings"]
             .to_string()
-            .contains("taken as 1 from the order of the 4 runs"),
+            .contains("their counts were taken from their order (1, 2, ... 4)"),
+        "{v}"
+    );
+    // One warning for all the runs, not one per run (a log of many runs printed one line
+    // each).
+    assert_eq!(
+        v["warnings"]
+            .to_string()
+            .matches("open_au_nr_from_run_order")
+            .count(),
+        1,
         "{v}"
     );
     assert_eq!(
