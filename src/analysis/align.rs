@@ -46,6 +46,11 @@ pub struct AlignCell {
     pub positions: Vec<u64>,
     /// One entry per position and repetition: `[position index, pre ns, on ns, post ns]`.
     pub reads: Vec<[u64; 4]>,
+    /// The first access of each visit to a position, `[position index, ns]`: a read of its
+    /// whole neighbourhood before the timed ones, kept apart (a cache miss, a wake-up) and
+    /// never part of a boundary cost. Empty for flashbench logs.
+    #[serde(default)]
+    pub first: Vec<[u64; 2]>,
 }
 
 impl AlignCell {
@@ -266,6 +271,11 @@ const MAX_MEMBERS: usize = 5;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AlignInference {
     pub erase_block_bytes: Inference,
+    /// Whether erase-block structure shows at all: "visible" (an erase block is named),
+    /// "none visible" (no read across an erase-sized alignment costs more than the smallest
+    /// step counted), or inconclusive. The first-class answer on a device without erase
+    /// blocks (RAM-backed, virtual, or one that remaps reads).
+    pub erase_block_structure: Inference,
     pub page_bytes: Inference,
     /// Present only when the data shows a second page-sized step.
     pub multi_plane_bytes: Option<Inference>,
@@ -368,6 +378,8 @@ struct Pt {
 /// The data prepared once: points grouped by block size.
 struct Data {
     blocks: Vec<Vec<Pt>>,
+    /// The block size of each entry of `blocks`.
+    sizes: Vec<u64>,
     /// Smallest rise that counts as a step: 2 % of the median read time (a boundary that
     /// costs less is of no practical consequence and too easily faked by drift).
     min_rise: f64,
@@ -378,7 +390,7 @@ impl Data {
         let mut sizes: Vec<u64> = points.iter().map(|p| p.block_bytes).collect();
         sizes.sort_unstable();
         sizes.dedup();
-        let blocks = sizes
+        let (blocks, sizes): (Vec<Vec<Pt>>, Vec<u64>) = sizes
             .iter()
             .map(|&b| {
                 let mut v: Vec<Pt> = points
@@ -404,10 +416,10 @@ impl Data {
                 }
                 // Sorted by value, so each group's values come out sorted.
                 v.sort_by(|a, b| a.diff.total_cmp(&b.diff));
-                v
+                (v, b)
             })
-            .filter(|v: &Vec<Pt>| !v.is_empty())
-            .collect();
+            .filter(|(v, _)| !v.is_empty())
+            .unzip();
         let mut bases: Vec<f64> = points
             .iter()
             .map(|p| p.base_ns)
@@ -417,7 +429,11 @@ impl Data {
         // page or erase block costs microseconds (another page read), while sub-300 ns
         // steps are the CPU's memory pages (a file in RAM, a cache answering).
         let min_rise = (0.02 * super::median(&mut bases).unwrap_or(0.0)).max(MIN_MEDIUM_STEP_NS);
-        Data { blocks, min_rise }
+        Data {
+            blocks,
+            sizes,
+            min_rise,
+        }
     }
 
     fn aligns(&self) -> Vec<u64> {
@@ -587,6 +603,36 @@ fn level_above(fit: &Fit, i: usize) -> f64 {
         0.0
     }
 }
+
+/// The boundary cost at multiples of member `i` per block size that can see its step
+/// (points on both sides of it): (block size, the fitted level above the step, that
+/// level's standard error from its points' scales).
+fn costs_above(data: &Data, fit: &Fit, chain: &[u64], i: usize) -> Vec<(u64, f64, f64)> {
+    let mut out = Vec::new();
+    for (bi, lv) in fit.levels.iter().enumerate() {
+        let (Some(&(_, below)), Some(&(level, above))) = (lv.get(i), lv.get(i + 1)) else {
+            continue;
+        };
+        if below == 0 || above == 0 {
+            continue;
+        }
+        let pts = &data.blocks[bi];
+        let mut s: Vec<f64> = pts
+            .iter()
+            .zip(fit.sigma.get(bi).map(|v| v.as_slice()).unwrap_or(&[]))
+            .filter(|(p, _)| level_of(chain, p.align) == i + 1)
+            .map(|(_, &s)| s)
+            .collect();
+        let typical = super::median(&mut s).unwrap_or(0.0);
+        // A median's error is about 1.25 times a mean's.
+        let se = 1.25 * typical / (above as f64).sqrt();
+        out.push((data.sizes[bi], level, se));
+    }
+    out
+}
+
+/// How many standard errors a boundary cost must stand above zero in every block size.
+const COST_Z: f64 = 2.0;
 
 /// Rise at member `i` of `chain` per block size, weighted by the smaller group size.
 fn rise(fit: &Fit, i: usize) -> f64 {
@@ -871,6 +917,7 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             aligns.len()
         );
         return AlignInference {
+            erase_block_structure: Inference::inconclusive(why.clone()),
             erase_block_bytes: Inference::inconclusive(why.clone()),
             page_bytes: Inference::inconclusive(why),
             multi_plane_bytes: None,
@@ -942,18 +989,70 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
     let mut name = |i: usize, what: &str, extra_doubt: Option<String>| -> Inference {
         let x = chain[i];
         // A boundary of the medium costs time to cross: the reads that straddle multiples
-        // of x must take longer than the others, by more than the noise floor. A "step"
-        // that climbs from a negative level to about zero is the read pattern (repeats
-        // answered from a cache, a slow first access), not a boundary: seen on zram and
-        // on loop devices over tmpfs, which have no erase block at all.
+        // of x must take longer than the others, by more than the noise floor, in every
+        // block size that can see the step. A "step" that climbs from a negative level to
+        // about zero is the read pattern (repeats answered from a cache, a slow first
+        // access), not a boundary: seen on zram and on loop devices over tmpfs, which have
+        // no erase block at all.
         let cost = level_above(&base, i);
-        if cost < data.min_rise {
+        let per_block = costs_above(&data, &base, &chain, i);
+        // A block size vetoes the step when it shows the cost clearly below the floor (a
+        // noisy one that merely cannot confirm it does not).
+        let below_floor = per_block
+            .iter()
+            .find(|&&(_, level, se)| level + COST_Z * se < data.min_rise);
+        if cost < data.min_rise || below_floor.is_some() {
+            let (what_block, level, se) = below_floor.copied().unwrap_or((0, cost, 0.0));
+            let at = if what_block > 0 {
+                format!(" with {} reads", format_bytes(what_block))
+            } else {
+                String::new()
+            };
             return Inference::inconclusive(format!(
-                "no {what} structure visible: reads across multiples of {} cost {} against the others, not a positive cost paid at a boundary (at least {}); the step of {} there is a climb from a lower level, as the read pattern gives on a device without erase blocks (RAM-backed, virtual, or one that remaps reads)",
+                "no {what} structure visible: reads across multiples of {}{at} cost {} ± {} more than reads beside them, not a positive cost paid at a boundary (at least {} in every block size that can see it, within {COST_Z} standard errors); the step of {} there is a climb from a lower level, as the read pattern gives on a device without that structure (RAM-backed, virtual, or one that remaps reads)",
                 format_bytes(x),
-                format_ns(cost),
+                format_ns(level),
+                format_ns(se),
                 format_ns(data.min_rise),
                 format_ns(rises[i])
+            ));
+        }
+        // Above the noise: the cost over every block size that sees it, weighted by
+        // precision, stands `COST_Z` standard errors above zero.
+        let precision: f64 = per_block
+            .iter()
+            .filter(|b| b.2 > 0.0)
+            .map(|b| 1.0 / (b.2 * b.2))
+            .sum();
+        let se_all = if precision > 0.0 {
+            1.0 / precision.sqrt()
+        } else {
+            0.0
+        };
+        let level_all = if precision > 0.0 {
+            per_block
+                .iter()
+                .filter(|b| b.2 > 0.0)
+                .map(|b| b.1 / (b.2 * b.2))
+                .sum::<f64>()
+                / precision
+        } else {
+            cost
+        };
+        if level_all < COST_Z * se_all {
+            let (level, se) = (level_all, se_all);
+            // Positive but not yet above the noise: read the alignments at and just below
+            // the step again.
+            focus.extend(
+                data.aligns()
+                    .into_iter()
+                    .filter(|&a| a % x == 0 || (x % a == 0 && 4 * a >= x)),
+            );
+            return Inference::inconclusive(format!(
+                "{what} unclear: reads across multiples of {} cost {} ± {} more than reads beside them (over every block size), not yet {COST_Z} standard errors above zero; more repetitions (--time-budget or --count) may decide",
+                format_bytes(x),
+                format_ns(level),
+                format_ns(se),
             ));
         }
         let (m, rival, f) = margin(&data, &chain, x, &base, &cands, &short);
@@ -1075,13 +1174,130 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
     // Nothing left in doubt: no focus needed.
     let all_confident = erase.status == crate::report::Status::Confident
         && (page.status == crate::report::Status::Confident || page_i.is_none());
+    let structure = erase_structure(&data, &chain, &erase);
     AlignInference {
+        erase_block_structure: structure,
         erase_block_bytes: erase,
         page_bytes: page,
         multi_plane_bytes: multi_plane,
         steps,
         focus_align_bytes: if all_confident { Vec::new() } else { focus },
         warnings,
+    }
+}
+
+/// The `erase_block_structure` value when no erase block shows.
+pub const NONE_VISIBLE: &str = "none visible";
+
+/// Whether any erase-block structure shows (see `AlignInference::erase_block_structure`):
+/// per block size and erase-sized size X with two or more alignments at its multiples, the
+/// cost of reads across multiples of X beyond what the page-sized steps explain (the median
+/// residual and its standard error). A boundary costs time in every block size that can
+/// see it (as `infer` requires of a named one), so X is ruled out when one block size
+/// shows its cost below the smallest step counted (`Data::min_rise`) by `COST_Z` standard
+/// errors. "none visible" is confident when every X is ruled out, tentative when some X
+/// is merely not shown; inconclusive when some X clearly costs in every block size
+/// although no erase block could be named.
+fn erase_structure(data: &Data, chain: &[u64], erase: &Inference) -> Inference {
+    if let Some(x) = erase.as_u64() {
+        return Inference::new(
+            "visible",
+            erase.confidence,
+            format!(
+                "an erase block of {} is named: {}",
+                format_bytes(x),
+                erase.evidence
+            ),
+        );
+    }
+    let pages: Vec<u64> = chain
+        .iter()
+        .copied()
+        .filter(|&x| x < ERASE_MIN_BYTES)
+        .collect();
+    let f = fit(data, &pages, None);
+    let hi = data.aligns().last().copied().unwrap_or(0);
+    let words = |b: u64, x: u64, m: f64, se: f64| {
+        format!(
+            "{} ± {} at multiples of {} with {} reads",
+            format_ns(m),
+            format_ns(se),
+            format_bytes(x),
+            format_bytes(b)
+        )
+    };
+    let (mut sizes, mut open, mut costly) = (Vec::new(), Vec::new(), None);
+    for x in candidate_sizes(ERASE_MIN_BYTES, hi) {
+        // Per block size: (block, median residual, its standard error).
+        let mut per_block = Vec::new();
+        for (bi, pts) in data.blocks.iter().enumerate() {
+            let levels = &f.levels[bi];
+            let (mut r, mut s): (Vec<f64>, Vec<f64>) = pts
+                .iter()
+                .zip(&f.sigma[bi])
+                .filter(|(p, _)| p.align % x == 0)
+                .map(|(p, &sg)| (p.diff - levels[level_of(&pages, p.align)].0, sg))
+                .unzip();
+            if r.len() < 2 {
+                continue;
+            }
+            let n = r.len() as f64;
+            let m = super::median(&mut r).unwrap_or(0.0);
+            let se = 1.25 * super::median(&mut s).unwrap_or(0.0) / n.sqrt();
+            per_block.push((data.sizes[bi], m, se));
+        }
+        if per_block.is_empty() {
+            continue;
+        }
+        sizes.push(x);
+        let ruled_out = per_block
+            .iter()
+            .any(|&(_, m, se)| m + COST_Z * se < data.min_rise);
+        let shows = per_block
+            .iter()
+            .all(|&(_, m, se)| m - COST_Z * se >= data.min_rise);
+        // The block size that says least against a cost at x.
+        let (b, m, se) = per_block
+            .iter()
+            .copied()
+            .max_by(|a, b| (a.1 - COST_Z * a.2).total_cmp(&(b.1 - COST_Z * b.2)))
+            .unwrap_or((0, 0.0, 0.0));
+        if shows && costly.is_none() {
+            costly = Some(words(b, x, m, se));
+        }
+        if !ruled_out {
+            open.push(words(b, x, m, se));
+        }
+    }
+    let (Some(&lo), Some(&top)) = (sizes.first(), sizes.last()) else {
+        return Inference::inconclusive(format!(
+            "too few erase-sized alignments (two multiples of 128 KiB or more) to tell whether any erase-block structure shows; {}",
+            erase.evidence
+        ));
+    };
+    if let Some(c) = costly {
+        return Inference::inconclusive(format!(
+            "reads across erase-sized alignments do cost more ({c}, in every block size), but no erase block could be named: {}",
+            erase.evidence
+        ));
+    }
+    let floor = format!(
+        "no read across multiples of {} to {} costs more than reads beside it, beyond what the page-sized steps explain, by the smallest step counted ({}), in at least one block size for each",
+        format_bytes(lo),
+        format_bytes(top),
+        format_ns(data.min_rise)
+    );
+    match open.first() {
+        None => Inference::new(NONE_VISIBLE, 0.95, floor),
+        Some(w) => Inference::new(
+            NONE_VISIBLE,
+            0.7,
+            format!(
+                "{floor}, except that the noise leaves {} of {} sizes open (e.g. {w})",
+                open.len(),
+                sizes.len()
+            ),
+        ),
     }
 }
 
@@ -1096,7 +1312,9 @@ pub fn next_round(
     max_reads: u64,
 ) -> Option<Vec<u64>> {
     use crate::report::Status::Confident;
-    let erase_done = inf.erase_block_bytes.status == Confident;
+    // A confident "no erase-block structure visible" settles the erase block too.
+    let erase_done =
+        inf.erase_block_bytes.status == Confident || inf.erase_block_structure.status == Confident;
     let no_page_step = !inf.steps.iter().any(|s| s.size_bytes <= PAGE_MAX_BYTES);
     let page_done = inf.page_bytes.status == Confident || (no_page_step && reads >= max_reads / 2);
     if erase_done && page_done {
@@ -1240,6 +1458,10 @@ pub fn insert_inferences(
     inf: &AlignInference,
 ) {
     map.insert("erase_block_bytes".into(), inf.erase_block_bytes.clone());
+    map.insert(
+        "erase_block_structure".into(),
+        inf.erase_block_structure.clone(),
+    );
     map.insert("page_bytes".into(), inf.page_bytes.clone());
     if let Some(m) = &inf.multi_plane_bytes {
         map.insert("multi_plane_bytes".into(), m.clone());
@@ -1256,6 +1478,7 @@ mod tests {
             align_bytes: align,
             positions: vec![align],
             reads: reads.iter().map(|r| [0, r[0], r[1], r[2]]).collect(),
+            first: Vec::new(),
         }
     }
 

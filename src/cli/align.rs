@@ -3,6 +3,7 @@
 use super::Output;
 use crate::analysis::align::AlignPoint;
 use crate::error::EXIT_OK;
+use crate::input::printable;
 use crate::probe::align_test::{self, AlignParams};
 use crate::report::charts;
 use crate::report::output_file::OutputFile;
@@ -31,8 +32,9 @@ pub struct Args {
     /// alignment at least 8 times: fewer positions are repeated).
     #[arg(long, value_name = "N")]
     pub count: Option<u32>,
-    /// Positions per alignment.
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    /// Distinct positions per alignment, the same for every alignment (one with fewer
+    /// multiples on the device is not measured).
+    #[arg(long, default_value_t = crate::probe::align_test::DEFAULT_POSITIONS, value_name = "N")]
     pub positions: usize,
     /// Write an SVG plot of boundary cost against alignment.
     #[arg(long, value_name = "FILE.svg")]
@@ -150,7 +152,38 @@ pub fn summary_and_evidence(map: &BTreeMap<String, Inference>) -> (String, Strin
     if let Some(m) = mp {
         line("multi-plane", m);
     }
-    (crate::analysis::align::summarize(erase, page, mp), s)
+    let structure = map.get("erase_block_structure");
+    if let Some(st) = structure {
+        s.push_str(&format!(
+            "erase-block structure: {} ({}, {:.2}): {}\n",
+            st.value
+                .as_ref()
+                .and_then(|v| v.as_str())
+                .map_or_else(|| "?".to_string(), |v| printable(v).into_owned()),
+            st.status_word(),
+            st.confidence,
+            st.evidence
+        ));
+    }
+    let none_visible = structure.filter(|st| {
+        st.value.as_ref().and_then(|v| v.as_str()) == Some(crate::analysis::align::NONE_VISIBLE)
+            && erase.value.is_none()
+    });
+    let summary = match none_visible {
+        Some(st) => {
+            let page_part = match page.as_u64() {
+                Some(p) => format!(", page {} ({})", format_bytes(p), page.status_word()),
+                None => String::new(),
+            };
+            format!(
+                "no erase-block structure visible{page_part} — {}: {}",
+                st.status_word(),
+                st.evidence
+            )
+        }
+        None => crate::analysis::align::summarize(erase, page, mp),
+    };
+    (summary, s)
 }
 
 /// `align`'s text from its document: the summary, the boundary-cost table, the evidence and

@@ -397,10 +397,58 @@ fn read_dump(path: &Path) -> Result<ExtCsd> {
     ExtCsd::parse(&path.display().to_string(), &data)
 }
 
+/// What a block device is when sysfs gives it no hardware device (a loop, zram,
+/// device-mapper or RAID device), in words: e.g. "zram0, a RAM-backed block device
+/// (zram)"; `None` when it has hardware of its own. The one test `health` and `align` use.
+fn virtual_kind(block: &BlockTarget) -> Option<String> {
+    if block.dir.join("device").exists() {
+        return None;
+    }
+    let disk = crate::input::printable(&block.disk);
+    let what = if block.disk.starts_with("zram") {
+        "a RAM-backed block device (zram)".to_string()
+    } else if block.disk.starts_with("loop") {
+        match std::fs::read_to_string(block.dir.join("loop/backing_file")) {
+            Ok(f) => format!(
+                "a loop device over the file {} (reads go through its filesystem and the page cache)",
+                crate::input::printable(f.trim())
+            ),
+            Err(_) => "a loop device".to_string(),
+        }
+    } else if block.disk.starts_with("dm-") {
+        "a device-mapper device".to_string()
+    } else if block.disk.starts_with("md") {
+        "a software RAID device".to_string()
+    } else {
+        "a virtual block device".to_string()
+    };
+    Some(format!("{disk}, {what}, has no flash medium of its own"))
+}
+
+/// What the device behind `spec` is, when that explains why reads show no flash geometry:
+/// a virtual block device (RAM-backed, a loop, device-mapper, RAID) or an NVMe SSD (its
+/// controller maps pages, so reads show no erase blocks). `None` for anything else, and
+/// for a target that is no block device or cannot be examined.
+pub fn geometry_note(spec: &str) -> Option<String> {
+    let crate::target::Spec::Path(path) = crate::target::parse_spec(spec).ok()? else {
+        return None;
+    };
+    let block = resolve_block(spec, &path, &Roots::system()).ok()??;
+    if let Some(v) = virtual_kind(&block) {
+        return Some(v);
+    }
+    block.disk.starts_with("nvme").then(|| {
+        format!(
+            "{} is an NVMe SSD: its controller maps pages behind a large mapping, so reads show no erase blocks",
+            crate::input::printable(&block.disk)
+        )
+    })
+}
+
 fn block_device(spec: &str, block: &BlockTarget, opts: &Options) -> Result<Health> {
     let device_dir = block.dir.join("device");
     let disk = &block.disk;
-    if !device_dir.exists() {
+    if virtual_kind(block).is_some() {
         let h = Health::new(spec, format!("virtual block device {disk}"), opts);
         return Ok(h.unknown(format!(
             "{disk} has no hardware device in sysfs (a loop, zram, device-mapper or RAID device): it has no medium and no wear data of its own; run health on the device underneath"

@@ -5,28 +5,43 @@
 //! bytes at `P − bs` (pre), `P − bs/2` (on, straddling `P`) and `P` (post). The `k` are
 //! odd and not multiples of 3, spread over the device, so a boundary of size `X` (2^n or
 //! 3 × 2^n) lies at `P` exactly when `X` divides `A`; the step pattern then reads directly
-//! as a divisibility pattern (see `analysis::align`). Like flashbench, all pre reads of an
-//! alignment come first, then all on reads, then all post reads, so no read follows one
-//! that overlaps it.
+//! as a divisibility pattern (see `analysis::align`).
+//!
+//! What controllers and hosts do to reads must not make a step (issue 33: on zram the
+//! rows whose one position was re-read answered from a cache, the rows of eight positions
+//! paid a slow first read, and the difference looked like an erase block). So:
+//! - every row has the same number of distinct positions (alignments with fewer multiples
+//!   on the device are not measured);
+//! - each visit to a row first reads every position's whole neighbourhood `[P − bs,
+//!   P + bs)` once (the first access, in a random order); those times are kept apart
+//!   (`AlignCell::first`) and never enter a boundary cost, so pre, on and post are all
+//!   repeats whatever a cache or a wake-up does to a first access;
+//! - then pre, on and post each sweep every position in a random order, the kinds in a
+//!   random order, and no read follows one at the same position (a controller's page
+//!   register cannot answer it), as flashbench interleaves its positions.
 
 use crate::analysis::align::{candidate_sizes, MIN_SAMPLES};
 pub use crate::analysis::align::{AlignCell, Next};
 use crate::backend::{AlignedBuf, Backend};
 use crate::units::format_bytes;
 use crate::{Error, Result};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
 use serde::Serialize;
 
 /// What to measure and how long.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AlignConfig {
     pub block_sizes: Vec<u64>,
-    /// Positions per alignment (fewer where the device holds fewer multiples).
+    /// Distinct positions of every alignment measured (an alignment with fewer multiples
+    /// on the device is not measured).
     pub positions: usize,
     /// A fixed number of full rounds (no adaptivity) when set.
     pub count: Option<u32>,
     /// Stop adaptive rounds when this much time (backend clock) has passed.
     pub time_budget_ns: u64,
-    /// Stop adaptive rounds before exceeding this many reads.
+    /// Stop adaptive rounds before exceeding this many timed reads (pre, on, post; the
+    /// first accesses, one per three, come on top).
     pub max_reads: u64,
 }
 
@@ -142,16 +157,17 @@ fn positions(size: u64, align: u64, block: u64, n: usize) -> Vec<u64> {
 }
 
 /// The cells of a sweep: every alignment 2^n and 3 × 2^n from 2 × bs to the largest with
-/// a position on the device, for each block size.
+/// `config.positions` distinct positions on the device, for each block size.
 pub fn plan_cells(size: u64, config: &AlignConfig) -> Vec<AlignCell> {
     let mut cells = Vec::new();
+    let n = config.positions.max(1);
     for &bs in &config.block_sizes {
         for a in candidate_sizes(2 * bs, size.saturating_sub(bs))
             .into_iter()
             .rev()
         {
-            let pos = positions(size, a, bs, config.positions);
-            if pos.is_empty() {
+            let pos = positions(size, a, bs, n);
+            if pos.len() < n {
                 continue;
             }
             cells.push(AlignCell {
@@ -159,10 +175,32 @@ pub fn plan_cells(size: u64, config: &AlignConfig) -> Vec<AlignCell> {
                 align_bytes: a,
                 positions: pos,
                 reads: Vec::new(),
+                first: Vec::new(),
             });
         }
     }
     cells
+}
+
+/// Fewest alignments per block size a sweep needs: a step needs alignments below it and
+/// at least two above.
+pub const MIN_ALIGNMENTS: usize = 4;
+
+/// Refuse a sweep that cannot find a step: some block size with fewer than
+/// `MIN_ALIGNMENTS` alignments holding `positions` distinct positions on the device.
+pub fn check_plan(size: u64, config: &AlignConfig, cells: &[AlignCell]) -> Result<()> {
+    for &bs in &config.block_sizes {
+        let n = cells.iter().filter(|c| c.block_bytes == bs).count();
+        if n < MIN_ALIGNMENTS {
+            return Err(Error::usage(format!(
+                "the target ({}) holds {} distinct positions at only {n} alignments for block size {} (at least {MIN_ALIGNMENTS} are needed): use fewer --positions or a smaller --blocksize",
+                format_bytes(size),
+                config.positions,
+                format_bytes(bs)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Repetitions that make one measurement unit of a cell: at least `MIN_SAMPLES` reads of
@@ -171,7 +209,8 @@ fn unit_reps(cell: &AlignCell) -> u64 {
     MIN_SAMPLES.div_ceil(cell.positions.len().max(1)) as u64
 }
 
-/// Reads in one measurement unit of a cell.
+/// Timed reads in one measurement unit of a cell (three per position; the first accesses
+/// come on top and are not counted against the read budget).
 fn unit_cost(cell: &AlignCell) -> u64 {
     3 * cell.positions.len() as u64 * unit_reps(cell)
 }
@@ -197,26 +236,48 @@ fn read_ns<B: Backend + ?Sized>(
     Ok(t)
 }
 
-/// Measure one repetition of a cell (pre at every position, then on, then post).
+/// Measure one repetition of a cell: the first access to every position's neighbourhood
+/// (kept apart), then pre, on and post, each over every position in a random order, the
+/// kinds in a random order, never twice in a row at one position.
 fn measure_cell<B: Backend + ?Sized>(
     dev: &mut B,
     cell: &mut AlignCell,
     buf: &mut AlignedBuf,
     io_time: &mut u64,
+    rng: &mut rand_pcg::Pcg64,
 ) -> Result<u64> {
     let bs = cell.block_bytes;
-    let buf = &mut buf[..bs as usize];
     let n = cell.positions.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(rng);
+    for &i in &order {
+        let t = read_ns(
+            dev,
+            &mut buf[..2 * bs as usize],
+            cell.positions[i] - bs,
+            io_time,
+        )?;
+        cell.first.push([i as u64, t]);
+    }
+    let buf = &mut buf[..bs as usize];
     let mut t = vec![[0u64; 3]; n];
-    for (j, shift) in [(0usize, bs), (1, bs / 2), (2, 0)] {
-        for (i, &p) in cell.positions.iter().enumerate() {
-            t[i][j] = read_ns(dev, buf, p - shift, io_time)?;
+    let mut kinds = [(0usize, bs), (1, bs / 2), (2, 0)];
+    kinds.shuffle(rng);
+    let mut last = order.last().copied();
+    for (j, shift) in kinds {
+        order.shuffle(rng);
+        if n > 1 && Some(order[0]) == last {
+            order.swap(0, 1);
         }
+        for &i in &order {
+            t[i][j] = read_ns(dev, buf, cell.positions[i] - shift, io_time)?;
+        }
+        last = order.last().copied();
     }
     for (i, r) in t.into_iter().enumerate() {
         cell.reads.push([i as u64, r[0], r[1], r[2]]);
     }
-    Ok(3 * n as u64)
+    Ok(4 * n as u64)
 }
 
 /// Run the sweep: full rounds, then whatever `next` asks for after each round, until it
@@ -231,11 +292,16 @@ pub fn run<B: Backend + ?Sized>(
     let size = dev.size_bytes();
     validate(size, dev.logical_sector_bytes(), &config.block_sizes)?;
     let mut cells = plan_cells(size, config);
+    check_plan(size, config, &cells)?;
     let max_bs = config.block_sizes.iter().copied().max().unwrap_or(512) as usize;
-    let mut buf = AlignedBuf::new(max_bs);
+    let mut buf = AlignedBuf::new(2 * max_bs);
+    // The read order is random but the same for a device of the same size (a run repeats).
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(size ^ 0x616c_6967_6e33);
     let start = dev.clock_ns();
     let mut io_time = 0;
     let mut reads = 0u64;
+    // Reads that enter a boundary cost (the read budget counts these).
+    let mut timed = 0u64;
     let mut rounds = 0u32;
     let smallest = config.block_sizes.iter().copied().min().unwrap_or(0);
     let full_cost: u64 = cells.iter().map(unit_cost).sum();
@@ -276,18 +342,20 @@ pub fn run<B: Backend + ?Sized>(
         let reps = if config.count.is_some() {
             1
         } else {
-            reps.min(config.max_reads.saturating_sub(reads) / cost.max(1))
+            reps.min(config.max_reads.saturating_sub(timed) / cost.max(1))
         };
-        if config.count.is_none() && (reps == 0 || reads + cost > config.max_reads) {
+        if config.count.is_none() && (reps == 0 || timed + cost > config.max_reads) {
             stop_reason = "read budget".to_string();
             break;
         }
         for _ in 0..reps {
             for &i in &chosen {
                 for _ in 0..unit_reps(&cells[i]) {
-                    reads += measure_cell(dev, &mut cells[i], &mut buf, &mut io_time)?;
+                    let n = measure_cell(dev, &mut cells[i], &mut buf, &mut io_time, &mut rng)?;
+                    reads += n;
+                    timed += n / 4 * 3;
                 }
-                progress(reads, total.max(reads));
+                progress(timed, total.max(timed));
             }
         }
         rounds += 1;
@@ -304,7 +372,7 @@ pub fn run<B: Backend + ?Sized>(
             stop_reason = "time budget".to_string();
             break;
         }
-        plan = next(&cells, reads);
+        plan = next(&cells, timed);
         if plan == Next::Stop {
             stop_reason = "confident".to_string();
             break;
@@ -379,8 +447,9 @@ mod tests {
             run.reads,
             run.cells
                 .iter()
-                .map(|c| c.reads.len() as u64 * 3)
+                .map(|c| c.reads.len() as u64 * 3 + c.first.len() as u64)
                 .sum::<u64>()
         );
+        assert!(run.cells.iter().all(|c| c.positions.len() == 4));
     }
 }

@@ -14,6 +14,12 @@ use crate::{Error, Result};
 /// More positions per alignment than this only repeat reads: flashbench uses 8.
 pub const MAX_POSITIONS: usize = 1024;
 
+/// Distinct positions of every alignment by default: every row must have the same number
+/// (see `probe::align`), so an alignment with fewer multiples on the device is not
+/// measured; four (k = 1, 5, 7, 11) keep alignments up to a twelfth of the device, each
+/// row read twice per round.
+pub const DEFAULT_POSITIONS: usize = 4;
+
 /// What `align` measures and for how long.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AlignParams {
@@ -30,11 +36,11 @@ pub struct AlignParams {
 }
 
 impl Default for AlignParams {
-    /// `align`'s defaults: the default read sizes, 8 positions, adaptive for up to 60 s.
+    /// `align`'s defaults: the default read sizes, 4 positions, adaptive for up to 60 s.
     fn default() -> Self {
         AlignParams {
             block_sizes: Vec::new(),
-            positions: 8,
+            positions: DEFAULT_POSITIONS,
             count: None,
             time_budget_ns: 60_000_000_000,
             realtime: false,
@@ -98,7 +104,14 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
     let run = run?;
     progress.finish();
     let points = align::points(&run.cells);
-    let inf = align::infer(&points);
+    let mut inf = align::infer(&points);
+    if inf.erase_block_structure.value.is_some() && inf.erase_block_bytes.value.is_none() {
+        // No erase block shows: say what the device is, where that explains it.
+        if let Some(note) = device_note(spec, &opened.info) {
+            let s = &mut inf.erase_block_structure;
+            s.evidence = format!("{note}; {}", s.evidence);
+        }
+    }
 
     let mut env = environment(&run, load_before);
     if opened.info.kind == TargetKind::Sim {
@@ -131,7 +144,10 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
     if params.realtime && !realtime {
         doc.warnings.push(Warning::RealtimeRefused);
     }
-    if inf.erase_block_bytes.value.is_none() && run.stop_reason != "confident" {
+    if inf.erase_block_bytes.value.is_none()
+        && inf.erase_block_structure.status != crate::report::Status::Confident
+        && run.stop_reason != "confident"
+    {
         doc.warnings.push(Warning::AlignUnsettled {
             stop_reason: run.stop_reason.clone(),
             reads: run.reads,
@@ -158,6 +174,23 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
     doc.warnings.extend(noisy);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     Ok(doc)
+}
+
+/// What the target is, where that explains reads without erase blocks: a virtual block
+/// device or an NVMe SSD (`health::geometry_note`), or a file (in RAM on a memory
+/// filesystem). `None` for a simulated card and any other device.
+fn device_note(spec: &str, info: &crate::report::TargetInfo) -> Option<String> {
+    match info.kind {
+        TargetKind::Block => crate::health::geometry_note(spec),
+        TargetKind::File => Some(match &info.filesystem {
+            Some(fs) => format!(
+                "the target is a file on {}: reads go through that filesystem and the page cache, not straight to a flash medium",
+                crate::input::printable(fs)
+            ),
+            None => "the target is a file: reads go through its filesystem and the page cache, not straight to a flash medium".to_string(),
+        }),
+        _ => None,
+    }
 }
 
 /// The machine's load over the run and the stalls the reads themselves show.
@@ -199,6 +232,7 @@ fn samples(run: &AlignRun, points: &[AlignPoint]) -> Vec<AlignSample> {
                 diff_se_ns: p.map(|p| p.se_ns.round() as i64),
                 positions: c.positions.clone(),
                 reads: c.reads.clone(),
+                first_reads: c.first.clone(),
             }
         })
         .collect()

@@ -442,6 +442,11 @@ pub struct AlignSample {
     pub diff_se_ns: Option<i64>,
     pub positions: Vec<u64>,
     pub reads: Vec<[u64; 4]>,
+    /// The first access of each visit to a position, `[position index, ns]`: a read of
+    /// `[P − block, P + block)` before the timed ones, kept apart from them (absent in
+    /// documents from before it existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub first_reads: Vec<[u64; 2]>,
 }
 
 /// `align`: boundary costs, the machine's state and the fitted staircase.
@@ -465,6 +470,7 @@ impl AlignResult {
                 align_bytes: s.align_bytes,
                 positions: s.positions.clone(),
                 reads: s.reads.clone(),
+                first: s.first_reads.clone(),
             })
             .collect();
         crate::analysis::align::points(&cells)

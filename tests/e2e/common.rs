@@ -506,7 +506,26 @@ impl Loop {
         Self::attach_with(&[], |own| std::os::unix::fs::symlink(img, own))
     }
 
+    /// Over a file of `size` pseudo-random bytes in a private directory under `base`
+    /// (e.g. /dev/shm for a file in RAM); `extra` are more losetup options.
+    pub fn random_in(base: &str, size: usize, seed: u64, extra: &[&str]) -> Option<Loop> {
+        use rand::{Rng, SeedableRng};
+        Self::attach_in(base, extra, |img| {
+            let mut data = vec![0u8; size];
+            rand_pcg::Pcg64::seed_from_u64(seed).fill(&mut data[..]);
+            std::fs::write(img, &data)
+        })
+    }
+
     fn attach_with(
+        extra: &[&str],
+        fill: impl FnOnce(&std::path::Path) -> std::io::Result<()>,
+    ) -> Option<Loop> {
+        Self::attach_in("/var/tmp", extra, fill)
+    }
+
+    fn attach_in(
+        base: &str,
         extra: &[&str],
         fill: impl FnOnce(&std::path::Path) -> std::io::Result<()>,
     ) -> Option<Loop> {
@@ -514,7 +533,7 @@ impl Loop {
             skip("loop devices need root (CI runs the tests as root)");
             return None;
         }
-        let dir = tempfile::tempdir_in("/var/tmp").ok()?;
+        let dir = tempfile::tempdir_in(base).ok()?;
         let img = dir.path().join("card.img");
         fill(&img).ok()?;
         // A timeout: losetup can block on a busy loop-control under load.

@@ -101,6 +101,18 @@ pub struct SimConfig {
     pub life_time: Option<(u8, u8)>,
     /// eMMC PRE_EOL_INFO (1 normal, 2 warning, 3 urgent; 0 = not defined).
     pub pre_eol: Option<u8>,
+    /// Controller read cache: the last `read_cache` bytes read (by logical address, in
+    /// sectors, least recently used evicted first) answer a repeat read of them (0 = none).
+    pub read_cache: u64,
+    /// Time to answer a read wholly in that cache, before the transfer at `read_bw`
+    /// (instead of `cmd` and any boundary cost).
+    pub read_hit: u64,
+    /// Read-ahead: a read the cache does not answer also loads this many following bytes.
+    pub prefetch: u64,
+    /// Extra time of the first access after the device sat idle for `wake_after` (0 = none).
+    pub wake: u64,
+    /// Idle time after which the next access pays `wake`.
+    pub wake_after: u64,
 }
 
 /// One key of the spec grammar with its meaning (for `sim list` and error messages).
@@ -221,6 +233,26 @@ pub const KEYS: &[KeyDoc] = &[
         meaning: "eMMC pre-EOL info: 1 normal, 2 warning (80% of reserved blocks), 3 urgent",
     },
     KeyDoc {
+        key: "read_cache",
+        meaning: "controller read cache: a repeat read of the last SIZE bytes read is a hit (0 = none)",
+    },
+    KeyDoc {
+        key: "read_hit",
+        meaning: "time of a read the read cache answers, before the transfer (no cmd, no boundary cost)",
+    },
+    KeyDoc {
+        key: "prefetch",
+        meaning: "read-ahead: a read the cache misses also loads this many following bytes",
+    },
+    KeyDoc {
+        key: "wake",
+        meaning: "extra time of the first access after the device sat idle (0 = none)",
+    },
+    KeyDoc {
+        key: "wake_after",
+        meaning: "idle time after which the next access pays wake (default 1ms)",
+    },
+    KeyDoc {
         key: "fault",
         meaning: "eio@OFFSET+LEN, flip@OFFSET+LEN, vanish@OPS; several separated by ;",
     },
@@ -265,6 +297,11 @@ impl Default for SimConfig {
             ext_csd_rev: 8,
             life_time: None,
             pre_eol: None,
+            read_cache: 0,
+            read_hit: 0,
+            prefetch: 0,
+            wake: 0,
+            wake_after: MS,
         }
     }
 }
@@ -312,6 +349,11 @@ pub const PRESETS: &[Preset] = &[
         name: "ssd-256g",
         about: "SATA SSD: page-mapped, reads show no geometry signal",
         keys: "size=256G,erase=4M,page=16K,open_au=64,open_au_random=64,fat_au=0,read_bw=500M,write_bw=450M,native_bw=450M,cmd=60us,page_cost=0ns,erase_cost=0ns,erase_time=1ms,card=none",
+    },
+    Preset {
+        name: "nogeo-1g",
+        about: "no geometry at all (RAM-backed or virtual, like zram or a loop over tmpfs): reads cost the same everywhere, but a read cache answers repeats, a read-ahead loads what follows, and the first access after idle is slow",
+        keys: "size=1G,erase=4M,page=16K,open_au=64,open_au_random=64,fat_au=0,read_bw=2G,write_bw=1G,native_bw=1G,cmd=22us,page_cost=0ns,erase_cost=0ns,erase_time=0ns,card=none,read_cache=2M,read_hit=6us,prefetch=4K,wake=15us,wake_after=1ms",
     },
 ];
 
@@ -542,6 +584,11 @@ impl SimConfig {
                 ));
             }
             "pre_eol" => self.pre_eol = Some(parse_register_byte(key, value, 3)?),
+            "read_cache" => self.read_cache = size(value)?,
+            "read_hit" => self.read_hit = time(value)?,
+            "prefetch" => self.prefetch = size(value)?,
+            "wake" => self.wake = time(value)?,
+            "wake_after" => self.wake_after = time(value)?,
             "cache_bw" if value.trim() == "0" => self.cache_bw = 0,
             "cache_bw" => self.cache_bw = parse_bw(key, value)?,
             _ => {
@@ -641,6 +688,13 @@ impl SimConfig {
                 ));
             }
         }
+        if self.read_cache > 64 * MIB || self.prefetch > 64 * MIB {
+            return e(format!(
+                "sim read_cache={} and prefetch={} must be at most 64 MiB each (a controller's RAM)",
+                format_bytes(self.read_cache),
+                format_bytes(self.prefetch)
+            ));
+        }
         if self.card != CardBus::Mmc && (self.life_time.is_some() || self.pre_eol.is_some()) {
             return e(format!(
                 "sim keys life_time and pre_eol describe an eMMC, and this card is card={}: add card=mmc",
@@ -731,6 +785,17 @@ impl SimConfig {
         }
         if self.cache_bw > 0 {
             v.push(("cache_bw", format!("{}/s", format_bytes(self.cache_bw))));
+        }
+        if self.read_cache > 0 {
+            v.push(("read_cache", format_bytes(self.read_cache)));
+            v.push(("read_hit", format_ns(self.read_hit as f64)));
+        }
+        if self.prefetch > 0 {
+            v.push(("prefetch", format_bytes(self.prefetch)));
+        }
+        if self.wake > 0 {
+            v.push(("wake", format_ns(self.wake as f64)));
+            v.push(("wake_after", format_ns(self.wake_after as f64)));
         }
         v
     }

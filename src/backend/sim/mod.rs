@@ -23,6 +23,14 @@
 //!   no command time, as a controller answering from its RAM): a fake card then looks
 //!   honest to a probe that reads back too soon; writing more than the cache holds pushes
 //!   the data out;
+//! - with `read_cache` > 0, a controller read cache keeps the sectors of the last
+//!   `read_cache` bytes read (least recently used evicted first): a read wholly in it is a
+//!   hit and costs `read_hit` plus the transfer, with no command time and no boundary cost;
+//!   a read it misses costs the full time and loads its sectors, and with `prefetch` the
+//!   `prefetch` bytes that follow (read-ahead). A repeat read of a recent position is then
+//!   fast and a first read slow, whatever the geometry;
+//! - with `wake` > 0, the first operation after the device sat idle for `wake_after` or
+//!   more takes `wake` longer (a controller leaving its power-saving state);
 //! - noise: every time is multiplied by `1 + noise × N(0,1)`, and with probability
 //!   `outliers` an operation takes 0.5–10 ms longer (background garbage collection).
 //!
@@ -55,6 +63,45 @@ struct WriteCache {
     seq: u64,
 }
 
+/// The controller read cache (`read_cache=SIZE`): logical sectors, least recently used
+/// first out.
+#[derive(Default)]
+struct ReadCache {
+    /// Sector index → the stamp of its latest use.
+    latest: HashMap<u64, u64>,
+    /// Uses in order (stale entries are skipped when evicting).
+    order: VecDeque<(u64, u64)>,
+    stamp: u64,
+}
+
+impl ReadCache {
+    fn holds(&self, first: u64, last: u64) -> bool {
+        (first..=last).all(|s| self.latest.contains_key(&s))
+    }
+
+    /// Mark sectors `first..=last` used, evicting beyond `capacity` sectors.
+    fn touch(&mut self, first: u64, last: u64, capacity: u64) {
+        for s in first..=last {
+            self.stamp += 1;
+            self.latest.insert(s, self.stamp);
+            self.order.push_back((s, self.stamp));
+        }
+        while self.latest.len() as u64 > capacity {
+            let Some((s, st)) = self.order.pop_front() else {
+                break;
+            };
+            if self.latest.get(&s) == Some(&st) {
+                self.latest.remove(&s);
+            }
+        }
+        // Stale entries pile up when the same sectors are read over and over: compact.
+        if self.order.len() as u64 > 4 * capacity.max(1024) {
+            let latest = &self.latest;
+            self.order.retain(|(s, st)| latest.get(s) == Some(st));
+        }
+    }
+}
+
 /// An erase block the controller keeps open for writing.
 #[derive(Debug, Clone)]
 struct OpenBlock {
@@ -77,6 +124,7 @@ pub struct SimDevice {
     slc_fill: u64,
     ops: u64,
     cache: WriteCache,
+    read_cache: ReadCache,
 }
 
 const NS_PER_S: f64 = 1e9;
@@ -107,6 +155,7 @@ impl SimDevice {
             slc_fill: 0,
             ops: 0,
             cache: WriteCache::default(),
+            read_cache: ReadCache::default(),
         }
     }
 
@@ -129,8 +178,12 @@ impl SimDevice {
                 }
             }
         }
-        // Idle time since the last operation drains the write cache.
+        // Idle time since the last operation drains the write cache; a long one puts the
+        // controller to sleep, and this operation wakes it.
         let idle = self.clock.saturating_sub(self.last_end);
+        if self.cfg.wake > 0 && (idle >= self.cfg.wake_after || self.ops == 1) {
+            self.clock += self.cfg.wake;
+        }
         if idle > 0 && self.slc_fill > 0 {
             let drained = (idle as f64 * self.cfg.native_bw as f64 / NS_PER_S) as u64;
             self.slc_fill = self.slc_fill.saturating_sub(drained);
@@ -190,6 +243,30 @@ impl SimDevice {
             + transfer_ns(len, c.read_bw)
             + (extra_units(offset, len, c.page) * c.page_cost) as f64
             + (extra_units(offset, len, c.erase) * c.erase_cost) as f64
+    }
+
+    /// The time of a read through the read cache (when there is one): a hit when every
+    /// sector is cached, else the medium's time; either way the sectors (and on a miss the
+    /// read-ahead) become the most recently used.
+    fn read_cached_ns(&mut self, offset: u64, len: u64) -> f64 {
+        let c = &self.cfg;
+        if c.read_cache == 0 || len == 0 {
+            return self.read_model_ns(offset, len);
+        }
+        let sector = c.sector as u64;
+        let capacity = c.read_cache.div_ceil(sector);
+        let first = offset / sector;
+        let last = (offset + len - 1) / sector;
+        if self.read_cache.holds(first, last) {
+            let t = c.read_hit as f64 + transfer_ns(len, c.read_bw);
+            self.read_cache.touch(first, last, capacity);
+            return t;
+        }
+        let t = self.read_model_ns(offset, len);
+        let ahead = (offset + len + c.prefetch).min(c.size);
+        let end = ahead.div_ceil(sector).max(last + 1) - 1;
+        self.read_cache.touch(first, end, capacity);
+        t
     }
 
     /// The current program bandwidth (cache speed until the SLC cache is full).
@@ -423,7 +500,7 @@ impl Backend for SimDevice {
         let t = if cached && self.cfg.cache_bw > 0 {
             transfer_ns(len, self.cfg.cache_bw)
         } else {
-            self.read_model_ns(offset, len)
+            self.read_cached_ns(offset, len)
         };
         self.spend(t);
         Ok(())
@@ -498,6 +575,56 @@ mod tests {
         assert!(inside > 600_000 && inside < 800_000, "{inside}");
         assert_eq!(across_page - inside, 80_000);
         assert_eq!(across_erase - inside, 300_000);
+    }
+
+    #[test]
+    fn a_read_cache_answers_repeats_and_read_ahead_and_forgets_the_oldest() {
+        let mut d = Timed::new(quiet(
+            "custom,size=64M,erase=1M,page=16K,cmd=20us,read_bw=1G,page_cost=0ns,erase_cost=0ns,read_cache=8K,read_hit=5us,prefetch=2K",
+        ));
+        let mut b = AlignedBuf::new(1024);
+        let first = d.read_timed(&mut b, 1 << 20).unwrap();
+        let again = d.read_timed(&mut b, 1 << 20).unwrap();
+        let ahead = d.read_timed(&mut b, (1 << 20) + 2048).unwrap();
+        let beyond = d.read_timed(&mut b, (1 << 20) + 4096).unwrap();
+        assert_eq!(first, 20_000 + 954, "a first read pays the command");
+        assert_eq!(again, 5_000 + 954, "a repeat is a hit");
+        assert_eq!(ahead, again, "the read-ahead covered it");
+        assert_eq!(beyond, first, "past the read-ahead: a miss");
+        // 8 KiB of other reads push the first one out.
+        for i in 0..8u64 {
+            d.read_timed(&mut b, (8 << 20) + i * 65536).unwrap();
+        }
+        assert_eq!(d.read_timed(&mut b, 1 << 20).unwrap(), first);
+        // The geometry still shows on misses and never on hits.
+        let mut g = Timed::new(quiet("sd-16g,read_cache=64K,read_hit=10us"));
+        let across = g.read_timed(&mut b, (8 << 20) - 512).unwrap();
+        let hit = g.read_timed(&mut b, (8 << 20) - 512).unwrap();
+        assert!(across > 900_000, "{across}");
+        assert!(hit < 100_000, "{hit}");
+    }
+
+    #[test]
+    fn the_first_access_after_idle_is_slow() {
+        let mut d = Timed::new(quiet(
+            "custom,size=64M,erase=1M,page=16K,cmd=20us,read_bw=1G,page_cost=0ns,erase_cost=0ns,wake=30us,wake_after=1ms",
+        ));
+        let mut b = AlignedBuf::new(1024);
+        let cold = d.read_timed(&mut b, 0).unwrap();
+        let warm = d.read_timed(&mut b, 4096).unwrap();
+        assert_eq!(
+            cold - warm,
+            30_000,
+            "the very first access wakes the device"
+        );
+        d.idle(500_000);
+        assert_eq!(
+            d.read_timed(&mut b, 8192).unwrap(),
+            warm,
+            "0.5 ms is no sleep"
+        );
+        d.idle(2_000_000);
+        assert_eq!(d.read_timed(&mut b, 8192).unwrap(), cold);
     }
 
     #[test]
