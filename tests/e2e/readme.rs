@@ -104,6 +104,9 @@ fn documents() -> Vec<(String, String)> {
 fn the_readme_and_docs_examples_on_simulated_cards_print_what_they_show() {
     let mut all = Vec::new();
     for (name, text) in documents() {
+        // An unclosed block would swallow the rest of the page (and its examples).
+        let fences = text.lines().filter(|l| l.starts_with("```")).count();
+        assert!(fences % 2 == 0, "{name}: a code block is not closed");
         let found = examples(&text);
         if name == "README.md" {
             assert!(
