@@ -174,15 +174,23 @@ pub fn flashscope_abs() -> StdCommand {
     cmd
 }
 
-/// The first ```console block of the README's section whose heading starts with
-/// `heading` (e.g. "## Reports"): the example a test runs as written.
+/// The first ```console block of the section whose heading starts with `heading` (e.g.
+/// "## Reports") in README.md or, where the README links to it, in docs/*.md: the example
+/// a test runs as written.
 pub fn readme_console_block(heading: &str) -> String {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let part = readme
-        .split(&format!("\n{heading}"))
-        .nth(1)
-        .unwrap_or_else(|| panic!("the README has no '{heading}' section"));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts = vec![std::fs::read_to_string(root.join("README.md")).unwrap()];
+    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    texts.extend(docs.iter().map(|p| std::fs::read_to_string(p).unwrap()));
+    let part = texts
+        .iter()
+        .find_map(|t| t.split(&format!("\n{heading}")).nth(1))
+        .unwrap_or_else(|| panic!("neither the README nor docs/ has a '{heading}' section"));
     part.split("```console\n")
         .nth(1)
         .and_then(|b| b.split("```").next())

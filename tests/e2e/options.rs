@@ -1,5 +1,5 @@
 //! One option name per idea across subcommands (issue 20 point 2), checked on clap's
-//! command tree: the README's "Options" table is what these tests hold.
+//! command tree: the "Options" table of docs/reference.md is what these tests hold.
 
 use clap::{CommandFactory, Parser};
 use flashscope::cli::{Cli, Command};

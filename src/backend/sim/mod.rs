@@ -1,7 +1,7 @@
 //! The simulated flash device: a model of an SD card, eMMC, USB stick, SPI-NAND or SSD on
 //! a virtual clock, deterministic for a seed.
 //!
-//! The model (also described in the README so users can learn from it):
+//! The model (also described in docs/simulator.md so users can learn from it):
 //! - read: `cmd + len / read_bw`, plus `page_cost` when the request touches one page more
 //!   than its length needs (it straddles a page boundary) and `erase_cost` when it
 //!   straddles an erase-block boundary — the step that `align` detects;
