@@ -25,13 +25,13 @@ pub enum Spec {
     /// A block device or regular file.
     Path(PathBuf),
     /// The built-in simulated flash device.
-    Sim(SimConfig),
+    Sim(Box<SimConfig>),
 }
 
 /// Parse a device spec: `sim:...` or a path.
 pub fn parse_spec(text: &str) -> Result<Spec> {
     if let Some(rest) = text.strip_prefix("sim:") {
-        return Ok(Spec::Sim(SimConfig::parse(rest)?));
+        return Ok(Spec::Sim(Box::new(SimConfig::parse(rest)?)));
     }
     if text.is_empty() {
         return Err(Error::usage(
@@ -155,7 +155,7 @@ pub struct OpenTarget {
 /// Open a target described by `spec` for the given request, enforcing the safety policy.
 pub fn open(spec: &str, req: &OpenRequest) -> Result<OpenTarget> {
     match parse_spec(spec)? {
-        Spec::Sim(cfg) => Ok(open_sim(spec, cfg)),
+        Spec::Sim(cfg) => Ok(open_sim(spec, *cfg)),
         Spec::Path(path) => open_path(spec, &path, req),
     }
 }
