@@ -74,6 +74,12 @@ pub trait Backend: Send {
     ) -> Option<Box<dyn queue::IoQueue>> {
         None
     }
+    /// The host has `outstanding` requests queued on this device, the next `read_at` or
+    /// `write_at` being one of them (a queue that serves them in order says so before each
+    /// one; 1 = one at a time, what every other caller means). A device with a command
+    /// queue may overlap their command overheads; it applies to that next request only.
+    /// Wrappers pass it on.
+    fn queued(&mut self, _outstanding: usize) {}
 }
 
 /// Writes the `Backend` methods a wrapper passes on unchanged to the backend in one of its
@@ -120,6 +126,9 @@ macro_rules! forward {
         ) -> Option<Box<dyn $crate::backend::queue::IoQueue>> {
             self.$f.fast_queue(depth, buffers, buffer_len)
         }
+    };
+    (@ $f:ident queued) => {
+        fn queued(&mut self, outstanding: usize) { self.$f.queued(outstanding) }
     };
     (@ $f:ident claim_writes) => {
         fn claim_writes(&mut self, regions: &[(u64, u64)]) -> std::io::Result<()> {
@@ -170,6 +179,9 @@ macro_rules! pointer_backend {
                 buffer_len: usize,
             ) -> Option<Box<dyn queue::IoQueue>> {
                 (**self).fast_queue(depth, buffers, buffer_len)
+            }
+            fn queued(&mut self, outstanding: usize) {
+                (**self).queued(outstanding)
             }
         }
     )+ };
@@ -228,7 +240,7 @@ impl<B: Backend> Timed<B> {
 }
 
 impl<B: Backend> Backend for Timed<B> {
-    forward!(inner: size_bytes, logical_sector_bytes, flush, discard, clock_ns, idle, prepare_write, fast_queue);
+    forward!(inner: size_bytes, logical_sector_bytes, flush, discard, clock_ns, idle, prepare_write, fast_queue, queued);
     fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
         self.inner.claim_writes(regions)?;
         self.writes += regions.len() as u64;
@@ -307,7 +319,7 @@ pub fn is_budget_exhausted(e: &io::Error) -> bool {
 }
 
 impl<B: Backend> Backend for WriteBudget<B> {
-    forward!(inner: size_bytes, logical_sector_bytes, read_at, flush, discard, clock_ns, idle, prepare_write, fast_queue);
+    forward!(inner: size_bytes, logical_sector_bytes, read_at, flush, discard, clock_ns, idle, prepare_write, fast_queue, queued);
     fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
         let bytes: u64 = regions.iter().map(|r| r.1).sum();
         if let Some(limit) = self.limit {
@@ -373,7 +385,7 @@ impl<B: Backend> TimeBudget<B> {
 }
 
 impl<B: Backend> Backend for TimeBudget<B> {
-    forward!(inner: size_bytes, logical_sector_bytes, flush, clock_ns, idle, prepare_write, fast_queue);
+    forward!(inner: size_bytes, logical_sector_bytes, flush, clock_ns, idle, prepare_write, fast_queue, queued);
     fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
         self.check()?;
         self.inner.claim_writes(regions)

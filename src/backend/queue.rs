@@ -154,7 +154,9 @@ impl Slab {
 /// Any `Backend` as a queue: requests run one at a time, in order of issue, when reaped
 /// (fio's synchronous engines complete each request as it is queued; here it waits in
 /// the queue so that its latency includes the wait behind the requests before it, which
-/// is what a deeper queue means on a device that serves one request at a time).
+/// is what a deeper queue means on a device that serves one request at a time). Before
+/// each request the device is told how many are outstanding (`Backend::queued`), so a
+/// simulated card with a command queue can overlap their command overheads.
 pub struct BackendQueue<B> {
     dev: B,
     slab: Slab,
@@ -200,6 +202,8 @@ impl<B: Backend> IoQueue for BackendQueue<B> {
                 break;
             };
             let buf = &mut self.slab.get(req.buf)[req.at..req.at + req.len];
+            // This request and those still waiting behind it.
+            self.dev.queued(self.pending.len() + 1);
             let r = match req.op {
                 Op::Read => self.dev.read_at(buf, req.offset),
                 Op::Write => self.dev.write_at(buf, req.offset),

@@ -365,7 +365,7 @@ fn restore<D: Backend + ?Sized>(
 }
 
 impl<B: Backend> Backend for Preserve<B> {
-    crate::backend::forward!(inner: size_bytes, logical_sector_bytes, flush);
+    crate::backend::forward!(inner: size_bytes, logical_sector_bytes, flush, queued);
     /// One request at a time: an io_uring request still in flight after a SIGKILL keeps
     /// the device held (and could land) until the kernel tears the ring down, while a
     /// `restore` must find the device free and final.

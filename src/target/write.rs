@@ -337,6 +337,9 @@ impl Backend for Guarded {
     fn prepare_write(&mut self, offset: u64, len: u64) -> io::Result<()> {
         guarded!(self, b => b.prepare_write(offset, len))
     }
+    fn queued(&mut self, outstanding: usize) {
+        guarded!(self, b => b.queued(outstanding))
+    }
     fn claim_writes(&mut self, regions: &[(u64, u64)]) -> io::Result<()> {
         guarded!(self, b => b.claim_writes(regions))
     }

@@ -10,7 +10,8 @@
 //! the stack itself. The simulated device serves one request at a time, in order of issue:
 //! with `iodepth` × `numjobs` requests outstanding, throughput is what one request at a
 //! time gives and each request's latency includes its wait behind the others. Queue depth
-//! changes the accounting, not the device's speed.
+//! changes the accounting, not the device's speed, except that a card with a command queue
+//! (`cmd_queue`) is told how many requests are outstanding and overlaps their command time.
 
 use super::job::{Io, JobCtl, JobResult, Next};
 use super::offsets::Dir;

@@ -4,8 +4,9 @@
 //! statistics and the page cache, and verify stamps.
 //!
 //! On the simulator (`sim:` targets) the device serves one request at a time on its virtual
-//! clock; a queue depth above 1 adds waiting time to each request's latency but cannot make
-//! the simulated device faster (see `engine`).
+//! clock; a queue depth above 1 adds waiting time to each request's latency, and makes the
+//! device faster only by what a card with a command queue (`cmd_queue`) overlaps of the
+//! command time (see `engine`).
 
 pub mod bench;
 pub mod bench_test;

@@ -79,6 +79,7 @@ fn sim_list_shows_every_preset_and_its_keys_round_trip() {
     for name in [
         "sd-16g",
         "sd-a2-64g",
+        "sd-a2-fake-64g",
         "emmc-8g",
         "usb-32g",
         "fake-64g",

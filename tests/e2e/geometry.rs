@@ -538,6 +538,7 @@ fn presets_give_their_geometry() {
         ("usb-32g", 12 * M, 24 * K),
         ("emmc-8g", 512 * K, 8 * K),
         ("sd-a2-64g", 8 * M, 16 * K),
+        ("sd-a2-fake-64g", 8 * M, 16 * K),
     ] {
         let (inf, run, max_reads) = sweep(spec, &[1024, 4096, 16384]);
         assert_eq!(

@@ -905,3 +905,57 @@ fn a_sparse_file_gets_a_warning_naming_the_cause() {
         );
     }
 }
+
+/// The bench's random 4 KiB IOPS at QD32 (read, write) from its document.
+fn rand_q32_iops(v: &serde_json::Value) -> (f64, f64) {
+    let jobs = v["jobs"].as_array().unwrap();
+    let iops = |dir: &str| {
+        jobs.iter()
+            .find(|j| j["test"] == "RND4K Q32T1" && j[dir]["total_ios"].as_u64() > Some(0))
+            .and_then(|j| j[dir]["iops"].as_f64())
+            .unwrap_or_else(|| panic!("no RND4K Q32T1 {dir} figure"))
+    };
+    (iops("read"), iops("write"))
+}
+
+fn app_class_row<'a>(v: &'a serde_json::Value, class: &str) -> &'a serde_json::Value {
+    v["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["class"] == class)
+        .unwrap_or_else(|| panic!("no {class} row: {}", v["classes"]))
+}
+
+/// `sim:sd-a2-64g` is an A2 card as bench measures it: the command queue and the
+/// small-write area carry random 4 KiB at QD32 past 4000 / 2000 IOPS (issue 31 point 7).
+#[test]
+fn bench_finds_the_a2_preset_meets_a2() {
+    let v = json_code(&["bench", "sim:sd-a2-64g", "--quick", "--write"], 0);
+    let (read, write) = rand_q32_iops(&v);
+    assert!(read >= 4000.0 && write >= 2000.0, "{read} / {write}");
+    let ac = &v["inferences"]["app_class"];
+    assert_eq!(ac["value"], "A2", "{ac}");
+    assert_eq!(app_class_row(&v, "A2")["pass"], true);
+    assert_eq!(app_class_row(&v, "A1")["pass"], true);
+}
+
+/// `sim:sd-a2-fake-64g`, labelled A2, is not: bench says so, and the figure that fails is
+/// random 4 KiB write (the A2 row's margin is that figure's), while reads meet A1.
+#[test]
+fn bench_finds_the_fake_a2_preset_fails_a2_on_random_write() {
+    let v = json_code(&["bench", "sim:sd-a2-fake-64g", "--quick", "--write"], 0);
+    let (read, write) = rand_q32_iops(&v);
+    assert!(read >= 1500.0, "{read}");
+    assert!(write < 500.0, "{write}");
+    let ac = &v["inferences"]["app_class"];
+    assert_ne!(ac["value"], "A2", "{ac}");
+    assert_ne!(ac["value"], "A1", "{ac}");
+    let a2 = app_class_row(&v, "A2");
+    assert_eq!(a2["pass"], false, "{a2}");
+    let margin = a2["margin"].as_f64().unwrap();
+    assert!(
+        (margin - (write / 2000.0 - 1.0)).abs() < 1e-6,
+        "A2 fails on random write: margin {margin}, write {write} IOPS"
+    );
+}

@@ -113,6 +113,30 @@ pub struct SimConfig {
     pub wake: u64,
     /// Idle time after which the next access pays `wake`.
     pub wake_after: u64,
+    /// Command queue and small-write area (A1/A2 cards).
+    pub app: AppPerf,
+}
+
+/// What an application-performance (A1/A2) card adds: a command queue that overlaps the
+/// command overheads of queued requests, and a page-mapped area that takes small random
+/// writes without page rounding or block copies, merging them in the background.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppPerf {
+    /// Commands the card overlaps when the host has several outstanding (1 = none): each
+    /// pays `cmd / min(outstanding, cmd_queue)` of command time.
+    pub cmd_queue: u32,
+    /// Bytes of small writes (shorter than a page, not continuing an open block in order)
+    /// the page-mapped area holds before it must merge (0 = no such area).
+    pub random_area: u64,
+}
+
+impl Default for AppPerf {
+    fn default() -> Self {
+        AppPerf {
+            cmd_queue: 1,
+            random_area: 0,
+        }
+    }
 }
 
 /// One key of the spec grammar with its meaning (for `sim list` and error messages).
@@ -256,6 +280,14 @@ pub const KEYS: &[KeyDoc] = &[
         key: "fault",
         meaning: "eio@OFFSET+LEN, flip@OFFSET+LEN, vanish@OPS; several separated by ;",
     },
+    KeyDoc {
+        key: "cmd_queue",
+        meaning: "commands the card overlaps at queue depth > 1 (1 = none): each pays cmd / min(depth, cmd_queue)",
+    },
+    KeyDoc {
+        key: "random_area",
+        meaning: "page-mapped area for random writes below a page, at write_bw, merged at native_bw when idle or full (0 = none)",
+    },
 ];
 
 const MIB: u64 = 1 << 20;
@@ -302,6 +334,7 @@ impl Default for SimConfig {
             prefetch: 0,
             wake: 0,
             wake_after: MS,
+            app: AppPerf::default(),
         }
     }
 }
@@ -323,6 +356,11 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         name: "sd-a2-64g",
         about: "64 GB A2 microSD: 8 MiB erase blocks, random-write friendly, 4 GiB SLC cache",
+        keys: "size=64G,erase=8M,page=16K,open_au=8,open_au_random=4,fat_au=1,slc=4G,read_bw=90M,write_bw=60M,native_bw=25M,cmd=250us,page_cost=40us,erase_cost=150us,erase_time=3ms,cmd_queue=2,random_area=64M",
+    },
+    Preset {
+        name: "sd-a2-fake-64g",
+        about: "64 GB microSD labelled A2 that is not: no command queue or small-write area, fails A2 (and A1) on random 4 KiB writes",
         keys: "size=64G,erase=8M,page=16K,open_au=8,open_au_random=4,fat_au=1,slc=4G,read_bw=90M,write_bw=60M,native_bw=25M,cmd=250us,page_cost=40us,erase_cost=150us,erase_time=3ms",
     },
     Preset {
@@ -589,6 +627,8 @@ impl SimConfig {
             "prefetch" => self.prefetch = size(value)?,
             "wake" => self.wake = time(value)?,
             "wake_after" => self.wake_after = time(value)?,
+            "cmd_queue" => self.app.cmd_queue = count(value)?,
+            "random_area" => self.app.random_area = size(value)?,
             "cache_bw" if value.trim() == "0" => self.cache_bw = 0,
             "cache_bw" => self.cache_bw = parse_bw(key, value)?,
             _ => {
@@ -695,6 +735,19 @@ impl SimConfig {
                 format_bytes(self.prefetch)
             ));
         }
+        if self.app.cmd_queue == 0 || self.app.cmd_queue > 256 {
+            return e(format!(
+                "sim cmd_queue={} must be from 1 (no command queue) to 256",
+                self.app.cmd_queue
+            ));
+        }
+        if self.app.random_area > self.size {
+            return e(format!(
+                "sim random_area={} is larger than size={}",
+                format_bytes(self.app.random_area),
+                format_bytes(self.size)
+            ));
+        }
         if self.card != CardBus::Mmc && (self.life_time.is_some() || self.pre_eol.is_some()) {
             return e(format!(
                 "sim keys life_time and pre_eol describe an eMMC, and this card is card={}: add card=mmc",
@@ -797,6 +850,12 @@ impl SimConfig {
             v.push(("wake", format_ns(self.wake as f64)));
             v.push(("wake_after", format_ns(self.wake_after as f64)));
         }
+        if self.app.cmd_queue != 1 {
+            v.push(("cmd_queue", self.app.cmd_queue.to_string()));
+        }
+        if self.app.random_area > 0 {
+            v.push(("random_area", format_bytes(self.app.random_area)));
+        }
         v
     }
 }
@@ -846,6 +905,8 @@ mod tests {
             ("custom,noise=2", "noise"),
             ("nosuchcard", "nosuchcard"),
             ("custom,size", "key=value"),
+            ("custom,cmd_queue=0", "cmd_queue"),
+            ("custom,size=1G,random_area=2G", "random_area"),
         ];
         for (spec, needle) in cases {
             let err = SimConfig::parse(spec).expect_err(spec).to_string();

@@ -31,6 +31,16 @@
 //!   fast and a first read slow, whatever the geometry;
 //! - with `wake` > 0, the first operation after the device sat idle for `wake_after` or
 //!   more takes `wake` longer (a controller leaving its power-saving state);
+//! - with `cmd_queue` > 1, when the host has several requests outstanding (a queue depth
+//!   above 1) each pays `cmd / min(outstanding, cmd_queue)` of command time: the card
+//!   overlaps that many commands (an A1/A2 card's command queue); at depth 1 nothing
+//!   changes;
+//! - with `random_area` > 0, a write shorter than a page that does not continue an open
+//!   block in order goes to a page-mapped area instead: `len / write_bw`, no page rounding,
+//!   no block copies. The area holds `random_area` bytes; it merges them into their blocks
+//!   at `native_bw` while the device is idle, and when it is full each write first waits
+//!   for its own length to be merged (sustained small random writes run at the rate the
+//!   merging allows);
 //! - noise: every time is multiplied by `1 + noise × N(0,1)`, and with probability
 //!   `outliers` an operation takes 0.5–10 ms longer (background garbage collection).
 //!
@@ -125,6 +135,16 @@ pub struct SimDevice {
     ops: u64,
     cache: WriteCache,
     read_cache: ReadCache,
+    app: AppState,
+}
+
+/// The state of an A1/A2 card's command queue and small-write area (`cmd_queue`,
+/// `random_area`).
+struct AppState {
+    /// Requests the host has outstanding for the next read or write (1 = one at a time).
+    outstanding: usize,
+    /// Bytes in the page-mapped small-write area waiting to be merged.
+    area_fill: u64,
 }
 
 const NS_PER_S: f64 = 1e9;
@@ -156,6 +176,10 @@ impl SimDevice {
             ops: 0,
             cache: WriteCache::default(),
             read_cache: ReadCache::default(),
+            app: AppState {
+                outstanding: 1,
+                area_fill: 0,
+            },
         }
     }
 
@@ -178,12 +202,13 @@ impl SimDevice {
                 }
             }
         }
-        // Idle time since the last operation drains the write cache; a long one puts the
-        // controller to sleep, and this operation wakes it.
+        // Idle time since the last operation merges the small-write area, then drains the
+        // write cache; a long one puts the controller to sleep, and this operation wakes it.
         let idle = self.clock.saturating_sub(self.last_end);
         if self.cfg.wake > 0 && (idle >= self.cfg.wake_after || self.ops == 1) {
             self.clock += self.cfg.wake;
         }
+        let idle = self.merge_small_writes(idle);
         if idle > 0 && self.slc_fill > 0 {
             let drained = (idle as f64 * self.cfg.native_bw as f64 / NS_PER_S) as u64;
             self.slc_fill = self.slc_fill.saturating_sub(drained);
@@ -248,10 +273,10 @@ impl SimDevice {
     /// The time of a read through the read cache (when there is one): a hit when every
     /// sector is cached, else the medium's time; either way the sectors (and on a miss the
     /// read-ahead) become the most recently used.
-    fn read_cached_ns(&mut self, offset: u64, len: u64) -> f64 {
+    fn read_cached_ns(&mut self, offset: u64, len: u64, queue_saving: f64) -> f64 {
         let c = &self.cfg;
         if c.read_cache == 0 || len == 0 {
-            return self.read_model_ns(offset, len);
+            return self.read_model_ns(offset, len) - queue_saving;
         }
         let sector = c.sector as u64;
         let capacity = c.read_cache.div_ceil(sector);
@@ -262,7 +287,7 @@ impl SimDevice {
             self.read_cache.touch(first, last, capacity);
             return t;
         }
-        let t = self.read_model_ns(offset, len);
+        let t = self.read_model_ns(offset, len) - queue_saving;
         let ahead = (offset + len + c.prefetch).min(c.size);
         let end = ahead.div_ceil(sector).max(last + 1) - 1;
         self.read_cache.touch(first, end, capacity);
@@ -279,6 +304,9 @@ impl SimDevice {
     }
 
     fn write_model_ns(&mut self, offset: u64, len: u64) -> f64 {
+        if let Some(t) = self.small_write_ns(offset, len) {
+            return self.cfg.cmd as f64 + t;
+        }
         let erase = self.cfg.erase;
         let page = self.cfg.page;
         let mut t = self.cfg.cmd as f64;
@@ -345,6 +373,55 @@ impl SimDevice {
             self.open.push(block); // most recently used at the back
         }
         t
+    }
+
+    /// Command time a request saves when the card overlaps it with others queued behind
+    /// it (`cmd_queue`); takes the host's outstanding count, which holds for one request.
+    fn queue_saving_ns(&mut self) -> f64 {
+        let outstanding = std::mem::replace(&mut self.app.outstanding, 1);
+        let overlap = outstanding.clamp(1, self.cfg.app.cmd_queue.max(1) as usize);
+        self.cfg.cmd as f64 * (1.0 - 1.0 / overlap as f64)
+    }
+
+    /// Idle time merges the small-write area at `native_bw`; returns the idle time left.
+    fn merge_small_writes(&mut self, idle: u64) -> u64 {
+        if self.app.area_fill == 0 || idle == 0 {
+            return idle;
+        }
+        let needed = transfer_ns(self.app.area_fill, self.cfg.native_bw).ceil() as u64;
+        if needed <= idle {
+            self.app.area_fill = 0;
+            idle - needed
+        } else {
+            let merged = (idle as f64 * self.cfg.native_bw as f64 / NS_PER_S) as u64;
+            self.app.area_fill = self.app.area_fill.saturating_sub(merged);
+            0
+        }
+    }
+
+    /// The time (without the command) of a write the small-write area takes, or `None`
+    /// when it goes to its erase block: a write shorter than a page that does not
+    /// continue an open block in order.
+    fn small_write_ns(&mut self, offset: u64, len: u64) -> Option<f64> {
+        let area = self.cfg.app.random_area;
+        if area == 0 || len == 0 || len >= self.cfg.page {
+            return None;
+        }
+        let (index, within) = (offset / self.cfg.erase, offset % self.cfg.erase);
+        if self
+            .open
+            .iter()
+            .any(|b| b.index == index && b.write_ptr == within)
+        {
+            return None;
+        }
+        let mut t = transfer_ns(len, self.cfg.write_bw);
+        let over = (self.app.area_fill + len).saturating_sub(area);
+        if over > 0 {
+            t += transfer_ns(over, self.cfg.native_bw);
+        }
+        self.app.area_fill = (self.app.area_fill + len).min(area);
+        Some(t)
     }
 
     /// Map a logical range onto physical spans; `None` physical means the data is lost
@@ -491,6 +568,7 @@ impl Backend for SimDevice {
     }
 
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let saving = self.queue_saving_ns();
         self.begin_op()?;
         let len = buf.len() as u64;
         self.check_range(offset, len)?;
@@ -500,13 +578,14 @@ impl Backend for SimDevice {
         let t = if cached && self.cfg.cache_bw > 0 {
             transfer_ns(len, self.cfg.cache_bw)
         } else {
-            self.read_cached_ns(offset, len)
+            self.read_cached_ns(offset, len, saving)
         };
         self.spend(t);
         Ok(())
     }
 
     fn write_at(&mut self, buf: &[u8], offset: u64) -> io::Result<()> {
+        let saving = self.queue_saving_ns();
         self.begin_op()?;
         let len = buf.len() as u64;
         self.check_range(offset, len)?;
@@ -517,7 +596,7 @@ impl Backend for SimDevice {
             }
         }
         self.cache_write(offset, buf);
-        let t = self.write_model_ns(offset, len);
+        let t = self.write_model_ns(offset, len) - saving;
         self.spend(t);
         Ok(())
     }
@@ -553,6 +632,10 @@ impl Backend for SimDevice {
 
     fn idle(&mut self, ns: u64) {
         self.clock += ns;
+    }
+
+    fn queued(&mut self, outstanding: usize) {
+        self.app.outstanding = outstanding.max(1);
     }
 }
 
@@ -766,6 +849,67 @@ mod tests {
         h.write_at(&filler, 1 << 20).unwrap();
         h.read_at(&mut r, 0).unwrap();
         assert_eq!((r[0], r[600], r[1100]), (0xab, 0x11, 0xab));
+    }
+
+    #[test]
+    fn a_command_queue_overlaps_command_time_only_when_requests_are_outstanding() {
+        let read = |spec: &str, outstanding: usize| {
+            let mut d = Timed::new(quiet(spec));
+            let mut b = AlignedBuf::new(4096);
+            d.inner_mut().queued(outstanding);
+            let queued = d.read_timed(&mut b, 64 << 20).unwrap();
+            // The count holds for one request: the next goes alone.
+            let alone = d.read_timed(&mut b, 96 << 20).unwrap();
+            (queued, alone)
+        };
+        let cfg = SimConfig::parse("sd-a2-64g").unwrap();
+        let (q1, alone) = read("sd-a2-64g", 1);
+        let (q32, after) = read("sd-a2-64g", 32);
+        assert_eq!(alone, q1);
+        assert_eq!(after, q1, "the outstanding count is used once");
+        // cmd_queue=2: half the command time is overlapped.
+        assert_eq!(q1 - q32, cfg.cmd / 2);
+        // Without a command queue depth changes nothing.
+        let (f1, _) = read("sd-a2-fake-64g", 1);
+        let (f32, _) = read("sd-a2-fake-64g", 32);
+        assert_eq!(f1, f32);
+    }
+
+    #[test]
+    fn the_small_write_area_takes_random_writes_until_full_then_runs_at_the_merge_rate() {
+        let spec =
+            "custom,size=1G,erase=4M,page=16K,fat_au=0,write_bw=40M,native_bw=10M,random_area=1M";
+        let mut d = Timed::new(quiet(spec));
+        let cfg = SimConfig::parse(spec).unwrap();
+        let b = AlignedBuf::new(4096);
+        let at = |i: u64| (16 << 20) + (i * 7919 % 4096) * (64 << 10);
+        let first = d.write_timed(&b, at(0)).unwrap();
+        let fast = cfg.cmd + 4096 * 1_000_000_000 / (40 << 20);
+        assert!(first.abs_diff(fast) <= 1, "{first} vs {fast}");
+        for i in 1..256u64 {
+            d.write_timed(&b, at(i)).unwrap();
+        }
+        // 1 MiB written: full; each further write waits for 4 KiB to be merged.
+        let full = d.write_timed(&b, at(256)).unwrap();
+        let slow = fast + 4096 * 1_000_000_000 / (10 << 20);
+        assert!(full.abs_diff(slow) <= 1, "{full} vs {slow}");
+        // Idle time merges it.
+        d.idle(1_000_000_000);
+        assert!(d.write_timed(&b, at(257)).unwrap().abs_diff(fast) <= 1);
+        // A page-sized write, or one continuing its block in order, goes to the block.
+        let page = AlignedBuf::new(16384);
+        let big = d.write_timed(&page, 512 << 20).unwrap();
+        assert!(big > fast);
+        let mut strict = Timed::new(quiet(spec.trim_end_matches(",random_area=1M")));
+        let mut area = Timed::new(quiet(spec));
+        for dev in [&mut strict, &mut area] {
+            dev.write_timed(&page, 32 << 20).unwrap();
+        }
+        assert_eq!(
+            strict.write_timed(&b, (32 << 20) + 16384).unwrap(),
+            area.write_timed(&b, (32 << 20) + 16384).unwrap(),
+            "in order: not the area's"
+        );
     }
 
     #[test]
