@@ -575,6 +575,36 @@ fn set_scheduler(policy: libc::c_int, priority: i32) -> bool {
     unsafe { libc::syscall(libc::SYS_sched_setscheduler, 0, policy, &param) == 0 }
 }
 
+/// Create a new file beside `path` to be renamed over it: hidden, named after it with a
+/// random suffix nobody can plant anything at beforehand, `O_EXCL | O_NOFOLLOW`, with
+/// `mode`. The one way flashscope makes a file it then puts at a path (output files,
+/// state). Returns the temporary path and the open file.
+pub fn create_beside(
+    path: &std::path::Path,
+    mode: u32,
+) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "names no file"))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    // Without the file's extension (a textfile collector ignores it).
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{:016x}.tmp", rand::random::<u64>()));
+    let tmp = dir.join(tmp_name);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)?;
+    Ok((tmp, file))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

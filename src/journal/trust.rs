@@ -14,7 +14,7 @@ use crate::{Error, Result};
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The effective user id: the user flashscope acts as.
 pub fn euid() -> u32 {
@@ -155,23 +155,7 @@ pub fn trusted_ancestors(dir: &Path, remedy: &str) -> Result<()> {
 /// 0600) is written, synced and renamed over `path`. A symlink at `path` is replaced,
 /// never followed.
 pub fn replace_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.{nanos}.tmp", std::process::id()));
-    let tmp: PathBuf = path.with_file_name(tmp_name);
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)?;
+    let (tmp, mut f) = crate::sys::create_beside(path, 0o600)?;
     let r = f
         .write_all(bytes)
         .and_then(|_| f.sync_all())

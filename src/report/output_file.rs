@@ -58,13 +58,12 @@ impl OutputFile {
     /// `-o`). A path that names no file, a directory, or a file in a missing or
     /// unwritable directory is a usage error (exit 2).
     pub fn create(option: &str, path: &Path) -> Result<OutputFile> {
-        use std::os::unix::fs::OpenOptionsExt;
         let lossy = path.to_string_lossy();
         let shown = crate::input::printable(&lossy);
         let bad = |why: String| Error::usage(format!("{option} '{shown}': {why}"));
-        let name = path
-            .file_name()
-            .ok_or_else(|| bad("names no file: give a file name".into()))?;
+        if path.file_name().is_none() {
+            return Err(bad("names no file: give a file name".into()));
+        }
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -87,24 +86,12 @@ impl OutputFile {
         if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
             return Err(bad("is a directory: give a file name in it".into()));
         }
-        // Hidden, without the file's extension (a textfile collector ignores it), and
-        // unpredictable: nobody can plant anything at it beforehand.
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(name);
-        tmp_name.push(format!(".{:016x}.tmp", rand::random::<u64>()));
-        let tmp = dir.join(tmp_name);
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-            .map_err(|e| {
-                bad(format!(
-                    "cannot create a file in '{}' ({e}): choose a writable directory",
-                    crate::input::printable(&dir.to_string_lossy())
-                ))
-            })?;
+        let (tmp, file) = crate::sys::create_beside(path, 0o644).map_err(|e| {
+            bad(format!(
+                "cannot create a file in '{}' ({e}): choose a writable directory",
+                crate::input::printable(&dir.to_string_lossy())
+            ))
+        })?;
         Ok(OutputFile(Arc::new(Inner {
             option: option.to_string(),
             path: path.to_path_buf(),
