@@ -154,21 +154,28 @@ pub fn parse(text: &str) -> Option<CapacityToolReport> {
     }
 }
 
+impl CapacityToolReport {
+    /// A report of `tool` with nothing read yet (the verdict until a line says otherwise).
+    fn empty(tool: Tool) -> Self {
+        CapacityToolReport {
+            tool,
+            version: None,
+            verdict: ToolVerdict::Genuine,
+            fake_type: None,
+            usable_bytes: None,
+            announced_bytes: None,
+            cache_bytes: None,
+            ok_bytes: None,
+            lost_bytes: None,
+            tested_bytes: None,
+            free_bytes: None,
+            blind_spots: Vec::new(),
+        }
+    }
+}
+
 fn parse_probe(text: &str) -> Option<CapacityToolReport> {
-    let mut r = CapacityToolReport {
-        tool: Tool::F3probe,
-        version: None,
-        verdict: ToolVerdict::Genuine,
-        fake_type: None,
-        usable_bytes: None,
-        announced_bytes: None,
-        cache_bytes: None,
-        ok_bytes: None,
-        lost_bytes: None,
-        tested_bytes: None,
-        free_bytes: None,
-        blind_spots: Vec::new(),
-    };
+    let mut r = CapacityToolReport::empty(Tool::F3probe);
     let mut verdict = None;
     let mut block = None;
     let (mut usable_blocks, mut announced_blocks, mut cache_blocks) = (None, None, None);
@@ -261,20 +268,7 @@ fn parse_read(text: &str) -> Option<CapacityToolReport> {
 }
 
 fn parse_h2(text: &str) -> Option<CapacityToolReport> {
-    let mut r = CapacityToolReport {
-        tool: Tool::H2testw,
-        version: None,
-        verdict: ToolVerdict::Genuine,
-        fake_type: None,
-        usable_bytes: None,
-        announced_bytes: None,
-        cache_bytes: None,
-        ok_bytes: None,
-        lost_bytes: None,
-        tested_bytes: None,
-        free_bytes: None,
-        blind_spots: Vec::new(),
-    };
+    let mut r = CapacityToolReport::empty(Tool::H2testw);
     let mut verdict = None;
     let unit = |w: &str| match w {
         "Byte" => Some(1u64),
