@@ -284,7 +284,7 @@ impl Serialize for Document {
         }
         let mut rest: Vec<(&str, bool)> = body
             .iter()
-            .filter(|n| !["command", "parameters", "samples"].contains(n))
+            .filter(|n| !BODY_FIELDS.contains(n))
             .map(|n| (*n, true))
             .filter(|(n, _)| !session.contains(n))
             .chain(session.iter().map(|n| (*n, false)))
@@ -300,18 +300,14 @@ impl Serialize for Document {
     }
 }
 
-/// The document's own fields (every other top-level field is the command's).
-const OWN_FIELDS: &[&str] = &[
-    "schema",
-    "started_at",
-    "target",
-    "inferences",
-    "bytes_written",
-    "elapsed_ns",
-    "warnings",
-    "checks",
-    "metrics",
-];
+/// The common fields that come from the command's body; every other common field is the
+/// document's own.
+const BODY_FIELDS: &[&str] = &["command", "parameters", "samples"];
+
+/// Whether a top-level field is the document's own rather than its command's.
+fn is_own_field(key: &str) -> bool {
+    COMMON_FIELDS.contains(&key) && !BODY_FIELDS.contains(&key)
+}
 
 /// The most top-level fields a document may have: every command has fewer than 30.
 const MAX_FIELDS: usize = 256;
@@ -491,7 +487,7 @@ impl Document {
         let command: String = required(&fields, "command")?;
         let rest: Vec<(String, &RawValue)> = fields
             .iter()
-            .filter(|(k, _)| !OWN_FIELDS.contains(&k.as_str()))
+            .filter(|(k, _)| !is_own_field(k))
             .cloned()
             .collect();
         let session = if fields.iter().any(|(k, _)| k == "preserve") {
