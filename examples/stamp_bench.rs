@@ -4,7 +4,7 @@
 //! `verify` must be limited by the device, not the CPU: this prints GB/s for fill and
 //! check so the figure can be compared with the device bandwidth.
 
-use flashscope::capacity::stamp::Stamper;
+use flashscope::pattern::Stamper;
 use std::time::Instant;
 
 fn main() {

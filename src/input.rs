@@ -59,8 +59,8 @@ fn too_large(path: &Path, what: &str, size: u64, cap: u64) -> Error {
     Error::usage(format!(
         "{}: {} is larger than the {} a {what} may have; is it the right file?",
         path.display(),
-        crate::units::format_bytes(size),
-        crate::units::format_bytes(cap)
+        crate::vocab::units::format_bytes(size),
+        crate::vocab::units::format_bytes(cap)
     ))
 }
 
@@ -139,7 +139,7 @@ pub fn read_stdin(what: &str, cap: u64) -> Result<Vec<u8>> {
     if buf.len() as u64 > cap {
         return Err(Error::usage(format!(
             "standard input: more than the {} a {what} may have; is it the right input?",
-            crate::units::format_bytes(cap)
+            crate::vocab::units::format_bytes(cap)
         )));
     }
     Ok(buf)

@@ -5,26 +5,26 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod analysis;
-pub mod auto;
 pub mod backend;
 pub mod capacity;
 pub mod cli;
+pub mod commands;
 pub mod compare;
-pub mod error;
+pub mod device;
 pub mod fs;
 pub mod health;
 pub mod history;
 pub mod input;
 pub mod journal;
 pub mod model;
+pub mod pattern;
 pub mod platform;
 pub mod probe;
 pub mod report;
 pub mod serve;
 pub mod signals;
 pub mod sys;
-pub mod target;
-pub mod units;
+pub mod vocab;
 pub mod workload;
 
-pub use error::{Error, Result};
+pub use vocab::error::{Error, Result};

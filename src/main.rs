@@ -1,6 +1,6 @@
 //! The flashscope binary: parse the command line, run, map errors to exit codes.
 
-use flashscope::error::EXIT_RUNTIME;
+use flashscope::vocab::error::EXIT_RUNTIME;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

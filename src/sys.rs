@@ -136,15 +136,18 @@ pub fn check_room(
     };
     if need.saturating_add(margin) > free {
         let spare = if margin > 0 {
-            format!(" (plus {} spare)", crate::units::format_bytes(margin))
+            format!(
+                " (plus {} spare)",
+                crate::vocab::units::format_bytes(margin)
+            )
         } else {
             String::new()
         };
         return Err(Error::Refused(format!(
             "{} has {} free but {what} needs {}{spare}: {remedy}",
             place.display(),
-            crate::units::format_bytes(free),
-            crate::units::format_bytes(need),
+            crate::vocab::units::format_bytes(free),
+            crate::vocab::units::format_bytes(need),
         )));
     }
     Ok(())

@@ -4,7 +4,7 @@
 //! loop devices); the placeholders [`DEVICE`], [`PARTITION`] and `MOUNTPOINT` are the only
 //! words a person replaces.
 
-use crate::units::{format_bytes, gcd};
+use crate::vocab::units::{format_bytes, gcd};
 use serde::{Deserialize, Serialize};
 
 /// The whole device in a command (e.g. /dev/sdX or /dev/mmcblk0): a placeholder, never a

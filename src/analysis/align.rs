@@ -18,8 +18,8 @@
 //! value that a neighbouring size explains almost as well is tentative or inconclusive,
 //! never confident.
 
-use crate::report::{Inference, Warning};
-use crate::units::{format_bytes, format_ns};
+use crate::vocab::units::{format_bytes, format_ns};
+use crate::vocab::{Inference, Warning};
 use serde::{Deserialize, Serialize};
 
 /// One measured alignment for one block size: the boundary cost and its uncertainty.
@@ -1057,7 +1057,7 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
         }
         let (m, rival, f) = margin(&data, &chain, x, &base, &cands, &short);
         let mut conf = confidence_from_margin(m);
-        if conf < crate::report::CONFIDENT_AT {
+        if conf < crate::vocab::CONFIDENT_AT {
             focus.extend(f);
         }
         let fit_words = if m.is_finite() && m < 0.0 {
@@ -1172,8 +1172,8 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
         });
     }
     // Nothing left in doubt: no focus needed.
-    let all_confident = erase.status == crate::report::Status::Confident
-        && (page.status == crate::report::Status::Confident || page_i.is_none());
+    let all_confident = erase.status == crate::vocab::Status::Confident
+        && (page.status == crate::vocab::Status::Confident || page_i.is_none());
     let structure = erase_structure(&data, &chain, &erase);
     AlignInference {
         erase_block_structure: structure,
@@ -1311,7 +1311,7 @@ pub fn next_round(
     reads: u64,
     max_reads: u64,
 ) -> Option<Vec<u64>> {
-    use crate::report::Status::Confident;
+    use crate::vocab::Status::Confident;
     // A confident "no erase-block structure visible" settles the erase block too.
     let erase_done =
         inf.erase_block_bytes.status == Confident || inf.erase_block_structure.status == Confident;
@@ -1357,14 +1357,14 @@ const NOISY_STALL_SHARE: f64 = 0.01;
 /// runnable tasks than CPUs besides this one, hypervisor steal above 5 %, or more than 1 %
 /// of reads stalled. `None` when the run was quiet.
 pub fn noisy_environment(env: &Environment) -> Option<Warning> {
-    noisy_environment_with(env, crate::report::warning::NoiseEffect::AlignAnswers)
+    noisy_environment_with(env, crate::vocab::warning::NoiseEffect::AlignAnswers)
 }
 
 /// The same `noisy_environment` judgement for another command's figures (`effect` says
 /// what the noise does to them).
 pub fn noisy_environment_with(
     env: &Environment,
-    effect: crate::report::warning::NoiseEffect,
+    effect: crate::vocab::warning::NoiseEffect,
 ) -> Option<Warning> {
     let causes = busy_causes(env);
     (!causes.is_empty()).then_some(Warning::NoisyEnvironment { causes, effect })
@@ -1403,7 +1403,7 @@ pub fn busy_causes(env: &Environment) -> Vec<String> {
 /// The one-line verdict from the erase block, page and multi-plane inferences (also how a
 /// stored document's text is drawn, from its `inferences`).
 pub fn summarize(erase: &Inference, page: &Inference, mp: Option<&Inference>) -> String {
-    use crate::report::Status;
+    use crate::vocab::Status;
     if erase.value.is_none() && page.value.is_none() {
         return format!(
             "erase block and page size inconclusive — {}",

@@ -6,8 +6,8 @@
 //! blind. Only the output format is read here; nothing of those tools is reused. Pure;
 //! never panics; numbers it cannot read are left out, not guessed.
 
-use crate::report::Inference;
-use crate::units::format_bytes;
+use crate::vocab::units::format_bytes;
+use crate::vocab::Inference;
 use serde::{Deserialize, Serialize};
 
 /// Which tool printed the text.

@@ -4,7 +4,7 @@
 //! Input: write throughput per erase block and block size, from the live `fat` probe or
 //! flashbench `--find-fat` logs. Pure.
 
-use crate::report::Inference;
+use crate::vocab::Inference;
 use std::collections::BTreeMap;
 
 /// Write throughput of erase block `erase_block` (index from the start) at one block size,
@@ -103,7 +103,7 @@ pub fn infer_fat(samples: &[FatSample]) -> Inference {
             .map(|&(s, random)| {
                 format!(
                     "{}{}",
-                    crate::units::format_bytes(s),
+                    crate::vocab::units::format_bytes(s),
                     if random { " random" } else { "" }
                 )
             })
@@ -228,7 +228,7 @@ pub fn samples_from_flashbench(log: &crate::analysis::flashbench::FindFatLog) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Status;
+    use crate::vocab::Status;
 
     fn table(rows: &[(u64, &[f64])]) -> Vec<FatSample> {
         let mut v = Vec::new();

@@ -15,8 +15,8 @@
 //! warning. Parsing never panics; bad input gives an error naming the line.
 
 use crate::analysis::align::AlignPoint;
-use crate::report::Warning;
-use crate::units::parse_size;
+use crate::vocab::units::parse_size;
+use crate::vocab::Warning;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -241,7 +241,9 @@ pub fn parse_time_ns(text: &str) -> Option<f64> {
 pub fn parse_rate(text: &str) -> Option<f64> {
     let t = text.trim();
     t.strip_suffix("/s")?;
-    crate::units::parse_rate(t).ok().filter(|r| *r >= 0.0)
+    crate::vocab::units::parse_rate(t)
+        .ok()
+        .filter(|r| *r >= 0.0)
 }
 
 fn size_token(t: &str) -> Option<u64> {

@@ -1,7 +1,7 @@
 //! Access time and throughput from read time versus request size (least squares, pure).
 
-use crate::report::Inference;
-use crate::units::{format_bytes, format_ns, format_rate};
+use crate::vocab::units::{format_bytes, format_ns, format_rate};
+use crate::vocab::Inference;
 use serde::{Deserialize, Serialize};
 
 /// Read times of one request size (ns): the minimum, average and maximum over positions.

@@ -11,8 +11,8 @@ use crate::analysis::openau::{
     at_most_tentative, classify, infer_open_au, per_count, points_from_flashbench, Class,
     OpenAuPoint,
 };
-use crate::report::{Inference, Warning};
-use crate::units::{format_bytes, format_rate};
+use crate::vocab::units::{format_bytes, format_rate};
+use crate::vocab::{Inference, Warning};
 use std::collections::BTreeMap;
 
 const ASSUMED: &str = "the open-AU counts were taken from the order of the runs, not from command lines (give --open-au-nr to state them)";

@@ -4,8 +4,8 @@
 //! Input: small-block write throughput per number of concurrently written erase blocks,
 //! from the live `open-au` probe or from flashbench `--open-au` logs. Pure.
 
-use crate::report::{Inference, Warning};
-use crate::units::format_rate;
+use crate::vocab::units::format_rate;
+use crate::vocab::{Inference, Warning};
 
 /// Small-block write throughput with `open_aus` erase blocks written in turn.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -322,7 +322,7 @@ pub fn infer_linear(
 /// rests on was assumed (`why` is added to the evidence). Inconclusive stays inconclusive.
 pub fn at_most_tentative(inf: Inference, why: &str) -> Inference {
     match inf.value {
-        Some(v) if inf.confidence >= crate::report::CONFIDENT_AT => Inference::new(
+        Some(v) if inf.confidence >= crate::vocab::CONFIDENT_AT => Inference::new(
             v,
             inf.confidence.min(0.75),
             format!("{}; tentative because {why}", inf.evidence),
@@ -368,7 +368,7 @@ pub fn points_from_flashbench(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Status;
+    use crate::vocab::Status;
 
     fn pts(v: &[(u32, f64)]) -> Vec<OpenAuPoint> {
         v.iter()

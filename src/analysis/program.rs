@@ -1,8 +1,8 @@
 //! The program matrix (flashbench `-p`): throughput per block size for linear and random
 //! writes of three data patterns and reads. Pure.
 
-use crate::report::Inference;
-use crate::units::{format_bytes, format_rate};
+use crate::vocab::units::{format_bytes, format_rate};
+use crate::vocab::Inference;
 use std::collections::BTreeMap;
 
 /// The columns of one row, in flashbench's order.
@@ -115,7 +115,7 @@ pub fn infer_program(rows: &[ProgramRow]) -> BTreeMap<String, Inference> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Status;
+    use crate::vocab::Status;
 
     fn row(bs: u64, w: f64) -> ProgramRow {
         ProgramRow {

@@ -1,8 +1,8 @@
 //! Write-cache cliff: how many bytes a sustained sequential write keeps the fast (SLC
 //! cache) speed before dropping to the native speed, and both speeds. Pure.
 
-use crate::report::Inference;
-use crate::units::{format_bytes, format_rate};
+use crate::vocab::units::{format_bytes, format_rate};
+use crate::vocab::Inference;
 
 /// One interval of a sustained write: `bytes` written from `start_bytes` in `ns`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -250,7 +250,7 @@ pub fn infer_recovery(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Status;
+    use crate::vocab::Status;
 
     const MIB: u64 = 1 << 20;
 

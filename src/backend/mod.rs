@@ -300,7 +300,7 @@ pub fn budget_error(limit: u64) -> io::Error {
         io::ErrorKind::QuotaExceeded,
         format!(
             "{BUDGET_SPENT} {} exhausted",
-            crate::units::format_bytes(limit)
+            crate::vocab::units::format_bytes(limit)
         ),
     )
 }
@@ -410,7 +410,7 @@ pub fn time_budget_error(limit_ns: u64) -> io::Error {
         io::ErrorKind::TimedOut,
         format!(
             "time budget of {} reached",
-            crate::units::format_ns(limit_ns as f64)
+            crate::vocab::units::format_ns(limit_ns as f64)
         ),
     )
 }

@@ -2,8 +2,8 @@
 //! `Inference` with its evidence. No I/O.
 
 use super::probe::{modulus_of, CacheTiming, ProbeRecord};
-use crate::report::Inference;
-use crate::units::{format_bytes, format_ns};
+use crate::vocab::units::{format_bytes, format_ns};
+use crate::vocab::Inference;
 use serde::Serialize;
 
 /// What kind of device the probe found.

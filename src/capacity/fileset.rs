@@ -67,7 +67,7 @@ pub fn plan_bytes(dir: &Path, asked: Option<u64>) -> Result<u64> {
                 return Err(Error::Refused(format!(
                     "'{}' has only {} free: nothing to verify",
                     dir.display(),
-                    crate::units::format_bytes(free)
+                    crate::vocab::units::format_bytes(free)
                 )));
             }
             Ok(usable)
@@ -252,7 +252,7 @@ impl FileSet {
             .and_then(|f| f.metadata().ok())
             .map_or(0, |m| m.dev());
         let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
-        let name = crate::target::sysfs::dev_name(major, minor);
+        let name = crate::device::sysfs::dev_name(major, minor);
         let table = crate::platform::mount_table(&crate::platform::Roots::system());
         let source = table
             .entries
@@ -261,10 +261,10 @@ impl FileSet {
             .map(|m| m.source.clone());
         let whole_disk = name
             .as_deref()
-            .and_then(crate::target::sysfs::whole_disk_name);
+            .and_then(crate::device::sysfs::whole_disk_name);
         let partition_start_bytes = name
             .as_deref()
-            .and_then(crate::target::sysfs::partition_start_bytes);
+            .and_then(crate::device::sysfs::partition_start_bytes);
         BackingDevice {
             major,
             minor,

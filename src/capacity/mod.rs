@@ -7,12 +7,11 @@ pub mod extent;
 pub mod fileset;
 pub mod locate;
 pub mod probe;
-pub mod stamp;
 pub mod verify;
 pub mod verify_test;
 
-use crate::report::Warning;
-use crate::target::{sysfs, OpenTarget};
+use crate::device::{sysfs, OpenTarget};
+use crate::vocab::Warning;
 use crate::{Error, Result};
 
 /// Refuse a partition unless allowed: a fake card only shows itself on the whole device.

@@ -41,10 +41,10 @@
 //! Limits: a fake that loses less than the top span plus the tail guard (a few MiB) is
 //! not seen; two bisection points of a chain fake may still share storage by chance.
 
-use super::stamp::{Stamper, UnitClass, UNIT};
 use crate::backend::{AlignedBuf, Backend};
-use crate::error::is_vanished;
-use crate::units::gcd;
+use crate::pattern::{Stamper, UnitClass, UNIT};
+use crate::vocab::error::is_vanished;
+use crate::vocab::units::gcd;
 use crate::{Error, Result};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;

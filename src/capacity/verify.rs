@@ -6,10 +6,10 @@
 //! extents so far) is small and serialisable: `--resume` continues from it.
 
 use super::extent::{Extent, ExtentKind, ExtentList};
-use super::stamp::{Stamper, UnitClass, UNIT};
 use crate::backend::queue::{BackendQueue, Claimed, Completion, IoQueue, Op, Request, Stack};
 use crate::backend::Backend;
-use crate::error::is_vanished;
+use crate::pattern::{Stamper, UnitClass, UNIT};
+use crate::vocab::error::is_vanished;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

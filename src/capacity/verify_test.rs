@@ -8,18 +8,20 @@ use crate::capacity::extent::Extent;
 use crate::capacity::fileset::{plan_bytes, FileSet};
 use crate::capacity::locate::LocatedExtent;
 use crate::capacity::probe::{modulus_of, AliasHit};
-use crate::capacity::stamp::Stamper;
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
-use crate::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
+use crate::device::write::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
+use crate::device::TargetInfo;
+use crate::device::{self, sysfs, OpenRequest, OpenTarget};
+use crate::pattern::Stamper;
 use crate::probe::write_test::Finished;
 use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
-use crate::report::warning::{DirectFallback, MemoryPlace};
-use crate::report::{Body, Check, Document, Inference, Metric, Target, TargetInfo, Warning};
-use crate::target::write::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
-use crate::target::{self, sysfs, OpenRequest, OpenTarget};
-use crate::units::{format_bytes, parse_duration_ns, parse_size};
+use crate::report::{Body, Document, Target};
+use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
+use crate::vocab::units::{format_bytes, parse_duration_ns, parse_size};
+use crate::vocab::warning::{DirectFallback, MemoryPlace};
+use crate::vocab::{Check, Inference, Metric, Warning};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -87,7 +89,7 @@ fn identity(opened: &OpenTarget, spec: &str) -> String {
         if let Some(v) = sysfs::read_attr(name, "loop/backing_file") {
             id.push_str(&format!(":{v}"));
         }
-    } else if opened.info.kind == crate::target::TargetKind::File {
+    } else if opened.info.kind == crate::device::TargetKind::File {
         use std::os::unix::fs::MetadataExt;
         if let Ok(m) = std::fs::metadata(spec) {
             id.push_str(&format!(":dev{}:ino{}", m.dev(), m.ino()));
@@ -211,16 +213,16 @@ fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
 /// read back as written), or the exit code of the signal that stopped it.
 pub fn measure(args: &VerifyParams) -> Result<Finished> {
     let path = Path::new(&args.target);
-    let kind = crate::target::TargetKind::of_spec(&args.target);
-    let is_dir = kind == crate::target::TargetKind::Directory;
-    let is_sim = kind == crate::target::TargetKind::Sim;
+    let kind = crate::device::TargetKind::of_spec(&args.target);
+    let is_dir = kind == crate::device::TargetKind::Directory;
+    let is_sim = kind == crate::device::TargetKind::Sim;
     let flags = &args.flags;
     let plan = if is_dir || is_sim {
         "verify writes stamps over the whole range (a directory: new files filling its free space), then reads them back"
     } else {
         "verify overwrites every byte of the device (or --range) with stamps, then reads them back; with --write the data is saved to a journal first and restored, with --destructive it is lost"
     };
-    crate::target::write::check_allowed(&args.target, flags, plan)?;
+    crate::device::write::check_allowed(&args.target, flags, plan)?;
     if !(is_dir || is_sim) && args.flags.destructive && args.flags.journal.is_some() {
         return Err(Error::usage(
             "--journal has no effect with --destructive (nothing is saved): drop one of them",
@@ -243,7 +245,7 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
     if !is_sim && !args.flags.destructive {
         return run_preserve(args, time_budget_ns);
     }
-    let opened = target::open(&args.target, &OpenRequest::read_write())?;
+    let opened = device::open(&args.target, &OpenRequest::read_write())?;
     let mut warnings = opened.warnings.clone();
     if let Some(w) = crate::capacity::partition_check(&opened, &args.target, args.partition_ok)? {
         warnings.push(w);
@@ -254,11 +256,11 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
     let state_path = match &args.state {
         Some(p) => p.clone(),
         // A simulated card's state is never saved (the card dies with the process).
-        None if crate::target::is_sim_spec(&args.target) && !args.resume => PathBuf::new(),
+        None if crate::device::is_sim_spec(&args.target) && !args.resume => PathBuf::new(),
         None => default_state_path(&args.target)?,
     };
     check_pass(args, &state_path)?;
-    if args.pass == Pass::Write && crate::target::is_sim_spec(&args.target) {
+    if args.pass == Pass::Write && crate::device::is_sim_spec(&args.target) {
         return Err(Error::usage(
             "--pass write keeps nothing on a simulated card (it lives only in this process): run both passes",
         ));
@@ -276,7 +278,7 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
         VerifyState::new(id, size, start, len, Stamper::random_salt())
     };
     let info = opened.info.clone();
-    let is_sim_target = info.kind == crate::target::TargetKind::Sim;
+    let is_sim_target = info.kind == crate::device::TargetKind::Sim;
     let mut dev = opened.backend;
     let saved_at = (!is_sim_target).then_some(state_path.as_path());
     let (state, code, iodepth) = drive(
@@ -292,7 +294,7 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
 }
 
 /// The range to verify: `--range` or the whole target, inside it and on sector boundaries.
-fn checked_range(args: &VerifyParams, info: &crate::report::TargetInfo) -> Result<(u64, u64)> {
+fn checked_range(args: &VerifyParams, info: &crate::device::TargetInfo) -> Result<(u64, u64)> {
     let size = info.size_bytes;
     let sector = (info.logical_sector_bytes as u64).max(512);
     let (start, len) = match &args.range {
@@ -328,7 +330,7 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
             "--resume, --pass and --state need --destructive: preserve mode (--write) restores the data when the run ends, so no written stamps are left to continue from or to read later",
         ));
     }
-    let peeked = target::open(&args.target, &OpenRequest::read_only())?;
+    let peeked = device::open(&args.target, &OpenRequest::read_only())?;
     let mut warnings = Vec::new();
     if let Some(w) = crate::capacity::partition_check(&peeked, &args.target, args.partition_ok)? {
         warnings.push(w);
@@ -574,7 +576,7 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
     drop(set);
     let target = TargetInfo {
         spec: args.target.clone(),
-        kind: crate::target::TargetKind::Directory,
+        kind: crate::device::TargetKind::Directory,
         size_bytes: total,
         logical_sector_bytes: 4096,
         physical_sector_bytes: 4096,

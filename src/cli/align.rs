@@ -2,14 +2,15 @@
 
 use super::Output;
 use crate::analysis::align::AlignPoint;
-use crate::error::EXIT_OK;
 use crate::input::printable;
 use crate::probe::align_test::{self, AlignParams};
 use crate::report::charts;
 use crate::report::output_file::OutputFile;
 use crate::report::table::Table;
-use crate::report::{Body, Document, Inference};
-use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
+use crate::report::{Body, Document};
+use crate::vocab::error::EXIT_OK;
+use crate::vocab::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
+use crate::vocab::Inference;
 use crate::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,10 +24,10 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Read size; repeat for several (default: 2, 8 and 32 logical sectors, i.e. 1K, 4K, 16K).
-    #[arg(long = "blocksize", short = 'b', value_name = "SIZE", value_parser = crate::units::size_arg)]
+    #[arg(long = "blocksize", short = 'b', value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
     pub blocksize: Vec<String>,
     /// Stop repeating after this long (device time; virtual for sim:).
-    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::units::duration_arg)]
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::vocab::units::duration_arg)]
     pub time_budget: String,
     /// Exactly N full rounds instead of adaptive repetition (each round reads every
     /// alignment at least 8 times: fewer positions are repeated).

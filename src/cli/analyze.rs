@@ -4,15 +4,16 @@ use super::Output;
 use crate::analysis::capacity_tools;
 use crate::analysis::flashbench::{self, FlashbenchLog, LogData};
 use crate::analysis::logs;
-use crate::error::EXIT_OK;
 use crate::input;
 use crate::report::charts;
 use crate::report::output_file::OutputFile;
 use crate::report::results::{
     AnalyzeParameters, AnalyzeResult, CapacityReportSample, LogSample, LogsTarget,
 };
-use crate::report::{Body, Document, Inference, Target, Warning};
-use crate::units::parse_size_option;
+use crate::report::{Body, Document, Target};
+use crate::vocab::error::EXIT_OK;
+use crate::vocab::units::parse_size_option;
+use crate::vocab::{Inference, Warning};
 use crate::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -226,7 +227,7 @@ pub fn render(doc: &Document) -> String {
 /// spots (every string taken from the pasted text goes through `input::printable`).
 fn capacity_text(c: &CapacityReportSample) -> String {
     use crate::analysis::capacity_tools::ToolVerdict;
-    use crate::units::format_bytes;
+    use crate::vocab::units::format_bytes;
     let r = &c.report;
     let size = |b: Option<u64>| b.map(format_bytes).unwrap_or_else(|| "?".into());
     let verdict = match r.verdict {

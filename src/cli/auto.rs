@@ -1,16 +1,18 @@
 //! `flashscope auto TARGET`: the one-command answer — identity, geometry, speed, real
 //! capacity (with --write) and what to do about it. The pipeline is the library's
-//! (`crate::auto::run`); here the arguments become `AutoParams` and the verdict is drawn.
+//! (`crate::commands::auto::run`); here the arguments become `AutoParams` and the verdict is drawn.
 
 use super::probe::MAKE_USABLE;
 use super::Output;
 use crate::analysis::advice::{erase_unknown, Advice, DEFAULT_ALIGN, DEVICE, PARTITION};
-use crate::auto::{confident_u64, AutoFinished, AutoParams, AutoRun, PlanMade, SLC_BYTES};
+use crate::commands::auto::{
+    confident_u64, AutoFinished, AutoParams, AutoRun, PlanMade, SLC_BYTES,
+};
+use crate::device::write::{Budgets, WriteFlags};
 use crate::report::output_file::OutputFile;
 use crate::report::results::AutoResult;
 use crate::report::{Body, Document};
-use crate::target::write::{Budgets, WriteFlags};
-use crate::units::{format_bytes, format_ns};
+use crate::vocab::units::{format_bytes, format_ns};
 use crate::workload::bench::class_check_name;
 use crate::Result;
 use std::path::PathBuf;
@@ -43,11 +45,11 @@ pub struct Args {
     /// Time budget of the whole run, in device time (virtual for sim:): each step gets what
     /// is left, and a step that no longer fits is skipped (said so) [default: 30s for align,
     /// the write steps unbounded].
-    #[arg(long, value_name = "DURATION", value_parser = crate::units::duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::vocab::units::duration_arg)]
     pub time_budget: Option<String>,
     /// Write budget of the whole run (e.g. 512M): each writing step gets what is left as its
     /// cap; once it is spent the remaining steps are skipped (said so).
-    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
     pub write_budget: Option<String>,
     /// `--write` also runs the write tests (the fake-capacity probe and the open erase
     /// blocks), each through the write-safety policy.
@@ -81,7 +83,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         flags: args.flags.clone(),
         label: args.label.clone(),
     };
-    let finished = crate::auto::run(&params, &mut |made| {
+    let finished = crate::commands::auto::run(&params, &mut |made| {
         if announce {
             eprint!("{}", plan_text(&args.target, args.flags.destructive, made));
         }
@@ -387,7 +389,7 @@ fn classes_line(doc: &Document, a: &AutoResult, skipped: Option<&str>) -> Option
     });
     let benched = a.steps.iter().any(|s| s.command == "bench");
     // The claimed marks' checks, in the order of the marks.
-    let checks: Vec<&crate::report::Check> = c
+    let checks: Vec<&crate::vocab::Check> = c
         .claimed
         .iter()
         .filter_map(|mark| {

@@ -3,12 +3,12 @@
 //! A1/A2 verdicts and `--expect` checks for CI.
 
 use super::Output;
+use crate::device::write::WriteFlags;
 use crate::report::results::BenchResult;
 use crate::report::table::Table;
 use crate::report::wear_line;
 use crate::report::{Body, Document};
-use crate::target::write::WriteFlags;
-use crate::units::{format_ns, parse_size};
+use crate::vocab::units::{format_ns, parse_size};
 use crate::workload::bench::{parse_expect, LINES};
 use crate::workload::bench_test::{self, BenchParams};
 use crate::workload::spec::parse_cpus;
@@ -41,10 +41,10 @@ pub struct Args {
     #[arg(long)]
     pub quick: bool,
     /// Counting time of each test (plain number = seconds); overrides the default split.
-    #[arg(long, value_parser = crate::units::duration_arg)]
+    #[arg(long, value_parser = crate::vocab::units::duration_arg)]
     pub runtime: Option<String>,
     /// Size of the test region or test file.
-    #[arg(long, default_value = "256M", value_parser = crate::units::size_arg)]
+    #[arg(long, default_value = "256M", value_parser = crate::vocab::units::size_arg)]
     pub size: String,
     /// Engine for the queued tests: uring (default, falls back to sync) or sync.
     #[arg(long, default_value = "uring")]
@@ -96,7 +96,7 @@ fn params(args: &Args) -> Result<BenchParams> {
         runtime_ns: args
             .runtime
             .as_deref()
-            .map(crate::units::parse_duration_ns)
+            .map(crate::vocab::units::parse_duration_ns)
             .transpose()?,
         size_bytes,
         engine,

@@ -4,11 +4,11 @@
 
 use super::Output;
 use crate::compare::{self, SideSpec};
-use crate::error::EXIT_OK;
 use crate::report::output_file::OutputFile;
 use crate::report::table::{Align, Table};
 use crate::report::Document;
-use crate::units::short_number;
+use crate::vocab::error::EXIT_OK;
+use crate::vocab::units::short_number;
 use crate::{Error, Result};
 use std::path::Path;
 

@@ -3,11 +3,11 @@
 //! mode is mandatory unless `--destructive`.
 
 use super::{Outcome, Output};
+use crate::device::write::{Budgets, WriteFlags};
 use crate::probe::write_test::{self, fat::FatRequest, value_text};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
-use crate::target::write::{Budgets, WriteFlags};
-use crate::units::{format_bytes, format_rate, parse_size};
+use crate::vocab::units::{format_bytes, format_rate, parse_size};
 use crate::Result;
 
 /// Arguments of `fat`.
@@ -22,10 +22,10 @@ pub struct Args {
     pub target: String,
     /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
     /// read-only; it must be confident].
-    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
     pub erase_size: Option<String>,
     /// Smallest block size written (below the page size page-mapped areas show).
-    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::units::size_arg)]
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::vocab::units::size_arg)]
     pub blocksize: String,
     /// Erase blocks measured from the start of the device.
     #[arg(long, value_name = "N", default_value_t = 6)]

@@ -3,7 +3,6 @@
 //! afterwards unless --keep), so they need no --write.
 
 use super::Output;
-use crate::error::EXIT_OK;
 use crate::fs::analysis::{dirty_peaks, files_inferences, seq_inferences, seq_warnings};
 use crate::fs::env::{self, FsInfo, MemInfo};
 use crate::fs::files::{self, FilesConfig, FilesRun};
@@ -19,8 +18,10 @@ use crate::report::results::{
 };
 use crate::report::svg::{self, AxisFormat, Chart};
 use crate::report::table::Table;
-use crate::report::{Body, Document, Target, Warning};
-use crate::units::{format_bytes, format_ns, format_rate, parse_size_option};
+use crate::report::{Body, Document, Target};
+use crate::vocab::error::EXIT_OK;
+use crate::vocab::units::{format_bytes, format_ns, format_rate, parse_size_option};
+use crate::vocab::Warning;
 use crate::{Error, Result};
 use clap::Subcommand;
 use std::path::{Path, PathBuf};
@@ -192,7 +193,7 @@ fn ticker(label: &str, progress: Arc<Progress>) -> crate::report::progress::Tick
 fn fs_target(fs: &FsInfo) -> Target {
     Target::Filesystem(FilesystemTarget {
         spec: fs.dir.display().to_string(),
-        kind: crate::target::TargetKind::Directory,
+        kind: crate::device::TargetKind::Directory,
         fs: fs.clone(),
     })
 }
@@ -367,7 +368,7 @@ pub fn render_seq(d: &Document) -> String {
         .and_then(|i| i.value.as_ref())
         .and_then(|v| v.as_f64());
     let synced = match d.inferences.get("sustained_write_bytes_per_s") {
-        Some(i) if i.status == crate::report::Status::Tentative => "synced; tentative, small file",
+        Some(i) if i.status == crate::vocab::Status::Tentative => "synced; tentative, small file",
         _ => "synced",
     };
     match (inf("sustained_write_bytes_per_s"), ratio) {

@@ -2,10 +2,10 @@
 //! (read-only; nothing is measured).
 
 use super::Output;
-use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::health::{self, Health, Status};
 use crate::report::table::{Align, Table};
 use crate::report::{Body, Document};
+use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::Result;
 use std::path::PathBuf;
 

@@ -1,7 +1,6 @@
 //! `flashscope history list|show|export|import|table`: the stored runs (src/history).
 
 use super::Output;
-use crate::error::EXIT_OK;
 use crate::history::table::{self, By, COLUMNS};
 use crate::history::{self as hist, identity, RunSummary, Store, StoredMetric};
 use crate::report::results::{
@@ -9,7 +8,8 @@ use crate::report::results::{
 };
 use crate::report::table::{csv_field, Table};
 use crate::report::{Body, Document, Target};
-use crate::units::{format_bytes, format_ns, format_rate, short_number};
+use crate::vocab::error::EXIT_OK;
+use crate::vocab::units::{format_bytes, format_ns, format_rate, short_number};
 use crate::{Error, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,12 +1,13 @@
 //! `flashscope info TARGET`: what a target is, from what the device itself exposes.
 
 use super::Output;
-use crate::error::EXIT_OK;
+use crate::device::TargetInfo;
+use crate::device::{self, sysfs, OpenRequest};
 use crate::report::results::{BlockInfo, InfoIdentity, InfoResult, SimIdentity};
 use crate::report::table::Table;
-use crate::report::{Body, Document, TargetInfo};
-use crate::target::{self, sysfs, OpenRequest};
-use crate::units::format_bytes;
+use crate::report::{Body, Document};
+use crate::vocab::error::EXIT_OK;
+use crate::vocab::units::format_bytes;
 use crate::Result;
 
 /// Arguments of `info`.
@@ -25,7 +26,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         write: false,
         require_direct: false,
     };
-    let opened = target::open(&args.target, &req)?;
+    let opened = device::open(&args.target, &req)?;
     let identity = match &opened.block_name {
         Some(name) => {
             let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
@@ -33,7 +34,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             let mmc = id
                 .device_dir
                 .as_deref()
-                .and_then(crate::target::mmc::decode_card_dir);
+                .and_then(crate::device::mmc::decode_card_dir);
             InfoIdentity::Block(Box::new(BlockInfo {
                 discard_supported: id.discard_supported(),
                 mmc_summary: mmc.as_ref().map(mmc_summary),
@@ -41,9 +42,9 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
                 sysfs: id,
             }))
         }
-        None if opened.info.kind == crate::target::TargetKind::Sim => {
+        None if opened.info.kind == crate::device::TargetKind::Sim => {
             InfoIdentity::Sim(SimIdentity {
-                model: crate::target::SIM_MODEL.into(),
+                model: crate::device::SIM_MODEL.into(),
                 discard_supported: true,
             })
         }
@@ -57,7 +58,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 }
 
 /// One line on an MMC/SD card's identity: maker, product, date, capacity, classes, AU.
-fn mmc_summary(m: &crate::target::mmc::MmcIdentity) -> String {
+fn mmc_summary(m: &crate::device::mmc::MmcIdentity) -> String {
     let mut parts = Vec::new();
     if let Some(t) = &m.card_type {
         parts.push(t.clone());
@@ -111,7 +112,7 @@ pub fn render(doc: &Document) -> String {
 }
 
 fn render_identity(t: &TargetInfo, identity: &InfoIdentity) -> String {
-    use crate::target::TargetKind;
+    use crate::device::TargetKind;
     let kind = match t.kind {
         TargetKind::Block => "block device",
         TargetKind::File => "file",
@@ -216,7 +217,7 @@ mod tests {
         for (name, text) in files {
             std::fs::write(dir.path().join(name), format!("{text}\n")).unwrap();
         }
-        let m = crate::target::mmc::decode_sysfs(dir.path());
+        let m = crate::device::mmc::decode_sysfs(dir.path());
         let s = mmc_summary(&m);
         for needle in [
             "SD",

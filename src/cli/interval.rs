@@ -2,15 +2,16 @@
 
 use super::Output;
 use crate::analysis::interval::{self, IntervalPoint};
-use crate::error::EXIT_OK;
+use crate::device::{self, OpenRequest};
 use crate::probe::interval as probe;
 use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{IntervalParameters, IntervalResult, IntervalRow};
 use crate::report::table::Table;
-use crate::report::{Body, Document, Inference};
-use crate::target::{self, OpenRequest};
-use crate::units::{format_bytes, format_ns, format_rate};
+use crate::report::{Body, Document};
+use crate::vocab::error::EXIT_OK;
+use crate::vocab::units::{format_bytes, format_ns, format_rate};
+use crate::vocab::Inference;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -48,7 +49,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         write: false,
         require_direct: false,
     };
-    let mut opened = target::open(&args.target, &req)?;
+    let mut opened = device::open(&args.target, &req)?;
     let mut progress = Progress::new("interval");
     let load_before = crate::workload::sysstat::CpuLoad::now();
     let (samples, io_ns) = probe::run(
@@ -65,7 +66,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         &samples,
         load_before,
         crate::workload::sysstat::CpuLoad::now(),
-        opened.info.kind == crate::target::TargetKind::Sim,
+        opened.info.kind == crate::device::TargetKind::Sim,
     );
     probe::temper(&mut inf, noisy.as_ref());
     let body = IntervalResult {

@@ -2,13 +2,15 @@
 //! thing), with fio-compatible JSON for the per-job figures.
 
 use super::Output;
-use crate::error::{EXIT_CHECK_FAILED, EXIT_RUNTIME};
+use crate::device::write::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
+use crate::device::TargetInfo;
+use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{IoResult, PageCacheChange};
 use crate::report::wear_line;
-use crate::report::{Body, Check, Document, Metric, TargetInfo, Warning};
-use crate::target::write::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
-use crate::target::{self, OpenRequest, TargetKind};
-use crate::units::{format_bytes, format_ns, format_rate, parse_size};
+use crate::report::{Body, Document};
+use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_RUNTIME};
+use crate::vocab::units::{format_bytes, format_ns, format_rate, parse_size};
+use crate::vocab::{Check, Metric, Warning};
 use crate::workload::histogram::DEFAULT_PERCENTILES;
 use crate::workload::spec::parse_cpus;
 use crate::workload::{
@@ -42,7 +44,7 @@ pub struct Args {
     #[arg(long, default_value_t = 50)]
     pub rwmixread: u32,
     /// Block size (K, M = powers of 1024).
-    #[arg(long = "blocksize", short = 'b', alias = "bs", value_name = "SIZE", default_value = "4k", value_parser = crate::units::size_arg)]
+    #[arg(long = "blocksize", short = 'b', alias = "bs", value_name = "SIZE", default_value = "4k", value_parser = crate::vocab::units::size_arg)]
     pub bs: String,
     /// Random block sizes in LOW-HIGH (multiples of LOW), instead of --blocksize.
     #[arg(long = "blocksize-range", alias = "bsrange", value_name = "LOW-HIGH", value_parser = crate::workload::spec::bsrange_arg)]
@@ -54,19 +56,19 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub numjobs: u32,
     /// Bytes of the region each job covers (default: from --offset to the end).
-    #[arg(long, value_parser = crate::units::size_arg)]
+    #[arg(long, value_parser = crate::vocab::units::size_arg)]
     pub size: Option<String>,
     /// Start of the region.
-    #[arg(long, default_value = "0", value_parser = crate::units::size_arg)]
+    #[arg(long, default_value = "0", value_parser = crate::vocab::units::size_arg)]
     pub offset: String,
     /// Stop after this long (plain number = seconds; also ms, us).
-    #[arg(long, value_parser = crate::units::duration_arg)]
+    #[arg(long, value_parser = crate::vocab::units::duration_arg)]
     pub runtime: Option<String>,
     /// Keep going over the region until --runtime ends.
     #[arg(long)]
     pub time_based: bool,
     /// Run this long before counting.
-    #[arg(long, value_parser = crate::units::duration_arg)]
+    #[arg(long, value_parser = crate::vocab::units::duration_arg)]
     pub ramp_time: Option<String>,
     /// O_DIRECT, the default: bypass the page cache; --direct=0 goes through it. (Here a
     /// value may also follow after a space, as io has always taken it: --direct 0.)
@@ -138,7 +140,7 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
     let runtime_ns = args
         .runtime
         .as_deref()
-        .map(crate::units::parse_duration_ns)
+        .map(crate::vocab::units::parse_duration_ns)
         .transpose()?;
     if runtime_ns == Some(0) {
         return Err(Error::usage("--runtime 0: give a positive time, e.g. 10s"));
@@ -158,7 +160,7 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
         ramp_ns: args
             .ramp_time
             .as_deref()
-            .map(crate::units::parse_duration_ns)
+            .map(crate::vocab::units::parse_duration_ns)
             .transpose()?
             .unwrap_or(0),
         direct: args.direct,
@@ -206,7 +208,7 @@ fn progress(spec: &workload::JobSpec) -> crate::report::progress::Ticker {
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     // Parse everything that needs no target first, so bad input fails fast.
     let probe_spec = job_spec(args, u64::MAX / 4)?;
-    let info = target::peek(&args.target)?;
+    let info = device::peek(&args.target)?;
     let mut spec = job_spec(args, info.size_bytes)?;
     let simulated = info.kind == TargetKind::Sim;
     if simulated && args.pattern.is_none() {
@@ -214,7 +216,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     spec.validate(info.size_bytes, info.logical_sector_bytes)?;
     if !probe_spec.rw.writes() {
-        let mut opened = target::open(
+        let mut opened = device::open(
             &args.target,
             &OpenRequest {
                 write: false,

@@ -2,13 +2,14 @@
 //! printed; `--reference` prints the vendor's measured table beside it.
 
 use super::Output;
-use crate::error::EXIT_OK;
 use crate::model::reference::{self, EmpiricalRow};
 use crate::model::{as_whole_ns, estimate, DatasheetText, Estimate, FlashKind, Term};
 use crate::report::results::{DatasheetTarget, ModelParameters, ModelResult, ModelTerm};
 use crate::report::table::{Align, Table};
-use crate::report::{Body, Document, Inference, Target};
-use crate::units::{format_bytes, format_ns, format_rate};
+use crate::report::{Body, Document, Target};
+use crate::vocab::error::EXIT_OK;
+use crate::vocab::units::{format_bytes, format_ns, format_rate};
+use crate::vocab::Inference;
 use crate::{Error, Result};
 
 const HELP: &str = "\

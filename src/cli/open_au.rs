@@ -2,11 +2,11 @@
 //! once (flashbench's open-AU test, automatic).
 
 use super::{Outcome, Output};
+use crate::device::write::{Budgets, WriteFlags};
 use crate::probe::write_test::{self, open_au::OpenAuRequest, value_text};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
-use crate::target::write::{Budgets, WriteFlags};
-use crate::units::{format_bytes, format_rate, parse_size};
+use crate::vocab::units::{format_bytes, format_rate, parse_size};
 use crate::Result;
 
 /// Arguments of `open-au`.
@@ -22,17 +22,17 @@ pub struct Args {
     pub target: String,
     /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
     /// read-only; it must be confident].
-    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
     pub erase_size: Option<String>,
     /// Smallest block size written (the size whose collapse decides).
-    #[arg(long, short = 'b', value_name = "SIZE", default_value = "16K", value_parser = crate::units::size_arg)]
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "16K", value_parser = crate::vocab::units::size_arg)]
     pub blocksize: String,
     /// Most erase blocks written concurrently.
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_au: u32,
     /// Where the first erase block starts [default: past 16 MiB and past 4 erase blocks,
     /// so the FAT area stays out; a FAT area reaching further adds to the count].
-    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
     pub offset: Option<String>,
     /// Also measure random order inside each erase block (`inferences.open_au_random`).
     #[arg(long)]

@@ -1,10 +1,10 @@
 //! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
 
 use super::{Outcome, Output};
+use crate::device::write::{Budgets, WriteFlags};
 use crate::probe::write_test::{self, capacity::CapacityParams};
 use crate::report::{Body, Document};
-use crate::target::write::{Budgets, WriteFlags};
-use crate::units::{format_bytes, parse_size};
+use crate::vocab::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
 /// Arguments of `probe`.
@@ -36,7 +36,7 @@ pub struct Args {
     /// OK says a larger one is not ruled out; up to 4 times this is written behind a cache).
     /// Default 1G, but when the timing shows no cache faster than the medium the filler
     /// stops after 40 s of writing (at least 256 MiB written; the OK names the size).
-    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
     pub max_cache: Option<String>,
     /// Probe a partition although a fake is only visible on the whole device.
     #[arg(long)]

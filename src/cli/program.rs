@@ -2,12 +2,12 @@
 //! linear and random writes of zeros, ones and 0x5a, and reads.
 
 use super::{Outcome, Output};
+use crate::device::write::{Budgets, WriteFlags};
 use crate::probe::program::ProgramParams;
 use crate::probe::write_test::{drive, program::ProgramTest, value_text};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
-use crate::target::write::{Budgets, WriteFlags};
-use crate::units::{format_bytes, format_rate, parse_size};
+use crate::vocab::units::{format_bytes, format_rate, parse_size};
 use crate::{Error, Result};
 
 /// Arguments of `program`.
@@ -19,16 +19,16 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Start of the region written.
-    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::vocab::units::size_arg)]
     pub offset: String,
     /// Size of the region written (an erase block or more).
-    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = crate::vocab::units::size_arg)]
     pub size: String,
     /// Largest block size.
-    #[arg(long, value_name = "SIZE", default_value = "2M", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = "2M", value_parser = crate::vocab::units::size_arg)]
     pub max_blocksize: String,
     /// Smallest block size.
-    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::units::size_arg)]
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::vocab::units::size_arg)]
     pub blocksize: String,
     #[command(flatten)]
     pub flags: WriteFlags,

@@ -1,10 +1,10 @@
 //! `flashscope report FILE.json... -o report.html`: saved `--json` documents of any
 //! command in one self-contained HTML page.
 
-use crate::error::EXIT_OK;
 use crate::input;
 use crate::report::output_file::OutputFile;
 use crate::report::{html, Document};
+use crate::vocab::error::EXIT_OK;
 use crate::{Error, Result};
 use std::path::Path;
 

@@ -2,13 +2,13 @@
 //! a crash, a power loss or a vanished device. Idempotent; refuses a foreign target.
 
 use super::Output;
-use crate::error::EXIT_OK;
+use crate::device::{self, OpenRequest};
 use crate::journal::{self, Identity, Journal};
 use crate::report::results::{JournalRegion, RestoreParameters, RestoreResult, SpecTarget};
 use crate::report::table::Table;
 use crate::report::{Body, Document, Target};
-use crate::target::{self, OpenRequest};
-use crate::units::format_bytes;
+use crate::vocab::error::EXIT_OK;
+use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -100,26 +100,26 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         Body::Restore(result.clone()),
     );
     if journal.torn_tail_bytes > 0 {
-        doc.warnings.push(crate::report::Warning::TornJournalTail {
+        doc.warnings.push(crate::vocab::Warning::TornJournalTail {
             bytes: journal.torn_tail_bytes,
         });
     }
     if let Some(why) = untrusted {
         doc.warnings
-            .push(crate::report::Warning::UntrustedJournal { why });
+            .push(crate::vocab::Warning::UntrustedJournal { why });
     }
     if args.list {
         doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
         out.emit(&doc);
         return Ok(EXIT_OK);
     }
-    if args.target.is_none() && journal.identity.kind == crate::target::TargetKind::Sim {
+    if args.target.is_none() && journal.identity.kind == crate::device::TargetKind::Sim {
         return Err(Error::usage(format!(
             "the journal was written for the simulated target {}, which does not outlive its process: give --target FILE --ignore-identity to restore onto an image of the same size",
             journal.identity.spec
         )));
     }
-    let mut opened = target::open(&spec, &OpenRequest::read_write())?;
+    let mut opened = device::open(&spec, &OpenRequest::read_write())?;
     let current = Identity::of(&spec, &opened, "restore");
     if let Some(why) = journal::mismatch(&journal.identity, &current, args.ignore_identity) {
         return Err(Error::Refused(format!(

@@ -1,14 +1,14 @@
 //! `flashscope scatter TARGET`: flashbench's scatter test, raw data and plot.
 
 use super::Output;
-use crate::error::EXIT_OK;
+use crate::device::{self, OpenRequest};
 use crate::probe::scatter as probe;
 use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{ScatterParameters, ScatterResult};
 use crate::report::{Body, Document};
-use crate::target::{self, OpenRequest};
-use crate::units::{format_bytes, format_ns, parse_size};
+use crate::vocab::error::EXIT_OK;
+use crate::vocab::units::{format_bytes, format_ns, parse_size};
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -21,7 +21,7 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Distance between positions and unit of --span.
-    #[arg(long, short = 'b', default_value = "16K", value_name = "SIZE", value_parser = crate::units::size_arg)]
+    #[arg(long, short = 'b', default_value = "16K", value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
     pub blocksize: String,
     /// Read at 2^ORDER positions.
     #[arg(long, default_value_t = 9, value_name = "N")]
@@ -53,7 +53,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         write: false,
         require_direct: false,
     };
-    let mut opened = target::open(&args.target, &req)?;
+    let mut opened = device::open(&args.target, &req)?;
     let mut progress = Progress::new("scatter");
     let (points, io_ns) = probe::run(
         opened.backend.as_mut(),

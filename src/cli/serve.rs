@@ -3,12 +3,12 @@
 
 use super::Output;
 use crate::backend::sim::SimConfig;
-use crate::error::EXIT_OK;
 use crate::report::results::{ServeParameters, ServeResult, SpecTarget};
-use crate::report::Warning;
 use crate::report::{Body, Document, Target};
 use crate::serve::{serve, ServeOptions};
-use crate::units::{format_bytes, parse_duration_ns};
+use crate::vocab::error::EXIT_OK;
+use crate::vocab::units::{format_bytes, parse_duration_ns};
+use crate::vocab::Warning;
 use crate::{Error, Result};
 use std::io::Write;
 use std::path::PathBuf;
@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long = "cpus", alias = "cpu", value_name = "N")]
     pub cpu: Option<usize>,
     /// Spin (instead of sleeping) for this last part of every wait.
-    #[arg(long, value_name = "TIME", default_value = "50us", value_parser = crate::units::duration_arg)]
+    #[arg(long, value_name = "TIME", default_value = "50us", value_parser = crate::vocab::units::duration_arg)]
     pub spin: String,
     /// Do not ask for real-time (SCHED_FIFO) priority; by default the server asks for it
     /// and runs without it if refused.

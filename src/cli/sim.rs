@@ -2,9 +2,9 @@
 
 use super::Output;
 use crate::backend::sim::config::{SimConfig, KEYS, PRESETS};
-use crate::error::EXIT_OK;
 use crate::report::results::{KeyEntry, PresetEntry, SimListResult};
 use crate::report::{Body, Document, Target};
+use crate::vocab::error::EXIT_OK;
 use crate::Result;
 use clap::Subcommand;
 

@@ -2,12 +2,12 @@
 //! gets at cache speed before the native speed, and whether the cache recovers.
 
 use super::{Outcome, Output};
+use crate::device::write::{Budgets, WriteFlags};
 use crate::probe::write_test::{self, slc::SlcRequest};
 use crate::report::output_file::OutputFile;
 use crate::report::table::Table;
 use crate::report::{Body, Document};
-use crate::target::write::{Budgets, WriteFlags};
-use crate::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
+use crate::vocab::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
 use crate::Result;
 use std::path::PathBuf;
 
@@ -23,10 +23,10 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Start of the sustained write.
-    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::vocab::units::size_arg)]
     pub offset: String,
     /// Idle time before probing whether the cache recovered (0 skips it).
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::units::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::vocab::units::duration_arg)]
     pub recover: String,
     /// Write pseudo-random data instead of zeros (for controllers that compress).
     #[arg(long)]

@@ -10,11 +10,11 @@ use crate::capacity::locate::LocatedExtent;
 use crate::capacity::verify;
 pub use crate::capacity::verify_test::Pass;
 use crate::capacity::verify_test::{self, parse_range, VerifyParams};
+use crate::device::write::WriteFlags;
 use crate::report::output_file::OutputFile;
 use crate::report::results::VerifyResult;
 use crate::report::{Body, Document, Target};
-use crate::target::write::WriteFlags;
-use crate::units::{format_bytes, format_rate};
+use crate::vocab::units::{format_bytes, format_rate};
 use crate::Result;
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -57,7 +57,7 @@ pub struct Args {
     #[arg(long, value_name = "OFFSET+LEN", value_parser = range_arg)]
     pub range: Option<String>,
     /// Directory mode: verify this much instead of all free space.
-    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
     pub size: Option<String>,
     /// Directory mode: keep the files afterwards (files that hold bad data are always kept).
     #[arg(long)]
@@ -70,7 +70,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Stop after this long (e.g. 10m); resume later with --resume.
-    #[arg(long, value_name = "DURATION", value_parser = crate::units::duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::vocab::units::duration_arg)]
     pub time_budget: Option<String>,
     /// Write an SVG plot of read and write throughput over the position.
     #[arg(long, value_name = "FILE.svg")]

@@ -10,8 +10,9 @@ pub mod stats;
 pub use side::{load, Measure, Side, SideSpec};
 
 use crate::report::results::{CompareParameters, CompareResult, SpecTarget};
-use crate::report::{Body, Document, Inference, Metric, Target, Warning};
-use crate::units::format_bytes;
+use crate::report::{Body, Document, Target};
+use crate::vocab::units::format_bytes;
+use crate::vocab::{Inference, Metric, Warning};
 use crate::workload::bench::LINES;
 use crate::workload::{Dir, RwMode};
 use crate::{Error, Result};
@@ -55,7 +56,7 @@ impl Workload {
                 return l.metric(self.direction());
             }
         }
-        let bs = crate::units::short_size(self.bs).to_ascii_lowercase();
+        let bs = crate::vocab::units::short_size(self.bs).to_ascii_lowercase();
         let jobs = if self.numjobs > 1 {
             format!("_j{}", self.numjobs)
         } else {

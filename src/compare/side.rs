@@ -5,7 +5,8 @@
 use super::Workload;
 use crate::input;
 use crate::report::results::{BenchResult, IoResult};
-use crate::report::{Body, Document, Metric};
+use crate::report::{Body, Document};
+use crate::vocab::Metric;
 use crate::workload::bench::BenchFigure;
 use crate::workload::job::SecondSample;
 use crate::workload::{Dir, RwMode};
@@ -248,8 +249,8 @@ pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Side> {
     if bytes.len() > FIO_CAP_BYTES {
         return Err(bad(format!(
             "{} is more than a fio --output-format=json output holds ({} at most) and not a flashscope document (no \"schema\")",
-            crate::units::format_bytes(bytes.len() as u64),
-            crate::units::format_bytes(FIO_CAP_BYTES as u64)
+            crate::vocab::units::format_bytes(bytes.len() as u64),
+            crate::vocab::units::format_bytes(FIO_CAP_BYTES as u64)
         )));
     }
     let value: Value = match serde_json::from_slice(bytes) {
@@ -443,7 +444,7 @@ fn fio_size(text: &str) -> Option<u64> {
                 .filter(|s| s.ends_with(['k', 'm', 'g', 't']))
         })
         .unwrap_or(&t);
-    crate::units::parse_size(t).ok()
+    crate::vocab::units::parse_size(t).ok()
 }
 
 /// One fio option as text, the job's own over the global one.

@@ -3,10 +3,10 @@
 
 use super::files::FilesSizeResult;
 use super::seq::{SeqMode, SeqModeResult};
-use crate::report::warning::DirectFallback;
-use crate::report::Inference;
-use crate::report::Warning;
-use crate::units::{format_bytes, format_rate};
+use crate::vocab::units::{format_bytes, format_rate};
+use crate::vocab::warning::DirectFallback;
+use crate::vocab::Inference;
+use crate::vocab::Warning;
 use std::collections::BTreeMap;
 
 /// Ratio above which a buffered figure is called inflated by the page cache.
@@ -245,7 +245,7 @@ pub fn files_inferences(results: &[FilesSizeResult]) -> BTreeMap<String, Inferen
                     s.write_files_per_s,
                     format_bytes(l.file_bytes),
                     format_rate(l.write_bytes_per_s),
-                    crate::units::short_number(ratio * 100.0)
+                    crate::vocab::units::short_number(ratio * 100.0)
                 ),
             )
         }
@@ -304,14 +304,14 @@ mod tests {
         );
         assert_eq!(
             inf["sustained_write_bytes_per_s"].status,
-            crate::report::Status::Confident
+            crate::vocab::Status::Confident
         );
         assert_eq!(inf["cold_read_bytes_per_s"].as_u64(), Some(50_000_000));
         // A small file gives only a tentative sustained figure.
         let small = seq_inferences(&r, 4 << 20, false);
         assert_eq!(
             small["sustained_write_bytes_per_s"].status,
-            crate::report::Status::Tentative
+            crate::vocab::Status::Tentative
         );
         assert!(small["sustained_write_bytes_per_s"]
             .evidence
@@ -398,7 +398,7 @@ mod tests {
                 .collect();
             let inf = seq_inferences(&results, 1 << file_shift, false);
             for i in inf.values() {
-                prop_assert_eq!(i.value.is_none(), i.status == crate::report::Status::Inconclusive);
+                prop_assert_eq!(i.value.is_none(), i.status == crate::vocab::Status::Inconclusive);
             }
             let w = seq_warnings(&results, 1 << file_shift, 1 << 30, None);
             let inflated = w.iter().any(|w| w.kind() == "buffered_inflated_by_cache");

@@ -2,8 +2,8 @@
 //! mount options, compression), memory (/proc/meminfo, /proc/vmstat) and the CPU frequency
 //! governor. These facts decide which warnings a filesystem result needs.
 
+use crate::platform::mounts::{mount_of, parse_mountinfo};
 use crate::sys::magic;
-use crate::target::mounts::{mount_of, parse_mountinfo};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

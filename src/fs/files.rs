@@ -6,7 +6,7 @@ use super::env::{self, drop_all_caches, drop_file_cache};
 use super::monitor::Progress;
 use super::{io_err, powers_of_two_down, rate, read_all, test_path, Cleanup, Pattern, PatternBuf};
 use crate::backend::{monotonic_ns, AlignedBuf};
-use crate::units::format_bytes;
+use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};

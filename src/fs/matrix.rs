@@ -11,7 +11,7 @@ use super::{
     PatternBuf,
 };
 use crate::backend::{monotonic_ns, AlignedBuf};
-use crate::units::format_bytes;
+use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};

@@ -18,7 +18,7 @@ pub mod seq;
 pub mod warn;
 
 use crate::backend::AlignedBuf;
-use crate::units::parse_size;
+use crate::vocab::units::parse_size;
 use crate::{Error, Result};
 use rand::{RngCore, SeedableRng};
 use std::fs::File;

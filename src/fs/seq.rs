@@ -7,7 +7,7 @@ use super::{
     create_test_file, io_err, rate, read_all, reopen, test_path, Cleanup, Pattern, PatternBuf,
 };
 use crate::backend::{monotonic_ns, AlignedBuf};
-use crate::units::format_bytes;
+use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::fs::OpenOptions;

@@ -1,8 +1,8 @@
 //! The warnings every filesystem test shares: the environment it measured in. Each is a
 //! variant of the crate's one [`Warning`] enum, whose `Display` gives cause and remedy.
 
-use crate::report::warning::MemoryPlace;
-use crate::report::Warning;
+use crate::vocab::warning::MemoryPlace;
+use crate::vocab::Warning;
 
 /// Warnings about the environment that apply to every filesystem test: memory filesystem,
 /// compression with a compressible pattern, CPU governor.

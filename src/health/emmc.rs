@@ -8,7 +8,7 @@
 //! then and prints 0x00 (not defined) below it, in `life_time` as `0x%02x 0x%02x` and in
 //! `pre_eol_info` as `0x%02x` (some vendor kernels print `%02x`, without `0x`).
 
-use crate::target::mmc::quote;
+use crate::device::mmc::quote;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 

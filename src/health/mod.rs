@@ -10,9 +10,10 @@
 pub mod emmc;
 pub mod smart;
 
+use crate::device::mmc::{self, CardAttrs, CardKind};
 use crate::platform::Roots;
-use crate::report::{Check, Document, Inference, Metric};
-use crate::target::mmc::{self, CardAttrs, CardKind};
+use crate::report::Document;
+use crate::vocab::{Check, Inference, Metric};
 use crate::{Error, Result};
 use emmc::{EmmcWear, ExtCsd, LifeTime, PreEol};
 use serde::{Deserialize, Serialize};
@@ -356,8 +357,8 @@ pub fn assess(target: Option<&str>, opts: &Options) -> Result<Health> {
             "health needs a TARGET (a device or sim:PRESET) or --ext-csd FILE",
         ));
     };
-    match crate::target::parse_spec(target)? {
-        crate::target::Spec::Sim(cfg) => {
+    match crate::device::parse_spec(target)? {
+        crate::device::Spec::Sim(cfg) => {
             let attrs = cfg.card_attributes();
             let what = match attrs.get("type").map(String::as_str) {
                 Some("MMC") => "simulated eMMC",
@@ -372,7 +373,7 @@ pub fn assess(target: Option<&str>, opts: &Options) -> Result<Health> {
             }
             card(h, &attrs, None, opts)
         }
-        crate::target::Spec::Path(path) => {
+        crate::device::Spec::Path(path) => {
             let meta = std::fs::metadata(&path);
             let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
             let Some(block) = resolve_block(target, &path, &opts.roots)? else {
@@ -430,7 +431,7 @@ fn virtual_kind(block: &BlockTarget) -> Option<String> {
 /// controller maps pages, so reads show no erase blocks). `None` for anything else, and
 /// for a target that is no block device or cannot be examined.
 pub fn geometry_note(spec: &str) -> Option<String> {
-    let crate::target::Spec::Path(path) = crate::target::parse_spec(spec).ok()? else {
+    let crate::device::Spec::Path(path) = crate::device::parse_spec(spec).ok()? else {
         return None;
     };
     let block = resolve_block(spec, &path, &Roots::system()).ok()??;
@@ -644,18 +645,18 @@ fn with_emmc(mut h: Health, wear: EmmcWear, opts: &Options) -> Health {
 /// What the exporters label the figures with: the target as given, its kind, and the
 /// model and serial `assess` read with the wear data (the simulated card's model for
 /// `sim:`). Nothing is opened or measured here.
-pub fn target_info(h: &Health) -> crate::report::TargetInfo {
-    use crate::target::TargetKind;
+pub fn target_info(h: &Health) -> crate::device::TargetInfo {
+    use crate::device::TargetKind;
     let kind = if h.spec.is_empty() {
         TargetKind::File
     } else {
         TargetKind::of_spec(&h.spec)
     };
     let (model, serial) = match kind {
-        TargetKind::Sim => (Some(crate::target::SIM_MODEL.to_string()), None),
+        TargetKind::Sim => (Some(crate::device::SIM_MODEL.to_string()), None),
         _ => (h.model.clone(), h.serial.clone()),
     };
-    crate::report::TargetInfo {
+    crate::device::TargetInfo {
         spec: h.spec.clone(),
         kind,
         model,

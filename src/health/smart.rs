@@ -302,7 +302,7 @@ pub fn run_smartctl(device: &str) -> Result<Run> {
     if out.len() as u64 > OUTPUT_CAP_BYTES {
         return Err(Error::runtime(format!(
             "smartctl printed more than {} for {device}; that is not a SMART report",
-            crate::units::format_bytes(OUTPUT_CAP_BYTES)
+            crate::vocab::units::format_bytes(OUTPUT_CAP_BYTES)
         )));
     }
     Ok(Run::Output(out))

@@ -12,8 +12,9 @@
 //! document (another machine's run) is identified from what the document carries, never
 //! from this machine's sysfs.
 
-use crate::report::{Body, Document, Target, TargetInfo};
-use crate::target::{mmc, sysfs, TargetKind};
+use crate::device::TargetInfo;
+use crate::device::{mmc, sysfs, TargetKind};
+use crate::report::{Body, Document, Target};
 use serde::Serialize;
 use std::path::Path;
 

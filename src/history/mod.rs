@@ -753,10 +753,10 @@ fn no_shared_symlinks(dir: &Path, remedy: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Metric;
+    use crate::vocab::Metric;
 
     /// A bench document on `info` with no figures yet (the tests add the metrics).
-    pub(crate) fn empty_bench(info: &crate::report::TargetInfo) -> Document {
+    pub(crate) fn empty_bench(info: &crate::device::TargetInfo) -> Document {
         use crate::report::results::{BenchParameters, BenchResult};
         Document::for_target(
             info,
@@ -783,9 +783,9 @@ mod tests {
     }
 
     fn bench_doc(spec: &str, seq_read: f64) -> Document {
-        let info = crate::report::TargetInfo {
+        let info = crate::device::TargetInfo {
             spec: spec.into(),
-            kind: crate::target::TargetKind::Sim,
+            kind: crate::device::TargetKind::Sim,
             ..Default::default()
         };
         let mut d = empty_bench(&info);

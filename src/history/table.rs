@@ -161,12 +161,14 @@ pub fn table(store: &Store, by: By) -> Result<Vec<PartRow>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Document, Metric, TargetInfo};
+    use crate::device::TargetInfo;
+    use crate::report::Document;
+    use crate::vocab::Metric;
 
     fn bench(spec: &str, seq_read: f64, rand_write: f64) -> Document {
         let info = TargetInfo {
             spec: spec.into(),
-            kind: crate::target::TargetKind::Sim,
+            kind: crate::device::TargetKind::Sim,
             model: Some("sim card".into()),
             ..Default::default()
         };

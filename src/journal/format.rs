@@ -519,7 +519,7 @@ mod tests {
     fn ident() -> Identity {
         Identity {
             spec: "test".into(),
-            kind: crate::target::TargetKind::File,
+            kind: crate::device::TargetKind::File,
             size_bytes: 1 << 20,
             logical_sector_bytes: 512,
             ..Identity::default()

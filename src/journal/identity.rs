@@ -1,6 +1,6 @@
 //! Who a target is, as written into a journal's header and checked before a restore.
 
-use crate::target::{sysfs, OpenTarget, TargetKind};
+use crate::device::{sysfs, OpenTarget, TargetKind};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;

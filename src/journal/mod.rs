@@ -15,7 +15,7 @@ pub use format::Journal;
 pub use identity::{may_be, mismatch, Identity};
 pub use preserve::{restore_records, Preserve, RestoreSummary};
 
-use crate::target::mounts;
+use crate::platform::mounts;
 use crate::{Error, Result};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -96,7 +96,7 @@ fn check_not_on_target(journal: &Path, target_spec: &str) -> Result<()> {
             dir.display()
         ))
     })?;
-    if crate::target::is_sim_spec(target_spec) {
+    if crate::device::is_sim_spec(target_spec) {
         return Ok(());
     }
     let target = Path::new(target_spec);
@@ -111,7 +111,7 @@ fn check_not_on_target(journal: &Path, target_spec: &str) -> Result<()> {
         let mut on_target = (jmaj, jmin) == (major, minor);
         if let Ok(link) = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")) {
             if let Some(name) = link.file_name().map(|n| n.to_string_lossy().into_owned()) {
-                let disk = crate::target::sysfs::whole_disk_name(&name).unwrap_or(name);
+                let disk = crate::device::sysfs::whole_disk_name(&name).unwrap_or(name);
                 let nodes = mounts::sysfs_nodes(Path::new("/sys/class/block"), &disk);
                 on_target |= nodes.iter().any(|n| (n.major, n.minor) == (jmaj, jmin));
             }
@@ -187,7 +187,7 @@ pub fn clear_leftovers(identity: &Identity) -> Leftovers {
         let Some(j) = Journal::read_identity(&p) else {
             continue;
         };
-        if identity.kind == crate::target::TargetKind::Sim || !may_be(&j, identity) {
+        if identity.kind == crate::device::TargetKind::Sim || !may_be(&j, identity) {
             continue;
         }
         let _lock = match format::lock_leftover(&p) {

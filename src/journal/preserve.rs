@@ -463,7 +463,7 @@ mod tests {
     fn ident() -> Identity {
         Identity {
             spec: "sim:test".into(),
-            kind: crate::target::TargetKind::Sim,
+            kind: crate::device::TargetKind::Sim,
             size_bytes: 64 << 20,
             logical_sector_bytes: 512,
             ..Identity::default()
@@ -673,7 +673,7 @@ mod tests {
                 break;
             }
         }
-        assert!(crate::error::is_vanished(
+        assert!(crate::vocab::error::is_vanished(
             &failed.expect("the device vanished")
         ));
         let e = p.finish().unwrap_err().to_string();

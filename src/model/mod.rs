@@ -9,7 +9,7 @@
 
 pub mod reference;
 
-use crate::units::{format_bytes, parse_duration_ns, parse_size};
+use crate::vocab::units::{format_bytes, parse_duration_ns, parse_size};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 

@@ -23,7 +23,7 @@
 use crate::analysis::align::{candidate_sizes, MIN_SAMPLES};
 pub use crate::analysis::align::{AlignCell, Next};
 use crate::backend::{AlignedBuf, Backend};
-use crate::units::format_bytes;
+use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;

@@ -4,11 +4,12 @@
 //! is the CLI's (`cli::align::render`).
 
 use crate::analysis::align::{self, AlignPoint};
+use crate::device::{self, OpenRequest, TargetKind};
 use crate::probe::align::{self as probe, AlignConfig, AlignRun};
 use crate::report::progress::Progress;
 use crate::report::results::{AlignParameters, AlignResult, AlignSample};
-use crate::report::{Body, Document, Metric, Warning};
-use crate::target::{self, OpenRequest, TargetKind};
+use crate::report::{Body, Document};
+use crate::vocab::{Metric, Warning};
 use crate::{Error, Result};
 
 /// More positions per alignment than this only repeat reads: flashbench uses 8.
@@ -65,7 +66,7 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
         write: false,
         require_direct: false,
     };
-    let mut opened = target::open(spec, &req)?;
+    let mut opened = device::open(spec, &req)?;
     let dev = &mut opened.backend;
     let size = dev.size_bytes();
     let sector = dev.logical_sector_bytes();
@@ -145,7 +146,7 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
         doc.warnings.push(Warning::RealtimeRefused);
     }
     if inf.erase_block_bytes.value.is_none()
-        && inf.erase_block_structure.status != crate::report::Status::Confident
+        && inf.erase_block_structure.status != crate::vocab::Status::Confident
         && run.stop_reason != "confident"
     {
         doc.warnings.push(Warning::AlignUnsettled {
@@ -179,7 +180,7 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
 /// What the target is, where that explains reads without erase blocks: a virtual block
 /// device or an NVMe SSD (`health::geometry_note`), or a file (in RAM on a memory
 /// filesystem). `None` for a simulated card and any other device.
-fn device_note(spec: &str, info: &crate::report::TargetInfo) -> Option<String> {
+fn device_note(spec: &str, info: &crate::device::TargetInfo) -> Option<String> {
     match info.kind {
         TargetKind::Block => crate::health::geometry_note(spec),
         TargetKind::File => Some(match &info.filesystem {

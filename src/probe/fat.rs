@@ -183,7 +183,7 @@ mod tests {
     use super::*;
     use crate::analysis::fat::infer_fat;
     use crate::backend::sim::{SimConfig, SimDevice};
-    use crate::report::Status;
+    use crate::vocab::Status;
 
     #[test]
     fn finds_the_fat_area_of_the_presets() {

@@ -4,7 +4,7 @@
 //! a faster FAT area. Returns samples only.
 
 use crate::backend::{AlignedBuf, Backend};
-use crate::units::format_bytes;
+use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;

@@ -3,7 +3,7 @@
 
 use crate::backend::sim::config::is_pow2_or_3x;
 use crate::backend::AlignedBuf;
-use crate::units::format_bytes;
+use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use rand::{Rng, SeedableRng};
 

@@ -14,7 +14,7 @@ use crate::probe::fat::FatProbeSample;
 use crate::probe::open_au::OpenAuSample;
 use crate::probe::program::ProgramSample;
 use crate::probe::scatter::ScatterPoint;
-use crate::units::format_bytes;
+use crate::vocab::units::format_bytes;
 use crate::workload::bench::BenchFigure;
 use crate::workload::job::SecondSample;
 use std::collections::BTreeMap;

@@ -8,8 +8,10 @@
 use super::charts::{self, FioJobLatency};
 use super::results::ProbeSample;
 use super::svg::escape;
-use super::{Document, Inference, Status, TargetInfo};
-use crate::units::{format_bytes, format_ns, format_rate};
+use super::Document;
+use crate::device::TargetInfo;
+use crate::vocab::units::{format_bytes, format_ns, format_rate};
+use crate::vocab::{Inference, Status};
 use serde::de::DeserializeOwned;
 use std::fmt::Write;
 
@@ -296,8 +298,8 @@ fn checks(h: &mut String, d: &Document) {
             (Some(m), Some("bytes/s")) => format_rate(m),
             (Some(m), Some("bytes")) if m >= 0.0 => format_bytes(m as u64),
             (Some(m), Some("seconds")) => format_ns(m * 1e9),
-            (Some(m), Some(u)) => format!("{} {u}", crate::units::short_number(m)),
-            (Some(m), None) => crate::units::short_number(m),
+            (Some(m), Some(u)) => format!("{} {u}", crate::vocab::units::short_number(m)),
+            (Some(m), None) => crate::vocab::units::short_number(m),
             _ => String::new(),
         };
         let _ = writeln!(
@@ -609,14 +611,14 @@ fn utc_now() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     // 2026-11-25T16:40:00Z as 2026-11-25 16:40 UTC.
-    let t = crate::units::format_rfc3339_utc(secs);
+    let t = crate::vocab::units::format_rfc3339_utc(secs);
     format!("{} {} UTC", &t[..10], &t[11..16])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Check, Warning};
+    use crate::vocab::{Check, Warning};
 
     use crate::report::results::{IoResult, ScatterParameters, ScatterResult, SpecTarget};
     use crate::report::{Body, Target};
@@ -794,7 +796,7 @@ mod tests {
     #[test]
     fn a_failed_check_joins_a_verdict_that_says_ok_and_figures_are_formatted() {
         let mut d = auto("x", "OK: holds all of it", Vec::new());
-        d.checks.push(crate::report::Check {
+        d.checks.push(crate::vocab::Check {
             threshold: None,
             name: "auto.class_A2".into(),
             passed: false,
@@ -802,7 +804,7 @@ mod tests {
             units: Some("IOPS".into()),
             message: "A2 NOT met: 4 IOPS against 2000".into(),
         });
-        d.checks.push(crate::report::Check {
+        d.checks.push(crate::vocab::Check {
             threshold: None,
             name: "auto.class_V30".into(),
             passed: true,

@@ -87,7 +87,7 @@ pub struct DeviceTarget {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FilesystemTarget {
     pub spec: String,
-    pub kind: crate::target::TargetKind,
+    pub kind: crate::device::TargetKind,
     #[serde(flatten)]
     pub fs: crate::fs::env::FsInfo,
 }
@@ -577,7 +577,7 @@ impl Default for InfoIdentity {
 
 impl InfoIdentity {
     /// The decoded MMC/SD registers, on a block device whose sysfs has them.
-    pub fn mmc(&self) -> Option<&crate::target::mmc::MmcIdentity> {
+    pub fn mmc(&self) -> Option<&crate::device::mmc::MmcIdentity> {
         match self {
             InfoIdentity::Block(b) => b.mmc.as_ref(),
             _ => None,
@@ -590,7 +590,7 @@ impl InfoIdentity {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BlockInfo {
     #[serde(flatten)]
-    pub sysfs: crate::target::sysfs::BlockIdentity,
+    pub sysfs: crate::device::sysfs::BlockIdentity,
     /// A non-zero `discard_max_bytes` (absent when sysfs does not say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discard_supported: Option<bool>,
@@ -598,7 +598,7 @@ pub struct BlockInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmc_summary: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mmc: Option<crate::target::mmc::MmcIdentity>,
+    pub mmc: Option<crate::device::mmc::MmcIdentity>,
 }
 
 /// A simulated card's identity.

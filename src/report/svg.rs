@@ -15,7 +15,7 @@
 //! assert!(svg.starts_with("<svg"));
 //! ```
 
-use crate::units::{format_bytes, format_ns, short_number};
+use crate::vocab::units::{format_bytes, format_ns, short_number};
 use std::fmt::Write;
 
 /// How tick labels are written.

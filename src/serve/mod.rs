@@ -18,7 +18,7 @@ pub mod pacer;
 pub mod stats;
 
 use crate::backend::sim::{SimConfig, SimDevice};
-use crate::target::mounts::parse_mountinfo;
+use crate::platform::mounts::parse_mountinfo;
 use crate::{Error, Result};
 use fs::{CardFs, Shared, IMAGE_NAME};
 use loopdev::LoopDevice;

@@ -1,7 +1,7 @@
 //! The server's counters: requests served, model time added, and its own overhead.
 
 use super::histogram::{LatencyHistogram, Percentiles};
-use crate::units::{format_bytes, format_ns};
+use crate::vocab::units::{format_bytes, format_ns};
 use serde::{Deserialize, Serialize};
 
 /// Running totals, updated by the event loop and the completer.

@@ -5,8 +5,8 @@
 use super::offsets::Dir;
 use super::spec::RwMode;
 use super::sysstat::CpuLoad;
-use crate::report::warning::{FigureNoise, NoiseEffect};
-use crate::report::{Check, Inference, Metric, Warning};
+use crate::vocab::warning::{FigureNoise, NoiseEffect};
+use crate::vocab::{Check, Inference, Metric, Warning};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -675,9 +675,11 @@ pub fn parse_expect(text: &str) -> Result<Vec<Expect>> {
             return Err(bad(&format!("'{value}' has no unit; write e.g. {example}")));
         }
         let v = match quantity {
-            Quantity::Bandwidth => crate::units::parse_rate(value).ok().filter(|r| *r >= 0.0),
+            Quantity::Bandwidth => crate::vocab::units::parse_rate(value)
+                .ok()
+                .filter(|r| *r >= 0.0),
             Quantity::Iops => parse_count(value),
-            Quantity::P99 => crate::units::parse_duration_ns(value)
+            Quantity::P99 => crate::vocab::units::parse_duration_ns(value)
                 .ok()
                 .map(|n| n as f64),
         }
@@ -730,7 +732,7 @@ pub fn evaluate(expects: &[Expect], figures: &[BenchFigure]) -> Vec<ExpectResult
                     let shown = |v: f64| match e.quantity {
                         Quantity::Bandwidth => format!("{:.2} MB/s", v / MB),
                         Quantity::Iops => format!("{v:.0} IOPS"),
-                        Quantity::P99 => crate::units::format_ns(v),
+                        Quantity::P99 => crate::vocab::units::format_ns(v),
                     };
                     ExpectResult {
                         term: e.term.clone(),
@@ -835,7 +837,7 @@ pub fn metrics(figures: &[BenchFigure], classes: &[ClassCheck]) -> Vec<Metric> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Status;
+    use crate::vocab::Status;
 
     fn fig(metric: &str, bw: f64, iops: f64, per_s: Vec<f64>) -> BenchFigure {
         BenchFigure {

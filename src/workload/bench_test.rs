@@ -4,12 +4,13 @@
 //! application classes and the `--expect` checks in one document. It never prints; the
 //! text is the CLI's (`cli::bench::render`).
 
-use crate::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
+use crate::device::write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
+use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{BenchParameters, BenchResult};
-use crate::report::{Body, Document, Warning};
-use crate::target::write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
-use crate::target::{self, OpenRequest, TargetKind};
-use crate::units::{format_bytes, format_ns};
+use crate::report::{Body, Document};
+use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
+use crate::vocab::units::{format_bytes, format_ns};
+use crate::vocab::Warning;
 use crate::workload::bench::{self, evaluate, BenchFigure, BenchLine, Expect, LINES};
 use crate::workload::{self, Dir, EngineKind, JobSpec, RunTarget, WorkloadResult};
 use crate::{Error, Result};
@@ -60,7 +61,7 @@ fn intent(region: u64, per_test_ns: u64, runs: u32) -> WriteIntent {
 /// What `--write` would write on `spec`, without writing (for `auto`'s plan), and the
 /// device time of all the tests, reads included.
 pub fn plan(spec: &str, params: &BenchParams) -> Result<(WriteIntent, u64)> {
-    let info = target::peek(spec)?;
+    let info = device::peek(spec)?;
     let region = params.size_bytes.min(info.size_bytes);
     let tests = LINES.len() * 2;
     let (runtime_ns, ramp_ns) = timing(params, tests)?;
@@ -163,7 +164,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
     let mut shown_spec: Option<String> = None;
     if is_dir {
         let path = Path::new(spec).join(format!(".flashscope-bench-{}.tmp", std::process::id()));
-        crate::target::write::check_allowed(
+        crate::device::write::check_allowed(
             spec,
             &WriteFlags {
                 journal: None,
@@ -187,7 +188,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
         shown_spec = Some(path.to_string_lossy().into_owned());
         _test_file = Some((guard, file));
     }
-    let mut probe = target::open(&target_spec, &OpenRequest::read_only())?;
+    let mut probe = device::open(&target_spec, &OpenRequest::read_only())?;
     if let Some(shown) = &shown_spec {
         probe.info.spec = shown.clone();
     }
@@ -236,7 +237,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
         warnings = s.warnings.clone();
         session = Some(s);
     } else if simulated {
-        sim_dev = Some(target::open(&target_spec, &OpenRequest::read_only())?.backend);
+        sim_dev = Some(device::open(&target_spec, &OpenRequest::read_only())?.backend);
     }
     let preserving = session.as_ref().is_some_and(|s| s.journal.is_some());
     // Each test's result in every run that measured it, in test order; each run's figures.
@@ -330,7 +331,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
                 }
                 if let Some(e) = r.error().filter(|e| crate::backend::is_budget_message(e)) {
                     // Nor is one the write budget cut short.
-                    warnings.push(crate::target::write::stopped_early(e));
+                    warnings.push(crate::device::write::stopped_early(e));
                     break 'tests;
                 }
                 let metric = line.metric(dir);

@@ -23,8 +23,8 @@ use crate::backend::queue::{
 };
 use crate::backend::uring::{self, UringQueue};
 use crate::backend::{monotonic_ns, AlignedBuf, Backend, NullBackend, SyncBackend};
-use crate::error::is_vanished;
-use crate::report::Warning;
+use crate::vocab::error::is_vanished;
+use crate::vocab::Warning;
 use crate::Result;
 use std::fs::File;
 use std::io;

@@ -23,7 +23,7 @@ pub use offsets::Dir;
 pub use spec::{EngineKind, JobSpec, Pattern, RateLimit, RwMode, SyncMode};
 
 use crate::backend::{monotonic_ns, Backend};
-use crate::report::Warning;
+use crate::vocab::Warning;
 use crate::Result;
 use histogram::LatencyHistogram;
 use serde::{Deserialize, Serialize};

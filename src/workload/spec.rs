@@ -1,7 +1,7 @@
 //! A job: what to read or write, where, how much and how fast — fio's vocabulary where it
 //! means the same thing (`rw`, `bs`, `iodepth`, `numjobs`, `size`, `runtime`, …).
 
-use crate::units::parse_size;
+use crate::vocab::units::parse_size;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -355,19 +355,22 @@ impl JobSpec {
             return Ok(());
         }
         let why = if limit == MAX_BUFFER_BYTES {
-            format!("at most {} are allowed", crate::units::format_bytes(limit))
+            format!(
+                "at most {} are allowed",
+                crate::vocab::units::format_bytes(limit)
+            )
         } else {
             format!(
                 "this machine has {} available and a job may take half",
-                crate::units::format_bytes(available)
+                crate::vocab::units::format_bytes(available)
             )
         };
         Err(Error::usage(format!(
             "--blocksize {} x (--iodepth {} + 1) x --numjobs {} needs {} of I/O buffers; {why}: use a smaller --iodepth, --blocksize or --numjobs",
-            crate::units::format_bytes(self.bs_max),
+            crate::vocab::units::format_bytes(self.bs_max),
             self.iodepth,
             self.numjobs,
-            crate::units::format_bytes(need),
+            crate::vocab::units::format_bytes(need),
         )))
     }
 
@@ -406,7 +409,7 @@ impl JobSpec {
         if self.bs_max > 64 << 20 {
             return Err(Error::usage(format!(
                 "--blocksize {}: at most 64 MiB per I/O",
-                crate::units::format_bytes(self.bs_max)
+                crate::vocab::units::format_bytes(self.bs_max)
             )));
         }
         if self.direct && (self.bs_min % sector != 0 || self.bs_max % sector != 0) {
@@ -433,9 +436,9 @@ impl JobSpec {
         if self.size == 0 || end.is_none_or(|e| e > target_size) {
             return Err(Error::usage(format!(
                 "--size {} at --offset {} does not fit the target ({} = {} bytes); use a smaller --size",
-                crate::units::format_bytes(self.size),
+                crate::vocab::units::format_bytes(self.size),
                 self.offset,
-                crate::units::format_bytes(target_size),
+                crate::vocab::units::format_bytes(target_size),
                 target_size
             )));
         }
@@ -475,7 +478,7 @@ impl JobSpec {
     }
 }
 
-/// clap's check of `--blocksize-range` (see [`crate::units::size_arg`]).
+/// clap's check of `--blocksize-range` (see [`crate::vocab::units::size_arg`]).
 pub fn bsrange_arg(text: &str) -> std::result::Result<String, String> {
     JobSpec::parse_bsrange(text)
         .map(|_| text.to_string())

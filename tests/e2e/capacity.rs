@@ -10,7 +10,7 @@ use flashscope::backend::{Backend, WriteBudget};
 use flashscope::capacity::analysis::{analyse, FakeKind, Verdict};
 use flashscope::capacity::probe::{probe, write_bounds, ProbeConfig, ProbeRecord};
 use flashscope::probe::write_test::capacity::verdict_line;
-use flashscope::report::Status;
+use flashscope::vocab::Status;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use std::process::Command as StdCommand;

@@ -699,7 +699,7 @@ pub fn killed_file_run(
     std::fs::write(&img, &original).unwrap();
     let spec = img.to_str().unwrap();
     let opened =
-        flashscope::target::open(spec, &flashscope::target::OpenRequest::read_write()).unwrap();
+        flashscope::device::open(spec, &flashscope::device::OpenRequest::read_write()).unwrap();
     let id = flashscope::journal::Identity::of(spec, &opened, "test");
     let j = dir.join("killed.fsjournal");
     let mut p = flashscope::journal::Preserve::new(opened.backend, &j, &id).unwrap();

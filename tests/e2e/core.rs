@@ -38,7 +38,7 @@ fn documents_say_when_the_run_started_from_the_real_clock() {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_secs();
-        flashscope::units::format_rfc3339_utc(s)
+        flashscope::vocab::units::format_rfc3339_utc(s)
     };
     let before = now();
     let v = json(&["info", "sim:sd-16g"]);
@@ -200,7 +200,7 @@ fn a_read_only_device_is_refused_for_writing() {
         common::skip("needs root and loop devices");
         return;
     };
-    let err = flashscope::target::open(&lo.dev, &flashscope::target::OpenRequest::read_write())
+    let err = flashscope::device::open(&lo.dev, &flashscope::device::OpenRequest::read_write())
         .err()
         .expect("refused");
     assert_eq!(err.exit_code(), 2, "{err}");
@@ -216,7 +216,7 @@ fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
     let (lo, part) = (&disk.lo, disk.part.clone());
     let mount_point = disk.dir();
     for target in [&lo.dev, &part] {
-        let err = flashscope::target::open(target, &flashscope::target::OpenRequest::read_write())
+        let err = flashscope::device::open(target, &flashscope::device::OpenRequest::read_write())
             .err()
             .unwrap_or_else(|| panic!("{target} opened for writing while mounted"));
         assert_eq!(err.exit_code(), 2);
@@ -225,7 +225,7 @@ fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
     }
     // Reading stays allowed.
     assert!(
-        flashscope::target::open(&lo.dev, &flashscope::target::OpenRequest::read_only()).is_ok()
+        flashscope::device::open(&lo.dev, &flashscope::device::OpenRequest::read_only()).is_ok()
     );
     let v = json(&["info", &lo.dev]);
     let parts = v["identity"]["partitions"].as_array().unwrap();
@@ -234,7 +234,7 @@ fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
     assert_eq!(parts[0]["mount_points"][0], mount_point.as_str());
     let dev = lo.dev.clone();
     drop(disk.mount.take());
-    assert!(flashscope::target::open(&dev, &flashscope::target::OpenRequest::read_write()).is_ok());
+    assert!(flashscope::device::open(&dev, &flashscope::device::OpenRequest::read_write()).is_ok());
 }
 
 #[test]
@@ -269,9 +269,9 @@ fn the_backing_file_of_a_mounted_loop_device_and_a_second_loop_over_it_are_refus
     }
     // Unmounted, the same file and the second loop device may be written again.
     drop(m);
-    assert!(flashscope::target::open(&img, &flashscope::target::OpenRequest::read_write()).is_ok());
+    assert!(flashscope::device::open(&img, &flashscope::device::OpenRequest::read_write()).is_ok());
     assert!(
-        flashscope::target::open(&second.dev, &flashscope::target::OpenRequest::read_write())
+        flashscope::device::open(&second.dev, &flashscope::device::OpenRequest::read_write())
             .is_ok()
     );
 }

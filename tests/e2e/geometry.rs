@@ -576,7 +576,7 @@ fn load(files: &[String]) -> Vec<(String, flashscope::analysis::flashbench::Flas
 }
 
 /// The inference may agree or be inconclusive; a different value must never be confident.
-fn agrees(what: &str, inf: &flashscope::report::Inference, want: u64) -> bool {
+fn agrees(what: &str, inf: &flashscope::vocab::Inference, want: u64) -> bool {
     match inf.as_u64() {
         None => false,
         Some(v) if v == want => true,

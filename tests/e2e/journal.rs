@@ -90,7 +90,7 @@ fn a_file_journal_without_its_inode_is_refused_naming_the_field() {
     let j = dir.join("forged.fsjournal");
     let id = flashscope::journal::Identity {
         spec: img.to_str().unwrap().into(),
-        kind: flashscope::target::TargetKind::File,
+        kind: flashscope::device::TargetKind::File,
         size_bytes: 1 << 20,
         ..Default::default()
     };
@@ -121,7 +121,7 @@ fn a_block_journal_with_only_spec_kind_and_size_is_refused() {
     let j = lo.dir().join("forged.fsjournal");
     let id = flashscope::journal::Identity {
         spec: lo.dev.clone(),
-        kind: flashscope::target::TargetKind::Block,
+        kind: flashscope::device::TargetKind::Block,
         size_bytes: 8 << 20,
         ..Default::default()
     };

@@ -10,7 +10,7 @@
 use flashscope::backend::sim::{SimConfig, SimDevice};
 use flashscope::probe::write_test::{fat::FatTest, open_au::OpenAuTest, slc::SlcTest, WriteTest};
 use flashscope::probe::{fat, open_au, slc};
-use flashscope::report::{Inference, Status};
+use flashscope::vocab::{Inference, Status};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use std::collections::BTreeMap;

@@ -532,7 +532,7 @@ fn a_restore_onto_another_device_is_refused() {
     // restore with --keep after a completed run is not possible either; write one by hand
     // through the library instead.
     let opened =
-        flashscope::target::open(&a.dev, &flashscope::target::OpenRequest::read_write()).unwrap();
+        flashscope::device::open(&a.dev, &flashscope::device::OpenRequest::read_write()).unwrap();
     let id = flashscope::journal::Identity::of(&a.dev, &opened, "test");
     let j = a.dir().join("a.fsjournal");
     let mut p = flashscope::journal::Preserve::new(opened.backend, &j, &id).unwrap();

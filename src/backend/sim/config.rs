@@ -1,6 +1,6 @@
 //! The simulator's parameters: the `sim:` spec grammar, its keys, defaults and presets.
 
-use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
+use crate::vocab::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
 use crate::{Error, Result};
 
 /// What a fake card does with data beyond its real capacity.
@@ -401,7 +401,7 @@ pub fn is_pow2_or_3x(n: u64) -> bool {
 }
 
 fn parse_bw(key: &str, v: &str) -> Result<u64> {
-    let bw = crate::units::parse_rate(v).map_err(|_| {
+    let bw = crate::vocab::units::parse_rate(v).map_err(|_| {
         Error::usage(format!(
             "sim key {key}='{v}' is not a bandwidth: use e.g. 22M (bytes per second)"
         ))

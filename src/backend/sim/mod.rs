@@ -810,7 +810,7 @@ mod tests {
         d.read_at(&mut b, 0).unwrap();
         d.read_at(&mut b, 0).unwrap();
         let e = d.read_at(&mut b, 0).unwrap_err();
-        assert!(crate::error::is_vanished(&e));
+        assert!(crate::vocab::error::is_vanished(&e));
     }
 
     #[test]
@@ -947,7 +947,7 @@ mod memory_tests {
 
     fn stamps(salt: u64, offset: u64, len: usize) -> AlignedBuf {
         let mut b = AlignedBuf::new(len);
-        crate::capacity::stamp::Stamper::new(salt).fill(&mut b, offset);
+        crate::pattern::Stamper::new(salt).fill(&mut b, offset);
         b
     }
 
@@ -976,7 +976,7 @@ mod memory_tests {
 
     #[test]
     fn fakes_alias_or_lose_stamps_as_they_do_any_data() {
-        use crate::capacity::stamp::{Stamper, UnitClass};
+        use crate::pattern::{Stamper, UnitClass};
         let s = Stamper::new(3);
         let mut r = AlignedBuf::new(1 << 20);
         // wrap: 64 MiB announced, 16 MiB real; the last pass over 8 MiB wrote 56 MiB.
@@ -1015,7 +1015,7 @@ mod memory_tests {
 
     #[test]
     fn flipped_bits_show_on_compactly_stored_stamps() {
-        use crate::capacity::stamp::{Stamper, UnitClass};
+        use crate::pattern::{Stamper, UnitClass};
         let mut d = quiet("custom,size=64M,erase=1M,page=16K,fault=flip@2M+4K");
         stamp_all(&mut d, 8, 8 << 20);
         let mut r = AlignedBuf::new(1 << 20);

@@ -2,14 +2,14 @@
 //! what was written to it. Chunks that hold only zeros are not kept (reads give zeros).
 //!
 //! Runs of block stamps (the units `probe` and `verify` write, see
-//! [`crate::capacity::stamp`]) are kept as a description instead of bytes: "the units at
+//! [`crate::pattern`]) are kept as a description instead of bytes: "the units at
 //! physical `[p, p+len)` are the stamps of offsets `x, x+512, …` with salt `s`", and are
 //! regenerated when read. The offset kept is the one each stamp carries, not its physical
 //! position, so data a fake card aliases elsewhere reads back as written. This is only a
 //! storage encoding: reads return exactly the bytes written, whatever they are, and a
 //! verify of a whole 16 GiB card costs a few bytes instead of 16 GiB.
 
-use crate::capacity::stamp::{self, UNIT};
+use crate::pattern::{self, UNIT};
 use std::collections::{BTreeMap, HashMap};
 
 const CHUNK: usize = 4096;
@@ -76,7 +76,7 @@ impl SparseStore {
             let e = run_end.min(end);
             let within = s - start;
             let unit = within - within % UNIT_U64;
-            stamp::regenerate(
+            pattern::regenerate(
                 &mut buf[(s - pos) as usize..(e - pos) as usize],
                 run.stamp_offset + unit,
                 run.salt,
@@ -94,7 +94,7 @@ impl SparseStore {
         let mut raw_from = 0;
         let mut at = ((UNIT_U64 - pos % UNIT_U64) % UNIT_U64) as usize;
         while at + UNIT <= data.len() {
-            let Some((offset, salt)) = stamp::recognise(&data[at..at + UNIT]) else {
+            let Some((offset, salt)) = pattern::recognise(&data[at..at + UNIT]) else {
                 at += UNIT;
                 continue;
             };
@@ -103,7 +103,7 @@ impl SparseStore {
             let mut next = offset.checked_add(UNIT_U64);
             while at + UNIT <= data.len()
                 && next.is_some()
-                && stamp::recognise(&data[at..at + UNIT]) == next.map(|n| (n, salt))
+                && pattern::recognise(&data[at..at + UNIT]) == next.map(|n| (n, salt))
             {
                 at += UNIT;
                 next = next.and_then(|n| n.checked_add(UNIT_U64));
@@ -255,7 +255,7 @@ impl SparseStore {
     /// Write the unit of `run` (starting at physical `s`) at physical `unit` as bytes.
     fn materialise(&mut self, s: u64, run: StampRun, unit: u64) {
         let mut bytes = [0u8; UNIT];
-        stamp::regenerate(&mut bytes, run.stamp_offset + (unit - s), run.salt, 0);
+        pattern::regenerate(&mut bytes, run.stamp_offset + (unit - s), run.salt, 0);
         self.write_chunks(unit, &bytes);
     }
 
@@ -316,7 +316,7 @@ mod tests {
         assert!(unwritten.iter().all(|&b| b == 0));
     }
 
-    use crate::capacity::stamp::Stamper;
+    use crate::pattern::Stamper;
     use rand::{Rng, SeedableRng};
 
     fn stamps(salt: u64, offset: u64, len: usize) -> Vec<u8> {
@@ -437,7 +437,7 @@ mod tests {
         assert_eq!(back[4096..], stamps(1, 24 << 20, 4096)[..]);
         assert_eq!(
             Stamper::new(1).classify_unit(&back[..512], 8 << 20),
-            crate::capacity::stamp::UnitClass::Overwritten { from: 40 << 20 }
+            crate::pattern::UnitClass::Overwritten { from: 40 << 20 }
         );
         assert_eq!(s.runs.len(), 2, "not one run: the offsets do not continue");
         // Stamps at a physical position that is not on a unit boundary are stored as bytes.

@@ -8,14 +8,16 @@ use crate::capacity::analysis::{analyse, FakeKind, Verdict};
 use crate::capacity::probe::{
     probe, write_bounds, ProbeConfig, ProbeRecord, DEFAULT_CACHE_CEILING,
 };
-use crate::capacity::stamp::Stamper;
+use crate::device::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::device::TargetInfo;
+use crate::device::{self, OpenRequest};
+use crate::pattern::Stamper;
 use crate::report::results::{
     ProbeParameters, ProbeResult, ProbeSample, ProbeSummary, ScanSummary,
 };
-use crate::report::{Body, Check, Metric, TargetInfo, Warning};
-use crate::target::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
-use crate::target::{self, OpenRequest};
-use crate::units::format_bytes;
+use crate::report::Body;
+use crate::vocab::units::format_bytes;
+use crate::vocab::{Check, Metric, Warning};
 use crate::{Error, Result};
 use std::io;
 
@@ -63,7 +65,7 @@ fn test(
         write: false,
         require_direct: false,
     };
-    let peeked = target::open(spec, &req)?;
+    let peeked = device::open(spec, &req)?;
     let partition_warning = crate::capacity::partition_check(&peeked, spec, params.partition_ok)?;
     let max_cache = params.max_cache_bytes;
     let mut test = CapacityTest {
@@ -73,7 +75,7 @@ fn test(
             // low region; in preserve mode that would all go to the journal, so there
             // it is left to a larger --max-cache (the verdict says when a faster cache
             // still answered).
-            cache_ceiling: if flags.destructive || target::is_sim_spec(spec) {
+            cache_ceiling: if flags.destructive || device::is_sim_spec(spec) {
                 DEFAULT_CACHE_CEILING
             } else {
                 max_cache
@@ -274,7 +276,7 @@ pub fn guard_warning(restored: bool, v: &Verdict) -> Option<Warning> {
     if !restored {
         return None;
     }
-    use crate::report::warning::GuardCause;
+    use crate::vocab::warning::GuardCause;
     let cause = if v.wrap_modulus.is_some() {
         GuardCause::Aliasing
     } else if v.kind == FakeKind::Limbo {

@@ -16,11 +16,13 @@ pub mod program;
 pub mod slc;
 
 use crate::backend::Backend;
-use crate::report::{Body, Check, Document, Inference, Metric, Status, TargetInfo, Warning};
-use crate::target::write::{
+use crate::device::write::{
     check_allowed, open_for_write, stopped_early, time_budget_use, Budgets, Ran, WriteFlags,
     WriteIntent,
 };
+use crate::device::TargetInfo;
+use crate::report::{Body, Document};
+use crate::vocab::{Check, Inference, Metric, Status, Warning};
 use crate::{Error, Result};
 use std::io;
 
@@ -142,7 +144,7 @@ pub fn plan<R: Request>(
     flags: &WriteFlags,
     budgets: &Budgets,
 ) -> Result<WriteIntent> {
-    let info = crate::target::peek(spec)?;
+    let info = crate::device::peek(spec)?;
     Ok(req
         .build(spec, flags, budgets, &info)?
         .plan(info.logical_sector_bytes as u64))
@@ -158,7 +160,7 @@ pub fn drive<T: WriteTest>(
     budgets: &Budgets,
     build: impl FnOnce(&TargetInfo) -> Result<T>,
 ) -> Result<Finished> {
-    let info = crate::target::peek(spec)?;
+    let info = crate::device::peek(spec)?;
     let mut test = build(&info)?;
     let mut intent = test.plan(info.logical_sector_bytes as u64);
     intent.budget_bytes = test.write_budget(budgets.write_budget_bytes(info.size_bytes)?);
@@ -194,11 +196,11 @@ pub fn drive<T: WriteTest>(
         doc.warnings.extend(over);
     }
     let code = if findings.failed {
-        crate::error::EXIT_CHECK_FAILED
+        crate::vocab::error::EXIT_CHECK_FAILED
     } else if findings.inconclusive {
-        crate::error::EXIT_RUNTIME
+        crate::vocab::error::EXIT_RUNTIME
     } else {
-        crate::error::EXIT_OK
+        crate::vocab::error::EXIT_OK
     };
     Ok(Finished::Done { doc, code })
 }

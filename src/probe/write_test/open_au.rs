@@ -5,12 +5,13 @@ use crate::analysis::openau::{
     decide, fast_blocks_in_collapse, infer_linear, infer_open_au, linear_reference,
 };
 use crate::backend::Backend;
+use crate::device::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::device::TargetInfo;
 use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
 use crate::probe::write_common::{align_up, check_geometry};
 use crate::report::results::{OpenAuResult, WithEraseSource};
-use crate::report::{Body, TargetInfo};
-use crate::target::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
-use crate::units::{format_bytes, short_size};
+use crate::report::Body;
+use crate::vocab::units::{format_bytes, short_size};
 use crate::{Error, Result};
 use std::io;
 

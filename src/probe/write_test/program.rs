@@ -3,11 +3,11 @@
 use super::{Findings, WriteTest};
 use crate::analysis::program::{infer_program, COLUMNS};
 use crate::backend::Backend;
+use crate::device::write::{estimate_ns, WriteIntent};
 use crate::probe::program::{self, ProgramParams, ProgramSamples};
 use crate::report::results::{ProgramParameters, ProgramResult};
 use crate::report::Body;
-use crate::target::write::{estimate_ns, WriteIntent};
-use crate::units::format_bytes;
+use crate::vocab::units::format_bytes;
 use crate::Result;
 use std::io;
 

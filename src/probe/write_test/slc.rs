@@ -4,12 +4,13 @@
 use super::{Findings, Request, WriteTest};
 use crate::analysis::slc::{cliff_confirmed, infer_recovery, infer_slc};
 use crate::backend::Backend;
+use crate::device::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::device::TargetInfo;
 use crate::probe::slc::{self, SlcParams, SlcSamples};
 use crate::report::output_file::OutputFile;
 use crate::report::results::SlcResult;
-use crate::report::{Body, TargetInfo};
-use crate::target::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
-use crate::units::format_bytes;
+use crate::report::Body;
+use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use std::io;
 

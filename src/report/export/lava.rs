@@ -3,7 +3,8 @@
 //! on `PATH`) flashscope runs them itself, one per check, and prints its usual output.
 
 use super::Exporter;
-use crate::report::{Check, Document};
+use crate::report::Document;
+use crate::vocab::Check;
 use crate::{Error, Result};
 use std::io::{self, Write};
 use std::path::PathBuf;

@@ -115,7 +115,9 @@ fn open_pending(format: FileFormat, path: &Path) -> Result<Pending> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Check, Document, Metric, TargetInfo};
+    use crate::device::TargetInfo;
+    use crate::report::Document;
+    use crate::vocab::{Check, Metric};
 
     pub(crate) fn sample_doc() -> Document {
         let info = TargetInfo {
@@ -218,7 +220,7 @@ mod tests {
             (FileFormat::Junit, Path::new("")),
         ] {
             let e = Exports::open(&[(format, path)]).unwrap_err();
-            assert_eq!(e.exit_code(), crate::error::EXIT_USAGE, "{e}");
+            assert_eq!(e.exit_code(), crate::vocab::error::EXIT_USAGE, "{e}");
             assert!(e.to_string().starts_with(format.option()), "{e}");
         }
     }

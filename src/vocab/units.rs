@@ -2,7 +2,7 @@
 //! K, M, G, T (and KiB, MiB, ...) are powers of 1024; KB, MB, GB, TB are powers of 1000
 //! (SD labels and speed classes count in those); formatting always uses binary units.
 
-use crate::{Error, Result};
+use super::error::{Error, Result};
 
 const KIB: u64 = 1024;
 

@@ -8,7 +8,7 @@
 //! them: `stopped-early`, `untrusted-journal`, and `memory-filesystem` for a raw target
 //! file (`memory_filesystem` everywhere else: one condition, [`Warning::MemoryFilesystem`]).
 
-use crate::units::{format_bytes, format_ns, format_rate};
+use crate::vocab::units::{format_bytes, format_ns, format_rate};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

@@ -5,7 +5,7 @@
 //! `AutoParams` and renders the verdict block; it decides none of this.
 
 use crate::analysis::advice::{advise, Findings};
-use crate::error::{EXIT_CHECK_FAILED, EXIT_OK};
+use crate::device::write::{Budgets, WriteFlags, WriteIntent};
 use crate::probe::align_test::{self, AlignParams};
 use crate::probe::write_test::capacity::CapacityParams;
 use crate::probe::write_test::fat::FatRequest;
@@ -15,9 +15,10 @@ use crate::probe::write_test::{self, Finished};
 use crate::report::results::{
     AutoParameters, AutoPlan, AutoResult, ClassesRecord, PlannedStep, SkippedStep, StepRecord,
 };
-use crate::report::{Body, Document, Inference, Status};
-use crate::target::write::{Budgets, WriteFlags, WriteIntent};
-use crate::units::{format_bytes, format_ns, parse_duration_ns};
+use crate::report::{Body, Document};
+use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK};
+use crate::vocab::units::{format_bytes, format_ns, parse_duration_ns};
+use crate::vocab::{Inference, Status};
 use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
 use crate::workload::bench_test::{self, BenchParams};
 use crate::workload::EngineKind;
@@ -262,7 +263,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     let claim = claimed(params)?;
     let given = &params.budgets;
     let mut budget = Pipeline::new(
-        given.write_budget_bytes(crate::target::peek(spec)?.size_bytes)?,
+        given.write_budget_bytes(crate::device::peek(spec)?.size_bytes)?,
         given.time_budget_ns()?,
     );
     let align_budget = given.time_budget.clone().unwrap_or_else(|| "30s".into());
@@ -299,7 +300,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     };
     if writes {
         let (intents, bench_intent, bench_ns) = intents(spec, &flags, erase)?;
-        let journaled = !params.flags.destructive && !crate::target::is_sim_spec(spec);
+        let journaled = !params.flags.destructive && !crate::device::is_sim_spec(spec);
         let made = plan(
             &intents,
             (&bench_intent, bench_ns),
@@ -403,7 +404,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         step_docs.push(bd);
     }
     for s in &budget.skipped {
-        doc.warnings.push(crate::report::Warning::StepSkipped {
+        doc.warnings.push(crate::vocab::Warning::StepSkipped {
             step: s.command.to_string(),
             why: s.why.clone(),
         });
@@ -565,11 +566,11 @@ fn claimed(params: &AutoParams) -> Result<Claim> {
             source: Some("label"),
         });
     }
-    let opened = crate::target::open(&params.target, &crate::target::OpenRequest::read_only())?;
+    let opened = crate::device::open(&params.target, &crate::device::OpenRequest::read_only())?;
     let marks = opened
         .block_name
         .as_deref()
-        .and_then(crate::target::mmc::claimed_marks)
+        .and_then(crate::device::mmc::claimed_marks)
         .unwrap_or_default();
     Ok(Claim {
         source: (!marks.is_empty()).then_some("ssr"),
@@ -578,7 +579,7 @@ fn claimed(params: &AutoParams) -> Result<Claim> {
 }
 
 /// The steps share some warnings (a busy machine): each is said once.
-fn dedup_warnings(warnings: &mut Vec<crate::report::Warning>) {
+fn dedup_warnings(warnings: &mut Vec<crate::vocab::Warning>) {
     let mut seen = Vec::new();
     warnings.retain(|w| {
         let key = w.clone();

@@ -3,7 +3,6 @@
 //! A spec is a path (block device or regular file) or `sim:PRESET[,key=value...]`.
 
 pub mod mmc;
-pub mod mounts;
 pub mod sysfs;
 pub mod write;
 
@@ -11,7 +10,8 @@ pub use write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
 
 use crate::backend::sim::{SimConfig, SimDevice};
 use crate::backend::{Backend, SyncBackend};
-use crate::report::{TargetInfo, Warning};
+use crate::platform::mounts;
+use crate::vocab::Warning;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -301,7 +301,7 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
             direct = false;
             warnings.push(Warning::DirectIoRefused {
                 target: Some(spec.to_string()),
-                fallback: crate::report::warning::DirectFallback::Buffered,
+                fallback: crate::vocab::warning::DirectFallback::Buffered,
             });
             try_open(path, req.write, libc::O_CLOEXEC)
                 .map_err(|e| open_error(spec, e, req.write))?
@@ -330,7 +330,7 @@ fn open_path(spec: &str, path: &Path, req: &OpenRequest) -> Result<OpenTarget> {
             if let Some(name) = crate::sys::fs_name(t).filter(|_| crate::sys::memory_fs(t)) {
                 warnings.push(Warning::MemoryFilesystem {
                     fs_type: name.to_string(),
-                    place: crate::report::warning::MemoryPlace::TargetFile(spec.to_string()),
+                    place: crate::vocab::warning::MemoryPlace::TargetFile(spec.to_string()),
                 });
             }
         }
@@ -596,6 +596,32 @@ fn block_sizes(file: &File) -> io::Result<(u64, u32, u32)> {
     let size = crate::sys::block_device_bytes(file)?;
     let (logical, physical) = crate::sys::sector_sizes(file);
     Ok((size, logical, physical))
+}
+
+/// What is known about a target before any test runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub spec: String,
+    pub kind: TargetKind,
+    pub size_bytes: u64,
+    pub logical_sector_bytes: u32,
+    pub physical_sector_bytes: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rotational: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub removable: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direct_io: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filesystem: Option<String>,
+    /// The whole disk's model and serial number as sysfs gives them (`sysfs::disk_model`,
+    /// `sysfs::disk_serial`); the simulator's model for `sim:`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
 }
 
 #[cfg(test)]

@@ -1286,7 +1286,7 @@ mod tests {
     #[test]
     fn wrong_length_and_non_hex_are_runtime_errors_naming_the_text() {
         let e = decode_cid("0353445355", CardKind::Sd, None).unwrap_err();
-        assert_eq!(e.exit_code(), crate::error::EXIT_RUNTIME);
+        assert_eq!(e.exit_code(), crate::vocab::error::EXIT_RUNTIME);
         let msg = e.to_string();
         assert!(
             msg.contains("\"0353445355\"") && msg.contains("expected 32"),

@@ -7,7 +7,7 @@
 //!    one sentence, the budgets it resolved with [`Budgets`]);
 //! 3. call [`open_for_write`]`(spec, &flags, &intent)`, which decides everything: the
 //!    refusal without `--write`/`--destructive`, the mounted / held / read-only / swap /
-//!    loop-backing-file refusals (in `target::open`), the journal's place and room, an
+//!    loop-backing-file refusals (in `device::open`), the journal's place and room, an
 //!    unrestored or in-use journal for the same target, and that a `sim:` target is never
 //!    journaled (`preserve.mode = "simulated"`). It prints the plan and returns a
 //!    [`WriteSession`];
@@ -28,11 +28,13 @@
 //! counted apart.
 
 use crate::backend::{Backend, TimeBudget, Timed, WriteBudget};
+use crate::device::TargetInfo;
+use crate::device::{self, OpenRequest, TargetKind};
 use crate::journal::{self, Identity, Preserve, RestoreSummary};
-use crate::report::{Document, TargetInfo, Warning};
+use crate::report::Document;
 use crate::signals;
-use crate::target::{self, OpenRequest, TargetKind};
-use crate::units::{format_bytes, format_ns, parse_duration_ns, parse_size, short_size};
+use crate::vocab::units::{format_bytes, format_ns, parse_duration_ns, parse_size, short_size};
+use crate::vocab::Warning;
 use crate::{Error, Result};
 use std::io;
 use std::path::PathBuf;
@@ -69,10 +71,10 @@ impl WriteFlags {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Budgets {
     /// Stop once this much has been written (e.g. 512M, 4G); results so far are analysed.
-    #[arg(long, value_name = "SIZE", value_parser = crate::units::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
     pub write_budget: Option<String>,
     /// Stop after this much device time (e.g. 600s); results so far are analysed.
-    #[arg(long, value_name = "DURATION", value_parser = crate::units::duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::vocab::units::duration_arg)]
     pub time_budget: Option<String>,
 }
 
@@ -381,7 +383,7 @@ pub fn open_for_write(
         )));
     }
     let t0 = crate::backend::monotonic_ns();
-    let opened = target::open(spec, &OpenRequest::read_write())?;
+    let opened = device::open(spec, &OpenRequest::read_write())?;
     let info = opened.info.clone();
     let warnings = opened.warnings.clone();
     let save = intent.region.1;

@@ -7,7 +7,9 @@
 //! missing, and names the fallback flashscope uses. The checks never fail: absence is an
 //! answer. System calls live in [`crate::sys`].
 
-use crate::target::mounts::{parse_mountinfo, unescape, MountEntry};
+pub mod mounts;
+
+use mounts::{parse_mountinfo, unescape, MountEntry};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -406,12 +408,12 @@ proc /proc proc rw,nosuid 0 0
             "{msg}"
         );
         // The fallback still makes the card busy for the safety policy (by source path).
-        let card = [crate::target::mounts::DeviceNode {
+        let card = [crate::platform::mounts::DeviceNode {
             name: "mmcblk0p1".into(),
             major: 179,
             minor: 1,
         }];
-        let why = crate::target::mounts::busy_reason(&card, &t.entries, &[], &[]).unwrap();
+        let why = crate::platform::mounts::busy_reason(&card, &t.entries, &[], &[]).unwrap();
         assert!(why.contains("/boot fw"), "{why}");
     }
 
