@@ -22,6 +22,7 @@ pub mod platform;
 pub mod probe;
 pub mod report;
 pub mod serve;
+pub mod session;
 pub mod signals;
 pub mod sys;
 pub mod vocab;

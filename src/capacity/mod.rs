@@ -8,7 +8,6 @@ pub mod fileset;
 pub mod locate;
 pub mod probe;
 pub mod verify;
-pub mod verify_test;
 
 use crate::device::{sysfs, OpenTarget};
 use crate::vocab::Warning;

@@ -2,8 +2,8 @@
 
 use super::Output;
 use crate::analysis::align::AlignPoint;
+use crate::commands::align::{self, AlignParams};
 use crate::input::printable;
-use crate::probe::align_test::{self, AlignParams};
 use crate::report::charts;
 use crate::report::output_file::OutputFile;
 use crate::report::table::Table;
@@ -35,7 +35,7 @@ pub struct Args {
     pub count: Option<u32>,
     /// Distinct positions per alignment, the same for every alignment (one with fewer
     /// multiples on the device is not measured).
-    #[arg(long, default_value_t = crate::probe::align_test::DEFAULT_POSITIONS, value_name = "N")]
+    #[arg(long, default_value_t = crate::commands::align::DEFAULT_POSITIONS, value_name = "N")]
     pub positions: usize,
     /// Write an SVG plot of boundary cost against alignment.
     #[arg(long, value_name = "FILE.svg")]
@@ -50,7 +50,7 @@ pub struct Args {
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let plot = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
-    let doc = align_test::measure(&args.target, &params(args)?)?;
+    let doc = align::measure(&args.target, &params(args)?)?;
     if let (Some(file), Body::Align(a)) = (&plot, &doc.body) {
         let svg = charts::align(
             &a.points(),

@@ -8,10 +8,10 @@ use crate::analysis::advice::{erase_unknown, Advice, DEFAULT_ALIGN, DEVICE, PART
 use crate::commands::auto::{
     confident_u64, AutoFinished, AutoParams, AutoRun, PlanMade, SLC_BYTES,
 };
-use crate::device::write::{Budgets, WriteFlags};
 use crate::report::output_file::OutputFile;
 use crate::report::results::AutoResult;
 use crate::report::{Body, Document};
+use crate::session::{Budgets, WriteFlags};
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::workload::bench::class_check_name;
 use crate::Result;

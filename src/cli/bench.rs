@@ -3,14 +3,14 @@
 //! A1/A2 verdicts and `--expect` checks for CI.
 
 use super::Output;
-use crate::device::write::WriteFlags;
+use crate::commands::bench::{self, BenchParams};
 use crate::report::results::BenchResult;
 use crate::report::table::Table;
 use crate::report::wear_line;
 use crate::report::{Body, Document};
+use crate::session::WriteFlags;
 use crate::vocab::units::{format_ns, parse_size};
 use crate::workload::bench::{parse_expect, LINES};
-use crate::workload::bench_test::{self, BenchParams};
 use crate::workload::spec::parse_cpus;
 use crate::workload::{Dir, EngineKind};
 use crate::Result;
@@ -63,7 +63,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let b = bench_test::measure(&args.target, &params(args)?, &args.flags)?;
+    let b = bench::measure(&args.target, &params(args)?, &args.flags)?;
     let Some(doc) = b.doc else {
         return Ok(b.code);
     };

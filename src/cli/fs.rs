@@ -4,13 +4,14 @@
 
 use super::Output;
 use crate::fs::analysis::{dirty_peaks, files_inferences, seq_inferences, seq_warnings};
-use crate::fs::env::{self, FsInfo, MemInfo};
+use crate::fs::env::{self, FsInfo};
 use crate::fs::files::{self, FilesConfig, FilesRun};
 use crate::fs::matrix::{self, MatrixCell, MatrixConfig, MatrixRun, MatrixTest};
 use crate::fs::monitor::{throughput_series, Progress};
 use crate::fs::seq::{self, SeqConfig, SeqMode, SeqRun};
 use crate::fs::warn::environment_warnings;
 use crate::fs::{parse_size_list, Pattern};
+use crate::platform::MemInfo;
 use crate::report::output_file::OutputFile;
 use crate::report::results::{
     CpuGovernor, FilesystemTarget, FsFilesParameters, FsFilesResult, FsMatrixParameters,

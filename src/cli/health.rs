@@ -71,7 +71,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         roots,
     };
     let h = health::assess(args.target.as_deref(), &opts)?;
-    let mut doc = health::document(&h);
+    let mut doc = crate::commands::health::document(&h);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     let code = if h.status.failed() {
         EXIT_CHECK_FAILED

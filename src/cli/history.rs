@@ -2,10 +2,11 @@
 
 use super::Output;
 use crate::history::table::{self, By, COLUMNS};
-use crate::history::{self as hist, identity, RunSummary, Store, StoredMetric};
+use crate::history::{self as hist, identity, Store};
 use crate::report::results::{
     HistoryListResult, HistoryTableParameters, HistoryTableResult, HistoryTarget, TableColumn,
 };
+use crate::report::rows::{RunSummary, StoredMetric};
 use crate::report::table::{csv_field, Table};
 use crate::report::{Body, Document, Target};
 use crate::vocab::error::EXIT_OK;

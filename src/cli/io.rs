@@ -2,12 +2,12 @@
 //! thing), with fio-compatible JSON for the per-job figures.
 
 use super::Output;
-use crate::device::write::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
 use crate::device::TargetInfo;
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{IoResult, PageCacheChange};
 use crate::report::wear_line;
 use crate::report::{Body, Document};
+use crate::session::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
 use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_RUNTIME};
 use crate::vocab::units::{format_bytes, format_ns, format_rate, parse_size};
 use crate::vocab::{Check, Metric, Warning};

@@ -308,12 +308,12 @@ impl Outcome {
     }
 }
 
-impl From<crate::probe::write_test::Finished> for Outcome {
+impl From<crate::commands::write_probe::Finished> for Outcome {
     /// A writing test's result: its exit code when it ran, the signal's when stopped.
-    fn from(f: crate::probe::write_test::Finished) -> Self {
+    fn from(f: crate::commands::write_probe::Finished) -> Self {
         match f {
-            crate::probe::write_test::Finished::Done { doc, code } => Outcome::new(doc, code),
-            crate::probe::write_test::Finished::Stopped { code } => Outcome::stopped(code),
+            crate::commands::write_probe::Finished::Done { doc, code } => Outcome::new(doc, code),
+            crate::commands::write_probe::Finished::Stopped { code } => Outcome::stopped(code),
         }
     }
 }

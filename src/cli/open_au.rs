@@ -2,10 +2,11 @@
 //! once (flashbench's open-AU test, automatic).
 
 use super::{Outcome, Output};
-use crate::device::write::{Budgets, WriteFlags};
-use crate::probe::write_test::{self, open_au::OpenAuRequest, value_text};
+use crate::commands::open_au::OpenAuRequest;
+use crate::commands::write_probe::{self, value_text};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
+use crate::session::{Budgets, WriteFlags};
 use crate::vocab::units::{format_bytes, format_rate, parse_size};
 use crate::Result;
 
@@ -44,7 +45,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = write_test::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    let finished = write_probe::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
     Outcome::from(finished).emit(out)
 }
 

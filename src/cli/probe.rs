@@ -1,9 +1,10 @@
 //! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
 
 use super::{Outcome, Output};
-use crate::device::write::{Budgets, WriteFlags};
-use crate::probe::write_test::{self, capacity::CapacityParams};
+use crate::commands::probe::CapacityParams;
+use crate::commands::write_probe::{self};
 use crate::report::{Body, Document};
+use crate::session::{Budgets, WriteFlags};
 use crate::vocab::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
@@ -45,7 +46,7 @@ pub struct Args {
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let params = params(args)?;
-    let finished = write_test::measure(&args.target, &params, &args.flags, &args.budgets)?;
+    let finished = write_probe::measure(&args.target, &params, &args.flags, &args.budgets)?;
     Outcome::from(finished).emit(out)
 }
 

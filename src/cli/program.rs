@@ -2,11 +2,12 @@
 //! linear and random writes of zeros, ones and 0x5a, and reads.
 
 use super::{Outcome, Output};
-use crate::device::write::{Budgets, WriteFlags};
+use crate::commands::program::ProgramTest;
+use crate::commands::write_probe::{drive, value_text};
 use crate::probe::program::ProgramParams;
-use crate::probe::write_test::{drive, program::ProgramTest, value_text};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
+use crate::session::{Budgets, WriteFlags};
 use crate::vocab::units::{format_bytes, format_rate, parse_size};
 use crate::{Error, Result};
 

@@ -2,11 +2,12 @@
 //! gets at cache speed before the native speed, and whether the cache recovers.
 
 use super::{Outcome, Output};
-use crate::device::write::{Budgets, WriteFlags};
-use crate::probe::write_test::{self, slc::SlcRequest};
+use crate::commands::slc::SlcRequest;
+use crate::commands::write_probe::{self};
 use crate::report::output_file::OutputFile;
 use crate::report::table::Table;
 use crate::report::{Body, Document};
+use crate::session::{Budgets, WriteFlags};
 use crate::vocab::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
 use crate::Result;
 use std::path::PathBuf;
@@ -41,7 +42,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = write_test::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    let finished = write_probe::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
     Outcome::from(finished).emit(out)
 }
 

@@ -7,13 +7,13 @@
 use super::Output;
 use crate::capacity::extent::Extent;
 use crate::capacity::locate::LocatedExtent;
-use crate::capacity::verify;
-pub use crate::capacity::verify_test::Pass;
-use crate::capacity::verify_test::{self, parse_range, VerifyParams};
-use crate::device::write::WriteFlags;
+use crate::capacity::verify as verify_io;
+pub use crate::commands::verify::Pass;
+use crate::commands::verify::{self, parse_range, VerifyParams};
 use crate::report::output_file::OutputFile;
 use crate::report::results::VerifyResult;
 use crate::report::{Body, Document, Target};
+use crate::session::WriteFlags;
 use crate::vocab::units::{format_bytes, format_rate};
 use crate::Result;
 use serde::Deserialize;
@@ -86,8 +86,8 @@ pub struct Args {
     /// Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while
     /// stamps are generated and checked; 1 issues one request at a time, like fio's psync
     /// engine. Simulated cards and directories use 1.
-    #[arg(long, value_name = "N", default_value_t = verify::DEFAULT_IODEPTH as u32,
-          value_parser = clap::value_parser!(u32).range(1..=verify::MAX_IODEPTH as i64))]
+    #[arg(long, value_name = "N", default_value_t = verify_io::DEFAULT_IODEPTH as u32,
+          value_parser = clap::value_parser!(u32).range(1..=verify_io::MAX_IODEPTH as i64))]
     pub iodepth: u32,
 }
 
@@ -114,7 +114,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         pass: args.pass,
         iodepth: args.iodepth,
     };
-    super::Outcome::from(verify_test::measure(&params)?).emit(out)
+    super::Outcome::from(verify::measure(&params)?).emit(out)
 }
 
 /// The verify fields of a document `document` made.
@@ -161,7 +161,7 @@ fn wrap_lines(doc: &Document) -> String {
         format_bytes(m),
         format_bytes(m)
     );
-    if let Some(c) = crate::probe::write_test::capacity::usable_partition_command(
+    if let Some(c) = crate::commands::probe::usable_partition_command(
         info.size_bytes,
         m,
         info.logical_sector_bytes,

@@ -5,22 +5,22 @@
 //! `AutoParams` and renders the verdict block; it decides none of this.
 
 use crate::analysis::advice::{advise, Findings};
-use crate::device::write::{Budgets, WriteFlags, WriteIntent};
-use crate::probe::align_test::{self, AlignParams};
-use crate::probe::write_test::capacity::CapacityParams;
-use crate::probe::write_test::fat::FatRequest;
-use crate::probe::write_test::open_au::OpenAuRequest;
-use crate::probe::write_test::slc::SlcRequest;
-use crate::probe::write_test::{self, Finished};
+use crate::commands::align::{self, AlignParams};
+use crate::commands::bench::{self, BenchParams};
+use crate::commands::fat::FatRequest;
+use crate::commands::open_au::OpenAuRequest;
+use crate::commands::probe::CapacityParams;
+use crate::commands::slc::SlcRequest;
+use crate::commands::write_probe::{self, Finished};
 use crate::report::results::{
     AutoParameters, AutoPlan, AutoResult, ClassesRecord, PlannedStep, SkippedStep, StepRecord,
 };
 use crate::report::{Body, Document};
+use crate::session::{Budgets, WriteFlags, WriteIntent};
 use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::vocab::units::{format_bytes, format_ns, parse_duration_ns};
 use crate::vocab::{Inference, Status};
 use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
-use crate::workload::bench_test::{self, BenchParams};
 use crate::workload::EngineKind;
 use crate::Result;
 
@@ -267,7 +267,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         given.time_budget_ns()?,
     );
     let align_budget = given.time_budget.clone().unwrap_or_else(|| "30s".into());
-    let aligned = align_test::measure(
+    let aligned = align::measure(
         spec,
         &AlignParams {
             time_budget_ns: parse_duration_ns(&align_budget)?,
@@ -325,7 +325,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         };
     }
     if let Some(allowance) = budget.admit(writes, "probe", 0, 0) {
-        let (pd, c) = done!(write_test::measure(
+        let (pd, c) = done!(write_probe::measure(
             spec,
             &PROBE,
             &flags,
@@ -342,7 +342,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         match erase {
             Some(e) => {
                 if let Some(allowance) = budget.admit(writes, "open-au", e, 0) {
-                    let (od, _) = done!(write_test::measure(
+                    let (od, _) = done!(write_probe::measure(
                         spec,
                         &open_au_request(e),
                         &flags,
@@ -360,7 +360,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     }
     if let Some((e, allowance)) = erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?)))
     {
-        let (fd, c) = done!(write_test::measure(
+        let (fd, c) = done!(write_probe::measure(
             spec,
             &fat_request(e),
             &flags,
@@ -371,7 +371,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         step_docs.push(fd);
     }
     if let Some(allowance) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
-        let (sd, c) = done!(write_test::measure(
+        let (sd, c) = done!(write_probe::measure(
             spec,
             &slc_request(),
             &flags,
@@ -387,7 +387,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     let (mut met, mut failure) = (None, None);
     if let Some(allowance) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
         let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
-        let b = bench_test::measure(spec, &bench_params(cap), &flags)?;
+        let b = bench::measure(spec, &bench_params(cap), &flags)?;
         let Some(bd) = b.doc else {
             return Ok(AutoFinished::Stopped { code: b.code });
         };
@@ -519,18 +519,18 @@ fn intents(
     erase: Option<u64>,
 ) -> Result<(Vec<WriteIntent>, WriteIntent, u64)> {
     let none = Budgets::default();
-    let mut intents = vec![write_test::plan(spec, &PROBE, flags, &none)?];
+    let mut intents = vec![write_probe::plan(spec, &PROBE, flags, &none)?];
     if let Some(e) = erase {
-        intents.push(write_test::plan(spec, &open_au_request(e), flags, &none)?);
-        intents.push(write_test::plan(spec, &fat_request(e), flags, &none)?);
+        intents.push(write_probe::plan(spec, &open_au_request(e), flags, &none)?);
+        intents.push(write_probe::plan(spec, &fat_request(e), flags, &none)?);
     }
-    intents.push(write_test::plan(
+    intents.push(write_probe::plan(
         spec,
         &slc_request(),
         flags,
         &slc_budgets(none.clone()),
     )?);
-    let (bench_intent, bench_ns) = bench_test::plan(spec, &bench_params(None))?;
+    let (bench_intent, bench_ns) = bench::plan(spec, &bench_params(None))?;
     Ok((intents, bench_intent, bench_ns))
 }
 

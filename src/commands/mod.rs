@@ -2,4 +2,14 @@
 //! place its result document is built. The CLI above turns arguments into parameters and
 //! renders what comes back; the rooms below measure and decide (docs/ARCHITECTURE.md).
 
+pub mod align;
 pub mod auto;
+pub mod bench;
+pub mod fat;
+pub mod health;
+pub mod open_au;
+pub mod probe;
+pub mod program;
+pub mod slc;
+pub mod verify;
+pub mod write_probe;

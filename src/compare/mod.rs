@@ -10,6 +10,7 @@ pub mod stats;
 pub use side::{load, Measure, Side, SideSpec};
 
 use crate::report::results::{CompareParameters, CompareResult, SpecTarget};
+use crate::report::rows::{Row, SideSummary};
 use crate::report::{Body, Document, Target};
 use crate::vocab::units::format_bytes;
 use crate::vocab::{Inference, Metric, Warning};
@@ -137,40 +138,6 @@ impl Workload {
             ..self.clone()
         } == *other
     }
-}
-
-/// One figure of one side against the same figure of the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Row {
-    /// bench's metric name or the workload's (`Workload::metric`).
-    pub metric: String,
-    /// The workload in words.
-    pub test: String,
-    /// The baseline's label ("A") and this side's ("B", "C", …).
-    pub baseline: String,
-    pub side: String,
-    /// The two figures, bytes per second.
-    pub a_bytes_per_s: f64,
-    pub b_bytes_per_s: f64,
-    /// B / A − 1 of the two figures.
-    pub difference: f64,
-    /// The 95 % interval of B / A − 1; None when the data cannot give one (`method` says why).
-    pub ci_low: Option<f64>,
-    pub ci_high: Option<f64>,
-    /// True when the interval excludes 0; None without an interval.
-    pub significant: Option<bool>,
-    /// What the interval comes from: "per_second", "runs", or "none".
-    pub basis: String,
-    /// How many samples (seconds or runs) of A and of B it used.
-    pub a_samples: usize,
-    pub b_samples: usize,
-    /// How the interval was found, or why there is none.
-    pub method: String,
-    /// What differs between the two workloads, compared anyway because of `--force`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub forced: Vec<String>,
-    /// The finding in one sentence.
-    pub sentence: String,
 }
 
 /// A percentage for sentences: whole numbers from 10 %, one decimal below.
@@ -437,19 +404,6 @@ pub fn compare(sides: &[Side], force: bool) -> Result<(Vec<Row>, Vec<Warning>)> 
         )));
     }
     Ok((rows, warnings))
-}
-
-/// Where a side came from, for the document's `sides`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SideSummary {
-    pub label: String,
-    pub source: String,
-    /// "bench", "io" or "fio".
-    pub kind: String,
-    pub target: String,
-    pub figures: usize,
-    /// The most runs any of its figures has (1 when none was repeated).
-    pub runs: usize,
 }
 
 /// The `compare` document: `samples` are the rows, each row an inference named

@@ -4,9 +4,6 @@
 
 pub mod mmc;
 pub mod sysfs;
-pub mod write;
-
-pub use write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
 
 use crate::backend::sim::{SimConfig, SimDevice};
 use crate::backend::{Backend, SyncBackend};

@@ -151,53 +151,6 @@ pub fn compression(f_type: u32, options: &str) -> Option<bool> {
     }
 }
 
-/// Memory figures from /proc/meminfo, in bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct MemInfo {
-    pub total_bytes: u64,
-    pub available_bytes: u64,
-    pub cached_bytes: u64,
-    pub dirty_bytes: u64,
-    pub writeback_bytes: u64,
-}
-
-impl MemInfo {
-    /// Parse the text of /proc/meminfo ("Dirty:  1234 kB" lines).
-    pub fn parse(text: &str) -> MemInfo {
-        let mut m = MemInfo::default();
-        for line in text.lines() {
-            let Some((key, rest)) = line.split_once(':') else {
-                continue;
-            };
-            let mut parts = rest.split_whitespace();
-            let Some(Ok(v)) = parts.next().map(str::parse::<u64>) else {
-                continue;
-            };
-            let bytes = if parts.next() == Some("kB") {
-                v.saturating_mul(1024)
-            } else {
-                v
-            };
-            match key {
-                "MemTotal" => m.total_bytes = bytes,
-                "MemAvailable" => m.available_bytes = bytes,
-                "Cached" => m.cached_bytes = bytes,
-                "Dirty" => m.dirty_bytes = bytes,
-                "Writeback" => m.writeback_bytes = bytes,
-                _ => {}
-            }
-        }
-        m
-    }
-
-    /// Read /proc/meminfo; zeros where it cannot be read.
-    pub fn read() -> MemInfo {
-        std::fs::read_to_string("/proc/meminfo")
-            .map(|t| MemInfo::parse(&t))
-            .unwrap_or_default()
-    }
-}
-
 /// The /proc/vmstat counters kept in the timeline: pages dirtied and written back, and the
 /// KiB paged in and out.
 pub const VMSTAT_KEYS: [&str; 6] = [
@@ -263,6 +216,7 @@ pub fn drop_all_caches() -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::platform::MemInfo;
 
     #[test]
     fn meminfo_parses_kb_lines() {

@@ -2,8 +2,9 @@
 //! progress line, and the monitor thread that samples /proc/meminfo and /proc/vmstat every
 //! 100 ms so the page cache can be seen filling and draining.
 
-use super::env::{parse_vmstat, MemInfo};
+use super::env::parse_vmstat;
 use crate::backend::monotonic_ns;
+use crate::platform::MemInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -301,7 +301,7 @@ pub fn run(cfg: &SeqConfig, progress: Arc<Progress>) -> Result<SeqRun> {
     env::check_free_space(&fs, need, "give a smaller --size or another directory")?;
     if fs.free_bytes.is_none() {
         // ramfs reports no size: do not fill RAM past what is available.
-        let avail = env::MemInfo::read().available_bytes;
+        let avail = crate::platform::MemInfo::read().available_bytes;
         if avail > 0 && need > avail / 2 {
             return Err(Error::Refused(format!(
                 "{} is in RAM with {} available; {} would fill it: give a smaller --size",

@@ -16,6 +16,7 @@
 pub mod identity;
 pub mod table;
 
+use crate::report::rows::{RunSummary, StoredMetric};
 use crate::report::Document;
 use crate::{Error, Result};
 use identity::DeviceIdentity;
@@ -135,31 +136,6 @@ pub fn recording_place(
             "neither XDG_DATA_HOME nor HOME is set to an absolute path: give --history PATH".into(),
         ),
     }
-}
-
-/// One stored run, as `history list` shows it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct RunSummary {
-    pub id: i64,
-    pub time: String,
-    pub command: String,
-    pub host: Option<String>,
-    pub device: String,
-    pub model: Option<String>,
-    pub target: String,
-    pub source: String,
-    /// The run's first metric (the command's leading figure): name, value, unit, labels.
-    pub headline: Option<StoredMetric>,
-}
-
-/// A metric row.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct StoredMetric {
-    pub metric: String,
-    pub value: f64,
-    pub unit: String,
-    /// A JSON object of the metric's labels (`{"job":"seq_read"}`).
-    pub labels: String,
 }
 
 /// One run in full, as `history export` writes it.

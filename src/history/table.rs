@@ -7,9 +7,9 @@
 //! values are held at a time, so memory does not grow with the number of runs stored.
 
 use super::Store;
+use crate::report::rows::{Cell, PartRow};
 use crate::{Error, Result};
 use rusqlite::params;
-use serde::{Deserialize, Serialize};
 
 /// What a row of the table stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -35,25 +35,6 @@ pub const COLUMNS: [(&str, &str, &str); 4] = [
     ("rand_read_iops", "bench_iops", "rand_read"),
     ("rand_write_iops", "bench_iops", "rand_write"),
 ];
-
-/// One figure of a part over its runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cell {
-    pub runs: u64,
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-/// One part: its figures, in [`COLUMNS`] order (`None` where no run measured it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PartRow {
-    pub part: String,
-    pub seq_read_bytes_per_s: Option<Cell>,
-    pub seq_write_bytes_per_s: Option<Cell>,
-    pub rand_read_iops: Option<Cell>,
-    pub rand_write_iops: Option<Cell>,
-}
 
 impl PartRow {
     fn new(part: String) -> Self {

@@ -325,6 +325,53 @@ pub fn sysfs_block(roots: &Roots, name: &str) -> SysfsReport {
     }
 }
 
+/// Memory figures from /proc/meminfo, in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MemInfo {
+    pub total_bytes: u64,
+    pub available_bytes: u64,
+    pub cached_bytes: u64,
+    pub dirty_bytes: u64,
+    pub writeback_bytes: u64,
+}
+
+impl MemInfo {
+    /// Parse the text of /proc/meminfo ("Dirty:  1234 kB" lines).
+    pub fn parse(text: &str) -> MemInfo {
+        let mut m = MemInfo::default();
+        for line in text.lines() {
+            let Some((key, rest)) = line.split_once(':') else {
+                continue;
+            };
+            let mut parts = rest.split_whitespace();
+            let Some(Ok(v)) = parts.next().map(str::parse::<u64>) else {
+                continue;
+            };
+            let bytes = if parts.next() == Some("kB") {
+                v.saturating_mul(1024)
+            } else {
+                v
+            };
+            match key {
+                "MemTotal" => m.total_bytes = bytes,
+                "MemAvailable" => m.available_bytes = bytes,
+                "Cached" => m.cached_bytes = bytes,
+                "Dirty" => m.dirty_bytes = bytes,
+                "Writeback" => m.writeback_bytes = bytes,
+                _ => {}
+            }
+        }
+        m
+    }
+
+    /// Read /proc/meminfo; zeros where it cannot be read.
+    pub fn read() -> MemInfo {
+        std::fs::read_to_string("/proc/meminfo")
+            .map(|t| MemInfo::parse(&t))
+            .unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,6 @@
 //! Probes: I/O and timing that return serialisable samples; they never print or decide.
 
 pub mod align;
-pub mod align_test;
 pub mod fat;
 pub mod interval;
 pub mod open_au;
@@ -9,4 +8,3 @@ pub mod program;
 pub mod scatter;
 pub mod slc;
 pub mod write_common;
-pub mod write_test;

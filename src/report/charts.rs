@@ -179,7 +179,7 @@ pub fn bench_per_second(figures: &[BenchFigure]) -> Chart {
 /// `compare`: each figure's difference from the baseline (B / A − 1, %) with its 95 %
 /// interval as a whisker, one series per side, figures numbered along x in row order
 /// (the caption names them). Figures without an interval are drawn as dots alone.
-pub fn compare(rows: &[crate::compare::Row]) -> Chart {
+pub fn compare(rows: &[crate::report::rows::Row]) -> Chart {
     let mut c = Chart::new(
         "compare: difference from A with its 95 % interval",
         "figure (numbered as in the table)",
@@ -201,7 +201,7 @@ pub fn compare(rows: &[crate::compare::Row]) -> Chart {
         }
     }
     for side in sides {
-        let x = |r: &crate::compare::Row| {
+        let x = |r: &crate::report::rows::Row| {
             (metrics.iter().position(|m| *m == r.metric).unwrap_or(0) + 1) as f64
         };
         let mine = || rows.iter().filter(|r| r.side == side);

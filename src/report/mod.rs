@@ -7,6 +7,7 @@ pub mod html;
 pub mod output_file;
 pub mod progress;
 pub mod results;
+pub mod rows;
 pub mod svg;
 pub mod table;
 

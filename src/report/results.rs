@@ -266,8 +266,8 @@ pub struct CompareParameters {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompareResult {
     pub parameters: CompareParameters,
-    pub samples: Vec<crate::compare::Row>,
-    pub sides: Vec<crate::compare::SideSummary>,
+    pub samples: Vec<crate::report::rows::Row>,
+    pub sides: Vec<crate::report::rows::SideSummary>,
     /// One line per side against the baseline.
     pub verdict: String,
 }
@@ -278,7 +278,7 @@ pub struct HistoryListResult {
     /// None (`{}`).
     #[serde(default)]
     pub parameters: NoParameters,
-    pub samples: Vec<crate::history::RunSummary>,
+    pub samples: Vec<crate::report::rows::RunSummary>,
 }
 
 /// A command without parameters, or an empty part of a document: `{}`.
@@ -305,7 +305,7 @@ pub struct HistoryTableParameters {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistoryTableResult {
     pub parameters: HistoryTableParameters,
-    pub samples: Vec<crate::history::table::PartRow>,
+    pub samples: Vec<crate::report::rows::PartRow>,
 }
 
 /// A writing test's parameters and where its erase block size came from.

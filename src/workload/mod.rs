@@ -9,7 +9,6 @@
 //! command time (see `engine`).
 
 pub mod bench;
-pub mod bench_test;
 pub mod engine;
 pub mod histogram;
 pub mod job;
@@ -366,7 +365,7 @@ fn run_on_path(
 ) -> Result<WorkloadResult> {
     {
         {
-            spec.check_buffer_memory(crate::fs::env::MemInfo::read().available_bytes)?;
+            spec.check_buffer_memory(crate::platform::MemInfo::read().available_bytes)?;
             let stat = sysstat::disk_stat_path(path);
             let before = stat
                 .as_ref()

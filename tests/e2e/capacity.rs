@@ -9,7 +9,7 @@ use flashscope::backend::sim::{SimConfig, SimDevice};
 use flashscope::backend::{Backend, WriteBudget};
 use flashscope::capacity::analysis::{analyse, FakeKind, Verdict};
 use flashscope::capacity::probe::{probe, write_bounds, ProbeConfig, ProbeRecord};
-use flashscope::probe::write_test::capacity::verdict_line;
+use flashscope::commands::probe::verdict_line;
 use flashscope::vocab::Status;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -1265,7 +1265,7 @@ fn bytes_written_never_exceed_the_announced_budget() {
 /// Issue 18 point 3: the guard warning names aliasing only when addresses aliased.
 #[test]
 fn the_guard_warning_matches_the_finding() {
-    use flashscope::probe::write_test::capacity::guard_warning;
+    use flashscope::commands::probe::guard_warning;
     let (_, limbo) = run_probe("custom,size=4G,real=1G,fake_mode=limbo", GIB, 1);
     let w = guard_warning(true, &limbo).unwrap();
     assert!(!w.to_string().contains("aliased writes"), "{w}");

@@ -21,7 +21,7 @@ fn sweep_config(size: u64, block_sizes: &[u64]) -> (AlignConfig, u64) {
         .sum();
     let config = AlignConfig {
         block_sizes: block_sizes.to_vec(),
-        positions: flashscope::probe::align_test::DEFAULT_POSITIONS,
+        positions: flashscope::commands::align::DEFAULT_POSITIONS,
         count: None,
         time_budget_ns: 60_000_000_000,
         max_reads,

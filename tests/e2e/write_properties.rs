@@ -8,7 +8,8 @@
 //! they run in parallel; every part prints its counts (`cargo test -- --nocapture`).
 
 use flashscope::backend::sim::{SimConfig, SimDevice};
-use flashscope::probe::write_test::{fat::FatTest, open_au::OpenAuTest, slc::SlcTest, WriteTest};
+use flashscope::commands::write_probe::WriteTest;
+use flashscope::commands::{fat::FatTest, open_au::OpenAuTest, slc::SlcTest};
 use flashscope::probe::{fat, open_au, slc};
 use flashscope::vocab::{Inference, Status};
 use rand::{Rng, SeedableRng};

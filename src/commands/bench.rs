@@ -4,10 +4,10 @@
 //! application classes and the `--expect` checks in one document. It never prints; the
 //! text is the CLI's (`cli::bench::render`).
 
-use crate::device::write::{open_for_write, WriteFlags, WriteIntent, WriteSession};
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{BenchParameters, BenchResult};
 use crate::report::{Body, Document};
+use crate::session::{open_for_write, WriteFlags, WriteIntent, WriteSession};
 use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Warning;
@@ -164,7 +164,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
     let mut shown_spec: Option<String> = None;
     if is_dir {
         let path = Path::new(spec).join(format!(".flashscope-bench-{}.tmp", std::process::id()));
-        crate::device::write::check_allowed(
+        crate::session::check_allowed(
             spec,
             &WriteFlags {
                 journal: None,
@@ -331,7 +331,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
                 }
                 if let Some(e) = r.error().filter(|e| crate::backend::is_budget_message(e)) {
                     // Nor is one the write budget cut short.
-                    warnings.push(crate::device::write::stopped_early(e));
+                    warnings.push(crate::session::stopped_early(e));
                     break 'tests;
                 }
                 let metric = line.metric(dir);

@@ -9,15 +9,15 @@ use crate::capacity::fileset::{plan_bytes, FileSet};
 use crate::capacity::locate::LocatedExtent;
 use crate::capacity::probe::{modulus_of, AliasHit};
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
-use crate::device::write::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
+use crate::commands::write_probe::Finished;
 use crate::device::TargetInfo;
 use crate::device::{self, sysfs, OpenRequest, OpenTarget};
 use crate::pattern::Stamper;
-use crate::probe::write_test::Finished;
 use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
 use crate::report::{Body, Document, Target};
+use crate::session::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
 use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
 use crate::vocab::units::{format_bytes, parse_duration_ns, parse_size};
 use crate::vocab::warning::{DirectFallback, MemoryPlace};
@@ -222,7 +222,7 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
     } else {
         "verify overwrites every byte of the device (or --range) with stamps, then reads them back; with --write the data is saved to a journal first and restored, with --destructive it is lost"
     };
-    crate::device::write::check_allowed(&args.target, flags, plan)?;
+    crate::session::check_allowed(&args.target, flags, plan)?;
     if !(is_dir || is_sim) && args.flags.destructive && args.flags.journal.is_some() {
         return Err(Error::usage(
             "--journal has no effect with --destructive (nothing is saved): drop one of them",

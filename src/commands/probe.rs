@@ -1,14 +1,13 @@
 //! `probe`: is the card fake, and how much of it is real? Stamps written and read back
 //! (`capacity::probe`), the verdict from `capacity::analysis`.
 
-use super::{Findings, Request, WriteTest};
+use super::write_probe::{Findings, Request, WriteTest};
 use crate::analysis::advice;
 use crate::backend::Backend;
 use crate::capacity::analysis::{analyse, FakeKind, Verdict};
 use crate::capacity::probe::{
     probe, write_bounds, ProbeConfig, ProbeRecord, DEFAULT_CACHE_CEILING,
 };
-use crate::device::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
 use crate::device::TargetInfo;
 use crate::device::{self, OpenRequest};
 use crate::pattern::Stamper;
@@ -16,6 +15,7 @@ use crate::report::results::{
     ProbeParameters, ProbeResult, ProbeSample, ProbeSummary, ScanSummary,
 };
 use crate::report::Body;
+use crate::session::{estimate_ns, Budgets, WriteFlags, WriteIntent};
 use crate::vocab::units::format_bytes;
 use crate::vocab::{Check, Metric, Warning};
 use crate::{Error, Result};

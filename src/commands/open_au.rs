@@ -1,16 +1,16 @@
 //! `open-au`: how many erase blocks the card can write to at once.
 
-use super::{erase_size, Findings, Request, WriteTest};
+use super::write_probe::{erase_size, Findings, Request, WriteTest};
 use crate::analysis::openau::{
     decide, fast_blocks_in_collapse, infer_linear, infer_open_au, linear_reference,
 };
 use crate::backend::Backend;
-use crate::device::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
 use crate::device::TargetInfo;
 use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
 use crate::probe::write_common::{align_up, check_geometry};
 use crate::report::results::{OpenAuResult, WithEraseSource};
 use crate::report::Body;
+use crate::session::{estimate_ns, Budgets, WriteFlags, WriteIntent};
 use crate::vocab::units::{format_bytes, short_size};
 use crate::{Error, Result};
 use std::io;

@@ -1,12 +1,12 @@
 //! `program`: the flashbench program matrix.
 
-use super::{Findings, WriteTest};
+use super::write_probe::{Findings, WriteTest};
 use crate::analysis::program::{infer_program, COLUMNS};
 use crate::backend::Backend;
-use crate::device::write::{estimate_ns, WriteIntent};
 use crate::probe::program::{self, ProgramParams, ProgramSamples};
 use crate::report::results::{ProgramParameters, ProgramResult};
 use crate::report::Body;
+use crate::session::{estimate_ns, WriteIntent};
 use crate::vocab::units::format_bytes;
 use crate::Result;
 use std::io;

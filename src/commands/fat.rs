@@ -1,14 +1,14 @@
 //! `fat`: which of the first erase blocks behave differently (the FAT area).
 
-use super::{erase_size, Findings, Request, WriteTest};
+use super::write_probe::{erase_size, Findings, Request, WriteTest};
 use crate::analysis::fat::infer_fat;
 use crate::backend::Backend;
-use crate::device::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
 use crate::device::TargetInfo;
 use crate::probe::fat::{self, FatParams, FatSamples};
 use crate::probe::write_common::{check_geometry, ladder};
 use crate::report::results::{FatResult, WithEraseSource};
 use crate::report::Body;
+use crate::session::{estimate_ns, Budgets, WriteFlags, WriteIntent};
 use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use std::io;

@@ -1,15 +1,15 @@
 //! `slc`: the write-cache cliff — how much a sustained write gets at cache speed before
 //! the native speed, and whether the cache recovers.
 
-use super::{Findings, Request, WriteTest};
+use super::write_probe::{Findings, Request, WriteTest};
 use crate::analysis::slc::{cliff_confirmed, infer_recovery, infer_slc};
 use crate::backend::Backend;
-use crate::device::write::{estimate_ns, Budgets, WriteFlags, WriteIntent};
 use crate::device::TargetInfo;
 use crate::probe::slc::{self, SlcParams, SlcSamples};
 use crate::report::output_file::OutputFile;
 use crate::report::results::SlcResult;
 use crate::report::Body;
+use crate::session::{estimate_ns, Budgets, WriteFlags, WriteIntent};
 use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use std::io;

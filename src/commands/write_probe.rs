@@ -9,19 +9,13 @@
 //! analysis. [`measure`] takes a test's typed parameters (a [`Request`]) and returns the
 //! driver's `Finished`; its text is the CLI's.
 
-pub mod capacity;
-pub mod fat;
-pub mod open_au;
-pub mod program;
-pub mod slc;
-
 use crate::backend::Backend;
-use crate::device::write::{
+use crate::device::TargetInfo;
+use crate::report::{Body, Document};
+use crate::session::{
     check_allowed, open_for_write, stopped_early, time_budget_use, Budgets, Ran, WriteFlags,
     WriteIntent,
 };
-use crate::device::TargetInfo;
-use crate::report::{Body, Document};
 use crate::vocab::{Check, Inference, Metric, Status, Warning};
 use crate::{Error, Result};
 use std::io;
@@ -232,8 +226,8 @@ pub fn erase_size(
         &format!("{what}; the erase block size is first measured with `align` (read-only) since --erase-size was not given"),
     )?;
     eprintln!("no --erase-size: measuring the erase block size with align (read-only)...");
-    let params = crate::probe::align_test::AlignParams::default();
-    let inf = crate::probe::align_test::measure(spec, &params)?
+    let params = crate::commands::align::AlignParams::default();
+    let inf = crate::commands::align::measure(spec, &params)?
         .inferences
         .remove("erase_block_bytes")
         .unwrap_or_else(|| Inference::inconclusive("align gave no erase block inference"));

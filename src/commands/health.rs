@@ -1,0 +1,219 @@
+//! `health`: the document of a wear assessment ([`crate::health::assess`]): the
+//! `health` inferences, the `health.wear` check (when there is a verdict) and the
+//! metrics exporters read.
+
+use crate::health::emmc::LifeTime;
+use crate::health::*;
+use crate::report::Document;
+use crate::vocab::{Check, Inference, Metric};
+
+/// The result document: `health` inferences, the `health.wear` check (when there is a
+/// verdict) and the metrics exporters read.
+pub fn document(h: &Health) -> Document {
+    use crate::report::results::{HealthParameters, HealthResult, HealthTarget};
+    let mut doc = Document::new(
+        crate::report::Target::Health(HealthTarget {
+            spec: h.spec.clone(),
+            device: h.device.clone(),
+        }),
+        crate::report::Body::Health(HealthResult {
+            parameters: HealthParameters {
+                max_wear_percent: h.max_wear_percent,
+            },
+            health: h.clone(),
+        }),
+    );
+    let sure = |v: serde_json::Value, why: String| Inference::new(v, 1.0, why);
+    let mut metric = |name: &str, help: &str, value: f64| {
+        doc.metrics.push(Metric {
+            name: name.to_string(),
+            help: help.to_string(),
+            value,
+            labels: Default::default(),
+        });
+    };
+    metric(
+        "health_status",
+        "Wear verdict: 0 ok, 1 worn, 2 end of life, -1 unknown (no wear data)",
+        h.status.metric(),
+    );
+    if let Some(w) = &h.emmc {
+        if let Some(p) = w.pre_eol.defined() {
+            metric(
+                "pre_eol_info",
+                "eMMC PRE_EOL_INFO: 1 normal, 2 warning (80 % of reserved blocks used), 3 urgent",
+                f64::from(p),
+            );
+        }
+    }
+    if let Some(s) = &h.smart {
+        if let Some(p) = &s.percentage_used {
+            metric(
+                "smart_percentage_used_ratio",
+                "SMART: fraction of the rated life used (may exceed 1)",
+                p.value / 100.0,
+            );
+        }
+        if let Some(p) = &s.available_spare {
+            metric(
+                "smart_available_spare_ratio",
+                "SMART: remaining spare capacity",
+                p.value / 100.0,
+            );
+        }
+        if let Some(p) = &s.media_errors {
+            metric(
+                "smart_media_errors_total",
+                "SMART: unrecovered media / data integrity errors over the drive's life",
+                p.value,
+            );
+        }
+    }
+    if let Some(w) = &h.emmc {
+        // One family, the memory area as a label: type A (usually the SLC / enhanced
+        // area, DEVICE_LIFE_TIME_EST_TYP_A) and type B (the MLC/TLC main area, _TYP_B).
+        for (area, band) in [("A", &w.life_time_a), ("B", &w.life_time_b)] {
+            if let Some(r) = band.used_ratio() {
+                doc.metrics.push(Metric {
+                    name: "emmc_life_used_ratio".to_string(),
+                    help: "eMMC memory life used by area (A: SLC/enhanced, B: MLC/TLC main), upper bound of the reported 10 % band (DEVICE_LIFE_TIME_EST_TYP_A/B)".to_string(),
+                    value: r,
+                    labels: [("area".to_string(), area.to_string())].into(),
+                });
+            }
+        }
+        doc.inferences.insert(
+            "wear_type_a".into(),
+            band_inference(&w.life_time_a, "type A memory", &w.source),
+        );
+        doc.inferences.insert(
+            "wear_type_b".into(),
+            band_inference(&w.life_time_b, "type B memory", &w.source),
+        );
+        let pe = match w.pre_eol.defined() {
+            Some(_) => sure(
+                w.pre_eol.short().into(),
+                format!("{} ({})", w.pre_eol.meaning(), w.source),
+            ),
+            None => Inference::inconclusive(format!("{} ({})", w.pre_eol.meaning(), w.source)),
+        };
+        doc.inferences.insert("pre_eol".into(), pe);
+    }
+    if let Some(s) = &h.smart {
+        let fig = |f: &Option<smart::Sourced>, what: &str| match f {
+            Some(p) => sure(
+                p.value.into(),
+                format!("{what}: {} (from {})", p.value, p.source),
+            ),
+            None => Inference::inconclusive(format!("smartctl reports no {what}")),
+        };
+        doc.inferences.insert(
+            "percentage_used".into(),
+            fig(&s.percentage_used, "percentage of rated life used"),
+        );
+        doc.inferences.insert(
+            "available_spare".into(),
+            fig(&s.available_spare, "available spare percent"),
+        );
+        doc.inferences.insert(
+            "media_errors".into(),
+            fig(&s.media_errors, "media error count"),
+        );
+    }
+    let status = if h.status == Status::Unknown {
+        Inference::inconclusive(h.lacks.clone().unwrap_or_default())
+    } else {
+        sure(
+            h.status.name().into(),
+            if h.reasons.is_empty() {
+                format!(
+                    "every reported figure is below the {} % limit and no end-of-life flag is set",
+                    h.max_wear_percent
+                )
+            } else {
+                h.reasons.join("; ")
+            },
+        )
+    };
+    doc.inferences.insert("status".into(), status);
+    if h.status != Status::Unknown {
+        doc.checks.push(Check {
+            threshold: None,
+            name: "health.wear".to_string(),
+            passed: !h.status.failed(),
+            measurement: h.worst_used_percent,
+            units: h.worst_used_percent.map(|_| "percent".to_string()),
+            message: format!(
+                "wear {} (limit {} % used{}){}",
+                h.status.name().replace('_', " "),
+                h.max_wear_percent,
+                h.worst_used_percent
+                    .map_or(String::new(), |w| format!(", worst {w} %")),
+                if h.reasons.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", h.reasons.join("; "))
+                }
+            ),
+        });
+    }
+    doc
+}
+
+fn band_inference(lt: &LifeTime, area: &str, source: &str) -> Inference {
+    let why = format!("{} ({source})", lt.meaning(area));
+    match lt {
+        LifeTime::Used {
+            min_percent,
+            max_percent,
+            ..
+        } => Inference::new(format!("{min_percent}-{max_percent}%"), 1.0, why),
+        LifeTime::Exceeded { .. } => Inference::new("exceeded", 1.0, why),
+        _ => Inference::inconclusive(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::Roots;
+
+    fn opts() -> Options {
+        Options {
+            max_wear_percent: 80.0,
+            ext_csd: None,
+            roots: Roots::system(),
+        }
+    }
+
+    #[test]
+    fn the_document_carries_checks_and_metrics() {
+        let h = assess(
+            Some("sim:custom,card=mmc,life_time=0x09/0x02,pre_eol=2"),
+            &opts(),
+        )
+        .unwrap();
+        assert_eq!(h.status, Status::Worn);
+        let d = document(&h);
+        assert_eq!(d.checks.len(), 1);
+        assert_eq!(d.checks[0].name, "health.wear");
+        assert!(!d.checks[0].passed);
+        assert_eq!(d.checks[0].measurement, Some(90.0));
+        let m = |n: &str| d.metrics.iter().find(|m| m.name == n).map(|m| m.value);
+        let area = |a: &str| {
+            d.metrics
+                .iter()
+                .find(|m| m.name == "emmc_life_used_ratio" && m.labels["area"] == a)
+                .map(|m| m.value)
+        };
+        assert_eq!(m("health_status"), Some(1.0));
+        assert_eq!(area("A"), Some(0.9));
+        assert_eq!(area("B"), Some(0.2));
+        assert_eq!(m("pre_eol_info"), Some(2.0));
+        assert_eq!(d.inferences["status"].value, Some("worn".into()));
+        let u = document(&assess(Some("sim:sd-16g"), &opts()).unwrap());
+        assert!(u.checks.is_empty());
+        assert_eq!(u.metrics.len(), 1);
+        assert_eq!(u.inferences["status"].value, None);
+    }
+}
