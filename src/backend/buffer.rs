@@ -247,4 +247,22 @@ mod tests {
         }
         drop(b);
     }
+
+    #[test]
+    fn unaligned_buffers_give_the_same_stamps() {
+        let s = crate::pattern::Stamper::new(5);
+        let mut aligned = AlignedBuf::new(crate::pattern::UNIT);
+        s.fill(&mut aligned, 4096);
+        let mut raw = vec![0u8; crate::pattern::UNIT + 1];
+        s.fill(&mut raw[1..], 4096);
+        assert_eq!(&raw[1..], &aligned[..]);
+        assert_eq!(
+            s.classify_unit(&raw[1..], 4096),
+            crate::pattern::UnitClass::Good
+        );
+        assert_eq!(
+            s.classify_unit(&aligned, 4096),
+            crate::pattern::UnitClass::Good
+        );
+    }
 }
