@@ -138,6 +138,122 @@ pub const NOR: [&str; 17] = [
     "32M",
 ];
 
+/// One run of every command that can run without hardware: typed.rs reads each `--json`
+/// document back into its type, corpus.rs records each run's output as it is today.
+/// (arguments, exit code); `DIR` is replaced by a fresh temporary directory, `STATE` by
+/// one directory all runs share: each document is saved there as `COMMAND-N.json` (the
+/// Nth of its command, spaces as `_`) for the runs that read documents (compare), and the
+/// runs given `--history STATE/h.db` are recorded there for `history`.
+pub const RUNS: &[(&[&str], i32)] = &[
+    (&["info", "sim:sd-16g"], 0),
+    (&["health", "sim:emmc-8g"], 0),
+    (&["probe", "sim:fake-64g", "--write"], 3),
+    (&["probe", "sim:sd-16g", "--write"], 0),
+    (
+        &["verify", "sim:fake-64g,size=256M,real=128M", "--write"],
+        3,
+    ),
+    (&["sim", "list"], 0),
+    (
+        &[
+            "io",
+            "sim:sd-16g",
+            "--rw",
+            "randread",
+            "--runtime",
+            "1s",
+            "--size",
+            "16M",
+        ],
+        0,
+    ),
+    (
+        &[
+            "io",
+            "sim:sd-16g",
+            "--rw",
+            "randwrite",
+            "--runtime",
+            "1s",
+            "--size",
+            "16M",
+            "--write",
+            "--verify",
+        ],
+        0,
+    ),
+    (&["info", "tests/data/flashbench/seed-align-01.txt"], 0),
+    (&["bench", "sim:sd-16g", "--write", "--quick"], 0),
+    (
+        &[
+            "bench",
+            "sim:sd-16g",
+            "--write",
+            "--quick",
+            "--runs",
+            "2",
+            "--history",
+            "STATE/h.db",
+        ],
+        0,
+    ),
+    (&["compare", "STATE/bench-0.json", "STATE/bench-1.json"], 0),
+    (&["history", "list", "--history", "STATE/h.db"], 0),
+    (&["history", "table", "--history", "STATE/h.db"], 0),
+    (&["align", "sim:sd-16g"], 0),
+    (&["auto", "sim:sd-16g"], 0),
+    (&["auto", "sim:fake-64g", "--write"], 3),
+    (&["scatter", "sim:sd-16g"], 0),
+    (&["interval", "sim:sd-16g"], 0),
+    (&["analyze", "tests/data/flashbench/seed-align-01.txt"], 0),
+    (
+        &["analyze", "tests/data/flashbench/readme-openau-01.txt"],
+        0,
+    ),
+    (
+        &[
+            "analyze",
+            "tests/data/flashbench/seed-align-01.txt",
+            "tests/data/flashbench/seed-openau-02.txt",
+            "--blocksize",
+            "4096",
+            "--erasesize",
+            "4M",
+        ],
+        0,
+    ),
+    (
+        &["fs", "seq", "DIR", "--size", "4M", "--plot", "DIR/seq.svg"],
+        0,
+    ),
+    (
+        &["fs", "files", "DIR", "--sizes", "64K,4K", "--total", "1M"],
+        0,
+    ),
+    (
+        &[
+            "fs",
+            "matrix",
+            "DIR",
+            "--max-file",
+            "256K",
+            "--max-record",
+            "64K",
+        ],
+        0,
+    ),
+    (&NOR, 0),
+    (&["model", "--reference"], 0),
+    (&["open-au", "sim:sd-16g", "--write"], 0),
+    (&["fat", "sim:sd-16g", "--write"], 0),
+    (&["program", "sim:sd-16g", "--write"], 0),
+    (
+        &["program", "sim:sd-16g", "--write", "--time-budget", "10s"],
+        0,
+    ),
+    (&["slc", "sim:sd-a2-64g", "--write"], 0),
+];
+
 /// The environment every flashscope a test starts gets: the run history off, so the
 /// hundreds of test runs never land in the user's (or CI's) history. A test of the
 /// history gives `--history PATH`, which records even so. Tests that start flashscope

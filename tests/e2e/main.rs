@@ -12,6 +12,7 @@ mod capacity;
 mod compare;
 #[path = "core.rs"]
 mod core_commands;
+mod corpus;
 mod export;
 mod files_root_writes;
 mod fs;
