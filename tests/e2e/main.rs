@@ -25,6 +25,7 @@ mod journal;
 mod model;
 mod options;
 mod preserve_wear;
+mod presets;
 mod progress;
 mod readme;
 mod render;
