@@ -137,7 +137,7 @@ fn render_health(h: &Health) -> String {
             t.row(vec![
                 "EXT_CSD revision".into(),
                 r.to_string(),
-                crate::health::emmc::revision_name(r).into(),
+                crate::device::emmc::revision_name(r).into(),
             ]);
         }
         t.row(vec![

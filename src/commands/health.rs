@@ -2,7 +2,7 @@
 //! `health` inferences, the `health.wear` check (when there is a verdict) and the
 //! metrics exporters read.
 
-use crate::health::emmc::LifeTime;
+use crate::device::emmc::LifeTime;
 use crate::health::*;
 use crate::report::Document;
 use crate::vocab::{Check, Inference, Metric};

@@ -2,6 +2,7 @@
 //!
 //! A spec is a path (block device or regular file) or `sim:PRESET[,key=value...]`.
 
+pub mod emmc;
 pub mod mmc;
 pub mod sysfs;
 

@@ -7,13 +7,12 @@
 //! injectable root ([`Roots`], so recorded trees test every path), or the attribute map a
 //! simulated card presents. The verdict rules live in [`verdict`].
 
-pub mod emmc;
 pub mod smart;
 
+use crate::device::emmc::{self, EmmcWear, ExtCsd, LifeTime, PreEol};
 use crate::device::mmc::{self, CardAttrs, CardKind};
 use crate::platform::Roots;
 use crate::{Error, Result};
-use emmc::{EmmcWear, ExtCsd, LifeTime, PreEol};
 use serde::{Deserialize, Serialize};
 use smart::SmartWear;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! eMMC wear: the kernel's sysfs `life_time` and `pre_eol_info`, and the same fields
+//! eMMC registers and wear: the kernel's sysfs `life_time` and `pre_eol_info`, and the same fields
 //! decoded from the EXT_CSD register (a dump file, or read live with MMC_IOC_CMD).
 //!
 //! Field positions (JEDEC JESD84-B50/B51 EXT_CSD; Linux `include/linux/mmc/mmc.h`):
@@ -8,7 +8,7 @@
 //! then and prints 0x00 (not defined) below it, in `life_time` as `0x%02x 0x%02x` and in
 //! `pre_eol_info` as `0x%02x` (some vendor kernels print `%02x`, without `0x`).
 
-use crate::device::mmc::quote;
+use super::mmc::quote;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
