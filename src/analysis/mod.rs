@@ -7,6 +7,7 @@ pub mod fat;
 pub mod flashbench;
 pub mod interval;
 pub mod logs;
+pub mod noise;
 pub mod openau;
 pub mod program;
 pub mod slc;

@@ -121,7 +121,7 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
         env.load1 = 0.0;
         env.steal = 0.0;
     }
-    let noisy = align::noisy_environment(&env);
+    let noisy = crate::analysis::noise::noisy_environment(&env);
     let body = AlignResult {
         parameters: AlignParameters {
             block_sizes: sizes,
@@ -198,10 +198,10 @@ fn device_note(spec: &str, info: &crate::device::TargetInfo) -> Option<String> {
 fn environment(
     run: &AlignRun,
     before: Option<crate::workload::sysstat::CpuLoad>,
-) -> align::Environment {
+) -> crate::analysis::noise::Environment {
     let after = crate::workload::sysstat::CpuLoad::now();
     let st = align::stall_stats(&run.cells);
-    align::Environment {
+    crate::analysis::noise::Environment {
         load1: after.map_or(0.0, |a| a.load1),
         cpus: after.map_or(0, |a| a.cpus),
         steal: match (before, after) {

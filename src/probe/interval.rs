@@ -2,9 +2,9 @@
 //! 512 × 2^(order − 1), each size at `positions` places spaced nine requests apart (as
 //! flashbench does, so no read continues the previous one). Returns samples only.
 
-use crate::analysis::align;
 use crate::analysis::interval::{self, IntervalPoint};
 use crate::analysis::openau::at_most_tentative;
+use crate::analysis::{align, noise};
 use crate::backend::{AlignedBuf, Backend};
 use crate::vocab::units::format_bytes;
 use crate::vocab::warning::NoiseEffect;
@@ -150,9 +150,9 @@ pub fn environment(
     before: Option<CpuLoad>,
     after: Option<CpuLoad>,
     sim: bool,
-) -> (align::Environment, Option<Warning>) {
+) -> (noise::Environment, Option<Warning>) {
     let st = stall_stats(samples);
-    let env = align::Environment {
+    let env = noise::Environment {
         load1: if sim {
             0.0
         } else {
@@ -167,7 +167,7 @@ pub fn environment(
         reads: st.reads,
         worst_stall_ns: st.worst_extra_ns,
     };
-    let w = align::noisy_environment_with(&env, NoiseEffect::Figures);
+    let w = noise::noisy_environment_with(&env, NoiseEffect::Figures);
     (env, w)
 }
 

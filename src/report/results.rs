@@ -4,7 +4,8 @@
 //! schema `flashscope/1`'s field names while the program reads and writes Rust types.
 
 use super::TargetInfo;
-use crate::analysis::align::{Environment, Step};
+use crate::analysis::align::Step;
+use crate::analysis::noise::Environment;
 use crate::analysis::slc::SlcInterval;
 use crate::capacity::probe::{AliasHit, SpanSample};
 use crate::probe::{
@@ -531,7 +532,7 @@ pub struct IntervalResult {
     /// What the machine did during the run (load, steal, stalled reads), as align
     /// reports it; absent in documents from before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub environment: Option<crate::analysis::align::Environment>,
+    pub environment: Option<crate::analysis::noise::Environment>,
 }
 
 /// `health`'s parameters.

@@ -68,7 +68,7 @@ pub enum Warning {
     RealtimeRefused,
     /// Other programs took time from the measurement.
     NoisyEnvironment {
-        /// What made the machine busy, in words (`analysis::align::busy_causes`).
+        /// What made the machine busy, in words (`analysis::noise::busy_causes`).
         causes: Vec<String>,
         effect: NoiseEffect,
     },

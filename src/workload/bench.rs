@@ -117,13 +117,13 @@ pub fn relative_spread(samples: &[f64]) -> Option<f64> {
 /// evenly by other programs looks steady, so its spread alone would not show it.
 pub fn busy_warning(before: Option<CpuLoad>, after: Option<CpuLoad>) -> Option<Warning> {
     let after = after?;
-    let env = crate::analysis::align::Environment {
+    let env = crate::analysis::noise::Environment {
         load1: after.load1,
         cpus: after.cpus,
         steal: before.map_or(0.0, |b| b.steal_since(&after)),
         ..Default::default()
     };
-    let causes = crate::analysis::align::busy_causes(&env);
+    let causes = crate::analysis::noise::busy_causes(&env);
     (!causes.is_empty()).then_some(Warning::NoisyEnvironment {
         causes,
         effect: NoiseEffect::Figures,
