@@ -1,6 +1,6 @@
-//! The block stamp: every 512-byte unit written by `probe` and `verify` carries its own byte
-//! offset, the run's random salt, a check word and a pseudo-random payload derived from
-//! both, so a unit read back can be classified on its own as good, changed (a few bit
+//! The block stamp: every 512-byte unit written by `probe`, `verify` and `io --verify`
+//! carries its own byte offset, the run's random salt, a check word and a pseudo-random
+//! payload derived from both, so a unit read back can be classified on its own as good, changed (a few bit
 //! flips), overwritten (a valid stamp of another offset: aliasing, and from where) or bad.
 //!
 //! Layout of one unit, little-endian 64-bit words:
@@ -176,6 +176,20 @@ impl Stamper {
                 };
         }
         diff == 0
+    }
+
+    /// True when `bytes` (at most one unit) are exactly the first `bytes.len()` bytes of
+    /// the stamp of `off`: a whole unit, or the part of one a short block holds.
+    pub fn is_prefix_of_stamp(&self, bytes: &[u8], off: u64) -> bool {
+        if bytes.len() == UNIT {
+            return self.is_exact(bytes, off);
+        }
+        if bytes.len() > UNIT {
+            return false;
+        }
+        let mut unit = [0u8; UNIT];
+        self.fill_unit(&mut unit, off);
+        bytes == &unit[..bytes.len()]
     }
 
     /// The offset a unit claims to be the stamp of, when its header is a valid stamp
