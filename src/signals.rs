@@ -9,29 +9,15 @@
 //! async-signal-safe), and the restore's messages cannot fail on a hung-up terminal. A
 //! closed stdout pipe (SIGPIPE) is ignored, as Rust programs do: the run goes on and
 //! restores, and what it would print is dropped.
+//!
+//! `sim serve` has no I/O loop to check between: it blocks the same signals in every
+//! thread instead ([`StopSignals`]) and waits for them in one place. The system calls of
+//! both ways are in [`crate::sys`].
 
-use crate::{Error, Result};
-use std::sync::atomic::{AtomicI32, Ordering};
+use crate::{sys, Error, Result};
 
-static PENDING: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn record(sig: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    PENDING.store(sig, Ordering::SeqCst);
-}
-
-extern "C" fn record_hangup(sig: libc::c_int) {
-    // SAFETY: open, dup2 and close are async-signal-safe; the path is a static C string.
-    unsafe {
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if null >= 0 {
-            libc::dup2(null, 1);
-            libc::dup2(null, 2);
-            libc::close(null);
-        }
-    }
-    PENDING.store(sig, Ordering::SeqCst);
-}
+/// The signals that stop a test.
+const STOP: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// What a second signal does once the first was recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,37 +30,14 @@ pub enum Second {
 }
 
 /// Install the recording handler for SIGINT, SIGTERM and SIGHUP (idempotent; the last
-/// call decides what a second signal does). rustix has no safe sigaction, hence libc.
+/// call decides what a second signal does).
 pub fn install(second: Second) {
-    let flags = match second {
-        Second::Record => 0,
-        Second::Terminate => libc::SA_RESETHAND,
-    };
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        let handler = if sig == libc::SIGHUP {
-            record_hangup as extern "C" fn(libc::c_int) as usize
-        } else {
-            record as extern "C" fn(libc::c_int) as usize
-        };
-        // SAFETY: a zeroed sigaction is valid; the handlers only store to an atomic and
-        // call async-signal-safe functions; no SA_RESTART so a blocking sleep returns
-        // early; the old action is not needed (null).
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = handler;
-            libc::sigemptyset(&mut sa.sa_mask);
-            sa.sa_flags = flags;
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
-    }
+    sys::record_signals(&STOP, second == Second::Terminate);
 }
 
 /// The signal received since `install`, if any.
 pub fn pending() -> Option<i32> {
-    match PENDING.load(Ordering::SeqCst) {
-        0 => None,
-        s => Some(s),
-    }
+    sys::recorded_signal()
 }
 
 /// True once a signal asked the test to stop.
@@ -122,6 +85,23 @@ pub fn check() -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// SIGINT, SIGTERM and SIGHUP blocked in every thread and taken with [`StopSignals::wait`]:
+/// the other way to stop, for a process that waits for them in one place (`sim serve`)
+/// instead of checking between I/Os. Dropping it restores the mask from before.
+pub struct StopSignals(sys::BlockedSignals);
+
+impl StopSignals {
+    /// Block the stop signals; must run before any thread is spawned so all inherit it.
+    pub fn block() -> std::io::Result<Self> {
+        sys::BlockedSignals::block(&STOP).map(StopSignals)
+    }
+
+    /// Wait up to `timeout` for a stop signal; the signal if one came.
+    pub fn wait(&self, timeout: std::time::Duration) -> Option<i32> {
+        self.0.wait(timeout).filter(|s| STOP.contains(s))
+    }
 }
 
 #[cfg(test)]

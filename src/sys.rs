@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
 use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// `open(2)` flag for direct I/O, for `OpenOptionsExt::custom_flags`.
 pub const O_DIRECT: i32 = rustix::fs::OFlags::DIRECT.bits() as i32;
@@ -576,6 +577,113 @@ fn set_scheduler(policy: libc::c_int, priority: i32) -> bool {
     param.sched_priority = priority;
     // SAFETY: `param` is a valid sched_param for the call; pid 0 is the calling thread.
     unsafe { libc::syscall(libc::SYS_sched_setscheduler, 0, policy, &param) == 0 }
+}
+
+// ----- signals -----
+
+/// The last stop signal [`record_signals`]' handlers received (0: none).
+static RECORDED_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn record(sig: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    RECORDED_SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+extern "C" fn record_hangup(sig: libc::c_int) {
+    // SAFETY: open, dup2 and close are async-signal-safe; the path is a static C string.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, 1);
+            libc::dup2(null, 2);
+            libc::close(null);
+        }
+    }
+    RECORDED_SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+/// Handle each of `signals` by recording it (read back with [`recorded_signal`]); the
+/// handler of SIGHUP also points standard output and error at /dev/null, as the terminal is
+/// gone. `reset_after_first`: a second delivery of the same signal takes the default action
+/// (SA_RESETHAND). No SA_RESTART, so a blocking sleep returns early. rustix has no safe
+/// sigaction, hence libc.
+pub fn record_signals(signals: &[i32], reset_after_first: bool) {
+    let flags = if reset_after_first {
+        libc::SA_RESETHAND
+    } else {
+        0
+    };
+    for &sig in signals {
+        let handler = if sig == libc::SIGHUP {
+            record_hangup as extern "C" fn(libc::c_int) as usize
+        } else {
+            record as extern "C" fn(libc::c_int) as usize
+        };
+        // SAFETY: a zeroed sigaction is valid; the handlers only store to an atomic and
+        // call async-signal-safe functions; the old action is not needed (null).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = handler;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = flags;
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signal [`record_signals`]' handlers last recorded, if any.
+pub fn recorded_signal() -> Option<i32> {
+    match RECORDED_SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Signals blocked in the calling thread (and in every thread it spawns afterwards), to be
+/// taken with [`BlockedSignals::wait`]; dropping it restores the mask from before.
+pub struct BlockedSignals {
+    set: libc::sigset_t,
+    previous: libc::sigset_t,
+}
+
+impl BlockedSignals {
+    /// Block `signals` in the calling thread (`pthread_sigmask(SIG_BLOCK)`).
+    pub fn block(signals: &[i32]) -> io::Result<Self> {
+        // SAFETY: sigset_t is plain data; the libc calls only write into the sets given.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for &sig in signals {
+                libc::sigaddset(&mut set, sig);
+            }
+            let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut previous);
+            if rc != 0 {
+                return Err(io::Error::from_raw_os_error(rc));
+            }
+            Ok(BlockedSignals { set, previous })
+        }
+    }
+
+    /// Wait up to `timeout` for one of the blocked signals (`sigtimedwait`); the signal
+    /// taken, or `None` when none came (or the wait was interrupted).
+    pub fn wait(&self, timeout: std::time::Duration) -> Option<i32> {
+        let ts = libc::timespec {
+            // time_t is 64-bit on musl and 32-bit on armv7 glibc (libc deprecates naming it).
+            tv_sec: timeout.as_secs().try_into().unwrap_or(i32::MAX as _),
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: `self.set` is an initialised sigset; a null siginfo pointer is allowed.
+        let sig = unsafe { libc::sigtimedwait(&self.set, std::ptr::null_mut(), &ts) };
+        (sig > 0).then_some(sig)
+    }
+}
+
+impl Drop for BlockedSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `block`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
+    }
 }
 
 /// Create a new file beside `path` to be renamed over it: hidden, named after it with a

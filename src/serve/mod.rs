@@ -168,59 +168,6 @@ fn pin_to_cpu(cpu: usize) -> Result<()> {
     crate::sys::pin_to(&[cpu]).map_err(|e| Error::io(format!("pinning to CPU {cpu}"), e))
 }
 
-/// SIGINT, SIGTERM and SIGHUP, blocked in every thread and taken with sigtimedwait.
-struct StopSignals {
-    set: libc::sigset_t,
-    previous: libc::sigset_t,
-}
-
-impl StopSignals {
-    /// Block the stop signals; must run before any thread is spawned so all inherit it.
-    fn block() -> Result<Self> {
-        // SAFETY: sigset_t is plain data; the libc calls only write into the sets given.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            let mut previous: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGINT);
-            libc::sigaddset(&mut set, libc::SIGTERM);
-            libc::sigaddset(&mut set, libc::SIGHUP);
-            let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut previous);
-            if rc != 0 {
-                return Err(Error::io(
-                    "blocking SIGINT/SIGTERM",
-                    io::Error::from_raw_os_error(rc),
-                ));
-            }
-            Ok(StopSignals { set, previous })
-        }
-    }
-
-    /// Wait up to `timeout` for a stop signal; its name if one came.
-    fn wait(&self, timeout: Duration) -> Option<&'static str> {
-        let ts = libc::timespec {
-            // time_t is 64-bit on musl and 32-bit on armv7 glibc (libc deprecates naming it).
-            tv_sec: timeout.as_secs().try_into().unwrap_or(i32::MAX as _),
-            tv_nsec: timeout.subsec_nanos() as libc::c_long,
-        };
-        // SAFETY: `self.set` is an initialised sigset; a null siginfo pointer is allowed.
-        let sig = unsafe { libc::sigtimedwait(&self.set, std::ptr::null_mut(), &ts) };
-        match sig {
-            libc::SIGINT => Some("SIGINT"),
-            libc::SIGTERM => Some("SIGTERM"),
-            libc::SIGHUP => Some("SIGHUP"),
-            _ => None,
-        }
-    }
-}
-
-impl Drop for StopSignals {
-    fn drop(&mut self) {
-        // SAFETY: restores the mask saved in `block`.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
-    }
-}
-
 /// The mountpoint as its parent directory, opened when the server starts, and its name
 /// there: every unmount goes through the descriptor (`/proc/self/fd/N/NAME`), so whoever
 /// controls a directory above it cannot swap in a link to another mount and have root
@@ -360,7 +307,8 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
     }
     let realtime = opts.realtime && crate::sys::try_realtime(10);
     // Before any thread exists, so every thread inherits the blocked mask.
-    let signals = StopSignals::block()?;
+    let signals = crate::signals::StopSignals::block()
+        .map_err(|e| Error::io("blocking SIGINT/SIGTERM", e))?;
 
     let shared = Arc::new(Shared::new(SimDevice::new(opts.cfg.clone())));
     let (fs, completer) = CardFs::new(shared.clone(), opts.spin_ns)
@@ -411,7 +359,7 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
             });
             loop {
                 if let Some(sig) = signals.wait(Duration::from_millis(200)) {
-                    break sig.to_string();
+                    break crate::signals::name(sig).to_string();
                 }
                 if background.guard.is_finished() {
                     break "unmounted".to_string();
