@@ -1,8 +1,11 @@
 //! The system calls flashscope makes, in one place: through `rustix`'s safe wrappers where
-//! it covers them (statfs, statvfs, statx, fadvise, flock, access, sync, block-device
-//! ioctls, FIEMAP, CPU affinity, clocks, user ids), raw `libc` only where it does not (mincore,
-//! fallocate's hole punching on 32-bit glibc), each with its `// SAFETY:` line. Also the
-//! one table of filesystem magic numbers and the one free-space check.
+//! it covers them (statfs, statvfs, statx, fadvise, flock, access, sync, block-device and
+//! loop-device ioctls, FIEMAP, CPU affinity, clocks, user ids, kill), raw `libc` only where
+//! it does not (mmap, mincore, fallocate's hole punching on 32-bit glibc, getrusage, sigaction,
+//! signal masks, sched_setscheduler, the descriptor handed to a child), each with its
+//! `// SAFETY:` line. Also the one table of filesystem magic numbers and the one free-space
+//! check. Left outside: io_uring (`backend::uring`, through the `io-uring` crate),
+//! whose `unsafe` is about the buffers a queued entry points at, not about a call.
 
 use crate::{Error, Result};
 use rustix::fs::{Access, FlockOperation, StatxFlags};
@@ -686,6 +689,233 @@ impl Drop for BlockedSignals {
     }
 }
 
+// ----- loop-device ioctls -----
+
+// <linux/loop.h> numbers them plainly (0x4C = 'L'); each is `_IO('L', n)`.
+const LOOP_CLR_FD: Opcode = opcode::none(b'L', 0x01);
+const LOOP_GET_STATUS64: Opcode = opcode::none(b'L', 0x05);
+const LOOP_CONFIGURE: Opcode = opcode::none(b'L', 0x0A);
+const LOOP_CTL_GET_FREE: Opcode = opcode::none(b'L', 0x82);
+
+/// `lo_flags`: detach when the last user closes the device.
+pub const LO_FLAGS_AUTOCLEAR: u32 = 4;
+/// `lo_flags`: the loop device reads and writes its backing file with direct I/O.
+pub const LO_FLAGS_DIRECT_IO: u32 = 16;
+
+/// `LOOP_CTL_GET_FREE`: no argument; the free device's number is the call's return value,
+/// which none of rustix's ready-made patterns returns.
+struct GetFree;
+
+// SAFETY: the opcode is LOOP_CTL_GET_FREE, which takes no argument (a null pointer is
+// passed) and writes no user memory; the output is the ioctl's non-negative return value.
+unsafe impl rustix::ioctl::Ioctl for GetFree {
+    type Output = u32;
+    const IS_MUTATING: bool = false;
+    fn opcode(&self) -> Opcode {
+        LOOP_CTL_GET_FREE
+    }
+    fn as_ptr(&mut self) -> *mut std::ffi::c_void {
+        std::ptr::null_mut()
+    }
+    unsafe fn output_from_ptr(
+        out: rustix::ioctl::IoctlOutput,
+        _: *mut std::ffi::c_void,
+    ) -> rustix::io::Result<u32> {
+        Ok(out as u32)
+    }
+}
+
+/// `struct loop_info64` from <linux/loop.h>.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+/// `struct loop_config` from <linux/loop.h>.
+#[repr(C)]
+struct LoopConfig {
+    fd: u32,
+    block_size: u32,
+    info: LoopInfo64,
+    reserved: [u64; 8],
+}
+
+impl LoopInfo64 {
+    fn zeroed() -> Self {
+        LoopInfo64 {
+            lo_device: 0,
+            lo_inode: 0,
+            lo_rdevice: 0,
+            lo_offset: 0,
+            lo_sizelimit: 0,
+            lo_number: 0,
+            lo_encrypt_type: 0,
+            lo_encrypt_key_size: 0,
+            lo_flags: 0,
+            lo_file_name: [0; 64],
+            lo_crypt_name: [0; 64],
+            lo_encrypt_key: [0; 32],
+            lo_init: [0; 2],
+        }
+    }
+}
+
+/// `LOOP_CTL_GET_FREE` on `/dev/loop-control`: the number of a free loop device.
+pub fn loop_get_free(control: &File) -> rustix::io::Result<u32> {
+    // SAFETY: GetFree describes LOOP_CTL_GET_FREE exactly (see its impl).
+    unsafe { rustix::ioctl::ioctl(control, GetFree) }
+}
+
+/// `LOOP_CONFIGURE` on an open loop device: attach `backing` with the logical
+/// `block_size`, `lo_flags` and the name shown for it (at most 63 bytes of `name` are kept).
+pub fn loop_configure(
+    device: &File,
+    backing: &File,
+    block_size: u32,
+    lo_flags: u32,
+    name: &[u8],
+) -> rustix::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut info = LoopInfo64::zeroed();
+    info.lo_flags = lo_flags;
+    let k = name.len().min(63);
+    info.lo_file_name[..k].copy_from_slice(&name[..k]);
+    let cfg = LoopConfig {
+        fd: backing.as_raw_fd() as u32,
+        block_size,
+        info,
+        reserved: [0; 8],
+    };
+    // SAFETY: LOOP_CONFIGURE reads one loop_config through the pointer `Setter` passes, to
+    // a fully initialised value that outlives the call.
+    unsafe { rustix::ioctl::ioctl(device, Setter::<LOOP_CONFIGURE, LoopConfig>::new(cfg)) }
+}
+
+/// `LOOP_GET_STATUS64` on an open loop device: its `lo_flags`.
+pub fn loop_flags(device: &File) -> rustix::io::Result<u32> {
+    // SAFETY: LOOP_GET_STATUS64 writes one loop_info64 through the pointer `Getter`
+    // passes, to memory of that type it provides.
+    let info =
+        unsafe { rustix::ioctl::ioctl(device, Getter::<LOOP_GET_STATUS64, LoopInfo64>::new()) }?;
+    Ok(info.lo_flags)
+}
+
+/// `LOOP_CLR_FD` on an open loop device: detach its backing file (the kernel defers it
+/// until the device's other users close it).
+pub fn loop_clear(device: &File) -> rustix::io::Result<()> {
+    // SAFETY: LOOP_CLR_FD takes no argument.
+    unsafe { rustix::ioctl::ioctl(device, rustix::ioctl::NoArg::<LOOP_CLR_FD>::new()) }
+}
+
+/// User and system CPU time of the calling thread (`getrusage(RUSAGE_THREAD)`), in ns;
+/// `(0, 0)` where the call fails. rustix has no wrapper for getrusage, hence libc.
+pub fn thread_cpu_ns() -> (u64, u64) {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `ru` is valid, writable memory for one rusage for the duration of the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) } != 0 {
+        return (0, 0);
+    }
+    // SAFETY: zeroed memory is a valid rusage (plain integers), filled in on success.
+    let ru = unsafe { ru.assume_init() };
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// Give the child `cmd` spawns the descriptor `fd` as its descriptor 3, kept across exec.
+/// `fd` must stay open until the child is spawned (else the spawn fails with EBADF).
+pub fn pass_as_fd3(cmd: &mut std::process::Command, fd: std::os::fd::RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: dup2 and fcntl are async-signal-safe, as code between fork and exec must be;
+    // they give the child `fd` as descriptor 3. dup2 clears close-on-exec on the copy, but
+    // dup2(3, 3) does nothing at all: when the descriptor already is 3, its close-on-exec
+    // flag is cleared instead.
+    unsafe {
+        cmd.pre_exec(move || {
+            let r = if fd == 3 {
+                libc::fcntl(3, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(fd, 3)
+            };
+            if r < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// SIGKILL to the process group `pgid` (a child started in its own group); errors (the
+/// group is gone) are ignored.
+pub fn kill_process_group(pgid: u32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pgid as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+// ----- memory mappings -----
+
+/// A new anonymous private mapping of `size` bytes (zeroed) aligned to `align` (a power of
+/// two, a multiple of the page size), advised MADV_HUGEPAGE; `None` when it cannot be
+/// made. The caller owns it and ends it with [`unmap`].
+pub fn map_aligned(size: usize, align: usize) -> Option<std::ptr::NonNull<u8>> {
+    // Map `align` bytes more than needed, then cut the unaligned head and the tail.
+    let span = size.checked_add(align)?;
+    // SAFETY: an anonymous private mapping with no address hint; checked below.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            span,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return None;
+    }
+    let start = raw as usize;
+    let aligned = start.next_multiple_of(align);
+    let head = aligned - start;
+    let tail = span - head - size;
+    // SAFETY: both ranges lie inside the mapping just made and outside [aligned,
+    // aligned + size), which is all that is kept.
+    unsafe {
+        if head > 0 {
+            libc::munmap(raw, head);
+        }
+        if tail > 0 {
+            libc::munmap((aligned + size) as *mut libc::c_void, tail);
+        }
+        // Advice only: a kernel that cannot follow it leaves 4 KiB pages.
+        libc::madvise(aligned as *mut libc::c_void, size, libc::MADV_HUGEPAGE);
+    }
+    std::ptr::NonNull::new(aligned as *mut u8)
+}
+
+/// End a mapping made by [`map_aligned`].
+///
+/// # Safety
+/// `[ptr, ptr + size)` is a mapping [`map_aligned`] returned, with its `size`, that is not
+/// used afterwards (no reference into it outlives this call).
+pub unsafe fn unmap(ptr: std::ptr::NonNull<u8>, size: usize) {
+    // SAFETY: the caller's promise above.
+    unsafe { libc::munmap(ptr.as_ptr().cast(), size) };
+}
+
 /// Create a new file beside `path` to be renamed over it: hidden, named after it with a
 /// random suffix nobody can plant anything at beforehand, `O_EXCL | O_NOFOLLOW`, with
 /// `mode`. The one way flashscope makes a file it then puts at a path (output files,
@@ -719,6 +949,24 @@ pub fn create_beside(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_time_is_counted() {
+        let (u0, s0) = thread_cpu_ns();
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_add(i * i);
+        }
+        std::hint::black_box(x);
+        let (u1, s1) = thread_cpu_ns();
+        assert!(u1 + s1 >= u0 + s0);
+    }
+
+    #[test]
+    fn loop_structures_match_the_kernel_abi() {
+        assert_eq!(std::mem::size_of::<LoopInfo64>(), 232);
+        assert_eq!(std::mem::size_of::<LoopConfig>(), 304);
+    }
 
     // Opcode is u32 with rustix's linux_raw backend, another integer with its libc one.
     #[allow(clippy::unnecessary_cast)]

@@ -219,7 +219,6 @@ struct Watchdog {
 impl Watchdog {
     fn spawn(anchor: &MountAnchor) -> io::Result<Self> {
         use std::os::fd::AsRawFd;
-        use std::os::unix::process::CommandExt;
         let parent = anchor.parent.as_raw_fd();
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
@@ -229,23 +228,8 @@ impl Watchdog {
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        // SAFETY: dup2 and fcntl are async-signal-safe; they give the shell the parent
-        // directory as descriptor 3, kept across exec. dup2 clears close-on-exec on the
-        // copy, but dup2(3, 3) does nothing at all: when the descriptor already is 3, its
-        // close-on-exec flag is cleared instead.
-        unsafe {
-            cmd.pre_exec(move || {
-                let r = if parent == 3 {
-                    libc::fcntl(3, libc::F_SETFD, 0)
-                } else {
-                    libc::dup2(parent, 3)
-                };
-                if r < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        // The parent directory as descriptor 3, kept across exec.
+        crate::sys::pass_as_fd3(&mut cmd, parent);
         let mut child = cmd.spawn()?;
         let stdin = child.stdin.take();
         Ok(Watchdog { child, stdin })

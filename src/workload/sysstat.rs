@@ -1,36 +1,15 @@
-//! What the system saw during a run: CPU time (getrusage), the block device's own counters
-//! (`/sys/block/DEV/stat`, as iostat -x reads them) and the page cache (`/proc/meminfo`).
+//! What the system saw during a run: the block device's own counters (`/sys/block/DEV/stat`,
+//! as iostat -x reads them) and the page cache (`/proc/meminfo`). The threads' CPU time
+//! (getrusage) is [`crate::sys::thread_cpu_ns`].
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// User and system CPU time of the calling thread (`RUSAGE_THREAD`), in ns.
-pub fn thread_cpu_ns() -> (u64, u64) {
-    rusage(libc::RUSAGE_THREAD)
-}
-
-fn rusage(who: libc::c_int) -> (u64, u64) {
-    let Some(ru) = getrusage(who) else {
-        return (0, 0);
-    };
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    (tv(ru.ru_utime), tv(ru.ru_stime))
-}
 
 /// Nanoseconds the calling thread has spent runnable but waiting for a CPU
 /// (`/proc/thread-self/schedstat`, second field); `None` where the kernel has no schedstat.
 pub fn thread_runq_wait_ns() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     text.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// `getrusage(2)` (rustix has no wrapper for it).
-fn getrusage(who: libc::c_int) -> Option<libc::rusage> {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `ru` is valid, writable memory for one rusage for the duration of the call.
-    let rc = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
-    // SAFETY: zeroed memory is a valid rusage (plain integers), filled in on success.
-    (rc == 0).then(|| unsafe { ru.assume_init() })
 }
 
 /// The counters of `/sys/block/DEV/stat` (Documentation/block/stat.rst).
@@ -271,17 +250,5 @@ mod tests {
         assert_eq!(p.dirty_bytes, 12 * 1024);
         assert_eq!(p.writeback_bytes, 3 * 1024);
         assert!(PageCache::parse("MemTotal: 1 kB\n").is_none());
-    }
-
-    #[test]
-    fn cpu_time_is_counted() {
-        let (u0, s0) = thread_cpu_ns();
-        let mut x = 0u64;
-        for i in 0..2_000_000u64 {
-            x = x.wrapping_add(i * i);
-        }
-        std::hint::black_box(x);
-        let (u1, s1) = thread_cpu_ns();
-        assert!(u1 + s1 >= u0 + s0);
     }
 }
