@@ -15,17 +15,17 @@ use std::time::Duration;
 /// How far a test has come: bytes moved so far, bytes planned, and the phase it is in.
 /// Written by the probe, read by the monitor and by the progress line on stderr.
 #[derive(Debug, Default)]
-pub struct Progress {
+pub struct ProgressCounters {
     done: AtomicU64,
     total: AtomicU64,
     phase: Mutex<String>,
     start_ns: AtomicU64,
 }
 
-impl Progress {
+impl ProgressCounters {
     /// A shared counter with nothing done yet.
-    pub fn new() -> Arc<Progress> {
-        let p = Progress::default();
+    pub fn new() -> Arc<ProgressCounters> {
+        let p = ProgressCounters::default();
         p.start_ns.store(monotonic_ns(), Ordering::Relaxed);
         Arc::new(p)
     }
@@ -90,7 +90,7 @@ pub struct Monitor {
 impl Monitor {
     /// Start sampling every `interval` (100 ms for the tests), tagging samples with the
     /// progress of `progress`; sample times count from `t0_ns` (a `monotonic_ns` value).
-    pub fn start(progress: Arc<Progress>, interval: Duration, t0_ns: u64) -> Monitor {
+    pub fn start(progress: Arc<ProgressCounters>, interval: Duration, t0_ns: u64) -> Monitor {
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
         let handle = std::thread::Builder::new()
@@ -136,7 +136,7 @@ impl Drop for Monitor {
     }
 }
 
-fn sample(progress: &Progress, t_ns: u64) -> MemSample {
+fn sample(progress: &ProgressCounters, t_ns: u64) -> MemSample {
     let m = MemInfo::read();
     let vmstat = std::fs::read_to_string("/proc/vmstat")
         .map(|t| parse_vmstat(&t))
@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn monitor_samples_every_interval_and_sees_progress() {
-        let p = Progress::new();
+        let p = ProgressCounters::new();
         p.set_total(100);
         let m = Monitor::start(p.clone(), Duration::from_millis(20), monotonic_ns());
         p.set_phase("write");
