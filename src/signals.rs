@@ -21,7 +21,7 @@ const STOP: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// What a second signal does once the first was recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Second {
+pub(crate) enum Second {
     /// Recorded too: nothing may cut a restore short (preserve mode).
     Record,
     /// The default action, so an impatient second Ctrl-C ends the process at once
@@ -31,27 +31,27 @@ pub enum Second {
 
 /// Install the recording handler for SIGINT, SIGTERM and SIGHUP (idempotent; the last
 /// call decides what a second signal does).
-pub fn install(second: Second) {
+pub(crate) fn install(second: Second) {
     sys::record_signals(&STOP, second == Second::Terminate);
 }
 
 /// The signal received since `install`, if any.
-pub fn pending() -> Option<i32> {
+pub(crate) fn pending() -> Option<i32> {
     sys::recorded_signal()
 }
 
 /// True once a signal asked the test to stop.
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     pending().is_some()
 }
 
 /// The exit code for a run stopped by `sig` after a successful cleanup (128 + signal).
-pub fn exit_code(sig: i32) -> i32 {
+pub(crate) fn exit_code(sig: i32) -> i32 {
     128 + sig
 }
 
 /// The name of a stopping signal, for messages.
-pub fn name(sig: i32) -> &'static str {
+pub(crate) fn name(sig: i32) -> &'static str {
     match sig {
         libc::SIGTERM => "SIGTERM",
         libc::SIGHUP => "SIGHUP",
@@ -60,7 +60,7 @@ pub fn name(sig: i32) -> &'static str {
 }
 
 /// The error a backend returns when a signal asked the test to stop.
-pub fn interrupted_error(sig: i32) -> std::io::Error {
+pub(crate) fn interrupted_error(sig: i32) -> std::io::Error {
     let name = name(sig);
     std::io::Error::new(
         std::io::ErrorKind::Interrupted,
@@ -69,7 +69,7 @@ pub fn interrupted_error(sig: i32) -> std::io::Error {
 }
 
 /// [`interrupted_error`] when a signal is pending: for backends to call before each I/O.
-pub fn check_io() -> std::io::Result<()> {
+pub(crate) fn check_io() -> std::io::Result<()> {
     match pending() {
         Some(sig) => Err(interrupted_error(sig)),
         None => Ok(()),
@@ -90,16 +90,16 @@ pub fn check() -> Result<()> {
 /// SIGINT, SIGTERM and SIGHUP blocked in every thread and taken with [`StopSignals::wait`]:
 /// the other way to stop, for a process that waits for them in one place (`sim serve`)
 /// instead of checking between I/Os. Dropping it restores the mask from before.
-pub struct StopSignals(sys::BlockedSignals);
+pub(crate) struct StopSignals(sys::BlockedSignals);
 
 impl StopSignals {
     /// Block the stop signals; must run before any thread is spawned so all inherit it.
-    pub fn block() -> std::io::Result<Self> {
+    pub(crate) fn block() -> std::io::Result<Self> {
         sys::BlockedSignals::block(&STOP).map(StopSignals)
     }
 
     /// Wait up to `timeout` for a stop signal; the signal if one came.
-    pub fn wait(&self, timeout: std::time::Duration) -> Option<i32> {
+    pub(crate) fn wait(&self, timeout: std::time::Duration) -> Option<i32> {
         self.0.wait(timeout).filter(|s| STOP.contains(s))
     }
 }

@@ -31,31 +31,31 @@ impl ProgressCounters {
     }
 
     /// Set the number of bytes the whole test will move (writes plus reads).
-    pub fn set_total(&self, bytes: u64) {
+    pub(crate) fn set_total(&self, bytes: u64) {
         self.total.store(bytes, Ordering::Relaxed);
     }
 
     /// Count `bytes` more as moved.
-    pub fn add(&self, bytes: u64) {
+    pub(crate) fn add(&self, bytes: u64) {
         self.done.fetch_add(bytes, Ordering::Relaxed);
     }
 
     /// Enter a named phase ("buffered write", "files 4 KiB read").
-    pub fn set_phase(&self, phase: &str) {
+    pub(crate) fn set_phase(&self, phase: &str) {
         if let Ok(mut p) = self.phase.lock() {
             phase.clone_into(&mut p);
         }
     }
 
-    pub fn done(&self) -> u64 {
+    pub(crate) fn done(&self) -> u64 {
         self.done.load(Ordering::Relaxed)
     }
 
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.total.load(Ordering::Relaxed)
     }
 
-    pub fn phase(&self) -> String {
+    pub(crate) fn phase(&self) -> String {
         self.phase.lock().map(|p| p.clone()).unwrap_or_default()
     }
 
@@ -82,7 +82,7 @@ pub struct MemSample {
 }
 
 /// A thread sampling the memory counters at a fixed interval until stopped.
-pub struct Monitor {
+pub(crate) struct Monitor {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<Vec<MemSample>>>,
 }
@@ -90,7 +90,11 @@ pub struct Monitor {
 impl Monitor {
     /// Start sampling every `interval` (100 ms for the tests), tagging samples with the
     /// progress of `progress`; sample times count from `t0_ns` (a `monotonic_ns` value).
-    pub fn start(progress: Arc<ProgressCounters>, interval: Duration, t0_ns: u64) -> Monitor {
+    pub(crate) fn start(
+        progress: Arc<ProgressCounters>,
+        interval: Duration,
+        t0_ns: u64,
+    ) -> Monitor {
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
         let handle = std::thread::Builder::new()
@@ -153,7 +157,7 @@ fn sample(progress: &ProgressCounters, t_ns: u64) -> MemSample {
 }
 
 /// Throughput between consecutive samples, bytes per second, at the later sample's time.
-pub fn throughput_series(timeline: &[MemSample]) -> Vec<(u64, f64)> {
+pub(crate) fn throughput_series(timeline: &[MemSample]) -> Vec<(u64, f64)> {
     timeline
         .windows(2)
         .filter_map(|w| {

@@ -14,7 +14,7 @@ use crate::sys::{self, LO_FLAGS_AUTOCLEAR, LO_FLAGS_DIRECT_IO};
 const LOOP_MAJOR: u32 = 7;
 
 /// An attached loop device, open by this process. Dropping it detaches the device.
-pub struct LoopDevice {
+pub(crate) struct LoopDevice {
     path: PathBuf,
     file: Option<File>,
 }
@@ -52,7 +52,7 @@ impl LoopDevice {
     /// size, and autoclear. Fails — never falls back to a buffered loop — when the kernel
     /// does not grant direct I/O: a buffered loop would hide the device behind the page
     /// cache.
-    pub fn attach_direct(backing: &File, block_size: u32, name: &Path) -> io::Result<Self> {
+    pub(crate) fn attach_direct(backing: &File, block_size: u32, name: &Path) -> io::Result<Self> {
         let control = OpenOptions::new()
             .read(true)
             .write(true)
@@ -109,12 +109,12 @@ impl LoopDevice {
     }
 
     /// The device node, e.g. `/dev/loop3`.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Whether the kernel reports direct I/O on for this device.
-    pub fn direct_io(&self) -> io::Result<bool> {
+    pub(crate) fn direct_io(&self) -> io::Result<bool> {
         let Some(file) = &self.file else {
             return Ok(false);
         };
@@ -124,7 +124,7 @@ impl LoopDevice {
     }
 
     /// Detach the device (deferred by the kernel until its other users close it).
-    pub fn detach(mut self) -> io::Result<()> {
+    pub(crate) fn detach(mut self) -> io::Result<()> {
         self.detach_inner()
     }
 

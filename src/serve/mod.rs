@@ -49,7 +49,7 @@ pub struct ServeOptions {
 
 /// What is being served, handed to the caller once the card is reachable.
 #[derive(Debug, Clone)]
-pub struct Ready {
+pub(crate) struct Ready {
     pub image: PathBuf,
     pub loop_device: Option<PathBuf>,
     /// Whether the server's threads run with real-time priority.
@@ -58,7 +58,7 @@ pub struct Ready {
 
 /// How the server ended and what it did.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub stats: ServeStats,
     /// Why it stopped: the signal's name, or "unmounted".
     pub stopped_by: String,
@@ -68,7 +68,7 @@ pub struct Outcome {
 
 /// Refuse a mountpoint that does not exist, is not an empty directory, or already has
 /// something mounted on it. Returns its canonical path.
-pub fn check_mountpoint(path: &Path, mountinfo: &str) -> Result<PathBuf> {
+pub(crate) fn check_mountpoint(path: &Path, mountinfo: &str) -> Result<PathBuf> {
     let meta = std::fs::metadata(path).map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound {
             Error::usage(format!(
@@ -122,7 +122,7 @@ fn on_path(program: &str) -> bool {
 
 /// Check that FUSE can be used by this process: /dev/fuse exists and opens, and a
 /// non-root user has the fusermount3 helper. `--loop` needs root.
-pub fn check_fuse(attach_loop: bool) -> Result<()> {
+pub(crate) fn check_fuse(attach_loop: bool) -> Result<()> {
     let root = crate::sys::is_root();
     if attach_loop && !root {
         return Err(Error::Refused(
@@ -279,7 +279,7 @@ fn attach_loop(through: &Path, image: &Path, sector: u32) -> Result<LoopDevice> 
 /// Serve the card until SIGINT/SIGTERM/SIGHUP (or an unmount from outside), then detach
 /// the loop device, unmount, and return the counters. `ready` is called once the card
 /// is reachable (and the loop device attached).
-pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome> {
+pub(crate) fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome> {
     // The user's own arguments first (a mountpoint that does not exist), then what the
     // machine lacks (FUSE, its helper, root for --loop).
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();

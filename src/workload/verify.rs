@@ -13,7 +13,7 @@ pub use crate::pattern::UNIT as STAMP_UNIT;
 
 /// Fill `buf` (written at `offset`) with stamps for this run; a last partial unit holds
 /// the first bytes of its unit's stamp.
-pub fn stamp(buf: &mut [u8], offset: u64, run_id: u64) {
+pub(crate) fn stamp(buf: &mut [u8], offset: u64, run_id: u64) {
     pattern::regenerate(buf, offset, run_id, 0);
 }
 
@@ -46,7 +46,7 @@ impl WrittenMap {
     }
 
     /// Mark `[offset, offset + len)` as written.
-    pub fn mark(&mut self, offset: u64, len: u64) {
+    pub(crate) fn mark(&mut self, offset: u64, len: u64) {
         let first = (offset - self.start) / self.unit;
         let last = (offset + len - self.start).div_ceil(self.unit);
         for b in first..last {
@@ -57,7 +57,7 @@ impl WrittenMap {
     }
 
     /// Runs of written units as (offset, len), each at most `max_len` bytes.
-    pub fn runs(&self, max_len: u64) -> Vec<(u64, u64)> {
+    pub(crate) fn runs(&self, max_len: u64) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
         let per = (max_len / self.unit).max(1);
         let total = self.bits.len() as u64 * 64;
@@ -91,7 +91,7 @@ pub struct VerifyReport {
 
 impl VerifyReport {
     /// Check one block read back from `offset`, counting every bad unit.
-    pub fn check_block(&mut self, buf: &[u8], offset: u64, run_id: u64) {
+    pub(crate) fn check_block(&mut self, buf: &[u8], offset: u64, run_id: u64) {
         self.bytes_checked += buf.len() as u64;
         let mut at = 0usize;
         while at < buf.len() {
@@ -105,7 +105,7 @@ impl VerifyReport {
     }
 
     /// Combine the reports of several jobs.
-    pub fn merge(&mut self, other: &VerifyReport) {
+    pub(crate) fn merge(&mut self, other: &VerifyReport) {
         self.bytes_checked += other.bytes_checked;
         self.bad_units += other.bad_units;
         self.first_bad_offset = match (self.first_bad_offset, other.first_bad_offset) {
