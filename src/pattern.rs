@@ -1,6 +1,6 @@
-//! The block stamp: every 512-byte unit written by `probe` and `verify` carries its own byte
-//! offset, the run's random salt, a check word and a pseudo-random payload derived from
-//! both, so a unit read back can be classified on its own as good, changed (a few bit
+//! The block stamp: every 512-byte unit written by `probe`, `verify` and `io --verify`
+//! carries its own byte offset, the run's random salt, a check word and a pseudo-random
+//! payload derived from both, so a unit read back can be classified on its own as good, changed (a few bit
 //! flips), overwritten (a valid stamp of another offset: aliasing, and from where) or bad.
 //!
 //! Layout of one unit, little-endian 64-bit words:
@@ -17,7 +17,7 @@ pub const UNIT: usize = 512;
 const HEADER: usize = 3;
 /// A unit within this many differing bits of its expected content is "changed", not bad:
 /// one flipped bit in 64 is far from the ~50% a foreign or blank unit differs by.
-pub const CHANGED_MAX_BITS: u32 = (UNIT as u32 * 8) / 8;
+pub(crate) const CHANGED_MAX_BITS: u32 = (UNIT as u32 * 8) / 8;
 
 const K0: u64 = 0xa076_1d64_78bd_642f;
 const K1: u64 = 0xe703_7ed1_a0b4_28db;
@@ -178,9 +178,23 @@ impl Stamper {
         diff == 0
     }
 
+    /// True when `bytes` (at most one unit) are exactly the first `bytes.len()` bytes of
+    /// the stamp of `off`: a whole unit, or the part of one a short block holds.
+    pub(crate) fn is_prefix_of_stamp(&self, bytes: &[u8], off: u64) -> bool {
+        if bytes.len() == UNIT {
+            return self.is_exact(bytes, off);
+        }
+        if bytes.len() > UNIT {
+            return false;
+        }
+        let mut unit = [0u8; UNIT];
+        self.fill_unit(&mut unit, off);
+        bytes == &unit[..bytes.len()]
+    }
+
     /// The offset a unit claims to be the stamp of, when its header is a valid stamp
     /// header of this run (cheap: three words; the payload is not checked).
-    pub fn claimed_offset(&self, unit: &[u8]) -> Option<u64> {
+    pub(crate) fn claimed_offset(&self, unit: &[u8]) -> Option<u64> {
         if unit.len() < HEADER * 8 {
             return None;
         }
@@ -192,7 +206,7 @@ impl Stamper {
     }
 
     /// Classify one unit read back from byte offset `off`.
-    pub fn classify_unit(&self, unit: &[u8], off: u64) -> UnitClass {
+    pub(crate) fn classify_unit(&self, unit: &[u8], off: u64) -> UnitClass {
         if unit.len() != UNIT {
             return UnitClass::Bad;
         }
@@ -242,7 +256,7 @@ impl Stamper {
 /// else. The header is checked first (three words and one multiply), so data that is not a
 /// stamp costs next to nothing; only a valid header pays for comparing the payload.
 #[inline]
-pub fn recognise(unit: &[u8]) -> Option<(u64, u64)> {
+pub(crate) fn recognise(unit: &[u8]) -> Option<(u64, u64)> {
     if unit.len() != UNIT {
         return None;
     }
@@ -263,7 +277,7 @@ pub fn recognise(unit: &[u8]) -> Option<(u64, u64)> {
 /// (a unit boundary), skipping the first `skip` bytes (`skip < UNIT`): `buf` then holds
 /// bytes `[offset + skip, offset + skip + buf.len())` of that run of stamps. The inverse
 /// of [`recognise`] for runs of consecutive units.
-pub fn regenerate(buf: &mut [u8], offset: u64, salt: u64, skip: usize) {
+pub(crate) fn regenerate(buf: &mut [u8], offset: u64, salt: u64, skip: usize) {
     let stamper = Stamper::new(salt);
     let mut off = offset;
     let mut rest = buf;

@@ -9,33 +9,19 @@
 //! async-signal-safe), and the restore's messages cannot fail on a hung-up terminal. A
 //! closed stdout pipe (SIGPIPE) is ignored, as Rust programs do: the run goes on and
 //! restores, and what it would print is dropped.
+//!
+//! `sim serve` has no I/O loop to check between: it blocks the same signals in every
+//! thread instead ([`StopSignals`]) and waits for them in one place. The system calls of
+//! both ways are in [`crate::sys`].
 
-use crate::{Error, Result};
-use std::sync::atomic::{AtomicI32, Ordering};
+use crate::{sys, Error, Result};
 
-static PENDING: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn record(sig: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    PENDING.store(sig, Ordering::SeqCst);
-}
-
-extern "C" fn record_hangup(sig: libc::c_int) {
-    // SAFETY: open, dup2 and close are async-signal-safe; the path is a static C string.
-    unsafe {
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if null >= 0 {
-            libc::dup2(null, 1);
-            libc::dup2(null, 2);
-            libc::close(null);
-        }
-    }
-    PENDING.store(sig, Ordering::SeqCst);
-}
+/// The signals that stop a test.
+const STOP: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// What a second signal does once the first was recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Second {
+pub(crate) enum Second {
     /// Recorded too: nothing may cut a restore short (preserve mode).
     Record,
     /// The default action, so an impatient second Ctrl-C ends the process at once
@@ -44,51 +30,28 @@ pub enum Second {
 }
 
 /// Install the recording handler for SIGINT, SIGTERM and SIGHUP (idempotent; the last
-/// call decides what a second signal does). rustix has no safe sigaction, hence libc.
-pub fn install(second: Second) {
-    let flags = match second {
-        Second::Record => 0,
-        Second::Terminate => libc::SA_RESETHAND,
-    };
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        let handler = if sig == libc::SIGHUP {
-            record_hangup as extern "C" fn(libc::c_int) as usize
-        } else {
-            record as extern "C" fn(libc::c_int) as usize
-        };
-        // SAFETY: a zeroed sigaction is valid; the handlers only store to an atomic and
-        // call async-signal-safe functions; no SA_RESTART so a blocking sleep returns
-        // early; the old action is not needed (null).
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = handler;
-            libc::sigemptyset(&mut sa.sa_mask);
-            sa.sa_flags = flags;
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
-    }
+/// call decides what a second signal does).
+pub(crate) fn install(second: Second) {
+    sys::record_signals(&STOP, second == Second::Terminate);
 }
 
 /// The signal received since `install`, if any.
-pub fn pending() -> Option<i32> {
-    match PENDING.load(Ordering::SeqCst) {
-        0 => None,
-        s => Some(s),
-    }
+pub(crate) fn pending() -> Option<i32> {
+    sys::recorded_signal()
 }
 
 /// True once a signal asked the test to stop.
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     pending().is_some()
 }
 
 /// The exit code for a run stopped by `sig` after a successful cleanup (128 + signal).
-pub fn exit_code(sig: i32) -> i32 {
+pub(crate) fn exit_code(sig: i32) -> i32 {
     128 + sig
 }
 
 /// The name of a stopping signal, for messages.
-pub fn name(sig: i32) -> &'static str {
+pub(crate) fn name(sig: i32) -> &'static str {
     match sig {
         libc::SIGTERM => "SIGTERM",
         libc::SIGHUP => "SIGHUP",
@@ -97,7 +60,7 @@ pub fn name(sig: i32) -> &'static str {
 }
 
 /// The error a backend returns when a signal asked the test to stop.
-pub fn interrupted_error(sig: i32) -> std::io::Error {
+pub(crate) fn interrupted_error(sig: i32) -> std::io::Error {
     let name = name(sig);
     std::io::Error::new(
         std::io::ErrorKind::Interrupted,
@@ -106,7 +69,7 @@ pub fn interrupted_error(sig: i32) -> std::io::Error {
 }
 
 /// [`interrupted_error`] when a signal is pending: for backends to call before each I/O.
-pub fn check_io() -> std::io::Result<()> {
+pub(crate) fn check_io() -> std::io::Result<()> {
     match pending() {
         Some(sig) => Err(interrupted_error(sig)),
         None => Ok(()),
@@ -122,6 +85,23 @@ pub fn check() -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// SIGINT, SIGTERM and SIGHUP blocked in every thread and taken with [`StopSignals::wait`]:
+/// the other way to stop, for a process that waits for them in one place (`sim serve`)
+/// instead of checking between I/Os. Dropping it restores the mask from before.
+pub(crate) struct StopSignals(sys::BlockedSignals);
+
+impl StopSignals {
+    /// Block the stop signals; must run before any thread is spawned so all inherit it.
+    pub(crate) fn block() -> std::io::Result<Self> {
+        sys::BlockedSignals::block(&STOP).map(StopSignals)
+    }
+
+    /// Wait up to `timeout` for a stop signal; the signal if one came.
+    pub(crate) fn wait(&self, timeout: std::time::Duration) -> Option<i32> {
+        self.0.wait(timeout).filter(|s| STOP.contains(s))
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,11 @@
 //! The system calls flashscope makes, in one place: through `rustix`'s safe wrappers where
-//! it covers them (statfs, statvfs, statx, fadvise, flock, access, sync, block-device
-//! ioctls, FIEMAP, CPU affinity, clocks, user ids), raw `libc` only where it does not (mincore,
-//! fallocate's hole punching on 32-bit glibc), each with its `// SAFETY:` line. Also the
-//! one table of filesystem magic numbers and the one free-space check.
+//! it covers them (statfs, statvfs, statx, fadvise, flock, access, sync, block-device and
+//! loop-device ioctls, FIEMAP, CPU affinity, clocks, user ids, kill), raw `libc` only where
+//! it does not (mmap, mincore, fallocate's hole punching on 32-bit glibc, getrusage, sigaction,
+//! signal masks, sched_setscheduler, the descriptor handed to a child), each with its
+//! `// SAFETY:` line. Also the one table of filesystem magic numbers and the one free-space
+//! check. Left outside: io_uring (`backend::uring`, through the `io-uring` crate),
+//! whose `unsafe` is about the buffers a queued entry points at, not about a call.
 
 use crate::{Error, Result};
 use rustix::fs::{Access, FlockOperation, StatxFlags};
@@ -11,34 +14,35 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
 use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// `open(2)` flag for direct I/O, for `OpenOptionsExt::custom_flags`.
-pub const O_DIRECT: i32 = rustix::fs::OFlags::DIRECT.bits() as i32;
+pub(crate) const O_DIRECT: i32 = rustix::fs::OFlags::DIRECT.bits() as i32;
 
 // ----- filesystem magic numbers (statfs f_type) -----
 
 /// `statfs.f_type` values, as the unsigned 32-bit numbers the kernel defines.
 pub mod magic {
-    pub const TMPFS: u32 = 0x0102_1994;
-    pub const RAMFS: u32 = 0x8584_58f6;
-    pub const SYSFS: u32 = 0x6265_6572;
-    pub const PROC: u32 = 0x9fa0;
-    pub const BTRFS: u32 = 0x9123_683e;
-    pub const UBIFS: u32 = 0x2405_1905;
-    pub const EXT4: u32 = 0xef53;
-    pub const F2FS: u32 = 0xf2f5_2010;
-    pub const XFS: u32 = 0x5846_5342;
-    pub const ZFS: u32 = 0x2fc1_2fc1;
-    pub const VFAT: u32 = 0x4d44;
-    pub const EXFAT: u32 = 0x2011_bab0;
-    pub const NTFS: u32 = 0x5346_544e;
-    pub const ROMFS: u32 = 0x7275;
-    pub const FUSE: u32 = 0x6573_5546;
-    pub const OVERLAY: u32 = 0x794c_7630;
+    pub(crate) const TMPFS: u32 = 0x0102_1994;
+    pub(crate) const RAMFS: u32 = 0x8584_58f6;
+    pub(crate) const SYSFS: u32 = 0x6265_6572;
+    pub(crate) const PROC: u32 = 0x9fa0;
+    pub(crate) const BTRFS: u32 = 0x9123_683e;
+    pub(crate) const UBIFS: u32 = 0x2405_1905;
+    pub(crate) const EXT4: u32 = 0xef53;
+    pub(crate) const F2FS: u32 = 0xf2f5_2010;
+    pub(crate) const XFS: u32 = 0x5846_5342;
+    pub(crate) const ZFS: u32 = 0x2fc1_2fc1;
+    pub(crate) const VFAT: u32 = 0x4d44;
+    pub(crate) const EXFAT: u32 = 0x2011_bab0;
+    pub(crate) const NTFS: u32 = 0x5346_544e;
+    pub(crate) const ROMFS: u32 = 0x7275;
+    pub(crate) const FUSE: u32 = 0x6573_5546;
+    pub(crate) const OVERLAY: u32 = 0x794c_7630;
 }
 
 /// The name of a filesystem by its statfs magic number, for the common ones.
-pub fn fs_name(f_type: u32) -> Option<&'static str> {
+pub(crate) fn fs_name(f_type: u32) -> Option<&'static str> {
     use magic::*;
     Some(match f_type {
         TMPFS => "tmpfs",
@@ -62,13 +66,13 @@ pub fn fs_name(f_type: u32) -> Option<&'static str> {
 }
 
 /// [`fs_name`], or the number in hex for one not in the table.
-pub fn fs_label(f_type: u32) -> String {
+pub(crate) fn fs_label(f_type: u32) -> String {
     fs_name(f_type).map_or_else(|| format!("0x{f_type:x}"), str::to_string)
 }
 
 /// Filesystems whose files live only in memory (tmpfs, ramfs, sysfs, proc): timings there
 /// measure RAM, not a medium.
-pub fn memory_fs(f_type: u32) -> bool {
+pub(crate) fn memory_fs(f_type: u32) -> bool {
     use magic::*;
     matches!(f_type, TMPFS | RAMFS | SYSFS | PROC)
 }
@@ -77,7 +81,7 @@ pub fn memory_fs(f_type: u32) -> bool {
 
 /// What statfs and statvfs say about the filesystem holding a path or descriptor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FsStats {
+pub(crate) struct FsStats {
     /// `f_type`, truncated to the 32 bits every magic number has (on 32-bit ARM the field
     /// is signed, so e.g. ramfs' 0x858458f6 would otherwise read as negative).
     pub magic: u32,
@@ -98,7 +102,7 @@ fn fs_stats_of(sfs: rustix::fs::StatFs, svfs: rustix::fs::StatVfs) -> FsStats {
 }
 
 /// statfs and statvfs of the filesystem holding `path` (statfs64 on 32-bit targets).
-pub fn fs_stats(path: &Path) -> io::Result<FsStats> {
+pub(crate) fn fs_stats(path: &Path) -> io::Result<FsStats> {
     Ok(fs_stats_of(
         rustix::fs::statfs(path)?,
         rustix::fs::statvfs(path)?,
@@ -106,7 +110,7 @@ pub fn fs_stats(path: &Path) -> io::Result<FsStats> {
 }
 
 /// [`fs_stats`] of the filesystem holding an open descriptor.
-pub fn fs_stats_fd(fd: impl AsFd) -> io::Result<FsStats> {
+pub(crate) fn fs_stats_fd(fd: impl AsFd) -> io::Result<FsStats> {
     let fd = fd.as_fd();
     Ok(fs_stats_of(
         rustix::fs::fstatfs(fd)?,
@@ -116,14 +120,14 @@ pub fn fs_stats_fd(fd: impl AsFd) -> io::Result<FsStats> {
 
 /// The statfs magic number of the filesystem holding `path`, or `None` when it cannot be
 /// read.
-pub fn statfs_magic(path: &Path) -> Option<u32> {
+pub(crate) fn statfs_magic(path: &Path) -> Option<u32> {
     rustix::fs::statfs(path).ok().map(|s| s.f_type as u32)
 }
 
 /// The one free-space check: refuse, before anything is written, when `free` bytes (of
 /// the filesystem holding `place`; `None` = it reports no size) cannot hold `need` bytes
 /// of `what` plus `margin` spare. `remedy` tells the user what to do.
-pub fn check_room(
+pub(crate) fn check_room(
     place: &Path,
     free: Option<u64>,
     what: &str,
@@ -203,7 +207,7 @@ pub fn resident_bytes(file: &File, len: u64) -> io::Result<u64> {
 }
 
 /// Write back all dirty data of every filesystem (`sync(2)`).
-pub fn sync_all() {
+pub(crate) fn sync_all() {
     rustix::fs::sync();
 }
 
@@ -214,7 +218,7 @@ pub fn writable(path: &Path) -> bool {
 
 /// `flock(2)` without waiting, shared or exclusive: `Err` with `WouldBlock` when another
 /// open file holds it.
-pub fn try_lock(file: &File, exclusive: bool) -> io::Result<()> {
+pub(crate) fn try_lock(file: &File, exclusive: bool) -> io::Result<()> {
     let op = if exclusive {
         FlockOperation::NonBlockingLockExclusive
     } else {
@@ -225,7 +229,7 @@ pub fn try_lock(file: &File, exclusive: bool) -> io::Result<()> {
 }
 
 /// The O_DIRECT offset alignment of a file (statx STATX_DIOALIGN, Linux 6.1+).
-pub fn dio_alignment(path: &Path) -> Option<u32> {
+pub(crate) fn dio_alignment(path: &Path) -> Option<u32> {
     let st = rustix::fs::statx(
         rustix::fs::CWD,
         path,
@@ -241,7 +245,7 @@ pub fn dio_alignment(path: &Path) -> Option<u32> {
 
 /// Punch a hole `[offset, offset+len)` in a regular file (FALLOC_FL_PUNCH_HOLE), with
 /// 64-bit offsets on every target.
-pub fn punch_hole(file: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
+pub(crate) fn punch_hole(file: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
     let too_big = |what: &str, v: u64| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -260,12 +264,12 @@ pub fn punch_hole(file: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
 /// `BLKGETSIZE64` = `_IOR(0x12, 114, size_t)`: the kernel declares it with `size_t`, so
 /// the request number differs between 32- and 64-bit userland, while the value written
 /// is always a u64.
-pub const BLKGETSIZE64: Opcode = opcode::read::<usize>(0x12, 114);
+pub(crate) const BLKGETSIZE64: Opcode = opcode::read::<usize>(0x12, 114);
 /// `BLKDISCARD` = `_IO(0x12, 119)`, which reads a `[u64; 2]` (offset, length).
-pub const BLKDISCARD: Opcode = opcode::none(0x12, 119);
+pub(crate) const BLKDISCARD: Opcode = opcode::none(0x12, 119);
 
 /// Size in bytes of an open block device.
-pub fn block_device_bytes(file: &File) -> io::Result<u64> {
+pub(crate) fn block_device_bytes(file: &File) -> io::Result<u64> {
     // SAFETY: BLKGETSIZE64 is a getter that writes a u64, which `Getter` provides.
     let size = unsafe { rustix::ioctl::ioctl(file, Getter::<BLKGETSIZE64, u64>::new()) }?;
     Ok(size)
@@ -273,7 +277,7 @@ pub fn block_device_bytes(file: &File) -> io::Result<u64> {
 
 /// Logical and physical sector sizes of an open block device (BLKSSZGET, BLKPBSZGET);
 /// 512 where the kernel does not say.
-pub fn sector_sizes(file: &File) -> (u32, u32) {
+pub(crate) fn sector_sizes(file: &File) -> (u32, u32) {
     let logical = rustix::fs::ioctl_blksszget(file).unwrap_or(512).max(512);
     let physical = rustix::fs::ioctl_blkpbszget(file)
         .unwrap_or(logical)
@@ -282,7 +286,7 @@ pub fn sector_sizes(file: &File) -> (u32, u32) {
 }
 
 /// Discard `[offset, offset+len)` of an open block device (BLKDISCARD).
-pub fn block_discard(file: &File, offset: u64, len: u64) -> io::Result<()> {
+pub(crate) fn block_discard(file: &File, offset: u64, len: u64) -> io::Result<()> {
     // SAFETY: BLKDISCARD reads a [u64; 2] through the pointer `Setter` passes, valid for
     // the call.
     unsafe { rustix::ioctl::ioctl(file, Setter::<BLKDISCARD, [u64; 2]>::new([offset, len])) }?;
@@ -296,7 +300,7 @@ pub fn block_discard(file: &File, offset: u64, len: u64) -> io::Result<()> {
 /// aligned on 32-bit userland too).
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
-pub struct MmcIocCmd {
+pub(crate) struct MmcIocCmd {
     /// Non-zero = write (bit 31 selects reliable write for RPMB); 0 = read.
     pub write_flag: i32,
     /// Non-zero = an application command (preceded by CMD55).
@@ -319,9 +323,9 @@ pub struct MmcIocCmd {
 }
 
 /// `MMC_IOC_CMD` = `_IOWR(MMC_BLOCK_MAJOR = 179, 0, struct mmc_ioc_cmd)` (0xc048b300).
-pub const MMC_IOC_CMD: Opcode = opcode::read_write::<MmcIocCmd>(179, 0);
+pub(crate) const MMC_IOC_CMD: Opcode = opcode::read_write::<MmcIocCmd>(179, 0);
 /// CMD8 on an MMC: SEND_EXT_CSD (an addressed data-transfer command, R1 response).
-pub const MMC_SEND_EXT_CSD: u32 = 8;
+pub(crate) const MMC_SEND_EXT_CSD: u32 = 8;
 /// `MMC_RSP_PRESENT | MMC_RSP_CRC | MMC_RSP_OPCODE` (`MMC_RSP_R1`).
 const MMC_RSP_R1: u32 = (1 << 0) | (1 << 2) | (1 << 4);
 /// `MMC_RSP_SPI_S1` (`MMC_RSP_SPI_R1`).
@@ -331,7 +335,7 @@ const MMC_CMD_ADTC: u32 = 1 << 5;
 
 /// The CMD8 (SEND_EXT_CSD) request that reads the 512-byte EXT_CSD register into the
 /// buffer at `buf` (as mmc-utils' `extcsd read` sends it).
-pub fn ext_csd_command(buf: &mut [u8; 512]) -> MmcIocCmd {
+pub(crate) fn ext_csd_command(buf: &mut [u8; 512]) -> MmcIocCmd {
     MmcIocCmd {
         opcode: MMC_SEND_EXT_CSD,
         arg: 0,
@@ -345,7 +349,7 @@ pub fn ext_csd_command(buf: &mut [u8; 512]) -> MmcIocCmd {
 
 /// Read the EXT_CSD register of the eMMC behind `file` (an opened `/dev/mmcblkN`) with
 /// MMC_IOC_CMD. Needs CAP_SYS_RAWIO (root); read-only for the card.
-pub fn mmc_read_ext_csd(file: &File) -> io::Result<[u8; 512]> {
+pub(crate) fn mmc_read_ext_csd(file: &File) -> io::Result<[u8; 512]> {
     let mut buf = [0u8; 512];
     let mut cmd = ext_csd_command(&mut buf);
     // SAFETY: MMC_IOC_CMD reads and updates one `mmc_ioc_cmd`, whose layout `MmcIocCmd`
@@ -359,14 +363,14 @@ pub fn mmc_read_ext_csd(file: &File) -> io::Result<[u8; 512]> {
 
 /// `fe_flags` of a FIEMAP extent (linux/fiemap.h).
 pub mod fiemap_flags {
-    pub const LAST: u32 = 0x1;
-    pub const UNKNOWN: u32 = 0x2;
-    pub const DELALLOC: u32 = 0x4;
-    pub const ENCODED: u32 = 0x8;
-    pub const NOT_ALIGNED: u32 = 0x100;
-    pub const DATA_INLINE: u32 = 0x200;
-    pub const DATA_TAIL: u32 = 0x400;
-    pub const UNWRITTEN: u32 = 0x800;
+    pub(crate) const LAST: u32 = 0x1;
+    pub(crate) const UNKNOWN: u32 = 0x2;
+    pub(crate) const DELALLOC: u32 = 0x4;
+    pub(crate) const ENCODED: u32 = 0x8;
+    pub(crate) const NOT_ALIGNED: u32 = 0x100;
+    pub(crate) const DATA_INLINE: u32 = 0x200;
+    pub(crate) const DATA_TAIL: u32 = 0x400;
+    pub(crate) const UNWRITTEN: u32 = 0x800;
 }
 
 /// One extent of a file as `FS_IOC_FIEMAP` reports it: `length` bytes at file offset
@@ -412,14 +416,14 @@ struct FiemapRequest {
 }
 
 /// `FS_IOC_FIEMAP` = `_IOWR('f', 11, struct fiemap)`.
-pub const FS_IOC_FIEMAP: Opcode = opcode::read_write::<FiemapHeader>(b'f', 11);
+pub(crate) const FS_IOC_FIEMAP: Opcode = opcode::read_write::<FiemapHeader>(b'f', 11);
 /// Flush dirty data first, so delayed allocations get their place.
 const FIEMAP_FLAG_SYNC: u32 = 0x1;
 
 /// The extents of the first `len` bytes of an open file, in file order, at most `max` of
 /// them (a fragmented file is read in batches). Fails as the filesystem does: EOPNOTSUPP
 /// where it has no FIEMAP (tmpfs).
-pub fn file_extents(file: impl AsFd, len: u64, max: usize) -> io::Result<Vec<FileExtent>> {
+pub(crate) fn file_extents(file: impl AsFd, len: u64, max: usize) -> io::Result<Vec<FileExtent>> {
     let zero = FiemapExtent {
         logical: 0,
         physical: 0,
@@ -484,7 +488,7 @@ pub fn file_extents(file: impl AsFd, len: u64, max: usize) -> io::Result<Vec<Fil
 /// would find it; `None` when it is not there. Looked up before spawning, so "not
 /// installed" does not depend on how a failed exec is reported (under qemu-user a child
 /// whose exec failed can look like one that ran and printed nothing).
-pub fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
+pub(crate) fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
@@ -495,7 +499,7 @@ pub fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
 }
 
 /// This machine's host name (`uname -n`), for the run history; `None` when empty.
-pub fn hostname() -> Option<String> {
+pub(crate) fn hostname() -> Option<String> {
     let name = rustix::system::uname()
         .nodename()
         .to_string_lossy()
@@ -504,17 +508,17 @@ pub fn hostname() -> Option<String> {
 }
 
 /// The effective user id: the user flashscope acts as.
-pub fn euid() -> u32 {
+pub(crate) fn euid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
 /// True when the process runs as root.
-pub fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
 /// CPUs the calling thread may run on now (empty when the kernel does not say).
-pub fn allowed_cpus() -> Vec<usize> {
+pub(crate) fn allowed_cpus() -> Vec<usize> {
     match rustix::thread::sched_getaffinity(None) {
         Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU)
             .filter(|&c| set.is_set(c))
@@ -525,7 +529,7 @@ pub fn allowed_cpus() -> Vec<usize> {
 
 /// Pin the calling thread (and the threads it spawns afterwards) to `cpus` (fio's
 /// `cpus_allowed`); nothing to do for an empty list.
-pub fn pin_to(cpus: &[usize]) -> io::Result<()> {
+pub(crate) fn pin_to(cpus: &[usize]) -> io::Result<()> {
     if cpus.is_empty() {
         return Ok(());
     }
@@ -559,12 +563,12 @@ pub fn monotonic_ns() -> u64 {
 /// reads: a timed read is then not preempted by ordinary programs. Returns whether the
 /// kernel granted it (root or CAP_SYS_NICE); callers run either way. The kernel's
 /// real-time throttling still leaves other programs a share of each second.
-pub fn try_realtime(priority: i32) -> bool {
+pub(crate) fn try_realtime(priority: i32) -> bool {
     set_scheduler(libc::SCHED_FIFO, priority)
 }
 
 /// Back to the normal scheduler (SCHED_OTHER) for the calling thread.
-pub fn normal_priority() {
+pub(crate) fn normal_priority() {
     set_scheduler(libc::SCHED_OTHER, 0);
 }
 
@@ -578,11 +582,345 @@ fn set_scheduler(policy: libc::c_int, priority: i32) -> bool {
     unsafe { libc::syscall(libc::SYS_sched_setscheduler, 0, policy, &param) == 0 }
 }
 
+// ----- signals -----
+
+/// The last stop signal [`record_signals`]' handlers received (0: none).
+static RECORDED_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn record(sig: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    RECORDED_SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+extern "C" fn record_hangup(sig: libc::c_int) {
+    // SAFETY: open, dup2 and close are async-signal-safe; the path is a static C string.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, 1);
+            libc::dup2(null, 2);
+            libc::close(null);
+        }
+    }
+    RECORDED_SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+/// Handle each of `signals` by recording it (read back with [`recorded_signal`]); the
+/// handler of SIGHUP also points standard output and error at /dev/null, as the terminal is
+/// gone. `reset_after_first`: a second delivery of the same signal takes the default action
+/// (SA_RESETHAND). No SA_RESTART, so a blocking sleep returns early. rustix has no safe
+/// sigaction, hence libc.
+pub(crate) fn record_signals(signals: &[i32], reset_after_first: bool) {
+    let flags = if reset_after_first {
+        libc::SA_RESETHAND
+    } else {
+        0
+    };
+    for &sig in signals {
+        let handler = if sig == libc::SIGHUP {
+            record_hangup as extern "C" fn(libc::c_int) as usize
+        } else {
+            record as extern "C" fn(libc::c_int) as usize
+        };
+        // SAFETY: a zeroed sigaction is valid; the handlers only store to an atomic and
+        // call async-signal-safe functions; the old action is not needed (null).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = handler;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = flags;
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signal [`record_signals`]' handlers last recorded, if any.
+pub(crate) fn recorded_signal() -> Option<i32> {
+    match RECORDED_SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Signals blocked in the calling thread (and in every thread it spawns afterwards), to be
+/// taken with [`BlockedSignals::wait`]; dropping it restores the mask from before.
+pub(crate) struct BlockedSignals {
+    set: libc::sigset_t,
+    previous: libc::sigset_t,
+}
+
+impl BlockedSignals {
+    /// Block `signals` in the calling thread (`pthread_sigmask(SIG_BLOCK)`).
+    pub(crate) fn block(signals: &[i32]) -> io::Result<Self> {
+        // SAFETY: sigset_t is plain data; the libc calls only write into the sets given.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for &sig in signals {
+                libc::sigaddset(&mut set, sig);
+            }
+            let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut previous);
+            if rc != 0 {
+                return Err(io::Error::from_raw_os_error(rc));
+            }
+            Ok(BlockedSignals { set, previous })
+        }
+    }
+
+    /// Wait up to `timeout` for one of the blocked signals (`sigtimedwait`); the signal
+    /// taken, or `None` when none came (or the wait was interrupted).
+    pub(crate) fn wait(&self, timeout: std::time::Duration) -> Option<i32> {
+        let ts = libc::timespec {
+            // time_t is 64-bit on musl and 32-bit on armv7 glibc (libc deprecates naming it).
+            tv_sec: timeout.as_secs().try_into().unwrap_or(i32::MAX as _),
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: `self.set` is an initialised sigset; a null siginfo pointer is allowed.
+        let sig = unsafe { libc::sigtimedwait(&self.set, std::ptr::null_mut(), &ts) };
+        (sig > 0).then_some(sig)
+    }
+}
+
+impl Drop for BlockedSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `block`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
+    }
+}
+
+// ----- loop-device ioctls -----
+
+// <linux/loop.h> numbers them plainly (0x4C = 'L'); each is `_IO('L', n)`.
+const LOOP_CLR_FD: Opcode = opcode::none(b'L', 0x01);
+const LOOP_GET_STATUS64: Opcode = opcode::none(b'L', 0x05);
+const LOOP_CONFIGURE: Opcode = opcode::none(b'L', 0x0A);
+const LOOP_CTL_GET_FREE: Opcode = opcode::none(b'L', 0x82);
+
+/// `lo_flags`: detach when the last user closes the device.
+pub(crate) const LO_FLAGS_AUTOCLEAR: u32 = 4;
+/// `lo_flags`: the loop device reads and writes its backing file with direct I/O.
+pub(crate) const LO_FLAGS_DIRECT_IO: u32 = 16;
+
+/// `LOOP_CTL_GET_FREE`: no argument; the free device's number is the call's return value,
+/// which none of rustix's ready-made patterns returns.
+struct GetFree;
+
+// SAFETY: the opcode is LOOP_CTL_GET_FREE, which takes no argument (a null pointer is
+// passed) and writes no user memory; the output is the ioctl's non-negative return value.
+unsafe impl rustix::ioctl::Ioctl for GetFree {
+    type Output = u32;
+    const IS_MUTATING: bool = false;
+    fn opcode(&self) -> Opcode {
+        LOOP_CTL_GET_FREE
+    }
+    fn as_ptr(&mut self) -> *mut std::ffi::c_void {
+        std::ptr::null_mut()
+    }
+    unsafe fn output_from_ptr(
+        out: rustix::ioctl::IoctlOutput,
+        _: *mut std::ffi::c_void,
+    ) -> rustix::io::Result<u32> {
+        Ok(out as u32)
+    }
+}
+
+/// `struct loop_info64` from <linux/loop.h>.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+/// `struct loop_config` from <linux/loop.h>.
+#[repr(C)]
+struct LoopConfig {
+    fd: u32,
+    block_size: u32,
+    info: LoopInfo64,
+    reserved: [u64; 8],
+}
+
+impl LoopInfo64 {
+    fn zeroed() -> Self {
+        LoopInfo64 {
+            lo_device: 0,
+            lo_inode: 0,
+            lo_rdevice: 0,
+            lo_offset: 0,
+            lo_sizelimit: 0,
+            lo_number: 0,
+            lo_encrypt_type: 0,
+            lo_encrypt_key_size: 0,
+            lo_flags: 0,
+            lo_file_name: [0; 64],
+            lo_crypt_name: [0; 64],
+            lo_encrypt_key: [0; 32],
+            lo_init: [0; 2],
+        }
+    }
+}
+
+/// `LOOP_CTL_GET_FREE` on `/dev/loop-control`: the number of a free loop device.
+pub(crate) fn loop_get_free(control: &File) -> rustix::io::Result<u32> {
+    // SAFETY: GetFree describes LOOP_CTL_GET_FREE exactly (see its impl).
+    unsafe { rustix::ioctl::ioctl(control, GetFree) }
+}
+
+/// `LOOP_CONFIGURE` on an open loop device: attach `backing` with the logical
+/// `block_size`, `lo_flags` and the name shown for it (at most 63 bytes of `name` are kept).
+pub(crate) fn loop_configure(
+    device: &File,
+    backing: &File,
+    block_size: u32,
+    lo_flags: u32,
+    name: &[u8],
+) -> rustix::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut info = LoopInfo64::zeroed();
+    info.lo_flags = lo_flags;
+    let k = name.len().min(63);
+    info.lo_file_name[..k].copy_from_slice(&name[..k]);
+    let cfg = LoopConfig {
+        fd: backing.as_raw_fd() as u32,
+        block_size,
+        info,
+        reserved: [0; 8],
+    };
+    // SAFETY: LOOP_CONFIGURE reads one loop_config through the pointer `Setter` passes, to
+    // a fully initialised value that outlives the call.
+    unsafe { rustix::ioctl::ioctl(device, Setter::<LOOP_CONFIGURE, LoopConfig>::new(cfg)) }
+}
+
+/// `LOOP_GET_STATUS64` on an open loop device: its `lo_flags`.
+pub(crate) fn loop_flags(device: &File) -> rustix::io::Result<u32> {
+    // SAFETY: LOOP_GET_STATUS64 writes one loop_info64 through the pointer `Getter`
+    // passes, to memory of that type it provides.
+    let info =
+        unsafe { rustix::ioctl::ioctl(device, Getter::<LOOP_GET_STATUS64, LoopInfo64>::new()) }?;
+    Ok(info.lo_flags)
+}
+
+/// `LOOP_CLR_FD` on an open loop device: detach its backing file (the kernel defers it
+/// until the device's other users close it).
+pub(crate) fn loop_clear(device: &File) -> rustix::io::Result<()> {
+    // SAFETY: LOOP_CLR_FD takes no argument.
+    unsafe { rustix::ioctl::ioctl(device, rustix::ioctl::NoArg::<LOOP_CLR_FD>::new()) }
+}
+
+/// User and system CPU time of the calling thread (`getrusage(RUSAGE_THREAD)`), in ns;
+/// `(0, 0)` where the call fails. rustix has no wrapper for getrusage, hence libc.
+pub(crate) fn thread_cpu_ns() -> (u64, u64) {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `ru` is valid, writable memory for one rusage for the duration of the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) } != 0 {
+        return (0, 0);
+    }
+    // SAFETY: zeroed memory is a valid rusage (plain integers), filled in on success.
+    let ru = unsafe { ru.assume_init() };
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// Give the child `cmd` spawns the descriptor `fd` as its descriptor 3, kept across exec.
+/// `fd` must stay open until the child is spawned (else the spawn fails with EBADF).
+pub(crate) fn pass_as_fd3(cmd: &mut std::process::Command, fd: std::os::fd::RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: dup2 and fcntl are async-signal-safe, as code between fork and exec must be;
+    // they give the child `fd` as descriptor 3. dup2 clears close-on-exec on the copy, but
+    // dup2(3, 3) does nothing at all: when the descriptor already is 3, its close-on-exec
+    // flag is cleared instead.
+    unsafe {
+        cmd.pre_exec(move || {
+            let r = if fd == 3 {
+                libc::fcntl(3, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(fd, 3)
+            };
+            if r < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// SIGKILL to the process group `pgid` (a child started in its own group); errors (the
+/// group is gone) are ignored.
+pub(crate) fn kill_process_group(pgid: u32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pgid as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+// ----- memory mappings -----
+
+/// A new anonymous private mapping of `size` bytes (zeroed) aligned to `align` (a power of
+/// two, a multiple of the page size), advised MADV_HUGEPAGE; `None` when it cannot be
+/// made. The caller owns it and ends it with [`unmap`].
+pub(crate) fn map_aligned(size: usize, align: usize) -> Option<std::ptr::NonNull<u8>> {
+    // Map `align` bytes more than needed, then cut the unaligned head and the tail.
+    let span = size.checked_add(align)?;
+    // SAFETY: an anonymous private mapping with no address hint; checked below.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            span,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return None;
+    }
+    let start = raw as usize;
+    let aligned = start.next_multiple_of(align);
+    let head = aligned - start;
+    let tail = span - head - size;
+    // SAFETY: both ranges lie inside the mapping just made and outside [aligned,
+    // aligned + size), which is all that is kept.
+    unsafe {
+        if head > 0 {
+            libc::munmap(raw, head);
+        }
+        if tail > 0 {
+            libc::munmap((aligned + size) as *mut libc::c_void, tail);
+        }
+        // Advice only: a kernel that cannot follow it leaves 4 KiB pages.
+        libc::madvise(aligned as *mut libc::c_void, size, libc::MADV_HUGEPAGE);
+    }
+    std::ptr::NonNull::new(aligned as *mut u8)
+}
+
+/// End a mapping made by [`map_aligned`].
+///
+/// # Safety
+/// `[ptr, ptr + size)` is a mapping [`map_aligned`] returned, with its `size`, that is not
+/// used afterwards (no reference into it outlives this call).
+pub(crate) unsafe fn unmap(ptr: std::ptr::NonNull<u8>, size: usize) {
+    // SAFETY: the caller's promise above.
+    unsafe { libc::munmap(ptr.as_ptr().cast(), size) };
+}
+
 /// Create a new file beside `path` to be renamed over it: hidden, named after it with a
 /// random suffix nobody can plant anything at beforehand, `O_EXCL | O_NOFOLLOW`, with
 /// `mode`. The one way flashscope makes a file it then puts at a path (output files,
 /// state). Returns the temporary path and the open file.
-pub fn create_beside(
+pub(crate) fn create_beside(
     path: &std::path::Path,
     mode: u32,
 ) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
@@ -611,6 +949,24 @@ pub fn create_beside(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_time_is_counted() {
+        let (u0, s0) = thread_cpu_ns();
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_add(i * i);
+        }
+        std::hint::black_box(x);
+        let (u1, s1) = thread_cpu_ns();
+        assert!(u1 + s1 >= u0 + s0);
+    }
+
+    #[test]
+    fn loop_structures_match_the_kernel_abi() {
+        assert_eq!(std::mem::size_of::<LoopInfo64>(), 232);
+        assert_eq!(std::mem::size_of::<LoopConfig>(), 304);
+    }
 
     // Opcode is u32 with rustix's linux_raw backend, another integer with its libc one.
     #[allow(clippy::unnecessary_cast)]

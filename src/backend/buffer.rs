@@ -70,40 +70,9 @@ impl AlignedBuf {
     /// MADV_HUGEPAGE; None when the mapping fails.
     fn huge(len: usize, huge: usize) -> Option<Self> {
         let size = len.checked_next_multiple_of(huge)?;
-        // Map one huge page more than needed, then cut the unaligned head and the tail.
-        let span = size.checked_add(huge)?;
-        // SAFETY: an anonymous private mapping with no address hint; checked below.
-        let raw = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                span,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if raw == libc::MAP_FAILED {
-            return None;
-        }
-        let start = raw as usize;
-        let aligned = start.next_multiple_of(huge);
-        let head = aligned - start;
-        let tail = span - head - size;
-        // SAFETY: both ranges lie inside the mapping just made and outside [aligned,
-        // aligned + size), which is all that is kept.
-        unsafe {
-            if head > 0 {
-                libc::munmap(raw, head);
-            }
-            if tail > 0 {
-                libc::munmap((aligned + size) as *mut libc::c_void, tail);
-            }
-            // Advice only: a kernel that cannot follow it leaves 4 KiB pages.
-            libc::madvise(aligned as *mut libc::c_void, size, libc::MADV_HUGEPAGE);
-        }
+        let ptr = crate::sys::map_aligned(size, huge)?;
         let mut buf = AlignedBuf {
-            ptr: NonNull::new(aligned as *mut u8)?,
+            ptr,
             len,
             mapped: size,
         };
@@ -174,8 +143,9 @@ fn huge_page_size() -> Option<usize> {
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         if self.mapped > 0 {
-            // SAFETY: [ptr, ptr + mapped) is the mapping made in `huge`, owned by self.
-            unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.mapped) };
+            // SAFETY: [ptr, ptr + mapped) is the mapping made in `huge`, owned by self, and
+            // no slice of it outlives self.
+            unsafe { crate::sys::unmap(self.ptr, self.mapped) };
         } else if self.len > 0 {
             // SAFETY: allocated in `new` with exactly this layout.
             unsafe { dealloc(self.ptr.as_ptr(), Self::layout(self.len)) };

@@ -251,9 +251,9 @@ impl ProbeRecord {
     }
 }
 
-/// Progress of a running probe, for the CLI's stderr line.
+/// How far a running probe has come, for the CLI's stderr line.
 #[derive(Debug, Clone, Copy)]
-pub struct Progress<'a> {
+pub struct ProbeProgress<'a> {
     pub phase: &'a str,
     pub done: u64,
     pub total: u64,
@@ -271,7 +271,7 @@ struct Prober<'a, B: Backend + ?Sized> {
     cfg: ProbeConfig,
     rec: ProbeRecord,
     t0: u64,
-    progress: &'a mut dyn FnMut(Progress),
+    progress: &'a mut dyn FnMut(ProbeProgress),
     stop: bool,
     /// Spans written so far (not the filler).
     written: Vec<(u64, u64)>,
@@ -496,7 +496,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                 Err(_) => {}
             }
             pos += chunk;
-            (self.progress)(Progress {
+            (self.progress)(ProbeProgress {
                 phase: "flushing the write cache",
                 done,
                 total: amount,
@@ -571,7 +571,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         let total = points.len() as u64;
         for (i, &x) in points.iter().enumerate() {
             if i % 256 == 0 {
-                (self.progress)(Progress {
+                (self.progress)(ProbeProgress {
                     phase: "scanning for aliases",
                     done: i as u64,
                     total,
@@ -761,7 +761,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                 }
             }
             self.rec.spans.extend(results);
-            (self.progress)(Progress {
+            (self.progress)(ProbeProgress {
                 phase: "bisecting",
                 done: 0,
                 total: 0,
@@ -1058,7 +1058,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
 pub fn probe<B: Backend + ?Sized>(
     dev: &mut B,
     cfg: &ProbeConfig,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(ProbeProgress),
 ) -> Result<ProbeRecord> {
     let n = dev.size_bytes();
     let sector = (dev.logical_sector_bytes() as u64).max(UNIT as u64);

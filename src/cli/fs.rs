@@ -7,7 +7,7 @@ use crate::fs::analysis::{dirty_peaks, files_inferences, seq_inferences, seq_war
 use crate::fs::env::{self, FsInfo};
 use crate::fs::files::{self, FilesConfig, FilesRun};
 use crate::fs::matrix::{self, MatrixCell, MatrixConfig, MatrixRun, MatrixTest};
-use crate::fs::monitor::{throughput_series, Progress};
+use crate::fs::monitor::{throughput_series, ProgressCounters};
 use crate::fs::seq::{self, SeqConfig, SeqMode, SeqRun};
 use crate::fs::warn::environment_warnings;
 use crate::fs::{parse_size_list, Pattern};
@@ -186,7 +186,7 @@ pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
 }
 
 /// The shared progress bar, drawn from the test's counters until dropped.
-fn ticker(label: &str, progress: Arc<Progress>) -> crate::report::progress::Ticker {
+fn ticker(label: &str, progress: Arc<ProgressCounters>) -> crate::report::progress::Ticker {
     crate::report::progress::Progress::ticking(label, move || (progress.done(), progress.total()))
 }
 
@@ -279,7 +279,7 @@ fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
             }
         ),
     );
-    let progress = Progress::new();
+    let progress = ProgressCounters::new();
     let run = {
         let _ticker = ticker("fs seq", progress.clone());
         seq::run(&cfg, progress)?
@@ -544,7 +544,7 @@ fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
             fs_line(&fs)
         ),
     );
-    let progress = Progress::new();
+    let progress = ProgressCounters::new();
     let run = {
         let _ticker = ticker("fs files", progress.clone());
         files::run(&cfg, progress)?
@@ -722,7 +722,7 @@ fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
             fs_line(&fs)
         ),
     );
-    let progress = Progress::new();
+    let progress = ProgressCounters::new();
     let run = {
         let _ticker = ticker("fs matrix", progress.clone());
         matrix::run(&cfg, progress)?

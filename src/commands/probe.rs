@@ -158,7 +158,7 @@ impl WriteTest for CapacityTest {
         dev: &mut dyn Backend,
         progress: &mut dyn FnMut(u64, u64),
     ) -> io::Result<ProbeRecord> {
-        let mut cb = |p: crate::capacity::probe::Progress| progress(p.done, p.total);
+        let mut cb = |p: crate::capacity::probe::ProbeProgress| progress(p.done, p.total);
         match probe(dev, &self.config, &mut cb) {
             Ok(r) => Ok(r),
             Err(Error::Io { source, .. }) => Err(source),

@@ -473,7 +473,6 @@ static WRITER_LOCKS: std::sync::Mutex<Vec<HeldLock>> = std::sync::Mutex::new(Vec
 /// device, is refused (exit 2) with its process named; the kernel drops the lock when the
 /// holder exits, crashed or not.
 fn lock_writer(spec: &str, path: &Path, meta: &std::fs::Metadata) -> Result<std::sync::Arc<File>> {
-    use std::os::fd::AsRawFd;
     let key = (meta.dev(), meta.ino());
     let mut held = WRITER_LOCKS.lock().unwrap_or_else(|p| p.into_inner());
     held.retain(|(_, _, w)| w.strong_count() > 0);
@@ -497,9 +496,7 @@ fn lock_writer(spec: &str, path: &Path, meta: &std::fs::Metadata) -> Result<std:
             "target '{spec}' changed while it was being opened (another file now has its name): nothing was done; check what '{spec}' is and rerun"
         )));
     }
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let e = io::Error::last_os_error();
+    if let Err(e) = crate::sys::try_lock(&file, true) {
         if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
             let who = lock_holder(key)
                 .map(|(pid, cmd)| format!("process {pid} ({cmd})"))

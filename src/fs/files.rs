@@ -3,7 +3,7 @@
 //! shows how throughput collapses as files get small.
 
 use super::env::{self, drop_all_caches, drop_file_cache};
-use super::monitor::Progress;
+use super::monitor::ProgressCounters;
 use super::{io_err, powers_of_two_down, rate, read_all, test_path, Cleanup, Pattern, PatternBuf};
 use crate::backend::{monotonic_ns, AlignedBuf};
 use crate::vocab::units::format_bytes;
@@ -101,7 +101,7 @@ pub fn validate(cfg: &FilesConfig) -> Result<()> {
 
 /// Run the sweep in `cfg.dir`; each size's files go into their own directory, removed
 /// after that size unless `keep`.
-pub fn run(cfg: &FilesConfig, progress: Arc<Progress>) -> Result<FilesRun> {
+pub fn run(cfg: &FilesConfig, progress: Arc<ProgressCounters>) -> Result<FilesRun> {
     validate(cfg)?;
     let dir = env::check_dir(&cfg.dir)?;
     let fs = env::fs_info(&dir)?;
@@ -240,7 +240,7 @@ mod tests {
             keep: false,
             seed: 3,
         };
-        let run = run(&cfg, Progress::new()).unwrap();
+        let run = run(&cfg, ProgressCounters::new()).unwrap();
         let files: Vec<u64> = run.results.iter().map(|r| r.files).collect();
         assert_eq!(files, vec![2, 128, 174]);
         assert_eq!(run.bytes_written, 2 * (256 << 10) + 128 * 4096 + 174 * 3000);
@@ -262,7 +262,7 @@ mod tests {
             keep: true,
             seed: 3,
         };
-        run(&cfg, Progress::new()).unwrap();
+        run(&cfg, ProgressCounters::new()).unwrap();
         let sub = std::fs::read_dir(d.path())
             .unwrap()
             .next()

@@ -5,7 +5,7 @@
 //! caveat applies.
 
 use super::env;
-use super::monitor::Progress;
+use super::monitor::ProgressCounters;
 use super::{
     create_test_file, io_err, powers_of_two_down, rate, reopen, test_path, Cleanup, Pattern,
     PatternBuf,
@@ -185,7 +185,7 @@ pub fn validate(cfg: &MatrixConfig) -> Result<()> {
 
 /// Run every cell in `cfg.dir`, one test file at a time (removed after each cell unless
 /// `keep`, then kept under a name with the cell's sizes).
-pub fn run(cfg: &MatrixConfig, progress: Arc<Progress>) -> Result<MatrixRun> {
+pub fn run(cfg: &MatrixConfig, progress: Arc<ProgressCounters>) -> Result<MatrixRun> {
     validate(cfg)?;
     let dir = env::check_dir(&cfg.dir)?;
     let fs = env::fs_info(&dir)?;
@@ -269,7 +269,7 @@ struct Cell<'a> {
     record_bytes: u64,
     wbuf: &'a mut PatternBuf,
     rbuf: &'a mut AlignedBuf,
-    progress: &'a Progress,
+    progress: &'a ProgressCounters,
     bytes_written: &'a mut u64,
 }
 
@@ -401,7 +401,7 @@ mod tests {
             keep: false,
             seed: 9,
         };
-        let run = run(&cfg, Progress::new()).unwrap();
+        let run = run(&cfg, ProgressCounters::new()).unwrap();
         assert_eq!(run.cells.len(), 4);
         // write, rewrite and random write each write the whole file once.
         assert_eq!(run.bytes_written, 3 * (2 * (64 << 10) + 2 * (256 << 10)));

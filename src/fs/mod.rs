@@ -214,7 +214,11 @@ pub fn reopen(
 
 /// Read a whole file sequentially in `buf`-sized chunks; returns the bytes read and counts
 /// them on `progress`.
-pub fn read_all(file: &mut File, buf: &mut [u8], progress: &monitor::Progress) -> io::Result<u64> {
+pub fn read_all(
+    file: &mut File,
+    buf: &mut [u8],
+    progress: &monitor::ProgressCounters,
+) -> io::Result<u64> {
     let mut total = 0u64;
     loop {
         if crate::signals::interrupted() {

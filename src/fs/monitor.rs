@@ -15,47 +15,47 @@ use std::time::Duration;
 /// How far a test has come: bytes moved so far, bytes planned, and the phase it is in.
 /// Written by the probe, read by the monitor and by the progress line on stderr.
 #[derive(Debug, Default)]
-pub struct Progress {
+pub struct ProgressCounters {
     done: AtomicU64,
     total: AtomicU64,
     phase: Mutex<String>,
     start_ns: AtomicU64,
 }
 
-impl Progress {
+impl ProgressCounters {
     /// A shared counter with nothing done yet.
-    pub fn new() -> Arc<Progress> {
-        let p = Progress::default();
+    pub fn new() -> Arc<ProgressCounters> {
+        let p = ProgressCounters::default();
         p.start_ns.store(monotonic_ns(), Ordering::Relaxed);
         Arc::new(p)
     }
 
     /// Set the number of bytes the whole test will move (writes plus reads).
-    pub fn set_total(&self, bytes: u64) {
+    pub(crate) fn set_total(&self, bytes: u64) {
         self.total.store(bytes, Ordering::Relaxed);
     }
 
     /// Count `bytes` more as moved.
-    pub fn add(&self, bytes: u64) {
+    pub(crate) fn add(&self, bytes: u64) {
         self.done.fetch_add(bytes, Ordering::Relaxed);
     }
 
     /// Enter a named phase ("buffered write", "files 4 KiB read").
-    pub fn set_phase(&self, phase: &str) {
+    pub(crate) fn set_phase(&self, phase: &str) {
         if let Ok(mut p) = self.phase.lock() {
             phase.clone_into(&mut p);
         }
     }
 
-    pub fn done(&self) -> u64 {
+    pub(crate) fn done(&self) -> u64 {
         self.done.load(Ordering::Relaxed)
     }
 
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.total.load(Ordering::Relaxed)
     }
 
-    pub fn phase(&self) -> String {
+    pub(crate) fn phase(&self) -> String {
         self.phase.lock().map(|p| p.clone()).unwrap_or_default()
     }
 
@@ -82,7 +82,7 @@ pub struct MemSample {
 }
 
 /// A thread sampling the memory counters at a fixed interval until stopped.
-pub struct Monitor {
+pub(crate) struct Monitor {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<Vec<MemSample>>>,
 }
@@ -90,7 +90,11 @@ pub struct Monitor {
 impl Monitor {
     /// Start sampling every `interval` (100 ms for the tests), tagging samples with the
     /// progress of `progress`; sample times count from `t0_ns` (a `monotonic_ns` value).
-    pub fn start(progress: Arc<Progress>, interval: Duration, t0_ns: u64) -> Monitor {
+    pub(crate) fn start(
+        progress: Arc<ProgressCounters>,
+        interval: Duration,
+        t0_ns: u64,
+    ) -> Monitor {
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
         let handle = std::thread::Builder::new()
@@ -136,7 +140,7 @@ impl Drop for Monitor {
     }
 }
 
-fn sample(progress: &Progress, t_ns: u64) -> MemSample {
+fn sample(progress: &ProgressCounters, t_ns: u64) -> MemSample {
     let m = MemInfo::read();
     let vmstat = std::fs::read_to_string("/proc/vmstat")
         .map(|t| parse_vmstat(&t))
@@ -153,7 +157,7 @@ fn sample(progress: &Progress, t_ns: u64) -> MemSample {
 }
 
 /// Throughput between consecutive samples, bytes per second, at the later sample's time.
-pub fn throughput_series(timeline: &[MemSample]) -> Vec<(u64, f64)> {
+pub(crate) fn throughput_series(timeline: &[MemSample]) -> Vec<(u64, f64)> {
     timeline
         .windows(2)
         .filter_map(|w| {
@@ -173,7 +177,7 @@ mod tests {
 
     #[test]
     fn monitor_samples_every_interval_and_sees_progress() {
-        let p = Progress::new();
+        let p = ProgressCounters::new();
         p.set_total(100);
         let m = Monitor::start(p.clone(), Duration::from_millis(20), monotonic_ns());
         p.set_phase("write");

@@ -2,7 +2,7 @@
 //! page cache's share of a figure can be seen side by side with the medium's.
 
 use super::env::{self, drop_all_caches, drop_file_cache};
-use super::monitor::{MemSample, Monitor, Progress};
+use super::monitor::{MemSample, Monitor, ProgressCounters};
 use super::{
     create_test_file, io_err, rate, read_all, reopen, test_path, Cleanup, Pattern, PatternBuf,
 };
@@ -287,7 +287,7 @@ fn planned_bytes(cfg: &SeqConfig) -> u64 {
 
 /// Run every mode in turn on a fresh test file in `cfg.dir`. Checks the directory and the
 /// free space first; the test files are removed unless `keep`.
-pub fn run(cfg: &SeqConfig, progress: Arc<Progress>) -> Result<SeqRun> {
+pub fn run(cfg: &SeqConfig, progress: Arc<ProgressCounters>) -> Result<SeqRun> {
     validate(cfg)?;
     let dir = env::check_dir(&cfg.dir)?;
     let fs = env::fs_info(&dir)?;
@@ -379,7 +379,7 @@ fn warm_up(
     cfg: &SeqConfig,
     dir: &std::path::Path,
     wbuf: &mut PatternBuf,
-    progress: &Progress,
+    progress: &ProgressCounters,
 ) -> Result<u64> {
     if warmup_size(cfg) == 0 {
         return Ok(0);
@@ -432,7 +432,7 @@ fn run_mode(
     t0: u64,
     wbuf: &mut PatternBuf,
     rbuf: &mut AlignedBuf,
-    progress: &Progress,
+    progress: &ProgressCounters,
     bytes_written: &mut u64,
     drop_caches_error: &mut Option<String>,
 ) -> Result<SeqModeResult> {
@@ -609,7 +609,7 @@ mod tests {
     #[test]
     fn every_mode_runs_on_a_temp_dir_and_leaves_nothing() {
         let d = tempfile::tempdir().unwrap();
-        let run = run(&cfg(d.path()), Progress::new()).unwrap();
+        let run = run(&cfg(d.path()), ProgressCounters::new()).unwrap();
         assert_eq!(run.results.len(), 5);
         assert_eq!(run.warmup_bytes, 4 << 20);
         assert_eq!(run.bytes_written, 6 * (4 << 20));
@@ -670,7 +670,7 @@ mod tests {
         c.warmup_bytes = 1 << 20;
         c.modes = vec![SeqMode::Buffered, SeqMode::Fdatasync];
         c.runs = 3;
-        let run = run(&c, Progress::new()).unwrap();
+        let run = run(&c, ProgressCounters::new()).unwrap();
         for r in &run.results {
             assert_eq!(r.runs, 3);
             assert_eq!(r.write_runs.len(), 3);
@@ -690,7 +690,7 @@ mod tests {
         c.file_bytes = 1 << 20;
         c.warmup_bytes = 0;
         c.modes = vec![SeqMode::Buffered];
-        let run = run(&c, Progress::new()).unwrap();
+        let run = run(&c, ProgressCounters::new()).unwrap();
         assert_eq!(run.warmup_bytes, 0);
         assert_eq!(run.bytes_written, 1 << 20);
     }
@@ -702,7 +702,7 @@ mod tests {
         c.block_bytes = 1000;
         c.file_bytes = 4000;
         c.modes = vec![SeqMode::Buffered, SeqMode::Direct];
-        let run = run(&c, Progress::new()).unwrap();
+        let run = run(&c, ProgressCounters::new()).unwrap();
         assert!(run.results[0].supported);
         assert!(!run.results[1].supported);
         assert!(run.results[1]

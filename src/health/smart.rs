@@ -266,11 +266,9 @@ pub fn run_smartctl(device: &str) -> Result<Run> {
         let r = stdout.take(OUTPUT_CAP_BYTES + 1).read_to_end(&mut out);
         let _ = tx.send(r.map(|_| out));
     });
-    let group = child.id() as libc::pid_t;
-    // SAFETY: kill of the process group this function started (negative pid: the group).
-    let stop_group = || unsafe {
-        libc::kill(-group, libc::SIGKILL);
-    };
+    let group = child.id();
+    // The process group this function started.
+    let stop_group = || crate::sys::kill_process_group(group);
     let t0 = std::time::Instant::now();
     loop {
         match child.try_wait() {

@@ -49,7 +49,7 @@ pub struct ServeOptions {
 
 /// What is being served, handed to the caller once the card is reachable.
 #[derive(Debug, Clone)]
-pub struct Ready {
+pub(crate) struct Ready {
     pub image: PathBuf,
     pub loop_device: Option<PathBuf>,
     /// Whether the server's threads run with real-time priority.
@@ -58,7 +58,7 @@ pub struct Ready {
 
 /// How the server ended and what it did.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub stats: ServeStats,
     /// Why it stopped: the signal's name, or "unmounted".
     pub stopped_by: String,
@@ -68,7 +68,7 @@ pub struct Outcome {
 
 /// Refuse a mountpoint that does not exist, is not an empty directory, or already has
 /// something mounted on it. Returns its canonical path.
-pub fn check_mountpoint(path: &Path, mountinfo: &str) -> Result<PathBuf> {
+pub(crate) fn check_mountpoint(path: &Path, mountinfo: &str) -> Result<PathBuf> {
     let meta = std::fs::metadata(path).map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound {
             Error::usage(format!(
@@ -122,7 +122,7 @@ fn on_path(program: &str) -> bool {
 
 /// Check that FUSE can be used by this process: /dev/fuse exists and opens, and a
 /// non-root user has the fusermount3 helper. `--loop` needs root.
-pub fn check_fuse(attach_loop: bool) -> Result<()> {
+pub(crate) fn check_fuse(attach_loop: bool) -> Result<()> {
     let root = crate::sys::is_root();
     if attach_loop && !root {
         return Err(Error::Refused(
@@ -166,59 +166,6 @@ fn pin_to_cpu(cpu: usize) -> Result<()> {
         )));
     }
     crate::sys::pin_to(&[cpu]).map_err(|e| Error::io(format!("pinning to CPU {cpu}"), e))
-}
-
-/// SIGINT, SIGTERM and SIGHUP, blocked in every thread and taken with sigtimedwait.
-struct StopSignals {
-    set: libc::sigset_t,
-    previous: libc::sigset_t,
-}
-
-impl StopSignals {
-    /// Block the stop signals; must run before any thread is spawned so all inherit it.
-    fn block() -> Result<Self> {
-        // SAFETY: sigset_t is plain data; the libc calls only write into the sets given.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            let mut previous: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGINT);
-            libc::sigaddset(&mut set, libc::SIGTERM);
-            libc::sigaddset(&mut set, libc::SIGHUP);
-            let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut previous);
-            if rc != 0 {
-                return Err(Error::io(
-                    "blocking SIGINT/SIGTERM",
-                    io::Error::from_raw_os_error(rc),
-                ));
-            }
-            Ok(StopSignals { set, previous })
-        }
-    }
-
-    /// Wait up to `timeout` for a stop signal; its name if one came.
-    fn wait(&self, timeout: Duration) -> Option<&'static str> {
-        let ts = libc::timespec {
-            // time_t is 64-bit on musl and 32-bit on armv7 glibc (libc deprecates naming it).
-            tv_sec: timeout.as_secs().try_into().unwrap_or(i32::MAX as _),
-            tv_nsec: timeout.subsec_nanos() as libc::c_long,
-        };
-        // SAFETY: `self.set` is an initialised sigset; a null siginfo pointer is allowed.
-        let sig = unsafe { libc::sigtimedwait(&self.set, std::ptr::null_mut(), &ts) };
-        match sig {
-            libc::SIGINT => Some("SIGINT"),
-            libc::SIGTERM => Some("SIGTERM"),
-            libc::SIGHUP => Some("SIGHUP"),
-            _ => None,
-        }
-    }
-}
-
-impl Drop for StopSignals {
-    fn drop(&mut self) {
-        // SAFETY: restores the mask saved in `block`.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
-    }
 }
 
 /// The mountpoint as its parent directory, opened when the server starts, and its name
@@ -272,7 +219,6 @@ struct Watchdog {
 impl Watchdog {
     fn spawn(anchor: &MountAnchor) -> io::Result<Self> {
         use std::os::fd::AsRawFd;
-        use std::os::unix::process::CommandExt;
         let parent = anchor.parent.as_raw_fd();
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
@@ -282,23 +228,8 @@ impl Watchdog {
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        // SAFETY: dup2 and fcntl are async-signal-safe; they give the shell the parent
-        // directory as descriptor 3, kept across exec. dup2 clears close-on-exec on the
-        // copy, but dup2(3, 3) does nothing at all: when the descriptor already is 3, its
-        // close-on-exec flag is cleared instead.
-        unsafe {
-            cmd.pre_exec(move || {
-                let r = if parent == 3 {
-                    libc::fcntl(3, libc::F_SETFD, 0)
-                } else {
-                    libc::dup2(parent, 3)
-                };
-                if r < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        // The parent directory as descriptor 3, kept across exec.
+        crate::sys::pass_as_fd3(&mut cmd, parent);
         let mut child = cmd.spawn()?;
         let stdin = child.stdin.take();
         Ok(Watchdog { child, stdin })
@@ -348,7 +279,7 @@ fn attach_loop(through: &Path, image: &Path, sector: u32) -> Result<LoopDevice> 
 /// Serve the card until SIGINT/SIGTERM/SIGHUP (or an unmount from outside), then detach
 /// the loop device, unmount, and return the counters. `ready` is called once the card
 /// is reachable (and the loop device attached).
-pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome> {
+pub(crate) fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome> {
     // The user's own arguments first (a mountpoint that does not exist), then what the
     // machine lacks (FUSE, its helper, root for --loop).
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
@@ -360,7 +291,8 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
     }
     let realtime = opts.realtime && crate::sys::try_realtime(10);
     // Before any thread exists, so every thread inherits the blocked mask.
-    let signals = StopSignals::block()?;
+    let signals = crate::signals::StopSignals::block()
+        .map_err(|e| Error::io("blocking SIGINT/SIGTERM", e))?;
 
     let shared = Arc::new(Shared::new(SimDevice::new(opts.cfg.clone())));
     let (fs, completer) = CardFs::new(shared.clone(), opts.spin_ns)
@@ -411,7 +343,7 @@ pub fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<Outcome>
             });
             loop {
                 if let Some(sig) = signals.wait(Duration::from_millis(200)) {
-                    break sig.to_string();
+                    break crate::signals::name(sig).to_string();
                 }
                 if background.guard.is_finished() {
                     break "unmounted".to_string();

@@ -16,13 +16,14 @@
 use super::job::{Io, JobCtl, JobResult, Next};
 use super::offsets::Dir;
 use super::spec::{EngineKind, JobSpec, SyncMode};
-use super::sysstat::{thread_cpu_ns, thread_runq_wait_ns};
+use super::sysstat::thread_runq_wait_ns;
 use super::verify::{self, VerifyReport};
 use crate::backend::queue::{
     self, BackendQueue, Claimed, Completion, IoQueue, Op, OpenFlags, Request, Stack,
 };
 use crate::backend::uring::{self, UringQueue};
 use crate::backend::{monotonic_ns, AlignedBuf, Backend, NullBackend, SyncBackend};
+use crate::sys::thread_cpu_ns;
 use crate::vocab::error::is_vanished;
 use crate::vocab::Warning;
 use crate::Result;

@@ -1,41 +1,20 @@
-//! What the system saw during a run: CPU time (getrusage), the block device's own counters
-//! (`/sys/block/DEV/stat`, as iostat -x reads them) and the page cache (`/proc/meminfo`).
+//! What the system saw during a run: the block device's own counters (`/sys/block/DEV/stat`,
+//! as iostat -x reads them) and the page cache (`/proc/meminfo`). The threads' CPU time
+//! (getrusage) is [`crate::sys::thread_cpu_ns`].
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// User and system CPU time of the calling thread (`RUSAGE_THREAD`), in ns.
-pub fn thread_cpu_ns() -> (u64, u64) {
-    rusage(libc::RUSAGE_THREAD)
-}
-
-fn rusage(who: libc::c_int) -> (u64, u64) {
-    let Some(ru) = getrusage(who) else {
-        return (0, 0);
-    };
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    (tv(ru.ru_utime), tv(ru.ru_stime))
-}
-
 /// Nanoseconds the calling thread has spent runnable but waiting for a CPU
 /// (`/proc/thread-self/schedstat`, second field); `None` where the kernel has no schedstat.
-pub fn thread_runq_wait_ns() -> Option<u64> {
+pub(crate) fn thread_runq_wait_ns() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     text.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// `getrusage(2)` (rustix has no wrapper for it).
-fn getrusage(who: libc::c_int) -> Option<libc::rusage> {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `ru` is valid, writable memory for one rusage for the duration of the call.
-    let rc = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
-    // SAFETY: zeroed memory is a valid rusage (plain integers), filled in on success.
-    (rc == 0).then(|| unsafe { ru.assume_init() })
-}
-
 /// The counters of `/sys/block/DEV/stat` (Documentation/block/stat.rst).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DiskCounters {
+pub(crate) struct DiskCounters {
     pub read_ios: u64,
     pub read_merges: u64,
     pub read_sectors: u64,
@@ -51,7 +30,7 @@ pub struct DiskCounters {
 
 impl DiskCounters {
     /// Parse the whitespace-separated fields of a `stat` file.
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         let f: Vec<u64> = text
             .split_whitespace()
             .map(|w| w.parse().ok())
@@ -96,7 +75,12 @@ pub struct DiskUtil {
 }
 
 /// Compute the delta between two snapshots over `elapsed_ns`.
-pub fn disk_delta(name: &str, a: &DiskCounters, b: &DiskCounters, elapsed_ns: u64) -> DiskUtil {
+pub(crate) fn disk_delta(
+    name: &str,
+    a: &DiskCounters,
+    b: &DiskCounters,
+    elapsed_ns: u64,
+) -> DiskUtil {
     let ms = (elapsed_ns as f64 / 1e6).max(1e-9);
     let d = |x: u64, y: u64| y.saturating_sub(x);
     let in_queue = d(a.time_in_queue_ms, b.time_in_queue_ms);
@@ -119,7 +103,7 @@ pub fn disk_delta(name: &str, a: &DiskCounters, b: &DiskCounters, elapsed_ns: u6
 
 /// The sysfs `stat` file of the block device holding `path` (the device itself for a
 /// block device node, the partition or disk under a file), with the device's name.
-pub fn disk_stat_path(path: &Path) -> Option<(String, PathBuf)> {
+pub(crate) fn disk_stat_path(path: &Path) -> Option<(String, PathBuf)> {
     use std::os::unix::fs::FileTypeExt;
     use std::os::unix::fs::MetadataExt;
     let md = std::fs::metadata(path).ok()?;
@@ -143,7 +127,7 @@ pub fn disk_stat_path(path: &Path) -> Option<(String, PathBuf)> {
 }
 
 /// Read a `stat` file.
-pub fn read_disk_counters(stat: &Path) -> Option<DiskCounters> {
+pub(crate) fn read_disk_counters(stat: &Path) -> Option<DiskCounters> {
     DiskCounters::parse(&std::fs::read_to_string(stat).ok()?)
 }
 
@@ -156,7 +140,7 @@ pub struct PageCache {
 
 impl PageCache {
     /// Parse the `Dirty:` and `Writeback:` lines (kB).
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         let mut dirty = None;
         let mut wb = None;
         for line in text.lines() {
@@ -176,7 +160,7 @@ impl PageCache {
     }
 
     /// The current state, when `/proc/meminfo` is readable.
-    pub fn now() -> Option<Self> {
+    pub(crate) fn now() -> Option<Self> {
         Self::parse(&std::fs::read_to_string("/proc/meminfo").ok()?)
     }
 }
@@ -194,7 +178,7 @@ pub struct CpuLoad {
 
 impl CpuLoad {
     /// Parse `/proc/loadavg` and the `cpu ` line of `/proc/stat`.
-    pub fn parse(loadavg: &str, stat: &str, cpus: usize) -> Option<Self> {
+    pub(crate) fn parse(loadavg: &str, stat: &str, cpus: usize) -> Option<Self> {
         let load1 = loadavg.split_whitespace().next()?.parse().ok()?;
         let line = stat.lines().find(|l| l.starts_with("cpu "))?;
         let v: Vec<u64> = line
@@ -214,7 +198,7 @@ impl CpuLoad {
     }
 
     /// The machine now, when `/proc` is readable.
-    pub fn now() -> Option<Self> {
+    pub(crate) fn now() -> Option<Self> {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self::parse(
             &std::fs::read_to_string("/proc/loadavg").ok()?,
@@ -224,7 +208,7 @@ impl CpuLoad {
     }
 
     /// Fraction of CPU time stolen by the hypervisor between `self` and a later snapshot.
-    pub fn steal_since(&self, later: &CpuLoad) -> f64 {
+    pub(crate) fn steal_since(&self, later: &CpuLoad) -> f64 {
         let t = later.total_ticks.saturating_sub(self.total_ticks);
         if t == 0 {
             return 0.0;
@@ -271,17 +255,5 @@ mod tests {
         assert_eq!(p.dirty_bytes, 12 * 1024);
         assert_eq!(p.writeback_bytes, 3 * 1024);
         assert!(PageCache::parse("MemTotal: 1 kB\n").is_none());
-    }
-
-    #[test]
-    fn cpu_time_is_counted() {
-        let (u0, s0) = thread_cpu_ns();
-        let mut x = 0u64;
-        for i in 0..2_000_000u64 {
-            x = x.wrapping_add(i * i);
-        }
-        std::hint::black_box(x);
-        let (u1, s1) = thread_cpu_ns();
-        assert!(u1 + s1 >= u0 + s0);
     }
 }

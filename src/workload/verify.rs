@@ -1,46 +1,30 @@
-//! Verify stamps: every 512-byte unit of a written block carries a magic number, the run's
-//! id and its own offset, and the rest is filled from a generator seeded by both. Reading
-//! it back proves the device stored *this* write at *this* place: a card that drops
-//! writes, returns stale data or aliases addresses cannot look fast (KDiskMark issue #38).
+//! Verify stamps: every 512-byte unit of a written block carries the block stamp of
+//! [`crate::pattern`] (its own offset, the run's id as the salt, a check word and a payload
+//! derived from both). Reading it back proves the device stored *this* write at *this*
+//! place: a card that drops writes, returns stale data or aliases addresses cannot look
+//! fast (KDiskMark issue #38).
 
 use serde::{Deserialize, Serialize};
 
+use crate::pattern::{self, Stamper};
+
 /// Bytes stamped as one unit.
-pub const STAMP_UNIT: usize = 512;
-const MAGIC: u64 = 0x666c_6173_6873_6370; // "flashscp"
+pub use crate::pattern::UNIT as STAMP_UNIT;
 
-fn fill_unit(unit: &mut [u8], offset: u64, run_id: u64) {
-    unit[0..8].copy_from_slice(&MAGIC.to_le_bytes());
-    unit[8..16].copy_from_slice(&run_id.to_le_bytes());
-    unit[16..24].copy_from_slice(&offset.to_le_bytes());
-    let mut x = (run_id ^ offset.rotate_left(17)) | 1;
-    for chunk in unit[24..].chunks_mut(8) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        let v = x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes();
-        chunk.copy_from_slice(&v[..chunk.len()]);
-    }
-}
-
-/// Fill `buf` (written at `offset`) with stamps for this run.
-pub fn stamp(buf: &mut [u8], offset: u64, run_id: u64) {
-    for (i, unit) in buf.chunks_mut(STAMP_UNIT).enumerate() {
-        fill_unit(unit, offset + (i * STAMP_UNIT) as u64, run_id);
-    }
+/// Fill `buf` (written at `offset`) with stamps for this run; a last partial unit holds
+/// the first bytes of its unit's stamp.
+pub(crate) fn stamp(buf: &mut [u8], offset: u64, run_id: u64) {
+    pattern::regenerate(buf, offset, run_id, 0);
 }
 
 /// Check `buf` (read from `offset`); the offset of the first unit that is wrong.
 pub fn check(buf: &[u8], offset: u64, run_id: u64) -> Option<u64> {
-    let mut want = [0u8; STAMP_UNIT];
-    for (i, unit) in buf.chunks(STAMP_UNIT).enumerate() {
-        let at = offset + (i * STAMP_UNIT) as u64;
-        fill_unit(&mut want[..unit.len()], at, run_id);
-        if unit != &want[..unit.len()] {
-            return Some(at);
-        }
-    }
-    None
+    let stamper = Stamper::new(run_id);
+    buf.chunks(STAMP_UNIT)
+        .enumerate()
+        .map(|(i, unit)| (offset + (i * STAMP_UNIT) as u64, unit))
+        .find(|&(at, unit)| !stamper.is_prefix_of_stamp(unit, at))
+        .map(|(at, _)| at)
 }
 
 /// Which blocks of a region were written (one bit per `unit` bytes).
@@ -62,7 +46,7 @@ impl WrittenMap {
     }
 
     /// Mark `[offset, offset + len)` as written.
-    pub fn mark(&mut self, offset: u64, len: u64) {
+    pub(crate) fn mark(&mut self, offset: u64, len: u64) {
         let first = (offset - self.start) / self.unit;
         let last = (offset + len - self.start).div_ceil(self.unit);
         for b in first..last {
@@ -73,7 +57,7 @@ impl WrittenMap {
     }
 
     /// Runs of written units as (offset, len), each at most `max_len` bytes.
-    pub fn runs(&self, max_len: u64) -> Vec<(u64, u64)> {
+    pub(crate) fn runs(&self, max_len: u64) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
         let per = (max_len / self.unit).max(1);
         let total = self.bits.len() as u64 * 64;
@@ -107,7 +91,7 @@ pub struct VerifyReport {
 
 impl VerifyReport {
     /// Check one block read back from `offset`, counting every bad unit.
-    pub fn check_block(&mut self, buf: &[u8], offset: u64, run_id: u64) {
+    pub(crate) fn check_block(&mut self, buf: &[u8], offset: u64, run_id: u64) {
         self.bytes_checked += buf.len() as u64;
         let mut at = 0usize;
         while at < buf.len() {
@@ -121,7 +105,7 @@ impl VerifyReport {
     }
 
     /// Combine the reports of several jobs.
-    pub fn merge(&mut self, other: &VerifyReport) {
+    pub(crate) fn merge(&mut self, other: &VerifyReport) {
         self.bytes_checked += other.bytes_checked;
         self.bad_units += other.bad_units;
         self.first_bad_offset = match (self.first_bad_offset, other.first_bad_offset) {
@@ -152,6 +136,30 @@ mod tests {
         r.check_block(&b, 8192, 42);
         assert_eq!(r.bad_units, 1);
         assert_eq!(r.first_bad_offset, Some(8192 + 512));
+    }
+
+    #[test]
+    fn short_blocks_at_unaligned_offsets_are_stamped_and_checked_to_the_last_byte() {
+        // A buffered job with --blocksize 1000: two whole units would not cover it.
+        let mut b = vec![0u8; 1000];
+        stamp(&mut b, 1000, 9);
+        assert_eq!(check(&b, 1000, 9), None);
+        assert_eq!(
+            &b[..8],
+            &1000u64.to_le_bytes(),
+            "the unit carries its offset"
+        );
+        b[999] ^= 1;
+        assert_eq!(
+            check(&b, 1000, 9),
+            Some(1512),
+            "the partial unit is checked too"
+        );
+        b[999] ^= 1;
+        assert_eq!(check(&b, 1512, 9), Some(1512));
+        let mut r = VerifyReport::default();
+        r.check_block(&b[..600], 1000, 9);
+        assert_eq!((r.bytes_checked, r.bad_units), (600, 0));
     }
 
     #[test]
