@@ -6,6 +6,7 @@ pub mod align;
 pub mod auto;
 pub mod bench;
 pub mod fat;
+pub mod fs;
 pub mod health;
 pub mod open_au;
 pub mod probe;
