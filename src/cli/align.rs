@@ -4,8 +4,6 @@ use super::Output;
 use crate::analysis::align::AlignPoint;
 use crate::commands::align::{self, AlignParams};
 use crate::input::printable;
-use crate::report::charts;
-use crate::report::output_file::OutputFile;
 use crate::report::table::Table;
 use crate::report::{Body, Document};
 use crate::vocab::error::EXIT_OK;
@@ -49,18 +47,8 @@ pub struct Args {
 
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let plot = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
-    let doc = align::measure(&args.target, &params(args)?)?;
-    if let (Some(file), Body::Align(a)) = (&plot, &doc.body) {
-        let svg = charts::align(
-            &a.points(),
-            &doc.inferences,
-            &format!("align: {}", args.target),
-        )
-        .to_svg();
-        file.write(svg.as_bytes())?;
-    }
-    out.emit(&doc);
+    let plot = args.plot.as_deref().map(Path::new);
+    out.emit(&align::run(&args.target, &params(args)?, plot)?);
     Ok(EXIT_OK)
 }
 

@@ -3,31 +3,20 @@
 //! afterwards unless --keep), so they need no --write.
 
 use super::Output;
-use crate::fs::analysis::{dirty_peaks, files_inferences, seq_inferences, seq_warnings};
-use crate::fs::env::{self, FsInfo};
-use crate::fs::files::{self, FilesConfig, FilesRun};
-use crate::fs::matrix::{self, MatrixCell, MatrixConfig, MatrixRun, MatrixTest};
-use crate::fs::monitor::{throughput_series, ProgressCounters};
-use crate::fs::seq::{self, SeqConfig, SeqMode, SeqRun};
-use crate::fs::warn::environment_warnings;
-use crate::fs::{parse_size_list, Pattern};
-use crate::platform::MemInfo;
-use crate::report::output_file::OutputFile;
-use crate::report::results::{
-    CpuGovernor, FilesystemTarget, FsFilesParameters, FsFilesResult, FsMatrixParameters,
-    FsMatrixResult, FsSeqParameters, FsSeqResult,
+use crate::commands::fs::{
+    self as command, fs_line, CommonParams, FilesParams, MatrixParams, SeqParams,
 };
-use crate::report::svg::{self, AxisFormat, Chart};
+use crate::fs::env::FsInfo;
+use crate::fs::matrix::MatrixTest;
+use crate::fs::seq::{self, SeqMode};
+use crate::fs::{files, parse_size_list, Pattern};
 use crate::report::table::Table;
 use crate::report::{Body, Document, Target};
 use crate::vocab::error::EXIT_OK;
 use crate::vocab::units::{format_bytes, format_ns, format_rate, parse_size_option};
-use crate::vocab::Warning;
-use crate::{Error, Result};
+use crate::Result;
 use clap::Subcommand;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+use std::path::PathBuf;
 
 /// Filesystem subcommands.
 #[derive(Debug, Subcommand)]
@@ -178,159 +167,49 @@ pub struct MatrixArgs {
 /// Run one `fs` subcommand; returns the exit code.
 pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
     crate::signals::install(crate::signals::Second::Terminate);
-    match cmd {
-        FsCommand::Seq(a) => run_seq(a, out),
-        FsCommand::Files(a) => run_files(a, out),
-        FsCommand::Matrix(a) => run_matrix(a, out),
+    let mut announce = |text: &str| {
+        if !out.json || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!("{text}");
+        }
+    };
+    let doc = match cmd {
+        FsCommand::Seq(a) => command::seq(&seq_params(a)?, &mut announce)?,
+        FsCommand::Files(a) => command::files(&files_params(a)?, &mut announce)?,
+        FsCommand::Matrix(a) => command::matrix(&matrix_params(a)?, &mut announce)?,
+    };
+    out.emit(&doc);
+    Ok(EXIT_OK)
+}
+
+fn common(a: &CommonArgs) -> CommonParams {
+    CommonParams {
+        dir: a.dir.clone(),
+        pattern: a.pattern,
+        keep: a.keep,
+        seed: a.seed,
     }
 }
 
-/// The shared progress bar, drawn from the test's counters until dropped.
-fn ticker(label: &str, progress: Arc<ProgressCounters>) -> crate::report::progress::Ticker {
-    crate::report::progress::Progress::ticking(label, move || (progress.done(), progress.total()))
-}
-
-/// The directory as a document target: the filesystem facts plus spec and kind.
-fn fs_target(fs: &FsInfo) -> Target {
-    Target::Filesystem(FilesystemTarget {
-        spec: fs.dir.display().to_string(),
-        kind: crate::device::TargetKind::Directory,
-        fs: fs.clone(),
-    })
-}
-
-/// Check the directory and inspect its filesystem, before anything is written.
-fn prepare(dir: &Path) -> Result<FsInfo> {
-    let abs = env::check_dir(dir)?;
-    env::fs_info(&abs)
-}
-
-fn announce(out: &Output, text: &str) {
-    if !out.json || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        eprintln!("{text}");
-    }
-}
-
-fn fs_line(fs: &FsInfo) -> String {
-    let mut s = format!("{} ({}", fs.dir.display(), fs.fs_type);
-    if let Some(src) = &fs.mount_source {
-        s.push_str(&format!(" on {src}"));
-    }
-    if let Some(free) = fs.free_bytes {
-        s.push_str(&format!(", {} free", format_bytes(free)));
-    }
-    s.push(')');
-    s
+/// An optional size option's value (`allow_zero`: 0 is a value, e.g. no warm-up).
+fn size_opt(name: &str, text: &Option<String>, allow_zero: bool) -> Result<Option<u64>> {
+    text.as_deref()
+        .map(|s| parse_size_option(name, s, allow_zero))
+        .transpose()
 }
 
 // ---------------------------------------------------------------- fs seq
 
-fn run_seq(a: &SeqArgs, out: &Output) -> Result<i32> {
-    let block_bytes = parse_size_option("--blocksize", &a.bs, false)?;
-    let fs = prepare(&a.common.dir)?;
-    let plot_file = OutputFile::create_opt("--plot", a.plot.as_deref())?;
-    let file_bytes = match &a.size {
-        Some(s) => parse_size_option("--size", s, false)?,
-        None => seq::default_file_bytes(fs.free_bytes, block_bytes),
-    };
-    let mut modes = Vec::new();
-    for m in &a.mode {
-        if !modes.contains(m) {
-            modes.push(*m);
-        }
-    }
-    let cfg = SeqConfig {
-        dir: fs.dir.clone(),
-        file_bytes,
-        block_bytes,
-        modes,
-        pattern: a.common.pattern,
+fn seq_params(a: &SeqArgs) -> Result<SeqParams> {
+    Ok(SeqParams {
+        block_bytes: parse_size_option("--blocksize", &a.bs, false)?,
+        file_bytes: size_opt("--size", &a.size, false)?,
+        warmup_bytes: size_opt("--warmup", &a.warmup, true)?,
+        common: common(&a.common),
+        modes: a.mode.clone(),
         drop_caches: a.drop_caches,
-        keep: a.common.keep,
-        sample_interval: Duration::from_millis(100),
-        seed: a.common.seed,
         runs: a.runs,
-        warmup_bytes: match &a.warmup {
-            Some(w) => parse_size_option("--warmup", w, true)?,
-            None => seq::default_warmup_bytes(file_bytes),
-        },
-    };
-    seq::validate(&cfg)?;
-    let mem = MemInfo::read();
-    let governors = env::cpu_governors();
-    announce(
-        out,
-        &format!(
-            "fs seq: writing {} test file(s) of {} ({} in all, warm-up included) in {} ({} blocks, pattern {}){}",
-            cfg.modes.len(),
-            format_bytes(file_bytes),
-            format_bytes(
-                file_bytes
-                    .saturating_mul(cfg.modes.len() as u64 * cfg.runs as u64)
-                    .saturating_add(cfg.warmup_bytes / block_bytes * block_bytes)
-            ),
-            fs_line(&fs),
-            format_bytes(block_bytes),
-            cfg.pattern.name(),
-            if cfg.keep {
-                ", kept"
-            } else {
-                ", each removed afterwards"
-            }
-        ),
-    );
-    let progress = ProgressCounters::new();
-    let run = {
-        let _ticker = ticker("fs seq", progress.clone());
-        seq::run(&cfg, progress)?
-    };
-    let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
-    warnings.extend(seq_warnings(
-        &run.results,
-        file_bytes,
-        mem.total_bytes,
-        run.drop_caches_error.as_deref(),
-    ));
-    let parameters = FsSeqParameters {
-        file_bytes,
-        block_bytes,
-        modes: cfg.modes.clone(),
-        pattern: cfg.pattern,
-        drop_caches: cfg.drop_caches,
-        keep: cfg.keep,
-        sample_interval_ns: cfg.sample_interval.as_nanos() as u64,
-        runs: cfg.runs,
-        warmup_bytes: run.warmup_bytes,
-        ram_bytes: mem.total_bytes,
-        cpu_governors: governors
-            .iter()
-            .map(|(policy, governor)| CpuGovernor {
-                policy: policy.clone(),
-                governor: governor.clone(),
-            })
-            .collect(),
-    };
-    let mut plot = None;
-    if let Some(file) = &plot_file {
-        file.write(seq_plot(&run, &fs).as_bytes())?;
-        plot = Some(file.path().display().to_string());
-    }
-    let mut doc = Document::new(
-        fs_target(&fs),
-        Body::FsSeq(FsSeqResult {
-            parameters,
-            samples: run.results.clone(),
-            timeline: run.timeline.clone(),
-            dirty_peak_bytes: dirty_peaks(&run.timeline),
-            plot,
-        }),
-    );
-    doc.inferences = seq_inferences(&run.results, file_bytes, fs.memory_backed);
-    doc.bytes_written = run.bytes_written;
-    doc.elapsed_ns = run.elapsed_ns;
-    doc.warnings = warnings;
-    out.emit(&doc);
-    Ok(EXIT_OK)
+        plot: a.plot.clone(),
+    })
 }
 
 /// The median rate, with the range of the runs when there was more than one.
@@ -452,141 +331,19 @@ pub fn render_seq(d: &Document) -> String {
     s
 }
 
-fn mib(v: u64) -> f64 {
-    v as f64 / 1048576.0
-}
-
-fn seq_plot(run: &SeqRun, fs: &FsInfo) -> String {
-    let secs = |ns: u64| ns as f64 / 1e9;
-    let tp: Vec<(f64, f64)> = throughput_series(&run.timeline)
-        .into_iter()
-        .map(|(t, r)| (secs(t), r / 1048576.0))
-        .collect();
-    let series = |f: fn(&crate::fs::monitor::MemSample) -> u64| -> Vec<(f64, f64)> {
-        run.timeline
-            .iter()
-            .map(|s| (secs(s.t_ns), mib(f(s))))
-            .collect()
-    };
-    // A dashed line where each phase (mode × write / cold read / warm read) begins,
-    // labelled on the top panel.
-    let mut markers: Vec<(f64, String)> = Vec::new();
-    for r in &run.results {
-        for (what, t) in [
-            ("write", &r.write),
-            ("cold read", &r.cold_read),
-            ("warm read", &r.warm_read),
-        ] {
-            if let Some(t) = t {
-                markers.push((secs(t.start_ns), format!("{} {what}", r.mode.name())));
-            }
-        }
-    }
-    let end = run.timeline.last().map(|s| secs(s.t_ns)).unwrap_or(1.0);
-    let panel = |title: &str, y_label: &str, labelled: bool| {
-        let mut c = Chart::new(title, "time (s)", y_label)
-            .size(900.0, 340.0)
-            .x_range(0.0, end)
-            .y_format(AxisFormat::Short);
-        for (t, label) in &markers {
-            c = c.marker(*t, if labelled { label } else { "" });
-        }
-        c
-    };
-    svg::stack(&[
-        panel(
-            &format!(
-                "fs seq on {}: throughput (all modes in turn)",
-                fs.dir.display()
-            ),
-            "MiB/s",
-            true,
-        )
-        .series("read + write", tp),
-        panel(
-            "page cache: Dirty and Writeback (/proc/meminfo)",
-            "MiB",
-            false,
-        )
-        .series("Dirty", series(|s| s.dirty_bytes))
-        .series("Writeback", series(|s| s.writeback_bytes)),
-        panel("page cache: Cached", "MiB", false).series("Cached", series(|s| s.cached_bytes)),
-    ])
-}
-
 // ---------------------------------------------------------------- fs files
 
-fn run_files(a: &FilesArgs, out: &Output) -> Result<i32> {
-    let sizes = match &a.sizes {
-        Some(s) => parse_size_list(s, "--sizes")?,
-        None => files::default_sizes(),
-    };
-    let total_bytes = parse_size_option("--total", &a.total, false)?;
-    let fs = prepare(&a.common.dir)?;
-    let plot_file = OutputFile::create_opt("--plot", a.plot.as_deref())?;
-    let cfg = FilesConfig {
-        dir: fs.dir.clone(),
-        sizes,
-        total_bytes,
-        pattern: a.common.pattern,
+fn files_params(a: &FilesArgs) -> Result<FilesParams> {
+    Ok(FilesParams {
+        sizes: match &a.sizes {
+            Some(s) => parse_size_list(s, "--sizes")?,
+            None => files::default_sizes(),
+        },
+        total_bytes: parse_size_option("--total", &a.total, false)?,
+        common: common(&a.common),
         drop_caches: a.drop_caches,
-        keep: a.common.keep,
-        seed: a.common.seed,
-    };
-    files::validate(&cfg)?;
-    let governors = env::cpu_governors();
-    announce(
-        out,
-        &format!(
-            "fs files: writing {} as files of {} sizes in {}",
-            format_bytes(total_bytes),
-            cfg.sizes.len(),
-            fs_line(&fs)
-        ),
-    );
-    let progress = ProgressCounters::new();
-    let run = {
-        let _ticker = ticker("fs files", progress.clone());
-        files::run(&cfg, progress)?
-    };
-    let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
-    for s in &cfg.sizes {
-        if *s > total_bytes {
-            warnings.push(Warning::TotalBelowSize {
-                file_bytes: *s,
-                total_bytes,
-            });
-        }
-    }
-    if let Some(e) = &run.drop_caches_error {
-        warnings.push(Warning::DropCachesFailed { reason: e.clone() });
-    }
-    let parameters = FsFilesParameters {
-        sizes: cfg.sizes.clone(),
-        total_bytes,
-        pattern: cfg.pattern,
-        drop_caches: cfg.drop_caches,
-        keep: cfg.keep,
-    };
-    let mut plot = None;
-    if let Some(file) = &plot_file {
-        file.write(files_plot(&run, &fs).as_bytes())?;
-        plot = Some(file.path().display().to_string());
-    }
-    let mut doc = Document::new(
-        fs_target(&fs),
-        Body::FsFiles(FsFilesResult {
-            parameters,
-            samples: run.results.clone(),
-            plot,
-        }),
-    );
-    doc.inferences = files_inferences(&run.results);
-    doc.bytes_written = run.bytes_written;
-    doc.elapsed_ns = run.elapsed_ns;
-    doc.warnings = warnings;
-    out.emit(&doc);
-    Ok(EXIT_OK)
+        plot: a.plot.clone(),
+    })
 }
 
 /// `fs files`' text from its document: the small-file verdict and one row per file size.
@@ -627,200 +384,19 @@ pub fn render_files(d: &Document) -> String {
     s
 }
 
-fn files_plot(run: &FilesRun, fs: &FsInfo) -> String {
-    let pts = |f: fn(&files::FilesSizeResult) -> f64| -> Vec<(f64, f64)> {
-        let mut v: Vec<(f64, f64)> = run
-            .results
-            .iter()
-            .map(|r| (r.file_bytes as f64, f(r)))
-            .collect();
-        v.sort_by(|a, b| a.0.total_cmp(&b.0));
-        v
-    };
-    let panel = |title: &str, y_label: &str| {
-        Chart::new(title, "file size", y_label)
-            .size(900.0, 400.0)
-            .log2_x()
-            .log_y()
-            .x_format(AxisFormat::Bytes)
-            .y_format(AxisFormat::Short)
-    };
-    svg::stack(&[
-        panel(
-            &format!("fs files on {}: throughput per file size", fs.dir.display()),
-            "MiB/s",
-        )
-        .series("write", pts(|r| r.write_bytes_per_s / 1048576.0))
-        .series("cold read", pts(|r| r.read_bytes_per_s / 1048576.0)),
-        panel("files per second", "files/s")
-            .series("write", pts(|r| r.write_files_per_s))
-            .series("cold read", pts(|r| r.read_files_per_s)),
-    ])
-}
-
 // ---------------------------------------------------------------- fs matrix
 
-fn run_matrix(a: &MatrixArgs, out: &Output) -> Result<i32> {
-    let max_file = match &a.max_file {
-        Some(s) => parse_size_option("--max-file", s, false)?,
-        None => 512 << 20,
-    };
-    let max_record = match &a.max_record {
-        Some(s) => parse_size_option("--max-record", s, false)?,
-        None => 16 << 20,
-    };
-    let file_sizes: Vec<u64> = matrix::default_file_sizes()
-        .into_iter()
-        .filter(|f| *f <= max_file)
-        .collect();
-    if file_sizes.is_empty() {
-        return Err(Error::usage(format!(
-            "--max-file {} is below the smallest matrix file size of 64 KiB: give 64K or more",
-            format_bytes(max_file)
-        )));
-    }
-    let record_sizes: Vec<u64> = matrix::default_record_sizes()
-        .into_iter()
-        .filter(|r| *r <= max_record)
-        .collect();
-    if record_sizes.is_empty() {
-        return Err(Error::usage(format!(
-            "--max-record {} is below the smallest record size of 4 KiB: give 4K or more",
-            format_bytes(max_record)
-        )));
-    }
-    let fs = prepare(&a.common.dir)?;
-    let csv_file = OutputFile::create_opt("--csv", a.csv.as_deref())?;
-    let mut plot_files = Vec::new();
-    if let Some(prefix) = &a.plot {
-        for t in MatrixTest::ALL {
-            let path = PathBuf::from(format!("{}-{}.svg", prefix.display(), t.name()));
-            plot_files.push((t, OutputFile::create("--plot", &path)?));
-        }
-    }
-    let cfg = MatrixConfig {
-        dir: fs.dir.clone(),
-        file_sizes,
-        record_sizes,
+fn matrix_params(a: &MatrixArgs) -> Result<MatrixParams> {
+    Ok(MatrixParams {
+        max_file: size_opt("--max-file", &a.max_file, false)?,
+        max_record: size_opt("--max-record", &a.max_record, false)?,
+        common: common(&a.common),
         sync: a.sync,
         fsync: a.fsync,
         direct: a.direct,
-        pattern: a.common.pattern,
-        keep: a.common.keep,
-        seed: a.common.seed,
-    };
-    matrix::validate(&cfg)?;
-    let mem = MemInfo::read();
-    let governors = env::cpu_governors();
-    let cells = matrix::cell_list(&cfg.file_sizes, &cfg.record_sizes);
-    announce(
-        out,
-        &format!(
-            "fs matrix: {} cells, files up to {} in {}",
-            cells.len(),
-            format_bytes(max_file.min(512 << 20)),
-            fs_line(&fs)
-        ),
-    );
-    let progress = ProgressCounters::new();
-    let run = {
-        let _ticker = ticker("fs matrix", progress.clone());
-        matrix::run(&cfg, progress)?
-    };
-    let mut warnings = environment_warnings(&fs, cfg.pattern, &governors);
-    let largest = cfg.file_sizes.iter().copied().max().unwrap_or(0);
-    if !cfg.direct && mem.total_bytes > 0 && largest < mem.total_bytes {
-        warnings.push(Warning::SmallerThanRam {
-            file_bytes: largest,
-            ram_bytes: mem.total_bytes,
-            matrix: true,
-        });
-    }
-    let parameters = FsMatrixParameters {
-        file_sizes: cfg.file_sizes.clone(),
-        record_sizes: cfg.record_sizes.clone(),
-        sync: cfg.sync,
-        fsync: cfg.fsync,
-        direct: cfg.direct,
-        pattern: cfg.pattern,
-        keep: cfg.keep,
-        ram_bytes: mem.total_bytes,
-    };
-    let mut csv = None;
-    if let Some(file) = &csv_file {
-        file.write(matrix::to_csv(&run.cells).as_bytes())?;
-        csv = Some(file.path().display().to_string());
-    }
-    let mut plots = None;
-    if !plot_files.is_empty() {
-        let mut written = Vec::new();
-        for (t, file) in &plot_files {
-            file.write(matrix_heatmap(&run, &cfg, *t).as_bytes())?;
-            written.push(file.path().display().to_string());
-        }
-        plots = Some(written);
-    }
-    let mut doc = Document::new(
-        fs_target(&fs),
-        Body::FsMatrix(FsMatrixResult {
-            parameters,
-            samples: run.cells.clone(),
-            csv,
-            plots,
-        }),
-    );
-    doc.bytes_written = run.bytes_written;
-    doc.elapsed_ns = run.elapsed_ns;
-    doc.warnings = warnings;
-    out.emit(&doc);
-    Ok(EXIT_OK)
-}
-
-/// One test's rates, a row per file size and a column per record size (`None`: no cell).
-fn matrix_grid(
-    cells: &[MatrixCell],
-    file_sizes: &[u64],
-    record_sizes: &[u64],
-    t: MatrixTest,
-) -> Vec<Vec<Option<f64>>> {
-    file_sizes
-        .iter()
-        .map(|f| {
-            record_sizes
-                .iter()
-                .map(|r| {
-                    cells
-                        .iter()
-                        .find(|c| c.file_bytes == *f && c.record_bytes == *r)
-                        .map(|c| c.get(t).bytes_per_s as f64)
-                })
-                .collect()
-        })
-        .collect()
-}
-
-fn matrix_heatmap(run: &MatrixRun, cfg: &MatrixConfig, t: MatrixTest) -> String {
-    let cols: Vec<String> = cfg.record_sizes.iter().map(|r| format_bytes(*r)).collect();
-    let rows: Vec<String> = cfg.file_sizes.iter().map(|f| format_bytes(*f)).collect();
-    svg::heatmap(
-        &format!(
-            "fs matrix: {}{}",
-            t.name(),
-            if cfg.direct {
-                " (O_DIRECT)"
-            } else if cfg.sync {
-                " (O_SYNC)"
-            } else {
-                ""
-            }
-        ),
-        "record size (log 2)",
-        "file size (log 2)",
-        &cols,
-        &rows,
-        &matrix_grid(&run.cells, &cfg.file_sizes, &cfg.record_sizes, t),
-        format_rate,
-    )
+        csv: a.csv.clone(),
+        plot_prefix: a.plot.clone(),
+    })
 }
 
 /// `fs matrix`' text from its document: one table per test, file size down, record across.
@@ -854,7 +430,7 @@ pub fn render_matrix(d: &Document) -> String {
         header.extend(cfg.record_sizes.iter().map(|r| format_bytes(*r)));
         let h: Vec<&str> = header.iter().map(|x| x.as_str()).collect();
         let mut table = Table::new(&h);
-        let grid = matrix_grid(&m.samples, &cfg.file_sizes, &cfg.record_sizes, t);
+        let grid = m.grid(t);
         for (f, row) in cfg.file_sizes.iter().zip(grid) {
             let mut cells = vec![format_bytes(*f)];
             cells.extend(row.iter().map(|v| {

@@ -5,7 +5,6 @@ use super::Output;
 use crate::health::{self, Health, Status};
 use crate::report::table::{Align, Table};
 use crate::report::{Body, Document};
-use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK};
 use crate::Result;
 use std::path::PathBuf;
 
@@ -39,8 +38,8 @@ pub struct Args {
     pub sysfs_root: Option<PathBuf>,
 }
 
+/// Check the file options, assess and print the document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let t0 = crate::backend::monotonic_ns();
     // The file options name themselves when what they point at is not there.
     if let Some(p) = &args.ext_csd {
         if let Err(e) = std::fs::metadata(p) {
@@ -70,14 +69,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         ext_csd: args.ext_csd.clone(),
         roots,
     };
-    let h = health::assess(args.target.as_deref(), &opts)?;
-    let mut doc = crate::commands::health::document(&h);
-    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    let code = if h.status.failed() {
-        EXIT_CHECK_FAILED
-    } else {
-        EXIT_OK
-    };
+    let (doc, code) = crate::commands::health::measure(args.target.as_deref(), &opts)?;
     out.emit(&doc);
     Ok(code)
 }

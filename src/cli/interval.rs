@@ -1,20 +1,15 @@
 //! `flashscope interval TARGET`: read time against request size → access time and throughput.
 
 use super::Output;
-use crate::analysis::interval::{self, IntervalPoint};
-use crate::device::{self, OpenRequest};
-use crate::probe::interval as probe;
-use crate::report::output_file::OutputFile;
-use crate::report::progress::Progress;
-use crate::report::results::{IntervalParameters, IntervalResult, IntervalRow};
+use crate::analysis::interval::IntervalPoint;
+use crate::commands::interval::{self, IntervalParams};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
 use crate::vocab::error::EXIT_OK;
 use crate::vocab::units::{format_bytes, format_ns, format_rate};
 use crate::vocab::Inference;
-use crate::{Error, Result};
+use crate::Result;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// Arguments of `interval`.
 #[derive(Debug, clap::Args)]
@@ -40,76 +35,13 @@ pub struct Args {
 
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let t0 = crate::backend::monotonic_ns();
-    let plot = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
-    if args.count == 0 || args.positions == 0 {
-        return Err(Error::usage("--count and --positions must be at least 1"));
-    }
-    let req = OpenRequest {
-        write: false,
-        require_direct: false,
+    let params = IntervalParams {
+        order: args.order,
+        positions: args.positions,
+        count: args.count,
+        plot: args.plot.clone(),
     };
-    let mut opened = device::open(&args.target, &req)?;
-    let mut progress = Progress::new("interval");
-    let load_before = crate::workload::sysstat::CpuLoad::now();
-    let (samples, io_ns) = probe::run(
-        opened.backend.as_mut(),
-        args.order,
-        args.positions,
-        args.count,
-        &mut progress.callback(),
-    )?;
-    progress.finish();
-    let points: Vec<IntervalPoint> = samples.iter().map(|s| s.point()).collect();
-    let mut inf = interval::infer(&points);
-    let (environment, noisy) = probe::environment(
-        &samples,
-        load_before,
-        crate::workload::sysstat::CpuLoad::now(),
-        opened.info.kind == crate::device::TargetKind::Sim,
-    );
-    probe::temper(&mut inf, noisy.as_ref());
-    let body = IntervalResult {
-        environment: Some(environment),
-        parameters: IntervalParameters {
-            order: args.order,
-            positions: args.positions,
-            count: args.count,
-            reads: samples
-                .iter()
-                .map(|s| s.times_ns.iter().map(|t| t.len()).sum::<usize>())
-                .sum(),
-            io_time_ns: io_ns,
-            fit_from_bytes: inf.fit_from_bytes,
-        },
-        samples: samples
-            .iter()
-            .zip(&points)
-            .map(|(s, p)| IntervalRow {
-                bytes: s.bytes,
-                min_ns: p.min_ns.round() as u64,
-                avg_ns: p.avg_ns.round() as u64,
-                max_ns: p.max_ns.round() as u64,
-                offsets: s.offsets.clone(),
-                times_ns: s.times_ns.clone(),
-            })
-            .collect(),
-    };
-    let mut doc = Document::for_target(&opened.info, Body::Interval(body));
-    doc.warnings = opened.warnings;
-    doc.warnings.extend(noisy);
-    interval::insert_inferences(&mut doc.inferences, &inf);
-    if let Some(file) = &plot {
-        let svg = crate::report::charts::interval(
-            &points,
-            inf.line,
-            &format!("interval: {}", args.target),
-        )
-        .to_svg();
-        file.write(svg.as_bytes())?;
-    }
-    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc);
+    out.emit(&interval::measure(&args.target, &params)?);
     Ok(EXIT_OK)
 }
 

@@ -2,15 +2,15 @@
 //! printed; `--reference` prints the vendor's measured table beside it.
 
 use super::Output;
-use crate::model::reference::{self, EmpiricalRow};
-use crate::model::{as_whole_ns, estimate, DatasheetText, Estimate, FlashKind, Term};
-use crate::report::results::{DatasheetTarget, ModelParameters, ModelResult, ModelTerm};
+use crate::commands::model::{self, ModelParams, ReferenceFilter};
+use crate::model::reference::EmpiricalRow;
+use crate::model::{as_whole_ns, DatasheetText, Estimate, FlashKind, Term};
+use crate::report::results::ModelParameters;
 use crate::report::table::{Align, Table};
-use crate::report::{Body, Document, Target};
+use crate::report::{Body, Document};
 use crate::vocab::error::EXIT_OK;
 use crate::vocab::units::{format_bytes, format_ns, format_rate};
-use crate::vocab::Inference;
-use crate::{Error, Result};
+use crate::Result;
 
 const HELP: &str = "\
 Examples:
@@ -116,84 +116,18 @@ impl Args {
 
 /// Run `model`: the estimate, the reference table, or both; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let t0 = crate::backend::monotonic_ns();
-    let mut doc = Document::new(
-        Target::Datasheet(DatasheetTarget {
-            kind: "datasheet".to_string(),
-            flash: None,
+    let params = ModelParams {
+        datasheet: if !args.reference || args.any_figure() {
+            Some(args.text().parse()?)
+        } else {
+            None
+        },
+        reference: args.reference.then(|| ReferenceFilter {
+            media: args.media.clone(),
+            part: args.part.clone(),
         }),
-        Body::Model(ModelResult::default()),
-    );
-    let mut body = ModelResult::default();
-    if !args.reference || args.any_figure() {
-        let d = args.text().parse()?;
-        let e = estimate(&d);
-        doc.target = Target::Datasheet(DatasheetTarget {
-            kind: "datasheet".to_string(),
-            flash: Some(d.kind.name().to_string()),
-        });
-        body.parameters = ModelParameters::Datasheet(d.clone());
-        for (phase, terms) in [("write", &e.write_terms), ("read", &e.read_terms)] {
-            body.samples.extend(terms.iter().map(|t| ModelTerm {
-                phase: phase.to_string(),
-                term: t.clone(),
-            }));
-        }
-        doc.inferences.insert(
-            "seq_write_bytes_per_s".into(),
-            Inference::new(
-                e.write_bytes_per_s.round() as u64,
-                1.0,
-                format!(
-                    "{} in {} by the datasheet figures (an upper bound: no controller or filesystem overhead)",
-                    format_bytes(d.total_bytes),
-                    format_ns(e.write_ns)
-                ),
-            ),
-        );
-        doc.inferences.insert(
-            "seq_read_bytes_per_s".into(),
-            Inference::new(
-                e.read_bytes_per_s.round() as u64,
-                1.0,
-                format!(
-                    "bus-limited: {} of bus rate with {} command bytes per {} read",
-                    format_rate(e.bus_bytes_per_s),
-                    d.cmd_bytes,
-                    format_bytes(d.read_bytes_per_command)
-                ),
-            ),
-        );
-        body.estimate = Some(e);
-    }
-    if args.reference {
-        let rows = reference::filter(
-            &reference::table(),
-            args.media.as_deref(),
-            args.part.as_deref(),
-        );
-        if rows.is_empty() {
-            let mut media: Vec<String> = reference::table().into_iter().map(|r| r.media).collect();
-            media.sort();
-            media.dedup();
-            return Err(Error::usage(format!(
-                "no reference row matches{}{}: media in the table are {}",
-                args.media
-                    .as_deref()
-                    .map(|m| format!(" --media '{m}'"))
-                    .unwrap_or_default(),
-                args.part
-                    .as_deref()
-                    .map(|p| format!(" --part '{p}'"))
-                    .unwrap_or_default(),
-                media.join(", ")
-            )));
-        }
-        body.reference = Some(rows);
-    }
-    doc.body = Body::Model(body);
-    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc);
+    };
+    out.emit(&model::model(&params)?);
     Ok(EXIT_OK)
 }
 

@@ -2,15 +2,13 @@
 //! a crash, a power loss or a vanished device. Idempotent; refuses a foreign target.
 
 use super::Output;
-use crate::device::{self, OpenRequest};
-use crate::journal::{self, Identity, Journal};
-use crate::report::results::{JournalRegion, RestoreParameters, RestoreResult, SpecTarget};
+use crate::commands::restore::{self, RestoreParams};
 use crate::report::table::Table;
-use crate::report::{Body, Document, Target};
+use crate::report::{Body, Document};
 use crate::vocab::error::EXIT_OK;
 use crate::vocab::units::format_bytes;
-use crate::{Error, Result};
-use std::path::{Path, PathBuf};
+use crate::Result;
+use std::path::PathBuf;
 
 /// Arguments of `restore`.
 #[derive(Debug, clap::Args)]
@@ -44,124 +42,16 @@ pub struct Args {
     pub list: bool,
 }
 
+/// Restore (or list) and print the document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let t0 = crate::backend::monotonic_ns();
-    // Opened once, without following a symlink or blocking on a FIFO; a regular file.
-    let journal = Journal::open(&args.journal)?;
-    // Its content decides what is written where, as this user (often root): trust only a
-    // journal this user or root wrote and nobody else can change, as sudo and ssh do.
-    // `--list` writes nothing, so it may show an untrusted journal, with a warning.
-    let untrusted = match journal::trust::check_owner(&journal.meta, "journal", &args.journal) {
-        Ok(()) => None,
-        Err(e) if !args.list => return Err(e),
-        Err(e) => Some(e.to_string()),
+    let params = RestoreParams {
+        journal: args.journal.clone(),
+        target: args.target.clone(),
+        ignore_identity: args.ignore_identity,
+        keep: args.keep,
+        list: args.list,
     };
-    // Held while restoring: the test that writes this journal must not be running.
-    match journal.try_lock() {
-        Ok(false) if !args.list => {
-            return Err(Error::Refused(format!(
-                "the test that writes {} is still running: it restores the device itself when it ends (Ctrl-C stops it early); nothing was written",
-                args.journal.display()
-            )))
-        }
-        _ => {}
-    }
-    let spec = match &args.target {
-        Some(s) => s.clone(),
-        // Journals store an absolute spec; one from an older flashscope may be relative.
-        None => match &journal.identity.path {
-            Some(p) if Path::new(&journal.identity.spec).is_relative() => p.clone(),
-            _ => journal.identity.spec.clone(),
-        },
-    };
-    let mut result = RestoreResult {
-        parameters: RestoreParameters {
-            journal: args.journal.display().to_string(),
-            ignore_identity: args.ignore_identity,
-            keep: args.keep,
-            list: args.list,
-        },
-        samples: journal
-            .records
-            .iter()
-            .map(|r| JournalRegion {
-                offset_bytes: r.offset,
-                length_bytes: r.length,
-            })
-            .collect(),
-        journal: args.journal.display().to_string(),
-        journal_identity: journal.identity.clone(),
-        restored: false,
-        summary: None,
-        journal_removed: None,
-    };
-    let mut doc = Document::new(
-        Target::Spec(SpecTarget { spec: spec.clone() }),
-        Body::Restore(result.clone()),
-    );
-    if journal.torn_tail_bytes > 0 {
-        doc.warnings.push(crate::vocab::Warning::TornJournalTail {
-            bytes: journal.torn_tail_bytes,
-        });
-    }
-    if let Some(why) = untrusted {
-        doc.warnings
-            .push(crate::vocab::Warning::UntrustedJournal { why });
-    }
-    if args.list {
-        doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-        out.emit(&doc);
-        return Ok(EXIT_OK);
-    }
-    if args.target.is_none() && journal.identity.kind == crate::device::TargetKind::Sim {
-        return Err(Error::usage(format!(
-            "the journal was written for the simulated target {}, which does not outlive its process: give --target FILE --ignore-identity to restore onto an image of the same size",
-            journal.identity.spec
-        )));
-    }
-    let mut opened = device::open(&spec, &OpenRequest::read_write())?;
-    let current = Identity::of(&spec, &opened, "restore");
-    if let Some(why) = journal::mismatch(&journal.identity, &current, args.ignore_identity) {
-        return Err(Error::Refused(format!(
-            "journal {} does not belong to {spec}: {why}. The journal names {}; the target is {}. Nothing was written{}",
-            args.journal.display(),
-            journal.identity.describe(),
-            current.describe(),
-            if args.ignore_identity {
-                ""
-            } else {
-                " (use --ignore-identity only for an image copy of the same device)"
-            }
-        )));
-    }
-    let summary = journal::restore_records(&journal, &mut opened.backend).map_err(|e| {
-        Error::runtime(format!(
-            "{e}. The journal {} is kept; nothing in it was changed",
-            args.journal.display()
-        ))
-    })?;
-    let mut removed = false;
-    if !args.keep {
-        journal::format::remove(&args.journal).map_err(|e| {
-            Error::io(
-                format!(
-                    "restored and verified, but removing journal {}",
-                    args.journal.display()
-                ),
-                e,
-            )
-        })?;
-        removed = true;
-    }
-    doc.target = Target::from(&opened.info);
-    doc.warnings.extend(opened.warnings);
-    doc.bytes_written = summary.bytes;
-    result.restored = true;
-    result.summary = Some(summary);
-    result.journal_removed = Some(removed);
-    doc.body = Body::Restore(result);
-    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc);
+    out.emit(&restore::restore(&params)?);
     Ok(EXIT_OK)
 }
 

@@ -1,16 +1,11 @@
 //! `flashscope scatter TARGET`: flashbench's scatter test, raw data and plot.
 
 use super::Output;
-use crate::device::{self, OpenRequest};
-use crate::probe::scatter as probe;
-use crate::report::output_file::OutputFile;
-use crate::report::progress::Progress;
-use crate::report::results::{ScatterParameters, ScatterResult};
+use crate::commands::scatter::{self, ScatterParams};
 use crate::report::{Body, Document};
 use crate::vocab::error::EXIT_OK;
 use crate::vocab::units::{format_bytes, format_ns, parse_size};
-use crate::{Error, Result};
-use std::path::Path;
+use crate::Result;
 
 /// Arguments of `scatter`.
 #[derive(Debug, clap::Args)]
@@ -42,57 +37,15 @@ pub struct Args {
 
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let t0 = crate::backend::monotonic_ns();
-    if args.count == 0 {
-        return Err(Error::usage("--count must be at least 1"));
-    }
-    let block = parse_size(&args.blocksize)?;
-    let tsv = OutputFile::create_opt("--output", args.output.as_deref().map(Path::new))?;
-    let plot = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
-    let req = OpenRequest {
-        write: false,
-        require_direct: false,
-    };
-    let mut opened = device::open(&args.target, &req)?;
-    let mut progress = Progress::new("scatter");
-    let (points, io_ns) = probe::run(
-        opened.backend.as_mut(),
-        block,
-        args.order,
-        args.span,
-        args.count,
-        &mut progress.callback(),
-    )?;
-    progress.finish();
-    let body = ScatterResult {
-        parameters: ScatterParameters {
-            block_bytes: block,
-            order: args.order,
-            span: args.span,
-            count: args.count,
-            reads: points.len() as u64 * args.count as u64,
-            io_time_ns: io_ns,
-        },
-        samples: points.clone(),
+    let params = ScatterParams {
+        block_bytes: parse_size(&args.blocksize)?,
+        order: args.order,
+        span: args.span,
+        count: args.count,
         output: args.output.clone(),
         plot: args.plot.clone(),
     };
-    let mut doc = Document::for_target(&opened.info, Body::Scatter(body));
-    doc.warnings = opened.warnings;
-    if let Some(file) = &tsv {
-        file.write(probe::to_tsv(&points).as_bytes())?;
-    }
-    if let Some(file) = &plot {
-        let svg = crate::report::charts::scatter(
-            &points,
-            block * args.span as u64,
-            &format!("scatter: {}", args.target),
-        )
-        .to_svg();
-        file.write(svg.as_bytes())?;
-    }
-    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc);
+    out.emit(&scatter::measure(&args.target, &params)?);
     Ok(EXIT_OK)
 }
 

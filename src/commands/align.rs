@@ -6,11 +6,14 @@
 use crate::analysis::align::{self, AlignPoint};
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::probe::align::{self as probe, AlignConfig, AlignRun};
+use crate::report::charts;
+use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{AlignParameters, AlignResult, AlignSample};
 use crate::report::{Body, Document};
 use crate::vocab::{Metric, Warning};
 use crate::{Error, Result};
+use std::path::Path;
 
 /// More positions per alignment than this only repeat reads: flashbench uses 8.
 pub const MAX_POSITIONS: usize = 1024;
@@ -174,6 +177,18 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
     doc.warnings.extend(inf.warnings.iter().cloned());
     doc.warnings.extend(noisy);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    Ok(doc)
+}
+
+/// `align` as the command runs it: [`measure`], then the chart of boundary cost against
+/// alignment written to `plot` (created before anything is read).
+pub fn run(spec: &str, params: &AlignParams, plot: Option<&Path>) -> Result<Document> {
+    let plot = OutputFile::create_opt("--plot", plot)?;
+    let doc = measure(spec, params)?;
+    if let (Some(file), Body::Align(a)) = (&plot, &doc.body) {
+        let svg = charts::align(&a.points(), &doc.inferences, &format!("align: {spec}")).to_svg();
+        file.write(svg.as_bytes())?;
+    }
     Ok(doc)
 }
 

@@ -7,6 +7,21 @@ use crate::health::*;
 use crate::report::Document;
 use crate::vocab::{Check, Inference, Metric};
 
+/// Assess `target`'s wear (or the EXT_CSD dump / recorded sysfs `opts` names): the
+/// document and the exit code (the check failed when worn or at end of life).
+pub fn measure(target: Option<&str>, opts: &Options) -> crate::Result<(Document, i32)> {
+    let t0 = crate::backend::monotonic_ns();
+    let h = assess(target, opts)?;
+    let mut doc = document(&h);
+    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    let code = if h.status.failed() {
+        crate::vocab::error::EXIT_CHECK_FAILED
+    } else {
+        crate::vocab::error::EXIT_OK
+    };
+    Ok((doc, code))
+}
+
 /// The result document: `health` inferences, the `health.wear` check (when there is a
 /// verdict) and the metrics exporters read.
 pub fn document(h: &Health) -> Document {

@@ -2,7 +2,8 @@
 //! ([`super::svg`]): what `--plot` writes and what the HTML report shows inline.
 //! Output only: these functions never measure and never decide.
 
-use super::svg::{AxisFormat, Cell, Chart};
+use super::results::FsMatrixResult;
+use super::svg::{self, AxisFormat, Cell, Chart};
 use super::Inference;
 use crate::analysis::align::AlignPoint;
 use crate::analysis::interval::IntervalPoint;
@@ -10,14 +11,19 @@ use crate::analysis::slc::SlcInterval;
 use crate::capacity::extent::{Extent, ExtentKind};
 use crate::capacity::probe::{AliasHit, SpanSample};
 use crate::capacity::verify::{Phase, ThroughputSample};
+use crate::fs::files::FilesSizeResult;
+use crate::fs::matrix::MatrixTest;
+use crate::fs::monitor::{throughput_series, MemSample};
+use crate::fs::seq::SeqModeResult;
 use crate::probe::fat::FatProbeSample;
 use crate::probe::open_au::OpenAuSample;
 use crate::probe::program::ProgramSample;
 use crate::probe::scatter::ScatterPoint;
-use crate::vocab::units::format_bytes;
+use crate::vocab::units::{format_bytes, format_rate};
 use crate::workload::bench::BenchFigure;
 use crate::workload::job::SecondSample;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 const MB: f64 = 1e6;
 
@@ -476,6 +482,121 @@ fn surface_svg(title: &str, size: u64, cells: &[Surface]) -> String {
         SURFACE_COLUMNS,
         &cells.iter().map(|c| c.cell()).collect::<Vec<_>>(),
         &legend,
+    )
+}
+
+/// `fs seq`'s chart: throughput of all modes in turn, then the page cache's Dirty and
+/// Writeback, then Cached, over time, with a marker where each phase begins.
+pub fn fs_seq(samples: &[SeqModeResult], timeline: &[MemSample], dir: &Path) -> String {
+    let mib = |v: u64| v as f64 / 1048576.0;
+    let secs = |ns: u64| ns as f64 / 1e9;
+    let tp: Vec<(f64, f64)> = throughput_series(timeline)
+        .into_iter()
+        .map(|(t, r)| (secs(t), r / 1048576.0))
+        .collect();
+    let series = |f: fn(&MemSample) -> u64| -> Vec<(f64, f64)> {
+        timeline.iter().map(|s| (secs(s.t_ns), mib(f(s)))).collect()
+    };
+    // A dashed line where each phase (mode × write / cold read / warm read) begins,
+    // labelled on the top panel.
+    let mut markers: Vec<(f64, String)> = Vec::new();
+    for r in samples {
+        for (what, t) in [
+            ("write", &r.write),
+            ("cold read", &r.cold_read),
+            ("warm read", &r.warm_read),
+        ] {
+            if let Some(t) = t {
+                markers.push((secs(t.start_ns), format!("{} {what}", r.mode.name())));
+            }
+        }
+    }
+    let end = timeline.last().map(|s| secs(s.t_ns)).unwrap_or(1.0);
+    let panel = |title: &str, y_label: &str, labelled: bool| {
+        let mut c = Chart::new(title, "time (s)", y_label)
+            .size(900.0, 340.0)
+            .x_range(0.0, end)
+            .y_format(AxisFormat::Short);
+        for (t, label) in &markers {
+            c = c.marker(*t, if labelled { label } else { "" });
+        }
+        c
+    };
+    svg::stack(&[
+        panel(
+            &format!(
+                "fs seq on {}: throughput (all modes in turn)",
+                dir.display()
+            ),
+            "MiB/s",
+            true,
+        )
+        .series("read + write", tp),
+        panel(
+            "page cache: Dirty and Writeback (/proc/meminfo)",
+            "MiB",
+            false,
+        )
+        .series("Dirty", series(|s| s.dirty_bytes))
+        .series("Writeback", series(|s| s.writeback_bytes)),
+        panel("page cache: Cached", "MiB", false).series("Cached", series(|s| s.cached_bytes)),
+    ])
+}
+
+/// `fs files`' chart: MB/s and files/s against file size (log 2).
+pub fn fs_files(samples: &[FilesSizeResult], dir: &Path) -> String {
+    let pts = |f: fn(&FilesSizeResult) -> f64| -> Vec<(f64, f64)> {
+        let mut v: Vec<(f64, f64)> = samples
+            .iter()
+            .map(|r| (r.file_bytes as f64, f(r)))
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v
+    };
+    let panel = |title: &str, y_label: &str| {
+        Chart::new(title, "file size", y_label)
+            .size(900.0, 400.0)
+            .log2_x()
+            .log_y()
+            .x_format(AxisFormat::Bytes)
+            .y_format(AxisFormat::Short)
+    };
+    svg::stack(&[
+        panel(
+            &format!("fs files on {}: throughput per file size", dir.display()),
+            "MiB/s",
+        )
+        .series("write", pts(|r| r.write_bytes_per_s / 1048576.0))
+        .series("cold read", pts(|r| r.read_bytes_per_s / 1048576.0)),
+        panel("files per second", "files/s")
+            .series("write", pts(|r| r.write_files_per_s))
+            .series("cold read", pts(|r| r.read_files_per_s)),
+    ])
+}
+
+/// `fs matrix`' heat map of one test: file size down, record size across.
+pub fn fs_matrix(m: &FsMatrixResult, t: MatrixTest) -> String {
+    let p = &m.parameters;
+    let cols: Vec<String> = p.record_sizes.iter().map(|r| format_bytes(*r)).collect();
+    let rows: Vec<String> = p.file_sizes.iter().map(|f| format_bytes(*f)).collect();
+    svg::heatmap(
+        &format!(
+            "fs matrix: {}{}",
+            t.name(),
+            if p.direct {
+                " (O_DIRECT)"
+            } else if p.sync {
+                " (O_SYNC)"
+            } else {
+                ""
+            }
+        ),
+        "record size (log 2)",
+        "file size (log 2)",
+        &cols,
+        &rows,
+        &m.grid(t),
+        format_rate,
     )
 }
 

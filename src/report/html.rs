@@ -476,6 +476,21 @@ fn charts_of(d: &Document, target: &TargetInfo) -> Vec<Result<Figure, String>> {
         Body::Program(p) if !p.samples.is_empty() => {
             out.push(Ok(charts::program(&p.samples).to_svg().into()));
         }
+        Body::FsSeq(s) if !s.timeline.is_empty() => {
+            if let super::Target::Filesystem(t) = &d.target {
+                out.push(Ok(charts::fs_seq(&s.samples, &s.timeline, &t.fs.dir).into()));
+            }
+        }
+        Body::FsFiles(f) if !f.samples.is_empty() => {
+            if let super::Target::Filesystem(t) = &d.target {
+                out.push(Ok(charts::fs_files(&f.samples, &t.fs.dir).into()));
+            }
+        }
+        Body::FsMatrix(m) if !m.samples.is_empty() => {
+            for t in crate::fs::matrix::MatrixTest::ALL {
+                out.push(Ok(charts::fs_matrix(m, t).into()));
+            }
+        }
         _ => {}
     }
     out

@@ -905,6 +905,27 @@ pub struct FsMatrixResult {
     pub plots: Option<Vec<String>>,
 }
 
+impl FsMatrixResult {
+    /// One test's rates, a row per file size and a column per record size (`None`: no cell).
+    pub fn grid(&self, t: crate::fs::matrix::MatrixTest) -> Vec<Vec<Option<f64>>> {
+        let p = &self.parameters;
+        p.file_sizes
+            .iter()
+            .map(|f| {
+                p.record_sizes
+                    .iter()
+                    .map(|r| {
+                        self.samples
+                            .iter()
+                            .find(|c| c.file_bytes == *f && c.record_bytes == *r)
+                            .map(|c| c.get(t).bytes_per_s as f64)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
 /// One term of the datasheet model and the phase (`write`, `read`) it belongs to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelTerm {

@@ -1,0 +1,95 @@
+//! `interval`: read time against request size, the access time and throughput fitted to it
+//! (read-only).
+
+use crate::analysis::interval::{self, IntervalPoint};
+use crate::device::{self, OpenRequest};
+use crate::probe::interval as probe;
+use crate::report::output_file::OutputFile;
+use crate::report::progress::Progress;
+use crate::report::results::{IntervalParameters, IntervalResult, IntervalRow};
+use crate::report::{Body, Document};
+use crate::{Error, Result};
+use std::path::Path;
+
+/// What `interval` measures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntervalParams {
+    /// Number of request sizes (largest 512 B × 2^(order − 1)).
+    pub order: u32,
+    /// Places each size is read at.
+    pub positions: u32,
+    /// Rounds; each place keeps its fastest read.
+    pub count: u32,
+    /// Where to write the SVG of read time against request size.
+    pub plot: Option<String>,
+}
+
+/// Time reads of each request size on `spec` and fit access time and throughput.
+pub fn measure(spec: &str, params: &IntervalParams) -> Result<Document> {
+    let t0 = crate::backend::monotonic_ns();
+    let plot = OutputFile::create_opt("--plot", params.plot.as_deref().map(Path::new))?;
+    if params.count == 0 || params.positions == 0 {
+        return Err(Error::usage("--count and --positions must be at least 1"));
+    }
+    let req = OpenRequest {
+        write: false,
+        require_direct: false,
+    };
+    let mut opened = device::open(spec, &req)?;
+    let mut progress = Progress::new("interval");
+    let load_before = crate::workload::sysstat::CpuLoad::now();
+    let (samples, io_ns) = probe::run(
+        opened.backend.as_mut(),
+        params.order,
+        params.positions,
+        params.count,
+        &mut progress.callback(),
+    )?;
+    progress.finish();
+    let points: Vec<IntervalPoint> = samples.iter().map(|s| s.point()).collect();
+    let mut inf = interval::infer(&points);
+    let (environment, noisy) = probe::environment(
+        &samples,
+        load_before,
+        crate::workload::sysstat::CpuLoad::now(),
+        opened.info.kind == crate::device::TargetKind::Sim,
+    );
+    probe::temper(&mut inf, noisy.as_ref());
+    let body = IntervalResult {
+        environment: Some(environment),
+        parameters: IntervalParameters {
+            order: params.order,
+            positions: params.positions,
+            count: params.count,
+            reads: samples
+                .iter()
+                .map(|s| s.times_ns.iter().map(|t| t.len()).sum::<usize>())
+                .sum(),
+            io_time_ns: io_ns,
+            fit_from_bytes: inf.fit_from_bytes,
+        },
+        samples: samples
+            .iter()
+            .zip(&points)
+            .map(|(s, p)| IntervalRow {
+                bytes: s.bytes,
+                min_ns: p.min_ns.round() as u64,
+                avg_ns: p.avg_ns.round() as u64,
+                max_ns: p.max_ns.round() as u64,
+                offsets: s.offsets.clone(),
+                times_ns: s.times_ns.clone(),
+            })
+            .collect(),
+    };
+    let mut doc = Document::for_target(&opened.info, Body::Interval(body));
+    doc.warnings = opened.warnings;
+    doc.warnings.extend(noisy);
+    interval::insert_inferences(&mut doc.inferences, &inf);
+    if let Some(file) = &plot {
+        let svg = crate::report::charts::interval(&points, inf.line, &format!("interval: {spec}"))
+            .to_svg();
+        file.write(svg.as_bytes())?;
+    }
+    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+    Ok(doc)
+}
