@@ -144,16 +144,22 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
             format_bytes(rec.flush_bytes)
         )
     } else {
+        // A fake is shown already; what a larger cache could still hide is more loss.
         format!(
-            "read back after only {} more writes: a write cache larger than that could still hide a fake",
+            "read back after only {} more writes: a write cache larger than that could still hold data the card lost, so the usable size may be smaller",
             format_bytes(rec.flush_bytes)
         )
     };
+    // The usable size is confident only when the filler defeated any cache up to
+    // --max-cache, or aliasing (which no cache can answer) shows it.
+    let cache_left = kind != FakeKind::None && modulus.is_none() && rec.flush_bytes < rec.max_cache;
     let spans_good = rec.spans.iter().filter(|s| s.all_good()).count();
     let confidence = match (rec.complete, kind) {
         (false, _) => 0.6,
         // Never confident: a cache larger than the filler could hide a fake.
         (true, FakeKind::None) => 0.7,
+        // Not confident while the evidence says a larger cache could hide more loss.
+        _ if cache_left => 0.7,
         _ => 0.97,
     };
     let usable = if unresolved {
@@ -316,6 +322,28 @@ mod tests {
         let v = analyse(&r);
         assert_eq!(v.kind, FakeKind::Chain);
         assert_eq!(v.modulus.status_word(), "tentative", "one hit only");
+    }
+
+    /// A usable size whose evidence says a larger cache could still hide lost data is
+    /// never "confident"; one whose filler reached --max-cache may be.
+    #[test]
+    fn a_cache_left_unflushed_is_never_beside_a_confident_usable_size() {
+        for flush in [64 << 20, (1 << 30) - 1, 1 << 30, 2 << 30] {
+            let mut r = rec(3 << 30, true);
+            r.flush_bytes = flush;
+            r.spans.push(span(5 << 30, 128));
+            let v = analyse(&r);
+            assert_eq!(v.kind, FakeKind::Limbo);
+            let hedged = v.usable.evidence.contains("could still");
+            assert_eq!(hedged, flush < r.max_cache, "{}", v.usable.evidence);
+            assert_eq!(
+                v.usable.status == crate::vocab::Status::Confident,
+                !hedged,
+                "{:?}: {}",
+                v.usable.status,
+                v.usable.evidence
+            );
+        }
     }
 
     #[test]

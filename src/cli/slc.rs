@@ -103,7 +103,8 @@ pub fn render(doc: &Document) -> String {
     text.push_str(&t.render());
     if step > 1 {
         text.push_str(&format!(
-            "(every {step}th of {} intervals shown; all in --json or --plot)\n",
+            "(every {} of {} intervals shown; all in --json or --plot)\n",
+            crate::vocab::units::ordinal(step as u64),
             r.samples.len()
         ));
     }

@@ -184,7 +184,17 @@ pub fn render(doc: &Document) -> String {
     let unfinished = verified(doc).is_some_and(|v| v.checked_bytes < v.planned_bytes);
     let written_only = written_only(doc);
     let mut s = if ext.is_empty() && written_only {
-        format!("WRITTEN: stamps over all of {spec}, nothing checked yet (--pass read --resume checks them)\n")
+        // "all of" only when the stamps cover the whole target, as its size says.
+        let planned = verified(doc).map_or(0, |v| v.planned_bytes);
+        let whole = doc.target.info().is_some_and(|t| t.size_bytes == planned);
+        format!(
+            "WRITTEN: stamps over {} {spec}, nothing checked yet (--pass read --resume checks them)\n",
+            if whole {
+                format!("all {} of", format_bytes(planned))
+            } else {
+                format!("{} of", format_bytes(planned))
+            }
+        )
     } else if ext.is_empty() && unfinished {
         format!("INCOMPLETE: nothing read back wrong so far, but not all of {spec} was checked\n")
     } else if ext.is_empty() {

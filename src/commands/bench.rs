@@ -119,10 +119,8 @@ fn figure(line_label: &str, metric: String, dir: Dir, runs: &[WorkloadResult]) -
         runq_wait_share: {
             let jobs = || runs.iter().flat_map(|r| &r.jobs);
             let waits: Option<u64> = jobs().map(|j| j.runq_wait_ns).sum();
-            let runtime: u64 = jobs().map(|j| j.runtime_ns).sum();
-            waits
-                .filter(|_| runtime > 0)
-                .map(|w| w as f64 / runtime as f64)
+            let window: u64 = jobs().map(|j| j.runq_window_ns).sum();
+            waits.and_then(|w| bench::wait_share(w, window))
         },
     }
 }

@@ -15,7 +15,7 @@ use crate::report::results::{
     ProbeParameters, ProbeResult, ProbeSample, ProbeSummary, ScanSummary,
 };
 use crate::report::Body;
-use crate::session::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::session::{estimate_ns, Budgets, WriteFlags, WriteIntent, WriteMode};
 use crate::vocab::units::format_bytes;
 use crate::vocab::{Check, Metric, Warning};
 use crate::{Error, Result};
@@ -148,9 +148,10 @@ impl WriteTest for CapacityTest {
     }
 
     /// Under a journal the session restores every overwritten cell; without one the probe
-    /// saves its guard regions itself.
-    fn opened(&mut self, journaled: bool) {
-        self.config.restore_guards = !journaled;
+    /// saves its guard regions itself, except on a `sim:` card, where nothing is saved or
+    /// restored (so no warning may say their saved content was written back).
+    fn opened(&mut self, journaled: bool, mode: WriteMode) {
+        self.config.restore_guards = !journaled && mode != WriteMode::Simulated;
     }
 
     fn run(

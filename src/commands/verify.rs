@@ -642,6 +642,9 @@ fn document(
     let mut doc = Document::new(target, Body::Verify(Default::default()));
     let extents: Vec<Extent> = st.all_extents();
     let done = st.phase == Phase::Done;
+    // The passes this run was asked for are over: `--pass write` ends, finished, at the
+    // start of the read phase, and must not be called stopped there.
+    let passes_done = done || (args.pass == Pass::Write && st.phase != Phase::Write);
     let verified = if st.phase == Phase::Read || done {
         st.next - st.start
     } else {
@@ -659,7 +662,7 @@ fn document(
         message: format!(
             "{bad_bytes} bytes in {} extents of {verified} bytes read back did not hold what was written{}",
             extents.len(),
-            if done { "" } else { " (the run stopped before the end)" }
+            if passes_done { "" } else { " (the run stopped before the end)" }
         ),
     });
     doc.metrics.push(Metric::new(
@@ -773,7 +776,7 @@ fn document(
     doc.bytes_written = st.bytes_written;
     doc.elapsed_ns = st.write_ns + st.read_ns;
     let mut warnings = warnings;
-    if !done {
+    if !passes_done {
         warnings.push(Warning::VerifyIncomplete {
             phase: if st.phase == Phase::Write {
                 "write"

@@ -14,7 +14,7 @@ use crate::device::TargetInfo;
 use crate::report::{Body, Document};
 use crate::session::{
     check_allowed, open_for_write, stopped_early, time_budget_use, Budgets, Ran, WriteFlags,
-    WriteIntent,
+    WriteIntent, WriteMode,
 };
 use crate::vocab::{Check, Inference, Metric, Status, Warning};
 use crate::{Error, Result};
@@ -38,8 +38,9 @@ pub trait WriteTest {
     fn time_budget(&self, requested: Option<u64>) -> Option<u64> {
         requested
     }
-    /// The session is open; `journaled`: preserve mode saves what the test overwrites.
-    fn opened(&mut self, _journaled: bool) {}
+    /// The session is open; `journaled`: preserve mode saves what the test overwrites;
+    /// `mode`: how the data the test overwrites is treated.
+    fn opened(&mut self, _journaled: bool, _mode: WriteMode) {}
     /// Measure on the session's device stack; `progress(done, total)` feeds the progress
     /// line. A budget's refusal ends the probe early with its samples, not with an error.
     fn run(
@@ -161,7 +162,7 @@ pub fn drive<T: WriteTest>(
     let time_budget_ns = budgets.time_budget_ns()?;
     intent.time_budget_ns = test.time_budget(time_budget_ns);
     let mut session = open_for_write(spec, flags, &intent)?;
-    test.opened(session.journal.is_some());
+    test.opened(session.journal.is_some(), session.mode);
     let device_t0 = session.dev.clock_ns();
     let ran = session.run(T::COMMAND, |dev, progress| test.run(dev, progress))?;
     // Device time (virtual on `sim:`), as the budget counts it, the restore included.

@@ -183,6 +183,7 @@ pub fn compare_measures(
     a: &Measure,
     b: &Measure,
     labels: (&str, &str),
+    kinds: (&str, &str),
     forced: Vec<String>,
 ) -> Row {
     let (la, lb) = labels;
@@ -234,11 +235,23 @@ pub fn compare_measures(
             row.sentence = format!("{lb} against {la} at {at}: cannot say, a figure is zero");
         }
         Err(mut why) => {
-            for (l, m) in [(la, a), (lb, b)] {
+            // What would give an interval, said for the kind of document each side is:
+            // bench's --runs for bench, --runtime for io, repeated jobs for fio.
+            let mut remedies: Vec<String> = Vec::new();
+            for (l, m, kind) in [(la, a, kinds.0), (lb, b, kinds.1)] {
                 if m.per_second.is_empty() {
-                    why += &format!(
-                        "; {l} has no per-second rates (fio's JSON keeps none: run its job several times, stonewalled, for runs)"
-                    );
+                    why += &format!("; {l} has no per-second rates{}", match kind {
+                        "fio" => " (fio's JSON keeps none: run its job several times, stonewalled, for runs)",
+                        _ => " (its test counted for less than a second)",
+                    });
+                }
+                let remedy = match kind {
+                    "bench" => "give each test a longer --runtime, or repeat it (bench --runs N)",
+                    "io" => "give the io run a longer --runtime",
+                    _ => "run fio's job several times, stonewalled, for runs",
+                };
+                if !remedies.iter().any(|r| r == remedy) {
+                    remedies.push(remedy.to_string());
                 }
             }
             if !by_runs && a.runs.len().max(b.runs.len()) >= 2 {
@@ -248,6 +261,7 @@ pub fn compare_measures(
                     b.runs.len()
                 );
             }
+            why += &format!(": {}", remedies.join("; "));
             row.method = format!("no interval: {why}");
             row.sentence = format!(
                 "{lb} {} against {la} at {at}: not known how sure (no interval: {why})",
@@ -377,7 +391,13 @@ pub fn compare(sides: &[Side], force: bool) -> Result<(Vec<Row>, Vec<Warning>)> 
                 ));
                 continue;
             }
-            rows.push(compare_measures(ma, mb, (&la, &lb), diff));
+            rows.push(compare_measures(
+                ma,
+                mb,
+                (&la, &lb),
+                (&a.kind, &b.kind),
+                diff,
+            ));
         }
         for (s, l, other) in [(a, &la, b), (b, &lb, a)] {
             for m in &s.measures {
@@ -710,7 +730,7 @@ mod tests {
         let w = wl(RwMode::Write, "write", 1 << 20, 8, true);
         let mut a = measure(w.clone(), 100.0, 0);
         let mut b = measure(w, 100.0, 2);
-        let r = compare_measures(&a, &b, ("A", "B"), Vec::new());
+        let r = compare_measures(&a, &b, ("A", "B"), ("bench", "bench"), Vec::new());
         assert_eq!(r.significant, Some(false), "{r:?}");
         assert!(
             r.sentence.starts_with("no significant difference"),
@@ -719,12 +739,12 @@ mod tests {
         );
         a.runs = vec![100.0, 101.0, 99.0];
         b.runs = vec![90.0, 91.0, 89.5];
-        let r = compare_measures(&a, &b, ("A", "B"), Vec::new());
+        let r = compare_measures(&a, &b, ("A", "B"), ("bench", "bench"), Vec::new());
         assert!(r.method.contains("Welch"), "{}", r.method);
         // Too few seconds and no runs: the figures, and why there is no interval.
         b.runs.clear();
         b.per_second.truncate(2);
-        let r = compare_measures(&a, &b, ("A", "B"), Vec::new());
+        let r = compare_measures(&a, &b, ("A", "B"), ("bench", "bench"), Vec::new());
         assert_eq!(r.significant, None);
         assert!(
             r.sentence.contains("too few per-second samples"),

@@ -122,7 +122,7 @@ fn bootstrap_log_variance(v: &[f64], len: usize, rng: &mut Pcg64) -> Option<f64>
 pub fn bootstrap_ratio(a: &[f64], b: &[f64], floor: (f64, f64)) -> Result<RatioInterval, String> {
     if a.len() < MIN_SECONDS || b.len() < MIN_SECONDS {
         return Err(format!(
-            "too few per-second samples ({} and {}; the interval needs at least {MIN_SECONDS} on each side): give each test a longer --runtime, or repeat it (bench --runs N)",
+            "too few per-second samples ({} and {}; the interval needs at least {MIN_SECONDS} on each side)",
             a.len(),
             b.len()
         ));

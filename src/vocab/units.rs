@@ -231,6 +231,18 @@ pub fn short_number(v: f64) -> String {
     }
 }
 
+/// An English ordinal: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 22nd, 101st, 111th.
+pub fn ordinal(n: u64) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 /// Format nanoseconds as ns, µs, ms or s with three significant digits; negative values
 /// keep their sign (a negative diff is data, not an error).
 pub fn format_ns(ns: f64) -> String {
@@ -293,6 +305,49 @@ pub fn format_rfc3339_utc(unix_s: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ordinals for 1..=120 against the rule written out longhand: the last two digits
+    /// 11, 12, 13 take "th"; otherwise the last digit 1, 2, 3 takes "st", "nd", "rd".
+    #[test]
+    fn ordinals_follow_english_for_1_to_120() {
+        let named = [
+            (1, "1st"),
+            (2, "2nd"),
+            (3, "3rd"),
+            (4, "4th"),
+            (10, "10th"),
+            (11, "11th"),
+            (12, "12th"),
+            (13, "13th"),
+            (21, "21st"),
+            (22, "22nd"),
+            (23, "23rd"),
+            (101, "101st"),
+            (111, "111th"),
+            (112, "112th"),
+            (113, "113th"),
+            (120, "120th"),
+        ];
+        for (n, want) in named {
+            assert_eq!(ordinal(n), want);
+        }
+        for n in 1..=120u64 {
+            let text = ordinal(n);
+            let digits = n.to_string();
+            let tens = (n / 10) % 10;
+            let want = if tens == 1 {
+                "th"
+            } else {
+                match digits.chars().last() {
+                    Some('1') => "st",
+                    Some('2') => "nd",
+                    Some('3') => "rd",
+                    _ => "th",
+                }
+            };
+            assert_eq!(text, format!("{digits}{want}"));
+        }
+    }
 
     #[test]
     fn short_sizes_read_back_as_the_same_size() {

@@ -12,6 +12,17 @@ use crate::vocab::units::{format_bytes, format_ns, format_rate};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// A signed share as a percentage, one decimal below 10 % so a small margin is not
+/// rounded to "+0 %" or "-0 %": `+5.2 %`, `-12 %`.
+fn signed_percent(share: f64) -> String {
+    let p = share * 100.0;
+    if p.abs() < 9.95 {
+        format!("{p:+.1} %")
+    } else {
+        format!("{p:+.0} %")
+    }
+}
+
 /// Something about a result that a reader must know to trust it: what happened, and what
 /// to do about it.
 #[derive(Debug, Clone)]
@@ -443,12 +454,19 @@ impl Warning {
                     spread * 100.0
                 ),
             },
-            VerdictWithinNoise { class, pass, margin, spread } => format!(
-                "{class} {} by {:+.0} %, inside the ±{:.0} % its figures varied from second to second: the verdict could go either way",
-                if *pass { "passes" } else { "fails" },
-                margin * 100.0,
-                spread * 100.0
-            ),
+            VerdictWithinNoise { class, pass, margin, spread } => {
+                // The range the figure varied over, on the margin's scale (of the
+                // requirement): it holds 0 exactly when the verdict could go either way.
+                let measured = 1.0 + margin;
+                format!(
+                    "{class} {} by {}; its figures varied ±{:.0} % from second to second, from {} to {} of the requirement: the verdict could go either way",
+                    if *pass { "passes" } else { "fails" },
+                    signed_percent(*margin),
+                    spread * 100.0,
+                    signed_percent(measured * (1.0 - spread) - 1.0),
+                    signed_percent(measured * (1.0 + spread) - 1.0)
+                )
+            }
             UnmatchedFigure { side, source, metric, words, other } => format!(
                 "{side} ({source}) has {metric} ({words}) and {other} has no such figure: not compared"
             ),

@@ -94,8 +94,9 @@ struct Ending {
     error: Option<String>,
     vanished: bool,
     cpu0: (u64, u64),
-    /// The thread's run-queue wait when the clocks started.
+    /// The thread's run-queue wait when the clocks started, and when that was.
     runq0: Option<u64>,
+    runq_t0: u64,
 }
 
 impl Ending {
@@ -106,6 +107,7 @@ impl Ending {
     fn ready(&mut self, ctl: &mut JobCtl, now: u64) {
         self.cpu0 = thread_cpu_ns();
         self.runq0 = thread_runq_wait_ns();
+        self.runq_t0 = monotonic_ns();
         ctl.restart(now);
     }
 
@@ -474,6 +476,7 @@ fn job_thread(
     }
     let cpu1 = thread_cpu_ns();
     let runq1 = thread_runq_wait_ns();
+    let runq_window_ns = monotonic_ns().saturating_sub(ends[0].runq_t0);
     let [ctl] = ctls;
     let [mut end] = ends;
     let runq_wait_ns = end.runq0.zip(runq1).map(|(a, b)| b.saturating_sub(a));
@@ -497,6 +500,7 @@ fn job_thread(
     };
     let mut r = end.result(ctl, cpu1, 1, verify);
     r.runq_wait_ns = runq_wait_ns;
+    r.runq_window_ns = runq_window_ns;
     r
 }
 
@@ -754,6 +758,11 @@ mod tests {
         assert_eq!(rd.io_bytes + wr.io_bytes, 4 << 20);
         assert!(rd.ios > 0 && wr.ios > 0);
         assert!(rd.clat.min() > 0);
+        // The CPU wait's window holds the counting time (and the ramp before it), so the
+        // wait's share of it is a share of time that passed, never above 100 %.
+        for j in &r.jobs {
+            assert!(j.runq_window_ns >= j.runtime_ns, "{j:?}");
+        }
     }
 
     #[test]

@@ -79,6 +79,10 @@ pub struct JobResult {
     /// Time the job's thread spent runnable but waiting for a CPU while it counted (other
     /// processes on its CPU); `None` on the virtual clock or without schedstat.
     pub runq_wait_ns: Option<u64>,
+    /// The wall time `runq_wait_ns` was counted over (the ramp and any preserve-mode
+    /// saving included, which `runtime_ns` leaves out), ns: the wait's share is taken of
+    /// this, so it cannot exceed 100 %.
+    pub runq_window_ns: u64,
     /// Bytes written to the target, including the ramp and the verify-free part.
     pub bytes_written: u64,
     /// Why the job ended early, when it did; the statistics up to then are kept.
@@ -306,6 +310,7 @@ impl JobCtl {
             usr_ns: cpu.0,
             sys_ns: cpu.1,
             runq_wait_ns: None,
+            runq_window_ns: 0,
             bytes_written: self.bytes_written,
             error,
             vanished,

@@ -30,6 +30,7 @@ mod progress;
 mod readme;
 mod render;
 mod report;
+mod sentences;
 mod typed;
 mod workload;
 mod write_policy;
