@@ -33,31 +33,27 @@ use crate::device::{self, OpenRequest, TargetKind};
 use crate::journal::{self, Identity, Preserve, RestoreSummary};
 use crate::report::Document;
 use crate::signals;
-use crate::vocab::units::{format_bytes, format_ns, parse_duration_ns, parse_size, short_size};
+use crate::vocab::units::{format_bytes, format_ns, short_size};
 use crate::vocab::Warning;
 use crate::{Error, Result};
 use std::io;
 use std::path::PathBuf;
 
-/// The flags of every command that writes to a target (one definition, flattened).
-#[derive(Debug, Clone, Default, clap::Args)]
+/// The write policy's switches of a command that writes to a target (the CLI's
+/// `--write`, `--destructive`, `--journal`, converted once at the edge).
+#[derive(Debug, Clone, Default)]
 pub struct WriteFlags {
-    /// Allow the test to write. On a block device or file each region is saved to a
-    /// journal first and restored and verified afterwards (preserve mode); a sim: card or a
-    /// directory is written directly.
-    #[arg(long)]
+    /// Allow the test to write (preserve mode on a block device or file).
     pub write: bool,
     /// Allow writing without saving: data in the written regions is lost (no journal).
-    #[arg(long)]
     pub destructive: bool,
-    /// Journal file for preserve mode [default: a new file under
-    /// $XDG_STATE_HOME/flashscope/ or ~/.local/state/flashscope/]. Must not be on the target.
-    #[arg(long, value_name = "PATH")]
+    /// Journal file for preserve mode (default: a new file in the user's state directory).
     pub journal: Option<PathBuf>,
     /// The caller printed the plan of this test already (`auto`'s plan): the session says
     /// one line for the step (with its journal) instead of describing it again.
-    #[arg(skip)]
     pub planned: bool,
+    /// Where the session's notices go (the CLI prints them on stderr).
+    pub notices: Notices,
 }
 
 impl WriteFlags {
@@ -67,24 +63,210 @@ impl WriteFlags {
     }
 }
 
-/// `--write-budget` and `--time-budget`, for the tests that take them.
-#[derive(Debug, Clone, Default, clap::Args)]
+/// What a write session (or a writing command) tells the user as it goes: the plan
+/// before the first write, how the overwritten data is treated, a stop by a signal. The
+/// text is [`Notice`]'s `Display`, one line each; the observer decides where it goes.
+#[derive(Debug, Clone)]
+pub enum Notice {
+    /// A step `auto` planned, in preserve mode: one line with its journal.
+    PlannedPreserve {
+        command: &'static str,
+        journal: PathBuf,
+    },
+    /// A step `auto` planned, on a simulated card or destructive.
+    PlannedDirect {
+        command: &'static str,
+        simulated: bool,
+    },
+    /// The plan of a test, in words ([`WriteIntent::describe`]).
+    Plan { command: &'static str, what: String },
+    /// Preserve mode: up to `bytes` of `spec` are saved to `journal` first.
+    Preserving {
+        bytes: u64,
+        spec: String,
+        journal: PathBuf,
+    },
+    /// A `sim:` target: nothing saved or restored.
+    Simulated,
+    /// `--destructive`: nothing saved.
+    Destructive,
+    /// An earlier run's empty journal for `spec` was removed.
+    RemovedEmptyJournal { spec: String, path: PathBuf },
+    /// A signal stopped the test after `written` bytes; the saved regions were restored.
+    StoppedBySignal {
+        signal: i32,
+        written: u64,
+        restored: RestoreSummary,
+    },
+    /// No `--erase-size`: align measures it first.
+    MeasuringEraseSize,
+    /// bench on a directory stopped by a signal.
+    BenchStopped,
+    /// verify's write pass is done (`--pass write`): the state file to resume from.
+    VerifyWritePassDone { state: PathBuf },
+    /// verify stopped before the end (a budget): where, and the state to resume from.
+    VerifyStoppedAt {
+        done: u64,
+        total: u64,
+        phase: &'static str,
+        state: PathBuf,
+    },
+    /// verify stopped in its write pass before reading anything back.
+    VerifyCheckedNothing,
+    /// verify on a directory stopped by a signal: what became of its files.
+    VerifyDirStopped { files: &'static str },
+}
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Notice::PlannedPreserve { command, journal } => write!(
+                f,
+                "flashscope {command}: running, as auto planned; journal {} (after a crash: flashscope restore {})",
+                journal.display(),
+                journal.display()
+            ),
+            Notice::PlannedDirect { command, simulated } => write!(
+                f,
+                "flashscope {command}: running, as auto planned{}",
+                if *simulated {
+                    ""
+                } else {
+                    " (destructive: the data in its region is not saved)"
+                }
+            ),
+            Notice::Plan { command, what } => write!(f, "flashscope {command}: {what}"),
+            Notice::Preserving {
+                bytes,
+                spec,
+                journal,
+            } => write!(
+                f,
+                "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143, SIGHUP from a closed terminal: 129). After a crash: flashscope restore {}",
+                format_bytes(*bytes),
+                journal.display(),
+                journal.display()
+            ),
+            Notice::Simulated => f.write_str(
+                "simulated card: it lives in this process, so nothing is saved or restored (no journal)",
+            ),
+            Notice::Destructive => f.write_str(
+                "destructive mode: the data in that region is NOT saved and will be lost",
+            ),
+            Notice::RemovedEmptyJournal { spec, path } => write!(
+                f,
+                "flashscope: removed {}: an earlier run on {spec} stopped before its first write, so it held nothing to restore",
+                path.display()
+            ),
+            Notice::StoppedBySignal {
+                signal,
+                written,
+                restored,
+            } => write!(
+                f,
+                "flashscope: stopped by {} after {} written; restored and verified {} regions ({}); journal removed",
+                signals::name(*signal),
+                format_bytes(*written),
+                restored.regions,
+                format_bytes(restored.bytes)
+            ),
+            Notice::MeasuringEraseSize => f.write_str(
+                "no --erase-size: measuring the erase block size with align (read-only)...",
+            ),
+            Notice::BenchStopped => {
+                f.write_str("flashscope bench: stopped by a signal; its test file was removed")
+            }
+            Notice::VerifyWritePassDone { state } => write!(
+                f,
+                "write pass done; check it later with --pass read --resume (state in {})",
+                state.display()
+            ),
+            Notice::VerifyStoppedAt {
+                done,
+                total,
+                phase,
+                state,
+            } => write!(
+                f,
+                "verify stopped at {} of {} ({phase} phase); continue with --resume (state in {})",
+                format_bytes(*done),
+                format_bytes(*total),
+                state.display()
+            ),
+            Notice::VerifyCheckedNothing => f.write_str(
+                "verify checked nothing: it stopped during the write pass, before any byte was read back (raise --time-budget, or narrow --range)",
+            ),
+            Notice::VerifyDirStopped { files } => {
+                write!(f, "flashscope verify: stopped by a signal; {files}")
+            }
+        }
+    }
+}
+
+/// The observer of a session's [`Notice`]s: none (silent) unless the caller gives one.
+#[derive(Clone, Default)]
+pub struct Notices(Option<std::sync::Arc<Observer>>);
+
+/// Something that takes a session's notices (the CLI prints them).
+pub type Observer = dyn Fn(&Notice) + Send + Sync;
+
+impl Notices {
+    /// Notices go to `observer`.
+    pub fn to(observer: impl Fn(&Notice) + Send + Sync + 'static) -> Self {
+        Notices(Some(std::sync::Arc::new(observer)))
+    }
+
+    /// Tell the observer, if there is one.
+    pub fn say(&self, notice: Notice) {
+        if let Some(o) = &self.0 {
+            o(&notice);
+        }
+    }
+}
+
+impl std::fmt::Debug for Notices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Notices(observed)"
+        } else {
+            "Notices(none)"
+        })
+    }
+}
+
+/// An option's value as given: the parsed value, and its spelling for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Given<T> {
+    pub value: T,
+    pub text: String,
+}
+
+impl Given<u64> {
+    /// A value made by the program (not typed by the user): spelled as a plain number.
+    pub fn number(value: u64) -> Self {
+        Given {
+            value,
+            text: value.to_string(),
+        }
+    }
+}
+
+/// The write and time budgets of a test, parsed once at the CLI edge.
+#[derive(Debug, Clone, Default)]
 pub struct Budgets {
-    /// Stop once this much has been written (e.g. 512M, 4G); results so far are analysed.
-    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
-    pub write_budget: Option<String>,
-    /// Stop after this much device time (e.g. 600s); results so far are analysed.
-    #[arg(long, value_name = "DURATION", value_parser = crate::vocab::units::duration_arg)]
-    pub time_budget: Option<String>,
+    /// Stop once this much has been written (`--write-budget`, bytes).
+    pub write: Option<Given<u64>>,
+    /// Stop after this much device time (`--time-budget`, ns).
+    pub time_ns: Option<u64>,
 }
 
 impl Budgets {
     /// `--write-budget` in bytes, if given: above 0 and at most the device's `size`.
     pub fn write_budget_bytes(&self, size: u64) -> Result<Option<u64>> {
-        self.write_budget
-            .as_deref()
-            .map(|s| {
-                let b = parse_size(s).map_err(|e| Error::usage(format!("--write-budget: {e}")))?;
+        self.write
+            .as_ref()
+            .map(|g| {
+                let (b, s) = (g.value, &g.text);
                 if b == 0 {
                     return Err(Error::usage(format!(
                         "--write-budget {s}: must be above 0, e.g. 512M"
@@ -99,14 +281,6 @@ impl Budgets {
                 }
                 Ok(b)
             })
-            .transpose()
-    }
-
-    /// `--time-budget` in ns, if given.
-    pub fn time_budget_ns(&self) -> Result<Option<u64>> {
-        self.time_budget
-            .as_deref()
-            .map(parse_duration_ns)
             .transpose()
     }
 }
@@ -367,6 +541,8 @@ pub struct WriteSession {
     /// The journal (preserve mode).
     pub journal: Option<PathBuf>,
     pub t0: u64,
+    /// Where the session's notices go (from [`WriteFlags::notices`]).
+    pub notices: Notices,
 }
 
 /// Decide, open and print the plan: the one entry of the write-safety policy (see the
@@ -390,25 +566,26 @@ pub fn open_for_write(
     let guarded = match &permit.journal {
         Some(path) => {
             let identity = Identity::of(spec, &opened, intent.command);
-            check_leftovers(spec, &identity)?;
+            check_leftovers(spec, &identity, &flags.notices)?;
             journal::check_space(path, save).map_err(|e| {
                 Error::Refused(format!("{e}, or {}; nothing was written", intent.smaller))
             })?;
+            let say = &flags.notices;
             if flags.planned {
-                eprintln!(
-                    "flashscope {}: running, as auto planned; journal {} (after a crash: flashscope restore {})",
-                    intent.command,
-                    path.display(),
-                    path.display()
-                );
+                say.say(Notice::PlannedPreserve {
+                    command: intent.command,
+                    journal: path.clone(),
+                });
             } else {
-                eprintln!("flashscope {}: {}", intent.command, intent.describe());
-                eprintln!(
-                    "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143, SIGHUP from a closed terminal: 129). After a crash: flashscope restore {}",
-                    format_bytes(save),
-                    path.display(),
-                    path.display()
-                );
+                say.say(Notice::Plan {
+                    command: intent.command,
+                    what: intent.describe(),
+                });
+                say.say(Notice::Preserving {
+                    bytes: save,
+                    spec: spec.to_string(),
+                    journal: path.clone(),
+                });
             }
             // Record Ctrl-C from before the journal exists, so no signal can leave it empty.
             signals::install(signals::Second::Record);
@@ -417,24 +594,23 @@ pub fn open_for_write(
             Guarded::Preserve(p)
         }
         None => {
+            let say = &flags.notices;
+            let simulated = permit.mode == WriteMode::Simulated;
             if flags.planned {
-                eprintln!(
-                    "flashscope {}: running, as auto planned{}",
-                    intent.command,
-                    if permit.mode == WriteMode::Simulated {
-                        ""
-                    } else {
-                        " (destructive: the data in its region is not saved)"
-                    }
-                );
-            } else if permit.mode == WriteMode::Simulated {
-                eprintln!("flashscope {}: {}", intent.command, intent.describe());
-                eprintln!("simulated card: it lives in this process, so nothing is saved or restored (no journal)");
+                say.say(Notice::PlannedDirect {
+                    command: intent.command,
+                    simulated,
+                });
             } else {
-                eprintln!("flashscope {}: {}", intent.command, intent.describe());
-                eprintln!(
-                    "destructive mode: the data in that region is NOT saved and will be lost"
-                );
+                say.say(Notice::Plan {
+                    command: intent.command,
+                    what: intent.describe(),
+                });
+                say.say(if simulated {
+                    Notice::Simulated
+                } else {
+                    Notice::Destructive
+                });
             }
             Guarded::Direct(opened.backend)
         }
@@ -447,18 +623,19 @@ pub fn open_for_write(
         mode: permit.mode,
         journal: permit.journal,
         t0,
+        notices: flags.notices.clone(),
     })
 }
 
 /// Refuse while an earlier run's journal for the same target is unrestored or in use;
 /// remove the empty ones (their run stopped before its first overwrite).
-fn check_leftovers(spec: &str, identity: &Identity) -> Result<()> {
+fn check_leftovers(spec: &str, identity: &Identity, notices: &Notices) -> Result<()> {
     let leftovers = journal::clear_leftovers(identity);
     for p in &leftovers.removed_empty {
-        eprintln!(
-            "flashscope: removed {}: an earlier run on {spec} stopped before its first write, so it held nothing to restore",
-            p.display()
-        );
+        notices.say(Notice::RemovedEmptyJournal {
+            spec: spec.to_string(),
+            path: p.clone(),
+        });
     }
     if let Some(busy) = leftovers.in_use.first() {
         return Err(Error::Refused(format!(
@@ -659,14 +836,11 @@ impl WriteSession {
 
     /// The exit code and message for a run a signal stopped.
     pub fn interrupted_exit(&self, ending: &Ending, sig: i32) -> i32 {
-        let name = signals::name(sig);
-        let r = ending.restored.unwrap_or_default();
-        eprintln!(
-            "flashscope: stopped by {name} after {} written; restored and verified {} regions ({}); journal removed",
-            format_bytes(ending.test_bytes_written),
-            r.regions,
-            format_bytes(r.bytes)
-        );
+        self.notices.say(Notice::StoppedBySignal {
+            signal: sig,
+            written: ending.test_bytes_written,
+            restored: ending.restored.unwrap_or_default(),
+        });
         signals::exit_code(sig)
     }
 }
@@ -690,7 +864,7 @@ mod tests {
             write,
             destructive,
             journal: journal.map(PathBuf::from),
-            planned: false,
+            ..WriteFlags::default()
         }
     }
 

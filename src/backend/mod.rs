@@ -305,17 +305,12 @@ pub fn budget_error(limit: u64) -> io::Error {
     )
 }
 
-/// True for a message that carries [`budget_error`]'s text (a workload job keeps only the
-/// error's message).
-pub fn is_budget_message(message: &str) -> bool {
-    message.contains(BUDGET_SPENT)
-}
-
 const BUDGET_SPENT: &str = "write budget of";
 
-/// True for the error `WriteBudget` returns when the budget is spent.
+/// True for the error `WriteBudget` returns when the budget is spent (not a
+/// filesystem's disk quota, EDQUOT, which has the same kind).
 pub fn is_budget_exhausted(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::QuotaExceeded
+    e.kind() == io::ErrorKind::QuotaExceeded && e.raw_os_error().is_none()
 }
 
 impl<B: Backend> Backend for WriteBudget<B> {

@@ -5,13 +5,14 @@
 use super::probe::MAKE_USABLE;
 use super::Output;
 use crate::analysis::advice::{erase_unknown, Advice, DEFAULT_ALIGN, DEVICE, PARTITION};
+use crate::cli::write_args::WriteArgs;
 use crate::commands::auto::{
     confident_u64, AutoFinished, AutoParams, AutoRun, PlanMade, SLC_BYTES,
 };
 use crate::report::output_file::OutputFile;
 use crate::report::results::AutoResult;
 use crate::report::{Body, Document};
-use crate::session::{Budgets, WriteFlags};
+use crate::session::{Given, WriteFlags};
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::workload::bench::class_check_name;
 use crate::Result;
@@ -45,16 +46,16 @@ pub struct Args {
     /// Time budget of the whole run, in device time (virtual for sim:): each step gets what
     /// is left, and a step that no longer fits is skipped (said so) [default: 30s for align,
     /// the write steps unbounded].
-    #[arg(long, value_name = "DURATION", value_parser = crate::vocab::units::duration_arg)]
-    pub time_budget: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = crate::cli::write_args::duration_given)]
+    pub time_budget: Option<Given<u64>>,
     /// Write budget of the whole run (e.g. 512M): each writing step gets what is left as its
     /// cap; once it is spent the remaining steps are skipped (said so).
-    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
-    pub write_budget: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::size_given)]
+    pub write_budget: Option<Given<u64>>,
     /// `--write` also runs the write tests (the fake-capacity probe and the open erase
     /// blocks), each through the write-safety policy.
     #[command(flatten)]
-    pub flags: WriteFlags,
+    pub flags: WriteArgs,
     /// Also print each step's measurements (align, probe, open-au) and the reason for every
     /// advice line.
     #[arg(long)]
@@ -76,11 +77,9 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let announce = !out.json || std::io::stderr().is_terminal();
     let params = AutoParams {
         target: args.target.clone(),
-        budgets: Budgets {
-            write_budget: args.write_budget.clone(),
-            time_budget: args.time_budget.clone(),
-        },
-        flags: args.flags.clone(),
+        write_budget: args.write_budget.clone(),
+        time_budget: args.time_budget.clone(),
+        flags: WriteFlags::from(&args.flags),
         label: args.label.clone(),
     };
     let finished = crate::commands::auto::run(&params, &mut |made| {

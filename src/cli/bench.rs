@@ -3,6 +3,7 @@
 //! A1/A2 verdicts and `--expect` checks for CI.
 
 use super::Output;
+use crate::cli::write_args::WriteArgs;
 use crate::commands::bench::{self, BenchParams};
 use crate::report::results::BenchResult;
 use crate::report::table::Table;
@@ -36,7 +37,7 @@ pub struct Args {
     /// to a journal just before it is first overwritten, and everything is restored and
     /// verified afterwards (preserve mode); --destructive overwrites without saving.
     #[command(flatten)]
-    pub flags: WriteFlags,
+    pub flags: WriteArgs,
     /// About 15 s in total instead of about a minute.
     #[arg(long)]
     pub quick: bool,
@@ -63,7 +64,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let b = bench::measure(&args.target, &params(args)?, &args.flags)?;
+    let b = bench::measure(&args.target, &params(args)?, &WriteFlags::from(&args.flags))?;
     let Some(doc) = b.doc else {
         return Ok(b.code);
     };

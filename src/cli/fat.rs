@@ -3,6 +3,7 @@
 //! mode is mandatory unless `--destructive`.
 
 use super::{Outcome, Output};
+use crate::cli::write_args::{BudgetArgs, WriteArgs};
 use crate::commands::fat::FatRequest;
 use crate::commands::write_probe::{self, value_text};
 use crate::report::table::Table;
@@ -32,13 +33,18 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 6)]
     pub nr: u32,
     #[command(flatten)]
-    pub flags: WriteFlags,
+    pub flags: WriteArgs,
     #[command(flatten)]
-    pub budgets: Budgets,
+    pub budgets: BudgetArgs,
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = write_probe::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    let finished = write_probe::measure(
+        &args.target,
+        &request(args)?,
+        &WriteFlags::from(&args.flags),
+        &Budgets::from(&args.budgets),
+    )?;
     Outcome::from(finished).emit(out)
 }
 

@@ -2,6 +2,7 @@
 //! thing), with fio-compatible JSON for the per-job figures.
 
 use super::Output;
+use crate::cli::write_args::WriteArgs;
 use crate::device::TargetInfo;
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{IoResult, PageCacheChange};
@@ -104,7 +105,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0x5eed_f1a5)]
     pub seed: u64,
     #[command(flatten)]
-    pub flags: WriteFlags,
+    pub flags: WriteArgs,
 }
 
 /// Build the job from the arguments (target size fills in the default --size).
@@ -262,7 +263,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         smaller: "give a smaller --size",
         ..WriteIntent::default()
     };
-    let mut session = open_for_write(&args.target, &args.flags, &intent)?;
+    let mut session = open_for_write(&args.target, &WriteFlags::from(&args.flags), &intent)?;
     spec.stop_on_signal = session.journal.is_some();
     let path = std::path::Path::new(&args.target);
     let ran = session.run("io", |dev, _| {

@@ -23,6 +23,7 @@ pub mod serve;
 pub mod sim;
 pub mod slc;
 pub mod verify;
+pub mod write_args;
 
 use crate::report::export::{lava, Exporter, Exports, FileFormat};
 use crate::report::{Body, Document};

@@ -2,6 +2,7 @@
 //! once (flashbench's open-AU test, automatic).
 
 use super::{Outcome, Output};
+use crate::cli::write_args::{BudgetArgs, WriteArgs};
 use crate::commands::open_au::OpenAuRequest;
 use crate::commands::write_probe::{self, value_text};
 use crate::report::table::Table;
@@ -39,13 +40,18 @@ pub struct Args {
     #[arg(long)]
     pub random: bool,
     #[command(flatten)]
-    pub flags: WriteFlags,
+    pub flags: WriteArgs,
     #[command(flatten)]
-    pub budgets: Budgets,
+    pub budgets: BudgetArgs,
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = write_probe::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    let finished = write_probe::measure(
+        &args.target,
+        &request(args)?,
+        &WriteFlags::from(&args.flags),
+        &Budgets::from(&args.budgets),
+    )?;
     Outcome::from(finished).emit(out)
 }
 

@@ -1,6 +1,7 @@
 //! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
 
 use super::{Outcome, Output};
+use crate::cli::write_args::{BudgetArgs, WriteArgs};
 use crate::commands::probe::CapacityParams;
 use crate::commands::write_probe::{self};
 use crate::report::{Body, Document};
@@ -30,9 +31,9 @@ pub struct Args {
     /// Whole block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     #[command(flatten)]
-    pub flags: WriteFlags,
+    pub flags: WriteArgs,
     #[command(flatten)]
-    pub budgets: Budgets,
+    pub budgets: BudgetArgs,
     /// The largest controller write cache to push out before calling a device honest (an
     /// OK says a larger one is not ruled out; up to 4 times this is written behind a cache).
     /// Default 1G, but when the timing shows no cache faster than the medium the filler
@@ -46,7 +47,12 @@ pub struct Args {
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let params = params(args)?;
-    let finished = write_probe::measure(&args.target, &params, &args.flags, &args.budgets)?;
+    let finished = write_probe::measure(
+        &args.target,
+        &params,
+        &WriteFlags::from(&args.flags),
+        &Budgets::from(&args.budgets),
+    )?;
     Outcome::from(finished).emit(out)
 }
 

@@ -2,6 +2,7 @@
 //! linear and random writes of zeros, ones and 0x5a, and reads.
 
 use super::{Outcome, Output};
+use crate::cli::write_args::{BudgetArgs, WriteArgs};
 use crate::commands::program::ProgramTest;
 use crate::commands::write_probe::{drive, value_text};
 use crate::probe::program::ProgramParams;
@@ -32,9 +33,9 @@ pub struct Args {
     #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::vocab::units::size_arg)]
     pub blocksize: String,
     #[command(flatten)]
-    pub flags: WriteFlags,
+    pub flags: WriteArgs,
     #[command(flatten)]
-    pub budgets: Budgets,
+    pub budgets: BudgetArgs,
 }
 
 fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
@@ -43,7 +44,7 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
     p.region_bytes = parse_size(&args.size)?;
     p.largest_bytes = parse_size(&args.max_blocksize)?;
     p.smallest_bytes = parse_size(&args.blocksize)?;
-    p.time_budget_ns = args.budgets.time_budget_ns()?;
+    p.time_budget_ns = Budgets::from(&args.budgets).time_ns;
     for (option, text, v) in [
         ("--blocksize", &args.blocksize, p.smallest_bytes),
         ("--max-blocksize", &args.max_blocksize, p.largest_bytes),
@@ -84,12 +85,17 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = drive(&args.target, &args.flags, &args.budgets, |info| {
-        let sector = info.logical_sector_bytes as u64;
-        Ok(ProgramTest {
-            params: params(args, info.size_bytes, sector)?,
-        })
-    })?;
+    let finished = drive(
+        &args.target,
+        &WriteFlags::from(&args.flags),
+        &Budgets::from(&args.budgets),
+        |info| {
+            let sector = info.logical_sector_bytes as u64;
+            Ok(ProgramTest {
+                params: params(args, info.size_bytes, sector)?,
+            })
+        },
+    )?;
     Outcome::from(finished).emit(out)
 }
 

@@ -2,6 +2,7 @@
 //! gets at cache speed before the native speed, and whether the cache recovers.
 
 use super::{Outcome, Output};
+use crate::cli::write_args::{BudgetArgs, WriteArgs};
 use crate::commands::slc::SlcRequest;
 use crate::commands::write_probe::{self};
 use crate::report::output_file::OutputFile;
@@ -36,13 +37,18 @@ pub struct Args {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
     #[command(flatten)]
-    pub flags: WriteFlags,
+    pub flags: WriteArgs,
     #[command(flatten)]
-    pub budgets: Budgets,
+    pub budgets: BudgetArgs,
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
-    let finished = write_probe::measure(&args.target, &request(args)?, &args.flags, &args.budgets)?;
+    let finished = write_probe::measure(
+        &args.target,
+        &request(args)?,
+        &WriteFlags::from(&args.flags),
+        &Budgets::from(&args.budgets),
+    )?;
     Outcome::from(finished).emit(out)
 }
 

@@ -8,12 +8,13 @@ use super::Output;
 use crate::capacity::extent::Extent;
 use crate::capacity::locate::LocatedExtent;
 use crate::capacity::verify as verify_io;
+use crate::cli::write_args::WriteArgs;
 pub use crate::commands::verify::Pass;
 use crate::commands::verify::{self, parse_range, VerifyParams};
 use crate::report::output_file::OutputFile;
 use crate::report::results::VerifyResult;
 use crate::report::{Body, Document, Target};
-use crate::session::WriteFlags;
+use crate::session::{Given, WriteFlags};
 use crate::vocab::units::{format_bytes, format_rate};
 use crate::Result;
 use serde::Deserialize;
@@ -52,7 +53,7 @@ pub struct Args {
     /// (saved to a journal first, restored afterwards); --destructive: overwrite every byte
     /// of the range of a device or file without saving it.
     #[command(flatten)]
-    pub flags: WriteFlags,
+    pub flags: WriteArgs,
     /// Only this range: OFFSET+LENGTH, e.g. 1G+512M.
     #[arg(long, value_name = "OFFSET+LEN", value_parser = range_arg)]
     pub range: Option<String>,
@@ -70,8 +71,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Stop after this long (e.g. 10m); resume later with --resume.
-    #[arg(long, value_name = "DURATION", value_parser = crate::vocab::units::duration_arg)]
-    pub time_budget: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = crate::cli::write_args::duration_given)]
+    pub time_budget: Option<Given<u64>>,
     /// Write an SVG plot of read and write throughput over the position.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
@@ -102,13 +103,13 @@ fn range_arg(text: &str) -> std::result::Result<String, String> {
 pub fn run(args: &Args, out: &Output) -> Result<i32> {
     let params = VerifyParams {
         target: args.target.clone(),
-        flags: args.flags.clone(),
+        flags: WriteFlags::from(&args.flags),
         range: args.range.clone(),
         size: args.size.clone(),
         keep: args.keep,
         resume: args.resume,
         state: args.state.clone(),
-        time_budget: args.time_budget.clone(),
+        time_budget_ns: args.time_budget.as_ref().map(|g| g.value),
         plot: OutputFile::create_opt("--plot", args.plot.as_deref())?,
         partition_ok: args.partition_ok,
         pass: args.pass,

@@ -16,9 +16,9 @@ use crate::report::results::{
     AutoParameters, AutoPlan, AutoResult, ClassesRecord, PlannedStep, SkippedStep, StepRecord,
 };
 use crate::report::{Body, Document};
-use crate::session::{Budgets, WriteFlags, WriteIntent};
+use crate::session::{Budgets, Given, WriteFlags, WriteIntent};
 use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK};
-use crate::vocab::units::{format_bytes, format_ns, parse_duration_ns};
+use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::{Inference, Status};
 use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
 use crate::workload::EngineKind;
@@ -199,8 +199,11 @@ pub fn plan(
 pub struct AutoParams {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
-    /// The whole run's budgets, as given: each step gets what is left.
-    pub budgets: Budgets,
+    /// The whole run's write budget (`--write-budget`): each step gets what is left.
+    pub write_budget: Option<Given<u64>>,
+    /// The whole run's time budget (`--time-budget`, device ns): each step gets what is
+    /// left; align's own budget (its spelling is the document's `time_budget`).
+    pub time_budget: Option<Given<u64>>,
     /// `--write` also runs the write steps, each through the write policy.
     pub flags: WriteFlags,
     /// The class marks printed on the card (`--label`), else the SSR's.
@@ -261,16 +264,22 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     let t0 = crate::backend::monotonic_ns();
     let spec = params.target.as_str();
     let claim = claimed(params)?;
-    let given = &params.budgets;
+    let given = Budgets {
+        write: params.write_budget.clone(),
+        time_ns: params.time_budget.as_ref().map(|g| g.value),
+    };
     let mut budget = Pipeline::new(
         given.write_budget_bytes(crate::device::peek(spec)?.size_bytes)?,
-        given.time_budget_ns()?,
+        given.time_ns,
     );
-    let align_budget = given.time_budget.clone().unwrap_or_else(|| "30s".into());
+    let align_budget = params.time_budget.clone().unwrap_or(Given {
+        value: 30_000_000_000,
+        text: "30s".into(),
+    });
     let aligned = align::measure(
         spec,
         &AlignParams {
-            time_budget_ns: parse_duration_ns(&align_budget)?,
+            time_budget_ns: align_budget.value,
             ..AlignParams::default()
         },
     )?;
@@ -420,7 +429,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     };
     doc.body = Body::Auto(AutoResult {
         parameters: AutoParameters {
-            time_budget: align_budget,
+            time_budget: align_budget.text,
             run_time_budget_ns: budget.time_ns,
             write_budget: budget.write,
             write: params.flags.write,
@@ -487,12 +496,8 @@ fn slc_request() -> SlcRequest {
 
 /// slc's budgets: at most `SLC_BYTES`, or what the write budget leaves.
 fn slc_budgets(mut budgets: Budgets) -> Budgets {
-    let left = budgets
-        .write_budget
-        .as_deref()
-        .and_then(|b| b.parse::<u64>().ok())
-        .unwrap_or(u64::MAX);
-    budgets.write_budget = Some(left.min(SLC_BYTES).to_string());
+    let left = budgets.write.as_ref().map_or(u64::MAX, |g| g.value);
+    budgets.write = Some(Given::number(left.min(SLC_BYTES)));
     budgets
 }
 
@@ -537,8 +542,8 @@ fn intents(
 /// A step's share of the run's budgets as its own `--write-budget` and `--time-budget`.
 fn budgets(a: Allowance) -> Budgets {
     Budgets {
-        write_budget: a.write_bytes.map(|b| b.to_string()),
-        time_budget: a.time_ns.map(|n| format!("{n}ns")),
+        write: a.write_bytes.map(Given::number),
+        time_ns: a.time_ns,
     }
 }
 

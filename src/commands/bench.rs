@@ -327,7 +327,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
                     interrupted = true;
                     break 'tests;
                 }
-                if let Some(e) = r.error().filter(|e| crate::backend::is_budget_message(e)) {
+                if let Some(e) = r.budget_stop() {
                     // Nor is one the write budget cut short.
                     warnings.push(crate::session::stopped_early(e));
                     break 'tests;
@@ -370,7 +370,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
     // A directory's test file goes with a signal (the guard), and nothing is reported.
     if let Some(sig) = crate::signals::pending().filter(|_| is_dir && interrupted) {
         drop(_test_file);
-        eprintln!("flashscope bench: stopped by a signal; its test file was removed");
+        flags.notices.say(crate::session::Notice::BenchStopped);
         return Ok(Bench::stopped(crate::signals::exit_code(sig)));
     }
     // Restore and verify (preserve mode) before anything is reported.

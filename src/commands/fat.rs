@@ -80,7 +80,7 @@ fn params(
     let mut p = FatParams::new(erase);
     p.block_bytes = block;
     p.nr = req.nr;
-    p.time_budget_ns = budgets.time_budget_ns()?;
+    p.time_budget_ns = budgets.time_ns;
     Ok(p)
 }
 

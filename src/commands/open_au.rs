@@ -75,7 +75,7 @@ fn params(
     p.block_bytes = block;
     p.max_au = req.max_au;
     p.random = req.random;
-    p.time_budget_ns = budgets.time_budget_ns()?;
+    p.time_budget_ns = budgets.time_ns;
     p.offset_bytes = match req.offset_bytes {
         Some(o) => {
             if o % erase != 0 {

@@ -43,13 +43,7 @@ impl Request for CapacityParams {
         budgets: &Budgets,
         info: &TargetInfo,
     ) -> Result<CapacityTest> {
-        let time_budget_ns = budgets.time_budget_ns().map_err(|_| {
-            Error::usage(format!(
-                "--time-budget '{}' is not a duration: use e.g. 90s or 5m",
-                budgets.time_budget.as_deref().unwrap_or("")
-            ))
-        })?;
-        test(spec, self, flags, info, time_budget_ns)
+        test(spec, self, flags, info, budgets.time_ns)
     }
 }
 

@@ -64,7 +64,7 @@ fn params(req: &SlcRequest, budgets: &Budgets, size: u64, sector: u64) -> Result
         p.recovery_bytes = 0;
     }
     p.random_data = req.random_data;
-    p.time_budget_ns = budgets.time_budget_ns()?;
+    p.time_budget_ns = budgets.time_ns;
     if offset % sector != 0 {
         return Err(Error::usage(format!(
             "--offset {offset} is not a multiple of the {sector}-byte sector"

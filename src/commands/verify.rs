@@ -17,9 +17,9 @@ use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
 use crate::report::{Body, Document, Target};
-use crate::session::{estimate_ns, open_for_write, WriteFlags, WriteIntent};
+use crate::session::{estimate_ns, open_for_write, Notice, Notices, WriteFlags, WriteIntent};
 use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
-use crate::vocab::units::{format_bytes, parse_duration_ns, parse_size};
+use crate::vocab::units::{format_bytes, parse_size};
 use crate::vocab::warning::{DirectFallback, MemoryPlace};
 use crate::vocab::{Check, Inference, Metric, Warning};
 use crate::{Error, Result};
@@ -42,7 +42,8 @@ pub struct VerifyParams {
     pub resume: bool,
     /// Where progress is saved for `--resume` (default: the user's state directory).
     pub state: Option<PathBuf>,
-    pub time_budget: Option<String>,
+    /// `--time-budget`, in ns.
+    pub time_budget_ns: Option<u64>,
     /// Write an SVG plot of read and write throughput over the position (created before
     /// the run writes anything).
     pub plot: Option<OutputFile>,
@@ -228,17 +229,7 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
             "--journal has no effect with --destructive (nothing is saved): drop one of them",
         ));
     }
-    let time_budget_ns = args
-        .time_budget
-        .as_deref()
-        .map(|t| {
-            parse_duration_ns(t).map_err(|_| {
-                Error::usage(format!(
-                    "--time-budget '{t}' is not a duration: use e.g. 90s or 10m"
-                ))
-            })
-        })
-        .transpose()?;
+    let time_budget_ns = args.time_budget_ns;
     if is_dir {
         return run_dir(args, path, time_budget_ns);
     }
@@ -288,6 +279,7 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
         saved_at,
         args.pass == Pass::Write,
         args.iodepth as usize,
+        &args.flags.notices,
     )?;
     let doc = document(Target::from(&info), &state, warnings, args, None, iodepth)?;
     Ok(Finished::Done { doc, code })
@@ -346,6 +338,7 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
         destructive: false,
         journal: Some(journal_path),
         planned: false,
+        notices: args.flags.notices.clone(),
     };
     let plan = WriteIntent {
         command: "verify",
@@ -368,6 +361,7 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
         None,
         false,
         args.iodepth as usize,
+        &args.flags.notices,
     )
     .map_err(|e| match crate::signals::pending() {
         Some(sig) => crate::signals::interrupted_error(sig),
@@ -400,6 +394,7 @@ fn drive(
     state_path: Option<&Path>,
     stop_after_write: bool,
     iodepth: usize,
+    notices: &Notices,
 ) -> Result<(VerifyState, i32, usize)> {
     let mut bar = Progress::new("verify");
     let mut save = |st: &VerifyState| match state_path {
@@ -440,22 +435,20 @@ fn drive(
             let _ = std::fs::remove_file(p);
         }
     } else if let (true, Phase::Read, Some(p)) = (stop_after_write, state.phase, state_path) {
-        eprintln!(
-            "write pass done; check it later with --pass read --resume (state in {})",
-            p.display()
-        );
+        notices.say(Notice::VerifyWritePassDone {
+            state: p.to_path_buf(),
+        });
     } else if let Some(p) = state_path {
-        eprintln!(
-            "verify stopped at {} of {} ({} phase); continue with --resume (state in {})",
-            format_bytes(state.next - state.start),
-            format_bytes(state.length),
-            if state.phase == Phase::Write {
+        notices.say(Notice::VerifyStoppedAt {
+            done: state.next - state.start,
+            total: state.length,
+            phase: if state.phase == Phase::Write {
                 "write"
             } else {
                 "read"
             },
-            p.display()
-        );
+            state: p.to_path_buf(),
+        });
     }
     // A run that stopped (a budget) before reading anything back has checked nothing:
     // not a pass. A write-only pass (`--pass write`) is what was asked for.
@@ -463,9 +456,7 @@ fn drive(
     let code = if !state.all_extents().is_empty() {
         EXIT_CHECK_FAILED
     } else if checked_nothing {
-        eprintln!(
-            "verify checked nothing: it stopped during the write pass, before any byte was read back (raise --time-budget, or narrow --range)"
-        );
+        notices.say(Notice::VerifyCheckedNothing);
         EXIT_RUNTIME
     } else {
         EXIT_OK
@@ -541,19 +532,19 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
         saved.then_some(state_path.as_path()),
         args.pass == Pass::Write,
         args.iodepth as usize,
+        &args.flags.notices,
     );
     if let Some(sig) = crate::signals::pending() {
         drop(set);
-        eprintln!(
-            "flashscope verify: stopped by a signal; {}",
-            if saved {
+        args.flags.notices.say(Notice::VerifyDirStopped {
+            files: if saved {
                 "its files were kept: continue with --resume"
             } else if args.keep {
                 "its files were kept (--keep)"
             } else {
                 "its files were removed"
-            }
-        );
+            },
+        });
         return Ok(Finished::Stopped {
             code: crate::signals::exit_code(sig),
         });

@@ -159,7 +159,7 @@ pub fn drive<T: WriteTest>(
     let mut test = build(&info)?;
     let mut intent = test.plan(info.logical_sector_bytes as u64);
     intent.budget_bytes = test.write_budget(budgets.write_budget_bytes(info.size_bytes)?);
-    let time_budget_ns = budgets.time_budget_ns()?;
+    let time_budget_ns = budgets.time_ns;
     intent.time_budget_ns = test.time_budget(time_budget_ns);
     let mut session = open_for_write(spec, flags, &intent)?;
     test.opened(session.journal.is_some(), session.mode);
@@ -226,7 +226,9 @@ pub fn erase_size(
         flags,
         &format!("{what}; the erase block size is first measured with `align` (read-only) since --erase-size was not given"),
     )?;
-    eprintln!("no --erase-size: measuring the erase block size with align (read-only)...");
+    flags
+        .notices
+        .say(crate::session::Notice::MeasuringEraseSize);
     let params = crate::commands::align::AlignParams::default();
     let inf = crate::commands::align::measure(spec, &params)?
         .inferences

@@ -92,6 +92,8 @@ pub fn uring_fallback_warning(
 #[derive(Default)]
 struct Ending {
     error: Option<String>,
+    /// The error was the write budget being spent.
+    budget_spent: bool,
     vanished: bool,
     cpu0: (u64, u64),
     /// The thread's run-queue wait when the clocks started, and when that was.
@@ -115,6 +117,7 @@ impl Ending {
         if self.error.is_none() {
             let (msg, vanished) = describe(e, io);
             self.error = Some(msg);
+            self.budget_spent = crate::backend::is_budget_exhausted(e);
             self.vanished = vanished;
         }
         ctl.stop();
@@ -128,7 +131,7 @@ impl Ending {
         verify: Option<VerifyReport>,
     ) -> JobResult {
         let jobs = jobs.max(1);
-        ctl.finish(
+        let mut r = ctl.finish(
             (
                 cpu1.0.saturating_sub(self.cpu0.0) / jobs,
                 cpu1.1.saturating_sub(self.cpu0.1) / jobs,
@@ -136,7 +139,9 @@ impl Ending {
             self.error,
             self.vanished,
             verify,
-        )
+        );
+        r.budget_spent = self.budget_spent;
+        r
     }
 }
 
@@ -322,6 +327,7 @@ fn drive(ctls: &mut [JobCtl], ends: &mut [Ending], q: &mut dyn IoQueue, run_id: 
         for (c, end) in ctls.iter_mut().zip(ends.iter_mut()) {
             if end.error.is_none() {
                 end.error = Some(format!("the I/O engine failed: {e}"));
+                end.budget_spent = crate::backend::is_budget_exhausted(&e);
                 end.vanished = is_vanished(&e);
             }
             c.stop();

@@ -87,6 +87,8 @@ pub struct JobResult {
     pub bytes_written: u64,
     /// Why the job ended early, when it did; the statistics up to then are kept.
     pub error: Option<String>,
+    /// That error was the session's write budget being spent (a stop, not a failure).
+    pub budget_spent: bool,
     /// The target went away mid-run (ENODEV / ENXIO).
     pub vanished: bool,
     pub verify: Option<VerifyReport>,
@@ -313,6 +315,7 @@ impl JobCtl {
             runq_window_ns: 0,
             bytes_written: self.bytes_written,
             error,
+            budget_spent: false,
             vanished,
             verify,
         }

@@ -181,6 +181,17 @@ impl WorkloadResult {
         self.jobs.iter().find_map(|j| j.error.as_deref())
     }
 
+    /// The first error that ended a job early, when it was the write budget being spent
+    /// (the run stopped at its cap; what it measured up to then is not a full figure).
+    pub fn budget_stop(&self) -> Option<&str> {
+        self.error().filter(|_| {
+            self.jobs
+                .iter()
+                .find(|j| j.error.is_some())
+                .is_some_and(|j| j.budget_spent)
+        })
+    }
+
     /// True when the target went away mid-run.
     pub fn vanished(&self) -> bool {
         self.jobs.iter().any(|j| j.vanished)
