@@ -137,12 +137,98 @@ pub fn read_stdin(what: &str, cap: u64) -> Result<Vec<u8>> {
             source: e,
         })?;
     if buf.len() as u64 > cap {
-        return Err(Error::usage(format!(
-            "standard input: more than the {} a {what} may have; is it the right input?",
-            crate::vocab::units::format_bytes(cap)
-        )));
+        return Err(stdin_too_large(what, cap));
     }
     Ok(buf)
+}
+
+fn stdin_too_large(what: &str, cap: u64) -> Error {
+    Error::usage(format!(
+        "standard input: more than the {} a {what} may have; is it the right input?",
+        crate::vocab::units::format_bytes(cap)
+    ))
+}
+
+/// The longest line [`read_lines`] passes on. Lines of the texts read line by line
+/// (flashbench logs, pasted results) are under a few hundred bytes; one past this is no
+/// such text, and the bound keeps what one line costs to split small.
+pub const LINE_CAP_BYTES: usize = 1 << 20;
+
+/// Read `path` (a regular file of at most `cap` bytes, refused as [`open_regular`] does),
+/// or standard input when `path` is `None`, one line at a time without holding the text:
+/// `f` gets each line (split at `\n`, invalid UTF-8 replaced as
+/// `String::from_utf8_lossy` does; a last empty line after a final `\n` is not given)
+/// numbered from 1. Returns whether the input ends with `\n`.
+///
+/// The input is read to its end before an error is returned, so one past `cap` is always
+/// that error (exit 2); then a line longer than [`LINE_CAP_BYTES`] (exit 2, naming it; `f`
+/// gets no lines after it). A read error is an I/O error (exit 1).
+pub fn read_lines(
+    path: Option<&Path>,
+    what: &str,
+    cap: u64,
+    mut f: impl FnMut(usize, &str),
+) -> Result<bool> {
+    let shown = path.map_or_else(|| "standard input".to_string(), |p| p.display().to_string());
+    let io = |e: std::io::Error| Error::Io {
+        context: match path {
+            Some(p) => format!("reading {what} {}", p.display()),
+            None => format!("reading {what} from standard input"),
+        },
+        source: e,
+    };
+    let source: Box<dyn Read> = match path {
+        Some(p) => Box::new(open_regular(p, what, cap)?.0),
+        None => Box::new(std::io::stdin().lock()),
+    };
+    let mut reader =
+        std::io::BufReader::with_capacity(64 << 10, source.take(cap.saturating_add(1)));
+    let mut line = Vec::new();
+    let (mut lineno, mut total, mut last_byte) = (0usize, 0u64, None);
+    let mut too_long = None;
+    loop {
+        let chunk = std::io::BufRead::fill_buf(&mut reader).map_err(io)?;
+        if chunk.is_empty() {
+            break;
+        }
+        let end = chunk.iter().position(|&b| b == b'\n');
+        let part = &chunk[..end.unwrap_or(chunk.len())];
+        if too_long.is_none() {
+            if line.len() + part.len() > LINE_CAP_BYTES {
+                too_long = Some(lineno + 1);
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(part);
+            }
+        }
+        let used = end.map_or(chunk.len(), |i| i + 1);
+        last_byte = Some(chunk[used - 1]);
+        total += used as u64;
+        std::io::BufRead::consume(&mut reader, used);
+        if end.is_some() {
+            lineno += 1;
+            if too_long.is_none() {
+                f(lineno, &String::from_utf8_lossy(&line));
+            }
+            line.clear();
+        }
+    }
+    if total > cap {
+        return Err(match path {
+            Some(p) => too_large(p, what, total, cap),
+            None => stdin_too_large(what, cap),
+        });
+    }
+    if let Some(n) = too_long {
+        return Err(Error::usage(format!(
+            "{shown}, line {n}: longer than {}, and a {what} has short lines; is it the right file?",
+            crate::vocab::units::format_bytes(LINE_CAP_BYTES as u64)
+        )));
+    }
+    if !line.is_empty() {
+        f(lineno + 1, &String::from_utf8_lossy(&line));
+    }
+    Ok(last_byte == Some(b'\n'))
 }
 
 /// `s` made safe to print on a terminal, in a CSV cell or a log line: every control
@@ -222,6 +308,41 @@ mod tests {
     }
 
     use super::*;
+
+    /// Lines are given one at a time as `split('\n')` would give them (no last empty one),
+    /// whether the text ends with a line feed is said, a line past LINE_CAP_BYTES is
+    /// refused naming it, and the size cap still wins over it.
+    #[test]
+    fn lines_are_read_one_at_a_time_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let read = |bytes: &[u8], cap: u64| {
+            let f = dir.path().join("log.txt");
+            std::fs::write(&f, bytes).unwrap();
+            let mut lines = Vec::new();
+            read_lines(Some(&f), "flashbench log", cap, |n, l| {
+                lines.push((n, l.to_string()))
+            })
+            .map(|end| (lines, end))
+        };
+        let (lines, end) = read(b"a\r\n\nb\xff\nc", 100).unwrap();
+        assert_eq!(
+            lines,
+            [
+                (1, "a\r".to_string()),
+                (2, String::new()),
+                (3, "b\u{fffd}".into()),
+                (4, "c".into())
+            ]
+        );
+        assert!(!end);
+        assert!(read(b"a\n", 100).unwrap().1);
+        let mut long = vec![b'x'; LINE_CAP_BYTES + 1];
+        long.extend_from_slice(b"\nalign\n");
+        let e = read(&long, 64 << 20).unwrap_err().to_string();
+        assert!(e.contains("line 1: longer than 1 MiB"), "{e}");
+        let e = read(&long, 100).unwrap_err().to_string();
+        assert!(e.contains("larger than"), "{e}");
+    }
     use std::time::{Duration, Instant};
 
     #[test]

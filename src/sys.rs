@@ -617,6 +617,9 @@ pub(crate) fn record_signals(signals: &[i32], reset_after_first: bool) {
         0
     };
     for &sig in signals {
+        if ignored_at_start(sig) {
+            continue;
+        }
         let handler = if sig == libc::SIGHUP {
             record_hangup as extern "C" fn(libc::c_int) as usize
         } else {
@@ -632,6 +635,34 @@ pub(crate) fn record_signals(signals: &[i32], reset_after_first: bool) {
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
+}
+
+/// True when `sig` was ignored when this process started (`nohup` ignores SIGHUP; a
+/// script's background job ignores SIGINT): such a signal stays ignored, as the one who
+/// started flashscope asked. Read once per signal, before the first handler replaces it.
+fn ignored_at_start(sig: i32) -> bool {
+    use std::sync::atomic::AtomicU8;
+    // 0: not read yet, 1: ignored, 2: not ignored. Signal numbers are below 65.
+    static AT_START: [AtomicU8; 65] = [const { AtomicU8::new(0) }; 65];
+    let Some(slot) = usize::try_from(sig).ok().and_then(|i| AT_START.get(i)) else {
+        return false;
+    };
+    if slot.load(Ordering::SeqCst) == 0 {
+        // SAFETY: a zeroed sigaction is valid to be written; a null new action only reads
+        // the current one.
+        let ignored = unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+        };
+        let _ = slot.compare_exchange(
+            0,
+            if ignored { 1 } else { 2 },
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+    }
+    slot.load(Ordering::SeqCst) == 1
 }
 
 /// The signal [`record_signals`]' handlers last recorded, if any.

@@ -116,9 +116,36 @@ fn decimal(s: &str) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
+/// Every phrase [`detect`] looks for (none holds a line break, so a text has one exactly
+/// when one of its lines has it: the streaming [`Reader`] checks them line by line).
+const KEYS: [&str; 18] = [
+    "Device geometry",
+    "*Usable* size",
+    "Usable size",
+    "F3 probe",
+    "is the real thing",
+    "is a counterfeit of type",
+    "Announced size",
+    "Data OK:",
+    "Data LOST:",
+    "H2testw",
+    "MByte tested",
+    "MByte getestet",
+    "Test finished without errors",
+    "Test ohne Fehler beendet",
+    "likely to be defective",
+    "wahrscheinlich defekt",
+    "GByte",
+    "KByte",
+];
+
 /// Which tool's output `text` is, if any.
 pub fn detect(text: &str) -> Option<Tool> {
-    let has = |k: &str| text.contains(k);
+    detect_by(|k| text.contains(k))
+}
+
+/// [`detect`] on whether the text has each of [`KEYS`] (and "MByte").
+fn detect_by(has: impl Fn(&str) -> bool) -> Option<Tool> {
     if has("Device geometry") && (has("*Usable* size") || has("Usable size"))
         || has("F3 probe")
         || (has("is the real thing") || has("is a counterfeit of type")) && has("Announced size")
@@ -146,11 +173,53 @@ pub fn detect(text: &str) -> Option<Tool> {
 /// Read a pasted capacity-test result (`None`: not one this reader knows, or no verdict
 /// line in it).
 pub fn parse(text: &str) -> Option<CapacityToolReport> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    match detect(text)? {
-        Tool::F3probe => parse_probe(text),
-        Tool::F3read => parse_read(text),
-        Tool::H2testw => parse_h2(text),
+    let mut r = Reader::default();
+    for (i, line) in text.split('\n').enumerate() {
+        r.line(i + 1, line);
+    }
+    r.finish()
+}
+
+/// [`parse`] one line at a time, so a large text is never held whole (`analyze` reads a
+/// file once, for this and for the flashbench reader together): which phrases the text
+/// has so far, and what each tool's reader took from it.
+#[derive(Default)]
+pub struct Reader {
+    seen: [bool; KEYS.len()],
+    mbyte: bool,
+    probe: Probe,
+    read: Read,
+    h2: H2,
+}
+
+impl Reader {
+    /// One line of the text (without its line feed), numbered from 1.
+    pub fn line(&mut self, lineno: usize, line: &str) {
+        let line = if lineno == 1 {
+            line.strip_prefix('\u{feff}').unwrap_or(line)
+        } else {
+            line
+        };
+        for (seen, key) in self.seen.iter_mut().zip(KEYS) {
+            *seen = *seen || line.contains(key);
+        }
+        self.mbyte = self.mbyte || line.contains("MByte");
+        let line = line.trim();
+        self.probe.line(line);
+        self.read.line(line);
+        self.h2.line(line);
+    }
+
+    /// The report, when the text is one tool's result with its verdict.
+    pub fn finish(self) -> Option<CapacityToolReport> {
+        let has = |k: &str| {
+            k == "MByte" && self.mbyte || KEYS.iter().zip(self.seen).any(|(key, s)| s && *key == k)
+        };
+        match detect_by(has)? {
+            Tool::F3probe => self.probe.finish(),
+            Tool::F3read => self.read.finish(),
+            Tool::H2testw => self.h2.finish(),
+        }
     }
 }
 
@@ -174,23 +243,40 @@ impl CapacityToolReport {
     }
 }
 
-fn parse_probe(text: &str) -> Option<CapacityToolReport> {
-    let mut r = CapacityToolReport::empty(Tool::F3probe);
-    let mut verdict = None;
-    let mut block = None;
-    let (mut usable_blocks, mut announced_blocks, mut cache_blocks) = (None, None, None);
-    for line in text.lines().map(str::trim) {
+/// The probe's reader: its version, verdict and sizes in blocks so far.
+#[derive(Default)]
+struct Probe {
+    version: Option<String>,
+    verdict: Option<ToolVerdict>,
+    fake_type: Option<String>,
+    block: Option<u64>,
+    usable_blocks: Option<u64>,
+    announced_blocks: Option<u64>,
+    cache_blocks: Option<u64>,
+}
+
+impl Probe {
+    fn line(&mut self, line: &str) {
+        let Probe {
+            version,
+            verdict,
+            fake_type,
+            block,
+            usable_blocks,
+            announced_blocks,
+            cache_blocks,
+        } = self;
         if let Some(v) = after(line, "F3 probe") {
-            r.version = Some(format!(
+            *version = Some(format!(
                 "F3 probe {}",
                 v.split_whitespace().next().unwrap_or("")
             ));
         }
         if line.contains("is the real thing") {
-            verdict = Some(ToolVerdict::Genuine);
+            *verdict = Some(ToolVerdict::Genuine);
         } else if let Some(t) = after(line, "is a counterfeit of type") {
-            verdict = Some(ToolVerdict::Counterfeit);
-            r.fake_type = t
+            *verdict = Some(ToolVerdict::Counterfeit);
+            *fake_type = t
                 .split_whitespace()
                 .next()
                 .map(|w| {
@@ -199,24 +285,29 @@ fn parse_probe(text: &str) -> Option<CapacityToolReport> {
                 })
                 .filter(|w| !w.is_empty() && w.len() <= 32);
         } else if line.contains("is damaged") {
-            verdict = Some(ToolVerdict::Damaged);
+            *verdict = Some(ToolVerdict::Damaged);
         }
         if let Some(v) = after(line, "Usable* size:").or_else(|| after(line, "Usable size:")) {
-            usable_blocks = paren_count(v);
+            *usable_blocks = paren_count(v);
         } else if let Some(v) = after(line, "Announced size:") {
-            announced_blocks = paren_count(v);
+            *announced_blocks = paren_count(v);
         } else if let Some(v) = after(line, "Approximate cache size:") {
-            cache_blocks = paren_count(v);
+            *cache_blocks = paren_count(v);
         } else if let Some(v) = after(line, "Physical block size:") {
-            block = paren_pow2(v);
+            *block = paren_pow2(v);
         }
     }
-    r.verdict = verdict?;
-    let bs = block.unwrap_or(SECTOR);
-    r.usable_bytes = usable_blocks.and_then(|b| b.checked_mul(bs));
-    r.announced_bytes = announced_blocks.and_then(|b| b.checked_mul(bs));
-    r.cache_bytes = cache_blocks.and_then(|b| b.checked_mul(bs));
-    r.blind_spots = match r.verdict {
+
+    fn finish(self) -> Option<CapacityToolReport> {
+        let mut r = CapacityToolReport::empty(Tool::F3probe);
+        r.version = self.version;
+        r.fake_type = self.fake_type;
+        r.verdict = self.verdict?;
+        let bs = self.block.unwrap_or(SECTOR);
+        r.usable_bytes = self.usable_blocks.and_then(|b| b.checked_mul(bs));
+        r.announced_bytes = self.announced_blocks.and_then(|b| b.checked_mul(bs));
+        r.cache_bytes = self.cache_blocks.and_then(|b| b.checked_mul(bs));
+        r.blind_spots = match r.verdict {
         ToolVerdict::Genuine => vec![
             "its search assumes the real size of a wrap-around fake is a power of two: a fake that wraps at another size passes as \"the real thing\" (a served card that wraps at exactly 3,000,000,000 bytes: this probe's version 8.0 wrote 2.15 GB in 206 s and called it the real thing; `flashscope probe` found the wrap at 3,000,000,000 bytes in 13.6 s, writing 2.2 MB)".into(),
         ],
@@ -225,60 +316,83 @@ fn parse_probe(text: &str) -> Option<CapacityToolReport> {
         ],
         _ => Vec::new(),
     };
-    Some(r)
+        Some(r)
+    }
 }
 
-fn parse_read(text: &str) -> Option<CapacityToolReport> {
-    let mut ok = None;
-    let mut lost = None;
-    for line in text.lines().map(str::trim) {
+/// The read-back check's reader: its OK and LOST figures so far.
+#[derive(Default)]
+struct Read {
+    ok: Option<u64>,
+    lost: Option<u64>,
+}
+
+impl Read {
+    fn line(&mut self, line: &str) {
         if let Some(v) = after(line, "Data OK:") {
-            ok = paren_count(v).and_then(|s| s.checked_mul(SECTOR));
+            self.ok = paren_count(v).and_then(|s| s.checked_mul(SECTOR));
         } else if let Some(v) = after(line, "Data LOST:") {
-            lost = paren_count(v).and_then(|s| s.checked_mul(SECTOR));
+            self.lost = paren_count(v).and_then(|s| s.checked_mul(SECTOR));
         }
     }
-    let (ok, lost) = (ok?, lost?);
-    Some(CapacityToolReport {
-        tool: Tool::F3read,
-        version: None,
-        verdict: if lost > 0 {
-            ToolVerdict::DataLost
-        } else {
-            ToolVerdict::Genuine
-        },
-        fake_type: None,
-        usable_bytes: (lost == 0).then_some(ok),
-        announced_bytes: None,
-        cache_bytes: None,
-        ok_bytes: Some(ok),
-        lost_bytes: Some(lost),
-        tested_bytes: ok.checked_add(lost),
-        free_bytes: None,
-        blind_spots: {
-            let mut b = vec![
+
+    fn finish(self) -> Option<CapacityToolReport> {
+        let (ok, lost) = (self.ok?, self.lost?);
+        Some(CapacityToolReport {
+            tool: Tool::F3read,
+            version: None,
+            verdict: if lost > 0 {
+                ToolVerdict::DataLost
+            } else {
+                ToolVerdict::Genuine
+            },
+            fake_type: None,
+            usable_bytes: (lost == 0).then_some(ok),
+            announced_bytes: None,
+            cache_bytes: None,
+            ok_bytes: Some(ok),
+            lost_bytes: Some(lost),
+            tested_bytes: ok.checked_add(lost),
+            free_bytes: None,
+            blind_spots: {
+                let mut b = vec![
                 "it checks only the files its writing half put into the filesystem's free space: space already used by files, and anything beyond what the filesystem offers, is not tested".to_string(),
             ];
-            if lost > 0 {
-                b.push("it reports how much was lost, not where the good part ends: \"Data OK\" counts good sectors wherever they are, so it is no safe size to shrink a partition to".into());
-            }
-            b
-        },
-    })
+                if lost > 0 {
+                    b.push("it reports how much was lost, not where the good part ends: \"Data OK\" counts good sectors wherever they are, so it is no safe size to shrink a partition to".into());
+                }
+                b
+            },
+        })
+    }
 }
 
-fn parse_h2(text: &str) -> Option<CapacityToolReport> {
-    let mut r = CapacityToolReport::empty(Tool::H2testw);
-    let mut verdict = None;
-    let unit = |w: &str| match w {
-        "Byte" => Some(1u64),
-        "KByte" => Some(1 << 10),
-        "MByte" => Some(1 << 20),
-        "GByte" => Some(1 << 30),
-        "TByte" => Some(1 << 40),
-        _ => None,
-    };
-    for line in text.lines().map(str::trim) {
+/// The fill-and-verify test's reader: the report so far (its verdict apart).
+struct H2 {
+    r: CapacityToolReport,
+    verdict: Option<ToolVerdict>,
+}
+
+impl Default for H2 {
+    fn default() -> Self {
+        H2 {
+            r: CapacityToolReport::empty(Tool::H2testw),
+            verdict: None,
+        }
+    }
+}
+
+impl H2 {
+    fn line(&mut self, line: &str) {
+        let unit = |w: &str| match w {
+            "Byte" => Some(1u64),
+            "KByte" => Some(1 << 10),
+            "MByte" => Some(1 << 20),
+            "GByte" => Some(1 << 30),
+            "TByte" => Some(1 << 40),
+            _ => None,
+        };
+        let H2 { r, verdict } = self;
         let words: Vec<&str> = line.split_whitespace().collect();
         if line.starts_with("H2testw v") || line.starts_with("H2testw V") {
             r.version = Some(line.chars().take(32).collect());
@@ -286,10 +400,10 @@ fn parse_h2(text: &str) -> Option<CapacityToolReport> {
         if line.contains("Test finished without errors")
             || line.contains("Test ohne Fehler beendet")
         {
-            verdict = Some(ToolVerdict::Genuine);
+            *verdict = Some(ToolVerdict::Genuine);
         } else if line.contains("likely to be defective") || line.contains("wahrscheinlich defekt")
         {
-            verdict = Some(ToolVerdict::DataLost);
+            *verdict = Some(ToolVerdict::DataLost);
         }
         // "Warning: Only 7446 of 7447 MByte tested." / "Achtung: Nur 7446 von 7447 MByte getestet."
         if let Some(i) = words.iter().position(|w| *w == "Only" || *w == "Nur") {
@@ -312,28 +426,32 @@ fn parse_h2(text: &str) -> Option<CapacityToolReport> {
             }
         }
     }
-    r.verdict = verdict?;
-    if r.verdict == ToolVerdict::Genuine {
-        r.usable_bytes = r.tested_bytes;
-    }
-    r.blind_spots.push(
+
+    fn finish(self) -> Option<CapacityToolReport> {
+        let mut r = self.r;
+        r.verdict = self.verdict?;
+        if r.verdict == ToolVerdict::Genuine {
+            r.usable_bytes = r.tested_bytes;
+        }
+        r.blind_spots.push(
         "it tests only the free space of the filesystem it writes to: files already on the card and the filesystem's own areas are not tested".into(),
     );
-    if let (Some(t), Some(f)) = (r.tested_bytes, r.free_bytes) {
-        if t < f {
-            r.blind_spots.push(format!(
+        if let (Some(t), Some(f)) = (r.tested_bytes, r.free_bytes) {
+            if t < f {
+                r.blind_spots.push(format!(
                 "this run tested {} of the {} MiB free (its \"Only … tested\" line): the rest is unchecked",
                 t >> 20,
                 f >> 20
             ));
+            }
         }
-    }
-    if r.verdict == ToolVerdict::DataLost {
-        r.blind_spots.push(
+        if r.verdict == ToolVerdict::DataLost {
+            r.blind_spots.push(
             "it reports how much was lost, not where the good part ends: the OK figure is no safe size to shrink a partition to".into(),
         );
+        }
+        Some(r)
     }
-    Some(r)
 }
 
 /// The inferences a report gives: `fake_kind` (the probe's), `usable_bytes`,

@@ -63,6 +63,11 @@ fn faster_group(rates: &[(u32, f64)]) -> Option<Vec<u32>> {
 /// The answer is the faster group that the block sizes agree on. No split at any size
 /// gives an empty list, tentatively (a difference only at untested sizes cannot be ruled out).
 pub fn infer_fat(samples: &[FatSample]) -> Inference {
+    infer_fat_from(samples.iter().cloned())
+}
+
+/// [`infer_fat`] on samples as they are made (a long `--find-fat` log's are never all held).
+pub fn infer_fat_from(samples: impl IntoIterator<Item = FatSample>) -> Inference {
     let mut by_size: BTreeMap<SizeKey, Vec<(u32, f64)>> = BTreeMap::new();
     for s in samples {
         if s.bytes_per_s.is_finite() && s.bytes_per_s > 0.0 {
@@ -208,21 +213,20 @@ fn slower_odd_ones(fast: &[u32], rates: &[(u32, f64)]) -> Option<Vec<u32>> {
 }
 
 /// Samples from a flashbench `--find-fat` log (column i = erase block i).
-pub fn samples_from_flashbench(log: &crate::analysis::flashbench::FindFatLog) -> Vec<FatSample> {
-    log.rows
-        .iter()
-        .flat_map(|r| {
-            r.bytes_per_s
-                .iter()
-                .enumerate()
-                .map(move |(i, &rate)| FatSample {
-                    erase_block: i as u32,
-                    block_bytes: r.size_bytes,
-                    random: false,
-                    bytes_per_s: rate,
-                })
-        })
-        .collect()
+pub fn samples_from_flashbench(
+    log: &crate::analysis::flashbench::FindFatLog,
+) -> impl Iterator<Item = FatSample> + '_ {
+    log.rows.iter().flat_map(|r| {
+        r.bytes_per_s
+            .iter()
+            .enumerate()
+            .map(move |(i, &rate)| FatSample {
+                erase_block: i as u32,
+                block_bytes: r.size_bytes,
+                random: false,
+                bytes_per_s: rate,
+            })
+    })
 }
 
 #[cfg(test)]

@@ -606,24 +606,44 @@ impl Row {
         }
     }
 
+    /// What a run keeps of this row to tell whether the next one continues it (`None`
+    /// for the rows that are not counted: the regression and residual lines).
+    fn last(&self) -> Option<Last> {
+        Some(Last {
+            family: self.family()?,
+            key: self.key()?,
+            cols: match self {
+                Row::Rates(_, r) => r.len(),
+                _ => 0,
+            },
+        })
+    }
+
     /// True when `self` cannot follow `prev` in a run whose sizes so far went in direction
     /// `dir` (flashbench's go down for align, open-au and find-fat, up for interval; a
     /// hand-sorted log may go the other way): another kind, another column count, a size
     /// repeated, or a step against the direction (the sizes start again).
-    fn restarts_after(&self, prev: &Row, dir: Option<std::cmp::Ordering>) -> bool {
-        if self.family() != prev.family() {
+    fn restarts_after(&self, prev: &Last, dir: Option<std::cmp::Ordering>) -> bool {
+        if self.family() != Some(prev.family) {
             return true;
         }
-        if let (Row::Rates(_, r), Row::Rates(_, p)) = (self, prev) {
-            if r.len() != p.len() {
+        if let Row::Rates(_, r) = self {
+            if r.len() != prev.cols {
                 return true;
             }
         }
-        match (self.key(), prev.key()) {
-            (Some(k), Some(p)) => k == p || dir.is_some_and(|d| k.cmp(&p) != d),
-            _ => false,
-        }
+        self.key()
+            .is_some_and(|k| k == prev.key || dir.is_some_and(|d| k.cmp(&prev.key) != d))
     }
+}
+
+/// A run's last counted row, as far as the next row needs it: its kind of row, its size
+/// and (rates) its column count.
+#[derive(Debug, Clone, Copy)]
+struct Last {
+    family: u8,
+    key: u64,
+    cols: usize,
 }
 
 /// Why a line that looks like a result was not read.
@@ -743,7 +763,7 @@ fn parse_row(
         if size == 0 {
             return Err(invalid("a write size of 0 bytes is not possible".into()));
         }
-        let mut rates = Vec::new();
+        let mut rates = Vec::with_capacity(w.len() - 1);
         for r in &w[1..] {
             match parse_rate(r) {
                 Some(v) => rates.push(v),
@@ -758,57 +778,52 @@ fn parse_row(
     Ok(None)
 }
 
-/// Join a command line continued with a backslash (`flashbench -O \` then
-/// `--erasesize=$[4*1024*1024] /dev/sdb`, the next line perhaps after the shell's `> `)
-/// into one line, numbered as its first.
-fn join_continued_lines<'a>(
-    lines: impl Iterator<Item = (usize, &'a str)>,
-) -> Vec<(usize, std::borrow::Cow<'a, str>)> {
-    let mut out: Vec<(usize, std::borrow::Cow<'a, str>)> = Vec::new();
-    let mut continues = false;
-    for (n, l) in lines {
-        if continues {
-            if let Some((_, last)) = out.last_mut() {
-                let l = l.strip_prefix("> ").unwrap_or(l);
-                let s = last.to_mut();
-                s.push(' ');
-                s.push_str(l.trim_end_matches('\\').trim_end());
-                continues = l.ends_with('\\');
-                continue;
-            }
-        }
-        continues = l.ends_with('\\');
-        out.push((
-            n,
-            if continues {
-                std::borrow::Cow::Owned(l.trim_end_matches('\\').trim_end().to_string())
-            } else {
-                std::borrow::Cow::Borrowed(l)
-            },
-        ));
-    }
-    out
-}
-
-/// One run being collected.
+/// One run being collected: its rows already in the form the log keeps (a run of a
+/// million lines costs its rows, not a copy of its text).
 #[derive(Default)]
 struct Run {
     line: usize,
     command: Option<CommandLine>,
-    rows: Vec<(usize, Row)>,
-    unknown: Vec<(usize, String)>,
+    /// Whether any result line (counted or not) was read.
+    has_rows: bool,
+    align: Vec<AlignRow>,
+    interval: Vec<IntervalRow>,
+    regression: Option<Regression>,
+    two_col: Vec<OpenAuRow>,
+    multi_col: Vec<FindFatRow>,
+    /// The last counted row (not a regression or residual line).
+    last: Option<Last>,
+    /// The first line that is no result (an error names it; later ones are not kept).
+    unknown: Option<(usize, String)>,
     warnings: Vec<Warning>,
     /// Whether the sizes go up or down (known from the second row on).
     dir: Option<std::cmp::Ordering>,
 }
 
 impl Run {
-    fn last_counted(&self) -> Option<&Row> {
-        self.rows
-            .iter()
-            .rev()
-            .map(|(_, r)| r)
-            .find(|r| r.family().is_some())
+    fn last_counted(&self) -> Option<Last> {
+        self.last
+    }
+
+    fn push(&mut self, row: Row) {
+        self.has_rows = true;
+        if let Some(last) = row.last() {
+            self.last = Some(last);
+        }
+        match row {
+            Row::Align(r) => self.align.push(r),
+            Row::Interval(r) => self.interval.push(r),
+            Row::Regression(r) => self.regression = Some(r),
+            Row::Residual => {}
+            Row::Rates(size, rates) if rates.len() == 1 => self.two_col.push(OpenAuRow {
+                size_bytes: size,
+                bytes_per_s: rates[0],
+            }),
+            Row::Rates(size, rates) => self.multi_col.push(FindFatRow {
+                size_bytes: size,
+                bytes_per_s: rates,
+            }),
+        }
     }
 }
 
@@ -841,46 +856,119 @@ pub fn parse(name: &str, text: &str) -> Result<FlashbenchLog> {
 pub const MAX_RUNS: usize = 10_000;
 
 pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let lines: Vec<(usize, std::borrow::Cow<str>)> = join_continued_lines(
-        text.split('\n')
-            .enumerate()
-            .map(|(i, l)| (i + 1, l.trim()))
-            .filter(|(_, l)| !l.is_empty()),
-    );
-    let ends_cleanly = text.ends_with('\n');
-    let last = lines.last().map(|(n, _)| *n);
-    let mut file_warnings = Vec::new();
-    let mut runs: Vec<Run> = Vec::new();
-    let mut cur = Run::default();
-    let finish = |cur: &mut Run, runs: &mut Vec<Run>, warnings: &mut Vec<Warning>| {
-        let run = std::mem::take(cur);
-        if run.rows.is_empty() && run.unknown.is_empty() {
+    let mut r = LogReader::new(name);
+    for (i, line) in text.split('\n').enumerate() {
+        r.line(i + 1, line);
+    }
+    r.finish(text.ends_with('\n'))
+}
+
+/// [`parse_all`] one line at a time: `analyze` streams a log through it, so the text is
+/// never held whole, only each run's rows. Lines are given as split at `\n` (any `\r`,
+/// blanks and a leading byte-order mark are taken off here); after the first error the
+/// reader only waits for [`LogReader::finish`], which returns it.
+pub struct LogReader<'a> {
+    name: &'a str,
+    runs: Vec<Run>,
+    cur: Run,
+    file_warnings: Vec<Warning>,
+    /// The line being read: a command continued with a backslash grows until a line does
+    /// not end with one. It is read when the next line starts (so the reader knows whether
+    /// it was the last).
+    pending: String,
+    pending_no: usize,
+    continues: bool,
+    error: Option<Error>,
+}
+
+impl<'a> LogReader<'a> {
+    /// A reader for the text `name` (named in errors, warnings and run names).
+    pub fn new(name: &'a str) -> Self {
+        LogReader {
+            name,
+            runs: Vec::new(),
+            cur: Run::default(),
+            file_warnings: Vec::new(),
+            pending: String::new(),
+            pending_no: 0,
+            continues: false,
+            error: None,
+        }
+    }
+
+    /// One line of the text, without its `\n`, numbered from 1.
+    pub fn line(&mut self, lineno: usize, line: &str) {
+        if self.error.is_some() {
+            return;
+        }
+        let line = if lineno == 1 {
+            line.strip_prefix('\u{feff}').unwrap_or(line)
+        } else {
+            line
+        };
+        let l = line.trim();
+        if l.is_empty() {
+            return;
+        }
+        // A command line continued with a backslash (`flashbench -O \` then
+        // `--erasesize=$[4*1024*1024] /dev/sdb`, the next line perhaps after the shell's
+        // `> `) is one line, numbered as its first.
+        if self.continues && self.pending_no != 0 {
+            let l = l.strip_prefix("> ").unwrap_or(l);
+            self.pending.push(' ');
+            self.pending.push_str(l.trim_end_matches('\\').trim_end());
+            self.continues = l.ends_with('\\');
+            return;
+        }
+        self.read_pending(None);
+        self.continues = l.ends_with('\\');
+        self.pending.clear();
+        self.pending.push_str(if self.continues {
+            l.trim_end_matches('\\').trim_end()
+        } else {
+            l
+        });
+        self.pending_no = lineno;
+    }
+
+    /// Read the pending line (`last`: it is the text's last, and whether the text ends
+    /// with a line feed).
+    fn read_pending(&mut self, last: Option<bool>) {
+        if self.pending_no == 0 || self.error.is_some() {
+            return;
+        }
+        let line = std::mem::take(&mut self.pending);
+        self.read_line(self.pending_no, &line, last);
+        self.pending = line;
+        self.pending_no = 0;
+    }
+
+    /// End the run being collected: keep it if it has lines (a command without results
+    /// is a warning).
+    fn end_run(&mut self) {
+        let run = std::mem::take(&mut self.cur);
+        if !run.has_rows && run.unknown.is_none() {
             if let Some(c) = &run.command {
-                warnings.push(Warning::CommandWithoutResults {
-                    file: name.to_string(),
+                self.file_warnings.push(Warning::CommandWithoutResults {
+                    file: self.name.to_string(),
                     line: run.line,
                     command: c.text.clone(),
                 });
             }
         } else {
-            runs.push(run);
+            self.runs.push(run);
         }
-    };
-    // Checked as runs are found: each run costs kilobytes in memory and one sample in
-    // the document, so a log of a million tiny runs is refused before it costs gigabytes.
-    let too_many = |runs: &[Run]| {
-        (runs.len() > MAX_RUNS).then(|| {
-            Error::usage(format!(
+    }
+
+    /// Read one whole (joined, trimmed, non-empty) line.
+    fn read_line(&mut self, lineno: usize, line: &str, last: Option<bool>) {
+        let name = self.name;
+        if self.runs.len() > MAX_RUNS {
+            self.error = Some(Error::usage(format!(
                 "{name}: more than {MAX_RUNS} runs in one log (a run ends at a command line or where the sizes start again); real logs have a handful: split the file or give the runs that matter"
-            ))
-        })
-    };
-    for (lineno, line) in &lines {
-        if let Some(e) = too_many(&runs) {
-            return Err(e);
+            )));
+            return;
         }
-        let (lineno, line) = (*lineno, line.as_ref());
         // `^C` on its own line or after a run's output: the run ends here. What stands
         // before it on the line is read if it is a whole result.
         let (line, interrupted) = match line.find("^C") {
@@ -890,41 +978,46 @@ pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>>
         if interrupted {
             if !line.is_empty() && flashbench_invocation(line).is_none() {
                 if let Ok(Some(row)) = parse_row(name, lineno, line, &mut Vec::new()) {
-                    let fits = cur
+                    let fits = self
+                        .cur
                         .last_counted()
-                        .is_none_or(|prev| !row.restarts_after(prev, cur.dir));
-                    let whole = match (&row, cur.last_counted()) {
+                        .is_none_or(|prev| !row.restarts_after(&prev, self.cur.dir));
+                    let whole = match (&row, self.cur.last_counted()) {
                         (Row::Interval(_), _) => line.ends_with("MB/s"),
-                        (Row::Rates(_, r), Some(Row::Rates(_, p))) => r.len() == p.len(),
+                        (Row::Rates(_, r), Some(p)) if p.family == 2 => r.len() == p.cols,
                         _ => true,
                     };
                     if fits && whole && row.family().is_some() {
-                        if cur.line == 0 {
-                            cur.line = lineno;
+                        if self.cur.line == 0 {
+                            self.cur.line = lineno;
                         }
-                        cur.rows.push((lineno, row));
+                        self.cur.push(row);
                     }
                 }
             }
-            if !cur.rows.is_empty() || cur.command.is_some() {
-                cur.warnings.push(Warning::InterruptedRun {
+            if self.cur.has_rows || self.cur.command.is_some() {
+                self.cur.warnings.push(Warning::InterruptedRun {
                     file: name.to_string(),
                     line: lineno,
                 });
-                finish(&mut cur, &mut runs, &mut file_warnings);
+                self.end_run();
             }
-            continue;
+            return;
         }
         if let Some(start) = flashbench_invocation(line) {
-            finish(&mut cur, &mut runs, &mut file_warnings);
-            cur.line = lineno;
-            cur.command = Some(parse_command(name, lineno, line, start)?);
-            continue;
+            self.end_run();
+            self.cur.line = lineno;
+            match parse_command(name, lineno, line, start) {
+                Ok(c) => self.cur.command = Some(c),
+                Err(e) => self.error = Some(e),
+            }
+            return;
         }
         if is_prompt_or_comment(line) {
-            continue;
+            return;
         }
-        let is_last = Some(lineno) == last;
+        let is_last = last.is_some();
+        let ends_cleanly = last.unwrap_or(true);
         let mut row_warnings = Vec::new();
         let parsed = parse_row(name, lineno, line, &mut row_warnings);
         let cut_off = |what: &str, file_warnings: &mut Vec<Warning>| {
@@ -941,102 +1034,117 @@ pub fn parse_all(name: &str, text: &str) -> Result<Vec<(String, FlashbenchLog)>>
                 let first = line.split_whitespace().next().unwrap_or("");
                 let looks_cut =
                     "align".starts_with(first) || first.starts_with(|c: char| c.is_ascii_digit());
-                if is_last && looks_cut && !(runs.is_empty() && cur.rows.is_empty()) {
-                    cut_off("is incomplete", &mut file_warnings);
+                if is_last && looks_cut && (self.cur.has_rows || !self.runs.is_empty()) {
+                    cut_off("is incomplete", &mut self.file_warnings);
                 } else {
-                    if cur.rows.is_empty() && cur.line == 0 {
-                        cur.line = lineno;
+                    if !self.cur.has_rows && self.cur.line == 0 {
+                        self.cur.line = lineno;
                     }
-                    cur.unknown.push((lineno, line.to_string()));
+                    self.cur
+                        .unknown
+                        .get_or_insert_with(|| (lineno, line.to_string()));
                 }
-                continue;
+                return;
             }
             Err(Bad::Cut(e)) => {
-                if is_last && !(runs.is_empty() && cur.rows.is_empty()) {
-                    cut_off("is incomplete", &mut file_warnings);
-                    continue;
+                if is_last && (self.cur.has_rows || !self.runs.is_empty()) {
+                    cut_off("is incomplete", &mut self.file_warnings);
+                    return;
                 }
-                return Err(e);
+                self.error = Some(e);
+                return;
             }
-            Err(Bad::Invalid(e)) => return Err(e),
+            Err(Bad::Invalid(e)) => {
+                self.error = Some(e);
+                return;
+            }
         };
         // A last line without its newline may be cut inside its final field.
         if is_last && !ends_cleanly {
-            let incomplete = match (&row, cur.last_counted()) {
+            let incomplete = match (&row, self.cur.last_counted()) {
                 (Row::Interval(_), _) => !line.ends_with("MB/s"),
-                (Row::Rates(_, r), Some(Row::Rates(_, p))) => r.len() != p.len(),
+                (Row::Rates(_, r), Some(p)) if p.family == 2 => r.len() != p.cols,
                 _ => false,
             };
             if incomplete {
-                cut_off("ends before its last field", &mut file_warnings);
-                continue;
+                cut_off("ends before its last field", &mut self.file_warnings);
+                return;
             }
         }
-        if let (Some(prev), Some(_)) = (cur.last_counted(), row.family()) {
-            if row.restarts_after(prev, cur.dir) {
-                finish(&mut cur, &mut runs, &mut file_warnings);
-                cur.line = lineno;
-            } else if let (Some(k), Some(p)) = (row.key(), prev.key()) {
-                cur.dir = Some(k.cmp(&p));
+        if let (Some(prev), Some(_)) = (self.cur.last_counted(), row.family()) {
+            if row.restarts_after(&prev, self.cur.dir) {
+                self.end_run();
+                self.cur.line = lineno;
+            } else if let Some(k) = row.key() {
+                self.cur.dir = Some(k.cmp(&prev.key));
             }
         }
-        if cur.line == 0 {
-            cur.line = lineno;
+        if self.cur.line == 0 {
+            self.cur.line = lineno;
         }
-        cur.warnings.append(&mut row_warnings);
-        cur.rows.push((lineno, row));
+        self.cur.warnings.append(&mut row_warnings);
+        self.cur.push(row);
     }
-    finish(&mut cur, &mut runs, &mut file_warnings);
 
-    if !runs.iter().any(|r| !r.rows.is_empty()) {
-        let what = match runs.iter().flat_map(|r| r.unknown.first()).next() {
-            Some((n, l)) => format!("line {n} ('{l}') is not a flashbench result line"),
-            None => "it holds no result lines".to_string(),
-        };
-        return Err(Error::usage(format!(
-            "{name}: not a flashbench log of a known kind (align, interval, open-au, find-fat): {what}"
-        )));
-    }
-    let several = runs.len() > 1;
-    let mut logs = Vec::new();
-    for run in runs {
-        let run_name = if several {
-            format!("{name}:{}", run.line)
-        } else {
-            name.to_string()
-        };
-        logs.push((run_name, build(name, run)?));
-    }
-    // Several open-AU runs without counts: a shell loop's output; assume 1, 2, 3, ….
-    let uncounted: Vec<usize> = logs
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, l))| matches!(&l.data, LogData::OpenAu(o) if o.open_au_nr.is_none()))
-        .map(|(i, _)| i)
-        .collect();
-    if uncounted.len() >= 2 {
-        for (k, &i) in uncounted.iter().enumerate() {
-            let (_, log) = &mut logs[i];
-            if let LogData::OpenAu(o) = &mut log.data {
-                o.open_au_nr = Some(k as u32 + 1);
-                o.open_au_nr_source = Some(OpenAuNrSource::RunOrder);
-            }
+    /// The runs of the text (`ends_cleanly`: it ends with a line feed), or the first error.
+    pub fn finish(mut self, ends_cleanly: bool) -> Result<Vec<(String, FlashbenchLog)>> {
+        self.read_pending(Some(ends_cleanly));
+        if let Some(e) = self.error.take() {
+            return Err(e);
         }
-        // One warning for all of them, on the first (a log of many runs would otherwise
-        // print and keep one line per run).
-        let first = uncounted[0];
-        let warning = Warning::OpenAuNrFromRunOrder {
-            run: logs[first].0.clone(),
-            count: 1,
-            runs: uncounted.len(),
-        };
-        logs[first].1.warnings.push(warning);
+        self.end_run();
+        let (name, runs, mut file_warnings) = (self.name, self.runs, self.file_warnings);
+
+        if !runs.iter().any(|r| r.has_rows) {
+            let what = match runs.iter().find_map(|r| r.unknown.as_ref()) {
+                Some((n, l)) => format!("line {n} ('{l}') is not a flashbench result line"),
+                None => "it holds no result lines".to_string(),
+            };
+            return Err(Error::usage(format!(
+                "{name}: not a flashbench log of a known kind (align, interval, open-au, find-fat): {what}"
+            )));
+        }
+        let several = runs.len() > 1;
+        let mut logs = Vec::new();
+        for run in runs {
+            let run_name = if several {
+                format!("{name}:{}", run.line)
+            } else {
+                name.to_string()
+            };
+            logs.push((run_name, build(name, run)?));
+        }
+        // Several open-AU runs without counts: a shell loop's output; assume 1, 2, 3, ….
+        let uncounted: Vec<usize> = logs
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, l))| matches!(&l.data, LogData::OpenAu(o) if o.open_au_nr.is_none()))
+            .map(|(i, _)| i)
+            .collect();
+        if uncounted.len() >= 2 {
+            for (k, &i) in uncounted.iter().enumerate() {
+                let (_, log) = &mut logs[i];
+                if let LogData::OpenAu(o) = &mut log.data {
+                    o.open_au_nr = Some(k as u32 + 1);
+                    o.open_au_nr_source = Some(OpenAuNrSource::RunOrder);
+                }
+            }
+            // One warning for all of them, on the first (a log of many runs would otherwise
+            // print and keep one line per run).
+            let first = uncounted[0];
+            let warning = Warning::OpenAuNrFromRunOrder {
+                run: logs[first].0.clone(),
+                count: 1,
+                runs: uncounted.len(),
+            };
+            logs[first].1.warnings.push(warning);
+        }
+        if let Some((_, first)) = logs.first_mut() {
+            file_warnings.append(&mut first.warnings);
+            first.warnings = file_warnings;
+        }
+        Ok(logs)
     }
-    if let Some((_, first)) = logs.first_mut() {
-        file_warnings.append(&mut first.warnings);
-        first.warnings = file_warnings;
-    }
-    Ok(logs)
 }
 
 /// Give open-AU runs without a count on their command line the counts of flashscope's
@@ -1090,27 +1198,19 @@ fn build(name: &str, run: Run) -> Result<FlashbenchLog> {
             "{name}: a flashbench {u} log; flashscope analyses align (-a), interval (-i), open-au (-O) and find-fat (-f) logs"
         )));
     }
-    let mut align = Vec::new();
-    let mut interval = Vec::new();
-    let mut regression = None;
-    let mut two_col: Vec<OpenAuRow> = Vec::new();
-    let mut multi_col: Vec<FindFatRow> = Vec::new();
-    for (_, row) in run.rows {
-        match row {
-            Row::Align(r) => align.push(r),
-            Row::Interval(r) => interval.push(r),
-            Row::Regression(r) => regression = Some(r),
-            Row::Residual => {}
-            Row::Rates(size, rates) if rates.len() == 1 => two_col.push(OpenAuRow {
-                size_bytes: size,
-                bytes_per_s: rates[0],
-            }),
-            Row::Rates(size, rates) => multi_col.push(FindFatRow {
-                size_bytes: size,
-                bytes_per_s: rates,
-            }),
-        }
-    }
+    let Run {
+        mut align,
+        mut interval,
+        regression,
+        mut two_col,
+        mut multi_col,
+        ..
+    } = run;
+    // Vectors grown by doubling hold up to twice their rows: a long log keeps only its rows.
+    align.shrink_to_fit();
+    interval.shrink_to_fit();
+    two_col.shrink_to_fit();
+    multi_col.shrink_to_fit();
     let found: Vec<LogKind> = [
         (!align.is_empty()).then_some(LogKind::Align),
         (!interval.is_empty()).then_some(LogKind::Interval),
@@ -1121,7 +1221,7 @@ fn build(name: &str, run: Run) -> Result<FlashbenchLog> {
     .flatten()
     .collect();
     let Some(&found_kind) = found.first() else {
-        let what = match run.unknown.first() {
+        let what = match &run.unknown {
             Some((n, l)) => format!("line {n} ('{l}') is not a flashbench result line"),
             None => "it holds no result lines".to_string(),
         };
@@ -1156,7 +1256,7 @@ fn build(name: &str, run: Run) -> Result<FlashbenchLog> {
             kind = d;
         }
     }
-    if let Some((n, l)) = run.unknown.first() {
+    if let Some((n, l)) = &run.unknown {
         return Err(Error::usage(format!(
             "{name}, line {n}: '{l}' is not a flashbench {} line",
             kind.name()

@@ -4,7 +4,7 @@
 //! analyze`). Pure functions of the parsed logs.
 
 use crate::analysis::align::{self, AlignPoint, Step};
-use crate::analysis::fat::{infer_fat, samples_from_flashbench};
+use crate::analysis::fat::{infer_fat_from, samples_from_flashbench};
 use crate::analysis::flashbench::{FlashbenchLog, LogData, LogKind, OpenAuLog, OpenAuNrSource};
 use crate::analysis::interval::{self, IntervalPoint};
 use crate::analysis::openau::{
@@ -58,11 +58,40 @@ pub fn infer(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) -> Findin
     f
 }
 
+/// One flashbench log read by `analyze`, as its document keeps it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LogSample {
+    pub file: String,
+    pub log: FlashbenchLog,
+}
+
+/// A log with its name: as `analyze` reads them (`(name, log)`) and as its document
+/// keeps them ([`LogSample`]), so the points are drawn from either without a copy.
+pub trait NamedLog {
+    fn log(&self) -> &FlashbenchLog;
+}
+
+impl NamedLog for (String, FlashbenchLog) {
+    fn log(&self) -> &FlashbenchLog {
+        &self.1
+    }
+}
+
+impl NamedLog for LogSample {
+    fn log(&self) -> &FlashbenchLog {
+        &self.log
+    }
+}
+
 /// Align points from every align log (block size: command line, then `--blocksize`,
 /// then half the smallest alignment, as flashbench starts at twice the block size).
-pub fn align_points(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) -> Vec<AlignPoint> {
+pub fn align_points<L: NamedLog>(logs: &[L], blocksize: Option<u64>) -> Vec<AlignPoint> {
     let mut pts = Vec::new();
-    for (_, l) in logs.iter().filter(|(_, l)| l.kind() == LogKind::Align) {
+    for l in logs
+        .iter()
+        .map(L::log)
+        .filter(|l| l.kind() == LogKind::Align)
+    {
         let from_cmd = l.command.as_ref().and_then(|c| c.block_bytes);
         let has_cmd = l.command.is_some();
         let derived = l.align_block_bytes();
@@ -84,9 +113,9 @@ pub fn align_points(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) ->
 }
 
 /// The interval logs' rows as points.
-pub fn interval_points(logs: &[(String, FlashbenchLog)]) -> Vec<IntervalPoint> {
+pub fn interval_points<L: NamedLog>(logs: &[L]) -> Vec<IntervalPoint> {
     logs.iter()
-        .filter_map(|(_, l)| match &l.data {
+        .filter_map(|l| match &l.log().data {
             LogData::Interval { rows, .. } => Some(rows),
             _ => None,
         })
@@ -199,19 +228,18 @@ fn open_au_and_fat(
         }
         inferences.insert("open_au_random".into(), inf);
     }
-    let fat: Vec<_> = logs
-        .iter()
-        .filter_map(|(_, l)| match &l.data {
-            LogData::FindFat(f) => Some(samples_from_flashbench(f)),
-            _ => None,
-        })
-        .flatten()
-        .collect();
     if logs
         .iter()
         .any(|(_, l)| matches!(l.data, LogData::FindFat(_)))
     {
-        let inf = infer_fat(&fat);
+        let fat = logs
+            .iter()
+            .filter_map(|(_, l)| match &l.data {
+                LogData::FindFat(f) => Some(samples_from_flashbench(f)),
+                _ => None,
+            })
+            .flatten();
+        let inf = infer_fat_from(fat);
         inferences.insert("fat_area_erase_blocks".into(), inf);
     }
 }

@@ -144,22 +144,18 @@ pub fn analyse(rec: &ProbeRecord) -> Verdict {
             format_bytes(rec.flush_bytes)
         )
     } else {
-        // A fake is shown already; what a larger cache could still hide is more loss.
+        // A fake is shown already, found by where stamps stop reading back: the size is
+        // exact on the assumption the sentence states, which --max-cache can widen.
         format!(
-            "read back after only {} more writes: a write cache larger than that could still hold data the card lost, so the usable size may be smaller",
+            "read back after {} more writes, which pushes out a write cache up to that size; the size assumes no larger cache held data the card lost (--max-cache SIZE writes that much to rule one out)",
             format_bytes(rec.flush_bytes)
         )
     };
-    // The usable size is confident only when the filler defeated any cache up to
-    // --max-cache, or aliasing (which no cache can answer) shows it.
-    let cache_left = kind != FakeKind::None && modulus.is_none() && rec.flush_bytes < rec.max_cache;
     let spans_good = rec.spans.iter().filter(|s| s.all_good()).count();
     let confidence = match (rec.complete, kind) {
         (false, _) => 0.6,
         // Never confident: a cache larger than the filler could hide a fake.
         (true, FakeKind::None) => 0.7,
-        // Not confident while the evidence says a larger cache could hide more loss.
-        _ if cache_left => 0.7,
         _ => 0.97,
     };
     let usable = if unresolved {
@@ -324,25 +320,25 @@ mod tests {
         assert_eq!(v.modulus.status_word(), "tentative", "one hit only");
     }
 
-    /// A usable size whose evidence says a larger cache could still hide lost data is
-    /// never "confident"; one whose filler reached --max-cache may be.
+    /// A fake's usable size never stands beside a sentence that says it may be wrong:
+    /// short of --max-cache its evidence states the assumption it rests on.
     #[test]
-    fn a_cache_left_unflushed_is_never_beside_a_confident_usable_size() {
+    fn a_fakes_usable_size_states_its_cache_assumption_never_doubts_itself() {
         for flush in [64 << 20, (1 << 30) - 1, 1 << 30, 2 << 30] {
             let mut r = rec(3 << 30, true);
             r.flush_bytes = flush;
             r.spans.push(span(5 << 30, 128));
             let v = analyse(&r);
             assert_eq!(v.kind, FakeKind::Limbo);
-            let hedged = v.usable.evidence.contains("could still");
-            assert_eq!(hedged, flush < r.max_cache, "{}", v.usable.evidence);
+            // Confident sizes state their assumption; none says it could be wrong.
+            let e = &v.usable.evidence;
+            assert!(!e.contains("could still") && !e.contains("may be"), "{e}");
             assert_eq!(
-                v.usable.status == crate::vocab::Status::Confident,
-                !hedged,
-                "{:?}: {}",
-                v.usable.status,
-                v.usable.evidence
+                e.contains("assumes no larger cache"),
+                flush < r.max_cache,
+                "{e}"
             );
+            assert_eq!(v.usable.status, crate::vocab::Status::Confident, "{e}");
         }
     }
 

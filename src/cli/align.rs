@@ -83,22 +83,24 @@ pub fn table(points: &[AlignPoint]) -> String {
         )
         .collect();
     let hdr: Vec<&str> = header.iter().map(|s| s.as_str()).collect();
+    // The first point of each (block size, alignment), looked up once per cell (a scan
+    // per cell was quadratic: minutes for a log of a million alignments).
+    let mut first: std::collections::HashMap<(u64, u64), &AlignPoint> =
+        std::collections::HashMap::with_capacity(points.len());
+    for p in points {
+        first.entry((p.block_bytes, p.align_bytes)).or_insert(p);
+    }
     let mut t = Table::new(&hdr);
     for a in aligns.iter().rev() {
         let mut row = vec![format_bytes(*a)];
         for b in &sizes {
-            row.push(
-                match points
-                    .iter()
-                    .find(|p| p.block_bytes == *b && p.align_bytes == *a)
-                {
-                    Some(p) if p.se_ns > 0.0 => {
-                        format!("{} ± {}", format_ns(p.diff_ns), format_ns(p.se_ns))
-                    }
-                    Some(p) => format_ns(p.diff_ns),
-                    None => String::new(),
-                },
-            );
+            row.push(match first.get(&(*b, *a)).copied() {
+                Some(p) if p.se_ns > 0.0 => {
+                    format!("{} ± {}", format_ns(p.diff_ns), format_ns(p.se_ns))
+                }
+                Some(p) => format_ns(p.diff_ns),
+                None => String::new(),
+            });
         }
         t.row(row);
     }

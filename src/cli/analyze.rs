@@ -62,13 +62,17 @@ pub fn load_all(
     let mut v = Vec::new();
     let mut reports = Vec::new();
     for f in files {
-        let bytes = if f == "-" {
-            input::read_stdin("flashbench log", input::LOG_CAP_BYTES)?
-        } else {
-            input::read_regular(Path::new(f), "flashbench log", input::LOG_CAP_BYTES)?
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        if let Some(report) = capacity_tools::parse(&text) {
+        // One pass, line by line, for both readers: the text is never held whole (a
+        // 64 MiB log costs its rows, not three copies of its lines).
+        let mut log = flashbench::LogReader::new(f);
+        let mut pasted = capacity_tools::Reader::default();
+        let path = (f != "-").then(|| Path::new(f));
+        let ends_cleanly =
+            input::read_lines(path, "flashbench log", input::LOG_CAP_BYTES, |n, line| {
+                log.line(n, line);
+                pasted.line(n, line);
+            })?;
+        if let Some(report) = pasted.finish() {
             reports.push(CapacityReportSample {
                 file: f.clone(),
                 kind: "capacity-test-output".into(),
@@ -76,7 +80,7 @@ pub fn load_all(
             });
             continue;
         }
-        v.extend(flashbench::parse_all(f, &text)?);
+        v.extend(log.finish(ends_cleanly)?);
     }
     Ok((v, reports))
 }
@@ -116,6 +120,41 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             _ => {}
         }
     }
+    let found = logs::infer(&logs, blocksize);
+    let mut inferences = found.inferences;
+    // Each capacity report's restated figures; the first file that gives a key keeps it.
+    for c in &capacity_reports {
+        for (key, inf) in capacity_tools::inferences(&c.report) {
+            inferences.entry(key.to_string()).or_insert(inf);
+        }
+    }
+    // The chart of the align logs, else of the interval logs (drawn only when asked for;
+    // the points are then let go before the document is written).
+    let plot = plot_file.is_some().then(|| {
+        if !found.align_points.is_empty() {
+            Some(
+                charts::align(&found.align_points, &inferences, "align (flashbench logs)").to_svg(),
+            )
+        } else if !found.interval_points.is_empty() {
+            Some(
+                charts::interval(
+                    &found.interval_points,
+                    found.interval_line,
+                    "interval (flashbench log)",
+                )
+                .to_svg(),
+            )
+        } else {
+            None
+        }
+    });
+    drop((found.align_points, found.interval_points));
+    let kind = if logs.is_empty() && !capacity_reports.is_empty() {
+        "capacity test output"
+    } else {
+        "flashbench logs"
+    };
+    // The logs move into the document: a long log's rows are held once.
     let body = AnalyzeResult {
         parameters: AnalyzeParameters {
             kinds: logs.iter().map(|(_, l)| l.kind()).collect(),
@@ -124,19 +163,11 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             open_au_nr,
         },
         samples: logs
-            .iter()
-            .map(|(file, log)| LogSample {
-                file: file.clone(),
-                log: log.clone(),
-            })
+            .into_iter()
+            .map(|(file, log)| LogSample { file, log })
             .collect(),
-        steps: None,
-        capacity_reports: capacity_reports.clone(),
-    };
-    let kind = if logs.is_empty() && !capacity_reports.is_empty() {
-        "capacity test output"
-    } else {
-        "flashbench logs"
+        steps: found.steps,
+        capacity_reports,
     };
     let mut doc = Document::new(
         Target::Logs(LogsTarget {
@@ -146,42 +177,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         Body::Analyze(body),
     );
     doc.warnings.extend(warnings);
-    let found = logs::infer(&logs, blocksize);
-    doc.inferences = found.inferences;
-    // Each capacity report's restated figures; the first file that gives a key keeps it.
-    for c in &capacity_reports {
-        for (key, inf) in capacity_tools::inferences(&c.report) {
-            doc.inferences.entry(key.to_string()).or_insert(inf);
-        }
-    }
+    doc.inferences = inferences;
     doc.warnings.extend(found.warnings);
-    if let Body::Analyze(b) = &mut doc.body {
-        b.steps = found.steps;
-    }
-    // The chart of the align logs, else of the interval logs.
-    let plot = if !found.align_points.is_empty() {
-        Some(
-            charts::align(
-                &found.align_points,
-                &doc.inferences,
-                "align (flashbench logs)",
-            )
-            .to_svg(),
-        )
-    } else if !found.interval_points.is_empty() {
-        Some(
-            charts::interval(
-                &found.interval_points,
-                found.interval_line,
-                "interval (flashbench log)",
-            )
-            .to_svg(),
-        )
-    } else {
-        None
-    };
     if let Some(file) = &plot_file {
-        match plot {
+        match plot.flatten() {
             Some(svg) => file.write(svg.as_bytes())?,
             None => doc.warnings.push(Warning::NoPlot),
         }
@@ -198,13 +197,8 @@ pub fn render(doc: &Document) -> String {
     let Body::Analyze(a) = &doc.body else {
         return String::new();
     };
-    let logs: Vec<(String, FlashbenchLog)> = a
-        .samples
-        .iter()
-        .map(|s| (s.file.clone(), s.log.clone()))
-        .collect();
     let mut parts = Vec::new();
-    let apts = logs::align_points(&logs, a.parameters.blocksize);
+    let apts = logs::align_points(&a.samples, a.parameters.blocksize);
     if !apts.is_empty() {
         let (summary, evidence) = super::align::summary_and_evidence(&doc.inferences);
         parts.push(format!(
@@ -212,7 +206,7 @@ pub fn render(doc: &Document) -> String {
             super::align::table(&apts),
         ));
     }
-    let ipts = logs::interval_points(&logs);
+    let ipts = logs::interval_points(&a.samples);
     if !ipts.is_empty() {
         parts.push(super::interval::text(&ipts, &doc.inferences));
     }

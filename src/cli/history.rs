@@ -172,16 +172,152 @@ fn figure(m: &StoredMetric) -> String {
 }
 
 fn list(store: &Store, a: &ListArgs, out: &Output) -> Result<i32> {
+    if out.plain() {
+        return store.snapshot(|store| list_streamed(store, a, out.json));
+    }
+    // Exports or --lava take the document whole.
     let runs = store.list(a.device.as_deref(), a.limit)?;
     let doc = Document::new(
         history_target(store),
         Body::HistoryList(HistoryListResult {
             parameters: Default::default(),
-            samples: runs.clone(),
+            samples: runs,
         }),
     );
     out.emit(&doc);
     Ok(EXIT_OK)
+}
+
+/// `history list` written as the runs are read, never all held (`--limit 1000000`): the
+/// same bytes as its document's JSON or text. The JSON is the document without runs, its
+/// `"samples": []` opened and each run written into it as the whole document would write
+/// it; the text reads the runs twice, for the table's widths and then its rows.
+fn list_streamed(store: &Store, a: &ListArgs, json: bool) -> Result<i32> {
+    use std::io::Write;
+    let doc = Document::new(
+        history_target(store),
+        Body::HistoryList(HistoryListResult::default()),
+    );
+    let device = a.device.as_deref();
+    let mut w = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
+    // A closed standard output (`| head`) ends the listing quietly, as `emit` does.
+    let mut closed = false;
+    let mut put = |w: &mut std::io::BufWriter<_>, bytes: &[u8]| {
+        if !closed && w.write_all(bytes).is_err() {
+            closed = true;
+        }
+        closed
+    };
+    let stop = || Error::runtime("standard output closed");
+    let result = if json {
+        let whole = doc.to_json();
+        let open = "\"samples\": []";
+        let at = whole
+            .find(open)
+            .filter(|&i| whole[i + 1..].find(open).is_none());
+        let Some(at) = at else {
+            // Not the shape this writes into (a bug): the document whole, as before.
+            let runs = store.list(device, a.limit)?;
+            let doc = Document::new(
+                history_target(store),
+                Body::HistoryList(HistoryListResult {
+                    parameters: Default::default(),
+                    samples: runs,
+                }),
+            );
+            let _ = doc.write_json(&mut w);
+            return Ok(EXIT_OK);
+        };
+        let indent = &whole[whole[..at].rfind('\n').map_or(0, |i| i + 1)..at];
+        let inner = format!("{indent}  ");
+        put(&mut w, &whole.as_bytes()[..at + open.len() - 1]);
+        let mut n = 0usize;
+        let r = store.for_each_listed(device, a.limit, |run| {
+            let one = serde_json::to_string_pretty(&crate::report::fields::AsValue(&run))
+                .map_err(|e| Error::runtime(e.to_string()))?;
+            let mut s = String::from(if n == 0 { "\n" } else { ",\n" });
+            for (i, l) in one.split('\n').enumerate() {
+                if i > 0 {
+                    s.push('\n');
+                }
+                s.push_str(&inner);
+                s.push_str(l);
+            }
+            n += 1;
+            if put(&mut w, s.as_bytes()) {
+                return Err(stop());
+            }
+            Ok(())
+        });
+        if n > 0 {
+            put(&mut w, format!("\n{indent}").as_bytes());
+        }
+        put(&mut w, &whole.as_bytes()[at + open.len() - 1..]);
+        put(&mut w, b"\n");
+        r
+    } else {
+        let Target::History(h) = &doc.target else {
+            return Ok(EXIT_OK);
+        };
+        let mut t = list_table();
+        let mut n = 0usize;
+        store.for_each_listed(device, a.limit, |run| {
+            t.fit(&list_cells(&run));
+            n += 1;
+            Ok(())
+        })?;
+        if n == 0 {
+            put(
+                &mut w,
+                crate::input::printable_text(&format!("no runs stored in {}\n", h.history))
+                    .as_bytes(),
+            );
+            Ok(())
+        } else {
+            let head = format!(
+                "{n} run{} in {}\n\n{}",
+                if n == 1 { "" } else { "s" },
+                h.history,
+                t.head()
+            );
+            put(&mut w, crate::input::printable_text(&head).as_bytes());
+            store.for_each_listed(device, a.limit, |run| {
+                let line = t.line(&list_cells(&run));
+                if put(&mut w, crate::input::printable_text(&line).as_bytes()) {
+                    return Err(stop());
+                }
+                Ok(())
+            })
+        }
+    };
+    let _ = w.flush();
+    match result {
+        Err(_) if closed => Ok(EXIT_OK),
+        Err(e) => Err(e),
+        Ok(()) => Ok(EXIT_OK),
+    }
+}
+
+/// `history list`'s table, without rows.
+fn list_table() -> Table {
+    use crate::report::table::Align;
+    Table::new(&["id", "when (UTC)", "device", "command", "leading figure"])
+        .align(0, Align::Right)
+        .align(1, Align::Left)
+        .align(2, Align::Left)
+        .align(3, Align::Left)
+        .align(4, Align::Left)
+}
+
+/// One run's cells in `history list`'s table.
+fn list_cells(r: &RunSummary) -> Vec<String> {
+    vec![
+        r.id.to_string(),
+        r.time.clone(),
+        r.device.clone(),
+        r.command.clone(),
+        r.headline.as_ref().map(figure).unwrap_or_default(),
+    ]
 }
 
 /// `history list`'s text from its document.
@@ -193,22 +329,10 @@ pub fn render_list(doc: &Document) -> String {
     if runs.is_empty() {
         return format!("no runs stored in {db}\n");
     }
-    let mut t = Table::new(&["id", "when (UTC)", "device", "command", "leading figure"]);
+    let mut t = list_table();
     for r in runs {
-        t.row(vec![
-            r.id.to_string(),
-            r.time.clone(),
-            r.device.clone(),
-            r.command.clone(),
-            r.headline.as_ref().map(figure).unwrap_or_default(),
-        ]);
+        t.row(list_cells(r));
     }
-    t = t
-        .align(0, crate::report::table::Align::Right)
-        .align(1, crate::report::table::Align::Left)
-        .align(2, crate::report::table::Align::Left)
-        .align(3, crate::report::table::Align::Left)
-        .align(4, crate::report::table::Align::Left);
     let n = runs.len();
     format!(
         "{n} run{} in {}\n\n{}",

@@ -209,6 +209,12 @@ impl Output {
         })
     }
 
+    /// Whether the output is only standard output, JSON or text (no export files, no
+    /// `--lava`): a command may then write it as it goes, in the same bytes.
+    pub fn plain(&self) -> bool {
+        !self.lava && self.exports.borrow().is_empty()
+    }
+
     /// Print the document as JSON, or the text rendering followed by its warnings (or,
     /// with `--lava`, the `lava-test-case` calls), and write the export files.
     ///
@@ -226,22 +232,25 @@ impl Output {
         } else {
             None
         };
-        let body = if self.json {
-            format!("{}\n", doc.to_json())
+        // Written as made: the JSON of a document that holds a large log, or its text, is
+        // not copied into further strings first.
+        let write = |bytes: &[u8]| {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(bytes).and_then(|_| stdout.flush())
+        };
+        let _ = if self.json {
+            let mut stdout = std::io::stdout().lock();
+            doc.write_json(&mut stdout).and_then(|_| stdout.flush())
         } else if self.lava && helper.is_none() {
             let mut v = Vec::new();
             let _ = lava::Lava.write(doc, &mut v);
-            String::from_utf8_lossy(&v).into_owned()
+            write(String::from_utf8_lossy(&v).as_bytes())
         } else {
             // No terminal control reaches the screen: a device, file or saved document
             // may hold escape sequences or carriage returns in any string it gave.
-            crate::input::printable_text(&text(doc)).into_owned()
+            let text = text(doc);
+            write(crate::input::printable_text(&text).as_bytes())
         };
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout
-            .write_all(body.as_bytes())
-            .and_then(|_| stdout.flush());
-        drop(stdout);
         if !self.json {
             for w in &doc.warnings {
                 eprintln!("warning: {}", crate::input::printable(&w.to_string()));

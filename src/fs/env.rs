@@ -60,13 +60,10 @@ pub fn check_dir(dir: &Path) -> Result<PathBuf> {
     }
     let abs = std::fs::canonicalize(dir)
         .map_err(|e| Error::io(format!("resolving {}", dir.display()), e))?;
-    let probe = abs.join(format!(".flashscope-probe-{}", std::process::id()));
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-    {
-        Ok(_) => {
+    // At a random hidden name (`.flashscope-probe.<random>.tmp`), `O_EXCL | O_NOFOLLOW`:
+    // nobody can plant a link or file at it beforehand (a name from the pid could be).
+    match crate::sys::create_beside(&abs.join("flashscope-probe"), 0o600) {
+        Ok((probe, _)) => {
             let _ = std::fs::remove_file(&probe);
             Ok(abs)
         }

@@ -208,6 +208,38 @@ fn set_wal(conn: &Connection, path: &Path) -> Result<()> {
     }
 }
 
+/// The columns of a run's summary (its headline metric: its first stored), for [`run_summary`].
+const SUMMARY_SELECT: &str =
+    "SELECT r.id, r.time, r.command, r.host, r.device, r.model, r.target, r.source,
+            m.metric, m.value, m.unit, m.labels
+     FROM runs r
+     LEFT JOIN metrics m ON m.rowid =
+         (SELECT min(rowid) FROM metrics WHERE run_id = r.id)";
+
+/// A row of [`SUMMARY_SELECT`].
+fn run_summary(r: &rusqlite::Row) -> rusqlite::Result<RunSummary> {
+    let metric: Option<String> = r.get(8)?;
+    Ok(RunSummary {
+        id: r.get(0)?,
+        time: r.get(1)?,
+        command: r.get(2)?,
+        host: r.get(3)?,
+        device: r.get(4)?,
+        model: r.get(5)?,
+        target: r.get(6)?,
+        source: r.get(7)?,
+        headline: match metric {
+            Some(metric) => Some(StoredMetric {
+                metric,
+                value: r.get(9)?,
+                unit: r.get(10)?,
+                labels: r.get(11)?,
+            }),
+            None => None,
+        },
+    })
+}
+
 fn db_error(path: &Path, what: &str, e: rusqlite::Error) -> Error {
     Error::runtime(format!("history {}: {what}: {e}", path.display()))
 }
@@ -508,43 +540,70 @@ impl Store {
         let err = |e| db_error(&self.path, "listing runs", e);
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT r.id, r.time, r.command, r.host, r.device, r.model, r.target, r.source,
-                        m.metric, m.value, m.unit, m.labels
-                 FROM runs r
-                 LEFT JOIN metrics m ON m.rowid =
-                     (SELECT min(rowid) FROM metrics WHERE run_id = r.id)
+            .prepare(&format!(
+                "{SUMMARY_SELECT}
                  WHERE (?1 IS NULL OR r.id = ?1) AND (?2 IS NULL OR r.device = ?2)
-                 ORDER BY r.id DESC LIMIT ?3",
-            )
+                 ORDER BY r.id DESC LIMIT ?3"
+            ))
             .map_err(err)?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = stmt
-            .query_map(params![id, device, limit], |r| {
-                let metric: Option<String> = r.get(8)?;
-                Ok(RunSummary {
-                    id: r.get(0)?,
-                    time: r.get(1)?,
-                    command: r.get(2)?,
-                    host: r.get(3)?,
-                    device: r.get(4)?,
-                    model: r.get(5)?,
-                    target: r.get(6)?,
-                    source: r.get(7)?,
-                    headline: match metric {
-                        Some(metric) => Some(StoredMetric {
-                            metric,
-                            value: r.get(9)?,
-                            unit: r.get(10)?,
-                            labels: r.get(11)?,
-                        }),
-                        None => None,
-                    },
-                })
-            })
+            .query_map(params![id, device, limit], run_summary)
             .map_err(err)?;
         rows.collect::<std::result::Result<Vec<_>, _>>()
             .map_err(err)
+    }
+
+    /// [`Store::list`] one run at a time, oldest first: `f` gets each summary, and they are
+    /// never all held (`history list --limit 1000000`). An error from `f` ends the walk.
+    pub fn for_each_listed(
+        &self,
+        device: Option<&str>,
+        limit: u64,
+        mut f: impl FnMut(RunSummary) -> Result<()>,
+    ) -> Result<()> {
+        let err = |e| db_error(&self.path, "listing runs", e);
+        if limit == 0 {
+            return Ok(());
+        }
+        // The oldest of the last `limit` runs (none: fewer runs than that, all of them).
+        let offset = i64::try_from(limit - 1).unwrap_or(i64::MAX);
+        let oldest: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT id FROM runs WHERE (?1 IS NULL OR device = ?1)
+                 ORDER BY id DESC LIMIT 1 OFFSET ?2",
+                params![device, offset],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)?;
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "{SUMMARY_SELECT}
+                 WHERE (?1 IS NULL OR r.id >= ?1) AND (?2 IS NULL OR r.device = ?2)
+                 ORDER BY r.id"
+            ))
+            .map_err(err)?;
+        let mut rows = stmt.query(params![oldest, device]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            f(run_summary(r).map_err(err)?)?;
+        }
+        Ok(())
+    }
+
+    /// Run `f` on one snapshot of the database: what it reads twice (a table's widths,
+    /// then its rows) is the same, whatever another process stores meanwhile.
+    pub fn snapshot<T>(&self, f: impl FnOnce(&Store) -> Result<T>) -> Result<T> {
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|e| db_error(&self.path, "reading", e))?;
+        let r = f(self);
+        // A read-only transaction: ending it cannot lose anything.
+        let _ = tx.rollback();
+        r
     }
 
     /// Call `f` with every run, oldest first, one at a time (the database is never read

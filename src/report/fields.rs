@@ -250,15 +250,29 @@ impl<M: SerializeMap> SerializeStruct for One<'_, M> {
 }
 
 /// A value written as its `serde_json::Value` would be (keys in name order), a list one
-/// element at a time.
+/// element at a time and a struct one field at a time (only what is neither, an option or
+/// a map, becomes a tree).
 pub struct AsValue<'a, T: ?Sized>(pub &'a T);
 
 impl<T: Serialize + ?Sized> Serialize for AsValue<'_, T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use ser::Error as _;
-        if matches!(self.0.serialize(IsList), Err(e) if e.0 == LIST) {
-            self.0.serialize(Elements(s))
-        } else {
+        match self.0.serialize(IsList) {
+            Err(e) if e.0 == LIST => return self.0.serialize(Elements(s)),
+            // A struct: its fields in the order of their names, each written as this
+            // (a log of a million rows in one sample is never a tree either).
+            Err(e) if e.0 == STRUCT => {
+                let mut names = names(self.0).map_err(S::Error::custom)?;
+                names.sort_unstable();
+                let mut m = s.serialize_map(Some(names.len()))?;
+                for name in names {
+                    write_one(self.0, name, &mut m)?;
+                }
+                return m.end();
+            }
+            _ => {}
+        }
+        {
             serde_json::to_value(self.0)
                 .map_err(S::Error::custom)?
                 .serialize(s)
@@ -266,11 +280,12 @@ impl<T: Serialize + ?Sized> Serialize for AsValue<'_, T> {
     }
 }
 
-/// Says whether a value is a list (by stopping with [`LIST`] where a list starts)
-/// without visiting anything in it.
+/// Says whether a value is a list or a struct (by stopping with [`LIST`] where a list
+/// starts, [`STRUCT`] where a struct does) without visiting anything in it.
 struct IsList;
 
 const LIST: &str = "a list";
+const STRUCT: &str = "a struct";
 
 impl Serializer for IsList {
     type Ok = ();
@@ -290,7 +305,7 @@ impl Serializer for IsList {
         _: &'static str,
         _: usize,
     ) -> Result<Self::SerializeStruct, NotAStruct> {
-        Err(refused("a struct"))
+        Err(NotAStruct(STRUCT.into()))
     }
 }
 

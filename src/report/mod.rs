@@ -2,7 +2,7 @@
 
 pub mod charts;
 pub mod export;
-mod fields;
+pub(crate) mod fields;
 pub mod html;
 pub mod output_file;
 pub mod progress;
@@ -366,6 +366,16 @@ impl Document {
     pub fn to_json(&self) -> String {
         // Serialising plain data with string keys cannot fail.
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// [`Document::to_json`]'s bytes and a line feed, written as they are made: a document
+    /// of a large log is never held as one string.
+    pub fn write_json(&self, w: impl std::io::Write) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut w = std::io::BufWriter::with_capacity(64 << 10, w);
+        serde_json::to_writer_pretty(&mut w, self)?;
+        w.write_all(b"\n")?;
+        w.flush()
     }
 }
 

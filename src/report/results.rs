@@ -975,12 +975,7 @@ pub struct AnalyzeParameters {
     pub open_au_nr: Option<Vec<u32>>,
 }
 
-/// One flashbench log read by `analyze`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LogSample {
-    pub file: String,
-    pub log: crate::analysis::flashbench::FlashbenchLog,
-}
+pub use crate::analysis::logs::LogSample;
 
 /// `analyze`: the logs as read and, for align logs, the fitted staircase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -41,12 +41,21 @@ pub enum Align {
     Right,
 }
 
-/// A text table: a header row and data rows, rendered with aligned columns.
+/// A text table: a header row and data rows, rendered with aligned columns. The data
+/// cells are kept as one text with an offset per cell, not a `String` each (`analyze` of
+/// a large log draws a table of a million rows). Rows too many to hold are drawn as they
+/// come: [`Table::fit`] each, then [`Table::head`] and [`Table::line`] each again.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
     header: Vec<String>,
     align: Vec<Align>,
-    rows: Vec<Vec<String>>,
+    /// Each column's width in characters, over the header and the rows so far.
+    width: Vec<usize>,
+    /// Every data cell's text, one after the other.
+    cells: String,
+    /// Where each data cell ends in `cells`, row after row (`header.len()` per row).
+    ends: Vec<usize>,
+    rows: usize,
 }
 
 impl Table {
@@ -58,7 +67,8 @@ impl Table {
         Table {
             header: header.iter().map(|s| s.to_string()).collect(),
             align,
-            rows: Vec::new(),
+            width: header.iter().map(|s| s.chars().count()).collect(),
+            ..Table::default()
         }
     }
 
@@ -72,39 +82,65 @@ impl Table {
 
     /// Append a row (missing cells are blank, extra cells are dropped).
     pub fn row(&mut self, cells: Vec<String>) {
-        let mut cells = cells;
-        cells.resize(self.header.len(), String::new());
-        self.rows.push(cells);
+        self.fit(&cells);
+        for i in 0..self.header.len() {
+            self.cells.push_str(cells.get(i).map_or("", |c| c.as_str()));
+            self.ends.push(self.cells.len());
+        }
+        self.rows += 1;
+    }
+
+    /// Widen the columns to fit a row that is not kept (drawn later with [`Table::line`]).
+    pub fn fit(&mut self, cells: &[String]) {
+        for (w, cell) in self.width.iter_mut().zip(cells) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+
+    /// The cells of data row `r`.
+    fn cells_of(&self, r: usize) -> impl Iterator<Item = &str> {
+        let n = self.header.len();
+        (r * n..(r + 1) * n).map(move |k| {
+            let start = if k == 0 { 0 } else { self.ends[k - 1] };
+            &self.cells[start..self.ends[k]]
+        })
+    }
+
+    /// One row as drawn, with its line feed (missing cells blank, extra ones dropped).
+    fn draw<'c>(&self, cells: impl Iterator<Item = &'c str>) -> String {
+        let n = self.header.len();
+        let mut parts = Vec::with_capacity(n);
+        for (i, cell) in cells.chain(std::iter::repeat("")).take(n).enumerate() {
+            let pad = self.width[i].saturating_sub(cell.chars().count());
+            parts.push(match self.align[i] {
+                Align::Left => format!("{cell}{}", " ".repeat(pad)),
+                Align::Right => format!("{}{cell}", " ".repeat(pad)),
+            });
+        }
+        let mut out = parts.join("  ").trim_end().to_string();
+        out.push('\n');
+        out
+    }
+
+    /// A row given to [`Table::fit`], as drawn.
+    pub fn line(&self, cells: &[String]) -> String {
+        self.draw(cells.iter().map(|c| c.as_str()))
+    }
+
+    /// The header and the rule under it.
+    pub fn head(&self) -> String {
+        let mut out = self.draw(self.header.iter().map(|s| s.as_str()));
+        let rule: Vec<String> = self.width.iter().map(|w| "-".repeat(*w)).collect();
+        out.push_str(&rule.join("  "));
+        out.push('\n');
+        out
     }
 
     /// Render with two spaces between columns and a rule under the header.
     pub fn render(&self) -> String {
-        let n = self.header.len();
-        let mut width = vec![0usize; n];
-        for row in std::iter::once(&self.header).chain(self.rows.iter()) {
-            for (i, cell) in row.iter().enumerate() {
-                width[i] = width[i].max(cell.chars().count());
-            }
-        }
-        let mut out = String::new();
-        let line = |row: &Vec<String>, out: &mut String| {
-            let mut parts = Vec::with_capacity(n);
-            for (i, cell) in row.iter().enumerate() {
-                let pad = width[i] - cell.chars().count();
-                parts.push(match self.align[i] {
-                    Align::Left => format!("{cell}{}", " ".repeat(pad)),
-                    Align::Right => format!("{}{cell}", " ".repeat(pad)),
-                });
-            }
-            out.push_str(parts.join("  ").trim_end());
-            out.push('\n');
-        };
-        line(&self.header, &mut out);
-        let rule: Vec<String> = width.iter().map(|w| "-".repeat(*w)).collect();
-        out.push_str(&rule.join("  "));
-        out.push('\n');
-        for row in &self.rows {
-            line(row, &mut out);
+        let mut out = self.head();
+        for r in 0..self.rows {
+            out.push_str(&self.draw(self.cells_of(r)));
         }
         out
     }

@@ -76,3 +76,45 @@ fn ctrl_c_or_sigterm_in_bench_dir_removes_its_test_file_and_exits_128_plus_signa
         );
     }
 }
+
+/// A run started under `nohup` keeps SIGHUP ignored, as asked: a dropped session does not
+/// stop it, and it finishes and cleans up as usual (docs/safety.md, the README's Signals).
+#[test]
+fn a_run_started_under_nohup_ignores_sighup_and_finishes() {
+    if !crate::common::has_tool("nohup") {
+        crate::common::skip("nohup is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let child = Command::new("nohup")
+        .arg(assert_cmd::cargo::cargo_bin("flashscope"))
+        .env("FLASHSCOPE_HISTORY", "off")
+        .args(["bench", dir, "--write", "--size", "64M", "--quick"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while test_files(d.path()).is_empty() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!test_files(d.path()).is_empty(), "bench made no test file");
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = Pid::from_raw(child.id() as i32).unwrap();
+    kill_process(pid, Signal::HUP).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("signal"), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("SEQ"),
+        "{stderr}"
+    );
+    assert!(
+        test_files(d.path()).is_empty(),
+        "{:?}",
+        test_files(d.path())
+    );
+}
