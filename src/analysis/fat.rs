@@ -70,53 +70,152 @@ pub fn infer_fat(samples: &[FatSample]) -> Inference {
 pub fn infer_fat_from(samples: impl IntoIterator<Item = FatSample>) -> Inference {
     let mut by_size: BTreeMap<SizeKey, Vec<(u32, f64)>> = BTreeMap::new();
     for s in samples {
-        if s.bytes_per_s.is_finite() && s.bytes_per_s > 0.0 {
+        if usable(&s) {
             by_size
                 .entry((s.block_bytes, s.random))
                 .or_default()
                 .push((s.erase_block, s.bytes_per_s));
         }
     }
-    let sizes: Vec<(SizeKey, Vec<(u32, f64)>)> =
-        by_size.into_iter().filter(|(_, v)| v.len() >= 3).collect();
-    if sizes.is_empty() {
-        return Inference::inconclusive(
-            "fewer than three erase blocks measured at any block size; nothing to compare",
-        );
+    let mut tally = Tally::default();
+    for (size, rates) in by_size {
+        tally.add(size, &rates, true);
     }
-    let mut votes: BTreeMap<Vec<u32>, Vec<SizeKey>> = BTreeMap::new();
-    // Splits where the blocks that stand out are slower than the rest: a block being
-    // cleaned up or worn, not a FAT area.
-    let mut slower: BTreeMap<Vec<u32>, Vec<SizeKey>> = BTreeMap::new();
-    let mut max_spread: f64 = 0.0;
-    for (size, rates) in &sizes {
+    tally.infer()
+}
+
+/// [`infer_fat_from`] on samples that can be walked twice, such as a `--find-fat` log's
+/// rows: when each block size comes as one run and the sizes rise or fall throughout
+/// (as flashbench prints them), each size is judged as it passes and nothing is grouped
+/// in memory; otherwise the samples are grouped as [`infer_fat_from`] does. The answer is
+/// the same either way.
+pub fn infer_fat_from_runs<I: IntoIterator<Item = FatSample>>(
+    samples: impl Fn() -> I,
+) -> Inference {
+    let keys = || {
+        samples()
+            .into_iter()
+            .filter(usable)
+            .map(|s| (s.block_bytes, s.random))
+    };
+    // Each size one run, the runs in one direction: Some(ascending) (None when not).
+    let mut order: Option<Option<bool>> = Some(None);
+    let mut last: Option<SizeKey> = None;
+    for k in keys() {
+        match last {
+            Some(l) if l == k => {}
+            Some(l) => {
+                let up = k > l;
+                order = match order {
+                    Some(None) => Some(Some(up)),
+                    Some(Some(dir)) if dir == up => Some(Some(dir)),
+                    _ => None,
+                };
+                if order.is_none() {
+                    break;
+                }
+            }
+            None => {}
+        }
+        last = Some(k);
+    }
+    let Some(order) = order else {
+        return infer_fat_from(samples());
+    };
+    let ascending = order.unwrap_or(true);
+    let mut tally = Tally::default();
+    let mut run: Vec<(u32, f64)> = Vec::new();
+    let mut at: Option<SizeKey> = None;
+    for s in samples().into_iter().filter(usable) {
+        let k = (s.block_bytes, s.random);
+        if at != Some(k) {
+            if let Some(size) = at {
+                tally.add(size, &run, ascending);
+            }
+            run.clear();
+            at = Some(k);
+        }
+        run.push((s.erase_block, s.bytes_per_s));
+    }
+    if let Some(size) = at {
+        tally.add(size, &run, ascending);
+    }
+    if !ascending {
+        for list in tally.votes.values_mut().chain(tally.slower.values_mut()) {
+            list.reverse();
+        }
+    }
+    tally.infer()
+}
+
+fn usable(s: &FatSample) -> bool {
+    s.bytes_per_s.is_finite() && s.bytes_per_s > 0.0
+}
+
+/// What the block sizes say, one size at a time.
+#[derive(Default)]
+struct Tally {
+    votes: BTreeMap<Vec<u32>, Vec<SizeKey>>,
+    /// Splits where the blocks that stand out are slower than the rest: a block being
+    /// cleaned up or worn, not a FAT area.
+    slower: BTreeMap<Vec<u32>, Vec<SizeKey>>,
+    max_spread: f64,
+    /// Block sizes with at least three erase blocks, and the erase blocks of the
+    /// smallest of them.
+    total: usize,
+    smallest_len: usize,
+}
+
+impl Tally {
+    /// One block size's rates; `ascending` says whether sizes come smallest first.
+    fn add(&mut self, size: SizeKey, rates: &[(u32, f64)], ascending: bool) {
+        if rates.len() < 3 {
+            return;
+        }
+        self.total += 1;
+        if !ascending || self.total == 1 {
+            self.smallest_len = rates.len();
+        }
         match faster_group(rates) {
             Some(g) => match slower_odd_ones(&g, rates) {
-                Some(slow) => slower.entry(slow).or_default().push(*size),
-                None => votes.entry(g).or_default().push(*size),
+                Some(slow) => self.slower.entry(slow).or_default().push(size),
+                None => self.votes.entry(g).or_default().push(size),
             },
             None => {
                 let lo = rates.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
                 let hi = rates.iter().map(|r| r.1).fold(0.0, f64::max);
-                max_spread = max_spread.max(hi / lo);
+                self.max_spread = self.max_spread.max(hi / lo);
             }
         }
     }
-    let total = sizes.len();
-    let size_list = |at: &[SizeKey]| -> String {
-        at.iter()
-            .map(|&(s, random)| {
-                format!(
-                    "{}{}",
-                    crate::vocab::units::format_bytes(s),
-                    if random { " random" } else { "" }
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let slower_note = || -> String {
-        slower
+
+    fn infer(self) -> Inference {
+        let Tally {
+            votes,
+            slower,
+            max_spread,
+            total,
+            smallest_len,
+        } = self;
+        if total == 0 {
+            return Inference::inconclusive(
+                "fewer than three erase blocks measured at any block size; nothing to compare",
+            );
+        }
+        let size_list = |at: &[SizeKey]| -> String {
+            at.iter()
+                .map(|&(s, random)| {
+                    format!(
+                        "{}{}",
+                        crate::vocab::units::format_bytes(s),
+                        if random { " random" } else { "" }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let slower_note = || -> String {
+            slower
             .iter()
             .max_by_key(|(_, v)| v.len())
             .map(|(g, at)| {
@@ -127,72 +226,73 @@ pub fn infer_fat_from(samples: impl IntoIterator<Item = FatSample>) -> Inference
                 )
             })
             .unwrap_or_default()
-    };
-    let fat_splits: usize = votes.values().map(Vec::len).sum();
-    if fat_splits == 0 {
-        if !slower.is_empty() {
-            return Inference::inconclusive(format!(
-                "no erase block writes faster than the others at any block size{}",
-                slower_note()
-            ));
-        }
-        if max_spread < UNIFORM_SPREAD {
-            return Inference::new(
+        };
+        let fat_splits: usize = votes.values().map(Vec::len).sum();
+        if fat_splits == 0 {
+            if !slower.is_empty() {
+                return Inference::inconclusive(format!(
+                    "no erase block writes faster than the others at any block size{}",
+                    slower_note()
+                ));
+            }
+            if max_spread < UNIFORM_SPREAD {
+                return Inference::new(
                 Vec::<u32>::new(),
                 0.7,
                 format!(
                     "all {} erase blocks write alike at all {} block sizes (within x{max_spread:.2}); a difference at sizes not tested cannot be ruled out",
-                    sizes[0].1.len(),
-                    sizes.len()
+                    smallest_len,
+                    total
                 ),
             );
-        }
-        return Inference::inconclusive(format!(
+            }
+            return Inference::inconclusive(format!(
             "erase blocks differ by up to x{max_spread:.2} but without a clean split into groups: noise; run again"
         ));
-    }
-    let Some((group, at_sizes)) = votes.iter().max_by_key(|(_, v)| v.len()) else {
-        return Inference::inconclusive("no split found");
-    };
-    let splits = fat_splits + slower.values().map(Vec::len).sum::<usize>();
-    let agree = at_sizes.len() as f64 / splits as f64;
-    let found = format!(
+        }
+        let Some((group, at_sizes)) = votes.iter().max_by_key(|(_, v)| v.len()) else {
+            return Inference::inconclusive("no split found");
+        };
+        let splits = fat_splits + slower.values().map(Vec::len).sum::<usize>();
+        let agree = at_sizes.len() as f64 / splits as f64;
+        let found = format!(
         "erase block(s) {group:?} write faster than the others in {} of {total} block sizes and orders ({})",
         at_sizes.len(),
         size_list(at_sizes)
     );
-    // One block size alone is no FAT area, however clean its split: a FAT area shows at
-    // the sizes around it too.
-    if at_sizes.len() < 2 {
-        return Inference::inconclusive(format!(
-            "{found}: a difference at a single block size is no consistent FAT area{}",
-            slower_note()
-        ));
+        // One block size alone is no FAT area, however clean its split: a FAT area shows at
+        // the sizes around it too.
+        if at_sizes.len() < 2 {
+            return Inference::inconclusive(format!(
+                "{found}: a difference at a single block size is no consistent FAT area{}",
+                slower_note()
+            ));
+        }
+        // Confident when every split agrees and the split shows at most of the sizes.
+        let conf = if agree >= 0.999 && 2 * at_sizes.len() > total {
+            0.95
+        } else if agree >= 2.0 / 3.0 {
+            0.75
+        } else {
+            0.3
+        };
+        Inference::new(
+            group.clone(),
+            conf,
+            format!(
+                "{found}{}{}",
+                if splits > at_sizes.len() {
+                    format!(
+                        "; {} other size(s) split differently",
+                        splits - at_sizes.len()
+                    )
+                } else {
+                    String::new()
+                },
+                slower_note()
+            ),
+        )
     }
-    // Confident when every split agrees and the split shows at most of the sizes.
-    let conf = if agree >= 0.999 && 2 * at_sizes.len() > total {
-        0.95
-    } else if agree >= 2.0 / 3.0 {
-        0.75
-    } else {
-        0.3
-    };
-    Inference::new(
-        group.clone(),
-        conf,
-        format!(
-            "{found}{}{}",
-            if splits > at_sizes.len() {
-                format!(
-                    "; {} other size(s) split differently",
-                    splits - at_sizes.len()
-                )
-            } else {
-                String::new()
-            },
-            slower_note()
-        ),
-    )
 }
 
 /// When the faster group of a split is really "the rest" with a few slower blocks left
@@ -233,6 +333,47 @@ pub fn samples_from_flashbench(
 mod tests {
     use super::*;
     use crate::vocab::Status;
+
+    /// Judging each size as it passes gives the answer grouping does, for sizes rising,
+    /// falling, repeated and out of order, with and without a FAT-like group.
+    #[test]
+    fn sizes_judged_in_passing_answer_as_grouped() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        for case in 0..300 {
+            let n_sizes = rng.gen_range(0..8usize);
+            let mut sizes: Vec<u64> = (0..n_sizes).map(|k| 4096u64 << k).collect();
+            match case % 4 {
+                0 => {}
+                1 => sizes.reverse(),
+                2 if n_sizes > 0 => sizes.swap(0, n_sizes - 1),
+                2 => {}
+                _ => sizes.extend(sizes.clone()),
+            }
+            let fat = rng.gen_bool(0.5);
+            let blocks = rng.gen_range(2..8u32);
+            let mut samples = Vec::new();
+            for &size in &sizes {
+                for b in 0..blocks {
+                    let base = if fat && b < 2 { 30e6 } else { 10e6 };
+                    let rate = if rng.gen_bool(0.05) {
+                        f64::NAN
+                    } else {
+                        base * rng.gen_range(0.9..1.1)
+                    };
+                    samples.push(FatSample {
+                        erase_block: b,
+                        block_bytes: size,
+                        random: false,
+                        bytes_per_s: rate,
+                    });
+                }
+            }
+            let grouped = infer_fat_from(samples.iter().cloned());
+            let passing = infer_fat_from_runs(|| samples.iter().cloned());
+            assert_eq!(passing, grouped, "case {case}: sizes {sizes:?}");
+        }
+    }
 
     fn table(rows: &[(u64, &[f64])]) -> Vec<FatSample> {
         let mut v = Vec::new();

@@ -4,7 +4,7 @@
 //! analyze`). Pure functions of the parsed logs.
 
 use crate::analysis::align::{self, AlignPoint, Step};
-use crate::analysis::fat::{infer_fat_from, samples_from_flashbench};
+use crate::analysis::fat::{infer_fat_from_runs, samples_from_flashbench};
 use crate::analysis::flashbench::{FlashbenchLog, LogData, LogKind, OpenAuLog, OpenAuNrSource};
 use crate::analysis::interval::{self, IntervalPoint};
 use crate::analysis::openau::{
@@ -232,14 +232,15 @@ fn open_au_and_fat(
         .iter()
         .any(|(_, l)| matches!(l.data, LogData::FindFat(_)))
     {
-        let fat = logs
-            .iter()
-            .filter_map(|(_, l)| match &l.data {
-                LogData::FindFat(f) => Some(samples_from_flashbench(f)),
-                _ => None,
-            })
-            .flatten();
-        let inf = infer_fat_from(fat);
+        let fat = || {
+            logs.iter()
+                .filter_map(|(_, l)| match &l.data {
+                    LogData::FindFat(f) => Some(samples_from_flashbench(f)),
+                    _ => None,
+                })
+                .flatten()
+        };
+        let inf = infer_fat_from_runs(fat);
         inferences.insert("fat_area_erase_blocks".into(), inf);
     }
 }
