@@ -91,7 +91,7 @@ pub struct OpenFlags {
 }
 
 /// Open `path` for an engine's own queue with `flags`: every engine that does not go
-/// through `target::open` (the fast path of `io` and `bench`) opens the target here.
+/// through `device::open` (the fast path of `io` and `bench`) opens the target here.
 pub fn open_file(path: &Path, flags: OpenFlags) -> Result<File> {
     let mut custom = 0;
     if flags.direct {

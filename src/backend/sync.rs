@@ -12,7 +12,7 @@ pub struct SyncBackend {
     size: u64,
     sector: u32,
     is_block: bool,
-    /// The writer's lock on the file this backend writes (`target::open`): held while
+    /// The writer's lock on the file this backend writes (`device::open`): held while
     /// the backend lives, so no other flashscope writes the same bytes meanwhile.
     lock: Option<std::sync::Arc<File>>,
 }

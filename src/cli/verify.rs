@@ -1,7 +1,7 @@
 //! `flashscope verify TARGET`: write stamps over the whole surface (or `--range`), read
 //! everything back and list what did not survive. `verify DIR` does the same through a
 //! mounted filesystem with 1 GiB files. The run is the library's
-//! (`capacity::verify_test::measure`); here the arguments become its parameters and the
+//! (`commands::verify::measure`); here the arguments become its parameters and the
 //! result is drawn.
 
 use super::Output;

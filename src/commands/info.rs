@@ -86,7 +86,7 @@ mod tests {
 
     #[test]
     fn mmc_summary_names_maker_date_capacity_classes_and_au() {
-        // The SanDisk SC16G registers from src/target/mmc.rs's tests (a real card's sysfs).
+        // The SanDisk SC16G registers from src/device/mmc.rs's tests (a real card's sysfs).
         let dir = tempfile::tempdir().unwrap();
         let files = [
             ("type", "SD"),

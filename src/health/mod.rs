@@ -453,7 +453,7 @@ fn block_device(spec: &str, block: &BlockTarget, opts: &Options) -> Result<Healt
         )));
     }
     let attrs: PathBuf = device_dir.clone();
-    // As target::sysfs reads them for /sys: device/model (SCSI, USB, NVMe) or device/name
+    // As device::sysfs reads them for /sys: device/model (SCSI, USB, NVMe) or device/name
     // (MMC/SD); device/serial (MMC/SD) or device/wwid (SCSI).
     let model = attrs.attr("model")?.or(attrs.attr("name")?);
     let serial = attrs.attr("serial")?.or(attrs.attr("wwid")?);

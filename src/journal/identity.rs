@@ -38,7 +38,7 @@ pub struct Identity {
 }
 
 impl Identity {
-    /// The identity of an opened target (`spec` as given to `target::open`). Device and
+    /// The identity of an opened target (`spec` as given to `device::open`). Device and
     /// inode numbers come from `fstat` on the opened descriptor, not from the path, and a
     /// relative path is stored absolute (a restore may run from another directory).
     pub fn of(spec: &str, opened: &OpenTarget, command: &str) -> Identity {

@@ -101,7 +101,7 @@ fn check_not_on_target(journal: &Path, target_spec: &str) -> Result<()> {
     }
     let target = Path::new(target_spec);
     let Ok(tmeta) = std::fs::metadata(target) else {
-        return Ok(()); // target::open reports a missing target
+        return Ok(()); // device::open reports a missing target
     };
     if tmeta.file_type().is_block_device() {
         let rdev = tmeta.rdev();

@@ -380,7 +380,7 @@ impl Document {
 }
 
 /// A line for text output: the test's writes and the preserve-mode result (the document's
-/// `preserve` and `journal` fields, as `target::write::WriteSession::fill` sets them).
+/// `preserve` and `journal` fields, as `session::WriteSession::fill` sets them).
 pub fn wear_line(doc: &Document) -> String {
     use crate::vocab::units::format_bytes;
     let Some(w) = &doc.session else {

@@ -151,7 +151,7 @@ impl WriteRecord {
 pub struct TimeBudgetUse {
     pub budget_ns: u64,
     pub used_ns: u64,
-    /// More than `target::write::TIME_BUDGET_SLACK` over the budget.
+    /// More than `session::TIME_BUDGET_SLACK` over the budget.
     pub over: bool,
 }
 
