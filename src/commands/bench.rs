@@ -161,7 +161,8 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
     let mut target_spec = spec.to_string();
     let mut shown_spec: Option<String> = None;
     if is_dir {
-        let path = Path::new(spec).join(format!(".flashscope-bench-{}.tmp", std::process::id()));
+        // A name nobody can guess beforehand (created O_EXCL | O_NOFOLLOW all the same).
+        let path = crate::fs::test_path(Path::new(spec), "bench");
         crate::session::check_allowed(
             spec,
             &WriteFlags {

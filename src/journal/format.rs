@@ -22,7 +22,7 @@ use super::identity::Identity;
 use super::trust;
 use crate::{Error, Result};
 use sha2::{Digest, Sha256};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -77,7 +77,6 @@ impl JournalWriter {
     /// and then linked into place, so a journal never exists without its whole header (a
     /// test killed at any moment leaves either no journal or one `restore` reads).
     pub fn create(path: &Path, identity: &Identity) -> Result<Self> {
-        use std::os::unix::fs::OpenOptionsExt;
         let exists = || {
             Error::Refused(format!(
                 "a journal already exists at {}: restore it with `flashscope restore {}` or remove it, then rerun",
@@ -88,18 +87,10 @@ impl JournalWriter {
         if std::fs::symlink_metadata(path).is_ok() {
             return Err(exists());
         }
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(path.file_name().unwrap_or_default());
-        tmp_name.push(format!(".{}.new", std::process::id()));
-        let tmp = path.with_file_name(tmp_name);
-        let _ = std::fs::remove_file(&tmp); // a leftover of this pid's earlier life
-                                            // The journal holds copies of the user's data: readable by its owner only.
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
+        // The journal holds copies of the user's data: readable by its owner only. Created
+        // as every file flashscope writes is (`O_EXCL | O_NOFOLLOW` at an unpredictable name
+        // beside its place).
+        let (tmp, file) = crate::sys::create_beside(path, 0o600)
             .map_err(|e| Error::io(format!("creating journal {}", path.display()), e))?;
         // Held until the writer is dropped: a journal whose test is still running is never
         // taken for a leftover of a crash (see `lock_leftover`). Taken before the journal
@@ -515,6 +506,7 @@ pub fn remove(path: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::OpenOptions;
 
     fn ident() -> Identity {
         Identity {

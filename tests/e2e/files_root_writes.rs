@@ -359,7 +359,7 @@ fn bench_on_a_directory_measures_the_file_it_made_even_when_its_name_is_swapped(
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 for e in std::fs::read_dir(&dir).unwrap().flatten() {
                     let n = e.file_name().to_string_lossy().into_owned();
-                    if n.starts_with(".flashscope-bench-") && e.file_type().unwrap().is_file() {
+                    if n.starts_with("flashscope-bench-") && e.file_type().unwrap().is_file() {
                         let _ = std::fs::rename(e.path(), dir.join("moved-away"));
                         let _ = std::os::unix::fs::symlink(&victim, e.path());
                         swapped.store(true, std::sync::atomic::Ordering::Relaxed);

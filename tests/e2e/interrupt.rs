@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The flashscope files in `dir` (verify's `flashscope-verify-*.bin`, bench's
-/// `.flashscope-bench-*.tmp`).
+/// `flashscope-bench-*`).
 fn test_files(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
