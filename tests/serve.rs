@@ -1330,6 +1330,10 @@ fn swapped_parent_case(sig: libc::c_int) {
     std::fs::rename(&parent, &moved).unwrap();
     std::os::unix::fs::symlink(other.path(), &parent).unwrap();
     assert!(mounted(&victim), "the other mount is there after the swap");
+    assert!(
+        mounted(&moved.join("card")),
+        "the card is mounted at its moved place before the signal (else the test checks nothing)"
+    );
     server.signal(sig);
     let exited = server.wait_exit(Duration::from_secs(20));
     // After SIGKILL the watchdog acts once the server is gone: give it time.
