@@ -324,6 +324,7 @@ fn an_output_that_cannot_be_written_fails_before_anything_is_measured() {
     let data = tempfile::tempdir().unwrap();
     let missing = data.path().join("no/such/dir/out.svg");
     let m = missing.to_string_lossy().into_owned();
+    let mut cases = 0;
     // slc on a big simulated card writes gigabytes: refused at once instead.
     for args in [
         vec!["slc", "sim:sd-16g", "--write", "--plot", &m],
@@ -341,7 +342,9 @@ fn an_output_that_cannot_be_written_fails_before_anything_is_measured() {
             "{args:?} measured before failing on its output ({:?})",
             t0.elapsed()
         );
+        cases += 1;
     }
+    eprintln!("unwritable outputs: {cases} refused before measuring");
 }
 
 #[test]
@@ -365,6 +368,8 @@ fn fs_test_files_have_unguessable_names_and_planted_links_are_not_followed() {
         std::fs::set_permissions(&scene.dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     }
     let dir = scene.dir.to_string_lossy().into_owned();
+    let planted = std::fs::read_dir(&scene.dir).unwrap().count();
+    let mut cases = 0;
     for args in [
         vec!["fs", "seq", &dir, "--size", "1M", "--keep"],
         vec![
@@ -381,7 +386,11 @@ fn fs_test_files_have_unguessable_names_and_planted_links_are_not_followed() {
         let (code, err) = run_bounded(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>(), 300);
         assert_eq!(code, 0, "{args:?}: {err}");
         scene.victim_intact();
+        cases += 1;
     }
+    eprintln!(
+        "fs seq/matrix test files: {cases} runs beside {planted} planted links, none followed"
+    );
     // The kept files: regular files with a random part after the pid.
     let kept: Vec<String> = std::fs::read_dir(&scene.dir)
         .unwrap()
@@ -486,6 +495,7 @@ fn bench_on_a_directory_measures_the_file_it_made_even_when_its_name_is_swapped(
     );
     assert_eq!(code, 0, "{err}");
     scene.victim_intact();
+    eprintln!("bench DIR with its file swapped for a link: 1 case, not written through");
 }
 
 /// Start a long preserve-mode writer on `target` (its journal in `state`) and wait until
@@ -554,6 +564,7 @@ fn a_second_writer_on_a_file_is_refused_naming_the_first_and_the_data_survives()
         .assert()
         .success();
     assert_eq!(common::sha256_of(&f), before);
+    eprintln!("one writer on a file: 2 refused, 0 data lost");
 }
 
 #[test]
