@@ -8,7 +8,11 @@ fn main() -> ExitCode {
     let code = match flashscope::cli::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("flashscope: error: {e}");
+            // An error may quote a file's line or a device's string: shown, never obeyed.
+            eprintln!(
+                "flashscope: error: {}",
+                flashscope::input::printable_text(&e.to_string())
+            );
             e.exit_code()
         }
     };

@@ -1297,12 +1297,20 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
 }
 
 /// Issue 30 point 5: whoever controls a directory above the mountpoint swaps it for a
-/// link to another mount while the card is served; at SIGTERM the server unmounts its
-/// own card (reached through the descriptor it kept), never the mount the link points at.
+/// link to another mount while the card is served; at SIGTERM the server, and at SIGKILL
+/// its watchdog (`umount --no-canonicalize` through a descriptor), unmounts its own card,
+/// never the mount the link points at.
 #[test]
 fn a_swapped_parent_directory_does_not_make_the_server_unmount_another_mount() {
     require_root_fuse!();
     let _s = serial();
+    for sig in [libc::SIGTERM, libc::SIGKILL] {
+        swapped_parent_case(sig);
+    }
+    eprintln!("swapped parent directory: 2 cases (SIGTERM, SIGKILL), 0 other mounts unmounted");
+}
+
+fn swapped_parent_case(sig: libc::c_int) {
     let mut server = Server::start(CARD, &[]);
     let parent = server.mountpoint.parent().unwrap().to_path_buf();
     // Another mount, the test's own: a tmpfs at OTHER/card.
@@ -1322,20 +1330,36 @@ fn a_swapped_parent_directory_does_not_make_the_server_unmount_another_mount() {
     std::fs::rename(&parent, &moved).unwrap();
     std::os::unix::fs::symlink(other.path(), &parent).unwrap();
     assert!(mounted(&victim), "the other mount is there after the swap");
-    server.signal(libc::SIGTERM);
+    assert!(
+        mounted(&moved.join("card")),
+        "the card is mounted at its moved place before the signal (else the test checks nothing)"
+    );
+    server.signal(sig);
     let exited = server.wait_exit(Duration::from_secs(20));
+    // After SIGKILL the watchdog acts once the server is gone: give it time.
+    let own = moved.join("card");
+    let t0 = Instant::now();
+    while mounted(&own) && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let victim_mounted = mounted(&victim);
-    let card_mounted = mounted(&moved.join("card"));
+    let card_mounted = mounted(&own);
     // Put things back for the cleanup, whatever happened.
     std::fs::remove_file(&parent).unwrap();
     std::fs::rename(&moved, &parent).unwrap();
     if victim_mounted {
         let _ = Command::new("umount").arg(&victim).status();
     }
-    assert!(exited.is_some(), "the server did not stop");
+    if card_mounted {
+        server.cleanup();
+    }
+    assert!(exited.is_some(), "signal {sig}: the server did not stop");
     assert!(
         victim_mounted,
-        "the server unmounted the other mount through the link"
+        "signal {sig}: the other mount was unmounted through the link"
     );
-    assert!(!card_mounted, "the server did not unmount its own card");
+    assert!(
+        !card_mounted,
+        "signal {sig}: its own card was not unmounted"
+    );
 }

@@ -18,7 +18,7 @@ use crate::backend::{monotonic_ns, Backend};
 use crate::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// Bytes per file.
@@ -35,6 +35,8 @@ pub struct FileSet {
     direct: bool,
     /// Per file: left in place when the set is dropped.
     kept: Vec<bool>,
+    /// The random part of the names (a directory others can write), see [`file_path`].
+    tag: Option<u32>,
 }
 
 /// How many bytes `verify DIR` will use: `asked`, or the free space less a small reserve.
@@ -75,9 +77,10 @@ pub fn plan_bytes(dir: &Path, asked: Option<u64>) -> Result<u64> {
     }
 }
 
-fn open_file(path: &Path, create: bool, direct: bool) -> io::Result<File> {
+/// Open an existing verify file (a run to resume) without following a symbolic link.
+fn open_file(path: &Path, direct: bool) -> io::Result<File> {
     let mut o = OpenOptions::new();
-    o.read(true).write(true).create(create).truncate(false);
+    o.read(true).write(true);
     let flags = libc::O_CLOEXEC | libc::O_NOFOLLOW;
     o.custom_flags(if direct {
         crate::sys::O_DIRECT | flags
@@ -87,32 +90,69 @@ fn open_file(path: &Path, create: bool, direct: bool) -> io::Result<File> {
     o.open(path)
 }
 
-/// The name of the `index`th verify file in `dir`.
-fn file_path(dir: &Path, index: u64) -> PathBuf {
-    dir.join(format!("flashscope-verify-{index:04}.bin"))
+/// The name of the `index`th verify file in `dir`: `flashscope-verify-NNNN.bin`, and in a
+/// directory others can write `flashscope-verify-NNNN-<random>.bin` (`tag`), a name nobody
+/// can plant anything at beforehand.
+fn file_path(dir: &Path, index: u64, tag: Option<u32>) -> PathBuf {
+    match tag {
+        None => dir.join(format!("flashscope-verify-{index:04}.bin")),
+        Some(t) => dir.join(format!("flashscope-verify-{index:04}-{t:08x}.bin")),
+    }
+}
+
+/// Whether another user could create names in `dir` (then the files get a random part in
+/// their names) and why another user could rename or remove this user's files there
+/// (then no later pass may find them by name): see
+/// [`crate::journal::trust::others_can_write`] and `others_can_rename`.
+pub fn shared_dir(dir: &Path) -> Result<(bool, Option<String>)> {
+    let meta = std::fs::metadata(dir)
+        .map_err(|e| Error::io(format!("looking at '{}'", dir.display()), e))?;
+    Ok((
+        crate::journal::trust::others_can_write(&meta).is_some(),
+        crate::journal::trust::others_can_rename(&meta),
+    ))
 }
 
 impl FileSet {
-    /// Create the files for `total` bytes in `dir` (must not exist yet).
+    /// Create the files for `total` bytes in `dir` (must not exist yet), each new
+    /// (`O_EXCL | O_NOFOLLOW`, [`crate::fs::create_test_file`]): nothing planted at a name
+    /// is opened or written. In a directory others can write the names get a random part
+    /// (kept in the resume state: [`FileSet::tag`]).
     pub fn create(dir: &Path, total: u64, keep: bool) -> Result<FileSet> {
-        FileSet::with_files(dir, total, keep, true, |_, path, direct| {
-            if path.exists() {
+        let tag = shared_dir(dir)?.0.then(rand::random::<u32>);
+        FileSet::with_files(dir, total, keep, tag, true, |_, path, direct| {
+            if std::fs::symlink_metadata(path).is_ok() {
                 let err = Error::Refused(format!(
                     "'{}' exists (left by an earlier run with --keep or --pass write?): remove it or verify another directory",
                     path.display()
                 ));
                 return Err((err, None));
             }
-            open_file(path, true, direct).map_err(|e| (create_error(dir, &e), e.raw_os_error()))
+            let fail = |e: io::Error| (create_error(dir, &e), e.raw_os_error());
+            let file = crate::fs::create_test_file(path).map_err(fail)?;
+            if !direct {
+                return Ok(file);
+            }
+            let mut o = OpenOptions::new();
+            o.read(true)
+                .write(true)
+                .custom_flags(libc::O_CLOEXEC | crate::sys::O_DIRECT);
+            crate::fs::reopen(&file, &mut o).map_err(fail)
         })
     }
 
     /// Open the files an earlier run (`--pass write`) left for `total` bytes in `dir`, to
     /// continue it: each must be a regular file (no symlink), and all of it there when
     /// `written` (the read pass follows).
-    pub fn open(dir: &Path, total: u64, keep: bool, written: bool) -> Result<FileSet> {
-        FileSet::with_files(dir, total, keep, false, |i, path, direct| {
-            let file = open_file(path, false, direct).map_err(|e| {
+    pub fn open(
+        dir: &Path,
+        total: u64,
+        keep: bool,
+        written: bool,
+        tag: Option<u32>,
+    ) -> Result<FileSet> {
+        FileSet::with_files(dir, total, keep, tag, false, |i, path, direct| {
+            let file = open_file(path, direct).map_err(|e| {
                 let err = Error::usage(format!(
                     "cannot open '{}' ({e}), a file of the run to resume: it was removed or moved; verify the directory afresh without --resume",
                     path.display()
@@ -126,6 +166,16 @@ impl FileSet {
                 )
             })?;
             let want = (total - i * FILE_BYTES).min(FILE_BYTES);
+            // A second name (a hard link planted in its place) is another file's: writing
+            // the rest of the run into it would change that file.
+            if meta.nlink() != 1 {
+                let err = Error::Refused(format!(
+                    "'{}' has {} names (hard links): it is not the file the run to resume made alone; nothing was written. Verify the directory afresh without --resume",
+                    path.display(),
+                    meta.nlink()
+                ));
+                return Err((err, None));
+            }
             if !meta.is_file() || (written && meta.len() < want) {
                 let err = Error::usage(format!(
                     "'{}' is not the {want}-byte file the run to resume wrote ({} bytes): verify the directory afresh without --resume",
@@ -145,6 +195,7 @@ impl FileSet {
         dir: &Path,
         total: u64,
         keep: bool,
+        tag: Option<u32>,
         create: bool,
         mut open: impl FnMut(u64, &Path, bool) -> std::result::Result<File, (Error, Option<i32>)>,
     ) -> Result<FileSet> {
@@ -156,9 +207,10 @@ impl FileSet {
             total,
             direct: true,
             kept: vec![keep; count as usize],
+            tag,
         };
         for i in 0..count {
-            let path = file_path(dir, i);
+            let path = file_path(dir, i, tag);
             let file = match open(i, &path, set.direct) {
                 Ok(f) => f,
                 Err((_, Some(libc::EINVAL))) if i == 0 => {
@@ -180,6 +232,11 @@ impl FileSet {
     /// needs them); `settle` still keeps the files that hold bad data.
     pub fn set_keep(&mut self, keep: bool) {
         self.kept.iter_mut().for_each(|k| *k = keep);
+    }
+
+    /// The random part of the file names, for [`FileSet::open`] to find them again.
+    pub fn tag(&self) -> Option<u32> {
+        self.tag
     }
 
     /// Whether file `index` stays after the run.
@@ -245,7 +302,6 @@ impl FileSet {
     /// The block device the files are on, by `st_dev`: its name, mount source and, on a
     /// partition, the partition's start on the whole disk.
     fn backing_device(&self) -> BackingDevice {
-        use std::os::unix::fs::MetadataExt;
         let dev = self
             .files
             .first()
@@ -399,6 +455,72 @@ impl Backend for FileSet {
 mod tests {
     use super::*;
     use crate::backend::AlignedBuf;
+
+    /// Issue 30: in a directory others can write the names are not predictable, a planted
+    /// name is never opened, and a run is not continued through a file with a second name.
+    #[test]
+    fn shared_directories_get_unguessable_names_and_resumes_refuse_hard_links() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let names = |set: &FileSet| {
+            set.paths()
+                .iter()
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+        };
+        {
+            let set = FileSet::create(dir.path(), 1 << 20, false).unwrap();
+            assert_eq!(names(&set), ["flashscope-verify-0000.bin"]);
+        }
+        assert_eq!(shared_dir(dir.path()).unwrap(), (false, None));
+        for mode in [0o777, 0o1777, 0o720] {
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+            let (tagged, renamed) = shared_dir(dir.path()).unwrap();
+            assert!(tagged, "{mode:o}");
+            assert_eq!(renamed.is_none(), mode == 0o1777, "{mode:o}: {renamed:?}");
+            // The predictable name is planted: it is neither opened nor in the way.
+            let planted = dir.path().join("flashscope-verify-0000.bin");
+            std::fs::write(&planted, b"theirs").unwrap();
+            let set = FileSet::create(dir.path(), 1 << 20, false).unwrap();
+            let n = names(&set);
+            let tag = n[0]
+                .strip_prefix("flashscope-verify-0000-")
+                .and_then(|t| t.strip_suffix(".bin"))
+                .unwrap_or_else(|| panic!("{mode:o}: {n:?}"));
+            assert!(
+                tag.len() == 8 && tag.chars().all(|c| c.is_ascii_hexdigit()),
+                "{n:?}"
+            );
+            assert_eq!(std::fs::read(&planted).unwrap(), b"theirs");
+            // A later pass finds them again through the tag.
+            let mut set = set;
+            set.set_keep(true);
+            let tag = set.tag();
+            assert!(tag.is_some());
+            drop(set);
+            let again = FileSet::open(dir.path(), 1 << 20, false, false, tag).unwrap();
+            assert_eq!(names(&again), n);
+            drop(again);
+            std::fs::remove_file(&planted).unwrap();
+        }
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        // A run to resume whose file gained a second name (a hard link someone put there
+        // in place of it) is refused before anything is written.
+        let mut set = FileSet::create(dir.path(), 1 << 20, false).unwrap();
+        set.set_keep(true);
+        let path = set.paths()[0].clone();
+        drop(set);
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, vec![9u8; 1 << 20]).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::hard_link(&victim, &path).unwrap();
+        let e = FileSet::open(dir.path(), 1 << 20, true, false, None)
+            .err()
+            .expect("a hard link is refused");
+        assert!(e.to_string().contains("hard links"), "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), vec![9u8; 1 << 20]);
+    }
 
     #[test]
     fn files_map_one_range_and_disappear_unless_kept() {

@@ -58,6 +58,10 @@ pub struct VerifyState {
     pub write_ns: u64,
     pub read_ns: u64,
     pub samples: Vec<ThroughputSample>,
+    /// `verify DIR` in a directory others can write: the random part of its file names
+    /// (`flashscope-verify-NNNN-<tag>.bin`), so a later pass finds them again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_tag: Option<u32>,
 }
 
 impl VerifyState {
@@ -81,6 +85,7 @@ impl VerifyState {
             write_ns: 0,
             read_ns: 0,
             samples: Vec::new(),
+            file_tag: None,
         }
     }
 

@@ -75,7 +75,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         eprint!("{w}");
     }
     if let Some(f) = b.failure {
-        eprintln!("flashscope: error: {f} (the figures above cover the tests done until then)");
+        eprintln!(
+            "flashscope: error: {} (the figures above cover the tests done until then)",
+            crate::input::printable_text(&f.to_string())
+        );
     }
     Ok(code)
 }

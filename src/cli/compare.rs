@@ -93,10 +93,10 @@ pub fn render(doc: &Document) -> String {
     for side in sides {
         s += &format!(
             "{}: {} ({} on {}{})\n",
-            side.label,
-            side.source,
-            side.kind,
-            side.target,
+            crate::input::printable(&side.label),
+            crate::input::printable(&side.source),
+            crate::input::printable(&side.kind),
+            crate::input::printable(&side.target),
             if side.runs > 1 {
                 format!(", {} runs", side.runs)
             } else {

@@ -362,15 +362,17 @@ fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<i32> {
 /// the stored document as the command draws it; for a command without one, the
 /// inferences, checks and metrics), then the run's warnings.
 fn render_run(id: i64, s: Option<&RunSummary>, doc: &Document) -> String {
+    // Every field of a stored run came from a document someone may have written.
+    use crate::input::printable;
     let mut o = format!("run {id}: {}", doc.command());
     if let Some(s) = s {
         o.push_str(&format!(
             " on {} ({}), {}, host {}, {}",
-            s.target,
-            s.device,
-            s.time,
-            s.host.as_deref().unwrap_or("unknown"),
-            s.source
+            printable(&s.target),
+            printable(&s.device),
+            printable(&s.time),
+            printable(s.host.as_deref().unwrap_or("unknown")),
+            printable(&s.source)
         ));
     }
     o.push_str("\n\n");
@@ -383,7 +385,7 @@ fn render_run(id: i64, s: Option<&RunSummary>, doc: &Document) -> String {
     if !doc.warnings.is_empty() {
         o.push_str("\nwarnings of that run:\n");
         for w in &doc.warnings {
-            o.push_str(&format!("- {w}\n"));
+            o.push_str(&format!("- {}\n", printable(&w.to_string())));
         }
     }
     o

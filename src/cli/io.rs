@@ -293,7 +293,10 @@ pub fn exit_code(r: &WorkloadResult) -> i32 {
         return EXIT_CHECK_FAILED;
     }
     if let Some(e) = r.error() {
-        eprintln!("flashscope: error: {e} (the figures above cover the I/O done until then)");
+        eprintln!(
+            "flashscope: error: {} (the figures above cover the I/O done until then)",
+            crate::input::printable_text(e)
+        );
         return EXIT_RUNTIME;
     }
     0

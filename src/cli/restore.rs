@@ -66,7 +66,7 @@ pub fn render(doc: &Document) -> String {
             "restored {} regions ({}) onto {} and verified each by checksum; journal {}\n\n",
             sum.regions,
             format_bytes(sum.bytes),
-            doc.target.info().map_or("?", |t| t.spec.as_str()),
+            crate::input::printable(doc.target.info().map_or("?", |t| t.spec.as_str())),
             if r.journal_removed == Some(true) {
                 "removed"
             } else {
@@ -75,10 +75,12 @@ pub fn render(doc: &Document) -> String {
         ),
         _ => format!(
             "journal {} is intact: {} regions ({}) saved from {}; nothing written\n\n",
-            r.journal,
+            crate::input::printable(&r.journal),
             r.samples.len(),
             format_bytes(r.samples.iter().map(|x| x.length_bytes).sum()),
-            r.journal_identity.describe()
+            // A journal someone else wrote (--list is for looking at those): its words
+            // are shown, never obeyed, and a line break in them fakes no line.
+            crate::input::printable(&r.journal_identity.describe())
         ),
     };
     let mut t = Table::new(&["region offset", "length"]);

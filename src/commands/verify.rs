@@ -490,6 +490,16 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
         None => PathBuf::new(),
     };
     check_pass(args, &state_path)?;
+    // A later pass finds the files again by name; in a directory another user can write,
+    // they could have put something else there by then (issue 30).
+    if saved {
+        if let (_, Some(why)) = crate::capacity::fileset::shared_dir(&canonical)? {
+            return Err(Error::Refused(format!(
+                "'{}' {why}: a run split into passes (--pass, --resume) finds its files again by name, and whoever can write there could replace them in between. Nothing was written. Verify it in one run (without --pass and --resume), or in a directory only you and root can write (or a sticky one, as /tmp)",
+                canonical.display()
+            )));
+        }
+    }
     let (state, mut set) = if args.resume {
         let st = resume_state(args, &state_path, &id, None)?;
         if asked.is_some_and(|a| a / (1 << 20) * (1 << 20) != st.size_bytes) {
@@ -499,12 +509,14 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
             )));
         }
         let written = st.phase != Phase::Write;
-        let set = FileSet::open(&canonical, st.size_bytes, args.keep, written)?;
+        let set = FileSet::open(&canonical, st.size_bytes, args.keep, written, st.file_tag)?;
         (st, set)
     } else {
         let total = plan_bytes(dir, asked)?;
-        let st = VerifyState::new(id, total, 0, total, Stamper::random_salt());
-        (st, FileSet::create(dir, total, args.keep)?)
+        let mut st = VerifyState::new(id, total, 0, total, Stamper::random_salt());
+        let set = FileSet::create(dir, total, args.keep)?;
+        st.file_tag = set.tag();
+        (st, set)
     };
     if saved {
         // Kept even when a signal stops the run: --resume continues it.

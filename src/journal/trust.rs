@@ -71,6 +71,35 @@ pub fn check_owner(meta: &Metadata, what: &str, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Why a user other than this one and root can create names in the directory `meta`
+/// describes: it is theirs (they can always chmod it), or group and others may write it
+/// (sticky or not: under the sticky bit they still plant new names). `None` when only
+/// this user and root can.
+pub fn others_can_write(meta: &Metadata) -> Option<String> {
+    let mode = meta.mode() & 0o7777;
+    others_can_rename(meta).or_else(|| {
+        (mode & 0o022 != 0).then(|| format!("is writable by group or others (mode {mode:04o})"))
+    })
+}
+
+/// Why a user other than this one and root can rename or remove what is in the directory
+/// `meta` describes (so replace this user's files there): theirs, or writable by group or
+/// others without the sticky bit (`/tmp` has it: there nobody moves what is not theirs).
+pub fn others_can_rename(meta: &Metadata) -> Option<String> {
+    let me = euid();
+    let mode = meta.mode() & 0o7777;
+    if meta.uid() != me && meta.uid() != 0 {
+        Some(format!(
+            "is owned by uid {}, not by you (uid {me}) or root",
+            meta.uid()
+        ))
+    } else if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        Some(format!("is writable by group or others (mode {mode:04o})"))
+    } else {
+        None
+    }
+}
+
 /// Create `dir` (and its parents) private to this user (mode 0700 for what is created),
 /// and refuse a directory that is a symlink, belongs to another user or that group or
 /// others may write: files are created and renamed in it.
@@ -123,28 +152,29 @@ pub fn trusted_ancestors(dir: &Path, remedy: &str) -> Result<()> {
     let real = existing
         .canonicalize()
         .map_err(|e| Error::io(format!("resolving {}", existing.display()), e))?;
-    let me = euid();
-    for comp in real.ancestors() {
+    // The path as written too: a symbolic link on the way can be changed by whoever can
+    // write the directory it is in, so that directory is checked as well (a link to a
+    // root-owned place inside another user's tree is theirs to repoint).
+    let lexical = if existing.is_absolute() {
+        existing.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| Error::io("finding the current directory".to_string(), e))?
+            .join(existing)
+    };
+    for comp in real.ancestors().chain(lexical.ancestors()) {
         let meta = std::fs::metadata(comp)
             .map_err(|e| Error::io(format!("examining {}", comp.display()), e))?;
-        let mode = meta.mode() & 0o7777;
-        let owner_ok = meta.uid() == me || meta.uid() == 0;
-        let sticky = mode & 0o1000 != 0;
-        if !owner_ok || (mode & 0o022 != 0 && !sticky) {
+        if let Some(why) = others_can_rename(&meta) {
             let via = if real == existing {
                 String::new()
             } else {
                 format!(" (where {} leads)", existing.display())
             };
             return Err(Error::Refused(format!(
-                "{} is on the way to {}{via} and {}: whoever can write it could replace what flashscope keeps there; {remedy}",
+                "{} is on the way to {}{via} and {why}: whoever can write it could replace what flashscope keeps there; {remedy}",
                 comp.display(),
                 dir.display(),
-                if owner_ok {
-                    format!("is writable by group or others (mode {mode:04o})")
-                } else {
-                    format!("is owned by uid {}, not by you (uid {me}) or root", meta.uid())
-                }
             )));
         }
     }
@@ -270,6 +300,23 @@ mod tests {
         // A sticky directory (as /tmp) is fine: others cannot move what is not theirs.
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
         private_dir(&state).unwrap();
+        // A link to a safe place, in a directory others can write (issue 30: a symlinked
+        // ~/.local/state): they can repoint the link, so the directory holding it counts.
+        let home2 = d.path().join("home2");
+        let local = home2.join(".local");
+        std::fs::create_dir_all(&local).unwrap();
+        std::fs::set_permissions(&local, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let safe = d.path().join("safe");
+        std::fs::create_dir(&safe).unwrap();
+        std::fs::set_permissions(&safe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink(&safe, local.join("state")).unwrap();
+        let e = private_dir(&local.join("state/flashscope")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains(&format!("{} is on the way", local.display())),
+            "{e}"
+        );
+        assert!(!safe.join("flashscope").exists(), "nothing created");
         if euid() == 0 {
             let theirs = d.path().join("theirs");
             std::fs::create_dir(&theirs).unwrap();

@@ -1,16 +1,18 @@
 //! Aligned text tables for human output.
 
-/// One CSV field (RFC 4180): quoted when it holds a comma, quote or line break, with
-/// quotes doubled. A text a spreadsheet would run as a formula (starting with `=`, `+`,
+/// One CSV field (RFC 4180): control characters shown as [`crate::input::printable`]
+/// shows them, quoted when it holds a comma or quote, with quotes doubled. A text a spreadsheet would run as a formula (starting with `=`, `+`,
 /// `-`, `@`, a tab or a carriage return, and not a number) gets a leading `'`, as OWASP
 /// recommends: a device or document name cannot become a formula in someone's sheet.
 pub fn csv_field(text: &str) -> std::borrow::Cow<'_, str> {
+    // Control characters shown, not kept: a CSV on a terminal obeys no escape sequence.
+    let text = crate::input::printable(text);
     let formula =
         text.starts_with(['=', '+', '-', '@', '\t', '\r']) && text.trim().parse::<f64>().is_err();
     let text: std::borrow::Cow<'_, str> = if formula {
         format!("'{text}").into()
     } else {
-        text.into()
+        text
     };
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\"")).into()
@@ -31,6 +33,9 @@ mod csv_tests {
         assert_eq!(csv_field("1e6"), "1e6");
         assert_eq!(csv_field("sim:sd-16g"), "sim:sd-16g");
         assert_eq!(csv_field("a,b"), "\"a,b\"");
+        // A document's line break or escape sequence is shown, not kept (issue 30).
+        assert_eq!(csv_field("x\n\u{1b}[2J"), "x\\n\\u{1b}[2J");
+        assert_eq!(csv_field("=1+2\n"), "'=1+2\\n");
     }
 }
 
@@ -93,7 +98,7 @@ impl Table {
     /// Widen the columns to fit a row that is not kept (drawn later with [`Table::line`]).
     pub fn fit(&mut self, cells: &[String]) {
         for (w, cell) in self.width.iter_mut().zip(cells) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(crate::input::printable(cell).chars().count());
         }
     }
 
@@ -111,6 +116,9 @@ impl Table {
         let n = self.header.len();
         let mut parts = Vec::with_capacity(n);
         for (i, cell) in cells.chain(std::iter::repeat("")).take(n).enumerate() {
+            // A cell is one line: a line break or escape sequence in it (a device's or a
+            // document's name) is shown, never obeyed (issue 30).
+            let cell = crate::input::printable(cell);
             let pad = self.width[i].saturating_sub(cell.chars().count());
             parts.push(match self.align[i] {
                 Align::Left => format!("{cell}{}", " ".repeat(pad)),

@@ -446,3 +446,361 @@ fn fifos_devices_and_huge_files_are_refused_at_once_and_pastes_are_read() {
     ];
     run_all(&cases);
 }
+
+// ------------------------------------------------- issue 30: state, documents, devices
+
+/// A string that fakes a line, sets the terminal's title, clears it, rings and returns
+/// the cursor, and is a formula in a spreadsheet.
+const INJECT: &str =
+    "=HYPERLINK(\"http://x\")\nFAKE-LINE wear OK, 0% used\x1b]0;pwned\x07\x1b[2J\r";
+
+/// One issue-30 case: a command (with environment), the exit code it must give.
+struct Shown {
+    name: &'static str,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    code: i32,
+}
+
+/// Run a case with a deadline; stdout and stderr, or what went wrong.
+fn shown_output(c: &Shown, dir: &Path) -> Result<(String, String), String> {
+    let out = dir.join(format!("{}.out", c.name));
+    let err = dir.join(format!("{}.err", c.name));
+    let mut cmd = common::flashscope_abs();
+    cmd.args(&c.args)
+        .envs(common::HISTORY_OFF)
+        .env("XDG_STATE_HOME", dir)
+        .envs(c.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let mut child = cmd.spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{}: still running after 30 s (a hang)", c.name));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    let (o, e) = (read(&out), read(&err));
+    let code = status.code().unwrap_or(-1);
+    if e.contains("panicked") || e.contains("RUST_BACKTRACE") || !(0..=3).contains(&code) {
+        return Err(format!(
+            "{}: panicked or crashed (exit {code}): {e}",
+            c.name
+        ));
+    }
+    if code != c.code {
+        return Err(format!("{}: exit {code}, expected {}: {e}", c.name, c.code));
+    }
+    Ok((o, e))
+}
+
+/// Issue 30 points 6 and 8 (and 10's message): trusted-looking state that is damaged is
+/// refused with exit 2 and no panic or hang; every string a device, a file or a document
+/// gave is printed with its control characters shown — no escape sequence reaches the
+/// terminal and no line break in it starts a line of its own — and a CSV cell is never a
+/// formula. Prints its case count.
+#[test]
+fn hostile_state_documents_devices_and_journals_are_refused_or_shown_never_obeyed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut cases = Vec::new();
+    let mut must_refuse = Vec::new();
+
+    // Point 6: a history database with a negative schema version, one whose runs is a
+    // recursive view.
+    let neg = d.join("neg.sqlite");
+    rusqlite::Connection::open(&neg)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = -1")
+        .unwrap();
+    let view = d.join("view.sqlite");
+    rusqlite::Connection::open(&view)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE metrics (run_id INTEGER, metric TEXT, value REAL);
+             CREATE VIEW runs AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x AS id FROM n;
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+    for (name, db) in [("history-neg", &neg), ("history-view", &view)] {
+        for sub in ["list", "table"] {
+            cases.push(Shown {
+                name: if sub == "list" { name } else { "history-table" },
+                args: v(&["history", sub, "--history", &p(db)]),
+                env: vec![],
+                code: 2,
+            });
+        }
+        // A measuring command that records into it by default: the result is printed and
+        // the database refused with a warning (it aborted after the result, exit 134).
+        let home = d.join(format!("home-{name}"));
+        std::fs::create_dir_all(home.join("flashscope")).unwrap();
+        for x in [home.clone(), home.join("flashscope")] {
+            std::fs::set_permissions(&x, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+                .unwrap();
+        }
+        let db_path = home.join("flashscope/history.sqlite");
+        std::fs::copy(db, &db_path).unwrap();
+        std::fs::set_permissions(
+            &db_path,
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .unwrap();
+        cases.push(Shown {
+            name: "record-into",
+            args: v(&["bench", "sim:sd-16g", "--runtime", "0.2"]),
+            env: vec![
+                ("FLASHSCOPE_HISTORY".into(), "on".into()),
+                ("XDG_DATA_HOME".into(), p(&home)),
+            ],
+            code: 0,
+        });
+        must_refuse.push(("record-into", "history is off for this run"));
+    }
+    // A verify state whose chunk is 0 (spun forever) or 2^62 (panicked).
+    let img = d.join("v.img");
+    std::fs::write(&img, common::random_bytes(4 << 20, 3)).unwrap();
+    let state = d.join("state.json");
+    let (code, err) = common::run_with_deadline(
+        common::flashscope_abs()
+            .args([
+                "verify",
+                &p(&img),
+                "--destructive",
+                "--pass",
+                "write",
+                "--state",
+                &p(&state),
+            ])
+            .envs(common::HISTORY_OFF)
+            .env("XDG_STATE_HOME", d),
+        60,
+    )
+    .expect("the write pass ends");
+    assert_eq!(code, 0, "{err}");
+    let good: serde_json::Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+    for (name, chunk) in [("verify-chunk-0", 0u64), ("verify-chunk-2^62", 1 << 62)] {
+        let mut s = good.clone();
+        s["chunk"] = chunk.into();
+        let f = d.join(format!("{name}.json"));
+        std::fs::write(&f, serde_json::to_vec(&s).unwrap()).unwrap();
+        std::fs::set_permissions(&f, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        cases.push(Shown {
+            name,
+            args: v(&[
+                "verify",
+                &p(&img),
+                "--destructive",
+                "--resume",
+                "--state",
+                &p(&f),
+            ]),
+            env: vec![],
+            code: 2,
+        });
+        must_refuse.push((name, "its chunk"));
+    }
+    // Point 10: the --state message reads as a sentence.
+    cases.push(Shown {
+        name: "state-dev-zero",
+        args: v(&[
+            "verify",
+            &p(&img),
+            "--destructive",
+            "--resume",
+            "--state",
+            "/dev/zero",
+        ]),
+        env: vec![],
+        code: 2,
+    });
+
+    // Point 8: documents whose target names carry the payload.
+    for (name, spec) in [("a.json", "sim:sd-16g"), ("b.json", "sim:sd-16g,seed=2")] {
+        let out = common::flashscope()
+            .args(["bench", spec, "--runtime", "0.3", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["target"]["spec"] = INJECT.into();
+        doc["target"]["model"] = INJECT.into();
+        std::fs::write(d.join(name), serde_json::to_vec(&doc).unwrap()).unwrap();
+    }
+    let (a, b) = (p(&d.join("a.json")), p(&d.join("b.json")));
+    let hist = p(&d.join("h.sqlite"));
+    cases.push(Shown {
+        name: "compare",
+        args: v(&["compare", &a, &b]),
+        env: vec![],
+        code: 0,
+    });
+    cases.push(Shown {
+        name: "history-import",
+        args: v(&["history", "import", &a, &b, "--history", &hist]),
+        env: vec![],
+        code: 0,
+    });
+    for args in [
+        v(&["history", "list", "--history", &hist]),
+        v(&["history", "show", "1", "--history", &hist]),
+        v(&["history", "table", "--history", &hist]),
+        v(&["history", "table", "--by", "device", "--history", &hist]),
+        v(&["history", "export", "--format", "csv", "--history", &hist]),
+    ] {
+        cases.push(Shown {
+            name: "history-read",
+            args,
+            env: vec![],
+            code: 0,
+        });
+    }
+    // analyze: the offending line quoted in an error, and a log that is none.
+    let log = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/flashbench/seed-align-01.txt"
+    ))
+    .unwrap();
+    let mut lines: Vec<&str> = log.lines().collect();
+    let bad_line = "align 8192 pre 1.0ms on \x1b]0;pwned\x07\x1b[2J\r post 0.9ms diff 3us";
+    lines.insert(3, bad_line);
+    std::fs::write(d.join("bad.log"), lines.join("\n") + "\n").unwrap();
+    std::fs::write(d.join("none.log"), format!("{INJECT}\n")).unwrap();
+    for name in ["bad.log", "none.log"] {
+        cases.push(Shown {
+            name: "analyze",
+            args: v(&["analyze", &p(&d.join(name))]),
+            env: vec![],
+            code: 2,
+        });
+    }
+    // health: a sysfs tree whose model and vendor carry the payload; a smartctl whose
+    // messages and model do.
+    let health = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/health");
+    let tree = d.join("tree/class/block/sda");
+    std::fs::create_dir_all(tree.join("device")).unwrap();
+    std::fs::create_dir_all(tree.join("queue")).unwrap();
+    std::fs::copy(
+        format!("{health}/sysfs/sata-disk/class/block/sda/queue/rotational"),
+        tree.join("queue/rotational"),
+    )
+    .unwrap();
+    std::fs::write(tree.join("device/model"), format!("{INJECT}\n")).unwrap();
+    std::fs::write(tree.join("device/vendor"), format!("{INJECT}\n")).unwrap();
+    let mut smart: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(format!("{health}/smartctl/ata-samsung-860-evo.json")).unwrap(),
+    )
+    .unwrap();
+    smart["smartctl"]["messages"] = serde_json::json!([{ "string": INJECT, "severity": "error" }]);
+    smart["model_name"] = INJECT.into();
+    let stub = d.join("stub");
+    std::fs::create_dir(&stub).unwrap();
+    std::fs::write(stub.join("smart.json"), serde_json::to_vec(&smart).unwrap()).unwrap();
+    std::fs::write(
+        stub.join("smartctl"),
+        format!(
+            "#!/bin/sh\n/bin/cat '{}'\nexit 0\n",
+            stub.join("smart.json").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        stub.join("smartctl"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    cases.push(Shown {
+        name: "health",
+        args: v(&["health", "/dev/sda", "--sysfs-root", &p(&d.join("tree"))]),
+        env: vec![("PATH".into(), p(&stub))],
+        code: 0,
+    });
+    // restore --list of a journal someone wrote with the payload in its identity.
+    let card = d.join("card.img");
+    std::fs::write(&card, common::random_bytes(1 << 20, 5)).unwrap();
+    let journal = d.join("evil.fsjournal");
+    {
+        use flashscope::backend::{AlignedBuf, Backend};
+        let spec = card.to_str().unwrap();
+        let opened =
+            flashscope::device::open(spec, &flashscope::device::OpenRequest::read_write()).unwrap();
+        let mut id = flashscope::journal::Identity::of(spec, &opened, "test");
+        id.model = Some(INJECT.into());
+        id.serial = Some(INJECT.into());
+        let mut pr = flashscope::journal::Preserve::new(opened.backend, &journal, &id).unwrap();
+        pr.write_at(&AlignedBuf::new(64 << 10), 0).unwrap();
+    }
+    cases.push(Shown {
+        name: "restore-list",
+        args: v(&["restore", &p(&journal), "--list"]),
+        env: vec![],
+        code: 0,
+    });
+
+    let mut failures = Vec::new();
+    for c in &cases {
+        match shown_output(c, d) {
+            Err(e) => failures.push(e),
+            Ok((out, err)) => {
+                let both = format!("{out}{err}");
+                if both.contains(['\x1b', '\x07', '\r']) {
+                    failures.push(format!(
+                        "{}: a control character reached the terminal: {both:?}",
+                        c.name
+                    ));
+                }
+                if both
+                    .lines()
+                    .any(|l| l.trim_start().starts_with("FAKE-LINE"))
+                {
+                    failures.push(format!(
+                        "{}: a line break from the input started a line: {both}",
+                        c.name
+                    ));
+                }
+                if c.args.contains(&"csv".to_string())
+                    && (both.contains(",=")
+                        || both.contains("\"=")
+                        || !both.contains("'=HYPERLINK"))
+                {
+                    failures.push(format!("{}: a formula cell: {both}", c.name));
+                }
+                if c.name == "state-dev-zero"
+                    && (both.contains("a the") || !both.contains("--state"))
+                {
+                    failures.push(format!("{}: {err}", c.name));
+                }
+                if let Some((_, says)) = must_refuse.iter().find(|(n, _)| *n == c.name) {
+                    if !err.contains(says) {
+                        failures.push(format!("{}: does not say '{says}': {err}", c.name));
+                    }
+                }
+                if c.name.starts_with("history-") && c.code == 2 && !err.contains("history") {
+                    failures.push(format!("{}: does not name the history: {err}", c.name));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} issue-30 cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+    eprintln!(
+        "{} issue-30 hostile state/document/device cases passed",
+        cases.len()
+    );
+}

@@ -1092,7 +1092,16 @@ fn verify_dir_on_tmpfs_says_why_the_device_offset_is_unknown() {
         ],
         0,
     );
-    let file = m.path().join("flashscope-verify-0000.bin");
+    // A tmpfs root is world-writable and sticky: the name has a random part (issue 30).
+    let file = std::fs::read_dir(m.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("flashscope-verify-0000"))
+        })
+        .expect("the verify file");
     {
         use std::os::unix::fs::FileExt;
         let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();

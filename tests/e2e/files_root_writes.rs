@@ -252,6 +252,7 @@ fn outputs_replace_planted_links_and_fifos_and_never_write_through_them() {
         }
     }
     assert_eq!(checked, cases.len() * 3);
+    eprintln!("output paths: {checked} planted links and FIFOs (of {} outputs), none written through, none hung", cases.len());
     // Nothing was left behind: no temporary files beside the outputs.
     let leftovers: Vec<_> = std::fs::read_dir(&scene.dir)
         .unwrap()
@@ -262,11 +263,68 @@ fn outputs_replace_planted_links_and_fifos_and_never_write_through_them() {
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }
 
+/// `fs matrix --plot PREFIX` writes six files, PREFIX-<test>.svg: links and FIFOs planted
+/// at each name are replaced, never written through or waited on.
+#[test]
+fn fs_matrix_plot_files_replace_planted_links_and_fifos() {
+    let scene = Scene::new();
+    let data = tempfile::tempdir().unwrap();
+    let tests = [
+        "write",
+        "rewrite",
+        "read",
+        "reread",
+        "random_read",
+        "random_write",
+    ];
+    let mut checked = 0;
+    for (k, kind) in ["sym", "fifo"].iter().enumerate() {
+        let prefix = scene.dir.join(format!("m{k}"));
+        let plant: Vec<String> = tests
+            .iter()
+            .map(|t| match *kind {
+                "sym" => format!("ln -s {} m{k}-{t}.svg", scene.victim.display()),
+                _ => format!("mkfifo m{k}-{t}.svg"),
+            })
+            .collect();
+        scene.as_attacker(&plant.join(" && "));
+        let args: Vec<String> = [
+            "fs",
+            "matrix",
+            data.path().to_str().unwrap(),
+            "--max-file",
+            "256K",
+            "--max-record",
+            "64K",
+            "--plot",
+            prefix.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (code, err) = run_bounded(&args, 300);
+        assert!(code == 0 || code == 3, "{args:?}: {err}");
+        scene.victim_intact();
+        for t in tests {
+            let f = scene.dir.join(format!("m{k}-{t}.svg"));
+            let meta = std::fs::symlink_metadata(&f).unwrap();
+            assert!(
+                meta.file_type().is_file() && meta.len() > 0,
+                "{} is a written regular file",
+                f.display()
+            );
+            checked += 1;
+        }
+    }
+    eprintln!("fs matrix --plot PREFIX: {checked} planted links and FIFOs replaced, none written through, none hung");
+}
+
 #[test]
 fn an_output_that_cannot_be_written_fails_before_anything_is_measured() {
     let data = tempfile::tempdir().unwrap();
     let missing = data.path().join("no/such/dir/out.svg");
     let m = missing.to_string_lossy().into_owned();
+    let mut cases = 0;
     // slc on a big simulated card writes gigabytes: refused at once instead.
     for args in [
         vec!["slc", "sim:sd-16g", "--write", "--plot", &m],
@@ -284,7 +342,9 @@ fn an_output_that_cannot_be_written_fails_before_anything_is_measured() {
             "{args:?} measured before failing on its output ({:?})",
             t0.elapsed()
         );
+        cases += 1;
     }
+    eprintln!("unwritable outputs: {cases} refused before measuring");
 }
 
 #[test]
@@ -308,6 +368,8 @@ fn fs_test_files_have_unguessable_names_and_planted_links_are_not_followed() {
         std::fs::set_permissions(&scene.dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     }
     let dir = scene.dir.to_string_lossy().into_owned();
+    let planted = std::fs::read_dir(&scene.dir).unwrap().count();
+    let mut cases = 0;
     for args in [
         vec!["fs", "seq", &dir, "--size", "1M", "--keep"],
         vec![
@@ -324,7 +386,11 @@ fn fs_test_files_have_unguessable_names_and_planted_links_are_not_followed() {
         let (code, err) = run_bounded(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>(), 300);
         assert_eq!(code, 0, "{args:?}: {err}");
         scene.victim_intact();
+        cases += 1;
     }
+    eprintln!(
+        "fs seq/matrix test files: {cases} runs beside {planted} planted links, none followed"
+    );
     // The kept files: regular files with a random part after the pid.
     let kept: Vec<String> = std::fs::read_dir(&scene.dir)
         .unwrap()
@@ -340,6 +406,52 @@ fn fs_test_files_have_unguessable_names_and_planted_links_are_not_followed() {
             "{n}: no random part"
         );
     }
+}
+
+/// `verify DIR` in a directory another user owns: a link planted at the old predictable
+/// name is not followed (the files get a random part), and a run split into passes, which
+/// would find its files again by name, is refused before anything is written (issue 30).
+#[test]
+fn verify_dir_in_another_users_directory_never_writes_through_a_planted_name() {
+    let scene = Scene::new();
+    // Another user's directory (nobody's, as root) that others may write too.
+    std::fs::set_permissions(&scene.dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    scene.as_attacker(&format!(
+        "for i in 0000 0001; do ln -s {v} flashscope-verify-$i.bin; done",
+        v = scene.victim.display()
+    ));
+    let dir = scene.dir.to_string_lossy().into_owned();
+    let state = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = common::flashscope_abs();
+        cmd.args(args)
+            .envs(common::HISTORY_OFF)
+            .env("XDG_STATE_HOME", state.path());
+        common::run_with_deadline(&mut cmd, 120).expect("verify DIR ended")
+    };
+    let (code, err) = run(&["verify", &dir, "--write", "--size", "2M", "--keep"]);
+    assert_eq!(code, 0, "{err}");
+    scene.victim_intact();
+    let kept: Vec<String> = std::fs::read_dir(&scene.dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let tag = kept[0]
+        .strip_prefix("flashscope-verify-0000-")
+        .and_then(|t| t.strip_suffix(".bin"))
+        .unwrap_or_else(|| panic!("no random part: {kept:?}"));
+    assert!(
+        tag.len() == 8 && tag.chars().all(|c| c.is_ascii_hexdigit()),
+        "{kept:?}"
+    );
+    let (code, err) = run(&["verify", &dir, "--write", "--size", "2M", "--pass", "write"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("Verify it in one run"), "{err}");
+    scene.victim_intact();
+    eprintln!("verify DIR in another user's directory: 2 cases, 0 written through");
 }
 
 #[test]
@@ -383,12 +495,16 @@ fn bench_on_a_directory_measures_the_file_it_made_even_when_its_name_is_swapped(
     );
     assert_eq!(code, 0, "{err}");
     scene.victim_intact();
+    eprintln!("bench DIR with its file swapped for a link: 1 case, not written through");
 }
 
-/// Start a long preserve-mode writer on `target` and wait until it holds the target.
-fn start_writer(target: &str) -> std::process::Child {
+/// Start a long preserve-mode writer on `target` (its journal in `state`) and wait until
+/// it holds the target.
+fn start_writer(target: &str, state: &Path) -> std::process::Child {
     let mut child = common::flashscope_abs()
         .args(["bench", target, "--write", "--runtime", "2", "--size", "4M"])
+        .envs(common::HISTORY_OFF)
+        .env("XDG_STATE_HOME", state)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -437,7 +553,7 @@ fn a_second_writer_on_a_file_is_refused_naming_the_first_and_the_data_survives()
     std::fs::write(&f, common::random_bytes(16 << 20, 7)).unwrap();
     let before = common::sha256_of(&f);
     let spec = f.to_string_lossy().into_owned();
-    let mut first = start_writer(&spec);
+    let mut first = start_writer(&spec, d.path());
     second_writer_refused(&spec, first.id());
     let st = first.wait().unwrap();
     assert!(st.success(), "the first writer: {st:?}");
@@ -448,6 +564,7 @@ fn a_second_writer_on_a_file_is_refused_naming_the_first_and_the_data_survives()
         .assert()
         .success();
     assert_eq!(common::sha256_of(&f), before);
+    eprintln!("one writer on a file: 2 refused, 0 data lost");
 }
 
 #[test]
@@ -457,14 +574,104 @@ fn a_loop_device_and_its_backing_file_have_one_writer_between_them() {
     };
     let before = lp.hash();
     let backing = lp.img.to_string_lossy().into_owned();
+    let state = tempfile::tempdir().unwrap();
     // Through the loop device first, then through the backing file first.
-    let mut first = start_writer(&lp.dev);
+    let mut first = start_writer(&lp.dev, state.path());
     second_writer_refused(&backing, first.id());
     assert!(first.wait().unwrap().success());
-    let mut first = start_writer(&backing);
+    let mut first = start_writer(&backing, state.path());
     second_writer_refused(&lp.dev, first.id());
     assert!(first.wait().unwrap().success());
     assert_eq!(lp.hash(), before, "bit-identical after both");
+    eprintln!("one-writer cases on a loop device and its backing file: 4 refused, 0 data lost");
+}
+
+/// Issue 30 point 4, crashes: a writer SIGKILLed mid-test on a file or a loop device
+/// leaves its journal; a second writer then runs on the same bytes (the file, the loop
+/// device or its backing file) and, while it writes, `restore` of the first one's journal
+/// is refused naming it; once it has ended, the restore puts every byte back. Each
+/// interleaving ends bit-identical to the start.
+#[test]
+fn a_crashed_writer_a_second_writer_and_a_restore_end_bit_identical() {
+    use std::os::unix::fs::FileExt;
+    let Some(lp) = Loop::random(48 << 20, 13) else {
+        return;
+    };
+    let before = lp.hash();
+    let backing = lp.img.to_string_lossy().into_owned();
+    let mut cases = 0;
+    for (a, b) in [
+        (&backing, &backing),
+        (&lp.dev, &backing),
+        (&backing, &lp.dev),
+        (&lp.dev, &lp.dev),
+    ] {
+        let state = tempfile::tempdir().unwrap();
+        let j = state.path().join("crashed.fsjournal");
+        let last = (16u64 << 20) + (15 << 20);
+        let overwritten = || {
+            let mut buf = vec![0u8; 4096];
+            let f = std::fs::File::open(&lp.img).unwrap();
+            f.read_exact_at(&mut buf, last).unwrap();
+            buf.iter().all(|&x| x == 0)
+        };
+        let args = [
+            "slc",
+            a.as_str(),
+            "--write",
+            "--write-budget",
+            "32M",
+            "--recover",
+            "20s",
+            "--journal",
+            j.to_str().unwrap(),
+        ];
+        let (code, err) = common::signal_when(
+            state.path(),
+            state.path(),
+            &args,
+            &common::Stop::mid_test(libc::SIGKILL),
+            overwritten,
+        );
+        assert_eq!(code, None, "{a}: the first writer was killed: {err}");
+        assert!(j.exists(), "{a}: the killed writer's journal is kept");
+        assert_ne!(lp.hash(), before, "{a}: it had overwritten data");
+        // The second writer on the same bytes, and the first one's restore meanwhile.
+        let mut second = start_writer(b, state.path());
+        let out = flashscope()
+            .env("XDG_STATE_HOME", state.path())
+            .args(["restore", j.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let rerr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a} then {b}: {rerr}");
+        assert!(
+            rerr.contains("one writer at a time")
+                && rerr.contains(&format!("process {}", second.id())),
+            "{a} then {b}: {rerr}"
+        );
+        assert!(
+            second.wait().unwrap().success(),
+            "{a} then {b}: the second writer"
+        );
+        assert!(
+            j.exists(),
+            "{a} then {b}: the refused restore kept the journal"
+        );
+        let out = flashscope()
+            .env("XDG_STATE_HOME", state.path())
+            .args(["restore", j.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{a} then {b}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(lp.hash(), before, "{a} then {b}: bit-identical");
+        cases += 1;
+    }
+    eprintln!("crash interleavings on a file, a loop device and its backing file: {cases} bit-identical, 0 data lost");
 }
 
 /// A history behind a directory this user may not enter is "cannot be looked at", not
