@@ -6,7 +6,7 @@ use crate::commands::align::{self, AlignParams};
 use crate::input::printable;
 use crate::report::table::Table;
 use crate::report::{Body, Document};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
 use crate::vocab::Inference;
 use crate::Result;
@@ -46,10 +46,10 @@ pub struct Args {
 }
 
 /// Run the command and print its document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let plot = args.plot.as_deref().map(Path::new);
     out.emit(&align::run(&args.target, &params(args)?, plot)?);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// The test's parameters from the arguments.

@@ -13,6 +13,7 @@ use crate::report::output_file::OutputFile;
 use crate::report::results::AutoResult;
 use crate::report::{Body, Document};
 use crate::session::{Given, WriteFlags};
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::workload::bench::class_check_name;
 use crate::Result;
@@ -71,7 +72,7 @@ pub struct Args {
     pub label: Option<String>,
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let page = OutputFile::create_opt("--output", args.output.as_deref())?;
     use std::io::IsTerminal;
     let announce = !out.json || std::io::stderr().is_terminal();
@@ -89,11 +90,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     })?;
     let run = match finished {
         AutoFinished::Done(run) => run,
-        AutoFinished::Stopped { code } => return Ok(code),
+        AutoFinished::Stopped { verdict } => return Ok(verdict),
     };
     let text = render_run(args, &run);
     let AutoRun {
-        doc, code, steps, ..
+        doc,
+        verdict,
+        steps,
+        ..
     } = run;
     if let Some(page) = &page {
         let mut docs = vec![doc.clone()];
@@ -104,7 +108,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         }
     }
     out.emit_text(&doc, |_| text);
-    Ok(code)
+    Ok(verdict)
 }
 
 /// A report path whose directory does not exist fails before anything is measured.

@@ -10,6 +10,7 @@ use crate::report::table::Table;
 use crate::report::wear_line;
 use crate::report::{Body, Document};
 use crate::session::WriteFlags;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_ns, parse_size};
 use crate::workload::bench::{parse_expect, LINES};
 use crate::workload::spec::parse_cpus;
@@ -63,21 +64,21 @@ pub struct Args {
     pub runs: u32,
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let b = bench::measure(&args.target, &params(args)?, &WriteFlags::from(&args.flags))?;
     let Some(doc) = b.doc else {
-        return Ok(b.code);
+        return Ok(b.verdict);
     };
     let wear = b.wear.then(|| wear_line(&doc));
     out.emit(&doc);
-    let code = b.code;
+    let verdict = b.verdict;
     if let Some(w) = wear.filter(|_| !out.json) {
         eprint!("{w}");
     }
     if let Some(f) = b.failure {
         eprintln!("flashscope: error: {f} (the figures above cover the tests done until then)");
     }
-    Ok(code)
+    Ok(verdict)
 }
 
 /// The test's parameters from the arguments; the bar draws only on a terminal

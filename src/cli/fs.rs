@@ -12,7 +12,7 @@ use crate::fs::seq::{self, SeqMode};
 use crate::fs::{files, parse_size_list, Pattern};
 use crate::report::table::Table;
 use crate::report::{Body, Document, Target};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns, format_rate, parse_size_option};
 use crate::Result;
 use clap::Subcommand;
@@ -165,7 +165,7 @@ pub struct MatrixArgs {
 }
 
 /// Run one `fs` subcommand; returns the exit code.
-pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
+pub fn run(cmd: &FsCommand, out: &Output) -> Result<Verdict> {
     crate::signals::install(crate::signals::Second::Terminate);
     let mut announce = |text: &str| {
         if !out.json || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -178,7 +178,7 @@ pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
         FsCommand::Matrix(a) => command::matrix(&matrix_params(a)?, &mut announce)?,
     };
     out.emit(&doc);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 fn common(a: &CommonArgs) -> CommonParams {

@@ -8,7 +8,7 @@ use crate::model::{as_whole_ns, DatasheetText, Estimate, FlashKind, Term};
 use crate::report::results::ModelParameters;
 use crate::report::table::{Align, Table};
 use crate::report::{Body, Document};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns, format_rate};
 use crate::Result;
 
@@ -115,7 +115,7 @@ impl Args {
 }
 
 /// Run `model`: the estimate, the reference table, or both; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = ModelParams {
         datasheet: if !args.reference || args.any_figure() {
             Some(args.text().parse()?)
@@ -128,7 +128,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         }),
     };
     out.emit(&model::model(&params)?);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// `model`'s text from its document: the estimate with its terms, then the reference rows.

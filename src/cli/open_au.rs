@@ -8,6 +8,7 @@ use crate::commands::write_probe::{self, value_text};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
 use crate::session::{Budgets, WriteFlags};
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_rate, parse_size};
 use crate::Result;
 
@@ -45,7 +46,7 @@ pub struct Args {
     pub budgets: BudgetArgs,
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let finished = write_probe::measure(
         &args.target,
         &request(args)?,

@@ -9,6 +9,7 @@ use crate::probe::program::ProgramParams;
 use crate::report::table::Table;
 use crate::report::{Body, Document};
 use crate::session::{Budgets, WriteFlags};
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_rate, parse_size};
 use crate::{Error, Result};
 
@@ -84,7 +85,7 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
     Ok(p)
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let finished = drive(
         &args.target,
         &WriteFlags::from(&args.flags),

@@ -3,7 +3,7 @@
 use super::Output;
 use crate::commands::scatter::{self, ScatterParams};
 use crate::report::{Body, Document};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns, parse_size};
 use crate::Result;
 
@@ -36,7 +36,7 @@ pub struct Args {
 }
 
 /// Run the command and print its document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = ScatterParams {
         block_bytes: parse_size(&args.blocksize)?,
         order: args.order,
@@ -46,7 +46,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         plot: args.plot.clone(),
     };
     out.emit(&scatter::measure(&args.target, &params)?);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// `scatter`'s text from its document: the range of the fastest read times.

@@ -6,7 +6,7 @@ use crate::backend::sim::SimConfig;
 use crate::report::results::{ServeParameters, ServeResult, SpecTarget};
 use crate::report::{Body, Document, Target};
 use crate::serve::{serve, ServeOptions};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, parse_duration_ns};
 use crate::vocab::Warning;
 use crate::{Error, Result};
@@ -54,7 +54,7 @@ pub fn parse_sim_spec(spec: &str) -> Result<SimConfig> {
     }
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let cfg = parse_sim_spec(&args.spec)?;
     let spin_ns = parse_duration_ns(&args.spin)?;
     let opts = ServeOptions {
@@ -118,7 +118,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             .collect();
         println!("{}", doc.to_json());
     }
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 #[cfg(test)]

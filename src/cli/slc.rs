@@ -9,6 +9,7 @@ use crate::report::output_file::OutputFile;
 use crate::report::table::Table;
 use crate::report::{Body, Document};
 use crate::session::{Budgets, WriteFlags};
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
 use crate::Result;
 use std::path::PathBuf;
@@ -42,7 +43,7 @@ pub struct Args {
     pub budgets: BudgetArgs,
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let finished = write_probe::measure(
         &args.target,
         &request(args)?,

@@ -15,6 +15,7 @@ use crate::report::output_file::OutputFile;
 use crate::report::results::VerifyResult;
 use crate::report::{Body, Document, Target};
 use crate::session::{Given, WriteFlags};
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_rate};
 use crate::Result;
 use serde::Deserialize;
@@ -100,7 +101,7 @@ fn range_arg(text: &str) -> std::result::Result<String, String> {
 }
 
 /// Run the command and print its document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = VerifyParams {
         target: args.target.clone(),
         flags: WriteFlags::from(&args.flags),

@@ -18,7 +18,7 @@ use crate::report::progress::Progress;
 use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
 use crate::report::{Body, Document, Target};
 use crate::session::{estimate_ns, open_for_write, Notice, Notices, WriteFlags, WriteIntent};
-use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, parse_size};
 use crate::vocab::warning::{DirectFallback, MemoryPlace};
 use crate::vocab::{Check, Inference, Metric, Warning};
@@ -210,8 +210,8 @@ fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
         .map_err(|e| Error::io(format!("saving the state file '{}'", path.display()), e))
 }
 
-/// Run `verify` on `args.target`: the document and the exit code (3 when anything did not
-/// read back as written), or the exit code of the signal that stopped it.
+/// Run `verify` on `args.target`: the document and the verdict (check failed when anything
+/// did not read back as written), or stopped by a signal.
 pub fn measure(args: &VerifyParams) -> Result<Finished> {
     let path = Path::new(&args.target);
     let kind = crate::device::TargetKind::of_spec(&args.target);
@@ -272,7 +272,7 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
     let is_sim_target = info.kind == crate::device::TargetKind::Sim;
     let mut dev = opened.backend;
     let saved_at = (!is_sim_target).then_some(state_path.as_path());
-    let (state, code, iodepth) = drive(
+    let (state, verdict, iodepth) = drive(
         &mut *dev,
         state,
         time_budget_ns,
@@ -282,7 +282,7 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
         &args.flags.notices,
     )?;
     let doc = document(Target::from(&info), &state, warnings, args, None, iodepth)?;
-    Ok(Finished::Done { doc, code })
+    Ok(Finished::Done { doc, verdict })
 }
 
 /// The range to verify: `--range` or the whole target, inside it and on sector boundaries.
@@ -368,10 +368,10 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
         None => std::io::Error::other(e.to_string()),
     });
     let (done, ending) = session.end(r)?;
-    let Some((state, code, iodepth)) = done else {
+    let Some((state, verdict, iodepth)) = done else {
         let sig = ending.interrupted.unwrap_or(libc::SIGINT);
         return Ok(Finished::Stopped {
-            code: session.interrupted_exit(&ending, sig),
+            verdict: session.stopped_by_signal(&ending, sig),
         });
     };
     let mut doc = document(
@@ -383,10 +383,10 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
         iodepth,
     )?;
     session.fill(&mut doc, &ending);
-    Ok(Finished::Done { doc, code })
+    Ok(Finished::Done { doc, verdict })
 }
 
-/// Run the engine with progress and state saving; returns the state and the exit code.
+/// Run the engine with progress and state saving; returns the state and the verdict.
 fn drive(
     dev: &mut dyn Backend,
     mut state: VerifyState,
@@ -395,7 +395,7 @@ fn drive(
     stop_after_write: bool,
     iodepth: usize,
     notices: &Notices,
-) -> Result<(VerifyState, i32, usize)> {
+) -> Result<(VerifyState, Verdict, usize)> {
     let mut bar = Progress::new("verify");
     let mut save = |st: &VerifyState| match state_path {
         Some(p) if st.phase != Phase::Done => save_state(p, st),
@@ -453,15 +453,15 @@ fn drive(
     // A run that stopped (a budget) before reading anything back has checked nothing:
     // not a pass. A write-only pass (`--pass write`) is what was asked for.
     let checked_nothing = state.phase != Phase::Done && !stop_after_write && state.bytes_read == 0;
-    let code = if !state.all_extents().is_empty() {
-        EXIT_CHECK_FAILED
+    let verdict = if !state.all_extents().is_empty() {
+        Verdict::CheckFailed
     } else if checked_nothing {
         notices.say(Notice::VerifyCheckedNothing);
-        EXIT_RUNTIME
+        Verdict::Incomplete
     } else {
-        EXIT_OK
+        Verdict::Ok
     };
-    Ok((state, code, iodepth))
+    Ok((state, verdict, iodepth))
 }
 
 fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Result<Finished> {
@@ -546,10 +546,10 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
             },
         });
         return Ok(Finished::Stopped {
-            code: crate::signals::exit_code(sig),
+            verdict: Verdict::Stopped { signal: sig },
         });
     }
-    let (state, code, iodepth) = driven?;
+    let (state, verdict, iodepth) = driven?;
     // Stopped by the budget or after the write pass, the next pass needs every file; a
     // finished run leaves only what --keep asks for (and, below, the files with bad data).
     set.set_keep(args.keep || (saved && state.phase != Phase::Done));
@@ -585,7 +585,7 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
         device: Some(device),
     });
     let doc = document(target, &state, warnings, args, Some(dir_result), iodepth)?;
-    Ok(Finished::Done { doc, code })
+    Ok(Finished::Done { doc, verdict })
 }
 
 fn rate(samples: &[ThroughputSample], phase: Phase) -> Option<f64> {
