@@ -95,7 +95,25 @@ pub struct ImportArgs {
 pub struct TableArgs {
     /// One row per part (model: maker and product or model name) or per device.
     #[arg(long, value_enum, default_value = "model")]
-    pub by: By,
+    pub by: ByArg,
+}
+
+/// `--by`: [`By`] on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ByArg {
+    /// The part: maker and product (CID) or model; devices without one by their identity.
+    Model,
+    /// Each device (its identity: CID, USB ids and serial, or model, serial and size).
+    Device,
+}
+
+impl From<ByArg> for By {
+    fn from(b: ByArg) -> Self {
+        match b {
+            ByArg::Model => By::Model,
+            ByArg::Device => By::Device,
+        }
+    }
 }
 
 /// The history database the `history` commands read: `--history PATH` or the default.
@@ -553,12 +571,13 @@ fn import(store: &mut Store, a: &ImportArgs) -> Result<Verdict> {
 }
 
 fn table_cmd(store: &Store, a: &TableArgs, out: &Output) -> Result<Verdict> {
-    let rows = table::table(store, a.by)?;
+    let by = By::from(a.by);
+    let rows = table::table(store, by)?;
     let doc = Document::new(
         history_target(store),
         Body::HistoryTable(HistoryTableResult {
             parameters: HistoryTableParameters {
-                by: match a.by {
+                by: match by {
                     By::Model => "model",
                     By::Device => "device",
                 }

@@ -31,7 +31,7 @@ matches no row.";
 pub struct Args {
     /// Kind of flash and bus.
     #[arg(long, value_enum)]
-    pub kind: Option<FlashKind>,
+    pub kind: Option<KindArg>,
     /// Block erase time (tBE), e.g. 3ms.
     #[arg(long, allow_hyphen_values = true)]
     pub erase_time: Option<String>,
@@ -80,10 +80,31 @@ pub struct Args {
     pub part: Option<String>,
 }
 
+/// `--kind`: [`FlashKind`] on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KindArg {
+    /// Serial NOR: commands on one line, data on 1, 2 or 4; reads continue across pages.
+    SpiNor,
+    /// Serial NAND: commands on one line, data on 1, 2 or 4; one read command per page.
+    SpiNand,
+    /// Parallel NAND: commands, addresses and data on the 8- or 16-bit bus; one read per page.
+    RawNand,
+}
+
+impl From<KindArg> for FlashKind {
+    fn from(k: KindArg) -> Self {
+        match k {
+            KindArg::SpiNor => FlashKind::SpiNor,
+            KindArg::SpiNand => FlashKind::SpiNand,
+            KindArg::RawNand => FlashKind::RawNand,
+        }
+    }
+}
+
 impl Args {
     fn text(&self) -> DatasheetText {
         DatasheetText {
-            kind: self.kind,
+            kind: self.kind.map(FlashKind::from),
             erase_time: self.erase_time.clone(),
             erase_block: self.erase_block.clone(),
             program_time: self.program_time.clone(),

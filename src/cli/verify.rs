@@ -9,7 +9,6 @@ use crate::capacity::extent::Extent;
 use crate::capacity::locate::LocatedExtent;
 use crate::capacity::verify as verify_io;
 use crate::cli::write_args::WriteArgs;
-pub use crate::commands::verify::Pass;
 use crate::commands::verify::{self, parse_range, VerifyParams};
 use crate::report::output_file::OutputFile;
 use crate::report::results::VerifyResult;
@@ -84,7 +83,7 @@ pub struct Args {
     /// pass of a written run; in between the card can be unplugged so that no cache can
     /// answer.
     #[arg(long, value_enum, default_value = "both")]
-    pub pass: Pass,
+    pub pass: PassArg,
     /// Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while
     /// stamps are generated and checked; 1 issues one request at a time, like fio's psync
     /// engine. Simulated cards and directories use 1.
@@ -113,10 +112,28 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         time_budget_ns: args.time_budget.as_ref().map(|g| g.value),
         plot: OutputFile::create_opt("--plot", args.plot.as_deref())?,
         partition_ok: args.partition_ok,
-        pass: args.pass,
+        pass: args.pass.into(),
         iodepth: args.iodepth,
     };
     super::Outcome::from(verify::measure(&params)?).emit(out)
+}
+
+/// `--pass`: a [`verify::Pass`] on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PassArg {
+    Write,
+    Read,
+    Both,
+}
+
+impl From<PassArg> for verify::Pass {
+    fn from(p: PassArg) -> Self {
+        match p {
+            PassArg::Write => verify::Pass::Write,
+            PassArg::Read => verify::Pass::Read,
+            PassArg::Both => verify::Pass::Both,
+        }
+    }
 }
 
 /// The verify fields of a document `document` made.

@@ -55,7 +55,7 @@ pub struct VerifyParams {
 }
 
 /// Which passes to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pass {
     Write,
     Read,
