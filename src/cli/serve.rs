@@ -58,7 +58,6 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let cfg = parse_sim_spec(&args.spec)?;
     let spin_ns = parse_duration_ns(&args.spin)?;
     let opts = ServeOptions {
-        spec: args.spec.clone(),
         cfg: cfg.clone(),
         mountpoint: args.mountpoint.clone(),
         attach_loop: args.attach_loop,
