@@ -194,15 +194,7 @@ fn band_inference(lt: &LifeTime, area: &str, source: &str) -> Inference {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::Roots;
-
-    fn opts() -> Options {
-        Options {
-            max_wear_percent: 80.0,
-            ext_csd: None,
-            roots: Roots::system(),
-        }
-    }
+    use crate::health::test_options as opts;
 
     #[test]
     fn the_document_carries_checks_and_metrics() {
