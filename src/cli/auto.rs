@@ -81,7 +81,16 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         write_budget: args.write_budget.clone(),
         time_budget: args.time_budget.clone(),
         flags: WriteFlags::from(&args.flags),
-        label: args.label.clone(),
+        label: args
+            .label
+            .as_deref()
+            .map(|l| -> Result<Given<Vec<String>>> {
+                Ok(Given {
+                    value: crate::workload::bench::parse_label(l)?,
+                    text: l.to_string(),
+                })
+            })
+            .transpose()?,
     };
     let finished = crate::commands::auto::run(&params, &mut |made| {
         if announce {

@@ -20,7 +20,7 @@ use crate::session::{Budgets, Given, WriteFlags, WriteIntent};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::{Inference, Status};
-use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
+use crate::workload::bench::{claim_checks, class_checks, met_marks};
 use crate::workload::EngineKind;
 use crate::Result;
 
@@ -206,8 +206,8 @@ pub struct AutoParams {
     pub time_budget: Option<Given<u64>>,
     /// `--write` also runs the write steps, each through the write policy.
     pub flags: WriteFlags,
-    /// The class marks printed on the card (`--label`), else the SSR's.
-    pub label: Option<String>,
+    /// The class marks printed on the card (`--label`, parsed), else the SSR's.
+    pub label: Option<Given<Vec<String>>>,
 }
 
 /// The class marks claimed for the card and who claims them.
@@ -434,7 +434,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
             write_budget: budget.write,
             write: params.flags.write,
             destructive: params.flags.destructive,
-            label: params.label.clone(),
+            label: params.label.as_ref().map(|l| l.text.clone()),
         },
         steps,
         plan: auto_plan,
@@ -567,7 +567,7 @@ fn absorb(doc: &mut Document, steps: &mut Vec<StepRecord>, budget: &mut Pipeline
 fn claimed(params: &AutoParams) -> Result<Claim> {
     if let Some(l) = &params.label {
         return Ok(Claim {
-            marks: parse_label(l)?,
+            marks: l.value.clone(),
             source: Some("label"),
         });
     }
