@@ -7,7 +7,7 @@ use crate::report::results::{ServeParameters, ServeResult, SpecTarget};
 use crate::report::{Body, Document, Target};
 use crate::serve::{serve, ServeOptions};
 use crate::vocab::error::Verdict;
-use crate::vocab::units::{format_bytes, parse_duration_ns};
+use crate::vocab::units::format_bytes;
 use crate::vocab::Warning;
 use crate::{Error, Result};
 use std::io::Write;
@@ -36,8 +36,8 @@ pub struct Args {
     #[arg(long = "cpus", alias = "cpu", value_name = "N")]
     pub cpu: Option<usize>,
     /// Spin (instead of sleeping) for this last part of every wait.
-    #[arg(long, value_name = "TIME", default_value = "50us", value_parser = crate::vocab::units::duration_arg)]
-    pub spin: String,
+    #[arg(long, value_name = "TIME", default_value = "50us", value_parser = crate::cli::write_args::duration_ns)]
+    pub spin: u64,
     /// Do not ask for real-time (SCHED_FIFO) priority; by default the server asks for it
     /// and runs without it if refused.
     #[arg(long)]
@@ -56,7 +56,7 @@ pub fn parse_sim_spec(spec: &str) -> Result<SimConfig> {
 
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let cfg = parse_sim_spec(&args.spec)?;
-    let spin_ns = parse_duration_ns(&args.spin)?;
+    let spin_ns = args.spin;
     let opts = ServeOptions {
         cfg: cfg.clone(),
         mountpoint: args.mountpoint.clone(),

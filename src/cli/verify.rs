@@ -58,7 +58,7 @@ pub struct Args {
     #[arg(long, value_name = "OFFSET+LEN", value_parser = range_arg)]
     pub range: Option<(u64, u64)>,
     /// Directory mode: verify this much instead of all free space.
-    #[arg(long, value_name = "SIZE", value_parser = size_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
     pub size: Option<u64>,
     /// Directory mode: keep the files afterwards (files that hold bad data are always kept).
     #[arg(long)]
@@ -96,11 +96,6 @@ pub struct Args {
 /// anything).
 fn range_arg(text: &str) -> std::result::Result<(u64, u64), String> {
     parse_range(text).map_err(|e| e.to_string())
-}
-
-/// clap's parser of `--size`: the bytes (a bad one is refused before anything).
-fn size_bytes(text: &str) -> std::result::Result<u64, String> {
-    parse_size(text).map_err(|e| e.to_string())
 }
 
 /// Parse `OFFSET+LEN`.
