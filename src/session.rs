@@ -735,6 +735,12 @@ impl WriteSession {
         let mut progress = crate::report::progress::Progress::new(command);
         let result = test(&mut self.dev, &mut |d, t| progress.update(d, t));
         progress.finish();
+        self.conclude(result)
+    }
+
+    /// End the session with the test's `result` ([`WriteSession::end`]) and say what it
+    /// came to: its value and the ending, or the verdict of the signal that stopped it.
+    pub fn conclude<T>(&mut self, result: io::Result<T>) -> Result<Ran<T>> {
         let (value, ending) = self.end(result)?;
         let Some(value) = value else {
             let sig = ending.interrupted.unwrap_or(libc::SIGINT);

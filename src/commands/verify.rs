@@ -17,7 +17,7 @@ use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
 use crate::report::{Body, Document, Target};
-use crate::session::{estimate_ns, open_for_write, Notice, Notices, WriteFlags, WriteIntent};
+use crate::session::{estimate_ns, open_for_write, Notice, Notices, Ran, WriteFlags, WriteIntent};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::format_bytes;
 use crate::vocab::warning::{DirectFallback, MemoryPlace};
@@ -351,12 +351,9 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
         Some(sig) => crate::signals::interrupted_error(sig),
         None => std::io::Error::other(e.to_string()),
     });
-    let (done, ending) = session.end(r)?;
-    let Some((state, verdict, iodepth)) = done else {
-        let sig = ending.interrupted.unwrap_or(libc::SIGINT);
-        return Ok(Finished::Stopped {
-            verdict: session.stopped_by_signal(&ending, sig),
-        });
+    let ((state, verdict, iodepth), ending) = match session.conclude(r)? {
+        Ran::Done(done, ending) => (done, ending),
+        Ran::Stopped(verdict) => return Ok(Finished::Stopped { verdict }),
     };
     let mut doc = document(
         Target::from(&session.info),
