@@ -1,4 +1,5 @@
-//! The flashscope binary: parse the command line, run, map errors to exit codes.
+//! The flashscope binary: parse the command line, run, map the verdict or the error to
+//! the exit code.
 
 use flashscope::vocab::error::EXIT_RUNTIME;
 use std::process::ExitCode;
@@ -6,7 +7,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = flashscope::cli::Cli::parse_args();
     let code = match flashscope::cli::run(cli) {
-        Ok(code) => code,
+        Ok(verdict) => verdict.exit_code(),
         Err(e) => {
             // An error may quote a file's line or a device's string: shown, never obeyed.
             eprintln!(

@@ -33,6 +33,7 @@ use crate::device::{self, OpenRequest, TargetKind};
 use crate::journal::{self, Identity, Preserve, RestoreSummary};
 use crate::report::Document;
 use crate::signals;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns, short_size};
 use crate::vocab::Warning;
 use crate::{Error, Result};
@@ -669,8 +670,8 @@ pub struct Ending {
 pub enum Ran<T> {
     /// It finished: its samples, and how the session ended (for [`WriteSession::fill`]).
     Done(T, Ending),
-    /// A signal stopped it after the regions were restored: the exit code (130 or 143).
-    Stopped(i32),
+    /// A signal stopped it after the regions were restored ([`Verdict::Stopped`]).
+    Stopped(Verdict),
 }
 
 /// A run may take this share more than its `--time-budget` before it is called over: a
@@ -734,10 +735,16 @@ impl WriteSession {
         let mut progress = crate::report::progress::Progress::new(command);
         let result = test(&mut self.dev, &mut |d, t| progress.update(d, t));
         progress.finish();
+        self.conclude(result)
+    }
+
+    /// End the session with the test's `result` ([`WriteSession::end`]) and say what it
+    /// came to: its value and the ending, or the verdict of the signal that stopped it.
+    pub fn conclude<T>(&mut self, result: io::Result<T>) -> Result<Ran<T>> {
         let (value, ending) = self.end(result)?;
         let Some(value) = value else {
             let sig = ending.interrupted.unwrap_or(libc::SIGINT);
-            return Ok(Ran::Stopped(self.interrupted_exit(&ending, sig)));
+            return Ok(Ran::Stopped(self.stopped_by_signal(&ending, sig)));
         };
         Ok(Ran::Done(value, ending))
     }
@@ -834,14 +841,14 @@ impl WriteSession {
         doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(self.t0);
     }
 
-    /// The exit code and message for a run a signal stopped.
-    pub fn interrupted_exit(&self, ending: &Ending, sig: i32) -> i32 {
+    /// The verdict and message for a run a signal stopped.
+    pub fn stopped_by_signal(&self, ending: &Ending, sig: i32) -> Verdict {
         self.notices.say(Notice::StoppedBySignal {
             signal: sig,
             written: ending.test_bytes_written,
             restored: ending.restored.unwrap_or_default(),
         });
-        signals::exit_code(sig)
+        Verdict::Stopped { signal: sig }
     }
 }
 

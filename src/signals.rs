@@ -45,11 +45,6 @@ pub(crate) fn interrupted() -> bool {
     pending().is_some()
 }
 
-/// The exit code for a run stopped by `sig` after a successful cleanup (128 + signal).
-pub(crate) fn exit_code(sig: i32) -> i32 {
-    128 + sig
-}
-
 /// The name of a stopping signal, for messages.
 pub(crate) fn name(sig: i32) -> &'static str {
     match sig {
@@ -109,9 +104,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn exit_codes_follow_the_shell_convention() {
-        assert_eq!(exit_code(libc::SIGINT), 130);
-        assert_eq!(exit_code(libc::SIGTERM), 143);
+    fn a_stop_is_an_interrupted_error() {
         assert_eq!(
             interrupted_error(libc::SIGTERM).kind(),
             std::io::ErrorKind::Interrupted

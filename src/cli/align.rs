@@ -6,8 +6,8 @@ use crate::commands::align::{self, AlignParams};
 use crate::input::printable;
 use crate::report::table::Table;
 use crate::report::{Body, Document};
-use crate::vocab::error::EXIT_OK;
-use crate::vocab::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
+use crate::vocab::error::Verdict;
+use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Inference;
 use crate::Result;
 use std::collections::BTreeMap;
@@ -22,11 +22,11 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Read size; repeat for several (default: 2, 8 and 32 logical sectors, i.e. 1K, 4K, 16K).
-    #[arg(long = "blocksize", short = 'b', value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
-    pub blocksize: Vec<String>,
+    #[arg(long = "blocksize", short = 'b', value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    pub blocksize: Vec<u64>,
     /// Stop repeating after this long (device time; virtual for sim:).
-    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::vocab::units::duration_arg)]
-    pub time_budget: String,
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::cli::write_args::duration_ns)]
+    pub time_budget: u64,
     /// Exactly N full rounds instead of adaptive repetition (each round reads every
     /// alignment at least 8 times: fewer positions are repeated).
     #[arg(long, value_name = "N")]
@@ -46,23 +46,19 @@ pub struct Args {
 }
 
 /// Run the command and print its document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let plot = args.plot.as_deref().map(Path::new);
     out.emit(&align::run(&args.target, &params(args)?, plot)?);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// The test's parameters from the arguments.
 fn params(args: &Args) -> Result<AlignParams> {
-    let mut block_sizes = Vec::new();
-    for b in &args.blocksize {
-        block_sizes.push(parse_size(b)?);
-    }
     Ok(AlignParams {
-        block_sizes,
+        block_sizes: args.blocksize.clone(),
         positions: args.positions,
         count: args.count,
-        time_budget_ns: parse_duration_ns(&args.time_budget)?,
+        time_budget_ns: args.time_budget,
         realtime: args.realtime,
     })
 }

@@ -11,7 +11,7 @@ use crate::report::results::{
     AnalyzeParameters, AnalyzeResult, CapacityReportSample, LogSample, LogsTarget,
 };
 use crate::report::{Body, Document, Target};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::parse_size_option;
 use crate::vocab::{Inference, Warning};
 use crate::Result;
@@ -86,7 +86,7 @@ pub fn load_all(
 }
 
 /// Run the command and print its document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let t0 = crate::backend::monotonic_ns();
     let plot_file = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
     let blocksize = args
@@ -187,7 +187,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     out.emit(&doc);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// `analyze`'s text from its document: for each kind of log there is, the same lines as

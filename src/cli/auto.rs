@@ -13,6 +13,7 @@ use crate::report::output_file::OutputFile;
 use crate::report::results::AutoResult;
 use crate::report::{Body, Document};
 use crate::session::{Given, WriteFlags};
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::workload::bench::class_check_name;
 use crate::Result;
@@ -71,7 +72,7 @@ pub struct Args {
     pub label: Option<String>,
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let page = OutputFile::create_opt("--output", args.output.as_deref())?;
     use std::io::IsTerminal;
     let announce = !out.json || std::io::stderr().is_terminal();
@@ -80,7 +81,16 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         write_budget: args.write_budget.clone(),
         time_budget: args.time_budget.clone(),
         flags: WriteFlags::from(&args.flags),
-        label: args.label.clone(),
+        label: args
+            .label
+            .as_deref()
+            .map(|l| -> Result<Given<Vec<String>>> {
+                Ok(Given {
+                    value: crate::workload::bench::parse_label(l)?,
+                    text: l.to_string(),
+                })
+            })
+            .transpose()?,
     };
     let finished = crate::commands::auto::run(&params, &mut |made| {
         if announce {
@@ -89,11 +99,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     })?;
     let run = match finished {
         AutoFinished::Done(run) => run,
-        AutoFinished::Stopped { code } => return Ok(code),
+        AutoFinished::Stopped { verdict } => return Ok(verdict),
     };
     let text = render_run(args, &run);
     let AutoRun {
-        doc, code, steps, ..
+        doc,
+        verdict,
+        steps,
+        ..
     } = run;
     if let Some(page) = &page {
         let mut docs = vec![doc.clone()];
@@ -104,7 +117,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         }
     }
     out.emit_text(&doc, |_| text);
-    Ok(code)
+    Ok(verdict)
 }
 
 /// A report path whose directory does not exist fails before anything is measured.

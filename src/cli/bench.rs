@@ -10,7 +10,8 @@ use crate::report::table::Table;
 use crate::report::wear_line;
 use crate::report::{Body, Document};
 use crate::session::WriteFlags;
-use crate::vocab::units::{format_ns, parse_size};
+use crate::vocab::error::Verdict;
+use crate::vocab::units::format_ns;
 use crate::workload::bench::{parse_expect, LINES};
 use crate::workload::spec::parse_cpus;
 use crate::workload::{Dir, EngineKind};
@@ -42,11 +43,11 @@ pub struct Args {
     #[arg(long)]
     pub quick: bool,
     /// Counting time of each test (plain number = seconds); overrides the default split.
-    #[arg(long, value_parser = crate::vocab::units::duration_arg)]
-    pub runtime: Option<String>,
+    #[arg(long, value_parser = crate::cli::write_args::duration_ns)]
+    pub runtime: Option<u64>,
     /// Size of the test region or test file.
-    #[arg(long, default_value = "256M", value_parser = crate::vocab::units::size_arg)]
-    pub size: String,
+    #[arg(long, default_value = "256M", value_parser = crate::cli::write_args::size_bytes)]
+    pub size: u64,
     /// Engine for the queued tests: uring (default, falls back to sync) or sync.
     #[arg(long, default_value = "uring")]
     pub engine: String,
@@ -63,14 +64,14 @@ pub struct Args {
     pub runs: u32,
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let b = bench::measure(&args.target, &params(args)?, &WriteFlags::from(&args.flags))?;
     let Some(doc) = b.doc else {
-        return Ok(b.code);
+        return Ok(b.verdict);
     };
     let wear = b.wear.then(|| wear_line(&doc));
     out.emit(&doc);
-    let code = b.code;
+    let verdict = b.verdict;
     if let Some(w) = wear.filter(|_| !out.json) {
         eprint!("{w}");
     }
@@ -80,14 +81,14 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             crate::input::printable_text(&f.to_string())
         );
     }
-    Ok(code)
+    Ok(verdict)
 }
 
 /// The test's parameters from the arguments; the bar draws only on a terminal
 /// (report::progress), never on stdout.
 fn params(args: &Args) -> Result<BenchParams> {
     let expect = args.expect.as_deref().map(parse_expect).transpose()?;
-    let size_bytes = parse_size(&args.size)?;
+    let size_bytes = args.size;
     let engine = EngineKind::parse(&args.engine)?;
     let cpus = args
         .cpus
@@ -97,11 +98,7 @@ fn params(args: &Args) -> Result<BenchParams> {
         .unwrap_or_default();
     Ok(BenchParams {
         quick: args.quick,
-        runtime_ns: args
-            .runtime
-            .as_deref()
-            .map(crate::vocab::units::parse_duration_ns)
-            .transpose()?,
+        runtime_ns: args.runtime,
         size_bytes,
         engine,
         cpus,

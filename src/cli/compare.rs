@@ -7,7 +7,7 @@ use crate::compare::{self, SideSpec};
 use crate::report::output_file::OutputFile;
 use crate::report::table::{Align, Table};
 use crate::report::Document;
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::short_number;
 use crate::{Error, Result};
 use std::path::Path;
@@ -55,7 +55,7 @@ pub struct Args {
 
 /// `history`: the database history ids and devices are looked up in (`None` with
 /// `--no-history`: every side is a file).
-pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<Verdict> {
     if args.sides.iter().filter(|s| *s == "-").count() > 1 {
         return Err(Error::usage(
             "standard input (-) can be read once: give it as one SIDE only",
@@ -80,7 +80,7 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<i32> {
     if let Some(o) = args.output.as_ref().filter(|_| !out.json) {
         eprintln!("flashscope compare: the page is in {o}");
     }
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// The sides, a table of figures and differences, one sentence per figure, the methods.

@@ -9,7 +9,8 @@ use crate::commands::write_probe::{self, value_text};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
 use crate::session::{Budgets, WriteFlags};
-use crate::vocab::units::{format_bytes, format_rate, parse_size};
+use crate::vocab::error::Verdict;
+use crate::vocab::units::{format_bytes, format_rate};
 use crate::Result;
 
 /// Arguments of `fat`.
@@ -24,11 +25,11 @@ pub struct Args {
     pub target: String,
     /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
     /// read-only; it must be confident].
-    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
-    pub erase_size: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    pub erase_size: Option<u64>,
     /// Smallest block size written (below the page size page-mapped areas show).
-    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::vocab::units::size_arg)]
-    pub blocksize: String,
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::cli::write_args::size_bytes)]
+    pub blocksize: u64,
     /// Erase blocks measured from the start of the device.
     #[arg(long, value_name = "N", default_value_t = 6)]
     pub nr: u32,
@@ -38,7 +39,7 @@ pub struct Args {
     pub budgets: BudgetArgs,
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let finished = write_probe::measure(
         &args.target,
         &request(args)?,
@@ -51,8 +52,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 /// The test's parameters from the arguments.
 fn request(args: &Args) -> Result<FatRequest> {
     Ok(FatRequest {
-        erase_bytes: args.erase_size.as_deref().map(parse_size).transpose()?,
-        block_bytes: parse_size(&args.blocksize)?,
+        erase_bytes: args.erase_size,
+        block_bytes: args.blocksize,
         nr: args.nr,
     })
 }

@@ -12,7 +12,7 @@ use crate::fs::seq::{self, SeqMode};
 use crate::fs::{files, parse_size_list, Pattern};
 use crate::report::table::Table;
 use crate::report::{Body, Document, Target};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns, format_rate, parse_size_option};
 use crate::Result;
 use clap::Subcommand;
@@ -101,7 +101,7 @@ pub struct SeqArgs {
     pub bs: String,
     /// Modes to run, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values = ["buffered", "fdatasync", "dsync", "sync", "direct"])]
-    pub mode: Vec<SeqMode>,
+    pub mode: Vec<ModeArg>,
     /// Drop the whole page cache before cold reads (root; writes /proc/sys/vm/drop_caches).
     #[arg(long)]
     pub drop_caches: bool,
@@ -165,7 +165,7 @@ pub struct MatrixArgs {
 }
 
 /// Run one `fs` subcommand; returns the exit code.
-pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
+pub fn run(cmd: &FsCommand, out: &Output) -> Result<Verdict> {
     crate::signals::install(crate::signals::Second::Terminate);
     let mut announce = |text: &str| {
         if !out.json || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -178,7 +178,7 @@ pub fn run(cmd: &FsCommand, out: &Output) -> Result<i32> {
         FsCommand::Matrix(a) => command::matrix(&matrix_params(a)?, &mut announce)?,
     };
     out.emit(&doc);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 fn common(a: &CommonArgs) -> CommonParams {
@@ -199,13 +199,40 @@ fn size_opt(name: &str, text: &Option<String>, allow_zero: bool) -> Result<Optio
 
 // ---------------------------------------------------------------- fs seq
 
+/// `--mode`: a [`SeqMode`] on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Plain write(2) into the page cache; the clock stops when the last write returns.
+    Buffered,
+    /// Buffered, then fdatasync before the clock stops (`conv=fdatasync`).
+    Fdatasync,
+    /// O_DSYNC: each write returns once its data is on the medium (`oflag=dsync`).
+    Dsync,
+    /// O_SYNC: as dsync, and metadata too (`oflag=sync`).
+    Sync,
+    /// O_DIRECT: bypass the page cache (`oflag=direct`).
+    Direct,
+}
+
+impl From<ModeArg> for SeqMode {
+    fn from(m: ModeArg) -> Self {
+        match m {
+            ModeArg::Buffered => SeqMode::Buffered,
+            ModeArg::Fdatasync => SeqMode::Fdatasync,
+            ModeArg::Dsync => SeqMode::Dsync,
+            ModeArg::Sync => SeqMode::Sync,
+            ModeArg::Direct => SeqMode::Direct,
+        }
+    }
+}
+
 fn seq_params(a: &SeqArgs) -> Result<SeqParams> {
     Ok(SeqParams {
         block_bytes: parse_size_option("--blocksize", &a.bs, false)?,
         file_bytes: size_opt("--size", &a.size, false)?,
         warmup_bytes: size_opt("--warmup", &a.warmup, true)?,
         common: common(&a.common),
-        modes: a.mode.clone(),
+        modes: a.mode.iter().map(|&m| SeqMode::from(m)).collect(),
         drop_caches: a.drop_caches,
         runs: a.runs,
         plot: a.plot.clone(),

@@ -5,6 +5,7 @@ use super::Output;
 use crate::health::{self, Health, Status};
 use crate::report::table::{Align, Table};
 use crate::report::{Body, Document};
+use crate::vocab::error::Verdict;
 use crate::Result;
 use std::path::PathBuf;
 
@@ -39,7 +40,7 @@ pub struct Args {
 }
 
 /// Check the file options, assess and print the document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     // The file options name themselves when what they point at is not there.
     if let Some(p) = &args.ext_csd {
         if let Err(e) = std::fs::metadata(p) {
@@ -69,9 +70,9 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         ext_csd: args.ext_csd.clone(),
         roots,
     };
-    let (doc, code) = crate::commands::health::measure(args.target.as_deref(), &opts)?;
+    let (doc, verdict) = crate::commands::health::measure(args.target.as_deref(), &opts)?;
     out.emit(&doc);
-    Ok(code)
+    Ok(verdict)
 }
 
 /// `health`'s text from its document: the verdict line, then each figure with its meaning.

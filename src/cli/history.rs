@@ -9,7 +9,7 @@ use crate::report::results::{
 use crate::report::rows::{RunSummary, StoredMetric};
 use crate::report::table::{csv_field, Table};
 use crate::report::{Body, Document, Target};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns, format_rate, short_number};
 use crate::{Error, Result};
 use std::io::Write;
@@ -95,7 +95,25 @@ pub struct ImportArgs {
 pub struct TableArgs {
     /// One row per part (model: maker and product or model name) or per device.
     #[arg(long, value_enum, default_value = "model")]
-    pub by: By,
+    pub by: ByArg,
+}
+
+/// `--by`: [`By`] on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ByArg {
+    /// The part: maker and product (CID) or model; devices without one by their identity.
+    Model,
+    /// Each device (its identity: CID, USB ids and serial, or model, serial and size).
+    Device,
+}
+
+impl From<ByArg> for By {
+    fn from(b: ByArg) -> Self {
+        match b {
+            ByArg::Model => By::Model,
+            ByArg::Device => By::Device,
+        }
+    }
 }
 
 /// The history database the `history` commands read: `--history PATH` or the default.
@@ -113,7 +131,7 @@ pub fn database(option: Option<&Path>, no_history: bool) -> Result<PathBuf> {
     }
 }
 
-pub fn run(cmd: &HistoryCommand, db: &Path, out: &Output) -> Result<i32> {
+pub fn run(cmd: &HistoryCommand, db: &Path, out: &Output) -> Result<Verdict> {
     if !matches!(cmd, HistoryCommand::Import(_)) {
         // Only a database that is not there is "not yet": one that cannot be looked at
         // (a directory on the way this user may not enter) says so.
@@ -171,7 +189,7 @@ fn figure(m: &StoredMetric) -> String {
     }
 }
 
-fn list(store: &Store, a: &ListArgs, out: &Output) -> Result<i32> {
+fn list(store: &Store, a: &ListArgs, out: &Output) -> Result<Verdict> {
     if out.plain() {
         return store.snapshot(|store| list_streamed(store, a, out.json));
     }
@@ -185,14 +203,14 @@ fn list(store: &Store, a: &ListArgs, out: &Output) -> Result<i32> {
         }),
     );
     out.emit(&doc);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// `history list` written as the runs are read, never all held (`--limit 1000000`): the
 /// same bytes as its document's JSON or text. The JSON is the document without runs, its
 /// `"samples": []` opened and each run written into it as the whole document would write
 /// it; the text reads the runs twice, for the table's widths and then its rows.
-fn list_streamed(store: &Store, a: &ListArgs, json: bool) -> Result<i32> {
+fn list_streamed(store: &Store, a: &ListArgs, json: bool) -> Result<Verdict> {
     use std::io::Write;
     let doc = Document::new(
         history_target(store),
@@ -226,7 +244,7 @@ fn list_streamed(store: &Store, a: &ListArgs, json: bool) -> Result<i32> {
                 }),
             );
             let _ = doc.write_json(&mut w);
-            return Ok(EXIT_OK);
+            return Ok(Verdict::Ok);
         };
         let indent = &whole[whole[..at].rfind('\n').map_or(0, |i| i + 1)..at];
         let inner = format!("{indent}  ");
@@ -257,7 +275,7 @@ fn list_streamed(store: &Store, a: &ListArgs, json: bool) -> Result<i32> {
         r
     } else {
         let Target::History(h) = &doc.target else {
-            return Ok(EXIT_OK);
+            return Ok(Verdict::Ok);
         };
         let mut t = list_table();
         let mut n = 0usize;
@@ -292,9 +310,9 @@ fn list_streamed(store: &Store, a: &ListArgs, json: bool) -> Result<i32> {
     };
     let _ = w.flush();
     match result {
-        Err(_) if closed => Ok(EXIT_OK),
+        Err(_) if closed => Ok(Verdict::Ok),
         Err(e) => Err(e),
-        Ok(()) => Ok(EXIT_OK),
+        Ok(()) => Ok(Verdict::Ok),
     }
 }
 
@@ -342,7 +360,7 @@ pub fn render_list(doc: &Document) -> String {
     )
 }
 
-fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<i32> {
+fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<Verdict> {
     let doc = store.run(a.id)?;
     let summary = store.summary(a.id)?;
     if out.json {
@@ -355,7 +373,7 @@ fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<i32> {
         shown.warnings.clear();
         out.emit_text(&shown, |_| text);
     }
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// A stored run as text: where and when, then the text its command printed (drawn from
@@ -438,7 +456,7 @@ fn figures(doc: &Document) -> String {
     o
 }
 
-fn export(store: &Store, a: &ExportArgs) -> Result<i32> {
+fn export(store: &Store, a: &ExportArgs) -> Result<Verdict> {
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     // A closed stdout (`| head`) ends the export quietly.
@@ -492,14 +510,14 @@ fn export(store: &Store, a: &ExportArgs) -> Result<i32> {
     };
     match result.and_then(|_| w.flush().map_err(io)) {
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
-            Ok(EXIT_OK)
+            Ok(Verdict::Ok)
         }
         Err(e) => Err(e),
-        Ok(()) => Ok(EXIT_OK),
+        Ok(()) => Ok(Verdict::Ok),
     }
 }
 
-fn import(store: &mut Store, a: &ImportArgs) -> Result<i32> {
+fn import(store: &mut Store, a: &ImportArgs) -> Result<Verdict> {
     if a.files.iter().filter(|f| *f == "-").count() > 1 {
         return Err(Error::usage(
             "standard input (-) can be read once: give it as one FILE only",
@@ -551,16 +569,17 @@ fn import(store: &mut Store, a: &ImportArgs) -> Result<i32> {
             String::new()
         }
     );
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
-fn table_cmd(store: &Store, a: &TableArgs, out: &Output) -> Result<i32> {
-    let rows = table::table(store, a.by)?;
+fn table_cmd(store: &Store, a: &TableArgs, out: &Output) -> Result<Verdict> {
+    let by = By::from(a.by);
+    let rows = table::table(store, by)?;
     let doc = Document::new(
         history_target(store),
         Body::HistoryTable(HistoryTableResult {
             parameters: HistoryTableParameters {
-                by: match a.by {
+                by: match by {
                     By::Model => "model",
                     By::Device => "device",
                 }
@@ -578,7 +597,7 @@ fn table_cmd(store: &Store, a: &TableArgs, out: &Output) -> Result<i32> {
         }),
     );
     out.emit(&doc);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// The database a `history` document is about.

@@ -6,7 +6,7 @@ use crate::device::TargetInfo;
 use crate::report::results::InfoIdentity;
 use crate::report::table::Table;
 use crate::report::{Body, Document};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::format_bytes;
 use crate::Result;
 
@@ -21,9 +21,9 @@ pub struct Args {
 }
 
 /// Describe the target and print its document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     out.emit(&info::measure(&args.target)?);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// A list's cell: its items by `; `, or "none".

@@ -5,7 +5,7 @@ use crate::analysis::interval::IntervalPoint;
 use crate::commands::interval::{self, IntervalParams};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns, format_rate};
 use crate::vocab::Inference;
 use crate::Result;
@@ -34,7 +34,7 @@ pub struct Args {
 }
 
 /// Run the command and print its document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = IntervalParams {
         order: args.order,
         positions: args.positions,
@@ -42,7 +42,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         plot: args.plot.clone(),
     };
     out.emit(&interval::measure(&args.target, &params)?);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// `interval`'s text from its document (also `history show`'s).

@@ -9,7 +9,7 @@ use crate::report::results::{IoResult, PageCacheChange};
 use crate::report::wear_line;
 use crate::report::{Body, Document};
 use crate::session::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
-use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_RUNTIME};
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns, format_rate, parse_size};
 use crate::vocab::{Check, Metric, Warning};
 use crate::workload::histogram::DEFAULT_PERCENTILES;
@@ -206,7 +206,7 @@ fn progress(spec: &workload::JobSpec) -> crate::report::progress::Ticker {
     })
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     // Parse everything that needs no target first, so bad input fails fast.
     let probe_spec = job_spec(args, u64::MAX / 4)?;
     let info = device::peek(&args.target)?;
@@ -233,7 +233,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         let mut doc = document(&result, &opened.info);
         doc.warnings.splice(0..0, opened.warnings.iter().cloned());
         out.emit(&doc);
-        return Ok(exit_code(&result));
+        return Ok(verdict(&result));
     }
     // Writes go through the write session: preserve mode (each region saved just before
     // it is first overwritten, restored and verified at the end), the budgets, Ctrl-C.
@@ -276,7 +276,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     })?;
     let (result, ending) = match ran {
         Ran::Done(r, ending) => (r?, ending),
-        Ran::Stopped(code) => return Ok(code),
+        Ran::Stopped(verdict) => return Ok(verdict),
     };
     let mut doc = document(&result, &session.info);
     session.fill(&mut doc, &ending);
@@ -284,22 +284,22 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
     if !out.json {
         eprint!("{}", wear_line(&doc));
     }
-    Ok(exit_code(&result))
+    Ok(verdict(&result))
 }
 
-/// 1 when the run was cut short, 3 when --verify found bad data, else 0.
-pub fn exit_code(r: &WorkloadResult) -> i32 {
+/// Incomplete when the run was cut short, check failed when --verify found bad data.
+pub fn verdict(r: &WorkloadResult) -> Verdict {
     if r.verify().is_some_and(|v| v.bad_units > 0) {
-        return EXIT_CHECK_FAILED;
+        return Verdict::CheckFailed;
     }
     if let Some(e) = r.error() {
         eprintln!(
             "flashscope: error: {} (the figures above cover the I/O done until then)",
             crate::input::printable_text(e)
         );
-        return EXIT_RUNTIME;
+        return Verdict::Incomplete;
     }
-    0
+    Verdict::Ok
 }
 
 /// The `io` document: fio-shaped `jobs`, per-second samples, disk and page-cache state.

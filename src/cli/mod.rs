@@ -27,6 +27,7 @@ pub mod write_args;
 
 use crate::report::export::{lava, Exporter, Exports, FileFormat};
 use crate::report::{Body, Document};
+use crate::vocab::error::Verdict;
 use crate::Result;
 use clap::{Parser, Subcommand};
 
@@ -288,42 +289,46 @@ impl Output {
     }
 }
 
-/// What a command measured: its document and its exit code.
+/// What a command measured: its document and its verdict.
 pub struct Outcome {
     /// `None`: nothing to print, the command stopped early and said why on stderr.
     pub doc: Option<Document>,
-    pub code: i32,
+    pub verdict: Verdict,
 }
 
 impl Outcome {
     /// A finished command's result.
-    pub fn new(doc: Document, code: i32) -> Self {
+    pub fn new(doc: Document, verdict: Verdict) -> Self {
         Outcome {
             doc: Some(doc),
-            code,
+            verdict,
         }
     }
 
-    /// A command stopped early (e.g. by a signal) with this exit code.
-    pub fn stopped(code: i32) -> Self {
-        Outcome { doc: None, code }
+    /// A command stopped early (e.g. by a signal) with this verdict.
+    pub fn stopped(verdict: Verdict) -> Self {
+        Outcome { doc: None, verdict }
     }
 
-    /// Print as JSON or text and return the exit code.
-    pub fn emit(self, out: &Output) -> Result<i32> {
+    /// Print as JSON or text and return the verdict.
+    pub fn emit(self, out: &Output) -> Result<Verdict> {
         if let Some(doc) = &self.doc {
             out.emit(doc);
         }
-        Ok(self.code)
+        Ok(self.verdict)
     }
 }
 
 impl From<crate::commands::write_probe::Finished> for Outcome {
-    /// A writing test's result: its exit code when it ran, the signal's when stopped.
+    /// A writing test's result: its verdict when it ran, the signal's when stopped.
     fn from(f: crate::commands::write_probe::Finished) -> Self {
         match f {
-            crate::commands::write_probe::Finished::Done { doc, code } => Outcome::new(doc, code),
-            crate::commands::write_probe::Finished::Stopped { code } => Outcome::stopped(code),
+            crate::commands::write_probe::Finished::Done { doc, verdict } => {
+                Outcome::new(doc, verdict)
+            }
+            crate::commands::write_probe::Finished::Stopped { verdict } => {
+                Outcome::stopped(verdict)
+            }
         }
     }
 }
@@ -364,12 +369,12 @@ pub fn render(doc: &Document) -> String {
     }
 }
 
-/// Run a parsed command line; returns the exit code.
-pub fn run(cli: Cli) -> Result<i32> {
+/// Run a parsed command line; returns its verdict (`main` maps it to the exit code).
+pub fn run(cli: Cli) -> Result<Verdict> {
     // Every document of this run carries the time it started.
     crate::report::run_started_at();
     let out = Output::new(&cli)?;
-    let code = match &cli.command {
+    let verdict = match &cli.command {
         Command::Info(a) => info::run(a, &out),
         Command::Health(a) => health::run(a, &out),
         Command::Probe(a) => probe::run(a, &out),
@@ -402,7 +407,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     }?;
     match out.take_failure() {
         Some(e) => Err(e),
-        None => Ok(code),
+        None => Ok(verdict),
     }
 }
 

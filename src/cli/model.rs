@@ -8,7 +8,7 @@ use crate::model::{as_whole_ns, DatasheetText, Estimate, FlashKind, Term};
 use crate::report::results::ModelParameters;
 use crate::report::table::{Align, Table};
 use crate::report::{Body, Document};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns, format_rate};
 use crate::Result;
 
@@ -31,7 +31,7 @@ matches no row.";
 pub struct Args {
     /// Kind of flash and bus.
     #[arg(long, value_enum)]
-    pub kind: Option<FlashKind>,
+    pub kind: Option<KindArg>,
     /// Block erase time (tBE), e.g. 3ms.
     #[arg(long, allow_hyphen_values = true)]
     pub erase_time: Option<String>,
@@ -80,10 +80,31 @@ pub struct Args {
     pub part: Option<String>,
 }
 
+/// `--kind`: [`FlashKind`] on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KindArg {
+    /// Serial NOR: commands on one line, data on 1, 2 or 4; reads continue across pages.
+    SpiNor,
+    /// Serial NAND: commands on one line, data on 1, 2 or 4; one read command per page.
+    SpiNand,
+    /// Parallel NAND: commands, addresses and data on the 8- or 16-bit bus; one read per page.
+    RawNand,
+}
+
+impl From<KindArg> for FlashKind {
+    fn from(k: KindArg) -> Self {
+        match k {
+            KindArg::SpiNor => FlashKind::SpiNor,
+            KindArg::SpiNand => FlashKind::SpiNand,
+            KindArg::RawNand => FlashKind::RawNand,
+        }
+    }
+}
+
 impl Args {
     fn text(&self) -> DatasheetText {
         DatasheetText {
-            kind: self.kind,
+            kind: self.kind.map(FlashKind::from),
             erase_time: self.erase_time.clone(),
             erase_block: self.erase_block.clone(),
             program_time: self.program_time.clone(),
@@ -115,7 +136,7 @@ impl Args {
 }
 
 /// Run `model`: the estimate, the reference table, or both; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = ModelParams {
         datasheet: if !args.reference || args.any_figure() {
             Some(args.text().parse()?)
@@ -128,7 +149,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         }),
     };
     out.emit(&model::model(&params)?);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// `model`'s text from its document: the estimate with its terms, then the reference rows.

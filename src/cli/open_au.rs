@@ -8,7 +8,8 @@ use crate::commands::write_probe::{self, value_text};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
 use crate::session::{Budgets, WriteFlags};
-use crate::vocab::units::{format_bytes, format_rate, parse_size};
+use crate::vocab::error::Verdict;
+use crate::vocab::units::{format_bytes, format_rate};
 use crate::Result;
 
 /// Arguments of `open-au`.
@@ -24,18 +25,18 @@ pub struct Args {
     pub target: String,
     /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
     /// read-only; it must be confident].
-    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
-    pub erase_size: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    pub erase_size: Option<u64>,
     /// Smallest block size written (the size whose collapse decides).
-    #[arg(long, short = 'b', value_name = "SIZE", default_value = "16K", value_parser = crate::vocab::units::size_arg)]
-    pub blocksize: String,
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "16K", value_parser = crate::cli::write_args::size_bytes)]
+    pub blocksize: u64,
     /// Most erase blocks written concurrently.
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_au: u32,
     /// Where the first erase block starts [default: past 16 MiB and past 4 erase blocks,
     /// so the FAT area stays out; a FAT area reaching further adds to the count].
-    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
-    pub offset: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    pub offset: Option<u64>,
     /// Also measure random order inside each erase block (`inferences.open_au_random`).
     #[arg(long)]
     pub random: bool,
@@ -45,7 +46,7 @@ pub struct Args {
     pub budgets: BudgetArgs,
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let finished = write_probe::measure(
         &args.target,
         &request(args)?,
@@ -58,10 +59,10 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 /// The test's parameters from the arguments.
 fn request(args: &Args) -> Result<OpenAuRequest> {
     Ok(OpenAuRequest {
-        erase_bytes: args.erase_size.as_deref().map(parse_size).transpose()?,
-        block_bytes: parse_size(&args.blocksize)?,
+        erase_bytes: args.erase_size,
+        block_bytes: args.blocksize,
         max_au: args.max_au,
-        offset_bytes: args.offset.as_deref().map(parse_size).transpose()?,
+        offset_bytes: args.offset,
         random: args.random,
     })
 }

@@ -6,6 +6,7 @@ use crate::commands::probe::CapacityParams;
 use crate::commands::write_probe::{self};
 use crate::report::{Body, Document};
 use crate::session::{Budgets, WriteFlags};
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, parse_size};
 use crate::{Error, Result};
 
@@ -45,7 +46,7 @@ pub struct Args {
     pub partition_ok: bool,
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = params(args)?;
     let finished = write_probe::measure(
         &args.target,

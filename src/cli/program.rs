@@ -2,14 +2,15 @@
 //! linear and random writes of zeros, ones and 0x5a, and reads.
 
 use super::{Outcome, Output};
-use crate::cli::write_args::{BudgetArgs, WriteArgs};
+use crate::cli::write_args::{size_given, BudgetArgs, WriteArgs};
 use crate::commands::program::ProgramTest;
 use crate::commands::write_probe::{drive, value_text};
 use crate::probe::program::ProgramParams;
 use crate::report::table::Table;
 use crate::report::{Body, Document};
-use crate::session::{Budgets, WriteFlags};
-use crate::vocab::units::{format_bytes, format_rate, parse_size};
+use crate::session::{Budgets, Given, WriteFlags};
+use crate::vocab::error::Verdict;
+use crate::vocab::units::{format_bytes, format_rate};
 use crate::{Error, Result};
 
 /// Arguments of `program`.
@@ -21,17 +22,17 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Start of the region written.
-    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::vocab::units::size_arg)]
-    pub offset: String,
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = size_given)]
+    pub offset: Given<u64>,
     /// Size of the region written (an erase block or more).
-    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = crate::vocab::units::size_arg)]
-    pub size: String,
+    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = size_given)]
+    pub size: Given<u64>,
     /// Largest block size.
-    #[arg(long, value_name = "SIZE", default_value = "2M", value_parser = crate::vocab::units::size_arg)]
-    pub max_blocksize: String,
+    #[arg(long, value_name = "SIZE", default_value = "2M", value_parser = size_given)]
+    pub max_blocksize: Given<u64>,
     /// Smallest block size.
-    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::vocab::units::size_arg)]
-    pub blocksize: String,
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = size_given)]
+    pub blocksize: Given<u64>,
     #[command(flatten)]
     pub flags: WriteArgs,
     #[command(flatten)]
@@ -40,14 +41,14 @@ pub struct Args {
 
 fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
     let mut p = ProgramParams::new();
-    p.offset_bytes = parse_size(&args.offset)?;
-    p.region_bytes = parse_size(&args.size)?;
-    p.largest_bytes = parse_size(&args.max_blocksize)?;
-    p.smallest_bytes = parse_size(&args.blocksize)?;
+    p.offset_bytes = args.offset.value;
+    p.region_bytes = args.size.value;
+    p.largest_bytes = args.max_blocksize.value;
+    p.smallest_bytes = args.blocksize.value;
     p.time_budget_ns = Budgets::from(&args.budgets).time_ns;
     for (option, text, v) in [
-        ("--blocksize", &args.blocksize, p.smallest_bytes),
-        ("--max-blocksize", &args.max_blocksize, p.largest_bytes),
+        ("--blocksize", &args.blocksize.text, p.smallest_bytes),
+        ("--max-blocksize", &args.max_blocksize.text, p.largest_bytes),
     ] {
         if v < sector || v % sector != 0 {
             return Err(Error::usage(format!(
@@ -58,7 +59,7 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
     if p.smallest_bytes > p.largest_bytes {
         return Err(Error::usage(format!(
             "--blocksize {} is above --max-blocksize {}: give the smaller one to --blocksize",
-            args.blocksize, args.max_blocksize
+            args.blocksize.text, args.max_blocksize.text
         )));
     }
     if p.offset_bytes % sector != 0 || p.region_bytes % sector != 0 || p.region_bytes == 0 {
@@ -84,7 +85,7 @@ fn params(args: &Args, size: u64, sector: u64) -> Result<ProgramParams> {
     Ok(p)
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let finished = drive(
         &args.target,
         &WriteFlags::from(&args.flags),

@@ -4,7 +4,7 @@
 use crate::input;
 use crate::report::output_file::OutputFile;
 use crate::report::{html, Document};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::{Error, Result};
 use std::path::Path;
 
@@ -23,7 +23,7 @@ pub struct Args {
 }
 
 /// Read every document (all before anything is written), render, write atomically.
-pub fn run(args: &Args) -> Result<i32> {
+pub fn run(args: &Args) -> Result<Verdict> {
     if args.files.iter().filter(|f| *f == "-").count() > 1 {
         return Err(Error::usage(
             "standard input (-) can be read once: give it as one FILE only",
@@ -39,7 +39,7 @@ pub fn run(args: &Args) -> Result<i32> {
         if docs.len() == 1 { "" } else { "s" },
         out.display()
     );
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// Render `docs` as one HTML page into `out`, created before the run measured anything

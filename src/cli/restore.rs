@@ -5,7 +5,7 @@ use super::Output;
 use crate::commands::restore::{self, RestoreParams};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::vocab::units::format_bytes;
 use crate::Result;
 use std::path::PathBuf;
@@ -43,7 +43,7 @@ pub struct Args {
 }
 
 /// Restore (or list) and print the document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = RestoreParams {
         journal: args.journal.clone(),
         target: args.target.clone(),
@@ -52,7 +52,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         list: args.list,
     };
     out.emit(&restore::restore(&params)?);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// `restore`'s text from its document: what was restored (or, with `--list`, what the

@@ -3,8 +3,8 @@
 use super::Output;
 use crate::commands::scatter::{self, ScatterParams};
 use crate::report::{Body, Document};
-use crate::vocab::error::EXIT_OK;
-use crate::vocab::units::{format_bytes, format_ns, parse_size};
+use crate::vocab::error::Verdict;
+use crate::vocab::units::{format_bytes, format_ns};
 use crate::Result;
 
 /// Arguments of `scatter`.
@@ -16,8 +16,8 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Distance between positions and unit of --span.
-    #[arg(long, short = 'b', default_value = "16K", value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
-    pub blocksize: String,
+    #[arg(long, short = 'b', default_value = "16K", value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    pub blocksize: u64,
     /// Read at 2^ORDER positions.
     #[arg(long, default_value_t = 9, value_name = "N")]
     pub order: u32,
@@ -36,9 +36,9 @@ pub struct Args {
 }
 
 /// Run the command and print its document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = ScatterParams {
-        block_bytes: parse_size(&args.blocksize)?,
+        block_bytes: args.blocksize,
         order: args.order,
         span: args.span,
         count: args.count,
@@ -46,7 +46,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
         plot: args.plot.clone(),
     };
     out.emit(&scatter::measure(&args.target, &params)?);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// `scatter`'s text from its document: the range of the fastest read times.

@@ -6,8 +6,8 @@ use crate::backend::sim::SimConfig;
 use crate::report::results::{ServeParameters, ServeResult, SpecTarget};
 use crate::report::{Body, Document, Target};
 use crate::serve::{serve, ServeOptions};
-use crate::vocab::error::EXIT_OK;
-use crate::vocab::units::{format_bytes, parse_duration_ns};
+use crate::vocab::error::Verdict;
+use crate::vocab::units::format_bytes;
 use crate::vocab::Warning;
 use crate::{Error, Result};
 use std::io::Write;
@@ -36,8 +36,8 @@ pub struct Args {
     #[arg(long = "cpus", alias = "cpu", value_name = "N")]
     pub cpu: Option<usize>,
     /// Spin (instead of sleeping) for this last part of every wait.
-    #[arg(long, value_name = "TIME", default_value = "50us", value_parser = crate::vocab::units::duration_arg)]
-    pub spin: String,
+    #[arg(long, value_name = "TIME", default_value = "50us", value_parser = crate::cli::write_args::duration_ns)]
+    pub spin: u64,
     /// Do not ask for real-time (SCHED_FIFO) priority; by default the server asks for it
     /// and runs without it if refused.
     #[arg(long)]
@@ -54,11 +54,10 @@ pub fn parse_sim_spec(spec: &str) -> Result<SimConfig> {
     }
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let cfg = parse_sim_spec(&args.spec)?;
-    let spin_ns = parse_duration_ns(&args.spin)?;
+    let spin_ns = args.spin;
     let opts = ServeOptions {
-        spec: args.spec.clone(),
         cfg: cfg.clone(),
         mountpoint: args.mountpoint.clone(),
         attach_loop: args.attach_loop,
@@ -118,7 +117,7 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
             .collect();
         println!("{}", doc.to_json());
     }
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 #[cfg(test)]

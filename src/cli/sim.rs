@@ -4,7 +4,7 @@ use super::Output;
 use crate::backend::sim::config::{SimConfig, KEYS, PRESETS};
 use crate::report::results::{KeyEntry, PresetEntry, SimListResult};
 use crate::report::{Body, Document, Target};
-use crate::vocab::error::EXIT_OK;
+use crate::vocab::error::Verdict;
 use crate::Result;
 use clap::Subcommand;
 
@@ -17,14 +17,14 @@ pub enum SimCommand {
     Serve(super::serve::Args),
 }
 
-pub fn run(cmd: &SimCommand, out: &Output) -> Result<i32> {
+pub fn run(cmd: &SimCommand, out: &Output) -> Result<Verdict> {
     match cmd {
         SimCommand::List => list(out),
         SimCommand::Serve(a) => super::serve::run(a, out),
     }
 }
 
-fn list(out: &Output) -> Result<i32> {
+fn list(out: &Output) -> Result<Verdict> {
     let mut presets = Vec::new();
     for p in PRESETS {
         let cfg = SimConfig::parse(p.name)?;
@@ -47,7 +47,7 @@ fn list(out: &Output) -> Result<i32> {
         .collect();
     let doc = Document::new(Target::None, Body::SimList(SimListResult { presets, keys }));
     out.emit(&doc);
-    Ok(EXIT_OK)
+    Ok(Verdict::Ok)
 }
 
 /// `sim list`'s text from its document: each preset with its keys in the order a `sim:`

@@ -9,7 +9,8 @@ use crate::report::output_file::OutputFile;
 use crate::report::table::Table;
 use crate::report::{Body, Document};
 use crate::session::{Budgets, WriteFlags};
-use crate::vocab::units::{format_bytes, format_rate, parse_duration_ns, parse_size};
+use crate::vocab::error::Verdict;
+use crate::vocab::units::{format_bytes, format_rate};
 use crate::Result;
 use std::path::PathBuf;
 
@@ -25,11 +26,11 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: String,
     /// Start of the sustained write.
-    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::vocab::units::size_arg)]
-    pub offset: String,
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::cli::write_args::size_bytes)]
+    pub offset: u64,
     /// Idle time before probing whether the cache recovered (0 skips it).
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::vocab::units::duration_arg)]
-    pub recover: String,
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::write_args::duration_ns)]
+    pub recover: u64,
     /// Write pseudo-random data instead of zeros (for controllers that compress).
     #[arg(long)]
     pub random_data: bool,
@@ -42,7 +43,7 @@ pub struct Args {
     pub budgets: BudgetArgs,
 }
 
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let finished = write_probe::measure(
         &args.target,
         &request(args)?,
@@ -55,8 +56,8 @@ pub fn run(args: &Args, out: &Output) -> Result<i32> {
 /// The test's parameters from the arguments.
 fn request(args: &Args) -> Result<SlcRequest> {
     Ok(SlcRequest {
-        offset_bytes: parse_size(&args.offset)?,
-        recover_ns: parse_duration_ns(&args.recover)?,
+        offset_bytes: args.offset,
+        recover_ns: args.recover,
         random_data: args.random_data,
         plot: OutputFile::create_opt("--plot", args.plot.as_deref())?,
     })

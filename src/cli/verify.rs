@@ -9,14 +9,14 @@ use crate::capacity::extent::Extent;
 use crate::capacity::locate::LocatedExtent;
 use crate::capacity::verify as verify_io;
 use crate::cli::write_args::WriteArgs;
-pub use crate::commands::verify::Pass;
-use crate::commands::verify::{self, parse_range, VerifyParams};
+use crate::commands::verify::{self, VerifyParams};
 use crate::report::output_file::OutputFile;
 use crate::report::results::VerifyResult;
 use crate::report::{Body, Document, Target};
 use crate::session::{Given, WriteFlags};
-use crate::vocab::units::{format_bytes, format_rate};
-use crate::Result;
+use crate::vocab::error::Verdict;
+use crate::vocab::units::{format_bytes, format_rate, parse_size};
+use crate::{Error, Result};
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -56,10 +56,10 @@ pub struct Args {
     pub flags: WriteArgs,
     /// Only this range: OFFSET+LENGTH, e.g. 1G+512M.
     #[arg(long, value_name = "OFFSET+LEN", value_parser = range_arg)]
-    pub range: Option<String>,
+    pub range: Option<(u64, u64)>,
     /// Directory mode: verify this much instead of all free space.
-    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
-    pub size: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    pub size: Option<u64>,
     /// Directory mode: keep the files afterwards (files that hold bad data are always kept).
     #[arg(long)]
     pub keep: bool,
@@ -83,7 +83,7 @@ pub struct Args {
     /// pass of a written run; in between the card can be unplugged so that no cache can
     /// answer.
     #[arg(long, value_enum, default_value = "both")]
-    pub pass: Pass,
+    pub pass: PassArg,
     /// Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while
     /// stamps are generated and checked; 1 issues one request at a time, like fio's psync
     /// engine. Simulated cards and directories use 1.
@@ -92,30 +92,63 @@ pub struct Args {
     pub iodepth: u32,
 }
 
-/// clap's check of `--range` (the value stays text; a bad one is refused before anything).
-fn range_arg(text: &str) -> std::result::Result<String, String> {
-    parse_range(text)
-        .map(|_| text.to_string())
-        .map_err(|e| e.to_string())
+/// clap's parser of `--range`: offset and length in bytes (a bad one is refused before
+/// anything).
+fn range_arg(text: &str) -> std::result::Result<(u64, u64), String> {
+    parse_range(text).map_err(|e| e.to_string())
+}
+
+/// Parse `OFFSET+LEN`.
+pub fn parse_range(text: &str) -> Result<(u64, u64)> {
+    let bad = || {
+        Error::usage(format!(
+            "--range '{text}' is not OFFSET+LENGTH, e.g. 1G+512M or 0+64M"
+        ))
+    };
+    let (o, l) = text.split_once('+').ok_or_else(bad)?;
+    let o = parse_size(o.trim()).map_err(|_| bad())?;
+    let l = parse_size(l.trim()).map_err(|_| bad())?;
+    if l == 0 {
+        return Err(Error::usage(format!("--range '{text}' has length 0")));
+    }
+    Ok((o, l))
 }
 
 /// Run the command and print its document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<i32> {
+pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = VerifyParams {
         target: args.target.clone(),
         flags: WriteFlags::from(&args.flags),
-        range: args.range.clone(),
-        size: args.size.clone(),
+        range: args.range,
+        size: args.size,
         keep: args.keep,
         resume: args.resume,
         state: args.state.clone(),
         time_budget_ns: args.time_budget.as_ref().map(|g| g.value),
         plot: OutputFile::create_opt("--plot", args.plot.as_deref())?,
         partition_ok: args.partition_ok,
-        pass: args.pass,
+        pass: args.pass.into(),
         iodepth: args.iodepth,
     };
     super::Outcome::from(verify::measure(&params)?).emit(out)
+}
+
+/// `--pass`: a [`verify::Pass`] on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PassArg {
+    Write,
+    Read,
+    Both,
+}
+
+impl From<PassArg> for verify::Pass {
+    fn from(p: PassArg) -> Self {
+        match p {
+            PassArg::Write => verify::Pass::Write,
+            PassArg::Read => verify::Pass::Read,
+            PassArg::Both => verify::Pass::Both,
+        }
+    }
 }
 
 /// The verify fields of a document `document` made.
@@ -304,4 +337,17 @@ fn place_lines(e: &LocatedExtent, doc: &Document) -> String {
         s.push_str(&format!("      device offset unknown: {why}\n"));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_and_name_the_bad_value() {
+        assert_eq!(parse_range("1G+512M").unwrap(), (1 << 30, 512 << 20));
+        assert!(parse_range("1G").unwrap_err().to_string().contains("1G"));
+        assert!(parse_range("x+1M").is_err());
+        assert!(parse_range("0+0").is_err());
+    }
 }

@@ -69,6 +69,16 @@ pub fn size_given(text: &str) -> std::result::Result<Given<u64>, String> {
         .map_err(|e| e.to_string())
 }
 
+/// clap's parser of a size option whose spelling no message needs: its bytes.
+pub fn size_bytes(text: &str) -> std::result::Result<u64, String> {
+    parse_size(text).map_err(|e| e.to_string())
+}
+
+/// clap's parser of a duration option whose spelling no message needs: its ns.
+pub fn duration_ns(text: &str) -> std::result::Result<u64, String> {
+    parse_duration_ns(text).map_err(|e| e.to_string())
+}
+
 /// clap's parser of a duration option: its ns, and its spelling for messages.
 pub fn duration_given(text: &str) -> std::result::Result<Given<u64>, String> {
     parse_duration_ns(text)

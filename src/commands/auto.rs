@@ -17,10 +17,10 @@ use crate::report::results::{
 };
 use crate::report::{Body, Document};
 use crate::session::{Budgets, Given, WriteFlags, WriteIntent};
-use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK};
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::{Inference, Status};
-use crate::workload::bench::{claim_checks, class_checks, met_marks, parse_label};
+use crate::workload::bench::{claim_checks, class_checks, met_marks};
 use crate::workload::EngineKind;
 use crate::Result;
 
@@ -206,8 +206,8 @@ pub struct AutoParams {
     pub time_budget: Option<Given<u64>>,
     /// `--write` also runs the write steps, each through the write policy.
     pub flags: WriteFlags,
-    /// The class marks printed on the card (`--label`), else the SSR's.
-    pub label: Option<String>,
+    /// The class marks printed on the card (`--label`, parsed), else the SSR's.
+    pub label: Option<Given<Vec<String>>>,
 }
 
 /// The class marks claimed for the card and who claims them.
@@ -223,7 +223,7 @@ pub struct Claim {
 pub struct AutoRun {
     /// auto's document (`Body::Auto`) with every step's findings.
     pub doc: Document,
-    pub code: i32,
+    pub verdict: Verdict,
     /// Each step's own document, align's first (for `--verbose` and the HTML report).
     pub steps: Vec<Document>,
 }
@@ -232,9 +232,9 @@ pub struct AutoRun {
 #[allow(clippy::large_enum_variant)]
 pub enum AutoFinished {
     Done(AutoRun),
-    /// A signal stopped a step after its regions were restored: the exit code.
+    /// A signal stopped a step after its regions were restored ([`Verdict::Stopped`]).
     Stopped {
-        code: i32,
+        verdict: Verdict,
     },
 }
 
@@ -301,7 +301,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     doc.bytes_written = g.bytes_written;
     budget.spend(g);
     let mut step_docs = vec![g.clone()];
-    let mut code = EXIT_OK;
+    let mut outcome = Verdict::Ok;
     let writes = params.flags.allowed();
     let flags = WriteFlags {
         planned: true,
@@ -328,8 +328,8 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     macro_rules! done {
         ($finished:expr) => {
             match $finished {
-                Finished::Done { doc, code } => (doc, code),
-                Finished::Stopped { code } => return Ok(AutoFinished::Stopped { code }),
+                Finished::Done { doc, verdict } => (doc, verdict),
+                Finished::Stopped { verdict } => return Ok(AutoFinished::Stopped { verdict }),
             }
         };
     }
@@ -340,7 +340,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
             &flags,
             &budgets(allowance)
         )?);
-        code = code.max(c);
+        outcome = outcome.worst(c);
         absorb(&mut doc, &mut steps, &mut budget, &pd);
         if let Body::Probe(r) = &pd.body {
             verdict = Some(r.verdict.clone());
@@ -375,7 +375,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
             &flags,
             &budgets(allowance)
         )?);
-        code = code.max(c);
+        outcome = outcome.worst(c);
         absorb(&mut doc, &mut steps, &mut budget, &fd);
         step_docs.push(fd);
     }
@@ -386,7 +386,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
             &flags,
             &slc_budgets(budgets(allowance))
         )?);
-        code = code.max(c);
+        outcome = outcome.worst(c);
         absorb(&mut doc, &mut steps, &mut budget, &sd);
         step_docs.push(sd);
     }
@@ -398,13 +398,13 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
         let b = bench::measure(spec, &bench_params(cap), &flags)?;
         let Some(bd) = b.doc else {
-            return Ok(AutoFinished::Stopped { code: b.code });
+            return Ok(AutoFinished::Stopped { verdict: b.verdict });
         };
-        code = code.max(b.code);
+        outcome = outcome.worst(b.verdict);
         absorb(&mut doc, &mut steps, &mut budget, &bd);
         let checks = claim_checks("auto", &claim.marks, &b.figures);
         if checks.iter().any(|c| !c.passed) {
-            code = code.max(EXIT_CHECK_FAILED);
+            outcome = outcome.worst(Verdict::CheckFailed);
         }
         doc.checks.extend(checks);
         let classes = class_checks(&b.figures);
@@ -434,7 +434,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
             write_budget: budget.write,
             write: params.flags.write,
             destructive: params.flags.destructive,
-            label: params.label.clone(),
+            label: params.label.as_ref().map(|l| l.text.clone()),
         },
         steps,
         plan: auto_plan,
@@ -452,7 +452,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     dedup_warnings(&mut doc.warnings);
     Ok(AutoFinished::Done(AutoRun {
         doc,
-        code,
+        verdict: outcome,
         steps: step_docs,
     }))
 }
@@ -567,7 +567,7 @@ fn absorb(doc: &mut Document, steps: &mut Vec<StepRecord>, budget: &mut Pipeline
 fn claimed(params: &AutoParams) -> Result<Claim> {
     if let Some(l) = &params.label {
         return Ok(Claim {
-            marks: parse_label(l)?,
+            marks: l.value.clone(),
             source: Some("label"),
         });
     }
@@ -603,7 +603,7 @@ mod tests {
     fn done(finished: AutoFinished) -> AutoRun {
         match finished {
             AutoFinished::Done(run) => run,
-            AutoFinished::Stopped { code } => panic!("stopped with exit code {code}"),
+            AutoFinished::Stopped { verdict } => panic!("stopped: {verdict:?}"),
         }
     }
 

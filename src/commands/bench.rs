@@ -8,7 +8,7 @@ use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{BenchParameters, BenchResult};
 use crate::report::{Body, Document};
 use crate::session::{open_for_write, WriteFlags, WriteIntent, WriteSession};
-use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
+use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Warning;
 use crate::workload::bench::{self, evaluate, BenchFigure, BenchLine, Expect, LINES};
@@ -129,8 +129,9 @@ fn figure(line_label: &str, metric: String, dir: Dir, runs: &[WorkloadResult]) -
 pub struct Bench {
     /// `None`: a signal stopped it before anything could be reported.
     pub doc: Option<Document>,
-    /// 0; 3 when an `--expect` check failed; 1 when a test failed; a signal's code.
-    pub code: i32,
+    /// Ok; check failed when an `--expect` check failed; incomplete when a test failed;
+    /// stopped by a signal.
+    pub verdict: Verdict,
     /// The figures, one per test run (also the document's samples).
     pub figures: Vec<BenchFigure>,
     /// A write session ran and ended: its wear line belongs on stderr after the result.
@@ -177,7 +178,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
         )?;
         let made = crate::fs::make_test_file(&path, size);
         if let Some(sig) = crate::signals::pending() {
-            return Ok(Bench::stopped(crate::signals::exit_code(sig)));
+            return Ok(Bench::stopped(sig));
         }
         let (guard, file) = made?;
         // Measured through the descriptor bench created, never the name: another user
@@ -372,7 +373,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
     if let Some(sig) = crate::signals::pending().filter(|_| is_dir && interrupted) {
         drop(_test_file);
         flags.notices.say(crate::session::Notice::BenchStopped);
-        return Ok(Bench::stopped(crate::signals::exit_code(sig)));
+        return Ok(Bench::stopped(sig));
     }
     // Restore and verify (preserve mode) before anything is reported.
     let mut ending = None;
@@ -447,25 +448,25 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
     }
     doc.warnings = warnings;
     let mut wear = false;
-    let code = if let Some(sig) = ending.as_ref().and_then(|e| e.interrupted) {
+    let verdict = if let Some(sig) = ending.as_ref().and_then(|e| e.interrupted) {
         match (&session, &ending) {
-            (Some(s), Some(e)) => s.interrupted_exit(e, sig),
-            _ => crate::signals::exit_code(sig),
+            (Some(s), Some(e)) => s.stopped_by_signal(e, sig),
+            _ => Verdict::Stopped { signal: sig },
         }
     } else if failure.is_some() {
-        EXIT_RUNTIME
+        Verdict::Incomplete
     } else if checks.is_some_and(|c| c.iter().any(|r| !r.pass)) {
-        EXIT_CHECK_FAILED
+        Verdict::CheckFailed
     } else {
-        EXIT_OK
+        Verdict::Ok
     };
     if session.is_some() && ending.as_ref().is_some_and(|e| e.interrupted.is_none()) {
         wear = true;
     }
-    let failure = failure.filter(|_| code == EXIT_RUNTIME);
+    let failure = failure.filter(|_| verdict == Verdict::Incomplete);
     Ok(Bench {
         doc: Some(doc),
-        code,
+        verdict,
         figures,
         wear,
         failure,
@@ -474,10 +475,10 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
 
 impl Bench {
     /// Stopped by a signal before anything could be reported.
-    fn stopped(code: i32) -> Self {
+    fn stopped(signal: i32) -> Self {
         Bench {
             doc: None,
-            code,
+            verdict: Verdict::Stopped { signal },
             figures: Vec::new(),
             wear: false,
             failure: None,

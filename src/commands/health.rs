@@ -8,18 +8,21 @@ use crate::report::Document;
 use crate::vocab::{Check, Inference, Metric};
 
 /// Assess `target`'s wear (or the EXT_CSD dump / recorded sysfs `opts` names): the
-/// document and the exit code (the check failed when worn or at end of life).
-pub fn measure(target: Option<&str>, opts: &Options) -> crate::Result<(Document, i32)> {
+/// document and the verdict (the check failed when worn or at end of life).
+pub fn measure(
+    target: Option<&str>,
+    opts: &Options,
+) -> crate::Result<(Document, crate::vocab::error::Verdict)> {
     let t0 = crate::backend::monotonic_ns();
     let h = assess(target, opts)?;
     let mut doc = document(&h);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    let code = if h.status.failed() {
-        crate::vocab::error::EXIT_CHECK_FAILED
+    let verdict = if h.status.failed() {
+        crate::vocab::error::Verdict::CheckFailed
     } else {
-        crate::vocab::error::EXIT_OK
+        crate::vocab::error::Verdict::Ok
     };
-    Ok((doc, code))
+    Ok((doc, verdict))
 }
 
 /// The result document: `health` inferences, the `health.wear` check (when there is a
@@ -191,15 +194,7 @@ fn band_inference(lt: &LifeTime, area: &str, source: &str) -> Inference {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::Roots;
-
-    fn opts() -> Options {
-        Options {
-            max_wear_percent: 80.0,
-            ext_csd: None,
-            roots: Roots::system(),
-        }
-    }
+    use crate::health::test_options as opts;
 
     #[test]
     fn the_document_carries_checks_and_metrics() {

@@ -17,9 +17,9 @@ use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
 use crate::report::{Body, Document, Target};
-use crate::session::{estimate_ns, open_for_write, Notice, Notices, WriteFlags, WriteIntent};
-use crate::vocab::error::{EXIT_CHECK_FAILED, EXIT_OK, EXIT_RUNTIME};
-use crate::vocab::units::{format_bytes, parse_size};
+use crate::session::{estimate_ns, open_for_write, Notice, Notices, Ran, WriteFlags, WriteIntent};
+use crate::vocab::error::Verdict;
+use crate::vocab::units::format_bytes;
 use crate::vocab::warning::{DirectFallback, MemoryPlace};
 use crate::vocab::{Check, Inference, Metric, Warning};
 use crate::{Error, Result};
@@ -32,10 +32,10 @@ pub struct VerifyParams {
     /// mounted filesystem.
     pub target: String,
     pub flags: WriteFlags,
-    /// `--range OFFSET+LEN`.
-    pub range: Option<String>,
-    /// Directory mode: this much instead of all free space.
-    pub size: Option<String>,
+    /// `--range OFFSET+LEN`: the offset and the length, in bytes.
+    pub range: Option<(u64, u64)>,
+    /// Directory mode: this much instead of all free space, in bytes.
+    pub size: Option<u64>,
     /// Directory mode: keep the files afterwards.
     pub keep: bool,
     /// Continue the interrupted run recorded in the state file.
@@ -55,27 +55,11 @@ pub struct VerifyParams {
 }
 
 /// Which passes to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pass {
     Write,
     Read,
     Both,
-}
-
-/// Parse `OFFSET+LEN`.
-pub fn parse_range(text: &str) -> Result<(u64, u64)> {
-    let bad = || {
-        Error::usage(format!(
-            "--range '{text}' is not OFFSET+LENGTH, e.g. 1G+512M or 0+64M"
-        ))
-    };
-    let (o, l) = text.split_once('+').ok_or_else(bad)?;
-    let o = parse_size(o.trim()).map_err(|_| bad())?;
-    let l = parse_size(l.trim()).map_err(|_| bad())?;
-    if l == 0 {
-        return Err(Error::usage(format!("--range '{text}' has length 0")));
-    }
-    Ok((o, l))
 }
 
 /// A stable description of what the target is, so a state file is not resumed on another.
@@ -210,8 +194,8 @@ fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
         .map_err(|e| Error::io(format!("saving the state file '{}'", path.display()), e))
 }
 
-/// Run `verify` on `args.target`: the document and the exit code (3 when anything did not
-/// read back as written), or the exit code of the signal that stopped it.
+/// Run `verify` on `args.target`: the document and the verdict (check failed when anything
+/// did not read back as written), or stopped by a signal.
 pub fn measure(args: &VerifyParams) -> Result<Finished> {
     let path = Path::new(&args.target);
     let kind = crate::device::TargetKind::of_spec(&args.target);
@@ -272,7 +256,7 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
     let is_sim_target = info.kind == crate::device::TargetKind::Sim;
     let mut dev = opened.backend;
     let saved_at = (!is_sim_target).then_some(state_path.as_path());
-    let (state, code, iodepth) = drive(
+    let (state, verdict, iodepth) = drive(
         &mut *dev,
         state,
         time_budget_ns,
@@ -282,7 +266,7 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
         &args.flags.notices,
     )?;
     let doc = document(Target::from(&info), &state, warnings, args, None, iodepth)?;
-    Ok(Finished::Done { doc, code })
+    Ok(Finished::Done { doc, verdict })
 }
 
 /// The range to verify: `--range` or the whole target, inside it and on sector boundaries.
@@ -290,7 +274,7 @@ fn checked_range(args: &VerifyParams, info: &crate::device::TargetInfo) -> Resul
     let size = info.size_bytes;
     let sector = (info.logical_sector_bytes as u64).max(512);
     let (start, len) = match &args.range {
-        Some(r) => parse_range(r)?,
+        Some(r) => *r,
         None if size % sector != 0 => {
             return Err(Error::usage(format!(
                 "'{}' is {size} bytes, not a whole number of {sector}-byte sectors: give --range 0+{} to verify its whole sectors",
@@ -367,12 +351,9 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
         Some(sig) => crate::signals::interrupted_error(sig),
         None => std::io::Error::other(e.to_string()),
     });
-    let (done, ending) = session.end(r)?;
-    let Some((state, code, iodepth)) = done else {
-        let sig = ending.interrupted.unwrap_or(libc::SIGINT);
-        return Ok(Finished::Stopped {
-            code: session.interrupted_exit(&ending, sig),
-        });
+    let ((state, verdict, iodepth), ending) = match session.conclude(r)? {
+        Ran::Done(done, ending) => (done, ending),
+        Ran::Stopped(verdict) => return Ok(Finished::Stopped { verdict }),
     };
     let mut doc = document(
         Target::from(&session.info),
@@ -383,10 +364,10 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
         iodepth,
     )?;
     session.fill(&mut doc, &ending);
-    Ok(Finished::Done { doc, code })
+    Ok(Finished::Done { doc, verdict })
 }
 
-/// Run the engine with progress and state saving; returns the state and the exit code.
+/// Run the engine with progress and state saving; returns the state and the verdict.
 fn drive(
     dev: &mut dyn Backend,
     mut state: VerifyState,
@@ -395,7 +376,7 @@ fn drive(
     stop_after_write: bool,
     iodepth: usize,
     notices: &Notices,
-) -> Result<(VerifyState, i32, usize)> {
+) -> Result<(VerifyState, Verdict, usize)> {
     let mut bar = Progress::new("verify");
     let mut save = |st: &VerifyState| match state_path {
         Some(p) if st.phase != Phase::Done => save_state(p, st),
@@ -453,15 +434,15 @@ fn drive(
     // A run that stopped (a budget) before reading anything back has checked nothing:
     // not a pass. A write-only pass (`--pass write`) is what was asked for.
     let checked_nothing = state.phase != Phase::Done && !stop_after_write && state.bytes_read == 0;
-    let code = if !state.all_extents().is_empty() {
-        EXIT_CHECK_FAILED
+    let verdict = if !state.all_extents().is_empty() {
+        Verdict::CheckFailed
     } else if checked_nothing {
         notices.say(Notice::VerifyCheckedNothing);
-        EXIT_RUNTIME
+        Verdict::Incomplete
     } else {
-        EXIT_OK
+        Verdict::Ok
     };
-    Ok((state, code, iodepth))
+    Ok((state, verdict, iodepth))
 }
 
 fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Result<Finished> {
@@ -470,15 +451,7 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
             "--range applies to devices and files; verify a directory with --size to limit it",
         ));
     }
-    let asked = args
-        .size
-        .as_deref()
-        .map(|s| {
-            parse_size(s).map_err(|_| {
-                Error::usage(format!("--size '{s}' is not a size: use e.g. 4G or 512M"))
-            })
-        })
-        .transpose()?;
+    let asked = args.size;
     let canonical = std::fs::canonicalize(dir)
         .map_err(|e| Error::io(format!("resolving '{}'", dir.display()), e))?;
     let id = format!("dir:{}", canonical.display());
@@ -558,10 +531,10 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
             },
         });
         return Ok(Finished::Stopped {
-            code: crate::signals::exit_code(sig),
+            verdict: Verdict::Stopped { signal: sig },
         });
     }
-    let (state, code, iodepth) = driven?;
+    let (state, verdict, iodepth) = driven?;
     // Stopped by the budget or after the write pass, the next pass needs every file; a
     // finished run leaves only what --keep asks for (and, below, the files with bad data).
     set.set_keep(args.keep || (saved && state.phase != Phase::Done));
@@ -597,7 +570,7 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
         device: Some(device),
     });
     let doc = document(target, &state, warnings, args, Some(dir_result), iodepth)?;
-    Ok(Finished::Done { doc, code })
+    Ok(Finished::Done { doc, verdict })
 }
 
 fn rate(samples: &[ThroughputSample], phase: Phase) -> Option<f64> {
@@ -839,14 +812,6 @@ mod tests {
         }
         std::fs::write(&p, serde_json::to_vec(&good).unwrap()).unwrap();
         assert_eq!(load_state(&p).unwrap(), good);
-    }
-
-    #[test]
-    fn ranges_parse_and_name_the_bad_value() {
-        assert_eq!(parse_range("1G+512M").unwrap(), (1 << 30, 512 << 20));
-        assert!(parse_range("1G").unwrap_err().to_string().contains("1G"));
-        assert!(parse_range("x+1M").is_err());
-        assert!(parse_range("0+0").is_err());
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::session::{
     check_allowed, open_for_write, stopped_early, time_budget_use, Budgets, Ran, WriteFlags,
     WriteIntent, WriteMode,
 };
+use crate::vocab::error::Verdict;
 use crate::vocab::{Check, Inference, Metric, Status, Warning};
 use crate::{Error, Result};
 use std::io;
@@ -94,11 +95,11 @@ impl Findings {
 // Made once per command and taken apart at once: boxing would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum Finished {
-    /// It ran: the document and the exit code (0, or 3 when the
-    /// device failed the check).
-    Done { doc: Document, code: i32 },
-    /// A signal stopped it after the regions were restored: the exit code (130 or 143).
-    Stopped { code: i32 },
+    /// It ran: the document and the verdict (ok, incomplete when an answer is
+    /// inconclusive, or check failed).
+    Done { doc: Document, verdict: Verdict },
+    /// A signal stopped it after the regions were restored ([`Verdict::Stopped`]).
+    Stopped { verdict: Verdict },
 }
 
 /// A writing test's parameters as asked for (`probe`'s, `open-au`'s, `fat`'s, `slc`'s),
@@ -169,7 +170,7 @@ pub fn drive<T: WriteTest>(
     let used_ns = session.dev.clock_ns().saturating_sub(device_t0);
     let (samples, ending) = match ran {
         Ran::Done(samples, ending) => (samples, ending),
-        Ran::Stopped(code) => return Ok(Finished::Stopped { code }),
+        Ran::Stopped(verdict) => return Ok(Finished::Stopped { verdict }),
     };
     let findings = test.infer(&samples);
     let mut doc = Document::for_target(&info, test.document(&samples, &findings)?);
@@ -190,14 +191,14 @@ pub fn drive<T: WriteTest>(
         }
         doc.warnings.extend(over);
     }
-    let code = if findings.failed {
-        crate::vocab::error::EXIT_CHECK_FAILED
+    let verdict = if findings.failed {
+        Verdict::CheckFailed
     } else if findings.inconclusive {
-        crate::vocab::error::EXIT_RUNTIME
+        Verdict::Incomplete
     } else {
-        crate::vocab::error::EXIT_OK
+        Verdict::Ok
     };
-    Ok(Finished::Done { doc, code })
+    Ok(Finished::Done { doc, verdict })
 }
 
 /// `value` of an inference as text, `?` when inconclusive.

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How the test file is written, named after what dd does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SeqMode {
     /// Plain write(2) into the page cache; the clock stops when the last write returns.

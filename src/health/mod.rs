@@ -662,17 +662,20 @@ pub fn target_info(h: &Health) -> crate::device::TargetInfo {
     }
 }
 
+/// The options of a test: the real `/sys`, worn at 80 %, no EXT_CSD dump.
+#[cfg(test)]
+pub(crate) fn test_options() -> Options {
+    Options {
+        max_wear_percent: 80.0,
+        ext_csd: None,
+        roots: Roots::system(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_options as opts;
     use super::*;
-
-    fn opts() -> Options {
-        Options {
-            max_wear_percent: 80.0,
-            ext_csd: None,
-            roots: Roots::system(),
-        }
-    }
 
     #[test]
     fn max_wear_takes_percentages_only() {

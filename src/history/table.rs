@@ -12,7 +12,7 @@ use crate::{Error, Result};
 use rusqlite::params;
 
 /// What a row of the table stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum By {
     /// The part: maker and product (CID) or model; devices without one by their identity.
     Model,

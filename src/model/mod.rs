@@ -14,7 +14,7 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// The kind of flash and its bus.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FlashKind {
     /// Serial NOR: commands on one line, data on 1, 2 or 4; reads continue across pages.

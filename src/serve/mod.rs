@@ -33,8 +33,6 @@ use std::time::{Duration, Instant};
 /// What to serve, where, and how.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
-    /// The spec as the user gave it (for messages).
-    pub spec: String,
     pub cfg: SimConfig,
     pub mountpoint: PathBuf,
     /// Attach a loop device with direct I/O over the served file.
