@@ -977,6 +977,63 @@ pub(crate) fn create_beside(
     Ok((tmp, file))
 }
 
+/// Create a new test file at `path`, open for reading and writing: `O_CREAT | O_EXCL |
+/// O_NOFOLLOW`, mode 0600, so nothing planted at the name (a symbolic link, a hard link,
+/// a FIFO, another file) is opened, truncated or written. Every later open of it goes
+/// through [`reopen`], never through the name, which whoever can write the directory
+/// can change.
+pub(crate) fn create_test_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Open `file` again with other flags (`O_DIRECT`, `O_SYNC`, read-only, `O_TRUNC`) through
+/// its descriptor (`/proc/self/fd/N`): the same file, whatever was done to its name since.
+pub(crate) fn reopen(
+    file: &std::fs::File,
+    opts: &mut std::fs::OpenOptions,
+) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    opts.open(format!("/proc/self/fd/{}", file.as_raw_fd()))
+}
+
+/// Why a user other than this one and root can create names in the directory `meta`
+/// describes: it is theirs (they can always chmod it), or group and others may write it
+/// (sticky or not: under the sticky bit they still plant new names). `None` when only
+/// this user and root can.
+pub(crate) fn others_can_write(meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mode = meta.mode() & 0o7777;
+    others_can_rename(meta).or_else(|| {
+        (mode & 0o022 != 0).then(|| format!("is writable by group or others (mode {mode:04o})"))
+    })
+}
+
+/// Why a user other than this one and root can rename or remove what is in the directory
+/// `meta` describes (so replace this user's files there): theirs, or writable by group or
+/// others without the sticky bit (`/tmp` has it: there nobody moves what is not theirs).
+pub(crate) fn others_can_rename(meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = euid();
+    let mode = meta.mode() & 0o7777;
+    if meta.uid() != me && meta.uid() != 0 {
+        Some(format!(
+            "is owned by uid {}, not by you (uid {me}) or root",
+            meta.uid()
+        ))
+    } else if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        Some(format!("is writable by group or others (mode {mode:04o})"))
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -103,19 +103,19 @@ fn file_path(dir: &Path, index: u64, tag: Option<u32>) -> PathBuf {
 /// Whether another user could create names in `dir` (then the files get a random part in
 /// their names) and why another user could rename or remove this user's files there
 /// (then no later pass may find them by name): see
-/// [`crate::journal::trust::others_can_write`] and `others_can_rename`.
+/// [`crate::sys::others_can_write`] and `others_can_rename`.
 pub fn shared_dir(dir: &Path) -> Result<(bool, Option<String>)> {
     let meta = std::fs::metadata(dir)
         .map_err(|e| Error::io(format!("looking at '{}'", dir.display()), e))?;
     Ok((
-        crate::journal::trust::others_can_write(&meta).is_some(),
-        crate::journal::trust::others_can_rename(&meta),
+        crate::sys::others_can_write(&meta).is_some(),
+        crate::sys::others_can_rename(&meta),
     ))
 }
 
 impl FileSet {
     /// Create the files for `total` bytes in `dir` (must not exist yet), each new
-    /// (`O_EXCL | O_NOFOLLOW`, [`crate::fs::create_test_file`]): nothing planted at a name
+    /// (`O_EXCL | O_NOFOLLOW`, [`crate::sys::create_test_file`]): nothing planted at a name
     /// is opened or written. In a directory others can write the names get a random part
     /// (kept in the resume state: [`FileSet::tag`]).
     pub fn create(dir: &Path, total: u64, keep: bool) -> Result<FileSet> {
@@ -129,7 +129,7 @@ impl FileSet {
                 return Err((err, None));
             }
             let fail = |e: io::Error| (create_error(dir, &e), e.raw_os_error());
-            let file = crate::fs::create_test_file(path).map_err(fail)?;
+            let file = crate::sys::create_test_file(path).map_err(fail)?;
             if !direct {
                 return Ok(file);
             }
@@ -137,7 +137,7 @@ impl FileSet {
             o.read(true)
                 .write(true)
                 .custom_flags(libc::O_CLOEXEC | crate::sys::O_DIRECT);
-            crate::fs::reopen(&file, &mut o).map_err(fail)
+            crate::sys::reopen(&file, &mut o).map_err(fail)
         })
     }
 

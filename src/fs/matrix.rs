@@ -6,11 +6,9 @@
 
 use super::env;
 use super::monitor::ProgressCounters;
-use super::{
-    create_test_file, io_err, powers_of_two_down, rate, reopen, test_path, Cleanup, Pattern,
-    PatternBuf,
-};
+use super::{io_err, powers_of_two_down, rate, test_path, Cleanup, Pattern, PatternBuf};
 use crate::backend::{monotonic_ns, AlignedBuf};
+use crate::sys::{create_test_file, reopen};
 use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use rand::{Rng, SeedableRng};

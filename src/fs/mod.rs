@@ -157,7 +157,8 @@ impl Drop for Cleanup {
 pub fn make_test_file(path: &Path, size: u64) -> Result<(Cleanup, File)> {
     use std::io::Write;
     crate::signals::install(crate::signals::Second::Terminate);
-    let mut f = create_test_file(path).map_err(io_err("creating the test file", path))?;
+    let mut f =
+        crate::sys::create_test_file(path).map_err(io_err("creating the test file", path))?;
     let mut guard = Cleanup::new(false);
     guard.add(path.to_path_buf());
     let mut chunk = vec![0u8; 1 << 20];
@@ -184,32 +185,6 @@ pub fn test_path(dir: &Path, what: &str) -> PathBuf {
         std::process::id(),
         rand::random::<u32>()
     ))
-}
-
-/// Create a new test file at `path`, open for reading and writing: `O_CREAT | O_EXCL |
-/// O_NOFOLLOW`, mode 0600, so nothing planted at the name (a symbolic link, a hard link,
-/// a FIFO, another file) is opened, truncated or written. Every later open of it goes
-/// through [`reopen`], never through the name, which whoever can write the directory
-/// can change.
-pub fn create_test_file(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-}
-
-/// Open `file` again with other flags (`O_DIRECT`, `O_SYNC`, read-only, `O_TRUNC`) through
-/// its descriptor (`/proc/self/fd/N`): the same file, whatever was done to its name since.
-pub fn reopen(
-    file: &std::fs::File,
-    opts: &mut std::fs::OpenOptions,
-) -> std::io::Result<std::fs::File> {
-    use std::os::fd::AsRawFd;
-    opts.open(format!("/proc/self/fd/{}", file.as_raw_fd()))
 }
 
 /// Read a whole file sequentially in `buf`-sized chunks; returns the bytes read and counts

@@ -3,10 +3,9 @@
 
 use super::env::{self, drop_all_caches, drop_file_cache};
 use super::monitor::{MemSample, Monitor, ProgressCounters};
-use super::{
-    create_test_file, io_err, rate, read_all, reopen, test_path, Cleanup, Pattern, PatternBuf,
-};
+use super::{io_err, rate, read_all, test_path, Cleanup, Pattern, PatternBuf};
 use crate::backend::{monotonic_ns, AlignedBuf};
+use crate::sys::{create_test_file, reopen};
 use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};

@@ -71,35 +71,6 @@ pub fn check_owner(meta: &Metadata, what: &str, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Why a user other than this one and root can create names in the directory `meta`
-/// describes: it is theirs (they can always chmod it), or group and others may write it
-/// (sticky or not: under the sticky bit they still plant new names). `None` when only
-/// this user and root can.
-pub fn others_can_write(meta: &Metadata) -> Option<String> {
-    let mode = meta.mode() & 0o7777;
-    others_can_rename(meta).or_else(|| {
-        (mode & 0o022 != 0).then(|| format!("is writable by group or others (mode {mode:04o})"))
-    })
-}
-
-/// Why a user other than this one and root can rename or remove what is in the directory
-/// `meta` describes (so replace this user's files there): theirs, or writable by group or
-/// others without the sticky bit (`/tmp` has it: there nobody moves what is not theirs).
-pub fn others_can_rename(meta: &Metadata) -> Option<String> {
-    let me = euid();
-    let mode = meta.mode() & 0o7777;
-    if meta.uid() != me && meta.uid() != 0 {
-        Some(format!(
-            "is owned by uid {}, not by you (uid {me}) or root",
-            meta.uid()
-        ))
-    } else if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-        Some(format!("is writable by group or others (mode {mode:04o})"))
-    } else {
-        None
-    }
-}
-
 /// Create `dir` (and its parents) private to this user (mode 0700 for what is created),
 /// and refuse a directory that is a symlink, belongs to another user or that group or
 /// others may write: files are created and renamed in it.
@@ -165,7 +136,7 @@ pub fn trusted_ancestors(dir: &Path, remedy: &str) -> Result<()> {
     for comp in real.ancestors().chain(lexical.ancestors()) {
         let meta = std::fs::metadata(comp)
             .map_err(|e| Error::io(format!("examining {}", comp.display()), e))?;
-        if let Some(why) = others_can_rename(&meta) {
+        if let Some(why) = crate::sys::others_can_rename(&meta) {
             let via = if real == existing {
                 String::new()
             } else {
