@@ -424,7 +424,10 @@ fn classes_line(doc: &Document, a: &AutoResult, skipped: Option<&str>) -> Option
                 .unwrap_or("gave no write figures")
         ),
         (true, Some(met), None) if met.is_empty() => {
-            "meets none (sequential write below C2's 2 MB/s)".to_string()
+            format!(
+                "meets none (sequential write below C2's {})",
+                crate::vocab::units::format_decimal_rate(2e6)
+            )
         }
         (true, Some(met), None) => format!("meets {} (measured)", met.join(" ")),
         (true, Some(_), Some(claim)) => {

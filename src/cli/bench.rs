@@ -134,10 +134,10 @@ pub fn render(doc: &Document) -> String {
     );
     let mut t = Table::new(&[
         "test",
-        "read MB/s",
+        "read MiB/s",
         "read IOPS",
         "read p99",
-        "write MB/s",
+        "write MiB/s",
         "write IOPS",
         "write p99",
     ]);
@@ -145,7 +145,7 @@ pub fn render(doc: &Document) -> String {
         let cell = |dir: Dir| -> [String; 3] {
             match figures.iter().find(|f| f.metric == line.metric(dir)) {
                 Some(f) => [
-                    format!("{:.2}", f.bw_bytes / 1e6),
+                    format!("{:.2}", f.bw_bytes / crate::vocab::units::MIB_PER_S),
                     match f.per_second_spread {
                         Some(sp) => format!("{:.0} ±{:.0}%", f.iops, sp * 100.0),
                         None => format!("{:.0}", f.iops),

@@ -110,15 +110,15 @@ pub fn render(doc: &Document) -> String {
         Table::new(&[
             "test",
             "side",
-            "A MB/s",
-            "side MB/s",
+            "A MiB/s",
+            "side MiB/s",
             "vs A",
             "95% CI",
             "from",
         ])
         .align(1, Align::Left)
     } else {
-        Table::new(&["test", "A MB/s", "B MB/s", "B vs A", "95% CI", "from"])
+        Table::new(&["test", "A MiB/s", "B MiB/s", "B vs A", "95% CI", "from"])
     };
     let mut bases: Vec<&str> = Vec::new();
     for r in rows {
@@ -127,8 +127,8 @@ pub fn render(doc: &Document) -> String {
             cells.push(r.side.clone());
         }
         cells.extend([
-            short_number(r.a_bytes_per_s / 1e6),
-            short_number(r.b_bytes_per_s / 1e6),
+            short_number(r.a_bytes_per_s / crate::vocab::units::MIB_PER_S),
+            short_number(r.b_bytes_per_s / crate::vocab::units::MIB_PER_S),
             compare::signed_pct(r.difference),
             match (r.ci_low, r.ci_high) {
                 (Some(lo), Some(hi)) => {

@@ -47,7 +47,7 @@ pub enum HistoryCommand {
     /// Store --json documents saved elsewhere (another machine, a test farm).
     #[command(after_help = AFTER_HELP)]
     Import(ImportArgs),
-    /// The empirical table: per part, bench's sequential MB/s and 4 KiB random IOPS,
+    /// The empirical table: per part, bench's sequential MiB/s and 4 KiB random IOPS,
     /// median and range over runs, as the vendor's table (`model --reference`) lays it out.
     #[command(after_help = AFTER_HELP)]
     Table(TableArgs),

@@ -226,7 +226,9 @@ fn render_estimate(e: &Estimate, kind: FlashKind, total: u64) -> String {
 }
 
 fn render_reference(rows: &[EmpiricalRow]) -> String {
-    let mut s = String::from("measured by the vendor (4 KiB random IOPS):\n");
+    let mut s = String::from(
+        "measured by the vendor (4 KiB random IOPS; the vendor's K/s and M/s read as KiB/s and MiB/s):\n",
+    );
     let mut t = Table::new(&[
         "soc",
         "media",
@@ -240,15 +242,21 @@ fn render_reference(rows: &[EmpiricalRow]) -> String {
     .align(1, Align::Left)
     .align(2, Align::Left)
     .align(7, Align::Left);
-    let o = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    // A rate in the tool's one unit (MiB/s); the vendor's text when it is not a rate.
+    let o = |bytes_per_s: Option<u64>, v: &Option<String>| {
+        bytes_per_s
+            .map(|b| crate::vocab::units::format_rate(b as f64))
+            .or_else(|| v.clone())
+            .unwrap_or_else(|| "-".into())
+    };
     let n = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
     for r in rows {
         t.row(vec![
             r.soc.clone(),
             r.media.clone(),
             r.part.clone(),
-            o(&r.seq_read),
-            o(&r.seq_write),
+            o(r.seq_read_bytes_per_s, &r.seq_read),
+            o(r.seq_write_bytes_per_s, &r.seq_write),
             n(r.rand_read_iops),
             n(r.rand_write_iops),
             r.notes.clone(),

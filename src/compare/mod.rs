@@ -140,27 +140,9 @@ impl Workload {
     }
 }
 
-/// A percentage for sentences: whole numbers from 10 %, one decimal below.
-fn pct(x: f64) -> String {
-    let p = x * 100.0;
-    if p.abs() >= 9.95 {
-        format!("{p:.0}")
-    } else {
-        format!("{p:.1}")
-    }
-}
-
-/// A signed percentage: "+4.2%", "−3.0%", and "0.0%" for what rounds to nothing.
-pub fn signed_pct(x: f64) -> String {
-    let s = pct(x.abs());
-    if s == "0.0" {
-        format!("{s}%")
-    } else if x < 0.0 {
-        format!("−{s}%")
-    } else {
-        format!("+{s}%")
-    }
-}
+use crate::vocab::units::pct;
+/// The percentages compare prints (one formatting with the HTML report's).
+pub use crate::vocab::units::signed_pct;
 
 /// The least variance of the log of `m`'s figure its counting allows: whole I/Os of its
 /// block size over its seconds.

@@ -25,7 +25,8 @@ use crate::workload::job::SecondSample;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const MB: f64 = 1e6;
+/// Every rate axis is in MiB/s (the units module's rate rule).
+const MIB: f64 = crate::vocab::units::MIB_PER_S;
 
 /// The align chart: boundary cost against alignment per block size, with the inferred
 /// erase block, page and multi-plane size (from `inferences`) marked.
@@ -123,10 +124,10 @@ pub fn verify_throughput(samples: &[ThroughputSample], start: u64, len: u64) -> 
         samples
             .iter()
             .filter(|s| s.phase == p)
-            .map(|s| ((s.offset + s.bytes / 2) as f64, s.bytes_per_s / MB))
+            .map(|s| ((s.offset + s.bytes / 2) as f64, s.bytes_per_s / MIB))
             .collect()
     };
-    let mut chart = Chart::new("verify throughput", "position", "MB/s")
+    let mut chart = Chart::new("verify throughput", "position", "MiB/s")
         .x_format(AxisFormat::Bytes)
         .x_range(start as f64, (start + len) as f64)
         .y_zero(true);
@@ -165,7 +166,7 @@ pub fn bench_per_second(figures: &[BenchFigure]) -> Chart {
     let mut c = Chart::new(
         "bench: throughput each second",
         "second of the test",
-        "MB/s",
+        "MiB/s",
     )
     .y_format(AxisFormat::Short)
     .log_y();
@@ -175,11 +176,26 @@ pub fn bench_per_second(figures: &[BenchFigure]) -> Chart {
             f.per_second_bw
                 .iter()
                 .enumerate()
-                .map(|(i, b)| ((i + 1) as f64, b / MB))
+                .map(|(i, b)| ((i + 1) as f64, b / MIB))
                 .collect(),
         );
     }
     c
+}
+
+/// The number of `metric` in compare's chart and table: its place among the rows'
+/// metrics in row order, from 1.
+pub fn compare_number(rows: &[crate::report::rows::Row], metric: &str) -> usize {
+    let mut metrics: Vec<&str> = Vec::new();
+    for r in rows {
+        if !metrics.contains(&r.metric.as_str()) {
+            metrics.push(&r.metric);
+        }
+    }
+    metrics
+        .iter()
+        .position(|m| *m == metric)
+        .map_or(0, |i| i + 1)
 }
 
 /// `compare`: each figure's difference from the baseline (B / A − 1, %) with its 95 %
@@ -200,16 +216,8 @@ pub fn compare(rows: &[crate::report::rows::Row]) -> Chart {
     c = c.x_range(0.5, figures as f64 + 0.5);
     let mut sides: Vec<&str> = rows.iter().map(|r| r.side.as_str()).collect();
     sides.dedup();
-    let mut metrics: Vec<&str> = Vec::new();
-    for r in rows {
-        if !metrics.contains(&r.metric.as_str()) {
-            metrics.push(&r.metric);
-        }
-    }
     for side in sides {
-        let x = |r: &crate::report::rows::Row| {
-            (metrics.iter().position(|m| *m == r.metric).unwrap_or(0) + 1) as f64
-        };
+        let x = |r: &crate::report::rows::Row| compare_number(rows, &r.metric) as f64;
         let mine = || rows.iter().filter(|r| r.side == side);
         let with: Vec<(f64, f64, f64, f64)> = mine()
             .filter_map(|r| {
@@ -293,8 +301,8 @@ pub fn latency_percentiles(jobs: &[FioJobLatency], title: &str) -> Chart {
 /// Per-second read and write throughput of an `io` run.
 pub fn io_per_second(samples: &[SecondSample]) -> Chart {
     let rate =
-        |bytes: u64, s: &SecondSample| bytes as f64 * 1000.0 / s.interval_ms.max(1) as f64 / MB;
-    let mut c = Chart::new("io: throughput each interval", "time (s)", "MB/s");
+        |bytes: u64, s: &SecondSample| bytes as f64 * 1000.0 / s.interval_ms.max(1) as f64 / MIB;
+    let mut c = Chart::new("io: throughput each interval", "time (s)", "MiB/s");
     for (name, pick) in [
         (
             "read",
@@ -320,14 +328,14 @@ pub fn open_au(samples: &[OpenAuSample], open_au: Option<u64>) -> Chart {
     let mut c = Chart::new(
         "open-au: speed per count of erase blocks written in turn",
         "erase blocks written in turn",
-        "MB/s",
+        "MiB/s",
     )
     .y_format(AxisFormat::Short);
     for (random, name) in [(false, "linear order"), (true, "random order")] {
         let pts: Vec<(f64, f64)> = samples
             .iter()
             .filter(|s| s.phase == "detect" && s.random == random)
-            .map(|s| (s.open_aus as f64, s.bytes_per_s / MB))
+            .map(|s| (s.open_aus as f64, s.bytes_per_s / MIB))
             .collect();
         if !pts.is_empty() {
             c = c.series(name, pts);
@@ -347,7 +355,7 @@ pub fn fat(samples: &[FatProbeSample]) -> Chart {
     let mut c = Chart::new(
         "fat: write speed per erase block",
         "erase block index from the start",
-        "MB/s",
+        "MiB/s",
     )
     .y_format(AxisFormat::Short);
     for (b, random) in keys {
@@ -360,7 +368,7 @@ pub fn fat(samples: &[FatProbeSample]) -> Chart {
             samples
                 .iter()
                 .filter(|s| s.block_bytes == b && s.random == random)
-                .map(|s| (s.erase_block as f64, s.bytes_per_s / MB))
+                .map(|s| (s.erase_block as f64, s.bytes_per_s / MIB))
                 .collect(),
         );
     }
@@ -369,7 +377,7 @@ pub fn fat(samples: &[FatProbeSample]) -> Chart {
 
 /// The program matrix: throughput per block size, one line per column (pattern, order).
 pub fn program(samples: &[ProgramSample]) -> Chart {
-    let mut c = Chart::new("program: throughput per block size", "block size", "MB/s")
+    let mut c = Chart::new("program: throughput per block size", "block size", "MiB/s")
         .log2_x()
         .log_y()
         .x_format(AxisFormat::Bytes)
@@ -379,7 +387,7 @@ pub fn program(samples: &[ProgramSample]) -> Chart {
             name,
             samples
                 .iter()
-                .map(|s| (s.block_bytes as f64, s.bytes_per_s[i] / MB))
+                .map(|s| (s.block_bytes as f64, s.bytes_per_s[i] / MIB))
                 .collect(),
         );
     }
@@ -543,7 +551,7 @@ pub fn fs_seq(samples: &[SeqModeResult], timeline: &[MemSample], dir: &Path) -> 
     ])
 }
 
-/// `fs files`' chart: MB/s and files/s against file size (log 2).
+/// `fs files`' chart: MiB/s and files/s against file size (log 2).
 pub fn fs_files(samples: &[FilesSizeResult], dir: &Path) -> String {
     let pts = |f: fn(&FilesSizeResult) -> f64| -> Vec<(f64, f64)> {
         let mut v: Vec<(f64, f64)> = samples

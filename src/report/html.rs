@@ -128,8 +128,8 @@ fn document(h: &mut String, i: usize, d: &Document) {
     };
     let _ = writeln!(
         h,
-        "<p class=\"meta\">{device}took {} · wrote {}</p>",
-        format_ns(d.elapsed_ns as f64),
+        "<p class=\"meta\">{device}{} · wrote {}</p>",
+        escape(&elapsed_words(d)),
         format_bytes(d.bytes_written)
     );
     let failed = d.checks.iter().any(|c| !c.passed);
@@ -139,7 +139,10 @@ fn document(h: &mut String, i: usize, d: &Document) {
         if failed { " failed" } else { "" },
         escape(&headline(d))
     );
-    inferences(h, d);
+    match &d.body {
+        super::Body::Compare(c) => compare_table(h, &c.samples),
+        _ => inferences(h, d),
+    }
     checks(h, d);
     if !d.warnings.is_empty() {
         h.push_str("<h3>Warnings</h3>\n<ul class=\"warnings\">\n");
@@ -193,6 +196,52 @@ fn document(h: &mut String, i: usize, d: &Document) {
     h.push_str("</section>\n");
 }
 
+/// Which clock a document's `elapsed_ns` was counted on, by the command that wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Elapsed {
+    /// The time of the test's own I/O on the device's clock (virtual on `sim:`): bench
+    /// (its tests summed; preparing, saving and restoring not counted), probe, verify
+    /// (its write and read phases) and io.
+    DeviceIo,
+    /// Wall time from the command's start to its document: every other command.
+    Wall,
+}
+
+/// What `d.elapsed_ns` counts (see [`Elapsed`]).
+pub(crate) fn elapsed_clock(d: &Document) -> Elapsed {
+    match d.command() {
+        "bench" | "probe" | "verify" | "io" => Elapsed::DeviceIo,
+        _ => Elapsed::Wall,
+    }
+}
+
+/// The meta line's duration, named for what it is: "wall time 48.9 ms", or "device
+/// time of the test I/O 7.5 s (simulated clock)" — never a bare "took" beside a figure
+/// of another clock.
+fn elapsed_words(d: &Document) -> String {
+    let t = format_ns(d.elapsed_ns as f64);
+    let simulated = d
+        .target
+        .info()
+        .is_some_and(|i| matches!(i.kind, crate::device::TargetKind::Sim));
+    let mut s = match elapsed_clock(d) {
+        Elapsed::DeviceIo if simulated => {
+            format!("device time of the test I/O {t} (simulated clock)")
+        }
+        Elapsed::DeviceIo => format!("device time of the test I/O {t}"),
+        Elapsed::Wall => format!("wall time {t}"),
+    };
+    if let super::Body::Align(a) = &d.body {
+        if a.parameters.device_elapsed_ns > 0 {
+            s += &format!(
+                " · device time of the test I/O {}",
+                format_ns(a.parameters.device_elapsed_ns as f64)
+            );
+        }
+    }
+    s
+}
+
 /// The document's one-line answer: its verdict when it has one, else its inferences.
 fn headline(d: &Document) -> String {
     let failed: Vec<&str> = d
@@ -204,14 +253,18 @@ fn headline(d: &Document) -> String {
     let verdict = match &d.body {
         super::Body::Probe(p) => Some(p.verdict.as_str()),
         super::Body::Auto(a) => a.verdict.as_deref(),
+        // compare's answer is its text's first line; its inferences are differences.
+        super::Body::Compare(c) => Some(c.verdict.as_str()),
         _ => None,
     };
     if let Some(v) = verdict {
         // A failed check (a claimed class not met) is part of the answer too: a page
-        // whose verdict box said only "OK" would hide it.
-        return match failed.is_empty() {
+        // whose verdict box said only "OK" would hide it. A check whose message the
+        // verdict already says (probe's FAKE banner is both) is not said twice.
+        let more: Vec<&str> = failed.into_iter().filter(|m| !v.contains(m)).collect();
+        return match more.is_empty() {
             true => v.to_string(),
-            false => format!("{v} — failed: {}", failed.join("; ")),
+            false => format!("{v} — failed: {}", more.join("; ")),
         };
     }
     let found: Vec<String> = d
@@ -267,6 +320,51 @@ fn value_text(key: &str, i: &Inference) -> String {
             other => other.to_string(),
         },
     }
+}
+
+/// compare's figures as its text prints them (rates in MiB/s, the difference as a signed
+/// percentage), one numbered row per metric and side in the order the chart numbers them,
+/// with the sentence that says how sure each difference is.
+fn compare_table(h: &mut String, rows: &[crate::report::rows::Row]) {
+    if rows.is_empty() {
+        return;
+    }
+    let many = rows.iter().any(|r| r.side != rows[0].side);
+    h.push_str("<h3>Figures</h3>\n<table class=\"compare\">\n<tr><th>#</th><th>test</th>");
+    if many {
+        h.push_str("<th>side</th>");
+    }
+    h.push_str("<th>A MiB/s</th><th>side MiB/s</th><th>side vs A</th><th>95 % interval</th><th>what it means</th></tr>\n");
+    for r in rows {
+        let n = charts::compare_number(rows, &r.metric);
+        let _ = write!(
+            h,
+            "<tr><td class=\"num\">{n}</td><td>{}</td>",
+            escape(&r.test)
+        );
+        if many {
+            let _ = write!(h, "<td>{}</td>", escape(&r.side));
+        }
+        let mib = |v: f64| crate::vocab::units::short_number(v / crate::vocab::units::MIB_PER_S);
+        let ci = match (r.ci_low, r.ci_high) {
+            (Some(lo), Some(hi)) => format!(
+                "{} … {}",
+                crate::vocab::units::signed_pct(lo),
+                crate::vocab::units::signed_pct(hi)
+            ),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            h,
+            "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            mib(r.a_bytes_per_s),
+            mib(r.b_bytes_per_s),
+            escape(&crate::vocab::units::signed_pct(r.difference)),
+            escape(&ci),
+            escape(&r.sentence)
+        );
+    }
+    h.push_str("</table>\n");
 }
 
 fn inferences(h: &mut String, d: &Document) {
@@ -406,22 +504,23 @@ fn charts_of(d: &Document, target: &TargetInfo) -> Vec<Result<Figure, String>> {
         }
         Body::Compare(c) => {
             let rows = &c.samples;
-            // Numbered as charts::compare places them: by metric, in row order.
-            let mut seen: Vec<(&str, &str)> = Vec::new();
+            // Numbered as the Figures table above numbers them (charts::compare_number).
+            let mut seen: Vec<&crate::report::rows::Row> = Vec::new();
             for r in rows {
-                if !seen.iter().any(|s| s.0 == r.metric) {
-                    seen.push((&r.metric, &r.test));
+                if !seen.iter().any(|s| s.metric == r.metric) {
+                    seen.push(r);
                 }
             }
             let names: Vec<String> = seen
                 .iter()
-                .enumerate()
-                .map(|(i, s)| format!("{} = {}", i + 1, s.1))
+                .map(|r| format!("{} = {}", charts::compare_number(rows, &r.metric), r.test))
                 .collect();
-            let sentences: Vec<&str> = rows.iter().map(|r| r.sentence.as_str()).collect();
             out.push(Ok(Figure {
                 svg: charts::compare(rows).to_svg(),
-                caption: format!("Figures: {}. {}.", names.join("; "), sentences.join(". ")),
+                caption: format!(
+                    "Figures as numbered in the table above: {}.",
+                    names.join("; ")
+                ),
             }));
         }
         Body::Probe(p) if !p.samples.is_empty() => {

@@ -748,7 +748,7 @@ mod tests {
             .series("w", vec![(1024.0, 1.5), (4096.0, 30.0), (16384.0, 0.0)])
             .to_svg();
         assert!(svg.contains(">1.00<") && svg.contains(">10.0<") && svg.contains(">100<"));
-        let small = Chart::new("t", "s", "MB/s")
+        let small = Chart::new("t", "s", "MiB/s")
             .log_y()
             .y_format(AxisFormat::Short)
             .series("w", vec![(1.0, 0.002), (2.0, 0.5)])

@@ -1,6 +1,16 @@
 //! The one vocabulary of sizes, rates and durations: parsing and formatting.
 //! K, M, G, T (and KiB, MiB, ...) are powers of 1024; KB, MB, GB, TB are powers of 1000
 //! (SD labels and speed classes count in those); formatting always uses binary units.
+//!
+//! The rate rule (one unit for the whole tool): every rate flashscope prints, measured or
+//! required (text, HTML, SVG axes, tables, checks, warnings, `--expect` messages,
+//! history and compare tables), is in binary units: [`format_rate`] (`12.1 MiB/s`), or a
+//! number column or chart axis headed `MiB/s` and scaled by [`MIB_PER_S`]. A requirement
+//! that is counted in 10^6 B/s (the SD Association's speed and application classes, a
+//! `--expect` term written `10MB/s`) is stated in MiB/s like the figure beside it, its own
+//! decimal figure following in parentheses: [`format_decimal_rate`] gives
+//! `9.54 MiB/s (10 MB/s)`. `MB/s` is never printed on its own; JSON, Prometheus and CSV
+//! keep bytes per second in their fields.
 
 use super::error::{Error, Result};
 
@@ -216,6 +226,30 @@ pub fn format_rate(bytes_per_s: f64) -> String {
     s
 }
 
+/// Bytes per second in one MiB/s: the scale of every rate column and chart axis.
+pub const MIB_PER_S: f64 = 1_048_576.0;
+
+/// A rate that is counted in 10^6 B/s (an SD class requirement, a `10MB/s` threshold),
+/// in the tool's unit with its own decimal figure after it: `9.54 MiB/s (10 MB/s)`.
+pub fn format_decimal_rate(bytes_per_s: f64) -> String {
+    if !bytes_per_s.is_finite() || bytes_per_s < 0.0 {
+        return "n/a".to_string();
+    }
+    format!(
+        "{} ({} MB/s)",
+        format_rate(bytes_per_s),
+        trim_number(bytes_per_s / 1e6)
+    )
+}
+
+/// Whether a rate as written (`10MB/s`, `22M`, `8MiB/s`) counts in powers of 1000, so
+/// that it is shown back with [`format_decimal_rate`].
+pub fn is_decimal_rate(text: &str) -> bool {
+    let t = text.trim();
+    let t = t.strip_suffix("/s").unwrap_or(t).trim_end();
+    split_unit(t).is_some_and(|(_, mult)| mult > 1 && mult % 1000 == 0)
+}
+
 /// A number with up to three significant digits (2.50, 12.5, 125).
 pub fn short_number(v: f64) -> String {
     if v == 0.0 {
@@ -228,6 +262,28 @@ pub fn short_number(v: f64) -> String {
         format!("{v:.1}")
     } else {
         format!("{v:.2}")
+    }
+}
+
+/// A percentage for sentences: whole numbers from 10 %, one decimal below.
+pub fn pct(x: f64) -> String {
+    let p = x * 100.0;
+    if p.abs() >= 9.95 {
+        format!("{p:.0}")
+    } else {
+        format!("{p:.1}")
+    }
+}
+
+/// A signed percentage: "+4.2%", "−3.0%", and "0.0%" for what rounds to nothing.
+pub fn signed_pct(x: f64) -> String {
+    let s = pct(x.abs());
+    if s == "0.0" {
+        format!("{s}%")
+    } else if x < 0.0 {
+        format!("−{s}%")
+    } else {
+        format!("+{s}%")
     }
 }
 
@@ -462,6 +518,19 @@ mod tests {
         assert_eq!(format_ns(-5850.0), "-5.85 µs");
         assert_eq!(format_ns(1_080_000.0), "1.08 ms");
         assert_eq!(format_ns(324_000.0), "324 µs");
+    }
+
+    #[test]
+    fn rates_print_in_binary_units_and_decimal_requirements_say_both() {
+        assert_eq!(format_rate(12_706_067.0), "12.1 MiB/s");
+        assert_eq!(format_rate(10_000.0), "9.77 KiB/s");
+        assert_eq!(format_decimal_rate(10e6), "9.54 MiB/s (10 MB/s)");
+        assert_eq!(format_decimal_rate(2e6), "1.91 MiB/s (2 MB/s)");
+        assert_eq!(format_decimal_rate(90e6), "85.8 MiB/s (90 MB/s)");
+        assert!(is_decimal_rate("10MB/s") && is_decimal_rate("1.5 kb/s") && is_decimal_rate("2GB"));
+        for binary in ["10MiB/s", "10M/s", "22M", "512", "4K/s", "fast"] {
+            assert!(!is_decimal_rate(binary), "{binary}");
+        }
     }
 
     #[test]

@@ -273,11 +273,11 @@ pub enum NoiseEffect {
 pub enum FigureNoise {
     /// The test waited for a CPU this share of its time.
     RunqWait { share: f64 },
-    /// The per-second rate strayed by ±`spread` (MB/s from `lo` to `hi`).
+    /// The per-second rate strayed by ±`spread` (bytes/s from `lo` to `hi`).
     Spread {
         spread: f64,
-        lo_mb_s: f64,
-        hi_mb_s: f64,
+        lo_bytes_per_s: f64,
+        hi_bytes_per_s: f64,
     },
 }
 
@@ -449,9 +449,11 @@ impl Warning {
                     "{label} {dir}: the test waited for a CPU {:.0} % of its time, behind other processes on its CPU, so this figure may be lower than the device gives",
                     share * 100.0
                 ),
-                FigureNoise::Spread { spread, lo_mb_s, hi_mb_s } => format!(
-                    "{label} {dir}: the rate varied ±{:.0} % from second to second ({lo_mb_s:.2}–{hi_mb_s:.2} MB/s): the device or the machine was not steady, or too few I/Os completed each second to count finely, so this figure may be off by as much",
-                    spread * 100.0
+                FigureNoise::Spread { spread, lo_bytes_per_s, hi_bytes_per_s } => format!(
+                    "{label} {dir}: the rate varied ±{:.0} % from second to second ({} to {}): the device or the machine was not steady, or too few I/Os completed each second to count finely, so this figure may be off by as much",
+                    spread * 100.0,
+                    format_rate(*lo_bytes_per_s),
+                    format_rate(*hi_bytes_per_s)
                 ),
             },
             VerdictWithinNoise { class, pass, margin, spread } => {
@@ -789,8 +791,8 @@ mod tests {
                 dir: s("read"),
                 noise: FigureNoise::Spread {
                     spread: 0.3,
-                    lo_mb_s: 1.0,
-                    hi_mb_s: 2.0,
+                    lo_bytes_per_s: 1e6,
+                    hi_bytes_per_s: 2e6,
                 },
             },
             VerdictWithinNoise {

@@ -5,6 +5,7 @@
 use super::offsets::Dir;
 use super::spec::RwMode;
 use super::sysstat::CpuLoad;
+use crate::vocab::units::{format_decimal_rate, format_rate, is_decimal_rate};
 use crate::vocab::warning::{FigureNoise, NoiseEffect};
 use crate::vocab::{Check, Inference, Metric, Warning};
 use crate::{Error, Result};
@@ -181,8 +182,8 @@ pub fn noise_warnings(figures: &[BenchFigure], classes: &[ClassCheck]) -> Vec<Wa
             dir: f.dir.to_string(),
             noise: FigureNoise::Spread {
                 spread: sp,
-                lo_mb_s: lo / MB,
-                hi_mb_s: hi / MB,
+                lo_bytes_per_s: lo,
+                hi_bytes_per_s: hi,
             },
         });
     }
@@ -257,7 +258,7 @@ impl BenchFigure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassCheck {
     pub class: String,
-    /// The requirement in words, e.g. "sequential write ≥ 10 MB/s".
+    /// The requirement in words, e.g. "sequential write ≥ 9.54 MiB/s (10 MB/s)".
     pub requirement: String,
     pub pass: bool,
     /// Measured / required − 1 of the tightest requirement (negative when failing).
@@ -293,7 +294,7 @@ pub fn speed_class_checks(seq_write_bw: f64) -> Vec<ClassCheck> {
         .iter()
         .map(|&(name, mbs)| ClassCheck {
             class: name.into(),
-            requirement: format!("sequential write ≥ {mbs} MB/s"),
+            requirement: format!("sequential write ≥ {}", format_decimal_rate(mbs * MB)),
             pass: seq_write_bw >= mbs * MB,
             margin: seq_write_bw / (mbs * MB) - 1.0,
         })
@@ -319,7 +320,8 @@ pub fn app_class_checks(
             ClassCheck {
                 class: name.into(),
                 requirement: format!(
-                    "random 4 KiB read ≥ {rr} IOPS, random 4 KiB write ≥ {rw} IOPS, sequential write ≥ {sw} MB/s"
+                    "random 4 KiB read ≥ {rr} IOPS, random 4 KiB write ≥ {rw} IOPS, sequential write ≥ {}",
+                    format_decimal_rate(sw * MB)
                 ),
                 pass: margin >= 0.0,
                 margin,
@@ -431,11 +433,15 @@ pub fn claim_checks(command: &str, claimed: &[String], figures: &[BenchFigure]) 
             continue;
         };
         let passed = needs.iter().all(|n| n.1 >= n.2);
-        let show = |v: f64| {
+        // The measured figure in MiB/s; the requirement (SD's 10^6 B/s) as well, with its
+        // own decimal figure after it.
+        let show = |v: f64, required: bool| {
             if units == "IOPS" {
                 format!("{v:.0} IOPS")
+            } else if required {
+                format_decimal_rate(v)
             } else {
-                format!("{:.1} MB/s", v / MB)
+                format_rate(v)
             }
         };
         out.push(Check {
@@ -447,8 +453,8 @@ pub fn claim_checks(command: &str, claimed: &[String], figures: &[BenchFigure]) 
             message: format!(
                 "{mark} {}: {what} {} against the {} it needs",
                 if passed { "met" } else { "NOT met" },
-                show(measured),
-                show(required)
+                show(measured, false),
+                show(required, true)
             ),
         });
     }
@@ -506,7 +512,8 @@ pub fn speed_class(seq_write: Option<&BenchFigure>) -> Inference {
             })
             .unwrap_or(("C2", 2.0));
         caveat = format!(
-            " That is within the measurement noise of the {near} line ({mbs} MB/s), so which side it is on is not certain; a longer --runtime narrows the noise."
+            " That is within the measurement noise of the {near} line ({}), so which side it is on is not certain; a longer --runtime narrows the noise.",
+            format_decimal_rate(mbs * MB)
         );
     }
     if f.declining() {
@@ -522,11 +529,14 @@ pub fn speed_class(seq_write: Option<&BenchFigure>) -> Inference {
         value,
         conf,
         format!(
-            "sequential 1 MiB write at QD8 gave {:.1} MB/s (±{:.1} %), which meets {}.{caveat}",
-            bw / MB,
+            "sequential 1 MiB write at QD8 gave {} (±{:.1} %), which meets {}.{caveat}",
+            format_rate(bw),
             rel * 100.0,
             if passed.is_empty() {
-                "no SD speed class (C2 needs 2 MB/s)".to_string()
+                format!(
+                    "no SD speed class (C2 needs {})",
+                    format_decimal_rate(2.0 * MB)
+                )
             } else {
                 passed.join(", ")
             }
@@ -552,6 +562,7 @@ pub fn app_class(
         .find(|c| c.pass)
         .map_or("none", |c| c.class.as_str())
         .to_string();
+    let sw_needed = format_decimal_rate(APP_CLASSES[0].3 * MB);
     let mut conf: f64 = 1.0;
     for &(_, r, w, s) in &APP_CLASSES {
         conf = conf
@@ -563,10 +574,10 @@ pub fn app_class(
         value,
         conf,
         format!(
-            "random 4 KiB at QD32: read {:.0} IOPS, write {:.0} IOPS; sequential write {:.1} MB/s (A1 needs 1500 / 500 IOPS and 10 MB/s, A2 4000 / 2000 IOPS and 10 MB/s){}",
+            "random 4 KiB at QD32: read {:.0} IOPS, write {:.0} IOPS; sequential write {}; A1 needs 1500 / 500 IOPS and {sw_needed}, A2 4000 / 2000 IOPS and {sw_needed}{}",
             rr.iops,
             rw.iops,
-            sw.bw_bytes / MB,
+            format_rate(sw.bw_bytes),
             if conf < 0.9 {
                 "; a figure lies within its measurement noise of a class line, so the verdict is not certain (a longer --runtime narrows the noise)"
             } else {
@@ -747,8 +758,16 @@ pub fn evaluate(expects: &[Expect], figures: &[BenchFigure]) -> Vec<ExpectResult
                 },
                 Some(m) => {
                     let pass = e.op.holds(m, e.value);
-                    let shown = |v: f64| match e.quantity {
-                        Quantity::Bandwidth => format!("{:.2} MB/s", v / MB),
+                    let decimal = e
+                        .term
+                        .rsplit(['>', '<', '='])
+                        .next()
+                        .is_some_and(is_decimal_rate);
+                    let shown = |v: f64, threshold: bool| match e.quantity {
+                        // A threshold written `10MB/s` is shown with its decimal figure
+                        // beside the MiB/s one.
+                        Quantity::Bandwidth if decimal && threshold => format_decimal_rate(v),
+                        Quantity::Bandwidth => format_rate(v),
                         Quantity::Iops => format!("{v:.0} IOPS"),
                         Quantity::P99 => crate::vocab::units::format_ns(v),
                     };
@@ -759,10 +778,10 @@ pub fn evaluate(expects: &[Expect], figures: &[BenchFigure]) -> Vec<ExpectResult
                         message: format!(
                             "{}: measured {} {} {} {}",
                             e.term,
-                            shown(m),
+                            shown(m, false),
                             if pass { "passes" } else { "fails" },
                             e.op.symbol(),
-                            shown(e.value)
+                            shown(e.value, true)
                         ),
                     }
                 }
@@ -1044,7 +1063,7 @@ mod tests {
         let i = speed_class(Some(&f));
         assert_eq!(i.value, Some("V30".into()));
         assert_eq!(i.status, Status::Confident);
-        assert!(i.evidence.contains("45.0 MB/s") && i.evidence.contains("U3"));
+        assert!(i.evidence.contains("42.9 MiB/s") && i.evidence.contains("U3"));
         assert_eq!(speed_class(Some(&steady(12e6))).value, Some("V10".into()));
         assert_eq!(speed_class(Some(&steady(1e6))).value, Some("none".into()));
         assert_eq!(speed_class(None).status, Status::Inconclusive);

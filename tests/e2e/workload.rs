@@ -295,7 +295,7 @@ fn bench_on_the_simulator_gives_classes_and_one_job_per_test() {
     // sd-16g writes at 12 MiB/s = 12.6 MB/s: C10 / U1 / V10, not U3.
     let sc = &v["inferences"]["speed_class"];
     assert_eq!(sc["value"], "V10", "{sc}");
-    assert!(sc["evidence"].as_str().unwrap().contains("MB/s"));
+    assert!(sc["evidence"].as_str().unwrap().contains("MiB/s"));
     // Random 4 KiB reads at ~1200 IOPS miss A1's 1500.
     let ac = &v["inferences"]["app_class"];
     assert_eq!(ac["value"], "none", "{ac}");
@@ -867,9 +867,10 @@ fn checks_need_units_and_state_their_threshold() {
     assert_eq!(check["threshold"], 1e9, "{check}");
     assert_eq!(check["units"], "bytes/s");
     let msg = check["message"].as_str().unwrap();
-    assert!(msg.contains("fails >= 1000.00 MB/s"), "{msg}");
+    // The threshold as written (10^6 B/s) after the tool's unit.
+    assert!(msg.contains("fails >= 954 MiB/s (1000 MB/s)"), "{msg}");
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert!(xml.contains("1000.00 MB/s"), "{xml}");
+    assert!(xml.contains("954 MiB/s (1000 MB/s)"), "{xml}");
 }
 
 /// Issue 31 point 6: a sparse or preallocated file is measured at memory speed; bench says
