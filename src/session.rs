@@ -81,9 +81,11 @@ pub enum Notice {
     },
     /// The plan of a test, in words ([`WriteIntent::describe`]).
     Plan { command: &'static str, what: String },
-    /// Preserve mode: up to `bytes` of `spec` are saved to `journal` first.
+    /// Preserve mode: up to `bytes` of `spec` are saved to `journal` first; saving and
+    /// restoring take about `cost_ns` more ([`WriteIntent::preserve_ns`]).
     Preserving {
         bytes: u64,
+        cost_ns: u64,
         spec: String,
         journal: PathBuf,
     },
@@ -139,13 +141,15 @@ impl std::fmt::Display for Notice {
             Notice::Plan { command, what } => write!(f, "flashscope {command}: {what}"),
             Notice::Preserving {
                 bytes,
+                cost_ns,
                 spec,
                 journal,
             } => write!(
                 f,
-                "preserve mode: saving up to {} of {spec} to the journal {} before overwriting; Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143, SIGHUP from a closed terminal: 129). After a crash: flashscope restore {}",
+                "preserve mode: saving up to {} of {spec} to the journal {} before overwriting (saving and restoring add about {} on a 10 MiB/s card); Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143, SIGHUP from a closed terminal: 129). After a crash: flashscope restore {}",
                 format_bytes(*bytes),
                 journal.display(),
+                format_ns(*cost_ns as f64),
                 journal.display()
             ),
             Notice::Simulated => f.write_str(
@@ -343,6 +347,21 @@ impl WriteIntent {
         }
     }
 
+    /// Bytes preserve mode saves and writes back: what the test typically writes, at
+    /// most its region (a test that writes for a time may write all of its region).
+    pub fn preserve_bytes(&self) -> u64 {
+        self.typical_bytes
+            .unwrap_or(self.max_bytes)
+            .min(self.region.1)
+    }
+
+    /// Preserve mode's time on top of [`WriteIntent::estimated_ns`], at the same assumed
+    /// 10 MiB/s: saving reads what the test overwrites and appends it to the journal,
+    /// restoring writes it back and reads it again to verify (three passes over it).
+    pub fn preserve_ns(&self) -> u64 {
+        estimate_ns(self.preserve_bytes().saturating_mul(3), 0)
+    }
+
     /// The plan in words, for the refusal and the banner.
     pub fn describe(&self) -> String {
         let typical = match self.typical_bytes {
@@ -472,6 +491,9 @@ pub fn permit(spec: &str, flags: &WriteFlags, intent: &WriteIntent) -> Result<Pe
 }
 
 /// The target, bare or in preserve mode.
+// One per session, reached on every I/O: boxing the larger variant would only add an
+// indirection there.
+#[allow(clippy::large_enum_variant)]
 pub enum Guarded {
     Preserve(Preserve<Box<dyn Backend>>),
     Direct(Box<dyn Backend>),
@@ -584,14 +606,24 @@ pub fn open_for_write(
                 });
                 say.say(Notice::Preserving {
                     bytes: save,
+                    cost_ns: intent.preserve_ns(),
                     spec: spec.to_string(),
                     journal: path.clone(),
                 });
             }
             // Record Ctrl-C from before the journal exists, so no signal can leave it empty.
             signals::install(signals::Second::Record);
+            let command = intent.command;
             let p = Preserve::new(opened.backend, path, &identity)?
-                .with_stop_check(Box::new(signals::pending));
+                .with_stop_check(Box::new(signals::pending))
+                .with_progress(Box::new(move |step| {
+                    // Saving's total is the region the test may write: what it can save.
+                    let step = step.map(|(phase, done, total)| {
+                        let total = if total == 0 { save.max(done) } else { total };
+                        (phase, done, total)
+                    });
+                    crate::report::progress::overlay(command, step)
+                }));
             Guarded::Preserve(p)
         }
         None => {
@@ -734,14 +766,22 @@ impl WriteSession {
     ) -> Result<Ran<T>> {
         let mut progress = crate::report::progress::Progress::new(command);
         let result = test(&mut self.dev, &mut |d, t| progress.update(d, t));
+        // The restore and its verification show over the test's bar, then it is cleared.
+        let ended = self.end(result);
         progress.finish();
-        self.conclude(result)
+        self.settle(ended)
     }
 
     /// End the session with the test's `result` ([`WriteSession::end`]) and say what it
     /// came to: its value and the ending, or the verdict of the signal that stopped it.
     pub fn conclude<T>(&mut self, result: io::Result<T>) -> Result<Ran<T>> {
-        let (value, ending) = self.end(result)?;
+        let ended = self.end(result);
+        self.settle(ended)
+    }
+
+    /// What an ended session came to (see [`WriteSession::conclude`]).
+    fn settle<T>(&mut self, ended: Result<(Option<T>, Ending)>) -> Result<Ran<T>> {
+        let (value, ending) = ended?;
         let Some(value) = value else {
             let sig = ending.interrupted.unwrap_or(libc::SIGINT);
             return Ok(Ran::Stopped(self.stopped_by_signal(&ending, sig)));

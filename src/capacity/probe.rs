@@ -497,7 +497,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
             }
             pos += chunk;
             (self.progress)(ProbeProgress {
-                phase: "flushing the write cache",
+                phase: "flushing cache",
                 done,
                 total: amount,
             });
@@ -572,7 +572,7 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
         for (i, &x) in points.iter().enumerate() {
             if i % 256 == 0 {
                 (self.progress)(ProbeProgress {
-                    phase: "scanning for aliases",
+                    phase: "scanning",
                     done: i as u64,
                     total,
                 });

@@ -339,10 +339,19 @@ fn plan_text(target: &str, destructive: bool, made: &PlanMade) -> String {
         target,
         format_ns(budget.spent_ns as f64)
     );
+    let saving = |command: &str| {
+        plan.steps
+            .iter()
+            .find(|s| s.command == command)
+            .and_then(|s| s.preserve_ns)
+            .map_or(String::new(), |ns| {
+                format!(" + {} saving and restoring", format_ns(ns as f64))
+            })
+    };
     for i in made.intents {
         let t = i.typical_bytes.unwrap_or(i.max_bytes);
         text.push_str(&format!(
-            "  {:<8} writes up to {}{} inside {}, about {} on a 10 MiB/s card\n",
+            "  {:<8} writes up to {}{} inside {}, about {}{} on a 10 MiB/s card\n",
             i.command,
             format_bytes(i.max_bytes),
             if t < i.max_bytes {
@@ -351,17 +360,19 @@ fn plan_text(target: &str, destructive: bool, made: &PlanMade) -> String {
                 String::new()
             },
             format_bytes(i.region.1),
-            format_ns(i.estimated_ns as f64)
+            format_ns(i.estimated_ns as f64),
+            saving(i.command)
         ));
     }
     if !made.erase_known {
         text.push_str("  open-au, fat skipped: they need the erase block, and align was not confident about it\n");
     }
     text.push_str(&format!(
-        "  bench    writes for {} inside the first {} (how many bytes depends on the card's speed), {} with its read tests\n",
+        "  bench    writes for {} inside the first {} (how many bytes depends on the card's speed), {} with its read tests{}\n",
         format_ns(bench_intent.estimated_ns as f64),
         format_bytes(bench_intent.region.1),
-        format_ns(bench_ns as f64)
+        format_ns(bench_ns as f64),
+        saving("bench")
     ));
     text.push_str(&format!(
         "  in all: typically {} written plus bench's, about {}; journal: {}\n",

@@ -39,7 +39,7 @@ pub struct Args {
     /// verified afterwards (preserve mode); --destructive overwrites without saving.
     #[command(flatten)]
     pub flags: WriteArgs,
-    /// About 15 s in total instead of about a minute.
+    /// 15 s of test time shared by the tests instead of 60 s.
     #[arg(long)]
     pub quick: bool,
     /// Counting time of each test (plain number = seconds); overrides the default split.

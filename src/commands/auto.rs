@@ -158,25 +158,33 @@ pub fn plan(
     let (bench_intent, bench_ns) = bench;
     let mut steps = Vec::new();
     let (mut typical, mut time_ns) = (0u64, spent_ns);
+    // Preserve mode saves what each step overwrites and writes it back after it.
+    let preserve = |i: &WriteIntent| journaled.then(|| i.preserve_ns());
     for i in intents {
         let t = i.typical_bytes.unwrap_or(i.max_bytes);
         typical = typical.saturating_add(t);
-        time_ns = time_ns.saturating_add(i.estimated_ns);
+        time_ns = time_ns
+            .saturating_add(i.estimated_ns)
+            .saturating_add(preserve(i).unwrap_or(0));
         steps.push(PlannedStep {
             command: i.command.to_string(),
             max_bytes: Some(i.max_bytes),
             typical_bytes: Some(t),
             region_bytes: i.region.1,
             estimated_ns: i.estimated_ns,
+            preserve_ns: preserve(i),
         });
     }
-    time_ns = time_ns.saturating_add(bench_ns);
+    time_ns = time_ns
+        .saturating_add(bench_ns)
+        .saturating_add(preserve(bench_intent).unwrap_or(0));
     steps.push(PlannedStep {
         command: "bench".to_string(),
         max_bytes: None,
         typical_bytes: None,
         region_bytes: bench_intent.region.1,
         estimated_ns: bench_ns,
+        preserve_ns: preserve(bench_intent),
     });
     let journal_bytes = journaled.then(|| {
         intents
@@ -251,6 +259,38 @@ pub struct PlanMade<'a> {
     pub erase_known: bool,
 }
 
+/// The steps a run makes, in order, for the progress line's `[k/n] step`; cleared from
+/// the line when dropped (the run ended, however).
+struct Steps(Vec<&'static str>);
+
+impl Steps {
+    /// The steps of a run that writes or not, all of them planned.
+    fn new(writes: bool) -> Self {
+        Steps(if writes {
+            vec!["align", "probe", "open-au", "fat", "slc", "bench"]
+        } else {
+            vec!["align"]
+        })
+    }
+
+    /// A step that will not run (skipped before the count is shown).
+    fn drop_step(&mut self, name: &str) {
+        self.0.retain(|s| *s != name);
+    }
+
+    /// `name` starts: the line shows `[k/n]`.
+    fn start(&self, name: &str) {
+        let k = self.0.iter().position(|s| *s == name);
+        crate::report::progress::set_step(k.map(|k| (k + 1, self.0.len())));
+    }
+}
+
+impl Drop for Steps {
+    fn drop(&mut self) {
+        crate::report::progress::set_step(None);
+    }
+}
+
 /// An inference's value when it is confident.
 pub fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
     inf.filter(|i| i.status == Status::Confident)
@@ -276,6 +316,8 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         value: 30_000_000_000,
         text: "30s".into(),
     });
+    let mut shown = Steps::new(params.flags.allowed());
+    shown.start("align");
     let aligned = align::measure(
         spec,
         &AlignParams {
@@ -286,6 +328,10 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     let g = &aligned;
     let info = g.target.info().cloned().unwrap_or_default();
     let erase = confident_u64(g.inferences.get("erase_block_bytes"));
+    if erase.is_none() {
+        shown.drop_step("open-au");
+        shown.drop_step("fat");
+    }
     let mut steps = vec![StepRecord {
         command: "align".to_string(),
         elapsed_ns: g.elapsed_ns,
@@ -334,6 +380,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         };
     }
     if let Some(allowance) = budget.admit(writes, "probe", 0, 0) {
+        shown.start("probe");
         let (pd, c) = done!(write_probe::measure(
             spec,
             &PROBE,
@@ -351,6 +398,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         match erase {
             Some(e) => {
                 if let Some(allowance) = budget.admit(writes, "open-au", e, 0) {
+                    shown.start("open-au");
                     let (od, _) = done!(write_probe::measure(
                         spec,
                         &open_au_request(e),
@@ -369,6 +417,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     }
     if let Some((e, allowance)) = erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?)))
     {
+        shown.start("fat");
         let (fd, c) = done!(write_probe::measure(
             spec,
             &fat_request(e),
@@ -380,6 +429,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         step_docs.push(fd);
     }
     if let Some(allowance) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
+        shown.start("slc");
         let (sd, c) = done!(write_probe::measure(
             spec,
             &slc_request(),
@@ -395,6 +445,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
     // bench stopped early, if it did; the claimed marks' checks go into the document.
     let (mut met, mut failure) = (None, None);
     if let Some(allowance) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
+        shown.start("bench");
         let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
         let b = bench::measure(spec, &bench_params(cap), &flags)?;
         let Some(bd) = b.doc else {
@@ -512,7 +563,7 @@ fn bench_params(write_budget: Option<u64>) -> BenchParams {
         expect: None,
         runs: 1,
         write_budget,
-        progress: false,
+        progress: true,
     }
 }
 
@@ -726,10 +777,20 @@ mod tests {
         let bench = step("bench", 0, None, 2000, 0);
         let p = plan(&intents, (&bench, 11), 3, true);
         assert_eq!(p.typical_bytes, 90);
-        assert_eq!(p.estimated_ns, 3 + 5 + 7 + 11);
+        // Preserve mode saves and restores what each step overwrites (bench: its region).
+        let saving: u64 = [&intents[0], &intents[1], &bench]
+            .iter()
+            .map(|i| i.preserve_ns())
+            .sum();
+        assert_eq!(saving, crate::session::estimate_ns(3 * (40 + 50), 0));
+        assert_eq!(p.estimated_ns, 3 + 5 + 7 + 11 + saving);
+        assert_eq!(p.steps[0].preserve_ns, Some(intents[0].preserve_ns()));
         assert_eq!(p.journal_bytes, Some(3000));
         assert_eq!(p.steps.len(), 3);
         assert_eq!(p.steps[2].max_bytes, None);
-        assert_eq!(plan(&intents, (&bench, 11), 3, false).journal_bytes, None);
+        let unjournaled = plan(&intents, (&bench, 11), 3, false);
+        assert_eq!(unjournaled.journal_bytes, None);
+        assert_eq!(unjournaled.estimated_ns, 3 + 5 + 7 + 11);
+        assert!(unjournaled.steps.iter().all(|s| s.preserve_ns.is_none()));
     }
 }

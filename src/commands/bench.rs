@@ -264,11 +264,9 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
                 }
                 progress.update(done as u64, (n_tests * runs) as u64);
                 progress.message(&format!(
-                    "{} {} ({}/{})",
+                    "{} {}",
                     line.label,
                     if dir == Dir::Read { "read" } else { "write" },
-                    done + 1,
-                    n_tests * runs
                 ));
                 let spec = JobSpec {
                     name: format!(

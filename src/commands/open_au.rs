@@ -155,6 +155,7 @@ impl WriteTest for OpenAuTest {
         progress: &mut dyn FnMut(u64, u64),
     ) -> io::Result<OpenAuSamples> {
         let max_au = self.params.max_au;
+        crate::report::progress::phase("writing", true);
         open_au::run(
             dev,
             &self.params,

@@ -153,7 +153,11 @@ impl WriteTest for CapacityTest {
         dev: &mut dyn Backend,
         progress: &mut dyn FnMut(u64, u64),
     ) -> io::Result<ProbeRecord> {
-        let mut cb = |p: crate::capacity::probe::ProbeProgress| progress(p.done, p.total);
+        let mut cb = |p: crate::capacity::probe::ProbeProgress| {
+            // The filler counts bytes; the scan counts points; each phase has its own bar.
+            crate::report::progress::phase(p.phase, p.phase.starts_with("flushing"));
+            progress(p.done, p.total)
+        };
         match probe(dev, &self.config, &mut cb) {
             Ok(r) => Ok(r),
             Err(Error::Io { source, .. }) => Err(source),

@@ -18,6 +18,15 @@ enum Stop {
 /// A check called before every I/O: `Some(signal)` asks the test to stop.
 pub type StopCheck = Box<dyn Fn() -> Option<i32> + Send>;
 
+/// Told how saving, restoring and verifying go: `Some((phase, bytes done, bytes in all))`
+/// as they run (`phase` is "saving", "restoring" or "verifying"; saving's total is 0, not
+/// known here), `None` when the phase ends. For the progress line.
+pub type ProgressHook = Box<dyn FnMut(Option<(&'static str, u64, u64)>) + Send>;
+
+/// A save of at least this many bytes at once is told to the [`ProgressHook`]; smaller
+/// ones (a probe's scattered writes) would only make the line flicker.
+const TOLD_SAVE_BYTES: u64 = 4 << 20;
+
 /// What a restore did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RestoreSummary {
@@ -55,6 +64,7 @@ pub struct Preserve<B> {
     /// Device time spent saving, taken out of `clock_ns`.
     hidden_ns: u64,
     stop: Option<StopCheck>,
+    progress: Option<ProgressHook>,
     /// Bytes written to the device by the restore (wear the test also causes).
     pub restored_bytes: u64,
     /// The first journal or target write error: it ends the test (every later I/O fails
@@ -75,6 +85,7 @@ impl<B: Backend> Preserve<B> {
             announced: IntervalSet::new(),
             hidden_ns: 0,
             stop: None,
+            progress: None,
             restored_bytes: 0,
             failure: None,
         })
@@ -84,6 +95,12 @@ impl<B: Backend> Preserve<B> {
     /// reports a signal (see `signals`).
     pub fn with_stop_check(mut self, stop: StopCheck) -> Self {
         self.stop = Some(stop);
+        self
+    }
+
+    /// Tell `hook` how long saves, the restore and its verification go.
+    pub fn with_progress(mut self, hook: ProgressHook) -> Self {
+        self.progress = Some(hook);
         self
     }
 
@@ -202,6 +219,18 @@ impl<B: Backend> Preserve<B> {
         let sector = self.inner.logical_sector_bytes().max(1) as u64;
         let size = self.inner.size_bytes();
         let mut appended = false;
+        let gaps: u64 = regions
+            .iter()
+            .map(|&(offset, len)| {
+                let start = offset / sector * sector;
+                let end = (offset.saturating_add(len).div_ceil(sector) * sector).min(size);
+                let gaps = self.saved.gaps(start, end);
+                gaps.iter().map(|(s, e)| e - s).sum::<u64>()
+            })
+            .sum();
+        let mut tell = self.progress.as_mut().filter(|_| gaps >= TOLD_SAVE_BYTES);
+        let before = self.saved.covered_bytes();
+        let mut done = 0;
         for &(offset, len) in regions {
             let start = offset / sector * sector;
             let end = offset.saturating_add(len).div_ceil(sector) * sector;
@@ -223,6 +252,10 @@ impl<B: Backend> Preserve<B> {
                     writer.append(pos, &buf).map_err(journal)?;
                     appended = true;
                     pos += n;
+                    done += n;
+                    if let Some(t) = tell.as_mut() {
+                        t(Some(("saving", before + done, 0)));
+                    }
                 }
                 // Made durable below; a failed sync ends the test before any overwrite.
                 self.saved.insert(gs, ge);
@@ -230,6 +263,9 @@ impl<B: Backend> Preserve<B> {
         }
         if appended {
             writer.sync().map_err(journal)?;
+        }
+        if let Some(t) = tell.as_mut() {
+            t(None);
         }
         Ok(())
     }
@@ -245,7 +281,16 @@ impl<B: Backend> Preserve<B> {
             .map_err(|e| Error::io(format!("syncing journal {}", self.path.display()), e))?;
         drop(writer);
         let journal = Journal::open(&self.path)?;
-        let summary = restore(&journal, &mut self.inner, Some(&self.written)).map_err(|e| {
+        let mut none = |_: Option<(&'static str, u64, u64)>| {};
+        let hook: &mut dyn FnMut(Option<(&'static str, u64, u64)>) = match self.progress.as_mut() {
+            Some(h) => h,
+            None => &mut none,
+        };
+        let summary = restore(&journal, &mut self.inner, Some(&self.written), hook);
+        if let Some(h) = self.progress.as_mut() {
+            h(None);
+        }
+        let summary = summary.map_err(|e| {
             Error::runtime(format!(
                 "{e}. The journal is kept at {}: run `flashscope restore {}` once the target is back",
                 self.path.display(),
@@ -278,7 +323,7 @@ pub fn restore_records<D: Backend + ?Sized>(
     journal: &Journal,
     dev: &mut D,
 ) -> Result<RestoreSummary> {
-    restore(journal, dev, None)
+    restore(journal, dev, None, &mut |_| {})
 }
 
 /// [`restore_records`], writing back only the parts of the records inside `only` (the
@@ -287,6 +332,7 @@ fn restore<D: Backend + ?Sized>(
     journal: &Journal,
     dev: &mut D,
     only: Option<&IntervalSet>,
+    progress: &mut dyn FnMut(Option<(&'static str, u64, u64)>),
 ) -> Result<RestoreSummary> {
     let sector = dev.logical_sector_bytes().max(1) as u64;
     let torn = journal.torn.iter().map(|t| (t.offset, t.length));
@@ -336,7 +382,21 @@ fn restore<D: Backend + ?Sized>(
         }
         Ok(())
     };
+    let total: u64 = journal
+        .records
+        .iter()
+        .map(|rec| match only {
+            None => rec.length,
+            Some(set) => set
+                .covered(rec.offset, rec.offset + rec.length)
+                .iter()
+                .map(|(s, e)| e - s)
+                .sum(),
+        })
+        .sum();
     let mut summary = RestoreSummary::default();
+    let mut done = 0;
+    progress(Some(("restoring", 0, total)));
     each_piece(&mut |at, data| {
         let mut buf = AlignedBuf::new(data.len());
         buf.copy_from_slice(data);
@@ -344,8 +404,10 @@ fn restore<D: Backend + ?Sized>(
             .map_err(|e| Error::io(format!("writing back the region at {at}"), e))?;
         summary.regions += 1;
         summary.bytes += data.len() as u64;
+        progress(Some(("restoring", summary.bytes, total)));
         Ok(())
     })?;
+    progress(Some(("verifying", 0, total)));
     dev.flush()
         .map_err(|e| Error::io("flushing the target after the restore", e))?;
     each_piece(&mut |at, data| {
@@ -359,6 +421,8 @@ fn restore<D: Backend + ?Sized>(
             )));
         }
         summary.verified += 1;
+        done += data.len() as u64;
+        progress(Some(("verifying", done, total)));
         Ok(())
     })?;
     Ok(summary)

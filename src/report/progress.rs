@@ -6,20 +6,175 @@
 //! counters live in another thread (the `fs` tests, `io`) gets a [`Ticker`] that polls them.
 //! Nothing is ever written to stdout, so `--json` stays one clean document; when stderr is
 //! not a terminal (a pipe, a file, a test) indicatif's stderr target draws nothing at all.
+//!
+//! The line names what is being done (issue 31.3): `[k/n] command: phase`, a bar, then
+//! bytes done of total and the rate (a phase counted in bytes) or the percentage, and an
+//! ETA from the phase's own average rate. It fits 80 columns ([`MAX_WIDTH`]). A bar never
+//! goes backwards: a new phase ([`phase`]) gets its own labelled bar, and a count that
+//! starts again within a phase is shown as its next pass (`#2`). Preserve mode's saving,
+//! restoring and verifying are shown over the test's bar as phases of their own
+//! ([`overlay`]), so the line does not freeze while they run; the test's bar comes back
+//! where it was. `auto` names its step ([`set_step`]).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-/// The bar's layout: label, bar, percentage, the step being run, elapsed time and ETA.
-const TEMPLATE: &str = "{prefix}: {bar:30} {percent:>3}% {msg} elapsed {elapsed}, ETA {eta}";
-/// Without a total (a run whose length is not known): no bar and no ETA, only time.
-const SPINNER: &str = "{prefix}: {spinner} {msg} elapsed {elapsed}";
+/// The widest line drawn, in columns: an 80-column terminal does not wrap it.
+pub const MAX_WIDTH: usize = 79;
+/// The label's width at most (`[k/n] command: phase`); longer ones end in "…".
+const PREFIX_WIDTH: usize = 30;
+/// The bar's width.
+const BAR_WIDTH: usize = 8;
+/// With a total: label, bar, then the figures ([`figures`]).
+fn template() -> String {
+    format!("{{prefix}} {{bar:{BAR_WIDTH}}} {{msg}}")
+}
+/// Without a total (a run whose length is not known): no bar and no ETA.
+const SPINNER: &str = "{prefix} {spinner} {msg}";
+/// How often the figures are recomputed at most (a probe reports every I/O).
+const REDRAW: Duration = Duration::from_millis(100);
+
+/// `auto`'s step being run, `(k, n)`: every bar's label starts with `[k/n]`.
+static STEP: Mutex<Option<(usize, usize)>> = Mutex::new(None);
+/// The bar on screen, for [`phase`] and [`overlay`] from code that has no handle on it.
+static ACTIVE: Mutex<Option<Arc<Mutex<State>>>> = Mutex::new(None);
+
+/// One phase's count: what it counts, how far it is, since when.
+#[derive(Debug, Clone)]
+struct Phase {
+    name: String,
+    bytes: bool,
+    done: u64,
+    total: u64,
+    /// The pass of this phase (a count that started again), from 1.
+    pass: u32,
+    started: Instant,
+    /// `done` when this pass started (a resumed run counts its rate from there).
+    base: u64,
+}
+
+impl Phase {
+    fn new(name: &str, bytes: bool) -> Self {
+        Phase {
+            name: name.to_string(),
+            bytes,
+            done: 0,
+            total: 0,
+            pass: 1,
+            started: Instant::now(),
+            base: 0,
+        }
+    }
+
+    /// Take a new count; one that goes back (a smaller share done) starts the next pass.
+    fn set(&mut self, done: u64, total: u64) {
+        // A total that was only a guess and is passed: not known any more (no "ETA 1s"
+        // for minutes).
+        let total = if done > total { 0 } else { total };
+        let fresh = self.done == 0 && self.total == 0;
+        let back = !fresh
+            && if total > 0 && self.total > 0 {
+                (done as u128) * (self.total as u128) < (self.done as u128) * (total as u128)
+            } else {
+                done < self.done
+            };
+        if back {
+            self.pass += 1;
+            self.started = Instant::now();
+            self.base = 0;
+        } else if fresh {
+            self.started = Instant::now();
+            self.base = done;
+        }
+        self.done = done;
+        self.total = total;
+    }
+}
+
+/// A bar's state: the owner's phase, and the phase shown over it for a while.
+struct State {
+    bar: ProgressBar,
+    label: String,
+    main: Phase,
+    overlay: Option<Phase>,
+    /// When the figures were last drawn.
+    drawn: Option<Instant>,
+    /// The prefix drawn last.
+    prefix: String,
+    /// Whether the bar's style is the one with a bar (a total known).
+    with_bar: bool,
+    /// Drawn by [`overlay`] alone (no bar was on screen): cleared when its phase ends.
+    own: bool,
+}
+
+/// A bar's state drawing to `target`; the bar on screen unless it is hidden.
+fn new_state(label: &str, target: ProgressDrawTarget, own: bool) -> Arc<Mutex<State>> {
+    let bar = ProgressBar::with_draw_target(None, target).with_style(style(SPINNER));
+    let state = Arc::new(Mutex::new(State {
+        bar,
+        label: label.to_string(),
+        main: Phase::new("", false),
+        overlay: None,
+        drawn: None,
+        prefix: String::new(),
+        with_bar: false,
+        own,
+    }));
+    if !lock(&state).bar.is_hidden() {
+        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(state.clone());
+    }
+    state
+}
+
+impl State {
+    fn shown(&self) -> &Phase {
+        self.overlay.as_ref().unwrap_or(&self.main)
+    }
+
+    /// Redraw (the figures at most every [`REDRAW`] unless `now`).
+    fn draw(&mut self, now: bool) {
+        if !now && self.drawn.is_some_and(|t| t.elapsed() < REDRAW) {
+            return;
+        }
+        self.drawn = Some(Instant::now());
+        let step = *STEP.lock().unwrap_or_else(|p| p.into_inner());
+        let p = self.shown().clone();
+        let prefix = prefix(step, &self.label, &p);
+        if prefix != self.prefix {
+            self.bar.set_prefix(prefix.clone());
+            self.prefix = prefix;
+        }
+        let with_bar = p.total > 0;
+        if with_bar != self.with_bar {
+            let t = if with_bar {
+                template()
+            } else {
+                SPINNER.to_string()
+            };
+            self.bar.set_style(style(&t));
+            self.with_bar = with_bar;
+        }
+        if with_bar {
+            self.bar.set_length(p.total);
+            self.bar.set_position(p.done);
+        } else {
+            self.bar.unset_length();
+            self.bar.set_position(p.done);
+        }
+        self.bar.set_message(figures(&p, p.started.elapsed()));
+    }
+}
 
 /// A progress bar on stderr for one command or step.
 pub struct Progress {
-    bar: ProgressBar,
+    state: Arc<Mutex<State>>,
+}
+
+/// Lock a state, whatever a panicking holder left (the bar only draws).
+fn lock(s: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    s.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Progress {
@@ -35,26 +190,43 @@ impl Progress {
 
     /// A bar drawing to `target` (tests draw into a hidden or in-memory target).
     fn to(label: &str, target: ProgressDrawTarget) -> Self {
-        let bar = ProgressBar::with_draw_target(None, target)
-            .with_style(style(SPINNER))
-            .with_prefix(label.to_string());
-        Progress { bar }
+        Progress {
+            state: new_state(label, target, false),
+        }
     }
 
     /// Whether anything is drawn (false when stderr is not a terminal).
     pub fn is_drawn(&self) -> bool {
-        !self.bar.is_hidden()
+        !lock(&self.state).bar.is_hidden()
     }
 
-    /// Report `done` of `total` units (bytes, reads, rounds, steps); a total of 0 means
-    /// not known: time only, no ETA.
+    /// Report `done` of `total` units (reads, rounds, steps); a total of 0 means not
+    /// known: time only, no ETA.
     pub fn update(&mut self, done: u64, total: u64) {
-        set(&self.bar, done, total);
+        let mut s = lock(&self.state);
+        s.main.set(done, total);
+        if s.overlay.is_none() {
+            s.draw(false);
+        }
     }
 
-    /// Name the step being run (bench's tests).
+    /// Start the phase `name` of the owner's count (`bytes`: counted in bytes, shown with
+    /// a rate): a bar of its own, from 0. The same name again keeps the count.
+    pub fn phase(&mut self, name: &str, bytes: bool) {
+        let mut s = lock(&self.state);
+        if s.main.name != name || s.main.bytes != bytes {
+            s.main = Phase::new(name, bytes);
+            s.draw(true);
+        }
+    }
+
+    /// Name what the current count is doing without starting it again (bench's test).
     pub fn message(&mut self, what: &str) {
-        self.bar.set_message(what.to_string());
+        let mut s = lock(&self.state);
+        if s.main.name != what {
+            s.main.name = what.to_string();
+            s.draw(true);
+        }
     }
 
     /// A callback for probes.
@@ -64,14 +236,19 @@ impl Progress {
 
     /// Clear the bar.
     pub fn finish(&mut self) {
-        self.bar.finish_and_clear();
+        let s = lock(&self.state);
+        s.bar.finish_and_clear();
+        let mut active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner());
+        if active.as_ref().is_some_and(|a| Arc::ptr_eq(a, &self.state)) {
+            *active = None;
+        }
     }
 
     /// Draw from `poll()` (done, total) ten times a second on a thread of its own, until
     /// the returned ticker is dropped (counters another thread updates).
     pub fn ticking(label: &str, poll: impl Fn() -> (u64, u64) + Send + 'static) -> Ticker {
         let progress = Progress::new(label);
-        let bar = progress.bar.clone();
+        let state = progress.state.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let handle = if progress.is_drawn() {
             let stop = stop.clone();
@@ -80,8 +257,13 @@ impl Progress {
                 .spawn(move || {
                     while !stop.load(Ordering::Relaxed) {
                         let (done, total) = poll();
-                        set(&bar, done, total);
-                        std::thread::sleep(Duration::from_millis(100));
+                        let mut s = lock(&state);
+                        s.main.set(done, total);
+                        if s.overlay.is_none() {
+                            s.draw(false);
+                        }
+                        drop(s);
+                        std::thread::sleep(REDRAW);
                     }
                 })
                 .ok()
@@ -119,44 +301,149 @@ impl Drop for Ticker {
     }
 }
 
-fn style(template: &str) -> ProgressStyle {
-    // The templates are constants: a bad one is caught by the unit test below.
-    ProgressStyle::with_template(template)
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .with_key(
-            "eta",
-            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                // Before the rate is known (nothing done yet, or too little to estimate
-                // from) indicatif says 0s: say "?" instead.
-                let unknown = state.pos() == 0 || (state.eta().is_zero() && state.fraction() < 1.0);
-                let _ = if unknown {
-                    write!(w, "?")
-                } else {
-                    write!(w, "{:#}", indicatif::HumanDuration(state.eta()))
-                };
-            },
-        )
+/// `auto`'s step `k` of `n` (from 1), or `None` after the last: every bar's label starts
+/// with `[k/n]`.
+pub fn set_step(step: Option<(usize, usize)>) {
+    *STEP.lock().unwrap_or_else(|p| p.into_inner()) = step;
 }
 
-/// Position and length, switching between the bar (total known) and the spinner.
-fn set(bar: &ProgressBar, done: u64, total: u64) {
-    if (total > 0) != bar.length().is_some() {
-        if total > 0 {
-            bar.set_style(style(TEMPLATE));
-        } else {
-            bar.set_style(style(SPINNER));
-            bar.unset_length();
+/// Start the phase `name` of the bar on screen (for a test that reports its phases
+/// through a plain `(done, total)` callback, e.g. the probe's).
+pub fn phase(name: &str, bytes: bool) {
+    let active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Some(a) = active {
+        let mut s = lock(&a);
+        if s.main.name != name || s.main.bytes != bytes {
+            s.main = Phase::new(name, bytes);
+            s.draw(true);
         }
     }
-    let first = total > 0 && bar.length().is_none();
-    if total > 0 {
-        bar.set_length(total);
+}
+
+/// Show the phase `name` (counted in bytes: saving, restoring, verifying) over the bar
+/// on screen, `done` of `total`; `None` ends it and the owner's bar is shown again. With
+/// no bar on screen one is drawn for `label` (a restore after the test's bar ended) and
+/// cleared when the phase ends. Nothing is drawn off a terminal.
+pub fn overlay(label: &str, step: Option<(&str, u64, u64)>) {
+    let current = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let state = match (current, step) {
+        (Some(a), _) => a,
+        (None, None) => return,
+        (None, Some(_)) => {
+            let state = new_state(label, ProgressDrawTarget::stderr(), true);
+            if lock(&state).bar.is_hidden() {
+                return;
+            }
+            state
+        }
+    };
+    let mut s = lock(&state);
+    let own = s.own;
+    match step {
+        Some((name, done, total)) => {
+            let renamed = s.overlay.as_ref().is_none_or(|o| o.name != name);
+            if renamed {
+                s.overlay = Some(Phase::new(name, true));
+            }
+            if let Some(o) = s.overlay.as_mut() {
+                o.set(done, total);
+            }
+            s.draw(renamed);
+        }
+        None => {
+            s.overlay = None;
+            if own {
+                s.bar.finish_and_clear();
+                drop(s);
+                let mut active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner());
+                if active.as_ref().is_some_and(|a| Arc::ptr_eq(a, &state)) {
+                    *active = None;
+                }
+            } else {
+                s.draw(true);
+            }
+        }
     }
-    bar.set_position(if total > 0 { done.min(total) } else { done });
-    if first {
-        // A resumed run starts part way: the rate counts from here, not from 0.
-        bar.reset_eta();
+}
+
+/// The label: `[k/n] command: phase`, at most [`PREFIX_WIDTH`] columns.
+fn prefix(step: Option<(usize, usize)>, label: &str, p: &Phase) -> String {
+    let mut s = match step {
+        Some((k, n)) => format!("[{k}/{n}] {label}"),
+        None => label.to_string(),
+    };
+    s.push(':');
+    if !p.name.is_empty() {
+        s.push(' ');
+        s.push_str(&p.name);
     }
+    if p.pass > 1 {
+        s.push_str(&format!(" #{}", p.pass));
+    }
+    let width = s.chars().count();
+    if width > PREFIX_WIDTH {
+        s = s.chars().take(PREFIX_WIDTH - 1).collect();
+        s.push('…');
+    } else {
+        s.push_str(&" ".repeat(PREFIX_WIDTH - width));
+    }
+    s
+}
+
+/// The figures after the bar: bytes done of total and the rate, or the percentage; the
+/// ETA from the pass's average rate (`?` until it can be told); without a total, what is
+/// done and the time.
+fn figures(p: &Phase, elapsed: Duration) -> String {
+    use crate::vocab::units::{format_bytes, format_rate};
+    let secs = elapsed.as_secs_f64();
+    let counted = p.done.saturating_sub(p.base);
+    let rate = (secs > 0.2 && counted > 0).then(|| counted as f64 / secs);
+    if p.total == 0 {
+        return match (p.bytes, rate) {
+            (true, Some(r)) => format!("{} {} {}", format_bytes(p.done), format_rate(r), hms(secs)),
+            (true, None) => format!("{} {}", format_bytes(p.done), hms(secs)),
+            (false, _) => format!("elapsed {}", hms(secs)),
+        };
+    }
+    let eta = match rate {
+        Some(r) if counted * 100 >= p.total.saturating_sub(p.base) || secs >= 2.0 => {
+            hms(p.total.saturating_sub(p.done) as f64 / r)
+        }
+        _ => "?".to_string(),
+    };
+    if p.bytes {
+        let rate = rate.map_or("".to_string(), |r| format!(" {}", format_rate(r)));
+        format!(
+            "{}/{}{rate} ETA {eta}",
+            format_bytes(p.done),
+            format_bytes(p.total)
+        )
+    } else if p.total < 1000 {
+        format!("{}/{} ETA {eta}", p.done, p.total)
+    } else {
+        let pct = (p.done as f64 * 100.0 / p.total as f64).floor() as u64;
+        format!("{pct:>3}% ETA {eta}")
+    }
+}
+
+/// Seconds as `42s`, `3m05s`, `2h07m` (at most 6 columns).
+fn hms(secs: f64) -> String {
+    let s = if secs.is_finite() {
+        secs.round() as u64
+    } else {
+        u64::MAX
+    };
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..360_000 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        _ => ">99h".to_string(),
+    }
+}
+
+fn style(template: &str) -> ProgressStyle {
+    // The templates are constants: a bad one is caught by the unit test below.
+    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
 #[cfg(test)]
@@ -165,8 +452,9 @@ mod tests {
 
     #[test]
     fn templates_parse() {
-        assert!(ProgressStyle::with_template(TEMPLATE).is_ok());
+        assert!(ProgressStyle::with_template(&template()).is_ok());
         assert!(ProgressStyle::with_template(SPINNER).is_ok());
+        assert_eq!(template(), "{prefix} {bar:8} {msg}");
     }
 
     #[test]
@@ -174,30 +462,110 @@ mod tests {
         let mut p = Progress::to("t", ProgressDrawTarget::hidden());
         assert!(!p.is_drawn());
         p.update(5, 10);
-        assert_eq!((p.bar.position(), p.bar.length()), (5, Some(10)));
+        let main = lock(&p.state).main.clone();
+        assert_eq!((main.done, main.total), (5, 10));
         p.update(20, 10);
-        assert_eq!(p.bar.position(), 10, "never past the total");
-        p.update(3, 0);
-        assert_eq!(p.bar.length(), None, "an unknown total has no ETA");
+        let main = lock(&p.state).main.clone();
+        assert_eq!(
+            (main.done, main.total),
+            (20, 0),
+            "a total passed is not known any more"
+        );
+    }
+
+    /// The widest line any phase can draw, measured as rendered: label, bar and figures.
+    #[test]
+    fn the_widest_line_fits_80_columns() {
+        let mut p = Phase::new("flushing the write cache", true);
+        p.pass = 12;
+        p.set(1023 * 1024 * 1024 + 1000, 1023 * 1024 * 1024 + 1023 * 1024);
+        p.base = 0;
+        let bytes = figures(&p, Duration::from_secs(359_000));
+        let mut c = Phase::new("x", false);
+        c.set(998, 999);
+        let count = figures(&c, Duration::from_secs(359_000));
+        c.set(99_999_999, 100_000_000);
+        let share = figures(&c, Duration::from_secs(359_000));
+        for f in [bytes, count, share] {
+            let line = format!(
+                "{} {} {f}",
+                prefix(Some((10, 10)), "open-au", &p),
+                "#".repeat(BAR_WIDTH)
+            );
+            assert!(line.chars().count() <= MAX_WIDTH, "{line:?}");
+        }
     }
 
     #[test]
-    fn a_bar_on_a_terminal_shows_percent_and_eta() {
-        let term = indicatif::InMemoryTerm::new(2, 100);
+    fn a_count_that_starts_again_is_the_next_pass_not_a_bar_going_back() {
+        let mut p = Phase::new("scanning", false);
+        p.set(77, 100);
+        p.set(14, 100);
+        assert_eq!((p.pass, p.done), (2, 14));
+        p.set(84, 100);
+        assert_eq!(p.pass, 2);
+        // A total that grows so that the share done falls is a new pass too.
+        p.set(84, 1000);
+        assert_eq!(p.pass, 3);
+        assert!(prefix(None, "probe", &p).starts_with("probe: scanning #3"));
+    }
+
+    #[test]
+    fn figures_name_bytes_and_rate_or_the_percentage() {
+        let mut p = Phase::new("saving", true);
+        p.set(0, 256 << 20);
+        p.set(64 << 20, 256 << 20);
+        let f = figures(&p, Duration::from_secs(4));
+        assert_eq!(f, "64 MiB/256 MiB 16 MiB/s ETA 12s");
+        let mut c = Phase::new("", false);
+        c.set(0, 4);
+        c.set(1, 4);
+        assert_eq!(figures(&c, Duration::from_secs(3)), "1/4 ETA 9s");
+        assert_eq!(figures(&c, Duration::from_millis(100)), "1/4 ETA ?");
+        c.set(1000, 4000);
+        assert_eq!(figures(&c, Duration::from_secs(3)), " 25% ETA 9s");
+        assert_eq!(hms(3725.0), "1h02m");
+        assert_eq!(hms(185.0), "3m05s");
+    }
+
+    #[test]
+    fn a_bar_on_a_terminal_names_its_phase_and_the_overlay_over_it() {
+        let term = indicatif::InMemoryTerm::new(4, 200);
         let mut p = Progress::to(
-            "verify",
+            "bench",
             ProgressDrawTarget::term_like(Box::new(term.clone())),
         );
-        p.update(0, 100);
-        p.bar.tick();
-        assert!(term.contents().contains("ETA ?"), "{:?}", term.contents());
-        std::thread::sleep(Duration::from_millis(20));
-        p.update(50, 100);
-        p.bar.tick();
+        let state = p.state.clone();
+        p.message("SEQ1M Q8T1 write");
+        p.update(5, 12);
+        lock(&state).draw(true);
+        lock(&state).bar.tick();
         let shown = term.contents();
-        assert!(shown.contains("verify:"), "{shown:?}");
-        assert!(shown.contains("50%"), "{shown:?}");
-        assert!(shown.contains("ETA"), "{shown:?}");
+        assert!(shown.contains("bench: SEQ1M Q8T1 write"), "{shown:?}");
+        assert!(shown.contains("5/12"), "{shown:?}");
+        // Preserve mode's saving, over the test's bar, then the bar again where it was.
+        {
+            let mut s = lock(&state);
+            s.overlay = Some(Phase::new("saving", true));
+            s.overlay.as_mut().unwrap().set(32 << 20, 256 << 20);
+            s.draw(true);
+            s.bar.tick();
+        }
+        let shown = term.contents();
+        assert!(
+            shown.contains("bench: saving") && shown.contains("32 MiB/256 MiB"),
+            "{shown:?}"
+        );
+        {
+            let mut s = lock(&state);
+            s.overlay = None;
+            s.draw(true);
+            s.bar.tick();
+        }
+        assert!(term.contents().contains("5/12"), "{:?}", term.contents());
+        for line in term.contents().lines() {
+            assert!(line.chars().count() <= MAX_WIDTH, "{line:?}");
+        }
         p.finish();
         assert_eq!(term.contents().trim(), "", "finish clears the line");
     }

@@ -696,6 +696,10 @@ pub struct PlannedStep {
     pub typical_bytes: Option<u64>,
     pub region_bytes: u64,
     pub estimated_ns: u64,
+    /// Preserve mode's cost on top of `estimated_ns`: saving what the step overwrites and
+    /// writing it back and verifying it; absent when nothing is journaled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preserve_ns: Option<u64>,
 }
 
 /// What auto plans to write before it writes: the steps and the totals.
@@ -703,6 +707,7 @@ pub struct PlannedStep {
 pub struct AutoPlan {
     pub steps: Vec<PlannedStep>,
     pub typical_bytes: u64,
+    /// The whole plan's time, preserve mode's saving and restoring included.
     pub estimated_ns: u64,
     /// The most journal space preserve mode needs (one step's region); `null` when
     /// nothing is journaled (a simulated card, `--destructive`).

@@ -108,3 +108,127 @@ fn io_draws_a_bar_on_a_terminal() {
     );
     serde_json::from_slice::<serde_json::Value>(&doc).expect("stdout is one JSON document");
 }
+
+/// What a command drew on a pseudo-terminal (`script`), split into the lines the terminal
+/// showed (at each carriage return or newline), escape sequences and trailing blanks
+/// removed; `None` (after saying why) where `script` is missing.
+fn drawn_on_a_terminal(args: &str, dir: &Path) -> Option<Vec<String>> {
+    if !has_tool("script") {
+        skip("util-linux `script` is not installed (Debian: bsdutils)");
+        return None;
+    }
+    let c = common::flashscope_abs();
+    let bin: Vec<String> = std::iter::once(c.get_program())
+        .chain(c.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let cmd = format!(
+        "{} {args} --json > {}",
+        bin.join(" "),
+        dir.join("out.json").display()
+    );
+    let out = std::process::Command::new("script")
+        .envs(common::HISTORY_OFF)
+        .env("XDG_STATE_HOME", dir)
+        .env("TERM", "xterm")
+        .env("COLUMNS", "80")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let tty = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{args}: {tty}");
+    let escape = strip_escapes(&tty);
+    Some(
+        escape
+            .split(['\r', '\n'])
+            .map(|l| l.trim_end().to_string())
+            .filter(|l| !l.is_empty())
+            .collect(),
+    )
+}
+
+/// `text` without its CSI escape sequences (`ESC [ ... letter`).
+fn strip_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            chars.next();
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A 64 MiB file of random bytes (preserve mode saves and restores real data).
+fn random_image(dir: &Path) -> PathBuf {
+    use rand::{RngCore, SeedableRng};
+    let img = dir.join("card.img");
+    let mut data = vec![0u8; 64 << 20];
+    rand_pcg::Pcg64::seed_from_u64(31).fill_bytes(&mut data);
+    std::fs::write(&img, &data).unwrap();
+    img
+}
+
+/// The bar of a preserve-mode write test fits an 80-column terminal, names its phases,
+/// and shows preserve mode's saving (bench claims its region) and restoring as phases of
+/// their own with bytes done of total, instead of a bar frozen on "elapsed" (issue 31.3).
+#[test]
+fn a_preserve_mode_bar_names_saving_and_restoring_and_fits_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = random_image(dir.path());
+    let before = std::fs::read(&img).unwrap();
+    for (args, must) in [
+        (
+            format!("probe {} --write", img.display()),
+            &["probe: restoring", "probe: verifying"][..],
+        ),
+        (
+            format!("bench {} --write --quick --size 16M", img.display()),
+            &[
+                "bench: saving",
+                "bench: SEQ1M Q8T1 read",
+                "bench: restoring",
+            ][..],
+        ),
+    ] {
+        let Some(lines) = drawn_on_a_terminal(&args, dir.path()) else {
+            return;
+        };
+        let bars: Vec<&String> = lines
+            .iter()
+            .filter(|l| !l.starts_with("flashscope ") && !l.starts_with("preserve mode:"))
+            .collect();
+        assert!(!bars.is_empty(), "{args}: no bar drawn: {lines:?}");
+        for l in &bars {
+            assert!(
+                l.chars().count() < 80,
+                "{args}: a {}-column line wraps in 80 columns: {l:?}",
+                l.chars().count()
+            );
+        }
+        for m in must {
+            assert!(
+                bars.iter().any(|l| l.starts_with(m)),
+                "{args}: no {m:?} phase drawn: {bars:?}"
+            );
+        }
+        // Bytes done of the total with the rate, where the phase counts bytes.
+        assert!(
+            bars.iter()
+                .any(|l| l.contains(" MiB/") && l.contains("ETA")),
+            "{args}: {bars:?}"
+        );
+    }
+    assert!(
+        std::fs::read(&img).unwrap() == before,
+        "the image was restored"
+    );
+}
