@@ -119,7 +119,7 @@ fn reference_prints_the_vendor_table_filtered() {
         .assert()
         .success()
         .stdout(predicate::str::contains("GD25F256"))
-        .stdout(predicate::str::contains("270KB/s"))
+        .stdout(predicate::str::contains("270 KiB/s"))
         .stdout(predicate::str::contains("K9F4G08U0F").not());
     // Beside a computed figure.
     let mut args = NAND.to_vec();
