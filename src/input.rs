@@ -279,6 +279,55 @@ pub fn printable_text(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// A FIFO named `name` in `dir`, for the tests that check no reader blocks on one.
+/// JSON text whose strings show their control characters instead of holding them: each
+/// escape of one inside a string (`\n`, `\r`, `\t`, `\b`, `\f`, `\u0000`–`\u001f`,
+/// `\u007f`–`\u009f`) becomes the escape's own text, and a raw DEL or C1 character (which
+/// JSON lets through unescaped) its `\u00XX` text. A document read from a file or a database
+/// then cannot carry a line break, an escape sequence or a carriage return to whatever
+/// prints one of its strings (issue 30.8). `None` when there is none: the usual document is
+/// not copied.
+pub fn json_controls_shown(bytes: &[u8]) -> Option<Vec<u8>> {
+    let hex_control = |h: &[u8]| {
+        std::str::from_utf8(h)
+            .ok()
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            .is_some_and(|v| v < 0x20 || (0x7f..=0x9f).contains(&v))
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let (shown, skip): (Option<Vec<u8>>, usize) = match bytes[i] {
+            b'\\' => match bytes.get(i + 1) {
+                Some(b'n' | b'r' | b't' | b'b' | b'f') => (Some(b"\\\\".to_vec()), 1),
+                Some(b'u') if bytes.get(i + 2..i + 6).is_some_and(hex_control) => {
+                    (Some(b"\\\\".to_vec()), 1)
+                }
+                // `\\`, `\"` and the rest: the escaped character is skipped with it.
+                _ => (None, 2),
+            },
+            0x7f => (Some(b"\\\\u007f".to_vec()), 1),
+            0xc2 if bytes.get(i + 1).is_some_and(|b| (0x80..=0x9f).contains(b)) => {
+                (Some(format!("\\\\u00{:02x}", bytes[i + 1]).into_bytes()), 2)
+            }
+            _ => (None, 1),
+        };
+        if let Some(text) = shown {
+            let o = out.get_or_insert_with(|| Vec::with_capacity(bytes.len() + 64));
+            o.extend_from_slice(&bytes[copied..i]);
+            o.extend_from_slice(&text);
+            // A shown escape keeps its letter (and hex digits) as text after the backslash
+            // added; a raw character is replaced whole.
+            copied = if bytes[i] == b'\\' { i + 1 } else { i + skip };
+        }
+        i += skip;
+    }
+    out.map(|mut o| {
+        o.extend_from_slice(&bytes[copied..]);
+        o
+    })
+}
+
 #[cfg(test)]
 pub(crate) fn test_fifo(dir: &Path, name: &str) -> std::path::PathBuf {
     let fifo = dir.join(name);
@@ -384,5 +433,30 @@ mod tests {
         let e = read_regular(&dir.path().join("none"), "log", 100).unwrap_err();
         assert_eq!(e.exit_code(), 1);
         assert!(e.to_string().contains("none"), "{e}");
+    }
+
+    #[test]
+    fn json_strings_show_their_control_characters() {
+        let shown = |t: &str| {
+            let b = json_controls_shown(t.as_bytes());
+            let text = b.map(|b| String::from_utf8(b).unwrap());
+            let v: String = serde_json::from_str(text.as_deref().unwrap_or(t)).unwrap();
+            v
+        };
+        assert_eq!(
+            shown(r#""a\nb\r\t\u001b]0;x\u0007 \u009b""#),
+            r"a\nb\r\t\u001b]0;x\u0007 \u009b"
+        );
+        // Raw DEL and C1, which JSON lets through unescaped.
+        assert_eq!(shown("\"x\u{7f}y\u{9b}z\""), r"x\u007fy\u009bz");
+        // Escaped backslashes and quotes, and other \u escapes, stay what they were.
+        assert_eq!(
+            shown(r#""c:\\new \"q\" \u00e9 \u0041""#),
+            "c:\\new \"q\" é A"
+        );
+        assert!(json_controls_shown(br#"{"a":"plain \\n text","b":[1,2]}"#).is_none());
+        assert!(json_controls_shown(b"").is_none());
+        // A cut escape at the end is left to the parser.
+        assert!(json_controls_shown(b"\"\\").is_none());
     }
 }

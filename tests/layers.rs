@@ -408,3 +408,73 @@ fn the_scanner_sees_imports_in_every_form() {
     let got = imports(&code_only("use super::cli::x;"), &m, &rooms);
     assert!(got.is_empty(), "{got:?}");
 }
+
+/// The product code of `text` (its `#[cfg(test)]` modules cut), comments and literals
+/// blanked.
+fn product_code(text: &str) -> String {
+    let code = code_only(text);
+    match code.find("#[cfg(test)]") {
+        Some(i) => code[..i].to_string(),
+        None => code,
+    }
+}
+
+/// Below the command line nothing prints or ends the process: results go up as values,
+/// events to an observer, and only `cli` and `main` write to the terminal and decide the
+/// exit code (issue 32). Test modules may print their own diagnostics.
+#[test]
+fn only_the_command_line_prints_or_exits() {
+    let root = src();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let forbidden = [
+        "println!",
+        "eprintln!",
+        "print!",
+        "eprint!",
+        "process::exit",
+        "dbg!",
+    ];
+    let mut bad = Vec::new();
+    let mut scanned = 0;
+    for f in &files {
+        let rel = f.strip_prefix(&root).unwrap();
+        let room = module_path(rel).first().cloned().unwrap_or_default();
+        if room == "cli" || room == "main" {
+            continue;
+        }
+        scanned += 1;
+        let code = product_code(&std::fs::read_to_string(f).unwrap());
+        for (n, line) in code.lines().enumerate() {
+            for word in forbidden {
+                // `eprintln!` contains `println!`: match whole names only.
+                let hit = line.match_indices(word).any(|(i, _)| {
+                    !line[..i]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                });
+                if hit {
+                    bad.push(format!("src/{}:{}: {word}", rel.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(scanned > 50, "only {scanned} files scanned");
+    assert!(
+        bad.is_empty(),
+        "printing or exiting below the command line (return a value or tell the observer):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_print_scan_sees_a_print_and_skips_tests() {
+    let code = product_code(
+        "fn a() { eprintln!(\"x\"); }\n// println!(\"y\")\n#[cfg(test)]\nmod tests { fn b() { println!(); } }\n",
+    );
+    assert!(code.contains("eprintln!"));
+    // The commented one and the test module's are not product code.
+    assert_eq!(code.matches("println!").count(), 1, "{code}");
+    assert!(!code.contains("fn b"));
+}

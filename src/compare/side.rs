@@ -253,6 +253,9 @@ pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Side> {
             crate::vocab::units::format_bytes(FIO_CAP_BYTES as u64)
         )));
     }
+    // A fio document's strings (job names, errors) show their control characters too.
+    let shown = crate::input::json_controls_shown(bytes);
+    let bytes = shown.as_deref().unwrap_or(bytes);
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(first) => {

@@ -244,7 +244,12 @@ impl Document {
 
     /// Read a saved `--json` document; the error names `name` and says what is wrong (not
     /// JSON, truncated, another schema, a command flashscope does not know) with exit code 2.
+    /// Its strings show the control characters they held (see
+    /// [`crate::input::json_controls_shown`]): whatever prints them prints no line break or
+    /// escape sequence someone put in the file.
     pub fn from_json(name: &str, bytes: &[u8]) -> crate::Result<Document> {
+        let shown = crate::input::json_controls_shown(bytes);
+        let bytes = shown.as_deref().unwrap_or(bytes);
         let bad = |why: String| crate::Error::usage(format!("{name}: {why}"));
         let fields = match serde_json::from_slice::<Fields>(bytes) {
             Ok(f) => f.0,

@@ -464,6 +464,16 @@ struct Shown {
 
 /// Run a case with a deadline; stdout and stderr, or what went wrong.
 fn shown_output(c: &Shown, dir: &Path) -> Result<(String, String), String> {
+    let (code, o, e) = shown_output_any(c, dir)?;
+    if code != c.code {
+        return Err(format!("{}: exit {code}, expected {}: {e}", c.name, c.code));
+    }
+    Ok((o, e))
+}
+
+/// Run a case within 30 s: its exit code, stdout and stderr; an error for a hang, a panic
+/// or a crash.
+fn shown_output_any(c: &Shown, dir: &Path) -> Result<(i32, String, String), String> {
     let out = dir.join(format!("{}.out", c.name));
     let err = dir.join(format!("{}.err", c.name));
     let mut cmd = common::flashscope_abs();
@@ -497,10 +507,7 @@ fn shown_output(c: &Shown, dir: &Path) -> Result<(String, String), String> {
             c.name
         ));
     }
-    if code != c.code {
-        return Err(format!("{}: exit {code}, expected {}: {e}", c.name, c.code));
-    }
-    Ok((o, e))
+    Ok((code, o, e))
 }
 
 /// Issue 30 points 6 and 8 (and 10's message): trusted-looking state that is damaged is
@@ -803,4 +810,126 @@ fn hostile_state_documents_devices_and_journals_are_refused_or_shown_never_obeye
         "{} issue-30 hostile state/document/device cases passed",
         cases.len()
     );
+}
+
+/// The JSON pointers of the string leaves of `v`, one element per array (the samples of a
+/// document are one shape repeated).
+fn string_leaves(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(_) => out.push(at),
+        serde_json::Value::Array(a) => {
+            if let Some(first) = a.first() {
+                string_leaves(first, format!("{at}/0"), out);
+            }
+        }
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let k = k.replace('~', "~0").replace('/', "~1");
+                string_leaves(x, format!("{at}/{k}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Issue 30 point 8, every field: each string of a saved bench, probe and align document
+/// in turn carries the payload (line break, escape sequences, bell, carriage return, a
+/// formula), and `compare` and `history show` print it shown, never obeyed, or refuse the
+/// document (exit 2) with an error that shows it too. Prints its case count.
+#[test]
+fn every_string_of_a_saved_document_is_shown_never_obeyed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    let doc_of = |args: &[&str], code: i32| -> serde_json::Value {
+        let out = common::flashscope().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let docs = [
+        (
+            "bench",
+            doc_of(&["bench", "sim:sd-16g", "--runtime", "0.3", "--json"], 0),
+        ),
+        (
+            "probe",
+            doc_of(&["probe", "sim:fake-64g", "--destructive", "--json"], 3),
+        ),
+        ("align", doc_of(&["align", "sim:sd-16g", "--json"], 0)),
+    ];
+    let other = d.join("other.json");
+    std::fs::write(&other, serde_json::to_vec(&docs[0].1).unwrap()).unwrap();
+    let (mut cases, mut refused, mut failures) = (0, 0, Vec::new());
+    for (name, doc) in &docs {
+        let mut leaves = Vec::new();
+        string_leaves(doc, String::new(), &mut leaves);
+        assert!(leaves.len() > 10, "{name}: only {} strings", leaves.len());
+        for (i, at) in leaves.iter().enumerate() {
+            let mut bad = doc.clone();
+            let s = bad.pointer_mut(at).unwrap();
+            *s = format!("{}{INJECT}", s.as_str().unwrap()).into();
+            let f = d.join(format!("{name}-{i}.json"));
+            std::fs::write(&f, serde_json::to_vec(&bad).unwrap()).unwrap();
+            let hist = d.join(format!("{name}-{i}.sqlite"));
+            let runs = [
+                vec!["compare".to_string(), p(&f), p(&other)],
+                vec![
+                    "history".into(),
+                    "import".into(),
+                    p(&f),
+                    "--history".into(),
+                    p(&hist),
+                ],
+                vec![
+                    "history".into(),
+                    "show".into(),
+                    "1".into(),
+                    "--history".into(),
+                    p(&hist),
+                ],
+            ];
+            for args in runs {
+                cases += 1;
+                let shown = Shown {
+                    name: "document-field",
+                    args: args.clone(),
+                    env: vec![],
+                    code: -1,
+                };
+                let (code, out, err) = match shown_output_any(&shown, d) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        failures.push(format!("{name} {at}: {e}"));
+                        continue;
+                    }
+                };
+                if code == 2 {
+                    refused += 1;
+                } else if code != 0 && !(code == 3 && args[0] == "compare") {
+                    failures.push(format!("{name} {at}: {args:?} exit {code}: {err}"));
+                }
+                let both = format!("{out}{err}");
+                if both.contains(['\x1b', '\x07', '\r']) {
+                    failures.push(format!(
+                        "{name} {at}: {args:?}: a control character: {both:?}"
+                    ));
+                }
+                if both
+                    .lines()
+                    .any(|l| l.trim_start().starts_with("FAKE-LINE"))
+                {
+                    failures.push(format!(
+                        "{name} {at}: {args:?}: a line break started a line"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} document-field cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    eprintln!("{cases} document-field cases passed ({refused} refused the document)");
 }
