@@ -86,7 +86,7 @@ pub struct Cell {
     pub max: f64,
 }
 
-/// One part: its figures, in [`crate::history::table::COLUMNS`] order (`None` where no run measured it).
+/// One part: its figures, in the history table's `COLUMNS` order (`None` where no run measured it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PartRow {
     pub part: String,
