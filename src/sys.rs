@@ -559,6 +559,33 @@ pub fn monotonic_ns() -> u64 {
     (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
+/// Nanoseconds in which at least one runnable task of this machine waited for a CPU, since
+/// boot (`/proc/pressure/cpu`, "some" total); `None` where the kernel has no pressure
+/// stall information. The difference over an interval, divided by its length, is the
+/// share of that interval the machine was short of CPU: a measurement's own thread, the
+/// loop device's and the file system's kernel workers and a served card's server alike.
+pub(crate) fn cpu_pressure_some_ns() -> Option<u64> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open("/proc/pressure/cpu")
+        .ok()?
+        .take(512)
+        .read_to_string(&mut text)
+        .ok()?;
+    pressure_some_ns(&text)
+}
+
+/// The "some" total of a pressure file's text, in ns (the file counts µs).
+fn pressure_some_ns(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("some "))?;
+    let us: u64 = line
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("total="))?
+        .parse()
+        .ok()?;
+    Some(us.saturating_mul(1000))
+}
+
 /// Real-time (SCHED_FIFO) priority for the calling thread, as flashbench takes for its
 /// reads: a timed read is then not preempted by ordinary programs. Returns whether the
 /// kernel granted it (root or CAP_SYS_NICE); callers run either way. The kernel's
@@ -1037,6 +1064,19 @@ pub(crate) fn others_can_rename(meta: &std::fs::Metadata) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cpu_pressure_total_is_read_in_ns() {
+        let text = "some avg10=28.31 avg60=8.57 avg300=10.71 total=10593706021\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+        assert_eq!(pressure_some_ns(text), Some(10_593_706_021_000));
+        assert_eq!(pressure_some_ns("full avg10=0.00 total=5\n"), None);
+        assert_eq!(pressure_some_ns("some avg10=1 total=x\n"), None);
+        assert_eq!(pressure_some_ns(""), None);
+        // This kernel's own file, where it has one, parses.
+        if std::path::Path::new("/proc/pressure/cpu").exists() {
+            assert!(cpu_pressure_some_ns().is_some());
+        }
+    }
 
     #[test]
     fn cpu_time_is_counted() {

@@ -318,6 +318,38 @@ pub fn infer_linear(
     (open, Some(warning))
 }
 
+/// A measurement during which the machine was short of CPU (some task waited for one) for
+/// more than this share of its time was taken on a busy machine: the probe measures it
+/// again, and a collapse that rests on it is not confident.
+pub const BUSY_SHARE: f64 = 0.10;
+
+/// The inference with its confidence capped below "confident" when the count at which the
+/// writes collapse was measured while the machine was busy (CPU pressure over
+/// [`BUSY_SHARE`] of the time): other programs slow the writes by themselves, so the
+/// collapse may be the machine's, not the card's. `stall` holds each counted detection
+/// measurement's (count, share of its time the machine was short of CPU).
+pub fn collapse_on_a_busy_machine(inf: Inference, stall: &[(u32, f64)]) -> Inference {
+    let Some(n) = inf.as_u64() else {
+        return inf;
+    };
+    let at = if n == 0 { 1 } else { n + 1 };
+    let worst = stall
+        .iter()
+        .filter(|(c, _)| u64::from(*c) == at)
+        .map(|&(_, b)| b)
+        .fold(0.0, f64::max);
+    if worst <= BUSY_SHARE {
+        return inf;
+    }
+    at_most_tentative(
+        inf,
+        &format!(
+            "the machine was short of CPU {:.0} % of the time while {at} open erase blocks were measured (other programs running), which alone can slow small writes that much; run it again on an idle machine",
+            worst * 100.0
+        ),
+    )
+}
+
 /// The same inference with its confidence capped below "confident", because an input it
 /// rests on was assumed (`why` is added to the evidence). Inconclusive stays inconclusive.
 pub fn at_most_tentative(inf: Inference, why: &str) -> Inference {
@@ -446,6 +478,36 @@ mod tests {
             None,
         );
         assert_eq!(inf.as_u64(), Some(2));
+    }
+
+    #[test]
+    fn a_collapse_measured_on_a_busy_machine_is_not_confident() {
+        let inf = infer_open_au(&pts(&[(1, 30e6), (2, 4e6), (1, 30e6), (2, 4e6)]), None);
+        assert_eq!(inf.status, Status::Confident);
+        // Busy while the fast count was measured: a busy machine cannot fake speed.
+        let quiet_collapse = collapse_on_a_busy_machine(inf.clone(), &[(1, 0.9), (2, 0.02)]);
+        assert_eq!(quiet_collapse.status, Status::Confident);
+        let busy = collapse_on_a_busy_machine(inf.clone(), &[(1, 0.0), (2, 0.02), (2, 0.4)]);
+        assert_eq!(busy.as_u64(), Some(1));
+        assert_ne!(busy.status, Status::Confident);
+        assert!(
+            busy.evidence.contains("short of CPU 40 %"),
+            "{}",
+            busy.evidence
+        );
+        // No figures (the simulator, or no pressure information): unchanged.
+        assert_eq!(
+            collapse_on_a_busy_machine(inf.clone(), &[]).status,
+            Status::Confident
+        );
+        // Slow from one block on (random order against the linear rate): count 1 decides.
+        let zero = infer_open_au(&pts(&[(1, 1e6), (2, 1e6)]), Some(30e6));
+        assert_eq!(zero.as_u64(), Some(0));
+        let z = collapse_on_a_busy_machine(zero, &[(1, 0.5)]);
+        assert_ne!(z.status, Status::Confident);
+        // Inconclusive stays inconclusive.
+        let none = infer_open_au(&pts(&[(1, 30e6), (2, 29e6)]), None);
+        assert_eq!(collapse_on_a_busy_machine(none.clone(), &[(2, 0.9)]), none);
     }
 
     #[test]

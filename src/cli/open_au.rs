@@ -97,7 +97,7 @@ pub fn render(doc: &Document) -> String {
         let det: Vec<_> = r
             .samples
             .iter()
-            .filter(|x| x.phase == "detect" && x.random == random)
+            .filter(|x| x.phase == "detect" && x.random == random && !x.superseded)
             .collect();
         if det.is_empty() {
             continue;

@@ -2,7 +2,8 @@
 
 use super::write_probe::{erase_size, Findings, Request, WriteTest};
 use crate::analysis::openau::{
-    decide, fast_blocks_in_collapse, infer_linear, infer_open_au, linear_reference,
+    collapse_on_a_busy_machine, decide, fast_blocks_in_collapse, infer_linear, infer_open_au,
+    linear_reference,
 };
 use crate::backend::Backend;
 use crate::device::TargetInfo;
@@ -51,8 +52,10 @@ impl Request for OpenAuRequest {
                 self.max_au
             ),
         )?;
+        let mut params = params(self, budgets, info.size_bytes, sector, erase)?;
+        params.watch_machine = info.kind != crate::device::TargetKind::Sim;
         Ok(OpenAuTest {
-            params: params(self, budgets, info.size_bytes, sector, erase)?,
+            params,
             erase_size_source: source,
         })
     }
@@ -165,16 +168,22 @@ impl WriteTest for OpenAuTest {
     }
 
     fn infer(&self, s: &OpenAuSamples) -> Findings {
+        let stall = |random: bool| -> Vec<(u32, f64)> {
+            s.detection(random)
+                .filter_map(|x| x.cpu_stall_share.map(|b| (x.open_aus, b)))
+                .collect()
+        };
         let linear = s.points(false);
         let fast = fast_blocks_in_collapse(&linear, &s.block_median_ns(false));
         let (open, warning) = infer_linear(&linear, &fast, self.params.offset_bytes);
         let mut f = Findings::default();
-        f.add("open_au", open);
+        f.add("open_au", collapse_on_a_busy_machine(open, &stall(false)));
         f.warnings.extend(warning);
         if self.params.random {
+            let random = infer_open_au(&s.points(true), linear_reference(&linear));
             f.add(
                 "open_au_random",
-                infer_open_au(&s.points(true), linear_reference(&linear)),
+                collapse_on_a_busy_machine(random, &stall(true)),
             );
         }
         f

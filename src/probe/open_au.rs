@@ -11,7 +11,7 @@
 //! cut-off, as flashbench shows it. The probe decides only where to measure next.
 
 use super::write_common::{ladder, permutation, random_buffer};
-use crate::analysis::openau::{sweep_counts, Next, OpenAuPoint};
+use crate::analysis::openau::{sweep_counts, Next, OpenAuPoint, BUSY_SHARE};
 use crate::analysis::stats::median_ns;
 use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
@@ -37,6 +37,10 @@ pub struct OpenAuParams {
     pub ladder: bool,
     /// Write zeros instead of pseudo-random data (cheaper for the simulator to hold).
     pub zeros: bool,
+    /// Watch the machine's CPU pressure during each detection measurement and measure a
+    /// busy one again (real devices; the simulator's clock does not see the machine).
+    #[serde(skip)]
+    pub watch_machine: bool,
 }
 
 impl OpenAuParams {
@@ -54,6 +58,7 @@ impl OpenAuParams {
             time_budget_ns: None,
             ladder: true,
             zeros: false,
+            watch_machine: false,
         }
     }
 
@@ -133,7 +138,19 @@ pub struct OpenAuSample {
     /// Each erase block's median write time, in the order written.
     #[serde(default)]
     pub block_median_ns: Vec<f64>,
+    /// Share of the measurement's time in which the machine was short of CPU (some task
+    /// waited for one: this probe, the loop device's kernel workers, a card's server);
+    /// absent on the simulator's clock and where the kernel has no pressure information.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_stall_share: Option<f64>,
+    /// Measured again because the machine was busy, and a faster attempt kept instead: a
+    /// busy machine only makes writes look slower, never faster.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub superseded: bool,
 }
+
+/// Attempts at one detection measurement on a busy machine.
+pub const BUSY_ATTEMPTS: usize = 3;
 
 /// Everything the probe measured, and why it stopped early (if it did).
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -145,9 +162,7 @@ pub struct OpenAuSamples {
 impl OpenAuSamples {
     /// The detection points of one order, for the analysis.
     pub fn points(&self, random: bool) -> Vec<OpenAuPoint> {
-        self.samples
-            .iter()
-            .filter(|s| s.phase == "detect" && s.random == random)
+        self.detection(random)
             .map(|s| OpenAuPoint {
                 open_aus: s.open_aus,
                 bytes_per_s: s.bytes_per_s,
@@ -158,11 +173,17 @@ impl OpenAuSamples {
     /// Each detection measurement's per-erase-block median write times, in the order of
     /// [`OpenAuSamples::points`].
     pub fn block_median_ns(&self, random: bool) -> Vec<&[f64]> {
-        self.samples
-            .iter()
-            .filter(|s| s.phase == "detect" && s.random == random)
+        self.detection(random)
             .map(|s| s.block_median_ns.as_slice())
             .collect()
+    }
+
+    /// The detection measurements of one order that count (not superseded), in the order
+    /// measured.
+    pub fn detection(&self, random: bool) -> impl Iterator<Item = &OpenAuSample> {
+        self.samples
+            .iter()
+            .filter(move |s| s.phase == "detect" && s.random == random && !s.superseded)
     }
 }
 
@@ -220,6 +241,9 @@ impl<B: Backend> Run<'_, B> {
         };
         let mut times: Vec<Vec<u64>> = vec![Vec::with_capacity(rounds as usize); n as usize];
         let (mut busy, mut bytes, mut writes) = (0u64, 0u64, 0u64);
+        let watch = (phase == "detect" && p.watch_machine)
+            .then(|| crate::sys::cpu_pressure_some_ns().map(|s| (s, crate::sys::monotonic_ns())))
+            .flatten();
         for (round, &pos) in order.iter().enumerate() {
             for i in 0..n as u64 {
                 let off = p.offset_bytes + i * p.erase_bytes + pos as u64 * bs;
@@ -234,6 +258,11 @@ impl<B: Backend> Run<'_, B> {
         }
         // Each erase block's median write time (a rare pause does not count); the slowest
         // block decides (one block that pays for every write is what a cut-off looks like).
+        let cpu_stall_share = watch.and_then(|(s0, t0)| {
+            let stall = crate::sys::cpu_pressure_some_ns()?.saturating_sub(s0);
+            let wall = crate::sys::monotonic_ns().saturating_sub(t0).max(1);
+            Some((stall as f64 / wall as f64).min(1.0))
+        });
         let block_median_ns: Vec<f64> = times.iter().map(|t| median_ns(t)).collect();
         let med = block_median_ns.iter().copied().fold(0.0, f64::max);
         let timed_bytes = times.iter().map(|t| t.len() as u64).sum::<u64>() * bs;
@@ -249,6 +278,8 @@ impl<B: Backend> Run<'_, B> {
             bytes_per_s: bs as f64 * 1e9 / med,
             mean_bytes_per_s: timed_bytes as f64 * 1e9 / busy.max(1) as f64,
             block_median_ns,
+            cpu_stall_share,
+            superseded: false,
         };
         let rate = sample.bytes_per_s;
         self.out.samples.push(sample);
@@ -266,12 +297,37 @@ impl<B: Backend> Run<'_, B> {
             let linear = self.out.points(false);
             let own = random.then(|| self.out.points(true));
             match (self.next)(&linear, own.as_deref()) {
-                Next::Measure(n) => {
-                    self.measure("detect", n, bs, rounds, random)?;
-                }
+                Next::Measure(n) => self.measure_detect(n, bs, rounds, random)?,
                 Next::Done(found) => return Ok(found),
             }
         }
+    }
+
+    /// One detection measurement; while the machine is busy (CPU pressure over
+    /// [`BUSY_SHARE`] of its time) measured again, up to [`BUSY_ATTEMPTS`] in all, and the
+    /// fastest attempt kept: a busy machine makes writes look slower (the probe or the
+    /// loop device's workers wait for a CPU), so a slow attempt on a busy machine is no
+    /// evidence of a collapse while a faster one is. The others stay in the document,
+    /// marked superseded.
+    fn measure_detect(&mut self, n: u32, bs: u64, rounds: u64, random: bool) -> Result<(), Stop> {
+        let first = self.out.samples.len();
+        for attempt in 1..=BUSY_ATTEMPTS {
+            self.measure("detect", n, bs, rounds, random)?;
+            let busy = self.out.samples.last().and_then(|s| s.cpu_stall_share);
+            if attempt == BUSY_ATTEMPTS || !busy.is_some_and(|b| b > BUSY_SHARE) {
+                break;
+            }
+        }
+        let tries = &mut self.out.samples[first..];
+        if tries.len() > 1 {
+            let best = (0..tries.len())
+                .max_by(|&a, &b| tries[a].bytes_per_s.total_cmp(&tries[b].bytes_per_s))
+                .unwrap_or(0);
+            for (i, s) in tries.iter_mut().enumerate() {
+                s.superseded = i != best;
+            }
+        }
+        Ok(())
     }
 
     fn ladder(&mut self, counts: &[u32], random: bool) -> Result<(), Stop> {

@@ -334,7 +334,7 @@ pub fn open_au(samples: &[OpenAuSample], open_au: Option<u64>) -> Chart {
     for (random, name) in [(false, "linear order"), (true, "random order")] {
         let pts: Vec<(f64, f64)> = samples
             .iter()
-            .filter(|s| s.phase == "detect" && s.random == random)
+            .filter(|s| s.phase == "detect" && s.random == random && !s.superseded)
             .map(|s| (s.open_aus as f64, s.bytes_per_s / MIB))
             .collect();
         if !pts.is_empty() {
