@@ -8,7 +8,6 @@ use crate::common;
 
 use clap::CommandFactory;
 use std::path::Path;
-use std::process::Command;
 
 /// What a case must give: exit code and the words stderr must contain.
 struct Case {
@@ -27,10 +26,8 @@ fn case(args: &[&str], code: i32, says: &[&str]) -> Case {
 
 /// Run one case with a deadline; return a description of what went wrong, if anything.
 fn check(c: &Case, state: &Path) -> Option<String> {
-    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
-    let mut cmd = <Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").unwrap();
+    let mut cmd = common::bin();
     cmd.args(&c.args)
-        .envs(common::HISTORY_OFF)
         .env("XDG_STATE_HOME", state)
         // In the temporary directory: an option that takes a file name (--csv) and
         // accepts a bad value as one writes it there, not into the checkout.

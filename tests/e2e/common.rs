@@ -260,18 +260,46 @@ pub const RUNS: &[(&[&str], i32)] = &[
 /// through a shell, `script` or `taskset` set it on that command (children inherit it).
 pub const HISTORY_OFF: [(&str, &str); 1] = [("FLASHSCOPE_HISTORY", "off")];
 
-/// The flashscope binary under test (through the cross runner when one is set).
-pub fn flashscope() -> assert_cmd::Command {
-    let mut c = assert_cmd::Command::cargo_bin("flashscope").unwrap();
+/// The flashscope binary under test as a command (through the cross runner, qemu-user,
+/// when CARGO_TARGET_<triple>_RUNNER is set), with the run history off. Every test starts
+/// flashscope through this (or the helpers built on it).
+///
+/// A test run started from a non-interactive shell's background job (`.ci/run &`,
+/// `nohup cargo test`) inherits SIGINT and SIGQUIT ignored, and so would every flashscope
+/// it starts: the tests of Ctrl-C would then measure the shell, not flashscope. The first
+/// call gives this process the default actions back, as a terminal gives them.
+pub fn bin() -> StdCommand {
+    static DEFAULT_SIGNALS: std::sync::Once = std::sync::Once::new();
+    DEFAULT_SIGNALS.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGQUIT] {
+            // SAFETY: sigaction reads the disposition into zeroed memory of the right type;
+            // only an inherited SIG_IGN is replaced (by the default action), no handler.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+                {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+            }
+        }
+    });
+    let mut c =
+        <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").unwrap();
     c.envs(HISTORY_OFF);
     c
+}
+
+/// The flashscope binary under test (see [`bin`]).
+pub fn flashscope() -> assert_cmd::Command {
+    assert_cmd::Command::from_std(bin())
 }
 
 /// The binary under test as a plain command whose program is an absolute path: the
 /// binary itself, or the cross runner (qemu-user) found on this PATH, so a test that
 /// replaces PATH (stub tools) still starts it.
 pub fn flashscope_abs() -> StdCommand {
-    let c = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").unwrap();
+    let c = bin();
     let prog = std::path::PathBuf::from(c.get_program());
     let prog = if prog.components().count() > 1 {
         prog
@@ -472,10 +500,7 @@ pub fn signal_when(
     ready: impl Fn() -> bool,
 ) -> (Option<i32>, String) {
     use std::time::{Duration, Instant};
-    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
-    let mut child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
-        .unwrap()
-        .envs(HISTORY_OFF)
+    let mut child = bin()
         .env("XDG_STATE_HOME", state)
         .current_dir(cwd)
         .args(args)
@@ -563,8 +588,7 @@ pub fn as_nobody(args: &[&str]) -> Option<(tempfile::TempDir, StdCommand)> {
     let copy = dir.path().join("flashscope");
     std::fs::copy(env!("CARGO_BIN_EXE_flashscope"), &copy).ok()?;
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).ok()?;
-    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
-    let bin = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").ok()?;
+    let bin = bin();
     let swap = |s: &std::ffi::OsStr| {
         if std::path::Path::new(s) == std::path::Path::new(env!("CARGO_BIN_EXE_flashscope")) {
             copy.clone().into_os_string()

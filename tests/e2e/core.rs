@@ -288,8 +288,7 @@ fn a_device_that_vanishes_mid_command_is_a_clear_runtime_error() {
 
 #[test]
 fn a_closed_stdout_pipe_is_not_a_panic() {
-    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
-    let cmd = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").unwrap();
+    let cmd = common::bin();
     let argv: Vec<String> = std::iter::once(cmd.get_program())
         .chain(cmd.get_args())
         .map(|a| format!("'{}'", a.to_string_lossy()))

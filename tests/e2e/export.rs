@@ -478,7 +478,7 @@ fn the_lava_definition_reports_every_check_through_lava_test_case() {
         format!("printf '%s\\n' \"$*\" >> {}", quoted(calls.as_os_str())),
     );
     // flashscope on PATH: the binary under test (through the cross runner when set).
-    let cmd = <Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope").unwrap();
+    let cmd = common::bin();
     let mut line = vec![quoted(cmd.get_program())];
     line.extend(cmd.get_args().map(quoted));
     exe("flashscope", format!("exec {} \"$@\"", line.join(" ")));

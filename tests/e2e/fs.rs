@@ -549,10 +549,7 @@ fn a_compressing_filesystem_with_zeros_gets_a_warning_and_random_does_not() {
 #[test]
 fn ctrl_c_stops_the_test_and_removes_its_files() {
     let d = tempfile::tempdir().unwrap();
-    // Through the cross runner (qemu-user) when CARGO_TARGET_<triple>_RUNNER is set.
-    let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
-        .unwrap()
-        .envs(common::HISTORY_OFF)
+    let child = common::bin()
         .args(["fs", "seq", d.path().to_str().unwrap()])
         .args([
             "--size",

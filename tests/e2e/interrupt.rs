@@ -1,7 +1,6 @@
 //! Ctrl-C and SIGTERM in the commands that make files in a directory (issue 19 point 4):
 //! `verify DIR` and `bench DIR` stop, remove their test files and exit 128 + signal.
 
-use assert_cmd::cargo::CommandCargoExt;
 use rustix::process::{kill_process, Pid, Signal};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -21,9 +20,7 @@ fn test_files(dir: &Path) -> Vec<String> {
 /// Run flashscope with `args` in `dir`, send `sig` once its test file exists and it has
 /// been writing for a moment, and return its exit code and stderr.
 fn interrupt(args: &[&str], dir: &Path, sig: Signal) -> (Option<i32>, String) {
-    let child = Command::cargo_bin("flashscope")
-        .unwrap()
-        .env("FLASHSCOPE_HISTORY", "off") // not the real history: see tests/e2e/common.rs HISTORY_OFF
+    let child = crate::common::bin()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

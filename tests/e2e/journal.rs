@@ -7,7 +7,6 @@ use common::{is_root, killed_file_run, random_bytes, skip, Loop, Mounted};
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command as StdCommand;
 use std::time::{Duration, Instant};
 
 fn run(state: &Path, args: &[&str]) -> (i32, String, String) {
@@ -385,9 +384,7 @@ fn a_full_journal_filesystem_ends_the_test_with_exit_1_and_no_verdict() {
     for args in runs {
         let j = tmpfs.path().join("j.fsjournal");
         let _ = std::fs::remove_file(tmpfs.path().join("filler"));
-        let child = <StdCommand as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
-            .unwrap()
-            .envs(common::HISTORY_OFF)
+        let child = common::bin()
             .env("XDG_STATE_HOME", lo.dir())
             .args(args)
             .arg("--journal")

@@ -608,10 +608,7 @@ fn run_without_io_uring(args: &[&str], errno: i32) -> Option<std::process::Outpu
         stmt(ret, libc::SECCOMP_RET_ERRNO | errno as u32),
         stmt(ret, libc::SECCOMP_RET_ALLOW),
     ];
-    let mut cmd =
-        <std::process::Command as assert_cmd::cargo::CommandCargoExt>::cargo_bin("flashscope")
-            .unwrap();
-    cmd.envs(common::HISTORY_OFF);
+    let mut cmd = common::bin();
     cmd.args(args);
     // SAFETY: between fork and exec the closure only calls prctl with a filter built
     // before the fork (no allocation); both calls are async-signal-safe.
