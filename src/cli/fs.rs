@@ -172,10 +172,20 @@ pub fn run(cmd: &FsCommand, out: &Output) -> Result<Verdict> {
             eprintln!("{text}");
         }
     };
-    let doc = match cmd {
-        FsCommand::Seq(a) => command::seq(&seq_params(a)?, &mut announce)?,
-        FsCommand::Files(a) => command::files(&files_params(a)?, &mut announce)?,
-        FsCommand::Matrix(a) => command::matrix(&matrix_params(a)?, &mut announce)?,
+    let ran = match cmd {
+        FsCommand::Seq(a) => command::seq(&seq_params(a)?, &mut announce),
+        FsCommand::Files(a) => command::files(&files_params(a)?, &mut announce),
+        FsCommand::Matrix(a) => command::matrix(&matrix_params(a)?, &mut announce),
+    };
+    // A signal stops the test between blocks and its files are removed: the run ends as
+    // every command stopped by a signal does, 128 + its number, not as a failure.
+    let doc = match (ran, crate::signals::pending()) {
+        (Ok(doc), _) => doc,
+        (Err(e), Some(signal)) => {
+            eprintln!("flashscope: {e}");
+            return Ok(Verdict::Stopped { signal });
+        }
+        (Err(e), None) => return Err(e),
     };
     out.emit(&doc);
     Ok(Verdict::Ok)
