@@ -434,7 +434,7 @@ fn figures(doc: &Document) -> String {
         o.push_str(&format!(
             "check {}: {} — {}\n",
             c.name,
-            if c.passed { "passed" } else { "FAILED" },
+            c.outcome_word(),
             c.message
         ));
     }

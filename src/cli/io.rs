@@ -329,6 +329,7 @@ pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
     if let Some(v) = &verify {
         let bad = v.bad_units * crate::workload::verify::STAMP_UNIT as u64;
         doc.checks.push(Check {
+            inconclusive: false,
             threshold: None,
             name: "io.verify".into(),
             passed: v.bad_units == 0,

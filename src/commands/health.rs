@@ -156,6 +156,7 @@ pub fn document(h: &Health) -> Document {
     doc.inferences.insert("status".into(), status);
     if h.status != Status::Unknown {
         doc.checks.push(Check {
+            inconclusive: false,
             threshold: None,
             name: "health.wear".to_string(),
             passed: !h.status.failed(),

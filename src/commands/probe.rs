@@ -183,15 +183,22 @@ impl WriteTest for CapacityTest {
         f.warnings
             .extend(guard_warning(rec.guard_restored, &verdict));
         f.failed = verdict.failed();
-        f.inconclusive = verdict.not_proven();
-        f.checks.push(Check {
-            threshold: None,
-            name: "probe.capacity".into(),
-            passed: !verdict.failed(),
-            measurement: Some(verdict.usable_bytes as f64),
-            units: Some("bytes".into()),
-            message: verdict_line(&verdict),
-        });
+        // No fake seen, but no verdict either: a cache it could not see past, or a budget
+        // that stopped it before one. Neither is a pass (exit 1, the check not decided).
+        let undecided = !verdict.failed() && (verdict.not_proven() || !rec.complete);
+        f.inconclusive = undecided;
+        f.checks.push(
+            Check {
+                inconclusive: false,
+                threshold: None,
+                name: "probe.capacity".into(),
+                passed: !verdict.failed(),
+                measurement: Some(verdict.usable_bytes as f64),
+                units: Some("bytes".into()),
+                message: verdict_line(&verdict),
+            }
+            .undecided_if(undecided),
+        );
         f.metrics.push(Metric::new(
             "announced_bytes",
             "Capacity the device announces",

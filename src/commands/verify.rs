@@ -630,6 +630,7 @@ fn document(
     let bad_bytes: u64 = extents.iter().map(|e| e.length).sum();
     // The check exit code 3 stands for: every unit read back so far held its stamp.
     doc.checks.push(Check {
+        inconclusive: false,
         threshold: None,
         name: "verify.surface".into(),
         passed: extents.is_empty(),
@@ -640,7 +641,10 @@ fn document(
             extents.len(),
             if passes_done { "" } else { " (the run stopped before the end)" }
         ),
-    });
+    }
+    // Nothing read back (a budget ended the write pass) is no check at all; a write-only
+    // pass was asked to check nothing.
+    .undecided_if(verified == 0 && args.pass != Pass::Write));
     doc.metrics.push(Metric::new(
         "verify_checked_bytes",
         "Bytes written with stamps and read back by verify",

@@ -405,7 +405,7 @@ fn checks(h: &mut String, d: &Document) {
             "<tr><td>{}</td><td class=\"{}\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             escape(&c.name),
             if c.passed { "pass" } else { "fail" },
-            if c.passed { "passed" } else { "FAILED" },
+            c.outcome_word(),
             escape(&figure),
             escape(&c.message)
         );
@@ -778,6 +778,7 @@ mod tests {
             message: evil.into(),
         });
         d.checks.push(Check {
+            inconclusive: false,
             threshold: None,
             name: evil.into(),
             passed: false,
@@ -911,6 +912,7 @@ mod tests {
     fn a_failed_check_joins_a_verdict_that_says_ok_and_figures_are_formatted() {
         let mut d = auto("x", "OK: holds all of it", Vec::new());
         d.checks.push(crate::vocab::Check {
+            inconclusive: false,
             threshold: None,
             name: "auto.class_A2".into(),
             passed: false,
@@ -919,6 +921,7 @@ mod tests {
             message: "A2 NOT met: 4 IOPS against 2000".into(),
         });
         d.checks.push(crate::vocab::Check {
+            inconclusive: false,
             threshold: None,
             name: "auto.class_V30".into(),
             passed: true,

@@ -109,6 +109,31 @@ pub struct Check {
     pub threshold: Option<f64>,
     /// One sentence: what was required and what was found.
     pub message: String,
+    /// The check could not decide: a capacity test stopped by a budget before its verdict
+    /// or unable to see past a cache, a verify that read nothing back. Never `passed`: a
+    /// script that reads only `passed` must not take it for a pass.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inconclusive: bool,
+}
+
+impl Check {
+    /// "passed", "FAILED" or, when it could not decide, "not decided".
+    pub fn outcome_word(&self) -> &'static str {
+        match (self.passed, self.inconclusive) {
+            (_, true) => "not decided",
+            (true, false) => "passed",
+            (false, false) => "FAILED",
+        }
+    }
+
+    /// Mark the check as undecided (and so not passed) when `undecided`.
+    pub fn undecided_if(mut self, undecided: bool) -> Self {
+        if undecided {
+            self.passed = false;
+            self.inconclusive = true;
+        }
+        self
+    }
 }
 
 /// One figure for monitoring (Prometheus textfile collector, history).

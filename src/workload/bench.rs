@@ -445,6 +445,7 @@ pub fn claim_checks(command: &str, claimed: &[String], figures: &[BenchFigure]) 
             }
         };
         out.push(Check {
+            inconclusive: false,
             threshold: None,
             name: class_check_name(command, mark),
             passed,
@@ -809,6 +810,7 @@ pub fn expect_checks(expects: &[Expect], results: &[ExpectResult]) -> Vec<Check>
             name = format!("{base}_{n}");
         }
         out.push(Check {
+            inconclusive: false,
             threshold: Some(e.value * scale),
             name,
             passed: r.pass,

@@ -423,8 +423,9 @@ fn probe_on_an_honest_card_exits_0_and_needs_permission() {
 #[test]
 fn a_time_budget_stops_the_probe_with_a_partial_tentative_answer() {
     // A fake is found within about a second now, so the budget stops an honest card (its
-    // alias scan and cache filler take longer): exit 0 with an inconclusive kind (exit 3
-    // with a kind would be a false positive).
+    // alias scan and cache filler take longer): exit 1 (the check could not decide) with
+    // an inconclusive kind (exit 3 with a kind would be a false positive, exit 0 a pass
+    // that was never checked).
     let out = flashscope()
         .args([
             "probe",
@@ -439,7 +440,7 @@ fn a_time_budget_stops_the_probe_with_a_partial_tentative_answer() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(1),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -466,7 +467,7 @@ fn a_write_budget_too_small_for_one_span_claims_nothing() {
             "--write-budget",
             "2M",
         ],
-        0,
+        1,
     );
     assert_eq!(v["inferences"]["fake_kind"]["status"], "inconclusive");
     assert_eq!(v["inferences"]["usable_bytes"]["status"], "tentative");
@@ -1314,6 +1315,53 @@ fn a_verify_stopped_in_its_write_pass_checked_nothing_and_is_not_a_pass() {
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A probe stopped by its budget before a verdict, or a verify that read nothing back, did
+/// not check what it was asked: exit 1, and its check is "not decided" in every form a
+/// script reads (JSON `passed: false, inconclusive: true`, a JUnit error, never a pass).
+/// Before, the probe exited 0 and both checks said `passed: true` (a green JUnit case).
+#[test]
+fn a_check_that_could_not_decide_is_never_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[&str]); 2] = [
+        (
+            "probe",
+            &["probe", "sim:sd-16g", "--write", "--write-budget", "1M"],
+        ),
+        (
+            "verify",
+            &["verify", "sim:sd-16g", "--write", "--time-budget", "1s"],
+        ),
+    ];
+    for (name, args) in cases {
+        let junit = dir.path().join(format!("{name}.xml"));
+        let out = flashscope()
+            .args(args)
+            .arg("--json")
+            .arg("--junit")
+            .arg(&junit)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let checks = v["checks"].as_array().unwrap();
+        assert_eq!(checks.len(), 1, "{name}: {checks:?}");
+        assert_eq!(checks[0]["passed"], false, "{name}: {checks:?}");
+        assert_eq!(checks[0]["inconclusive"], true, "{name}: {checks:?}");
+        let xml = std::fs::read_to_string(&junit).unwrap();
+        assert!(xml.contains("<error "), "{name}: {xml}");
+        assert!(!xml.contains("<failure "), "{name}: {xml}");
+    }
+    // A decided check carries no `inconclusive` field at all.
+    let v = common::json(&["probe", "sim:sd-16g", "--write"]);
+    assert_eq!(v["checks"][0]["passed"], true);
+    assert!(
+        v["checks"][0].get("inconclusive").is_none(),
+        "{}",
+        v["checks"]
     );
 }
 

@@ -1,6 +1,7 @@
 //! JUnit XML (through `quick-junit`): one `<testsuite>` per command run, one `<testcase>`
 //! per check, its figure as the `measurement` and `units` properties and in
-//! `<system-out>`, a failed check as `<failure message="...">`. The suite's properties
+//! `<system-out>`, a failed check as `<failure message="...">`, one that could not decide
+//! as `<error message="...">`. The suite's properties
 //! carry the device's labels.
 
 use super::{device_labels, Exporter};
@@ -20,7 +21,13 @@ impl Exporter for Junit {
             suite.add_property(Property::new(k, v));
         }
         for c in &doc.checks {
-            let status = if c.passed {
+            let status = if c.inconclusive {
+                // Neither a pass nor the device's failure: the check could not decide.
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+                s.set_message(c.message.as_str());
+                s.set_type("check could not decide");
+                s
+            } else if c.passed {
                 TestCaseStatus::success()
             } else {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -71,5 +78,17 @@ mod tests {
             xml.contains(r#"<property name="serial" value="0x1234"/>"#),
             "{xml}"
         );
+    }
+
+    #[test]
+    fn a_check_that_could_not_decide_is_an_error_not_a_pass() {
+        let mut doc = sample_doc();
+        doc.checks[1] = doc.checks[1].clone().undecided_if(true);
+        let mut out = Vec::new();
+        Junit.write(&doc, &mut out).unwrap();
+        let xml = String::from_utf8(out).unwrap();
+        assert!(xml.contains(r#"errors="1""#), "{xml}");
+        assert!(xml.contains(r#"failures="1""#), "{xml}");
+        assert!(xml.contains(r#"type="check could not decide""#), "{xml}");
     }
 }

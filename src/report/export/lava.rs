@@ -28,7 +28,12 @@ pub fn args(c: &Check) -> Vec<String> {
     let mut a = vec![
         word(&c.name, ""),
         "--result".into(),
-        if c.passed { "pass" } else { "fail" }.into(),
+        match (c.passed, c.inconclusive) {
+            (_, true) => "unknown",
+            (true, false) => "pass",
+            (false, false) => "fail",
+        }
+        .into(),
     ];
     if let Some(m) = c.measurement.filter(|m| m.is_finite()) {
         a.push("--measurement".into());
@@ -95,7 +100,12 @@ mod tests {
             "lava-test-case probe.capacity --result fail --measurement 8000000000 --units bytes\n\
              lava-test-case bench.expect.seq_write --result pass\n"
         );
+        // A check that could not decide is neither a pass nor a fail.
+        let undecided = sample_doc().checks[1].clone().undecided_if(true);
+        assert_eq!(args(&undecided)[2], "unknown");
+        assert_eq!(undecided.outcome_word(), "not decided");
         let c = Check {
+            inconclusive: false,
             threshold: None,
             name: "a b\"c".into(),
             passed: true,

@@ -161,6 +161,7 @@ mod tests {
             &[("job", "rand_write")],
         ));
         doc.checks.push(Check {
+            inconclusive: false,
             threshold: None,
             name: "probe.capacity".into(),
             passed: false,
@@ -169,6 +170,7 @@ mod tests {
             message: "FAKE: announces 64 GiB, holds 8 GiB <&>".into(),
         });
         doc.checks.push(Check {
+            inconclusive: false,
             threshold: None,
             name: "bench.expect.seq_write".into(),
             passed: true,

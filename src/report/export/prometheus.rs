@@ -52,7 +52,7 @@ impl Exporter for Prometheus {
             labels.push(("check".into(), c.name.clone()));
             add(
                 metric_name("check_passed"),
-                "1 when the check passed, 0 when the device failed it (JUnit test case, exit code 3)",
+                "1 when the check passed, 0 when it did not: the device failed it (JUnit failure, exit code 3) or it could not decide (JUnit error, exit code 1)",
                 labels,
                 if c.passed { 1.0 } else { 0.0 },
             );
