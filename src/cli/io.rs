@@ -3,21 +3,17 @@
 
 use super::Output;
 use crate::cli::write_args::WriteArgs;
-use crate::device::TargetInfo;
-use crate::device::{self, OpenRequest, TargetKind};
-use crate::report::results::{IoResult, PageCacheChange};
+use crate::commands::io::{self, IoParams};
+use crate::commands::write_probe::Finished;
+use crate::report::results::PageCacheChange;
 use crate::report::wear_line;
 use crate::report::{Body, Document};
-use crate::session::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
+use crate::session::WriteFlags;
 use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns, format_rate, parse_size};
-use crate::vocab::{Check, Metric, Warning};
 use crate::workload::histogram::DEFAULT_PERCENTILES;
 use crate::workload::spec::parse_cpus;
-use crate::workload::{
-    self, EngineKind, GroupTotals, JobSpec, Pattern, RateLimit, RunTarget, RwMode, SyncMode,
-    WorkloadResult,
-};
+use crate::workload::{EngineKind, JobSpec, Pattern, RateLimit, RwMode, SyncMode};
 use crate::{Error, Result};
 
 /// Arguments of `io` (fio's names).
@@ -192,197 +188,33 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
     })
 }
 
-/// The run's progress on a real target: wall time against --ramp-time + --runtime when
-/// --runtime bounds it (a run that finishes its --size first ends sooner), elapsed time
-/// alone otherwise. Simulated runs take virtual time and end at once: no bar.
-fn progress(spec: &workload::JobSpec) -> crate::report::progress::Ticker {
-    let planned_ms = spec
-        .runtime_ns
-        .map_or(0, |r| r.saturating_add(spec.ramp_ns) / 1_000_000);
-    let start = std::time::Instant::now();
-    crate::report::progress::Progress::ticking("io", move || {
-        let ms = start.elapsed().as_millis() as u64;
-        (ms, planned_ms)
-    })
-}
-
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    // Parse everything that needs no target first, so bad input fails fast.
-    let probe_spec = job_spec(args, u64::MAX / 4)?;
-    let info = device::peek(&args.target)?;
-    let mut spec = job_spec(args, info.size_bytes)?;
-    let simulated = info.kind == TargetKind::Sim;
-    if simulated && args.pattern.is_none() {
-        spec.pattern = Pattern::Zeros;
-    }
-    spec.validate(info.size_bytes, info.logical_sector_bytes)?;
-    if !probe_spec.rw.writes() {
-        let mut opened = device::open(
-            &args.target,
-            &OpenRequest {
-                write: false,
-                require_direct: spec.direct,
-            },
-        )?;
-        let result = if simulated {
-            workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
-        } else {
-            let _progress = progress(&spec);
-            workload::run(&spec, RunTarget::Path(std::path::Path::new(&args.target)))?
-        };
-        let mut doc = document(&result, &opened.info);
-        doc.warnings.splice(0..0, opened.warnings.iter().cloned());
-        out.emit(&doc);
-        return Ok(verdict(&result));
-    }
-    // Writes go through the write session: preserve mode (each region saved just before
-    // it is first overwritten, restored and verified at the end), the budgets, Ctrl-C.
-    let bytes = spec.size.saturating_mul(u64::from(spec.numjobs));
-    let timed = spec.time_based && spec.runtime_ns.is_some();
-    let intent = WriteIntent {
-        command: "io",
-        region: (spec.offset, spec.size),
-        max_bytes: if timed { u64::MAX } else { bytes },
-        typical_bytes: None,
-        estimated_ns: match spec.runtime_ns {
-            Some(r) if timed => r,
-            _ => estimate_ns(bytes, bytes / spec.bs_min.max(1)),
-        },
-        what: format!(
-            "io runs {} with {} blocks over {} at offset {}{}",
-            spec.rw.name(),
-            format_bytes(spec.bs_max),
-            format_bytes(spec.size),
-            spec.offset,
-            if spec.verify {
-                ", stamped for --verify"
-            } else {
-                ""
-            }
-        ),
-        smaller: "give a smaller --size",
-        ..WriteIntent::default()
+    let job = |target_size| job_spec(args, target_size);
+    let params = IoParams {
+        target: &args.target,
+        flags: WriteFlags::from(&args.flags),
+        pattern_given: args.pattern.is_some(),
+        job: &job,
     };
-    let mut session = open_for_write(&args.target, &WriteFlags::from(&args.flags), &intent)?;
-    spec.stop_on_signal = session.journal.is_some();
-    let path = std::path::Path::new(&args.target);
-    let ran = session.run("io", |dev, _| {
-        Ok(if simulated {
-            workload::run(&spec, RunTarget::Backend(dev))
-        } else {
-            let _progress = progress(&spec);
-            workload::run(&spec, RunTarget::Guarded { path, stack: dev })
-        })
-    })?;
-    let (result, ending) = match ran {
-        Ran::Done(r, ending) => (r?, ending),
-        Ran::Stopped(verdict) => return Ok(verdict),
-    };
-    let mut doc = document(&result, &session.info);
-    session.fill(&mut doc, &ending);
-    out.emit(&doc);
-    if !out.json {
-        eprint!("{}", wear_line(&doc));
-    }
-    Ok(verdict(&result))
-}
-
-/// Incomplete when the run was cut short, check failed when --verify found bad data.
-pub fn verdict(r: &WorkloadResult) -> Verdict {
-    if r.verify().is_some_and(|v| v.bad_units > 0) {
-        return Verdict::CheckFailed;
-    }
-    if let Some(e) = r.error() {
-        eprintln!(
-            "flashscope: error: {} (the figures above cover the I/O done until then)",
-            crate::input::printable_text(e)
-        );
-        return Verdict::Incomplete;
-    }
-    Verdict::Ok
-}
-
-/// The `io` document: fio-shaped `jobs`, per-second samples, disk and page-cache state.
-pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
-    let verify = r.verify();
-    let totals = r.group_totals();
-    let mut doc = Document::for_target(
-        target,
-        Body::Io(IoResult {
-            parameters: r.spec.clone(),
-            samples: r.samples(),
-            engine: r.engine.clone(),
-            clock: r.clock.to_string(),
-            jobs: r.fio_jobs(),
-            disk_util: r.disk.clone().map(|d| vec![d]),
-            page_cache: r
-                .page_cache
-                .map(|(before, after)| PageCacheChange { before, after }),
-            verify: verify.clone(),
-            error: r.error().map(str::to_string),
-            totals: Some(totals.clone()),
-        }),
-    );
-    doc.bytes_written = r.bytes_written();
-    doc.elapsed_ns = r.elapsed_ns;
-    doc.warnings = workload::run_warnings(r);
-    if let Some(v) = &verify {
-        let bad = v.bad_units * crate::workload::verify::STAMP_UNIT as u64;
-        doc.checks.push(Check {
-            threshold: None,
-            name: "io.verify".into(),
-            passed: v.bad_units == 0,
-            measurement: Some(bad as f64),
-            units: Some("bytes".into()),
-            message: format!(
-                "{bad} of {} bytes read back did not hold the stamp written there",
-                v.bytes_checked
-            ),
-        });
-    }
-    doc.metrics.extend(metrics(&totals));
-    if r.error().is_some() && r.vanished() {
-        doc.warnings.push(Warning::TargetVanished);
-    }
-    doc
-}
-
-/// Per direction (`rw` label): IOPS, bandwidth, median and 99th percentile latency.
-fn metrics(totals: &GroupTotals) -> Vec<Metric> {
-    let mut out = Vec::new();
-    for (name, t) in [("read", &totals.read), ("write", &totals.write)] {
-        let Some(t) = t else { continue };
-        let labels = [("rw", name)];
-        out.push(Metric::new(
-            "io_iops",
-            "I/O operations per second of the io job, per direction",
-            t.iops(),
-            &labels,
-        ));
-        out.push(Metric::new(
-            "io_bandwidth_bytes_per_second",
-            "Bytes per second of the io job, per direction",
-            t.bw_bytes(),
-            &labels,
-        ));
-        for (name, help, p) in [
-            (
-                "io_latency_p50_seconds",
-                "Median completion latency of the io job, per direction",
-                50.0,
-            ),
-            (
-                "io_latency_p99_seconds",
-                "99th percentile completion latency of the io job, per direction",
-                99.0,
-            ),
-        ] {
-            if let Some(ns) = t.clat_ns.at(p) {
-                out.push(Metric::new(name, help, ns as f64 / 1e9, &labels));
+    let (doc, verdict) = match io::run(&params)? {
+        (Finished::Done { doc, verdict }, wrote) => {
+            out.emit(&doc);
+            if wrote && !out.json {
+                eprint!("{}", wear_line(&doc));
             }
+            (doc, verdict)
+        }
+        (Finished::Stopped { verdict }, _) => return Ok(verdict),
+    };
+    if let (Verdict::Incomplete, Body::Io(r)) = (verdict, &doc.body) {
+        if let Some(e) = &r.error {
+            eprintln!(
+                "flashscope: error: {} (the figures above cover the I/O done until then)",
+                crate::input::printable_text(e)
+            );
         }
     }
-    out
+    Ok(verdict)
 }
 
 /// `io`'s text from its document, fio-like: one block per direction with IOPS,

@@ -10,6 +10,7 @@ pub mod fs;
 pub mod health;
 pub mod info;
 pub mod interval;
+pub(crate) mod io;
 pub mod model;
 pub mod open_au;
 pub mod probe;
