@@ -114,13 +114,24 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "vocab", "input", "analysis", "workload", "report", "history",
         ],
     ),
+    // The text renderers: each command's text from its document alone. Above the
+    // commands, so no command can reach a renderer; they read documents (and the history's
+    // and compare's rows), never run a command or a session.
+    (
+        "output",
+        &[
+            "vocab", "sys", "input", "signals", "platform", "backend", "pattern", "device",
+            "journal", "analysis", "model", "workload", "probe", "capacity", "fs", "health",
+            "serve", "report", "history", "compare",
+        ],
+    ),
     // The command line: clap, arguments into parameters, dispatch, exit codes.
     (
         "cli",
         &[
             "vocab", "sys", "input", "signals", "platform", "backend", "pattern", "device",
             "journal", "analysis", "model", "workload", "probe", "capacity", "fs", "health",
-            "serve", "report", "session", "commands", "history", "compare",
+            "serve", "report", "session", "commands", "history", "compare", "output",
         ],
     ),
 ];
