@@ -3,6 +3,7 @@
 //! renders what comes back; the rooms below measure and decide (docs/ARCHITECTURE.md).
 
 pub mod align;
+pub mod analyze;
 pub mod auto;
 pub mod bench;
 pub mod fat;
