@@ -92,16 +92,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "report",
         ],
     ),
-    // The commands: typed parameters in, a document out; the only place documents are built.
-    (
-        "commands",
-        &[
-            "vocab", "sys", "input", "signals", "platform", "backend", "pattern", "device",
-            "journal", "analysis", "model", "workload", "probe", "capacity", "fs", "health",
-            "serve", "report", "session",
-        ],
-    ),
-    // Beside the commands, reading documents: the run history and compare.
+    // Below the commands, reading documents: the run history and compare (the
+    // `history` and `compare` commands build their documents from them).
     (
         "history",
         &[
@@ -112,6 +104,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "compare",
         &[
             "vocab", "input", "analysis", "workload", "report", "history",
+        ],
+    ),
+    // The commands: typed parameters in, a document out; the only place documents are built.
+    (
+        "commands",
+        &[
+            "vocab", "sys", "input", "signals", "platform", "backend", "pattern", "device",
+            "journal", "analysis", "model", "workload", "probe", "capacity", "fs", "health",
+            "serve", "report", "session", "history", "compare",
         ],
     ),
     // The text renderers: each command's text from its document alone. Above the

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod fat;
 pub mod fs;
 pub mod health;
+pub(crate) mod history;
 pub mod info;
 pub mod interval;
 pub(crate) mod io;

@@ -1,10 +1,15 @@
 //! `history`'s text, drawn from its document alone.
 
+use crate::history::Store;
 use crate::history::{self as hist};
 use crate::report::rows::{RunSummary, StoredMetric};
+use crate::report::table::csv_field;
 use crate::report::table::Table;
 use crate::report::{Body, Document, Target};
 use crate::vocab::units::{format_bytes, format_ns, format_rate, short_number};
+use crate::{Error, Result};
+use std::io::Write;
+use std::path::Path;
 
 /// A metric's value in words, by its unit.
 pub(crate) fn figure(m: &StoredMetric) -> String {
@@ -200,5 +205,197 @@ pub fn render_table(doc: &Document) -> String {
     format!(
         "{}\nmedian (min–max) over runs of bench: SEQ1M Q8 read and write, RND4K Q32 read and write;\nthe vendor's figures per part: flashscope model --reference\n",
         t.render()
+    )
+}
+
+/// Which runs `history list` lists, and as JSON or text.
+pub(crate) struct ListRequest<'a> {
+    pub device: Option<&'a str>,
+    pub limit: u64,
+    pub json: bool,
+}
+
+/// `history list` written as the runs are read, never all held (`--limit 1000000`): the
+/// same bytes as its document's JSON or text. The JSON is the document without runs, its
+/// `"samples": []` opened and each run written into it as the whole document would write
+/// it; the text reads the runs twice, for the table's widths and then its rows. `doc`:
+/// the document with no runs; `whole_doc`: the whole one, should `doc` not be of the shape
+/// this writes into.
+pub(crate) fn write_list(
+    doc: &Document,
+    store: &Store,
+    listed: &ListRequest,
+    whole_doc: &dyn Fn() -> Result<Document>,
+    w: &mut dyn Write,
+) -> Result<()> {
+    let (device, json) = (listed.device, listed.json);
+    // A closed standard output (`| head`) ends the listing quietly, as `emit` does.
+    let mut closed = false;
+    let mut put = |w: &mut dyn Write, bytes: &[u8]| {
+        if !closed && w.write_all(bytes).is_err() {
+            closed = true;
+        }
+        closed
+    };
+    let stop = || Error::runtime("standard output closed");
+    let result = if json {
+        let whole = doc.to_json();
+        let open = "\"samples\": []";
+        let at = whole
+            .find(open)
+            .filter(|&i| whole[i + 1..].find(open).is_none());
+        let Some(at) = at else {
+            // Not the shape this writes into (a bug): the document whole, as before.
+            let _ = whole_doc()?.write_json(w);
+            return Ok(());
+        };
+        let indent = &whole[whole[..at].rfind('\n').map_or(0, |i| i + 1)..at];
+        let inner = format!("{indent}  ");
+        put(w, &whole.as_bytes()[..at + open.len() - 1]);
+        let mut n = 0usize;
+        let r = store.for_each_listed(device, listed.limit, |run| {
+            let one = serde_json::to_string_pretty(&crate::report::fields::AsValue(&run))
+                .map_err(|e| Error::runtime(e.to_string()))?;
+            let mut s = String::from(if n == 0 { "\n" } else { ",\n" });
+            for (i, l) in one.split('\n').enumerate() {
+                if i > 0 {
+                    s.push('\n');
+                }
+                s.push_str(&inner);
+                s.push_str(l);
+            }
+            n += 1;
+            if put(w, s.as_bytes()) {
+                return Err(stop());
+            }
+            Ok(())
+        });
+        if n > 0 {
+            put(w, format!("\n{indent}").as_bytes());
+        }
+        put(w, &whole.as_bytes()[at + open.len() - 1..]);
+        put(w, b"\n");
+        r
+    } else {
+        let Target::History(h) = &doc.target else {
+            return Ok(());
+        };
+        let mut t = list_table();
+        let mut n = 0usize;
+        store.for_each_listed(device, listed.limit, |run| {
+            t.fit(&list_cells(&run));
+            n += 1;
+            Ok(())
+        })?;
+        if n == 0 {
+            put(
+                w,
+                crate::input::printable_text(&format!("no runs stored in {}\n", h.history))
+                    .as_bytes(),
+            );
+            Ok(())
+        } else {
+            let head = format!(
+                "{n} run{} in {}\n\n{}",
+                if n == 1 { "" } else { "s" },
+                h.history,
+                t.head()
+            );
+            put(w, crate::input::printable_text(&head).as_bytes());
+            store.for_each_listed(device, listed.limit, |run| {
+                let line = t.line(&list_cells(&run));
+                if put(w, crate::input::printable_text(&line).as_bytes()) {
+                    return Err(stop());
+                }
+                Ok(())
+            })
+        }
+    };
+    let _ = w.flush();
+    match result {
+        Err(_) if closed => Ok(()),
+        r => r,
+    }
+}
+
+/// `history export`'s formats.
+pub(crate) enum Export {
+    /// One line per metric with its run's columns.
+    Csv,
+    /// An array of runs, each with its whole document.
+    Json,
+}
+
+/// Every stored run written to `w` as `format` (flushed).
+pub(crate) fn export(store: &Store, format: Export, w: &mut dyn Write) -> Result<()> {
+    let io = |e: std::io::Error| Error::io("writing the export to standard output", e);
+    let result = match format {
+        Export::Csv => {
+            let r = writeln!(
+                w,
+                "run_id,time,command,host,version,device,model,target,source,metric,value,unit,labels"
+            )
+            .map_err(io);
+            r.and_then(|_| {
+                store.for_each_metric(|r, m| {
+                    let cols = [
+                        r.id.to_string(),
+                        r.time.clone(),
+                        r.command.clone(),
+                        r.host.clone().unwrap_or_default(),
+                        r.version.clone(),
+                        r.device.clone(),
+                        r.model.clone().unwrap_or_default(),
+                        r.target.clone(),
+                        r.source.clone(),
+                        m.metric.clone(),
+                        m.value.to_string(),
+                        m.unit.clone(),
+                        m.labels.clone(),
+                    ];
+                    let line: Vec<_> = cols.iter().map(|c| csv_field(c)).collect();
+                    writeln!(w, "{}", line.join(",")).map_err(io)
+                })
+            })
+        }
+        Export::Json => {
+            let mut first = true;
+            let r = write!(w, "[").map_err(io).and_then(|_| {
+                store.for_each_run(|r| {
+                    let document: serde_json::Value =
+                        serde_json::from_str(&r.document).unwrap_or(serde_json::Value::Null);
+                    let mut v = serde_json::to_value(r).unwrap_or_default();
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("document".into(), document);
+                    }
+                    let sep = if first { "\n" } else { ",\n" };
+                    first = false;
+                    write!(w, "{sep}{v}").map_err(io)
+                })
+            });
+            r.and_then(|_| writeln!(w, "\n]").map_err(io))
+        }
+    };
+    result.and_then(|_| w.flush().map_err(io))
+}
+
+/// `history import`'s line: how many runs it stored into `db` (their ids) and skipped.
+pub(crate) fn imported(added: &[i64], known: usize, db: &Path) -> String {
+    let ids: Vec<String> = added.iter().map(|i| i.to_string()).collect();
+    format!(
+        "imported {} run{} into {}{}{}",
+        added.len(),
+        if added.len() == 1 { "" } else { "s" },
+        db.display(),
+        if ids.is_empty() {
+            String::new()
+        } else {
+            format!(" (ids {})", ids.join(" "))
+        },
+        if known > 0 {
+            format!("; {known} already stored, skipped")
+        } else {
+            String::new()
+        }
     )
 }
