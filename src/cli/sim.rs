@@ -1,9 +1,6 @@
 //! `flashscope sim list`: the simulator's presets and keys.
 
 use super::Output;
-use crate::backend::sim::config::{SimConfig, KEYS, PRESETS};
-use crate::report::results::{KeyEntry, PresetEntry, SimListResult};
-use crate::report::{Body, Document, Target};
 use crate::vocab::error::Verdict;
 use crate::Result;
 use clap::Subcommand;
@@ -25,27 +22,6 @@ pub fn run(cmd: &SimCommand, out: &Output) -> Result<Verdict> {
 }
 
 fn list(out: &Output) -> Result<Verdict> {
-    let mut presets = Vec::new();
-    for p in PRESETS {
-        let cfg = SimConfig::parse(p.name)?;
-        presets.push(PresetEntry {
-            name: p.name.to_string(),
-            about: p.about.to_string(),
-            keys: cfg
-                .pairs()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        });
-    }
-    let keys = KEYS
-        .iter()
-        .map(|k| KeyEntry {
-            key: k.key.to_string(),
-            meaning: k.meaning.to_string(),
-        })
-        .collect();
-    let doc = Document::new(Target::None, Body::SimList(SimListResult { presets, keys }));
-    out.emit(&doc);
+    out.emit(&crate::commands::sim::list()?);
     Ok(Verdict::Ok)
 }

@@ -19,6 +19,7 @@ pub mod probe;
 pub mod program;
 pub mod restore;
 pub mod scatter;
+pub(crate) mod sim;
 pub mod slc;
 pub mod verify;
 pub mod write_probe;
