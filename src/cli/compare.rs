@@ -3,7 +3,8 @@
 //! sentence; text, `--json`, or an HTML page (`-o`).
 
 use super::Output;
-use crate::compare::{self, SideSpec};
+use crate::commands::compare::CompareParams;
+use crate::compare::SideSpec;
 use crate::report::output_file::OutputFile;
 use crate::vocab::error::Verdict;
 use crate::{Error, Result};
@@ -59,17 +60,15 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<Verdict>
         ));
     }
     let page = OutputFile::create_opt("--output", args.output.as_deref().map(Path::new))?;
-    let specs = args
-        .sides
-        .iter()
-        .map(|s| SideSpec::parse(s, history))
-        .collect::<Result<Vec<_>>>()?;
-    let sides = specs
-        .iter()
-        .map(compare::load)
-        .collect::<Result<Vec<_>>>()?;
-    let (rows, warnings) = compare::compare(&sides, args.force)?;
-    let doc = compare::document(&sides, &rows, warnings, args.force);
+    let params = CompareParams {
+        sides: args
+            .sides
+            .iter()
+            .map(|s| SideSpec::parse(s, history))
+            .collect::<Result<Vec<_>>>()?,
+        force: args.force,
+    };
+    let doc = crate::commands::compare::run(&params)?;
     if let Some(page) = &page {
         super::report::write_page(std::slice::from_ref(&doc), page)?;
     }

@@ -6,6 +6,7 @@ pub mod align;
 pub mod analyze;
 pub mod auto;
 pub mod bench;
+pub(crate) mod compare;
 pub mod fat;
 pub mod fs;
 pub mod health;
