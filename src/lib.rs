@@ -17,6 +17,7 @@ pub mod history;
 pub mod input;
 pub mod journal;
 pub mod model;
+pub mod output;
 pub mod pattern;
 pub mod platform;
 pub mod probe;

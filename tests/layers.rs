@@ -92,16 +92,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "report",
         ],
     ),
-    // The commands: typed parameters in, a document out; the only place documents are built.
-    (
-        "commands",
-        &[
-            "vocab", "sys", "input", "signals", "platform", "backend", "pattern", "device",
-            "journal", "analysis", "model", "workload", "probe", "capacity", "fs", "health",
-            "serve", "report", "session",
-        ],
-    ),
-    // Beside the commands, reading documents: the run history and compare.
+    // Below the commands, reading documents: the run history and compare (the
+    // `history` and `compare` commands build their documents from them).
     (
         "history",
         &[
@@ -114,13 +106,33 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "vocab", "input", "analysis", "workload", "report", "history",
         ],
     ),
+    // The commands: typed parameters in, a document out; the only place documents are built.
+    (
+        "commands",
+        &[
+            "vocab", "sys", "input", "signals", "platform", "backend", "pattern", "device",
+            "journal", "analysis", "model", "workload", "probe", "capacity", "fs", "health",
+            "serve", "report", "session", "history", "compare",
+        ],
+    ),
+    // The text renderers: each command's text from its document alone. Above the
+    // commands, so no command can reach a renderer; they read documents (and the history's
+    // and compare's rows), never run a command or a session.
+    (
+        "output",
+        &[
+            "vocab", "sys", "input", "signals", "platform", "backend", "pattern", "device",
+            "journal", "analysis", "model", "workload", "probe", "capacity", "fs", "health",
+            "serve", "report", "history", "compare",
+        ],
+    ),
     // The command line: clap, arguments into parameters, dispatch, exit codes.
     (
         "cli",
         &[
             "vocab", "sys", "input", "signals", "platform", "backend", "pattern", "device",
             "journal", "analysis", "model", "workload", "probe", "capacity", "fs", "health",
-            "serve", "report", "session", "commands", "history", "compare",
+            "serve", "report", "session", "commands", "history", "compare", "output",
         ],
     ),
 ];

@@ -387,6 +387,22 @@ fn fat(f: &Findings, target: &str, fs_bytes: u64) -> Option<Advice> {
     })
 }
 
+/// The sfdisk command for a fake that announces `announced` bytes and holds the first
+/// `usable`: `probe`'s line, also given by `verify` when its bad extents show a wrap.
+pub fn usable_partition_command(
+    announced: u64,
+    usable: u64,
+    logical_sector_bytes: u32,
+) -> Option<String> {
+    let f = Findings {
+        size_bytes: announced,
+        logical_sector_bytes,
+        usable_bytes: Some(usable),
+        ..Findings::default()
+    };
+    partition(&f).map(|p| p.command())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

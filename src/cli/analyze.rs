@@ -1,21 +1,12 @@
 //! `flashscope analyze FILE...`: flashbench logs through the same inference as live tests.
 
 use super::Output;
-use crate::analysis::capacity_tools;
-use crate::analysis::flashbench::{self, FlashbenchLog, LogData};
-use crate::analysis::logs;
-use crate::input;
-use crate::report::charts;
+use crate::analysis::flashbench;
+use crate::commands::analyze::{self, AnalyzeParams};
 use crate::report::output_file::OutputFile;
-use crate::report::results::{
-    AnalyzeParameters, AnalyzeResult, CapacityReportSample, LogSample, LogsTarget,
-};
-use crate::report::{Body, Document, Target};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::parse_size_option;
-use crate::vocab::{Inference, Warning};
 use crate::Result;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Arguments of `analyze`.
@@ -47,48 +38,9 @@ pub struct Args {
     pub plot: Option<String>,
 }
 
-/// Read and parse the files, each into its runs (a file with several runs gives
-/// `FILE:LINE` names); errors name the file.
-pub fn load(files: &[String]) -> Result<Vec<(String, FlashbenchLog)>> {
-    Ok(load_all(files)?.0)
-}
-
-/// Read the files: flashbench logs into their runs, and pasted results of other capacity
-/// tests into their reports (each file is one or the other).
-#[allow(clippy::type_complexity)]
-pub fn load_all(
-    files: &[String],
-) -> Result<(Vec<(String, FlashbenchLog)>, Vec<CapacityReportSample>)> {
-    let mut v = Vec::new();
-    let mut reports = Vec::new();
-    for f in files {
-        // One pass, line by line, for both readers: the text is never held whole (a
-        // 64 MiB log costs its rows, not three copies of its lines).
-        let mut log = flashbench::LogReader::new(f);
-        let mut pasted = capacity_tools::Reader::default();
-        let path = (f != "-").then(|| Path::new(f));
-        let ends_cleanly =
-            input::read_lines(path, "flashbench log", input::LOG_CAP_BYTES, |n, line| {
-                log.line(n, line);
-                pasted.line(n, line);
-            })?;
-        if let Some(report) = pasted.finish() {
-            reports.push(CapacityReportSample {
-                file: f.clone(),
-                kind: "capacity-test-output".into(),
-                report,
-            });
-            continue;
-        }
-        v.extend(log.finish(ends_cleanly)?);
-    }
-    Ok((v, reports))
-}
-
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    let t0 = crate::backend::monotonic_ns();
-    let plot_file = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
+    let plot = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
     let blocksize = args
         .blocksize
         .as_deref()
@@ -104,201 +56,13 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         .as_deref()
         .map(flashbench::parse_open_au_nr_list)
         .transpose()?;
-    let (mut logs, capacity_reports) = load_all(&args.files)?;
-    let mut warnings = match &open_au_nr {
-        Some(counts) => flashbench::apply_open_au_nr(&mut logs, counts)?,
-        None => Vec::new(),
+    let params = AnalyzeParams {
+        files: args.files.clone(),
+        blocksize,
+        erasesize,
+        open_au_nr,
+        plot,
     };
-    for (_, l) in logs.iter_mut() {
-        warnings.append(&mut l.warnings.clone());
-        match &mut l.data {
-            LogData::OpenAu(o) => {
-                o.erase_bytes = o.erase_bytes.or(erasesize);
-                o.block_bytes = o.block_bytes.or(blocksize);
-            }
-            LogData::FindFat(f) => f.erase_bytes = f.erase_bytes.or(erasesize),
-            _ => {}
-        }
-    }
-    let found = logs::infer(&logs, blocksize);
-    let mut inferences = found.inferences;
-    // Each capacity report's restated figures; the first file that gives a key keeps it.
-    for c in &capacity_reports {
-        for (key, inf) in capacity_tools::inferences(&c.report) {
-            inferences.entry(key.to_string()).or_insert(inf);
-        }
-    }
-    // The chart of the align logs, else of the interval logs (drawn only when asked for;
-    // the points are then let go before the document is written).
-    let plot = plot_file.is_some().then(|| {
-        if !found.align_points.is_empty() {
-            Some(
-                charts::align(&found.align_points, &inferences, "align (flashbench logs)").to_svg(),
-            )
-        } else if !found.interval_points.is_empty() {
-            Some(
-                charts::interval(
-                    &found.interval_points,
-                    found.interval_line,
-                    "interval (flashbench log)",
-                )
-                .to_svg(),
-            )
-        } else {
-            None
-        }
-    });
-    drop((found.align_points, found.interval_points));
-    let kind = if logs.is_empty() && !capacity_reports.is_empty() {
-        "capacity test output"
-    } else {
-        "flashbench logs"
-    };
-    // The logs move into the document: a long log's rows are held once.
-    let body = AnalyzeResult {
-        parameters: AnalyzeParameters {
-            kinds: logs.iter().map(|(_, l)| l.kind()).collect(),
-            blocksize,
-            erasesize,
-            open_au_nr,
-        },
-        samples: logs
-            .into_iter()
-            .map(|(file, log)| LogSample { file, log })
-            .collect(),
-        steps: found.steps,
-        capacity_reports,
-    };
-    let mut doc = Document::new(
-        Target::Logs(LogsTarget {
-            files: args.files.clone(),
-            kind: kind.to_string(),
-        }),
-        Body::Analyze(body),
-    );
-    doc.warnings.extend(warnings);
-    doc.inferences = inferences;
-    doc.warnings.extend(found.warnings);
-    if let Some(file) = &plot_file {
-        match plot.flatten() {
-            Some(svg) => file.write(svg.as_bytes())?,
-            None => doc.warnings.push(Warning::NoPlot),
-        }
-    }
-    doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
-    out.emit(&doc);
+    out.emit(&analyze::run(&params)?);
     Ok(Verdict::Ok)
-}
-
-/// `analyze`'s text from its document: for each kind of log there is, the same lines as
-/// the live command's (the boundary costs and the interval table drawn again from the logs
-/// the document holds).
-pub fn render(doc: &Document) -> String {
-    let Body::Analyze(a) = &doc.body else {
-        return String::new();
-    };
-    let mut parts = Vec::new();
-    let apts = logs::align_points(&a.samples, a.parameters.blocksize);
-    if !apts.is_empty() {
-        let (summary, evidence) = super::align::summary_and_evidence(&doc.inferences);
-        parts.push(format!(
-            "{summary}\n\nBoundary cost from the logs:\n{}\n{evidence}",
-            super::align::table(&apts),
-        ));
-    }
-    let ipts = logs::interval_points(&a.samples);
-    if !ipts.is_empty() {
-        parts.push(super::interval::text(&ipts, &doc.inferences));
-    }
-    parts.extend(write_test_lines(&doc.inferences));
-    for c in &a.capacity_reports {
-        parts.push(capacity_text(c));
-    }
-    parts.join("\n")
-}
-
-/// A capacity report's restatement: the tool's verdict, sizes and cache, and its blind
-/// spots (every string taken from the pasted text goes through `input::printable`).
-fn capacity_text(c: &CapacityReportSample) -> String {
-    use crate::analysis::capacity_tools::ToolVerdict;
-    use crate::vocab::units::format_bytes;
-    let r = &c.report;
-    let size = |b: Option<u64>| b.map(format_bytes).unwrap_or_else(|| "?".into());
-    let verdict = match r.verdict {
-        ToolVerdict::Genuine if r.tool == capacity_tools::Tool::F3probe => {
-            "the device is the real thing".to_string()
-        }
-        ToolVerdict::Genuine => "no data lost in what it tested".to_string(),
-        ToolVerdict::Counterfeit => format!(
-            "the device is a counterfeit of type {}",
-            input::printable(r.fake_type.as_deref().unwrap_or("?"))
-        ),
-        ToolVerdict::Damaged => "the device is damaged".to_string(),
-        ToolVerdict::DataLost => "the device loses data".to_string(),
-    };
-    let mut out = format!(
-        "{} ({}{}): {verdict}\n",
-        r.tool.name(),
-        input::printable(&c.file),
-        r.version
-            .as_deref()
-            .map(|v| format!(", {}", input::printable(v)))
-            .unwrap_or_default()
-    );
-    let mut figures = Vec::new();
-    if r.usable_bytes.is_some() {
-        figures.push(format!("usable {}", size(r.usable_bytes)));
-    }
-    if r.announced_bytes.is_some() {
-        figures.push(format!("announced {}", size(r.announced_bytes)));
-    }
-    if r.cache_bytes.is_some() {
-        figures.push(format!("cache about {}", size(r.cache_bytes)));
-    }
-    if r.ok_bytes.is_some() || r.lost_bytes.is_some() {
-        figures.push(format!(
-            "read back {} intact, {} lost",
-            size(r.ok_bytes),
-            size(r.lost_bytes)
-        ));
-    }
-    if let (Some(t), Some(f)) = (r.tested_bytes, r.free_bytes) {
-        figures.push(format!("tested {} of {} MiB free", t >> 20, f >> 20));
-    }
-    if !figures.is_empty() {
-        out.push_str(&format!("  {}\n", figures.join(", ")));
-    }
-    for b in &r.blind_spots {
-        out.push_str(&format!("  blind spot: {b}\n"));
-    }
-    out.push_str("  (restated from the pasted output, not measured: `flashscope probe` measures the card itself)\n");
-    out
-}
-
-/// The text line of each write-test inference the document has, in the order `analyze`
-/// prints them.
-fn write_test_lines(map: &BTreeMap<String, Inference>) -> Vec<String> {
-    [
-        ("open_au", "open erase blocks (open_au)"),
-        (
-            "open_au_random",
-            "open erase blocks in random order (open_au_random)",
-        ),
-        (
-            "fat_area_erase_blocks",
-            "FAT area erase blocks (fat_area_erase_blocks)",
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(key, what)| map.get(key).map(|i| line(what, i)))
-    .collect()
-}
-
-fn line(key: &str, inf: &Inference) -> String {
-    let v = inf
-        .value
-        .as_ref()
-        .map(|v| v.to_string())
-        .unwrap_or_else(|| "?".into());
-    format!("{key}: {v} ({}) - {}\n", inf.status_word(), inf.evidence)
 }

@@ -2,20 +2,13 @@
 //! capacity (with --write) and what to do about it. The pipeline is the library's
 //! (`crate::commands::auto::run`); here the arguments become `AutoParams` and the verdict is drawn.
 
-use super::probe::MAKE_USABLE;
 use super::Output;
-use crate::analysis::advice::{erase_unknown, Advice, DEFAULT_ALIGN, DEVICE, PARTITION};
 use crate::cli::write_args::WriteArgs;
-use crate::commands::auto::{
-    confident_u64, AutoFinished, AutoParams, AutoRun, PlanMade, SLC_BYTES,
-};
+use crate::commands::auto::{AutoFinished, AutoParams, AutoRun, PlanMade};
 use crate::report::output_file::OutputFile;
-use crate::report::results::AutoResult;
-use crate::report::{Body, Document};
 use crate::session::{Given, WriteFlags};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
-use crate::workload::bench::class_check_name;
 use crate::Result;
 use std::path::PathBuf;
 
@@ -101,7 +94,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         AutoFinished::Done(run) => run,
         AutoFinished::Stopped { verdict } => return Ok(verdict),
     };
-    let text = render_run(args, &run);
+    let text = crate::output::auto::render_run(args.verbose, &run.doc, &run.steps);
     let AutoRun {
         doc,
         verdict,
@@ -118,214 +111,6 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     }
     out.emit_text(&doc, |_| text);
     Ok(verdict)
-}
-
-/// A report path whose directory does not exist fails before anything is measured.
-/// `auto`'s text from its document: the verdict block and where the details are (also
-/// `history show`'s).
-pub fn render(doc: &Document) -> String {
-    let mut text = verdict_block(doc);
-    if !text.is_empty() {
-        text.push_str("details: --verbose (each step's measurements, the reason for each line), --json (all of it)\n");
-    }
-    text
-}
-
-/// The verdict block (capacity, classes, geometry, what to do), from auto's document alone.
-fn verdict_block(doc: &Document) -> String {
-    let Body::Auto(a) = &doc.body else {
-        return String::new();
-    };
-    let size = doc.target.info().map_or(0, |i| i.size_bytes);
-    let writes = a.parameters.write || a.parameters.destructive;
-    let erase_known = confident_u64(doc.inferences.get("erase_block_bytes")).is_some();
-    let bench_skipped = a
-        .skipped
-        .iter()
-        .find(|s| s.command == "bench")
-        .map(|s| s.why.as_str());
-    let classes_line = classes_line(doc, a, bench_skipped);
-    let describe = |key: &str| -> String {
-        match doc.inferences.get(key) {
-            Some(i) if i.value.is_some() => format!(
-                "{} ({})",
-                i.as_u64().map(format_bytes).unwrap_or_else(|| "?".into()),
-                i.status_word()
-            ),
-            Some(_) => "inconclusive".to_string(),
-            None => "not measured".to_string(),
-        }
-    };
-    let mut text = String::new();
-    if let Some(v) = &a.verdict {
-        text.push_str(&format!("{v}\n"));
-    }
-    text.push_str(&format!(
-        "{}: {}; erase block {}, page {}",
-        doc.target.name(),
-        format_bytes(size),
-        describe("erase_block_bytes"),
-        describe("page_bytes")
-    ));
-    if let Some(i) = doc.inferences.get("open_au") {
-        text.push_str(&format!(
-            ", open erase blocks {}",
-            i.value
-                .as_ref()
-                .map_or("inconclusive".to_string(), |v| format!(
-                    "{v} ({})",
-                    i.status_word()
-                ))
-        ));
-    }
-    text.push('\n');
-    if !writes {
-        text.push_str("capacity: not checked (read-only run); --write adds the fake-capacity probe and the open-erase-block test, and saves and restores what they overwrite\n");
-    }
-    let budget_skips: Vec<&str> = a
-        .skipped
-        .iter()
-        .filter(|s| s.why.contains("budget"))
-        .map(|s| s.command.as_str())
-        .collect();
-    if let Some(s) = a.skipped.iter().find(|s| s.why.contains("budget")) {
-        text.push_str(&format!(
-            "skipped: {} ({})\n",
-            budget_skips.join(", "),
-            s.why
-        ));
-    }
-    if let Some(l) = &classes_line {
-        text.push_str(l);
-        text.push('\n');
-    }
-    text.push_str(&actions(&a.advice, erase_known));
-    text
-}
-
-/// The verdict block and, with `--verbose`, each step's text drawn from its document and
-/// the reason for every advice line.
-fn render_run(args: &Args, run: &AutoRun) -> String {
-    let doc = &run.doc;
-    let Body::Auto(a) = &doc.body else {
-        return String::new();
-    };
-    if !args.verbose {
-        return render(doc);
-    }
-    let mut text = verdict_block(doc);
-    let verdict = &a.verdict;
-    // A step's text, drawn from its document as the step's own command draws it.
-    let step_text = |command: &str| {
-        run.steps
-            .iter()
-            .find(|d| d.command() == command)
-            .map(super::render)
-    };
-    text.push_str("\nGeometry (align):\n");
-    text.push_str(&step_text("align").unwrap_or_default());
-    if a.parameters.write || a.parameters.destructive {
-        text.push_str("\nReal capacity (probe):\n");
-        // The verdict and the partition line are in the verdict block already.
-        for line in step_text("probe").unwrap_or_default().lines() {
-            if Some(line) != verdict.as_deref() && !line.starts_with(MAKE_USABLE) {
-                text.push_str(line);
-                text.push('\n');
-            }
-        }
-    }
-    if let Some(t) = step_text("open-au").filter(|t| !t.is_empty()) {
-        text.push_str("\nOpen erase blocks (open-au):\n");
-        text.push_str(&t);
-    }
-    // The FAT area and the bounded write-cache test: one line each.
-    let mut more_text = String::new();
-    if let Some(t) = step_text("fat") {
-        more_text.push_str(&format!("FAT area (fat): {}\n", result_line(&t)));
-    }
-    if let Some(t) = step_text("slc") {
-        more_text.push_str(&format!(
-            "Write cache (slc, at most {}): {}\n",
-            format_bytes(SLC_BYTES),
-            result_line(&t)
-        ));
-    }
-    if !more_text.is_empty() {
-        text.push('\n');
-        text.push_str(&more_text);
-    }
-    if let Some(t) = step_text("bench").filter(|t| !t.is_empty()) {
-        text.push_str("\nSpeed (bench --quick):\n");
-        text.push_str(&t);
-    }
-    // The commands are in the verdict block: here only why, each once.
-    text.push_str("\nWhy:\n");
-    for a in &a.advice {
-        text.push_str(&format!("- {}: {}\n", a.topic, a.text));
-    }
-    text
-}
-
-/// The advice as the verdict block shows it: the partition line, the mkfs lines to choose
-/// from, the mount options; the reasons are in --verbose.
-fn actions(advice: &[Advice], erase_known: bool) -> String {
-    let mut s = format!(
-        "what to do ({DEVICE}: the whole card; {PARTITION}: the partition sfdisk makes, e.g. /dev/sdX1):\n"
-    );
-    let is_format = |a: &&Advice| {
-        a.command.is_some()
-            && !matches!(
-                a.topic.as_str(),
-                "partition alignment" | "open erase blocks"
-            )
-    };
-    let first = if advice.iter().filter(is_format).count() > 1 {
-        "then one of:"
-    } else {
-        "then:"
-    };
-    let mut formats = 0;
-    for a in advice {
-        let label = match (a.topic.as_str(), &a.command) {
-            ("partition alignment", Some(c)) => {
-                s.push_str(&format!("  {c}\n"));
-                if !erase_known {
-                    s.push_str(&format!(
-                        "  (aligned to a {} default, no mkfs tuning: the erase block is {})\n",
-                        format_bytes(DEFAULT_ALIGN),
-                        erase_unknown(true)
-                    ));
-                }
-                continue;
-            }
-            (_, None) => {
-                s.push_str(&format!("  {}\n", a.text));
-                continue;
-            }
-            ("open erase blocks", Some(_)) => "mount f2fs:",
-            _ => {
-                formats += 1;
-                if formats == 1 {
-                    first
-                } else {
-                    ""
-                }
-            }
-        };
-        s.push_str(&format!(
-            "  {label:<13} {}\n",
-            a.command.as_deref().unwrap_or_default()
-        ));
-    }
-    s
-}
-
-/// A step's result line: the first "value (status) - evidence" line of its text.
-fn result_line(text: &str) -> &str {
-    text.lines()
-        .find(|l| l.contains(" - "))
-        .or_else(|| text.lines().next())
-        .unwrap_or_default()
 }
 
 /// The writing steps' plan as auto prints it on stderr before the first of them writes:
@@ -394,66 +179,4 @@ fn plan_text(target: &str, destructive: bool, made: &PlanMade) -> String {
         ));
     }
     text
-}
-
-/// The classes line of the verdict block: the claimed marks met or not with the figure
-/// that decided, or what the bench met; `None` with nothing claimed and nothing measured.
-/// `skipped`: why the bench did not run on a writing run.
-/// The classes line: the marks claimed (by the SSR or `--label`) against what the bench
-/// met, from auto's document (the claimed marks' checks are its `auto.class_*` checks).
-fn classes_line(doc: &Document, a: &AutoResult, skipped: Option<&str>) -> Option<String> {
-    let c = &a.classes;
-    let claimed = (!c.claimed.is_empty()).then(|| {
-        let who = match c.claimed_by.as_deref() {
-            Some("ssr") => "by the card's SSR",
-            _ => "by --label",
-        };
-        format!("claimed {} ({who}): ", c.claimed.join(" "))
-    });
-    let benched = a.steps.iter().any(|s| s.command == "bench");
-    // The claimed marks' checks, in the order of the marks.
-    let checks: Vec<&crate::vocab::Check> = c
-        .claimed
-        .iter()
-        .filter_map(|mark| {
-            let name = class_check_name("auto", mark);
-            doc.checks.iter().find(|k| k.name == name)
-        })
-        .collect();
-    let line = match (benched, &c.met, claimed) {
-        (false, _, None) => return None,
-        (false, _, Some(c)) => match skipped {
-            Some(why) => format!("{c}not measured: the bench was skipped ({why})"),
-            None => format!("{c}not measured — add --write"),
-        },
-        (true, None, c) => format!(
-            "{}not measured: bench {}",
-            c.unwrap_or_default(),
-            a.classes
-                .failure
-                .as_deref()
-                .unwrap_or("gave no write figures")
-        ),
-        (true, Some(met), None) if met.is_empty() => {
-            format!(
-                "meets none (sequential write below C2's {})",
-                crate::vocab::units::format_decimal_rate(2e6)
-            )
-        }
-        (true, Some(met), None) => format!("meets {} (measured)", met.join(" ")),
-        (true, Some(_), Some(claim)) => {
-            let mut parts: Vec<String> = checks.iter().map(|k| k.message.clone()).collect();
-            // A mark whose figures the bench did not give (it stopped early).
-            for mark in &c.claimed {
-                if !checks
-                    .iter()
-                    .any(|k| k.name == class_check_name("auto", mark))
-                {
-                    parts.push(format!("{mark} not measured"));
-                }
-            }
-            format!("{claim}{}", parts.join("; "))
-        }
-    };
-    Some(format!("classes: {line}"))
 }

@@ -1,18 +1,13 @@
 //! `flashscope history list|show|export|import|table`: the stored runs (src/history).
 
 use super::Output;
-use crate::history::table::{self, By, COLUMNS};
-use crate::history::{self as hist, identity, Store};
-use crate::report::results::{
-    HistoryListResult, HistoryTableParameters, HistoryTableResult, HistoryTarget, TableColumn,
-};
-use crate::report::rows::{RunSummary, StoredMetric};
-use crate::report::table::{csv_field, Table};
-use crate::report::{Body, Document, Target};
+use crate::commands::history;
+use crate::history::table::By;
+use crate::history::{self as hist, Store};
+use crate::output;
+use crate::output::history::ListRequest;
 use crate::vocab::error::Verdict;
-use crate::vocab::units::{format_bytes, format_ns, format_rate, short_number};
 use crate::{Error, Result};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 const AFTER_HELP: &str = "\
@@ -162,204 +157,6 @@ pub fn run(cmd: &HistoryCommand, db: &Path, out: &Output) -> Result<Verdict> {
     }
 }
 
-/// A metric's value in words, by its unit.
-fn figure(m: &StoredMetric) -> String {
-    let job = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&m.labels)
-        .ok()
-        .map(|l| {
-            l.iter()
-                .map(|(_, v)| v.as_str().unwrap_or_default().to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .filter(|s| !s.is_empty());
-    let v = match m.unit.as_str() {
-        "B/s" => format_rate(m.value),
-        "B" if m.value >= 0.0 => format_bytes(m.value.round() as u64),
-        "s" => format_ns(m.value * 1e9),
-        "IOPS" => format!("{} IOPS", short_number(m.value)),
-        u => format!("{} {u}", short_number(m.value))
-            .trim_end()
-            .to_string(),
-    };
-    let name = m.metric.as_str();
-    match job {
-        Some(j) => format!("{name}[{j}] {v}"),
-        None => format!("{name} {v}"),
-    }
-}
-
-fn list(store: &Store, a: &ListArgs, out: &Output) -> Result<Verdict> {
-    if out.plain() {
-        return store.snapshot(|store| list_streamed(store, a, out.json));
-    }
-    // Exports or --lava take the document whole.
-    let runs = store.list(a.device.as_deref(), a.limit)?;
-    let doc = Document::new(
-        history_target(store),
-        Body::HistoryList(HistoryListResult {
-            parameters: Default::default(),
-            samples: runs,
-        }),
-    );
-    out.emit(&doc);
-    Ok(Verdict::Ok)
-}
-
-/// `history list` written as the runs are read, never all held (`--limit 1000000`): the
-/// same bytes as its document's JSON or text. The JSON is the document without runs, its
-/// `"samples": []` opened and each run written into it as the whole document would write
-/// it; the text reads the runs twice, for the table's widths and then its rows.
-fn list_streamed(store: &Store, a: &ListArgs, json: bool) -> Result<Verdict> {
-    use std::io::Write;
-    let doc = Document::new(
-        history_target(store),
-        Body::HistoryList(HistoryListResult::default()),
-    );
-    let device = a.device.as_deref();
-    let mut w = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
-    // A closed standard output (`| head`) ends the listing quietly, as `emit` does.
-    let mut closed = false;
-    let mut put = |w: &mut std::io::BufWriter<_>, bytes: &[u8]| {
-        if !closed && w.write_all(bytes).is_err() {
-            closed = true;
-        }
-        closed
-    };
-    let stop = || Error::runtime("standard output closed");
-    let result = if json {
-        let whole = doc.to_json();
-        let open = "\"samples\": []";
-        let at = whole
-            .find(open)
-            .filter(|&i| whole[i + 1..].find(open).is_none());
-        let Some(at) = at else {
-            // Not the shape this writes into (a bug): the document whole, as before.
-            let runs = store.list(device, a.limit)?;
-            let doc = Document::new(
-                history_target(store),
-                Body::HistoryList(HistoryListResult {
-                    parameters: Default::default(),
-                    samples: runs,
-                }),
-            );
-            let _ = doc.write_json(&mut w);
-            return Ok(Verdict::Ok);
-        };
-        let indent = &whole[whole[..at].rfind('\n').map_or(0, |i| i + 1)..at];
-        let inner = format!("{indent}  ");
-        put(&mut w, &whole.as_bytes()[..at + open.len() - 1]);
-        let mut n = 0usize;
-        let r = store.for_each_listed(device, a.limit, |run| {
-            let one = serde_json::to_string_pretty(&crate::report::fields::AsValue(&run))
-                .map_err(|e| Error::runtime(e.to_string()))?;
-            let mut s = String::from(if n == 0 { "\n" } else { ",\n" });
-            for (i, l) in one.split('\n').enumerate() {
-                if i > 0 {
-                    s.push('\n');
-                }
-                s.push_str(&inner);
-                s.push_str(l);
-            }
-            n += 1;
-            if put(&mut w, s.as_bytes()) {
-                return Err(stop());
-            }
-            Ok(())
-        });
-        if n > 0 {
-            put(&mut w, format!("\n{indent}").as_bytes());
-        }
-        put(&mut w, &whole.as_bytes()[at + open.len() - 1..]);
-        put(&mut w, b"\n");
-        r
-    } else {
-        let Target::History(h) = &doc.target else {
-            return Ok(Verdict::Ok);
-        };
-        let mut t = list_table();
-        let mut n = 0usize;
-        store.for_each_listed(device, a.limit, |run| {
-            t.fit(&list_cells(&run));
-            n += 1;
-            Ok(())
-        })?;
-        if n == 0 {
-            put(
-                &mut w,
-                crate::input::printable_text(&format!("no runs stored in {}\n", h.history))
-                    .as_bytes(),
-            );
-            Ok(())
-        } else {
-            let head = format!(
-                "{n} run{} in {}\n\n{}",
-                if n == 1 { "" } else { "s" },
-                h.history,
-                t.head()
-            );
-            put(&mut w, crate::input::printable_text(&head).as_bytes());
-            store.for_each_listed(device, a.limit, |run| {
-                let line = t.line(&list_cells(&run));
-                if put(&mut w, crate::input::printable_text(&line).as_bytes()) {
-                    return Err(stop());
-                }
-                Ok(())
-            })
-        }
-    };
-    let _ = w.flush();
-    match result {
-        Err(_) if closed => Ok(Verdict::Ok),
-        Err(e) => Err(e),
-        Ok(()) => Ok(Verdict::Ok),
-    }
-}
-
-/// `history list`'s table, without rows.
-fn list_table() -> Table {
-    use crate::report::table::Align;
-    Table::new(&["id", "when (UTC)", "device", "command", "leading figure"])
-        .align(0, Align::Right)
-        .align(1, Align::Left)
-        .align(2, Align::Left)
-        .align(3, Align::Left)
-        .align(4, Align::Left)
-}
-
-/// One run's cells in `history list`'s table.
-fn list_cells(r: &RunSummary) -> Vec<String> {
-    vec![
-        r.id.to_string(),
-        r.time.clone(),
-        r.device.clone(),
-        r.command.clone(),
-        r.headline.as_ref().map(figure).unwrap_or_default(),
-    ]
-}
-
-/// `history list`'s text from its document.
-pub fn render_list(doc: &Document) -> String {
-    let (Body::HistoryList(l), Target::History(h)) = (&doc.body, &doc.target) else {
-        return String::new();
-    };
-    let (runs, db) = (&l.samples, &h.history);
-    if runs.is_empty() {
-        return format!("no runs stored in {db}\n");
-    }
-    let mut t = list_table();
-    for r in runs {
-        t.row(list_cells(r));
-    }
-    let n = runs.len();
-    format!(
-        "{n} run{} in {}\n\n{}",
-        if n == 1 { "" } else { "s" },
-        db,
-        t.render()
-    )
-}
-
 fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<Verdict> {
     let doc = store.run(a.id)?;
     let summary = store.summary(a.id)?;
@@ -368,7 +165,7 @@ fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<Verdict> {
     } else {
         // The run's warnings are part of what was stored, listed in the text; on stderr
         // they would read as warnings about this `history show`.
-        let text = render_run(a.id, summary.as_ref(), &doc);
+        let text = crate::output::history::render_run(a.id, summary.as_ref(), &doc);
         let mut shown = doc;
         shown.warnings.clear();
         out.emit_text(&shown, |_| text);
@@ -376,139 +173,35 @@ fn show(store: &Store, a: &ShowArgs, out: &Output) -> Result<Verdict> {
     Ok(Verdict::Ok)
 }
 
-/// A stored run as text: where and when, then the text its command printed (drawn from
-/// the stored document as the command draws it; for a command without one, the
-/// inferences, checks and metrics), then the run's warnings.
-fn render_run(id: i64, s: Option<&RunSummary>, doc: &Document) -> String {
-    // Every field of a stored run came from a document someone may have written.
-    use crate::input::printable;
-    let mut o = format!("run {id}: {}", doc.command());
-    if let Some(s) = s {
-        o.push_str(&format!(
-            " on {} ({}), {}, host {}, {}",
-            printable(&s.target),
-            printable(&s.device),
-            printable(&s.time),
-            printable(s.host.as_deref().unwrap_or("unknown")),
-            printable(&s.source)
-        ));
-    }
-    o.push_str("\n\n");
-    let text = super::render(doc);
-    if !text.is_empty() {
-        o.push_str(&text);
-    } else {
-        o.push_str(&figures(doc));
-    }
-    if !doc.warnings.is_empty() {
-        o.push_str("\nwarnings of that run:\n");
-        for w in &doc.warnings {
-            o.push_str(&format!("- {}\n", printable(&w.to_string())));
-        }
-    }
-    o
-}
-
-/// A document's inferences, checks and metrics as tables.
-fn figures(doc: &Document) -> String {
-    let mut o = String::new();
-    if !doc.inferences.is_empty() {
-        let mut t = Table::new(&["inference", "value", "status", "evidence"])
-            .align(2, crate::report::table::Align::Left)
-            .align(3, crate::report::table::Align::Left);
-        for (name, inf) in &doc.inferences {
-            t.row(vec![
-                name.clone(),
-                inf.value
-                    .as_ref()
-                    .map(|v| v.to_string())
-                    .unwrap_or_else(|| "-".into()),
-                inf.status_word().to_string(),
-                inf.evidence.clone(),
-            ]);
-        }
-        o.push_str(&t.render());
-        o.push('\n');
-    }
-    for c in &doc.checks {
-        o.push_str(&format!(
-            "check {}: {} — {}\n",
-            c.name,
-            c.outcome_word(),
-            c.message
-        ));
-    }
-    if !doc.metrics.is_empty() {
-        let mut t = Table::new(&["metric", "value"]).align(1, crate::report::table::Align::Left);
-        for m in &doc.metrics {
-            let stored = StoredMetric {
-                metric: m.name.clone(),
-                value: m.value,
-                unit: hist::unit_of(&m.name).to_string(),
-                labels: serde_json::to_string(&m.labels).unwrap_or_default(),
+fn list(store: &Store, a: &ListArgs, out: &Output) -> Result<Verdict> {
+    if out.plain() {
+        return store.snapshot(|store| {
+            let heading = history::list_heading(store);
+            let whole = || history::list(store, a.device.as_deref(), a.limit);
+            let mut w = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
+            let listed = ListRequest {
+                device: a.device.as_deref(),
+                limit: a.limit,
+                json: out.json,
             };
-            let f = figure(&stored);
-            let (name, value) = f.split_once(' ').unwrap_or((&f, ""));
-            t.row(vec![name.to_string(), value.to_string()]);
-        }
-        o.push_str(&t.render());
+            output::history::write_list(&heading, store, &listed, &whole, &mut w)?;
+            Ok(Verdict::Ok)
+        });
     }
-    o
+    // Exports or --lava take the document whole.
+    out.emit(&history::list(store, a.device.as_deref(), a.limit)?);
+    Ok(Verdict::Ok)
 }
 
 fn export(store: &Store, a: &ExportArgs) -> Result<Verdict> {
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    // A closed stdout (`| head`) ends the export quietly.
-    let io = |e: std::io::Error| Error::io("writing the export to standard output", e);
-    let result = match a.format {
-        ExportFormat::Csv => {
-            let r = writeln!(
-                w,
-                "run_id,time,command,host,version,device,model,target,source,metric,value,unit,labels"
-            )
-            .map_err(io);
-            r.and_then(|_| {
-                store.for_each_metric(|r, m| {
-                    let cols = [
-                        r.id.to_string(),
-                        r.time.clone(),
-                        r.command.clone(),
-                        r.host.clone().unwrap_or_default(),
-                        r.version.clone(),
-                        r.device.clone(),
-                        r.model.clone().unwrap_or_default(),
-                        r.target.clone(),
-                        r.source.clone(),
-                        m.metric.clone(),
-                        m.value.to_string(),
-                        m.unit.clone(),
-                        m.labels.clone(),
-                    ];
-                    let line: Vec<_> = cols.iter().map(|c| csv_field(c)).collect();
-                    writeln!(w, "{}", line.join(",")).map_err(io)
-                })
-            })
-        }
-        ExportFormat::Json => {
-            let mut first = true;
-            let r = write!(w, "[").map_err(io).and_then(|_| {
-                store.for_each_run(|r| {
-                    let document: serde_json::Value =
-                        serde_json::from_str(&r.document).unwrap_or(serde_json::Value::Null);
-                    let mut v = serde_json::to_value(r).unwrap_or_default();
-                    if let Some(o) = v.as_object_mut() {
-                        o.insert("document".into(), document);
-                    }
-                    let sep = if first { "\n" } else { ",\n" };
-                    first = false;
-                    write!(w, "{sep}{v}").map_err(io)
-                })
-            });
-            r.and_then(|_| writeln!(w, "\n]").map_err(io))
-        }
+    let format = match a.format {
+        ExportFormat::Csv => output::history::Export::Csv,
+        ExportFormat::Json => output::history::Export::Json,
     };
-    match result.and_then(|_| w.flush().map_err(io)) {
+    // A closed stdout (`| head`) ends the export quietly.
+    match output::history::export(store, format, &mut w) {
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
             Ok(Verdict::Ok)
         }
@@ -525,130 +218,12 @@ fn import(store: &mut Store, a: &ImportArgs) -> Result<Verdict> {
     }
     // Every file is read and checked before anything is stored.
     let docs = super::report::load(&a.files)?;
-    for (f, d) in a.files.iter().zip(&docs) {
-        if !hist::is_measuring(d.command()) {
-            return Err(Error::usage(format!(
-                "{f}: a '{}' document is not a measurement; history stores the runs of {}",
-                d.command(),
-                hist::MEASURING_COMMANDS.join(", ")
-            )));
-        }
-    }
-    let (mut added, mut known) = (Vec::new(), 0);
-    for (f, d) in a.files.iter().zip(&docs) {
-        let name = Path::new(f)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "stdin".into());
-        let (id, new) = store.record(
-            d,
-            &identity::of_document(d),
-            None,
-            &format!("import:{name}"),
-        )?;
-        if new {
-            added.push(id);
-        } else {
-            known += 1;
-        }
-    }
-    let ids: Vec<String> = added.iter().map(|i| i.to_string()).collect();
-    println!(
-        "imported {} run{} into {}{}{}",
-        added.len(),
-        if added.len() == 1 { "" } else { "s" },
-        store.path().display(),
-        if ids.is_empty() {
-            String::new()
-        } else {
-            format!(" (ids {})", ids.join(" "))
-        },
-        if known > 0 {
-            format!("; {known} already stored, skipped")
-        } else {
-            String::new()
-        }
-    );
+    let history::Imported { added, known } = history::import(store, &a.files, &docs)?;
+    println!("{}", output::history::imported(&added, known, store.path()));
     Ok(Verdict::Ok)
 }
 
 fn table_cmd(store: &Store, a: &TableArgs, out: &Output) -> Result<Verdict> {
-    let by = By::from(a.by);
-    let rows = table::table(store, by)?;
-    let doc = Document::new(
-        history_target(store),
-        Body::HistoryTable(HistoryTableResult {
-            parameters: HistoryTableParameters {
-                by: match by {
-                    By::Model => "model",
-                    By::Device => "device",
-                }
-                .to_string(),
-                columns: COLUMNS
-                    .iter()
-                    .map(|(k, m, j)| TableColumn {
-                        key: k.to_string(),
-                        metric: m.to_string(),
-                        job: j.to_string(),
-                    })
-                    .collect(),
-            },
-            samples: rows.clone(),
-        }),
-    );
-    out.emit(&doc);
+    out.emit(&history::table(store, By::from(a.by))?);
     Ok(Verdict::Ok)
-}
-
-/// The database a `history` document is about.
-fn history_target(store: &Store) -> Target {
-    Target::History(HistoryTarget {
-        history: store.path().display().to_string(),
-    })
-}
-
-/// `history table`'s text from its document.
-pub fn render_table(doc: &Document) -> String {
-    let Body::HistoryTable(tb) = &doc.body else {
-        return String::new();
-    };
-    let (rows, by_model) = (&tb.samples, tb.parameters.by == "model");
-    if rows.is_empty() {
-        return "no bench runs stored: `flashscope bench TARGET` (with --write for the write figures) measures them\n".into();
-    }
-    let mut t = Table::new(&[
-        if by_model { "part" } else { "device" },
-        "runs",
-        "seq read MiB/s",
-        "seq write MiB/s",
-        "rand read IOPS",
-        "rand write IOPS",
-    ]);
-    for r in rows {
-        let runs = r
-            .cells()
-            .iter()
-            .filter_map(|c| c.as_ref().map(|c| c.runs))
-            .max()
-            .unwrap_or(0);
-        let mut cells = vec![r.part.clone(), runs.to_string()];
-        for (i, c) in r.cells().iter().enumerate() {
-            let scale = if i < 2 { 1.0 / 1048576.0 } else { 1.0 };
-            cells.push(match c {
-                None => "-".into(),
-                Some(c) if c.runs == 1 => short_number(c.median * scale),
-                Some(c) => format!(
-                    "{} ({}–{})",
-                    short_number(c.median * scale),
-                    short_number(c.min * scale),
-                    short_number(c.max * scale)
-                ),
-            });
-        }
-        t.row(cells);
-    }
-    format!(
-        "{}\nmedian (min–max) over runs of bench: SEQ1M Q8 read and write, RND4K Q32 read and write;\nthe vendor's figures per part: flashscope model --reference\n",
-        t.render()
-    )
 }

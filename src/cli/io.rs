@@ -3,21 +3,15 @@
 
 use super::Output;
 use crate::cli::write_args::WriteArgs;
-use crate::device::TargetInfo;
-use crate::device::{self, OpenRequest, TargetKind};
-use crate::report::results::{IoResult, PageCacheChange};
+use crate::commands::io::{self, IoParams};
+use crate::commands::write_probe::Finished;
 use crate::report::wear_line;
-use crate::report::{Body, Document};
-use crate::session::{estimate_ns, open_for_write, Ran, WriteFlags, WriteIntent};
+use crate::report::Body;
+use crate::session::WriteFlags;
 use crate::vocab::error::Verdict;
-use crate::vocab::units::{format_bytes, format_ns, format_rate, parse_size};
-use crate::vocab::{Check, Metric, Warning};
-use crate::workload::histogram::DEFAULT_PERCENTILES;
+use crate::vocab::units::parse_size;
 use crate::workload::spec::parse_cpus;
-use crate::workload::{
-    self, EngineKind, GroupTotals, JobSpec, Pattern, RateLimit, RunTarget, RwMode, SyncMode,
-    WorkloadResult,
-};
+use crate::workload::{EngineKind, JobSpec, Pattern, RateLimit, RwMode, SyncMode};
 use crate::{Error, Result};
 
 /// Arguments of `io` (fio's names).
@@ -192,293 +186,31 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
     })
 }
 
-/// The run's progress on a real target: wall time against --ramp-time + --runtime when
-/// --runtime bounds it (a run that finishes its --size first ends sooner), elapsed time
-/// alone otherwise. Simulated runs take virtual time and end at once: no bar.
-fn progress(spec: &workload::JobSpec) -> crate::report::progress::Ticker {
-    let planned_ms = spec
-        .runtime_ns
-        .map_or(0, |r| r.saturating_add(spec.ramp_ns) / 1_000_000);
-    let start = std::time::Instant::now();
-    crate::report::progress::Progress::ticking("io", move || {
-        let ms = start.elapsed().as_millis() as u64;
-        (ms, planned_ms)
-    })
-}
-
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    // Parse everything that needs no target first, so bad input fails fast.
-    let probe_spec = job_spec(args, u64::MAX / 4)?;
-    let info = device::peek(&args.target)?;
-    let mut spec = job_spec(args, info.size_bytes)?;
-    let simulated = info.kind == TargetKind::Sim;
-    if simulated && args.pattern.is_none() {
-        spec.pattern = Pattern::Zeros;
-    }
-    spec.validate(info.size_bytes, info.logical_sector_bytes)?;
-    if !probe_spec.rw.writes() {
-        let mut opened = device::open(
-            &args.target,
-            &OpenRequest {
-                write: false,
-                require_direct: spec.direct,
-            },
-        )?;
-        let result = if simulated {
-            workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
-        } else {
-            let _progress = progress(&spec);
-            workload::run(&spec, RunTarget::Path(std::path::Path::new(&args.target)))?
-        };
-        let mut doc = document(&result, &opened.info);
-        doc.warnings.splice(0..0, opened.warnings.iter().cloned());
-        out.emit(&doc);
-        return Ok(verdict(&result));
-    }
-    // Writes go through the write session: preserve mode (each region saved just before
-    // it is first overwritten, restored and verified at the end), the budgets, Ctrl-C.
-    let bytes = spec.size.saturating_mul(u64::from(spec.numjobs));
-    let timed = spec.time_based && spec.runtime_ns.is_some();
-    let intent = WriteIntent {
-        command: "io",
-        region: (spec.offset, spec.size),
-        max_bytes: if timed { u64::MAX } else { bytes },
-        typical_bytes: None,
-        estimated_ns: match spec.runtime_ns {
-            Some(r) if timed => r,
-            _ => estimate_ns(bytes, bytes / spec.bs_min.max(1)),
-        },
-        what: format!(
-            "io runs {} with {} blocks over {} at offset {}{}",
-            spec.rw.name(),
-            format_bytes(spec.bs_max),
-            format_bytes(spec.size),
-            spec.offset,
-            if spec.verify {
-                ", stamped for --verify"
-            } else {
-                ""
+    let job = |target_size| job_spec(args, target_size);
+    let params = IoParams {
+        target: &args.target,
+        flags: WriteFlags::from(&args.flags),
+        pattern_given: args.pattern.is_some(),
+        job: &job,
+    };
+    let (doc, verdict) = match io::run(&params)? {
+        (Finished::Done { doc, verdict }, wrote) => {
+            out.emit(&doc);
+            if wrote && !out.json {
+                eprint!("{}", wear_line(&doc));
             }
-        ),
-        smaller: "give a smaller --size",
-        ..WriteIntent::default()
-    };
-    let mut session = open_for_write(&args.target, &WriteFlags::from(&args.flags), &intent)?;
-    spec.stop_on_signal = session.journal.is_some();
-    let path = std::path::Path::new(&args.target);
-    let ran = session.run("io", |dev, _| {
-        Ok(if simulated {
-            workload::run(&spec, RunTarget::Backend(dev))
-        } else {
-            let _progress = progress(&spec);
-            workload::run(&spec, RunTarget::Guarded { path, stack: dev })
-        })
-    })?;
-    let (result, ending) = match ran {
-        Ran::Done(r, ending) => (r?, ending),
-        Ran::Stopped(verdict) => return Ok(verdict),
-    };
-    let mut doc = document(&result, &session.info);
-    session.fill(&mut doc, &ending);
-    out.emit(&doc);
-    if !out.json {
-        eprint!("{}", wear_line(&doc));
-    }
-    Ok(verdict(&result))
-}
-
-/// Incomplete when the run was cut short, check failed when --verify found bad data.
-pub fn verdict(r: &WorkloadResult) -> Verdict {
-    if r.verify().is_some_and(|v| v.bad_units > 0) {
-        return Verdict::CheckFailed;
-    }
-    if let Some(e) = r.error() {
-        eprintln!(
-            "flashscope: error: {} (the figures above cover the I/O done until then)",
-            crate::input::printable_text(e)
-        );
-        return Verdict::Incomplete;
-    }
-    Verdict::Ok
-}
-
-/// The `io` document: fio-shaped `jobs`, per-second samples, disk and page-cache state.
-pub fn document(r: &WorkloadResult, target: &TargetInfo) -> Document {
-    let verify = r.verify();
-    let totals = r.group_totals();
-    let mut doc = Document::for_target(
-        target,
-        Body::Io(IoResult {
-            parameters: r.spec.clone(),
-            samples: r.samples(),
-            engine: r.engine.clone(),
-            clock: r.clock.to_string(),
-            jobs: r.fio_jobs(),
-            disk_util: r.disk.clone().map(|d| vec![d]),
-            page_cache: r
-                .page_cache
-                .map(|(before, after)| PageCacheChange { before, after }),
-            verify: verify.clone(),
-            error: r.error().map(str::to_string),
-            totals: Some(totals.clone()),
-        }),
-    );
-    doc.bytes_written = r.bytes_written();
-    doc.elapsed_ns = r.elapsed_ns;
-    doc.warnings = workload::run_warnings(r);
-    if let Some(v) = &verify {
-        let bad = v.bad_units * crate::workload::verify::STAMP_UNIT as u64;
-        doc.checks.push(Check {
-            inconclusive: false,
-            threshold: None,
-            name: "io.verify".into(),
-            passed: v.bad_units == 0,
-            measurement: Some(bad as f64),
-            units: Some("bytes".into()),
-            message: format!(
-                "{bad} of {} bytes read back did not hold the stamp written there",
-                v.bytes_checked
-            ),
-        });
-    }
-    doc.metrics.extend(metrics(&totals));
-    if r.error().is_some() && r.vanished() {
-        doc.warnings.push(Warning::TargetVanished);
-    }
-    doc
-}
-
-/// Per direction (`rw` label): IOPS, bandwidth, median and 99th percentile latency.
-fn metrics(totals: &GroupTotals) -> Vec<Metric> {
-    let mut out = Vec::new();
-    for (name, t) in [("read", &totals.read), ("write", &totals.write)] {
-        let Some(t) = t else { continue };
-        let labels = [("rw", name)];
-        out.push(Metric::new(
-            "io_iops",
-            "I/O operations per second of the io job, per direction",
-            t.iops(),
-            &labels,
-        ));
-        out.push(Metric::new(
-            "io_bandwidth_bytes_per_second",
-            "Bytes per second of the io job, per direction",
-            t.bw_bytes(),
-            &labels,
-        ));
-        for (name, help, p) in [
-            (
-                "io_latency_p50_seconds",
-                "Median completion latency of the io job, per direction",
-                50.0,
-            ),
-            (
-                "io_latency_p99_seconds",
-                "99th percentile completion latency of the io job, per direction",
-                99.0,
-            ),
-        ] {
-            if let Some(ns) = t.clat_ns.at(p) {
-                out.push(Metric::new(name, help, ns as f64 / 1e9, &labels));
-            }
+            (doc, verdict)
         }
-    }
-    out
-}
-
-/// `io`'s text from its document, fio-like: one block per direction with IOPS,
-/// bandwidth, latency and percentiles, then CPU, disk, page cache, verify and any error.
-pub fn render(doc: &Document) -> String {
-    let Body::Io(r) = &doc.body else {
-        return String::new();
+        (Finished::Stopped { verdict }, _) => return Ok(verdict),
     };
-    let s = &r.parameters;
-    let mut out = format!(
-        "{}: rw={}, bs={}, iodepth={}, numjobs={}, engine={}, direct={}{}\n",
-        s.name,
-        s.rw.name(),
-        if s.bs_min == s.bs_max {
-            format_bytes(s.bs_min)
-        } else {
-            format!("{}-{}", format_bytes(s.bs_min), format_bytes(s.bs_max))
-        },
-        s.iodepth,
-        s.numjobs,
-        r.engine,
-        u8::from(s.direct),
-        if r.clock == "virtual" {
-            " (simulated device, virtual clock)"
-        } else {
-            ""
-        }
-    );
-    if let Some(totals) = &r.totals {
-        for (name, t) in [("read", &totals.read), ("write", &totals.write)] {
-            let Some(t) = t else { continue };
-            out += &format!(
-                "  {name}: IOPS={:.0}, BW={} ({} in {})\n",
-                t.iops(),
-                format_rate(t.bw_bytes()),
-                format_bytes(t.io_bytes),
-                format_ns(t.runtime_ns as f64)
+    if let (Verdict::Incomplete, Body::Io(r)) = (verdict, &doc.body) {
+        if let Some(e) = &r.error {
+            eprintln!(
+                "flashscope: error: {} (the figures above cover the I/O done until then)",
+                crate::input::printable_text(e)
             );
-            let c = &t.clat_ns;
-            out += &format!(
-                "    clat: min={}, avg={}, max={}, stdev={}\n",
-                format_ns(c.min as f64),
-                format_ns(c.mean),
-                format_ns(c.max as f64),
-                format_ns(c.stddev)
-            );
-            let pct: Vec<String> = DEFAULT_PERCENTILES
-                .iter()
-                .filter_map(|&p| c.at(p).map(|v| format!("{p:.2}th={}", format_ns(v as f64))))
-                .collect();
-            for chunk in pct.chunks(5) {
-                out += &format!("    clat percentiles: {}\n", chunk.join(", "));
-            }
         }
-        out += &format!(
-            "  cpu: usr={:.1}%, sys={:.1}%\n",
-            crate::workload::cpu_percent(totals.usr_ns, totals.runtime_ns),
-            crate::workload::cpu_percent(totals.sys_ns, totals.runtime_ns)
-        );
     }
-    if let Some(d) = r.disk_util.as_ref().and_then(|d| d.first()) {
-        out += &format!(
-            "  disk {}: ios={}/{}, merge={}/{}, aqu-sz={:.2}, util={:.1}%\n",
-            d.name, d.read_ios, d.write_ios, d.read_merges, d.write_merges, d.aqu_sz, d.util
-        );
-    }
-    if let Some(PageCacheChange {
-        before: a,
-        after: b,
-    }) = &r.page_cache
-    {
-        out += &format!(
-            "  page cache: Dirty {} -> {}, Writeback {} -> {}\n",
-            format_bytes(a.dirty_bytes),
-            format_bytes(b.dirty_bytes),
-            format_bytes(a.writeback_bytes),
-            format_bytes(b.writeback_bytes)
-        );
-    }
-    if let Some(v) = &r.verify {
-        out += &if v.bad_units == 0 {
-            format!(
-                "  verify: {} read back, all stamps correct\n",
-                format_bytes(v.bytes_checked)
-            )
-        } else {
-            format!(
-                "  verify: FAILED: {} of 512-byte units wrong, first at offset {}\n",
-                v.bad_units,
-                v.first_bad_offset.unwrap_or(0)
-            )
-        };
-    }
-    if let Some(e) = &r.error {
-        out += &format!("  stopped early: {e}\n");
-    }
-    out
+    Ok(verdict)
 }

@@ -26,7 +26,7 @@ pub mod verify;
 pub mod write_args;
 
 use crate::report::export::{lava, Exporter, Exports, FileFormat};
-use crate::report::{Body, Document};
+use crate::report::Document;
 use crate::vocab::error::Verdict;
 use crate::Result;
 use clap::{Parser, Subcommand};
@@ -221,7 +221,7 @@ impl Output {
     ///
     /// A closed stdout (`flashscope ... | head`) is not an error: the rest is dropped.
     pub fn emit(&self, doc: &Document) {
-        self.emit_text(doc, render)
+        self.emit_text(doc, crate::output::render)
     }
 
     /// [`Output::emit`] with another text than the document's own (`auto --verbose`'s
@@ -330,42 +330,6 @@ impl From<crate::commands::write_probe::Finished> for Outcome {
                 Outcome::stopped(verdict)
             }
         }
-    }
-}
-
-/// A document's text as its command prints it. The one place that knows each command's
-/// rendering, and each renders from the document alone: a stored run (`history show`) or a
-/// saved `--json` document prints as the run printed it. A writing test's text ends with
-/// the wear line.
-pub fn render(doc: &Document) -> String {
-    let wear = || crate::report::wear_line(doc);
-    match &doc.body {
-        Body::Info(_) => info::render(doc),
-        Body::Health(_) => health::render(doc),
-        Body::Probe(_) => probe::render(doc) + &wear(),
-        Body::OpenAu(_) => open_au::render(doc) + &wear(),
-        Body::Fat(_) => fat::render(doc) + &wear(),
-        Body::Program(_) => program::render(doc) + &wear(),
-        Body::Slc(_) => slc::render(doc) + &wear(),
-        Body::Verify(_) => verify::render(doc),
-        Body::SimList(_) => sim::render(doc),
-        // `sim serve` reports on stderr while it serves; its document is for --json.
-        Body::SimServe(_) => String::new(),
-        Body::Io(_) => io::render(doc),
-        Body::Bench(_) => bench::render(doc),
-        Body::Align(_) => align::render(doc),
-        Body::Auto(_) => auto::render(doc),
-        Body::Scatter(_) => scatter::render(doc),
-        Body::Interval(_) => interval::render(doc),
-        Body::Analyze(_) => analyze::render(doc),
-        Body::FsSeq(_) => fs::render_seq(doc),
-        Body::FsFiles(_) => fs::render_files(doc),
-        Body::FsMatrix(_) => fs::render_matrix(doc),
-        Body::Model(_) => model::render(doc),
-        Body::Restore(_) => restore::render(doc),
-        Body::Compare(_) => compare::render(doc),
-        Body::HistoryList(_) => history::render_list(doc),
-        Body::HistoryTable(_) => history::render_table(doc),
     }
 }
 

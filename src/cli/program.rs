@@ -4,13 +4,11 @@
 use super::{Outcome, Output};
 use crate::cli::write_args::{size_given, BudgetArgs, WriteArgs};
 use crate::commands::program::ProgramTest;
-use crate::commands::write_probe::{drive, value_text};
+use crate::commands::write_probe::drive;
 use crate::probe::program::ProgramParams;
-use crate::report::table::Table;
-use crate::report::{Body, Document};
 use crate::session::{Budgets, Given, WriteFlags};
 use crate::vocab::error::Verdict;
-use crate::vocab::units::{format_bytes, format_rate};
+use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 
 /// Arguments of `program`.
@@ -98,41 +96,4 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         },
     )?;
     Outcome::from(finished).emit(out)
-}
-
-/// `program`'s text from its document (the wear line apart: `cli::render` adds it).
-pub fn render(doc: &Document) -> String {
-    let Body::Program(r) = &doc.body else {
-        return String::new();
-    };
-    let mut text = String::new();
-    for (k, inf) in &doc.inferences {
-        text.push_str(&format!(
-            "{}: {} ({}) - {}\n",
-            k.replace('_', " "),
-            value_text(inf),
-            inf.status_word(),
-            inf.evidence
-        ));
-    }
-    text.push('\n');
-    let mut t = Table::new(&[
-        "block size",
-        "write 00",
-        "write ff",
-        "write 5a",
-        "read",
-        "rnd write 00",
-        "rnd write ff",
-        "rnd write 5a",
-        "rnd read",
-    ]);
-    for x in &r.samples {
-        let mut row = vec![format_bytes(x.block_bytes)];
-        row.extend(x.bytes_per_s.iter().map(|&r| format_rate(r)));
-        t.row(row);
-    }
-    text.push_str(&t.render());
-    text.push('\n');
-    text
 }

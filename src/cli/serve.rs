@@ -3,12 +3,9 @@
 
 use super::Output;
 use crate::backend::sim::SimConfig;
-use crate::report::results::{ServeParameters, ServeResult, SpecTarget};
-use crate::report::{Body, Document, Target};
 use crate::serve::{serve, ServeOptions};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::format_bytes;
-use crate::vocab::Warning;
 use crate::{Error, Result};
 use std::io::Write;
 use std::path::PathBuf;
@@ -94,27 +91,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     }
     eprint!("{}", outcome.stats.text());
     if out.json {
-        let mut doc = Document::new(
-            Target::Spec(SpecTarget {
-                spec: args.spec.clone(),
-            }),
-            Body::SimServe(ServeResult {
-                parameters: ServeParameters {
-                    mountpoint: args.mountpoint.display().to_string(),
-                    attach_loop: args.attach_loop,
-                    cpu: args.cpu,
-                    spin_ns,
-                },
-                stats: outcome.stats.clone(),
-            }),
-        );
-        doc.elapsed_ns = outcome.stats.uptime_ns;
-        doc.bytes_written = outcome.stats.bytes_written;
-        doc.warnings = outcome
-            .cleanup_warnings
-            .iter()
-            .map(|w| Warning::Cleanup { what: w.clone() })
-            .collect();
+        let doc = crate::commands::sim::served(&args.spec, &opts, &outcome);
         println!("{}", doc.to_json());
     }
     Ok(Verdict::Ok)

@@ -1,9 +1,6 @@
 //! `flashscope sim list`: the simulator's presets and keys.
 
 use super::Output;
-use crate::backend::sim::config::{SimConfig, KEYS, PRESETS};
-use crate::report::results::{KeyEntry, PresetEntry, SimListResult};
-use crate::report::{Body, Document, Target};
 use crate::vocab::error::Verdict;
 use crate::Result;
 use clap::Subcommand;
@@ -25,53 +22,6 @@ pub fn run(cmd: &SimCommand, out: &Output) -> Result<Verdict> {
 }
 
 fn list(out: &Output) -> Result<Verdict> {
-    let mut presets = Vec::new();
-    for p in PRESETS {
-        let cfg = SimConfig::parse(p.name)?;
-        presets.push(PresetEntry {
-            name: p.name.to_string(),
-            about: p.about.to_string(),
-            keys: cfg
-                .pairs()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-        });
-    }
-    let keys = KEYS
-        .iter()
-        .map(|k| KeyEntry {
-            key: k.key.to_string(),
-            meaning: k.meaning.to_string(),
-        })
-        .collect();
-    let doc = Document::new(Target::None, Body::SimList(SimListResult { presets, keys }));
-    out.emit(&doc);
+    out.emit(&crate::commands::sim::list()?);
     Ok(Verdict::Ok)
-}
-
-/// `sim list`'s text from its document: each preset with its keys in the order a `sim:`
-/// spec writes them, then every key with its meaning.
-pub fn render(doc: &Document) -> String {
-    let Body::SimList(list) = &doc.body else {
-        return String::new();
-    };
-    let mut s = String::from("Simulator presets (use as sim:NAME[,key=value...]):\n\n");
-    for p in &list.presets {
-        s.push_str(&format!("{}\n  {}\n  ", p.name, p.about));
-        let cfg = SimConfig::parse(&p.name).unwrap_or_default();
-        let pairs: Vec<String> = cfg
-            .pairs()
-            .iter()
-            .map(|(k, v)| format!("{k}={}", v.replace(' ', "")))
-            .collect();
-        s.push_str(&pairs.join(","));
-        s.push_str("\n\n");
-    }
-    s.push_str("Keys (sim:custom,key=value... starts from the sd-16g values):\n");
-    let w = list.keys.iter().map(|k| k.key.len()).max().unwrap_or(0);
-    for k in &list.keys {
-        s.push_str(&format!("  {:w$}  {}\n", k.key, k.meaning));
-    }
-    s
 }

@@ -1,7 +1,7 @@
 //! The align test, once for `align`, `auto` and the writing tests that measure their erase
 //! block first: open the target read-only, run the align probe with its controller
 //! (`analysis::align::decide`), infer, and build the document. It never prints; the text
-//! is the CLI's (`cli::align::render`).
+//! is the output room's (`output::align::render`).
 
 use crate::analysis::align::{self, AlignPoint};
 use crate::device::{self, OpenRequest, TargetKind};

@@ -19,14 +19,12 @@ use crate::report::{Body, Document};
 use crate::session::{Budgets, Given, WriteFlags, WriteIntent};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
-use crate::vocab::{Inference, Status};
+use crate::vocab::Inference;
 use crate::workload::bench::{claim_checks, class_checks, met_marks};
 use crate::workload::EngineKind;
 use crate::Result;
 
-/// The most auto's write-cache test writes: enough to see a small cache end, bounded so
-/// auto stays short (`flashscope slc` goes further).
-pub const SLC_BYTES: u64 = 256 << 20;
+pub use crate::report::results::AUTO_SLC_BYTES as SLC_BYTES;
 /// The least it can measure with: four intervals of 1 MiB.
 pub const SLC_MIN_BYTES: u64 = 4 << 20;
 /// Device time the short bench needs (`bench --quick`).
@@ -293,8 +291,7 @@ impl Drop for Steps {
 
 /// An inference's value when it is confident.
 pub fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
-    inf.filter(|i| i.status == Status::Confident)
-        .and_then(|i| i.as_u64())
+    inf.and_then(Inference::confident_u64)
 }
 
 /// Run the pipeline: align, then with `--write` probe, open-au, fat, a bounded slc and a

@@ -2,7 +2,7 @@
 //! at QD32 and QD1, read (and write through the write policy) on a device, a file, a
 //! simulated card or a test file made in a directory; the figures, the SD speed and
 //! application classes and the `--expect` checks in one document. It never prints; the
-//! text is the CLI's (`cli::bench::render`).
+//! text is the output room's (`output::bench::render`).
 
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{BenchParameters, BenchResult};

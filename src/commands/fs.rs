@@ -4,7 +4,7 @@
 //! It never prints: what it is about to write goes to the caller's `announce`.
 
 use crate::fs::analysis::{dirty_peaks, files_inferences, seq_inferences, seq_warnings};
-use crate::fs::env::{self, FsInfo};
+use crate::fs::env::{self, fs_line, FsInfo};
 use crate::fs::files::{self, FilesConfig};
 use crate::fs::matrix::{self, MatrixConfig, MatrixTest};
 use crate::fs::monitor::ProgressCounters;
@@ -99,19 +99,6 @@ fn fs_target(fs: &FsInfo) -> Target {
 fn prepare(dir: &Path) -> Result<FsInfo> {
     let abs = env::check_dir(dir)?;
     env::fs_info(&abs)
-}
-
-/// The directory, its filesystem, device and free space on one line (also the text's).
-pub fn fs_line(fs: &FsInfo) -> String {
-    let mut s = format!("{} ({}", fs.dir.display(), fs.fs_type);
-    if let Some(src) = &fs.mount_source {
-        s.push_str(&format!(" on {src}"));
-    }
-    if let Some(free) = fs.free_bytes {
-        s.push_str(&format!(", {} free", format_bytes(free)));
-    }
-    s.push(')');
-    s
 }
 
 /// Run `fs seq`: each dd mode's write and reads with the page cache sampled.

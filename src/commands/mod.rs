@@ -3,19 +3,24 @@
 //! renders what comes back; the rooms below measure and decide (docs/ARCHITECTURE.md).
 
 pub mod align;
+pub mod analyze;
 pub mod auto;
 pub mod bench;
+pub(crate) mod compare;
 pub mod fat;
 pub mod fs;
 pub mod health;
+pub(crate) mod history;
 pub mod info;
 pub mod interval;
+pub(crate) mod io;
 pub mod model;
 pub mod open_au;
 pub mod probe;
 pub mod program;
 pub mod restore;
 pub mod scatter;
+pub(crate) mod sim;
 pub mod slc;
 pub mod verify;
 pub mod write_probe;

@@ -371,23 +371,7 @@ fn partition_command(v: &Verdict, logical_sector_bytes: u32) -> Option<String> {
     if !matches!(v.kind, FakeKind::Wrap | FakeKind::Limbo | FakeKind::Chain) {
         return None;
     }
-    usable_partition_command(v.announced_bytes, v.usable_bytes, logical_sector_bytes)
-}
-
-/// The sfdisk command for a fake that announces `announced` bytes and holds the first
-/// `usable`: `probe`'s line, also given by `verify` when its bad extents show a wrap.
-pub fn usable_partition_command(
-    announced: u64,
-    usable: u64,
-    logical_sector_bytes: u32,
-) -> Option<String> {
-    let f = advice::Findings {
-        size_bytes: announced,
-        logical_sector_bytes,
-        usable_bytes: Some(usable),
-        ..advice::Findings::default()
-    };
-    advice::partition(&f).map(|p| p.command())
+    advice::usable_partition_command(v.announced_bytes, v.usable_bytes, logical_sector_bytes)
 }
 
 #[cfg(test)]

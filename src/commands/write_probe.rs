@@ -7,7 +7,7 @@
 //! A test's `run` is its probe with the probe's controller (the analysis that decides
 //! where to measure next, as `analysis::align::next_round` is for align); `infer` is pure
 //! analysis. [`measure`] takes a test's typed parameters (a [`Request`]) and returns the
-//! driver's `Finished`; its text is the CLI's.
+//! driver's `Finished`; its text is the output room's.
 
 use crate::backend::Backend;
 use crate::device::TargetInfo;
@@ -199,14 +199,6 @@ pub fn drive<T: WriteTest>(
         Verdict::Ok
     };
     Ok(Finished::Done { doc, verdict })
-}
-
-/// `value` of an inference as text, `?` when inconclusive.
-pub fn value_text(inf: &Inference) -> String {
-    inf.value
-        .as_ref()
-        .map(|v| v.to_string())
-        .unwrap_or_else(|| "?".into())
 }
 
 /// The erase block size a test writes by: `given` (`--erase-size`), or measured by the

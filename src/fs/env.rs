@@ -210,6 +210,22 @@ pub fn drop_all_caches() -> io::Result<()> {
     std::fs::write("/proc/sys/vm/drop_caches", b"3\n")
 }
 
+/// The directory, its filesystem, device and free space on one line (also the text's).
+pub fn fs_line(fs: &FsInfo) -> String {
+    let mut s = format!("{} ({}", fs.dir.display(), fs.fs_type);
+    if let Some(src) = &fs.mount_source {
+        s.push_str(&format!(" on {src}"));
+    }
+    if let Some(free) = fs.free_bytes {
+        s.push_str(&format!(
+            ", {} free",
+            crate::vocab::units::format_bytes(free)
+        ));
+    }
+    s.push(')');
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -733,6 +733,11 @@ pub struct ClassesRecord {
     pub failure: Option<String>,
 }
 
+/// The most auto's write-cache test writes: enough to see a small cache end, bounded so
+/// auto stays short (`flashscope slc` goes further). Here, beside auto's document, as its
+/// text names it.
+pub const AUTO_SLC_BYTES: u64 = 256 << 20;
+
 /// `auto`: the steps it ran, its plan, the verdict, the classes and the advice.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AutoResult {

@@ -81,6 +81,11 @@ impl Inference {
         self.value.as_ref().and_then(|v| v.as_u64())
     }
 
+    /// The value as an integer, when the inference is confident.
+    pub fn confident_u64(&self) -> Option<u64> {
+        self.as_u64().filter(|_| self.status == Status::Confident)
+    }
+
     /// "confident", "tentative" or "inconclusive".
     pub fn status_word(&self) -> &'static str {
         match self.status {

@@ -572,7 +572,7 @@ fn expected() -> serde_json::Value {
 
 fn load(files: &[String]) -> Vec<(String, flashscope::analysis::flashbench::FlashbenchLog)> {
     let paths: Vec<String> = files.iter().map(|f| format!("{REF}{f}")).collect();
-    flashscope::cli::analyze::load(&paths).unwrap()
+    flashscope::commands::analyze::load(&paths).unwrap()
 }
 
 /// The inference may agree or be inconclusive; a different value must never be confident.
@@ -906,7 +906,7 @@ fn e2e_analyze_gives_the_same_inferences_as_the_library() {
     let mut args = vec!["analyze".to_string()];
     args.extend(files.iter().cloned());
     let v = json(&args.iter().map(|s| s.as_str()).collect::<Vec<_>>());
-    let logs = flashscope::cli::analyze::load(&files).unwrap();
+    let logs = flashscope::commands::analyze::load(&files).unwrap();
     let inf = align::infer(&flashscope::analysis::logs::align_points(&logs, None));
     for (key, lib) in [
         ("erase_block_bytes", &inf.erase_block_bytes),

@@ -4,7 +4,7 @@
 
 use crate::common;
 use common::flashscope_in;
-use flashscope::cli;
+use flashscope::output;
 use flashscope::report::{Body, Document, Target};
 
 /// The text `flashscope ARGS` printed and the JSON document of that same run: (text,
@@ -93,24 +93,28 @@ fn same_text_env(env: &[(&str, &str)], args: &[&str], code: i32, render: Render,
         "{args:?}: rendered from the document (left) is not what the run printed (right)"
     );
     // The one dispatcher every run and `history show` print through picks that renderer.
-    assert_eq!(cli::render(&d), text, "{args:?}: cli::render");
+    assert_eq!(output::render(&d), text, "{args:?}: output::render");
 }
 
 #[test]
 fn info_prints_its_document() {
-    same_text(&["info", "sim:sd-16g"], cli::info::render, "sim:sd-16g: ");
+    same_text(
+        &["info", "sim:sd-16g"],
+        output::info::render,
+        "sim:sd-16g: ",
+    );
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("disk.img");
     std::fs::write(&img, vec![0u8; 1 << 20]).unwrap();
     let img = img.to_str().unwrap();
-    same_text(&["info", img], cli::info::render, img);
+    same_text(&["info", img], output::info::render, img);
 }
 
 #[test]
 fn health_prints_its_document() {
     same_text(
         &["health", "sim:emmc-8g"],
-        cli::health::render,
+        output::health::render,
         "sim:emmc-8g: ",
     );
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/health");
@@ -121,7 +125,7 @@ fn health_prints_its_document() {
         let root = format!("{data}/sysfs/{tree}");
         same_text(
             &["health", "/dev/mmcblk0", "--sysfs-root", &root],
-            cli::health::render,
+            output::health::render,
             start,
         );
     }
@@ -130,7 +134,7 @@ fn health_prints_its_document() {
         &[],
         &["health", "--ext-csd", &dump, "--max-wear", "5%"],
         3,
-        cli::health::render,
+        output::health::render,
         "",
     );
     // SMART through smartctl's JSON (a stub first on PATH): wear, spare, media errors; a
@@ -157,7 +161,7 @@ fn health_prints_its_document() {
             &[("PATH", &path)],
             &["health", dev, "--sysfs-root", &root],
             0,
-            cli::health::render,
+            output::health::render,
             start,
         );
     }
@@ -167,12 +171,12 @@ fn health_prints_its_document() {
 fn model_prints_its_document() {
     same_text(
         &common::NOR,
-        cli::model::render,
+        output::model::render,
         "spi-nor: sequential write",
     );
     same_text(
         &["model", "--reference"],
-        cli::model::render,
+        output::model::render,
         "measured by the vendor",
     );
     let both: Vec<&str> = common::NOR
@@ -180,12 +184,12 @@ fn model_prints_its_document() {
         .copied()
         .chain(["--reference", "--media", "emmc"])
         .collect();
-    same_text(&both, cli::model::render, "spi-nor: sequential write");
+    same_text(&both, output::model::render, "spi-nor: sequential write");
     // A term under 100 ns with a fraction prints as the document keeps it (whole ns).
     let raw_nand = "model --kind raw-nand --erase-time 3ms --erase-size 128K --program-time 0.4ms \
                     --page 2K --bus-clock 133MHz --bus-lines 8 --cmd-bytes 5";
     let args: Vec<&str> = raw_nand.split_whitespace().collect();
-    same_text(&args, cli::model::render, "raw-nand: ");
+    same_text(&args, output::model::render, "raw-nand: ");
 }
 
 #[test]
@@ -196,12 +200,12 @@ fn io_prints_its_document() {
     };
     same_text(
         &with(&["--rw", "randread"]),
-        cli::io::render,
+        output::io::render,
         "job: rw=randread",
     );
     same_text(
         &with(&["--rw", "randwrite", "--write", "--verify"]),
-        cli::io::render,
+        output::io::render,
         "job: rw=randwrite",
     );
     // Two jobs: the text's figures are the jobs summed (fio's group reporting).
@@ -215,7 +219,7 @@ fn io_prints_its_document() {
             "4",
             "--write",
         ]),
-        cli::io::render,
+        output::io::render,
         "job: rw=randrw",
     );
     // A real file through the page cache: real timings, CPU time and the page cache.
@@ -223,7 +227,7 @@ fn io_prints_its_document() {
     let img = dir.path().join("io.img");
     std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
     let buffered = common::io_buffered(img.to_str().unwrap());
-    same_text(&buffered, cli::io::render, "job: rw=randrw");
+    same_text(&buffered, output::io::render, "job: rw=randrw");
 }
 
 #[test]
@@ -231,7 +235,7 @@ fn an_io_document_saved_before_its_totals_prints_what_it_holds() {
     let (text, json) = text_of_json(&["io", "sim:sd-16g", "--size", "4M", "--rw", "read"], 0);
     let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
     v.as_object_mut().unwrap().remove("totals").unwrap();
-    let old = cli::io::render(&doc(&v.to_string()));
+    let old = output::io::render(&doc(&v.to_string()));
     // The job line, but no figures the document does not hold.
     assert_eq!(
         old,
@@ -245,18 +249,22 @@ fn fs_prints_its_documents() {
     let cases: [(&str, Render, &str); 4] = [
         (
             "seq --size 4M --runs 2",
-            cli::fs::render_seq,
+            output::fs::render_seq,
             "sustained write ",
         ),
-        ("files --sizes 64K,4K --total 1M", cli::fs::render_files, ""),
+        (
+            "files --sizes 64K,4K --total 1M",
+            output::fs::render_files,
+            "",
+        ),
         (
             "matrix --max-file 256K --max-record 64K",
-            cli::fs::render_matrix,
+            output::fs::render_matrix,
             "iozone-style matrix, ",
         ),
         (
             "matrix --max-file 256K --max-record 64K --fsync",
-            cli::fs::render_matrix,
+            output::fs::render_matrix,
             "iozone-style matrix, 15 cells with fsync",
         ),
     ];
@@ -275,13 +283,13 @@ fn fs_prints_its_documents() {
 fn a_renderer_given_another_commands_document_prints_nothing() {
     let other = Document::new(Target::None, Body::SimList(Default::default()));
     let renderers: [Render; 7] = [
-        cli::info::render,
-        cli::health::render,
-        cli::model::render,
-        cli::io::render,
-        cli::fs::render_seq,
-        cli::fs::render_files,
-        cli::fs::render_matrix,
+        output::info::render,
+        output::health::render,
+        output::model::render,
+        output::io::render,
+        output::fs::render_seq,
+        output::fs::render_files,
+        output::fs::render_matrix,
     ];
     for render in renderers {
         assert_eq!(render(&other), "");
@@ -306,48 +314,53 @@ fn the_other_commands_print_their_documents() {
     let mut analyze = vec!["analyze"];
     analyze.extend(logs.iter().map(|s| s.as_str()));
     let cases: [(&[&str], i32, Render, &str); 12] = [
-        (&["sim", "list"], 0, cli::sim::render, "Simulator presets"),
-        (&analyze, 0, cli::analyze::render, "erase block "),
+        (
+            &["sim", "list"],
+            0,
+            output::sim::render,
+            "Simulator presets",
+        ),
+        (&analyze, 0, output::analyze::render, "erase block "),
         (
             &["align", "sim:sd-16g"],
             0,
-            cli::align::render,
+            output::align::render,
             "erase block 4 MiB",
         ),
         (
             &["interval", "sim:sd-16g"],
             0,
-            cli::interval::render,
+            output::interval::render,
             "access time ",
         ),
         (
             &["scatter", "sim:sd-16g", "--count", "2"],
             0,
-            cli::scatter::render,
+            output::scatter::render,
             "scatter: ",
         ),
         (
             &["auto", "sim:sd-16g"],
             0,
-            cli::auto::render,
+            output::auto::render,
             "sim:sd-16g: 16 GiB",
         ),
         (
             &["auto", "sim:fake-64g", "--write"],
             3,
-            cli::auto::render,
+            output::auto::render,
             "FAKE",
         ),
         (
             &["bench", "sim:sd-16g", "--runtime", "1s"],
             0,
-            cli::bench::render,
+            output::bench::render,
             "",
         ),
         (
             &["verify", "sim:sd-16g,size=64M", "--write"],
             0,
-            cli::verify::render,
+            output::verify::render,
             "OK: every byte",
         ),
         (
@@ -359,19 +372,19 @@ fn the_other_commands_print_their_documents() {
                 "0+2G",
             ],
             3,
-            cli::verify::render,
+            output::verify::render,
             "FAILED: 1 GiB",
         ),
         (
             &["probe", "sim:fake-64g", "--write"],
             3,
-            cli::probe::render,
+            output::probe::render,
             "FAKE",
         ),
         (
             &["slc", "sim:sd-16g", "--write", "--time-budget", "5s"],
             0,
-            cli::slc::render,
+            output::slc::render,
             "",
         ),
     ];
@@ -381,6 +394,6 @@ fn the_other_commands_print_their_documents() {
         let d = doc(&json);
         let own = render(&d);
         assert!(!own.is_empty() && text.starts_with(&own), "{args:?}: {own}");
-        assert_eq!(cli::render(&d), text, "{args:?}: cli::render");
+        assert_eq!(output::render(&d), text, "{args:?}: output::render");
     }
 }

@@ -1,0 +1,65 @@
+//! `flashscope sim list|serve`'s documents: the simulator's presets and keys, and what a
+//! served card did. The CLI (`cli::sim`, `cli::serve`) runs the server and prints.
+
+use crate::backend::sim::config::{SimConfig, KEYS, PRESETS};
+use crate::report::results::{
+    KeyEntry, PresetEntry, ServeParameters, ServeResult, SimListResult, SpecTarget,
+};
+use crate::report::{Body, Document, Target};
+use crate::serve::{Outcome, ServeOptions};
+use crate::vocab::Warning;
+use crate::Result;
+
+/// `sim list`'s document: every preset with its keys, and every key with its meaning.
+pub(crate) fn list() -> Result<Document> {
+    let mut presets = Vec::new();
+    for p in PRESETS {
+        let cfg = SimConfig::parse(p.name)?;
+        presets.push(PresetEntry {
+            name: p.name.to_string(),
+            about: p.about.to_string(),
+            keys: cfg
+                .pairs()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        });
+    }
+    let keys = KEYS
+        .iter()
+        .map(|k| KeyEntry {
+            key: k.key.to_string(),
+            meaning: k.meaning.to_string(),
+        })
+        .collect();
+    Ok(Document::new(
+        Target::None,
+        Body::SimList(SimListResult { presets, keys }),
+    ))
+}
+
+/// `sim serve`'s document: the card `spec` served with `opts`, and how the serving went.
+pub(crate) fn served(spec: &str, opts: &ServeOptions, outcome: &Outcome) -> Document {
+    let mut doc = Document::new(
+        Target::Spec(SpecTarget {
+            spec: spec.to_string(),
+        }),
+        Body::SimServe(ServeResult {
+            parameters: ServeParameters {
+                mountpoint: opts.mountpoint.display().to_string(),
+                attach_loop: opts.attach_loop,
+                cpu: opts.cpu,
+                spin_ns: opts.spin_ns,
+            },
+            stats: outcome.stats.clone(),
+        }),
+    );
+    doc.elapsed_ns = outcome.stats.uptime_ns;
+    doc.bytes_written = outcome.stats.bytes_written;
+    doc.warnings = outcome
+        .cleanup_warnings
+        .iter()
+        .map(|w| Warning::Cleanup { what: w.clone() })
+        .collect();
+    doc
+}
