@@ -131,6 +131,18 @@ fn the_board_memory_table_is_what_board_figures_checks() {
 }
 
 #[test]
+fn the_probe_time_the_docs_state_is_the_one_ci_checks() {
+    let ci = read("scripts/ci-figures");
+    assert!(
+        ci.contains("-le 30000000000"),
+        "scripts/ci-figures: probe's 30 s check"
+    );
+    let capacity = flat(&read("docs/capacity.md"));
+    assert!(capacity
+        .contains("in under 30 s of the simulated card's time; `scripts/ci-figures` checks it"));
+}
+
+#[test]
 fn the_history_budgets_the_docs_state_are_the_ones_ci_checks() {
     let ci = read("scripts/ci-figures");
     assert!(
