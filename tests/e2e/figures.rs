@@ -143,6 +143,14 @@ fn the_probe_time_the_docs_state_is_the_one_ci_checks() {
 }
 
 #[test]
+fn the_quick_bench_time_the_docs_state_is_the_one_ci_checks() {
+    let ci = read("scripts/ci-figures");
+    assert!(ci.contains("-ge 12000000000") && ci.contains("-le 18000000000"));
+    let fleet = flat(&read("docs/fleet.md"));
+    assert!(fleet.contains("about 15 s of reads, `scripts/ci-figures` checks it"));
+}
+
+#[test]
 fn the_history_budgets_the_docs_state_are_the_ones_ci_checks() {
     let ci = read("scripts/ci-figures");
     assert!(
