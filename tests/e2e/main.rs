@@ -14,6 +14,7 @@ mod compare;
 mod core_commands;
 mod corpus;
 mod export;
+mod figures;
 mod files_root_writes;
 mod fs;
 mod geometry;

@@ -81,7 +81,7 @@ fn examples(readme: &str) -> Vec<(String, Option<String>)> {
 }
 
 /// README.md and every docs/*.md, (name, text).
-fn documents() -> Vec<(String, String)> {
+pub(crate) fn documents() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = vec![(
         "README.md".to_string(),
