@@ -40,6 +40,9 @@ use crate::{Error, Result};
 use std::io;
 use std::path::PathBuf;
 
+pub mod estimate;
+pub use estimate::Rates;
+
 /// The write policy's switches of a command that writes to a target (the CLI's
 /// `--write`, `--destructive`, `--journal`, converted once at the edge).
 #[derive(Debug, Clone, Default)]
@@ -86,6 +89,8 @@ pub enum Notice {
     Preserving {
         bytes: u64,
         cost_ns: u64,
+        /// What the cost assumes ([`Rates::assumption`]).
+        basis: String,
         spec: String,
         journal: PathBuf,
     },
@@ -142,11 +147,12 @@ impl std::fmt::Display for Notice {
             Notice::Preserving {
                 bytes,
                 cost_ns,
+                basis,
                 spec,
                 journal,
             } => write!(
                 f,
-                "preserve mode: saving up to {} of {spec} to the journal {} before overwriting (saving and restoring add about {} on a 10 MiB/s card); Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143, SIGHUP from a closed terminal: 129). After a crash: flashscope restore {}",
+                "preserve mode: saving up to {} of {spec} to the journal {} before overwriting (saving and restoring add about {} {basis}); Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143, SIGHUP from a closed terminal: 129). After a crash: flashscope restore {}",
                 format_bytes(*bytes),
                 journal.display(),
                 format_ns(*cost_ns as f64),
@@ -303,8 +309,27 @@ pub struct WriteIntent {
     pub max_bytes: u64,
     /// Bytes it writes on a typical device, when less than the maximum.
     pub typical_bytes: Option<u64>,
-    /// Rough duration on a 10 MiB/s card.
+    /// Rough duration of the test's own I/O at `rates` (preserve mode apart).
     pub estimated_ns: u64,
+    /// The same with writes [`estimate::SLOW_WRITES`] times slower than `rates` assume:
+    /// the plan's upper figure (0: not worked out, the same as `estimated_ns`).
+    pub slow_ns: u64,
+    /// The rates the estimates are worked out from: measured on the target before the
+    /// plan is printed, or the fixed assumption (see [`estimate`]).
+    pub rates: Rates,
+    /// Bytes preserve mode typically saves and writes back, when the test knows them
+    /// better than what it writes bounded by its region (open-au rewrites a few erase
+    /// blocks many times); `None`: [`WriteIntent::preserve_bytes`]' rule.
+    pub overwritten_bytes: Option<u64>,
+    /// Bytes preserve mode reads to save, when more than it writes back (scattered
+    /// writes make it save the whole windows around them); `None`: as many.
+    pub saved_bytes: Option<u64>,
+    /// Device time of the run's tests that write nothing (bench's read tests), said in
+    /// the plan so that it adds up to the whole run.
+    pub reads_ns: u64,
+    /// Separate places the test overwrites (each is written back and verified with a
+    /// command of its own); 0: one per 32 MiB.
+    pub places: u64,
     /// One sentence: what is written where.
     pub what: String,
     /// How to make the test write less, offered when the journal has no room for the
@@ -321,9 +346,10 @@ pub struct WriteIntent {
     pub time_budget_ns: Option<u64>,
 }
 
-/// Rough time to write `bytes` in `ops` operations on a 10 MiB/s card with 1 ms commands.
+/// Rough time to write `bytes` in `ops` operations on a 10 MiB/s card with 1 ms commands
+/// ([`Rates::assumed`]): for a test whose plan measures nothing (io, verify).
 pub fn estimate_ns(bytes: u64, ops: u64) -> u64 {
-    (bytes as f64 / (10.0 * 1048576.0) * 1e9) as u64 + ops.saturating_mul(1_000_000)
+    Rates::assumed().write_ns(bytes, ops)
 }
 
 impl WriteIntent {
@@ -350,16 +376,43 @@ impl WriteIntent {
     /// Bytes preserve mode saves and writes back: what the test typically writes, at
     /// most its region (a test that writes for a time may write all of its region).
     pub fn preserve_bytes(&self) -> u64 {
-        self.typical_bytes
-            .unwrap_or(self.max_bytes)
+        self.overwritten_bytes
+            .unwrap_or_else(|| self.typical_bytes.unwrap_or(self.max_bytes))
             .min(self.region.1)
     }
 
-    /// Preserve mode's time on top of [`WriteIntent::estimated_ns`], at the same assumed
-    /// 10 MiB/s: saving reads what the test overwrites and appends it to the journal,
-    /// restoring writes it back and reads it again to verify (three passes over it).
+    /// Preserve mode's time on top of [`WriteIntent::estimated_ns`], at the same rates:
+    /// saving reads what the test overwrites (and appends it to the journal), restoring
+    /// writes it back and reads it again to verify ([`Rates::preserve_ns`]).
     pub fn preserve_ns(&self) -> u64 {
-        estimate_ns(self.preserve_bytes().saturating_mul(3), 0)
+        self.preserve_at(&self.rates)
+    }
+
+    /// [`WriteIntent::preserve_ns`] with writes [`estimate::SLOW_WRITES`] times slower.
+    pub fn preserve_slow_ns(&self) -> u64 {
+        self.preserve_at(&self.rates.slower_writes(estimate::SLOW_WRITES))
+    }
+
+    fn preserve_at(&self, rates: &Rates) -> u64 {
+        let bytes = self.preserve_bytes();
+        let saved = self.saved_bytes.unwrap_or(0).max(bytes).min(self.region.1);
+        let places = self.places.max(bytes.div_ceil(32 << 20)).max(1);
+        rates.preserve_ns(saved, bytes, places)
+    }
+
+    /// The plan's upper figure of the test's own I/O ([`WriteIntent::slow_ns`]).
+    pub fn slow_or_estimated_ns(&self) -> u64 {
+        self.slow_ns.max(self.estimated_ns)
+    }
+
+    /// "about 12 s (up to 41 s if ...) at the 180 MiB/s its reads ran ...": the test's
+    /// time as a range and what it assumes.
+    pub fn time_text(&self) -> String {
+        format!(
+            "{} {}",
+            estimate::range_text(self.estimated_ns, self.slow_or_estimated_ns()),
+            self.rates.assumption()
+        )
     }
 
     /// The plan in words, for the refusal and the banner.
@@ -369,8 +422,16 @@ impl WriteIntent {
             _ => String::new(),
         };
         if self.max_bytes == u64::MAX {
+            let reads = if self.reads_ns > 0 {
+                format!(
+                    "; its read tests take about {} more",
+                    format_ns(self.reads_ns as f64)
+                )
+            } else {
+                String::new()
+            };
             return format!(
-                "{}; it writes for about {} (how many bytes depends on the device's speed) inside {} at offset {}",
+                "{}; it writes for about {} (how many bytes depends on the device's speed) inside {} at offset {}{reads}",
                 self.what,
                 format_ns(self.estimated_ns as f64),
                 format_bytes(self.region.1),
@@ -378,12 +439,12 @@ impl WriteIntent {
             );
         }
         format!(
-            "{}; it writes up to {}{typical} inside {} at offset {}, taking about {} on a 10 MiB/s card",
+            "{}; it writes up to {}{typical} inside {} at offset {}, taking {}",
             self.what,
             format_bytes(self.max_bytes),
             format_bytes(self.region.1),
             self.region.0,
-            format_ns(self.estimated_ns as f64)
+            self.time_text()
         )
     }
 }
@@ -607,6 +668,11 @@ pub fn open_for_write(
                 say.say(Notice::Preserving {
                     bytes: save,
                     cost_ns: intent.preserve_ns(),
+                    basis: if intent.rates.measured {
+                        "at the rates above".to_string()
+                    } else {
+                        intent.rates.assumption()
+                    },
                     spec: spec.to_string(),
                     journal: path.clone(),
                 });

@@ -136,7 +136,7 @@ fn plan_text(target: &str, destructive: bool, made: &PlanMade) -> String {
     for i in made.intents {
         let t = i.typical_bytes.unwrap_or(i.max_bytes);
         text.push_str(&format!(
-            "  {:<8} writes up to {}{} inside {}, about {}{} on a 10 MiB/s card\n",
+            "  {:<8} writes up to {}{} inside {}, about {}{}\n",
             i.command,
             format_bytes(i.max_bytes),
             if t < i.max_bytes {
@@ -160,15 +160,19 @@ fn plan_text(target: &str, destructive: bool, made: &PlanMade) -> String {
         saving("bench")
     ));
     text.push_str(&format!(
-        "  in all: typically {} written plus bench's, about {}; journal: {}\n",
+        "  in all: typically {} written plus bench's, {}; journal: {}\n",
         format_bytes(plan.typical_bytes),
-        format_ns(plan.estimated_ns as f64),
+        crate::session::estimate::range_text(
+            plan.estimated_ns,
+            plan.estimated_slow_ns.unwrap_or(plan.estimated_ns)
+        ),
         match plan.journal_bytes {
             Some(j) => format!("room for up to {} (one step's region at a time; each journal is removed after its step)", format_bytes(j)),
             None if destructive => "none (--destructive: nothing is saved)".into(),
             None => "none (a simulated card)".into(),
         }
     ));
+    text.push_str(&format!("  times {}\n", bench_intent.rates.assumption()));
     if budget.write.is_some() || budget.time_ns.is_some() {
         text.push_str(&format!(
             "  budgets: write {}, time {}; a step they no longer cover is skipped\n",

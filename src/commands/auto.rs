@@ -16,7 +16,7 @@ use crate::report::results::{
     AutoParameters, AutoPlan, AutoResult, ClassesRecord, PlannedStep, SkippedStep, StepRecord,
 };
 use crate::report::{Body, Document};
-use crate::session::{Budgets, Given, WriteFlags, WriteIntent};
+use crate::session::{Budgets, Given, Rates, WriteFlags, WriteIntent};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Inference;
@@ -32,6 +32,9 @@ pub const BENCH_NS: u64 = 15_000_000_000;
 /// The least the short bench writes to give a write figure: one queue of its first test
 /// (eight 1 MiB writes).
 pub const BENCH_BYTES: u64 = 8 << 20;
+/// Where auto's plan samples the read rate: the low region every writing step writes
+/// (from 16 MiB, past a FAT area), see `session::estimate`.
+pub const PLAN_SAMPLE: (u64, u64) = (16 << 20, 256 << 20);
 /// Why open-au and fat do not run without a confident erase block size.
 pub const NEEDS_ERASE: &str = "it needs the erase block, and align was not confident about it";
 
@@ -155,15 +158,19 @@ pub fn plan(
 ) -> AutoPlan {
     let (bench_intent, bench_ns) = bench;
     let mut steps = Vec::new();
-    let (mut typical, mut time_ns) = (0u64, spent_ns);
+    let (mut typical, mut time_ns, mut slow_ns) = (0u64, spent_ns, spent_ns);
     // Preserve mode saves what each step overwrites and writes it back after it.
     let preserve = |i: &WriteIntent| journaled.then(|| i.preserve_ns());
+    let preserve_slow = |i: &WriteIntent| if journaled { i.preserve_slow_ns() } else { 0 };
     for i in intents {
         let t = i.typical_bytes.unwrap_or(i.max_bytes);
         typical = typical.saturating_add(t);
         time_ns = time_ns
             .saturating_add(i.estimated_ns)
             .saturating_add(preserve(i).unwrap_or(0));
+        slow_ns = slow_ns
+            .saturating_add(i.slow_or_estimated_ns())
+            .saturating_add(preserve_slow(i));
         steps.push(PlannedStep {
             command: i.command.to_string(),
             max_bytes: Some(i.max_bytes),
@@ -171,11 +178,15 @@ pub fn plan(
             region_bytes: i.region.1,
             estimated_ns: i.estimated_ns,
             preserve_ns: preserve(i),
+            estimated_slow_ns: Some(i.slow_or_estimated_ns()),
         });
     }
     time_ns = time_ns
         .saturating_add(bench_ns)
         .saturating_add(preserve(bench_intent).unwrap_or(0));
+    slow_ns = slow_ns
+        .saturating_add(bench_ns)
+        .saturating_add(preserve_slow(bench_intent));
     steps.push(PlannedStep {
         command: "bench".to_string(),
         max_bytes: None,
@@ -183,7 +194,10 @@ pub fn plan(
         region_bytes: bench_intent.region.1,
         estimated_ns: bench_ns,
         preserve_ns: preserve(bench_intent),
+        // It runs for a set time.
+        estimated_slow_ns: Some(bench_ns),
     });
+    let rates = intents.first().map_or(bench_intent.rates, |i| i.rates);
     let journal_bytes = journaled.then(|| {
         intents
             .iter()
@@ -197,6 +211,8 @@ pub fn plan(
         typical_bytes: typical,
         estimated_ns: time_ns,
         journal_bytes,
+        estimated_slow_ns: Some(slow_ns.max(time_ns)),
+        read_bytes_per_s: rates.measured.then_some(rates.read_bps),
     }
 }
 
@@ -351,7 +367,9 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
         ..params.flags.clone()
     };
     if writes {
-        let (intents, bench_intent, bench_ns) = intents(spec, &flags, erase)?;
+        // One read sample of the low region every step writes, for all their estimates.
+        let rates = Rates::sample_target(spec, PLAN_SAMPLE);
+        let (intents, bench_intent, bench_ns) = intents(spec, &flags, erase, &rates)?;
         let journaled = !params.flags.destructive && !crate::device::is_sim_spec(spec);
         let made = plan(
             &intents,
@@ -570,20 +588,34 @@ fn intents(
     spec: &str,
     flags: &WriteFlags,
     erase: Option<u64>,
+    rates: &Rates,
 ) -> Result<(Vec<WriteIntent>, WriteIntent, u64)> {
     let none = Budgets::default();
-    let mut intents = vec![write_probe::plan(spec, &PROBE, flags, &none)?];
+    let mut intents = vec![write_probe::plan(spec, &PROBE, flags, &none, rates)?];
     if let Some(e) = erase {
-        intents.push(write_probe::plan(spec, &open_au_request(e), flags, &none)?);
-        intents.push(write_probe::plan(spec, &fat_request(e), flags, &none)?);
+        intents.push(write_probe::plan(
+            spec,
+            &open_au_request(e),
+            flags,
+            &none,
+            rates,
+        )?);
+        intents.push(write_probe::plan(
+            spec,
+            &fat_request(e),
+            flags,
+            &none,
+            rates,
+        )?);
     }
     intents.push(write_probe::plan(
         spec,
         &slc_request(),
         flags,
         &slc_budgets(none.clone()),
+        rates,
     )?);
-    let (bench_intent, bench_ns) = bench::plan(spec, &bench_params(None))?;
+    let (bench_intent, bench_ns) = bench::plan(spec, &bench_params(None), rates)?;
     Ok((intents, bench_intent, bench_ns))
 }
 
@@ -779,8 +811,15 @@ mod tests {
             .iter()
             .map(|i| i.preserve_ns())
             .sum();
-        assert_eq!(saving, crate::session::estimate_ns(3 * (40 + 50), 0));
+        // At the rates of the intents (here the fixed assumption): each saved, written
+        // back and verified in one piece.
+        let r = Rates::assumed();
+        let each: u64 = [40, 50, 0].iter().map(|&b| r.preserve_ns(b, b, 1)).sum();
+        assert_eq!(saving, each);
         assert_eq!(p.estimated_ns, 3 + 5 + 7 + 11 + saving);
+        // The upper figure (slower writes) is never below it.
+        assert!(p.estimated_slow_ns.unwrap() >= p.estimated_ns);
+        assert_eq!(p.read_bytes_per_s, None, "nothing measured");
         assert_eq!(p.steps[0].preserve_ns, Some(intents[0].preserve_ns()));
         assert_eq!(p.journal_bytes, Some(3000));
         assert_eq!(p.steps.len(), 3);

@@ -7,7 +7,7 @@
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{BenchParameters, BenchResult};
 use crate::report::{Body, Document};
-use crate::session::{open_for_write, WriteFlags, WriteIntent, WriteSession};
+use crate::session::{open_for_write, Rates, WriteFlags, WriteIntent, WriteSession};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Warning;
@@ -43,9 +43,9 @@ pub struct BenchParams {
 
 /// What the write tests write: sequential and random blocks over the first `region`,
 /// each test for `per_test_ns`.
-fn intent(region: u64, per_test_ns: u64, runs: u32) -> WriteIntent {
+fn intent(region: u64, per_test_ns: u64, runs: u32, rates: &Rates) -> WriteIntent {
     let tests = LINES.len() as u64 * u64::from(runs);
-    WriteIntent::workload(
+    let mut intent = WriteIntent::workload(
         "bench",
         (0, region),
         per_test_ns * tests,
@@ -55,18 +55,42 @@ fn intent(region: u64, per_test_ns: u64, runs: u32) -> WriteIntent {
             format_ns(per_test_ns as f64)
         ),
         "bench a smaller --size",
-    )
+    );
+    // As many read tests as write tests.
+    intent.reads_ns = per_test_ns * tests;
+    let (bytes, places) = overwritten(region, per_test_ns, runs, rates);
+    intent.overwritten_bytes = Some(bytes);
+    intent.places = places;
+    // Random writes reach every 32 MiB window of the region: all of it is saved.
+    intent.saved_bytes = Some(region);
+    intent.rates = *rates;
+    intent
+}
+
+/// What the write tests overwrite at `rates`, for preserve mode's cost: the sequential
+/// tests write for their time (wrapping in the region), the random ones 4 KiB each
+/// (at a flash page's cost, [`Rates::blocks_ns`]); restored in pieces of up to 1 MiB
+/// (bytes, pieces).
+pub fn overwritten(region: u64, per_test_ns: u64, runs: u32, rates: &Rates) -> (u64, u64) {
+    let mut bytes = 0u64;
+    for line in LINES.iter() {
+        let one = rates.blocks_ns(line.bs, 1).max(1);
+        let ops = per_test_ns * u64::from(runs) / one;
+        bytes = bytes.saturating_add(ops * line.bs);
+    }
+    let bytes = bytes.min(region);
+    (bytes, bytes.div_ceil(1 << 20))
 }
 
 /// What `--write` would write on `spec`, without writing (for `auto`'s plan), and the
 /// device time of all the tests, reads included.
-pub fn plan(spec: &str, params: &BenchParams) -> Result<(WriteIntent, u64)> {
+pub fn plan(spec: &str, params: &BenchParams, rates: &Rates) -> Result<(WriteIntent, u64)> {
     let info = device::peek(spec)?;
     let region = params.size_bytes.min(info.size_bytes);
     let tests = LINES.len() * 2;
     let (runtime_ns, ramp_ns) = timing(params, tests)?;
     Ok((
-        intent(region, runtime_ns + ramp_ns, params.runs),
+        intent(region, runtime_ns + ramp_ns, params.runs, rates),
         (runtime_ns + ramp_ns) * tests as u64 * u64::from(params.runs),
     ))
 }
@@ -227,10 +251,16 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
     let mut session: Option<WriteSession> = None;
     let mut info = probe.info.clone();
     let mut warnings = probe.warnings.clone();
+    // Preserve mode's cost from a short read sample of the region (reads only).
+    let rates = if writes && !is_dir {
+        Rates::sample(&mut *probe.backend, (0, region))
+    } else {
+        Rates::assumed()
+    };
     drop(probe);
     let mut sim_dev = None;
     if writes && !is_dir {
-        let mut intent = intent(region, runtime_ns + ramp_ns, params.runs);
+        let mut intent = intent(region, runtime_ns + ramp_ns, params.runs, &rates);
         intent.budget_bytes = params.write_budget;
         let s = open_for_write(&target_spec, flags, &intent)?;
         info = s.info.clone();
@@ -481,5 +511,30 @@ impl Bench {
             wear: false,
             failure: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preserve_mode_writes_back_what_the_tests_reach_in_1_mib_pieces() {
+        let r = Rates::from_sample((1 << 20, 10_000_000), None).unwrap();
+        // A fast card's writes for 1.9 s per test cover a small region whole.
+        let (bytes, places) = overwritten(16 << 20, 1_875_000_000, 1, &r);
+        assert_eq!((bytes, places), (16 << 20, 16));
+        // A slow card's cover part of a large one.
+        let slow = r.slower_writes(100.0);
+        let (bytes, places) = overwritten(1 << 30, 1_875_000_000, 1, &slow);
+        assert!(bytes < 1 << 30 && bytes > 0, "{bytes}");
+        assert_eq!(places, bytes.div_ceil(1 << 20));
+        // The plan says the read tests' time, so that it adds up to the run.
+        let i = intent(256 << 20, 1_875_000_000, 1, &r);
+        assert_eq!(i.reads_ns, 4 * 1_875_000_000);
+        assert!(i
+            .describe()
+            .contains("its read tests take about 7.5 s more"));
+        assert_eq!(i.saved_bytes, Some(256 << 20));
     }
 }

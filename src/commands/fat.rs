@@ -5,10 +5,10 @@ use crate::analysis::fat::infer_fat;
 use crate::backend::Backend;
 use crate::device::TargetInfo;
 use crate::probe::fat::{self, FatParams, FatSamples};
-use crate::probe::write_common::{check_geometry, ladder};
+use crate::probe::write_common::check_geometry;
 use crate::report::results::{FatResult, WithEraseSource};
 use crate::report::Body;
-use crate::session::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::session::{Budgets, Rates, WriteFlags, WriteIntent};
 use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use std::io;
@@ -84,6 +84,16 @@ fn params(
     Ok(p)
 }
 
+/// How long the FAT-area test takes at `rates`: each of its passes (block size, order)
+/// writes `rounds` blocks into each of the `nr` erase blocks, and a block smaller than a
+/// flash page costs a page ([`Rates::blocks_ns`]).
+pub fn estimate_ns(p: &FatParams, sector: u64, rates: &Rates) -> u64 {
+    p.passes(sector)
+        .iter()
+        .map(|&(bs, _)| rates.blocks_ns(bs, p.rounds(bs) * p.nr as u64))
+        .sum()
+}
+
 /// The FAT-area test: its parameters and where the erase size came from.
 pub struct FatTest {
     pub params: FatParams,
@@ -95,20 +105,16 @@ impl WriteTest for FatTest {
     type Samples = FatSamples;
     const COMMAND: &'static str = "fat";
 
-    fn plan(&self, sector: u64) -> WriteIntent {
+    fn plan(&self, sector: u64, rates: &Rates) -> WriteIntent {
         let p = &self.params;
         let bytes = p.bytes(sector);
-        let ops: u64 = ladder(p.erase_bytes, p.block_bytes, sector)
-            .iter()
-            .map(|&bs| p.rounds(bs))
-            .sum::<u64>()
-            * p.nr as u64;
         WriteIntent {
             command: Self::COMMAND,
             region: p.region(),
             max_bytes: bytes,
             typical_bytes: None,
-            estimated_ns: estimate_ns(bytes, ops),
+            estimated_ns: estimate_ns(p, sector, rates),
+            places: p.nr as u64,
             what: format!(
                 "fat writes the first {} erase blocks of {} (the partition table lives there) at block sizes down to {}",
                 p.nr,
@@ -125,7 +131,30 @@ impl WriteTest for FatTest {
         dev: &mut dyn Backend,
         progress: &mut dyn FnMut(u64, u64),
     ) -> io::Result<FatSamples> {
-        fat::run(dev, &self.params, progress)
+        // One bar in bytes over all passes, named by the pass's block size.
+        let sector = u64::from(dev.logical_sector_bytes());
+        let p = &self.params;
+        let mut ends = Vec::new();
+        let mut sum = 0;
+        for (bs, random) in p.passes(sector) {
+            sum += bs * p.rounds(bs) * p.nr as u64;
+            ends.push((sum, bs, random));
+        }
+        crate::report::progress::phase("writing", true);
+        let mut shown = None;
+        fat::run(dev, p, &mut |done, total| {
+            if let Some(&(_, bs, random)) = ends.iter().find(|(end, ..)| done < *end) {
+                if shown != Some((bs, random)) {
+                    shown = Some((bs, random));
+                    crate::report::progress::message(&format!(
+                        "writing {}{}",
+                        crate::vocab::units::format_bytes(bs),
+                        if random { " random" } else { "" }
+                    ));
+                }
+            }
+            progress(done, total)
+        })
     }
 
     fn infer(&self, s: &FatSamples) -> Findings {
@@ -146,5 +175,30 @@ impl WriteTest for FatTest {
             },
             samples: s.samples.clone(),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::estimate::PAGE_BYTES;
+
+    #[test]
+    fn the_estimate_counts_each_pass_and_a_page_for_a_small_block() {
+        let mut p = FatParams::new(1 << 20);
+        p.block_bytes = 512;
+        let r = Rates::from_sample((1 << 20, 10_000_000), None).unwrap();
+        let passes = p.passes(512);
+        assert!(passes.iter().any(|&(bs, _)| bs < PAGE_BYTES));
+        let want: u64 = passes
+            .iter()
+            .map(|&(bs, _)| {
+                let n = p.rounds(bs) * p.nr as u64;
+                r.write_ns(bs.max(PAGE_BYTES) * n, n)
+            })
+            .sum();
+        assert_eq!(estimate_ns(&p, 512, &r), want);
+        // More than the bytes alone would take: the small blocks cost pages.
+        assert!(want > r.write_ns(p.bytes(512), 0));
     }
 }

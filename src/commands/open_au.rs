@@ -8,10 +8,10 @@ use crate::analysis::openau::{
 use crate::backend::Backend;
 use crate::device::TargetInfo;
 use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
-use crate::probe::write_common::{align_up, check_geometry};
+use crate::probe::write_common::{align_up, check_geometry, ladder};
 use crate::report::results::{OpenAuResult, WithEraseSource};
 use crate::report::Body;
-use crate::session::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::session::{Budgets, Rates, WriteFlags, WriteIntent};
 use crate::vocab::units::{format_bytes, short_size};
 use crate::{Error, Result};
 use std::io;
@@ -116,6 +116,50 @@ fn params(
     Ok(p)
 }
 
+/// The open erase blocks a plan counts on: a card's usual few (its run finds the real
+/// count).
+pub const TYPICAL_OPEN_AU: u32 = 4;
+
+/// How long the probe takes on a card that keeps `open_au` erase blocks open, at `rates`:
+/// what its run does (see `probe::open_au`). Detection measures the counts 1 to
+/// `open_au + 1` and both sides of the cut-off again, `rounds` blocks into each erase
+/// block; the ladder measures every block size at `open_au` and `open_au + 1`. A write
+/// to more erase blocks than the card keeps open makes it copy one: a whole erase
+/// block's write ([`Rates::write_ns`]) for each such write of less than an erase block.
+pub fn estimate_ns(p: &OpenAuParams, sector: u64, rates: &Rates, open_au: u32) -> u64 {
+    let n = open_au.min(p.max_au) as u64;
+    let over = (n + 1).min(p.max_au as u64);
+    let det = p.detect_bytes(sector);
+    let rounds = p.rounds as u64;
+    let copy = |count: u64| count * rates.copy_ns(p.erase_bytes);
+    // Detection: counts 1..=n and n again fit; n + 1, measured twice, does not.
+    let fitting = ((1..=n).sum::<u64>() + n) * rounds;
+    let mut ns = rates.blocks_ns(det, fitting);
+    let collapsed = if over > n { 2 * over * rounds } else { 0 };
+    ns += if det < p.erase_bytes {
+        copy(collapsed)
+    } else {
+        rates.blocks_ns(det, collapsed)
+    };
+    if p.ladder {
+        for bs in ladder(p.erase_bytes, p.block_bytes, sector) {
+            let r = p.ladder_rounds(bs);
+            ns += rates.blocks_ns(bs, n * r);
+            if over > n {
+                ns += if bs < p.erase_bytes {
+                    copy(over * r)
+                } else {
+                    rates.blocks_ns(bs, over * r)
+                };
+            }
+        }
+    }
+    if p.random {
+        ns *= 2;
+    }
+    ns
+}
+
 /// The open-AU test: its parameters and where the erase size came from.
 pub struct OpenAuTest {
     pub params: OpenAuParams,
@@ -127,17 +171,20 @@ impl WriteTest for OpenAuTest {
     type Samples = OpenAuSamples;
     const COMMAND: &'static str = "open-au";
 
-    fn plan(&self, sector: u64) -> WriteIntent {
+    fn plan(&self, sector: u64, rates: &Rates) -> WriteIntent {
         let p = &self.params;
-        let typical = p.typical_bytes(sector, 4);
+        let typical = p.typical_bytes(sector, TYPICAL_OPEN_AU);
+        let touched = (TYPICAL_OPEN_AU.min(p.max_au) as u64 + 1).min(p.max_au as u64);
         WriteIntent {
             command: Self::COMMAND,
             region: p.region(),
             max_bytes: p.max_bytes(sector),
             typical_bytes: Some(typical),
-            estimated_ns: estimate_ns(typical, typical / p.detect_bytes(sector).max(1)),
+            estimated_ns: estimate_ns(p, sector, rates, TYPICAL_OPEN_AU),
+            overwritten_bytes: Some(touched * p.erase_bytes),
+            places: touched,
             what: format!(
-                "open-au writes {} blocks into up to {} erase blocks of {}{}",
+                "open-au writes {} blocks into up to {} erase blocks of {}{} (the time counts a card that keeps {TYPICAL_OPEN_AU} open and copies an erase block for each write past them)",
                 format_bytes(p.detect_bytes(sector)),
                 p.max_au,
                 format_bytes(p.erase_bytes),
@@ -201,5 +248,35 @@ impl WriteTest for OpenAuTest {
             },
             samples: s.samples.clone(),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_estimate_counts_the_fitting_writes_and_an_erase_block_copy_past_them() {
+        let mut p = OpenAuParams::new(64 << 10);
+        p.block_bytes = 16 << 10;
+        p.rounds = 2;
+        p.max_au = 8;
+        p.ladder = false;
+        let r = Rates::from_sample((1 << 20, 10_000_000), None).unwrap();
+        // A card keeping 2 open: counts 1, 2 and 2 again fit (5 erase blocks' rounds,
+        // 10 writes of 16 KiB); 3, measured twice, does not: 12 writes each copying
+        // an erase block of 64 KiB.
+        let want = r.blocks_ns(16 << 10, 10) + 12 * r.copy_ns(64 << 10);
+        assert_eq!(estimate_ns(&p, 512, &r, 2), want);
+        // Both orders: twice the time.
+        p.random = true;
+        assert_eq!(estimate_ns(&p, 512, &r, 2), 2 * want);
+        // The ladder adds every block size at both counts.
+        p.random = false;
+        p.ladder = true;
+        assert!(estimate_ns(&p, 512, &r, 2) > want);
+        // Slower writes, a longer estimate.
+        let slow = r.slower_writes(4.0);
+        assert!(estimate_ns(&p, 512, &slow, 2) > estimate_ns(&p, 512, &r, 2));
     }
 }

@@ -6,16 +6,16 @@ use crate::analysis::advice;
 use crate::backend::Backend;
 use crate::capacity::analysis::{analyse, FakeKind, Verdict};
 use crate::capacity::probe::{
-    probe, write_bounds, ProbeConfig, ProbeRecord, DEFAULT_CACHE_CEILING,
+    probe, write_bounds, ProbeConfig, ProbeRecord, DEFAULT_CACHE_CEILING, MIN_CACHE,
 };
 use crate::device::TargetInfo;
 use crate::device::{self, OpenRequest};
-use crate::pattern::Stamper;
+use crate::pattern::{Stamper, UNIT};
 use crate::report::results::{
     ProbeParameters, ProbeResult, ProbeSample, ProbeSummary, ScanSummary,
 };
 use crate::report::Body;
-use crate::session::{estimate_ns, Budgets, WriteFlags, WriteIntent, WriteMode};
+use crate::session::{Budgets, Rates, WriteFlags, WriteIntent, WriteMode};
 use crate::vocab::units::format_bytes;
 use crate::vocab::{Check, Metric, Warning};
 use crate::{Error, Result};
@@ -103,6 +103,41 @@ pub struct CapacityTest {
 }
 
 impl CapacityTest {
+    /// The filler an honest card takes at `rates`: `--max-cache` (at most the device), cut
+    /// at the filler's time cap once [`MIN_CACHE`] is written; its steps are 25 % apart,
+    /// so the last one ends past the cap (an eighth on average).
+    pub fn filler_bytes(&self, rates: &Rates) -> u64 {
+        let most = self
+            .config
+            .max_cache
+            .min(self.size_bytes.saturating_sub(2 << 20));
+        match self.config.filler_time_ns {
+            Some(cap) => {
+                let in_cap = (rates.write_bps * cap as f64 / 1e9 * 1.125) as u64;
+                most.min(in_cap.max(MIN_CACHE))
+            }
+            None => most,
+        }
+    }
+
+    /// How long the probe takes on an honest card (the long case) at `rates`: about 8192
+    /// alias-scan reads of a sector, the filler in 1 MiB writes, and the span read again
+    /// after each of the filler's steps (about 25, 25 % apart from 16 MiB) and timed.
+    pub fn estimate_ns(&self, rates: &Rates) -> u64 {
+        let unit = (self.logical_sector_bytes as u64).max(UNIT as u64);
+        let scan = rates.read_ns(8192 * unit, 8192);
+        let filler = self.filler_bytes(rates);
+        let steps =
+            ((filler as f64 / (16u64 << 20) as f64).max(1.0).ln() / 1.25f64.ln()).ceil() as u64 + 1;
+        let span = (self.size_bytes / 8192)
+            .next_power_of_two()
+            .clamp(64 << 10, 64 << 20);
+        // The stamps: a few dozen places and the span, written and read back.
+        let stamps = rates.write_ns(span + 64 * unit, 64) + rates.read_ns(span + 64 * unit, 64);
+        let confirm = rates.read_ns(steps * span, steps * 2) + rates.read_ns(9 * unit, 9);
+        scan + stamps + rates.write_ns(filler, filler.div_ceil(1 << 20)) + confirm
+    }
+
     /// The bytes the probe may write at most (see [`write_bounds`]).
     pub fn max_bytes(&self) -> u64 {
         write_bounds(&self.config, self.size_bytes).1
@@ -113,18 +148,23 @@ impl WriteTest for CapacityTest {
     type Samples = ProbeRecord;
     const COMMAND: &'static str = "probe";
 
-    fn plan(&self, _sector: u64) -> WriteIntent {
+    fn plan(&self, _sector: u64, rates: &Rates) -> WriteIntent {
         let max_cache = self.config.max_cache;
         // The filler always covers the same low region, so a journal saves at most that.
         let (region, max_bytes, typical) = write_bounds(&self.config, self.size_bytes);
+        let filler = self.filler_bytes(rates);
         WriteIntent {
             command: Self::COMMAND,
             region: (1 << 20, region),
             max_bytes,
             // An honest card is the long case: the cache filler, the wide span and one read
             // for each of about 8k alias-scan places and 40 filler steps.
-            typical_bytes: Some(typical),
-            estimated_ns: estimate_ns(typical, 8192 + 64),
+            typical_bytes: Some(typical.min(filler + (64 << 20))),
+            estimated_ns: self.estimate_ns(rates),
+            // Each filler step starts again at the low end: the largest step (the last,
+            // a fifth of all) is what the filler overwrites; the stamps are a few MiB.
+            overwritten_bytes: Some(filler / 5 + (4 << 20)),
+            places: 64,
             what: format!(
                 "probe writes 4 KiB stamps at a few dozen places (a fake usually ends there, within seconds and a few MiB) and, on a card that holds them, a wide span and up to {} of zeros to push a write cache out (up to {} while reads show a cache faster than the medium, and up to 3 times more behind a cache that hid lost data), never touching the first and last MiB",
                 format_bytes(max_cache),
@@ -377,6 +417,55 @@ fn partition_command(v: &Verdict, logical_sector_bytes: u32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn honest(size: u64, max_cache: u64) -> CapacityTest {
+        CapacityTest {
+            config: ProbeConfig {
+                max_cache,
+                filler_time_ns: Some(40_000_000_000),
+                ..ProbeConfig::default()
+            },
+            logical_sector_bytes: 512,
+            size_bytes: size,
+            destructive: false,
+            partition_warning: None,
+        }
+    }
+
+    fn rates(read_mib_s: f64, op_ns: f64) -> Rates {
+        Rates::from_sample(((1 << 20) * 1000, (1000.0 / read_mib_s * 1e9) as u64), None)
+            .map(|r| Rates { op_ns, ..r })
+            .unwrap()
+    }
+
+    #[test]
+    fn the_filler_is_cut_at_its_time_cap_past_the_least() {
+        let t = honest(16 << 30, 1 << 30);
+        // Writes at 100 MiB/s (reads at 200): 40 s hold 4.4 GiB, so all of --max-cache.
+        assert_eq!(t.filler_bytes(&rates(200.0, 0.0)), 1 << 30);
+        // At 1 MiB/s the cap ends it at the least filler.
+        assert_eq!(t.filler_bytes(&rates(2.0, 0.0)), MIN_CACHE);
+        // At 10 MiB/s: 40 s and an eighth of a step more.
+        assert_eq!(t.filler_bytes(&rates(20.0, 0.0)), 450 << 20);
+        // Never more than the device.
+        assert_eq!(
+            honest(512 << 20, 1 << 30).filler_bytes(&rates(200.0, 0.0)),
+            510 << 20
+        );
+    }
+
+    #[test]
+    fn the_estimate_counts_the_scan_s_commands_and_the_filler() {
+        let t = honest(1 << 30, 1 << 30);
+        let r = rates(200.0, 1e6);
+        let ns = t.estimate_ns(&r);
+        // 8192 scan reads of 1 ms each, 1 GiB at 100 MiB/s (10.24 s) in 1024 commands.
+        let floor = 8192 * 1_000_000 + 10_240_000_000 + 1024 * 1_000_000;
+        assert!(ns >= floor && ns < floor + 1_000_000_000, "{ns} {floor}");
+        // Commands free: the scan is almost nothing, the filler the rest.
+        let free = t.estimate_ns(&Rates { op_ns: 0.0, ..r });
+        assert!(free < 10_500_000_000, "{free}");
+    }
 
     #[test]
     fn limits_are_rounded_down() {

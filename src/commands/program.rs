@@ -6,7 +6,7 @@ use crate::backend::Backend;
 use crate::probe::program::{self, ProgramParams, ProgramSamples};
 use crate::report::results::{ProgramParameters, ProgramResult};
 use crate::report::Body;
-use crate::session::{estimate_ns, WriteIntent};
+use crate::session::{Rates, WriteIntent};
 use crate::vocab::units::format_bytes;
 use crate::Result;
 use std::io;
@@ -20,7 +20,7 @@ impl WriteTest for ProgramTest {
     type Samples = ProgramSamples;
     const COMMAND: &'static str = "program";
 
-    fn plan(&self, sector: u64) -> WriteIntent {
+    fn plan(&self, sector: u64, rates: &Rates) -> WriteIntent {
         let p = &self.params;
         let bytes = p.bytes(sector);
         let sizes = p.sizes(sector);
@@ -30,7 +30,7 @@ impl WriteTest for ProgramTest {
             region: (p.offset_bytes, p.region_bytes),
             max_bytes: bytes,
             typical_bytes: None,
-            estimated_ns: estimate_ns(bytes, ops),
+            estimated_ns: rates.write_ns(bytes, ops),
             what: format!(
                 "program writes zeros, ones and 0x5a in order and at random at block sizes from {} to {}",
                 format_bytes(sizes.first().copied().unwrap_or(0)),

@@ -9,7 +9,7 @@ use crate::probe::slc::{self, SlcParams, SlcSamples};
 use crate::report::output_file::OutputFile;
 use crate::report::results::SlcResult;
 use crate::report::Body;
-use crate::session::{estimate_ns, Budgets, WriteFlags, WriteIntent};
+use crate::session::{Budgets, Rates, WriteFlags, WriteIntent};
 use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use std::io;
@@ -106,7 +106,7 @@ impl WriteTest for SlcTest {
     type Samples = SlcSamples;
     const COMMAND: &'static str = "slc";
 
-    fn plan(&self, _sector: u64) -> WriteIntent {
+    fn plan(&self, _sector: u64, rates: &Rates) -> WriteIntent {
         let p = &self.params;
         let max = self.max_bytes();
         WriteIntent {
@@ -114,7 +114,8 @@ impl WriteTest for SlcTest {
             region: p.region(),
             max_bytes: max,
             typical_bytes: None,
-            estimated_ns: estimate_ns(max, max / p.block_bytes) + p.recover_ns,
+            // All of it: a card whose cache ends early stops sooner.
+            estimated_ns: rates.write_ns(max, max / p.block_bytes) + p.recover_ns,
             what: format!(
                 "slc writes {} sequentially in 1 MiB blocks until the speed drops and stays down, idles {} s, then writes {} more",
                 format_bytes(p.budget_bytes),
@@ -137,7 +138,19 @@ impl WriteTest for SlcTest {
         dev: &mut dyn Backend,
         progress: &mut dyn FnMut(u64, u64),
     ) -> io::Result<SlcSamples> {
-        slc::run(dev, &self.params, &mut cliff_confirmed, progress)
+        let mut shown = None;
+        slc::run(
+            dev,
+            &self.params,
+            &mut cliff_confirmed,
+            &mut |stage, done, total| {
+                if shown != Some(stage) {
+                    shown = Some(stage);
+                    crate::report::progress::phase(stage.name(), stage != slc::Stage::Idling);
+                }
+                progress(done, total)
+            },
+        )
     }
 
     fn infer(&self, s: &SlcSamples) -> Findings {

@@ -13,8 +13,8 @@ use crate::backend::Backend;
 use crate::device::TargetInfo;
 use crate::report::{Body, Document};
 use crate::session::{
-    check_allowed, open_for_write, stopped_early, time_budget_use, Budgets, Ran, WriteFlags,
-    WriteIntent, WriteMode,
+    check_allowed, estimate, open_for_write, stopped_early, time_budget_use, Budgets, Ran, Rates,
+    WriteFlags, WriteIntent, WriteMode,
 };
 use crate::vocab::error::Verdict;
 use crate::vocab::{Check, Inference, Metric, Status, Warning};
@@ -29,8 +29,9 @@ pub trait WriteTest {
     const COMMAND: &'static str;
 
     /// What the test is about to write, for the banner and the refusal without `--write`
-    /// (the driver sets the budgets).
-    fn plan(&self, sector: u64) -> WriteIntent;
+    /// (the driver sets the budgets), its time worked out at `rates` (what its run does:
+    /// its bytes, its commands, what the card does about them).
+    fn plan(&self, sector: u64, rates: &Rates) -> WriteIntent;
     /// The session's write budget, from `--write-budget` (`requested`).
     fn write_budget(&self, requested: Option<u64>) -> Option<u64> {
         requested
@@ -139,11 +140,33 @@ pub fn plan<R: Request>(
     req: &R,
     flags: &WriteFlags,
     budgets: &Budgets,
+    rates: &Rates,
 ) -> Result<WriteIntent> {
     let info = crate::device::peek(spec)?;
-    Ok(req
-        .build(spec, flags, budgets, &info)?
-        .plan(info.logical_sector_bytes as u64))
+    let test = req.build(spec, flags, budgets, &info)?;
+    Ok(planned(&test, info.logical_sector_bytes as u64, rates))
+}
+
+/// The test's plan at `rates`, with its upper figure (writes [`estimate::SLOW_WRITES`]
+/// times slower) and the rates it assumes.
+pub fn planned<T: WriteTest>(test: &T, sector: u64, rates: &Rates) -> WriteIntent {
+    let slow = test
+        .plan(sector, &rates.slower_writes(estimate::SLOW_WRITES))
+        .estimated_ns;
+    let mut intent = test.plan(sector, rates);
+    intent.slow_ns = slow;
+    intent.rates = *rates;
+    intent
+}
+
+/// The rates a test's plan is worked out from: with `--write` or `--destructive`, a short
+/// read sample of the region it will write (see [`estimate`]); without, nothing is
+/// opened and the plan says it assumes a 10 MiB/s card.
+pub fn rates_for<T: WriteTest>(spec: &str, flags: &WriteFlags, test: &T, sector: u64) -> Rates {
+    if !flags.allowed() {
+        return Rates::assumed();
+    }
+    Rates::sample_target(spec, test.plan(sector, &Rates::assumed()).region)
 }
 
 /// Run a writing test on `spec`: peek at the target (read-only) and `build` the test
@@ -158,7 +181,9 @@ pub fn drive<T: WriteTest>(
 ) -> Result<Finished> {
     let info = crate::device::peek(spec)?;
     let mut test = build(&info)?;
-    let mut intent = test.plan(info.logical_sector_bytes as u64);
+    let sector = info.logical_sector_bytes as u64;
+    let rates = rates_for(spec, flags, &test, sector);
+    let mut intent = planned(&test, sector, &rates);
     intent.budget_bytes = test.write_budget(budgets.write_budget_bytes(info.size_bytes)?);
     let time_budget_ns = budgets.time_ns;
     intent.time_budget_ns = test.time_budget(time_budget_ns);

@@ -91,6 +91,26 @@ fn write_interval<B: Backend>(
     (iv, None)
 }
 
+/// What the probe is doing, for the progress line: the sustained write, the idle that lets
+/// a cache recover, the write after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Writing,
+    Idling,
+    WritingAgain,
+}
+
+impl Stage {
+    /// The phase's name on the progress line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Writing => "writing",
+            Stage::Idling => "idling",
+            Stage::WritingAgain => "writing after idle",
+        }
+    }
+}
+
 /// Run the probe. After each interval `dropped(intervals so far)` says whether the
 /// speed has dropped and stayed down (the controller: `analysis::slc::cliff_confirmed`);
 /// an exhausted budget (bytes or time: the `WriteBudget` and `TimeBudget` wrappers) ends
@@ -99,7 +119,7 @@ pub fn run(
     dev: &mut dyn Backend,
     p: &SlcParams,
     dropped: &mut dyn FnMut(&[SlcInterval]) -> bool,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(Stage, u64, u64),
 ) -> io::Result<SlcSamples> {
     let (start, len) = p.region();
     dev.prepare_write(start, len)?;
@@ -119,7 +139,7 @@ pub fn run(
         if iv.bytes > 0 {
             out.intervals.push(iv);
         }
-        progress(written, p.budget_bytes);
+        progress(Stage::Writing, written, p.budget_bytes);
         if let Some(e) = err {
             match stop_reason(&e) {
                 Some(why) => {
@@ -135,7 +155,9 @@ pub fn run(
         }
     }
     if p.recovery_bytes >= p.block_bytes {
+        progress(Stage::Idling, 0, 0);
         dev.idle(p.recover_ns);
+        progress(Stage::WritingAgain, 0, p.recovery_bytes);
         let (iv, err) = write_interval(
             &mut dev,
             &buf,
@@ -148,6 +170,7 @@ pub fn run(
                 return Err(e);
             }
         }
+        progress(Stage::WritingAgain, iv.bytes, p.recovery_bytes);
         if iv.bytes > 0 {
             out.recovery = Some(iv);
         }
@@ -166,7 +189,13 @@ mod tests {
         let cfg = SimConfig::parse("custom,size=16G,slc=1G,write_bw=40M,native_bw=12M").unwrap();
         let mut dev = SimDevice::new(cfg);
         let p = SlcParams::new(16 << 30, 4 << 30);
-        let s = run(&mut dev, &p, &mut |iv| cliff_confirmed(iv), &mut |_, _| {}).unwrap();
+        let s = run(
+            &mut dev,
+            &p,
+            &mut |iv| cliff_confirmed(iv),
+            &mut |_, _, _| {},
+        )
+        .unwrap();
         assert_eq!(s.stopped, "speed dropped and stayed down");
         let inf = infer_slc(&s.intervals, &s.stopped, 16 << 30);
         let got = inf.slc_cache_bytes.as_u64().unwrap();

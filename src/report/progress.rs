@@ -320,6 +320,19 @@ pub fn phase(name: &str, bytes: bool) {
     }
 }
 
+/// Name what the bar on screen is doing without starting its count again (fat's block
+/// size within its one count of bytes).
+pub fn message(what: &str) {
+    let active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Some(a) = active {
+        let mut s = lock(&a);
+        if s.main.name != what {
+            s.main.name = what.to_string();
+            s.draw(true);
+        }
+    }
+}
+
 /// Show the phase `name` (counted in bytes: saving, restoring, verifying) over the bar
 /// on screen, `done` of `total`; `None` ends it and the owner's bar is shown again. With
 /// no bar on screen one is drawn for `label` (a restore after the test's bar ended) and

@@ -700,6 +700,10 @@ pub struct PlannedStep {
     /// writing it back and verifying it; absent when nothing is journaled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preserve_ns: Option<u64>,
+    /// `estimated_ns` if the card writes 4 times slower than it reads (the rates a plan
+    /// assumes are measured reads; see `session::estimate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_slow_ns: Option<u64>,
 }
 
 /// What auto plans to write before it writes: the steps and the totals.
@@ -712,6 +716,13 @@ pub struct AutoPlan {
     /// The most journal space preserve mode needs (one step's region); `null` when
     /// nothing is journaled (a simulated card, `--destructive`).
     pub journal_bytes: Option<u64>,
+    /// `estimated_ns` if the card writes 4 times slower than it reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_slow_ns: Option<u64>,
+    /// The read rate the estimates are worked out from, measured before the plan
+    /// (bytes/s); absent when nothing could be measured (then a 10 MiB/s card is assumed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes_per_s: Option<f64>,
 }
 
 /// A step auto did not run, and why.

@@ -232,3 +232,57 @@ fn a_preserve_mode_bar_names_saving_and_restoring_and_fits_80_columns() {
         "the image was restored"
     );
 }
+
+/// A plan's time is worked out from the rates measured on the card before it writes
+/// (issue 31.3), not from a fixed "10 MiB/s card": the same test on a simulated card ten
+/// times as fast (its modelled speeds) plans about a tenth of the time, and says the rate
+/// it measured and what it assumes about writes. No wall time is asserted.
+#[test]
+fn a_plan_s_estimate_follows_the_measured_rate() {
+    let state = tempfile::tempdir().unwrap();
+    let plan = |bw: u32| {
+        let spec = format!(
+            "sim:custom,size=512M,erase=1M,page=16K,open_au=3,cmd=0us,read_bw={}M,write_bw={}M,native_bw={}M,noise=0",
+            2 * bw,
+            bw,
+            bw
+        );
+        let (code, _out, err) = common::run_in(
+            state.path(),
+            &["open-au", &spec, "--write", "--erase-size", "1M", "--json"],
+        );
+        assert_eq!(code, 0, "{err}");
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("flashscope open-au:"))
+            .unwrap_or_else(|| panic!("no plan line: {err}"))
+            .to_string();
+        let after = |key: &str| -> f64 {
+            let rest =
+                &line[line.find(key).unwrap_or_else(|| panic!("{key}: {line}")) + key.len()..];
+            let mut words = rest.split_whitespace();
+            let v: f64 = words.next().unwrap().parse().unwrap();
+            let unit = words.next().unwrap();
+            v * match unit {
+                "s" => 1.0,
+                "ms" => 1e-3,
+                "min" => 60.0,
+                "MiB/s" | "GiB/s" | "KiB/s" => 1.0,
+                u => panic!("unit {u}: {line}"),
+            }
+        };
+        assert!(
+            line.contains("(measured just now), writes assumed at half that"),
+            "{line}"
+        );
+        assert!(!line.contains("10 MiB/s card"), "{line}");
+        (after("taking about "), after("at the "), line)
+    };
+    let (slow_s, slow_rate, slow_line) = plan(10);
+    let (fast_s, fast_rate, fast_line) = plan(100);
+    assert!(slow_line.contains("MiB/s its reads ran") && fast_line.contains("MiB/s its reads ran"));
+    let rate = fast_rate / slow_rate;
+    let time = slow_s / fast_s;
+    assert!((8.0..12.0).contains(&rate), "{slow_line}\n{fast_line}");
+    assert!((8.0..12.0).contains(&time), "{slow_line}\n{fast_line}");
+}
