@@ -89,7 +89,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "session",
         &[
             "vocab", "sys", "input", "signals", "platform", "backend", "device", "journal",
-            "report",
+            "analysis", "report",
         ],
     ),
     // Below the commands, reading documents: the run history and compare (the

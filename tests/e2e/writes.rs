@@ -3,7 +3,9 @@
 //! SIGTERM and a vanished device; bad input gets the documented exit codes.
 
 use crate::common;
-use common::{is_root, json, run_in, sha256_of, warning_kinds, Loop, Mounted, PartitionNode};
+use common::{
+    is_root, json, json_code, run_in, sha256_of, warning_kinds, Loop, Mounted, PartitionNode,
+};
 
 use std::path::Path;
 
@@ -731,7 +733,11 @@ fn budgets_stop_early_and_say_why() {
 /// long it took against the budget.
 #[test]
 fn probe_keeps_its_time_budget_and_the_document_says_how_long_it_took() {
-    let v = json(&["probe", "sim:sd-16g", "--write", "--time-budget", "17s"]);
+    // Stopped by the budget before a verdict: the check is not decided (exit 1).
+    let v = json_code(
+        &["probe", "sim:sd-16g", "--write", "--time-budget", "17s"],
+        1,
+    );
     let budget = &v["time_budget"];
     assert_eq!(budget["budget_ns"], 17_000_000_000u64, "{v}");
     let used = budget["used_ns"].as_u64().unwrap();
