@@ -1156,7 +1156,29 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
             )),
         },
     };
-    let multi_plane = mp_i.map(|i| name(i, "multi-plane unit", None));
+    // A multi-plane unit is a multiple of the page: it is no surer than the page, and
+    // without a page there is nothing it is a multiple of (a busy machine can add a step
+    // below the page, leave the page unsettled and make the page's own step look like a
+    // second unit above it: seen on a served card beside a CPU hog).
+    let multi_plane = mp_i.map(|i| {
+        let mp = name(i, "multi-plane unit", None);
+        match &mp.value {
+            Some(_) if page.value.is_none() => Inference::inconclusive(format!(
+                "multi-plane unit unclear: a step at {} (+{}), but the page it would be a multiple of is not settled",
+                format_bytes(chain[i]),
+                format_ns(rises[i])
+            )),
+            Some(v) if mp.confidence > page.confidence => Inference::new(
+                v.clone(),
+                page.confidence,
+                format!(
+                    "{}; no surer than the page it is a multiple of",
+                    mp.evidence
+                ),
+            ),
+            _ => mp,
+        }
+    });
 
     focus.sort_unstable();
     focus.dedup();

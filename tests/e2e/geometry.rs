@@ -1535,3 +1535,37 @@ fn no_confident_geometry_on_zram_or_loops_quiet_and_beside_a_cpu_hog() {
         );
     }
 }
+
+/// A served 4 MiB / 16 KiB card (with rare 20 ms outliers) read by align beside a CPU hog
+/// while other work ran on the machine (CI, 2026-11-27): the noise added an 8 KiB step,
+/// the page came out unsettled, and the page's own 16 KiB step was named a confident
+/// multi-plane unit. A multi-plane unit is a multiple of the page: never surer than it,
+/// and nothing at all without one. The document is the run's own, re-inferred here.
+#[test]
+fn a_multi_plane_unit_is_never_surer_than_its_page() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/align/busy-hog-4m16k-served.json"
+    );
+    let doc = flashscope::report::Document::from_json(path, &std::fs::read(path).unwrap()).unwrap();
+    let flashscope::report::Body::Align(a) = &doc.body else {
+        panic!("not an align document");
+    };
+    let inf = flashscope::analysis::align::infer(&a.points());
+    assert_eq!(inf.erase_block_bytes.as_u64(), Some(4 << 20));
+    let page = &inf.page_bytes;
+    let mp = inf.multi_plane_bytes.as_ref();
+    if let Some(mp) = mp {
+        assert!(
+            mp.confidence <= page.confidence,
+            "multi-plane {mp:?} surer than the page {page:?}"
+        );
+        if page.value.is_none() {
+            assert!(mp.value.is_none(), "multi-plane {mp:?} without a page");
+        }
+    }
+    assert!(
+        page.as_u64() == Some(16384) || page.value.is_none(),
+        "page {page:?}"
+    );
+}
