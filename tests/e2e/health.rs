@@ -342,8 +342,15 @@ fn a_smartctl_whose_child_keeps_the_output_open_does_not_hang_health() {
     use std::os::unix::fs::PermissionsExt;
     let data = data("smartctl/ata-samsung-860-evo.json");
     for (how, escapes) in [
-        ("/bin/sleep 300 &", false),
-        ("/usr/bin/setsid /bin/sleep 300 &", true),
+        ("/bin/sleep 300 &\necho $! > \"$PIDFILE\"", false),
+        // The escaping child writes its pid only once it is in its own session, and the
+        // stub waits for that: else health, stopping the stub's group as soon as the stub
+        // exits, can end the child before it escapes (seen under a loaded CI run), and
+        // there is nothing left to hold the output.
+        (
+            "/usr/bin/setsid /bin/sh -c 'echo $$ > \"$PIDFILE\"; exec /bin/sleep 300' &\nwhile [ ! -s \"$PIDFILE\" ]; do /bin/sleep 0.01; done",
+            true,
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("smartctl");
@@ -351,7 +358,7 @@ fn a_smartctl_whose_child_keeps_the_output_open_does_not_hang_health() {
         std::fs::write(
             &script,
             format!(
-                "#!/bin/sh\n/bin/cat '{data}'\n{how}\necho $! > '{}'\nexit 0\n",
+                "#!/bin/sh\nPIDFILE='{}'\nexport PIDFILE\n/bin/cat '{data}'\n{how}\nexit 0\n",
                 pid.display()
             ),
         )
