@@ -83,7 +83,14 @@ impl OpenAuParams {
         let det = self.detect_bytes(sector) * self.rounds as u64;
         let counts = sweep_counts(self.max_au);
         let m = self.max_au as u64;
-        let detection = (counts.iter().map(|&c| c as u64).sum::<u64>() + 8 * m) * det;
+        // On a busy machine each detection measurement may be taken up to BUSY_ATTEMPTS
+        // times (see `measure_detect`): the bound counts every attempt.
+        let attempts = if self.watch_machine {
+            BUSY_ATTEMPTS as u64
+        } else {
+            1
+        };
+        let detection = (counts.iter().map(|&c| c as u64).sum::<u64>() + 8 * m) * det * attempts;
         let per_au: u64 = ladder(self.erase_bytes, self.block_bytes, sector)
             .iter()
             .map(|&bs| bs * self.ladder_rounds(bs))
@@ -430,6 +437,22 @@ mod tests {
         let random = infer_open_au(&s.points(true), linear_reference(&s.points(false)));
         assert_eq!(random.as_u64(), Some(4), "{}", random.evidence);
         assert!(s.stopped.is_none());
+    }
+
+    #[test]
+    fn the_write_bound_counts_the_attempts_of_a_busy_machine() {
+        let p = OpenAuParams::new(4 << 20);
+        let mut watched = p.clone();
+        watched.watch_machine = true;
+        let det = p.detect_bytes(512) * p.rounds as u64;
+        let detection = (sweep_counts(p.max_au)
+            .iter()
+            .map(|&c| c as u64)
+            .sum::<u64>()
+            + 8 * p.max_au as u64)
+            * det;
+        let extra = (BUSY_ATTEMPTS as u64 - 1) * detection;
+        assert_eq!(watched.max_bytes(512), p.max_bytes(512) + extra);
     }
 
     #[test]
