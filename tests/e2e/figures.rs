@@ -192,6 +192,11 @@ fn each_benchmark_table_is_dated_and_names_its_command() {
             ["dated benchmark", "scripts/align-under-load"],
         ),
         (
+            "docs/geometry.md",
+            "| served card | quiet, 3 runs | time quiet |",
+            ["dated benchmark", "scripts/align-four-cards"],
+        ),
+        (
             "docs/serve.md",
             "| what | figure |",
             ["dated benchmark", "cargo test --test serve -- --nocapture"],
