@@ -628,8 +628,11 @@ fn document(
     };
     let conf = if done { 0.99 } else { 0.6 };
     let bad_bytes: u64 = extents.iter().map(|e| e.length).sum();
+    // A write-only pass reads nothing back: it has no surface check to pass or fail (its
+    // read pass has), and no finding about bad extents.
+    let write_only = args.pass == Pass::Write && verified == 0;
     // The check exit code 3 stands for: every unit read back so far held its stamp.
-    doc.checks.push(Check {
+    let surface = Check {
         inconclusive: false,
         threshold: None,
         name: "verify.surface".into(),
@@ -642,9 +645,11 @@ fn document(
             if passes_done { "" } else { " (the run stopped before the end)" }
         ),
     }
-    // Nothing read back (a budget ended the write pass) is no check at all; a write-only
-    // pass was asked to check nothing.
-    .undecided_if(verified == 0 && args.pass != Pass::Write));
+    // Nothing read back (a budget ended the write pass) is no check at all.
+    .undecided_if(verified == 0);
+    if !write_only {
+        doc.checks.push(surface);
+    }
     doc.metrics.push(Metric::new(
         "verify_checked_bytes",
         "Bytes written with stamps and read back by verify",
@@ -657,9 +662,17 @@ fn document(
         bad_bytes as f64,
         &[],
     ));
+    let nothing_read = if write_only {
+        "the write pass reads nothing back: --pass read --resume checks the stamps"
+    } else {
+        "the run stopped before reading anything back"
+    };
     doc.inferences.insert(
         "bad_extents".into(),
-        Inference::new(
+        if verified == 0 && extents.is_empty() {
+            Inference::inconclusive(nothing_read)
+        } else {
+            Inference::new(
             match &dir {
                 Some(d) => serde_json::to_value(&d.located),
                 None => serde_json::to_value(&extents),
@@ -679,7 +692,8 @@ fn document(
                     String::new()
                 }
             ),
-        ),
+            )
+        },
     );
     // Bad extents that hold data written a fixed distance above them: a wrap-around fake
     // (the probe's modulus, from the same pairs of offsets that share storage).
@@ -722,6 +736,7 @@ fn document(
             None if done => {
                 Inference::inconclusive("every byte read back as written: there is no bad offset")
             }
+            None if verified == 0 => Inference::inconclusive(nothing_read),
             None => Inference::inconclusive("the run stopped before reading everything back"),
         },
     );

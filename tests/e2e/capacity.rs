@@ -1546,3 +1546,81 @@ fn verify_on_a_wrap_fake_names_the_wrap_and_gives_probes_partition_line() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(!text.contains("wrap-around"), "{text}");
 }
+
+/// A write-only pass reads nothing back, so it has nothing to pass: no `verify.surface`
+/// check (a green JUnit case over 0 bytes read was a check that passed without checking)
+/// and no finding about bad extents. Its read pass then checks and can fail.
+#[test]
+fn a_write_only_pass_reports_no_check_and_its_read_pass_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("card.img");
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    let (img_s, state, junit) = (
+        img.to_str().unwrap(),
+        dir.path().join("v.state"),
+        dir.path().join("j.xml"),
+    );
+    let (st, ju) = (state.to_str().unwrap(), junit.to_str().unwrap());
+    let v = json_code(
+        &[
+            "verify",
+            img_s,
+            "--write",
+            "--destructive",
+            "--pass",
+            "write",
+            "--state",
+            st,
+            "--junit",
+            ju,
+        ],
+        0,
+    );
+    let checks = v["checks"].as_array().cloned().unwrap_or_default();
+    assert!(
+        checks.iter().all(|c| c["name"] != "verify.surface"),
+        "a write-only pass has no surface check: {checks:?}"
+    );
+    let bad = &v["inferences"]["bad_extents"];
+    assert_eq!(bad["status"], "inconclusive", "{bad}");
+    assert!(
+        bad["evidence"].as_str().unwrap().contains("--pass read"),
+        "{bad}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(!xml.contains("verify.surface"), "{xml}");
+    // The read pass checks: a flipped byte fails it.
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .read(true)
+            .open(&img)
+            .unwrap();
+        let mut b = [0u8; 1];
+        f.read_exact_at(&mut b, 3 << 20).unwrap();
+        f.write_all_at(&[b[0] ^ 1], 3 << 20).unwrap();
+    }
+    let v = json_code(
+        &[
+            "verify",
+            img_s,
+            "--write",
+            "--destructive",
+            "--pass",
+            "read",
+            "--resume",
+            "--state",
+            st,
+        ],
+        3,
+    );
+    let surface: Vec<_> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"] == "verify.surface")
+        .collect();
+    assert_eq!(surface.len(), 1, "{v}");
+    assert_eq!(surface[0]["passed"], false);
+}
