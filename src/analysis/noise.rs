@@ -19,7 +19,15 @@ pub struct Environment {
     pub reads: u64,
     /// Longest stall beyond its row's fast reads, in ns.
     pub worst_stall_ns: f64,
+    /// Share of the run some task waited for a CPU (the kernel's CPU pressure); absent where
+    /// the kernel keeps no such figure, and on the simulated card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_share: Option<f64>,
 }
+
+/// Share of a run's time some task may wait for a CPU before the machine counts as busy
+/// (the kernel's CPU pressure over the run). open-au takes a measurement again above it.
+pub const BUSY_CPU_SHARE: f64 = 0.10;
 
 /// Share of reads that may stall before the run is called noisy.
 const NOISY_STALL_SHARE: f64 = 0.01;
@@ -46,11 +54,22 @@ pub fn noisy_environment_with(
 /// reads stalled. Shared by every measuring command's `noisy_environment` warning.
 pub fn busy_causes(env: &Environment) -> Vec<String> {
     let mut causes = Vec::new();
-    if env.cpus > 0 && env.load1 >= env.cpus as f64 + 1.0 {
-        causes.push(format!(
+    match env.cpu_wait_share {
+        // The kernel's pressure figure covers the run itself; the 1-minute load average
+        // trails it by a minute either way (a quiet run just after a busy one kept a load
+        // of 7 on 2 CPUs), so it decides only where the kernel has no pressure figure.
+        Some(share) if share > BUSY_CPU_SHARE => causes.push(format!(
+            "tasks waited for a CPU {:.0} % of the run (other programs competed for the CPU; load average {:.1} on {} CPUs)",
+            100.0 * share,
+            env.load1,
+            env.cpus
+        )),
+        Some(_) => {}
+        None if env.cpus > 0 && env.load1 >= env.cpus as f64 + 1.0 => causes.push(format!(
             "load average {:.1} on {} CPUs (other programs competed for the CPU)",
             env.load1, env.cpus
-        ));
+        )),
+        None => {}
     }
     if env.steal > 0.05 {
         causes.push(format!(
@@ -95,5 +114,32 @@ mod tests {
         assert!(m.contains("load average 4.2 on 2 CPUs"), "{m}");
         assert!(m.contains("10 % of CPU time stolen"), "{m}");
         assert!(m.contains("30 of 1000 reads stalled"), "{m}");
+    }
+
+    #[test]
+    fn the_runs_own_cpu_pressure_outweighs_a_trailing_load_average() {
+        // Just after a busy minute: the load average is still high, the run was quiet.
+        let after_the_storm = Environment {
+            load1: 7.1,
+            cpus: 2,
+            reads: 1000,
+            cpu_wait_share: Some(0.01),
+            ..Default::default()
+        };
+        assert_eq!(noisy_environment(&after_the_storm), None);
+        // Busy from the start: the load average has not caught up, the pressure has.
+        let storm = Environment {
+            load1: 1.2,
+            cpu_wait_share: Some(0.85),
+            ..after_the_storm
+        };
+        let m = noisy_environment(&storm).unwrap().to_string();
+        assert!(m.contains("tasks waited for a CPU 85 % of the run"), "{m}");
+        // No pressure figure: the load average decides, as before.
+        let old_kernel = Environment {
+            cpu_wait_share: None,
+            ..after_the_storm
+        };
+        assert!(noisy_environment(&old_kernel).is_some());
     }
 }

@@ -321,7 +321,7 @@ pub fn infer_linear(
 /// A measurement during which the machine was short of CPU (some task waited for one) for
 /// more than this share of its time was taken on a busy machine: the probe measures it
 /// again, and a collapse that rests on it is not confident.
-pub const BUSY_SHARE: f64 = 0.10;
+pub const BUSY_SHARE: f64 = super::noise::BUSY_CPU_SHARE;
 
 /// The inference with its confidence capped below "confident" when the count at which the
 /// writes collapse was measured while the machine was busy (CPU pressure over

@@ -117,13 +117,9 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
         }
     }
 
-    let mut env = environment(&run, load_before);
-    if opened.info.kind == TargetKind::Sim {
-        // The simulated card runs on a virtual clock: other programs cannot slow its
-        // reads, so the machine's load and steal time are no cause (its own stalls are).
-        env.load1 = 0.0;
-        env.steal = 0.0;
-    }
+    // The simulated card runs on a virtual clock: other programs cannot slow its reads, so
+    // the machine is no cause there (its own stalls are).
+    let env = environment(&run, load_before, opened.info.kind == TargetKind::Sim);
     let noisy = crate::analysis::noise::noisy_environment(&env);
     let body = AlignResult {
         parameters: AlignParameters {
@@ -213,19 +209,15 @@ fn device_note(spec: &str, info: &crate::device::TargetInfo) -> Option<String> {
 fn environment(
     run: &AlignRun,
     before: Option<crate::workload::sysstat::CpuLoad>,
+    sim: bool,
 ) -> crate::analysis::noise::Environment {
     let after = crate::workload::sysstat::CpuLoad::now();
     let st = align::stall_stats(&run.cells);
     crate::analysis::noise::Environment {
-        load1: after.map_or(0.0, |a| a.load1),
-        cpus: after.map_or(0, |a| a.cpus),
-        steal: match (before, after) {
-            (Some(b), Some(a)) => b.steal_since(&a),
-            _ => 0.0,
-        },
         stalled_reads: st.stalled,
         reads: st.reads,
         worst_stall_ns: st.worst_extra_ns,
+        ..crate::workload::sysstat::CpuLoad::machine(before, after, sim)
     }
 }
 

@@ -153,19 +153,10 @@ pub fn environment(
 ) -> (noise::Environment, Option<Warning>) {
     let st = stall_stats(samples);
     let env = noise::Environment {
-        load1: if sim {
-            0.0
-        } else {
-            after.map_or(0.0, |a| a.load1)
-        },
-        cpus: after.map_or(0, |a| a.cpus),
-        steal: match (before, after) {
-            (Some(b), Some(a)) if !sim => b.steal_since(&a),
-            _ => 0.0,
-        },
         stalled_reads: st.stalled,
         reads: st.reads,
         worst_stall_ns: st.worst_extra_ns,
+        ..CpuLoad::machine(before, after, sim)
     };
     let w = noise::noisy_environment_with(&env, NoiseEffect::Figures);
     (env, w)

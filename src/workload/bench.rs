@@ -124,12 +124,13 @@ pub fn relative_spread(samples: &[f64]) -> Option<f64> {
 /// measured (the load at the end, steal time between `before` and `after`): a run slowed
 /// evenly by other programs looks steady, so its spread alone would not show it.
 pub fn busy_warning(before: Option<CpuLoad>, after: Option<CpuLoad>) -> Option<Warning> {
-    let after = after?;
+    after?;
     let env = crate::analysis::noise::Environment {
-        load1: after.load1,
-        cpus: after.cpus,
-        steal: before.map_or(0.0, |b| b.steal_since(&after)),
-        ..Default::default()
+        // Not the CPU pressure: bench's own engine threads and the kernel's I/O workers
+        // wait for the CPUs at queue depth, so the pressure would blame the machine for
+        // the test itself; the load average at the end decides.
+        cpu_wait_share: None,
+        ..CpuLoad::machine(before, after, false)
     };
     let causes = crate::analysis::noise::busy_causes(&env);
     (!causes.is_empty()).then_some(Warning::NoisyEnvironment {
@@ -919,6 +920,7 @@ mod tests {
             total_ticks,
             steal_ticks,
             cpus: 2,
+            ..CpuLoad::default()
         };
         assert!(busy_warning(Some(load(0.5, 100, 0)), Some(load(0.8, 200, 1))).is_none());
         let w = busy_warning(Some(load(0.5, 100, 0)), Some(load(4.0, 200, 0))).unwrap();

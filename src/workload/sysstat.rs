@@ -2,6 +2,7 @@
 //! as iostat -x reads them) and the page cache (`/proc/meminfo`). The threads' CPU time
 //! (getrusage) is [`crate::sys::thread_cpu_ns`].
 
+use crate::analysis::noise::Environment;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -174,6 +175,13 @@ pub struct CpuLoad {
     pub steal_ticks: u64,
     /// CPUs this process may run on.
     pub cpus: usize,
+    /// The kernel's CPU pressure total ("some": time any task waited for a CPU) and the
+    /// monotonic clock when it was read, for the share of a run the machine was short of
+    /// CPU; `None` where the kernel keeps no pressure figures.
+    #[serde(skip)]
+    pub cpu_wait_ns: Option<u64>,
+    #[serde(skip)]
+    pub at_ns: u64,
 }
 
 impl CpuLoad {
@@ -194,17 +202,57 @@ impl CpuLoad {
             total_ticks,
             steal_ticks: v.get(7).copied().unwrap_or(0),
             cpus,
+            cpu_wait_ns: None,
+            at_ns: 0,
         })
     }
 
     /// The machine now, when `/proc` is readable.
     pub(crate) fn now() -> Option<Self> {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Self::parse(
+        let mut load = Self::parse(
             &std::fs::read_to_string("/proc/loadavg").ok()?,
             &std::fs::read_to_string("/proc/stat").ok()?,
             cpus,
-        )
+        )?;
+        load.cpu_wait_ns = crate::sys::cpu_pressure_some_ns();
+        load.at_ns = crate::backend::monotonic_ns();
+        Some(load)
+    }
+
+    /// Share of the time between `self` and a later snapshot that some task waited for a
+    /// CPU (the kernel's pressure figure), when both snapshots have it.
+    pub(crate) fn cpu_wait_share_since(&self, later: &CpuLoad) -> Option<f64> {
+        let waited = later.cpu_wait_ns?.saturating_sub(self.cpu_wait_ns?);
+        let t = later.at_ns.saturating_sub(self.at_ns);
+        (t > 0).then(|| (waited as f64 / t as f64).min(1.0))
+    }
+
+    /// What the machine did between `before` and `after` (the end of a run), for a run's
+    /// [`Environment`]: the load at the end, steal time and the share of the run some task
+    /// waited for a CPU. A simulated card runs on a virtual clock, so the machine is no
+    /// cause there (`sim`: all zero). The run's own stalled reads are the caller's.
+    pub(crate) fn machine(
+        before: Option<CpuLoad>,
+        after: Option<CpuLoad>,
+        sim: bool,
+    ) -> Environment {
+        let Some(after) = after else {
+            return Environment::default();
+        };
+        if sim {
+            return Environment {
+                cpus: after.cpus,
+                ..Environment::default()
+            };
+        }
+        Environment {
+            load1: after.load1,
+            cpus: after.cpus,
+            steal: before.map_or(0.0, |b| b.steal_since(&after)),
+            cpu_wait_share: before.and_then(|b| b.cpu_wait_share_since(&after)),
+            ..Environment::default()
+        }
     }
 
     /// Fraction of CPU time stolen by the hypervisor between `self` and a later snapshot.
