@@ -501,8 +501,10 @@ fn bench_on_a_directory_measures_the_file_it_made_even_when_its_name_is_swapped(
 /// Start a long preserve-mode writer on `target` (its journal in `state`) and wait until
 /// it holds the target.
 fn start_writer(target: &str, state: &Path) -> std::process::Child {
+    // About 10 s of writing (8 tests of 1 s, preserve mode's saving and restoring): the
+    // refusals the callers check take well under a second each, even on a busy machine.
     let mut child = common::flashscope_abs()
-        .args(["bench", target, "--write", "--runtime", "2", "--size", "4M"])
+        .args(["bench", target, "--write", "--runtime", "1", "--size", "4M"])
         .envs(common::HISTORY_OFF)
         .env("XDG_STATE_HOME", state)
         .stdout(Stdio::null())
