@@ -111,7 +111,7 @@ pub(crate) fn run(p: &IoParams) -> Result<(Finished, bool)> {
     })?;
     let (result, ending) = match ran {
         Ran::Done(r, ending) => (r?, ending),
-        Ran::Stopped(verdict) => return Ok((Finished::Stopped { verdict }, true)),
+        Ran::Stopped(verdict, _) => return Ok((Finished::Stopped { verdict }, true)),
     };
     let mut doc = document(&result, &session.info);
     session.fill(&mut doc, &ending);
