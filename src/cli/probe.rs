@@ -1,6 +1,6 @@
 //! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
 
-use super::{Outcome, Output};
+use super::{emit_finished, Output};
 use crate::cli::write_args::{BudgetArgs, WriteArgs};
 use crate::commands::probe::CapacityParams;
 use crate::commands::write_probe::{self};
@@ -52,7 +52,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         &WriteFlags::from(&args.flags),
         &Budgets::from(&args.budgets),
     )?;
-    Outcome::from(finished).emit(out)
+    emit_finished(finished, out)
 }
 
 /// The probe's parameters from the arguments.
