@@ -11,10 +11,12 @@
 //!    unrestored or in-use journal for the same target, and that a `sim:` target is never
 //!    journaled (`preserve.mode = "simulated"`). It prints the plan and returns a
 //!    [`WriteSession`];
-//! 4. run the test on `session.dev` through [`WriteSession::run`] (or [`WriteSession::end`]
-//!    and [`WriteSession::fill`] for a test that drives the device itself); the session
-//!    restores and verifies in preserve mode, whatever the result, and fills the document's
-//!    `target`, `journal`, `preserve`, `bytes_written` and `elapsed_ns`.
+//! 4. run the test on `session.dev` through [`WriteSession::run`], or end a test that
+//!    drives the device itself with [`WriteSession::conclude`] (bench's engine, which
+//!    counts its own bytes: [`WriteSession::conclude_counted`]); the session restores and
+//!    verifies in preserve mode, whatever the result, makes a signal's stop
+//!    [`Verdict::Stopped`], and [`WriteSession::fill`] fills the document's `target`,
+//!    `journal`, `preserve`, `bytes_written` and `elapsed_ns`.
 //!
 //! A command that writes only new files in a directory (verify DIR, bench DIR) calls
 //! [`permit`] alone (or its first step, [`check_allowed`]): the same gate, no device
@@ -768,8 +770,9 @@ pub struct Ending {
 pub enum Ran<T> {
     /// It finished: its samples, and how the session ended (for [`WriteSession::fill`]).
     Done(T, Ending),
-    /// A signal stopped it after the regions were restored ([`Verdict::Stopped`]).
-    Stopped(Verdict),
+    /// A signal stopped it after the regions were restored ([`Verdict::Stopped`]), and how
+    /// the session ended (bench still reports the figures measured until the signal).
+    Stopped(Verdict, Ending),
 }
 
 /// A run may take this share more than its `--time-budget` before it is called over: a
@@ -832,8 +835,36 @@ impl WriteSession {
     ) -> Result<Ran<T>> {
         let mut progress = crate::report::progress::Progress::new(command);
         let result = test(&mut self.dev, &mut |d, t| progress.update(d, t));
+        self.conclude_shown(result, None, &mut progress)
+    }
+
+    /// End a test that ran beside the session's stack as [`WriteSession::run`] ends one:
+    /// bench's workload engine writes through descriptors of its own and counts the bytes
+    /// (`written`, what the document and the stop notice say were written), and its bar
+    /// (`progress`) stays over the restore and its verification, then is cleared.
+    pub fn conclude_counted<T>(
+        &mut self,
+        result: io::Result<T>,
+        written: u64,
+        progress: &mut crate::report::progress::Progress,
+    ) -> Result<Ran<T>> {
+        self.conclude_shown(result, Some(written), progress)
+    }
+
+    /// End the session under the test's bar, which is cleared before the ending is said.
+    fn conclude_shown<T>(
+        &mut self,
+        result: io::Result<T>,
+        written: Option<u64>,
+        progress: &mut crate::report::progress::Progress,
+    ) -> Result<Ran<T>> {
         // The restore and its verification show over the test's bar, then it is cleared.
-        let ended = self.end(result);
+        let ended = self.end(result).map(|(value, mut ending)| {
+            if let Some(w) = written {
+                ending.test_bytes_written = w;
+            }
+            (value, ending)
+        });
         progress.finish();
         self.settle(ended)
     }
@@ -850,7 +881,7 @@ impl WriteSession {
         let (value, ending) = ended?;
         let Some(value) = value else {
             let sig = ending.interrupted.unwrap_or(libc::SIGINT);
-            return Ok(Ran::Stopped(self.stopped_by_signal(&ending, sig)));
+            return Ok(Ran::Stopped(self.stopped_by_signal(&ending, sig), ending));
         };
         Ok(Ran::Done(value, ending))
     }
@@ -858,7 +889,7 @@ impl WriteSession {
     /// End the test: restore and verify (preserve mode), whatever the probe's result.
     /// Returns the probe's value, or `None` when a signal stopped it; an I/O error of the
     /// probe or a failed restore becomes the error (exit 1), naming the journal if kept.
-    pub fn end<T>(&mut self, result: io::Result<T>) -> Result<(Option<T>, Ending)> {
+    fn end<T>(&mut self, result: io::Result<T>) -> Result<(Option<T>, Ending)> {
         let mut ending = Ending {
             test_bytes_written: self.test_bytes_written(),
             ..Ending::default()

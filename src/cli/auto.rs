@@ -4,11 +4,10 @@
 
 use super::Output;
 use crate::cli::write_args::WriteArgs;
-use crate::commands::auto::{AutoFinished, AutoParams, AutoRun, PlanMade};
+use crate::commands::auto::{AutoFinished, AutoParams, AutoRun};
 use crate::report::output_file::OutputFile;
 use crate::session::{Given, WriteFlags};
 use crate::vocab::error::Verdict;
-use crate::vocab::units::{format_bytes, format_ns};
 use crate::Result;
 use std::path::PathBuf;
 
@@ -87,7 +86,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     };
     let finished = crate::commands::auto::run(&params, &mut |made| {
         if announce {
-            eprint!("{}", plan_text(&args.target, args.flags.destructive, made));
+            eprint!("{}", crate::output::auto::plan_text(made));
         }
     })?;
     let run = match finished {
@@ -111,76 +110,4 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     }
     out.emit_text(&doc, |_| text);
     Ok(verdict)
-}
-
-/// The writing steps' plan as auto prints it on stderr before the first of them writes:
-/// per step what it writes and for how long, the journal room preserve mode needs (one
-/// step's region at a time), the budgets.
-fn plan_text(target: &str, destructive: bool, made: &PlanMade) -> String {
-    let (plan, budget) = (made.plan, made.pipeline);
-    let (bench_intent, bench_ns) = made.bench;
-    let mut text = format!(
-        "flashscope auto: the plan for {} (align, read-only, is done: {} of device time):\n",
-        target,
-        format_ns(budget.spent_ns as f64)
-    );
-    let saving = |command: &str| {
-        plan.steps
-            .iter()
-            .find(|s| s.command == command)
-            .and_then(|s| s.preserve_ns)
-            .map_or(String::new(), |ns| {
-                format!(" + {} saving and restoring", format_ns(ns as f64))
-            })
-    };
-    for i in made.intents {
-        let t = i.typical_bytes.unwrap_or(i.max_bytes);
-        text.push_str(&format!(
-            "  {:<8} writes up to {}{} inside {}, about {}{}\n",
-            i.command,
-            format_bytes(i.max_bytes),
-            if t < i.max_bytes {
-                format!(" (typically {})", format_bytes(t))
-            } else {
-                String::new()
-            },
-            format_bytes(i.region.1),
-            format_ns(i.estimated_ns as f64),
-            saving(i.command)
-        ));
-    }
-    if !made.erase_known {
-        text.push_str("  open-au, fat skipped: they need the erase block, and align was not confident about it\n");
-    }
-    text.push_str(&format!(
-        "  bench    writes for {} inside the first {} (how many bytes depends on the card's speed), {} with its read tests{}\n",
-        format_ns(bench_intent.estimated_ns as f64),
-        format_bytes(bench_intent.region.1),
-        format_ns(bench_ns as f64),
-        saving("bench")
-    ));
-    text.push_str(&format!(
-        "  in all: typically {} written plus bench's, {}; journal: {}\n",
-        format_bytes(plan.typical_bytes),
-        crate::session::estimate::range_text(
-            plan.estimated_ns,
-            plan.estimated_slow_ns.unwrap_or(plan.estimated_ns)
-        ),
-        match plan.journal_bytes {
-            Some(j) => format!("room for up to {} (one step's region at a time; each journal is removed after its step)", format_bytes(j)),
-            None if destructive => "none (--destructive: nothing is saved)".into(),
-            None => "none (a simulated card)".into(),
-        }
-    ));
-    text.push_str(&format!("  times {}\n", bench_intent.rates.assumption()));
-    if budget.write.is_some() || budget.time_ns.is_some() {
-        text.push_str(&format!(
-            "  budgets: write {}, time {}; a step they no longer cover is skipped\n",
-            budget.write.map_or("unbounded".into(), format_bytes),
-            budget
-                .time_ns
-                .map_or("unbounded".into(), |t| format_ns(t as f64))
-        ));
-    }
-    text
 }

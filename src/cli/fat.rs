@@ -2,7 +2,7 @@
 //! (the FAT area; flashbench's find-fat). The partition table lives there, so preserve
 //! mode is mandatory unless `--destructive`.
 
-use super::{Outcome, Output};
+use super::{emit_finished, Output};
 use crate::cli::write_args::{BudgetArgs, WriteArgs};
 use crate::commands::fat::FatRequest;
 use crate::commands::write_probe;
@@ -43,7 +43,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         &WriteFlags::from(&args.flags),
         &Budgets::from(&args.budgets),
     )?;
-    Outcome::from(finished).emit(out)
+    emit_finished(finished, out)
 }
 
 /// The test's parameters from the arguments.

@@ -39,33 +39,11 @@ pub struct Args {
 
 /// Check the file options, assess and print the document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    // The file options name themselves when what they point at is not there.
-    if let Some(p) = &args.ext_csd {
-        if let Err(e) = std::fs::metadata(p) {
-            return Err(crate::Error::usage(format!(
-                "--ext-csd {}: {e}: give a dump file (512 bytes binary, or the 1024 hex digits debugfs prints)",
-                p.display()
-            )));
-        }
-    }
-    if let Some(dir) = &args.sysfs_root {
-        if !dir.is_dir() {
-            return Err(crate::Error::usage(format!(
-                "--sysfs-root {}: not a directory (give the root of a recorded sysfs tree)",
-                dir.display()
-            )));
-        }
-    }
-    let roots = match &args.sysfs_root {
-        Some(dir) => crate::platform::Roots {
-            sys: dir.clone(),
-            ..crate::platform::Roots::system()
-        },
-        None => crate::platform::Roots::system(),
-    };
+    let (ext_csd, roots) =
+        crate::commands::health::sources(args.ext_csd.as_deref(), args.sysfs_root.as_deref())?;
     let opts = health::Options {
         max_wear_percent: health::parse_max_wear(&args.max_wear)?,
-        ext_csd: args.ext_csd.clone(),
+        ext_csd,
         roots,
     };
     let (doc, verdict) = crate::commands::health::measure(args.target.as_deref(), &opts)?;

@@ -2,14 +2,13 @@
 //! thing), with fio-compatible JSON for the per-job figures.
 
 use super::Output;
-use crate::cli::write_args::WriteArgs;
+use crate::cli::write_args::{duration_ns, size_bytes, size_given, WriteArgs};
 use crate::commands::io::{self, IoParams};
 use crate::commands::write_probe::Finished;
 use crate::report::wear_line;
 use crate::report::Body;
-use crate::session::WriteFlags;
+use crate::session::{Given, WriteFlags};
 use crate::vocab::error::Verdict;
-use crate::vocab::units::parse_size;
 use crate::workload::spec::parse_cpus;
 use crate::workload::{EngineKind, JobSpec, Pattern, RateLimit, RwMode, SyncMode};
 use crate::{Error, Result};
@@ -39,11 +38,11 @@ pub struct Args {
     #[arg(long, default_value_t = 50)]
     pub rwmixread: u32,
     /// Block size (K, M = powers of 1024).
-    #[arg(long = "blocksize", short = 'b', alias = "bs", value_name = "SIZE", default_value = "4k", value_parser = crate::vocab::units::size_arg)]
-    pub bs: String,
+    #[arg(long = "blocksize", short = 'b', alias = "bs", value_name = "SIZE", default_value = "4k", value_parser = size_given)]
+    pub bs: Given<u64>,
     /// Random block sizes in LOW-HIGH (multiples of LOW), instead of --blocksize.
-    #[arg(long = "blocksize-range", alias = "bsrange", value_name = "LOW-HIGH", value_parser = crate::workload::spec::bsrange_arg)]
-    pub bsrange: Option<String>,
+    #[arg(long = "blocksize-range", alias = "bsrange", value_name = "LOW-HIGH", value_parser = bsrange_arg)]
+    pub bsrange: Option<(u64, u64)>,
     /// I/Os in flight per job (needs --engine uring above 1 on real devices).
     #[arg(long, default_value_t = 1)]
     pub iodepth: u32,
@@ -51,20 +50,20 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub numjobs: u32,
     /// Bytes of the region each job covers (default: from --offset to the end).
-    #[arg(long, value_parser = crate::vocab::units::size_arg)]
-    pub size: Option<String>,
+    #[arg(long, value_parser = size_bytes)]
+    pub size: Option<u64>,
     /// Start of the region.
-    #[arg(long, default_value = "0", value_parser = crate::vocab::units::size_arg)]
-    pub offset: String,
+    #[arg(long, default_value = "0", value_parser = size_bytes)]
+    pub offset: u64,
     /// Stop after this long (plain number = seconds; also ms, us).
-    #[arg(long, value_parser = crate::vocab::units::duration_arg)]
-    pub runtime: Option<String>,
+    #[arg(long, value_parser = duration_ns)]
+    pub runtime: Option<u64>,
     /// Keep going over the region until --runtime ends.
     #[arg(long)]
     pub time_based: bool,
     /// Run this long before counting.
-    #[arg(long, value_parser = crate::vocab::units::duration_arg)]
-    pub ramp_time: Option<String>,
+    #[arg(long, value_parser = duration_ns)]
+    pub ramp_time: Option<u64>,
     /// O_DIRECT, the default: bypass the page cache; --direct=0 goes through it. (Here a
     /// value may also follow after a space, as io has always taken it: --direct 0.)
     #[arg(long, value_name = "0|1", default_value = "1", num_args = 0..=1, default_missing_value = "1", value_parser = super::bool01_arg)]
@@ -102,41 +101,21 @@ pub struct Args {
     pub flags: WriteArgs,
 }
 
-/// Build the job from the arguments (target size fills in the default --size).
-pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
-    let (bs_min, bs_max) = match &args.bsrange {
-        Some(r) => JobSpec::parse_bsrange(r)?,
-        None => {
-            let b = parse_size(&args.bs).map_err(|_| {
-                Error::usage(format!("--blocksize '{}' is not a size, e.g. 4k", args.bs))
-            })?;
-            (b, b)
-        }
-    };
-    let offset = parse_size(&args.offset)?;
-    let size = match &args.size {
-        Some(s) => parse_size(s)?,
-        None => {
-            let rest = target_size.saturating_sub(offset);
-            if offset < target_size && rest < bs_max {
-                return Err(Error::usage(format!(
-                    "{} holds {rest} bytes from --offset {offset}: less than one block (--blocksize {}); give a smaller --blocksize",
-                    args.target, args.bs
-                )));
-            }
-            rest
-        }
-    };
+/// clap's parser of `--blocksize-range`: its low and high sizes in bytes.
+fn bsrange_arg(text: &str) -> std::result::Result<(u64, u64), String> {
+    JobSpec::parse_bsrange(text).map_err(|e| e.to_string())
+}
+
+/// Build the job from the arguments; without --size its size is left to the command,
+/// which knows the target (0 here).
+fn job_spec(args: &Args) -> Result<JobSpec> {
+    let (bs_min, bs_max) = args.bsrange.unwrap_or((args.bs.value, args.bs.value));
     let engine = match &args.engine {
         Some(e) => EngineKind::parse(e)?,
         None if args.iodepth > 1 => EngineKind::Uring,
         None => EngineKind::Sync,
     };
-    let runtime_ns = args
-        .runtime
-        .as_deref()
-        .map(crate::vocab::units::parse_duration_ns)
-        .transpose()?;
+    let runtime_ns = args.runtime;
     if runtime_ns == Some(0) {
         return Err(Error::usage("--runtime 0: give a positive time, e.g. 10s"));
     }
@@ -148,16 +127,11 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
         bs_max,
         iodepth: args.iodepth,
         numjobs: args.numjobs,
-        offset,
-        size,
+        offset: args.offset,
+        size: args.size.unwrap_or(0),
         runtime_ns,
         time_based: args.time_based,
-        ramp_ns: args
-            .ramp_time
-            .as_deref()
-            .map(crate::vocab::units::parse_duration_ns)
-            .transpose()?
-            .unwrap_or(0),
+        ramp_ns: args.ramp_time.unwrap_or(0),
         direct: args.direct,
         sync: SyncMode::parse(&args.sync)?,
         fsync: args.fsync,
@@ -187,12 +161,13 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    let job = |target_size| job_spec(args, target_size);
     let params = IoParams {
         target: &args.target,
         flags: WriteFlags::from(&args.flags),
         pattern_given: args.pattern.is_some(),
-        job: &job,
+        job: job_spec(args)?,
+        size_given: args.size.is_some(),
+        bs_text: &args.bs.text,
     };
     let (doc, verdict) = match io::run(&params)? {
         (Finished::Done { doc, verdict }, wrote) => {

@@ -25,6 +25,7 @@ pub mod slc;
 pub mod verify;
 pub mod write_args;
 
+use crate::commands::write_probe::Finished;
 use crate::report::export::{lava, Exporter, Exports, FileFormat};
 use crate::report::Document;
 use crate::vocab::error::Verdict;
@@ -270,15 +271,7 @@ impl Output {
     /// Store a measuring command's document in the history; a history that cannot be
     /// used never fails the run: one warning on stderr, and this run is not stored.
     fn record(&self, doc: &Document) {
-        if !crate::history::is_measuring(doc.command()) {
-            return;
-        }
-        let stored = match &self.history {
-            Ok(None) => return,
-            Ok(Some(path)) => crate::history::record_measured(path, doc),
-            Err(why) => Err(crate::Error::usage(why.clone())),
-        };
-        if let Err(e) = stored {
+        if let Err(e) = crate::history::record_run(&self.history, doc) {
             eprintln!("warning: history is off for this run: {e}");
         }
     }
@@ -289,47 +282,15 @@ impl Output {
     }
 }
 
-/// What a command measured: its document and its verdict.
-pub struct Outcome {
-    /// `None`: nothing to print, the command stopped early and said why on stderr.
-    pub doc: Option<Document>,
-    pub verdict: Verdict,
-}
-
-impl Outcome {
-    /// A finished command's result.
-    pub fn new(doc: Document, verdict: Verdict) -> Self {
-        Outcome {
-            doc: Some(doc),
-            verdict,
+/// Print a writing test's document and return its verdict; a test a signal stopped has
+/// said so on stderr and prints nothing.
+fn emit_finished(finished: Finished, out: &Output) -> Result<Verdict> {
+    match finished {
+        Finished::Done { doc, verdict } => {
+            out.emit(&doc);
+            Ok(verdict)
         }
-    }
-
-    /// A command stopped early (e.g. by a signal) with this verdict.
-    pub fn stopped(verdict: Verdict) -> Self {
-        Outcome { doc: None, verdict }
-    }
-
-    /// Print as JSON or text and return the verdict.
-    pub fn emit(self, out: &Output) -> Result<Verdict> {
-        if let Some(doc) = &self.doc {
-            out.emit(doc);
-        }
-        Ok(self.verdict)
-    }
-}
-
-impl From<crate::commands::write_probe::Finished> for Outcome {
-    /// A writing test's result: its verdict when it ran, the signal's when stopped.
-    fn from(f: crate::commands::write_probe::Finished) -> Self {
-        match f {
-            crate::commands::write_probe::Finished::Done { doc, verdict } => {
-                Outcome::new(doc, verdict)
-            }
-            crate::commands::write_probe::Finished::Stopped { verdict } => {
-                Outcome::stopped(verdict)
-            }
-        }
+        Finished::Stopped { verdict } => Ok(verdict),
     }
 }
 
@@ -360,12 +321,12 @@ pub fn run(cli: Cli) -> Result<Verdict> {
         Command::Slc(a) => slc::run(a, &out),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => {
-            let db = history::database(cli.history.as_deref(), cli.no_history).ok();
+            let db = crate::history::reading_place(cli.history.as_deref(), cli.no_history).ok();
             compare::run(a, db.as_deref(), &out)
         }
         Command::History(c) => history::run(
             c,
-            &history::database(cli.history.as_deref(), cli.no_history)?,
+            &crate::history::reading_place(cli.history.as_deref(), cli.no_history)?,
             &out,
         ),
     }?;

@@ -111,30 +111,14 @@ impl Args {
             read_chunk: self.read_chunk.clone(),
         }
     }
-
-    fn any_figure(&self) -> bool {
-        self.kind.is_some()
-            || [
-                &self.erase_time,
-                &self.erase_block,
-                &self.program_time,
-                &self.page,
-                &self.bus_clock,
-                &self.bus_lines,
-                &self.cmd_bytes,
-                &self.total,
-                &self.read_chunk,
-            ]
-            .iter()
-            .any(|o| o.is_some())
-    }
 }
 
 /// Run `model`: the estimate, the reference table, or both; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
+    let text = args.text();
     let params = ModelParams {
-        datasheet: if !args.reference || args.any_figure() {
-            Some(args.text().parse()?)
+        datasheet: if !args.reference || text.any_given() {
+            Some(text.parse()?)
         } else {
             None
         },

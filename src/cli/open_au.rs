@@ -1,7 +1,7 @@
 //! `flashscope open-au TARGET --write`: how many erase blocks the card can write to at
 //! once (flashbench's open-AU test, automatic).
 
-use super::{Outcome, Output};
+use super::{emit_finished, Output};
 use crate::cli::write_args::{BudgetArgs, WriteArgs};
 use crate::commands::open_au::OpenAuRequest;
 use crate::commands::write_probe;
@@ -50,7 +50,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         &WriteFlags::from(&args.flags),
         &Budgets::from(&args.budgets),
     )?;
-    Outcome::from(finished).emit(out)
+    emit_finished(finished, out)
 }
 
 /// The test's parameters from the arguments.

@@ -1,13 +1,12 @@
 //! `flashscope probe TARGET --destructive`: is the card fake, and how much of it is real?
 
-use super::{Outcome, Output};
+use super::{emit_finished, Output};
 use crate::cli::write_args::{BudgetArgs, WriteArgs};
 use crate::commands::probe::CapacityParams;
 use crate::commands::write_probe::{self};
 use crate::session::{Budgets, WriteFlags};
 use crate::vocab::error::Verdict;
-use crate::vocab::units::parse_size;
-use crate::{Error, Result};
+use crate::Result;
 
 /// Arguments of `probe`.
 #[derive(Debug, clap::Args)]
@@ -38,48 +37,45 @@ pub struct Args {
     /// OK says a larger one is not ruled out; up to 4 times this is written behind a cache).
     /// Default 1G, but when the timing shows no cache faster than the medium the filler
     /// stops after 40 s of writing (at least 256 MiB written; the OK names the size).
-    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::size_arg)]
-    pub max_cache: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = max_cache_arg)]
+    pub max_cache: Option<u64>,
     /// Probe a partition although a fake is only visible on the whole device.
     #[arg(long)]
     pub partition_ok: bool,
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    let params = params(args)?;
+    let params = params(args);
     let finished = write_probe::measure(
         &args.target,
         &params,
         &WriteFlags::from(&args.flags),
         &Budgets::from(&args.budgets),
     )?;
-    Outcome::from(finished).emit(out)
+    emit_finished(finished, out)
 }
 
 /// The probe's parameters from the arguments.
-fn params(args: &Args) -> Result<CapacityParams> {
-    let Some(max_cache) = &args.max_cache else {
-        return Ok(CapacityParams {
-            max_cache_bytes: 1 << 30,
-            partition_ok: args.partition_ok,
-            filler_time_ns: Some(crate::capacity::probe::DEFAULT_FILLER_TIME_NS),
-        });
-    };
-    if max_cache.trim().parse::<f64>().is_ok() {
-        return Err(Error::usage(format!(
-            "--max-cache '{}' has no unit: a cache is megabytes or gigabytes, so a plain number is most likely not meant as bytes; write e.g. {}M or 1G",
-            max_cache,
-            max_cache.trim()
-        )));
-    }
-    let max_cache_bytes = parse_size(max_cache).map_err(|_| {
-        Error::usage(format!(
-            "--max-cache '{max_cache}' is not a size: use e.g. 1G or 256M"
-        ))
-    })?;
-    Ok(CapacityParams {
-        max_cache_bytes,
+fn params(args: &Args) -> CapacityParams {
+    CapacityParams {
+        max_cache_bytes: args.max_cache.unwrap_or(1 << 30),
         partition_ok: args.partition_ok,
-        filler_time_ns: None,
-    })
+        // Without --max-cache the filler stops early when no fast cache shows.
+        filler_time_ns: args
+            .max_cache
+            .is_none()
+            .then_some(crate::capacity::probe::DEFAULT_FILLER_TIME_NS),
+    }
+}
+
+/// clap's parser of `--max-cache`: its bytes. A plain number is refused: a cache is
+/// megabytes or gigabytes, so it is most likely not meant as bytes.
+fn max_cache_arg(text: &str) -> std::result::Result<u64, String> {
+    if text.trim().parse::<f64>().is_ok() {
+        return Err(format!(
+            "--max-cache '{text}' has no unit: a cache is megabytes or gigabytes, so a plain number is most likely not meant as bytes; write e.g. {}M or 1G",
+            text.trim()
+        ));
+    }
+    crate::cli::write_args::size_bytes(text)
 }

@@ -1,7 +1,6 @@
 //! `flashscope report FILE.json... -o report.html`: saved `--json` documents of any
 //! command in one self-contained HTML page.
 
-use crate::input;
 use crate::report::output_file::OutputFile;
 use crate::report::{html, Document};
 use crate::vocab::error::Verdict;
@@ -30,7 +29,7 @@ pub fn run(args: &Args) -> Result<Verdict> {
         ));
     }
     let page = OutputFile::create("--output", Path::new(&args.output))?;
-    let docs = load(&args.files)?;
+    let docs = crate::report::load_documents(&args.files)?;
     let out = Path::new(&args.output);
     write_page(&docs, &page)?;
     eprintln!(
@@ -46,21 +45,4 @@ pub fn run(args: &Args) -> Result<Verdict> {
 /// and renamed into place now; an error names the file (exit 1).
 pub fn write_page(docs: &[Document], out: &OutputFile) -> Result<()> {
     out.write(html::render(docs).as_bytes())
-}
-
-/// Read and check each file as a flashscope/1 document; errors name the file.
-pub fn load(files: &[String]) -> Result<Vec<Document>> {
-    let what = "flashscope JSON document";
-    files
-        .iter()
-        .map(|f| {
-            let bytes = if f == "-" {
-                input::read_stdin(what, input::DOCUMENT_CAP_BYTES)?
-            } else {
-                input::read_regular(Path::new(f), what, input::DOCUMENT_CAP_BYTES)?
-            };
-            let name = if f == "-" { "standard input" } else { f };
-            Document::from_json(name, &bytes)
-        })
-        .collect()
 }

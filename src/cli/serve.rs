@@ -2,11 +2,10 @@
 //! block device (FUSE file + loop device), with the model's time spent in real time.
 
 use super::Output;
-use crate::backend::sim::SimConfig;
+use crate::output;
 use crate::serve::{serve, ServeOptions};
 use crate::vocab::error::Verdict;
-use crate::vocab::units::format_bytes;
-use crate::{Error, Result};
+use crate::Result;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -41,18 +40,8 @@ pub struct Args {
     pub no_realtime: bool,
 }
 
-/// Parse the SPEC argument: only simulated cards can be served.
-pub fn parse_sim_spec(spec: &str) -> Result<SimConfig> {
-    match spec.strip_prefix("sim:") {
-        Some(rest) => SimConfig::parse(rest),
-        None => Err(Error::usage(format!(
-            "'{spec}' is not a simulated card: `sim serve` serves sim:PRESET[,key=value...] (see `flashscope sim list`)"
-        ))),
-    }
-}
-
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    let cfg = parse_sim_spec(&args.spec)?;
+    let cfg = crate::commands::sim::served_config(&args.spec)?;
     let spin_ns = args.spin;
     let opts = ServeOptions {
         cfg: cfg.clone(),
@@ -63,50 +52,17 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         realtime: !args.no_realtime,
     };
     let outcome = serve(&opts, |ready| {
-        eprintln!(
-            "serving {} ({}) as {}{}{}; stop with Ctrl-C or SIGTERM",
-            args.spec,
-            format_bytes(cfg.size),
-            ready.image.display(),
-            ready
-                .loop_device
-                .as_ref()
-                .map(|d| format!(" on {}", d.display()))
-                .unwrap_or_default(),
-            if ready.realtime {
-                ", real-time priority"
-            } else {
-                " (no real-time priority: timing suffers when the CPUs are busy)"
-            }
-        );
+        eprintln!("{}", output::sim::serving(&args.spec, cfg.size, ready));
         // One line on stdout with the path to open, so scripts can capture it.
         let path = ready.loop_device.as_ref().unwrap_or(&ready.image);
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{}", path.display());
         let _ = stdout.flush();
     })?;
-    eprintln!("stopped by {}", outcome.stopped_by);
-    for w in &outcome.cleanup_warnings {
-        eprintln!("warning: {w}");
-    }
-    eprint!("{}", outcome.stats.text());
+    eprint!("{}", output::sim::served(&outcome));
     if out.json {
         let doc = crate::commands::sim::served(&args.spec, &opts, &outcome);
         println!("{}", doc.to_json());
     }
     Ok(Verdict::Ok)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_sim_specs_are_served() {
-        assert!(parse_sim_spec("sim:sd-16g").is_ok());
-        let e = parse_sim_spec("/dev/sda").unwrap_err();
-        assert!(e.to_string().contains("not a simulated card"), "{e}");
-        let e = parse_sim_spec("sim:nonsense").unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-    }
 }

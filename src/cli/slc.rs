@@ -1,7 +1,7 @@
 //! `flashscope slc TARGET --write`: the write-cache cliff — how much a sustained write
 //! gets at cache speed before the native speed, and whether the cache recovers.
 
-use super::{Outcome, Output};
+use super::{emit_finished, Output};
 use crate::cli::write_args::{BudgetArgs, WriteArgs};
 use crate::commands::slc::SlcRequest;
 use crate::commands::write_probe::{self};
@@ -47,7 +47,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         &WriteFlags::from(&args.flags),
         &Budgets::from(&args.budgets),
     )?;
-    Outcome::from(finished).emit(out)
+    emit_finished(finished, out)
 }
 
 /// The test's parameters from the arguments.

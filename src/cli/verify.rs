@@ -125,7 +125,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         pass: args.pass.into(),
         iodepth: args.iodepth,
     };
-    super::Outcome::from(verify::measure(&params)?).emit(out)
+    super::emit_finished(verify::measure(&params)?, out)
 }
 
 /// `--pass`: a [`verify::Pass`] on the command line.

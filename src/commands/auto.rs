@@ -13,7 +13,8 @@ use crate::commands::probe::CapacityParams;
 use crate::commands::slc::SlcRequest;
 use crate::commands::write_probe::{self, Finished};
 use crate::report::results::{
-    AutoParameters, AutoPlan, AutoResult, ClassesRecord, PlannedStep, SkippedStep, StepRecord,
+    AutoParameters, AutoPlan, AutoResult, ClassesRecord, PlanAnnounced, PlannedStep, SkippedStep,
+    StepRecord,
 };
 use crate::report::{Body, Document};
 use crate::session::{Budgets, Given, Rates, WriteFlags, WriteIntent};
@@ -260,19 +261,6 @@ pub enum AutoFinished {
     },
 }
 
-/// The writing steps' plan, handed to the caller before the first of them writes.
-pub struct PlanMade<'a> {
-    pub plan: &'a AutoPlan,
-    /// What each sized step would write, in order.
-    pub intents: &'a [WriteIntent],
-    /// The bench's write intent and the device time of all its tests.
-    pub bench: (&'a WriteIntent, u64),
-    /// The budgets, and align's device time already spent.
-    pub pipeline: &'a Pipeline,
-    /// open-au and fat run: align was confident about the erase block.
-    pub erase_known: bool,
-}
-
 /// The steps a run makes, in order, for the progress line's `[k/n] step`; cleared from
 /// the line when dropped (the run ended, however).
 struct Steps(Vec<&'static str>);
@@ -313,7 +301,7 @@ pub fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
 /// Run the pipeline: align, then with `--write` probe, open-au, fat, a bounded slc and a
 /// short bench, each fed what the steps before it found and the budgets left; combine
 /// their documents. `on_plan` gets the writing steps' plan before the first write.
-pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<AutoFinished> {
+pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Result<AutoFinished> {
     let t0 = crate::backend::monotonic_ns();
     let spec = params.target.as_str();
     let claim = claimed(params)?;
@@ -377,12 +365,21 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanMade)) -> Result<Au
             budget.spent_ns,
             journaled,
         );
-        on_plan(&PlanMade {
+        let time_text = crate::session::estimate::range_text(
+            made.estimated_ns,
+            made.estimated_slow_ns.unwrap_or(made.estimated_ns),
+        );
+        on_plan(&PlanAnnounced {
+            target: spec,
             plan: &made,
-            intents: &intents,
-            bench: (&bench_intent, bench_ns),
-            pipeline: &budget,
+            spent_ns: budget.spent_ns,
+            write_budget: budget.write,
+            time_budget_ns: budget.time_ns,
             erase_known: erase.is_some(),
+            destructive: params.flags.destructive,
+            bench_write_ns: bench_intent.estimated_ns,
+            time_text: &time_text,
+            assumption: &bench_intent.rates.assumption(),
         });
         auto_plan = Some(made);
     }
@@ -723,12 +720,12 @@ mod tests {
         let mut planned = Vec::new();
         let run = done(
             super::run(&params, &mut |m| {
-                planned = m.intents.iter().map(|i| i.command).collect();
+                planned = m.plan.steps.iter().map(|s| s.command.clone()).collect();
                 assert!(m.erase_known);
             })
             .unwrap(),
         );
-        assert_eq!(planned, ["probe", "open-au", "fat", "slc"]);
+        assert_eq!(planned, ["probe", "open-au", "fat", "slc", "bench"]);
         let commands: Vec<&str> = run.steps.iter().map(|d| d.command()).collect();
         assert_eq!(
             commands,

@@ -7,7 +7,7 @@
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{BenchParameters, BenchResult};
 use crate::report::{Body, Document};
-use crate::session::{open_for_write, Rates, WriteFlags, WriteIntent, WriteSession};
+use crate::session::{open_for_write, Ran, Rates, WriteFlags, WriteIntent, WriteSession};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Warning;
@@ -403,17 +403,19 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
         flags.notices.say(crate::session::Notice::BenchStopped);
         return Ok(Bench::stopped(sig));
     }
-    // Restore and verify (preserve mode) before anything is reported.
-    let mut ending = None;
-    if let Some(s) = session.as_mut() {
-        let (_, mut e) = s.end(Ok(()))?;
-        e.test_bytes_written = bytes_written;
-        if interrupted && e.interrupted.is_none() {
-            e.interrupted = crate::signals::pending().or(Some(libc::SIGINT));
+    // Restore and verify (preserve mode) before anything is reported, as every writing
+    // command ends; a signal's stop is said there. In preserve mode the tests stop at a
+    // signal, and the session's end sees it (still pending) and restores.
+    let (ending, stopped) = match session.as_mut() {
+        Some(s) => match s.conclude_counted(Ok(()), bytes_written, &mut progress)? {
+            Ran::Done((), e) => (Some(e), None),
+            Ran::Stopped(verdict, e) => (Some(e), Some(verdict)),
+        },
+        None => {
+            progress.finish();
+            (None, None)
         }
-        ending = Some(e);
-    }
-    progress.finish();
+    };
     let find = |m: &str| figures.iter().find(|f| f.metric == m);
     let parameters = BenchParameters {
         size: region,
@@ -475,12 +477,10 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
         b.classes = classes.clone();
     }
     doc.warnings = warnings;
-    let mut wear = false;
-    let verdict = if let Some(sig) = ending.as_ref().and_then(|e| e.interrupted) {
-        match (&session, &ending) {
-            (Some(s), Some(e)) => s.stopped_by_signal(e, sig),
-            _ => Verdict::Stopped { signal: sig },
-        }
+    // A write session that ended without a signal wore the device: its wear line follows.
+    let wear = ending.is_some() && stopped.is_none();
+    let verdict = if let Some(v) = stopped {
+        v
     } else if failure.is_some() {
         Verdict::Incomplete
     } else if checks.is_some_and(|c| c.iter().any(|r| !r.pass)) {
@@ -488,9 +488,6 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
     } else {
         Verdict::Ok
     };
-    if session.is_some() && ending.as_ref().is_some_and(|e| e.interrupted.is_none()) {
-        wear = true;
-    }
     let failure = failure.filter(|_| verdict == Verdict::Incomplete);
     Ok(Bench {
         doc: Some(doc),

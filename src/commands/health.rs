@@ -7,6 +7,33 @@ use crate::health::*;
 use crate::report::Document;
 use crate::vocab::{Check, Inference, Metric};
 
+/// The sources `--ext-csd` and `--sysfs-root` name, checked before anything is read:
+/// each names itself when what it points at is not there (a usage error).
+pub fn sources(
+    ext_csd: Option<&std::path::Path>,
+    sysfs_root: Option<&std::path::Path>,
+) -> crate::Result<(Option<std::path::PathBuf>, crate::platform::Roots)> {
+    if let Some(p) = ext_csd {
+        if let Err(e) = std::fs::metadata(p) {
+            return Err(crate::Error::usage(format!(
+                "--ext-csd {}: {e}: give a dump file (512 bytes binary, or the 1024 hex digits debugfs prints)",
+                p.display()
+            )));
+        }
+    }
+    let mut roots = crate::platform::Roots::system();
+    if let Some(dir) = sysfs_root {
+        if !dir.is_dir() {
+            return Err(crate::Error::usage(format!(
+                "--sysfs-root {}: not a directory (give the root of a recorded sysfs tree)",
+                dir.display()
+            )));
+        }
+        roots.sys = dir.to_path_buf();
+    }
+    Ok((ext_csd.map(|p| p.to_path_buf()), roots))
+}
+
 /// Assess `target`'s wear (or the EXT_CSD dump / recorded sysfs `opts` names): the
 /// document and the verdict (the check failed when worn or at end of life).
 pub fn measure(

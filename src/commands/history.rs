@@ -11,6 +11,27 @@ use crate::report::{Body, Document, Target};
 use crate::{Error, Result};
 use std::path::Path;
 
+/// The history at `db` opened to read (every `history` command but `import`): one that is
+/// not there is "not yet" (a usage error), one that cannot be looked at says so.
+pub(crate) fn open_to_read(db: &Path) -> Result<Store> {
+    match std::fs::symlink_metadata(db) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::usage(format!(
+                "history {}: no such database yet; measuring commands create it (or give --history PATH)",
+                db.display()
+            )))
+        }
+        Err(e) => {
+            return Err(Error::io(
+                format!("history {}: cannot be looked at", db.display()),
+                e,
+            ))
+        }
+    }
+    Store::open_to_read(db)
+}
+
 /// The database a `history` document is about.
 pub(crate) fn target(store: &Store) -> Target {
     Target::History(HistoryTarget {

@@ -12,17 +12,36 @@ use crate::vocab::error::Verdict;
 use crate::vocab::units::format_bytes;
 use crate::vocab::{Check, Metric, Warning};
 use crate::workload::{self, GroupTotals, JobSpec, Pattern, RunTarget, WorkloadResult};
-use crate::Result;
+use crate::{Error, Result};
 
 /// `io`'s parameters: the target, the write flags, and the job. The job's default
-/// `--size` is the rest of the target, so it is made from the target's size once the
-/// target is known (`job`); `pattern_given`: the job's data pattern was asked for (a
-/// simulated target otherwise writes zeros).
+/// `--size` (`size_given` false) is the rest of the target from its offset, set once the
+/// target is known; `pattern_given`: the job's data pattern was asked for (a simulated
+/// target otherwise writes zeros); `bs_text`: `--blocksize` as written, for messages.
 pub(crate) struct IoParams<'a> {
     pub target: &'a str,
     pub flags: WriteFlags,
     pub pattern_given: bool,
-    pub job: &'a dyn Fn(u64) -> Result<JobSpec>,
+    pub job: JobSpec,
+    pub size_given: bool,
+    pub bs_text: &'a str,
+}
+
+/// The job on a target of `target_size` bytes: without --size, the rest of the target
+/// from --offset, which must hold one block.
+fn job_on(p: &IoParams, target_size: u64) -> Result<JobSpec> {
+    let mut job = p.job.clone();
+    if !p.size_given {
+        let (offset, rest) = (job.offset, target_size.saturating_sub(job.offset));
+        if offset < target_size && rest < job.bs_max {
+            return Err(Error::usage(format!(
+                "{} holds {rest} bytes from --offset {offset}: less than one block (--blocksize {}); give a smaller --blocksize",
+                p.target, p.bs_text
+            )));
+        }
+        job.size = rest;
+    }
+    Ok(job)
 }
 
 /// The run's progress on a real target: wall time against --ramp-time + --runtime when
@@ -44,16 +63,14 @@ fn progress(spec: &workload::JobSpec) -> crate::report::progress::Ticker {
 /// restored and verified at the end; the budgets; Ctrl-C). Also whether the job wrote
 /// (ran in a write session).
 pub(crate) fn run(p: &IoParams) -> Result<(Finished, bool)> {
-    // Parse everything that needs no target first, so bad input fails fast.
-    let probe_spec = (p.job)(u64::MAX / 4)?;
     let info = device::peek(p.target)?;
-    let mut spec = (p.job)(info.size_bytes)?;
+    let mut spec = job_on(p, info.size_bytes)?;
     let simulated = info.kind == TargetKind::Sim;
     if simulated && !p.pattern_given {
         spec.pattern = Pattern::Zeros;
     }
     spec.validate(info.size_bytes, info.logical_sector_bytes)?;
-    if !probe_spec.rw.writes() {
+    if !p.job.rw.writes() {
         let mut opened = device::open(
             p.target,
             &OpenRequest {
@@ -111,7 +128,7 @@ pub(crate) fn run(p: &IoParams) -> Result<(Finished, bool)> {
     })?;
     let (result, ending) = match ran {
         Ran::Done(r, ending) => (r?, ending),
-        Ran::Stopped(verdict) => return Ok((Finished::Stopped { verdict }, true)),
+        Ran::Stopped(verdict, _) => return Ok((Finished::Stopped { verdict }, true)),
     };
     let mut doc = document(&result, &session.info);
     session.fill(&mut doc, &ending);

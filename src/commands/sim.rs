@@ -8,7 +8,17 @@ use crate::report::results::{
 use crate::report::{Body, Document, Target};
 use crate::serve::{Outcome, ServeOptions};
 use crate::vocab::Warning;
-use crate::Result;
+use crate::{Error, Result};
+
+/// The card `sim serve SPEC` serves: only a simulated card (`sim:PRESET[,key=value...]`).
+pub(crate) fn served_config(spec: &str) -> Result<SimConfig> {
+    match spec.strip_prefix("sim:") {
+        Some(rest) => SimConfig::parse(rest),
+        None => Err(Error::usage(format!(
+            "'{spec}' is not a simulated card: `sim serve` serves sim:PRESET[,key=value...] (see `flashscope sim list`)"
+        ))),
+    }
+}
 
 /// `sim list`'s document: every preset with its keys, and every key with its meaning.
 pub(crate) fn list() -> Result<Document> {
@@ -62,4 +72,18 @@ pub(crate) fn served(spec: &str, opts: &ServeOptions, outcome: &Outcome) -> Docu
         .map(|w| Warning::Cleanup { what: w.clone() })
         .collect();
     doc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_sim_specs_are_served() {
+        assert!(served_config("sim:sd-16g").is_ok());
+        let e = served_config("/dev/sda").unwrap_err();
+        assert!(e.to_string().contains("not a simulated card"), "{e}");
+        let e = served_config("sim:nonsense").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+    }
 }

@@ -353,7 +353,7 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
     });
     let ((state, verdict, iodepth), ending) = match session.conclude(r)? {
         Ran::Done(done, ending) => (done, ending),
-        Ran::Stopped(verdict) => return Ok(Finished::Stopped { verdict }),
+        Ran::Stopped(verdict, _) => return Ok(Finished::Stopped { verdict }),
     };
     let mut doc = document(
         Target::from(&session.info),

@@ -195,7 +195,7 @@ pub fn drive<T: WriteTest>(
     let used_ns = session.dev.clock_ns().saturating_sub(device_t0);
     let (samples, ending) = match ran {
         Ran::Done(samples, ending) => (samples, ending),
-        Ran::Stopped(verdict) => return Ok(Finished::Stopped { verdict }),
+        Ran::Stopped(verdict, _) => return Ok(Finished::Stopped { verdict }),
     };
     let findings = test.infer(&samples);
     let mut doc = Document::for_target(&info, test.document(&samples, &findings)?);

@@ -138,6 +138,38 @@ pub fn recording_place(
     }
 }
 
+/// The database the `history` commands (and `compare`'s history sides) read:
+/// `--history PATH` or the default; `--no-history` is refused there.
+pub fn reading_place(option: Option<&Path>, no_history: bool) -> Result<PathBuf> {
+    if no_history {
+        return Err(Error::usage(
+            "--no-history: the history commands read the history; give --history PATH to read another one",
+        ));
+    }
+    match option {
+        Some(p) => Ok(p.to_path_buf()),
+        None => default_path().ok_or_else(|| {
+            Error::usage("neither XDG_DATA_HOME nor HOME is set: give --history PATH")
+        }),
+    }
+}
+
+/// Store a measuring command's document at `place` ([`recording_place`]'s answer):
+/// nothing for another command or when recording is off; why it is off as the error.
+pub fn record_run(
+    place: &std::result::Result<Option<PathBuf>, String>,
+    doc: &Document,
+) -> Result<()> {
+    if !is_measuring(doc.command()) {
+        return Ok(());
+    }
+    match place {
+        Ok(None) => Ok(()),
+        Ok(Some(path)) => record_measured(path, doc).map(|_| ()),
+        Err(why) => Err(Error::usage(why.clone())),
+    }
+}
+
 /// One run in full, as `history export` writes it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StoredRun {

@@ -162,6 +162,24 @@ pub fn parse_frequency_hz(text: &str) -> Result<f64> {
 }
 
 impl DatasheetText {
+    /// Whether any figure was given (`--reference` alone shows only the reference rows).
+    pub fn any_given(&self) -> bool {
+        self.kind.is_some()
+            || [
+                &self.erase_time,
+                &self.erase_block,
+                &self.program_time,
+                &self.page,
+                &self.bus_clock,
+                &self.bus_lines,
+                &self.cmd_bytes,
+                &self.total,
+                &self.read_chunk,
+            ]
+            .iter()
+            .any(|o| o.is_some())
+    }
+
     /// Check every figure: present, parsable and positive; errors name the option and what
     /// to give.
     pub fn parse(&self) -> Result<Datasheet> {

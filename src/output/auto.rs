@@ -2,10 +2,10 @@
 
 use super::probe::MAKE_USABLE;
 use crate::analysis::advice::{erase_unknown, Advice, DEFAULT_ALIGN, DEVICE, PARTITION};
-use crate::report::results::AutoResult;
 use crate::report::results::AUTO_SLC_BYTES as SLC_BYTES;
+use crate::report::results::{AutoResult, PlanAnnounced};
 use crate::report::{Body, Document};
-use crate::vocab::units::format_bytes;
+use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Inference;
 use crate::workload::bench::class_check_name;
 
@@ -280,4 +280,71 @@ fn classes_line(doc: &Document, a: &AutoResult, skipped: Option<&str>) -> Option
         }
     };
     Some(format!("classes: {line}"))
+}
+
+/// The writing steps' plan as auto prints it on stderr before the first of them writes:
+/// per step what it writes and for how long, the journal room preserve mode needs (one
+/// step's region at a time), the budgets.
+pub fn plan_text(made: &PlanAnnounced) -> String {
+    let plan = made.plan;
+    let mut text = format!(
+        "flashscope auto: the plan for {} (align, read-only, is done: {} of device time):\n",
+        made.target,
+        format_ns(made.spent_ns as f64)
+    );
+    let saving = |ns: Option<u64>| {
+        ns.map_or(String::new(), |ns| {
+            format!(" + {} saving and restoring", format_ns(ns as f64))
+        })
+    };
+    let (sized, bench): (Vec<_>, Vec<_>) = plan.steps.iter().partition(|s| s.command != "bench");
+    for s in sized {
+        let max = s.max_bytes.unwrap_or_default();
+        let t = s.typical_bytes.unwrap_or(max);
+        text.push_str(&format!(
+            "  {:<8} writes up to {}{} inside {}, about {}{}\n",
+            s.command,
+            format_bytes(max),
+            if t < max {
+                format!(" (typically {})", format_bytes(t))
+            } else {
+                String::new()
+            },
+            format_bytes(s.region_bytes),
+            format_ns(s.estimated_ns as f64),
+            saving(s.preserve_ns)
+        ));
+    }
+    if !made.erase_known {
+        text.push_str("  open-au, fat skipped: they need the erase block, and align was not confident about it\n");
+    }
+    if let Some(b) = bench.first() {
+        text.push_str(&format!(
+            "  bench    writes for {} inside the first {} (how many bytes depends on the card's speed), {} with its read tests{}\n",
+            format_ns(made.bench_write_ns as f64),
+            format_bytes(b.region_bytes),
+            format_ns(b.estimated_ns as f64),
+            saving(b.preserve_ns)
+        ));
+    }
+    text.push_str(&format!(
+        "  in all: typically {} written plus bench's, {}; journal: {}\n",
+        format_bytes(plan.typical_bytes),
+        made.time_text,
+        match plan.journal_bytes {
+            Some(j) => format!("room for up to {} (one step's region at a time; each journal is removed after its step)", format_bytes(j)),
+            None if made.destructive => "none (--destructive: nothing is saved)".into(),
+            None => "none (a simulated card)".into(),
+        }
+    ));
+    text.push_str(&format!("  times {}\n", made.assumption));
+    if made.write_budget.is_some() || made.time_budget_ns.is_some() {
+        text.push_str(&format!(
+            "  budgets: write {}, time {}; a step they no longer cover is skipped\n",
+            made.write_budget.map_or("unbounded".into(), format_bytes),
+            made.time_budget_ns
+                .map_or("unbounded".into(), |t| format_ns(t as f64))
+        ));
+    }
+    text
 }

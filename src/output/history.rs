@@ -326,8 +326,17 @@ pub(crate) enum Export {
     Json,
 }
 
-/// Every stored run written to `w` as `format` (flushed).
+/// Every stored run written to `w` as `format` (flushed); a closed reader (`| head`)
+/// ends the export quietly.
 pub(crate) fn export(store: &Store, format: Export, w: &mut dyn Write) -> Result<()> {
+    match export_all(store, format, w) {
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}
+
+/// Every stored run written to `w` as `format` (flushed).
+fn export_all(store: &Store, format: Export, w: &mut dyn Write) -> Result<()> {
     let io = |e: std::io::Error| Error::io("writing the export to standard output", e);
     let result = match format {
         Export::Csv => {

@@ -2,6 +2,8 @@
 
 use crate::backend::sim::config::SimConfig;
 use crate::report::{Body, Document};
+use crate::serve::{Outcome, Ready};
+use crate::vocab::units::format_bytes;
 
 /// `sim list`'s text from its document: each preset with its keys in the order a `sim:`
 /// spec writes them, then every key with its meaning.
@@ -27,4 +29,34 @@ pub fn render(doc: &Document) -> String {
         s.push_str(&format!("  {:w$}  {}\n", k.key, k.meaning));
     }
     s
+}
+
+/// `sim serve`'s line on stderr once the card is reachable: what is served, where, and
+/// with which priority.
+pub(crate) fn serving(spec: &str, size_bytes: u64, ready: &Ready) -> String {
+    format!(
+        "serving {} ({}) as {}{}{}; stop with Ctrl-C or SIGTERM",
+        spec,
+        format_bytes(size_bytes),
+        ready.image.display(),
+        ready
+            .loop_device
+            .as_ref()
+            .map(|d| format!(" on {}", d.display()))
+            .unwrap_or_default(),
+        if ready.realtime {
+            ", real-time priority"
+        } else {
+            " (no real-time priority: timing suffers when the CPUs are busy)"
+        }
+    )
+}
+
+/// `sim serve`'s lines on stderr once it stopped: why, the cleanup's problems, the totals.
+pub(crate) fn served(outcome: &Outcome) -> String {
+    let mut s = format!("stopped by {}\n", outcome.stopped_by);
+    for w in &outcome.cleanup_warnings {
+        s.push_str(&format!("warning: {w}\n"));
+    }
+    s + &outcome.stats.text()
 }

@@ -384,6 +384,25 @@ impl Document {
     }
 }
 
+/// Read and check each file (`-`: standard input) as a flashscope/1 document, each at
+/// most [`crate::input::DOCUMENT_CAP_BYTES`]; errors name the file.
+pub fn load_documents(files: &[String]) -> crate::Result<Vec<Document>> {
+    use crate::input;
+    let what = "flashscope JSON document";
+    files
+        .iter()
+        .map(|f| {
+            let bytes = if f == "-" {
+                input::read_stdin(what, input::DOCUMENT_CAP_BYTES)?
+            } else {
+                input::read_regular(std::path::Path::new(f), what, input::DOCUMENT_CAP_BYTES)?
+            };
+            let name = if f == "-" { "standard input" } else { f };
+            Document::from_json(name, &bytes)
+        })
+        .collect()
+}
+
 /// A line for text output: the test's writes and the preserve-mode result (the document's
 /// `preserve` and `journal` fields, as `session::WriteSession::fill` sets them).
 pub fn wear_line(doc: &Document) -> String {

@@ -725,6 +725,28 @@ pub struct AutoPlan {
     pub read_bytes_per_s: Option<f64>,
 }
 
+/// auto's plan as it is announced on stderr before the first write
+/// (`output::auto::plan_text`): the plan and what the announcement adds to it.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanAnnounced<'a> {
+    pub target: &'a str,
+    pub plan: &'a AutoPlan,
+    /// align's device time, spent before the plan.
+    pub spent_ns: u64,
+    /// The whole run's write budget (bytes) and time budget (device ns).
+    pub write_budget: Option<u64>,
+    pub time_budget_ns: Option<u64>,
+    /// open-au and fat run: align was confident about the erase block.
+    pub erase_known: bool,
+    /// `--destructive`: nothing is saved.
+    pub destructive: bool,
+    /// How long bench writes (its step's time adds its read tests).
+    pub bench_write_ns: u64,
+    /// The plan's whole time and the rates it assumes, as the write session words them.
+    pub time_text: &'a str,
+    pub assumption: &'a str,
+}
+
 /// A step auto did not run, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkippedStep {

@@ -101,21 +101,6 @@ pub fn parse_rate(text: &str) -> Result<f64> {
     Ok(rate)
 }
 
-/// clap's check of a size option (`value_parser`): the value stays text for the command,
-/// and a bad one is refused by clap, whose message names the option and the value.
-pub fn size_arg(text: &str) -> std::result::Result<String, String> {
-    parse_size(text)
-        .map(|_| text.to_string())
-        .map_err(|e| e.to_string())
-}
-
-/// clap's check of a duration option (`value_parser`), as [`size_arg`] for sizes.
-pub fn duration_arg(text: &str) -> std::result::Result<String, String> {
-    parse_duration_ns(text)
-        .map(|_| text.to_string())
-        .map_err(|e| e.to_string())
-}
-
 /// A size as `parse_size` reads it back, in the largest unit that keeps it whole
 /// (e.g. `16G`, `1536M`, `4097K`, `513`).
 pub fn short_size(bytes: u64) -> String {

@@ -478,13 +478,6 @@ impl JobSpec {
     }
 }
 
-/// clap's check of `--blocksize-range` (see [`crate::vocab::units::size_arg`]).
-pub fn bsrange_arg(text: &str) -> std::result::Result<String, String> {
-    JobSpec::parse_bsrange(text)
-        .map(|_| text.to_string())
-        .map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

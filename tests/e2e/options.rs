@@ -118,11 +118,12 @@ fn direct_is_a_flag_that_takes_fios_values() {
 
 #[test]
 fn old_spellings_still_parse() {
-    assert_eq!(io(&["--bs", "8k"]).bs, "8k");
-    assert_eq!(io(&["-b", "16k"]).bs, "16k");
+    let bs = io(&["--bs", "8k"]).bs;
+    assert_eq!((bs.value, bs.text.as_str()), (8 << 10, "8k"));
+    assert_eq!(io(&["-b", "16k"]).bs.value, 16 << 10);
     assert_eq!(
-        io(&["--bsrange", "4k-8k"]).bsrange.as_deref(),
-        Some("4k-8k")
+        io(&["--bsrange", "4k-8k"]).bsrange,
+        Some((4 << 10, 8 << 10))
     );
     let cli = Cli::try_parse_from(["flashscope", "analyze", "log.txt", "--erasesize", "4M"]);
     match cli.unwrap().command {
