@@ -3,7 +3,7 @@
 
 use super::Output;
 use crate::cli::write_args::WriteArgs;
-use crate::commands::io::{self, IoParams};
+use crate::commands::io::{self, IoParams, JobSize};
 use crate::commands::write_probe::Finished;
 use crate::report::wear_line;
 use crate::report::Body;
@@ -102,8 +102,9 @@ pub struct Args {
     pub flags: WriteArgs,
 }
 
-/// Build the job from the arguments (target size fills in the default --size).
-pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
+/// Build the job from the arguments: its size is `--size`, or (not given) the rest of the
+/// target from `--offset`, known once the target is.
+pub(crate) fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
     let (bs_min, bs_max) = match &args.bsrange {
         Some(r) => JobSpec::parse_bsrange(r)?,
         None => {
@@ -114,18 +115,14 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
         }
     };
     let offset = parse_size(&args.offset)?;
-    let size = match &args.size {
-        Some(s) => parse_size(s)?,
-        None => {
-            let rest = target_size.saturating_sub(offset);
-            if offset < target_size && rest < bs_max {
-                return Err(Error::usage(format!(
-                    "{} holds {rest} bytes from --offset {offset}: less than one block (--blocksize {}); give a smaller --blocksize",
-                    args.target, args.bs
-                )));
-            }
-            rest
-        }
+    let (size, sized) = match &args.size {
+        Some(s) => (parse_size(s)?, JobSize::Given),
+        None => (
+            0,
+            JobSize::RestOfTarget {
+                blocksize: args.bs.clone(),
+            },
+        ),
     };
     let engine = match &args.engine {
         Some(e) => EngineKind::parse(e)?,
@@ -140,7 +137,7 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
     if runtime_ns == Some(0) {
         return Err(Error::usage("--runtime 0: give a positive time, e.g. 10s"));
     }
-    Ok(JobSpec {
+    let job = JobSpec {
         name: args.name.clone(),
         rw: RwMode::parse(&args.rw)?,
         rwmixread: args.rwmixread,
@@ -183,16 +180,18 @@ pub fn job_spec(args: &Args, target_size: u64) -> Result<JobSpec> {
             .unwrap_or_default(),
         seed: args.seed,
         stop_on_signal: false,
-    })
+    };
+    Ok((job, sized))
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    let job = |target_size| job_spec(args, target_size);
+    let (job, size) = job_spec(args)?;
     let params = IoParams {
         target: &args.target,
         flags: WriteFlags::from(&args.flags),
         pattern_given: args.pattern.is_some(),
-        job: &job,
+        job,
+        size,
     };
     let (doc, verdict) = match io::run(&params)? {
         (Finished::Done { doc, verdict }, wrote) => {
