@@ -2,6 +2,7 @@
 //! session, into the `io` document (fio-shaped jobs, per-second samples, the `--verify`
 //! check) and its verdict. The CLI (`cli::io`) turns fio's options into the [`JobSpec`].
 
+use crate::backend::Backend;
 use crate::commands::write_probe::Finished;
 use crate::device::TargetInfo;
 use crate::device::{self, OpenRequest, TargetKind};
@@ -111,6 +112,14 @@ pub(crate) fn run(p: &IoParams) -> Result<(Finished, bool)> {
     spec.stop_on_signal = session.journal.is_some();
     let path = std::path::Path::new(p.target);
     let ran = session.run("io", |dev, _| {
+        // A sequential job announces its region, so preserve mode saves it ahead of the
+        // writes in large pieces (at once up to 64 MiB, else 32 MiB at a time as the
+        // writes reach it) with a journal sync each, not one per write; it restores only
+        // what was written either way. Random writes are saved one by one: a window
+        // saved ahead of a few writes over a large region would read far more.
+        if !spec.rw.is_random() {
+            dev.prepare_write(spec.offset, spec.size)?;
+        }
         Ok(if simulated {
             workload::run(&spec, RunTarget::Backend(dev))
         } else {
@@ -147,7 +156,14 @@ fn intent(spec: &JobSpec, rates: &Rates) -> WriteIntent {
         slow_ns: JobTime::of(spec, &rates.slower_writes(estimate::SLOW_WRITES)).ns,
         rates: *rates,
         overwritten_bytes: Some(job.overwritten_bytes),
-        saved_bytes: Some(job.overwritten_bytes),
+        saved_bytes: Some(if spec.rw.is_random() {
+            job.overwritten_bytes
+        } else {
+            // Saved ahead in windows of 32 MiB (see `run`).
+            job.overwritten_bytes
+                .div_ceil(32 << 20)
+                .saturating_mul(32 << 20)
+        }),
         places: job.overwritten_places,
         what: format!(
             "io runs {} with {} blocks over {} at offset {}{}",
