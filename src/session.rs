@@ -348,12 +348,6 @@ pub struct WriteIntent {
     pub time_budget_ns: Option<u64>,
 }
 
-/// Rough time to write `bytes` in `ops` operations on a 10 MiB/s card with 1 ms commands
-/// ([`Rates::assumed`]): for a test whose plan measures nothing (io, verify).
-pub fn estimate_ns(bytes: u64, ops: u64) -> u64 {
-    Rates::assumed().write_ns(bytes, ops)
-}
-
 impl WriteIntent {
     /// A workload that writes inside `region` for about `estimated_ns` (at any queue
     /// depth): how many bytes depends on the device's speed (io, bench).

@@ -2,10 +2,11 @@
 //! it covers them (statfs, statvfs, statx, fadvise, flock, access, sync, block-device and
 //! loop-device ioctls, FIEMAP, CPU affinity, clocks, user ids, kill), raw `libc` only where
 //! it does not (mmap, mincore, fallocate's hole punching on 32-bit glibc, getrusage, sigaction,
-//! signal masks, sched_setscheduler, the descriptor handed to a child), each with its
-//! `// SAFETY:` line. Also the one table of filesystem magic numbers and the one free-space
-//! check. Left outside: io_uring (`backend::uring`, through the `io-uring` crate),
-//! whose `unsafe` is about the buffers a queued entry points at, not about a call.
+//! signal masks, sched_setscheduler, the descriptor handed to a child, another thread's CPU
+//! clock), each with its `// SAFETY:` line; and the bounded reads of /proc. Also the one
+//! table of filesystem magic numbers and the one free-space check. Left outside: io_uring
+//! (`backend::uring`, through the `io-uring` crate), whose `unsafe` is about the buffers a
+//! queued entry points at, not about a call.
 
 use crate::{Error, Result};
 use rustix::fs::{Access, FlockOperation, StatxFlags};
@@ -565,14 +566,7 @@ pub fn monotonic_ns() -> u64 {
 /// share of that interval the machine was short of CPU: a measurement's own thread, the
 /// loop device's and the file system's kernel workers and a served card's server alike.
 pub(crate) fn cpu_pressure_some_ns() -> Option<u64> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open("/proc/pressure/cpu")
-        .ok()?
-        .take(512)
-        .read_to_string(&mut text)
-        .ok()?;
-    pressure_some_ns(&text)
+    pressure_some_ns(&proc_text("/proc/pressure/cpu", 512)?)
 }
 
 /// The "some" total of a pressure file's text, in ns (the file counts µs).
@@ -890,6 +884,66 @@ pub(crate) fn thread_cpu_ns() -> (u64, u64) {
     let ru = unsafe { ru.assume_init() };
     let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
     (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// The calling thread's id (`gettid`), as `/proc/self/task` and the kernel's thread names
+/// give it.
+pub(crate) fn thread_id() -> u32 {
+    rustix::thread::gettid().as_raw_nonzero().get() as u32
+}
+
+/// CPU time (user + system) the thread `tid` of this process has used, in ns, read from
+/// its CPU clock; `None` when no thread of this process has that id (it has exited). The
+/// clock id is the one glibc's and musl's `pthread_getcpuclockid` make for a thread id
+/// (the kernel's `MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`); the kernel serves it for
+/// the threads of the caller's own process only. rustix names no such clock, hence libc.
+pub(crate) fn task_cpu_ns(tid: u32) -> Option<u64> {
+    let tid = i32::try_from(tid).ok()?;
+    let clock: libc::clockid_t = (!tid << 3) | 6;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is valid, writable memory for one timespec for the duration of the call.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return None;
+    }
+    Some((ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64)
+}
+
+/// The most threads [`own_threads`] lists: far above what this process runs (a thread per
+/// job, io_uring's workers for each, a progress thread), a bound on the directory's read.
+const MAX_OWN_THREADS: usize = 1 << 16;
+
+/// The ids of this process's threads (`/proc/self/task`), io_uring's worker threads
+/// among them; empty where /proc is not mounted.
+pub(crate) fn own_threads() -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    dir.take(MAX_OWN_THREADS)
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// The name (`comm`, at most 15 bytes) of the thread `tid` of this process; `None` when
+/// it has exited or /proc is not mounted.
+pub(crate) fn own_thread_name(tid: u32) -> Option<String> {
+    let text = proc_text(format!("/proc/self/task/{tid}/comm"), 64)?;
+    Some(text.trim_end_matches('\n').to_string())
+}
+
+/// A /proc or /sys file's text, at most `cap` bytes of it (what is past them is left
+/// unread: the callers parse the first lines); `None` when it cannot be read.
+pub(crate) fn proc_text(path: impl AsRef<Path>, cap: u64) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(cap)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Give the child `cmd` spawns the descriptor `fd` as its descriptor 3, kept across exec.

@@ -64,8 +64,11 @@ pub struct VerifyState {
     pub file_tag: Option<u32>,
 }
 
+/// The bytes a fresh run writes and reads at once.
+pub const CHUNK_BYTES: u64 = 1 << 20;
+
 impl VerifyState {
-    /// A fresh run over `[start, start+length)`.
+    /// A fresh run over `[start, start+length)`, in chunks of [`CHUNK_BYTES`].
     pub fn new(identity: String, size_bytes: u64, start: u64, length: u64, salt: u64) -> Self {
         VerifyState {
             version: 1,
@@ -74,7 +77,7 @@ impl VerifyState {
             salt,
             start,
             length,
-            chunk: 1 << 20,
+            chunk: CHUNK_BYTES,
             phase: Phase::Write,
             next: start,
             extents: ExtentList::default(),

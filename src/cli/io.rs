@@ -3,7 +3,7 @@
 
 use super::Output;
 use crate::cli::write_args::{duration_ns, size_bytes, size_given, WriteArgs};
-use crate::commands::io::{self, IoParams};
+use crate::commands::io::{self, IoParams, JobSize};
 use crate::commands::write_probe::Finished;
 use crate::report::wear_line;
 use crate::report::Body;
@@ -106,9 +106,9 @@ fn bsrange_arg(text: &str) -> std::result::Result<(u64, u64), String> {
     JobSpec::parse_bsrange(text).map_err(|e| e.to_string())
 }
 
-/// Build the job from the arguments; without --size its size is left to the command,
-/// which knows the target (0 here).
-fn job_spec(args: &Args) -> Result<JobSpec> {
+/// Build the job from the arguments: its size is `--size`, or (not given) the rest of the
+/// target from `--offset`, known once the target is.
+fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
     let (bs_min, bs_max) = args.bsrange.unwrap_or((args.bs.value, args.bs.value));
     let engine = match &args.engine {
         Some(e) => EngineKind::parse(e)?,
@@ -119,7 +119,13 @@ fn job_spec(args: &Args) -> Result<JobSpec> {
     if runtime_ns == Some(0) {
         return Err(Error::usage("--runtime 0: give a positive time, e.g. 10s"));
     }
-    Ok(JobSpec {
+    let size = match args.size {
+        Some(_) => JobSize::Given,
+        None => JobSize::RestOfTarget {
+            blocksize: args.bs.text.clone(),
+        },
+    };
+    let job = JobSpec {
         name: args.name.clone(),
         rw: RwMode::parse(&args.rw)?,
         rwmixread: args.rwmixread,
@@ -157,17 +163,18 @@ fn job_spec(args: &Args) -> Result<JobSpec> {
             .unwrap_or_default(),
         seed: args.seed,
         stop_on_signal: false,
-    })
+    };
+    Ok((job, size))
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
+    let (job, size) = job_spec(args)?;
     let params = IoParams {
         target: &args.target,
         flags: WriteFlags::from(&args.flags),
         pattern_given: args.pattern.is_some(),
-        job: job_spec(args)?,
-        size_given: args.size.is_some(),
-        bs_text: &args.bs.text,
+        job,
+        size,
     };
     let (doc, verdict) = match io::run(&params)? {
         (Finished::Done { doc, verdict }, wrote) => {

@@ -17,7 +17,9 @@ use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
 use crate::report::{Body, Document, Target};
-use crate::session::{estimate_ns, open_for_write, Notice, Notices, Ran, WriteFlags, WriteIntent};
+use crate::session::{
+    estimate, open_for_write, Notice, Notices, Ran, Rates, WriteFlags, WriteIntent,
+};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::format_bytes;
 use crate::vocab::warning::{DirectFallback, MemoryPlace};
@@ -306,12 +308,15 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
             "--resume, --pass and --state need --destructive: preserve mode (--write) restores the data when the run ends, so no written stamps are left to continue from or to read later",
         ));
     }
-    let peeked = device::open(&args.target, &OpenRequest::read_only())?;
+    let mut peeked = device::open(&args.target, &OpenRequest::read_only())?;
     let mut warnings = Vec::new();
     if let Some(w) = crate::capacity::partition_check(&peeked, &args.target, args.partition_ok)? {
         warnings.push(w);
     }
     let (start, len) = checked_range(args, &peeked.info)?;
+    // The plan's rates: a short read sample of the range (reads only), as every writing
+    // test's plan (`session::estimate`).
+    let rates = Rates::sample(&mut *peeked.backend, (start, len));
     drop(peeked);
     let journal_path = match &args.flags.journal {
         Some(p) => p.clone(),
@@ -329,7 +334,9 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
         region: (start, len),
         max_bytes: len,
         typical_bytes: None,
-        estimated_ns: estimate_ns(3 * len, 3 * len.div_ceil(1 << 20)),
+        estimated_ns: own_ns(len, &rates),
+        slow_ns: own_ns(len, &rates.slower_writes(estimate::SLOW_WRITES)),
+        rates,
         what: "verify writes stamps over every byte of the range and reads them back".into(),
         smaller: "verify a smaller --range (preserve mode saves every byte of it), or use --destructive if the data need not be kept",
         ..WriteIntent::default()
@@ -365,6 +372,14 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
     )?;
     session.fill(&mut doc, &ending);
     Ok(Finished::Done { doc, verdict })
+}
+
+/// verify's own time over `len` bytes at `rates`: writing the stamps and reading them
+/// back, in chunks of [`VerifyState`]'s size (preserve mode's saving and restoring are the
+/// session's, [`WriteIntent::preserve_ns`]).
+fn own_ns(len: u64, rates: &Rates) -> u64 {
+    let chunks = len.div_ceil(verify::CHUNK_BYTES);
+    rates.write_ns(len, chunks) + rates.read_ns(len, chunks)
 }
 
 /// Run the engine with progress and state saving; returns the state and the verdict.

@@ -16,7 +16,7 @@
 use super::job::{Io, JobCtl, JobResult, Next};
 use super::offsets::Dir;
 use super::spec::{EngineKind, JobSpec, SyncMode};
-use super::sysstat::thread_runq_wait_ns;
+use super::sysstat::{thread_runq_wait_ns, IoWorkerCpu};
 use super::verify::{self, VerifyReport};
 use crate::backend::queue::{
     self, BackendQueue, Claimed, Completion, IoQueue, Op, OpenFlags, Request, Stack,
@@ -96,6 +96,11 @@ struct Ending {
     budget_spent: bool,
     vanished: bool,
     cpu0: (u64, u64),
+    /// The job runs on io_uring in a thread of its own: the CPU time of the kernel's
+    /// worker threads serving its requests is the job's too ([`IoWorkerCpu`]).
+    count_workers: bool,
+    /// Counting them, from when the clocks started.
+    workers: Option<IoWorkerCpu>,
     /// The thread's run-queue wait when the clocks started, and when that was.
     runq0: Option<u64>,
     runq_t0: u64,
@@ -107,6 +112,9 @@ impl Ending {
     /// large slab of buffers takes hundreds of ms (1 GiB: 0.6 s here), and a short
     /// `--runtime` is not used up before the first I/O.
     fn ready(&mut self, ctl: &mut JobCtl, now: u64) {
+        if self.count_workers {
+            self.workers = Some(IoWorkerCpu::start());
+        }
         self.cpu0 = thread_cpu_ns();
         self.runq0 = thread_runq_wait_ns();
         self.runq_t0 = monotonic_ns();
@@ -123,10 +131,19 @@ impl Ending {
         ctl.stop();
     }
 
+    /// The CPU time the job's io_uring workers used since the clocks started (they run in
+    /// the kernel only: system time), read now; 0 when not counted.
+    fn workers_ns(&mut self) -> u64 {
+        self.workers.as_mut().map_or(0, IoWorkerCpu::total_ns)
+    }
+
+    /// The job's result; `cpu1` is the CPU time of the thread (and `workers_ns` of its
+    /// io_uring workers) at the end, shared by `jobs` jobs.
     fn result(
         self,
         ctl: JobCtl,
         cpu1: (u64, u64),
+        workers_ns: u64,
         jobs: u64,
         verify: Option<VerifyReport>,
     ) -> JobResult {
@@ -134,7 +151,7 @@ impl Ending {
         let mut r = ctl.finish(
             (
                 cpu1.0.saturating_sub(self.cpu0.0) / jobs,
-                cpu1.1.saturating_sub(self.cpu0.1) / jobs,
+                (cpu1.1.saturating_sub(self.cpu0.1) + workers_ns) / jobs,
             ),
             self.error,
             self.vanished,
@@ -280,6 +297,11 @@ fn drive(ctls: &mut [JobCtl], ends: &mut [Ending], q: &mut dyn IoQueue, run_id: 
             break;
         }
         now = q.clock_ns();
+        for end in ends.iter_mut() {
+            if let Some(w) = end.workers.as_mut() {
+                w.poll(monotonic_ns());
+            }
+        }
         for c in done.drain(..) {
             let slot = c.tag as usize;
             let Some(f) = slot_io.get_mut(slot).and_then(|s| s.take()) else {
@@ -472,7 +494,10 @@ fn job_thread(
         }
     };
     let mut ctls = [JobCtl::new(spec, index, monotonic_ns())];
-    let mut ends = [Ending::default()];
+    let mut ends = [Ending {
+        count_workers: spec.engine == EngineKind::Uring,
+        ..Ending::default()
+    }];
     match stack {
         Some(stack) => drive(&mut ctls, &mut ends, &mut Claimed::new(q, stack), run_id),
         None => {
@@ -481,6 +506,7 @@ fn job_thread(
         }
     }
     let cpu1 = thread_cpu_ns();
+    let workers_ns = ends[0].workers_ns();
     let runq1 = thread_runq_wait_ns();
     let runq_window_ns = monotonic_ns().saturating_sub(ends[0].runq_t0);
     let [ctl] = ctls;
@@ -504,7 +530,7 @@ fn job_thread(
         }
         _ => None,
     };
-    let mut r = end.result(ctl, cpu1, 1, verify);
+    let mut r = end.result(ctl, cpu1, workers_ns, 1, verify);
     r.runq_wait_ns = runq_wait_ns;
     r.runq_window_ns = runq_window_ns;
     r
@@ -544,7 +570,7 @@ pub fn run_on_backend(backend: &mut dyn Backend, spec: &JobSpec, run_id: u64) ->
             } else {
                 None
             };
-            end.result(ctl, cpu1, jobs as u64, verify)
+            end.result(ctl, cpu1, 0, jobs as u64, verify)
         })
         .collect()
 }

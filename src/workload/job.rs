@@ -73,7 +73,9 @@ pub struct JobResult {
     /// Counting time: from the end of the ramp to the last completion, ns.
     pub runtime_ns: u64,
     pub samples: Vec<SecondSample>,
-    /// CPU time of the job's thread, ns.
+    /// CPU time of the job's thread while it counted, ns; on io_uring `sys_ns` also holds
+    /// the time of the kernel's worker threads that served its requests (see
+    /// `sysstat::IoWorkerCpu`).
     pub usr_ns: u64,
     pub sys_ns: u64,
     /// Time the job's thread spent runnable but waiting for a CPU while it counted (other

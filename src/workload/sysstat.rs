@@ -1,16 +1,131 @@
 //! What the system saw during a run: the block device's own counters (`/sys/block/DEV/stat`,
-//! as iostat -x reads them) and the page cache (`/proc/meminfo`). The threads' CPU time
-//! (getrusage) is [`crate::sys::thread_cpu_ns`].
+//! as iostat -x reads them), the page cache (`/proc/meminfo`) and the CPU time of the
+//! io_uring worker threads that serve a job ([`IoWorkerCpu`]). The job thread's own CPU
+//! time (getrusage) is [`crate::sys::thread_cpu_ns`].
 
 use crate::analysis::noise::Environment;
+use crate::sys::proc_text;
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Nanoseconds the calling thread has spent runnable but waiting for a CPU
 /// (`/proc/thread-self/schedstat`, second field); `None` where the kernel has no schedstat.
 pub(crate) fn thread_runq_wait_ns() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let text = proc_text("/proc/thread-self/schedstat", 256)?;
     text.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// How often [`IoWorkerCpu`] reads the workers' clocks: well inside the 5 s an io_uring
+/// worker stays idle before it exits (the kernel's `WORKER_IDLE_TIMEOUT`), so every
+/// worker is read after its last work and before it is gone.
+pub(crate) const WORKER_SAMPLE_NS: u64 = 1_000_000_000;
+
+/// The CPU time of the threads that serve one job thread's io_uring requests, which the
+/// job thread's own time (`getrusage(RUSAGE_THREAD)`) leaves out: the kernel hands a
+/// request that would block (a read of zram, a buffered write) to a worker thread of this
+/// process named `iou-wrk-TID` after the thread that submitted it (`iou-sqp-TID` for a
+/// submission-polling thread), and on such devices the workers use most of the job's CPU.
+///
+/// Workers come and go while the job runs (an idle worker exits after 5 s), and an exited
+/// thread's time can no longer be read on its own: so each worker's clock is read when it
+/// is first seen and then every [`WORKER_SAMPLE_NS`] ([`IoWorkerCpu::poll`]), and an exited
+/// worker keeps what its last reading counted, all of it from before its 5 s of idling.
+/// The total never goes backwards: a worker's part is its latest reading less its first
+/// (nothing for one started after [`IoWorkerCpu::start`]).
+pub(crate) struct IoWorkerCpu {
+    /// The names of the owner's workers.
+    names: [String; 2],
+    /// Threads seen that are not the owner's workers (each one's name is read once).
+    others: HashSet<u32>,
+    /// The owner's workers by thread id: CPU time at the start (0 for one started since)
+    /// and at the latest reading.
+    workers: HashMap<u32, (u64, u64)>,
+    /// What the workers that have exited used within the window.
+    gone_ns: u64,
+    /// When the next reading is due (`monotonic_ns`).
+    next_ns: u64,
+}
+
+impl IoWorkerCpu {
+    /// Start counting the workers of the calling thread: their CPU time so far is left out.
+    pub(crate) fn start() -> Self {
+        Self::start_for(crate::sys::thread_id())
+    }
+
+    /// Start counting the workers of the thread `owner` of this process.
+    pub(crate) fn start_for(owner: u32) -> Self {
+        let mut w = IoWorkerCpu {
+            names: [format!("iou-wrk-{owner}"), format!("iou-sqp-{owner}")],
+            others: HashSet::new(),
+            workers: HashMap::new(),
+            gone_ns: 0,
+            next_ns: 0,
+        };
+        w.read(true);
+        w
+    }
+
+    /// Read the workers' clocks when a reading is due at `now_ns` (`monotonic_ns`).
+    pub(crate) fn poll(&mut self, now_ns: u64) {
+        if now_ns >= self.next_ns {
+            self.read(false);
+        }
+    }
+
+    /// Read every worker's clock now and return the CPU time the workers used since the
+    /// start, in ns.
+    pub(crate) fn total_ns(&mut self) -> u64 {
+        self.read(false);
+        self.gone_ns
+            + self
+                .workers
+                .values()
+                .map(|&(first, last)| last.saturating_sub(first))
+                .sum::<u64>()
+    }
+
+    /// One reading: list the process's threads, name the new ones, read the workers'
+    /// clocks; a worker no longer listed (or whose clock cannot be read) has exited and
+    /// keeps its last reading. `starting`: the readings are the baseline.
+    fn read(&mut self, starting: bool) {
+        let listed: HashSet<u32> = crate::sys::own_threads().into_iter().collect();
+        // An exited thread's id may be given to a new thread: forget the ids that left.
+        self.others.retain(|t| listed.contains(t));
+        let mut gone = Vec::new();
+        for (&tid, (first, last)) in self.workers.iter_mut() {
+            match crate::sys::task_cpu_ns(tid).filter(|_| listed.contains(&tid)) {
+                // A clock that went back is another thread that took the id: what the
+                // exited one used is kept, and the new one counts from 0.
+                Some(ns) if ns < *last => {
+                    self.gone_ns += last.saturating_sub(*first);
+                    (*first, *last) = (0, ns);
+                }
+                Some(ns) => *last = ns,
+                None => gone.push(tid),
+            }
+        }
+        for tid in gone {
+            if let Some((first, last)) = self.workers.remove(&tid) {
+                self.gone_ns += last.saturating_sub(first);
+            }
+        }
+        for &tid in &listed {
+            if self.others.contains(&tid) || self.workers.contains_key(&tid) {
+                continue;
+            }
+            let ours = crate::sys::own_thread_name(tid).is_some_and(|n| self.names.contains(&n));
+            if !ours {
+                self.others.insert(tid);
+                continue;
+            }
+            if let Some(ns) = crate::sys::task_cpu_ns(tid) {
+                let first = if starting { ns } else { 0 };
+                self.workers.insert(tid, (first, ns));
+            }
+        }
+        self.next_ns = crate::sys::monotonic_ns().saturating_add(WORKER_SAMPLE_NS);
+    }
 }
 
 /// The counters of `/sys/block/DEV/stat` (Documentation/block/stat.rst).
@@ -129,7 +244,7 @@ pub(crate) fn disk_stat_path(path: &Path) -> Option<(String, PathBuf)> {
 
 /// Read a `stat` file.
 pub(crate) fn read_disk_counters(stat: &Path) -> Option<DiskCounters> {
-    DiskCounters::parse(&std::fs::read_to_string(stat).ok()?)
+    DiskCounters::parse(&proc_text(stat, 4096)?)
 }
 
 /// Page-cache state from `/proc/meminfo`, in bytes.
@@ -162,7 +277,7 @@ impl PageCache {
 
     /// The current state, when `/proc/meminfo` is readable.
     pub(crate) fn now() -> Option<Self> {
-        Self::parse(&std::fs::read_to_string("/proc/meminfo").ok()?)
+        Self::parse(&proc_text("/proc/meminfo", 64 << 10)?)
     }
 }
 
@@ -211,8 +326,8 @@ impl CpuLoad {
     pub(crate) fn now() -> Option<Self> {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut load = Self::parse(
-            &std::fs::read_to_string("/proc/loadavg").ok()?,
-            &std::fs::read_to_string("/proc/stat").ok()?,
+            &proc_text("/proc/loadavg", 256)?,
+            &proc_text("/proc/stat", 1 << 20)?,
             cpus,
         )?;
         load.cpu_wait_ns = crate::sys::cpu_pressure_some_ns();
@@ -268,6 +383,91 @@ impl CpuLoad {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc;
+
+    /// Spend `ms` of the calling thread's CPU time; returns its CPU time after.
+    fn burn(ms: u64) -> u64 {
+        let cpu = || {
+            let (u, s) = crate::sys::thread_cpu_ns();
+            u + s
+        };
+        let until = cpu() + ms * 1_000_000;
+        let mut x = 0u64;
+        while cpu() < until {
+            for i in 0..10_000u64 {
+                x = x.wrapping_add(i * i);
+            }
+            std::hint::black_box(x);
+        }
+        cpu()
+    }
+
+    /// A thread named `name` that burns `before` ms, says so, waits, burns `after` ms,
+    /// says its CPU time, waits, and exits.
+    struct Fake {
+        said: mpsc::Receiver<u64>,
+        go: mpsc::Sender<()>,
+        handle: std::thread::JoinHandle<()>,
+    }
+
+    impl Fake {
+        fn start(name: String, before: u64, after: u64) -> Fake {
+            let (say, said) = mpsc::channel();
+            let (go, wait) = mpsc::channel::<()>();
+            let handle = std::thread::Builder::new()
+                .name(name)
+                .spawn(move || {
+                    say.send(burn(before)).unwrap();
+                    wait.recv().unwrap();
+                    say.send(burn(after)).unwrap();
+                    let _ = wait.recv();
+                })
+                .unwrap();
+            Fake { said, go, handle }
+        }
+    }
+
+    #[test]
+    fn workers_are_counted_from_the_start_and_kept_after_they_exit() {
+        let me = crate::sys::thread_id();
+        // A worker of this thread that ran before the count starts (its first 40 ms are
+        // left out), a stranger and another thread's worker (never counted).
+        let old = Fake::start(format!("iou-wrk-{me}"), 40, 30);
+        old.said.recv().unwrap();
+        let stranger = Fake::start("flashscope-x".into(), 0, 40);
+        let other = Fake::start(format!("iou-wrk-{}", me + 1), 0, 40);
+        stranger.said.recv().unwrap();
+        other.said.recv().unwrap();
+        let mut w = IoWorkerCpu::start_for(me);
+        // A worker that starts after the count: all of its time counts.
+        let new = Fake::start(format!("iou-sqp-{me}"), 25, 25);
+        new.said.recv().unwrap();
+        for f in [&old, &stranger, &other, &new] {
+            f.go.send(()).unwrap();
+        }
+        let new_cpu = new.said.recv().unwrap();
+        old.said.recv().unwrap();
+        stranger.said.recv().unwrap();
+        other.said.recv().unwrap();
+        // Read while the workers idle, then let them exit: what they used is kept.
+        w.poll(u64::MAX);
+        let live = w.total_ns();
+        for f in [old, stranger, other, new] {
+            f.go.send(()).unwrap();
+            f.handle.join().unwrap();
+        }
+        let gone = w.total_ns();
+        assert!(gone >= live, "went back: {live} -> {gone}");
+        // The new worker's whole life (≥ 50 ms) and the old one's last 30 ms (less a
+        // millisecond: getrusage's microseconds); not the old one's first 40 ms, nor the
+        // 40 ms of the stranger or of the other thread's worker.
+        let want = new_cpu + 29_000_000;
+        assert!(gone >= want, "{gone} < {want}");
+        assert!(
+            gone < want + 25_000_000,
+            "{gone} counts more than the workers: {want}"
+        );
+    }
 
     #[test]
     fn load_and_steal_parse() {

@@ -671,6 +671,28 @@ fn verify_with_write_on_a_file_preserves_its_data() {
             "preserve mode left the file unchanged"
         );
     }
+    // Its plan is worked out from a read sample of the range (issue 31.3), as every
+    // writing test's, never from a fixed "10 MiB/s card".
+    let (code, _out, err) = common::run_in(
+        dir.path(),
+        &[
+            "verify",
+            spec,
+            "--write",
+            "--journal",
+            jpath,
+            "--range",
+            "1M+2M",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.lines().any(|l| l.starts_with("flashscope verify:")
+            && l.contains("(measured just now)")
+            && !l.contains("10 MiB/s card")),
+        "{err}"
+    );
     // --journal with --destructive is a contradiction.
     flashscope()
         .args(["verify", spec, "--destructive", "--journal", jpath])

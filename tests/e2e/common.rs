@@ -736,6 +736,57 @@ impl Drop for Loop {
     }
 }
 
+/// A zram device hot-added by a test, filled with random data, removed on drop.
+pub struct Zram {
+    n: String,
+}
+
+impl Zram {
+    pub fn new(mib: u64) -> Option<Zram> {
+        if !is_root() {
+            skip("zram needs root (CI runs the tests as root)");
+            return None;
+        }
+        let Ok(n) = std::fs::read_to_string("/sys/class/zram-control/hot_add") else {
+            skip("no zram (modprobe zram)");
+            return None;
+        };
+        let z = Zram {
+            n: n.trim().to_string(),
+        };
+        if let Err(e) = std::fs::write(
+            format!("/sys/block/zram{}/disksize", z.n),
+            format!("{mib}M"),
+        ) {
+            skip(&format!("zram{}: setting its size failed: {e}", z.n));
+            return None;
+        }
+        let ok = std::process::Command::new("dd")
+            .args([
+                "if=/dev/urandom",
+                &format!("of={}", z.dev()),
+                "bs=1M",
+                &format!("count={mib}"),
+                "oflag=direct",
+                "status=none",
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "filling {}", z.dev());
+        Some(z)
+    }
+
+    pub fn dev(&self) -> String {
+        format!("/dev/zram{}", self.n)
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/sys/class/zram-control/hot_remove", &self.n);
+    }
+}
+
 /// A mount on a temporary directory, unmounted by its exact path on drop.
 pub struct Mounted {
     dir: tempfile::TempDir,

@@ -1399,55 +1399,6 @@ fn e2e_interval_on_4k_sector_devices_reads_from_the_sector_up() {
     );
 }
 
-/// A zram device hot-added by a test, filled with random data, removed on drop.
-struct Zram {
-    n: String,
-}
-
-impl Zram {
-    fn new(mib: u64) -> Option<Zram> {
-        if !common::is_root() {
-            common::skip("zram needs root (CI runs the tests as root)");
-            return None;
-        }
-        let Ok(n) = std::fs::read_to_string("/sys/class/zram-control/hot_add") else {
-            common::skip("no zram (modprobe zram)");
-            return None;
-        };
-        let z = Zram {
-            n: n.trim().to_string(),
-        };
-        std::fs::write(
-            format!("/sys/block/zram{}/disksize", z.n),
-            format!("{mib}M"),
-        )
-        .ok()?;
-        let ok = std::process::Command::new("dd")
-            .args([
-                "if=/dev/urandom",
-                &format!("of={}", z.dev()),
-                "bs=1M",
-                &format!("count={mib}"),
-                "oflag=direct",
-                "status=none",
-            ])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "filling {}", z.dev());
-        Some(z)
-    }
-
-    fn dev(&self) -> String {
-        format!("/dev/zram{}", self.n)
-    }
-}
-
-impl Drop for Zram {
-    fn drop(&mut self) {
-        let _ = std::fs::write("/sys/class/zram-control/hot_remove", &self.n);
-    }
-}
-
 /// A CPU hog started by the test (a shell starting one short process after another) and
 /// killed by its pid on drop.
 struct Hog(std::process::Child);
@@ -1474,7 +1425,7 @@ impl Drop for Hog {
 /// a CPU hog: no confident erase block, page or multi-plane unit, ever.
 #[test]
 fn no_confident_geometry_on_zram_or_loops_quiet_and_beside_a_cpu_hog() {
-    let Some(zram) = Zram::new(256) else {
+    let Some(zram) = common::Zram::new(256) else {
         return;
     };
     let size = 256 << 20;

@@ -236,25 +236,27 @@ fn a_preserve_mode_bar_names_saving_and_restoring_and_fits_80_columns() {
 /// A plan's time is worked out from the rates measured on the card before it writes
 /// (issue 31.3), not from a fixed "10 MiB/s card": the same test on a simulated card ten
 /// times as fast (its modelled speeds) plans about a tenth of the time, and says the rate
-/// it measured and what it assumes about writes. No wall time is asserted.
+/// it measured and what it assumes about writes; open-au and io alike. No wall time is
+/// asserted.
 #[test]
 fn a_plan_s_estimate_follows_the_measured_rate() {
     let state = tempfile::tempdir().unwrap();
-    let plan = |bw: u32| {
+    let plan = |bw: u32, args: &[&str]| {
         let spec = format!(
             "sim:custom,size=512M,erase=1M,page=16K,open_au=3,cmd=0us,read_bw={}M,write_bw={}M,native_bw={}M,noise=0",
             2 * bw,
             bw,
             bw
         );
-        let (code, _out, err) = common::run_in(
-            state.path(),
-            &["open-au", &spec, "--write", "--erase-size", "1M", "--json"],
-        );
+        let mut all = vec![args[0], &spec];
+        all.extend(&args[1..]);
+        all.extend(["--write", "--json"]);
+        let (code, _out, err) = common::run_in(state.path(), &all);
         assert_eq!(code, 0, "{err}");
+        let prefix = format!("flashscope {}:", args[0]);
         let line = err
             .lines()
-            .find(|l| l.starts_with("flashscope open-au:"))
+            .find(|l| l.starts_with(&prefix))
             .unwrap_or_else(|| panic!("no plan line: {err}"))
             .to_string();
         let after = |key: &str| -> f64 {
@@ -278,11 +280,18 @@ fn a_plan_s_estimate_follows_the_measured_rate() {
         assert!(!line.contains("10 MiB/s card"), "{line}");
         (after("taking about "), after("at the "), line)
     };
-    let (slow_s, slow_rate, slow_line) = plan(10);
-    let (fast_s, fast_rate, fast_line) = plan(100);
-    assert!(slow_line.contains("MiB/s its reads ran") && fast_line.contains("MiB/s its reads ran"));
-    let rate = fast_rate / slow_rate;
-    let time = slow_s / fast_s;
-    assert!((8.0..12.0).contains(&rate), "{slow_line}\n{fast_line}");
-    assert!((8.0..12.0).contains(&time), "{slow_line}\n{fast_line}");
+    for args in [
+        &["open-au", "--erase-size", "1M"][..],
+        &["io", "--rw", "write", "--blocksize", "1M", "--size", "256M"],
+    ] {
+        let (slow_s, slow_rate, slow_line) = plan(10, args);
+        let (fast_s, fast_rate, fast_line) = plan(100, args);
+        assert!(
+            slow_line.contains("MiB/s its reads ran") && fast_line.contains("MiB/s its reads ran")
+        );
+        let rate = fast_rate / slow_rate;
+        let time = slow_s / fast_s;
+        assert!((8.0..12.0).contains(&rate), "{slow_line}\n{fast_line}");
+        assert!((8.0..12.0).contains(&time), "{slow_line}\n{fast_line}");
+    }
 }
