@@ -36,7 +36,7 @@ use crate::journal::{self, Identity, Preserve, RestoreSummary};
 use crate::report::Document;
 use crate::signals;
 use crate::vocab::error::Verdict;
-use crate::vocab::units::{format_bytes, format_ns, short_size};
+use crate::vocab::units::{format_bytes, format_ns, short_size, Given};
 use crate::vocab::Warning;
 use crate::{Error, Result};
 use std::io;
@@ -244,23 +244,6 @@ impl std::fmt::Debug for Notices {
         } else {
             "Notices(none)"
         })
-    }
-}
-
-/// An option's value as given: the parsed value, and its spelling for messages.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Given<T> {
-    pub value: T,
-    pub text: String,
-}
-
-impl Given<u64> {
-    /// A value made by the program (not typed by the user): spelled as a plain number.
-    pub fn number(value: u64) -> Self {
-        Given {
-            value,
-            text: value.to_string(),
-        }
     }
 }
 

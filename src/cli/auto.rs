@@ -6,8 +6,9 @@ use super::Output;
 use crate::cli::write_args::WriteArgs;
 use crate::commands::auto::{AutoFinished, AutoParams, AutoRun};
 use crate::report::output_file::OutputFile;
-use crate::session::{Given, WriteFlags};
+use crate::session::WriteFlags;
 use crate::vocab::error::Verdict;
+use crate::vocab::units::Given;
 use crate::Result;
 use std::path::PathBuf;
 
@@ -103,7 +104,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     if let Some(page) = &page {
         let mut docs = vec![doc.clone()];
         docs.extend(steps);
-        super::report::write_page(&docs, page)?;
+        crate::report::html::write_page(&docs, page)?;
         if !out.json {
             eprintln!("flashscope auto: report in {}", page.path().display());
         }

@@ -70,7 +70,7 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<Verdict>
     };
     let doc = crate::commands::compare::run(&params)?;
     if let Some(page) = &page {
-        super::report::write_page(std::slice::from_ref(&doc), page)?;
+        crate::report::html::write_page(std::slice::from_ref(&doc), page)?;
     }
     out.emit(&doc);
     if let Some(o) = args.output.as_ref().filter(|_| !out.json) {

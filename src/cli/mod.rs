@@ -178,7 +178,7 @@ impl Default for Output {
 
 impl Output {
     /// Output as `cli` asks; a missing or unwritable export path is a usage error (exit 2)
-    /// here, before anything is measured.
+    /// here, before anything is measured (clap refuses an empty `--history` path).
     pub fn new(cli: &Cli) -> Result<Output> {
         let mut files = Vec::new();
         if let Some(p) = &cli.prometheus {
@@ -186,15 +186,6 @@ impl Output {
         }
         if let Some(p) = &cli.junit {
             files.push((FileFormat::Junit, p.as_path()));
-        }
-        if cli
-            .history
-            .as_ref()
-            .is_some_and(|p| p.as_os_str().is_empty())
-        {
-            return Err(crate::Error::usage(
-                "--history: give the database's file path (or --no-history)",
-            ));
         }
         let history = if matches!(cli.command, Command::History(_)) {
             Ok(None)

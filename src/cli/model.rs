@@ -3,7 +3,7 @@
 
 use super::Output;
 use crate::commands::model::{self, ModelParams, ReferenceFilter};
-use crate::model::{DatasheetText, FlashKind};
+use crate::model::{DatasheetFigures, Figure, FlashKind};
 use crate::vocab::error::Verdict;
 use crate::Result;
 
@@ -28,42 +28,44 @@ pub struct Args {
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
     /// Block erase time (tBE), e.g. 3ms.
-    #[arg(long, allow_hyphen_values = true)]
-    pub erase_time: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_parser = whole(Figure::EraseTime))]
+    pub erase_time: Option<u64>,
     /// Erase block size, e.g. 128K.
     #[arg(
         long = "erase-size",
         alias = "erase-block",
         value_name = "SIZE",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = whole(Figure::EraseSize)
     )]
-    pub erase_block: Option<String>,
+    pub erase_block: Option<u64>,
     /// Page program time (tPP, tPROG), e.g. 400us.
-    #[arg(long, allow_hyphen_values = true)]
-    pub program_time: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_parser = whole(Figure::ProgramTime))]
+    pub program_time: Option<u64>,
     /// Page size, e.g. 2K.
-    #[arg(long, allow_hyphen_values = true)]
-    pub page: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_parser = whole(Figure::Page))]
+    pub page: Option<u64>,
     /// Bus clock, e.g. 100MHz.
-    #[arg(long, allow_hyphen_values = true)]
-    pub bus_clock: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_parser = hz(Figure::BusClock))]
+    pub bus_clock: Option<f64>,
     /// Data lines: 1, 2 or 4 for SPI, 8 or 16 for raw NAND.
-    #[arg(long, allow_hyphen_values = true)]
-    pub bus_lines: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_parser = whole(Figure::BusLines))]
+    pub bus_lines: Option<u64>,
     /// Command + address + dummy bytes per command (default 0).
-    #[arg(long, allow_hyphen_values = true)]
-    pub cmd_bytes: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_parser = whole(Figure::CmdBytes))]
+    pub cmd_bytes: Option<u64>,
     /// Amount written for the model (default 128M).
     #[arg(
         long = "size",
         alias = "total",
         value_name = "SIZE",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        value_parser = whole(Figure::Size)
     )]
-    pub total: Option<String>,
+    pub total: Option<u64>,
     /// Bytes per read command (default: a page for NAND, the whole total for NOR).
-    #[arg(long, allow_hyphen_values = true)]
-    pub read_chunk: Option<String>,
+    #[arg(long, allow_hyphen_values = true, value_parser = whole(Figure::ReadChunk))]
+    pub read_chunk: Option<u64>,
     /// Print the vendor's measured figures (filter with --media, --part).
     #[arg(long)]
     pub reference: bool,
@@ -96,29 +98,44 @@ impl From<KindArg> for FlashKind {
     }
 }
 
+/// clap's parser of a datasheet figure: its value in ns, bytes or lines.
+fn whole(
+    f: Figure,
+) -> impl Fn(&str) -> std::result::Result<u64, String> + Clone + Send + Sync + 'static {
+    move |t| f.parse(t).map(|v| v.whole()).map_err(|e| e.to_string())
+}
+
+/// clap's parser of a frequency figure, in Hz.
+fn hz(
+    f: Figure,
+) -> impl Fn(&str) -> std::result::Result<f64, String> + Clone + Send + Sync + 'static {
+    move |t| f.parse(t).map(|v| v.real()).map_err(|e| e.to_string())
+}
+
 impl Args {
-    fn text(&self) -> DatasheetText {
-        DatasheetText {
+    fn figures(&self) -> DatasheetFigures {
+        DatasheetFigures {
             kind: self.kind.map(FlashKind::from),
-            erase_time: self.erase_time.clone(),
-            erase_block: self.erase_block.clone(),
-            program_time: self.program_time.clone(),
-            page: self.page.clone(),
-            bus_clock: self.bus_clock.clone(),
-            bus_lines: self.bus_lines.clone(),
-            cmd_bytes: self.cmd_bytes.clone(),
-            total: self.total.clone(),
-            read_chunk: self.read_chunk.clone(),
+            erase_ns: self.erase_time,
+            erase_block_bytes: self.erase_block,
+            program_ns: self.program_time,
+            page_bytes: self.page,
+            bus_clock_hz: self.bus_clock,
+            // Checked to be 1, 2, 4, 8 or 16 by its parser.
+            bus_lines: self.bus_lines.map(|n| n as u32),
+            cmd_bytes: self.cmd_bytes,
+            total_bytes: self.total,
+            read_chunk_bytes: self.read_chunk,
         }
     }
 }
 
 /// Run `model`: the estimate, the reference table, or both; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    let text = args.text();
+    let figures = args.figures();
     let params = ModelParams {
-        datasheet: if !args.reference || text.any_given() {
-            Some(text.parse()?)
+        datasheet: if !args.reference || figures.any_given() {
+            Some(figures.datasheet()?)
         } else {
             None
         },

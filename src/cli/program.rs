@@ -5,8 +5,9 @@ use super::{emit_finished, Output};
 use crate::cli::write_args::{size_given, BudgetArgs, WriteArgs};
 use crate::commands::program::ProgramRequest;
 use crate::commands::write_probe;
-use crate::session::{Budgets, Given, WriteFlags};
+use crate::session::{Budgets, WriteFlags};
 use crate::vocab::error::Verdict;
+use crate::vocab::units::Given;
 use crate::Result;
 
 /// Arguments of `program`.

@@ -1,8 +1,8 @@
 //! `flashscope report FILE.json... -o report.html`: saved `--json` documents of any
 //! command in one self-contained HTML page.
 
+use crate::report::html;
 use crate::report::output_file::OutputFile;
-use crate::report::{html, Document};
 use crate::vocab::error::Verdict;
 use crate::{Error, Result};
 use std::path::Path;
@@ -31,7 +31,7 @@ pub fn run(args: &Args) -> Result<Verdict> {
     let page = OutputFile::create("--output", Path::new(&args.output))?;
     let docs = crate::report::load_documents(&args.files)?;
     let out = Path::new(&args.output);
-    write_page(&docs, &page)?;
+    html::write_page(&docs, &page)?;
     eprintln!(
         "flashscope report: {} document{} in {}",
         docs.len(),
@@ -39,10 +39,4 @@ pub fn run(args: &Args) -> Result<Verdict> {
         out.display()
     );
     Ok(Verdict::Ok)
-}
-
-/// Render `docs` as one HTML page into `out`, created before the run measured anything
-/// and renamed into place now; an error names the file (exit 1).
-pub fn write_page(docs: &[Document], out: &OutputFile) -> Result<()> {
-    out.write(html::render(docs).as_bytes())
 }

@@ -9,9 +9,10 @@ use crate::capacity::verify as verify_io;
 use crate::cli::write_args::WriteArgs;
 use crate::commands::verify::{self, VerifyParams};
 use crate::report::output_file::OutputFile;
-use crate::session::{Given, WriteFlags};
+use crate::session::WriteFlags;
 use crate::vocab::error::Verdict;
 use crate::vocab::units::parse_size;
+use crate::vocab::units::Given;
 use crate::{Error, Result};
 use std::path::PathBuf;
 

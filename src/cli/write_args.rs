@@ -1,7 +1,8 @@
 //! The write policy's options as clap parses them, converted once into the session's
 //! typed [`WriteFlags`] and [`Budgets`] (sizes in bytes, durations in ns).
 
-use crate::session::{Budgets, Given, Notices, WriteFlags};
+use crate::session::{Budgets, Notices, WriteFlags};
+use crate::vocab::units::Given;
 use crate::vocab::units::{parse_duration_ns, parse_size};
 use std::path::PathBuf;
 

@@ -17,8 +17,9 @@ use crate::report::results::{
     StepRecord,
 };
 use crate::report::{Body, Document};
-use crate::session::{Budgets, Given, Rates, WriteFlags, WriteIntent};
+use crate::session::{Budgets, Rates, WriteFlags, WriteIntent};
 use crate::vocab::error::Verdict;
+use crate::vocab::units::Given;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Inference;
 use crate::workload::bench::{claim_checks, class_checks, met_marks};

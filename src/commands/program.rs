@@ -7,8 +7,9 @@ use crate::device::TargetInfo;
 use crate::probe::program::{self, ProgramParams, ProgramSamples};
 use crate::report::results::{ProgramParameters, ProgramResult};
 use crate::report::Body;
-use crate::session::{Budgets, Given, Rates, WriteFlags, WriteIntent};
+use crate::session::{Budgets, Rates, WriteFlags, WriteIntent};
 use crate::vocab::units::format_bytes;
+use crate::vocab::units::Given;
 use crate::{Error, Result};
 use std::io;
 

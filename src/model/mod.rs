@@ -79,58 +79,170 @@ pub struct Datasheet {
     pub read_bytes_per_command: u64,
 }
 
-/// The figures as the user typed them; `None` where not given.
-#[derive(Debug, Clone, Default)]
-pub struct DatasheetText {
+/// The figures as given, each parsed once where it was given (the command line parses
+/// them with [`Figure::parse`]); `None` where not given.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DatasheetFigures {
     pub kind: Option<FlashKind>,
-    pub erase_time: Option<String>,
-    pub erase_block: Option<String>,
-    pub program_time: Option<String>,
-    pub page: Option<String>,
-    pub bus_clock: Option<String>,
-    pub bus_lines: Option<String>,
-    pub cmd_bytes: Option<String>,
-    pub total: Option<String>,
-    pub read_chunk: Option<String>,
+    pub erase_ns: Option<u64>,
+    pub erase_block_bytes: Option<u64>,
+    pub program_ns: Option<u64>,
+    pub page_bytes: Option<u64>,
+    pub bus_clock_hz: Option<f64>,
+    pub bus_lines: Option<u32>,
+    pub cmd_bytes: Option<u64>,
+    pub total_bytes: Option<u64>,
+    pub read_chunk_bytes: Option<u64>,
 }
 
 /// Default amount written when `--size` is left out; the speed does not depend on it
 /// once it spans whole erase blocks.
 pub const DEFAULT_TOTAL: u64 = 128 << 20;
 
-/// "missing --page: give the page size from the datasheet, e.g. 2K".
-fn missing(option: &str, what: &str) -> Error {
-    let (thing, example) = what.split_once(", e.g.").unwrap_or((what, ""));
-    let example = if example.is_empty() {
-        String::new()
-    } else {
-        format!(", e.g.{example}")
-    };
-    Error::usage(format!(
-        "missing {option}: give {thing} from the datasheet{example}"
-    ))
+/// One datasheet figure's option: its name, what to give, and how its text reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Figure {
+    EraseTime,
+    EraseSize,
+    ProgramTime,
+    Page,
+    BusClock,
+    BusLines,
+    CmdBytes,
+    Size,
+    ReadChunk,
 }
 
-fn positive_time(text: &Option<String>, option: &str, what: &str) -> Result<u64> {
-    let t = text.as_deref().ok_or_else(|| missing(option, what))?;
-    let ns = parse_duration_ns(t).map_err(|e| Error::usage(format!("{option}: {e}")))?;
-    if ns == 0 {
-        return Err(Error::usage(format!(
-            "{option} '{t}' is not positive: give {what}"
-        )));
-    }
-    Ok(ns)
+/// A figure's value, in the unit its option takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FigureValue {
+    Ns(u64),
+    Bytes(u64),
+    Hz(f64),
+    Count(u64),
 }
 
-fn positive_size(text: &Option<String>, option: &str, what: &str) -> Result<u64> {
-    let t = text.as_deref().ok_or_else(|| missing(option, what))?;
-    let v = parse_size(t).map_err(|e| Error::usage(format!("{option}: {e}")))?;
-    if v == 0 {
-        return Err(Error::usage(format!(
-            "{option} '{t}' is not positive: give {what}"
-        )));
+impl Figure {
+    /// The option's name on the command line.
+    pub fn option(self) -> &'static str {
+        match self {
+            Figure::EraseTime => "--erase-time",
+            Figure::EraseSize => "--erase-size",
+            Figure::ProgramTime => "--program-time",
+            Figure::Page => "--page",
+            Figure::BusClock => "--bus-clock",
+            Figure::BusLines => "--bus-lines",
+            Figure::CmdBytes => "--cmd-bytes",
+            Figure::Size => "--size",
+            Figure::ReadChunk => "--read-chunk",
+        }
     }
-    Ok(v)
+
+    /// What to give, with an example.
+    fn what(self) -> &'static str {
+        match self {
+            Figure::EraseTime => "the block erase time (tBE), e.g. 3ms",
+            Figure::EraseSize => "the erase block size, e.g. 128K",
+            Figure::ProgramTime => "the page program time (tPP or tPROG), e.g. 400us",
+            Figure::Page => "the page size, e.g. 2K",
+            Figure::BusClock => "the bus clock, e.g. 100MHz",
+            Figure::BusLines => "the number of data lines, e.g. 4 for quad SPI",
+            Figure::CmdBytes => "command + address + dummy bytes, e.g. 5",
+            Figure::Size => "the amount to write, e.g. 32M",
+            Figure::ReadChunk => "bytes per read command, e.g. 2K",
+        }
+    }
+
+    /// "missing --page: give the page size from the datasheet, e.g. 2K".
+    fn missing(self) -> Error {
+        let (thing, example) = self
+            .what()
+            .split_once(", e.g.")
+            .unwrap_or((self.what(), ""));
+        let example = if example.is_empty() {
+            String::new()
+        } else {
+            format!(", e.g.{example}")
+        };
+        Error::usage(format!(
+            "missing {}: give {thing} from the datasheet{example}",
+            self.option()
+        ))
+    }
+
+    /// Parse the option's text: a positive time, size or frequency, or a whole number;
+    /// errors name the option, its text and what to give.
+    pub fn parse(self, text: &str) -> Result<FigureValue> {
+        let option = self.option();
+        let not_positive = || {
+            Error::usage(format!(
+                "{option} '{text}' is not positive: give {}",
+                self.what()
+            ))
+        };
+        match self {
+            Figure::EraseTime | Figure::ProgramTime => {
+                let ns =
+                    parse_duration_ns(text).map_err(|e| Error::usage(format!("{option}: {e}")))?;
+                if ns == 0 {
+                    return Err(not_positive());
+                }
+                Ok(FigureValue::Ns(ns))
+            }
+            Figure::EraseSize | Figure::Page | Figure::Size | Figure::ReadChunk => {
+                let v = parse_size(text).map_err(|e| Error::usage(format!("{option}: {e}")))?;
+                if v == 0 {
+                    return Err(not_positive());
+                }
+                Ok(FigureValue::Bytes(v))
+            }
+            Figure::BusClock => {
+                let hz =
+                    parse_frequency_hz(text).map_err(|e| Error::usage(format!("{option}: {e}")))?;
+                if hz <= 0.0 {
+                    return Err(not_positive());
+                }
+                Ok(FigureValue::Hz(hz))
+            }
+            Figure::BusLines => {
+                let lines: u32 = text.trim().parse().map_err(|_| {
+                    Error::usage(format!(
+                        "{option} '{text}' is not a whole number: give the data lines, e.g. 1, 2, 4 or 8"
+                    ))
+                })?;
+                if ![1, 2, 4, 8, 16].contains(&lines) {
+                    return Err(Error::usage(format!(
+                        "{option} '{text}': a flash bus has 1, 2, 4, 8 or 16 data lines (SPI 1/2/4/8, SD 1/4, eMMC 1/4/8, raw NAND 8/16)"
+                    )));
+                }
+                Ok(FigureValue::Count(lines.into()))
+            }
+            Figure::CmdBytes => text.trim().parse().map(FigureValue::Count).map_err(|_| {
+                Error::usage(format!(
+                    "{option} '{text}' is not a whole number: give {}",
+                    self.what()
+                ))
+            }),
+        }
+    }
+}
+
+impl FigureValue {
+    /// The value as a count of its unit (ns, bytes, lines); a frequency rounds to Hz.
+    pub fn whole(self) -> u64 {
+        match self {
+            FigureValue::Ns(v) | FigureValue::Bytes(v) | FigureValue::Count(v) => v,
+            FigureValue::Hz(hz) => hz.round() as u64,
+        }
+    }
+
+    /// The value as a float (a frequency keeps its fraction).
+    pub fn real(self) -> f64 {
+        match self {
+            FigureValue::Hz(hz) => hz,
+            v => v.whole() as f64,
+        }
+    }
 }
 
 /// Parse a frequency: Hz with an optional k, M or G (powers of 1000) and optional "Hz",
@@ -161,86 +273,28 @@ pub fn parse_frequency_hz(text: &str) -> Result<f64> {
     Ok(hz)
 }
 
-impl DatasheetText {
+impl DatasheetFigures {
     /// Whether any figure was given (`--reference` alone shows only the reference rows).
     pub fn any_given(&self) -> bool {
-        self.kind.is_some()
-            || [
-                &self.erase_time,
-                &self.erase_block,
-                &self.program_time,
-                &self.page,
-                &self.bus_clock,
-                &self.bus_lines,
-                &self.cmd_bytes,
-                &self.total,
-                &self.read_chunk,
-            ]
-            .iter()
-            .any(|o| o.is_some())
+        *self != DatasheetFigures::default()
     }
 
-    /// Check every figure: present, parsable and positive; errors name the option and what
-    /// to give.
-    pub fn parse(&self) -> Result<Datasheet> {
+    /// The datasheet, when every figure it needs was given and they fit together; errors
+    /// name the option and what to give.
+    pub fn datasheet(&self) -> Result<Datasheet> {
         let kind = self
             .kind
             .ok_or_else(|| Error::usage("missing --kind: give spi-nor, spi-nand or raw-nand"))?;
-        let erase_ns = positive_time(
-            &self.erase_time,
-            "--erase-time",
-            "the block erase time (tBE), e.g. 3ms",
-        )?;
-        let erase_block_bytes = positive_size(
-            &self.erase_block,
-            "--erase-size",
-            "the erase block size, e.g. 128K",
-        )?;
-        let program_ns = positive_time(
-            &self.program_time,
-            "--program-time",
-            "the page program time (tPP or tPROG), e.g. 400us",
-        )?;
-        let page_bytes = positive_size(&self.page, "--page", "the page size, e.g. 2K")?;
-        let clock_text = self
-            .bus_clock
-            .as_deref()
-            .ok_or_else(|| missing("--bus-clock", "the bus clock, e.g. 100MHz"))?;
-        let bus_clock_hz = parse_frequency_hz(clock_text)
-            .map_err(|e| Error::usage(format!("--bus-clock: {e}")))?;
-        if bus_clock_hz <= 0.0 {
-            return Err(Error::usage(format!(
-                "--bus-clock '{clock_text}' is not positive: give the bus clock, e.g. 100MHz"
-            )));
-        }
-        let lines_text = self.bus_lines.as_deref().ok_or_else(|| {
-            missing(
-                "--bus-lines",
-                "the number of data lines, e.g. 4 for quad SPI",
-            )
-        })?;
-        let bus_lines: u32 = lines_text.trim().parse().map_err(|_| {
-            Error::usage(format!(
-                "--bus-lines '{lines_text}' is not a whole number: give the data lines, e.g. 1, 2, 4 or 8"
-            ))
-        })?;
-        if ![1, 2, 4, 8, 16].contains(&bus_lines) {
-            return Err(Error::usage(format!(
-                "--bus-lines '{lines_text}': a flash bus has 1, 2, 4, 8 or 16 data lines (SPI 1/2/4/8, SD 1/4, eMMC 1/4/8, raw NAND 8/16)"
-            )));
-        }
-        let cmd_bytes = match self.cmd_bytes.as_deref() {
-            None => 0,
-            Some(t) => t.trim().parse::<u64>().map_err(|_| {
-                Error::usage(format!(
-                    "--cmd-bytes '{t}' is not a whole number: give command + address + dummy bytes, e.g. 5"
-                ))
-            })?,
-        };
-        let total_bytes = match &self.total {
-            None => DEFAULT_TOTAL,
-            t => positive_size(t, "--size", "the amount to write, e.g. 32M")?,
-        };
+        let need = |v: Option<u64>, f: Figure| v.ok_or_else(|| f.missing());
+        let erase_ns = need(self.erase_ns, Figure::EraseTime)?;
+        let erase_block_bytes = need(self.erase_block_bytes, Figure::EraseSize)?;
+        let program_ns = need(self.program_ns, Figure::ProgramTime)?;
+        let page_bytes = need(self.page_bytes, Figure::Page)?;
+        let bus_clock_hz = self
+            .bus_clock_hz
+            .ok_or_else(|| Figure::BusClock.missing())?;
+        let bus_lines = self.bus_lines.ok_or_else(|| Figure::BusLines.missing())?;
+        let total_bytes = self.total_bytes.unwrap_or(DEFAULT_TOTAL);
         if page_bytes > erase_block_bytes {
             return Err(Error::usage(format!(
                 "--page {} is larger than --erase-size {}: a page is part of an erase block",
@@ -248,17 +302,10 @@ impl DatasheetText {
                 format_bytes(erase_block_bytes)
             )));
         }
-        let read_bytes_per_command = match &self.read_chunk {
-            Some(_) => positive_size(
-                &self.read_chunk,
-                "--read-chunk",
-                "bytes per read command, e.g. 2K",
-            )?,
-            None => match kind {
-                FlashKind::SpiNor => total_bytes,
-                FlashKind::SpiNand | FlashKind::RawNand => page_bytes,
-            },
-        };
+        let read_bytes_per_command = self.read_chunk_bytes.unwrap_or(match kind {
+            FlashKind::SpiNor => total_bytes,
+            FlashKind::SpiNand | FlashKind::RawNand => page_bytes,
+        });
         Ok(Datasheet {
             kind,
             erase_ns,
@@ -267,7 +314,7 @@ impl DatasheetText {
             page_bytes,
             bus_clock_hz,
             bus_lines,
-            cmd_bytes,
+            cmd_bytes: self.cmd_bytes.unwrap_or(0),
             total_bytes,
             read_bytes_per_command,
         })
@@ -416,18 +463,26 @@ pub fn estimate(d: &Datasheet) -> Estimate {
 mod tests {
     use super::*;
 
-    fn text(kind: FlashKind, e: &str, eb: &str, p: &str, pg: &str, total: &str) -> DatasheetText {
-        DatasheetText {
+    fn text(
+        kind: FlashKind,
+        e: &str,
+        eb: &str,
+        p: &str,
+        pg: &str,
+        total: &str,
+    ) -> DatasheetFigures {
+        let v = |f: Figure, t: &str| f.parse(t).unwrap();
+        DatasheetFigures {
             kind: Some(kind),
-            erase_time: Some(e.into()),
-            erase_block: Some(eb.into()),
-            program_time: Some(p.into()),
-            page: Some(pg.into()),
-            bus_clock: Some("100MHz".into()),
-            bus_lines: Some("4".into()),
+            erase_ns: Some(v(Figure::EraseTime, e).whole()),
+            erase_block_bytes: Some(v(Figure::EraseSize, eb).whole()),
+            program_ns: Some(v(Figure::ProgramTime, p).whole()),
+            page_bytes: Some(v(Figure::Page, pg).whole()),
+            bus_clock_hz: Some(v(Figure::BusClock, "100MHz").real()),
+            bus_lines: Some(v(Figure::BusLines, "4").whole() as u32),
             cmd_bytes: None,
-            total: Some(total.into()),
-            read_chunk: None,
+            total_bytes: Some(v(Figure::Size, total).whole()),
+            read_chunk_bytes: None,
         }
     }
 
@@ -435,7 +490,7 @@ mod tests {
     #[test]
     fn spi_nor_worked_example() {
         let d = text(FlashKind::SpiNor, "0.15s", "64K", "0.25ms", "256", "32M")
-            .parse()
+            .datasheet()
             .unwrap();
         let e = estimate(&d);
         let t: Vec<f64> = e.write_terms.iter().map(|t| t.total_ns / 1e9).collect();
@@ -452,7 +507,7 @@ mod tests {
     #[test]
     fn spi_nand_worked_example() {
         let d = text(FlashKind::SpiNand, "3ms", "128K", "0.4ms", "2K", "128M")
-            .parse()
+            .datasheet()
             .unwrap();
         let e = estimate(&d);
         let ms: Vec<f64> = e.write_terms.iter().map(|t| t.total_ns / 1e6).collect();
@@ -467,15 +522,15 @@ mod tests {
     #[test]
     fn read_rate_follows_the_command_overhead_formula() {
         let mut t = text(FlashKind::SpiNand, "3ms", "128K", "0.4ms", "2K", "128M");
-        t.cmd_bytes = Some("5".into());
-        let e = estimate(&t.parse().unwrap());
+        t.cmd_bytes = Some(5);
+        let e = estimate(&t.datasheet().unwrap());
         let n = 2048.0;
         let expect = (n / 4.0) / (5.0 + n / 4.0) * 100e6 * 4.0 / 8.0;
         assert!((e.read_bytes_per_s - expect).abs() / expect < 1e-9);
         // Without command bytes the read runs at the bus rate.
         let e0 = estimate(
             &text(FlashKind::SpiNor, "1s", "4K", "1ms", "256", "1M")
-                .parse()
+                .datasheet()
                 .unwrap(),
         );
         assert!((e0.read_bytes_per_s - 50e6).abs() < 1.0);
@@ -484,87 +539,56 @@ mod tests {
     #[test]
     fn missing_or_non_positive_figures_are_named() {
         let good = text(FlashKind::SpiNand, "3ms", "128K", "0.4ms", "2K", "128M");
-        let cases: Vec<(DatasheetText, &str)> = vec![
+        let missing: Vec<(DatasheetFigures, &str)> = vec![
             (
-                DatasheetText {
-                    erase_time: None,
-                    ..good.clone()
+                DatasheetFigures {
+                    erase_ns: None,
+                    ..good
                 },
                 "missing --erase-time: give the block erase time (tBE) from the datasheet, e.g. 3ms",
             ),
+            (DatasheetFigures { kind: None, ..good }, "missing --kind"),
             (
-                DatasheetText {
-                    kind: None,
-                    ..good.clone()
-                },
-                "missing --kind",
-            ),
-            (
-                DatasheetText {
-                    page: Some("0".into()),
-                    ..good.clone()
-                },
-                "--page '0' is not positive",
-            ),
-            (
-                DatasheetText {
-                    program_time: Some("0ms".into()),
-                    ..good.clone()
-                },
-                "--program-time '0ms' is not positive",
-            ),
-            (
-                DatasheetText {
-                    erase_time: Some("-3ms".into()),
-                    ..good.clone()
-                },
-                "--erase-time",
-            ),
-            (
-                DatasheetText {
-                    bus_clock: Some("0".into()),
-                    ..good.clone()
-                },
-                "--bus-clock '0' is not positive",
-            ),
-            (
-                DatasheetText {
-                    bus_clock: Some("-5MHz".into()),
-                    ..good.clone()
-                },
-                "--bus-clock '-5MHz' is not positive",
-            ),
-            (
-                DatasheetText {
-                    bus_lines: Some("0".into()),
-                    ..good.clone()
-                },
-                "--bus-lines '0'",
-            ),
-            (
-                DatasheetText {
+                DatasheetFigures {
                     bus_lines: None,
-                    ..good.clone()
+                    ..good
                 },
                 "missing --bus-lines",
             ),
             (
-                DatasheetText {
-                    total: Some("0".into()),
-                    ..good.clone()
-                },
-                "--size '0'",
-            ),
-            (
-                DatasheetText {
-                    page: Some("1M".into()),
-                    ..good.clone()
+                DatasheetFigures {
+                    page_bytes: Some(1 << 20),
+                    ..good
                 },
                 "larger than --erase-size",
             ),
         ];
-        for (t, want) in cases {
-            let e = t.parse().unwrap_err();
+        for (t, want) in missing {
+            let e = t.datasheet().unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains(want), "{e} lacks {want}");
+        }
+        let unparsable = [
+            (Figure::Page, "0", "--page '0' is not positive"),
+            (
+                Figure::ProgramTime,
+                "0ms",
+                "--program-time '0ms' is not positive",
+            ),
+            (Figure::EraseTime, "-3ms", "--erase-time"),
+            (Figure::BusClock, "0", "--bus-clock '0' is not positive"),
+            (
+                Figure::BusClock,
+                "-5MHz",
+                "--bus-clock '-5MHz' is not positive",
+            ),
+            (Figure::BusLines, "0", "--bus-lines '0'"),
+            (Figure::BusLines, "four", "--bus-lines 'four'"),
+            (Figure::Size, "0", "--size '0'"),
+            (Figure::CmdBytes, "x", "--cmd-bytes 'x'"),
+        ];
+        for (f, text, want) in unparsable {
+            let e = f.parse(text).unwrap_err();
             assert_eq!(e.exit_code(), 2);
             assert!(e.to_string().contains(want), "{e} lacks {want}");
         }

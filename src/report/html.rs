@@ -66,6 +66,12 @@ nav ul { columns: 2; }
 }
 "#;
 
+/// Render `docs` as one HTML page into `out`, created before the run measured anything
+/// and renamed into place now; an error names the file (exit 1).
+pub fn write_page(docs: &[Document], out: &super::output_file::OutputFile) -> crate::Result<()> {
+    out.write(render(docs).as_bytes())
+}
+
 /// Render `docs` into one HTML page. Every string that came from a document is escaped.
 pub fn render(docs: &[Document]) -> String {
     let mut h = String::new();

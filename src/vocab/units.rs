@@ -343,6 +343,23 @@ pub fn format_rfc3339_utc(unix_s: u64) -> String {
     )
 }
 
+/// An option's value as given: the parsed value, and its spelling for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Given<T> {
+    pub value: T,
+    pub text: String,
+}
+
+impl Given<u64> {
+    /// A value made by the program (not typed by the user): spelled as a plain number.
+    pub fn number(value: u64) -> Self {
+        Given {
+            value,
+            text: value.to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
