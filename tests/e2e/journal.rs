@@ -514,7 +514,14 @@ fn every_preserve_test_killed_at_a_random_moment_restores_bit_identically() {
             );
             let ended = code.map(|c| (c, err));
             if let Some((code, err)) = &ended {
-                assert_eq!(*code, 0, "{args:?} ran to its end but failed: {err}");
+                // What is tested is the data, not the verdict: a run that ended on its own
+                // may give exit 1 for a verdict it could not reach (probe's "not proven"
+                // when reads answer from a cache on a busy machine; seen once in CI), but
+                // never for an error, which says so on stderr.
+                assert!(
+                    *code == 0 || (*code == 1 && !err.contains("flashscope: error")),
+                    "{args:?} ran to its end but failed (exit {code}): {err}"
+                );
                 finished += 1;
             }
             if round == 0 {
