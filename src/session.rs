@@ -31,6 +31,7 @@
 
 use crate::backend::{Backend, TimeBudget, Timed, WriteBudget};
 use crate::device::TargetInfo;
+use crate::device::TargetSpec;
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::journal::{self, Identity, Preserve, RestoreSummary};
 use crate::report::Document;
@@ -466,11 +467,11 @@ pub struct Permit {
 /// The gate alone: without `--write` or `--destructive`, explain `plan` (what the test
 /// would write) and refuse (exit 2). [`permit`] starts with it; a command that must refuse
 /// before it can describe its plan in full (e.g. before measuring a size) calls it first.
-pub fn check_allowed(spec: &str, flags: &WriteFlags, plan: &str) -> Result<()> {
+pub fn check_allowed(spec: &TargetSpec, flags: &WriteFlags, plan: &str) -> Result<()> {
     if flags.allowed() {
         return Ok(());
     }
-    let how = match TargetKind::of_spec(spec) {
+    let how = match spec.kind() {
         TargetKind::Block | TargetKind::File => {
             "Rerun with --write to allow it (data in the regions is saved and restored), or --destructive to skip the backup"
         }
@@ -487,8 +488,8 @@ pub fn check_allowed(spec: &str, flags: &WriteFlags, plan: &str) -> Result<()> {
 /// The policy's gate, without opening the target: `--write`/`--destructive` given, the
 /// journal flag consistent with the target's kind, and (preserve mode) the journal's place.
 /// Refusals exit 2 and say that nothing was written.
-pub fn permit(spec: &str, flags: &WriteFlags, intent: &WriteIntent) -> Result<Permit> {
-    let kind = TargetKind::of_spec(spec);
+pub fn permit(spec: &TargetSpec, flags: &WriteFlags, intent: &WriteIntent) -> Result<Permit> {
+    let kind = spec.kind();
     check_allowed(spec, flags, &intent.describe())?;
     let mode = match kind {
         // A simulated card lives in this process: a journal could never be restored onto it.
@@ -611,7 +612,7 @@ pub struct WriteSession {
 /// Decide, open and print the plan: the one entry of the write-safety policy (see the
 /// module's documentation). Nothing is written before it returns.
 pub fn open_for_write(
-    spec: &str,
+    spec: &TargetSpec,
     flags: &WriteFlags,
     intent: &WriteIntent,
 ) -> Result<WriteSession> {
@@ -707,7 +708,7 @@ pub fn open_for_write(
 
 /// Refuse while an earlier run's journal for the same target is unrestored or in use;
 /// remove the empty ones (their run stopped before its first overwrite).
-fn check_leftovers(spec: &str, identity: &Identity, notices: &Notices) -> Result<()> {
+fn check_leftovers(spec: &TargetSpec, identity: &Identity, notices: &Notices) -> Result<()> {
     let leftovers = journal::clear_leftovers(identity);
     for p in &leftovers.removed_empty {
         notices.say(Notice::RemovedEmptyJournal {
@@ -1009,7 +1010,12 @@ mod tests {
 
     #[test]
     fn without_write_nothing_is_permitted_and_the_plan_is_explained() {
-        let e = permit("sim:sd-16g", &flags(false, false, None), &intent()).unwrap_err();
+        let e = permit(
+            &crate::device::test_spec("sim:sd-16g"),
+            &flags(false, false, None),
+            &intent(),
+        )
+        .unwrap_err();
         assert_eq!(e.exit_code(), 2);
         let msg = e.to_string();
         assert!(msg.contains("test writes 1 MiB") && msg.contains("Nothing was written"));
@@ -1018,13 +1024,23 @@ mod tests {
     #[test]
     fn a_sim_card_is_never_journaled() {
         for f in [flags(true, false, None), flags(false, true, None)] {
-            let p = permit("sim:sd-16g", &f, &intent()).unwrap();
+            let p = permit(&crate::device::test_spec("sim:sd-16g"), &f, &intent()).unwrap();
             assert_eq!(p.mode, WriteMode::Simulated);
             assert!(p.journal.is_none());
         }
-        let e = permit("sim:sd-16g", &flags(true, false, Some("/tmp/j")), &intent()).unwrap_err();
+        let e = permit(
+            &crate::device::test_spec("sim:sd-16g"),
+            &flags(true, false, Some("/tmp/j")),
+            &intent(),
+        )
+        .unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        let s = open_for_write("sim:sd-16g", &flags(true, false, None), &intent()).unwrap();
+        let s = open_for_write(
+            &crate::device::test_spec("sim:sd-16g"),
+            &flags(true, false, None),
+            &intent(),
+        )
+        .unwrap();
         assert_eq!(s.mode, WriteMode::Simulated);
         assert!(s.journal.is_none());
     }
@@ -1036,16 +1052,41 @@ mod tests {
         std::fs::write(&img, vec![0u8; 1 << 20]).unwrap();
         let spec = img.to_str().unwrap();
         let j = d.path().join("j.fsjournal");
-        let p = permit(spec, &flags(true, false, j.to_str()), &intent()).unwrap();
+        let p = permit(
+            &crate::device::test_spec(spec),
+            &flags(true, false, j.to_str()),
+            &intent(),
+        )
+        .unwrap();
         assert_eq!((p.kind, p.mode), (TargetKind::File, WriteMode::Preserve));
         assert_eq!(p.journal.as_deref(), Some(j.as_path()));
-        let p = permit(spec, &flags(true, true, None), &intent()).unwrap();
+        let p = permit(
+            &crate::device::test_spec(spec),
+            &flags(true, true, None),
+            &intent(),
+        )
+        .unwrap();
         assert_eq!(p.mode, WriteMode::Destructive);
-        let e = permit(spec, &flags(false, true, j.to_str()), &intent()).unwrap_err();
+        let e = permit(
+            &crate::device::test_spec(spec),
+            &flags(false, true, j.to_str()),
+            &intent(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("--journal has no effect"), "{e}");
         let dir = d.path().to_str().unwrap();
-        let p = permit(dir, &flags(true, false, None), &intent()).unwrap();
+        let p = permit(
+            &crate::device::test_spec(dir),
+            &flags(true, false, None),
+            &intent(),
+        )
+        .unwrap();
         assert_eq!(p.mode, WriteMode::Directory);
-        assert!(permit(dir, &flags(true, false, j.to_str()), &intent()).is_err());
+        assert!(permit(
+            &crate::device::test_spec(dir),
+            &flags(true, false, j.to_str()),
+            &intent()
+        )
+        .is_err());
     }
 }

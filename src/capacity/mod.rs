@@ -9,6 +9,7 @@ pub mod locate;
 pub mod probe;
 pub mod verify;
 
+use crate::device::TargetSpec;
 use crate::device::{sysfs, OpenTarget};
 use crate::vocab::Warning;
 use crate::{Error, Result};
@@ -16,7 +17,7 @@ use crate::{Error, Result};
 /// Refuse a partition unless allowed: a fake card only shows itself on the whole device.
 pub fn partition_check(
     opened: &OpenTarget,
-    spec: &str,
+    spec: &TargetSpec,
     partition_ok: bool,
 ) -> Result<Option<Warning>> {
     let Some(name) = &opened.block_name else {

@@ -12,7 +12,8 @@ use crate::Result;
 )]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    pub target: String,
+    #[arg(value_parser = crate::cli::write_args::target_spec)]
+    pub target: crate::device::TargetSpec,
 }
 
 /// Describe the target and print its document; returns the exit code.

@@ -22,7 +22,8 @@ The card keeps one command queue: each request takes the model's time, spent for
 after the previous one ends. Pin the server with --cpus for the best timing accuracy.")]
 pub struct Args {
     /// The simulated card: sim:PRESET[,key=value...] (see `flashscope sim list`).
-    pub spec: String,
+    #[arg(value_parser = crate::cli::write_args::target_spec)]
+    pub spec: crate::device::TargetSpec,
     /// An empty directory to mount on; the card appears as MOUNTPOINT/flash.img.
     pub mountpoint: PathBuf,
     /// Attach a loop device with direct I/O and print its path on stdout (needs root).
@@ -52,7 +53,10 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         realtime: !args.no_realtime,
     };
     let outcome = serve(&opts, |ready| {
-        eprintln!("{}", output::sim::serving(&args.spec, cfg.size, ready));
+        eprintln!(
+            "{}",
+            output::sim::serving(args.spec.as_str(), cfg.size, ready)
+        );
         // One line on stdout with the path to open, so scripts can capture it.
         let path = ready.loop_device.as_ref().unwrap_or(&ready.image);
         let mut stdout = std::io::stdout().lock();
@@ -61,7 +65,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     })?;
     eprint!("{}", output::sim::served(&outcome));
     if out.json {
-        let doc = crate::commands::sim::served(&args.spec, &opts, &outcome);
+        let doc = crate::commands::sim::served(args.spec.as_str(), &opts, &outcome);
         println!("{}", doc.to_json());
     }
     Ok(Verdict::Ok)

@@ -4,6 +4,7 @@
 //! is the output room's (`output::align::render`).
 
 use crate::analysis::align::{self, AlignPoint};
+use crate::device::TargetSpec;
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::probe::align::{self as probe, AlignConfig, AlignRun};
 use crate::report::charts;
@@ -54,7 +55,7 @@ impl Default for AlignParams {
 
 /// Measure `spec`'s read timings across boundaries and infer its erase block and page: the
 /// document (its samples give the boundary costs again, `AlignResult::points`).
-pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
+pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
     let t0 = crate::backend::monotonic_ns();
     if params.count == Some(0) {
         return Err(Error::usage("--count must be at least 1"));
@@ -178,7 +179,7 @@ pub fn measure(spec: &str, params: &AlignParams) -> Result<Document> {
 
 /// `align` as the command runs it: [`measure`], then the chart of boundary cost against
 /// alignment written to `plot` (created before anything is read).
-pub fn run(spec: &str, params: &AlignParams, plot: Option<&Path>) -> Result<Document> {
+pub fn run(spec: &TargetSpec, params: &AlignParams, plot: Option<&Path>) -> Result<Document> {
     let plot = OutputFile::create_opt("--plot", plot)?;
     let doc = measure(spec, params)?;
     if let (Some(file), Body::Align(a)) = (&plot, &doc.body) {
@@ -191,7 +192,7 @@ pub fn run(spec: &str, params: &AlignParams, plot: Option<&Path>) -> Result<Docu
 /// What the target is, where that explains reads without erase blocks: a virtual block
 /// device or an NVMe SSD (`health::geometry_note`), or a file (in RAM on a memory
 /// filesystem). `None` for a simulated card and any other device.
-fn device_note(spec: &str, info: &crate::device::TargetInfo) -> Option<String> {
+fn device_note(spec: &TargetSpec, info: &crate::device::TargetInfo) -> Option<String> {
     match info.kind {
         TargetKind::Block => crate::health::geometry_note(spec),
         TargetKind::File => Some(match &info.filesystem {

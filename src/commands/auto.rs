@@ -12,6 +12,7 @@ use crate::commands::open_au::OpenAuRequest;
 use crate::commands::probe::CapacityParams;
 use crate::commands::slc::SlcRequest;
 use crate::commands::write_probe::{self, Finished};
+use crate::device::TargetSpec;
 use crate::report::results::{
     AutoParameters, AutoPlan, AutoResult, ClassesRecord, PlanAnnounced, PlannedStep, SkippedStep,
     StepRecord,
@@ -219,10 +220,10 @@ pub fn plan(
 }
 
 /// What `auto` is asked to do.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct AutoParams {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    pub target: String,
+    pub target: TargetSpec,
     /// The whole run's write budget (`--write-budget`): each step gets what is left.
     pub write_budget: Option<Given<u64>>,
     /// The whole run's time budget (`--time-budget`, device ns): each step gets what is
@@ -232,6 +233,19 @@ pub struct AutoParams {
     pub flags: WriteFlags,
     /// The class marks printed on the card (`--label`, parsed), else the SSR's.
     pub label: Option<Given<Vec<String>>>,
+}
+
+impl AutoParams {
+    /// A read-only run on `target` with no budgets and no label.
+    pub fn new(target: TargetSpec) -> AutoParams {
+        AutoParams {
+            target,
+            write_budget: None,
+            time_budget: None,
+            flags: WriteFlags::default(),
+            label: None,
+        }
+    }
 }
 
 /// The class marks claimed for the card and who claims them.
@@ -304,7 +318,7 @@ pub fn confident_u64(inf: Option<&Inference>) -> Option<u64> {
 /// their documents. `on_plan` gets the writing steps' plan before the first write.
 pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Result<AutoFinished> {
     let t0 = crate::backend::monotonic_ns();
-    let spec = params.target.as_str();
+    let spec = &params.target;
     let claim = claimed(params)?;
     let given = Budgets {
         write: params.write_budget.clone(),
@@ -359,7 +373,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
         // One read sample of the low region every step writes, for all their estimates.
         let rates = Rates::sample_target(spec, PLAN_SAMPLE);
         let (intents, bench_intent, bench_ns) = intents(spec, &flags, erase, &rates)?;
-        let journaled = !params.flags.destructive && !crate::device::is_sim_spec(spec);
+        let journaled = !params.flags.destructive && !spec.is_sim();
         let made = plan(
             &intents,
             (&bench_intent, bench_ns),
@@ -371,7 +385,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             made.estimated_slow_ns.unwrap_or(made.estimated_ns),
         );
         on_plan(&PlanAnnounced {
-            target: spec,
+            target: spec.as_str(),
             plan: &made,
             spent_ns: budget.spent_ns,
             write_budget: budget.write,
@@ -583,7 +597,7 @@ fn bench_params(write_budget: Option<u64>) -> BenchParams {
 /// What each writing step would write (open-au's and fat's on the erase block align
 /// found), and the bench's intent and device time.
 fn intents(
-    spec: &str,
+    spec: &TargetSpec,
     flags: &WriteFlags,
     erase: Option<u64>,
     rates: &Rates,
@@ -678,6 +692,10 @@ fn dedup_warnings(warnings: &mut Vec<crate::vocab::Warning>) {
 mod tests {
     use super::*;
 
+    fn sim_sd16() -> TargetSpec {
+        TargetSpec::parse("sim:sd-16g").unwrap()
+    }
+
     fn done(finished: AutoFinished) -> AutoRun {
         match finished {
             AutoFinished::Done(run) => run,
@@ -687,10 +705,7 @@ mod tests {
 
     #[test]
     fn a_read_only_run_is_align_alone_and_plans_no_writes() {
-        let params = AutoParams {
-            target: "sim:sd-16g".into(),
-            ..AutoParams::default()
-        };
+        let params = AutoParams::new(sim_sd16());
         let mut plans = 0;
         let run = done(super::run(&params, &mut |_| plans += 1).unwrap());
         assert_eq!(plans, 0);
@@ -711,12 +726,11 @@ mod tests {
     #[test]
     fn a_writing_run_feeds_align_s_erase_block_to_open_au_and_fat() {
         let params = AutoParams {
-            target: "sim:sd-16g".into(),
             flags: WriteFlags {
                 write: true,
                 ..WriteFlags::default()
             },
-            ..AutoParams::default()
+            ..AutoParams::new(sim_sd16())
         };
         let mut planned = Vec::new();
         let run = done(

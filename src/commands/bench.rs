@@ -4,6 +4,7 @@
 //! application classes and the `--expect` checks in one document. It never prints; the
 //! text is the output room's (`output::bench::render`).
 
+use crate::device::TargetSpec;
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{BenchParameters, BenchResult};
 use crate::report::{Body, Document};
@@ -84,7 +85,7 @@ pub fn overwritten(region: u64, per_test_ns: u64, runs: u32, rates: &Rates) -> (
 
 /// What `--write` would write on `spec`, without writing (for `auto`'s plan), and the
 /// device time of all the tests, reads included.
-pub fn plan(spec: &str, params: &BenchParams, rates: &Rates) -> Result<(WriteIntent, u64)> {
+pub fn plan(spec: &TargetSpec, params: &BenchParams, rates: &Rates) -> Result<(WriteIntent, u64)> {
     let info = device::peek(spec)?;
     let region = params.size_bytes.min(info.size_bytes);
     let tests = LINES.len() * 2;
@@ -166,7 +167,7 @@ pub struct Bench {
 
 /// Run the tests on `spec` (the write tests through the write policy, `flags`) and build
 /// the document.
-pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<Bench> {
+pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> Result<Bench> {
     let load_before = crate::workload::sysstat::CpuLoad::now();
     let expects = params.expect.as_ref();
     let size = params.size_bytes;
@@ -181,13 +182,13 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
             )));
         }
     }
-    let is_dir = TargetKind::of_spec(spec) == TargetKind::Directory;
+    let is_dir = spec.kind() == TargetKind::Directory;
     let mut _test_file = None;
-    let mut target_spec = spec.to_string();
+    let mut target_spec = spec.clone();
     let mut shown_spec: Option<String> = None;
-    if is_dir {
+    if let (true, Some(dir)) = (is_dir, spec.path()) {
         // A name nobody can guess beforehand (created O_EXCL | O_NOFOLLOW all the same).
-        let path = crate::fs::test_path(Path::new(spec), "bench");
+        let path = crate::fs::test_path(dir, "bench");
         crate::session::check_allowed(
             spec,
             &WriteFlags {
@@ -208,7 +209,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
         // Measured through the descriptor bench created, never the name: another user
         // who can write the directory may swap the name for a link meanwhile.
         use std::os::fd::AsRawFd;
-        target_spec = format!("/proc/self/fd/{}", file.as_raw_fd());
+        target_spec = TargetSpec::of_path(format!("/proc/self/fd/{}", file.as_raw_fd()).into());
         shown_spec = Some(path.to_string_lossy().into_owned());
         _test_file = Some((guard, file));
     }
@@ -257,9 +258,9 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
     } else {
         Rates::assumed()
     };
-    drop(probe);
     let mut sim_dev = None;
     if writes && !is_dir {
+        drop(probe);
         let mut intent = intent(region, runtime_ns + ramp_ns, params.runs, &rates);
         intent.budget_bytes = params.write_budget;
         let s = open_for_write(&target_spec, flags, &intent)?;
@@ -267,7 +268,10 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
         warnings = s.warnings.clone();
         session = Some(s);
     } else if simulated {
-        sim_dev = Some(device::open(&target_spec, &OpenRequest::read_only())?.backend);
+        // The simulated card lives in the probe's backend: read on it.
+        sim_dev = Some(probe.backend);
+    } else {
+        drop(probe);
     }
     let preserving = session.as_ref().is_some_and(|s| s.journal.is_some());
     // Each test's result in every run that measured it, in test order; each run's figures.
@@ -330,7 +334,7 @@ pub fn measure(spec: &str, params: &BenchParams, flags: &WriteFlags) -> Result<B
                     ..JobSpec::default()
                 };
                 spec.validate(info.size_bytes, info.logical_sector_bytes)?;
-                let path = Path::new(&target_spec);
+                let path = Path::new(target_spec.as_str());
                 let r = match (session.as_mut(), sim_dev.as_mut()) {
                     (Some(s), _) if simulated => {
                         workload::run(&spec, RunTarget::Backend(&mut s.dev))?

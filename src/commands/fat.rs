@@ -4,6 +4,7 @@ use super::write_probe::{erase_size, Findings, Request, WriteTest};
 use crate::analysis::fat::infer_fat;
 use crate::backend::Backend;
 use crate::device::TargetInfo;
+use crate::device::TargetSpec;
 use crate::probe::fat::{self, FatParams, FatSamples};
 use crate::probe::write_common::check_geometry;
 use crate::report::results::{FatResult, WithEraseSource};
@@ -29,7 +30,7 @@ impl Request for FatRequest {
 
     fn build(
         &self,
-        spec: &str,
+        spec: &TargetSpec,
         flags: &WriteFlags,
         budgets: &Budgets,
         info: &TargetInfo,

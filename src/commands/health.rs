@@ -37,7 +37,7 @@ pub fn sources(
 /// Assess `target`'s wear (or the EXT_CSD dump / recorded sysfs `opts` names): the
 /// document and the verdict (the check failed when worn or at end of life).
 pub fn measure(
-    target: Option<&str>,
+    target: Option<&crate::device::TargetSpec>,
     opts: &Options,
 ) -> crate::Result<(Document, crate::vocab::error::Verdict)> {
     let t0 = crate::backend::monotonic_ns();
@@ -227,7 +227,9 @@ mod tests {
     #[test]
     fn the_document_carries_checks_and_metrics() {
         let h = assess(
-            Some("sim:custom,card=mmc,life_time=0x09/0x02,pre_eol=2"),
+            Some(&crate::device::test_spec(
+                "sim:custom,card=mmc,life_time=0x09/0x02,pre_eol=2",
+            )),
             &opts(),
         )
         .unwrap();
@@ -249,7 +251,7 @@ mod tests {
         assert_eq!(area("B"), Some(0.2));
         assert_eq!(m("pre_eol_info"), Some(2.0));
         assert_eq!(d.inferences["status"].value, Some("worn".into()));
-        let u = document(&assess(Some("sim:sd-16g"), &opts()).unwrap());
+        let u = document(&assess(Some(&crate::device::test_spec("sim:sd-16g")), &opts()).unwrap());
         assert!(u.checks.is_empty());
         assert_eq!(u.metrics.len(), 1);
         assert_eq!(u.inferences["status"].value, None);

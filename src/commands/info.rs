@@ -1,5 +1,6 @@
 //! `info`: what a target is, from what the device itself exposes (read-only).
 
+use crate::device::TargetSpec;
 use crate::device::{self, sysfs, OpenRequest};
 use crate::report::results::{BlockInfo, InfoIdentity, InfoResult, SimIdentity};
 use crate::report::{Body, Document};
@@ -7,7 +8,7 @@ use crate::vocab::units::format_bytes;
 use crate::Result;
 
 /// Open `spec` read-only and describe it: size, sectors, identity, partitions, registers.
-pub fn measure(spec: &str) -> Result<Document> {
+pub fn measure(spec: &TargetSpec) -> Result<Document> {
     let t0 = crate::backend::monotonic_ns();
     let req = OpenRequest {
         write: false,

@@ -2,6 +2,7 @@
 //! (read-only).
 
 use crate::analysis::interval::{self, IntervalPoint};
+use crate::device::TargetSpec;
 use crate::device::{self, OpenRequest};
 use crate::probe::interval as probe;
 use crate::report::output_file::OutputFile;
@@ -25,7 +26,7 @@ pub struct IntervalParams {
 }
 
 /// Time reads of each request size on `spec` and fit access time and throughput.
-pub fn measure(spec: &str, params: &IntervalParams) -> Result<Document> {
+pub fn measure(spec: &TargetSpec, params: &IntervalParams) -> Result<Document> {
     let t0 = crate::backend::monotonic_ns();
     let plot = OutputFile::create_opt("--plot", params.plot.as_deref().map(Path::new))?;
     if params.count == 0 || params.positions == 0 {

@@ -5,6 +5,7 @@
 use crate::backend::Backend;
 use crate::commands::write_probe::Finished;
 use crate::device::TargetInfo;
+use crate::device::TargetSpec;
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{IoResult, PageCacheChange};
 use crate::report::{Body, Document};
@@ -18,7 +19,7 @@ use crate::Result;
 /// `io`'s parameters: the target, the write flags, and the job; `pattern_given`: the
 /// job's data pattern was asked for (a simulated target otherwise writes zeros).
 pub(crate) struct IoParams<'a> {
-    pub target: &'a str,
+    pub target: &'a TargetSpec,
     pub flags: WriteFlags,
     pub pattern_given: bool,
     /// The job; its `size` is `size`'s.
@@ -39,7 +40,7 @@ pub(crate) enum JobSize {
 
 impl JobSize {
     /// The job's size on a target of `target_size` bytes.
-    fn of(&self, job: &JobSpec, target: &str, target_size: u64) -> Result<u64> {
+    fn of(&self, job: &JobSpec, target: &TargetSpec, target_size: u64) -> Result<u64> {
         let JobSize::RestOfTarget { blocksize } = self else {
             return Ok(job.size);
         };
@@ -93,7 +94,10 @@ pub(crate) fn run(p: &IoParams) -> Result<(Finished, bool)> {
             workload::run(&spec, RunTarget::Backend(&mut *opened.backend))?
         } else {
             let _progress = progress(&spec);
-            workload::run(&spec, RunTarget::Path(std::path::Path::new(p.target)))?
+            workload::run(
+                &spec,
+                RunTarget::Path(std::path::Path::new(p.target.as_str())),
+            )?
         };
         let mut doc = document(&result, &opened.info);
         doc.warnings.splice(0..0, opened.warnings.iter().cloned());
@@ -110,7 +114,7 @@ pub(crate) fn run(p: &IoParams) -> Result<(Finished, bool)> {
     let intent = intent(&spec, &rates);
     let mut session = open_for_write(p.target, &p.flags, &intent)?;
     spec.stop_on_signal = session.journal.is_some();
-    let path = std::path::Path::new(p.target);
+    let path = std::path::Path::new(p.target.as_str());
     let ran = session.run("io", |dev, _| {
         // A sequential job announces its region, so preserve mode saves it ahead of the
         // writes in large pieces (at once up to 64 MiB, else 32 MiB at a time as the

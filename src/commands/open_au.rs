@@ -7,6 +7,7 @@ use crate::analysis::openau::{
 };
 use crate::backend::Backend;
 use crate::device::TargetInfo;
+use crate::device::TargetSpec;
 use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
 use crate::probe::write_common::{align_up, check_geometry, ladder};
 use crate::report::results::{OpenAuResult, WithEraseSource};
@@ -36,7 +37,7 @@ impl Request for OpenAuRequest {
 
     fn build(
         &self,
-        spec: &str,
+        spec: &TargetSpec,
         flags: &WriteFlags,
         budgets: &Budgets,
         info: &TargetInfo,

@@ -9,6 +9,7 @@ use crate::capacity::probe::{
     probe, write_bounds, ProbeConfig, ProbeRecord, DEFAULT_CACHE_CEILING, MIN_CACHE,
 };
 use crate::device::TargetInfo;
+use crate::device::TargetSpec;
 use crate::device::{self, OpenRequest};
 use crate::pattern::{Stamper, UNIT};
 use crate::report::results::{
@@ -38,7 +39,7 @@ impl Request for CapacityParams {
 
     fn build(
         &self,
-        spec: &str,
+        spec: &TargetSpec,
         flags: &WriteFlags,
         budgets: &Budgets,
         info: &TargetInfo,
@@ -48,7 +49,7 @@ impl Request for CapacityParams {
 }
 
 fn test(
-    spec: &str,
+    spec: &TargetSpec,
     params: &CapacityParams,
     flags: &WriteFlags,
     info: &TargetInfo,
@@ -69,7 +70,7 @@ fn test(
             // low region; in preserve mode that would all go to the journal, so there
             // it is left to a larger --max-cache (the verdict says when a faster cache
             // still answered).
-            cache_ceiling: if flags.destructive || device::is_sim_spec(spec) {
+            cache_ceiling: if flags.destructive || spec.is_sim() {
                 DEFAULT_CACHE_CEILING
             } else {
                 max_cache

@@ -4,6 +4,7 @@ use super::write_probe::{Findings, Request, WriteTest};
 use crate::analysis::program::{infer_program, COLUMNS};
 use crate::backend::Backend;
 use crate::device::TargetInfo;
+use crate::device::TargetSpec;
 use crate::probe::program::{self, ProgramParams, ProgramSamples};
 use crate::report::results::{ProgramParameters, ProgramResult};
 use crate::report::Body;
@@ -27,7 +28,7 @@ impl Request for ProgramRequest {
 
     fn build(
         &self,
-        _spec: &str,
+        _spec: &TargetSpec,
         _flags: &WriteFlags,
         budgets: &Budgets,
         info: &TargetInfo,

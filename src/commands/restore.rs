@@ -1,6 +1,7 @@
 //! `restore`: put back every region a preserve-mode test saved, after a crash, a power
 //! loss or a vanished device. Idempotent; refuses a foreign target or an untrusted journal.
 
+use crate::device::TargetSpec;
 use crate::device::{self, OpenRequest};
 use crate::journal::{self, Identity, Journal};
 use crate::report::results::{JournalRegion, RestoreParameters, RestoreResult, SpecTarget};
@@ -9,12 +10,12 @@ use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// What `restore` does.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RestoreParams {
     /// The journal file.
     pub journal: PathBuf,
     /// Restore onto this target instead of the one recorded in the journal.
-    pub target: Option<String>,
+    pub target: Option<TargetSpec>,
     /// Skip the identity check (the size must still match).
     pub ignore_identity: bool,
     /// Keep the journal after a verified restore.
@@ -50,10 +51,10 @@ pub fn restore(args: &RestoreParams) -> Result<Document> {
     let spec = match &args.target {
         Some(s) => s.clone(),
         // Journals store an absolute spec; one from an older flashscope may be relative.
-        None => match &journal.identity.path {
-            Some(p) if Path::new(&journal.identity.spec).is_relative() => p.clone(),
-            _ => journal.identity.spec.clone(),
-        },
+        None => TargetSpec::parse(match &journal.identity.path {
+            Some(p) if Path::new(&journal.identity.spec).is_relative() => p,
+            _ => &journal.identity.spec,
+        })?,
     };
     let mut result = RestoreResult {
         parameters: RestoreParameters {
@@ -77,7 +78,9 @@ pub fn restore(args: &RestoreParams) -> Result<Document> {
         journal_removed: None,
     };
     let mut doc = Document::new(
-        Target::Spec(SpecTarget { spec: spec.clone() }),
+        Target::Spec(SpecTarget {
+            spec: spec.to_string(),
+        }),
         Body::Restore(result.clone()),
     );
     if journal.torn_tail_bytes > 0 {

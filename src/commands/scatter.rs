@@ -1,6 +1,7 @@
 //! `scatter`: flashbench's scatter test, the fastest read time at many offsets, with its
 //! raw data and chart (read-only).
 
+use crate::device::TargetSpec;
 use crate::device::{self, OpenRequest};
 use crate::probe::scatter as probe;
 use crate::report::output_file::OutputFile;
@@ -28,7 +29,7 @@ pub struct ScatterParams {
 }
 
 /// Read `spec` at 2^order positions and keep each one's fastest read.
-pub fn measure(spec: &str, params: &ScatterParams) -> Result<Document> {
+pub fn measure(spec: &TargetSpec, params: &ScatterParams) -> Result<Document> {
     let t0 = crate::backend::monotonic_ns();
     if params.count == 0 {
         return Err(Error::usage("--count must be at least 1"));

@@ -2,6 +2,7 @@
 //! served card did. The CLI (`cli::sim`, `cli::serve`) runs the server and prints.
 
 use crate::backend::sim::config::{SimConfig, KEYS, PRESETS};
+use crate::device::{Spec, TargetSpec};
 use crate::report::results::{
     KeyEntry, PresetEntry, ServeParameters, ServeResult, SimListResult, SpecTarget,
 };
@@ -11,10 +12,10 @@ use crate::vocab::Warning;
 use crate::{Error, Result};
 
 /// The card `sim serve SPEC` serves: only a simulated card (`sim:PRESET[,key=value...]`).
-pub(crate) fn served_config(spec: &str) -> Result<SimConfig> {
-    match spec.strip_prefix("sim:") {
-        Some(rest) => SimConfig::parse(rest),
-        None => Err(Error::usage(format!(
+pub(crate) fn served_config(spec: &TargetSpec) -> Result<SimConfig> {
+    match spec.names() {
+        Spec::Sim(cfg) => Ok((**cfg).clone()),
+        Spec::Path(_) => Err(Error::usage(format!(
             "'{spec}' is not a simulated card: `sim serve` serves sim:PRESET[,key=value...] (see `flashscope sim list`)"
         ))),
     }
@@ -80,10 +81,11 @@ mod tests {
 
     #[test]
     fn only_sim_specs_are_served() {
-        assert!(served_config("sim:sd-16g").is_ok());
-        let e = served_config("/dev/sda").unwrap_err();
+        let spec = crate::device::test_spec;
+        assert!(served_config(&spec("sim:sd-16g")).is_ok());
+        let e = served_config(&spec("/dev/sda")).unwrap_err();
         assert!(e.to_string().contains("not a simulated card"), "{e}");
-        let e = served_config("sim:nonsense").unwrap_err();
+        let e = TargetSpec::parse("sim:nonsense").unwrap_err();
         assert_eq!(e.exit_code(), 2);
     }
 }

@@ -5,6 +5,7 @@ use super::write_probe::{Findings, Request, WriteTest};
 use crate::analysis::slc::{cliff_confirmed, infer_recovery, infer_slc};
 use crate::backend::Backend;
 use crate::device::TargetInfo;
+use crate::device::TargetSpec;
 use crate::probe::slc::{self, SlcParams, SlcSamples};
 use crate::report::output_file::OutputFile;
 use crate::report::results::SlcResult;
@@ -34,7 +35,7 @@ impl Request for SlcRequest {
 
     fn build(
         &self,
-        _spec: &str,
+        _spec: &TargetSpec,
         _flags: &WriteFlags,
         budgets: &Budgets,
         info: &TargetInfo,

@@ -11,6 +11,7 @@ use crate::capacity::probe::{modulus_of, AliasHit};
 use crate::capacity::verify::{self, Phase, ThroughputSample, VerifyControl, VerifyState};
 use crate::commands::write_probe::Finished;
 use crate::device::TargetInfo;
+use crate::device::TargetSpec;
 use crate::device::{self, sysfs, OpenRequest, OpenTarget};
 use crate::pattern::Stamper;
 use crate::report::output_file::OutputFile;
@@ -32,7 +33,7 @@ use std::path::{Path, PathBuf};
 pub struct VerifyParams {
     /// Whole block device, regular file, sim:PRESET[,key=value...], or a directory on a
     /// mounted filesystem.
-    pub target: String,
+    pub target: TargetSpec,
     pub flags: WriteFlags,
     /// `--range OFFSET+LEN`: the offset and the length, in bytes.
     pub range: Option<(u64, u64)>,
@@ -65,7 +66,7 @@ pub enum Pass {
 }
 
 /// A stable description of what the target is, so a state file is not resumed on another.
-fn identity(opened: &OpenTarget, spec: &str) -> String {
+fn identity(opened: &OpenTarget, spec: &TargetSpec) -> String {
     let mut id = format!("{}:{}:{}", opened.info.kind, spec, opened.info.size_bytes);
     if let Some(name) = &opened.block_name {
         for attr in ["device/model", "device/serial", "serial", "device/cid"] {
@@ -78,7 +79,7 @@ fn identity(opened: &OpenTarget, spec: &str) -> String {
         }
     } else if opened.info.kind == crate::device::TargetKind::File {
         use std::os::unix::fs::MetadataExt;
-        if let Ok(m) = std::fs::metadata(spec) {
+        if let Some(Ok(m)) = spec.path().map(std::fs::metadata) {
             id.push_str(&format!(":dev{}:ino{}", m.dev(), m.ino()));
         }
     }
@@ -199,8 +200,7 @@ fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
 /// Run `verify` on `args.target`: the document and the verdict (check failed when anything
 /// did not read back as written), or stopped by a signal.
 pub fn measure(args: &VerifyParams) -> Result<Finished> {
-    let path = Path::new(&args.target);
-    let kind = crate::device::TargetKind::of_spec(&args.target);
+    let kind = args.target.kind();
     let is_dir = kind == crate::device::TargetKind::Directory;
     let is_sim = kind == crate::device::TargetKind::Sim;
     let flags = &args.flags;
@@ -216,7 +216,7 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
         ));
     }
     let time_budget_ns = args.time_budget_ns;
-    if is_dir {
+    if let (true, Some(path)) = (is_dir, args.target.path()) {
         return run_dir(args, path, time_budget_ns);
     }
     if !is_sim && !args.flags.destructive {
@@ -233,11 +233,11 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
     let state_path = match &args.state {
         Some(p) => p.clone(),
         // A simulated card's state is never saved (the card dies with the process).
-        None if crate::device::is_sim_spec(&args.target) && !args.resume => PathBuf::new(),
-        None => default_state_path(&args.target)?,
+        None if args.target.is_sim() && !args.resume => PathBuf::new(),
+        None => default_state_path(args.target.as_str())?,
     };
     check_pass(args, &state_path)?;
-    if args.pass == Pass::Write && crate::device::is_sim_spec(&args.target) {
+    if args.pass == Pass::Write && args.target.is_sim() {
         return Err(Error::usage(
             "--pass write keeps nothing on a simulated card (it lives only in this process): run both passes",
         ));
@@ -566,7 +566,7 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
         .collect();
     drop(set);
     let target = TargetInfo {
-        spec: args.target.clone(),
+        spec: args.target.to_string(),
         kind: crate::device::TargetKind::Directory,
         size_bytes: total,
         logical_sector_bytes: 4096,

@@ -11,6 +11,7 @@
 
 use crate::backend::Backend;
 use crate::device::TargetInfo;
+use crate::device::TargetSpec;
 use crate::report::{Body, Document};
 use crate::session::{
     check_allowed, estimate, open_for_write, stopped_early, time_budget_use, Budgets, Ran, Rates,
@@ -113,7 +114,7 @@ pub trait Request {
     /// `budgets`.
     fn build(
         &self,
-        spec: &str,
+        spec: &TargetSpec,
         flags: &WriteFlags,
         budgets: &Budgets,
         info: &TargetInfo,
@@ -123,7 +124,7 @@ pub trait Request {
 /// Run the writing test `req` asks for on `spec` through the write policy (`flags`,
 /// `budgets`): the library entry point of `probe`, `open-au`, `fat` and `slc`.
 pub fn measure<R: Request>(
-    spec: &str,
+    spec: &TargetSpec,
     req: &R,
     flags: &WriteFlags,
     budgets: &Budgets,
@@ -136,7 +137,7 @@ pub fn measure<R: Request>(
 /// What the test `req` asks for would write on `spec` with `budgets`, without writing:
 /// [`drive`]'s peek, build and plan alone (for `auto`'s plan).
 pub fn plan<R: Request>(
-    spec: &str,
+    spec: &TargetSpec,
     req: &R,
     flags: &WriteFlags,
     budgets: &Budgets,
@@ -162,7 +163,12 @@ pub fn planned<T: WriteTest>(test: &T, sector: u64, rates: &Rates) -> WriteInten
 /// The rates a test's plan is worked out from: with `--write` or `--destructive`, a short
 /// read sample of the region it will write (see [`estimate`]); without, nothing is
 /// opened and the plan says it assumes a 10 MiB/s card.
-pub fn rates_for<T: WriteTest>(spec: &str, flags: &WriteFlags, test: &T, sector: u64) -> Rates {
+pub fn rates_for<T: WriteTest>(
+    spec: &TargetSpec,
+    flags: &WriteFlags,
+    test: &T,
+    sector: u64,
+) -> Rates {
     if !flags.allowed() {
         return Rates::assumed();
     }
@@ -174,7 +180,7 @@ pub fn rates_for<T: WriteTest>(spec: &str, flags: &WriteFlags, test: &T, sector:
 /// open the write session (the policy, with the write and time budgets), run, end
 /// (restore and verify in preserve mode) and document.
 pub fn drive<T: WriteTest>(
-    spec: &str,
+    spec: &TargetSpec,
     flags: &WriteFlags,
     budgets: &Budgets,
     build: impl FnOnce(&TargetInfo) -> Result<T>,
@@ -232,7 +238,7 @@ pub fn drive<T: WriteTest>(
 /// `--write` nothing is measured: the refusal explains the plan (`what`).
 pub fn erase_size(
     given: Option<u64>,
-    spec: &str,
+    spec: &TargetSpec,
     flags: &WriteFlags,
     what: &str,
 ) -> Result<(u64, String)> {

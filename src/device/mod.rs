@@ -17,7 +17,7 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-/// A parsed device spec.
+/// What a target spec names.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Spec {
     /// A block device or regular file.
@@ -26,23 +26,91 @@ pub enum Spec {
     Sim(Box<SimConfig>),
 }
 
-/// Parse a device spec: `sim:...` or a path.
-pub fn parse_spec(text: &str) -> Result<Spec> {
-    if let Some(rest) = text.strip_prefix("sim:") {
-        return Ok(Spec::Sim(Box::new(SimConfig::parse(rest)?)));
-    }
-    if text.is_empty() {
-        return Err(Error::usage(
-            "empty target: give a block device, a file or sim:PRESET",
-        ));
-    }
-    Ok(Spec::Path(PathBuf::from(text)))
+/// A target as the user named it, parsed once at the CLI edge (or from a journal) and
+/// passed down: its text for messages and documents, and what it names. Nothing below the
+/// CLI parses a spec again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetSpec {
+    text: String,
+    names: Spec,
 }
 
-/// True for a `sim:` spec: the simulated card lives in this process, so there is nothing
-/// to preserve, journal or restore after the process ends.
-pub fn is_sim_spec(text: &str) -> bool {
-    text.starts_with("sim:")
+impl TargetSpec {
+    /// Parse a device spec: `sim:PRESET[,key=value...]` or a path.
+    pub fn parse(text: &str) -> Result<TargetSpec> {
+        let names = if let Some(rest) = text.strip_prefix("sim:") {
+            Spec::Sim(Box::new(SimConfig::parse(rest)?))
+        } else if text.is_empty() {
+            return Err(Error::usage(
+                "empty target: give a block device, a file or sim:PRESET",
+            ));
+        } else {
+            Spec::Path(PathBuf::from(text))
+        };
+        Ok(TargetSpec {
+            text: text.to_string(),
+            names,
+        })
+    }
+
+    /// A path flashscope chose itself (a test file it made, a descriptor's
+    /// `/proc/self/fd/N`): nothing to parse.
+    pub fn of_path(path: PathBuf) -> TargetSpec {
+        TargetSpec {
+            text: path.to_string_lossy().into_owned(),
+            names: Spec::Path(path),
+        }
+    }
+
+    /// The spec as given, for messages and documents.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// What the spec names.
+    pub fn names(&self) -> &Spec {
+        &self.names
+    }
+
+    /// The path of a block device or file; `None` for `sim:`.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.names {
+            Spec::Path(p) => Some(p),
+            Spec::Sim(_) => None,
+        }
+    }
+
+    /// True for a `sim:` spec: the simulated card lives in this process, so there is
+    /// nothing to preserve, journal or restore after the process ends.
+    pub fn is_sim(&self) -> bool {
+        matches!(self.names, Spec::Sim(_))
+    }
+
+    /// The kind of target the spec names, from the path's metadata (no open). A path that
+    /// cannot be examined counts as a file: opening it reports why.
+    pub fn kind(&self) -> TargetKind {
+        let Spec::Path(path) = &self.names else {
+            return TargetKind::Sim;
+        };
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => TargetKind::Directory,
+            Ok(m) if m.file_type().is_block_device() => TargetKind::Block,
+            _ => TargetKind::File,
+        }
+    }
+}
+
+impl std::fmt::Display for TargetSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::str::FromStr for TargetSpec {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<TargetSpec> {
+        TargetSpec::parse(text)
+    }
 }
 
 /// What a target is. It decides which safety checks apply, whether preserve mode can
@@ -63,19 +131,6 @@ pub enum TargetKind {
 }
 
 impl TargetKind {
-    /// The kind of the target `spec` names, from the spec and the path's metadata (no
-    /// open). A path that cannot be examined counts as a file: opening it reports why.
-    pub fn of_spec(spec: &str) -> TargetKind {
-        if is_sim_spec(spec) {
-            return TargetKind::Sim;
-        }
-        match std::fs::metadata(spec) {
-            Ok(m) if m.is_dir() => TargetKind::Directory,
-            Ok(m) if m.file_type().is_block_device() => TargetKind::Block,
-            _ => TargetKind::File,
-        }
-    }
-
     /// The JSON string: "block", "file", "sim" or "directory".
     pub fn name(self) -> &'static str {
         match self {
@@ -103,7 +158,7 @@ impl std::fmt::Display for TargetKind {
 pub const SIM_MODEL: &str = "flashscope simulated flash device";
 
 /// Open `spec` read-only to learn its size and sector before planning a test (no I/O).
-pub fn peek(spec: &str) -> Result<TargetInfo> {
+pub fn peek(spec: &TargetSpec) -> Result<TargetInfo> {
     let req = OpenRequest {
         write: false,
         require_direct: false,
@@ -151,10 +206,10 @@ pub struct OpenTarget {
 }
 
 /// Open a target described by `spec` for the given request, enforcing the safety policy.
-pub fn open(spec: &str, req: &OpenRequest) -> Result<OpenTarget> {
-    match parse_spec(spec)? {
-        Spec::Sim(cfg) => Ok(open_sim(spec, *cfg)),
-        Spec::Path(path) => open_path(spec, &path, req),
+pub fn open(spec: &TargetSpec, req: &OpenRequest) -> Result<OpenTarget> {
+    match spec.names() {
+        Spec::Sim(cfg) => Ok(open_sim(spec.as_str(), (**cfg).clone())),
+        Spec::Path(path) => open_path(spec.as_str(), path, req),
     }
 }
 
@@ -619,16 +674,27 @@ pub struct TargetInfo {
     pub serial: Option<String>,
 }
 
+/// A spec for a unit test, as the CLI would parse it.
+#[cfg(test)]
+pub(crate) fn test_spec(text: &str) -> TargetSpec {
+    TargetSpec::parse(text).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn specs_parse() {
-        assert!(matches!(parse_spec("sim:sd-16g").unwrap(), Spec::Sim(_)));
-        assert!(matches!(parse_spec("/dev/sdb").unwrap(), Spec::Path(_)));
-        assert!(parse_spec("").is_err());
-        assert!(parse_spec("sim:custom,size=banana")
+        let sim = TargetSpec::parse("sim:sd-16g").unwrap();
+        assert!(matches!(sim.names(), Spec::Sim(_)));
+        assert!(sim.is_sim() && sim.path().is_none() && sim.kind() == TargetKind::Sim);
+        assert_eq!(sim.to_string(), "sim:sd-16g");
+        let dev = TargetSpec::parse("/dev/sdb").unwrap();
+        assert!(matches!(dev.names(), Spec::Path(_)));
+        assert_eq!(dev.path(), Some(Path::new("/dev/sdb")));
+        assert!(TargetSpec::parse("").is_err());
+        assert!(TargetSpec::parse("sim:custom,size=banana")
             .unwrap_err()
             .to_string()
             .contains("banana"));
@@ -640,7 +706,7 @@ mod tests {
         let p = dir.path().join("img");
         std::fs::write(&p, vec![0u8; 1 << 20]).unwrap();
         let t = open(
-            p.to_str().unwrap(),
+            &crate::device::test_spec(p.to_str().unwrap()),
             &OpenRequest {
                 write: false,
                 require_direct: false,
@@ -653,14 +719,20 @@ mod tests {
 
     #[test]
     fn missing_targets_are_runtime_errors_and_directories_usage_errors() {
-        let e = open("/nonexistent/flashscope-test", &OpenRequest::read_only())
-            .err()
-            .unwrap();
+        let e = open(
+            &crate::device::test_spec("/nonexistent/flashscope-test"),
+            &OpenRequest::read_only(),
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.exit_code(), 1);
         let dir = tempfile::tempdir().unwrap();
-        let e = open(dir.path().to_str().unwrap(), &OpenRequest::read_only())
-            .err()
-            .unwrap();
+        let e = open(
+            &crate::device::test_spec(dir.path().to_str().unwrap()),
+            &OpenRequest::read_only(),
+        )
+        .err()
+        .unwrap();
         assert_eq!(e.exit_code(), 2);
     }
 }

@@ -11,6 +11,7 @@ pub mod smart;
 
 use crate::device::emmc::{self, EmmcWear, ExtCsd, LifeTime, PreEol};
 use crate::device::mmc::{self, CardAttrs, CardKind};
+use crate::device::TargetSpec;
 use crate::platform::Roots;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -279,7 +280,7 @@ struct BlockTarget {
     dir: PathBuf,
 }
 
-fn resolve_block(spec: &str, path: &Path, roots: &Roots) -> Result<Option<BlockTarget>> {
+fn resolve_block(spec: &TargetSpec, path: &Path, roots: &Roots) -> Result<Option<BlockTarget>> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let class = roots.sys.join("class/block");
     let injected = roots.sys != Path::new("/sys");
@@ -328,7 +329,7 @@ fn resolve_block(spec: &str, path: &Path, roots: &Roots) -> Result<Option<BlockT
 
 /// Assess the wear of `target` (a device path or `sim:` spec; `None` with `--ext-csd`
 /// alone). Reads only: sysfs attributes, an EXT_CSD dump or register, smartctl's report.
-pub fn assess(target: Option<&str>, opts: &Options) -> Result<Health> {
+pub fn assess(target: Option<&TargetSpec>, opts: &Options) -> Result<Health> {
     let dump = match &opts.ext_csd {
         Some(p) => Some((p.clone(), read_dump(p)?)),
         None => None,
@@ -338,7 +339,7 @@ pub fn assess(target: Option<&str>, opts: &Options) -> Result<Health> {
             Some(t) => format!("eMMC {t} (EXT_CSD dump)"),
             None => format!("eMMC EXT_CSD dump {}", path.display()),
         };
-        let spec = target.map_or_else(|| path.display().to_string(), str::to_string);
+        let spec = target.map_or_else(|| path.display().to_string(), |t| t.to_string());
         let mut h = Health::new(&spec, label, opts);
         if x.reversed {
             h.notes.push(format!(
@@ -354,7 +355,7 @@ pub fn assess(target: Option<&str>, opts: &Options) -> Result<Health> {
             "health needs a TARGET (a device or sim:PRESET) or --ext-csd FILE",
         ));
     };
-    match crate::device::parse_spec(target)? {
+    match target.names() {
         crate::device::Spec::Sim(cfg) => {
             let attrs = cfg.card_attributes();
             let what = match attrs.get("type").map(String::as_str) {
@@ -362,7 +363,7 @@ pub fn assess(target: Option<&str>, opts: &Options) -> Result<Health> {
                 Some("SD") => "simulated SD card",
                 _ => "simulated flash device",
             };
-            let h = Health::new(target, format!("{what} ({target})"), opts);
+            let h = Health::new(target.as_str(), format!("{what} ({target})"), opts);
             if attrs.is_empty() {
                 return Ok(h.unknown(
                     "it presents no MMC/SD registers (card=none: a USB stick, SSD or raw NAND) and a simulated device has no SMART data, so there is no source of wear data".to_string(),
@@ -371,15 +372,15 @@ pub fn assess(target: Option<&str>, opts: &Options) -> Result<Health> {
             card(h, &attrs, None, opts)
         }
         crate::device::Spec::Path(path) => {
-            let meta = std::fs::metadata(&path);
+            let meta = std::fs::metadata(path);
             let is_dir = meta.as_ref().is_ok_and(|m| m.is_dir());
-            let Some(block) = resolve_block(target, &path, &opts.roots)? else {
+            let Some(block) = resolve_block(target, path, &opts.roots)? else {
                 let what = if is_dir {
                     "a directory"
                 } else {
                     "a regular file"
                 };
-                let h = Health::new(target, format!("{what} ({target})"), opts);
+                let h = Health::new(target.as_str(), format!("{what} ({target})"), opts);
                 return Ok(h.unknown(format!(
                     "{what} has no wear data of its own: it lives on a device; run health on that device (e.g. /dev/mmcblk0, /dev/sda)"
                 )));
@@ -427,11 +428,8 @@ fn virtual_kind(block: &BlockTarget) -> Option<String> {
 /// a virtual block device (RAM-backed, a loop, device-mapper, RAID) or an NVMe SSD (its
 /// controller maps pages, so reads show no erase blocks). `None` for anything else, and
 /// for a target that is no block device or cannot be examined.
-pub fn geometry_note(spec: &str) -> Option<String> {
-    let crate::device::Spec::Path(path) = crate::device::parse_spec(spec).ok()? else {
-        return None;
-    };
-    let block = resolve_block(spec, &path, &Roots::system()).ok()??;
+pub fn geometry_note(spec: &TargetSpec) -> Option<String> {
+    let block = resolve_block(spec, spec.path()?, &Roots::system()).ok()??;
     if let Some(v) = virtual_kind(&block) {
         return Some(v);
     }
@@ -443,11 +441,11 @@ pub fn geometry_note(spec: &str) -> Option<String> {
     })
 }
 
-fn block_device(spec: &str, block: &BlockTarget, opts: &Options) -> Result<Health> {
+fn block_device(spec: &TargetSpec, block: &BlockTarget, opts: &Options) -> Result<Health> {
     let device_dir = block.dir.join("device");
     let disk = &block.disk;
     if virtual_kind(block).is_some() {
-        let h = Health::new(spec, format!("virtual block device {disk}"), opts);
+        let h = Health::new(spec.as_str(), format!("virtual block device {disk}"), opts);
         return Ok(h.unknown(format!(
             "{disk} has no hardware device in sysfs (a loop, zram, device-mapper or RAID device): it has no medium and no wear data of its own; run health on the device underneath"
         )));
@@ -464,7 +462,7 @@ fn block_device(spec: &str, block: &BlockTarget, opts: &Options) -> Result<Healt
         .is_some()
     {
         let dev_node = (!injected(opts)).then(|| PathBuf::from(format!("/dev/{disk}")));
-        let mut h = Health::new(spec, String::new(), opts);
+        let mut h = Health::new(spec.as_str(), String::new(), opts);
         (h.model, h.serial) = (model, serial);
         return card(h, &attrs, dev_node, opts);
     }
@@ -486,7 +484,7 @@ fn block_device(spec: &str, block: &BlockTarget, opts: &Options) -> Result<Healt
     } else {
         format!("{kind} {disk} ({words})")
     };
-    let mut h = Health::new(spec, device, opts);
+    let mut h = Health::new(spec.as_str(), device, opts);
     (h.model, h.serial) = (model, serial);
     let dev = format!("/dev/{disk}");
     match smart::run_smartctl(&dev)? {
@@ -644,11 +642,8 @@ fn with_emmc(mut h: Health, wear: EmmcWear, opts: &Options) -> Health {
 /// `sim:`). Nothing is opened or measured here.
 pub fn target_info(h: &Health) -> crate::device::TargetInfo {
     use crate::device::TargetKind;
-    let kind = if h.spec.is_empty() {
-        TargetKind::File
-    } else {
-        TargetKind::of_spec(&h.spec)
-    };
+    // The spec a document recorded: read as written, to tell `sim:` from a path.
+    let kind = TargetSpec::parse(&h.spec).map_or(TargetKind::File, |s| s.kind());
     let (model, serial) = match kind {
         TargetKind::Sim => (Some(crate::device::SIM_MODEL.to_string()), None),
         _ => (h.model.clone(), h.serial.clone()),
@@ -760,7 +755,7 @@ mod tests {
 
     #[test]
     fn the_simulated_emmc_is_read_through_its_attributes() {
-        let h = assess(Some("sim:emmc-8g"), &opts()).unwrap();
+        let h = assess(Some(&crate::device::test_spec("sim:emmc-8g")), &opts()).unwrap();
         assert_eq!(h.status, Status::Ok);
         let w = h.emmc.unwrap();
         assert_eq!(w.life_time_a.used_ratio(), Some(0.2));
@@ -768,16 +763,18 @@ mod tests {
         assert_eq!(w.pre_eol, PreEol::Normal { raw: 1 });
         assert_eq!(w.ext_csd_rev, Some(8));
         let old = assess(
-            Some("sim:custom,card=mmc,ext_csd_rev=6,life_time=0x05/0x05"),
+            Some(&crate::device::test_spec(
+                "sim:custom,card=mmc,ext_csd_rev=6,life_time=0x05/0x05",
+            )),
             &opts(),
         )
         .unwrap();
         assert_eq!(old.status, Status::Unknown);
         assert!(old.lacks.unwrap().contains("revision 6"));
-        let sd = assess(Some("sim:sd-16g"), &opts()).unwrap();
+        let sd = assess(Some(&crate::device::test_spec("sim:sd-16g")), &opts()).unwrap();
         assert_eq!(sd.status, Status::Unknown);
         assert!(sd.lacks.unwrap().contains("no standard wear counter"));
-        let usb = assess(Some("sim:usb-32g"), &opts()).unwrap();
+        let usb = assess(Some(&crate::device::test_spec("sim:usb-32g")), &opts()).unwrap();
         assert_eq!(usb.status, Status::Unknown);
     }
 }

@@ -1,9 +1,9 @@
 //! Who a target is, as written into a journal's header and checked before a restore.
 
+use crate::device::TargetSpec;
 use crate::device::{sysfs, OpenTarget, TargetKind};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::Path;
 
 /// The identity of a target: enough to refuse restoring a journal onto the wrong device.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,7 +41,7 @@ impl Identity {
     /// The identity of an opened target (`spec` as given to `device::open`). Device and
     /// inode numbers come from `fstat` on the opened descriptor, not from the path, and a
     /// relative path is stored absolute (a restore may run from another directory).
-    pub fn of(spec: &str, opened: &OpenTarget, command: &str) -> Identity {
+    pub fn of(spec: &TargetSpec, opened: &OpenTarget, command: &str) -> Identity {
         let mut id = Identity {
             spec: spec.to_string(),
             kind: opened.info.kind,
@@ -54,10 +54,11 @@ impl Identity {
                 .unwrap_or(0),
             ..Identity::default()
         };
-        if opened.info.kind == TargetKind::Sim {
+        let (TargetKind::Block | TargetKind::File | TargetKind::Directory, Some(path)) =
+            (opened.info.kind, spec.path())
+        else {
             return id;
-        }
-        let path = Path::new(spec);
+        };
         if let Ok(abs) = std::path::absolute(path) {
             id.spec = abs.to_string_lossy().into_owned();
         }

@@ -15,6 +15,7 @@ pub use format::Journal;
 pub use identity::{may_be, mismatch, Identity};
 pub use preserve::{restore_records, Preserve, RestoreSummary};
 
+use crate::device::TargetSpec;
 use crate::platform::mounts;
 use crate::{Error, Result};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -68,7 +69,7 @@ fn parent_dir(journal: &Path) -> PathBuf {
 
 /// Refuse a journal that would live on the target itself (the test would overwrite its
 /// own backup), or that is the target file. Also checks the directory exists.
-pub fn check_location(journal: &Path, target_spec: &str) -> Result<()> {
+pub fn check_location(journal: &Path, target_spec: &TargetSpec) -> Result<()> {
     check_not_on_target(journal, target_spec)?;
     // A journal is always a new regular file; an existing one is a leftover to restore.
     if let Ok(meta) = std::fs::symlink_metadata(journal) {
@@ -88,7 +89,7 @@ pub fn check_location(journal: &Path, target_spec: &str) -> Result<()> {
     Ok(())
 }
 
-fn check_not_on_target(journal: &Path, target_spec: &str) -> Result<()> {
+fn check_not_on_target(journal: &Path, target_spec: &TargetSpec) -> Result<()> {
     let dir = parent_dir(journal);
     let dir_meta = std::fs::metadata(&dir).map_err(|e| {
         Error::usage(format!(
@@ -96,10 +97,9 @@ fn check_not_on_target(journal: &Path, target_spec: &str) -> Result<()> {
             dir.display()
         ))
     })?;
-    if crate::device::is_sim_spec(target_spec) {
-        return Ok(());
-    }
-    let target = Path::new(target_spec);
+    let Some(target) = target_spec.path() else {
+        return Ok(()); // a simulated card
+    };
     let Ok(tmeta) = std::fs::metadata(target) else {
         return Ok(()); // device::open reports a missing target
     };
@@ -228,14 +228,22 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let img = d.path().join("disk.img");
         std::fs::write(&img, vec![0u8; 4096]).unwrap();
-        let e = check_location(&img, img.to_str().unwrap()).unwrap_err();
+        let e = check_location(&img, &crate::device::test_spec(img.to_str().unwrap())).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("itself"), "{e}");
         let dotted = d.path().join(".").join("disk.img");
-        assert!(check_location(&dotted, img.to_str().unwrap()).is_err());
-        check_location(&d.path().join("j"), img.to_str().unwrap()).unwrap();
-        check_location(&d.path().join("j"), "sim:sd-16g").unwrap();
-        let e = check_location(Path::new("/nonexistent-dir/j"), "sim:sd-16g").unwrap_err();
+        assert!(check_location(&dotted, &crate::device::test_spec(img.to_str().unwrap())).is_err());
+        check_location(
+            &d.path().join("j"),
+            &crate::device::test_spec(img.to_str().unwrap()),
+        )
+        .unwrap();
+        check_location(&d.path().join("j"), &crate::device::test_spec("sim:sd-16g")).unwrap();
+        let e = check_location(
+            Path::new("/nonexistent-dir/j"),
+            &crate::device::test_spec("sim:sd-16g"),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("/nonexistent-dir"), "{e}");
     }
 

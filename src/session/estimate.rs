@@ -14,6 +14,7 @@
 
 use crate::analysis::stats::median_ns;
 use crate::backend::{AlignedBuf, Backend};
+use crate::device::TargetSpec;
 use crate::vocab::units::{format_ns, format_rate};
 
 /// A plan's upper figure assumes writes this many times slower than reads.
@@ -140,7 +141,7 @@ impl Rates {
 
     /// [`Rates::sample`] on the target `spec`, opened read-only for the sample and closed
     /// again; the fixed assumption when it cannot be opened or read.
-    pub fn sample_target(spec: &str, region: (u64, u64)) -> Self {
+    pub fn sample_target(spec: &TargetSpec, region: (u64, u64)) -> Self {
         match crate::device::open(spec, &crate::device::OpenRequest::read_only()) {
             Ok(mut t) => Self::sample(&mut *t.backend, region),
             Err(_) => Self::assumed(),

@@ -737,9 +737,12 @@ fn hostile_state_documents_devices_and_journals_are_refused_or_shown_never_obeye
     {
         use flashscope::backend::{AlignedBuf, Backend};
         let spec = card.to_str().unwrap();
-        let opened =
-            flashscope::device::open(spec, &flashscope::device::OpenRequest::read_write()).unwrap();
-        let mut id = flashscope::journal::Identity::of(spec, &opened, "test");
+        let opened = flashscope::device::open(
+            &common::target_spec(spec),
+            &flashscope::device::OpenRequest::read_write(),
+        )
+        .unwrap();
+        let mut id = flashscope::journal::Identity::of(&common::target_spec(spec), &opened, "test");
         id.model = Some(INJECT.into());
         id.serial = Some(INJECT.into());
         let mut pr = flashscope::journal::Preserve::new(opened.backend, &journal, &id).unwrap();

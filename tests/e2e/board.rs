@@ -43,7 +43,11 @@ fn round_trip_beyond_4_gib(backend: &mut dyn Backend, offsets: &[u64]) {
 
 #[test]
 fn a_sim_card_keeps_data_above_4_gib_apart() {
-    let mut t = device::open("sim:sd-16g,noise=0", &OpenRequest::read_write()).unwrap();
+    let mut t = device::open(
+        &common::target_spec("sim:sd-16g,noise=0"),
+        &OpenRequest::read_write(),
+    )
+    .unwrap();
     assert_eq!(t.backend.size_bytes(), 16 << 30);
     round_trip_beyond_4_gib(
         t.backend.as_mut(),
@@ -67,7 +71,7 @@ fn a_sparse_file_keeps_data_above_4_gib_apart_and_discards_there() {
         write: true,
         require_direct: false,
     };
-    let mut t = device::open(img.to_str().unwrap(), &req).unwrap();
+    let mut t = device::open(&common::target_spec(img.to_str().unwrap()), &req).unwrap();
     assert_eq!(t.info.size_bytes, 6 << 30);
     let off = (5 << 30) + (1 << 20);
     round_trip_beyond_4_gib(t.backend.as_mut(), &[off, (6 << 30) - (64 << 10)]);

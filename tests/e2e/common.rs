@@ -889,9 +889,12 @@ pub fn killed_file_run(
     let original = random_bytes(4 << 20, seed);
     std::fs::write(&img, &original).unwrap();
     let spec = img.to_str().unwrap();
-    let opened =
-        flashscope::device::open(spec, &flashscope::device::OpenRequest::read_write()).unwrap();
-    let id = flashscope::journal::Identity::of(spec, &opened, "test");
+    let opened = flashscope::device::open(
+        &target_spec(spec),
+        &flashscope::device::OpenRequest::read_write(),
+    )
+    .unwrap();
+    let id = flashscope::journal::Identity::of(&target_spec(spec), &opened, "test");
     let j = dir.join("killed.fsjournal");
     let mut p = flashscope::journal::Preserve::new(opened.backend, &j, &id).unwrap();
     let zeros = AlignedBuf::new(64 << 10);
@@ -936,4 +939,9 @@ pub fn run_with_deadline(cmd: &mut StdCommand, secs: u64) -> Option<(i32, String
         status.code().unwrap_or(-1),
         reader.join().unwrap_or_default(),
     ))
+}
+
+/// A target spec as the CLI parses it, for the library calls tests make.
+pub fn target_spec(text: &str) -> flashscope::device::TargetSpec {
+    flashscope::device::TargetSpec::parse(text).unwrap()
 }

@@ -200,9 +200,12 @@ fn a_read_only_device_is_refused_for_writing() {
         common::skip("needs root and loop devices");
         return;
     };
-    let err = flashscope::device::open(&lo.dev, &flashscope::device::OpenRequest::read_write())
-        .err()
-        .expect("refused");
+    let err = flashscope::device::open(
+        &common::target_spec(&lo.dev),
+        &flashscope::device::OpenRequest::read_write(),
+    )
+    .err()
+    .expect("refused");
     assert_eq!(err.exit_code(), 2, "{err}");
     assert!(err.to_string().contains("read-only"), "{err}");
 }
@@ -216,17 +219,22 @@ fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
     let (lo, part) = (&disk.lo, disk.part.clone());
     let mount_point = disk.dir();
     for target in [&lo.dev, &part] {
-        let err = flashscope::device::open(target, &flashscope::device::OpenRequest::read_write())
-            .err()
-            .unwrap_or_else(|| panic!("{target} opened for writing while mounted"));
+        let err = flashscope::device::open(
+            &common::target_spec(target),
+            &flashscope::device::OpenRequest::read_write(),
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{target} opened for writing while mounted"));
         assert_eq!(err.exit_code(), 2);
         let msg = err.to_string();
         assert!(msg.contains(&mount_point) && msg.contains(&part), "{msg}");
     }
     // Reading stays allowed.
-    assert!(
-        flashscope::device::open(&lo.dev, &flashscope::device::OpenRequest::read_only()).is_ok()
-    );
+    assert!(flashscope::device::open(
+        &common::target_spec(&lo.dev),
+        &flashscope::device::OpenRequest::read_only()
+    )
+    .is_ok());
     let v = json(&["info", &lo.dev]);
     let parts = v["identity"]["partitions"].as_array().unwrap();
     assert_eq!(parts.len(), 1);
@@ -234,7 +242,11 @@ fn writing_to_a_mounted_device_or_one_with_a_mounted_partition_is_refused() {
     assert_eq!(parts[0]["mount_points"][0], mount_point.as_str());
     let dev = lo.dev.clone();
     drop(disk.mount.take());
-    assert!(flashscope::device::open(&dev, &flashscope::device::OpenRequest::read_write()).is_ok());
+    assert!(flashscope::device::open(
+        &common::target_spec(&dev),
+        &flashscope::device::OpenRequest::read_write()
+    )
+    .is_ok());
 }
 
 #[test]
@@ -269,11 +281,16 @@ fn the_backing_file_of_a_mounted_loop_device_and_a_second_loop_over_it_are_refus
     }
     // Unmounted, the same file and the second loop device may be written again.
     drop(m);
-    assert!(flashscope::device::open(&img, &flashscope::device::OpenRequest::read_write()).is_ok());
-    assert!(
-        flashscope::device::open(&second.dev, &flashscope::device::OpenRequest::read_write())
-            .is_ok()
-    );
+    assert!(flashscope::device::open(
+        &common::target_spec(&img),
+        &flashscope::device::OpenRequest::read_write()
+    )
+    .is_ok());
+    assert!(flashscope::device::open(
+        &common::target_spec(&second.dev),
+        &flashscope::device::OpenRequest::read_write()
+    )
+    .is_ok());
 }
 
 #[test]

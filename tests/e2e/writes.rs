@@ -533,9 +533,12 @@ fn a_restore_onto_another_device_is_refused() {
     // Make a journal for `a` that is kept: a vanished device is not available here, so
     // restore with --keep after a completed run is not possible either; write one by hand
     // through the library instead.
-    let opened =
-        flashscope::device::open(&a.dev, &flashscope::device::OpenRequest::read_write()).unwrap();
-    let id = flashscope::journal::Identity::of(&a.dev, &opened, "test");
+    let opened = flashscope::device::open(
+        &common::target_spec(&a.dev),
+        &flashscope::device::OpenRequest::read_write(),
+    )
+    .unwrap();
+    let id = flashscope::journal::Identity::of(&common::target_spec(&a.dev), &opened, "test");
     let j = a.dir().join("a.fsjournal");
     let mut p = flashscope::journal::Preserve::new(opened.backend, &j, &id).unwrap();
     p.save(0, 1 << 20).unwrap();
