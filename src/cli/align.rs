@@ -13,7 +13,6 @@ use std::path::Path;
 )]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     /// Read size; repeat for several (default: 2, 8 and 32 logical sectors, i.e. 1K, 4K, 16K).
     #[arg(long = "blocksize", short = 'b', value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]

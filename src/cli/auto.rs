@@ -36,7 +36,6 @@ the whole run's: each step gets what is left; a step they no longer cover is ski
 the verdict block says which.")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     /// Time budget of the whole run, in device time (virtual for sim:): each step gets what
     /// is left, and a step that no longer fits is skipped (said so) [default: 30s for align,

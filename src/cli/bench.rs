@@ -29,7 +29,6 @@ rand_read_q1_p99<=5ms. Exit codes: 0 ok, 1 runtime error, 2 usage or refused, 3 
 check failed.")]
 pub struct Args {
     /// Block device, regular file, directory (a test file is made there), or sim:PRESET.
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     /// --write runs the write tests too: on a block device or a file each region is saved
     /// to a journal just before it is first overwritten, and everything is restored and

@@ -19,7 +19,6 @@ The first erase blocks hold the partition table and boot data: with --write ever
 is saved to the journal first and restored and verified afterwards.")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
     /// read-only; it must be confident].

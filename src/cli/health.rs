@@ -24,7 +24,6 @@ failed or 100 % is used; worn at --max-wear or pre-EOL warning; unknown with no 
 Exit 3 when worn or at end of life; 0 for ok and unknown.")]
 pub struct Args {
     /// Block device (/dev/mmcblk0, /dev/sda, /dev/nvme0n1) or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: Option<crate::device::TargetSpec>,
     /// Used percentage at which the device counts as worn: 1 to 100, e.g. 80% or 80.
     #[arg(long, default_value = "80%", value_name = "PERCENT")]

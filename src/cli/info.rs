@@ -12,7 +12,6 @@ use crate::Result;
 )]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
 }
 

@@ -12,7 +12,6 @@ use crate::Result;
 )]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     /// Number of request sizes (largest 512 B × 2^(order − 1)).
     #[arg(long, default_value_t = 13, value_name = "N")]

@@ -31,7 +31,6 @@ more use transparent huge pages where the kernel has them. Exit codes: 0 ok, 1 r
 error (what was measured is still reported), 2 usage or refused, 3 --verify found bad data.")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     /// read, write, randread, randwrite, randrw or rw.
     #[arg(long, default_value = "read")]

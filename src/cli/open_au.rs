@@ -19,7 +19,6 @@ bisecting to the exact cut-off; the block-size table is measured around the cut-
 Preserve mode (the default with --write) saves every written region to a journal first.")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
     /// read-only; it must be confident].

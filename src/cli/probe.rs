@@ -28,7 +28,6 @@ written. With --write every overwritten region is saved to a journal first and r
 and verified at the end. Exit 3 when the device is fake or damaged.")]
 pub struct Args {
     /// Whole block device, regular file, or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     #[command(flatten)]
     pub flags: WriteArgs,

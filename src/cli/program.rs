@@ -17,7 +17,6 @@ use crate::Result;
   flashscope program /dev/mmcblk0 --offset 64M --write --json")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     /// Start of the region written.
     #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = size_given)]

@@ -25,7 +25,7 @@ pub struct Args {
     /// The journal file printed before the test started.
     pub journal: PathBuf,
     /// Restore onto this target instead of the one recorded in the journal.
-    #[arg(long, value_name = "SPEC", value_parser = crate::cli::write_args::target_spec)]
+    #[arg(long, value_name = "SPEC")]
     pub target: Option<crate::device::TargetSpec>,
     /// Skip the identity check (serial, device number, file); the size must still match.
     /// For restoring onto an image copy of the device.

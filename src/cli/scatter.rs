@@ -12,7 +12,6 @@ use crate::Result;
 )]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     /// Distance between positions and unit of --span.
     #[arg(long, short = 'b', default_value = "16K", value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]

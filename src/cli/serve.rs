@@ -22,7 +22,6 @@ The card keeps one command queue: each request takes the model's time, spent for
 after the previous one ends. Pin the server with --cpus for the best timing accuracy.")]
 pub struct Args {
     /// The simulated card: sim:PRESET[,key=value...] (see `flashscope sim list`).
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub spec: crate::device::TargetSpec,
     /// An empty directory to mount on; the card appears as MOUNTPOINT/flash.img.
     pub mountpoint: PathBuf,

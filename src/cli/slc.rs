@@ -21,7 +21,6 @@ once the speed has dropped and stayed down. In preserve mode the journal must ho
 whole region (budget + the recovery write): use --destructive on a blank device to skip it.")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     /// Start of the sustained write.
     #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::cli::write_args::size_bytes)]

@@ -44,7 +44,6 @@ written.")]
 pub struct Args {
     /// Whole block device, regular file, sim:PRESET[,key=value...], or a directory on a
     /// mounted filesystem.
-    #[arg(value_parser = crate::cli::write_args::target_spec)]
     pub target: crate::device::TargetSpec,
     /// --write: sim: targets and directories directly, devices and files in preserve mode
     /// (saved to a journal first, restored afterwards); --destructive: overwrite every byte

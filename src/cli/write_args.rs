@@ -70,11 +70,6 @@ pub fn size_given(text: &str) -> std::result::Result<Given<u64>, String> {
         .map_err(|e| e.to_string())
 }
 
-/// clap's parser of a target: the spec parsed once, passed down as it is.
-pub fn target_spec(text: &str) -> std::result::Result<crate::device::TargetSpec, String> {
-    crate::device::TargetSpec::parse(text).map_err(|e| e.to_string())
-}
-
 /// clap's parser of a size option whose spelling no message needs: its bytes.
 pub fn size_bytes(text: &str) -> std::result::Result<u64, String> {
     parse_size(text).map_err(|e| e.to_string())

@@ -226,6 +226,22 @@ fn the_harness_list_gets_the_documented_exit_codes_and_names_the_option() {
         case(&["info", "sim:custom,erase=5M"], 2, &["erase"]),
         case(&["info", "sim:custom,noise"], 2, &["noise"]),
         case(&["info", ""], 2, &["empty target"]),
+        // The target is parsed once, as clap parses every value: the refusal names it.
+        case(
+            &["bench", "sim:nonesuch"],
+            2,
+            &["'sim:nonesuch' for '<TARGET>'"],
+        ),
+        case(
+            &["restore", "j.fsjournal", "--target", "sim:x"],
+            2,
+            &["'sim:x' for '--target <SPEC>'", "unknown simulator preset"],
+        ),
+        case(
+            &["sim", "serve", "sim:custom,size=0", "mnt"],
+            2,
+            &["for '<SPEC>'", "size"],
+        ),
         // Counts and sizes with no meaning.
         case(
             &["align", "sim:sd-16g", "--positions", "99999999999"],
