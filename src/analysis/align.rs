@@ -101,21 +101,35 @@ pub const MIN_SAMPLES: usize = 8;
 /// plus this is a stall (the machine or the device did something else meanwhile).
 pub const STALL_EXTRA_NS: f64 = 100_000.0;
 
-/// The kept ranks of `v` (sorted in place): their mean, its standard error from these
-/// samples alone (the winsorized deviation over the kept fraction, Tukey–McLaughlin),
-/// and whether a stall reached the kept ranks (the largest kept value more than twice the
-/// smallest kept one plus `STALL_EXTRA_NS`: then the estimate may itself be a stall).
+/// Fewest reads of a kind that must be left in a row once its stalls are set aside (see
+/// `low_trimmed`): half of `MIN_SAMPLES`.
+pub const MIN_UNSTALLED: usize = MIN_SAMPLES / 2;
+
+/// The row's estimate from `v` (sorted in place): its stalls (reads above twice the 10th
+/// percentile + `STALL_EXTRA_NS`, the rule of `StallStats::add_row`) set aside, the mean of
+/// the kept ranks of the rest, its standard error from these samples alone (the winsorized
+/// deviation over the kept fraction, Tukey–McLaughlin), and whether the row is not to be
+/// believed: fewer than `MIN_UNSTALLED` reads left, or a stall still among the kept ranks
+/// (the largest kept value more than twice the smallest kept one plus `STALL_EXTRA_NS`).
+/// A stall only ever adds time, and on a loaded machine it comes in whole scheduler ticks
+/// (a woken I/O worker waits for the next one), far above the threshold: setting stalls
+/// aside leaves the reads the medium alone timed, so a row with many late reads still
+/// counts instead of being read again and again.
 fn low_trimmed(v: &mut [f64]) -> (f64, f64, bool) {
-    let n = v.len();
-    if n == 0 {
+    if v.is_empty() {
         return (f64::NAN, f64::NAN, false);
     }
     v.sort_by(|a, b| a.total_cmp(b));
+    let fastest = v[(KEEP_FROM * v.len() as f64) as usize];
+    let unstalled = v.partition_point(|&x| x <= 2.0 * fastest + STALL_EXTRA_NS);
+    let few = unstalled < MIN_UNSTALLED.min(v.len());
+    let v = &v[..unstalled.max(1)];
+    let n = v.len();
     let a = (KEEP_FROM * n as f64).floor() as usize;
     let b = ((KEEP_TO * n as f64).ceil() as usize).clamp(a + 1, n);
     let kept = &v[a..b];
     let mean = kept.iter().sum::<f64>() / kept.len() as f64;
-    let stalled = v[b - 1] > 2.0 * v[a] + STALL_EXTRA_NS;
+    let stalled = few || v[b - 1] > 2.0 * v[a] + STALL_EXTRA_NS;
     if n < 3 {
         return (mean, f64::NAN, stalled);
     }
@@ -128,9 +142,12 @@ fn low_trimmed(v: &mut [f64]) -> (f64, f64, bool) {
     (mean, se, stalled)
 }
 
+/// A kind's estimate: mean, standard error, and whether the row is not to be believed.
+type KindStat = (f64, f64, bool);
+
 /// Per read kind (pre, on, post) of a cell: the low trimmed mean, its standard error,
 /// and whether a stall reached the kept ranks (the estimate may itself be a stall).
-fn kind_stats(cell: &AlignCell) -> [(f64, f64, bool); 3] {
+fn kind_stats(cell: &AlignCell) -> [KindStat; 3] {
     let mut out = [(f64::NAN, f64::NAN, false); 3];
     for (j, o) in out.iter_mut().enumerate() {
         let mut v: Vec<f64> = cell.reads.iter().map(|r| r[j + 1] as f64).collect();
@@ -184,17 +201,33 @@ impl StallStats {
 /// Inference points from cells: per cell, the boundary cost from the low trimmed mean of
 /// each read kind, `on − (pre + post)/2`, with a standard error from that cell's own repeats
 /// (never from other rows). A cell with fewer than `MIN_SAMPLES` reads of a kind is not
-/// believed and gives no point, nor does one where a stall reached the kept ranks (on a
-/// busy machine most reads of a row can wait a whole scheduler tick).
+/// believed and gives no point, nor does one where stalls left too few reads or reached the
+/// kept ranks (on a busy machine most reads of a row can wait a whole scheduler tick), nor
+/// one whose reads beside the boundary (pre or post) all waited: slower than twice the
+/// 10th percentile of its block size's rows plus `STALL_EXTRA_NS` (the stall rule between
+/// rows; the medium reads beside a boundary alike wherever it is, while on a loaded
+/// machine whole stretches of rows can take exactly one scheduler tick per read, which
+/// hides every boundary cost).
 pub fn points(cells: &[AlignCell]) -> Vec<AlignPoint> {
+    let rows: Vec<(&AlignCell, [KindStat; 3])> = cells
+        .iter()
+        .filter(|c| c.reads.len() >= MIN_SAMPLES)
+        .map(|c| (c, kind_stats(c)))
+        .filter(|(_, k)| !k.iter().any(|k| k.2))
+        .collect();
     let mut out = Vec::new();
-    for c in cells.iter().filter(|c| c.reads.len() >= MIN_SAMPLES) {
-        let [pre, on, post] = kind_stats(c);
-        let diff = on.0 - 0.5 * (pre.0 + post.0);
-        if [pre, on, post].iter().any(|k| k.2) {
-            // The kept reads hold stalls: the row is not believed until it is read again.
+    for &(c, [pre, on, post]) in &rows {
+        let mut bases: Vec<f64> = rows
+            .iter()
+            .filter(|(o, _)| o.block_bytes == c.block_bytes)
+            .map(|(_, k)| 0.5 * (k[0].0 + k[2].0))
+            .collect();
+        bases.sort_by(|a, b| a.total_cmp(b));
+        let fastest = bases[(KEEP_FROM * bases.len() as f64) as usize];
+        if pre.0.max(post.0) > 2.0 * fastest + STALL_EXTRA_NS {
             continue;
         }
+        let diff = on.0 - 0.5 * (pre.0 + post.0);
         let se = (on.1 * on.1 + 0.25 * (pre.1 * pre.1 + post.1 * post.1)).sqrt();
         out.push(AlignPoint {
             block_bytes: c.block_bytes,
@@ -217,35 +250,48 @@ pub enum Next {
     Full,
     /// Repeat the cells at these alignments (all block sizes).
     Focus(Vec<u64>),
+    /// Repeat the cells at `aligns` (as `Focus`) and these rows, `(block size,
+    /// alignment)`, at their own block size: rows read but not believed yet.
+    FocusRows {
+        aligns: Vec<u64>,
+        rows: Vec<(u64, u64)>,
+    },
 }
 
 /// The align probe's controller: infer from the cells so far and ask for what is still
-/// in doubt (`next_round`), and read again the rows not believed yet.
+/// in doubt (`next_round`), and read again the rows not believed yet (each at its own
+/// block size: the answer is not settled while a row is missing).
 pub fn decide(cells: &[AlignCell], reads: u64, max_reads: u64) -> Next {
     let pts = points(cells);
     let inf = infer(&pts);
     // Rows read but not believed (stalls in their kept reads) are read again.
-    let mut unread: Vec<u64> = cells
+    let unread: Vec<(u64, u64)> = cells
         .iter()
         .filter(|c| !c.reads.is_empty())
         .filter(|c| {
             !pts.iter()
                 .any(|p| p.block_bytes == c.block_bytes && p.align_bytes == c.align_bytes)
         })
-        .map(|c| c.align_bytes)
+        .map(|c| (c.block_bytes, c.align_bytes))
         .collect();
     match next_round(&inf, &pts, reads, max_reads) {
         None if unread.is_empty() => Next::Stop,
-        None => {
-            unread.sort_unstable();
-            unread.dedup();
-            Next::Focus(unread)
-        }
-        Some(mut f) => {
-            f.extend(unread);
+        None => Next::FocusRows {
+            aligns: Vec::new(),
+            rows: unread,
+        },
+        Some(mut f) if unread.is_empty() => {
             f.sort_unstable();
             f.dedup();
             Next::Focus(f)
+        }
+        Some(mut f) => {
+            f.sort_unstable();
+            f.dedup();
+            Next::FocusRows {
+                aligns: f,
+                rows: unread,
+            }
         }
     }
 }
@@ -1464,6 +1510,47 @@ mod tests {
         let mut reads = vec![[300_000, 2_310_000, 305_000]; 6];
         reads.extend([[300_000, 310_000, 305_000]; 2]);
         assert!(points(&[cell(1 << 20, &reads)]).is_empty());
+    }
+
+    #[test]
+    fn stalls_set_aside_leave_the_reads_the_medium_timed() {
+        // Half of each kind's reads waited a 4 ms scheduler tick (a loaded machine): they
+        // are set aside, and the row gives the boundary cost of the other half.
+        let mut reads = Vec::new();
+        for i in 0..16u64 {
+            let late = if i % 2 == 0 { 4_000_000 } else { 0 };
+            let jitter = 1_000 * (i % 3);
+            reads.push([
+                700_000 + jitter + late,
+                960_000 + jitter + if i % 4 < 2 { 4_000_000 } else { 0 },
+                700_000 + jitter + if i % 4 == 3 { 4_000_000 } else { 0 },
+            ]);
+        }
+        let p = points(&[cell(4 << 20, &reads)]);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!((p[0].diff_ns - 260_000.0).abs() < 2_000.0, "{p:?}");
+        // Fewer than MIN_UNSTALLED reads of a kind left: not believed.
+        let mut reads = vec![[700_000, 4_960_000, 700_000]; 13];
+        reads.extend([[700_000, 960_000, 700_000]; 3]);
+        assert!(points(&[cell(4 << 20, &reads)]).is_empty());
+    }
+
+    #[test]
+    fn a_row_whose_every_read_waited_is_not_believed() {
+        // Every read of the row at 4 MiB waited a whole tick (4 ms; its kind's reads agree
+        // among themselves), while the other rows of its block size read in 0.7 ms: its
+        // flat 4 ms would hide the erase block's cost. It gives no point (it is read again).
+        let quiet = |a: u64, on: u64| cell(a, &[[700_000, on, 700_000]; 8]);
+        let waited = cell(4 << 20, &[[4_010_000, 4_000_000, 4_020_000]; 8]);
+        let cells = vec![
+            quiet(1 << 20, 760_000),
+            quiet(2 << 20, 760_000),
+            waited,
+            quiet(8 << 20, 960_000),
+        ];
+        let p = points(&cells);
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert!(p.iter().all(|p| p.align_bytes != 4 << 20), "{p:?}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `flashscope align TARGET`: find the erase block and page size from read timings.
 
 use super::Output;
-use crate::commands::align::{self, AlignParams};
+use crate::commands::align::{self, AlignParams, Priority};
 use crate::vocab::error::Verdict;
 use crate::Result;
 use std::path::Path;
@@ -9,7 +9,7 @@ use std::path::Path;
 /// Arguments of `align`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  flashscope align sim:sd-16g\n  flashscope align /dev/mmcblk0 --plot align.svg\n  flashscope align sim:usb-32g --blocksize 4K --count 4 --json\n  flashscope align /dev/mmcblk0 --realtime\n\nRead-only. Reads a block just before, across and just after every multiple of each\nalignment (2^n and 3 × 2^n) and repeats where the answer is still in doubt, until it is\nconfident or the time budget ends. Each alignment is read at least 8 times and stands for\nits fast reads, so a busy machine (late reads) makes answers inconclusive, not wrong; a\nnoisy_environment warning names the cause (load, steal time, stalled reads)."
+    after_help = "Examples:\n  flashscope align sim:sd-16g\n  flashscope align /dev/mmcblk0 --plot align.svg\n  flashscope align sim:usb-32g --blocksize 4K --count 4 --json\n  flashscope align /dev/mmcblk0 --no-realtime\n\nRead-only. Reads a block just before, across and just after every multiple of each\nalignment (2^n and 3 × 2^n) and repeats where the answer is still in doubt, until it is\nconfident or the time budget ends. Each alignment is read at least 8 times and stands for\nits fast reads, so a busy machine (late reads) makes answers inconclusive, not wrong; a\nnoisy_environment warning names the cause (load, steal time, stalled reads). As root\n(or with CAP_SYS_NICE) it reads at real-time priority (SCHED_FIFO 10), so other\nprograms do not preempt a timed read; the read and time budgets bound how long it\nholds it (--no-realtime: normal priority)."
 )]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
@@ -31,11 +31,15 @@ pub struct Args {
     /// Write an SVG plot of boundary cost against alignment.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<String>,
-    /// Read at real-time priority (SCHED_FIFO 10, as flashbench does), so other programs
-    /// do not preempt a timed read; needs root or CAP_SYS_NICE (refused: a warning, and
-    /// the run goes on at normal priority).
-    #[arg(long)]
+    /// Insist on real-time priority (SCHED_FIFO 10), which align takes by default where
+    /// permitted: a refusal (without root or CAP_SYS_NICE) is then a warning, and the run
+    /// goes on at normal priority.
+    #[arg(long, conflicts_with = "no_realtime")]
     pub realtime: bool,
+    /// Read at normal priority (by default align reads at real-time priority, SCHED_FIFO
+    /// 10, where permitted, so other programs do not preempt a timed read).
+    #[arg(long)]
+    pub no_realtime: bool,
 }
 
 /// Run the command and print its document; returns the exit code.
@@ -52,6 +56,12 @@ fn params(args: &Args) -> Result<AlignParams> {
         positions: args.positions,
         count: args.count,
         time_budget_ns: args.time_budget,
-        realtime: args.realtime,
+        priority: if args.no_realtime {
+            Priority::Normal
+        } else if args.realtime {
+            Priority::Realtime
+        } else {
+            Priority::Auto
+        },
     })
 }

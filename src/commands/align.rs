@@ -36,8 +36,22 @@ pub struct AlignParams {
     pub count: Option<u32>,
     /// Stop repeating after this much device time (virtual on `sim:`).
     pub time_budget_ns: u64,
-    /// Read at real-time priority when the system allows it.
-    pub realtime: bool,
+    /// Whether to read at real-time priority.
+    pub priority: Priority,
+}
+
+/// The scheduling priority `align` reads at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Priority {
+    /// Real-time (SCHED_FIFO 10) where the kernel grants it (root or CAP_SYS_NICE), else
+    /// normal priority without a word; never for a `sim:` target, whose virtual clock no
+    /// other program can slow.
+    #[default]
+    Auto,
+    /// `--realtime`: as `Auto`, but a refusal is a warning.
+    Realtime,
+    /// `--no-realtime`: normal priority.
+    Normal,
 }
 
 impl Default for AlignParams {
@@ -48,7 +62,7 @@ impl Default for AlignParams {
             positions: DEFAULT_POSITIONS,
             count: None,
             time_budget_ns: 60_000_000_000,
-            realtime: false,
+            priority: Priority::Auto,
         }
     }
 }
@@ -96,7 +110,19 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
     };
     let load_before = crate::workload::sysstat::CpuLoad::now();
     let mut progress = Progress::new("align");
-    let realtime = params.realtime && crate::sys::try_realtime(10);
+    // Real-time priority keeps other programs from preempting a timed read. It cannot
+    // starve the machine: every read of a device waits for its I/O (the thread sleeps, so
+    // the CPU is free meanwhile); a target that answers from RAM without sleeping (zram, a
+    // file in the page cache) answers the whole read budget in well under a second; the
+    // run ends at its read and time budgets; and the kernel's real-time throttling leaves
+    // other programs a share of every second. A simulated card runs on a virtual clock
+    // that no other program can slow: it keeps normal priority.
+    let ask = match params.priority {
+        Priority::Normal => false,
+        Priority::Realtime => true,
+        Priority::Auto => opened.info.kind != TargetKind::Sim,
+    };
+    let realtime = ask && crate::sys::try_realtime(10);
     let run = probe::run(
         dev.as_mut(),
         &config,
@@ -142,7 +168,7 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
     };
     let mut doc = Document::for_target(&opened.info, Body::Align(body));
     doc.warnings = opened.warnings;
-    if params.realtime && !realtime {
+    if params.priority == Priority::Realtime && !realtime {
         doc.warnings.push(Warning::RealtimeRefused);
     }
     if inf.erase_block_bytes.value.is_none()

@@ -315,23 +315,38 @@ pub fn run<B: Backend + ?Sized>(
         // A focus round measures the few decisive alignments at every block size (the
         // answer must agree across them), or a longer list at the smallest block size only
         // (the least noisy reads); it repeats its cells so that one round spends about a
-        // twelfth of the read budget.
-        let (chosen, reps): (Vec<usize>, u64) = match &plan {
-            Next::Focus(aligns) => {
+        // twelfth of the read budget. Rows not believed yet are read again at their own
+        // block size.
+        let none = Vec::new();
+        let focus = match &plan {
+            Next::Focus(aligns) => Some((aligns, &none)),
+            Next::FocusRows { aligns, rows } => Some((aligns, rows)),
+            Next::Full | Next::Stop => None,
+        };
+        let (chosen, reps): (Vec<usize>, u64) = match focus {
+            Some((aligns, rows)) => {
                 let v: Vec<usize> = (0..cells.len())
                     .filter(|&i| {
-                        (cells[i].block_bytes == smallest || aligns.len() <= 8)
-                            && aligns.contains(&cells[i].align_bytes)
+                        let c = &cells[i];
+                        ((c.block_bytes == smallest || aligns.len() <= 8)
+                            && aligns.contains(&c.align_bytes))
+                            || rows.contains(&(c.block_bytes, c.align_bytes))
                     })
                     .collect();
                 let cost: u64 = v.iter().map(|&i| unit_cost(&cells[i])).sum();
-                let reps = (config.max_reads / 12)
-                    .checked_div(cost)
-                    .unwrap_or(1)
-                    .max(1);
+                // Rows alone (the answer holds but some rows are not believed yet): one
+                // unit each, then look again.
+                let reps = if aligns.is_empty() {
+                    1
+                } else {
+                    (config.max_reads / 12)
+                        .checked_div(cost)
+                        .unwrap_or(1)
+                        .max(1)
+                };
                 (v, reps)
             }
-            _ => (Vec::new(), 1),
+            None => (Vec::new(), 1),
         };
         let chosen = if chosen.is_empty() {
             (0..cells.len()).collect()

@@ -585,7 +585,7 @@ impl Warning {
             Partition { disk, .. } => format!("test /dev/{disk} for the fake-capacity verdict"),
             GuardRestored { .. } => "check the partition table (`sfdisk -d`) before using the card".into(),
             RealtimeRefused => "run as root (or with CAP_SYS_NICE) for real-time priority".into(),
-            NoisyEnvironment { effect: NoiseEffect::AlignAnswers, .. } => "rerun on a quiet machine (or with `--realtime` as root, `taskset` away from busy CPUs) for sharper answers".into(),
+            NoisyEnvironment { effect: NoiseEffect::AlignAnswers, .. } => "rerun on a quiet machine (or as root, where align reads at real-time priority, `taskset` away from busy CPUs) for sharper answers".into(),
             NoisyEnvironment { effect: NoiseEffect::Figures, .. } => "rerun on a quiet machine".into(),
             CpuGovernor { .. } => "set it with 'echo performance | tee /sys/devices/system/cpu/cpufreq/policy*/scaling_governor' (as root) before measuring, for comparable numbers".into(),
             UringUnavailable { .. } => "use --engine sync to choose it yourself, or turn io_uring back on as the message says".into(),

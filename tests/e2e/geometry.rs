@@ -1520,3 +1520,47 @@ fn a_multi_plane_unit_is_never_surer_than_its_page() {
         "page {page:?}"
     );
 }
+
+/// align reads at real-time priority by default where the kernel grants it (root), never on
+/// a `sim:` card, and records whether it did; `--no-realtime` keeps normal priority;
+/// `--realtime` insists (a `realtime_refused` warning only then, when refused); the two
+/// together are refused as a usage error.
+#[test]
+fn e2e_align_reads_at_real_time_priority_by_default_where_permitted_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("card.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let img = img.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["align", img, "--count", "1", "--blocksize", "4K"];
+        args.extend(extra);
+        let v = json(&args);
+        let refused = v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["kind"] == "realtime_refused");
+        (v["parameters"]["realtime"].as_bool().unwrap(), refused)
+    };
+    let (default_rt, default_warned) = run(&[]);
+    assert!(!default_warned, "the default falls back without a word");
+    if common::is_root() {
+        assert!(default_rt, "as root align reads at real-time priority");
+    }
+    assert_eq!(run(&["--no-realtime"]), (false, false));
+    let (rt, warned) = run(&["--realtime"]);
+    assert_eq!(rt, default_rt);
+    assert_eq!(warned, !rt, "--realtime warns exactly when refused");
+    let v = json(&["align", "sim:sd-16g", "--count", "1"]);
+    assert_eq!(
+        v["parameters"]["realtime"], false,
+        "a sim: card keeps normal priority"
+    );
+    flashscope()
+        .args(["align", img, "--realtime", "--no-realtime"])
+        .assert()
+        .code(2);
+}
