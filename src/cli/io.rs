@@ -43,7 +43,7 @@ pub struct Args {
     pub bs: Given<u64>,
     /// Random block sizes in LOW-HIGH (multiples of LOW), instead of --blocksize.
     #[arg(long = "blocksize-range", alias = "bsrange", value_name = "LOW-HIGH", value_parser = bsrange_arg)]
-    pub bsrange: Option<(u64, u64)>,
+    pub bsrange: Option<Given<(u64, u64)>>,
     /// I/Os in flight per job (needs --engine uring above 1 on real devices).
     #[arg(long, default_value_t = 1)]
     pub iodepth: u32,
@@ -102,15 +102,24 @@ pub struct Args {
     pub flags: WriteArgs,
 }
 
-/// clap's parser of `--blocksize-range`: its low and high sizes in bytes.
-fn bsrange_arg(text: &str) -> std::result::Result<(u64, u64), String> {
-    JobSpec::parse_bsrange(text).map_err(|e| e.to_string())
+/// clap's parser of `--blocksize-range`: its low and high sizes in bytes, and the text
+/// given (for a message about it).
+fn bsrange_arg(text: &str) -> std::result::Result<Given<(u64, u64)>, String> {
+    JobSpec::parse_bsrange(text)
+        .map(|value| Given {
+            value,
+            text: text.to_string(),
+        })
+        .map_err(|e| e.to_string())
 }
 
 /// Build the job from the arguments: its size is `--size`, or (not given) the rest of the
 /// target from `--offset`, known once the target is.
 fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
-    let (bs_min, bs_max) = args.bsrange.unwrap_or((args.bs.value, args.bs.value));
+    let (bs_min, bs_max) = args
+        .bsrange
+        .as_ref()
+        .map_or((args.bs.value, args.bs.value), |r| r.value);
     let engine = match &args.engine {
         Some(e) => EngineKind::parse(e)?,
         None if args.iodepth > 1 => EngineKind::Uring,
@@ -123,7 +132,10 @@ fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
     let size = match args.size {
         Some(_) => JobSize::Given,
         None => JobSize::RestOfTarget {
-            blocksize: args.bs.text.clone(),
+            blocksize: match &args.bsrange {
+                Some(r) => ("--blocksize-range", r.text.clone()),
+                None => ("--blocksize", args.bs.text.clone()),
+            },
         },
     };
     let job = JobSpec {
