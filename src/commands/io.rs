@@ -251,10 +251,19 @@ fn time_first_writes(
     };
     let job = JobTime::of(spec, rates, Some(sample.write_ns()));
     let mut text = format!(
-        "its first {} random writes ({}) took {} each, timed just now (each wrote back what it read): the run takes about {}",
-        sample.count,
+        "its first {} ({}) took {}, timed just now ({} back what it read): the run takes about {}",
+        if sample.count == 1 {
+            "random write".to_string()
+        } else {
+            format!("{} random writes", sample.count)
+        },
         format_bytes(sample.bytes),
-        format_ns(sample.write_ns()),
+        format_ns(sample.write_ns()) + if sample.count == 1 { "" } else { " each" },
+        if sample.count == 1 {
+            "it wrote"
+        } else {
+            "each wrote"
+        },
         format_ns(job.ns as f64)
     );
     if preserving {
@@ -586,7 +595,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert!(
-            text.starts_with("its first 64 random writes (256 KiB) took"),
+            text.starts_with("its first 128 random writes (512 KiB) took"),
             "{text}"
         );
         assert!(!text.contains("preserve"), "no preserve mode here: {text}");

@@ -35,7 +35,7 @@ const SAMPLE_MAX_NS: u64 = 1_000_000_000;
 /// when nothing measured the writes: memory cards' are 4 MiB (some larger).
 pub const ERASE_BYTES: u64 = 4 << 20;
 /// The timed random writes of [`WriteSample::take`]: at most this many...
-pub const SAMPLE_WRITES: u64 = 64;
+pub const SAMPLE_WRITES: u64 = 128;
 /// ...stopping once they took this long (device time, or wall time with preserve mode's
 /// saving), or the caller's smaller bound.
 pub const SAMPLE_WRITES_MAX_NS: u64 = 2_000_000_000;
@@ -304,11 +304,11 @@ pub fn range_text(low: u64, high: u64) -> String {
 /// A plan's time before its writes are timed, as bounds: `low` with a flash page written
 /// per random write at the assumed rates, `high` with an erase block
 /// ([`ERASE_BYTES`]) copied per random write and writes [`SLOW_WRITES`] times slower;
-/// never "about", which only a measured figure says. Equal bounds (a job that runs for a
-/// set time) are that time.
+/// never "about", which only a measured figure says. Bounds that meet (a job that runs for
+/// a set time, which the slow writes cannot lengthen) are "up to" that time.
 pub fn bounds_text(low: u64, high: u64) -> String {
     if high <= low {
-        return format_ns(low as f64);
+        return format!("up to {}", format_ns(low as f64));
     }
     format!(
         "from {} (a flash page a write) to {} (a {} erase block copied a write, writing {} times slower than it reads)",
@@ -418,7 +418,7 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("about"), "{t}");
-        assert_eq!(bounds_text(5_000_000_000, 5_000_000_000), "5 s");
+        assert_eq!(bounds_text(5_000_000_000, 5_000_000_000), "up to 5 s");
     }
 
     #[test]
