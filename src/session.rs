@@ -88,10 +88,11 @@ pub enum Notice {
     /// The plan of a test, in words ([`WriteIntent::describe`]).
     Plan { command: &'static str, what: String },
     /// Preserve mode: up to `bytes` of `spec` are saved to `journal` first; saving and
-    /// restoring take about `cost_ns` more ([`WriteIntent::preserve_ns`]).
+    /// restoring take about `cost_ns` more ([`WriteIntent::preserve_ns`]); `None`: timed
+    /// on the test's first writes and said then ([`WriteIntent::timed_first`]).
     Preserving {
         bytes: u64,
-        cost_ns: u64,
+        cost_ns: Option<u64>,
         /// What the cost assumes ([`Rates::assumption`]).
         basis: String,
         spec: String,
@@ -155,10 +156,13 @@ impl std::fmt::Display for Notice {
                 journal,
             } => write!(
                 f,
-                "preserve mode: saving up to {} of {spec} to the journal {} before overwriting (saving and restoring add about {} {basis}); Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143, SIGHUP from a closed terminal: 129). After a crash: flashscope restore {}",
+                "preserve mode: saving up to {} of {spec} to the journal {} before overwriting (saving and restoring {}); Ctrl-C stops after the current write, restores and exits 130 (SIGTERM: 143, SIGHUP from a closed terminal: 129). After a crash: flashscope restore {}",
                 format_bytes(*bytes),
                 journal.display(),
-                format_ns(*cost_ns as f64),
+                match cost_ns {
+                    Some(ns) => format!("add about {} {basis}", format_ns(*ns as f64)),
+                    None => "are timed with the test's first writes, and said then".to_string(),
+                },
                 journal.display()
             ),
             Notice::Simulated => f.write_str(
@@ -316,6 +320,11 @@ pub struct WriteIntent {
     /// Separate places the test overwrites (each is written back and verified with a
     /// command of its own); 0: one per 32 MiB.
     pub places: u64,
+    /// The test times its first writes before it runs and says its measured figure then
+    /// (random writes, whose cost only writing tells: [`estimate::WriteSample`]). Until
+    /// then its time is bounds, `estimated_ns` (a flash page a write) to `slow_ns` (an
+    /// erase block copied a write), never "about", and preserve mode's cost is not given.
+    pub timed_first: bool,
     /// One sentence: what is written where.
     pub what: String,
     /// How to make the test write less, offered when the journal has no room for the
@@ -388,6 +397,13 @@ impl WriteIntent {
     /// "about 12 s (up to 41 s if ...) at the 180 MiB/s its reads ran ...": the test's
     /// time as a range and what it assumes.
     pub fn time_text(&self) -> String {
+        if self.timed_first {
+            return format!(
+                "{} {}; its first writes are timed before it runs, for a measured figure",
+                estimate::bounds_text(self.estimated_ns, self.slow_or_estimated_ns()),
+                self.rates.assumption()
+            );
+        }
         format!(
             "{} {}",
             estimate::range_text(self.estimated_ns, self.slow_or_estimated_ns()),
@@ -647,7 +663,7 @@ pub fn open_for_write(
                 });
                 say.say(Notice::Preserving {
                     bytes: save,
-                    cost_ns: intent.preserve_ns(),
+                    cost_ns: (!intent.timed_first).then(|| intent.preserve_ns()),
                     basis: if intent.rates.measured {
                         "at the rates above".to_string()
                     } else {
@@ -934,7 +950,10 @@ impl WriteSession {
         }
     }
 
-    /// Fill the document's common fields: target, warnings, journal, bytes written, time.
+    /// Fill the document's common fields: target, warnings, journal, bytes written, and
+    /// `elapsed_ns` as the session's wall time (saving and restoring in it); the commands
+    /// whose `elapsed_ns` is the device time of their own I/O (bench, probe, verify, io:
+    /// `report::html::Elapsed`) set it again after this.
     pub fn fill(&self, doc: &mut Document, ending: &Ending) {
         doc.target = crate::report::Target::from(&self.info);
         doc.warnings.extend(self.warnings.iter().cloned());

@@ -15,10 +15,10 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: crate::device::TargetSpec,
     /// Read size; repeat for several (default: 2, 8 and 32 logical sectors, i.e. 1K, 4K, 16K).
-    #[arg(long = "blocksize", short = 'b', value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    #[arg(long = "blocksize", short = 'b', value_name = "SIZE", value_parser = crate::vocab::units::parse_size)]
     pub blocksize: Vec<u64>,
     /// Stop repeating after this long (device time; virtual for sim:).
-    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::cli::write_args::duration_ns)]
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = crate::vocab::units::parse_duration_ns)]
     pub time_budget: u64,
     /// Exactly N full rounds instead of adaptive repetition (each round reads every
     /// alignment at least 8 times: fewer positions are repeated).

@@ -40,11 +40,11 @@ pub struct Args {
     /// Time budget of the whole run, in device time (virtual for sim:): each step gets what
     /// is left, and a step that no longer fits is skipped (said so) [default: 30s for align,
     /// the write steps unbounded].
-    #[arg(long, value_name = "DURATION", value_parser = crate::cli::write_args::duration_given)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::cli::write_args::given(crate::vocab::units::parse_duration_ns))]
     pub time_budget: Option<Given<u64>>,
     /// Write budget of the whole run (e.g. 512M): each writing step gets what is left as its
     /// cap; once it is spent the remaining steps are skipped (said so).
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::size_given)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::given(crate::vocab::units::parse_size))]
     pub write_budget: Option<Given<u64>>,
     /// `--write` also runs the write tests (the fake-capacity probe and the open erase
     /// blocks), each through the write-safety policy.

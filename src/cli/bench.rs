@@ -39,10 +39,10 @@ pub struct Args {
     #[arg(long)]
     pub quick: bool,
     /// Counting time of each test (plain number = seconds); overrides the default split.
-    #[arg(long, value_parser = crate::cli::write_args::duration_ns)]
+    #[arg(long, value_parser = crate::vocab::units::parse_duration_ns)]
     pub runtime: Option<u64>,
     /// Size of the test region or test file.
-    #[arg(long, default_value = "256M", value_parser = crate::cli::write_args::size_bytes)]
+    #[arg(long, default_value = "256M", value_parser = crate::vocab::units::parse_size)]
     pub size: u64,
     /// Engine for the queued tests: uring (default, falls back to sync) or sync.
     #[arg(long, default_value = "uring")]

@@ -22,10 +22,10 @@ pub struct Args {
     pub target: crate::device::TargetSpec,
     /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
     /// read-only; it must be confident].
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::parse_size)]
     pub erase_size: Option<u64>,
     /// Smallest block size written (below the page size page-mapped areas show).
-    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::cli::write_args::size_bytes)]
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::vocab::units::parse_size)]
     pub blocksize: u64,
     /// Erase blocks measured from the start of the device.
     #[arg(long, value_name = "N", default_value_t = 6)]

@@ -2,7 +2,7 @@
 //! thing), with fio-compatible JSON for the per-job figures.
 
 use super::Output;
-use crate::cli::write_args::{duration_ns, size_bytes, size_given, WriteArgs};
+use crate::cli::write_args::{given, WriteArgs};
 use crate::commands::io::{self, IoParams, JobSize};
 use crate::commands::write_probe::Finished;
 use crate::report::wear_line;
@@ -10,6 +10,7 @@ use crate::report::Body;
 use crate::session::WriteFlags;
 use crate::vocab::error::Verdict;
 use crate::vocab::units::Given;
+use crate::vocab::units::{parse_duration_ns, parse_size};
 use crate::workload::spec::parse_cpus;
 use crate::workload::{EngineKind, JobSpec, Pattern, RateLimit, RwMode, SyncMode};
 use crate::{Error, Result};
@@ -39,11 +40,11 @@ pub struct Args {
     #[arg(long, default_value_t = 50)]
     pub rwmixread: u32,
     /// Block size (K, M = powers of 1024).
-    #[arg(long = "blocksize", short = 'b', alias = "bs", value_name = "SIZE", default_value = "4k", value_parser = size_given)]
+    #[arg(long = "blocksize", short = 'b', alias = "bs", value_name = "SIZE", default_value = "4k", value_parser = given(parse_size))]
     pub bs: Given<u64>,
     /// Random block sizes in LOW-HIGH (multiples of LOW), instead of --blocksize.
-    #[arg(long = "blocksize-range", alias = "bsrange", value_name = "LOW-HIGH", value_parser = bsrange_arg)]
-    pub bsrange: Option<(u64, u64)>,
+    #[arg(long = "blocksize-range", alias = "bsrange", value_name = "LOW-HIGH", value_parser = given(JobSpec::parse_bsrange))]
+    pub bsrange: Option<Given<(u64, u64)>>,
     /// I/Os in flight per job (needs --engine uring above 1 on real devices).
     #[arg(long, default_value_t = 1)]
     pub iodepth: u32,
@@ -51,19 +52,19 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub numjobs: u32,
     /// Bytes of the region each job covers (default: from --offset to the end).
-    #[arg(long, value_parser = size_bytes)]
+    #[arg(long, value_parser = parse_size)]
     pub size: Option<u64>,
     /// Start of the region.
-    #[arg(long, default_value = "0", value_parser = size_bytes)]
+    #[arg(long, default_value = "0", value_parser = parse_size)]
     pub offset: u64,
     /// Stop after this long (plain number = seconds; also ms, us).
-    #[arg(long, value_parser = duration_ns)]
+    #[arg(long, value_parser = parse_duration_ns)]
     pub runtime: Option<u64>,
     /// Keep going over the region until --runtime ends.
     #[arg(long)]
     pub time_based: bool,
     /// Run this long before counting.
-    #[arg(long, value_parser = duration_ns)]
+    #[arg(long, value_parser = parse_duration_ns)]
     pub ramp_time: Option<u64>,
     /// O_DIRECT, the default: bypass the page cache; --direct=0 goes through it. (Here a
     /// value may also follow after a space, as io has always taken it: --direct 0.)
@@ -102,15 +103,13 @@ pub struct Args {
     pub flags: WriteArgs,
 }
 
-/// clap's parser of `--blocksize-range`: its low and high sizes in bytes.
-fn bsrange_arg(text: &str) -> std::result::Result<(u64, u64), String> {
-    JobSpec::parse_bsrange(text).map_err(|e| e.to_string())
-}
-
 /// Build the job from the arguments: its size is `--size`, or (not given) the rest of the
 /// target from `--offset`, known once the target is.
 fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
-    let (bs_min, bs_max) = args.bsrange.unwrap_or((args.bs.value, args.bs.value));
+    let (bs_min, bs_max) = args
+        .bsrange
+        .as_ref()
+        .map_or((args.bs.value, args.bs.value), |r| r.value);
     let engine = match &args.engine {
         Some(e) => EngineKind::parse(e)?,
         None if args.iodepth > 1 => EngineKind::Uring,
@@ -123,7 +122,10 @@ fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
     let size = match args.size {
         Some(_) => JobSize::Given,
         None => JobSize::RestOfTarget {
-            blocksize: args.bs.text.clone(),
+            blocksize: match &args.bsrange {
+                Some(r) => ("--blocksize-range", r.text.clone()),
+                None => ("--blocksize", args.bs.text.clone()),
+            },
         },
     };
     let job = JobSpec {

@@ -22,17 +22,17 @@ pub struct Args {
     pub target: crate::device::TargetSpec,
     /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
     /// read-only; it must be confident].
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::parse_size)]
     pub erase_size: Option<u64>,
     /// Smallest block size written (the size whose collapse decides).
-    #[arg(long, short = 'b', value_name = "SIZE", default_value = "16K", value_parser = crate::cli::write_args::size_bytes)]
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "16K", value_parser = crate::vocab::units::parse_size)]
     pub blocksize: u64,
     /// Most erase blocks written concurrently.
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub max_au: u32,
     /// Where the first erase block starts [default: past 16 MiB and past 4 erase blocks,
     /// so the FAT area stays out; a FAT area reaching further adds to the count].
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::parse_size)]
     pub offset: Option<u64>,
     /// Also measure random order inside each erase block (`inferences.open_au_random`).
     #[arg(long)]

@@ -77,5 +77,5 @@ fn max_cache_arg(text: &str) -> std::result::Result<u64, String> {
             text.trim()
         ));
     }
-    crate::cli::write_args::size_bytes(text)
+    crate::vocab::units::parse_size(text).map_err(|e| e.to_string())
 }

@@ -2,11 +2,12 @@
 //! linear and random writes of zeros, ones and 0x5a, and reads.
 
 use super::{emit_finished, Output};
-use crate::cli::write_args::{size_given, BudgetArgs, WriteArgs};
+use crate::cli::write_args::{given, BudgetArgs, WriteArgs};
 use crate::commands::program::ProgramRequest;
 use crate::commands::write_probe;
 use crate::session::{Budgets, WriteFlags};
 use crate::vocab::error::Verdict;
+use crate::vocab::units::parse_size;
 use crate::vocab::units::Given;
 use crate::Result;
 
@@ -19,16 +20,16 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: crate::device::TargetSpec,
     /// Start of the region written.
-    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = size_given)]
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = given(parse_size))]
     pub offset: Given<u64>,
     /// Size of the region written (an erase block or more).
-    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = size_given)]
+    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = given(parse_size))]
     pub size: Given<u64>,
     /// Largest block size.
-    #[arg(long, value_name = "SIZE", default_value = "2M", value_parser = size_given)]
+    #[arg(long, value_name = "SIZE", default_value = "2M", value_parser = given(parse_size))]
     pub max_blocksize: Given<u64>,
     /// Smallest block size.
-    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = size_given)]
+    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = given(parse_size))]
     pub blocksize: Given<u64>,
     #[command(flatten)]
     pub flags: WriteArgs,

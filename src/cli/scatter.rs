@@ -14,7 +14,7 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: crate::device::TargetSpec,
     /// Distance between positions and unit of --span.
-    #[arg(long, short = 'b', default_value = "16K", value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    #[arg(long, short = 'b', default_value = "16K", value_name = "SIZE", value_parser = crate::vocab::units::parse_size)]
     pub blocksize: u64,
     /// Read at 2^ORDER positions.
     #[arg(long, default_value_t = 9, value_name = "N")]

@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long = "cpus", alias = "cpu", value_name = "N")]
     pub cpu: Option<usize>,
     /// Spin (instead of sleeping) for this last part of every wait.
-    #[arg(long, value_name = "TIME", default_value = "50us", value_parser = crate::cli::write_args::duration_ns)]
+    #[arg(long, value_name = "TIME", default_value = "50us", value_parser = crate::vocab::units::parse_duration_ns)]
     pub spin: u64,
     /// Do not ask for real-time (SCHED_FIFO) priority; by default the server asks for it
     /// and runs without it if refused.

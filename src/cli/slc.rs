@@ -23,10 +23,10 @@ pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: crate::device::TargetSpec,
     /// Start of the sustained write.
-    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::cli::write_args::size_bytes)]
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = crate::vocab::units::parse_size)]
     pub offset: u64,
     /// Idle time before probing whether the cache recovered (0 skips it).
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::write_args::duration_ns)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::vocab::units::parse_duration_ns)]
     pub recover: u64,
     /// Write pseudo-random data instead of zeros (for controllers that compress).
     #[arg(long)]

@@ -54,7 +54,7 @@ pub struct Args {
     #[arg(long, value_name = "OFFSET+LEN", value_parser = range_arg)]
     pub range: Option<(u64, u64)>,
     /// Directory mode: verify this much instead of all free space.
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::size_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::parse_size)]
     pub size: Option<u64>,
     /// Directory mode: keep the files afterwards (files that hold bad data are always kept).
     #[arg(long)]
@@ -67,7 +67,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Stop after this long (e.g. 10m); resume later with --resume.
-    #[arg(long, value_name = "DURATION", value_parser = crate::cli::write_args::duration_given)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::cli::write_args::given(crate::vocab::units::parse_duration_ns))]
     pub time_budget: Option<Given<u64>>,
     /// Write an SVG plot of read and write throughput over the position.
     #[arg(long, value_name = "FILE.svg")]

@@ -44,10 +44,10 @@ pub fn stderr_notices() -> Notices {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct BudgetArgs {
     /// Stop once this much has been written (e.g. 512M, 4G); results so far are analysed.
-    #[arg(long, value_name = "SIZE", value_parser = size_given)]
+    #[arg(long, value_name = "SIZE", value_parser = given(parse_size))]
     pub write_budget: Option<Given<u64>>,
     /// Stop after this much device time (e.g. 600s); results so far are analysed.
-    #[arg(long, value_name = "DURATION", value_parser = duration_given)]
+    #[arg(long, value_name = "DURATION", value_parser = given(parse_duration_ns))]
     pub time_budget: Option<Given<u64>>,
 }
 
@@ -60,32 +60,15 @@ impl From<&BudgetArgs> for Budgets {
     }
 }
 
-/// clap's parser of a size option: its bytes, and its spelling for messages.
-pub fn size_given(text: &str) -> std::result::Result<Given<u64>, String> {
-    parse_size(text)
-        .map(|value| Given {
+/// clap's parser of an option whose spelling a message needs: `parse`'s value, and the
+/// text given. (Where no message needs it, `value_parser = parse_size` takes the value.)
+pub fn given<T: 'static>(
+    parse: fn(&str) -> crate::Result<T>,
+) -> impl Fn(&str) -> crate::Result<Given<T>> + Clone + Send + Sync + 'static {
+    move |text| {
+        parse(text).map(|value| Given {
             value,
             text: text.to_string(),
         })
-        .map_err(|e| e.to_string())
-}
-
-/// clap's parser of a size option whose spelling no message needs: its bytes.
-pub fn size_bytes(text: &str) -> std::result::Result<u64, String> {
-    parse_size(text).map_err(|e| e.to_string())
-}
-
-/// clap's parser of a duration option whose spelling no message needs: its ns.
-pub fn duration_ns(text: &str) -> std::result::Result<u64, String> {
-    parse_duration_ns(text).map_err(|e| e.to_string())
-}
-
-/// clap's parser of a duration option: its ns, and its spelling for messages.
-pub fn duration_given(text: &str) -> std::result::Result<Given<u64>, String> {
-    parse_duration_ns(text)
-        .map(|value| Given {
-            value,
-            text: text.to_string(),
-        })
-        .map_err(|e| e.to_string())
+    }
 }

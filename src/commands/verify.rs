@@ -370,7 +370,11 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
         None,
         iodepth,
     )?;
+    // `elapsed_ns` stays the device time of verify's writing and reading (`document`),
+    // not the session's wall time with preserve mode's saving and restoring.
+    let device_ns = doc.elapsed_ns;
     session.fill(&mut doc, &ending);
+    doc.elapsed_ns = device_ns;
     Ok(Finished::Done { doc, verdict })
 }
 

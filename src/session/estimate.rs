@@ -32,6 +32,17 @@ const SAMPLE_BLOCK: u64 = 1 << 20;
 const SAMPLE_SMALL_READS: u64 = 32;
 /// The sample stops after this much device time (a very slow card).
 const SAMPLE_MAX_NS: u64 = 1_000_000_000;
+/// The erase block a plan's upper figure assumes each random write makes the card copy,
+/// when nothing measured the writes: memory cards' are 4 MiB (some larger).
+pub const ERASE_BYTES: u64 = 4 << 20;
+/// A random-writing test's first writes are timed only when its slow bound reaches this:
+/// below it the bounds are plan enough, and the sample's writes are not worth their wear.
+pub const SAMPLE_WORTH_NS: u64 = 30_000_000_000;
+/// The timed random writes of [`WriteSample::take`]: at most this many...
+pub const SAMPLE_WRITES: u64 = 128;
+/// ...stopping once they took this long (device time, or wall time with preserve mode's
+/// saving), or the caller's smaller bound.
+pub const SAMPLE_WRITES_MAX_NS: u64 = 2_000_000_000;
 
 /// The speeds a plan's times are worked out from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -213,6 +224,73 @@ impl Rates {
     }
 }
 
+/// Random writes timed on the target before a test that writes randomly runs, inside the
+/// region it may write (so preserve mode saves them and puts them back like the test's
+/// own): each writes back the bytes it read there, so the sample changes nothing. A card
+/// that copies an erase block for a write outside the few it keeps open is many times
+/// slower at this than any read or sequential rate says; only writing tells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WriteSample {
+    /// Writes timed.
+    pub count: u64,
+    /// Bytes they wrote, in all.
+    pub bytes: u64,
+    /// Their device time, in all (the backend's clock: virtual on `sim:`, preserve mode's
+    /// saving taken out).
+    pub device_ns: u64,
+    /// Wall time beyond the device time, in all: preserve mode saving each place before
+    /// its first overwrite (a read, a journal append and its sync); about 0 without it.
+    pub saving_ns: u64,
+}
+
+impl WriteSample {
+    /// Time the writes at `places` (offset, length) on `dev`, one at a time, each putting
+    /// back what a read there just returned: at most [`SAMPLE_WRITES`], stopping once
+    /// their device or wall time reaches `max_ns` (at least one is timed). `None` when
+    /// there is no place. An I/O error (a signal, a budget) ends it with that error.
+    pub fn take(
+        dev: &mut dyn Backend,
+        places: impl IntoIterator<Item = (u64, u64)>,
+        max_ns: u64,
+    ) -> std::io::Result<Option<Self>> {
+        let mut s = WriteSample {
+            count: 0,
+            bytes: 0,
+            device_ns: 0,
+            saving_ns: 0,
+        };
+        let mut wall_ns = 0;
+        for (at, len) in places.into_iter().take(SAMPLE_WRITES as usize) {
+            if s.count > 0 && (s.device_ns >= max_ns || wall_ns >= max_ns) {
+                break;
+            }
+            let mut buf = AlignedBuf::new(len as usize);
+            dev.read_at(&mut buf, at)?;
+            let (w0, d0) = (crate::backend::monotonic_ns(), dev.clock_ns());
+            dev.write_at(&buf, at)?;
+            let device = dev.clock_ns().saturating_sub(d0);
+            let wall = crate::backend::monotonic_ns().saturating_sub(w0);
+            s.count += 1;
+            s.bytes += len;
+            s.device_ns += device;
+            // On `sim:` the device's clock is virtual, far ahead of the wall: no saving.
+            s.saving_ns += wall.saturating_sub(device);
+            wall_ns += wall;
+        }
+        Ok((s.count > 0).then_some(s))
+    }
+
+    /// One write's mean device time.
+    pub fn write_ns(&self) -> f64 {
+        self.device_ns as f64 / self.count.max(1) as f64
+    }
+
+    /// One write's mean saving time (preserve mode), beyond its device time.
+    pub fn save_ns(&self) -> f64 {
+        self.saving_ns as f64 / self.count.max(1) as f64
+    }
+}
+
 /// A plan's time as a range: `low` at the assumed rates, `high` with slower writes; the
 /// text "about 12 s (up to 41 s if it writes 4 times slower than it reads)".
 pub fn range_text(low: u64, high: u64) -> String {
@@ -223,6 +301,24 @@ pub fn range_text(low: u64, high: u64) -> String {
         "about {} (up to {} if it writes {} times slower than it reads)",
         format_ns(low as f64),
         format_ns(high as f64),
+        SLOW_WRITES
+    )
+}
+
+/// A plan's time before its writes are timed, as bounds: `low` with a flash page written
+/// per random write at the assumed rates, `high` with an erase block
+/// ([`ERASE_BYTES`]) copied per random write and writes [`SLOW_WRITES`] times slower;
+/// never "about", which only a measured figure says. Bounds that meet (a job that runs for
+/// a set time, which the slow writes cannot lengthen) are "up to" that time.
+pub fn bounds_text(low: u64, high: u64) -> String {
+    if high <= low {
+        return format!("up to {}", format_ns(low as f64));
+    }
+    format!(
+        "from {} (a flash page a write) to {} (a {} erase block copied a write, writing {} times slower than it reads)",
+        format_ns(low as f64),
+        format_ns(high.max(low) as f64),
+        crate::vocab::units::format_bytes(ERASE_BYTES),
         SLOW_WRITES
     )
 }
@@ -320,6 +416,44 @@ mod tests {
         assert_eq!(range_text(10_000_000_000, 10_500_000_000), "about 10 s");
         let t = range_text(10_000_000_000, 30_000_000_000);
         assert!(t.starts_with("about 10 s (up to 30 s"), "{t}");
+        let t = bounds_text(1_000_000_000, 30_000_000_000);
+        assert!(
+            t.starts_with("from 1 s (a flash page a write) to 30 s"),
+            "{t}"
+        );
+        assert!(!t.contains("about"), "{t}");
+        assert_eq!(bounds_text(5_000_000_000, 5_000_000_000), "up to 5 s");
+    }
+
+    #[test]
+    fn a_write_sample_times_writes_that_change_nothing_and_keeps_its_bounds() {
+        use crate::backend::sim::{SimConfig, SimDevice};
+        let spec = "custom,size=64M,erase=1M,open_au=3,open_au_random=0,noise=0";
+        let mut dev = SimDevice::new(SimConfig::parse(spec).unwrap());
+        // Something to keep: a stamped MiB.
+        let mut data = AlignedBuf::new(1 << 20);
+        for (i, b) in data.iter_mut().enumerate() {
+            *b = (i % 251) as u8;
+        }
+        dev.write_at(&data, 0).unwrap();
+        let places = (0..1000u64).map(|i| ((i * 37 % 256) * 4096, 4096));
+        let s = WriteSample::take(&mut dev, places, u64::MAX)
+            .unwrap()
+            .unwrap();
+        assert_eq!((s.count, s.bytes), (SAMPLE_WRITES, SAMPLE_WRITES * 4096));
+        assert!(s.device_ns > 0);
+        assert_eq!(s.saving_ns, 0, "a virtual clock runs ahead of the wall");
+        let mut now = AlignedBuf::new(1 << 20);
+        dev.read_at(&mut now, 0).unwrap();
+        assert!(now[..] == data[..], "the sample wrote back what it read");
+        // A time bound stops it, after one write at least.
+        let places = (0..1000u64).map(|i| ((i * 37 % 256) * 4096, 4096));
+        let s = WriteSample::take(&mut dev, places, 1).unwrap().unwrap();
+        assert_eq!(s.count, 1);
+        assert!(WriteSample::take(&mut dev, std::iter::empty(), 1)
+            .unwrap()
+            .is_none());
+        assert_eq!(s.write_ns(), s.device_ns as f64);
     }
 
     #[test]

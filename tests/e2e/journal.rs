@@ -588,6 +588,12 @@ fn io_randwrite_on_a_loop_device_is_preserved_and_a_killed_run_restores() {
     let saved = v["preserve"]["bytes_saved"].as_u64().unwrap();
     assert!(saved > 0 && saved <= 16 << 20, "{saved}");
     assert!(v["preserve"]["regions_verified"].as_u64().unwrap() > 0);
+    // Its first writes were timed (writing back what they read) and the plan said then
+    // what the run and preserve mode's one-by-one saving and restoring take.
+    assert!(
+        err.contains("random writes") && err.contains("preserve mode's saving ("),
+        "{err}"
+    );
     assert_eq!(lo.hash(), before, "bit-identical after a normal run");
     // SIGKILL in the middle of a run: the journal holds every overwritten region, and
     // `restore` brings the device back bit-identically.

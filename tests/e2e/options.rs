@@ -122,7 +122,7 @@ fn old_spellings_still_parse() {
     assert_eq!((bs.value, bs.text.as_str()), (8 << 10, "8k"));
     assert_eq!(io(&["-b", "16k"]).bs.value, 16 << 10);
     assert_eq!(
-        io(&["--bsrange", "4k-8k"]).bsrange,
+        io(&["--bsrange", "4k-8k"]).bsrange.map(|r| r.value),
         Some((4 << 10, 8 << 10))
     );
     let cli = Cli::try_parse_from(["flashscope", "analyze", "log.txt", "--erasesize", "4M"]);

@@ -1024,3 +1024,63 @@ fn io_cpu_counts_io_urings_worker_threads() {
         process_s / runtime_s * 100.0
     );
 }
+
+/// Issue 31.3: io and verify's `elapsed_ns` is the device time of their own I/O (virtual
+/// on `sim:`), as bench and probe report it, never the session's wall time: the saving
+/// and restoring of preserve mode (or, on `sim:`, the milliseconds the whole run took on
+/// the host) are not in it.
+#[test]
+fn io_and_verify_report_the_device_time_of_their_own_io() {
+    let start = std::time::Instant::now();
+    let io = json_code(
+        &[
+            "io",
+            "sim:sd-16g",
+            "--rw",
+            "randwrite",
+            "--size",
+            "16M",
+            "--runtime",
+            "2s",
+            "--time-based",
+            "--write",
+        ],
+        0,
+    );
+    let verify = json_code(
+        &["verify", "sim:fake-64g,size=256M,real=128M", "--write"],
+        3,
+    );
+    let wall = start.elapsed().as_nanos() as u64;
+    let io_ns = io["elapsed_ns"].as_u64().unwrap();
+    // Its --runtime on the simulated clock (the job's own), far more than the host took.
+    assert!((2_000_000_000..2_500_000_000).contains(&io_ns), "{io_ns}");
+    let verify_ns = verify["elapsed_ns"].as_u64().unwrap();
+    assert!(verify_ns > 1_000_000_000, "{verify_ns}");
+    assert!(
+        io_ns + verify_ns > wall,
+        "device times {io_ns} + {verify_ns} ns, host {wall} ns"
+    );
+}
+
+#[test]
+fn less_than_one_block_names_the_block_size_option_given() {
+    // A 4 MiB card, 6 KiB left from --offset: less than one 8 KiB block.
+    for (option, value) in [("--blocksize", "8k"), ("--blocksize-range", "4k-8k")] {
+        flashscope()
+            .args([
+                "io",
+                "sim:custom,size=4M",
+                "--offset",
+                "4188160",
+                option,
+                value,
+            ])
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains(format!("({option} {value}); give a smaller {option}"))
+                    .and(predicate::str::contains("less than one block")),
+            );
+    }
+}
