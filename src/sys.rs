@@ -212,6 +212,20 @@ pub(crate) fn sync_all() {
     rustix::fs::sync();
 }
 
+/// Write back all dirty data and drop the whole page cache, dentries and inodes
+/// (`echo 3 > /proc/sys/vm/drop_caches`); needs root. The kernel's file is opened as it
+/// is, never created or followed through a link.
+pub fn drop_all_caches() -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    sync_all();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open("/proc/sys/vm/drop_caches")?
+        .write_all(b"3\n")
+}
+
 /// `access(path, W_OK)`; used only to explain errors.
 pub fn writable(path: &Path) -> bool {
     rustix::fs::access(path, Access::WRITE_OK).is_ok()

@@ -203,12 +203,7 @@ pub fn cpu_governors_in(root: &Path) -> Vec<(String, String)> {
 
 pub use crate::sys::{drop_file_cache, resident_bytes};
 
-/// Write back all dirty data and drop the whole page cache, dentries and inodes
-/// (`echo 3 > /proc/sys/vm/drop_caches`); needs root.
-pub fn drop_all_caches() -> io::Result<()> {
-    crate::sys::sync_all();
-    std::fs::write("/proc/sys/vm/drop_caches", b"3\n")
-}
+pub use crate::sys::drop_all_caches;
 
 /// The directory, its filesystem, device and free space on one line (also the text's).
 pub fn fs_line(fs: &FsInfo) -> String {
