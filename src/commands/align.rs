@@ -148,6 +148,9 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
     // the machine is no cause there (its own stalls are).
     let env = environment(&run, load_before, opened.info.kind == TargetKind::Sim);
     let noisy = crate::analysis::noise::noisy_environment(&env);
+    if noisy.is_some() {
+        align::busy_machine_caps(&mut inf);
+    }
     let body = AlignResult {
         parameters: AlignParameters {
             block_sizes: sizes,
