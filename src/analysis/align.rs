@@ -1268,7 +1268,8 @@ pub const NONE_VISIBLE: &str = "none visible";
 /// shows its cost below the smallest step counted (`Data::min_rise`) by `COST_Z` standard
 /// errors. "none visible" is confident when every X is ruled out, tentative when some X
 /// is merely not shown; inconclusive when some X clearly costs in every block size
-/// although no erase block could be named.
+/// although no erase block could be named, or clearly costs in one block size while
+/// another rules it out (a stretch of tick-long reads flattens a block size's rows).
 fn erase_structure(data: &Data, chain: &[u64], erase: &Inference) -> Inference {
     if let Some(x) = erase.as_u64() {
         return Inference::new(
@@ -1298,6 +1299,7 @@ fn erase_structure(data: &Data, chain: &[u64], erase: &Inference) -> Inference {
         )
     };
     let (mut sizes, mut open, mut costly) = (Vec::new(), Vec::new(), None);
+    let mut disagree = None;
     for x in candidate_sizes(ERASE_MIN_BYTES, hi) {
         // Per block size: (block, median residual, its standard error).
         let mut per_block = Vec::new();
@@ -1336,6 +1338,16 @@ fn erase_structure(data: &Data, chain: &[u64], erase: &Inference) -> Inference {
         if shows && costly.is_none() {
             costly = Some(words(b, x, m, se));
         }
+        // One block size shows a cost at x that another rules out.
+        let shown = per_block
+            .iter()
+            .find(|&&(_, m, se)| m - COST_Z * se >= data.min_rise);
+        let against = per_block
+            .iter()
+            .find(|&&(_, m, se)| m + COST_Z * se < data.min_rise);
+        if let (Some(&(b1, m1, s1)), Some(&(b2, m2, s2)), None) = (shown, against, &disagree) {
+            disagree = Some((words(b1, x, m1, s1), words(b2, x, m2, s2)));
+        }
         if !ruled_out {
             open.push(words(b, x, m, se));
         }
@@ -1349,6 +1361,12 @@ fn erase_structure(data: &Data, chain: &[u64], erase: &Inference) -> Inference {
     if let Some(c) = costly {
         return Inference::inconclusive(format!(
             "reads across erase-sized alignments do cost more ({c}, in every block size), but no erase block could be named: {}",
+            erase.evidence
+        ));
+    }
+    if let Some((shown, against)) = disagree {
+        return Inference::inconclusive(format!(
+            "block sizes disagree: reads across erase-sized alignments cost more with some ({shown}) and not with others ({against}); a busy machine can make every read of a block size wait one scheduler tick, which hides a boundary cost: {}",
             erase.evidence
         ));
     }
@@ -1696,6 +1714,19 @@ mod tests {
         busy_machine_caps(&mut r);
         assert_eq!(r, before);
         assert_eq!(r.erase_block_bytes.as_u64(), Some(4 * M));
+    }
+
+    #[test]
+    fn block_sizes_that_disagree_about_a_boundary_say_nothing_of_structure() {
+        // 1 KiB reads show an 8 MiB erase block's 220 µs clearly; every 16 KiB row waited one
+        // tick per read and is flat. Not "none visible", not even tentatively.
+        let mut pts = staircase(1024, 16 * K, 8 * M, 80_000.0, 220_000.0, 2_000.0, 3);
+        pts.extend(staircase(16 * K, 16 * K, 8 * M, 0.0, 0.0, 2_000.0, 4));
+        pts.sort_by_key(|p| (p.block_bytes, std::cmp::Reverse(p.align_bytes)));
+        let r = infer(&pts);
+        let s = &r.erase_block_structure;
+        assert_ne!(s.value, Some(NONE_VISIBLE.into()), "{s:?}");
+        assert_eq!(r.erase_block_bytes.status_word(), "inconclusive", "{r:?}");
     }
 
     #[test]
