@@ -219,15 +219,22 @@ pub fn points(cells: &[AlignCell]) -> Vec<AlignPoint> {
         .map(|c| (c, kind_stats(c)))
         .filter(|(_, k)| !k.iter().any(|k| k.2))
         .collect();
+    // Each block size's fastest row beside the boundary: the reference.
+    let mut fastest: Vec<(u64, f64)> = Vec::new();
+    for (c, k) in &rows {
+        let base = 0.5 * (k[0].0 + k[2].0);
+        match fastest.iter_mut().find(|f| f.0 == c.block_bytes) {
+            Some(f) => f.1 = f.1.min(base),
+            None => fastest.push((c.block_bytes, base)),
+        }
+    }
     let mut out = Vec::new();
     for &(c, [pre, on, post]) in &rows {
-        // The block size's fastest row beside the boundary: the reference.
-        let fastest = rows
+        let least = fastest
             .iter()
-            .filter(|(o, _)| o.block_bytes == c.block_bytes)
-            .map(|(_, k)| 0.5 * (k[0].0 + k[2].0))
-            .fold(f64::INFINITY, f64::min);
-        if pre.0.max(post.0) > 2.0 * fastest + STALL_EXTRA_NS {
+            .find(|f| f.0 == c.block_bytes)
+            .map_or(f64::INFINITY, |f| f.1);
+        if pre.0.max(post.0) > 2.0 * least + STALL_EXTRA_NS {
             continue;
         }
         let diff = on.0 - 0.5 * (pre.0 + post.0);
@@ -1259,6 +1266,8 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
 
 /// The `erase_block_structure` value when no erase block shows.
 pub const NONE_VISIBLE: &str = "none visible";
+/// The confidence of a tentative "none visible" (some size left open, or a busy machine).
+const NONE_VISIBLE_TENTATIVE: f64 = 0.7;
 
 /// Whether any erase-block structure shows (see `AlignInference::erase_block_structure`):
 /// per block size and erase-sized size X with two or more alignments at its multiples, the
@@ -1380,7 +1389,7 @@ fn erase_structure(data: &Data, chain: &[u64], erase: &Inference) -> Inference {
         None => Inference::new(NONE_VISIBLE, 0.95, floor),
         Some(w) => Inference::new(
             NONE_VISIBLE,
-            0.7,
+            NONE_VISIBLE_TENTATIVE,
             format!(
                 "{floor}, except that the noise leaves {} of {} sizes open (e.g. {w})",
                 open.len(),
@@ -1403,7 +1412,7 @@ pub fn busy_machine_caps(inf: &mut AlignInference) {
     {
         *s = Inference::new(
             NONE_VISIBLE,
-            0.7,
+            NONE_VISIBLE_TENTATIVE,
             format!(
                 "{}; tentative, as the machine was busy: a read that waits for a scheduler tick takes one tick whatever the device took, which hides a boundary cost",
                 s.evidence

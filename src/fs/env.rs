@@ -201,9 +201,7 @@ pub fn cpu_governors_in(root: &Path) -> Vec<(String, String)> {
     out
 }
 
-pub use crate::sys::{drop_file_cache, resident_bytes};
-
-pub use crate::sys::drop_all_caches;
+pub use crate::sys::{drop_all_caches, drop_file_cache, resident_bytes};
 
 /// The directory, its filesystem, device and free space on one line (also the text's).
 pub fn fs_line(fs: &FsInfo) -> String {

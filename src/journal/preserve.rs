@@ -314,17 +314,17 @@ impl<B: Backend> Preserve<B> {
 /// Largest write a restore merges touching pieces into.
 const RESTORE_RUN_BYTES: usize = 4 << 20;
 
-/// The order a restore writes `journal`'s records back in: by offset when no two overlap
+/// The order a restore writes a journal's `records` back in: by offset when no two overlap
 /// (as in every journal `Preserve` writes, since it saves only bytes no record holds
 /// yet), else as they were saved (the first record of a byte holds what it was). A test
 /// that wrote to random places saved them in that random order; written back by offset,
 /// a card that copies an erase block for a write outside the few it keeps open copies
 /// each block once for all the pieces in it, not once per piece.
-fn restore_order(journal: &Journal) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..journal.records.len()).collect();
-    order.sort_by_key(|&i| journal.records[i].offset);
+fn restore_order(records: &[format::Record]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by_key(|&i| records[i].offset);
     let disjoint = order.windows(2).all(|w| {
-        let (a, b) = (&journal.records[w[0]], &journal.records[w[1]]);
+        let (a, b) = (&records[w[0]], &records[w[1]]);
         a.offset.saturating_add(a.length) <= b.offset
     });
     if !disjoint {
@@ -386,7 +386,7 @@ fn restore<D: Backend + ?Sized>(
     // Each piece to put back (all of every record, or what the test overwrote), with the
     // journal's bytes for it: written first, then, after a flush, read back and compared.
     // In offset order, pieces that touch merged into one write (see `restore_order`).
-    let order = restore_order(journal);
+    let order = restore_order(&journal.records);
     let each_piece = |f: &mut dyn FnMut(u64, &[u8]) -> Result<()>| -> Result<()> {
         let mut run: (u64, Vec<u8>) = (0, Vec::new());
         for &i in &order {
@@ -703,6 +703,26 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::Interrupted);
         p.finish().unwrap();
         assert_eq!(read_all(p.inner_mut(), 1 << 20), original);
+    }
+
+    #[test]
+    fn records_go_back_by_offset_unless_two_overlap() {
+        let rec = |offset, length| format::Record {
+            offset,
+            length,
+            data_pos: 0,
+            sum: [0; 32],
+        };
+        assert_eq!(
+            restore_order(&[rec(8192, 4096), rec(0, 4096), rec(4096, 4096)]),
+            vec![1, 2, 0]
+        );
+        // A journal no `Preserve` wrote: the first record of a byte holds what it was, so
+        // they go back as they were saved.
+        assert_eq!(
+            restore_order(&[rec(8192, 4096), rec(0, 4096), rec(2048, 4096)]),
+            vec![0, 1, 2]
+        );
     }
 
     #[test]

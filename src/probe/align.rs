@@ -203,16 +203,16 @@ pub fn check_plan(size: u64, config: &AlignConfig, cells: &[AlignCell]) -> Resul
     Ok(())
 }
 
-/// Repetitions that make one measurement unit of a cell: at least `MIN_SAMPLES` reads of
+/// Sweeps that make one measurement unit of a cell (one visit): at least `MIN_SAMPLES` reads of
 /// each kind.
-fn unit_reps(cell: &AlignCell) -> u64 {
+fn unit_sweeps(cell: &AlignCell) -> u64 {
     MIN_SAMPLES.div_ceil(cell.positions.len().max(1)) as u64
 }
 
 /// Timed reads in one measurement unit of a cell (three per position; the first accesses
 /// come on top and are not counted against the read budget).
 fn unit_cost(cell: &AlignCell) -> u64 {
-    3 * cell.positions.len() as u64 * unit_reps(cell)
+    3 * cell.positions.len() as u64 * unit_sweeps(cell)
 }
 
 fn read_ns<B: Backend + ?Sized>(
@@ -371,7 +371,7 @@ pub fn run<B: Backend + ?Sized>(
         }
         for _ in 0..reps {
             for &i in &chosen {
-                let sweeps = unit_reps(&cells[i]);
+                let sweeps = unit_sweeps(&cells[i]);
                 let n = measure_cell(dev, &mut cells[i], sweeps, &mut buf, &mut io_time, &mut rng)?;
                 reads += n;
                 timed += 3 * sweeps * cells[i].positions.len() as u64;
