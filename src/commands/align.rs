@@ -149,7 +149,7 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
     let env = environment(&run, load_before, opened.info.kind == TargetKind::Sim);
     let noisy = crate::analysis::noise::noisy_environment(&env);
     if noisy.is_some() {
-        align::busy_machine_caps(&mut inf);
+        align::busy_machine_caps(&mut inf, align::waited_share(&run.cells));
     }
     let body = AlignResult {
         parameters: AlignParameters {
