@@ -1073,6 +1073,24 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
         let below_floor = per_block
             .iter()
             .find(|&&(_, level, se)| level + COST_Z * se < data.min_rise);
+        // Another block size showing it clearly: the block sizes disagree, which is what a
+        // stretch of tick-long reads over one block size's rows does (it flattens them), not
+        // what a device without the structure does.
+        let shown = per_block
+            .iter()
+            .find(|&&(_, level, se)| level - COST_Z * se >= data.min_rise);
+        if let (Some(&(b1, l1, s1)), Some(&(b2, l2, s2))) = (shown, below_floor) {
+            return Inference::inconclusive(format!(
+                "{what} unclear: block sizes disagree at multiples of {}: reads across them cost {} ± {} more than reads beside them with {} reads and {} ± {} with {} reads; a busy machine can make every read of a block size wait one scheduler tick, which hides a boundary cost",
+                format_bytes(x),
+                format_ns(l1),
+                format_ns(s1),
+                format_bytes(b1),
+                format_ns(l2),
+                format_ns(s2),
+                format_bytes(b2)
+            ));
+        }
         if cost < data.min_rise || below_floor.is_some() {
             let (what_block, level, se) = below_floor.copied().unwrap_or((0, cost, 0.0));
             let at = if what_block > 0 {
@@ -1973,6 +1991,23 @@ mod tests {
         pts.extend(staircase(16 * K, 16 * K, 8 * M, 0.0, 0.0, 150.0, 10));
         let s = erase_structure(&Data::new(&sorted(pts)), &[], &unnamed);
         assert_eq!(s.value, Some(NONE_VISIBLE.into()), "{s:?}");
+    }
+
+    #[test]
+    fn a_page_one_block_size_shows_and_another_rules_out_is_a_disagreement() {
+        // 1 KiB reads show a 16 KiB page's 80 µs clearly; every 4 KiB row waited a tick per
+        // read and is flat. Not "no page structure visible": the block sizes disagree.
+        let mut pts = staircase(1024, 16 * K, 8 * M, 80_000.0, 220_000.0, 2_000.0, 11);
+        pts.extend(staircase(4 * K, 16 * K, 8 * M, 0.0, 0.0, 2_000.0, 12));
+        pts.sort_by_key(|p| (p.block_bytes, std::cmp::Reverse(p.align_bytes)));
+        let r = infer(&pts);
+        let p = &r.page_bytes;
+        assert_eq!(p.status_word(), "inconclusive", "{p:?}");
+        assert!(
+            p.evidence.starts_with("page unclear: block sizes disagree"),
+            "{p:?}"
+        );
+        assert!(!p.evidence.contains("RAM-backed"), "{p:?}");
     }
 
     #[test]
