@@ -1954,15 +1954,25 @@ mod tests {
 
     #[test]
     fn block_sizes_that_disagree_about_a_boundary_say_nothing_of_structure() {
-        // 1 KiB reads show an 8 MiB erase block's 220 µs clearly; every 16 KiB row waited one
-        // tick per read and is flat. Not "none visible", not even tentatively.
+        // 1 KiB reads show a 16 KiB page's 80 µs and an 8 MiB erase block's 220 µs clearly;
+        // every 4 KiB and 16 KiB row waited one tick per read and is flat. Not "none
+        // visible", not even tentatively, and not "no page structure visible" either: the
+        // block sizes disagree.
         let mut pts = staircase(1024, 16 * K, 8 * M, 80_000.0, 220_000.0, 2_000.0, 3);
+        pts.extend(staircase(4 * K, 16 * K, 8 * M, 0.0, 0.0, 2_000.0, 12));
         pts.extend(staircase(16 * K, 16 * K, 8 * M, 0.0, 0.0, 2_000.0, 4));
         pts.sort_by_key(|p| (p.block_bytes, std::cmp::Reverse(p.align_bytes)));
         let r = infer(&pts);
         let s = &r.erase_block_structure;
         assert_ne!(s.value, Some(NONE_VISIBLE.into()), "{s:?}");
         assert_eq!(r.erase_block_bytes.status_word(), "inconclusive", "{r:?}");
+        let p = &r.page_bytes;
+        assert_eq!(p.status_word(), "inconclusive", "{p:?}");
+        assert!(
+            p.evidence.starts_with("page unclear: block sizes disagree"),
+            "{p:?}"
+        );
+        assert!(!p.evidence.contains("RAM-backed"), "{p:?}");
     }
 
     #[test]
@@ -1991,23 +2001,6 @@ mod tests {
         pts.extend(staircase(16 * K, 16 * K, 8 * M, 0.0, 0.0, 150.0, 10));
         let s = erase_structure(&Data::new(&sorted(pts)), &[], &unnamed);
         assert_eq!(s.value, Some(NONE_VISIBLE.into()), "{s:?}");
-    }
-
-    #[test]
-    fn a_page_one_block_size_shows_and_another_rules_out_is_a_disagreement() {
-        // 1 KiB reads show a 16 KiB page's 80 µs clearly; every 4 KiB row waited a tick per
-        // read and is flat. Not "no page structure visible": the block sizes disagree.
-        let mut pts = staircase(1024, 16 * K, 8 * M, 80_000.0, 220_000.0, 2_000.0, 11);
-        pts.extend(staircase(4 * K, 16 * K, 8 * M, 0.0, 0.0, 2_000.0, 12));
-        pts.sort_by_key(|p| (p.block_bytes, std::cmp::Reverse(p.align_bytes)));
-        let r = infer(&pts);
-        let p = &r.page_bytes;
-        assert_eq!(p.status_word(), "inconclusive", "{p:?}");
-        assert!(
-            p.evidence.starts_with("page unclear: block sizes disagree"),
-            "{p:?}"
-        );
-        assert!(!p.evidence.contains("RAM-backed"), "{p:?}");
     }
 
     #[test]
