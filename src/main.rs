@@ -10,10 +10,7 @@ fn main() -> ExitCode {
         Ok(verdict) => verdict.exit_code(),
         Err(e) => {
             // An error may quote a file's line or a device's string: shown, never obeyed.
-            eprintln!(
-                "flashscope: error: {}",
-                flashscope::input::printable_text(&e.to_string())
-            );
+            flashscope::cli::say(&format!("flashscope: error: {e}"));
             e.exit_code()
         }
     };

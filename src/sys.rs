@@ -243,6 +243,45 @@ pub(crate) fn try_lock(file: &File, exclusive: bool) -> io::Result<()> {
     Ok(())
 }
 
+/// An open-file-description read lock on the first byte of `file`, without waiting: a
+/// mark that this descriptor is at work on the file, which another process can see with
+/// [`ofd_marked_by_another`]. It lasts while the file is open, is independent of `flock`,
+/// and is taken by readers only (nobody in flashscope takes the write lock it would
+/// conflict with).
+pub(crate) fn ofd_mark(file: &File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut lock = ofd_first_byte(libc::F_RDLCK);
+    // SAFETY: fcntl reads the flock struct we own for the duration of the call.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &mut lock) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether another open file description holds an [`ofd_mark`] on `file`'s file.
+pub(crate) fn ofd_marked_by_another(file: &File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let mut lock = ofd_first_byte(libc::F_WRLCK);
+    // SAFETY: fcntl fills in the flock struct we own for the duration of the call.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut lock) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(lock.l_type == libc::F_RDLCK as libc::c_short)
+}
+
+/// An OFD lock request of `kind` on a file's first byte.
+fn ofd_first_byte(kind: libc::c_int) -> libc::flock {
+    // SAFETY: flock is plain data, all zeros is a valid value (then filled in).
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = kind as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock.l_start = 0;
+    lock.l_len = 1;
+    lock
+}
+
 /// The O_DIRECT offset alignment of a file (statx STATX_DIOALIGN, Linux 6.1+).
 pub(crate) fn dio_alignment(path: &Path) -> Option<u32> {
     let st = rustix::fs::statx(

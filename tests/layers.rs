@@ -490,3 +490,42 @@ fn the_print_scan_sees_a_print_and_skips_tests() {
     assert_eq!(code.matches("println!").count(), 1, "{code}");
     assert!(!code.contains("fn b"));
 }
+
+/// Every line on stderr goes through one function, `cli::say`, which shows control
+/// characters as text (issue 44.6): in `cli` and `main` no `eprint!`/`eprintln!` and no
+/// other write to stderr; only `say` takes stderr's lock.
+#[test]
+fn every_stderr_line_goes_through_say() {
+    let root = src();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut bad = Vec::new();
+    let mut writers = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&root).unwrap();
+        let room = module_path(rel).first().cloned().unwrap_or_default();
+        if room != "cli" && room != "main" {
+            continue;
+        }
+        let code = product_code(&std::fs::read_to_string(f).unwrap());
+        for (n, line) in code.lines().enumerate() {
+            if line.contains("eprint!") || line.contains("eprintln!") {
+                bad.push(format!("src/{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+            if line.contains("stderr().lock()") || line.contains("stderr().write") {
+                writers.push(format!("src/{}:{}", rel.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "stderr written around cli::say (its text is not made printable):\n{}",
+        bad.join("\n")
+    );
+    assert_eq!(
+        writers.len(),
+        1,
+        "one writer of stderr, cli::say: {writers:?}"
+    );
+    assert!(writers[0].starts_with("src/cli/mod.rs:"), "{writers:?}");
+}

@@ -87,7 +87,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     };
     let finished = crate::commands::auto::run(&params, &mut |made| {
         if announce {
-            eprint!("{}", crate::output::auto::plan_text(made));
+            super::say(&crate::output::auto::plan_text(made));
         }
     })?;
     let run = match finished {
@@ -106,7 +106,10 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         docs.extend(steps);
         crate::report::html::write_page(&docs, page)?;
         if !out.json {
-            eprintln!("flashscope auto: report in {}", page.path().display());
+            super::say(&format!(
+                "flashscope auto: report in {}",
+                page.path().display()
+            ));
         }
     }
     out.emit_text(&doc, |_| text);

@@ -69,13 +69,12 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     out.emit(&doc);
     let verdict = b.verdict;
     if let Some(w) = wear.filter(|_| !out.json) {
-        eprint!("{w}");
+        super::say(&w);
     }
     if let Some(f) = b.failure {
-        eprintln!(
-            "flashscope: error: {} (the figures above cover the tests done until then)",
-            crate::input::printable_text(&f.to_string())
-        );
+        super::say(&format!(
+            "flashscope: error: {f} (the figures above cover the tests done until then)"
+        ));
     }
     Ok(verdict)
 }

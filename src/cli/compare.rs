@@ -74,7 +74,7 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<Verdict>
     }
     out.emit(&doc);
     if let Some(o) = args.output.as_ref().filter(|_| !out.json) {
-        eprintln!("flashscope compare: the page is in {o}");
+        super::say(&format!("flashscope compare: the page is in {o}"));
     }
     Ok(Verdict::Ok)
 }

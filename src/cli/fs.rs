@@ -163,7 +163,7 @@ pub fn run(cmd: &FsCommand, out: &Output) -> Result<Verdict> {
     crate::signals::install(crate::signals::Second::Terminate);
     let mut announce = |text: &str| {
         if !out.json || std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            eprintln!("{text}");
+            super::say(text);
         }
     };
     let ran = match cmd {
@@ -176,7 +176,7 @@ pub fn run(cmd: &FsCommand, out: &Output) -> Result<Verdict> {
     let doc = match (ran, crate::signals::pending()) {
         (Ok(doc), _) => doc,
         (Err(e), Some(signal)) => {
-            eprintln!("flashscope: {e}");
+            super::say(&format!("flashscope: {e}"));
             return Ok(Verdict::Stopped { signal });
         }
         (Err(e), None) => return Err(e),

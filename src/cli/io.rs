@@ -183,7 +183,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         (Finished::Done { doc, verdict }, wrote) => {
             out.emit(&doc);
             if wrote && !out.json {
-                eprint!("{}", wear_line(&doc));
+                super::say(&wear_line(&doc));
             }
             (doc, verdict)
         }
@@ -191,10 +191,9 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     };
     if let (Verdict::Incomplete, Body::Io(r)) = (verdict, &doc.body) {
         if let Some(e) = &r.error {
-            eprintln!(
-                "flashscope: error: {} (the figures above cover the I/O done until then)",
-                crate::input::printable_text(e)
-            );
+            super::say(&format!(
+                "flashscope: error: {e} (the figures above cover the I/O done until then)"
+            ));
         }
     }
     Ok(verdict)

@@ -86,9 +86,39 @@ impl Cli {
     pub fn parse_args() -> Cli {
         use clap::{CommandFactory, FromArgMatches};
         let cmd = negative_values_allowed(Cli::command());
-        let matches = cmd.get_matches();
-        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+        let parsed = cmd
+            .try_get_matches()
+            .and_then(|m| Cli::from_arg_matches(&m));
+        parsed.unwrap_or_else(|e| {
+            // --help and --version go to stdout as clap draws them; an error's message,
+            // which quotes what was typed, goes through the one stderr line.
+            if !e.use_stderr() {
+                e.exit()
+            }
+            say(&e.render().to_string());
+            std::process::exit(e.exit_code())
+        })
     }
+}
+
+/// Write `text` to stderr: every line flashscope prints there goes through here, so an
+/// error, a warning or a notice that quotes a device, a file, a document or a database
+/// shows its control characters (escape sequences, bells, carriage returns) as text
+/// ([`crate::input::printable_text`]) and never moves the cursor, retitles the window or
+/// overwrites a line. A line break is added unless `text` ends with one; an empty text
+/// prints nothing. A closed stderr is not an error worth stopping for.
+pub fn say(text: &str) {
+    use std::io::Write;
+    if text.is_empty() {
+        return;
+    }
+    let shown = crate::input::printable_text(text);
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(shown.as_bytes());
+    if !shown.ends_with('\n') {
+        let _ = err.write_all(b"\n");
+    }
+    let _ = err.flush();
 }
 
 /// `cmd` and all its subcommands with negative numbers taken as values.
@@ -246,7 +276,10 @@ impl Output {
         };
         if !self.json {
             for w in &doc.warnings {
-                eprintln!("warning: {}", crate::input::printable(&w.to_string()));
+                say(&format!(
+                    "warning: {}",
+                    crate::input::printable(&w.to_string())
+                ));
             }
         }
         let mut result = self.exports.borrow_mut().finish(doc);
@@ -263,7 +296,10 @@ impl Output {
     /// used never fails the run: one warning on stderr, and this run is not stored.
     fn record(&self, doc: &Document) {
         if let Err(e) = crate::history::record_run(&self.history, doc) {
-            eprintln!("warning: history is off for this run: {e}");
+            say(&format!(
+                "warning: history is off for this run: {}",
+                crate::input::printable(&e.to_string())
+            ));
         }
     }
 

@@ -32,11 +32,11 @@ pub fn run(args: &Args) -> Result<Verdict> {
     let docs = crate::report::load_documents(&args.files)?;
     let out = Path::new(&args.output);
     html::write_page(&docs, &page)?;
-    eprintln!(
+    super::say(&format!(
         "flashscope report: {} document{} in {}",
         docs.len(),
         if docs.len() == 1 { "" } else { "s" },
         out.display()
-    );
+    ));
     Ok(Verdict::Ok)
 }

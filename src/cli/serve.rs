@@ -52,17 +52,14 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         realtime: !args.no_realtime,
     };
     let outcome = serve(&opts, |ready| {
-        eprintln!(
-            "{}",
-            output::sim::serving(args.spec.as_str(), cfg.size, ready)
-        );
+        super::say(&output::sim::serving(args.spec.as_str(), cfg.size, ready));
         // One line on stdout with the path to open, so scripts can capture it.
         let path = ready.loop_device.as_ref().unwrap_or(&ready.image);
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{}", path.display());
         let _ = stdout.flush();
     })?;
-    eprint!("{}", output::sim::served(&outcome));
+    super::say(&output::sim::served(&outcome));
     if out.json {
         let doc = crate::commands::sim::served(args.spec.as_str(), &opts, &outcome);
         println!("{}", doc.to_json());

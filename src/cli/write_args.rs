@@ -37,7 +37,7 @@ impl From<&WriteArgs> for WriteFlags {
 
 /// The CLI's observer of a session's notices: each on its own line on stderr.
 pub fn stderr_notices() -> Notices {
-    Notices::to(|n| eprintln!("{n}"))
+    Notices::to(|n| super::say(&n.to_string()))
 }
 
 /// `--write-budget` and `--time-budget`, for the tests that take them.

@@ -3,6 +3,7 @@
 
 use crate::device::TargetSpec;
 use crate::device::{self, OpenRequest};
+use crate::journal::format::RestoreLock;
 use crate::journal::{self, Identity, Journal};
 use crate::report::results::{JournalRegion, RestoreParameters, RestoreResult, SpecTarget};
 use crate::report::{Body, Document, Target};
@@ -38,16 +39,24 @@ pub fn restore(args: &RestoreParams) -> Result<Document> {
         Err(e) if !args.list => return Err(e),
         Err(e) => Some(e.to_string()),
     };
-    // Held while restoring: the test that writes this journal must not be running.
-    match journal.try_lock() {
-        Ok(false) if !args.list => {
-            return Err(Error::Refused(format!(
-                "the test that writes {} is still running: it restores the device itself when it ends (Ctrl-C stops it early); nothing was written",
-                args.journal.display()
-            )))
-        }
-        _ => {}
+    // Held while restoring: the test that writes this journal must not be running, and
+    // another restore of it is waited for. `--list` only reads.
+    let lock = if args.list {
+        RestoreLock::Held
+    } else {
+        journal
+            .lock_for_restore()
+            .map_err(|e| Error::io(format!("locking journal {}", args.journal.display()), e))?
+    };
+    if lock == RestoreLock::TestRunning {
+        return Err(Error::Refused(format!(
+            "the test that writes {} is still running: it restores the device itself when it ends (Ctrl-C stops it early); nothing was written",
+            args.journal.display()
+        )));
     }
+    // Another restore put the regions back and removed the journal while this one
+    // waited: they are read back and compared, nothing is written.
+    let meanwhile = lock == RestoreLock::RestoredMeanwhile;
     let spec = match &args.target {
         Some(s) => s.clone(),
         // Journals store an absolute spec; one from an older flashscope may be relative.
@@ -76,6 +85,7 @@ pub fn restore(args: &RestoreParams) -> Result<Document> {
         restored: false,
         summary: None,
         journal_removed: None,
+        restored_meanwhile: false,
     };
     let mut doc = Document::new(
         Target::Spec(SpecTarget {
@@ -116,6 +126,24 @@ pub fn restore(args: &RestoreParams) -> Result<Document> {
                 " (use --ignore-identity only for an image copy of the same device)"
             }
         )));
+    }
+    if meanwhile {
+        // Only read: the target may be opened read-write above, it is never written.
+        let summary = journal::verify_records(&journal, &mut opened.backend).map_err(|e| {
+            Error::runtime(format!(
+                "another restore of {} ended while this one waited and removed the journal, but {e}",
+                args.journal.display()
+            ))
+        })?;
+        doc.target = Target::from(&opened.info);
+        doc.warnings.extend(opened.warnings);
+        result.restored = true;
+        result.summary = Some(summary);
+        result.journal_removed = Some(true);
+        result.restored_meanwhile = true;
+        doc.body = Body::Restore(result);
+        doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
+        return Ok(doc);
     }
     let summary = journal::restore_records(&journal, &mut opened.backend).map_err(|e| {
         Error::runtime(format!(

@@ -272,6 +272,61 @@ fn run_summary(r: &rusqlite::Row) -> rusqlite::Result<RunSummary> {
     })
 }
 
+/// Turn off what a database file could make this process run: SQLite's defensive mode
+/// (no writes to the schema, no shadow tables) and `trusted_schema = OFF` (a view,
+/// trigger or default in the file may not call functions with side effects). Set before
+/// the file's schema is first read.
+fn harden(conn: &Connection, path: &Path) -> Result<()> {
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
+        .map_err(|e| db_error(path, "setting defensive mode", e))?;
+    conn.execute_batch("PRAGMA trusted_schema = OFF")
+        .map_err(|e| db_error(path, "setting trusted_schema", e))?;
+    Ok(())
+}
+
+/// One object of a database's schema, its SQL with runs of white space as one space.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SchemaObject {
+    kind: String,
+    name: String,
+    table: String,
+    sql: Option<String>,
+}
+
+/// How many objects of a database's schema are read at most: the schema flashscope
+/// makes has six, so one more is already foreign.
+const SCHEMA_OBJECTS_READ: usize = 64;
+
+/// The objects of `conn`'s main schema, at most `limit`.
+fn schema_objects(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<SchemaObject>> {
+    let mut st = conn.prepare(
+        "SELECT type, name, tbl_name, sql FROM main.sqlite_schema ORDER BY type, name LIMIT ?1",
+    )?;
+    let rows = st.query_map([limit as i64], |r| {
+        let sql: Option<String> = r.get(3)?;
+        Ok(SchemaObject {
+            kind: r.get(0)?,
+            name: r.get(1)?,
+            table: r.get(2)?,
+            sql: sql.map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")),
+        })
+    })?;
+    rows.collect()
+}
+
+/// The objects the first `version` migration steps make, read from a database in memory
+/// that ran them.
+fn made_by_migrations(version: usize) -> Result<Vec<SchemaObject>> {
+    let here = Path::new(":memory:");
+    let conn = Connection::open_in_memory().map_err(|e| db_error(here, "cannot open", e))?;
+    for step in &MIGRATIONS[..version] {
+        conn.execute_batch(step)
+            .map_err(|e| db_error(here, "building the expected schema", e))?;
+    }
+    schema_objects(&conn, SCHEMA_OBJECTS_READ)
+        .map_err(|e| db_error(here, "reading the expected schema", e))
+}
+
 fn db_error(path: &Path, what: &str, e: rusqlite::Error) -> Error {
     Error::runtime(format!("history {}: {what}: {e}", path.display()))
 }
@@ -325,6 +380,7 @@ impl Store {
         let conn = Connection::open_with_flags(&uri, flags)
             .map_err(|e| db_error(path, "cannot open (read-only)", e))?;
         same_file(path, id)?;
+        harden(&conn, path)?;
         let store = Store {
             conn,
             path: path.to_path_buf(),
@@ -338,7 +394,7 @@ impl Store {
                 path.display()
             )));
         }
-        store.check_tables()?;
+        store.check_schema()?;
         Ok(store)
     }
 
@@ -350,15 +406,86 @@ impl Store {
     }
 
     fn setup(conn: Connection, path: PathBuf) -> Result<Store> {
+        harden(&conn, &path)?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| db_error(&path, "setting the busy timeout", e))?;
         set_wal(&conn, &path)?;
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
             .map_err(|e| db_error(&path, "setting it up", e))?;
         let mut store = Store { conn, path };
+        // Before the migration writes anything, and after it.
+        store.check_schema()?;
         store.migrate_to(SCHEMA_VERSION)?;
-        store.check_tables()?;
+        store.check_schema()?;
         Ok(store)
+    }
+
+    /// The database holds exactly the objects flashscope's migrations made for its schema
+    /// version (issue 44.7): a trigger, a view, an index or a table of anyone else would run
+    /// or be read inside root's insert or query (an insert trigger of millions of rows, a
+    /// delete trigger wiping the older runs), so any other object is refused, named,
+    /// before a statement touches the tables. A new database (version 0) holds none yet.
+    fn check_schema(&self) -> Result<()> {
+        // One snapshot: another process's migration cannot fall between the two reads.
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|e| db_error(&self.path, "reading its schema", e))?;
+        let version: i64 = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| db_error(&self.path, "reading the schema version", e))?;
+        let have = schema_objects(&tx, SCHEMA_OBJECTS_READ)
+            .map_err(|e| db_error(&self.path, "reading its schema", e))?;
+        drop(tx);
+        let want = match usize::try_from(version) {
+            Ok(0) => Vec::new(),
+            Ok(v) if v <= MIGRATIONS.len() => {
+                // A view or nothing where a table is kept, named as such.
+                self.check_tables()?;
+                made_by_migrations(v)?
+            }
+            // migrate_to and open_read_only refuse these with their own message.
+            _ => return Ok(()),
+        };
+        let foreign: Vec<&SchemaObject> = have.iter().filter(|o| !want.contains(o)).collect();
+        let missing: Vec<&SchemaObject> = want.iter().filter(|o| !have.contains(o)).collect();
+        if foreign.is_empty() && missing.is_empty() {
+            return Ok(());
+        }
+        let name = |o: &&SchemaObject| {
+            format!(
+                "{} '{}'",
+                crate::input::printable(&o.kind),
+                crate::input::printable(&o.name)
+            )
+        };
+        let what = if !foreign.is_empty() {
+            let changed = |o: &&SchemaObject| {
+                want.iter()
+                    .any(|w| (&w.kind, &w.name) == (&o.kind, &o.name))
+            };
+            let shown: Vec<String> = foreign.iter().take(5).map(name).collect();
+            format!(
+                "it holds {}{} that flashscope did not make{}",
+                shown.join(", "),
+                if foreign.len() > shown.len() {
+                    ", …"
+                } else {
+                    ""
+                },
+                if foreign.iter().any(changed) {
+                    " as it is"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            format!("its {} is missing", name(&missing[0]))
+        };
+        Err(Error::usage(format!(
+            "history {}: {what} (schema version {version}; a damaged or foreign database, and its objects would run inside this run's queries); use another --history",
+            self.path.display()
+        )))
     }
 
     /// The database's `runs` and `metrics` are plain tables, as the migrations made them:
@@ -947,6 +1074,92 @@ mod tests {
         let e = Store::open_read_only(&p).unwrap_err();
         assert!(e.to_string().contains("'runs' is a view"), "{e}");
         assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+    }
+
+    /// Issue 44.7: a trigger, a view, a table or an index flashscope did not make (or made
+    /// otherwise) is refused, named, before anything runs inside this process's queries;
+    /// the file is left as it was and the trigger never fires. A database flashscope made
+    /// (new, or at version 1 and migrated) opens, defensive and with an untrusted schema.
+    #[test]
+    fn a_database_with_objects_flashscope_did_not_make_is_refused_before_they_run() {
+        let d = tempfile::tempdir().unwrap();
+        let made = |name: &str| {
+            let p = d.path().join(name);
+            let mut s = Store::open(&p).unwrap();
+            let doc = bench_doc("sim:sd-16g", 1e6);
+            s.record(&doc, &identity::of_live(&doc), None, "measured")
+                .unwrap();
+            p
+        };
+        let planted = [
+            (
+                "insert-trigger",
+                "CREATE TABLE log (x); CREATE TRIGGER slow AFTER INSERT ON runs BEGIN INSERT INTO log VALUES (1); END;",
+                "trigger 'slow'",
+            ),
+            (
+                "delete-trigger",
+                "CREATE TRIGGER wipe AFTER INSERT ON metrics BEGIN DELETE FROM runs WHERE id < NEW.run_id; END;",
+                "trigger 'wipe'",
+            ),
+            ("table", "CREATE TABLE extra (x);", "table 'extra'"),
+            (
+                "view",
+                "CREATE VIEW \"\x1b[2Jv\" AS SELECT 1;",
+                "view '\\u{1b}[2Jv'",
+            ),
+            (
+                "changed-index",
+                "DROP INDEX runs_by_device; CREATE INDEX runs_by_device ON runs(target);",
+                "index 'runs_by_device' that flashscope did not make as it is",
+            ),
+            (
+                "missing-index",
+                "DROP INDEX metrics_by_run;",
+                "index 'metrics_by_run' is missing",
+            ),
+        ];
+        for (name, sql, says) in planted {
+            let p = made(name);
+            Connection::open(&p).unwrap().execute_batch(sql).unwrap();
+            let before = std::fs::read(&p).unwrap();
+            for opened in [Store::open(&p), Store::open_read_only(&p)] {
+                let e = opened.unwrap_err();
+                assert_eq!(e.exit_code(), 2, "{name}: {e}");
+                assert!(e.to_string().contains(says), "{name}: {e}");
+                assert!(!e.to_string().contains('\x1b'), "{name}: {e}");
+            }
+            let doc = bench_doc("sim:sd-16g", 2e6);
+            assert!(record_measured(&p, &doc).is_err(), "{name}");
+            assert_eq!(
+                std::fs::read(&p).unwrap(),
+                before,
+                "{name}: the file changed"
+            );
+        }
+        // A version-1 database with a trigger is refused before its migration.
+        let p = d.path().join("v1.sqlite");
+        let c = Connection::open(&p).unwrap();
+        c.execute_batch(MIGRATIONS[0]).unwrap();
+        c.execute_batch(
+            "PRAGMA user_version = 1; CREATE TRIGGER t AFTER INSERT ON runs BEGIN SELECT 1; END;",
+        )
+        .unwrap();
+        drop(c);
+        let e = Store::open(&p).unwrap_err();
+        assert!(e.to_string().contains("trigger 't'"), "{e}");
+        // A new database, and flashscope's own, open hardened.
+        let s = Store::open(&made("good")).unwrap();
+        let trusted: i64 = s
+            .conn()
+            .query_row("PRAGMA trusted_schema", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(trusted, 0);
+        assert!(s
+            .conn()
+            .db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE)
+            .unwrap());
+        assert_eq!(s.list(None, 10).unwrap().len(), 1);
     }
 
     #[test]

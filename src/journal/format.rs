@@ -205,6 +205,17 @@ pub struct TornRecord {
     pub data_present: u64,
 }
 
+/// What [`Journal::lock_for_restore`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestoreLock {
+    /// Locked: no test and no other restore is using the journal.
+    Held,
+    /// Locked after another restore of it ended and removed it: its regions are back.
+    RestoredMeanwhile,
+    /// The test that writes the journal is still running.
+    TestRunning,
+}
+
 /// A journal read back and checked: its header and its complete, valid records.
 #[derive(Debug, Clone)]
 pub struct Journal {
@@ -418,6 +429,38 @@ impl Journal {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
             Err(e) => Err(e),
+        }
+    }
+
+    /// Lock the journal for `restore` (issue 44.8). The test that writes a journal holds
+    /// its `flock` for as long as it runs; a restore holds it too, and marks its
+    /// descriptor ([`crate::sys::ofd_mark`]) first, so a second restore of the same
+    /// journal can tell the two apart: it waits for another restore to end, however long
+    /// that takes, and refuses at once (after the usual half second) when a test holds it.
+    /// Once locked, a journal that is no longer linked was restored and removed by the
+    /// restore it waited for.
+    pub fn lock_for_restore(&self) -> io::Result<RestoreLock> {
+        use std::os::unix::fs::MetadataExt;
+        // A mark is a hint for others; without one (a filesystem without OFD locks) a
+        // second restore is refused as if a test held the journal.
+        let _ = crate::sys::ofd_mark(&self.file);
+        loop {
+            match lock_leftover_file(&self.file) {
+                Ok(()) => {
+                    let linked = self.file.metadata()?.nlink() > 0;
+                    return Ok(if linked {
+                        RestoreLock::Held
+                    } else {
+                        RestoreLock::RestoredMeanwhile
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !crate::sys::ofd_marked_by_another(&self.file).unwrap_or(false) {
+                        return Ok(RestoreLock::TestRunning);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
 

@@ -286,7 +286,7 @@ impl<B: Backend> Preserve<B> {
             Some(h) => h,
             None => &mut none,
         };
-        let summary = restore(&journal, &mut self.inner, Some(&self.written), hook);
+        let summary = restore(&journal, &mut self.inner, Some(&self.written), true, hook);
         if let Some(h) = self.progress.as_mut() {
             h(None);
         }
@@ -345,7 +345,17 @@ pub fn restore_records<D: Backend + ?Sized>(
     journal: &Journal,
     dev: &mut D,
 ) -> Result<RestoreSummary> {
-    restore(journal, dev, None, &mut |_| {})
+    restore(journal, dev, None, true, &mut |_| {})
+}
+
+/// Read back every region of the journal from `dev` and compare it with the journal,
+/// writing nothing: what a restore checks after another restore of the same journal put
+/// the regions back (`summary.bytes` is 0, `verified` counts the regions read).
+pub fn verify_records<D: Backend + ?Sized>(
+    journal: &Journal,
+    dev: &mut D,
+) -> Result<RestoreSummary> {
+    restore(journal, dev, None, false, &mut |_| {})
 }
 
 /// [`restore_records`], writing back only the parts of the records inside `only` (the
@@ -354,6 +364,7 @@ fn restore<D: Backend + ?Sized>(
     journal: &Journal,
     dev: &mut D,
     only: Option<&IntervalSet>,
+    write_back: bool,
     progress: &mut dyn FnMut(Option<(&'static str, u64, u64)>),
 ) -> Result<RestoreSummary> {
     let sector = dev.logical_sector_bytes().max(1) as u64;
@@ -437,20 +448,24 @@ fn restore<D: Backend + ?Sized>(
         .sum();
     let mut summary = RestoreSummary::default();
     let mut done = 0;
-    progress(Some(("restoring", 0, total)));
-    each_piece(&mut |at, data| {
-        let mut buf = AlignedBuf::new(data.len());
-        buf.copy_from_slice(data);
-        dev.write_at(&buf, at)
-            .map_err(|e| Error::io(format!("writing back the region at {at}"), e))?;
-        summary.regions += 1;
-        summary.bytes += data.len() as u64;
-        progress(Some(("restoring", summary.bytes, total)));
-        Ok(())
-    })?;
-    progress(Some(("verifying", 0, total)));
-    dev.flush()
-        .map_err(|e| Error::io("flushing the target after the restore", e))?;
+    if write_back {
+        progress(Some(("restoring", 0, total)));
+        each_piece(&mut |at, data| {
+            let mut buf = AlignedBuf::new(data.len());
+            buf.copy_from_slice(data);
+            dev.write_at(&buf, at)
+                .map_err(|e| Error::io(format!("writing back the region at {at}"), e))?;
+            summary.regions += 1;
+            summary.bytes += data.len() as u64;
+            progress(Some(("restoring", summary.bytes, total)));
+            Ok(())
+        })?;
+        progress(Some(("verifying", 0, total)));
+        dev.flush()
+            .map_err(|e| Error::io("flushing the target after the restore", e))?;
+    } else {
+        progress(Some(("verifying", 0, total)));
+    }
     each_piece(&mut |at, data| {
         let mut now = AlignedBuf::new(data.len());
         dev.read_at(&mut now, at)

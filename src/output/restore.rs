@@ -11,6 +11,11 @@ pub fn render(doc: &Document) -> String {
         return String::new();
     };
     let mut s = match (&r.summary, r.restored) {
+        (Some(sum), true) if r.restored_meanwhile => format!(
+            "another restore of this journal put its {} regions back onto {} and removed it while this one waited; read back, each equals the journal; nothing written\n\n",
+            sum.verified,
+            crate::input::printable(doc.target.info().map_or("?", |t| t.spec.as_str())),
+        ),
         (Some(sum), true) => format!(
             "restored {} regions ({}) onto {} and verified each by checksum; journal {}\n\n",
             sum.regions,

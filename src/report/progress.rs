@@ -381,14 +381,16 @@ pub fn overlay(label: &str, step: Option<(&str, u64, u64)>) {
 
 /// The label: `[k/n] command: phase`, at most [`PREFIX_WIDTH`] columns.
 fn prefix(step: Option<(usize, usize)>, label: &str, p: &Phase) -> String {
+    // A label or phase may name a file or a device: shown, never obeyed by the terminal.
+    let label = crate::input::printable(label);
     let mut s = match step {
         Some((k, n)) => format!("[{k}/{n}] {label}"),
-        None => label.to_string(),
+        None => label.into_owned(),
     };
     s.push(':');
     if !p.name.is_empty() {
         s.push(' ');
-        s.push_str(&p.name);
+        s.push_str(&crate::input::printable(&p.name));
     }
     if p.pass > 1 {
         s.push_str(&format!(" #{}", p.pass));

@@ -1076,6 +1076,11 @@ pub struct RestoreResult {
     /// Absent for `--list`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal_removed: Option<bool>,
+    /// Another restore of the same journal ended while this one waited for it: the
+    /// regions were read back and compared with the journal, nothing written (`summary`
+    /// counts them as verified, 0 bytes). Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub restored_meanwhile: bool,
 }
 
 /// `sim serve`'s parameters.

@@ -949,3 +949,88 @@ fn every_string_of_a_saved_document_is_shown_never_obeyed() {
     );
     eprintln!("{cases} document-field cases passed ({refused} refused the document)");
 }
+
+/// Issue 44.6: every line on stderr shows a control character as text, whatever gave it:
+/// the "history is off" warning quoting a database's path and SQLite's error, clap's
+/// message quoting a typed value (clap leaves its escape sequences out), an error quoting a
+/// target spec. No ESC, BEL or CR reaches the terminal (progress bars, drawn only on a
+/// terminal, are not run here).
+#[test]
+fn every_stderr_line_shows_control_characters_as_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = |x: &Path| x.to_str().unwrap().to_string();
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let payload = "\x1b]0;pwned\x07\x1b[2J\rX";
+    // A history whose directory's name carries the payload and whose file is no database.
+    let hdir = d.join(payload);
+    std::fs::create_dir(&hdir).unwrap();
+    std::fs::set_permissions(&hdir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let db = hdir.join("h.db");
+    std::fs::write(&db, vec![b'x'; 8192]).unwrap();
+    std::fs::set_permissions(&db, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    std::fs::write(d.join("file"), "").unwrap();
+    let cases = [
+        Shown {
+            name: "history-off",
+            args: v(&["health", "sim:emmc-8g", "--history", &p(&db)]),
+            env: vec![],
+            code: 0,
+        },
+        Shown {
+            name: "history-missing-dir",
+            args: v(&[
+                "health",
+                "sim:emmc-8g",
+                "--history",
+                &p(&d.join(format!("file/{payload}/h.db"))),
+            ]),
+            env: vec![],
+            code: 0,
+        },
+        Shown {
+            name: "clap-value",
+            args: v(&["align", "sim:sd-16g", "--blocksize", payload]),
+            env: vec![],
+            code: 2,
+        },
+        Shown {
+            name: "clap-unknown",
+            args: v(&["align", "sim:sd-16g", &format!("--{payload}")]),
+            env: vec![],
+            code: 2,
+        },
+        Shown {
+            name: "spec",
+            args: v(&["info", &format!("sim:sd-16g,seed={payload}")]),
+            env: vec![],
+            code: 2,
+        },
+    ];
+    let mut failures = Vec::new();
+    for c in &cases {
+        match shown_output_any(c, d) {
+            Err(e) => failures.push(e),
+            Ok((code, _, err)) => {
+                if code != c.code {
+                    failures.push(format!("{}: exit {code}, not {}: {err}", c.name, c.code));
+                }
+                if err.contains(['\x1b', '\x07', '\r']) {
+                    failures.push(format!(
+                        "{}: a control character reached stderr: {err:?}",
+                        c.name
+                    ));
+                }
+                // Shown as text, or (clap) left out with its escape sequences; the rest of
+                // the message is there.
+                if !err.contains("\\u{1b}") && !err.contains("\\rX") {
+                    failures.push(format!("{}: the payload is not shown: {err:?}", c.name));
+                }
+                if c.name.starts_with("history") && !err.contains("history is off for this run") {
+                    failures.push(format!("{}: no warning: {err:?}", c.name));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -55,6 +55,108 @@ fn restore_refuses_a_journal_others_can_write_or_another_user_owns() {
     assert_eq!(std::fs::read(&img).unwrap(), original);
 }
 
+/// Hold `journal` as a running `restore` holds it: its descriptor marked (an OFD read
+/// lock on the first byte) and the journal's `flock` taken. Released when dropped.
+fn hold_as_a_restore(journal: &Path) -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(journal).unwrap();
+    // SAFETY: flock is plain data; fcntl and flock get a valid descriptor and our struct.
+    unsafe {
+        let mut lock: libc::flock = std::mem::zeroed();
+        lock.l_type = libc::F_RDLCK as libc::c_short;
+        lock.l_whence = libc::SEEK_SET as libc::c_short;
+        lock.l_len = 1;
+        assert_eq!(libc::fcntl(f.as_raw_fd(), libc::F_OFD_SETLK, &mut lock), 0);
+        assert_eq!(libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB), 0);
+    }
+    f
+}
+
+/// Issue 44.8: a second `restore` of a journal another restore is putting back waits for
+/// it (however long it takes), then reads the regions back, and exits 0 saying so, with
+/// nothing written; when the device does not hold the journal's data after the other
+/// one ended, it says that and exits 1. A journal whose test still runs is refused, as
+/// before.
+#[test]
+fn a_second_restore_of_one_journal_waits_for_the_first_and_checks_it() {
+    use std::io::Read;
+    for first_restores in [true, false] {
+        let state = tempfile::tempdir().unwrap();
+        let dir = state.path();
+        let (img, j, original) = killed_file_run(dir, 7);
+        let held = hold_as_a_restore(&j);
+        let mut second = common::bin()
+            .current_dir(dir)
+            .env("XDG_STATE_HOME", dir)
+            .args(["restore", j.to_str().unwrap(), "--json"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(
+            second.try_wait().unwrap().is_none(),
+            "the second restore did not wait for the first"
+        );
+        if first_restores {
+            let journal = flashscope::journal::Journal::open(&j).unwrap();
+            let mut opened = flashscope::device::open(
+                &common::target_spec(img.to_str().unwrap()),
+                &flashscope::device::OpenRequest::read_write(),
+            )
+            .unwrap();
+            flashscope::journal::restore_records(&journal, &mut opened.backend).unwrap();
+        }
+        // The first one ends: the journal removed, its lock let go.
+        std::fs::remove_file(&j).unwrap();
+        drop(held);
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = second.try_wait().unwrap() {
+                break s;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(30), "still waiting");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let (mut out, mut err) = (String::new(), String::new());
+        second
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        second
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let now = std::fs::read(&img).unwrap();
+        if first_restores {
+            assert_eq!(status.code(), Some(0), "{err}");
+            let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let r = &doc;
+            assert_eq!(doc["bytes_written"], 0, "{out}");
+            assert_eq!(r["restored_meanwhile"], true, "{out}");
+            assert_eq!(r["summary"]["verified"], 2, "{out}");
+            assert_eq!(now, original);
+        } else {
+            assert_eq!(status.code(), Some(1), "{err}");
+            assert!(err.contains("reads back different"), "{err}");
+            assert_ne!(now, original, "nothing written by the second");
+        }
+    }
+    // A journal whose test still runs (its flock held, no restore's mark): refused.
+    let state = tempfile::tempdir().unwrap();
+    let dir = state.path();
+    let (_img, j, _) = killed_file_run(dir, 8);
+    let f = std::fs::File::open(&j).unwrap();
+    rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    let (code, _, err) = run(dir, &["restore", j.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is still running"), "{err}");
+}
+
 #[test]
 fn restore_of_a_fifo_or_a_symlink_is_refused_at_once() {
     let state = tempfile::tempdir().unwrap();
