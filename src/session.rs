@@ -501,44 +501,69 @@ pub fn check_allowed(spec: &TargetSpec, flags: &WriteFlags, plan: &str) -> Resul
     )))
 }
 
-/// The policy's gate, without opening the target: `--write`/`--destructive` given, the
-/// journal flag consistent with the target's kind, and (preserve mode) the journal's place.
-/// Refusals exit 2 and say that nothing was written.
+impl WriteMode {
+    /// The one decision of how a test treats the data it overwrites, from the target and
+    /// the flags alone (issue 44.10): every command asks this, before it plans, and none
+    /// works it out again. A `sim:` card lives in this process, so a journal could never
+    /// be restored onto it; a directory gets only new files; a device or a file is
+    /// preserved unless `--destructive`.
+    pub fn of(spec: &TargetSpec, flags: &WriteFlags) -> WriteMode {
+        match spec.kind() {
+            TargetKind::Sim => WriteMode::Simulated,
+            TargetKind::Directory => WriteMode::Directory,
+            TargetKind::Block | TargetKind::File if flags.destructive => WriteMode::Destructive,
+            TargetKind::Block | TargetKind::File => WriteMode::Preserve,
+        }
+    }
+
+    /// Whether a journal saves what the test overwrites.
+    pub fn journaled(self) -> bool {
+        self == WriteMode::Preserve
+    }
+}
+
+/// The policy's decision for a test that writes, before it plans: the `--write` gate
+/// (`plan` says what the test would write), the mode ([`WriteMode::of`]) and a
+/// `--journal` that mode has no use for refused. Refusals exit 2 and say that nothing was
+/// written. [`permit`] adds the journal's place.
+pub fn decide(spec: &TargetSpec, flags: &WriteFlags, plan: &str) -> Result<WriteMode> {
+    check_allowed(spec, flags, plan)?;
+    mode_for(spec, flags)
+}
+
+/// [`decide`] once the test is known to be allowed to write: the mode, and a `--journal`
+/// it has no use for refused.
+pub fn mode_for(spec: &TargetSpec, flags: &WriteFlags) -> Result<WriteMode> {
+    let mode = WriteMode::of(spec, flags);
+    match (mode, &flags.journal) {
+        (WriteMode::Preserve, _) | (_, None) => Ok(mode),
+        (WriteMode::Simulated, Some(_)) => Err(Error::usage(format!(
+            "--journal: {spec} is a simulated card in this process, so nothing is saved or journaled: drop --journal"
+        ))),
+        (WriteMode::Directory, Some(_)) => Err(Error::usage(format!(
+            "--journal: {spec} is a directory, where only new files are written, so nothing is saved or journaled: drop --journal"
+        ))),
+        (WriteMode::Destructive, Some(_)) => Err(Error::usage(
+            "--journal has no effect with --destructive (nothing is saved): drop one of them",
+        )),
+    }
+}
+
+/// The policy's gate, without opening the target: [`decide`], and in preserve mode the
+/// journal's place.
 pub fn permit(spec: &TargetSpec, flags: &WriteFlags, intent: &WriteIntent) -> Result<Permit> {
     let kind = spec.kind();
-    check_allowed(spec, flags, &intent.describe())?;
-    let mode = match kind {
-        // A simulated card lives in this process: a journal could never be restored onto it.
-        TargetKind::Sim => WriteMode::Simulated,
-        TargetKind::Directory => WriteMode::Directory,
-        _ if flags.destructive => WriteMode::Destructive,
-        _ => WriteMode::Preserve,
-    };
-    let journal = match (mode, &flags.journal) {
-        (WriteMode::Preserve, given) => {
-            let p = match given {
+    let mode = decide(spec, flags, &intent.describe())?;
+    let journal = match mode {
+        WriteMode::Preserve => {
+            let p = match &flags.journal {
                 Some(p) => p.clone(),
                 None => journal::default_path(intent.command)?,
             };
             journal::check_location(&p, spec)?;
             Some(p)
         }
-        (_, None) => None,
-        (WriteMode::Simulated, Some(_)) => {
-            return Err(Error::usage(format!(
-                "--journal: {spec} is a simulated card in this process, so nothing is saved or journaled: drop --journal"
-            )))
-        }
-        (WriteMode::Directory, Some(_)) => {
-            return Err(Error::usage(format!(
-                "--journal: {spec} is a directory, where only new files are written, so nothing is saved or journaled: drop --journal"
-            )))
-        }
-        (WriteMode::Destructive, Some(_)) => {
-            return Err(Error::usage(
-                "--journal has no effect with --destructive (nothing is saved): drop one of them",
-            ))
-        }
+        _ => None,
     };
     Ok(Permit {
         kind,

@@ -529,3 +529,38 @@ fn every_stderr_line_goes_through_say() {
     );
     assert!(writers[0].starts_with("src/cli/mod.rs:"), "{writers:?}");
 }
+
+/// One decision for the write mode (issue 44.10): `session::WriteMode::of` (through
+/// `session::decide` and `permit`) decides from the target and the flags whether a test's
+/// writes are journaled; no command works it out again from the target's kind and
+/// `--destructive` (two formulas disagreed on a directory).
+#[test]
+fn no_command_decides_the_write_mode_again() {
+    let root = src();
+    let mut files = Vec::new();
+    rust_files(&root.join("commands"), &mut files);
+    assert!(files.len() > 10, "{files:?}");
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&root).unwrap();
+        let code = product_code(&std::fs::read_to_string(f).unwrap());
+        for (n, line) in code.lines().enumerate() {
+            let squeezed: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
+            let recomputes = squeezed.contains("holds_data")
+                || squeezed.contains("is_sim()")
+                || ["destructive &&", "destructive ||", "!p.flags.destructive"]
+                    .iter()
+                    .any(|w| squeezed.contains(w))
+                || (squeezed.contains("destructive")
+                    && (squeezed.contains("&& !") || squeezed.contains("|| ")));
+            if recomputes {
+                bad.push(format!("src/{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "the write mode decided again outside session::WriteMode::of:\n{}",
+        bad.join("\n")
+    );
+}

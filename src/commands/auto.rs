@@ -18,7 +18,7 @@ use crate::report::results::{
     StepRecord,
 };
 use crate::report::{Body, Document};
-use crate::session::{Budgets, Rates, WriteFlags, WriteIntent};
+use crate::session::{Budgets, Rates, WriteFlags, WriteIntent, WriteMode};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::Given;
 use crate::vocab::units::{format_bytes, format_ns};
@@ -373,7 +373,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
         // One read sample of the low region every step writes, for all their estimates.
         let rates = Rates::sample_target(spec, PLAN_SAMPLE);
         let (intents, bench_intent, bench_ns) = intents(spec, &flags, erase, &rates)?;
-        let journaled = !params.flags.destructive && !spec.is_sim();
+        let journaled = WriteMode::of(spec, &params.flags).journaled();
         let made = plan(
             &intents,
             (&bench_intent, bench_ns),

@@ -173,7 +173,7 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
     let size = params.size_bytes;
     let engine = params.engine;
     let cpus = params.cpus.clone();
-    let writes = flags.write || flags.destructive;
+    let writes = flags.allowed();
     if let Some(ex) = expects {
         if let Some(e) = ex.iter().find(|e| e.metric.contains("write") && !writes) {
             return Err(Error::usage(format!(
@@ -227,10 +227,11 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
             region
         )));
     }
-    // Block devices and files the user named hold data: their write tests are preserved
-    // (or --destructive). Only a test file bench made itself in a directory is not.
-    let holds_data = probe.info.kind != TargetKind::Sim;
-    if flags.journal.is_some() && !(holds_data && flags.write && !flags.destructive) {
+    // The write mode as the policy decides it for the target named (a directory's test
+    // file bench made itself is not preserved): a --journal it has no use for is refused.
+    if writes {
+        crate::session::mode_for(spec, flags)?;
+    } else if flags.journal.is_some() {
         return Err(Error::usage(
             "--journal is for the preserve mode of write tests on a device or file (--write without --destructive): drop it",
         ));

@@ -9,7 +9,9 @@ use crate::device::TargetSpec;
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{IoResult, PageCacheChange};
 use crate::report::{Body, Document};
-use crate::session::{estimate, open_for_write, Notice, Ran, Rates, WriteFlags, WriteIntent};
+use crate::session::{
+    estimate, open_for_write, Notice, Ran, Rates, WriteFlags, WriteIntent, WriteMode,
+};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::{Check, Metric, Warning};
@@ -114,8 +116,8 @@ pub(crate) fn run(p: &IoParams) -> Result<(Finished, bool)> {
     } else {
         Rates::assumed()
     };
-    // Preserve mode, as the policy will decide it: a device or file without --destructive.
-    let preserve = !p.flags.destructive && p.target.kind().holds_data();
+    // Preserve mode, as the policy decides it.
+    let preserve = WriteMode::of(p.target, &p.flags).journaled();
     let intent = intent(&spec, &rates, preserve);
     let mut session = open_for_write(p.target, &p.flags, &intent)?;
     spec.stop_on_signal = session.journal.is_some();

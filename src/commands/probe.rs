@@ -70,7 +70,7 @@ fn test(
             // low region; in preserve mode that would all go to the journal, so there
             // it is left to a larger --max-cache (the verdict says when a faster cache
             // still answered).
-            cache_ceiling: if flags.destructive || spec.is_sim() {
+            cache_ceiling: if !crate::session::WriteMode::of(spec, flags).journaled() {
                 DEFAULT_CACHE_CEILING
             } else {
                 max_cache

@@ -19,7 +19,7 @@ use crate::report::progress::Progress;
 use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
 use crate::report::{Body, Document, Target};
 use crate::session::{
-    estimate, open_for_write, Notice, Notices, Ran, Rates, WriteFlags, WriteIntent,
+    estimate, open_for_write, Notice, Notices, Ran, Rates, WriteFlags, WriteIntent, WriteMode,
 };
 use crate::vocab::error::Verdict;
 use crate::vocab::units::format_bytes;
@@ -200,26 +200,21 @@ fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
 /// Run `verify` on `args.target`: the document and the verdict (check failed when anything
 /// did not read back as written), or stopped by a signal.
 pub fn measure(args: &VerifyParams) -> Result<Finished> {
-    let kind = args.target.kind();
-    let is_dir = kind == crate::device::TargetKind::Directory;
-    let is_sim = kind == crate::device::TargetKind::Sim;
     let flags = &args.flags;
-    let plan = if is_dir || is_sim {
+    let plan = if matches!(
+        WriteMode::of(&args.target, flags),
+        WriteMode::Directory | WriteMode::Simulated
+    ) {
         "verify writes stamps over the whole range (a directory: new files filling its free space), then reads them back"
     } else {
         "verify overwrites every byte of the device (or --range) with stamps, then reads them back; with --write the data is saved to a journal first and restored, with --destructive it is lost"
     };
-    crate::session::check_allowed(&args.target, flags, plan)?;
-    if !(is_dir || is_sim) && args.flags.destructive && args.flags.journal.is_some() {
-        return Err(Error::usage(
-            "--journal has no effect with --destructive (nothing is saved): drop one of them",
-        ));
-    }
+    let mode = crate::session::decide(&args.target, flags, plan)?;
     let time_budget_ns = args.time_budget_ns;
-    if let (true, Some(path)) = (is_dir, args.target.path()) {
+    if let (WriteMode::Directory, Some(path)) = (mode, args.target.path()) {
         return run_dir(args, path, time_budget_ns);
     }
-    if !is_sim && !args.flags.destructive {
+    if mode == WriteMode::Preserve {
         return run_preserve(args, time_budget_ns);
     }
     let opened = device::open(&args.target, &OpenRequest::read_write())?;
@@ -233,11 +228,11 @@ pub fn measure(args: &VerifyParams) -> Result<Finished> {
     let state_path = match &args.state {
         Some(p) => p.clone(),
         // A simulated card's state is never saved (the card dies with the process).
-        None if args.target.is_sim() && !args.resume => PathBuf::new(),
+        None if mode == WriteMode::Simulated && !args.resume => PathBuf::new(),
         None => default_state_path(args.target.as_str())?,
     };
     check_pass(args, &state_path)?;
-    if args.pass == Pass::Write && args.target.is_sim() {
+    if args.pass == Pass::Write && mode == WriteMode::Simulated {
         return Err(Error::usage(
             "--pass write keeps nothing on a simulated card (it lives only in this process): run both passes",
         ));

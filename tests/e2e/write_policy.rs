@@ -82,3 +82,71 @@ fn a_journal_for_a_sim_card_is_a_usage_error_and_nothing_is_written() {
     }
     assert!(journals_in(state.path()).is_empty());
 }
+
+/// Issue 44.10: one decision for the write mode. Every writing command refuses a
+/// `--journal` its mode has no use for (a sim: card, a directory, --destructive) before
+/// it writes, in the session's words; verify and bench decided it apart (verify took
+/// one for a sim: card or a directory and ignored it, bench said it otherwise).
+#[test]
+fn every_writing_command_refuses_a_journal_its_mode_has_no_use_for_in_one_wording() {
+    let state = tempfile::tempdir().unwrap();
+    let d = state.path();
+    let j = d.join("j.fsjournal");
+    let j = j.to_str().unwrap();
+    let dir = d.join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let dir = dir.to_str().unwrap();
+    let img = d.join("card.img");
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    let img = img.to_str().unwrap();
+    let sim = "sim:sd-16g,size=64M";
+    fn io<'a>(t: &'a str, how: &'a str) -> Vec<&'a str> {
+        vec![
+            "io",
+            t,
+            "--rw",
+            "randwrite",
+            "--runtime",
+            "1s",
+            "--size",
+            "4M",
+            how,
+        ]
+    }
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["verify", sim, "--write"],
+            "is a simulated card in this process",
+        ),
+        (
+            vec!["bench", sim, "--write", "--quick"],
+            "is a simulated card in this process",
+        ),
+        (io(sim, "--write"), "is a simulated card in this process"),
+        (
+            vec!["verify", dir, "--write"],
+            "is a directory, where only new files are written",
+        ),
+        (
+            vec!["bench", dir, "--write", "--quick"],
+            "is a directory, where only new files are written",
+        ),
+        (
+            vec!["verify", img, "--destructive"],
+            "--journal has no effect with --destructive",
+        ),
+        (
+            io(img, "--destructive"),
+            "--journal has no effect with --destructive",
+        ),
+    ];
+    for (mut args, says) in cases {
+        args.extend(["--journal", j]);
+        let (code, out, err) = run(d, &args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!Path::new(j).exists(), "{args:?}");
+    }
+    assert_eq!(std::fs::read(img).unwrap(), vec![0u8; 8 << 20]);
+}
