@@ -271,6 +271,39 @@ pub(crate) fn ofd_marked_by_another(file: &File) -> io::Result<bool> {
     Ok(lock.l_type == libc::F_RDLCK as libc::c_short)
 }
 
+/// An open-file-description write lock on the whole of `file`, without waiting: the
+/// kernel grants it only on a descriptor open for writing. `WouldBlock` when another
+/// description holds a lock on it.
+pub(crate) fn ofd_write_lock(file: &File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut lock = ofd_first_byte(libc::F_WRLCK);
+    lock.l_len = 0;
+    // SAFETY: fcntl reads the flock struct we own for the duration of the call.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &mut lock) };
+    if rc == -1 {
+        let e = io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::EACCES) => io::ErrorKind::WouldBlock.into(),
+            _ => e,
+        });
+    }
+    Ok(())
+}
+
+/// Whether another description holds an open-file-description (or record) write lock
+/// on any of `file`: a writer's, not a reader's read lock.
+pub(crate) fn ofd_write_locked_by_another(file: &File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let mut lock = ofd_first_byte(libc::F_WRLCK);
+    lock.l_len = 0;
+    // SAFETY: fcntl fills in the flock struct we own for the duration of the call.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut lock) };
+    if rc == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(lock.l_type == libc::F_WRLCK as libc::c_short)
+}
+
 /// An OFD lock request of `kind` on a file's first byte.
 fn ofd_first_byte(kind: libc::c_int) -> libc::flock {
     // SAFETY: flock is plain data, all zeros is a valid value (then filled in).

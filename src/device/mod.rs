@@ -523,10 +523,17 @@ type HeldLock = (u64, u64, std::sync::Weak<File>);
 static WRITER_LOCKS: std::sync::Mutex<Vec<HeldLock>> = std::sync::Mutex::new(Vec::new());
 
 /// One writer per target: an exclusive `flock` on the file a write goes to (a regular-file
-/// target, or a loop device's backing file), held while the returned file is (the
-/// backend keeps it). Another process writing the same file, directly or through a loop
-/// device, is refused (exit 2) with its process named; the kernel drops the lock when the
-/// holder exits, crashed or not.
+/// target, or a loop device's backing file), taken on a descriptor open for writing and
+/// held while the returned file is (the backend keeps it). Another process writing the
+/// same file, directly or through a loop device, is refused (exit 2) with its process
+/// named; the kernel drops the lock when the holder exits, crashed or not.
+///
+/// Only a writer can hold it (issue 44.10): `flock` works on any descriptor, so anyone
+/// who may read an image could lock out root's tests. A lock held by a process with no
+/// descriptor of the file open for writing is a reader's and refuses nothing; writers
+/// then exclude each other with an open-file-description write lock, which the kernel
+/// grants only on a descriptor open for writing (a reader's read lock there, the only
+/// lock it can take, is not a writer's either).
 fn lock_writer(spec: &str, path: &Path, meta: &std::fs::Metadata) -> Result<std::sync::Arc<File>> {
     let key = (meta.dev(), meta.ino());
     let mut held = WRITER_LOCKS.lock().unwrap_or_else(|p| p.into_inner());
@@ -540,6 +547,7 @@ fn lock_writer(spec: &str, path: &Path, meta: &std::fs::Metadata) -> Result<std:
     }
     let file = OpenOptions::new()
         .read(true)
+        .write(true)
         .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| open_error(spec, e, true))?;
@@ -552,10 +560,33 @@ fn lock_writer(spec: &str, path: &Path, meta: &std::fs::Metadata) -> Result<std:
         )));
     }
     if let Err(e) = crate::sys::try_lock(&file, true) {
-        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-            let who = lock_holder(key)
-                .map(|(pid, cmd)| format!("process {pid} ({cmd})"))
-                .unwrap_or_else(|| "another process".to_string());
+        let holder = lock_holder(key);
+        let reader = holder
+            .as_ref()
+            .is_some_and(|(pid, _)| !holds_for_writing(*pid, key));
+        let blocked = e.raw_os_error() == Some(libc::EWOULDBLOCK);
+        // A reader's flock: writers meet on the write lock only they can take.
+        let other_writer = if blocked && reader {
+            match crate::sys::ofd_write_lock(&file) {
+                Ok(()) => None,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    match crate::sys::ofd_write_locked_by_another(&file) {
+                        Ok(false) => None,
+                        _ => Some("another process".to_string()),
+                    }
+                }
+                Err(e) => return Err(Error::io(format!("locking '{spec}' for writing"), e)),
+            }
+        } else if blocked {
+            Some(
+                holder
+                    .map(|(pid, cmd)| format!("process {pid} ({cmd})"))
+                    .unwrap_or_else(|| "another process".to_string()),
+            )
+        } else {
+            return Err(Error::io(format!("locking '{spec}' for writing"), e));
+        };
+        if let Some(who) = other_writer {
             let what = if path == Path::new(spec) {
                 String::new()
             } else {
@@ -568,11 +599,41 @@ fn lock_writer(spec: &str, path: &Path, meta: &std::fs::Metadata) -> Result<std:
                 "target '{spec}'{what} is being written by {who}: one writer at a time, or the two tests overwrite each other's data and journals; wait for it to finish and rerun"
             )));
         }
-        return Err(Error::io(format!("locking '{spec}' for writing"), e));
     }
     let lock = std::sync::Arc::new(file);
     held.push((key.0, key.1, std::sync::Arc::downgrade(&lock)));
     Ok(lock)
+}
+
+/// Whether process `pid` has the file `dev`:`ino` open for writing (its descriptors in
+/// /proc, their open flags in fdinfo). Unknown (another user's process seen without
+/// privilege) counts as writing: only a lock shown to be a reader's is passed over.
+fn holds_for_writing(pid: u32, key: (u64, u64)) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return true;
+    };
+    for fd in fds.flatten() {
+        let Ok(meta) = std::fs::metadata(fd.path()) else {
+            continue;
+        };
+        if (meta.dev(), meta.ino()) != key {
+            continue;
+        }
+        let info = std::fs::read_to_string(format!(
+            "/proc/{pid}/fdinfo/{}",
+            fd.file_name().to_string_lossy()
+        ));
+        let flags = info.ok().and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("flags:"))
+                .and_then(|f| i32::from_str_radix(f.trim(), 8).ok())
+        });
+        match flags {
+            Some(f) if f & libc::O_ACCMODE == libc::O_RDONLY => {}
+            _ => return true,
+        }
+    }
+    false
 }
 
 /// The process holding a `flock` on the file `dev`:`ino` (from /proc/locks) and its

@@ -569,6 +569,118 @@ fn a_second_writer_on_a_file_is_refused_naming_the_first_and_the_data_survives()
     eprintln!("one writer on a file: 2 refused, 0 data lost");
 }
 
+/// Issue 44.10: only a writer can hold a target's writer lock. A process that merely
+/// reads an image (another user who may read it) and takes its `flock` blocks no test,
+/// and writers still exclude each other then; with a read lock beside it no test is
+/// blocked either. A lock held on a descriptor open for writing still refuses, naming
+/// the process.
+#[test]
+fn a_reader_of_an_image_cannot_hold_its_writer_lock() {
+    use std::os::fd::AsRawFd;
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("card.img");
+    std::fs::write(&f, common::random_bytes(16 << 20, 9)).unwrap();
+    let before = common::sha256_of(&f);
+    let spec = f.to_string_lossy().into_owned();
+    let verify = || {
+        flashscope()
+            .args(["verify", &spec, "--write", "--range", "0+1M"])
+            .env("XDG_STATE_HOME", d.path())
+            .output()
+            .unwrap()
+    };
+    {
+        let reader = std::fs::File::open(&f).unwrap();
+        // SAFETY: flock on a descriptor we own.
+        let locked = unsafe { libc::flock(reader.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        assert_eq!(locked, 0);
+        let out = verify();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "a reader's flock refused a test: {err}"
+        );
+        assert_eq!(common::sha256_of(&f), before);
+        // Two writers while the reader holds the flock: still one at a time.
+        let mut first = start_writer_any(&spec, d.path());
+        let out = verify();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("one writer at a time"), "{err}");
+        assert!(first.wait().unwrap().success());
+        assert_eq!(common::sha256_of(&f), before);
+        // A read lock beside it, the only other lock a reader can take: no test blocked.
+        // SAFETY: fcntl on a descriptor we own with our flock struct.
+        let read_locked = unsafe {
+            let mut lock: libc::flock = std::mem::zeroed();
+            lock.l_type = libc::F_RDLCK as libc::c_short;
+            lock.l_whence = libc::SEEK_SET as libc::c_short;
+            libc::fcntl(reader.as_raw_fd(), libc::F_OFD_SETLK, &mut lock)
+        };
+        assert_eq!(read_locked, 0);
+        let out = verify();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "a reader's locks refused a test: {err}"
+        );
+        assert_eq!(common::sha256_of(&f), before);
+    }
+    // A writer's descriptor holding the flock: refused, this process named.
+    let writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&f)
+        .unwrap();
+    // SAFETY: flock on a descriptor we own.
+    assert_eq!(
+        unsafe { libc::flock(writer.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let out = verify();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("one writer at a time")
+            && err.contains(&format!("process {}", std::process::id())),
+        "{err}"
+    );
+    drop(writer);
+    assert_eq!(common::sha256_of(&f), before);
+}
+
+/// [`start_writer`] for a target whose `flock` a reader holds: the writer shows as an
+/// open-file-description write lock (its pid not shown in /proc/locks).
+fn start_writer_any(target: &str, state: &Path) -> std::process::Child {
+    let mut child = common::flashscope_abs()
+        .args(["bench", target, "--write", "--runtime", "1", "--size", "4M"])
+        .envs(common::HISTORY_OFF)
+        .env("XDG_STATE_HOME", state)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(30) {
+        let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+        if locks
+            .lines()
+            .any(|l| l.contains("OFDLCK") && l.contains("WRITE"))
+        {
+            return child;
+        }
+        if child.try_wait().unwrap().is_some() {
+            panic!("the first writer ended before it held {target}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the first writer never locked {target}");
+}
+
 #[test]
 fn a_loop_device_and_its_backing_file_have_one_writer_between_them() {
     let Some(lp) = Loop::random(16 << 20, 11) else {
