@@ -17,6 +17,8 @@ use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
 
+pub(crate) mod dir;
+
 /// `open(2)` flag for direct I/O, for `OpenOptionsExt::custom_flags`.
 pub(crate) const O_DIRECT: i32 = rustix::fs::OFlags::DIRECT.bits() as i32;
 
@@ -1114,36 +1116,6 @@ pub(crate) unsafe fn unmap(ptr: std::ptr::NonNull<u8>, size: usize) {
     unsafe { libc::munmap(ptr.as_ptr().cast(), size) };
 }
 
-/// Create a new file beside `path` to be renamed over it: hidden, named after it with a
-/// random suffix nobody can plant anything at beforehand, `O_EXCL | O_NOFOLLOW`, with
-/// `mode`. The one way flashscope makes a file it then puts at a path (output files,
-/// state). Returns the temporary path and the open file.
-pub(crate) fn create_beside(
-    path: &std::path::Path,
-    mode: u32,
-) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "names no file"))?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    // Without the file's extension (a textfile collector ignores it).
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{:016x}.tmp", rand::random::<u64>()));
-    let tmp = dir.join(tmp_name);
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&tmp)?;
-    Ok((tmp, file))
-}
-
 /// Create a new test file at `path`, open for reading and writing: `O_CREAT | O_EXCL |
 /// O_NOFOLLOW`, mode 0600, so nothing planted at the name (a symbolic link, a hard link,
 /// a FIFO, another file) is opened, truncated or written. Every later open of it goes
@@ -1187,18 +1159,7 @@ pub(crate) fn others_can_write(meta: &std::fs::Metadata) -> Option<String> {
 /// others without the sticky bit (`/tmp` has it: there nobody moves what is not theirs).
 pub(crate) fn others_can_rename(meta: &std::fs::Metadata) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
-    let me = euid();
-    let mode = meta.mode() & 0o7777;
-    if meta.uid() != me && meta.uid() != 0 {
-        Some(format!(
-            "is owned by uid {}, not by you (uid {me}) or root",
-            meta.uid()
-        ))
-    } else if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-        Some(format!("is writable by group or others (mode {mode:04o})"))
-    } else {
-        None
-    }
+    dir::rename_risk(meta.uid(), meta.mode())
 }
 
 #[cfg(test)]

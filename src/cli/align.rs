@@ -4,7 +4,6 @@ use super::Output;
 use crate::commands::align::{self, AlignParams, Priority};
 use crate::vocab::error::Verdict;
 use crate::Result;
-use std::path::Path;
 
 /// Arguments of `align`.
 #[derive(Debug, clap::Args)]
@@ -30,7 +29,7 @@ pub struct Args {
     pub positions: usize,
     /// Write an SVG plot of boundary cost against alignment.
     #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<String>,
+    pub plot: Option<std::path::PathBuf>,
     /// Insist on real-time priority (SCHED_FIFO 10), which align takes by default where
     /// permitted: a refusal (without root or CAP_SYS_NICE) is then a warning, and the run
     /// goes on at normal priority.
@@ -44,7 +43,7 @@ pub struct Args {
 
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    let plot = args.plot.as_deref().map(Path::new);
+    let plot = args.plot.as_deref();
     out.emit(&align::run(&args.target, &params(args)?, plot)?);
     Ok(Verdict::Ok)
 }

@@ -7,7 +7,6 @@ use crate::report::output_file::OutputFile;
 use crate::vocab::error::Verdict;
 use crate::vocab::units::parse_size_option;
 use crate::Result;
-use std::path::Path;
 
 /// Arguments of `analyze`.
 #[derive(Debug, clap::Args)]
@@ -35,12 +34,12 @@ pub struct Args {
     pub open_au_nr: Option<String>,
     /// Write an SVG plot (align: boundary cost against alignment; interval: time against size).
     #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<String>,
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    let plot = OutputFile::create_opt("--plot", args.plot.as_deref().map(Path::new))?;
+    let plot = OutputFile::create_opt("--plot", args.plot.as_deref())?;
     let blocksize = args
         .blocksize
         .as_deref()

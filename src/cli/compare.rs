@@ -48,7 +48,7 @@ pub struct Args {
     /// Also write the comparison as a self-contained HTML page (with a chart of the
     /// differences and their intervals).
     #[arg(long, short = 'o', value_name = "FILE.html")]
-    pub output: Option<String>,
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// `history`: the database history ids and devices are looked up in (`None` with
@@ -59,7 +59,7 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<Verdict>
             "standard input (-) can be read once: give it as one SIDE only",
         ));
     }
-    let page = OutputFile::create_opt("--output", args.output.as_deref().map(Path::new))?;
+    let page = OutputFile::create_opt("--output", args.output.as_deref())?;
     let params = CompareParams {
         sides: args
             .sides
@@ -74,7 +74,10 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<Verdict>
     }
     out.emit(&doc);
     if let Some(o) = args.output.as_ref().filter(|_| !out.json) {
-        super::say(&format!("flashscope compare: the page is in {o}"));
+        super::say(&format!(
+            "flashscope compare: the page is in {}",
+            o.display()
+        ));
     }
     Ok(Verdict::Ok)
 }

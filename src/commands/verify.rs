@@ -152,6 +152,11 @@ fn check_state_target(path: &Path) -> Result<()> {
 /// Checks of `--pass` and `--state` before anything is opened for writing: a read pass
 /// continues a written run, and a `--state` file for a new run must be new or a state.
 fn check_pass(args: &VerifyParams, state_path: &Path) -> Result<()> {
+    if args.state.is_some() {
+        // Judged before anything is written, as the journal's place is: the state is
+        // renamed into that directory after every step.
+        crate::journal::trust::trusted_parent(state_path, "--state", STATE_REMEDY)?;
+    }
     if !args.resume && args.state.is_some() {
         check_state_target(state_path)?;
     }
@@ -193,9 +198,11 @@ fn resume_state(
 /// the old one, so a planted symlink is replaced, never written through.
 fn save_state(path: &Path, st: &VerifyState) -> Result<()> {
     let text = serde_json::to_vec(st).map_err(|e| Error::runtime(e.to_string()))?;
-    crate::journal::trust::replace_private(path, &text)
-        .map_err(|e| Error::io(format!("saving the state file '{}'", path.display()), e))
+    crate::journal::trust::replace_private(path, &text, "--state", STATE_REMEDY)
 }
+
+/// What to do about a `--state` path another user could redirect.
+const STATE_REMEDY: &str = "give --state a path in a directory only you or root can write";
 
 /// Run `verify` on `args.target`: the document and the verdict (check failed when anything
 /// did not read back as written), or stopped by a signal.

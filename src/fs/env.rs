@@ -62,9 +62,13 @@ pub fn check_dir(dir: &Path) -> Result<PathBuf> {
         .map_err(|e| Error::io(format!("resolving {}", dir.display()), e))?;
     // At a random hidden name (`.flashscope-probe.<random>.tmp`), `O_EXCL | O_NOFOLLOW`:
     // nobody can plant a link or file at it beforehand (a name from the pid could be).
-    match crate::sys::create_beside(&abs.join("flashscope-probe"), 0o600) {
-        Ok((probe, _)) => {
-            let _ = std::fs::remove_file(&probe);
+    let probe = crate::sys::dir::Dir::open(&abs).and_then(|d| {
+        d.create_temp(std::ffi::OsStr::new("flashscope-probe"), 0o600)
+            .map(|(tmp, _)| (d, tmp))
+    });
+    match probe {
+        Ok((d, tmp)) => {
+            let _ = d.remove(&tmp);
             Ok(abs)
         }
         Err(e) => {

@@ -4,12 +4,15 @@
 
 use super::env::{self, drop_all_caches, drop_file_cache};
 use super::monitor::ProgressCounters;
-use super::{io_err, powers_of_two_down, rate, read_all, test_path, Cleanup, Pattern, PatternBuf};
+use super::{io_err, powers_of_two_down, rate, read_all, test_name, Pattern, PatternBuf};
 use crate::backend::{monotonic_ns, AlignedBuf};
+use crate::sys::dir::Dir;
 use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
+use rustix::fs::OFlags;
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
+use std::ffi::OsString;
+use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -140,37 +143,69 @@ pub fn run(cfg: &FilesConfig, progress: Arc<ProgressCounters>) -> Result<FilesRu
     let mut bytes_written = 0u64;
     let mut drop_caches_error = None;
     let mut stamp = 0u64;
-    let mut cleanup = Cleanup::new(cfg.keep);
+    // Everything below happens through this descriptor and those of the directories made
+    // in it, never through a name: whoever owns the directory can rename what is in it,
+    // but not what is inside the directories flashscope makes there (mode 0700).
+    let top = Dir::open(&dir).map_err(io_err("opening directory", &dir))?;
     for &size in &cfg.sizes {
-        let sub = test_path(&dir, &format!("files-{size}"));
-        std::fs::create_dir(&sub).map_err(io_err("creating directory", &sub))?;
-        cleanup.add(sub.clone());
+        let name = test_name(&format!("files-{size}"));
+        let sub_path = dir.join(&name);
+        let sub = top
+            .make_dir(&name, 0o700)
+            .map_err(io_err("creating directory", &sub_path))?;
+        let mut guard = SizeDir {
+            parent: &top,
+            name,
+            dir: sub,
+            made: 0,
+            keep: cfg.keep,
+        };
         let files = files_for(size, cfg.total_bytes);
-        let paths: Vec<PathBuf> = (0..files).map(|i| sub.join(format!("f{i:08}"))).collect();
+        let file_name = |i: u64| OsString::from(format!("f{i:08}"));
 
         progress.set_phase(&format!("{} files write", format_bytes(size)));
         let start = monotonic_ns();
-        for p in &paths {
+        for i in 0..files {
             crate::signals::check()?;
-            let mut f = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(p)
-                .map_err(io_err("creating", p))?;
+            let p = sub_path.join(file_name(i));
+            let mut f = guard
+                .dir
+                .create_new(&file_name(i), OFlags::WRONLY, 0o600)
+                .map_err(io_err("creating", &p))?;
+            guard.made = i + 1;
             let mut left = size;
             while left > 0 {
                 let n = left.min(CHUNK);
                 f.write_all(wbuf.chunk(stamp, n as usize))
-                    .map_err(io_err("writing", p))?;
+                    .map_err(io_err("writing", &p))?;
                 stamp += 1;
                 left -= n;
                 bytes_written += n;
                 progress.add(n);
             }
-            f.sync_all().map_err(io_err("fsync on", p))?;
+            f.sync_all().map_err(io_err("fsync on", &p))?;
         }
         let write_ns = monotonic_ns() - start;
 
+        // Opened again without following a link or waiting on a FIFO, and checked on the
+        // descriptor: the regular file of the size written, or the run stops.
+        let open = |i: u64| -> Result<File> {
+            let p = sub_path.join(file_name(i));
+            let f = guard
+                .dir
+                .open_file(&file_name(i), OFlags::RDONLY | OFlags::NONBLOCK)
+                .map_err(io_err("opening", &p))?;
+            let n = crate::sys::dir::node_of(&f).map_err(io_err("examining", &p))?;
+            let len = f.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+            if n.kind != rustix::fs::FileType::RegularFile || len != size {
+                return Err(Error::runtime(format!(
+                    "{} is {} of {len} bytes, not the {size}-byte file written: the files changed under the test",
+                    p.display(),
+                    n.kind_in_words()
+                )));
+            }
+            Ok(f)
+        };
         // Cold: each file's pages dropped (they are clean after the fsync), or all caches.
         let mut dropped_all = false;
         if cfg.drop_caches {
@@ -182,28 +217,32 @@ pub fn run(cfg: &FilesConfig, progress: Arc<ProgressCounters>) -> Result<FilesRu
             }
         }
         if !dropped_all {
-            for p in &paths {
-                let f = File::open(p).map_err(io_err("opening", p))?;
-                drop_file_cache(&f).map_err(io_err("posix_fadvise(DONTNEED) on", p))?;
+            for i in 0..files {
+                let f = open(i)?;
+                drop_file_cache(&f).map_err(io_err(
+                    "posix_fadvise(DONTNEED) on",
+                    &sub_path.join(file_name(i)),
+                ))?;
             }
         }
         progress.set_phase(&format!("{} files read", format_bytes(size)));
         let start = monotonic_ns();
         let mut read = 0u64;
-        for p in &paths {
+        for i in 0..files {
             crate::signals::check()?;
-            let mut f = File::open(p).map_err(io_err("opening", p))?;
-            read += read_all(&mut f, &mut rbuf, &progress).map_err(io_err("reading", p))?;
+            let mut f = open(i)?;
+            read += read_all(&mut f, &mut rbuf, &progress)
+                .map_err(io_err("reading", &sub_path.join(file_name(i))))?;
         }
         let read_ns = monotonic_ns() - start;
         if read != files * size {
             return Err(Error::runtime(format!(
                 "read back {read} bytes from {} but wrote {}: the files changed under the test",
-                sub.display(),
+                sub_path.display(),
                 files * size
             )));
         }
-        cleanup.remove_now();
+        drop(guard);
         results.push(FilesSizeResult {
             file_bytes: size,
             files,
@@ -222,6 +261,37 @@ pub fn run(cfg: &FilesConfig, progress: Arc<ProgressCounters>) -> Result<FilesRu
         elapsed_ns: monotonic_ns() - t0,
         drop_caches_error,
     })
+}
+
+/// One size's directory, made in the tested directory: its files and then itself removed
+/// when dropped (unless kept), through the descriptors, so a name swapped meanwhile
+/// removes nothing else.
+struct SizeDir<'a> {
+    parent: &'a Dir,
+    name: OsString,
+    dir: Dir,
+    /// Files f00000000.. made so far.
+    made: u64,
+    keep: bool,
+}
+
+impl Drop for SizeDir<'_> {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        for i in 0..self.made {
+            let _ = self.dir.remove(&OsString::from(format!("f{i:08}")));
+        }
+        // Only the directory made: not one put at its name since.
+        if self
+            .parent
+            .stat(&self.name)
+            .is_ok_and(|n| n.same(&self.dir.node()))
+        {
+            let _ = self.parent.remove_dir(&self.name);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -269,6 +339,66 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(std::fs::read_dir(sub.path()).unwrap().count(), 2);
+    }
+
+    /// Issue 44 point 3: whoever owns the directory swaps the size's sub-directory for a
+    /// link to another directory during the run; nothing is created, read or left there.
+    #[test]
+    fn a_swapped_sub_directory_changes_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().join("card");
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::create_dir(&top).unwrap();
+        std::fs::create_dir(&elsewhere).unwrap();
+        let cfg = FilesConfig {
+            dir: top.clone(),
+            sizes: vec![4096],
+            total_bytes: 16 << 20,
+            pattern: Pattern::Zeros,
+            drop_caches: false,
+            keep: false,
+            seed: 3,
+        };
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let attacker = {
+            let (top, elsewhere, stop) = (top.clone(), elsewhere.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let Some(sub) = std::fs::read_dir(&top)
+                        .unwrap()
+                        .filter_map(|e| e.ok())
+                        .find(|e| {
+                            e.file_name()
+                                .to_string_lossy()
+                                .starts_with("flashscope-files")
+                        })
+                    else {
+                        continue;
+                    };
+                    let moved = top.join("moved");
+                    if std::fs::rename(sub.path(), &moved).is_ok() {
+                        std::os::unix::fs::symlink(&elsewhere, sub.path()).unwrap();
+                        return Some(moved);
+                    }
+                }
+                None
+            })
+        };
+        let r = run(&cfg, ProgressCounters::new());
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let moved = attacker
+            .join()
+            .unwrap()
+            .expect("the swap happened during the run");
+        let run = r.unwrap();
+        assert_eq!(run.results[0].files, 4096);
+        assert_eq!(
+            std::fs::read_dir(&elsewhere).unwrap().count(),
+            0,
+            "nothing created in the directory the link leads to"
+        );
+        // The files went to (and were removed from) the directory made for them.
+        assert_eq!(std::fs::read_dir(&moved).unwrap().count(), 0);
     }
 
     #[test]

@@ -180,11 +180,17 @@ pub fn make_test_file(path: &Path, size: u64) -> Result<(Cleanup, File)> {
 /// name nobody can guess and plant something at beforehand (it is created with
 /// `O_EXCL` all the same: [`create_test_file`]).
 pub fn test_path(dir: &Path, what: &str) -> PathBuf {
-    dir.join(format!(
+    dir.join(test_name(what))
+}
+
+/// The file name [`test_path`] puts in its directory.
+pub fn test_name(what: &str) -> std::ffi::OsString {
+    format!(
         "flashscope-{what}-{}-{:08x}",
         std::process::id(),
         rand::random::<u32>()
-    ))
+    )
+    .into()
 }
 
 /// Read a whole file sequentially in `buf`-sized chunks; returns the bytes read and counts

@@ -21,7 +21,7 @@ use crate::report::Document;
 use crate::{Error, Result};
 use identity::DeviceIdentity;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The schema version this build writes (`PRAGMA user_version`).
@@ -897,15 +897,29 @@ fn trusted_file(path: &Path, write: bool) -> Result<(u64, u64)> {
     };
     let dir = std::path::absolute(&dir)
         .map_err(|e| Error::io(format!("examining the directory {}", dir.display()), e))?;
-    no_shared_symlinks(&dir, remedy)?;
-    crate::journal::trust::private_dir_for(&dir, "the run history", remedy)?;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(write)
-        .create(write)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
+    // Each refusal names the database as well as the component on its way.
+    let named = |e: Error| match e {
+        Error::Refused(m) => Error::Refused(format!(
+            "{}: {m}",
+            crate::input::printable(&path.to_string_lossy())
+        )),
+        e => e,
+    };
+    no_shared_symlinks(&dir, remedy).map_err(named)?;
+    // The file is opened in the directory judged on the way (its descriptor, not its
+    // name); SQLite then opens it by name and `same_file` checks it is this one.
+    let dir =
+        crate::journal::trust::private_dir_for(&dir, "the run history", remedy).map_err(named)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::usage(format!("--history {}: names no file", path.display())))?;
+    let access = if write {
+        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::CREATE
+    } else {
+        rustix::fs::OFlags::RDONLY
+    };
+    let file = dir
+        .open_or_create(name, access | rustix::fs::OFlags::NONBLOCK, 0o600)
         .map_err(|e| {
             crate::journal::trust::open_error("the history", path, e)
                 .unwrap_or_else(|| Error::runtime(format!("{}: not found", path.display())))

@@ -84,13 +84,20 @@ impl JournalWriter {
                 path.display()
             ))
         };
-        if std::fs::symlink_metadata(path).is_ok() {
+        // Created as every file flashscope writes is: in the directory judged on the way
+        // and then used through its descriptor (`sys::dir::Dir`), `O_EXCL | O_NOFOLLOW` at
+        // an unpredictable name beside its place.
+        let (dir, name) = super::trust::trusted_parent(
+            path,
+            "--journal",
+            "give --journal a path in a directory of your own",
+        )?;
+        if dir.stat(&name).is_ok() {
             return Err(exists());
         }
-        // The journal holds copies of the user's data: readable by its owner only. Created
-        // as every file flashscope writes is (`O_EXCL | O_NOFOLLOW` at an unpredictable name
-        // beside its place).
-        let (tmp, file) = crate::sys::create_beside(path, 0o600)
+        // The journal holds copies of the user's data: readable by its owner only.
+        let (tmp, file) = dir
+            .create_temp(&name, 0o600)
             .map_err(|e| Error::io(format!("creating journal {}", path.display()), e))?;
         // Held until the writer is dropped: a journal whose test is still running is never
         // taken for a leftover of a crash (see `lock_leftover`). Taken before the journal
@@ -117,16 +124,16 @@ impl JournalWriter {
             .write_all(&head)
             .and_then(|_| w.file.sync_all())
             .map_err(|e| Error::io(ctx(), e))
-            .and_then(|_| match std::fs::hard_link(&tmp, path) {
+            .and_then(|_| match dir.link(&tmp, &name) {
                 Ok(()) => Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(exists()),
                 // A filesystem without hard links (FAT): rename; the check above makes
                 // replacing a file that appeared meanwhile unlikely.
-                Err(_) => std::fs::rename(&tmp, path).map_err(|e| Error::io(ctx(), e)),
+                Err(_) => dir.rename(&tmp, &name).map_err(|e| Error::io(ctx(), e)),
             });
-        let _ = std::fs::remove_file(&tmp);
+        let _ = dir.remove(&tmp);
         r?;
-        sync_dir(path).map_err(|e| Error::io(ctx(), e))?;
+        dir.sync().map_err(|e| Error::io(ctx(), e))?;
         Ok(w)
     }
 

@@ -71,6 +71,14 @@ fn parent_dir(journal: &Path) -> PathBuf {
 /// own backup), or that is the target file. Also checks the directory exists.
 pub fn check_location(journal: &Path, target_spec: &TargetSpec) -> Result<()> {
     check_not_on_target(journal, target_spec)?;
+    // As `verify`'s `--state` and the default journal directory: in a directory another
+    // user can rename in (or reached through one, or through their link), they could move
+    // the journal away mid-run and `restore` would find nothing.
+    trust::trusted_parent(
+        journal,
+        "--journal",
+        "give --journal a path in a directory only you or root can write",
+    )?;
     // A journal is always a new regular file; an existing one is a leftover to restore.
     if let Ok(meta) = std::fs::symlink_metadata(journal) {
         return Err(Error::Refused(if meta.file_type().is_file() {
@@ -93,7 +101,8 @@ fn check_not_on_target(journal: &Path, target_spec: &TargetSpec) -> Result<()> {
     let dir = parent_dir(journal);
     let dir_meta = std::fs::metadata(&dir).map_err(|e| {
         Error::usage(format!(
-            "the journal directory {} cannot be used ({e}): create it or choose another --journal",
+            "--journal {}: the journal directory {} cannot be used ({e}): create it or choose another --journal",
+            journal.display(),
             dir.display()
         ))
     })?;
@@ -245,6 +254,46 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("/nonexistent-dir"), "{e}");
+    }
+
+    /// Issue 44 point 4: a journal in a directory another user can rename in is refused
+    /// as `--state` is (they could move it away mid-run); a sticky one is fine.
+    #[test]
+    fn a_journal_where_others_can_rename_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let shared = d.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let sim = crate::device::test_spec("sim:sd-16g");
+        let e = check_location(&shared.join("j.fsjournal"), &sim).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert!(e.to_string().contains("--journal"), "{e}");
+        assert!(e.to_string().contains("writable by group or others"), "{e}");
+        // Below it too, and through a link in it.
+        std::fs::create_dir(shared.join("sub")).unwrap();
+        assert_eq!(
+            check_location(&shared.join("sub/j"), &sim)
+                .unwrap_err()
+                .exit_code(),
+            2
+        );
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        check_location(&shared.join("j.fsjournal"), &sim).unwrap();
+        let ident = Identity {
+            spec: "test".into(),
+            ..Default::default()
+        };
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = format::JournalWriter::create(&shared.join("k"), &ident)
+            .err()
+            .expect("refused");
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert_eq!(
+            std::fs::read_dir(&shared).unwrap().count(),
+            1,
+            "nothing created"
+        );
     }
 
     #[test]

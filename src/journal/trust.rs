@@ -2,18 +2,22 @@
 //! `verify`'s resume state. The rules are those sudo, ssh and systemd apply to their own
 //! files:
 //!
-//! - created with `O_EXCL | O_NOFOLLOW` and mode 0600, in a private directory, and
-//!   renamed into place (a planted symlink or file is never written through);
+//! - created with `O_EXCL | O_NOFOLLOW` and mode 0600, in a directory every component of
+//!   whose path was judged and which is then used through its descriptor
+//!   (`sys::dir::Dir`, the same mechanism as every output file), and renamed into place
+//!   there (a planted symlink or file is never written through);
 //! - opened for reading with `O_NOFOLLOW | O_NONBLOCK`, then checked on the descriptor
 //!   (`fstat`): a regular file (a FIFO would block forever, a device would never end) of
 //!   bounded size;
 //! - trusted only when owned by the invoking user or root and not writable by group or
 //!   others: a file someone else could write is not what flashscope wrote.
 
+pub(crate) use crate::sys::dir::Dir;
 use crate::{Error, Result};
+use std::ffi::OsString;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// The effective user id: the user flashscope acts as.
@@ -73,8 +77,8 @@ pub fn check_owner(meta: &Metadata, what: &str, path: &Path) -> Result<()> {
 
 /// Create `dir` (and its parents) private to this user (mode 0700 for what is created),
 /// and refuse a directory that is a symlink, belongs to another user or that group or
-/// others may write: files are created and renamed in it.
-pub fn private_dir(dir: &Path) -> Result<()> {
+/// others may write: files are created and renamed in it. Returns it open.
+pub(crate) fn private_dir(dir: &Path) -> Result<Dir> {
     private_dir_for(
         dir,
         "its journals and state",
@@ -83,88 +87,147 @@ pub fn private_dir(dir: &Path) -> Result<()> {
 }
 
 /// [`private_dir`] for a directory that holds `what` ("the run history"); `remedy` says
-/// what the user can do instead ("give --history PATH").
-pub fn private_dir_for(dir: &Path, what: &str, remedy: &str) -> Result<()> {
-    trusted_ancestors(dir, remedy)?;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| Error::io(format!("creating the directory {}", dir.display()), e))?;
-    let meta = std::fs::symlink_metadata(dir)
-        .map_err(|e| Error::io(format!("examining the directory {}", dir.display()), e))?;
-    if !meta.file_type().is_dir() {
-        return Err(Error::Refused(format!(
-            "{} is {}, not a directory: flashscope keeps {what} in a directory of its own; remove it, or {remedy}",
-            dir.display(),
-            crate::input::kind_in_words(&meta)
-        )));
-    }
+/// what the user can do instead ("give --history PATH"). Every directory on the way is
+/// judged ([`walk`]); the directory itself must also not be a link, and not
+/// writable by group or others even with the sticky bit.
+pub(crate) fn private_dir_for(dir: &Path, what: &str, remedy: &str) -> Result<Dir> {
+    let (parent, name) = match (dir.parent(), dir.file_name()) {
+        (Some(p), Some(n)) => (
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            },
+            Some(n),
+        ),
+        _ => (dir, None),
+    };
+    let parent = walk(parent, Some(0o700), remedy)?;
+    let d = match name {
+        None => parent,
+        Some(name) => {
+            match parent.stat(name) {
+                Ok(n) if n.kind == rustix::fs::FileType::Directory => {}
+                Ok(n) => {
+                    return Err(Error::Refused(format!(
+                        "{} is {}, not a directory: flashscope keeps {what} in a directory of its own; remove it, or {remedy}",
+                        shown(dir),
+                        n.kind_in_words()
+                    )))
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    match parent.make_dir(name, 0o700) {
+                        Ok(d) => return Ok(d),
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                        Err(e) => {
+                            return Err(Error::io(
+                                format!("creating the directory {}", shown(dir)),
+                                e,
+                            ))
+                        }
+                    }
+                }
+                Err(e) => {
+                    return Err(Error::io(
+                        format!("examining the directory {}", shown(dir)),
+                        e,
+                    ))
+                }
+            }
+            parent
+                .sub_dir(name)
+                .map_err(|e| Error::io(format!("opening the directory {}", shown(dir)), e))?
+        }
+    };
     // Under `sudo` with the user's HOME kept, this is the user's directory: root must not
     // create and rename files where that user can plant links.
-    check_owner(&meta, "the directory", dir)
-        .map_err(|e| Error::Refused(format!("{e}; or {remedy}")))
+    let n = d.node();
+    let me = euid();
+    if n.uid != me && n.uid != 0 {
+        return Err(Error::Refused(format!(
+            "the directory {} is owned by uid {}, not by you (uid {me}) or root: flashscope only keeps {what} where you or root do; {remedy}",
+            shown(dir),
+            n.uid
+        )));
+    }
+    if n.mode & 0o022 != 0 {
+        return Err(Error::Refused(format!(
+            "the directory {} is writable by group or others (mode {:04o}): anyone could replace {what}. If you have checked it, `chmod go-w {}`; or {remedy}",
+            shown(dir),
+            n.mode,
+            shown(dir)
+        )));
+    }
+    Ok(d)
 }
 
-/// Check every directory above `dir` that exists, as ssh checks the path to `~/.ssh`:
-/// resolved (a symbolic link on the way is judged by where it leads), each component
-/// must be owned by this user or root and not writable by group or others, unless it is
-/// sticky (`/tmp`: others cannot rename or remove what is not theirs there). Otherwise
-/// whoever can write one of them could move flashscope's directory away and plant their
-/// own; the error names the component.
-pub fn trusted_ancestors(dir: &Path, remedy: &str) -> Result<()> {
-    let mut existing = dir;
-    while std::fs::symlink_metadata(existing).is_err() {
-        match existing.parent() {
-            Some(p) if !p.as_os_str().is_empty() => existing = p,
-            _ => return Ok(()), // a relative path below a missing directory: created fresh
+fn shown(p: &Path) -> String {
+    crate::input::printable(&p.to_string_lossy()).into_owned()
+}
+
+/// Open `dir` after judging every directory on the way as ssh judges the path to
+/// `~/.ssh` ([`Dir::open_trusted`]): each must be owned by this user or root and not
+/// writable by group or others, unless it is sticky (`/tmp`: others cannot rename or
+/// remove what is not theirs there), and a symbolic link on the way must be this user's or
+/// root's (what it leads to is judged in turn). Otherwise whoever can write one of them
+/// could move flashscope's directory away and plant their own; the error names the
+/// component (exit 2). `create`: missing directories are made with this mode.
+fn walk(dir: &Path, create: Option<u32>, remedy: &str) -> Result<Dir> {
+    Dir::open_trusted(dir, create).map_err(|e| {
+        let text = crate::input::printable(&e.to_string()).into_owned();
+        if e.untrusted() {
+            Error::Refused(format!("{text}; {remedy}"))
+        } else {
+            Error::usage(format!("{text}: create it, or {remedy}"))
         }
-    }
-    let real = existing
-        .canonicalize()
-        .map_err(|e| Error::io(format!("resolving {}", existing.display()), e))?;
-    // The path as written too: a symbolic link on the way can be changed by whoever can
-    // write the directory it is in, so that directory is checked as well (a link to a
-    // root-owned place inside another user's tree is theirs to repoint).
-    let lexical = if existing.is_absolute() {
-        existing.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map_err(|e| Error::io("finding the current directory".to_string(), e))?
-            .join(existing)
-    };
-    for comp in real.ancestors().chain(lexical.ancestors()) {
-        let meta = std::fs::metadata(comp)
-            .map_err(|e| Error::io(format!("examining {}", comp.display()), e))?;
-        if let Some(why) = crate::sys::others_can_rename(&meta) {
-            let via = if real == existing {
-                String::new()
+    })
+}
+
+/// The trusted directory `path` is in (see [`walk`]) and its file name; `what`
+/// names the file in errors ("--state").
+pub(crate) fn trusted_parent(path: &Path, what: &str, remedy: &str) -> Result<(Dir, OsString)> {
+    match Dir::parent_of(path) {
+        None => Err(Error::usage(format!(
+            "{what} '{}' names no file: give a file name",
+            shown(path)
+        ))),
+        Some(Err(e)) => {
+            let text = crate::input::printable(&e.to_string()).into_owned();
+            Err(if e.untrusted() {
+                Error::Refused(format!("{what} '{}': {text}; {remedy}", shown(path)))
             } else {
-                format!(" (where {} leads)", existing.display())
-            };
-            return Err(Error::Refused(format!(
-                "{} is on the way to {}{via} and {why}: whoever can write it could replace what flashscope keeps there; {remedy}",
-                comp.display(),
-                dir.display(),
-            )));
+                Error::usage(format!("{what} '{}': {text}", shown(path)))
+            })
         }
+        Some(Ok((dir, name))) => match dir.stat(&name) {
+            // A name the filesystem cannot hold (too long) is refused now, not when the
+            // file is first written.
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(Error::usage(format!(
+                "{what} '{}' cannot be used ({e}): give another name",
+                shown(path)
+            ))),
+            _ => Ok((dir, name)),
+        },
     }
-    Ok(())
 }
 
 /// Write `bytes` to `path` atomically: a new file beside it (`O_EXCL | O_NOFOLLOW`, mode
-/// 0600) is written, synced and renamed over `path`. A symlink at `path` is replaced,
-/// never followed.
-pub fn replace_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let (tmp, mut f) = crate::sys::create_beside(path, 0o600)?;
+/// 0600), created, synced and renamed in the directory judged on the way
+/// ([`trusted_parent`]). A symlink at `path` is replaced, never followed. `what` names the
+/// file in errors ("--state").
+pub fn replace_private(path: &Path, bytes: &[u8], what: &str, remedy: &str) -> Result<()> {
+    let (dir, name) = trusted_parent(path, what, remedy)?;
+    let (tmp, mut f) = dir
+        .create_temp(&name, 0o600)
+        .map_err(|e| Error::io(format!("creating {what} '{}'", shown(path)), e))?;
     let r = f
         .write_all(bytes)
         .and_then(|_| f.sync_all())
-        .and_then(|_| std::fs::rename(&tmp, path));
+        .and_then(|_| dir.rename(&tmp, &name));
     if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = dir.remove(&tmp);
     }
-    r
+    r.map_err(|e| Error::io(format!("saving {what} '{}'", shown(path)), e))
 }
 
 #[cfg(test)]
@@ -214,7 +277,7 @@ mod tests {
         std::fs::write(&victim, b"precious").unwrap();
         let state = d.path().join("state.json");
         std::os::unix::fs::symlink(&victim, &state).unwrap();
-        replace_private(&state, b"{}").unwrap();
+        replace_private(&state, b"{}", "--state", "r").unwrap();
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
         assert_eq!(std::fs::read(&state).unwrap(), b"{}");
         let meta = std::fs::symlink_metadata(&state).unwrap();

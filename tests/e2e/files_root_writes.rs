@@ -5,7 +5,7 @@
 //! on one file, directly or through a loop device, are refused with the first one named.
 
 use crate::common::{self, flashscope, is_root, Loop};
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -202,8 +202,12 @@ fn with_out(args: &[String], out: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Issue 44 replaced issue 30's rule for another user's directory: an output there is
+/// refused (exit 2, naming it) before anything is measured, since its owner could swap
+/// anything in it; in one's own directory a planted link or hard link is replaced and a
+/// FIFO nobody reads is refused at once. Never written through, never waited on.
 #[test]
-fn outputs_replace_planted_links_and_fifos_and_never_write_through_them() {
+fn outputs_at_planted_links_and_fifos_are_replaced_or_refused_never_written_through() {
     let scene = Scene::new();
     let data = tempfile::tempdir().unwrap();
     for (name, spec) in [
@@ -218,11 +222,8 @@ fn outputs_replace_planted_links_and_fifos_and_never_write_through_them() {
         std::fs::write(data.path().join(name), &out.stdout).unwrap();
     }
     let cases = output_cases(&scene, data.path());
-    let mut checked = 0;
+    let (mut replaced, mut refused) = (0, 0);
     for (i, (args, ext)) in cases.iter().enumerate() {
-        // A symbolic link to the victim, a hard link can't cross into the attacker's
-        // directory from a file they do not own under protected_hardlinks, so the hard link
-        // is made by the test itself beside it; a FIFO.
         let sym = scene.dir.join(format!("sym{i}.{ext}"));
         let fifo = scene.dir.join(format!("fifo{i}.{ext}"));
         scene.as_attacker(&format!(
@@ -232,27 +233,41 @@ fn outputs_replace_planted_links_and_fifos_and_never_write_through_them() {
         let hard = data.path().join(format!("hard{i}.{ext}"));
         std::fs::hard_link(&scene.victim, &hard).unwrap();
         for target in [&sym, &fifo, &hard] {
+            let before = std::fs::symlink_metadata(target).unwrap();
             let (code, err) = run_bounded(&with_out(args, target), 120);
-            assert!(
-                code == 0 || code == 3,
-                "flashscope {:?} exited {code}: {err}",
-                with_out(args, target)
-            );
             scene.victim_intact();
             let meta = std::fs::symlink_metadata(target).unwrap();
-            assert!(
-                meta.file_type().is_file() && !meta.file_type().is_fifo(),
-                "{} is a regular file after {:?}",
-                target.display(),
-                args
-            );
-            assert_ne!(meta.ino(), std::fs::metadata(&scene.victim).unwrap().ino());
-            assert!(meta.len() > 0, "{} written", target.display());
-            checked += 1;
+            let name = target.file_name().unwrap().to_string_lossy().into_owned();
+            // In the attacker's directory (root's run), or a FIFO nobody reads: refused.
+            if (is_root() && target.starts_with(&scene.dir)) || target == &fifo {
+                assert_eq!(code, 2, "{:?}: {err}", with_out(args, target));
+                assert!(err.contains(&name), "the refusal names {name}: {err}");
+                assert_eq!(meta.ino(), before.ino(), "{name} left as it was");
+                assert_eq!(
+                    meta.file_type(),
+                    before.file_type(),
+                    "{name} left as it was"
+                );
+                refused += 1;
+            } else {
+                assert!(
+                    code == 0 || code == 3,
+                    "{:?} exited {code}: {err}",
+                    with_out(args, target)
+                );
+                assert!(
+                    meta.file_type().is_file(),
+                    "{} is a regular file",
+                    target.display()
+                );
+                assert_ne!(meta.ino(), std::fs::metadata(&scene.victim).unwrap().ino());
+                assert!(meta.len() > 0, "{} written", target.display());
+                replaced += 1;
+            }
         }
     }
-    assert_eq!(checked, cases.len() * 3);
-    eprintln!("output paths: {checked} planted links and FIFOs (of {} outputs), none written through, none hung", cases.len());
+    assert_eq!(replaced + refused, cases.len() * 3);
+    eprintln!("output paths: {} planted links and FIFOs (of {} outputs): {replaced} replaced, {refused} refused, none written through, none hung", replaced + refused, cases.len());
     // Nothing was left behind: no temporary files beside the outputs.
     let leftovers: Vec<_> = std::fs::read_dir(&scene.dir)
         .unwrap()
@@ -264,7 +279,7 @@ fn outputs_replace_planted_links_and_fifos_and_never_write_through_them() {
 }
 
 /// `fs matrix --plot PREFIX` writes six files, PREFIX-<test>.svg: links and FIFOs planted
-/// at each name are replaced, never written through or waited on.
+/// at each name are replaced or refused, never written through or waited on.
 #[test]
 fn fs_matrix_plot_files_replace_planted_links_and_fifos() {
     let scene = Scene::new();
@@ -303,8 +318,24 @@ fn fs_matrix_plot_files_replace_planted_links_and_fifos() {
         .map(|s| s.to_string())
         .collect();
         let (code, err) = run_bounded(&args, 300);
-        assert!(code == 0 || code == 3, "{args:?}: {err}");
         scene.victim_intact();
+        if is_root() || *kind == "fifo" {
+            // The attacker's directory (root's run), or FIFOs nobody reads: refused
+            // before measuring, the planted names left as they were.
+            assert_eq!(code, 2, "{args:?}: {err}");
+            for t in tests {
+                let f = scene.dir.join(format!("m{k}-{t}.svg"));
+                let meta = std::fs::symlink_metadata(&f).unwrap();
+                assert!(
+                    !meta.file_type().is_file(),
+                    "{} left as it was",
+                    f.display()
+                );
+                checked += 1;
+            }
+            continue;
+        }
+        assert!(code == 0 || code == 3, "{args:?}: {err}");
         for t in tests {
             let f = scene.dir.join(format!("m{k}-{t}.svg"));
             let meta = std::fs::symlink_metadata(&f).unwrap();
@@ -316,7 +347,7 @@ fn fs_matrix_plot_files_replace_planted_links_and_fifos() {
             checked += 1;
         }
     }
-    eprintln!("fs matrix --plot PREFIX: {checked} planted links and FIFOs replaced, none written through, none hung");
+    eprintln!("fs matrix --plot PREFIX: {checked} planted links and FIFOs replaced or refused, none written through, none hung");
 }
 
 #[test]

@@ -25,6 +25,7 @@ mod interrupt;
 mod journal;
 mod model;
 mod options;
+mod path_matrix;
 mod preserve_wear;
 mod presets;
 mod progress;
