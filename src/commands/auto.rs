@@ -536,11 +536,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
 }
 
 /// The probe as auto runs it: `probe`'s defaults.
-const PROBE: CapacityParams = CapacityParams {
-    max_cache_bytes: 1 << 30,
-    partition_ok: false,
-    filler_time_ns: Some(crate::capacity::probe::DEFAULT_FILLER_TIME_NS),
-};
+const PROBE: CapacityParams = CapacityParams::new(None, false);
 
 /// open-au as auto runs it, on the erase block align found.
 fn open_au_request(erase: u64) -> OpenAuRequest {
