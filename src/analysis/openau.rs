@@ -83,6 +83,21 @@ pub fn infer_open_au(points: &[OpenAuPoint], reference: Option<f64>) -> Inferenc
     let describe = |i: usize| format!("{} with {}", format_rate(rates[i].1), rates[i].0);
     let Some(first_slow) = classes.iter().position(|&c| c == Class::Slow) else {
         let max = rates.last().map(|r| r.0).unwrap_or(0);
+        // The search stopped at a count whose writes were neither fast nor collapsed: say
+        // so, not that the device keeps that many open.
+        if classes.last() == Some(&Class::Unclear) {
+            let tries = points
+                .iter()
+                .filter(|p| p.open_aus == max && p.bytes_per_s.is_finite())
+                .count();
+            return Inference::inconclusive(format!(
+                "the search stopped at {max} open erase blocks: {tries} measurement(s) there ran at {} (median), between fast (at least {:.0}% of {}) and collapsed (at most {:.0}%), so no cut-off could be placed (noisy writes, or a gradual slow-down); run again, on a quieter machine",
+                format_rate(rates[rates.len() - 1].1),
+                FAST_RATIO * 100.0,
+                format_rate(reference),
+                SLOW_RATIO * 100.0
+            ));
+        }
         return Inference::inconclusive(format!(
             "no collapse of small-block writes up to {max} open erase blocks ({}): the device keeps at least {max} open, or maps pages freely",
             describe(rates.len() - 1)
@@ -182,14 +197,34 @@ pub fn sweep_counts(max_au: u32) -> Vec<u32> {
 /// Where the search stands (see [`next_count`]).
 #[derive(Debug, Clone, Copy)]
 enum Phase {
-    Sweep { i: usize, again: bool },
-    Bisect { lo: u32, hi: u32, mid: u32 },
-    RepeatLow { lo: u32, hi: u32 },
-    RepeatHigh { lo: u32, hi: u32 },
+    /// `unclear`: measurements of `counts[i]` so far, all between fast and collapsed.
+    Sweep {
+        i: usize,
+        unclear: usize,
+    },
+    Bisect {
+        lo: u32,
+        hi: u32,
+        mid: u32,
+    },
+    RepeatLow {
+        lo: u32,
+        hi: u32,
+    },
+    RepeatHigh {
+        lo: u32,
+        hi: u32,
+    },
 }
 
+/// Measurements of one count of the sweep, all between fast and collapsed, before the search
+/// stops there: a noisy card is measured again (a clear measurement decides, as the first
+/// would have) rather than left at the count noise stopped it at.
+pub const UNCLEAR_TRIES: usize = 4;
+
 /// The open-AU probe's controller: sweep the counts upward (an unclear count is measured
-/// once more), stop at the first collapse, bisect to the exact cut-off, then repeat both
+/// again, up to [`UNCLEAR_TRIES`] times in all, until one is clear), stop
+/// at the first collapse, bisect to the exact cut-off, then repeat both
 /// sides once (the inference takes the median of repeats). `rates` are the detection
 /// rates measured so far for one order, in the order measured; `reference` is the rate a
 /// fast count should reach (`None`: the best so far, linear order). Pure: it replays the
@@ -201,7 +236,7 @@ pub fn next_count(max_au: u32, reference: Option<f64>, rates: &[f64]) -> Next {
     };
     let mut best: f64 = 0.0;
     let mut last_fast = 0u32;
-    let mut phase = Phase::Sweep { i: 0, again: false };
+    let mut phase = Phase::Sweep { i: 0, unclear: 0 };
     let mut next = Next::Measure(first);
     for &rate in rates {
         best = best.max(rate);
@@ -223,7 +258,7 @@ pub fn next_count(max_au: u32, reference: Option<f64>, rates: &[f64]) -> Next {
                     Some(&n) => (
                         Phase::Sweep {
                             i: i + 1,
-                            again: false,
+                            unclear: 0,
                         },
                         Next::Measure(n),
                     ),
@@ -231,9 +266,13 @@ pub fn next_count(max_au: u32, reference: Option<f64>, rates: &[f64]) -> Next {
                 }
             }
             (Phase::Sweep { i, .. }, Class::Slow) => bisect(last_fast, counts[i]),
-            (Phase::Sweep { i, again: false }, Class::Unclear) => {
-                (Phase::Sweep { i, again: true }, Next::Measure(counts[i]))
-            }
+            (Phase::Sweep { i, unclear }, Class::Unclear) if unclear + 1 < UNCLEAR_TRIES => (
+                Phase::Sweep {
+                    i,
+                    unclear: unclear + 1,
+                },
+                Next::Measure(counts[i]),
+            ),
             (Phase::Sweep { .. }, Class::Unclear) => return Next::Done(None),
             (Phase::Bisect { hi, mid, .. }, Class::Fast) => bisect(mid, hi),
             (Phase::Bisect { lo, mid, .. }, Class::Slow) => bisect(lo, mid),
@@ -446,7 +485,16 @@ mod tests {
     fn an_unclear_count_is_measured_once_more() {
         assert_eq!(next_count(32, None, &[9e6, 4e6]), Next::Measure(2));
         assert_eq!(next_count(32, None, &[9e6, 4e6, 9e6]), Next::Measure(3));
-        assert_eq!(next_count(32, None, &[9e6, 4e6, 4e6]), Next::Done(None));
+        // An unclear count is measured up to UNCLEAR_TRIES times, until one is clear.
+        assert_eq!(next_count(32, None, &[9e6, 4e6, 4e6]), Next::Measure(2));
+        assert_eq!(
+            next_count(32, None, &[9e6, 4e6, 4e6, 4e6, 4e6]),
+            Next::Done(None)
+        );
+        assert_eq!(
+            next_count(32, None, &[9e6, 4e6, 5e6, 4e6, 6e6]),
+            Next::Measure(3)
+        );
         assert_eq!(next_count(32, Some(8e6), &[5e4]), Next::Measure(1));
         assert_eq!(
             next_count(32, Some(8e6), &[5e4, 5e4]),
@@ -552,5 +600,44 @@ mod tests {
         assert_eq!(alone.as_u64(), Some(0));
         let some = infer_open_au(&pts(&[(1, 6e6), (2, 6e6), (3, 7e4)]), Some(8e6));
         assert_eq!(some.as_u64(), Some(2));
+    }
+
+    /// Issue 43 point 5: open-au stopped at "2, inconclusive" with no reason on a card with
+    /// 5 open erase blocks (the noisy sim:custom,open_au=5,noise=0.8,seed=4 does the same):
+    /// the evidence said "no collapse ... keeps at least 2 open". It now says the search
+    /// stopped at a count whose writes were neither fast nor collapsed, and the controller
+    /// measured that count up to UNCLEAR_TRIES times before stopping.
+    #[test]
+    fn a_search_stopped_at_an_unclear_count_says_why() {
+        let pts = |v: &[(u32, f64)]| -> Vec<OpenAuPoint> {
+            v.iter()
+                .map(|&(open_aus, bytes_per_s)| OpenAuPoint {
+                    open_aus,
+                    bytes_per_s,
+                })
+                .collect()
+        };
+        let stopped = pts(&[(1, 13.2e6), (2, 5.7e6), (2, 7.1e6), (2, 6.0e6), (2, 5.9e6)]);
+        let inf = infer_open_au(&stopped, None);
+        assert_eq!(inf.status_word(), "inconclusive");
+        assert!(
+            inf.evidence
+                .contains("the search stopped at 2 open erase blocks: 4 measurement"),
+            "{}",
+            inf.evidence
+        );
+        assert!(!inf.evidence.contains("keeps at least"), "{}", inf.evidence);
+        // Two unclear measurements no longer end the search; four do.
+        let rates: Vec<f64> = stopped.iter().map(|p| p.bytes_per_s).collect();
+        assert_eq!(next_count(32, None, &rates[..3]), Next::Measure(2));
+        assert_eq!(next_count(32, None, &rates), Next::Done(None));
+        // A clear measurement after unclear ones goes on as before.
+        assert_eq!(
+            next_count(32, None, &[13.2e6, 5.7e6, 7.1e6, 12.9e6]),
+            Next::Measure(3)
+        );
+        // A device that is fast at every count measured keeps its own sentence.
+        let fast = infer_open_au(&pts(&[(1, 13e6), (2, 12.8e6)]), None);
+        assert!(fast.evidence.contains("no collapse"), "{}", fast.evidence);
     }
 }

@@ -70,13 +70,27 @@ pub struct ProbeConfig {
     /// run); the probe stops, incomplete, rather than exceed it.
     pub max_bytes: Option<u64>,
     /// When no faster cache shows in the timing, the filler for a cache as slow as the
-    /// medium stops after this many ns of it (at least [`MIN_CACHE`] is written): `--max-cache`
-    /// not given, a slow card is answered in about a minute; the verdict names the size.
+    /// medium stops after this many ns of it, once it has pushed out a cache of
+    /// [`slow_cache_floor`] (or `max_cache`, if smaller): `--max-cache` not given, a slow
+    /// card is answered in a minute or two; the verdict names the size ruled out.
     pub filler_time_ns: Option<u64>,
 }
 
 /// The least filler written behind a span before an honest verdict, whatever the time cap.
 pub const MIN_CACHE: u64 = 256 << 20;
+
+/// The largest write cache pushed out before calling a device honest when `--max-cache` is
+/// not given (the one definition of that default).
+pub const DEFAULT_MAX_CACHE: u64 = 1 << 30;
+
+/// The write cache as slow as the medium that the default always rules out on a device
+/// of `size` bytes, however slow its writes: the smaller of [`DEFAULT_MAX_CACHE`] and a
+/// sixteenth of the device (fakes announce 8 to 16 times what they hold, and their caches
+/// are a fraction of that), never less than [`MIN_CACHE`]. The time cap
+/// (`filler_time_ns`) only ends the filler past it.
+pub fn slow_cache_floor(size: u64) -> u64 {
+    (size / 16).clamp(MIN_CACHE, DEFAULT_MAX_CACHE)
+}
 
 /// The default time cap of the filler for a cache as slow as the medium (40 s).
 pub const DEFAULT_FILLER_TIME_NS: u64 = 40_000_000_000;
@@ -135,7 +149,7 @@ pub fn write_bounds(cfg: &ProbeConfig, size: u64) -> (u64, u64, u64) {
 impl Default for ProbeConfig {
     fn default() -> Self {
         ProbeConfig {
-            max_cache: 1 << 30,
+            max_cache: DEFAULT_MAX_CACHE,
             cache_ceiling: DEFAULT_CACHE_CEILING,
             time_budget_ns: None,
             salt: Stamper::random_salt(),
@@ -911,16 +925,21 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                 let fresh = self.time_span(span, 0, 9);
                 self.rec.cache_timing.extend(fresh);
                 let fast = fresh.filter(|t| t.shows_fast_cache());
+                // The slow cache always ruled out, whatever the time cap: a step of its own.
+                let least = slow_cache_floor(self.n).min(self.cfg.max_cache);
                 let mut steps = vec![16u64 << 20];
                 while *steps.last().unwrap_or(&0) < ceiling {
                     let next = steps.last().map_or(0, |&x| x + x / 4);
                     let next = align_down(next, 1 << 20);
                     let last = *steps.last().unwrap_or(&0);
-                    if last < self.cfg.max_cache && next > self.cfg.max_cache {
-                        steps.push(self.cfg.max_cache);
+                    for mark in [least, self.cfg.max_cache] {
+                        if last < mark && next > mark {
+                            steps.push(mark);
+                        }
                     }
                     steps.push(next.min(ceiling));
                 }
+                steps.sort_unstable();
                 steps.dedup();
                 let mut cached = fast.is_some();
                 let mut total = 0;
@@ -934,10 +953,11 @@ impl<B: Backend + ?Sized> Prober<'_, B> {
                     if target > self.cfg.max_cache && !cached && total > 0 {
                         break;
                     }
-                    // A cache as slow as the medium: the time cap, past the least filler.
+                    // A cache as slow as the medium: the time cap, once a cache of `least`
+                    // is ruled out (`held`: what the last intact read saw through).
                     let slow_for = self.dev.clock_ns().saturating_sub(filler_t0);
                     if !cached
-                        && total >= MIN_CACHE
+                        && held >= least
                         && self.cfg.filler_time_ns.is_some_and(|cap| slow_for > cap)
                     {
                         break;

@@ -21,8 +21,10 @@ that holds them a wide span with an alias scan (wraps at other sizes) and up to
 --max-cache of filler to push a controller write cache out; a cache that hid lost data is
 bracketed (write_cache_bytes). A cache faster than the medium (reads of fresh stamps
 come quicker than the medium's) is followed up to 4 GiB; one that still answers there
-gives NOT PROVEN (exit 1), never an OK. An OK is never confident: a cache as slow as the
-medium and larger than the filler is not ruled out (raise --max-cache). The banner's byte count is never exceeded: the
+gives NOT PROVEN (exit 1), never an OK. A cache as slow as the medium of up to the smaller
+of 1 GiB and a sixteenth of the device is always ruled out (a 16 GiB card: 1 GiB written);
+an OK names the size ruled out and is never confident: a larger cache as slow as the
+medium is not ruled out (raise --max-cache). The banner's byte count is never exceeded: the
 probe stops, incomplete, first. The first and last MiB (partition tables) are never
 written. With --write every overwritten region is saved to a journal first and restored
 and verified at the end. Exit 3 when the device is fake or damaged.")]
@@ -35,8 +37,9 @@ pub struct Args {
     pub budgets: BudgetArgs,
     /// The largest controller write cache to push out before calling a device honest (an
     /// OK says a larger one is not ruled out; up to 4 times this is written behind a cache).
-    /// Default 1G, but when the timing shows no cache faster than the medium the filler
-    /// stops after 40 s of writing (at least 256 MiB written; the OK names the size).
+    /// Default 1G; when the timing shows no cache faster than the medium, the filler stops
+    /// after 40 s of writing, but never before it has ruled out a cache of the smaller of
+    /// 1 GiB and a sixteenth of the device (at least 256 MiB); the OK names the size.
     #[arg(long, value_name = "SIZE", value_parser = max_cache_arg)]
     pub max_cache: Option<u64>,
     /// Probe a partition although a fake is only visible on the whole device.
@@ -57,15 +60,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
 
 /// The probe's parameters from the arguments.
 fn params(args: &Args) -> CapacityParams {
-    CapacityParams {
-        max_cache_bytes: args.max_cache.unwrap_or(1 << 30),
-        partition_ok: args.partition_ok,
-        // Without --max-cache the filler stops early when no fast cache shows.
-        filler_time_ns: args
-            .max_cache
-            .is_none()
-            .then_some(crate::capacity::probe::DEFAULT_FILLER_TIME_NS),
-    }
+    CapacityParams::new(args.max_cache, args.partition_ok)
 }
 
 /// clap's parser of `--max-cache`: its bytes. A plain number is refused: a cache is

@@ -76,7 +76,7 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
     }
     if params.positions == 0 || params.positions > MAX_POSITIONS {
         return Err(Error::usage(format!(
-            "--positions {}: give 1 to {MAX_POSITIONS} positions per alignment (default 8)",
+            "--positions {}: give 1 to {MAX_POSITIONS} positions per alignment (default {DEFAULT_POSITIONS})",
             params.positions
         )));
     }

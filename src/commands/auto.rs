@@ -324,10 +324,9 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
         write: params.write_budget.clone(),
         time_ns: params.time_budget.as_ref().map(|g| g.value),
     };
-    let mut budget = Pipeline::new(
-        given.write_budget_bytes(crate::device::peek(spec)?.size_bytes)?,
-        given.time_ns,
-    );
+    // Every step's own write cap is bounded by the device and by the run's budget.
+    let size = crate::device::peek(spec)?.size_bytes;
+    let mut budget = Pipeline::new(given.write_budget_bytes(size)?, given.time_ns);
     let align_budget = params.time_budget.clone().unwrap_or(Given {
         value: 30_000_000_000,
         text: "30s".into(),
@@ -372,7 +371,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
     if writes {
         // One read sample of the low region every step writes, for all their estimates.
         let rates = Rates::sample_target(spec, PLAN_SAMPLE);
-        let (intents, bench_intent, bench_ns) = intents(spec, &flags, erase, &rates)?;
+        let (intents, bench_intent, bench_ns) = intents(spec, size, &flags, erase, &rates)?;
         let journaled = WriteMode::of(spec, &params.flags).journaled();
         let made = plan(
             &intents,
@@ -412,7 +411,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             spec,
             &PROBE,
             &flags,
-            &budgets(allowance)
+            &budgets(allowance, size)
         )?);
         outcome = outcome.worst(c);
         absorb(&mut doc, &mut steps, &mut budget, &pd);
@@ -430,7 +429,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
                         spec,
                         &open_au_request(e),
                         &flags,
-                        &budgets(allowance)
+                        &budgets(allowance, size)
                     )?);
                     absorb(&mut doc, &mut steps, &mut budget, &od);
                     step_docs.push(od);
@@ -449,7 +448,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             spec,
             &fat_request(e),
             &flags,
-            &budgets(allowance)
+            &budgets(allowance, size)
         )?);
         outcome = outcome.worst(c);
         absorb(&mut doc, &mut steps, &mut budget, &fd);
@@ -461,7 +460,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             spec,
             &slc_request(),
             &flags,
-            &slc_budgets(budgets(allowance))
+            &slc_budgets(budgets(allowance, size), size)
         )?);
         outcome = outcome.worst(c);
         absorb(&mut doc, &mut steps, &mut budget, &sd);
@@ -536,11 +535,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
 }
 
 /// The probe as auto runs it: `probe`'s defaults.
-const PROBE: CapacityParams = CapacityParams {
-    max_cache_bytes: 1 << 30,
-    partition_ok: false,
-    filler_time_ns: Some(crate::capacity::probe::DEFAULT_FILLER_TIME_NS),
-};
+const PROBE: CapacityParams = CapacityParams::new(None, false);
 
 /// open-au as auto runs it, on the erase block align found.
 fn open_au_request(erase: u64) -> OpenAuRequest {
@@ -572,10 +567,12 @@ fn slc_request() -> SlcRequest {
     }
 }
 
-/// slc's budgets: at most `SLC_BYTES`, or what the write budget leaves.
-fn slc_budgets(mut budgets: Budgets) -> Budgets {
+/// slc's budgets on a device of `size` bytes: at most `SLC_BYTES` and slc's own default
+/// for the device (a quarter of it), or what the write budget leaves.
+fn slc_budgets(mut budgets: Budgets, size: u64) -> Budgets {
     let left = budgets.write.as_ref().map_or(u64::MAX, |g| g.value);
-    budgets.write = Some(Given::number(left.min(SLC_BYTES)));
+    let cap = SLC_BYTES.min(crate::probe::slc::default_budget(size));
+    budgets.write = Some(Given::number(left.min(cap)));
     budgets
 }
 
@@ -598,6 +595,7 @@ fn bench_params(write_budget: Option<u64>) -> BenchParams {
 /// found), and the bench's intent and device time.
 fn intents(
     spec: &TargetSpec,
+    size: u64,
     flags: &WriteFlags,
     erase: Option<u64>,
     rates: &Rates,
@@ -624,17 +622,18 @@ fn intents(
         spec,
         &slc_request(),
         flags,
-        &slc_budgets(none.clone()),
+        &slc_budgets(none.clone(), size),
         rates,
     )?);
     let (bench_intent, bench_ns) = bench::plan(spec, &bench_params(None), rates)?;
     Ok((intents, bench_intent, bench_ns))
 }
 
-/// A step's share of the run's budgets as its own `--write-budget` and `--time-budget`.
-fn budgets(a: Allowance) -> Budgets {
+/// A step's share of the run's budgets as its own `--write-budget` and `--time-budget`, its
+/// write cap at most the device's `size` bytes (a step refuses a budget above the device).
+fn budgets(a: Allowance, size: u64) -> Budgets {
     Budgets {
-        write: a.write_bytes.map(Given::number),
+        write: a.write_bytes.map(|b| Given::number(b.min(size))),
         time_ns: a.time_ns,
     }
 }

@@ -6,7 +6,8 @@ use crate::analysis::advice;
 use crate::backend::Backend;
 use crate::capacity::analysis::{analyse, FakeKind, Verdict};
 use crate::capacity::probe::{
-    probe, write_bounds, ProbeConfig, ProbeRecord, DEFAULT_CACHE_CEILING, MIN_CACHE,
+    probe, slow_cache_floor, write_bounds, ProbeConfig, ProbeRecord, DEFAULT_CACHE_CEILING,
+    DEFAULT_FILLER_TIME_NS, DEFAULT_MAX_CACHE,
 };
 use crate::device::TargetInfo;
 use crate::device::TargetSpec;
@@ -32,6 +33,26 @@ pub struct CapacityParams {
     /// The time cap of the filler for a cache as slow as the medium (`--max-cache` not
     /// given: a slow card still gets its answer in about a minute).
     pub filler_time_ns: Option<u64>,
+}
+
+impl CapacityParams {
+    /// `probe`'s parameters with `--max-cache` as given (`None`: the default, whose filler
+    /// behind a cache as slow as the medium stops at its time cap once
+    /// [`slow_cache_floor`] is ruled out); `auto` runs the probe with `new(None, false)`.
+    pub const fn new(max_cache: Option<u64>, partition_ok: bool) -> Self {
+        match max_cache {
+            Some(bytes) => CapacityParams {
+                max_cache_bytes: bytes,
+                partition_ok,
+                filler_time_ns: None,
+            },
+            None => CapacityParams {
+                max_cache_bytes: DEFAULT_MAX_CACHE,
+                partition_ok,
+                filler_time_ns: Some(DEFAULT_FILLER_TIME_NS),
+            },
+        }
+    }
 }
 
 impl Request for CapacityParams {
@@ -105,8 +126,8 @@ pub struct CapacityTest {
 
 impl CapacityTest {
     /// The filler an honest card takes at `rates`: `--max-cache` (at most the device), cut
-    /// at the filler's time cap once [`MIN_CACHE`] is written; its steps are 25 % apart,
-    /// so the last one ends past the cap (an eighth on average).
+    /// at the filler's time cap once [`slow_cache_floor`] is written; its steps are 25 %
+    /// apart, so the last one ends past the cap (an eighth on average).
     pub fn filler_bytes(&self, rates: &Rates) -> u64 {
         let most = self
             .config
@@ -115,7 +136,7 @@ impl CapacityTest {
         match self.config.filler_time_ns {
             Some(cap) => {
                 let in_cap = (rates.write_bps * cap as f64 / 1e9 * 1.125) as u64;
-                most.min(in_cap.max(MIN_CACHE))
+                most.min(in_cap.max(slow_cache_floor(self.size_bytes)))
             }
             None => most,
         }
@@ -356,7 +377,7 @@ pub fn verdict_line(v: &Verdict) -> String {
             "INCOMPLETE: announces {announced}; stopped by a budget before a verdict, with data shown to survive below {holds} and no sign of a fake so far"
         ),
         FakeKind::None => format!(
-            "OK: announces {announced} and holds all of it, unless a write cache no faster than the medium and larger than the {} written to push one out hides a fake (--max-cache rules out a larger one)",
+            "OK: announces {announced} and holds all of it; a write cache of up to {} is ruled out (that much was written before the stamps were read back), a larger one no faster than the medium could still hide a fake (--max-cache SIZE rules out more)",
             format_bytes(v.flush_bytes)
         ),
         FakeKind::Wrap => format!(
@@ -444,8 +465,19 @@ mod tests {
         let t = honest(16 << 30, 1 << 30);
         // Writes at 100 MiB/s (reads at 200): 40 s hold 4.4 GiB, so all of --max-cache.
         assert_eq!(t.filler_bytes(&rates(200.0, 0.0)), 1 << 30);
-        // At 1 MiB/s the cap ends it at the least filler.
-        assert_eq!(t.filler_bytes(&rates(2.0, 0.0)), MIN_CACHE);
+        // At 1 MiB/s the cap ends it at the least filler: a sixteenth of the device, up
+        // to 1 GiB (issue 43 point 4), so here all of it.
+        assert_eq!(t.filler_bytes(&rates(2.0, 0.0)), 1 << 30);
+        assert_eq!(
+            honest(8 << 30, 1 << 30).filler_bytes(&rates(2.0, 0.0)),
+            512 << 20
+        );
+        // Never below MIN_CACHE on a small card.
+        let t = honest(2 << 30, 1 << 30);
+        assert_eq!(
+            t.filler_bytes(&rates(2.0, 0.0)),
+            crate::capacity::probe::MIN_CACHE
+        );
         // At 10 MiB/s: 40 s and an eighth of a step more.
         assert_eq!(t.filler_bytes(&rates(20.0, 0.0)), 450 << 20);
         // Never more than the device.

@@ -11,7 +11,7 @@
 //! cut-off, as flashbench shows it. The probe decides only where to measure next.
 
 use super::write_common::{ladder, permutation, random_buffer};
-use crate::analysis::openau::{sweep_counts, Next, OpenAuPoint, BUSY_SHARE};
+use crate::analysis::openau::{sweep_counts, Next, OpenAuPoint, BUSY_SHARE, UNCLEAR_TRIES};
 use crate::analysis::stats::median_ns;
 use crate::backend::{stop_reason, AlignedBuf, Backend, Timed};
 use serde::{Deserialize, Serialize};
@@ -90,7 +90,9 @@ impl OpenAuParams {
         } else {
             1
         };
-        let detection = (counts.iter().map(|&c| c as u64).sum::<u64>() + 8 * m) * det * attempts;
+        // A count of the sweep is measured up to UNCLEAR_TRIES times while it is unclear.
+        let sweep = counts.iter().map(|&c| c as u64).sum::<u64>() * UNCLEAR_TRIES as u64;
+        let detection = (sweep + 8 * m) * det * attempts;
         let per_au: u64 = ladder(self.erase_bytes, self.block_bytes, sector)
             .iter()
             .map(|&bs| bs * self.ladder_rounds(bs))
@@ -449,6 +451,7 @@ mod tests {
             .iter()
             .map(|&c| c as u64)
             .sum::<u64>()
+            * UNCLEAR_TRIES as u64
             + 8 * p.max_au as u64)
             * det;
         let extra = (BUSY_ATTEMPTS as u64 - 1) * detection;

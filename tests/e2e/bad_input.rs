@@ -1034,3 +1034,56 @@ fn every_stderr_line_shows_control_characters_as_text() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Issue 43 point 5: `align --positions 0` said "(default 8)" while the default (and
+/// `--help`) is 4. The refusal interpolates the one definition, so it says what the help says.
+#[test]
+fn the_positions_refusal_names_the_default_the_help_states() {
+    let help = common::flashscope()
+        .args(["align", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let after = &help[help.find("--positions").expect("--positions in the help")..];
+    let default = after
+        .split("[default: ")
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .expect("a default in the help")
+        .to_string();
+    let out = common::flashscope()
+        .args(["align", "sim:sd-16g", "--positions", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("(default {default})")), "{err}");
+}
+
+/// Issue 43 point 5: `analyze` refused a log of more than 10,000 runs (a 2 MiB log) while
+/// its help promised files of up to 64 MiB. Every run is kept for the document, so the cap
+/// stays (a 64 MiB log of tiny runs would cost a GiB); the help states it, with the number
+/// the refusal names.
+#[test]
+fn analyze_help_states_the_run_cap_its_refusal_names() {
+    use flashscope::analysis::flashbench::MAX_RUNS;
+    let help = common::flashscope()
+        .args(["analyze", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).replace('\n', " ");
+    assert!(
+        help.contains(&format!("at most 64 MiB and {MAX_RUNS} runs")),
+        "{help}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("runs.txt");
+    std::fs::write(&log, "4MiB 8.1M/s\n2MiB 7.9M/s\n".repeat(MAX_RUNS + 2)).unwrap();
+    let out = common::flashscope()
+        .args(["analyze", log.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("more than {MAX_RUNS} runs")), "{err}");
+}

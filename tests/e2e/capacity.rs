@@ -318,6 +318,62 @@ fn a_cache_still_answering_at_the_ceiling_is_not_proven_and_exits_1() {
     assert_eq!(v["inferences"]["usable_bytes"]["value"], 2 * GIB);
 }
 
+/// Issue 43 point 4: a 16 GiB fake that holds 4 GiB behind a 1 GiB write cache as slow as
+/// its medium (40 MiB/s reads, 15 MiB/s writes) passed with exit 0: without --max-cache the
+/// filler stopped at its 40 s cap after 663 MiB and the OK said so. By default a slow
+/// cache of the smaller of 1 GiB and a sixteenth of the card is ruled out before an OK: this
+/// fake is found exactly (exit 3). Negative controls: honest cards of the same speed, the
+/// presets and a card too small for the floor still pass (exit 0), each OK naming a size
+/// ruled out of at least that floor; a larger slow cache (1.5 GiB) is not claimed ruled out.
+#[test]
+fn a_slow_cache_of_a_sixteenth_of_the_card_is_ruled_out_by_default() {
+    const SLOW: &str = "read_bw=40M,write_bw=15M,native_bw=15M";
+    let fake = format!("sim:custom,size=16G,real=4G,fake_mode=limbo,cache=1G,{SLOW}");
+    let v = json_code(&["probe", &fake, "--write"], 3);
+    assert_eq!(
+        v["inferences"]["fake_kind"]["value"], "limbo",
+        "{}",
+        v["verdict"]
+    );
+    assert_eq!(v["inferences"]["usable_bytes"]["value"], 4 * GIB);
+    assert!(v["verdict"].as_str().unwrap().starts_with("FAKE"));
+    // The wear stays proportional: the cache's size about twice (the filler that found it,
+    // and the rounds of the bisection behind it), well within the announced bound.
+    let written = v["bytes_written"].as_u64().unwrap();
+    assert!(written <= 3 * GIB, "{written}");
+    // Honest cards: OK, exit 0, naming a size ruled out of at least min(1 GiB, size / 16)
+    // (and 256 MiB), never more than the card.
+    for (spec, size) in [
+        (format!("sim:custom,size=16G,{SLOW}"), 16 * GIB),
+        (format!("sim:custom,size=8G,{SLOW}"), 8 * GIB),
+        ("sim:sd-16g".to_string(), 16 * GIB),
+        ("sim:emmc-8g".to_string(), 8 * GIB),
+        ("sim:spinand-128m".to_string(), 128 * MIB),
+    ] {
+        let v = json_code(&["probe", &spec, "--write"], 0);
+        let verdict = v["verdict"].as_str().unwrap();
+        assert!(verdict.starts_with("OK:"), "{spec}: {verdict}");
+        assert!(verdict.contains("is ruled out"), "{spec}: {verdict}");
+        let floor = (size / 16).clamp(256 * MIB, GIB).min(size - 2 * MIB);
+        let flushed = v["probe"]["flush_bytes"].as_u64().unwrap();
+        assert!(flushed >= floor, "{spec}: {flushed} < {floor}");
+        assert_ne!(
+            v["inferences"]["fake_kind"]["status"], "confident",
+            "{spec}"
+        );
+    }
+    // A slow cache larger than the default rules out: the OK says how much was ruled out,
+    // and that is less than the cache (no claim beyond what was written).
+    let larger = format!("sim:custom,size=16G,real=4G,fake_mode=limbo,cache=1536M,{SLOW}");
+    let v = json_code(&["probe", &larger, "--write"], 0);
+    let flushed = v["probe"]["flush_bytes"].as_u64().unwrap();
+    assert!((GIB..1536 * MIB).contains(&flushed), "{flushed}");
+    assert!(v["verdict"].as_str().unwrap().contains("--max-cache"));
+    // --max-cache sets another size: 2G finds it.
+    let v = json_code(&["probe", &larger, "--write", "--max-cache", "2G"], 3);
+    assert_eq!(v["inferences"]["usable_bytes"]["value"], 4 * GIB);
+}
+
 #[test]
 fn speed_targets_for_the_probe() {
     // Issue 5 point 6: fake-64g and a 1 TiB fake with 16 GiB real: at most 256 MiB written,
