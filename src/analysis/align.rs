@@ -656,12 +656,43 @@ fn candidates(data: &Data) -> Vec<u64> {
         .collect()
 }
 
+/// Boundaries of size `x` strictly inside the read `[start, start + len)` (byte offsets).
+fn crossings(start: i128, len: i128, x: i128) -> i128 {
+    if len <= 1 {
+        return 0;
+    }
+    (start + len - 1).div_euclid(x) - start.div_euclid(x)
+}
+
+/// Whether reads of `block` bytes can show a boundary every `x` bytes: the read across a
+/// multiple of `x` (`on`, centred on it) crosses more of them than the reads just before
+/// and after it (`pre`, `post`) on average. A read no larger than `x` always can; a larger
+/// one mostly cannot: a 16 KiB read spans two 12 KiB pages just before, across and just
+/// after a 12 KiB boundary alike, so its boundary cost there is zero whatever the page
+/// costs, and it says nothing for or against that page.
+pub fn block_sees(block: u64, x: u64) -> bool {
+    if x == 0 || block == 0 {
+        return false;
+    }
+    let (bs, x) = (block as i128, x as i128);
+    // Any multiple of x far enough from 0 that every read starts at or after it.
+    let p = x * (bs / x + 2);
+    let pre = crossings(p - bs, bs, x);
+    let on = crossings(p - bs / 2, bs, x);
+    let post = crossings(p, bs, x);
+    2 * on > pre + post
+}
+
 /// The boundary cost at multiples of member `i` of `chain` (the fitted level of the group
-/// just above its step), averaged over block sizes weighted by the group's size.
-fn level_above(fit: &Fit, i: usize) -> f64 {
+/// just above its step), averaged over the block sizes that can see it (`block_sees`),
+/// weighted by the group's size.
+fn level_above(data: &Data, fit: &Fit, chain: &[u64], i: usize) -> f64 {
     let mut num = 0.0;
     let mut den = 0.0;
-    for lv in &fit.levels {
+    for (bi, lv) in fit.levels.iter().enumerate() {
+        if !block_sees(data.sizes[bi], chain[i]) {
+            continue;
+        }
         if let Some(&(level, n)) = lv.get(i + 1) {
             if n > 0 {
                 num += n as f64 * level;
@@ -677,11 +708,14 @@ fn level_above(fit: &Fit, i: usize) -> f64 {
 }
 
 /// The boundary cost at multiples of member `i` per block size that can see its step
-/// (points on both sides of it): (block size, the fitted level above the step, that
-/// level's standard error from its points' scales).
+/// (points on both sides of it, and reads that can show it: `block_sees`): (block size,
+/// the fitted level above the step, that level's standard error from its points' scales).
 fn costs_above(data: &Data, fit: &Fit, chain: &[u64], i: usize) -> Vec<(u64, f64, f64)> {
     let mut out = Vec::new();
     for (bi, lv) in fit.levels.iter().enumerate() {
+        if !block_sees(data.sizes[bi], chain[i]) {
+            continue;
+        }
         let (Some(&(_, below)), Some(&(level, above))) = (lv.get(i), lv.get(i + 1)) else {
             continue;
         };
@@ -706,11 +740,15 @@ fn costs_above(data: &Data, fit: &Fit, chain: &[u64], i: usize) -> Vec<(u64, f64
 /// How many standard errors a boundary cost must stand above zero in every block size.
 const COST_Z: f64 = 2.0;
 
-/// Rise at member `i` of `chain` per block size, weighted by the smaller group size.
-fn rise(fit: &Fit, i: usize) -> f64 {
+/// Rise at member `i` of `chain` per block size that can see it (`block_sees`), weighted
+/// by the smaller group size.
+fn rise(data: &Data, fit: &Fit, chain: &[u64], i: usize) -> f64 {
     let mut num = 0.0;
     let mut den = 0.0;
-    for lv in &fit.levels {
+    for (bi, lv) in fit.levels.iter().enumerate() {
+        if !block_sees(data.sizes[bi], chain[i]) {
+            continue;
+        }
         let (lo, nlo) = lv[i];
         let (hi, nhi) = lv[i + 1];
         if nlo > 0 && nhi > 0 {
@@ -738,7 +776,10 @@ fn penalty(data: &Data) -> f64 {
 fn local_contrast(data: &Data, x: u64) -> f64 {
     let mut sum = 0.0;
     let mut n = 0.0;
-    for pts in &data.blocks {
+    for (pts, &bs) in data.blocks.iter().zip(&data.sizes) {
+        if !block_sees(bs, x) {
+            continue;
+        }
         let at = |a: u64| pts.iter().find(|p| p.align == a).map(|p| p.diff);
         for (hi, lo) in [(x, x / 2), (3 * x, 3 * x / 2)] {
             if x % 2 != 0 {
@@ -791,7 +832,7 @@ fn select_chain(data: &Data, cands: &[u64]) -> (Vec<u64>, Vec<u64>) {
         let f = fit(data, c, None);
         // Every step must rise: a boundary only ever adds cost.
         (0..c.len())
-            .all(|i| rise(&f, i) > data.min_rise.max(0.0))
+            .all(|i| rise(data, &f, c, i) > data.min_rise.max(0.0))
             .then_some(f.loss)
     };
     let mut chain: Vec<u64> = Vec::new();
@@ -1001,7 +1042,9 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
     let cands = candidates(&data);
     let (chain, short) = select_chain(&data, &cands);
     let base = fit(&data, &chain, None);
-    let rises: Vec<f64> = (0..chain.len()).map(|i| rise(&base, i)).collect();
+    let rises: Vec<f64> = (0..chain.len())
+        .map(|i| rise(&data, &base, &chain, i))
+        .collect();
     let range = format!(
         "{} to {}",
         format_bytes(aligns[0]),
@@ -1066,7 +1109,7 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
         // about zero is the read pattern (repeats answered from a cache, a slow first
         // access), not a boundary: seen on zram and on loop devices over tmpfs, which have
         // no erase block at all.
-        let cost = level_above(&base, i);
+        let cost = level_above(&data, &base, &chain, i);
         let per_block = costs_above(&data, &base, &chain, i);
         // A block size vetoes the step when it shows the cost clearly below the floor (a
         // noisy one that merely cannot confirm it does not).
@@ -1332,21 +1375,29 @@ fn erase_structure(data: &Data, chain: &[u64], erase: &Inference) -> Inference {
         .collect();
     let f = fit(data, &pages, None);
     let hi = data.aligns().last().copied().unwrap_or(0);
-    let words = |b: u64, x: u64, m: f64, se: f64| {
+    // The figure is a residual: what the reads across multiples of x cost beyond the level
+    // the page-sized steps give there. Each is quoted beside the rows' own boundary cost
+    // (their median diff), which a reader finds in the table or the log.
+    let words = |b: u64, x: u64, m: f64, se: f64, raw: f64| {
         format!(
-            "{} ± {} at multiples of {} with {} reads",
+            "{} ± {} beyond the page-sized steps at multiples of {} with {} reads (their boundary cost itself: {})",
             format_ns(m),
             format_ns(se),
             format_bytes(x),
-            format_bytes(b)
+            format_bytes(b),
+            format_ns(raw)
         )
     };
     let (mut sizes, mut open, mut costly) = (Vec::new(), Vec::new(), None);
     let (mut disagree, mut partly) = (None, None);
     for x in candidate_sizes(ERASE_MIN_BYTES, hi) {
-        // Per block size: (block, median residual, its standard error).
+        // Per block size that can show a boundary at x: (block, median residual, its
+        // standard error, the median diff itself).
         let mut per_block = Vec::new();
         for (bi, pts) in data.blocks.iter().enumerate() {
+            if !block_sees(data.sizes[bi], x) {
+                continue;
+            }
             let levels = &f.levels[bi];
             let (mut r, mut s): (Vec<f64>, Vec<f64>) = pts
                 .iter()
@@ -1360,7 +1411,13 @@ fn erase_structure(data: &Data, chain: &[u64], erase: &Inference) -> Inference {
             let n = r.len() as f64;
             let m = super::median(&mut r).unwrap_or(0.0);
             let se = 1.25 * super::median(&mut s).unwrap_or(0.0) / n.sqrt();
-            per_block.push((data.sizes[bi], m, se));
+            let mut raw: Vec<f64> = pts
+                .iter()
+                .filter(|p| p.align % x == 0)
+                .map(|p| p.diff)
+                .collect();
+            let raw = super::median(&mut raw).unwrap_or(0.0);
+            per_block.push((data.sizes[bi], m, se, raw));
         }
         if per_block.is_empty() {
             continue;
@@ -1368,37 +1425,39 @@ fn erase_structure(data: &Data, chain: &[u64], erase: &Inference) -> Inference {
         sizes.push(x);
         let ruled_out = per_block
             .iter()
-            .any(|&(_, m, se)| m + COST_Z * se < data.min_rise);
+            .any(|&(_, m, se, _)| m + COST_Z * se < data.min_rise);
         let shows = per_block
             .iter()
-            .all(|&(_, m, se)| m - COST_Z * se >= data.min_rise);
+            .all(|&(_, m, se, _)| m - COST_Z * se >= data.min_rise);
         // The block size that says least against a cost at x.
-        let (b, m, se) = per_block
+        let (b, m, se, raw) = per_block
             .iter()
             .copied()
             .max_by(|a, b| (a.1 - COST_Z * a.2).total_cmp(&(b.1 - COST_Z * b.2)))
-            .unwrap_or((0, 0.0, 0.0));
+            .unwrap_or((0, 0.0, 0.0, 0.0));
         if shows && costly.is_none() {
-            costly = Some(words(b, x, m, se));
+            costly = Some(words(b, x, m, se, raw));
         }
         // One block size shows a cost at x that another rules out.
         let shown = per_block
             .iter()
-            .find(|&&(_, m, se)| m - COST_Z * se >= data.min_rise);
+            .find(|&&(_, m, se, _)| m - COST_Z * se >= data.min_rise);
         let against = per_block
             .iter()
-            .find(|&&(_, m, se)| m + COST_Z * se < data.min_rise);
-        if let (Some(&(b1, m1, s1)), Some(&(b2, m2, s2)), None) = (shown, against, &disagree) {
-            disagree = Some((words(b1, x, m1, s1), words(b2, x, m2, s2)));
+            .find(|&&(_, m, se, _)| m + COST_Z * se < data.min_rise);
+        if let (Some(&(b1, m1, s1, r1)), Some(&(b2, m2, s2, r2)), None) =
+            (shown, against, &disagree)
+        {
+            disagree = Some((words(b1, x, m1, s1, r1), words(b2, x, m2, s2, r2)));
         }
         // One block size shows a cost at x that the others can neither confirm nor rule out.
-        if let (Some(&(b1, m1, s1)), None, None) = (shown, against, &partly) {
+        if let (Some(&(b1, m1, s1, r1)), None, None) = (shown, against, &partly) {
             if !shows {
-                partly = Some(words(b1, x, m1, s1));
+                partly = Some(words(b1, x, m1, s1, r1));
             }
         }
         if !ruled_out {
-            open.push(words(b, x, m, se));
+            open.push(words(b, x, m, se, raw));
         }
     }
     let (Some(&lo), Some(&top)) = (sizes.first(), sizes.last()) else {
@@ -1452,6 +1511,32 @@ fn erase_structure(data: &Data, chain: &[u64], erase: &Inference) -> Inference {
                 sizes.len()
             ),
         ),
+    }
+}
+
+/// Bound the answer by what the device is: on one without a flash medium of its own that
+/// maps its offsets through the host (zram; a loop device over, or a file on, a kernel
+/// filesystem), a step in the read timings is the host's (its memory, its filesystem's
+/// placement, its disk), so no erase block, page or multi-plane unit is named, and no
+/// erase-block structure is "visible": each named value becomes inconclusive with `device`
+/// (the device in words) as the reason. A "none visible" stands.
+pub fn bound_by_device(inf: &mut AlignInference, device: &str) {
+    let bound = |i: &mut Inference, what: &str| {
+        if i.value.is_some() {
+            *i = Inference::inconclusive(format!(
+                "{what} unclear: {device}, so a step in its read timings is the host's, not a boundary of a flash medium (measured: {})",
+                i.evidence
+            ));
+        }
+    };
+    bound(&mut inf.erase_block_bytes, "erase block");
+    bound(&mut inf.page_bytes, "page");
+    if let Some(m) = inf.multi_plane_bytes.as_mut() {
+        bound(m, "multi-plane unit");
+    }
+    let s = &mut inf.erase_block_structure;
+    if s.value.as_ref().and_then(|v| v.as_str()) != Some(NONE_VISIBLE) {
+        bound(s, "erase-block structure");
     }
 }
 
@@ -2001,6 +2086,122 @@ mod tests {
         pts.extend(staircase(16 * K, 16 * K, 8 * M, 0.0, 0.0, 150.0, 10));
         let s = erase_structure(&Data::new(&sorted(pts)), &[], &unnamed);
         assert_eq!(s.value, Some(NONE_VISIBLE.into()), "{s:?}");
+    }
+
+    /// Boundary costs as a medium gives them: a read pays `pc` for each page boundary and
+    /// `ec` for each erase-block boundary it crosses, so the diff at alignment `A` (read at
+    /// `A` itself, an odd multiple as the probe's positions are) is what the read across it
+    /// crosses beyond the mean of the reads beside it, whatever the block size.
+    fn physical(
+        bs: u64,
+        page: u64,
+        erase: u64,
+        pc: f64,
+        ec: f64,
+        noise: f64,
+        seed: u64,
+    ) -> Vec<AlignPoint> {
+        let excess = |x: u64, p: u64| {
+            let (b, x, p) = (bs as i128, x as i128, p as i128);
+            let on = crossings(p - b / 2, b, x);
+            let beside = crossings(p - b, b, x) + crossings(p, b, x);
+            (2 * on - beside) as f64 / 2.0
+        };
+        let mut pts = staircase(bs, page, erase, 0.0, 0.0, noise, seed);
+        for p in &mut pts {
+            let a = p.align_bytes;
+            p.diff_ns += pc * excess(page, a) + ec * excess(erase, a);
+        }
+        pts
+    }
+
+    #[test]
+    fn only_block_sizes_that_can_show_a_boundary_vote_on_it() {
+        assert!(block_sees(4 * K, 12 * K));
+        assert!(block_sees(16 * K, 16 * K));
+        assert!(block_sees(20 * K, 8 * K), "crosses 3 across, 2 beside");
+        assert!(
+            !block_sees(16 * K, 12 * K),
+            "two pages before, across and after alike"
+        );
+        assert!(!block_sees(16 * K, 4 * K));
+        assert!(!block_sees(0, 4 * K) && !block_sees(4 * K, 0));
+        // Issue 43: a 6 MiB / 12 KiB card read with 1, 4 and 16 KiB reads. The 16 KiB
+        // reads cross as many 12 KiB boundaries beside a multiple of 12 KiB as across it:
+        // their boundary cost there is zero, and the page was "unclear: block sizes
+        // disagree" in 5 of 6 runs. They say nothing about the page now.
+        let mut pages = 0;
+        for seed in 0..6 {
+            let mut pts = Vec::new();
+            for (i, bs) in [1024, 4 * K, 16 * K].into_iter().enumerate() {
+                let s = 10 * seed + i as u64;
+                pts.extend(physical(bs, 12 * K, 6 * M, 60_000.0, 250_000.0, 4_000.0, s));
+            }
+            pts.sort_by_key(|p| (p.block_bytes, std::cmp::Reverse(p.align_bytes)));
+            let r = infer(&pts);
+            assert!(
+                !r.page_bytes.evidence.contains("disagree"),
+                "seed {seed}: {:?}",
+                r.page_bytes
+            );
+            assert_eq!(r.erase_block_bytes.as_u64(), Some(6 * M), "{r:?}");
+            pages += usize::from(r.page_bytes.as_u64() == Some(12 * K));
+        }
+        assert_eq!(pages, 6);
+    }
+
+    #[test]
+    fn erase_sized_costs_are_quoted_as_what_they_are() {
+        // Issue 43: on an analysed log the evidence said "28 µs at multiples of 8 GiB"
+        // where the log's row reads 222 µs: the figure is what the reads cost beyond the
+        // page-level fit. Say so, and quote the rows' own boundary cost beside it.
+        let pts = staircase(1024, 16 * K, 64 * M, 200_000.0, 28_000.0, 500.0, 5);
+        let unnamed = Inference::inconclusive("no erase block named");
+        let s = erase_structure(&Data::new(&pts), &[16 * K], &unnamed);
+        assert_eq!(s.status_word(), "inconclusive", "{s:?}");
+        assert!(
+            s.evidence
+                .contains("beyond the page-sized steps at multiples of"),
+            "{s:?}"
+        );
+        assert!(
+            s.evidence.contains("(their boundary cost itself: 22"),
+            "{s:?}"
+        );
+    }
+
+    /// Issue 43: on a loop over a file on the root disk (direct I/O) one run in 30 said
+    /// "erase block 24 MiB (tentative)" from a 3.39 µs step. What the device is bounds a
+    /// positive answer: at most inconclusive, with that reason.
+    #[test]
+    fn a_step_on_a_device_without_a_medium_of_its_own_names_nothing() {
+        let device = "loop7, a loop device over the file /var/tmp/x.img on ext4 (direct I/O), has no flash medium of its own";
+        let mut r = infer(&staircase(
+            1024,
+            16 * K,
+            24 * M,
+            80_000.0,
+            220_000.0,
+            2_000.0,
+            4,
+        ));
+        assert_eq!(r.erase_block_bytes.as_u64(), Some(24 * M), "{r:?}");
+        bound_by_device(&mut r, device);
+        for i in [
+            &r.erase_block_bytes,
+            &r.page_bytes,
+            &r.erase_block_structure,
+        ] {
+            assert_eq!(i.status_word(), "inconclusive", "{i:?}");
+            assert!(i.evidence.contains(device), "{i:?}");
+            assert!(i.evidence.contains("is the host's"), "{i:?}");
+        }
+        assert!(r.summary().contains("inconclusive"), "{}", r.summary());
+        // A "none visible" stands.
+        let mut r = infer(&staircase(1024, 16 * K, 24 * M, 0.0, 0.0, 150.0, 9));
+        let before = r.erase_block_structure.clone();
+        bound_by_device(&mut r, device);
+        assert_eq!(r.erase_block_structure, before);
     }
 
     #[test]

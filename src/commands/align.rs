@@ -136,11 +136,17 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
     progress.finish();
     let points = align::points(&run.cells);
     let mut inf = align::infer(&points);
+    let note = device_note(spec, &opened.info);
+    if let Some(n) = note.as_ref().filter(|n| n.bounds_steps) {
+        // A device without a medium of its own bounds a positive answer too: a step
+        // there is the host's.
+        align::bound_by_device(&mut inf, &n.words);
+    }
     if inf.erase_block_structure.value.is_some() && inf.erase_block_bytes.value.is_none() {
         // No erase block shows: say what the device is, where that explains it.
-        if let Some(note) = device_note(spec, &opened.info) {
+        if let Some(n) = note {
             let s = &mut inf.erase_block_structure;
-            s.evidence = format!("{note}; {}", s.evidence);
+            s.evidence = format!("{}; {}", n.words, s.evidence);
         }
     }
 
@@ -220,16 +226,25 @@ pub fn run(spec: &TargetSpec, params: &AlignParams, plot: Option<&Path>) -> Resu
 
 /// What the target is, where that explains reads without erase blocks: a virtual block
 /// device or an NVMe SSD (`health::geometry_note`), or a file (in RAM on a memory
-/// filesystem). `None` for a simulated card and any other device.
-fn device_note(spec: &TargetSpec, info: &crate::device::TargetInfo) -> Option<String> {
+/// filesystem). `None` for a simulated card and any other device. A file on a kernel
+/// filesystem bounds what may be named (`GeometryNote::bounds_steps`): the filesystem
+/// places its bytes, so a step at a file offset is not a boundary of a medium at that
+/// offset; a file on FUSE does not (the program serving it decides, e.g. `sim serve`).
+fn device_note(
+    spec: &TargetSpec,
+    info: &crate::device::TargetInfo,
+) -> Option<crate::health::GeometryNote> {
     match info.kind {
         TargetKind::Block => crate::health::geometry_note(spec),
-        TargetKind::File => Some(match &info.filesystem {
-            Some(fs) => format!(
-                "the target is a file on {}: reads go through that filesystem and the page cache, not straight to a flash medium",
-                crate::input::printable(fs)
-            ),
-            None => "the target is a file: reads go through its filesystem and the page cache, not straight to a flash medium".to_string(),
+        TargetKind::File => Some(crate::health::GeometryNote {
+            words: match &info.filesystem {
+                Some(fs) => format!(
+                    "the target is a file on {}: reads go through that filesystem and the page cache, not straight to a flash medium",
+                    crate::input::printable(fs)
+                ),
+                None => "the target is a file: reads go through its filesystem and the page cache, not straight to a flash medium".to_string(),
+            },
+            bounds_steps: info.filesystem.as_deref().is_some_and(|fs| fs != "fuse"),
         }),
         _ => None,
     }

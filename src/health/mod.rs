@@ -396,48 +396,102 @@ fn read_dump(path: &Path) -> Result<ExtCsd> {
     ExtCsd::parse(&path.display().to_string(), &data)
 }
 
+/// What a device is, where that explains or bounds what read timings can show of a flash
+/// geometry (`geometry_note`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeometryNote {
+    /// In words, e.g. "zram0, a RAM-backed block device (zram), has no flash medium of its
+    /// own".
+    pub words: String,
+    /// A step in the read timings cannot be a boundary of the device's own medium: zram,
+    /// or a loop device over a file that a kernel filesystem maps onto the host's memory or
+    /// disk. A geometry found there is the host's, so no answer may name one. Not set for a
+    /// loop over a block device (it passes reads through), over a file on FUSE (the
+    /// program serving it decides what a read costs, e.g. `sim serve`'s card), nor for
+    /// device-mapper or RAID devices (they may sit on flash) or an NVMe SSD.
+    pub bounds_steps: bool,
+}
+
+/// A loop device's backing file in words, and whether it lies on a kernel filesystem (in
+/// memory or on the host's disk) rather than being a block device or a file on FUSE.
+fn loop_backing(dir: &Path) -> Option<(String, bool)> {
+    let file = std::fs::read_to_string(dir.join("loop/backing_file")).ok()?;
+    let file = file.trim();
+    let shown = crate::input::printable(file);
+    // sysfs loop/dio: 1 when the loop reads its file with direct I/O (no page cache).
+    let dio = std::fs::read_to_string(dir.join("loop/dio")).is_ok_and(|d| d.trim() == "1");
+    let path = Path::new(file);
+    if std::fs::metadata(path).is_ok_and(|m| {
+        use std::os::unix::fs::FileTypeExt;
+        m.file_type().is_block_device()
+    }) {
+        return Some((
+            format!("a loop device over the block device {shown}"),
+            false,
+        ));
+    }
+    let magic = crate::sys::statfs_magic(path);
+    let fs = magic.map(crate::sys::fs_label);
+    let on = fs.as_deref().map_or(String::new(), |f| {
+        format!(" on {}", crate::input::printable(f))
+    });
+    let how = if dio {
+        "direct I/O: reads go through that filesystem to where it keeps the file, not through the page cache"
+    } else {
+        "reads go through that filesystem and the page cache"
+    };
+    let fuse = magic == Some(crate::sys::magic::FUSE);
+    Some((
+        format!("a loop device over the file {shown}{on} ({how})"),
+        !fuse,
+    ))
+}
+
 /// What a block device is when sysfs gives it no hardware device (a loop, zram,
 /// device-mapper or RAID device), in words: e.g. "zram0, a RAM-backed block device
 /// (zram)"; `None` when it has hardware of its own. The one test `health` and `align` use.
-fn virtual_kind(block: &BlockTarget) -> Option<String> {
+fn virtual_kind(block: &BlockTarget) -> Option<GeometryNote> {
     if block.dir.join("device").exists() {
         return None;
     }
     let disk = crate::input::printable(&block.disk);
-    let what = if block.disk.starts_with("zram") {
-        "a RAM-backed block device (zram)".to_string()
+    let (what, bounds_steps) = if block.disk.starts_with("zram") {
+        ("a RAM-backed block device (zram)".to_string(), true)
     } else if block.disk.starts_with("loop") {
-        match std::fs::read_to_string(block.dir.join("loop/backing_file")) {
-            Ok(f) => format!(
-                "a loop device over the file {} (reads go through its filesystem and the page cache)",
-                crate::input::printable(f.trim())
-            ),
-            Err(_) => "a loop device".to_string(),
-        }
+        loop_backing(&block.dir).unwrap_or_else(|| ("a loop device".to_string(), false))
     } else if block.disk.starts_with("dm-") {
-        "a device-mapper device".to_string()
+        ("a device-mapper device".to_string(), false)
     } else if block.disk.starts_with("md") {
-        "a software RAID device".to_string()
+        ("a software RAID device".to_string(), false)
     } else {
-        "a virtual block device".to_string()
+        ("a virtual block device".to_string(), false)
     };
-    Some(format!("{disk}, {what}, has no flash medium of its own"))
+    Some(GeometryNote {
+        words: format!("{disk}, {what}, has no flash medium of its own"),
+        bounds_steps,
+    })
 }
 
 /// What the device behind `spec` is, when that explains why reads show no flash geometry:
 /// a virtual block device (RAM-backed, a loop, device-mapper, RAID) or an NVMe SSD (its
 /// controller maps pages, so reads show no erase blocks). `None` for anything else, and
 /// for a target that is no block device or cannot be examined.
-pub fn geometry_note(spec: &TargetSpec) -> Option<String> {
-    let block = resolve_block(spec, spec.path()?, &Roots::system()).ok()??;
+pub fn geometry_note(spec: &TargetSpec) -> Option<GeometryNote> {
+    geometry_note_in(spec, &Roots::system())
+}
+
+/// [`geometry_note`] with `/sys` (and `/proc`) where `roots` says.
+pub fn geometry_note_in(spec: &TargetSpec, roots: &Roots) -> Option<GeometryNote> {
+    let block = resolve_block(spec, spec.path()?, roots).ok()??;
     if let Some(v) = virtual_kind(&block) {
         return Some(v);
     }
-    block.disk.starts_with("nvme").then(|| {
-        format!(
+    block.disk.starts_with("nvme").then(|| GeometryNote {
+        words: format!(
             "{} is an NVMe SSD: its controller maps pages behind a large mapping, so reads show no erase blocks",
             crate::input::printable(&block.disk)
-        )
+        ),
+        bounds_steps: false,
     })
 }
 
@@ -671,6 +725,45 @@ pub(crate) fn test_options() -> Options {
 mod tests {
     use super::test_options as opts;
     use super::*;
+
+    /// Issue 43: a loop device read with direct I/O was said to read "through its
+    /// filesystem and the page cache", and a step on a loop over a file named an erase
+    /// block. The words follow sysfs `loop/dio`, and a file on a kernel filesystem bounds
+    /// what the timings may name.
+    #[test]
+    fn a_loop_over_a_file_says_how_it_reads_and_bounds_a_geometry() {
+        let dir = tempfile::tempdir().unwrap();
+        let sys = dir.path().join("sys");
+        let lo = sys.join("class/block/loop7/loop");
+        std::fs::create_dir_all(&lo).unwrap();
+        // The backing file on a real filesystem (statfs reads it).
+        let img = dir.path().join("card.img");
+        std::fs::write(&img, b"x").unwrap();
+        std::fs::write(lo.join("backing_file"), format!("{}\n", img.display())).unwrap();
+        let roots = Roots {
+            proc: dir.path().join("proc"),
+            sys: sys.clone(),
+        };
+        let spec = TargetSpec::parse(dir.path().join("loop7").to_str().unwrap()).unwrap();
+        for (dio, direct) in [("1\n", true), ("0\n", false)] {
+            std::fs::write(lo.join("dio"), dio).unwrap();
+            let n = geometry_note_in(&spec, &roots).unwrap();
+            assert!(n.bounds_steps, "{n:?}");
+            assert!(n.words.contains("has no flash medium of its own"), "{n:?}");
+            assert_eq!(n.words.contains("direct I/O"), direct, "{n:?}");
+            assert_eq!(
+                n.words
+                    .contains("through that filesystem and the page cache"),
+                !direct,
+                "{n:?}"
+            );
+        }
+        // A device-mapper device may sit on flash: it explains, it does not bound.
+        std::fs::create_dir_all(sys.join("class/block/dm-3")).unwrap();
+        let spec = TargetSpec::parse(dir.path().join("dm-3").to_str().unwrap()).unwrap();
+        let n = geometry_note_in(&spec, &roots).unwrap();
+        assert!(!n.bounds_steps, "{n:?}");
+    }
 
     #[test]
     fn max_wear_takes_percentages_only() {
