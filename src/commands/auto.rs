@@ -547,7 +547,7 @@ fn open_au_request(erase: u64) -> OpenAuRequest {
     OpenAuRequest {
         erase_bytes: Some(erase),
         block_bytes: 16 << 10,
-        max_au: 32,
+        max_au: None,
         offset_bytes: None,
         random: false,
     }
@@ -557,7 +557,7 @@ fn open_au_request(erase: u64) -> OpenAuRequest {
 fn fat_request(erase: u64) -> FatRequest {
     FatRequest {
         erase_bytes: Some(erase),
-        block_bytes: 512,
+        block_bytes: None,
         nr: 6,
     }
 }
