@@ -545,3 +545,57 @@ fn auto_bounds_the_write_cache_test() {
         "{skipped:?}"
     );
 }
+
+/// A later step's I/O error (here slc's, on a bad area at 200 MiB) keeps every finished
+/// step: on a fake, the FAKE found first decides the exit code (3) and the JSON and the
+/// report are written; on an honest card the run exits 1 with the same document. Was:
+/// exit 1, a 0-byte JSON, no report.
+#[test]
+fn a_later_step_failing_keeps_the_fake_verdict_the_document_and_the_report() {
+    let d = tempfile::tempdir().unwrap();
+    let page = d.path().join("eio.html");
+    let out = crate::common::flashscope()
+        .args([
+            "auto",
+            "sim:fake-64g,fault=eio@200M+4K",
+            "--write",
+            "--json",
+            "-o",
+        ])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["verdict"].as_str().unwrap().starts_with("FAKE"),
+        "{doc}"
+    );
+    let kinds = crate::common::warning_kinds(&doc);
+    assert!(kinds.contains(&"step_failed".to_string()), "{kinds:?}");
+    assert!(std::fs::metadata(&page).unwrap().len() > 1000);
+    let msg = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "step_failed")
+        .unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(msg.contains("Input/output error"), "{msg}");
+
+    let out = crate::common::flashscope()
+        .args(["auto", "sim:sd-16g,fault=eio@200M+4K", "--write", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["inferences"]["open_au"]["value"], 4u64, "{doc}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("error: writing to"));
+}
