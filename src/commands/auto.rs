@@ -23,7 +23,7 @@ use crate::vocab::error::Verdict;
 use crate::vocab::units::Given;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Inference;
-use crate::workload::bench::{claim_checks, class_checks, met_marks};
+use crate::workload::bench::{claim_checks, met_marks};
 use crate::workload::EngineKind;
 use crate::{Error, Result};
 
@@ -509,8 +509,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
                 outcome = outcome.worst(Verdict::CheckFailed);
             }
             doc.checks.extend(checks);
-            let classes = class_checks(&b.figures);
-            met = (!classes.is_empty()).then(|| met_marks(&classes));
+            met = (!b.classes.is_empty()).then(|| met_marks(&b.classes));
             failure = b.failure;
             step_docs.push(bd);
         }
@@ -568,6 +567,10 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
         },
         advice: advise(&findings),
     });
+    if let Some(why) = crate::device::in_use(spec) {
+        doc.warnings
+            .push(crate::vocab::Warning::DeviceInUse { why });
+    }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     dedup_warnings(&mut doc.warnings);
     Ok(AutoFinished::Done(AutoRun {

@@ -424,6 +424,14 @@ fn virtual_kind(block: &BlockTarget) -> Option<String> {
     Some(format!("{disk}, {what}, has no flash medium of its own"))
 }
 
+/// What the block device behind `spec` is when it has no flash medium of its own (a
+/// RAM-backed, loop, device-mapper or RAID device), in words; `None` for hardware and for
+/// a target that is no block device or cannot be examined.
+pub fn virtual_note(spec: &TargetSpec) -> Option<String> {
+    let block = resolve_block(spec, spec.path()?, &Roots::system()).ok()??;
+    virtual_kind(&block)
+}
+
 /// What the device behind `spec` is, when that explains why reads show no flash geometry:
 /// a virtual block device (RAM-backed, a loop, device-mapper, RAID) or an NVMe SSD (its
 /// controller maps pages, so reads show no erase blocks). `None` for anything else, and

@@ -42,6 +42,9 @@ pub enum Warning {
     /// A step of `auto` failed; the steps before it kept their results. Kind
     /// `step_failed`.
     StepFailed { step: String, error: String },
+    /// The device auto advises about is in use (mounted, swap, held): the partition and
+    /// mkfs lines would destroy what it holds. Kind `in_use`.
+    DeviceInUse { why: String },
     /// align stopped (by its time budget or read limit) before the erase block was
     /// settled. Kind `budget`.
     AlignUnsettled { stop_reason: String, reads: u64 },
@@ -294,6 +297,7 @@ impl Warning {
             CapacityPartial => "partial",
             StepSkipped { .. } => "skipped",
             StepFailed { .. } => "step_failed",
+            DeviceInUse { .. } => "in_use",
             AlignUnsettled { .. } => "budget",
             VerifyIncomplete { .. } => "incomplete",
             TargetVanished => "target_vanished",
@@ -360,6 +364,9 @@ impl Warning {
             ),
             CapacityPartial => "the probe stopped before it finished (time or write budget): the usable size is only what was shown to hold data so far".into(),
             StepSkipped { step, why } => format!("{step} was skipped: {why}"),
+            DeviceInUse { why } => format!(
+                "{why}: the partition and mkfs lines auto gives would destroy what it holds"
+            ),
             StepFailed { step, error } => format!(
                 "{step} failed: {error}; the steps before it kept their results, the ones after it did not run"
             ),
@@ -576,6 +583,7 @@ impl Warning {
             CapacityPartial => "rerun with a larger --time-budget or --write-budget for a verdict".into(),
             StepSkipped { .. } => "run that step on its own, or give auto the budget or the erase block it needs".into(),
             StepFailed { step, .. } => format!("mend what the error names, then run `flashscope {step}` on its own or auto again"),
+            DeviceInUse { .. } => "run those lines only on a card you mean to wipe, after unmounting it".into(),
             AlignUnsettled { .. } => "give a larger --time-budget or --count to settle the answer".into(),
             VerifyIncomplete { resumable: true, .. } => "continue with --resume".into(),
             VerifyIncomplete { resumable: false, .. } => "verify again: its files are gone (a long run can be split with --pass write, then --pass read --resume)".into(),
