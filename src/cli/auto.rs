@@ -99,7 +99,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         doc,
         verdict,
         steps,
-        ..
+        failed,
     } = run;
     if let Some(page) = &page {
         let mut docs = vec![doc.clone()];
@@ -113,5 +113,10 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         }
     }
     out.emit_text(&doc, |_| text);
-    Ok(verdict)
+    // Exit code precedence (docs/auto.md): a failed check (FAKE, a class not met) first,
+    // then a step's error, then the verdict.
+    match failed {
+        Some(e) if verdict != Verdict::CheckFailed => Err(e),
+        _ => Ok(verdict),
+    }
 }

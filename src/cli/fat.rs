@@ -24,9 +24,10 @@ pub struct Args {
     /// read-only; it must be confident].
     #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::parse_size)]
     pub erase_size: Option<u64>,
-    /// Smallest block size written (below the page size page-mapped areas show).
-    #[arg(long, short = 'b', value_name = "SIZE", default_value = "512", value_parser = crate::vocab::units::parse_size)]
-    pub blocksize: u64,
+    /// Smallest block size written (below the page size page-mapped areas show)
+    /// [default: the device's logical sector, 512 B on most cards].
+    #[arg(long, short = 'b', value_name = "SIZE", value_parser = crate::vocab::units::parse_size)]
+    pub blocksize: Option<u64>,
     /// Erase blocks measured from the start of the device.
     #[arg(long, value_name = "N", default_value_t = 6)]
     pub nr: u32,

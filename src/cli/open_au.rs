@@ -27,9 +27,10 @@ pub struct Args {
     /// Smallest block size written (the size whose collapse decides).
     #[arg(long, short = 'b', value_name = "SIZE", default_value = "16K", value_parser = crate::vocab::units::parse_size)]
     pub blocksize: u64,
-    /// Most erase blocks written concurrently.
-    #[arg(long, value_name = "N", default_value_t = 32)]
-    pub max_au: u32,
+    /// Most erase blocks written concurrently [default: 32, or as many as fit past the
+    /// offset on a smaller device].
+    #[arg(long, value_name = "N")]
+    pub max_au: Option<u32>,
     /// Where the first erase block starts [default: past 16 MiB and past 4 erase blocks,
     /// so the FAT area stays out; a FAT area reaching further adds to the count].
     #[arg(long, value_name = "SIZE", value_parser = crate::vocab::units::parse_size)]

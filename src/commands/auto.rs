@@ -23,9 +23,9 @@ use crate::vocab::error::Verdict;
 use crate::vocab::units::Given;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Inference;
-use crate::workload::bench::{claim_checks, class_checks, met_marks};
+use crate::workload::bench::{claim_checks, met_marks};
 use crate::workload::EngineKind;
-use crate::Result;
+use crate::{Error, Result};
 
 pub use crate::report::results::AUTO_SLC_BYTES as SLC_BYTES;
 /// The least it can measure with: four intervals of 1 MiB.
@@ -257,13 +257,16 @@ pub struct Claim {
 }
 
 /// A finished `auto` run.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct AutoRun {
     /// auto's document (`Body::Auto`) with every step's findings.
     pub doc: Document,
     pub verdict: Verdict,
     /// Each step's own document, align's first (for `--verbose` and the HTML report).
     pub steps: Vec<Document>,
+    /// The error of the step that failed, if one did: the document holds every step
+    /// before it. It decides the exit code unless a check failed (a FAKE outranks it).
+    pub failed: Option<Error>,
 }
 
 /// How an `auto` run ended.
@@ -397,97 +400,135 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
         });
         auto_plan = Some(made);
     }
+    // The step that failed, with its error: the steps before it keep their results,
+    // the ones after it do not run, and the run still ends with its document.
+    let mut failed: Option<(&'static str, Error)> = None;
     macro_rules! done {
-        ($finished:expr) => {
+        ($out:lifetime, $name:expr, $finished:expr) => {
             match $finished {
-                Finished::Done { doc, verdict } => (doc, verdict),
-                Finished::Stopped { verdict } => return Ok(AutoFinished::Stopped { verdict }),
-            }
-        };
-    }
-    if let Some(allowance) = budget.admit(writes, "probe", 0, 0) {
-        shown.start("probe");
-        let (pd, c) = done!(write_probe::measure(
-            spec,
-            &PROBE,
-            &flags,
-            &budgets(allowance, size)
-        )?);
-        outcome = outcome.worst(c);
-        absorb(&mut doc, &mut steps, &mut budget, &pd);
-        if let Body::Probe(r) = &pd.body {
-            verdict = Some(r.verdict.clone());
-        }
-        step_docs.push(pd);
-    }
-    if writes {
-        match erase {
-            Some(e) => {
-                if let Some(allowance) = budget.admit(writes, "open-au", e, 0) {
-                    shown.start("open-au");
-                    let (od, _) = done!(write_probe::measure(
-                        spec,
-                        &open_au_request(e),
-                        &flags,
-                        &budgets(allowance, size)
-                    )?);
-                    absorb(&mut doc, &mut steps, &mut budget, &od);
-                    step_docs.push(od);
+                Ok(Finished::Done { doc, verdict }) => (doc, verdict),
+                Ok(Finished::Stopped { verdict }) => return Ok(AutoFinished::Stopped { verdict }),
+                Err(e) => {
+                    failed = Some(($name, e));
+                    break $out;
                 }
             }
-            None => budget.skip("open-au", NEEDS_ERASE),
-        }
-    }
-    if writes && erase.is_none() {
-        budget.skip("fat", NEEDS_ERASE);
-    }
-    if let Some((e, allowance)) = erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?)))
-    {
-        shown.start("fat");
-        let (fd, c) = done!(write_probe::measure(
-            spec,
-            &fat_request(e),
-            &flags,
-            &budgets(allowance, size)
-        )?);
-        outcome = outcome.worst(c);
-        absorb(&mut doc, &mut steps, &mut budget, &fd);
-        step_docs.push(fd);
-    }
-    if let Some(allowance) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
-        shown.start("slc");
-        let (sd, c) = done!(write_probe::measure(
-            spec,
-            &slc_request(),
-            &flags,
-            &slc_budgets(budgets(allowance, size), size)
-        )?);
-        outcome = outcome.worst(c);
-        absorb(&mut doc, &mut steps, &mut budget, &sd);
-        step_docs.push(sd);
-    }
-    // A short bench: the speed and application classes, and the claimed ones checked.
-    // The highest class met in each family (`None` without write figures) and why the
-    // bench stopped early, if it did; the claimed marks' checks go into the document.
-    let (mut met, mut failure) = (None, None);
-    if let Some(allowance) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
-        shown.start("bench");
-        let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
-        let b = bench::measure(spec, &bench_params(cap), &flags)?;
-        let Some(bd) = b.doc else {
-            return Ok(AutoFinished::Stopped { verdict: b.verdict });
         };
-        outcome = outcome.worst(b.verdict);
-        absorb(&mut doc, &mut steps, &mut budget, &bd);
-        let checks = claim_checks("auto", &claim.marks, &b.figures);
-        if checks.iter().any(|c| !c.passed) {
-            outcome = outcome.worst(Verdict::CheckFailed);
+    }
+    let (mut met, mut failure) = (None, None);
+    'steps: {
+        if let Some(allowance) = budget.admit(writes, "probe", 0, 0) {
+            shown.start("probe");
+            let (pd, c) = done!(
+                'steps,
+                "probe",
+                write_probe::measure(spec, &PROBE, &flags, &budgets(allowance, size))
+            );
+            outcome = outcome.worst(c);
+            absorb(&mut doc, &mut steps, &mut budget, &pd);
+            if let Body::Probe(r) = &pd.body {
+                verdict = Some(r.verdict.clone());
+            }
+            step_docs.push(pd);
         }
-        doc.checks.extend(checks);
-        let classes = class_checks(&b.figures);
-        met = (!classes.is_empty()).then(|| met_marks(&classes));
-        failure = b.failure;
-        step_docs.push(bd);
+        if writes {
+            match erase {
+                Some(e) => {
+                    if let Some(allowance) = budget.admit(writes, "open-au", e, 0) {
+                        shown.start("open-au");
+                        let (od, _) = done!(
+                            'steps,
+                            "open-au",
+                            write_probe::measure(
+                                spec,
+                                &open_au_request(e),
+                                &flags,
+                                &budgets(allowance, size)
+                            )
+                        );
+                        absorb(&mut doc, &mut steps, &mut budget, &od);
+                        step_docs.push(od);
+                    }
+                }
+                None => budget.skip("open-au", NEEDS_ERASE),
+            }
+        }
+        if writes && erase.is_none() {
+            budget.skip("fat", NEEDS_ERASE);
+        }
+        if let Some((e, allowance)) =
+            erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?)))
+        {
+            shown.start("fat");
+            let (fd, c) = done!(
+                'steps,
+                "fat",
+                write_probe::measure(spec, &fat_request(e), &flags, &budgets(allowance, size))
+            );
+            outcome = outcome.worst(c);
+            absorb(&mut doc, &mut steps, &mut budget, &fd);
+            step_docs.push(fd);
+        }
+        if let Some(allowance) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
+            shown.start("slc");
+            let (sd, c) = done!(
+                'steps,
+                "slc",
+                write_probe::measure(
+                    spec,
+                    &slc_request(),
+                    &flags,
+                    &slc_budgets(budgets(allowance, size), size)
+                )
+            );
+            outcome = outcome.worst(c);
+            absorb(&mut doc, &mut steps, &mut budget, &sd);
+            step_docs.push(sd);
+        }
+        // A short bench: the speed and application classes, and the claimed ones checked.
+        // The highest class met in each family (`None` without write figures) and why the
+        // bench stopped early, if it did; the claimed marks' checks go into the document.
+        if let Some(allowance) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
+            shown.start("bench");
+            let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
+            let b = match bench::measure(spec, &bench_params(cap), &flags) {
+                Ok(b) => b,
+                Err(e) => {
+                    failed = Some(("bench", e));
+                    break 'steps;
+                }
+            };
+            let Some(bd) = b.doc else {
+                return Ok(AutoFinished::Stopped { verdict: b.verdict });
+            };
+            outcome = outcome.worst(b.verdict);
+            absorb(&mut doc, &mut steps, &mut budget, &bd);
+            let checks = claim_checks("auto", &claim.marks, &b.figures);
+            if checks.iter().any(|c| !c.passed) {
+                outcome = outcome.worst(Verdict::CheckFailed);
+            }
+            doc.checks.extend(checks);
+            met = (!b.classes.is_empty()).then(|| met_marks(&b.classes));
+            failure = b.failure;
+            step_docs.push(bd);
+        }
+    }
+    if let Some((step, e)) = &failed {
+        doc.warnings.push(crate::vocab::Warning::StepFailed {
+            step: step.to_string(),
+            error: crate::input::printable(&e.to_string()).into_owned(),
+        });
+        // What a failed step leaves unrun is said once, as the failure.
+        let order = ["probe", "open-au", "fat", "slc", "bench"];
+        let after = order.iter().skip_while(|s| *s != step).skip(1);
+        for later in after {
+            if !budget.skipped.iter().any(|s| s.command == *later) {
+                doc.warnings.push(crate::vocab::Warning::StepSkipped {
+                    step: later.to_string(),
+                    why: format!("{step} failed before it"),
+                });
+            }
+        }
     }
     for s in &budget.skipped {
         doc.warnings.push(crate::vocab::Warning::StepSkipped {
@@ -525,12 +566,17 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
         },
         advice: advise(&findings),
     });
+    if let Some(why) = crate::device::in_use(spec) {
+        doc.warnings
+            .push(crate::vocab::Warning::DeviceInUse { why });
+    }
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     dedup_warnings(&mut doc.warnings);
     Ok(AutoFinished::Done(AutoRun {
         doc,
         verdict: outcome,
         steps: step_docs,
+        failed: failed.map(|(_, e)| e),
     }))
 }
 
@@ -542,7 +588,7 @@ fn open_au_request(erase: u64) -> OpenAuRequest {
     OpenAuRequest {
         erase_bytes: Some(erase),
         block_bytes: 16 << 10,
-        max_au: 32,
+        max_au: None,
         offset_bytes: None,
         random: false,
     }
@@ -552,7 +598,7 @@ fn open_au_request(erase: u64) -> OpenAuRequest {
 fn fat_request(erase: u64) -> FatRequest {
     FatRequest {
         erase_bytes: Some(erase),
-        block_bytes: 512,
+        block_bytes: None,
         nr: 6,
     }
 }

@@ -12,7 +12,7 @@ use crate::session::{open_for_write, Ran, Rates, WriteFlags, WriteIntent, WriteS
 use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Warning;
-use crate::workload::bench::{self, evaluate, BenchFigure, BenchLine, Expect, LINES};
+use crate::workload::bench::{self, evaluate, BenchFigure, BenchLine, ClassCheck, Expect, LINES};
 use crate::workload::{self, Dir, EngineKind, JobSpec, RunTarget, WorkloadResult};
 use crate::{Error, Result};
 use serde_json::json;
@@ -159,6 +159,8 @@ pub struct Bench {
     pub verdict: Verdict,
     /// The figures, one per test run (also the document's samples).
     pub figures: Vec<BenchFigure>,
+    /// The classes the figures meet or miss (none where the target is no card).
+    pub classes: Vec<ClassCheck>,
     /// A write session ran and ended: its wear line belongs on stderr after the result.
     pub wear: bool,
     /// The test that failed, when one did (the figures cover the tests until then).
@@ -253,6 +255,7 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
     let mut session: Option<WriteSession> = None;
     let mut info = probe.info.clone();
     let mut warnings = probe.warnings.clone();
+    let no_card = not_a_card(&probe.warnings, &probe.info, spec);
     // Preserve mode's cost from a short read sample of the region (reads only).
     let rates = if writes && !is_dir {
         Rates::sample(&mut *probe.backend, (0, region))
@@ -452,13 +455,33 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
         doc.bytes_written = bytes_written;
     }
     doc.elapsed_ns = elapsed_ns;
-    doc.inferences
-        .insert("speed_class".into(), bench::speed_class(find("seq_write")));
+    doc.inferences.insert(
+        "speed_class".into(),
+        bench::speed_class(find("seq_write"), writes),
+    );
     doc.inferences.insert(
         "app_class".into(),
-        bench::app_class(find("rand_read"), find("rand_write"), find("seq_write")),
+        bench::app_class(
+            find("rand_read"),
+            find("rand_write"),
+            find("seq_write"),
+            writes,
+        ),
     );
-    let classes = bench::class_checks(&figures);
+    let mut classes = bench::class_checks(&figures);
+    // A class is a card's: where the target has no flash medium of its own, the figures
+    // are the host's memory or disk, and no class is claimed for them.
+    if let Some(why) = &no_card {
+        for k in ["speed_class", "app_class"] {
+            doc.inferences.insert(
+                k.into(),
+                crate::vocab::Inference::inconclusive(format!(
+                    "{why}: a speed or application class is a card's, and these timings are not a card's"
+                )),
+            );
+        }
+        classes.clear();
+    }
     if !writes {
         warnings.push(Warning::ReadOnlyBench);
     }
@@ -498,9 +521,35 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
         doc: Some(doc),
         verdict,
         figures,
+        classes,
         wear,
         failure,
     })
+}
+
+/// Why the target is no card, when it has no flash medium of its own: a file on a memory
+/// filesystem, or a block device whose read timings are the host's (zram, a loop over a
+/// file on a kernel filesystem: `health::GeometryNote::bounds_steps`). `None` for a card,
+/// a simulated or served card (a loop over a FUSE file) and a file on a real filesystem.
+fn not_a_card(
+    warnings: &[Warning],
+    info: &crate::device::TargetInfo,
+    spec: &TargetSpec,
+) -> Option<String> {
+    if let Some(fs) = warnings.iter().find_map(|w| match w {
+        Warning::MemoryFilesystem { fs_type, .. } => Some(fs_type),
+        _ => None,
+    }) {
+        return Some(format!(
+            "the target is on {}, a filesystem in memory",
+            crate::input::printable(fs)
+        ));
+    }
+    (info.kind == TargetKind::Block)
+        .then(|| crate::health::geometry_note(spec))
+        .flatten()
+        .filter(|n| n.bounds_steps)
+        .map(|n| n.words)
 }
 
 impl Bench {
@@ -510,6 +559,7 @@ impl Bench {
             doc: None,
             verdict: Verdict::Stopped { signal },
             figures: Vec::new(),
+            classes: Vec::new(),
             wear: false,
             failure: None,
         }

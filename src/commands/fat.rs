@@ -19,8 +19,9 @@ use std::io;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FatRequest {
     pub erase_bytes: Option<u64>,
-    /// Smallest block size written.
-    pub block_bytes: u64,
+    /// Smallest block size written (`None`: the device's logical sector, 512 B on most
+    /// cards, 4 KiB on some).
+    pub block_bytes: Option<u64>,
     /// Erase blocks measured from the start of the device.
     pub nr: u32,
 }
@@ -60,7 +61,7 @@ fn params(
     sector: u64,
     erase: u64,
 ) -> Result<FatParams> {
-    let block = req.block_bytes;
+    let block = req.block_bytes.unwrap_or(sector);
     check_geometry(erase, block, size, sector)?;
     if req.nr < 3 {
         return Err(Error::usage(format!(

@@ -25,8 +25,9 @@ pub struct OpenAuRequest {
     pub erase_bytes: Option<u64>,
     /// Smallest block size written (the size whose collapse decides).
     pub block_bytes: u64,
-    /// Most erase blocks written concurrently.
-    pub max_au: u32,
+    /// Most erase blocks written concurrently (`None`: [`DEFAULT_MAX_AU`], or as many as
+    /// fit past the offset on a smaller device).
+    pub max_au: Option<u32>,
     pub offset_bytes: Option<u64>,
     /// Also measure random order inside each erase block.
     pub random: bool,
@@ -50,7 +51,7 @@ impl Request for OpenAuRequest {
             &format!(
                 "open-au writes {} blocks into up to {} erase blocks",
                 short_size(self.block_bytes),
-                self.max_au
+                self.max_au.unwrap_or(DEFAULT_MAX_AU)
             ),
         )?;
         let mut params = params(self, budgets, info.size_bytes, sector, erase)?;
@@ -72,12 +73,11 @@ fn params(
 ) -> Result<OpenAuParams> {
     let block = req.block_bytes;
     check_geometry(erase, block, size, sector)?;
-    if req.max_au == 0 {
+    if req.max_au == Some(0) {
         return Err(Error::usage("--max-au must be at least 1"));
     }
     let mut p = OpenAuParams::new(erase);
     p.block_bytes = block;
-    p.max_au = req.max_au;
     p.random = req.random;
     p.time_budget_ns = budgets.time_ns;
     p.offset_bytes = match req.offset_bytes {
@@ -92,9 +92,16 @@ fn params(
         }
         None => open_au::default_offset(erase),
     };
+    let fit = size.saturating_sub(p.offset_bytes) / erase;
+    // The default is bounded by the device: a user who gave no --max-au is never told
+    // to change it.
+    p.max_au = req.max_au.unwrap_or_else(|| {
+        DEFAULT_MAX_AU
+            .min(u32::try_from(fit).unwrap_or(u32::MAX))
+            .max(1)
+    });
     let need = p.offset_bytes + p.max_au as u64 * erase;
     if need > size {
-        let fit = size.saturating_sub(p.offset_bytes) / erase;
         if fit == 0 {
             return Err(Error::usage(format!(
                 "--offset {}: no erase block of {} fits between it and the end of the device ({}); give a smaller --offset, e.g. {}",
@@ -116,6 +123,10 @@ fn params(
     }
     Ok(p)
 }
+
+/// The most erase blocks open-au writes at once when `--max-au` is not given (fewer on a
+/// device where fewer fit past the offset).
+pub const DEFAULT_MAX_AU: u32 = 32;
 
 /// The open erase blocks a plan counts on: a card's usual few (its run finds the real
 /// count).

@@ -677,6 +677,17 @@ fn loops_over(dev: u64, ino: u64) -> Vec<String> {
         .collect()
 }
 
+/// Why the block device behind `spec` is in use (it or a partition of it mounted, used as
+/// swap, or held), in words; `None` for one that is not, and for anything that is no
+/// block device or cannot be examined. For advice that would destroy what it holds.
+pub fn in_use(spec: &TargetSpec) -> Option<String> {
+    let meta = std::fs::metadata(spec.path()?).ok()?;
+    if !meta.file_type().is_block_device() {
+        return None;
+    }
+    busy(&sysfs::block_name(&meta)?).ok().flatten()
+}
+
 /// Why the device `name` (or a partition of it) may not be written: mounted, swap, held.
 fn busy(name: &str) -> Result<Option<String>> {
     let sys = Path::new("/sys/class/block");

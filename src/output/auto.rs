@@ -92,6 +92,14 @@ fn verdict_block(doc: &Document) -> String {
         text.push_str(l);
         text.push('\n');
     }
+    // A device in use (mounted, swap, held): the lines below would destroy what it holds.
+    for w in &doc.warnings {
+        if let crate::vocab::Warning::DeviceInUse { why } = w {
+            text.push_str(&format!(
+                "CAUTION: {why}: the lines below erase everything on it; run them only on a card you mean to wipe, after unmounting it\n"
+            ));
+        }
+    }
     text.push_str(&actions(&a.advice, erase_known));
     text
 }
@@ -264,7 +272,23 @@ fn classes_line(doc: &Document, a: &AutoResult, skipped: Option<&str>) -> Option
                 crate::vocab::units::format_decimal_rate(2e6)
             )
         }
-        (true, Some(met), None) => format!("meets {} (measured)", met.join(" ")),
+        (true, Some(met), None) => {
+            // As sure as the class inferences: a figure within its noise of a class line
+            // leaves the verdict tentative or inconclusive in the JSON, and so in the text.
+            let status = ["speed_class", "app_class"]
+                .iter()
+                .filter_map(|k| doc.inferences.get(*k))
+                .map(|i| i.status_word())
+                .find(|w| *w != "confident");
+            if let Some(status) = status {
+                format!(
+                    "meets {} by the figures (measured, {status}: a figure lies within its noise of a class line; --verbose shows which)",
+                    met.join(" ")
+                )
+            } else {
+                format!("meets {} (measured)", met.join(" "))
+            }
+        }
         (true, Some(_), Some(claim)) => {
             let mut parts: Vec<String> = checks.iter().map(|k| k.message.clone()).collect();
             // A mark whose figures the bench did not give (it stopped early).

@@ -39,6 +39,12 @@ pub enum Warning {
     CapacityPartial,
     /// A step of `auto` did not run.
     StepSkipped { step: String, why: String },
+    /// A step of `auto` failed; the steps before it kept their results. Kind
+    /// `step_failed`.
+    StepFailed { step: String, error: String },
+    /// The device auto advises about is in use (mounted, swap, held): the partition and
+    /// mkfs lines would destroy what it holds. Kind `in_use`.
+    DeviceInUse { why: String },
     /// align stopped (by its time budget or read limit) before the erase block was
     /// settled. Kind `budget`.
     AlignUnsettled { stop_reason: String, reads: u64 },
@@ -290,6 +296,8 @@ impl Warning {
             OverTimeBudget { .. } => "over_time_budget",
             CapacityPartial => "partial",
             StepSkipped { .. } => "skipped",
+            StepFailed { .. } => "step_failed",
+            DeviceInUse { .. } => "in_use",
             AlignUnsettled { .. } => "budget",
             VerifyIncomplete { .. } => "incomplete",
             TargetVanished => "target_vanished",
@@ -356,6 +364,12 @@ impl Warning {
             ),
             CapacityPartial => "the probe stopped before it finished (time or write budget): the usable size is only what was shown to hold data so far".into(),
             StepSkipped { step, why } => format!("{step} was skipped: {why}"),
+            DeviceInUse { why } => format!(
+                "{why}: the partition and mkfs lines auto gives would destroy what it holds"
+            ),
+            StepFailed { step, error } => format!(
+                "{step} failed: {error}; the steps before it kept their results, the ones after it did not run"
+            ),
             AlignUnsettled { stop_reason, reads } => format!(
                 "stopped by the {stop_reason} after {reads} reads before the erase block was settled"
             ),
@@ -568,6 +582,8 @@ impl Warning {
             OverTimeBudget { .. } => "give a larger --time-budget, or expect runs this long on this device".into(),
             CapacityPartial => "rerun with a larger --time-budget or --write-budget for a verdict".into(),
             StepSkipped { .. } => "run that step on its own, or give auto the budget or the erase block it needs".into(),
+            StepFailed { step, .. } => format!("mend what the error names, then run `flashscope {step}` on its own or auto again"),
+            DeviceInUse { .. } => "run those lines only on a card you mean to wipe, after unmounting it".into(),
             AlignUnsettled { .. } => "give a larger --time-budget or --count to settle the answer".into(),
             VerifyIncomplete { resumable: true, .. } => "continue with --resume".into(),
             VerifyIncomplete { resumable: false, .. } => "verify again: its files are gone (a long run can be split with --pass write, then --pass read --resume)".into(),

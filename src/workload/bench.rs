@@ -482,9 +482,15 @@ fn side_confidence(value: f64, threshold: f64, rel_stderr: f64) -> f64 {
 
 /// The SD speed class the sequential write figure supports: the highest mark met ("V30",
 /// "V10", "V6", "C4", "C2" or "none").
-pub fn speed_class(seq_write: Option<&BenchFigure>) -> Inference {
+/// `writes`: the write tests were asked for (a missing figure then means they did not
+/// finish, not that they need --write).
+pub fn speed_class(seq_write: Option<&BenchFigure>, writes: bool) -> Inference {
     let Some(f) = seq_write else {
-        return Inference::inconclusive("the sequential write test did not run (it needs --write)");
+        return Inference::inconclusive(if writes {
+            "the sequential write test did not finish"
+        } else {
+            "the sequential write test did not run (it needs --write)"
+        });
     };
     let bw = f.bw_bytes;
     let value = ["V90", "V60", "V30", "V10", "V6", "C4", "C2"]
@@ -552,11 +558,14 @@ pub fn app_class(
     rand_read: Option<&BenchFigure>,
     rand_write: Option<&BenchFigure>,
     seq_write: Option<&BenchFigure>,
+    writes: bool,
 ) -> Inference {
     let (Some(rr), Some(rw), Some(sw)) = (rand_read, rand_write, seq_write) else {
-        return Inference::inconclusive(
-            "A1/A2 need random read, random write and sequential write figures; the write tests did not run (they need --write)",
-        );
+        return Inference::inconclusive(if writes {
+            "A1/A2 need random read, random write and sequential write figures; not every one of those tests finished"
+        } else {
+            "A1/A2 need random read, random write and sequential write figures; the write tests did not run (they need --write)"
+        });
     };
     let checks = app_class_checks(rr.iops, rw.iops, sw.bw_bytes);
     let value = checks
@@ -1064,13 +1073,24 @@ mod tests {
     fn speed_class_is_the_highest_mark_met() {
         let steady = |bw: f64| fig("seq_write", bw, bw / 1048576.0, vec![bw; 10]);
         let f = steady(45e6);
-        let i = speed_class(Some(&f));
+        let i = speed_class(Some(&f), true);
         assert_eq!(i.value, Some("V30".into()));
         assert_eq!(i.status, Status::Confident);
         assert!(i.evidence.contains("42.9 MiB/s") && i.evidence.contains("U3"));
-        assert_eq!(speed_class(Some(&steady(12e6))).value, Some("V10".into()));
-        assert_eq!(speed_class(Some(&steady(1e6))).value, Some("none".into()));
-        assert_eq!(speed_class(None).status, Status::Inconclusive);
+        assert_eq!(
+            speed_class(Some(&steady(12e6)), true).value,
+            Some("V10".into())
+        );
+        assert_eq!(
+            speed_class(Some(&steady(1e6)), true).value,
+            Some("none".into())
+        );
+        assert_eq!(speed_class(None, false).status, Status::Inconclusive);
+        // A write run that did not finish is not told it needs --write.
+        assert!(!speed_class(None, true).evidence.contains("--write"));
+        assert!(!app_class(None, None, None, true)
+            .evidence
+            .contains("--write"));
     }
 
     #[test]
@@ -1080,7 +1100,7 @@ mod tests {
             .map(|i| if i % 2 == 0 { 12.1e6 } else { 8.1e6 })
             .collect();
         let f = fig("seq_write", 10.1e6, 10.0, per_s);
-        let i = speed_class(Some(&f));
+        let i = speed_class(Some(&f), true);
         assert_ne!(i.status, Status::Confident, "{i:?}");
     }
 
@@ -1088,12 +1108,12 @@ mod tests {
     fn a_falling_rate_is_at_most_tentative() {
         let per_s = vec![60e6, 60e6, 60e6, 20e6, 20e6, 20e6];
         let f = fig("seq_write", 40e6, 40.0, per_s);
-        let i = speed_class(Some(&f));
+        let i = speed_class(Some(&f), true);
         assert_eq!(i.status, Status::Tentative);
         assert!(i.evidence.contains("fell"));
         // Near a line, the evidence says which line and why the verdict is withheld.
         let near = fig("seq_write", 61e6, 61.0, vec![50e6, 72e6, 61e6, 55e6, 67e6]);
-        let i = speed_class(Some(&near));
+        let i = speed_class(Some(&near), true);
         assert_ne!(i.status, Status::Confident);
         assert!(i.evidence.contains("V60 line"), "{}", i.evidence);
     }
@@ -1105,7 +1125,7 @@ mod tests {
         f.ios = 100;
         f.stddev_ns = 0.05e6; // 5 % spread over 100 I/Os: 0.5 % → floor of 1 %
         assert!((f.rel_stderr() - 0.01).abs() < 1e-12);
-        assert_eq!(speed_class(Some(&f)).status, Status::Confident);
+        assert_eq!(speed_class(Some(&f), true).status, Status::Confident);
     }
 
     #[test]
@@ -1113,13 +1133,13 @@ mod tests {
         let rr = fig("rand_read", 0.0, 5000.0, vec![]);
         let rw = fig("rand_write", 0.0, 800.0, vec![]);
         let sw = fig("seq_write", 20e6, 20.0, vec![]);
-        let i = app_class(Some(&rr), Some(&rw), Some(&sw));
+        let i = app_class(Some(&rr), Some(&rw), Some(&sw), true);
         assert_eq!(i.value, Some("A1".into()));
         let checks = app_class_checks(5000.0, 800.0, 20e6);
         assert!(!checks[0].pass && checks[1].pass);
         assert!((checks[1].margin - 0.6).abs() < 1e-9, "{checks:?}");
         assert_eq!(
-            app_class(Some(&rr), None, Some(&sw)).status,
+            app_class(Some(&rr), None, Some(&sw), true).status,
             Status::Inconclusive
         );
     }

@@ -595,3 +595,127 @@ fn auto_write_runs_on_a_device_under_256_mib_with_and_without_a_budget() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["bytes_written"].as_u64().unwrap() <= 16 << 20);
 }
+
+/// A later step's I/O error (here slc's, on a bad area at 200 MiB) keeps every finished
+/// step: on a fake, the FAKE found first decides the exit code (3) and the JSON and the
+/// report are written; on an honest card the run exits 1 with the same document. Was:
+/// exit 1, a 0-byte JSON, no report.
+#[test]
+fn a_later_step_failing_keeps_the_fake_verdict_the_document_and_the_report() {
+    let d = tempfile::tempdir().unwrap();
+    let page = d.path().join("eio.html");
+    let out = crate::common::flashscope()
+        .args([
+            "auto",
+            "sim:fake-64g,fault=eio@200M+4K",
+            "--write",
+            "--json",
+            "-o",
+        ])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["verdict"].as_str().unwrap().starts_with("FAKE"),
+        "{doc}"
+    );
+    let kinds = crate::common::warning_kinds(&doc);
+    assert!(kinds.contains(&"step_failed".to_string()), "{kinds:?}");
+    assert!(std::fs::metadata(&page).unwrap().len() > 1000);
+    let msg = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "step_failed")
+        .unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(msg.contains("Input/output error"), "{msg}");
+
+    let out = crate::common::flashscope()
+        .args(["auto", "sim:sd-16g,fault=eio@200M+4K", "--write", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["inferences"]["open_au"]["value"], 4u64, "{doc}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("error: writing to"));
+}
+
+/// The classes line is as sure as the JSON: a sequential write within its noise of the
+/// V6 line leaves `speed_class` inconclusive, and the text says so instead of "meets C6
+/// V6 (measured)".
+#[test]
+fn the_classes_line_carries_the_status_the_json_has() {
+    let spec = "sim:custom,size=4G,write_bw=5900K,native_bw=5900K,noise=0.1";
+    let doc = crate::common::json(&["auto", spec, "--write"]);
+    let status = doc["inferences"]["speed_class"]["status"].as_str().unwrap();
+    assert_ne!(status, "confident", "{}", doc["inferences"]["speed_class"]);
+    let out = crate::common::flashscope()
+        .args(["auto", spec, "--write"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.starts_with("classes:")).unwrap();
+    assert!(line.contains(status), "{line}");
+    assert!(!line.ends_with("(measured)"), "{line}");
+}
+
+/// A bench of a file in RAM (tmpfs) states no class: a class is a card's, and those
+/// timings are the host memory's. Was: "V90 (confident), A2 (confident)" beside the
+/// warning that the timings measure RAM.
+#[test]
+fn bench_on_a_memory_filesystem_claims_no_class() {
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let img = d.path().join("img");
+    std::fs::write(&img, vec![0u8; 64 << 20]).unwrap();
+    let doc = crate::common::json(&[
+        "bench",
+        img.to_str().unwrap(),
+        "--write",
+        "--destructive",
+        "--quick",
+    ]);
+    for k in ["speed_class", "app_class"] {
+        let inf = &doc["inferences"][k];
+        assert_eq!(inf["status"], "inconclusive", "{k}: {inf}");
+        assert!(
+            inf["evidence"].as_str().unwrap().contains("in memory"),
+            "{inf}"
+        );
+    }
+    assert_eq!(doc["classes"], serde_json::json!([]), "{}", doc["classes"]);
+}
+
+/// Read-only auto on a mounted device says it is mounted before the sfdisk and mkfs
+/// lines that would destroy its filesystem.
+#[test]
+fn read_only_auto_on_a_mounted_device_warns_before_its_advice() {
+    let Some(lo) = crate::common::Loop::attach(64 << 20, &[]) else {
+        return;
+    };
+    let Some(m) = crate::common::Mounted::ext4(&lo.dev, "rw") else {
+        return;
+    };
+    let out = crate::common::flashscope()
+        .args(["auto", &lo.dev, "--time-budget", "5s"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let caution = text
+        .lines()
+        .position(|l| l.starts_with("CAUTION:") && l.contains("is mounted on"))
+        .unwrap_or_else(|| panic!("no CAUTION line: {text}"));
+    if let Some(advice) = text.lines().position(|l| l.starts_with("what to do")) {
+        assert!(caution < advice, "{text}");
+    }
+    drop(m);
+}

@@ -23,6 +23,7 @@ mod help_examples;
 mod history;
 mod interrupt;
 mod journal;
+mod keyspace;
 mod model;
 mod options;
 mod path_matrix;

@@ -1,0 +1,543 @@
+//! The whole-key-space sweep (issue 43.7): simulated cards drawn over every simulator key
+//! that changes what a probe sees (geometry including 3·2^n sizes, page and erase costs
+//! down to none at all, read caches, prefetch, wake-up costs, noise and outliers, 512 and
+//! 4096-byte sectors, 1 to 16 open erase blocks, FAT areas, SLC caches, fakes of every mode
+//! behind fast, slow or no write caches), each run through `align`, `open-au`, `probe` or
+//! `auto` as a user runs them (the binary, `--json`, on the virtual clock).
+//!
+//! The invariant: no answer is confidently wrong. Every answer is the card's truth (known
+//! here from the spec, never to the analysis), or inconclusive, or tentative; a
+//! confidently wrong value, a confident "no erase-block structure" on a card whose
+//! boundaries cost at least 5 % of a read, a FAKE verdict on an honest card, or an OK
+//! (exit 0) on a fake whose write cache is within the size probe says it rules out is a
+//! failure, printed with its spec so it can become a named test. Floors of right answers
+//! where the structure is plainly visible are asserted too (a sweep that answers
+//! "inconclusive" everywhere would pass the invariant and be useless).
+//!
+//! `KEYSPACE_CASES` (default 520) and `KEYSPACE_SEED` explore more draws; the counts per
+//! command are printed (`keyspace sweep: …`) for the closing notes.
+
+use crate::common::bin;
+use rand::{Rng, SeedableRng};
+use std::fmt::Write as _;
+
+const K: u64 = 1 << 10;
+const M: u64 = 1 << 20;
+const G: u64 = 1 << 30;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cmd {
+    Align,
+    OpenAu,
+    Probe,
+    Auto,
+}
+
+impl Cmd {
+    fn name(self) -> &'static str {
+        match self {
+            Cmd::Align => "align",
+            Cmd::OpenAu => "open-au",
+            Cmd::Probe => "probe",
+            Cmd::Auto => "auto",
+        }
+    }
+}
+
+/// What the drawn card is, from its spec: the ground truth the answers are held against.
+#[derive(Clone, Debug)]
+struct Truth {
+    size: u64,
+    erase: u64,
+    page: u64,
+    /// The erase-block boundary costs at least 5 % of a 1 KiB read (and no read cache
+    /// is drawn): a card on which align should see the step.
+    erase_plain: bool,
+    /// The erase-block boundary costs anything at all.
+    erase_any: bool,
+    page_any: bool,
+    open_au: u32,
+    /// Real capacity of a fake (None: honest).
+    real: Option<u64>,
+    /// The fake's write cache, bytes (0: none).
+    fake_cache: u64,
+    read_cache: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Case {
+    cmd: Cmd,
+    spec: String,
+    truth: Truth,
+}
+
+fn pick<T: Copy>(rng: &mut impl Rng, v: &[T]) -> T {
+    // Drawn as u64 so every architecture draws the same cases.
+    v[rng.gen_range(0..v.len() as u64) as usize]
+}
+
+fn draw(rng: &mut rand_pcg::Pcg64, cmd: Cmd) -> Case {
+    let erases = [
+        128 * K,
+        256 * K,
+        384 * K,
+        512 * K,
+        768 * K,
+        M,
+        3 * M / 2,
+        2 * M,
+        3 * M,
+        4 * M,
+        6 * M,
+        8 * M,
+        12 * M,
+        16 * M,
+        24 * M,
+        32 * M,
+        48 * M,
+        64 * M,
+    ];
+    let pages = [
+        2 * K,
+        4 * K,
+        8 * K,
+        12 * K,
+        16 * K,
+        24 * K,
+        32 * K,
+        48 * K,
+        64 * K,
+    ];
+    let erase = pick(rng, &erases);
+    // A 4 KiB-sector card has no page below its sector.
+    let sector = if rng.gen_bool(0.3) { 4096 } else { 512 };
+    let page = loop {
+        let p = pick(rng, &pages);
+        if erase % p == 0 && p < erase && p >= sector {
+            break p;
+        }
+    };
+    let mut keys: Vec<String> = Vec::new();
+    let size = match cmd {
+        // A fake's announced size must hold the real one many times over.
+        Cmd::Probe | Cmd::Auto => pick(rng, &[G, 2 * G, 4 * G, 8 * G, 16 * G, 32 * G, 64 * G]),
+        _ => pick(rng, &[512 * M, G, 2 * G, 4 * G, 8 * G, 16 * G]),
+    }
+    .max(erase * 16);
+    keys.push(format!("size={size}"));
+    keys.push(format!("erase={erase}"));
+    keys.push(format!("page={page}"));
+    // Boundary costs against the default 1 KiB read (cmd 650 µs + 1 KiB at 22 MiB/s).
+    let base = 694_000.0;
+    let geometry = rng.gen_range(0..10u32);
+    let (erase_frac, page_frac): (f64, f64) = match geometry {
+        0 => (0.0, 0.0),                      // no geometry at all (an SSD-like remapper)
+        1 => (rng.gen_range(0.0..0.05), 0.0), // a faint erase step, no page step
+        _ => (
+            rng.gen_range(0.05..0.5),
+            if rng.gen_bool(0.2) {
+                0.0
+            } else {
+                rng.gen_range(0.03..0.2)
+            },
+        ),
+    };
+    keys.push(format!("erase_cost={}ns", (erase_frac * base) as u64));
+    keys.push(format!("page_cost={}ns", (page_frac * base) as u64));
+    let read_cache = if rng.gen_bool(0.3) {
+        let rc = pick(rng, &[4 * K, 16 * K, 64 * K, 256 * K, M, 4 * M]);
+        keys.push(format!("read_cache={rc}"));
+        keys.push(format!("read_hit={}us", rng.gen_range(5..100u64)));
+        if rng.gen_bool(0.5) {
+            keys.push(format!("prefetch={}", pick(rng, &[4 * K, 16 * K, 64 * K])));
+        }
+        rc
+    } else {
+        0
+    };
+    if rng.gen_bool(0.25) {
+        keys.push(format!("wake={}us", rng.gen_range(20..500u64)));
+    }
+    keys.push(format!("noise={:.3}", rng.gen_range(0.0..0.15)));
+    if rng.gen_bool(0.3) {
+        keys.push(format!("outliers={:.4}", rng.gen_range(0.0..0.01)));
+    }
+    if sector == 4096 {
+        keys.push("sector=4096".into());
+    }
+    let open_au = rng.gen_range(1..=16u32);
+    keys.push(format!("open_au={open_au}"));
+    keys.push(format!("fat_au={}", rng.gen_range(0..=3u32)));
+    if rng.gen_bool(0.2) {
+        keys.push(format!("slc={}", pick(rng, &[16 * M, 64 * M, 256 * M])));
+    }
+    let (real, fake_cache) = if matches!(cmd, Cmd::Probe | Cmd::Auto) && rng.gen_bool(0.5) {
+        let real = size >> rng.gen_range(1..=4u32);
+        keys.push(format!("real={real}"));
+        keys.push(format!(
+            "fake_mode={}",
+            pick(rng, &["wrap", "limbo", "chain"])
+        ));
+        let cache = match rng.gen_range(0..3u32) {
+            0 => 0,
+            _ => pick(rng, &[16 * M, 64 * M, 256 * M, 512 * M, G, 3 * G / 2]).min(real / 2),
+        };
+        if cache > 0 {
+            keys.push(format!("cache={cache}"));
+            if rng.gen_bool(0.5) {
+                // A cache faster than the medium (timing can see it) or, left out, one
+                // read at the medium's own speed (only capacity written past it can).
+                keys.push("cache_bw=200M".into());
+            }
+        }
+        (Some(real), cache)
+    } else {
+        (None, 0)
+    };
+    keys.push(format!("seed={}", rng.gen::<u32>()));
+    Case {
+        cmd,
+        spec: format!("sim:custom,{}", keys.join(",")),
+        truth: Truth {
+            size,
+            erase,
+            page,
+            erase_plain: erase_frac >= 0.05,
+            erase_any: erase_frac > 0.0,
+            page_any: page_frac > 0.0,
+            open_au,
+            real,
+            fake_cache,
+            read_cache,
+        },
+    }
+}
+
+/// How one answer compares with the truth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Grade {
+    Right,
+    Inconclusive,
+    /// A wrong value stated as tentative: allowed, counted.
+    Tentative,
+    /// A wrong value stated as confident (or a verdict that is wrong): a failure.
+    Wrong,
+}
+
+fn status(inf: &serde_json::Value) -> &str {
+    inf["status"].as_str().unwrap_or("inconclusive")
+}
+
+/// A numeric inference against `truth`: right, inconclusive, or wrong by its status.
+fn grade_value(inf: &serde_json::Value, truth: Option<u64>) -> Grade {
+    match (inf["value"].as_u64(), truth) {
+        (None, _) => Grade::Inconclusive,
+        (Some(v), Some(t)) if v == t => Grade::Right,
+        _ if status(inf) == "confident" => Grade::Wrong,
+        _ => Grade::Tentative,
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    right: usize,
+    inconclusive: usize,
+    tentative: usize,
+    wrong: usize,
+}
+
+impl Tally {
+    fn add(&mut self, g: Grade) {
+        match g {
+            Grade::Right => self.right += 1,
+            Grade::Inconclusive => self.inconclusive += 1,
+            Grade::Tentative => self.tentative += 1,
+            Grade::Wrong => self.wrong += 1,
+        }
+    }
+    fn line(&self) -> String {
+        format!(
+            "{} right, {} inconclusive, {} tentative wrong, {} confidently wrong",
+            self.right, self.inconclusive, self.tentative, self.wrong
+        )
+    }
+}
+
+/// What one run said, graded answer by answer (name, grade, what was said).
+struct Graded {
+    answers: Vec<(&'static str, Grade, String)>,
+}
+
+fn geometry_grades(doc: &serde_json::Value, t: &Truth, out: &mut Graded) {
+    let inf = &doc["inferences"];
+    let erase_inf = &inf["erase_block_bytes"];
+    let erase_truth = t.erase_any.then_some(t.erase);
+    out.answers.push((
+        "erase_block",
+        grade_value(erase_inf, erase_truth),
+        erase_inf.to_string(),
+    ));
+    let page_inf = &inf["page_bytes"];
+    out.answers.push((
+        "page",
+        grade_value(page_inf, t.page_any.then_some(t.page)),
+        page_inf.to_string(),
+    ));
+    let structure = &inf["erase_block_structure"];
+    if structure.is_object() {
+        let none = structure["value"]
+            .as_str()
+            .is_some_and(|v| v.contains("none"));
+        let g = match (none, status(structure)) {
+            (true, "confident") if t.erase_plain => Grade::Wrong,
+            (true, _) if t.erase_plain => Grade::Tentative,
+            (true, _) if !t.erase_any => Grade::Right,
+            (false, _) if structure["value"].is_null() => Grade::Inconclusive,
+            (false, "confident") if !t.erase_any => Grade::Wrong,
+            (false, _) if !t.erase_any => Grade::Tentative,
+            _ => Grade::Right,
+        };
+        out.answers.push(("structure", g, structure.to_string()));
+    }
+}
+
+fn open_au_grade(doc: &serde_json::Value, t: &Truth, out: &mut Graded) {
+    let inf = &doc["inferences"]["open_au"];
+    if inf.is_object() {
+        out.answers.push((
+            "open_au",
+            grade_value(inf, Some(t.open_au as u64)),
+            inf.to_string(),
+        ));
+    }
+}
+
+/// The capacity verdict: FAKE on an honest card, or OK on a fake whose cache probe's
+/// default rules out, is wrong; a usable size above the real one loses data.
+fn capacity_grades(code: i32, doc: &serde_json::Value, t: &Truth, out: &mut Graded) {
+    let verdict = doc["verdict"].as_str().unwrap_or("").to_string();
+    let fake_said = verdict.starts_with("FAKE") || code == 3 && verdict.contains("FAKE");
+    let ruled_out = G.min(t.size / 16);
+    let g = match t.real {
+        None if fake_said => Grade::Wrong,
+        None => Grade::Right,
+        Some(_) if fake_said => Grade::Right,
+        Some(_) if code == 0 && t.fake_cache <= ruled_out => Grade::Wrong,
+        // A cache larger than the default rules out: the OK line must say so.
+        Some(_) if code == 0 => Grade::Tentative,
+        Some(_) => Grade::Inconclusive,
+    };
+    out.answers.push(("capacity", g, verdict));
+    let usable = &doc["inferences"]["usable_bytes"];
+    if let (Some(v), Some(real)) = (usable["value"].as_u64(), t.real) {
+        let g = if v > real {
+            if status(usable) == "confident" {
+                Grade::Wrong
+            } else {
+                Grade::Tentative
+            }
+        } else if v + 4 * M >= real {
+            Grade::Right
+        } else {
+            // Conservative: less than the card holds, never data lost.
+            Grade::Inconclusive
+        };
+        out.answers.push(("usable", g, usable.to_string()));
+    }
+}
+
+fn run_case(case: &Case) -> Result<Graded, String> {
+    let mut cmd = bin();
+    cmd.arg(case.cmd.name()).arg(&case.spec).arg("--json");
+    if case.cmd != Cmd::Align {
+        cmd.arg("--write");
+    }
+    let out = cmd
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let code = out.status.code().unwrap_or(-1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("panicked") {
+        return Err(format!("panic (exit {code}): {stderr}"));
+    }
+    let mut graded = Graded {
+        answers: Vec::new(),
+    };
+    let doc: serde_json::Value = match serde_json::from_slice(&out.stdout) {
+        Ok(d) => d,
+        // open-au and auto need the erase block: when align could not settle it they
+        // stop (exit 2: give --erase-size) and say so — an honest inconclusive.
+        Err(_) if code == 2 && stderr.contains("could not settle the erase block") => {
+            graded
+                .answers
+                .push(("erase_block", Grade::Inconclusive, "stopped".into()));
+            return Ok(graded);
+        }
+        Err(e) => {
+            return Err(format!(
+                "exit {code}, stdout not one JSON document ({e}); stderr: {}",
+                stderr.lines().last().unwrap_or("")
+            ))
+        }
+    };
+    if !matches!(code, 0 | 3) {
+        return Err(format!(
+            "exit {code}: {}",
+            stderr.lines().last().unwrap_or("")
+        ));
+    }
+    let t = &case.truth;
+    match case.cmd {
+        Cmd::Align => geometry_grades(&doc, t, &mut graded),
+        Cmd::OpenAu => open_au_grade(&doc, t, &mut graded),
+        Cmd::Probe => capacity_grades(code, &doc, t, &mut graded),
+        Cmd::Auto => {
+            capacity_grades(code, &doc, t, &mut graded);
+            // Beyond a fake's real capacity the geometry is the aliased card's, still
+            // the same erase block; open-au runs inside the first GiB.
+            geometry_grades(&doc, t, &mut graded);
+            open_au_grade(&doc, t, &mut graded);
+        }
+    }
+    Ok(graded)
+}
+
+#[test]
+fn every_simulator_key_is_answered_right_or_inconclusive_never_confidently_wrong() {
+    let seed = std::env::var("KEYSPACE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20261127u64);
+    let cases: usize = std::env::var("KEYSPACE_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(520);
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+    // Align is the cheapest and has the most keys that change what it sees: half the
+    // cases; the writing commands share the rest.
+    let plan = [
+        Cmd::Align,
+        Cmd::Align,
+        Cmd::OpenAu,
+        Cmd::Align,
+        Cmd::Probe,
+        Cmd::Align,
+        Cmd::Probe,
+        Cmd::Auto,
+    ];
+    let all: Vec<Case> = (0..cases)
+        .map(|i| draw(&mut rng, plan[i % plan.len()]))
+        .collect();
+    let t0 = std::time::Instant::now();
+    let results: Vec<Result<Graded, String>> = std::thread::scope(|sc| {
+        let chunks: Vec<&[Case]> = all.chunks(cases.div_ceil(2).max(1)).collect();
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| sc.spawn(move || chunk.iter().map(run_case).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let mut tallies: std::collections::BTreeMap<(&str, &str), Tally> = Default::default();
+    let mut failures = String::new();
+    // Floors: where the step is plain (>= 5 % of a read, no read cache, noise under
+    // 15 %), align's erase block; where a fake has no cache, probe's FAKE.
+    let (mut plain, mut plain_right) = (0, 0);
+    let (mut bare_fakes, mut bare_fakes_caught) = (0, 0);
+    for (case, r) in all.iter().zip(&results) {
+        match r {
+            Err(e) => {
+                let _ = writeln!(failures, "{} {}: {e}", case.cmd.name(), case.spec);
+            }
+            Ok(g) => {
+                for (what, grade, said) in &g.answers {
+                    tallies
+                        .entry((case.cmd.name(), what))
+                        .or_default()
+                        .add(*grade);
+                    if *grade == Grade::Wrong {
+                        let _ = writeln!(
+                            failures,
+                            "{} {}: {what} confidently wrong: {said}",
+                            case.cmd.name(),
+                            case.spec
+                        );
+                    }
+                    if case.cmd == Cmd::Align
+                        && *what == "erase_block"
+                        && case.truth.erase_plain
+                        && case.truth.read_cache == 0
+                    {
+                        plain += 1;
+                        plain_right += (*grade == Grade::Right) as usize;
+                    }
+                    if *what == "capacity"
+                        && case.truth.real.is_some()
+                        && case.truth.fake_cache == 0
+                    {
+                        bare_fakes += 1;
+                        bare_fakes_caught += (*grade == Grade::Right) as usize;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "keyspace sweep: {cases} cases (seed {seed}) in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    for ((cmd, what), t) in &tallies {
+        eprintln!("  {cmd} {what}: {}", t.line());
+    }
+    eprintln!(
+        "  floors: align erase block right in {plain_right} of {plain} plain cases; probe/auto caught {bare_fakes_caught} of {bare_fakes} fakes without a write cache"
+    );
+    assert!(
+        failures.is_empty(),
+        "confidently wrong or failed:\n{failures}"
+    );
+    // Floors, below what the sweep gives so a noisier draw passes, far above what a
+    // sweep that answered "inconclusive" everywhere would give: a plain step is what
+    // flashbench users read by eye; a fake with no cache is what every peer catches.
+    assert!(
+        plain_right * 10 >= plain * 8,
+        "align found the erase block in only {plain_right} of {plain} plain cases"
+    );
+    assert_eq!(
+        bare_fakes_caught, bare_fakes,
+        "a fake with no write cache passed"
+    );
+}
+
+// Named regression tests: each is a case the sweep found.
+
+/// A card with 4 KiB logical sectors: auto's FAT step wrote 512-byte blocks and the run
+/// stopped with "--blocksize 512 must be a multiple of the 4096-byte sector", an option
+/// the user never gave. The step's block now defaults to the device's sector.
+#[test]
+fn auto_write_on_a_4k_sector_card_runs_every_step() {
+    let spec = "sim:custom,size=8G,erase=4M,page=16K,sector=4096,seed=7";
+    let doc = crate::common::json(&["auto", spec, "--write"]);
+    assert_eq!(doc["inferences"]["erase_block_bytes"]["value"], 4u64 << 20);
+    assert_eq!(doc["inferences"]["open_au"]["value"], 4u64);
+    let fat = crate::common::json(&["fat", spec, "--write"]);
+    assert_eq!(fat["parameters"]["block_bytes"], 4096u64, "{fat}");
+}
+
+/// A 2 GiB card with 64 MiB erase blocks: 32 of them past the default offset do not fit,
+/// and open-au refused with "--max-au 32: … use --max-au 28 or less" though the user
+/// gave no --max-au. The default is bounded by the device; a given value still is not.
+#[test]
+fn open_au_without_max_au_fits_its_default_to_the_device() {
+    let spec = "sim:custom,size=2G,erase=64M,page=16K,open_au=8,seed=3";
+    let doc = crate::common::json(&["open-au", spec, "--write"]);
+    assert_eq!(doc["inferences"]["open_au"]["value"], 8u64, "{doc}");
+    crate::common::fails_with(
+        &["open-au", spec, "--write", "--max-au", "32"],
+        2,
+        "use --max-au 28 or less",
+    );
+}
