@@ -1219,6 +1219,20 @@ pub fn infer(points: &[AlignPoint]) -> AlignInference {
                 format_bytes(3 * x)
             ));
         }
+        // A step at 3·2^n whose half was not measured (below the smallest alignment the
+        // block sizes allow, e.g. 12 KiB under 8 KiB reads of a 4 KiB-sector card): a
+        // boundary every x/2 makes the same rows pay (no measured alignment is a multiple
+        // of x/2 but not of x), so the two cannot be told apart.
+        let aligns = data.aligns();
+        if x % 6 == 0 && !aligns.contains(&(x / 2)) && aligns.first().is_some_and(|&a| a > x / 2) {
+            conf = conf.min(POW2_ONLY_CAP);
+            evidence.push_str(&format!(
+                "; {} was not measured (the smallest alignment is {}), and a boundary every {} makes the same rows pay, so the two cannot be told apart",
+                format_bytes(x / 2),
+                format_bytes(aligns[0]),
+                format_bytes(x / 2)
+            ));
+        }
         let inf = Inference::new(x, conf, evidence.clone());
         if inf.value.is_none() {
             Inference::inconclusive(format!(
@@ -1617,6 +1631,58 @@ pub fn busy_machine_caps(inf: &mut AlignInference, waited: f64) {
                 s.evidence
             ),
         );
+    }
+}
+
+/// A repeat read at most this share of a first access (twice the bytes, same command
+/// overhead) was answered by a cache: without one a repeat costs at least half of it.
+const CACHED_REPEAT_SHARE: f64 = 0.35;
+
+/// Whether a read cache answers align's repeats, from timings alone: at the smallest
+/// block size measured, the median repeat read (pre, on and post, `bs` bytes) against the
+/// median first access of the same rows on their first visit (`2·bs` bytes). Without a cache a repeat pays the
+/// same command time for half the bytes, so at least half the first access; a controller
+/// that answers it from its RAM skips the command time. `(block size, repeat median,
+/// first-access median)` when the repeats were cached.
+pub fn cached_repeats(cells: &[AlignCell]) -> Option<(u64, f64, f64)> {
+    let bs = cells
+        .iter()
+        .filter(|c| !c.first.is_empty())
+        .map(|c| c.block_bytes)
+        .min()?;
+    let rows = || cells.iter().filter(move |c| c.block_bytes == bs);
+    let repeats: Vec<u64> = rows()
+        .flat_map(|c| c.reads.iter().flat_map(|r| r[1..].iter().copied()))
+        .collect();
+    // The first visit's first accesses: a later visit's may be answered by the same
+    // cache from the visit before.
+    let firsts: Vec<u64> = rows()
+        .flat_map(|c| c.first.iter().take(c.positions.len()).map(|f| f[1]))
+        .collect();
+    if repeats.len() < MIN_SAMPLES || firsts.len() < MIN_SAMPLES {
+        return None;
+    }
+    let (repeat, first) = (
+        crate::analysis::stats::median_ns(&repeats),
+        crate::analysis::stats::median_ns(&firsts),
+    );
+    (first > 0.0 && repeat < CACHED_REPEAT_SHARE * first).then_some((bs, repeat, first))
+}
+
+/// A read cache answered the repeats: a boundary cost is paid by a read the medium
+/// serves, so where none shows, "none visible" is no answer (inconclusive, naming the
+/// cache); what does show was paid by the medium and stands.
+pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64)) {
+    let (bs, repeat, first) = cached;
+    let s = &mut inf.erase_block_structure;
+    if s.value.as_ref().and_then(|v| v.as_str()) == Some(NONE_VISIBLE) {
+        *s = Inference::inconclusive(format!(
+            "repeated reads are answered by a cache: a repeated {} read took {} (median) against {} for the first access of twice the bytes; the boundary cost cannot be seen through it (measured: {})",
+            format_bytes(bs),
+            format_ns(repeat),
+            format_ns(first),
+            s.evidence
+        ));
     }
 }
 

@@ -150,6 +150,9 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
         }
     }
 
+    if let Some(cached) = align::cached_repeats(&run.cells) {
+        align::read_cache_caps(&mut inf, cached);
+    }
     // The simulated card runs on a virtual clock: other programs cannot slow its reads, so
     // the machine is no cause there (its own stalls are).
     let env = environment(&run, load_before, opened.info.kind == TargetKind::Sim);

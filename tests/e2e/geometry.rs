@@ -529,15 +529,27 @@ fn a_device_with_read_caches_and_no_geometry_names_no_erase_block_or_page() {
 }
 
 /// The same through the binary: `align` says so in text and JSON, and `auto` gives no
-/// geometry-based mkfs line.
+/// geometry-based mkfs line. With its read cache on (the preset's), the repeats are the
+/// cache's and the answer names it (issue 43.1); with the cache off, "none visible".
 #[test]
 fn e2e_align_and_auto_on_a_device_without_geometry_say_none_visible() {
     let v = json(&["align", "sim:nogeo-1g"]);
     let st = &v["inferences"]["erase_block_structure"];
+    assert!(st["value"].is_null(), "{st}");
+    assert!(
+        st["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("answered by a cache"),
+        "{st}"
+    );
+    assert!(v["inferences"]["erase_block_bytes"]["value"].is_null());
+    let v = json(&["align", "sim:nogeo-1g,read_cache=0"]);
+    let st = &v["inferences"]["erase_block_structure"];
     assert_eq!(st["value"], "none visible", "{st}");
     assert!(v["inferences"]["erase_block_bytes"]["value"].is_null());
     let text = flashscope()
-        .args(["align", "sim:nogeo-1g"])
+        .args(["align", "sim:nogeo-1g,read_cache=0"])
         .assert()
         .success()
         .get_output()

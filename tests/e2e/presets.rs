@@ -83,8 +83,17 @@ fn every_preset_description_holds_when_measured() {
         }
         if about.contains("no geometry") {
             let doc = align();
-            let (v, _) = inference(&doc, "erase_block_structure");
-            assert_eq!(v, "none visible", "{name}: {about}");
+            // No structure is named: "none visible", or, where a read cache answers the
+            // repeats (issue 43.1), inconclusive naming the cache.
+            let st = &doc["inferences"]["erase_block_structure"];
+            assert!(
+                st["value"] == "none visible"
+                    || (st["value"].is_null()
+                        && st["evidence"]
+                            .as_str()
+                            .is_some_and(|e| e.contains("answered by a cache"))),
+                "{name}: {about}: {st}"
+            );
             let (eb, _) = inference(&doc, "erase_block_bytes");
             assert!(
                 eb.is_null(),
