@@ -408,6 +408,9 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             match $finished {
                 Ok(Finished::Done { doc, verdict }) => (doc, verdict),
                 Ok(Finished::Stopped { verdict }) => return Ok(AutoFinished::Stopped { verdict }),
+                // A usage error or a refusal is about the request, not a fault met on the
+                // way: nothing of the run is reported, as for any refused command.
+                Err(e) if e.exit_code() == 2 => return Err(e),
                 Err(e) => {
                     failed = Some(($name, e));
                     break $out;
@@ -493,6 +496,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
             let b = match bench::measure(spec, &bench_params(cap), &flags) {
                 Ok(b) => b,
+                Err(e) if e.exit_code() == 2 => return Err(e),
                 Err(e) => {
                     failed = Some(("bench", e));
                     break 'steps;

@@ -248,7 +248,7 @@ fn auto_output_in_a_missing_directory_is_refused_before_measuring() {
         .code(2)
         .stdout("")
         .stderr(predicates::str::contains(
-            "--output '/nonexistent-dir/r.html': its directory",
+            "--output '/nonexistent-dir/r.html': /nonexistent-dir does not exist",
         ));
 }
 

@@ -969,7 +969,8 @@ fn every_stderr_line_shows_control_characters_as_text() {
     let db = hdir.join("h.db");
     std::fs::write(&db, vec![b'x'; 8192]).unwrap();
     std::fs::set_permissions(&db, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    std::fs::write(d.join("file"), "").unwrap();
+    // A regular file where the history's directory should be, its name the payload.
+    std::fs::write(d.join(format!("file{payload}")), "").unwrap();
     let cases = [
         Shown {
             name: "history-off",
@@ -983,7 +984,7 @@ fn every_stderr_line_shows_control_characters_as_text() {
                 "health",
                 "sim:emmc-8g",
                 "--history",
-                &p(&d.join(format!("file/{payload}/h.db"))),
+                &p(&d.join(format!("file{payload}/h.db"))),
             ]),
             env: vec![],
             code: 0,
