@@ -781,6 +781,10 @@ pub struct Ending {
     pub restored: Option<RestoreSummary>,
     pub bytes_saved: u64,
     pub test_bytes_written: u64,
+    /// Preserve mode: bytes written back that read back different from the journal
+    /// (offset, length), the journal kept. Only [`WriteSession::conclude_finding`] lets a
+    /// run end with some; every other ending makes them its error.
+    pub unrestored: Vec<(u64, u64)>,
 }
 
 /// What a write test came to (see [`WriteSession::run`]).
@@ -895,14 +899,46 @@ impl WriteSession {
         self.settle(ended)
     }
 
+    /// [`WriteSession::conclude`] for a test whose finding is about the target's data
+    /// (verify): bytes the restore wrote back that do not read back as saved are part of
+    /// that finding ([`Ending::unrestored`]), not an error that hides it.
+    pub fn conclude_finding<T>(&mut self, result: io::Result<T>) -> Result<Ran<T>> {
+        let ended = self.end(result);
+        match ended {
+            Ok((Some(value), ending)) => Ok(Ran::Done(value, ending)),
+            other => self.settle(other),
+        }
+    }
+
     /// What an ended session came to (see [`WriteSession::conclude`]).
     fn settle<T>(&mut self, ended: Result<(Option<T>, Ending)>) -> Result<Ran<T>> {
         let (value, ending) = ended?;
+        if !ending.unrestored.is_empty() {
+            return Err(Error::runtime(
+                self.unrestored_text(&ending, "restoring failed: "),
+            ));
+        }
         let Some(value) = value else {
             let sig = ending.interrupted.unwrap_or(libc::SIGINT);
             return Ok(Ran::Stopped(self.stopped_by_signal(&ending, sig), ending));
         };
         Ok(Ran::Done(value, ending))
+    }
+
+    /// What the restore could not put back, as the error or the finding says it: the
+    /// bytes by offset and the journal kept.
+    pub fn unrestored_text(&self, ending: &Ending, lead: &str) -> String {
+        let bytes: u64 = ending.unrestored.iter().map(|r| r.1).sum();
+        let journal = self
+            .journal
+            .as_ref()
+            .map_or_else(String::new, |p| p.display().to_string());
+        format!(
+            "{lead}{} written back read back different from the journal ({}): {} does not hold them. The journal is kept at {journal} (what those bytes held before): `flashscope restore {journal}` writes them again; remove it once you no longer need it",
+            format_bytes(bytes),
+            journal::describe_unrestored(&ending.unrestored),
+            self.info.spec
+        )
     }
 
     /// End the test: restore and verify (preserve mode), whatever the probe's result.
@@ -918,7 +954,9 @@ impl WriteSession {
             Guarded::Preserve(p) => {
                 ending.bytes_saved = p.bytes_saved();
                 failure = p.failure().map(str::to_string);
-                Some(p.finish())
+                let finished = p.finish();
+                ending.unrestored = p.unrestored().to_vec();
+                Some(finished)
             }
             Guarded::Direct(b) => {
                 let _ = b.flush();
@@ -926,6 +964,10 @@ impl WriteSession {
             }
         };
         let restore_note = match &restore {
+            Some(Ok(_)) if !ending.unrestored.is_empty() => format!(
+                "; {}",
+                self.unrestored_text(&ending, "every saved region was written back, but ")
+            ),
             Some(Ok(s)) => format!(
                 "; every saved region ({} in {} regions) was restored and verified",
                 format_bytes(s.bytes),
@@ -993,7 +1035,12 @@ impl WriteSession {
                 restore_bytes_written: restored,
                 regions_restored: ending.restored.map(|r| r.regions).unwrap_or(0),
                 regions_verified: ending.restored.map(|r| r.verified).unwrap_or(0),
-                journal_removed: ending.restored.is_some(),
+                journal_removed: ending.restored.is_some() && ending.unrestored.is_empty(),
+                unrestored: ending
+                    .unrestored
+                    .iter()
+                    .map(|&(offset, length)| crate::report::results::ByteRange { offset, length })
+                    .collect(),
             },
             time_budget: None,
         });

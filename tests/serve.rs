@@ -534,6 +534,62 @@ fn writes_round_trip_and_discard_reaches_the_model_as_an_erase() {
     );
 }
 
+/// Issue 45 point 2: `verify --write` (preserve mode) on a served card with a bad area.
+/// The finding about the card comes first: FAILED at the flipped bytes (exit 3), as
+/// `--destructive` says, and the bytes the restore could not put back are part of it,
+/// named by offset in the text and in the document, never a bare "restoring failed".
+#[test]
+fn verify_write_on_a_served_card_with_a_bad_area_reports_the_card_and_the_bytes_not_put_back() {
+    require_root_fuse!();
+    let _s = serial();
+    let server = Server::start("sim:custom,size=256M,fault=flip@100M+512", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("verify.fsjournal");
+    let run = |json: bool| {
+        let mut cmd = AssertCommand::new(BIN);
+        cmd.envs(common::HISTORY_OFF)
+            .args(["verify", &server.device, "--write", "--range", "96M+8M"])
+            .arg("--journal")
+            .arg(&journal);
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().expect("run verify")
+    };
+    let out = run(true);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(!err.contains("restoring failed"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["inferences"]["first_bad_offset"]["value"], 104857600u64);
+    let unrestored = &doc["preserve"]["unrestored"];
+    assert_eq!(
+        unrestored,
+        &serde_json::json!([{ "offset": 104857600u64, "length": 512 }]),
+        "{doc}"
+    );
+    assert_eq!(doc["preserve"]["journal_removed"], false);
+    let check = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "verify.restore")
+        .unwrap_or_else(|| panic!("a check for the restore: {}", doc["checks"]));
+    assert_eq!(check["passed"], false);
+    // The journal stays (the only record of what those bytes held); it is removed here
+    // so the text run below is not refused for it.
+    assert!(journal.exists());
+    std::fs::remove_file(&journal).unwrap();
+
+    let out = run(false);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(3), "{text}{err}");
+    assert!(text.starts_with("FAILED: 512 B in 1 extents"), "{text}");
+    assert!(text.contains("104857600"), "{text}");
+    assert!(text.contains("not put back"), "{text}");
+}
+
 #[test]
 fn sigterm_detaches_the_loop_device_and_unmounts() {
     require_root_fuse!();

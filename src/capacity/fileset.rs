@@ -142,13 +142,14 @@ impl FileSet {
     }
 
     /// Open the files an earlier run (`--pass write`) left for `total` bytes in `dir`, to
-    /// continue it: each must be a regular file (no symlink), and all of it there when
-    /// `written` (the read pass follows).
+    /// continue it: each must be a regular file (no symlink), holding its part of the
+    /// first `written` bytes (what the write pass wrote: all of `total`, or less where the
+    /// filesystem ran out of space; 0 before the read pass).
     pub fn open(
         dir: &Path,
         total: u64,
         keep: bool,
-        written: bool,
+        written: u64,
         tag: Option<u32>,
     ) -> Result<FileSet> {
         FileSet::with_files(dir, total, keep, tag, false, |i, path, direct| {
@@ -165,7 +166,7 @@ impl FileSet {
                     None,
                 )
             })?;
-            let want = (total - i * FILE_BYTES).min(FILE_BYTES);
+            let want = written.saturating_sub(i * FILE_BYTES).min(FILE_BYTES);
             // A second name (a hard link planted in its place) is another file's: writing
             // the rest of the run into it would change that file.
             if meta.nlink() != 1 {
@@ -176,7 +177,7 @@ impl FileSet {
                 ));
                 return Err((err, None));
             }
-            if !meta.is_file() || (written && meta.len() < want) {
+            if !meta.is_file() || meta.len() < want {
                 let err = Error::usage(format!(
                     "'{}' is not the {want}-byte file the run to resume wrote ({} bytes): verify the directory afresh without --resume",
                     path.display(),
@@ -499,7 +500,7 @@ mod tests {
             let tag = set.tag();
             assert!(tag.is_some());
             drop(set);
-            let again = FileSet::open(dir.path(), 1 << 20, false, false, tag).unwrap();
+            let again = FileSet::open(dir.path(), 1 << 20, false, 0, tag).unwrap();
             assert_eq!(names(&again), n);
             drop(again);
             std::fs::remove_file(&planted).unwrap();
@@ -515,7 +516,7 @@ mod tests {
         std::fs::write(&victim, vec![9u8; 1 << 20]).unwrap();
         std::fs::remove_file(&path).unwrap();
         std::fs::hard_link(&victim, &path).unwrap();
-        let e = FileSet::open(dir.path(), 1 << 20, true, false, None)
+        let e = FileSet::open(dir.path(), 1 << 20, true, 0, None)
             .err()
             .expect("a hard link is refused");
         assert!(e.to_string().contains("hard links"), "{e}");

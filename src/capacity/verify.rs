@@ -62,6 +62,28 @@ pub struct VerifyState {
     /// (`flashscope-verify-NNNN-<tag>.bin`), so a later pass finds them again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_tag: Option<u32>,
+    /// The write pass ended here: the filesystem had no more room (the range to read
+    /// back ends here too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub out_of_space: Option<OutOfSpace>,
+}
+
+/// Where a filesystem refused verify's writes for want of room: not a bad medium.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutOfSpace {
+    /// The first byte not written (every byte before it in the range was written).
+    pub at: u64,
+    /// EDQUOT (the user's quota), not ENOSPC.
+    pub quota: bool,
+}
+
+/// A write refused because the filesystem is full or the quota spent.
+fn out_of_space(e: &std::io::Error) -> Option<bool> {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) => Some(false),
+        Some(libc::EDQUOT) => Some(true),
+        _ => None,
+    }
 }
 
 /// The bytes a fresh run writes and reads at once.
@@ -89,11 +111,18 @@ impl VerifyState {
             read_ns: 0,
             samples: Vec::new(),
             file_tag: None,
+            out_of_space: None,
         }
     }
 
     pub fn end(&self) -> u64 {
         self.start + self.length
+    }
+
+    /// The end of what is written and read back: the range's end, or where the
+    /// filesystem ran out of space.
+    pub fn written_end(&self) -> u64 {
+        self.out_of_space.map_or(self.end(), |o| o.at)
     }
 
     /// Check every field of a state read back from a file (a damaged or hand-written one
@@ -139,6 +168,15 @@ impl VerifyState {
                     e.offset, e.length
                 ));
             }
+        }
+        if let Some(o) = self
+            .out_of_space
+            .filter(|o| !(self.start..=end).contains(&o.at))
+        {
+            return Err(format!(
+                "out_of_space at {} (between start and start + length)",
+                o.at
+            ));
         }
         if self.good_bytes > self.length {
             return Err(format!("good_bytes {} (at most length)", self.good_bytes));
@@ -284,6 +322,8 @@ struct Done {
     good: u64,
     /// The device vanished or the write budget ran out: the run cannot go on.
     fatal: Option<std::io::Error>,
+    /// The filesystem had no room from here on (write pass).
+    full: Option<OutOfSpace>,
 }
 
 /// Errors that end the run rather than mark sectors bad: the device vanished, a signal
@@ -374,6 +414,13 @@ impl Pass<'_> {
                 Err(e) if is_fatal(&e) => {
                     done.fatal = Some(e);
                     return;
+                }
+                Err(e) if out_of_space(&e).is_some() => {
+                    done.full = out_of_space(&e).map(|quota| OutOfSpace {
+                        at: off + at as u64,
+                        quota,
+                    });
+                    break;
                 }
                 Err(_) => bad.push(off + at as u64, sector, ExtentKind::Unwritable, None),
             }
@@ -490,7 +537,7 @@ fn run_pass(
 ) -> Result<()> {
     let stamper = Stamper::new(state.salt);
     let chunk = state.chunk;
-    let end = state.end();
+    let end = state.written_end();
     let deadline = ctl.time_budget_ns.map(|b| t0.saturating_add(b));
     let depth = q.depth();
     let phase_start = q.clock_ns();
@@ -516,6 +563,8 @@ fn run_pass(
     let mut issue = state.next;
     let mut in_flight = 0usize;
     let mut stopping = false;
+    // The filesystem ran out of room: nothing after it is applied.
+    let mut filled = false;
     let mut result = Ok(());
     let mut since_save = 0u64;
     let mut clock = phase_start;
@@ -588,6 +637,7 @@ fn run_pass(
                 extents: Vec::new(),
                 good: 0,
                 fatal: None,
+                full: None,
             };
             let mut unreadable = Vec::new();
             match r {
@@ -597,6 +647,9 @@ fn run_pass(
                     }
                 }
                 Err(e) if is_fatal(&e) => done.fatal = Some(e),
+                Err(e) if phase == Phase::Write && out_of_space(&e).is_some() => {
+                    done.full = out_of_space(&e).map(|quota| OutOfSpace { at: off, quota });
+                }
                 _ if phase == Phase::Write => {
                     pass.write_retry(off, s.buf, s.len, sector, &mut done);
                 }
@@ -630,6 +683,16 @@ fn run_pass(
                 target.push(e.offset, e.length, e.kind, e.from);
             }
             state.good_bytes += done.good;
+            if let Some(full) = done.full {
+                // The range ends where the room did: what is beyond was never written,
+                // and what is still in flight past it is not counted.
+                state.out_of_space = Some(full);
+                state.next = full.at;
+                (ctl.progress)(phase, state.next - state.start, state.length);
+                stopping = true;
+                filled = true;
+                break;
+            }
             state.next = done.offset + done.len;
             clock = clock.max(done.clock);
             iv.bytes += done.len;
@@ -648,7 +711,7 @@ fn run_pass(
                 }
             }
         }
-        if result.is_err() {
+        if result.is_err() || filled {
             break;
         }
         if in_flight == 0 && (stopping || issue >= end) {
@@ -677,7 +740,7 @@ fn run_pass(
         _ => state.read_ns += now.saturating_sub(phase_start),
     }
     result?;
-    if state.next >= end {
+    if state.next >= state.written_end() {
         state.phase = if phase == Phase::Write {
             Phase::Read
         } else {
@@ -708,6 +771,62 @@ mod tests {
         };
         run(&mut dev, &mut st, &mut ctl).unwrap();
         st
+    }
+
+    /// A filesystem that fills up under the run: every write that reaches past `room`
+    /// bytes fails as a full filesystem (or a spent quota) does.
+    struct Filling {
+        dev: SimDevice,
+        room: u64,
+        errno: i32,
+    }
+
+    impl Backend for Filling {
+        crate::backend::forward!(dev: size_bytes, logical_sector_bytes, flush, clock_ns, idle);
+        fn read_at(&mut self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+            self.dev.read_at(buf, offset)
+        }
+        fn write_at(&mut self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+            if offset + buf.len() as u64 > self.room {
+                return Err(std::io::Error::from_raw_os_error(self.errno));
+            }
+            self.dev.write_at(buf, offset)
+        }
+    }
+
+    /// Issue 45 point 3: running out of space is not a bad medium. The write pass ends
+    /// where the filesystem refused more, nothing past it is counted bad, and what was
+    /// written is read back and checked.
+    #[test]
+    fn a_full_filesystem_ends_the_write_pass_and_what_was_written_is_verified() {
+        for errno in [libc::ENOSPC, libc::EDQUOT] {
+            let cfg = SimConfig::parse("custom,size=64M,erase=1M,page=16K").unwrap();
+            let mut dev = Filling {
+                dev: SimDevice::new(cfg),
+                room: (20 << 20) + (512 << 10),
+                errno,
+            };
+            let mut st = VerifyState::new("fs".into(), 64 << 20, 0, 64 << 20, 5);
+            let mut save = |_: &VerifyState| Ok(());
+            let mut prog = |_, _, _| {};
+            let mut ctl = VerifyControl {
+                time_budget_ns: None,
+                sample_bytes: 4 << 20,
+                save_every: 16 << 20,
+                save: &mut save,
+                stop_after_write: false,
+                progress: &mut prog,
+                iodepth: DEFAULT_IODEPTH,
+            };
+            run(&mut dev, &mut st, &mut ctl).unwrap();
+            assert_eq!(st.phase, Phase::Done, "errno {errno}");
+            assert!(st.all_extents().is_empty(), "{:?}", st.all_extents());
+            let full = st.out_of_space.expect("the full filesystem is recorded");
+            assert_eq!(full.at, 20 << 20, "the last whole chunk written");
+            assert_eq!(full.quota, errno == libc::EDQUOT);
+            assert_eq!(st.bytes_read, 20 << 20, "only what was written is read");
+            assert_eq!(st.good_bytes, 20 << 20);
+        }
     }
 
     #[test]

@@ -40,7 +40,10 @@ written, removed afterwards unless --keep; a file that holds bad data is kept, a
 extent names its file, the offset in it and, by FIEMAP, the device offset). Exit 2 when refused (no --write or
 --destructive, journal space, partition, mounted, range), 1 when the target cannot be opened
 or read (missing, no read permission, I/O error), 3 when anything did not read back as
-written.")]
+written (in preserve mode also bytes the restore wrote back: named by offset, the journal
+kept). A directory whose filesystem runs out of room (another writer, a quota) is not a
+bad medium: the write pass ends there and what was written is read back (exit 0 when
+intact).")]
 pub struct Args {
     /// Whole block device, regular file, sim:PRESET[,key=value...], or a directory on a
     /// mounted filesystem.

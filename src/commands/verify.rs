@@ -16,14 +16,14 @@ use crate::device::{self, sysfs, OpenRequest, OpenTarget};
 use crate::pattern::Stamper;
 use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
-use crate::report::results::{DeviceTarget, VerifyParameters, VerifyResult};
+use crate::report::results::{DeviceTarget, OutOfSpaceRecord, VerifyParameters, VerifyResult};
 use crate::report::{Body, Document, Target};
 use crate::session::{
     estimate, open_for_write, Notice, Notices, Ran, Rates, WriteFlags, WriteIntent, WriteMode,
 };
 use crate::vocab::error::Verdict;
 use crate::vocab::units::format_bytes;
-use crate::vocab::warning::{DirectFallback, MemoryPlace};
+use crate::vocab::warning::{out_of_space_reason, DirectFallback, MemoryPlace};
 use crate::vocab::{Check, Inference, Metric, Warning};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -360,7 +360,8 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
         Some(sig) => crate::signals::interrupted_error(sig),
         None => std::io::Error::other(e.to_string()),
     });
-    let ((state, verdict, iodepth), ending) = match session.conclude(r)? {
+    // What the card did with the bytes written back is part of the finding about it.
+    let ((state, verdict, iodepth), ending) = match session.conclude_finding(r)? {
         Ran::Done(done, ending) => (done, ending),
         Ran::Stopped(verdict, _) => return Ok(Finished::Stopped { verdict }),
     };
@@ -377,6 +378,23 @@ fn run_preserve(args: &VerifyParams, time_budget_ns: Option<u64>) -> Result<Fini
     let device_ns = doc.elapsed_ns;
     session.fill(&mut doc, &ending);
     doc.elapsed_ns = device_ns;
+    // Bytes the restore wrote back and the card did not hold: the card failed to keep
+    // written data there too (exit 3, whatever the stamps said).
+    let verdict = if ending.unrestored.is_empty() {
+        verdict
+    } else {
+        let bytes: u64 = ending.unrestored.iter().map(|r| r.1).sum();
+        doc.checks.push(Check {
+            inconclusive: false,
+            threshold: None,
+            name: "verify.restore".into(),
+            passed: false,
+            measurement: Some(bytes as f64),
+            units: Some("bytes".into()),
+            message: session.unrestored_text(&ending, ""),
+        });
+        Verdict::CheckFailed
+    };
     Ok(Finished::Done { doc, verdict })
 }
 
@@ -454,11 +472,16 @@ fn drive(
     }
     // A run that stopped (a budget) before reading anything back has checked nothing:
     // not a pass. A write-only pass (`--pass write`) is what was asked for.
-    let checked_nothing = state.phase != Phase::Done && !stop_after_write && state.bytes_read == 0;
+    // Nor has one whose filesystem was full before its first write.
+    let checked_nothing = !stop_after_write
+        && state.bytes_read == 0
+        && (state.phase != Phase::Done || state.out_of_space.is_some());
     let verdict = if !state.all_extents().is_empty() {
         Verdict::CheckFailed
     } else if checked_nothing {
-        notices.say(Notice::VerifyCheckedNothing);
+        if state.out_of_space.is_none() {
+            notices.say(Notice::VerifyCheckedNothing);
+        }
         Verdict::Incomplete
     } else {
         Verdict::Ok
@@ -502,7 +525,12 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
                 format_bytes(st.size_bytes)
             )));
         }
-        let written = st.phase != Phase::Write;
+        // The read pass needs every byte the write pass wrote.
+        let written = if st.phase == Phase::Write {
+            0
+        } else {
+            st.written_end()
+        };
         let set = FileSet::open(&canonical, st.size_bytes, args.keep, written, st.file_tag)?;
         (st, set)
     } else {
@@ -635,6 +663,10 @@ fn document(
         files: None,
         kept_files: None,
         plot: None,
+        out_of_space: st.out_of_space.map(|o| OutOfSpaceRecord {
+            written_bytes: o.at - st.start,
+            reason: out_of_space_reason(o.quota).into(),
+        }),
     };
     let mut doc = Document::new(target, Body::Verify(Default::default()));
     let extents: Vec<Extent> = st.all_extents();
@@ -792,6 +824,13 @@ fn document(
     doc.bytes_written = st.bytes_written;
     doc.elapsed_ns = st.write_ns + st.read_ns;
     let mut warnings = warnings;
+    if let Some(o) = st.out_of_space {
+        warnings.push(Warning::OutOfSpace {
+            written_bytes: o.at - st.start,
+            planned_bytes: st.length,
+            quota: o.quota,
+        });
+    }
     if !passes_done {
         warnings.push(Warning::VerifyIncomplete {
             phase: if st.phase == Phase::Write {

@@ -13,7 +13,9 @@ pub mod trust;
 
 pub use format::Journal;
 pub use identity::{may_be, mismatch, Identity};
-pub use preserve::{restore_records, verify_records, Preserve, RestoreSummary};
+pub use preserve::{
+    describe_unrestored, restore_records, verify_records, Preserve, RestoreSummary,
+};
 
 use crate::device::TargetSpec;
 use crate::platform::mounts;

@@ -70,6 +70,8 @@ pub struct Preserve<B> {
     /// The first journal or target write error: it ends the test (every later I/O fails
     /// with it) and the session reports it instead of a result.
     failure: Option<String>,
+    /// What `finish` wrote back that did not read back as saved.
+    unrestored: Vec<(u64, u64)>,
 }
 
 impl<B: Backend> Preserve<B> {
@@ -88,6 +90,7 @@ impl<B: Backend> Preserve<B> {
             progress: None,
             restored_bytes: 0,
             failure: None,
+            unrestored: Vec::new(),
         })
     }
 
@@ -102,6 +105,12 @@ impl<B: Backend> Preserve<B> {
     pub fn with_progress(mut self, hook: ProgressHook) -> Self {
         self.progress = Some(hook);
         self
+    }
+
+    /// After [`Preserve::finish`]: the byte ranges (offset, length) written back that read
+    /// back different from the journal, in 512-byte units; empty when all were restored.
+    pub fn unrestored(&self) -> &[(u64, u64)] {
+        &self.unrestored
     }
 
     pub fn journal_path(&self) -> &Path {
@@ -272,6 +281,9 @@ impl<B: Backend> Preserve<B> {
 
     /// Write every saved region back, verify it by checksum, flush the device and remove
     /// the journal. On failure the journal is kept and the error says how to restore.
+    /// Bytes written back that read back different (a card that does not hold them) do
+    /// not stop it: the other regions are restored and verified, the journal is kept and
+    /// [`Preserve::unrestored`] names them.
     pub fn finish(&mut self) -> Result<RestoreSummary> {
         let Some(mut writer) = self.writer.take() else {
             return Err(Error::runtime("the journal was already restored"));
@@ -290,7 +302,7 @@ impl<B: Backend> Preserve<B> {
         if let Some(h) = self.progress.as_mut() {
             h(None);
         }
-        let summary = summary.map_err(|e| {
+        let (summary, differ) = summary.map_err(|e| {
             Error::runtime(format!(
                 "{e}. The journal is kept at {}: run `flashscope restore {}` once the target is back",
                 self.path.display(),
@@ -298,6 +310,12 @@ impl<B: Backend> Preserve<B> {
             ))
         })?;
         self.restored_bytes += summary.bytes;
+        if !differ.is_empty() {
+            // Every region was written back; these bytes do not read back as the journal
+            // holds them. The journal, the only record of what they held, stays.
+            self.unrestored = differ;
+            return Ok(summary);
+        }
         format::remove(&self.path).map_err(|e| {
             Error::io(
                 format!(
@@ -310,6 +328,9 @@ impl<B: Backend> Preserve<B> {
         Ok(summary)
     }
 }
+
+/// The unit a restore names bytes that read back different in: the smallest sector.
+const UNIT_BYTES: usize = 512;
 
 /// Largest write a restore merges touching pieces into.
 const RESTORE_RUN_BYTES: usize = 4 << 20;
@@ -345,7 +366,7 @@ pub fn restore_records<D: Backend + ?Sized>(
     journal: &Journal,
     dev: &mut D,
 ) -> Result<RestoreSummary> {
-    restore(journal, dev, None, true, &mut |_| {})
+    restore(journal, dev, None, true, &mut |_| {}).and_then(all_restored)
 }
 
 /// Read back every region of the journal from `dev` and compare it with the journal,
@@ -355,7 +376,7 @@ pub fn verify_records<D: Backend + ?Sized>(
     journal: &Journal,
     dev: &mut D,
 ) -> Result<RestoreSummary> {
-    restore(journal, dev, None, false, &mut |_| {})
+    restore(journal, dev, None, false, &mut |_| {}).and_then(all_restored)
 }
 
 /// [`restore_records`], writing back only the parts of the records inside `only` (the
@@ -366,7 +387,7 @@ fn restore<D: Backend + ?Sized>(
     only: Option<&IntervalSet>,
     write_back: bool,
     progress: &mut dyn FnMut(Option<(&'static str, u64, u64)>),
-) -> Result<RestoreSummary> {
+) -> Result<(RestoreSummary, Vec<(u64, u64)>)> {
     let sector = dev.logical_sector_bytes().max(1) as u64;
     let torn = journal.torn.iter().map(|t| (t.offset, t.length));
     let regions = journal.records.iter().map(|r| (r.offset, r.length));
@@ -447,6 +468,7 @@ fn restore<D: Backend + ?Sized>(
         })
         .sum();
     let mut summary = RestoreSummary::default();
+    let mut differ: Vec<(u64, u64)> = Vec::new();
     let mut done = 0;
     if write_back {
         progress(Some(("restoring", 0, total)));
@@ -470,18 +492,57 @@ fn restore<D: Backend + ?Sized>(
         let mut now = AlignedBuf::new(data.len());
         dev.read_at(&mut now, at)
             .map_err(|e| Error::io(format!("reading back the region at {at}"), e))?;
-        if now[..] != data[..] {
-            return Err(Error::runtime(format!(
-                "the region at {at} ({} bytes) reads back different from the journal after the restore",
-                data.len()
-            )));
+        if now[..] == data[..] {
+            summary.verified += 1;
+        } else {
+            // Named to the unit, and the other regions still put back and checked.
+            for (i, (a, b)) in now
+                .chunks(UNIT_BYTES)
+                .zip(data.chunks(UNIT_BYTES))
+                .enumerate()
+            {
+                if a != b {
+                    let unit = at + (i * UNIT_BYTES) as u64;
+                    match differ.last_mut() {
+                        Some((o, l)) if *o + *l == unit => *l += a.len() as u64,
+                        _ => differ.push((unit, a.len() as u64)),
+                    }
+                }
+            }
         }
-        summary.verified += 1;
         done += data.len() as u64;
         progress(Some(("verifying", done, total)));
         Ok(())
     })?;
-    Ok(summary)
+    Ok((summary, differ))
+}
+
+/// The byte ranges a restore put back that read back different from the journal, as
+/// text: "512 B at 104857600" (the first few, then how many more).
+pub fn describe_unrestored(ranges: &[(u64, u64)]) -> String {
+    let mut parts: Vec<String> = ranges
+        .iter()
+        .take(8)
+        .map(|&(o, l)| format!("{} at {o}", crate::vocab::units::format_bytes(l)))
+        .collect();
+    if ranges.len() > 8 {
+        parts.push(format!("{} more ranges", ranges.len() - 8));
+    }
+    parts.join(", ")
+}
+
+/// A restore whose regions did not all read back as the journal holds them is an error
+/// for `restore` (its whole job): the ranges named by offset.
+fn all_restored((summary, differ): (RestoreSummary, Vec<(u64, u64)>)) -> Result<RestoreSummary> {
+    if differ.is_empty() {
+        return Ok(summary);
+    }
+    let bytes: u64 = differ.iter().map(|r| r.1).sum();
+    Err(Error::runtime(format!(
+        "{} read back different from the journal after the restore ({}): the target does not hold what was written there",
+        crate::vocab::units::format_bytes(bytes),
+        describe_unrestored(&differ)
+    )))
 }
 
 impl<B: Backend> Backend for Preserve<B> {
@@ -629,6 +690,34 @@ mod tests {
         assert_eq!(read_all(p.inner_mut(), 4 << 20), original);
         assert!(!path.exists());
         assert!(p.finish().is_err(), "a second finish is refused");
+    }
+
+    /// Issue 45 point 2: bytes that read back different after the restore (a card whose
+    /// reads there are corrupt) do not end the restore: every other region is put back and
+    /// verified, and the bytes that were not are named by offset, to the unit; the journal,
+    /// the only record of what they held, is kept.
+    #[test]
+    fn bytes_that_do_not_read_back_after_the_restore_are_named_and_the_rest_restored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j");
+        let mut dev = sim(",fault=flip@2M+512");
+        let original = fill_random(&mut dev, 4 << 20, 9);
+        let mut p = Preserve::new(dev, &path, &ident()).unwrap();
+        let junk = AlignedBuf::new(1 << 20);
+        for i in 0..4u64 {
+            p.write_at(&junk, i << 20).unwrap();
+        }
+        let s = p
+            .finish()
+            .expect("the restore goes on past a region that differs");
+        assert_eq!(s.bytes, 4 << 20);
+        assert_eq!(p.unrestored(), &[(2 << 20, 512)]);
+        assert!(s.verified < s.regions, "{s:?}");
+        assert!(path.exists(), "the journal is kept");
+        let back = read_all(p.inner_mut(), 4 << 20);
+        let flip = (2 << 20)..(2 << 20) + 512;
+        assert_eq!(&back[..flip.start], &original[..flip.start]);
+        assert_eq!(&back[flip.end..], &original[flip.end..]);
     }
 
     #[test]

@@ -85,6 +85,30 @@ pub fn render(doc: &Document) -> String {
                 format!("{} of", format_bytes(planned))
             }
         )
+    } else if let (true, Some(&(first, _))) = (ext.is_empty(), unrestored(doc).first()) {
+        // The stamps read back, but bytes the restore wrote back did not.
+        format!(
+            "FAILED: {} that the restore wrote back to {spec} did not read back as written (first at {first})\n",
+            format_bytes(unrestored(doc).iter().map(|r| r.1).sum())
+        )
+    } else if let (true, Some((o, v))) = (
+        ext.is_empty(),
+        verified(doc).and_then(|v| Some((v.out_of_space.as_ref()?, v))),
+    ) {
+        // A full filesystem is not a bad medium: what was written is what was checked.
+        let written = format_bytes(o.written_bytes);
+        if v.checked_bytes == 0 {
+            format!(
+                "INCOMPLETE: the filesystem of {spec} ran out of space ({}) before verify wrote anything: nothing checked\n",
+                o.reason
+            )
+        } else {
+            format!(
+                "OK: the filesystem of {spec} ran out of space ({}) after {written} written; those {written} read back intact, the other {} were never written\n",
+                o.reason,
+                format_bytes(v.planned_bytes.saturating_sub(o.written_bytes))
+            )
+        }
     } else if ext.is_empty() && unfinished {
         format!("INCOMPLETE: nothing read back wrong so far, but not all of {spec} was checked\n")
     } else if ext.is_empty() {
@@ -127,6 +151,17 @@ pub fn render(doc: &Document) -> String {
         }
     }
     s
+}
+
+/// Preserve mode: the ranges the restore wrote back that read back different.
+fn unrestored(doc: &Document) -> Vec<(u64, u64)> {
+    doc.session.as_ref().map_or_else(Vec::new, |w| {
+        w.preserve
+            .unrestored
+            .iter()
+            .map(|r| (r.offset, r.length))
+            .collect()
+    })
 }
 
 /// True after a `--pass write`: every stamp written, none read back yet.

@@ -416,6 +416,19 @@ pub fn wear_line(doc: &Document) -> String {
             "wrote {} to the simulated card (nothing to restore)\n",
             format_bytes(p.test_bytes_written)
         ),
+        Some(journal) if !p.unrestored.is_empty() => {
+            let ranges: Vec<(u64, u64)> = p.unrestored.iter().map(|r| (r.offset, r.length)).collect();
+            let bytes: u64 = ranges.iter().map(|r| r.1).sum();
+            let journal = crate::input::printable(journal);
+            format!(
+                "wrote {} for the test and {} to restore {} saved regions; not put back: {} ({}) read back different from the journal after the restore. The journal is kept at {journal}: `flashscope restore {journal}` writes them again; remove it once you no longer need it\n",
+                format_bytes(p.test_bytes_written),
+                format_bytes(p.restore_bytes_written),
+                p.regions_restored,
+                format_bytes(bytes),
+                crate::journal::describe_unrestored(&ranges)
+            )
+        }
         Some(_) => format!(
             "wrote {} for the test and {} to restore {} saved regions (verified); journal removed\n",
             format_bytes(p.test_bytes_written),

@@ -166,6 +166,17 @@ pub struct PreserveRecord {
     pub regions_restored: u64,
     pub regions_verified: u64,
     pub journal_removed: bool,
+    /// Bytes the restore wrote back that read back different from the journal (the
+    /// target does not hold them), in 512-byte units; the journal is kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrestored: Vec<ByteRange>,
+}
+
+/// A range of a target's bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ByteRange {
+    pub offset: u64,
+    pub length: u64,
 }
 
 macro_rules! bodies {
@@ -660,6 +671,19 @@ pub struct VerifyResult {
     /// The `--plot` file written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plot: Option<String>,
+    /// The write pass ended where the filesystem had no more room (a full filesystem or a
+    /// spent quota, not a bad medium): only what was written before was read back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub out_of_space: Option<OutOfSpaceRecord>,
+}
+
+/// Where a filesystem ran out of room under `verify`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutOfSpaceRecord {
+    /// Bytes of the range written before the filesystem refused more.
+    pub written_bytes: u64,
+    /// What the system said: "no space left on device" or "disk quota exceeded".
+    pub reason: String,
 }
 
 /// `auto`'s parameters: the budgets as given and as the whole run had them.

@@ -55,6 +55,13 @@ pub enum Warning {
         /// The state to continue from is still there (`--resume` works).
         resumable: bool,
     },
+    /// verify's write pass ended where the filesystem refused more (ENOSPC, or EDQUOT when
+    /// `quota`): not a bad medium; what was written was read back. Kind `out_of_space`.
+    OutOfSpace {
+        written_bytes: u64,
+        planned_bytes: u64,
+        quota: bool,
+    },
     /// The target went away during an `io` run.
     TargetVanished,
 
@@ -287,6 +294,16 @@ pub enum FigureNoise {
     },
 }
 
+/// What the system said when a filesystem refused a write for want of room: ENOSPC, or
+/// EDQUOT (`quota`).
+pub fn out_of_space_reason(quota: bool) -> &'static str {
+    if quota {
+        "disk quota exceeded"
+    } else {
+        "no space left on device"
+    }
+}
+
 impl Warning {
     /// The stable machine-readable name in the JSON `kind` field.
     pub fn kind(&self) -> &str {
@@ -300,6 +317,7 @@ impl Warning {
             DeviceInUse { .. } => "in_use",
             AlignUnsettled { .. } => "budget",
             VerifyIncomplete { .. } => "incomplete",
+            OutOfSpace { .. } => "out_of_space",
             TargetVanished => "target_vanished",
             NoSysfs { .. } => "no_sysfs",
             DirectIoRefused {
@@ -376,6 +394,13 @@ impl Warning {
             VerifyIncomplete { phase, at_bytes, .. } => format!(
                 "the run stopped in the {phase} phase at {}: the rest of the range was not checked",
                 format_bytes(*at_bytes)
+            ),
+            OutOfSpace { written_bytes, planned_bytes, quota } => format!(
+                "the filesystem ran out of space ({}) after {} of the {} planned were written: another writer took the room, or it had less free than it said. Running out of space is not a bad medium: the {} written were read back and checked; the rest was never written and is not counted",
+                out_of_space_reason(*quota),
+                format_bytes(*written_bytes),
+                format_bytes(*planned_bytes),
+                format_bytes(*written_bytes)
             ),
             TargetVanished => "the target went away during the run; the figures cover the I/O done until then".into(),
             NoSysfs { why } => format!("{why}: sizes come from ioctls, and partitions and holders cannot be checked"),
@@ -587,6 +612,8 @@ impl Warning {
             AlignUnsettled { .. } => "give a larger --time-budget or --count to settle the answer".into(),
             VerifyIncomplete { resumable: true, .. } => "continue with --resume".into(),
             VerifyIncomplete { resumable: false, .. } => "verify again: its files are gone (a long run can be split with --pass write, then --pass read --resume)".into(),
+            OutOfSpace { quota: false, .. } => "remove files (or let the other writer finish) and verify again to check the rest, or give a smaller --size".into(),
+            OutOfSpace { quota: true, .. } => "raise the quota, or give a --size within it, and verify again to check the rest".into(),
             TargetVanished => "check the device's cable, power and `dmesg`, then rerun".into(),
             NoSysfs { .. } => "mount it (`mount -t sysfs sysfs /sys`) for the safety checks writing needs".into(),
             DirectIoRefused { fallback: DirectFallback::Buffered, .. } => "put the file on a filesystem with direct I/O (ext4, xfs, f2fs), or test the block device".into(),
@@ -724,6 +751,16 @@ mod tests {
                 phase: s("read"),
                 at_bytes: 1 << 20,
                 resumable: false,
+            },
+            OutOfSpace {
+                written_bytes: 300 << 20,
+                planned_bytes: 2 << 30,
+                quota: false,
+            },
+            OutOfSpace {
+                written_bytes: 300 << 20,
+                planned_bytes: 2 << 30,
+                quota: true,
             },
             TargetVanished,
             NoSysfs {
@@ -952,7 +989,7 @@ mod tests {
         }
         // Every variant is in `every` (Recorded aside): a kind for each condition.
         let variants: std::collections::BTreeSet<&String> = seen.values().collect();
-        assert_eq!(variants.len(), 44, "{variants:?}");
+        assert_eq!(variants.len(), 45, "{variants:?}");
         // The kinds are part of the JSON contract: this list changes only on purpose.
         let kinds: Vec<&str> = seen.keys().map(|k| k.as_str()).collect();
         assert_eq!(
@@ -986,6 +1023,7 @@ mod tests {
                 "open_au_nr_from_run_order",
                 "open_au_nr_unknown",
                 "open_au_nr_unused",
+                "out_of_space",
                 "over_time_budget",
                 "partial",
                 "partition",

@@ -1025,6 +1025,105 @@ fn verify_through_a_mounted_filesystem_and_its_bad_input() {
         .stderr(predicates::str::contains("writable"));
 }
 
+/// Fill the filesystem holding `dir` to the last block, as another writer would.
+fn fill_up(dir: &std::path::Path) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(dir.join("other-writer.bin")).unwrap();
+    for size in [1 << 20, 4096] {
+        let block = vec![0x6bu8; size];
+        while f.write_all(&block).is_ok() {}
+    }
+    let _ = f.sync_all();
+}
+
+/// Issue 45 point 3: another writer fills the filesystem while `verify DIR --write`
+/// writes. Running out of space is not a bad medium: the run says so, verifies what it
+/// wrote, and counts nothing it never wrote as bad (exit 0, never FAILED). Deterministic:
+/// a write pass stopped by its time budget, the filesystem filled, then the run resumed.
+#[test]
+fn verify_dir_that_runs_out_of_space_says_so_and_verifies_what_it_wrote() {
+    let Some(lo) = Loop::attach(96 * MIB, &[]) else {
+        common::skip("needs root and loop devices");
+        return;
+    };
+    let Some(m) = Mounted::ext4(&lo.dev, "rw") else {
+        common::skip(&format!("could not format and mount {}", lo.dev));
+        return;
+    };
+    let d = m.path().to_str().unwrap().to_string();
+    let state = lo.dir().join("verify.state");
+    let state = state.to_str().unwrap();
+    let base = ["verify", &d, "--write", "--state", state];
+    let first = [
+        &base[..],
+        &["--size", "48M", "--pass", "write", "--time-budget", "1ms"],
+    ]
+    .concat();
+    let v = json_code(&first, 0);
+    let written = v["bytes_written"].as_u64().unwrap();
+    assert!(
+        written > 0 && written < 48 * MIB,
+        "the budget stops the write pass part-way: {written}"
+    );
+    fill_up(m.path());
+    let out = flashscope()
+        .args([&base[..], &["--resume"]].concat())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    assert!(text.starts_with("OK: "), "{text}");
+    assert!(text.contains("ran out of space"), "{text}");
+    assert!(text.contains("no space left"), "{text}");
+    assert!(!text.contains("FAILED"), "{text}");
+}
+
+/// The same through the JSON document: the bytes written before the filesystem was full
+/// are the bytes checked, none bad, and the document names the condition.
+#[test]
+fn verify_dir_out_of_space_in_the_document() {
+    let Some(lo) = Loop::attach(96 * MIB, &[]) else {
+        common::skip("needs root and loop devices");
+        return;
+    };
+    let Some(m) = Mounted::ext4(&lo.dev, "rw") else {
+        common::skip(&format!("could not format and mount {}", lo.dev));
+        return;
+    };
+    let d = m.path().to_str().unwrap().to_string();
+    let state = lo.dir().join("verify.state");
+    let state = state.to_str().unwrap();
+    let base = ["verify", &d, "--write", "--state", state];
+    let first = [
+        &base[..],
+        &["--size", "48M", "--pass", "write", "--time-budget", "1ms"],
+    ]
+    .concat();
+    let v = json_code(&first, 0);
+    let before = v["bytes_written"].as_u64().unwrap();
+    assert!(before > 0 && before < 48 * MIB, "{before}");
+    fill_up(m.path());
+    let v = json_code(&[&base[..], &["--resume"]].concat(), 0);
+    let full = &v["out_of_space"];
+    let at = full["written_bytes"]
+        .as_u64()
+        .expect("out_of_space.written_bytes");
+    assert!(at >= before && at < 48 * MIB, "{at}");
+    assert_eq!(full["reason"], "no space left on device");
+    assert_eq!(v["checked_bytes"].as_u64(), Some(at));
+    assert_eq!(v["planned_bytes"].as_u64(), Some(48 * MIB));
+    assert_eq!(
+        v["inferences"]["bad_extents"]["value"],
+        serde_json::json!([])
+    );
+    assert!(
+        common::warning_kinds(&v).contains(&"out_of_space".to_string()),
+        "{:?}",
+        v["warnings"]
+    );
+}
+
 /// `filefrag -e -v FILE` (e2fsprogs), the independent check of where a file lives: its
 /// block size and extents as (logical block, physical block, blocks).
 fn filefrag(file: &str) -> (u64, Vec<(u64, u64, u64)>) {
