@@ -44,7 +44,9 @@ use std::io;
 use std::path::PathBuf;
 
 pub mod estimate;
+pub mod plan;
 pub use estimate::Rates;
+pub use plan::{LivePlan, Measured, Metered};
 
 /// The write policy's switches of a command that writes to a target (the CLI's
 /// `--write`, `--destructive`, `--journal`, converted once at the edge).

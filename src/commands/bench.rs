@@ -8,7 +8,7 @@ use crate::device::TargetSpec;
 use crate::device::{self, OpenRequest, TargetKind};
 use crate::report::results::{BenchParameters, BenchResult};
 use crate::report::{Body, Document};
-use crate::session::{open_for_write, Ran, Rates, WriteFlags, WriteIntent, WriteSession};
+use crate::session::{open_for_write, LivePlan, Ran, Rates, WriteFlags, WriteIntent, WriteSession};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::Warning;
@@ -81,6 +81,23 @@ pub fn overwritten(region: u64, per_test_ns: u64, runs: u32, rates: &Rates) -> (
     }
     let bytes = bytes.min(region);
     (bytes, bytes.div_ceil(1 << 20))
+}
+
+/// The device time of bench's tests (`tests`, in the order they run): each its time and
+/// ramp (`per_test_ns`), and for a write test the writes still in flight when its time
+/// ends (its queue depth), each at `write_ns(block size)`: on a card that copies an erase
+/// block for a random write, a queue of 32 of them takes many seconds to drain.
+fn tests_ns(tests: &[(BenchLine, Dir)], per_test_ns: u64, write_ns: impl Fn(u64) -> f64) -> u64 {
+    tests
+        .iter()
+        .map(|(line, dir)| {
+            let drain = match dir {
+                Dir::Write => f64::from(line.iodepth) * write_ns(line.bs),
+                Dir::Read => 0.0,
+            };
+            per_test_ns + drain as u64
+        })
+        .sum()
 }
 
 /// What `--write` would write on `spec`, without writing (for `auto`'s plan), and the
@@ -287,6 +304,34 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
     let mut elapsed_ns = 0;
     let mut failure: Option<String> = None;
     let mut interrupted = false;
+    // The plan: every test's time, and the queued writes' drain, from a flash page a write
+    // to an erase block copied a write (slow writes); worked out again from random writes
+    // timed on the card before the first write test (the device's own rate).
+    let order: Vec<(BenchLine, Dir)> = (0..runs)
+        .flat_map(|_| {
+            dirs.iter()
+                .flat_map(|&d| LINES.iter().map(move |l| (*l, d)))
+        })
+        .collect();
+    let per_test_ns = runtime_ns + ramp_ns;
+    let slow = rates.slower_writes(crate::session::estimate::SLOW_WRITES);
+    let low = tests_ns(&order, per_test_ns, |bs| rates.blocks_ns(bs, 1) as f64);
+    // Read tests alone run for their set time: a plan that needs no write rate.
+    let mut live = if !writes {
+        LivePlan::measured(low)
+    } else {
+        LivePlan::new(
+            low,
+            tests_ns(&order, per_test_ns, |bs| {
+                if bs < crate::session::estimate::ERASE_BYTES {
+                    slow.copy_ns(crate::session::estimate::ERASE_BYTES) as f64
+                } else {
+                    slow.blocks_ns(bs, 1) as f64
+                }
+            }),
+        )
+    };
+    let mut sample_ns = 0u64;
     let mut progress = if params.progress {
         crate::report::progress::Progress::new("bench")
     } else {
@@ -338,6 +383,38 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
                     ..JobSpec::default()
                 };
                 spec.validate(info.size_bytes, info.logical_sector_bytes)?;
+                if dir == Dir::Write && !live.replanned() {
+                    if let Some(s) = session.as_mut() {
+                        // Random 4 KiB writes timed on the card, each writing back what it
+                        // read there (nothing changes; preserve mode saves them first).
+                        let places = (0..crate::session::estimate::SAMPLE_WRITES).map(|k| {
+                            let blocks = (region / 4096).max(1);
+                            (
+                                (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 11) % blocks * 4096,
+                                4096,
+                            )
+                        });
+                        let max_ns =
+                            (runtime_ns / 10).min(crate::session::estimate::SAMPLE_WRITES_MAX_NS);
+                        // An error here (a signal, a budget) is the write test's to meet
+                        // and report: the plan then stays the first.
+                        let sample =
+                            crate::session::estimate::WriteSample::take(&mut s.dev, places, max_ns);
+                        if let Ok(Some(w)) = sample {
+                            sample_ns = w.device_ns;
+                            let small = w.write_ns();
+                            let left = &order[done..];
+                            let ahead = tests_ns(left, per_test_ns, |bs| {
+                                if bs <= 4096 {
+                                    small
+                                } else {
+                                    rates.blocks_ns(bs, 1) as f64
+                                }
+                            });
+                            live.replan(elapsed_ns + sample_ns + ahead, elapsed_ns + sample_ns);
+                        }
+                    }
+                }
                 let path = Path::new(target_spec.as_str());
                 let r = match (session.as_mut(), sim_dev.as_mut()) {
                     (Some(s), _) if simulated => {
@@ -455,6 +532,7 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
         doc.bytes_written = bytes_written;
     }
     doc.elapsed_ns = elapsed_ns;
+    doc.timing = Some(live.timing(elapsed_ns + sample_ns));
     doc.inferences.insert(
         "speed_class".into(),
         bench::speed_class(find("seq_write"), writes),

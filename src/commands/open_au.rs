@@ -12,7 +12,7 @@ use crate::probe::open_au::{self, OpenAuParams, OpenAuSamples};
 use crate::probe::write_common::{align_up, check_geometry, ladder};
 use crate::report::results::{OpenAuResult, WithEraseSource};
 use crate::report::Body;
-use crate::session::{Budgets, Rates, WriteFlags, WriteIntent};
+use crate::session::{Budgets, Measured, Rates, WriteFlags, WriteIntent};
 use crate::vocab::units::{format_bytes, short_size};
 use crate::{Error, Result};
 use std::io;
@@ -59,6 +59,7 @@ impl Request for OpenAuRequest {
         Ok(OpenAuTest {
             params,
             erase_size_source: source,
+            detected: Default::default(),
         })
     }
 }
@@ -172,11 +173,81 @@ pub fn estimate_ns(p: &OpenAuParams, sector: u64, rates: &Rates, open_au: u32) -
     ns
 }
 
+/// What detection in order found, for the plan worked out again: the counts the ladder
+/// measures (with whether each collapsed) and one detection write's time at the last
+/// count that held and at the first that collapsed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Detected {
+    pub counts: Vec<(u32, bool)>,
+    pub fit_ns: f64,
+    pub collapse_ns: f64,
+}
+
+impl Detected {
+    /// From detection's points when it is done (`found`: the counts around the cut-off).
+    fn new(
+        points: &[crate::analysis::openau::OpenAuPoint],
+        found: Option<(u32, u32)>,
+        det: u64,
+    ) -> Option<Self> {
+        let at = |n: u32| {
+            points
+                .iter()
+                .find(|x| x.open_aus == n && x.bytes_per_s > 0.0)
+                .map(|x| det as f64 * 1e9 / x.bytes_per_s)
+        };
+        match found {
+            Some((lo, hi)) => Some(Detected {
+                counts: vec![(lo, false), (hi, true)],
+                fit_ns: at(lo)?,
+                collapse_ns: at(hi)?,
+            }),
+            None => {
+                let most = points.iter().map(|x| x.open_aus).max()?;
+                let fit_ns = at(most)?;
+                let mut counts = vec![(1, false), (most, false)];
+                counts.dedup();
+                Some(Detected {
+                    counts,
+                    fit_ns,
+                    collapse_ns: fit_ns,
+                })
+            }
+        }
+    }
+
+    /// The ladder's device time (see `probe::open_au`): each block size at each count,
+    /// a write costing a command and its bytes at detection's rate, and at a count that
+    /// collapsed what a collapsed detection write cost beyond a fitting one (the copy) for
+    /// each write smaller than an erase block. `skip_first`: less its first measurement.
+    fn ladder_ns(&self, p: &OpenAuParams, sector: u64, op_ns: f64, skip_first: bool) -> f64 {
+        let det = p.detect_bytes(sector) as f64;
+        let per_byte = (self.fit_ns - op_ns).max(self.fit_ns / 2.0) / det;
+        let copy = (self.collapse_ns - self.fit_ns).max(0.0);
+        let mut ns = 0.0;
+        let mut first = skip_first;
+        for &(n, collapsed) in &self.counts {
+            for bs in ladder(p.erase_bytes, p.block_bytes, sector) {
+                let writes = (n as u64 * p.ladder_rounds(bs)) as f64;
+                let copies = collapsed && bs < p.erase_bytes;
+                let one = op_ns + bs as f64 * per_byte + if copies { copy } else { 0.0 };
+                if std::mem::take(&mut first) {
+                    continue;
+                }
+                ns += writes * one;
+            }
+        }
+        ns
+    }
+}
+
 /// The open-AU test: its parameters and where the erase size came from.
 pub struct OpenAuTest {
     pub params: OpenAuParams,
     /// "--erase-size" or the align inference that measured it (stated in the output).
     pub erase_size_source: String,
+    /// What detection in order found, once it is done (for the plan worked out again).
+    pub detected: std::sync::Mutex<Option<Detected>>,
 }
 
 impl WriteTest for OpenAuTest {
@@ -217,13 +288,43 @@ impl WriteTest for OpenAuTest {
         progress: &mut dyn FnMut(u64, u64),
     ) -> io::Result<OpenAuSamples> {
         let max_au = self.params.max_au;
+        let det = self.params.detect_bytes(dev.logical_sector_bytes() as u64);
         crate::report::progress::phase("writing", true);
         open_au::run(
             dev,
             &self.params,
-            &mut |linear, random| decide(max_au, linear, random),
+            &mut |linear, random| {
+                let next = decide(max_au, linear, random);
+                if let (crate::analysis::openau::Next::Done(found), None) = (&next, random) {
+                    let mut d = self.detected.lock().unwrap_or_else(|p| p.into_inner());
+                    if d.is_none() {
+                        *d = Detected::new(linear, *found, det);
+                    }
+                }
+                next
+            },
             progress,
         )
+    }
+
+    /// Once detection in order is done, its time so far and the ladder at the counts it
+    /// found, at the write times it measured (the card's own rates and open erase
+    /// blocks); random order, when measured, is counted as long again.
+    fn replan(&self, sector: u64, rates: &Rates, measured: &Measured) -> Option<u64> {
+        let d = self
+            .detected
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()?;
+        let p = &self.params;
+        let order = measured.device_ns() as f64
+            + if p.ladder {
+                d.ladder_ns(p, sector, rates.op_ns, true)
+            } else {
+                0.0
+            };
+        let ns = if p.random { 2.0 * order } else { order };
+        Some(ns as u64)
     }
 
     fn infer(&self, s: &OpenAuSamples) -> Findings {

@@ -17,7 +17,7 @@ use crate::report::results::{
     ProbeParameters, ProbeResult, ProbeSample, ProbeSummary, ScanSummary,
 };
 use crate::report::Body;
-use crate::session::{Budgets, Rates, WriteFlags, WriteIntent, WriteMode};
+use crate::session::{Budgets, Measured, Rates, WriteFlags, WriteIntent, WriteMode};
 use crate::vocab::units::format_bytes;
 use crate::vocab::{Check, Metric, Warning};
 use crate::{Error, Result};
@@ -106,6 +106,7 @@ fn test(
         size_bytes: info.size_bytes,
         destructive: flags.destructive,
         partition_warning,
+        filling: Default::default(),
     };
     // The probe stops, incomplete, rather than write more than announced.
     test.config.max_bytes = Some(test.max_bytes());
@@ -122,6 +123,9 @@ pub struct CapacityTest {
     pub destructive: bool,
     /// The partition warning from the read-only look before writing, if any.
     pub partition_warning: Option<Warning>,
+    /// The run reached its filler, and the meter when it did (for the plan worked out
+    /// again from the filler's own writes: the stamps before it are scattered and small).
+    pub filling: std::sync::Mutex<(bool, Option<Measured>)>,
 }
 
 impl CapacityTest {
@@ -197,6 +201,20 @@ impl WriteTest for CapacityTest {
         }
     }
 
+    /// Once its filler (the run's long part, sequential 1 MiB writes) has written a few
+    /// MiB: the plan at the rate those writes ran.
+    fn replan(&self, _sector: u64, rates: &Rates, measured: &Measured) -> Option<u64> {
+        let mut f = self.filling.lock().unwrap_or_else(|p| p.into_inner());
+        if !f.0 {
+            return None;
+        }
+        let start = *f.1.get_or_insert(*measured);
+        let filler = measured.since(&start);
+        filler
+            .has_write_rate()
+            .then(|| self.estimate_ns(&filler.rates(rates)))
+    }
+
     /// The probe keeps its own deadline: it must still read and restore its guard regions
     /// after it (the result is then partial).
     fn time_budget(&self, _requested: Option<u64>) -> Option<u64> {
@@ -217,7 +235,11 @@ impl WriteTest for CapacityTest {
     ) -> io::Result<ProbeRecord> {
         let mut cb = |p: crate::capacity::probe::ProbeProgress| {
             // The filler counts bytes; the scan counts points; each phase has its own bar.
-            crate::report::progress::phase(p.phase, p.phase.starts_with("flushing"));
+            let filler = p.phase.starts_with("flushing");
+            if filler {
+                self.filling.lock().unwrap_or_else(|p| p.into_inner()).0 = true;
+            }
+            crate::report::progress::phase(p.phase, filler);
             progress(p.done, p.total)
         };
         match probe(dev, &self.config, &mut cb) {
@@ -451,6 +473,7 @@ mod tests {
             size_bytes: size,
             destructive: false,
             partition_warning: None,
+            filling: Default::default(),
         }
     }
 

@@ -14,8 +14,8 @@ use crate::device::TargetInfo;
 use crate::device::TargetSpec;
 use crate::report::{Body, Document};
 use crate::session::{
-    check_allowed, estimate, open_for_write, stopped_early, time_budget_use, Budgets, Ran, Rates,
-    WriteFlags, WriteIntent, WriteMode,
+    check_allowed, estimate, open_for_write, stopped_early, time_budget_use, Budgets, LivePlan,
+    Measured, Metered, Ran, Rates, WriteFlags, WriteIntent, WriteMode,
 };
 use crate::vocab::error::Verdict;
 use crate::vocab::{Check, Inference, Metric, Status, Warning};
@@ -61,6 +61,16 @@ pub trait WriteTest {
     /// The probe's own clock, when it keeps one (simulated time on `sim:` targets).
     fn elapsed_ns(&self, _samples: &Self::Samples) -> Option<u64> {
         None
+    }
+    /// The test's time worked out again once its first measurement has the device's own
+    /// rates (`rates`, with the write rate `measured` ran at), or `None` until it has
+    /// them: by default [`WriteTest::plan`] at those rates once the first writes are
+    /// metered ([`Measured::has_write_rate`]). A test whose time turns on something
+    /// else it measures (open-au: how many erase blocks the card keeps open) waits for it.
+    fn replan(&self, sector: u64, rates: &Rates, measured: &Measured) -> Option<u64> {
+        measured
+            .has_write_rate()
+            .then(|| self.plan(sector, rates).estimated_ns)
     }
 }
 
@@ -196,7 +206,41 @@ pub fn drive<T: WriteTest>(
     let mut session = open_for_write(spec, flags, &intent)?;
     test.opened(session.journal.is_some(), session.mode);
     let device_t0 = session.dev.clock_ns();
-    let ran = session.run(T::COMMAND, |dev, progress| test.run(dev, progress))?;
+    // The plan stated, preserve mode's saving and restoring included when it journals;
+    // worked out again from the device's own rates once the run's first measurement has
+    // them (`WriteTest::replan`).
+    let journaled = session.journal.is_some();
+    let with_preserve = |i: &WriteIntent, slow: bool| -> u64 {
+        let own = if slow {
+            i.slow_or_estimated_ns()
+        } else {
+            i.estimated_ns
+        };
+        own + match (journaled, slow) {
+            (false, _) => 0,
+            (true, false) => i.preserve_ns(),
+            (true, true) => i.preserve_slow_ns(),
+        }
+    };
+    let mut live = LivePlan::new(with_preserve(&intent, false), with_preserve(&intent, true));
+    let meter = std::sync::Mutex::new(Measured::default());
+    let ran = session.run(T::COMMAND, |dev, progress| {
+        let mut metered = Metered::new(&mut *dev, &meter);
+        let test = &test;
+        test.run(&mut metered, &mut |done, total| {
+            if !live.replanned() {
+                let m = *meter.lock().unwrap_or_else(|p| p.into_inner());
+                let now = m.rates(&rates);
+                if let Some(ns) = test.replan(sector, &now, &m) {
+                    let mut i = test.plan(sector, &now);
+                    i.estimated_ns = ns;
+                    i.rates = now;
+                    live.replan(with_preserve(&i, false), m.device_ns());
+                }
+            }
+            progress(done, total)
+        })
+    })?;
     // Device time (virtual on `sim:`), as the budget counts it, the restore included.
     let used_ns = session.dev.clock_ns().saturating_sub(device_t0);
     let (samples, ending) = match ran {
@@ -206,6 +250,7 @@ pub fn drive<T: WriteTest>(
     let findings = test.infer(&samples);
     let mut doc = Document::for_target(&info, test.document(&samples, &findings)?);
     session.fill(&mut doc, &ending);
+    doc.timing = Some(live.timing(used_ns));
     if let Some(ns) = test.elapsed_ns(&samples) {
         doc.elapsed_ns = ns;
     }

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use crate::device::TargetInfo;
 use crate::vocab::{Check, Inference, Metric, Warning};
 
-pub use results::{Body, Target, WriteRecord};
+pub use results::{Body, Target, Timing, WriteRecord};
 
 /// The fields every command's document has, in the order they are written; the
 /// command's own fields follow by name.
@@ -35,6 +35,7 @@ pub const COMMON_FIELDS: &[&str] = &[
     "warnings",
     "checks",
     "metrics",
+    "timing",
 ];
 
 /// The schema name every JSON document carries.
@@ -89,6 +90,9 @@ pub struct Document {
     /// A writing test's preserve-mode record (`journal`, `preserve` and `time_budget` at
     /// the top level; present when `preserve` is).
     pub session: Option<WriteRecord>,
+    /// The run's plan against the device time it took (measuring commands; absent in
+    /// documents saved before it existed).
+    pub timing: Option<Timing>,
 }
 
 impl Serialize for Document {
@@ -127,6 +131,9 @@ impl Serialize for Document {
         }
         if !self.metrics.is_empty() {
             m.serialize_entry("metrics", &self.metrics)?;
+        }
+        if let Some(t) = &self.timing {
+            m.serialize_entry("timing", t)?;
         }
         let mut rest: Vec<(&str, bool)> = body
             .iter()
@@ -217,6 +224,7 @@ impl Document {
             checks: Vec::new(),
             metrics: Vec::new(),
             session: None,
+            timing: None,
             body,
         }
     }
@@ -364,6 +372,7 @@ impl Document {
             metrics: field(&fields, "metrics")?.unwrap_or_default(),
             body: Body::from_fields(&command, &rest)?,
             session,
+            timing: field(&fields, "timing")?,
         })
     }
 

@@ -146,6 +146,41 @@ impl WriteRecord {
     pub const FIELDS: &'static [&'static str] = &["journal", "preserve", "time_budget"];
 }
 
+/// A run's plan against what it took (the document's `timing`): the plan stated before
+/// the run (from rates read on the target, writes assumed), the plan worked out again once
+/// the run's first measurement gave the device's own rates, each with its uncertainty, and
+/// the device time the run took (virtual on `sim:`), which the plans are held against.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// The plan stated before the run, device ns.
+    pub planned_ns: u64,
+    /// Its uncertainty, a share either way (0.5: ±50 %).
+    pub planned_uncertainty: f64,
+    /// The plan worked out again from the device's own rates, once the run measured them
+    /// (absent when the run ended before its first measurement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replanned_ns: Option<u64>,
+    /// Its uncertainty, a share either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replanned_uncertainty: Option<f64>,
+    /// The device time into the run when it was worked out again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replanned_at_ns: Option<u64>,
+    /// The run's device time, the plans' span: the test's I/O with preserve mode's saving
+    /// and restoring (virtual on `sim:`, else the monotonic clock).
+    pub device_ns: u64,
+}
+
+impl Timing {
+    /// The plan the run held last: worked out again if it was, else the first.
+    pub fn last_plan(&self) -> (u64, f64) {
+        match (self.replanned_ns, self.replanned_uncertainty) {
+            (Some(ns), Some(u)) => (ns, u),
+            _ => (self.planned_ns, self.planned_uncertainty),
+        }
+    }
+}
+
 /// A writing test's device time (virtual on `sim:`) against its `--time-budget`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimeBudgetUse {

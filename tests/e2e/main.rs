@@ -27,6 +27,7 @@ mod keyspace;
 mod model;
 mod options;
 mod path_matrix;
+mod plans;
 mod preserve_wear;
 mod presets;
 mod progress;

@@ -29,6 +29,7 @@ fn open_au_test(params: open_au::OpenAuParams) -> OpenAuTest {
     OpenAuTest {
         params,
         erase_size_source: String::new(),
+        detected: Default::default(),
     }
 }
 
