@@ -507,7 +507,8 @@ mod tests {
             .iter()
             .copied()
             .filter(|k| {
-                !matches!(*k, "started_at" | "checks" | "metrics") || top.iter().any(|t| t == k)
+                !matches!(*k, "started_at" | "checks" | "metrics" | "timing")
+                    || top.iter().any(|t| t == k)
             })
             .collect();
         assert_eq!(top[..common.len()], common[..], "{text}");
