@@ -1143,6 +1143,7 @@ mod tests {
                     uptime_ns: 5_000,
                     handler_ns: p,
                     late_ns: p,
+                    lead_ns: 0,
                 },
             }),
         );
