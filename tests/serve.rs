@@ -565,6 +565,8 @@ fn fio_at_queue_depth_1_and_32_on_the_served_a2_card_matches_the_in_process_mode
         "the model's own queue gain is the premise: {model:?}"
     );
     let _s = serial();
+    let mut quiet = Quietness::default();
+    quiet.measure("before fio");
     let server = Server::start(spec, &[]);
     let mut failures = Vec::new();
     for attempt in 1..=ATTEMPTS {
@@ -584,6 +586,13 @@ fn fio_at_queue_depth_1_and_32_on_the_served_a2_card_matches_the_in_process_mode
             stats["lead_ns"],
             stats["late_ns"]["p99_ns"],
         );
+        // Always: never more than 10 % faster than the model (load only slows).
+        for (qd, (s, m)) in [1, 32].iter().zip(served.iter().zip(model)) {
+            assert!(
+                *s <= 1.10 * m,
+                "QD{qd}: served {s:.0} beat the model's {m:.0}"
+            );
+        }
         let off: Vec<String> = [1, 32]
             .iter()
             .zip(served.iter().zip(model))
@@ -595,7 +604,12 @@ fn fio_at_queue_depth_1_and_32_on_the_served_a2_card_matches_the_in_process_mode
         }
         failures.push(off.join(", "));
     }
-    panic!("served figures off by more than 10 % in every attempt: {failures:?}");
+    quiet.measure("after fio");
+    quiet.assert_power(
+        "served figures within 10 % of the model",
+        false,
+        &format!("off in every attempt: {failures:?}"),
+    );
 }
 
 #[test]
@@ -825,6 +839,72 @@ fn beside_a_hog() -> Option<(MutexGuard<'static, ()>, &'static [&'static str])> 
     let guard = serial();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     Some((guard, if cpus >= 2 { &["--cpus", "1"] } else { &[] }))
+}
+
+/// How busy the machine is with other programs' work over `window` while this test waits:
+/// the share of all CPUs' time spent busy (steal included) and stolen, from /proc/stat.
+fn others_busy(window: Duration) -> Option<(f64, f64)> {
+    let sample = || -> Option<(u64, u64, u64)> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let f: Vec<u64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal
+        let total: u64 = f.iter().take(8).sum();
+        let idle = f.get(3)? + f.get(4)?;
+        Some((total, total - idle, *f.get(7)?))
+    };
+    let a = sample()?;
+    std::thread::sleep(window);
+    let b = sample()?;
+    let total = b.0.saturating_sub(a.0).max(1) as f64;
+    Some((
+        b.1.saturating_sub(a.1) as f64 / total,
+        b.2.saturating_sub(a.2) as f64 / total,
+    ))
+}
+
+/// Whether the machine is quiet enough for a real-time suite's power assertions
+/// (detections, speed), measured before and after it: `None` when quiet, else why not.
+/// Other programs keeping more than a quarter of the CPUs busy, or a hypervisor stealing
+/// more than 5 %, drown timing differences the suites must find on a quiet machine; what
+/// must always hold (nothing confidently wrong, honest intervals) is asserted either way.
+#[derive(Default)]
+struct Quietness {
+    busy: Vec<String>,
+}
+
+impl Quietness {
+    fn measure(&mut self, when: &str) {
+        let Some((busy, steal)) = others_busy(Duration::from_secs(1)) else {
+            return;
+        };
+        if busy > 0.25 || steal > 0.05 {
+            self.busy.push(format!(
+                "{when}: other programs kept {:.0} % of the CPUs busy ({:.0} % stolen)",
+                100.0 * busy,
+                100.0 * steal
+            ));
+        }
+    }
+
+    /// Assert `power` where the machine was quiet; elsewhere say in a skip line that it
+    /// was not asserted and why (under FLASHSCOPE_NO_SKIP, as in CI, whose machine is
+    /// quiet, that is a failure).
+    fn assert_power(&self, what: &str, power: bool, detail: &str) {
+        if self.busy.is_empty() {
+            assert!(power, "{what}: {detail}");
+        } else if !power {
+            common::skip(&format!(
+                "{what} not asserted, the machine was busy ({}): {detail}",
+                self.busy.join("; ")
+            ));
+        }
+    }
 }
 
 /// A CPU hog pinned to one CPU, started by a test and killed by its pid on drop: a shell
@@ -1065,6 +1145,8 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
     let (mut runs, mut seen, mut right) = (0, 0, 0);
     let mut wrong = Vec::new();
     let t0 = Instant::now();
+    let mut quiet = Quietness::default();
+    quiet.measure("before the suite");
     for (card, kind, usable, visible, extra) in cards {
         // 20 µs commands unless the card says otherwise.
         let cmd = if card.contains("cmd=") {
@@ -1115,10 +1197,13 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
         wrong.len(),
         t0.elapsed().as_secs_f64()
     );
+    quiet.measure("after the suite");
+    // Always: nothing confidently wrong. Power (every fake found exactly) where quiet.
     assert!(wrong.is_empty(), "confidently wrong:\n{}", wrong.join("\n"));
-    assert_eq!(
-        right, seen,
-        "every fake within --max-cache is found exactly"
+    quiet.assert_power(
+        "every fake within --max-cache found exactly",
+        right == seen,
+        &format!("right in {right} of {seen}"),
     );
 }
 
@@ -1346,6 +1431,8 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
     };
     let truth = truth_bw(&fast) / truth_bw(&slow);
     let dir = tempfile::tempdir().unwrap();
+    let mut quiet = Quietness::default();
+    quiet.measure("before the runs");
     // Three runs on each of three served cards: the slow one (seed 1), the fast one, and
     // the slow one again with another seed.
     let mut saved: Vec<Vec<PathBuf>> = Vec::new();
@@ -1373,11 +1460,12 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
         server.cleanup();
         saved.push(runs);
     }
+    quiet.measure("after the runs");
     let compare = |a: &Path, b: &Path| -> serde_json::Value {
         let v = common::json(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
         v["samples"][0].clone()
     };
-    let (mut right, mut covered, mut same) = (0, 0, 0);
+    let (mut right, mut covered, mut same, mut wrong_sign) = (0, 0, 0, 0);
     let mut lines = Vec::new();
     for (i, slow_run) in saved[0].iter().enumerate() {
         let r = compare(slow_run, &saved[1][i]);
@@ -1386,6 +1474,7 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
             1.0 + r["ci_high"].as_f64().unwrap_or(f64::NAN),
         );
         right += usize::from(r["significant"] == true && r["difference"].as_f64() > Some(0.0));
+        wrong_sign += usize::from(r["significant"] == true && r["difference"].as_f64() < Some(0.0));
         covered += usize::from(lo <= truth && truth <= hi);
         lines.push(format!(
             "10 % apart, run {i}: [{lo:.4}, {hi:.4}] (truth {truth:.4}): {}",
@@ -1397,10 +1486,8 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
     }
     let report = lines.join("\n  ");
     eprintln!("served compare:\n  {report}");
-    assert_eq!(
-        right, 3,
-        "significant with the right sign in {right} of 3:\n  {report}"
-    );
+    // Always: honest intervals, no difference with the wrong sign, none between seeds.
+    assert_eq!(wrong_sign, 0, "significant the wrong way:\n  {report}");
     assert!(
         covered >= 2,
         "interval held the truth in {covered} of 3:\n  {report}"
@@ -1408,6 +1495,12 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
     assert!(
         same >= 2,
         "no significant difference in {same} of 3:\n  {report}"
+    );
+    // Power where the machine is quiet: other programs' load widens the intervals.
+    quiet.assert_power(
+        "the 10 % difference significant in 3 of 3",
+        right == 3,
+        &format!("significant with the right sign in {right} of 3:\n  {report}"),
     );
 }
 
