@@ -276,8 +276,15 @@ fn the_loop_device_shows_the_erase_block_boundary_in_real_time() {
             m.across / 1e3,
             m.half / 1e3
         );
-        // Never faster than the model, whatever the load.
-        assert!(m.beside >= model_inside, "a read beat the model: {m:?}");
+        // Replies leave the measured transport time (the lead) ahead of the model's
+        // deadline, so a client sees about the model's time; no way back is faster than
+        // nothing, so a read never beats the model by more than the lead, whatever the
+        // load.
+        let lead = server.stats()["lead_ns"].as_f64().expect("lead_ns");
+        assert!(
+            m.beside >= model_inside - lead,
+            "a read beat the model by more than the lead ({lead} ns): {m:?}"
+        );
         // The boundary step is the model's 300 µs, spent for real; half an erase block
         // is not a boundary (the geometry is 1 MiB); the overhead is bounded.
         let step = m.across - m.beside;
@@ -480,6 +487,128 @@ fn fio_at_queue_depth_32_gets_the_iops_the_model_predicts() {
     assert!(
         (per_read - model_ns).abs() < 1_000.0,
         "{per_read} ns per read"
+    );
+}
+
+/// fio's random 4 KiB read IOPS on `dev` at queue depth `qd` (libaio, direct).
+fn fio_randread_iops(dev: &str, qd: u32, secs: u32) -> f64 {
+    let out = Command::new("fio")
+        .args([
+            "--name=qd",
+            "--direct=1",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=libaio",
+            "--time_based",
+            "--randrepeat=1",
+            "--output-format=json",
+        ])
+        .arg(format!("--iodepth={qd}"))
+        .arg(format!("--runtime={secs}"))
+        .arg(format!("--filename={dev}"))
+        .output()
+        .expect("run fio");
+    assert!(
+        out.status.success(),
+        "fio failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("fio JSON");
+    v["jobs"][0]["read"]["iops"]
+        .as_f64()
+        .expect("fio read iops")
+}
+
+/// `flashscope io`'s random 4 KiB read IOPS in-process on `spec` (the model's own figure).
+fn in_process_randread_iops(spec: &str, qd: u32) -> f64 {
+    let out = common::bin()
+        .args([
+            "io",
+            spec,
+            "--rw",
+            "randread",
+            "--runtime",
+            "3",
+            "--time-based",
+        ])
+        .args(["--iodepth", &qd.to_string(), "--json"])
+        .output()
+        .expect("run flashscope io");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("io JSON");
+    v["jobs"][0]["read"]["iops"].as_f64().expect("io read iops")
+}
+
+/// Issue 45 point 5: a served card keeps the model's queue depth. The A2 preset's command
+/// queue overlaps command time when requests are outstanding, so in-process QD32 does
+/// about 1.7 times QD1; served through the loop device, fio at QD1 and at QD32 each
+/// lands within 10 % of the in-process figure (a few seconds each). Before, the served
+/// card did its QD1 figure at QD32, and the path's own round trip came on top at QD1.
+#[test]
+fn fio_at_queue_depth_1_and_32_on_the_served_a2_card_matches_the_in_process_model() {
+    require_root_fuse!();
+    if !common::has_tool("fio") {
+        common::skip("fio is not installed (apt-get install fio; .ci/run installs it)");
+        return;
+    }
+    let spec = "sim:sd-a2-64g";
+    let model = [
+        in_process_randread_iops(spec, 1),
+        in_process_randread_iops(spec, 32),
+    ];
+    assert!(
+        model[1] > 1.5 * model[0],
+        "the model's own queue gain is the premise: {model:?}"
+    );
+    let _s = serial();
+    let mut quiet = Quietness::default();
+    quiet.measure("before fio");
+    let server = Server::start(spec, &[]);
+    let mut failures = Vec::new();
+    for attempt in 1..=ATTEMPTS {
+        let served = [
+            fio_randread_iops(&server.device, 1, 3),
+            fio_randread_iops(&server.device, 32, 3),
+        ];
+        let stats = server.stats();
+        eprintln!(
+            "attempt {attempt}: fio randread 4 KiB on served {spec}: QD1 {:.0} IOPS (in-process {:.0}, {:+.1} %), QD32 {:.0} IOPS (in-process {:.0}, {:+.1} %); lead {} ns, late p99 {} ns",
+            served[0],
+            model[0],
+            100.0 * (served[0] / model[0] - 1.0),
+            served[1],
+            model[1],
+            100.0 * (served[1] / model[1] - 1.0),
+            stats["lead_ns"],
+            stats["late_ns"]["p99_ns"],
+        );
+        // Always: never more than 10 % faster than the model (load only slows).
+        for (qd, (s, m)) in [1, 32].iter().zip(served.iter().zip(model)) {
+            assert!(
+                *s <= 1.10 * m,
+                "QD{qd}: served {s:.0} beat the model's {m:.0}"
+            );
+        }
+        let off: Vec<String> = [1, 32]
+            .iter()
+            .zip(served.iter().zip(model))
+            .filter(|(_, (s, m))| (**s - m).abs() > 0.10 * m)
+            .map(|(qd, (s, m))| format!("QD{qd}: {s:.0} vs {m:.0}"))
+            .collect();
+        if off.is_empty() {
+            return;
+        }
+        failures.push(off.join(", "));
+    }
+    quiet.measure("after fio");
+    quiet.assert_power(
+        "served figures within 10 % of the model",
+        false,
+        &format!("off in every attempt: {failures:?}"),
     );
 }
 
@@ -768,6 +897,72 @@ fn beside_a_hog() -> Option<(MutexGuard<'static, ()>, &'static [&'static str])> 
     Some((guard, if cpus >= 2 { &["--cpus", "1"] } else { &[] }))
 }
 
+/// How busy the machine is with other programs' work over `window` while this test waits:
+/// the share of all CPUs' time spent busy (steal included) and stolen, from /proc/stat.
+fn others_busy(window: Duration) -> Option<(f64, f64)> {
+    let sample = || -> Option<(u64, u64, u64)> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let f: Vec<u64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal
+        let total: u64 = f.iter().take(8).sum();
+        let idle = f.get(3)? + f.get(4)?;
+        Some((total, total - idle, *f.get(7)?))
+    };
+    let a = sample()?;
+    std::thread::sleep(window);
+    let b = sample()?;
+    let total = b.0.saturating_sub(a.0).max(1) as f64;
+    Some((
+        b.1.saturating_sub(a.1) as f64 / total,
+        b.2.saturating_sub(a.2) as f64 / total,
+    ))
+}
+
+/// Whether the machine is quiet enough for a real-time suite's power assertions
+/// (detections, speed), measured before and after it: `None` when quiet, else why not.
+/// Other programs keeping more than a quarter of the CPUs busy, or a hypervisor stealing
+/// more than 5 %, drown timing differences the suites must find on a quiet machine; what
+/// must always hold (nothing confidently wrong, honest intervals) is asserted either way.
+#[derive(Default)]
+struct Quietness {
+    busy: Vec<String>,
+}
+
+impl Quietness {
+    fn measure(&mut self, when: &str) {
+        let Some((busy, steal)) = others_busy(Duration::from_secs(1)) else {
+            return;
+        };
+        if busy > 0.25 || steal > 0.05 {
+            self.busy.push(format!(
+                "{when}: other programs kept {:.0} % of the CPUs busy ({:.0} % stolen)",
+                100.0 * busy,
+                100.0 * steal
+            ));
+        }
+    }
+
+    /// Assert `power` where the machine was quiet; elsewhere say in a skip line that it
+    /// was not asserted and why (under FLASHSCOPE_NO_SKIP, as in CI, whose machine is
+    /// quiet, that is a failure).
+    fn assert_power(&self, what: &str, power: bool, detail: &str) {
+        if self.busy.is_empty() {
+            assert!(power, "{what}: {detail}");
+        } else if !power {
+            common::skip(&format!(
+                "{what} not asserted, the machine was busy ({}): {detail}",
+                self.busy.join("; ")
+            ));
+        }
+    }
+}
+
 /// A CPU hog pinned to one CPU, started by a test and killed by its pid on drop: a shell
 /// loop that starts a short-lived process after another (as a compiler run does: new
 /// address spaces, page faults, wake-ups), harsher on a measurement than a plain spin.
@@ -1006,6 +1201,8 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
     let (mut runs, mut seen, mut right) = (0, 0, 0);
     let mut wrong = Vec::new();
     let t0 = Instant::now();
+    let mut quiet = Quietness::default();
+    quiet.measure("before the suite");
     for (card, kind, usable, visible, extra) in cards {
         // 20 µs commands unless the card says otherwise.
         let cmd = if card.contains("cmd=") {
@@ -1056,10 +1253,13 @@ fn probe_truth_on_served_fakes_quiet_and_beside_a_cpu_hog() {
         wrong.len(),
         t0.elapsed().as_secs_f64()
     );
+    quiet.measure("after the suite");
+    // Always: nothing confidently wrong. Power (every fake found exactly) where quiet.
     assert!(wrong.is_empty(), "confidently wrong:\n{}", wrong.join("\n"));
-    assert_eq!(
-        right, seen,
-        "every fake within --max-cache is found exactly"
+    quiet.assert_power(
+        "every fake within --max-cache found exactly",
+        right == seen,
+        &format!("right in {right} of {seen}"),
     );
 }
 
@@ -1287,6 +1487,8 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
     };
     let truth = truth_bw(&fast) / truth_bw(&slow);
     let dir = tempfile::tempdir().unwrap();
+    let mut quiet = Quietness::default();
+    quiet.measure("before the runs");
     // Three runs on each of three served cards: the slow one (seed 1), the fast one, and
     // the slow one again with another seed.
     let mut saved: Vec<Vec<PathBuf>> = Vec::new();
@@ -1314,11 +1516,12 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
         server.cleanup();
         saved.push(runs);
     }
+    quiet.measure("after the runs");
     let compare = |a: &Path, b: &Path| -> serde_json::Value {
         let v = common::json(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
         v["samples"][0].clone()
     };
-    let (mut right, mut covered, mut same) = (0, 0, 0);
+    let (mut right, mut covered, mut same, mut wrong_sign) = (0, 0, 0, 0);
     let mut lines = Vec::new();
     for (i, slow_run) in saved[0].iter().enumerate() {
         let r = compare(slow_run, &saved[1][i]);
@@ -1327,6 +1530,7 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
             1.0 + r["ci_high"].as_f64().unwrap_or(f64::NAN),
         );
         right += usize::from(r["significant"] == true && r["difference"].as_f64() > Some(0.0));
+        wrong_sign += usize::from(r["significant"] == true && r["difference"].as_f64() < Some(0.0));
         covered += usize::from(lo <= truth && truth <= hi);
         lines.push(format!(
             "10 % apart, run {i}: [{lo:.4}, {hi:.4}] (truth {truth:.4}): {}",
@@ -1338,10 +1542,8 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
     }
     let report = lines.join("\n  ");
     eprintln!("served compare:\n  {report}");
-    assert_eq!(
-        right, 3,
-        "significant with the right sign in {right} of 3:\n  {report}"
-    );
+    // Always: honest intervals, no difference with the wrong sign, none between seeds.
+    assert_eq!(wrong_sign, 0, "significant the wrong way:\n  {report}");
     assert!(
         covered >= 2,
         "interval held the truth in {covered} of 3:\n  {report}"
@@ -1349,6 +1551,12 @@ fn compare_on_served_cards_finds_a_10_percent_write_difference_and_none_between_
     assert!(
         same >= 2,
         "no significant difference in {same} of 3:\n  {report}"
+    );
+    // Power where the machine is quiet: other programs' load widens the intervals.
+    quiet.assert_power(
+        "the 10 % difference significant in 3 of 3",
+        right == 3,
+        &format!("significant with the right sign in {right} of 3:\n  {report}"),
     );
 }
 

@@ -18,8 +18,10 @@ Examples:
   cat /tmp/card/stats     requests served, model time added, server overhead
   kill -INT PID           detaches the loop device, unmounts, prints the totals
 
-The card keeps one command queue: each request takes the model's time, spent for real,
-after the previous one ends. Pin the server with --cpus for the best timing accuracy.")]
+Each request takes the model's time, spent for real, after the previous one ends; the
+model is told the host's queue depth (an A2 card's command queue overlaps), and replies
+leave ahead by the served path's own round trip, measured at start, so a client sees the
+model's figures. Pin the server with --cpus for the best timing accuracy.")]
 pub struct Args {
     /// The simulated card: sim:PRESET[,key=value...] (see `flashscope sim list`).
     pub spec: crate::device::TargetSpec,

@@ -8,17 +8,24 @@ use crate::report::Document;
 use crate::vocab::{Check, Inference, Metric};
 
 /// The sources `--ext-csd` and `--sysfs-root` name, checked before anything is read:
-/// each names itself when what it points at is not there (a usage error).
+/// each names itself when what it points at is not there (a missing dump is a missing
+/// input file, exit 1 as in every command; a sysfs root that is no directory, a usage
+/// error).
 pub fn sources(
     ext_csd: Option<&std::path::Path>,
     sysfs_root: Option<&std::path::Path>,
 ) -> crate::Result<(Option<std::path::PathBuf>, crate::platform::Roots)> {
     if let Some(p) = ext_csd {
         if let Err(e) = std::fs::metadata(p) {
-            return Err(crate::Error::usage(format!(
+            let text = format!(
                 "--ext-csd {}: {e}: give a dump file (512 bytes binary, or the 1024 hex digits debugfs prints)",
                 p.display()
-            )));
+            );
+            return Err(if e.kind() == std::io::ErrorKind::NotFound {
+                crate::Error::runtime(text)
+            } else {
+                crate::Error::usage(text)
+            });
         }
     }
     let mut roots = crate::platform::Roots::system();

@@ -256,8 +256,9 @@ fn max_records_bytes(size: u64) -> u64 {
 /// Open a journal for reading: no symlink followed, no blocking on a FIFO, a regular file.
 fn open_file(path: &Path) -> Result<(File, std::fs::Metadata)> {
     let f = trust::open_nofollow(path).map_err(|e| {
+        // A missing input file is a runtime error (exit 1) in every command.
         trust::open_error("journal", path, e).unwrap_or_else(|| {
-            Error::usage(format!(
+            Error::runtime(format!(
                 "journal {} does not exist (nothing to restore, or a wrong path)",
                 path.display()
             ))

@@ -3,7 +3,7 @@
 use crate::backend::sim::config::SimConfig;
 use crate::report::{Body, Document};
 use crate::serve::{Outcome, Ready};
-use crate::vocab::units::format_bytes;
+use crate::vocab::units::{format_bytes, format_ns};
 
 /// `sim list`'s text from its document: each preset with its keys in the order a `sim:`
 /// spec writes them, then every key with its meaning.
@@ -35,7 +35,7 @@ pub fn render(doc: &Document) -> String {
 /// with which priority.
 pub(crate) fn serving(spec: &str, size_bytes: u64, ready: &Ready) -> String {
     format!(
-        "serving {} ({}) as {}{}{}; stop with Ctrl-C or SIGTERM",
+        "serving {} ({}) as {}{}{}; replies {} ahead of the model to make up for the served path; stop with Ctrl-C or SIGTERM",
         spec,
         format_bytes(size_bytes),
         ready.image.display(),
@@ -48,7 +48,8 @@ pub(crate) fn serving(spec: &str, size_bytes: u64, ready: &Ready) -> String {
             ", real-time priority"
         } else {
             " (no real-time priority: timing suffers when the CPUs are busy)"
-        }
+        },
+        format_ns(ready.lead_ns as f64)
     )
 }
 

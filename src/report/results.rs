@@ -1202,6 +1202,7 @@ mod tests {
                     uptime_ns: 5_000,
                     handler_ns: p,
                     late_ns: p,
+                    lead_ns: 0,
                 },
             }),
         );

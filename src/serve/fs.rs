@@ -19,6 +19,7 @@ use fuser::{
 };
 use std::ffi::OsStr;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
@@ -28,8 +29,19 @@ pub const IMAGE_NAME: &str = "flash.img";
 /// The file with the server's counters.
 pub const STATS_NAME: &str = "stats";
 
+/// A file of zeros, reachable only while the server starts, that answers every read
+/// `CALIBRATE_MODEL_NS` after it arrives without touching the card: timing reads of it
+/// through the same way (loop device and FUSE) measures what the way itself adds.
+pub const CALIBRATE_NAME: &str = ".calibrate";
+/// The time a calibration read is held, as a card's command would be: the wake-ups after
+/// a sleep this long are part of what the way adds.
+pub const CALIBRATE_MODEL_NS: u64 = 250_000;
+/// The calibration file's size.
+pub const CALIBRATE_BYTES: u64 = 1 << 20;
+
 const IMAGE_INO: INodeNo = INodeNo(2);
 const STATS_INO: INodeNo = INodeNo(3);
+const CALIBRATE_INO: INodeNo = INodeNo(4);
 const TTL: Duration = Duration::from_secs(1);
 
 const FALLOC_FL_KEEP_SIZE: i32 = 0x01;
@@ -62,6 +74,8 @@ pub struct Shared {
     /// Read buffers handed back by the completer, so large reads do not fault in fresh
     /// memory every time.
     pool: Mutex<Vec<Vec<u8>>>,
+    /// While set, `CALIBRATE_NAME` can be looked up (see [`CALIBRATE_MODEL_NS`]).
+    calibrating: AtomicBool,
     started_ns: u64,
     pub size: u64,
     pub sector: u32,
@@ -79,6 +93,7 @@ impl Shared {
             }),
             counters: Mutex::new(Counters::default()),
             pool: Mutex::new(Vec::new()),
+            calibrating: AtomicBool::new(false),
             started_ns: now,
             size,
             sector,
@@ -116,11 +131,26 @@ impl Shared {
         if idle > 0 {
             card.dev.idle(idle);
         }
+        // What the host has outstanding, as `io`'s queue tells the model in-process: a
+        // card with a command queue overlaps their command time.
+        let outstanding = card.pacer.outstanding(arrival_ns);
+        card.dev.queued(outstanding);
         let before = card.dev.clock_ns();
         let result = op(&mut card.dev);
         let model_ns = card.dev.clock_ns().saturating_sub(before);
         let slot = card.pacer.schedule(arrival_ns, model_ns);
-        (result, slot.deadline_ns, model_ns)
+        (result, slot.reply_ns, model_ns)
+    }
+
+    /// Send replies this long before the card's deadlines (the measured transport time).
+    pub fn set_lead(&self, lead_ns: u64) {
+        lock(&self.card).pacer.set_lead(lead_ns);
+        lock(&self.counters).lead_ns = lead_ns;
+    }
+
+    /// Whether the calibration file is reachable (only while the server calibrates).
+    pub fn set_calibrating(&self, on: bool) {
+        self.calibrating.store(on, Ordering::SeqCst);
     }
 }
 
@@ -135,7 +165,8 @@ enum Completion {
 }
 
 struct Job {
-    deadline_ns: u64,
+    /// When the reply leaves (the card's deadline less the transport lead).
+    reply_ns: u64,
     completion: Completion,
 }
 
@@ -143,7 +174,7 @@ struct Job {
 fn complete(shared: Arc<Shared>, jobs: mpsc::Receiver<Job>, spin_ns: u64) {
     super::pacer::tighten_timer_slack();
     while let Ok(job) = jobs.recv() {
-        let now = wait_until(job.deadline_ns, spin_ns);
+        let now = wait_until(job.reply_ns, spin_ns);
         match job.completion {
             Completion::Data(reply, buf, range) => {
                 reply.data(buf.get(range).unwrap_or(&[]));
@@ -155,7 +186,7 @@ fn complete(shared: Arc<Shared>, jobs: mpsc::Receiver<Job>, spin_ns: u64) {
             Completion::WriteError(reply, e) => reply.error(e),
             Completion::EmptyError(reply, e) => reply.error(e),
         }
-        lock(&shared.counters).late.record(now - job.deadline_ns);
+        lock(&shared.counters).late.record(now - job.reply_ns);
     }
 }
 
@@ -198,6 +229,9 @@ impl CardFs {
             INodeNo::ROOT => (FileType::Directory, 0o755, 0, 2),
             IMAGE_INO => (FileType::RegularFile, 0o600, self.shared.size, 1),
             STATS_INO => (FileType::RegularFile, 0o444, 4096, 1),
+            CALIBRATE_INO if self.shared.calibrating.load(Ordering::SeqCst) => {
+                (FileType::RegularFile, 0o600, CALIBRATE_BYTES, 1)
+            }
             _ => return None,
         };
         let t = SystemTime::UNIX_EPOCH;
@@ -220,12 +254,12 @@ impl CardFs {
         })
     }
 
-    fn queue(&self, deadline_ns: u64, completion: Completion) {
+    fn queue(&self, reply_ns: u64, completion: Completion) {
         // The completer only stops when this sender is dropped, so sending cannot fail
         // while the filesystem lives; if it ever did, the reply is dropped and fuser
         // answers the kernel with an error.
         let _ = self.jobs.send(Job {
-            deadline_ns,
+            reply_ns,
             completion,
         });
     }
@@ -254,6 +288,7 @@ impl Filesystem for CardFs {
         let ino = match (parent, name.to_str()) {
             (INodeNo::ROOT, Some(IMAGE_NAME)) => IMAGE_INO,
             (INodeNo::ROOT, Some(STATS_NAME)) => STATS_INO,
+            (INodeNo::ROOT, Some(CALIBRATE_NAME)) => CALIBRATE_INO,
             _ => return reply.error(Errno::ENOENT),
         };
         match self.attr(ino) {
@@ -305,6 +340,9 @@ impl Filesystem for CardFs {
                 FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES,
             ),
             STATS_INO => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+            CALIBRATE_INO if self.attr(ino).is_some() => {
+                reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO)
+            }
             INodeNo::ROOT => reply.error(Errno::EISDIR),
             _ => reply.error(Errno::ENOENT),
         }
@@ -329,6 +367,13 @@ impl Filesystem for CardFs {
             let start = (offset as usize).min(bytes.len());
             let end = start.saturating_add(size as usize).min(bytes.len());
             return reply.data(&bytes[start..end]);
+        }
+        if ino == CALIBRATE_INO {
+            let len = (size as u64).min(CALIBRATE_BYTES.saturating_sub(offset)) as usize;
+            let mut buf = self.shared.buffer(len);
+            buf.fill(0);
+            let due = arrival + CALIBRATE_MODEL_NS;
+            return self.queue(due, Completion::Data(reply, buf, 0..len));
         }
         if ino != IMAGE_INO {
             return reply.error(Errno::ENOENT);
@@ -559,6 +604,29 @@ mod tests {
         let (r, d3, m3) = s.on_card(t0 + 20, |dev| dev.read_at(&mut buf[..100], 0));
         assert!(r.is_err());
         assert_eq!((d3, m3), (d2, 0));
+    }
+
+    #[test]
+    fn a_command_queue_overlaps_requests_the_host_has_outstanding_as_in_process() {
+        let cfg = SimConfig::parse(
+            "custom,size=64M,erase=1M,page=16K,cmd=200us,read_bw=22M,page_cost=0ns,erase_cost=0ns,noise=0,outliers=0,cmd_queue=2",
+        )
+        .unwrap();
+        let s = Shared::new(SimDevice::new(cfg));
+        s.set_lead(50_000);
+        let t0 = monotonic_ns() + 1_000_000;
+        let mut buf = vec![0u8; 4096];
+        let (_, r1, alone) = s.on_card(t0, |dev| dev.read_at(&mut buf, 0));
+        // Arrives before the first reply left: two outstanding, half the command time.
+        let (_, _, queued) = s.on_card(t0 + 10, |dev| dev.read_at(&mut buf, 1 << 20));
+        assert_eq!(alone - queued, 100_000);
+        // Arrives once both replies left: alone again.
+        let later = r1 + 10_000_000;
+        let (_, r3, again) = s.on_card(later, |dev| dev.read_at(&mut buf, 2 << 20));
+        assert_eq!(again, alone);
+        // Its reply leaves the lead ahead of the card's deadline.
+        assert_eq!(r3, later + alone - 50_000);
+        assert_eq!(s.stats().lead_ns, 50_000);
     }
 
     #[test]

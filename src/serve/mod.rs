@@ -3,9 +3,10 @@
 //! The model is served as one file, `MOUNTPOINT/flash.img`, through FUSE (opened with
 //! FOPEN_DIRECT_IO so the page cache never answers), optionally behind a loop device with
 //! direct I/O. Every read, write, flush and discard goes through the same [`SimDevice`] as
-//! `sim:` targets; the model time each request adds is spent for real, on a real-time
-//! copy of the card's single command queue (see [`pacer`]). `MOUNTPOINT/stats` shows the
-//! counters and the server's own overhead.
+//! `sim:` targets, told the host's queue depth as in-process; the model time each request
+//! adds is spent for real, on a real-time copy of the card's timeline (see [`pacer`]),
+//! and replies leave ahead by the served path's own round trip ([`measure_lead`]).
+//! `MOUNTPOINT/stats` shows the counters and the server's own overhead.
 //!
 //! Clean-up does not depend on the server exiting cleanly: the loop device is attached
 //! with autoclear and held open by the server, and a small watchdog process unmounts the
@@ -20,7 +21,7 @@ pub mod stats;
 use crate::backend::sim::{SimConfig, SimDevice};
 use crate::platform::mounts::parse_mountinfo;
 use crate::{Error, Result};
-use fs::{CardFs, Shared, IMAGE_NAME};
+use fs::{CardFs, Shared, CALIBRATE_BYTES, CALIBRATE_MODEL_NS, CALIBRATE_NAME, IMAGE_NAME};
 use loopdev::LoopDevice;
 use stats::ServeStats;
 use std::io::{self, Write};
@@ -52,6 +53,9 @@ pub(crate) struct Ready {
     pub loop_device: Option<PathBuf>,
     /// Whether the server's threads run with real-time priority.
     pub realtime: bool,
+    /// How far ahead of the model's deadline replies leave (the served path's own
+    /// round trip, measured before the card was announced).
+    pub lead_ns: u64,
 }
 
 /// How the server ended and what it did.
@@ -274,6 +278,91 @@ fn attach_loop(through: &Path, image: &Path, sector: u32) -> Result<LoopDevice> 
     Ok(dev)
 }
 
+/// Timed reads of the calibration file (after a few untimed ones that warm the path).
+const CALIBRATE_READS: usize = 200;
+const CALIBRATE_WARMUP: usize = 20;
+
+/// The lead from the overheads of the calibration reads: their lower quartile. Most
+/// requests then take the model's time or a little more, few a little less, and a
+/// client's mean latency at queue depth one stays within a few per cent of the model's.
+fn lead_from(mut overheads: Vec<u64>) -> u64 {
+    if overheads.is_empty() {
+        return 0;
+    }
+    overheads.sort_unstable();
+    overheads[overheads.len() / 4]
+}
+
+/// Measure what the served path adds to a request (the loop driver with `--loop`, FUSE,
+/// and the wake-ups of client and server): time 4 KiB direct reads of the calibration
+/// file, which the server answers `CALIBRATE_MODEL_NS` after they arrive without
+/// touching the card, from a thread that runs as a client would (normal priority, any
+/// CPU the process was allowed). The calibration file is reachable only meanwhile, and
+/// its loop device is detached again before the card's is attached.
+fn measure_lead(
+    shared: &Shared,
+    anchor: &MountAnchor,
+    attach: bool,
+    sector: u32,
+    cpus: &[usize],
+) -> Result<u64> {
+    use std::os::unix::fs::FileExt;
+    shared.set_calibrating(true);
+    let measured = (|| {
+        let path = anchor.path().join(CALIBRATE_NAME);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(crate::sys::O_DIRECT)
+            .open(&path)
+            .map_err(|e| Error::io("opening the calibration file", e))?;
+        let device = if attach {
+            Some(
+                LoopDevice::attach_direct(&file, sector, Path::new(CALIBRATE_NAME))
+                    .map_err(|e| Error::io("attaching a loop device to calibrate", e))?,
+            )
+        } else {
+            None
+        };
+        let reader = match &device {
+            Some(d) => std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(crate::sys::O_DIRECT)
+                .open(d.path())
+                .map_err(|e| Error::io(format!("opening {}", d.path().display()), e))?,
+            None => file,
+        };
+        let overheads = std::thread::scope(|s| {
+            s.spawn(|| {
+                crate::sys::normal_priority();
+                let _ = crate::sys::pin_to(cpus);
+                let mut buf = crate::backend::AlignedBuf::new(4096);
+                let mut overheads = Vec::with_capacity(CALIBRATE_READS);
+                for i in 0..CALIBRATE_WARMUP + CALIBRATE_READS {
+                    let offset = (i as u64 * 4096) % CALIBRATE_BYTES;
+                    let t0 = crate::backend::monotonic_ns();
+                    reader.read_exact_at(&mut buf, offset)?;
+                    let took = crate::backend::monotonic_ns().saturating_sub(t0);
+                    if i >= CALIBRATE_WARMUP {
+                        overheads.push(took.saturating_sub(CALIBRATE_MODEL_NS));
+                    }
+                }
+                Ok::<_, io::Error>(overheads)
+            })
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the calibration thread panicked")))
+        })
+        .map_err(|e| Error::io("timing reads of the calibration file", e))?;
+        drop(reader);
+        if let Some(d) = device {
+            d.detach()
+                .map_err(|e| Error::io("detaching the calibration loop device", e))?;
+        }
+        Ok(lead_from(overheads))
+    })();
+    shared.set_calibrating(false);
+    measured
+}
+
 /// Serve the card until SIGINT/SIGTERM/SIGHUP (or an unmount from outside), then detach
 /// the loop device, unmount, and return the counters. `ready` is called once the card
 /// is reachable (and the loop device attached).
@@ -284,6 +373,7 @@ pub(crate) fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<O
     let mountpoint = check_mountpoint(&opts.mountpoint, &mountinfo)?;
     check_fuse(opts.attach_loop)?;
     let anchor = MountAnchor::open(&mountpoint)?;
+    let client_cpus = crate::sys::allowed_cpus();
     if let Some(cpu) = opts.cpu {
         pin_to_cpu(cpu)?;
     }
@@ -326,11 +416,21 @@ pub(crate) fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<O
     let mut cleanup_warnings = Vec::new();
 
     // Everything below must unmount on the way out, whatever fails.
-    let attached: Result<Option<LoopDevice>> = if opts.attach_loop {
-        attach_loop(&anchor.path().join(IMAGE_NAME), &image, opts.cfg.sector).map(Some)
-    } else {
-        Ok(None)
-    };
+    let attached: Result<Option<LoopDevice>> = measure_lead(
+        &shared,
+        &anchor,
+        opts.attach_loop,
+        opts.cfg.sector,
+        &client_cpus,
+    )
+    .and_then(|lead| {
+        shared.set_lead(lead);
+        if opts.attach_loop {
+            attach_loop(&anchor.path().join(IMAGE_NAME), &image, opts.cfg.sector).map(Some)
+        } else {
+            Ok(None)
+        }
+    });
 
     let stopped_by = match &attached {
         Ok(a) => {
@@ -338,6 +438,7 @@ pub(crate) fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<O
                 image: image.clone(),
                 loop_device: a.as_ref().map(|d| d.path().to_path_buf()),
                 realtime,
+                lead_ns: shared.stats().lead_ns,
             });
             loop {
                 if let Some(sig) = signals.wait(Duration::from_millis(200)) {

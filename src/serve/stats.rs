@@ -20,8 +20,11 @@ pub struct Counters {
     /// From a request's arrival in the server to its reply being queued (model work and
     /// bookkeeping).
     pub handler: LatencyHistogram,
-    /// How long after its deadline each reply left (sleep and wake-up error).
+    /// How long after its due time each reply left (sleep and wake-up error).
     pub late: LatencyHistogram,
+    /// How far ahead of the card's deadline replies leave: the way to the server and
+    /// back, measured when it started.
+    pub lead_ns: u64,
 }
 
 /// What `MOUNTPOINT/stats` shows and the server prints at exit.
@@ -42,8 +45,12 @@ pub struct ServeStats {
     pub uptime_ns: u64,
     /// Server work per request before its reply was queued.
     pub handler_ns: Percentiles,
-    /// Reply lateness past the model's deadline.
+    /// Reply lateness past its due time (the model's deadline less `lead_ns`).
     pub late_ns: Percentiles,
+    /// The transport time replies leave ahead of the model's deadline, so a client sees
+    /// the model's latency (measured through the served path when the server started).
+    #[serde(default)]
+    pub lead_ns: u64,
 }
 
 impl Counters {
@@ -62,6 +69,7 @@ impl Counters {
             uptime_ns,
             handler_ns: super::histogram::percentiles(&self.handler),
             late_ns: super::histogram::percentiles(&self.late),
+            lead_ns: self.lead_ns,
         }
     }
 }
@@ -94,6 +102,10 @@ impl ServeStats {
             format_ns(self.uptime_ns as f64),
             format_ns(self.model_ns as f64),
         );
+        s.push_str(&format!(
+            "replies left {} ahead of the model's deadline (the served path's own round trip, measured at start)\n",
+            format_ns(self.lead_ns as f64)
+        ));
         s.push_str("server overhead per request:\n");
         s.push_str(&pct_line("handler", &self.handler_ns));
         s.push_str(&pct_line("late", &self.late_ns));

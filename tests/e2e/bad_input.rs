@@ -1088,3 +1088,39 @@ fn analyze_help_states_the_run_cap_its_refusal_names() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("more than {MAX_RUNS} runs")), "{err}");
 }
+
+/// Issue 45 point 7: a missing input file has one exit code in every command that reads
+/// one, the runtime error's 1 (docs/reference.md: "a missing, unreadable or vanished
+/// target"), and the message names the path. `restore` said 2 and `report` 1.
+#[test]
+fn a_missing_input_file_exits_1_in_every_command_that_reads_one() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("missing");
+    let m = missing.to_str().unwrap();
+    let html = d.path().join("r.html");
+    let db = d.path().join("h.db");
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["restore", m],
+        vec!["restore", m, "--list"],
+        vec!["report", m, "-o", html.to_str().unwrap()],
+        vec!["analyze", m],
+        vec!["compare", m, m],
+        vec!["history", "import", m, "--history", db.to_str().unwrap()],
+        vec!["health", "--ext-csd", m],
+        vec!["info", m],
+        vec!["align", m],
+        vec!["io", m],
+    ];
+    let mut wrong = Vec::new();
+    for args in &runs {
+        let out = crate::common::flashscope_in(d.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() != Some(1) || !err.contains(m) {
+            wrong.push(format!("{args:?}: exit {:?}: {err}", out.status.code()));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -1127,7 +1127,7 @@ fn verify_dir_out_of_space_in_the_document() {
 /// `filefrag -e -v FILE` (e2fsprogs), the independent check of where a file lives: its
 /// block size and extents as (logical block, physical block, blocks).
 fn filefrag(file: &str) -> (u64, Vec<(u64, u64, u64)>) {
-    let out = StdCommand::new("filefrag")
+    let out = common::tool_command("filefrag")
         .args(["-e", "-v", file])
         .output()
         .expect("filefrag runs");
@@ -1160,7 +1160,7 @@ fn filefrag(file: &str) -> (u64, Vec<(u64, u64, u64)>) {
 #[test]
 fn verify_dir_names_the_file_and_the_device_offsets_of_a_flip_on_the_disk() {
     if !common::has_tool("filefrag") {
-        common::skip("filefrag is not installed (apt-get install e2fsprogs)");
+        common::skip("filefrag is not installed (not on PATH, nor in /usr/sbin or /sbin: apt-get install e2fsprogs)");
         return;
     }
     // The partition starts at sector 2048: 1 MiB into the disk.

@@ -17,10 +17,10 @@ impl PartitionNode {
     pub fn first_of(disk: &str) -> Option<(String, PartitionNode)> {
         use std::io::Write;
         if !has_tool("sfdisk") {
-            skip("sfdisk is not installed (apt-get install fdisk)");
+            skip("sfdisk is not installed (not on PATH, nor in /usr/sbin or /sbin: apt-get install fdisk)");
             return None;
         }
-        let mut sfdisk = StdCommand::new("sfdisk")
+        let mut sfdisk = tool_command("sfdisk")
             .args(["-q", disk])
             .stdin(std::process::Stdio::piped())
             .spawn()
@@ -499,15 +499,27 @@ pub fn signal_when(
     stop: &Stop,
     ready: impl Fn() -> bool,
 ) -> (Option<i32>, String) {
+    use std::os::unix::process::CommandExt;
     use std::time::{Duration, Instant};
-    let mut child = bin()
-        .env("XDG_STATE_HOME", state)
+    let mut cmd = bin();
+    cmd.env("XDG_STATE_HOME", state)
         .current_dir(cwd)
         .args(args)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(std::process::Stdio::piped());
+    // The test relies on the signal's default disposition in the child: a test run
+    // under `nohup` (or a shell's background job) would hand it on ignored, and the
+    // run would then rightly keep ignoring it.
+    let sig = stop.sig;
+    // SAFETY: between fork and exec only signal(2), which is async-signal-safe; an
+    // error (SIGKILL's disposition cannot change) is left to the kernel.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(sig, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
     let start = Instant::now();
     let (mut ended, mut was_ready) = (false, false);
     loop {
@@ -554,16 +566,33 @@ pub fn skip(why: &str) {
     let _ = writeln!(std::io::stderr(), "skipped {name}: {why}");
 }
 
-/// True when `tool` runs here (`tool --version`, or `tool -V` for mkfs.*).
-pub fn has_tool(tool: &str) -> bool {
-    ["--version", "-V"].iter().any(|flag| {
-        StdCommand::new(tool)
-            .arg(flag)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok()
-    })
+/// Where a tool is: on PATH, or in the system directories a normal user's PATH often
+/// lacks (`sfdisk`, `filefrag`, `chattr` live in /usr/sbin or /sbin). The one place a
+/// test finds a tool; a test runs the tool through the path it returns.
+pub fn tool(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(
+            ["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"]
+                .iter()
+                .map(std::path::PathBuf::from),
+        )
+        .map(|d| d.join(name))
+        .find(|f| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(f).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// True when `tool` is installed (see [`tool`]).
+pub fn has_tool(name: &str) -> bool {
+    tool(name).is_some()
+}
+
+/// A command for the tool `name` by its full path where [`tool`] finds it (else by name,
+/// and starting it fails with the reason).
+pub fn tool_command(name: &str) -> StdCommand {
+    StdCommand::new(tool(name).unwrap_or_else(|| name.into()))
 }
 
 /// `flashscope ARGS` run as the unprivileged user nobody (uid 65534) through `setpriv`,
@@ -781,9 +810,45 @@ impl Zram {
     }
 }
 
+impl Zram {
+    /// Reset and remove the device, retrying while something still holds it (the
+    /// kernel's io_uring workers outlive the process that queued on them for a moment):
+    /// `Err` with the reason when it is still there after `wait`.
+    pub fn remove(&self, wait: std::time::Duration) -> Result<(), String> {
+        let sys = format!("/sys/block/zram{}", self.n);
+        let t0 = std::time::Instant::now();
+        loop {
+            if !std::path::Path::new(&sys).exists() {
+                return Ok(());
+            }
+            // A reset frees the memory; both fail with EBUSY while the device is open.
+            let reset = std::fs::write(format!("{sys}/reset"), "1");
+            let removed = std::fs::write("/sys/class/zram-control/hot_remove", &self.n);
+            if removed.is_ok() {
+                return Ok(());
+            }
+            if t0.elapsed() > wait {
+                return Err(format!(
+                    "zram{} is still there after {:?}: reset {reset:?}, hot_remove {removed:?}",
+                    self.n, wait
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+/// A test removes what it creates: waiting until it can, and failing when it cannot
+/// (a zram device left behind holds its memory until the machine reboots).
 impl Drop for Zram {
     fn drop(&mut self) {
-        let _ = std::fs::write("/sys/class/zram-control/hot_remove", &self.n);
+        if let Err(e) = self.remove(std::time::Duration::from_secs(10)) {
+            if std::thread::panicking() {
+                eprintln!("{e}");
+            } else {
+                panic!("{e}");
+            }
+        }
     }
 }
 
@@ -794,15 +859,27 @@ pub struct Mounted {
 
 impl Mounted {
     /// `mount ARGS DIR`, e.g. `["-t", "tmpfs", "-o", "size=4m", "tmpfs"]` or `[dev]`.
+    /// `None` after one skip line when not root (no "must be superuser" from mount) or
+    /// when mount fails (with mount's own words).
     pub fn new(args: &[&str]) -> Option<Mounted> {
+        if !is_root() {
+            skip(&format!(
+                "mount {args:?} needs root (CI runs the tests as root)"
+            ));
+            return None;
+        }
         let dir = tempfile::tempdir().ok()?;
-        let st = StdCommand::new("mount")
+        let out = StdCommand::new("mount")
             .args(args)
             .arg(dir.path())
-            .status()
+            .stderr(std::process::Stdio::piped())
+            .output()
             .ok()?;
-        if !st.success() {
-            skip(&format!("mount {args:?} failed"));
+        if !out.status.success() {
+            skip(&format!(
+                "mount {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
             return None;
         }
         Some(Mounted { dir })
@@ -810,7 +887,7 @@ impl Mounted {
 
     /// A fresh ext4 on `dev`, mounted with `opts` (e.g. "rw").
     pub fn ext4(dev: &str, opts: &str) -> Option<Mounted> {
-        let ok = StdCommand::new("mkfs.ext4")
+        let ok = tool_command("mkfs.ext4")
             .args(["-q", "-F", dev])
             .status()
             .ok()?

@@ -859,7 +859,11 @@ fn a_target_root_cannot_open_is_not_told_to_run_as_root() {
     let d = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
     let f = d.path().join("immutable.img");
     std::fs::write(&f, vec![0u8; 4 << 20]).unwrap();
-    let set = Command::new("chattr").arg("+i").arg(&f).status().unwrap();
+    let set = crate::common::tool_command("chattr")
+        .arg("+i")
+        .arg(&f)
+        .status()
+        .unwrap();
     if !set.success() {
         common::skip("this filesystem has no immutable attribute");
         return;
@@ -868,7 +872,10 @@ fn a_target_root_cannot_open_is_not_told_to_run_as_root() {
         .args(["verify", f.to_str().unwrap(), "--write"])
         .output()
         .unwrap();
-    let _ = Command::new("chattr").arg("-i").arg(&f).status();
+    let _ = crate::common::tool_command("chattr")
+        .arg("-i")
+        .arg(&f)
+        .status();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("even to root"), "{err}");

@@ -1095,3 +1095,25 @@ fn less_than_one_block_names_the_block_size_option_given() {
             );
     }
 }
+
+/// Issue 45 point 7: a test removes the zram device it hot-added, waiting while another
+/// holder still has it open (as io_uring's workers do for a moment after the child that
+/// queued on them exited), and is not left with a device that holds RAM until a reboot.
+#[test]
+fn a_zram_device_a_test_adds_is_removed_even_while_briefly_held() {
+    let Some(zram) = common::Zram::new(16) else {
+        return;
+    };
+    let n = zram.dev().trim_start_matches("/dev/zram").to_string();
+    let held = std::fs::File::open(zram.dev()).expect("open the zram device");
+    let holder = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        drop(held);
+    });
+    drop(zram);
+    holder.join().unwrap();
+    assert!(
+        !std::path::Path::new(&format!("/sys/block/zram{n}")).exists(),
+        "zram{n} was left behind"
+    );
+}
