@@ -38,9 +38,11 @@ pub struct Findings {
 /// Infer what every kind of log there is can tell; `blocksize` is the block size for align
 /// logs whose command line does not give one.
 pub fn infer(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) -> Findings {
+    let (align_points, pooled) = pool_align_runs(logs, blocksize);
     let mut f = Findings {
-        align_points: align_points(logs, blocksize),
+        align_points,
         interval_points: interval_points(logs),
+        warnings: pooled,
         ..Findings::default()
     };
     if !f.align_points.is_empty() {
@@ -85,31 +87,126 @@ impl NamedLog for LogSample {
 
 /// Align points from every align log (block size: command line, then `--blocksize`,
 /// then half the smallest alignment, as flashbench starts at twice the block size).
+/// Several runs with one block size are one card measured again: see [`pool_align_runs`].
 pub fn align_points<L: NamedLog>(logs: &[L], blocksize: Option<u64>) -> Vec<AlignPoint> {
-    let mut pts = Vec::new();
+    pool_align_runs(logs, blocksize).0
+}
+
+/// The block size `align_points` reads an align log with.
+fn align_block_size(l: &FlashbenchLog, blocksize: Option<u64>) -> u64 {
+    let from_cmd = l.command.as_ref().and_then(|c| c.block_bytes);
+    let has_cmd = l.command.is_some();
+    let derived = l.align_block_bytes();
+    // flashbench's default block size is 16 KiB when its command line gives none; a
+    // log that goes below 32 KiB alignments had a smaller one (the pasted command was
+    // shortened, e.g. `flashbench -a <device>`).
+    from_cmd
+        .or(blocksize)
+        .or(if has_cmd {
+            Some(derived.map_or(16384, |d| d.min(16384)))
+        } else {
+            None
+        })
+        .or(derived)
+        .unwrap_or(16384)
+}
+
+/// The align points of every run, several runs of one block size pooled: a flashbench log
+/// gives one figure per alignment and no spread, so one run cannot say how far a row is
+/// from its neighbours by chance; two or more runs can. Each alignment's boundary cost is
+/// the median over the runs that measured it, its standard error the runs' spread
+/// (1.4826 · MAD / √n; no spread known from a single distinct figure), and the base read
+/// time the median too. A run whose rows repeat an earlier run's (the same log pasted
+/// twice, or a cut copy of it) adds no measurement: its repeated rows count once. Returns
+/// the points and a warning per pooled block size.
+pub fn pool_align_runs<L: NamedLog>(
+    logs: &[L],
+    blocksize: Option<u64>,
+) -> (Vec<AlignPoint>, Vec<Warning>) {
+    // Per block size, in the order first seen: the runs' points.
+    let mut by_block: Vec<(u64, Vec<Vec<AlignPoint>>)> = Vec::new();
     for l in logs
         .iter()
         .map(L::log)
         .filter(|l| l.kind() == LogKind::Align)
     {
-        let from_cmd = l.command.as_ref().and_then(|c| c.block_bytes);
-        let has_cmd = l.command.is_some();
-        let derived = l.align_block_bytes();
-        // flashbench's default block size is 16 KiB when its command line gives none; a
-        // log that goes below 32 KiB alignments had a smaller one (the pasted command was
-        // shortened, e.g. `flashbench -a <device>`).
-        let bs = from_cmd
-            .or(blocksize)
-            .or(if has_cmd {
-                Some(derived.map_or(16384, |d| d.min(16384)))
-            } else {
-                None
-            })
-            .or(derived)
-            .unwrap_or(16384);
-        pts.extend(l.align_points(bs));
+        let bs = align_block_size(l, blocksize);
+        let pts = l.align_points(bs);
+        match by_block.iter_mut().find(|(b, _)| *b == bs) {
+            Some((_, runs)) => runs.push(pts),
+            None => by_block.push((bs, vec![pts])),
+        }
     }
-    pts
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    for (bs, runs) in by_block {
+        if runs.len() == 1 {
+            out.extend(runs.into_iter().flatten());
+            continue;
+        }
+        // A run every row of which earlier runs already hold is a copy, not a measurement
+        // (a real run repeats no earlier figure in every row: each is pre, on and post to
+        // three digits).
+        let key = |p: &AlignPoint| (p.align_bytes, p.diff_ns.to_bits(), p.base_ns.to_bits());
+        let mut seen: std::collections::HashSet<(u64, u64, u64)> = Default::default();
+        let mut kept = 0;
+        let mut duplicates = 0;
+        // Per alignment, one figure (diff, base) per kept run; identical figures from
+        // different runs count once.
+        let mut cells: BTreeMap<u64, Vec<(f64, f64)>> = BTreeMap::new();
+        for r in &runs {
+            if kept > 0 && r.iter().all(|p| seen.contains(&key(p))) {
+                duplicates += 1;
+                continue;
+            }
+            kept += 1;
+            seen.extend(r.iter().map(key));
+            // A run that lists an alignment twice gives its median.
+            let mut mine: BTreeMap<u64, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+            for p in r {
+                let e = mine.entry(p.align_bytes).or_default();
+                e.0.push(p.diff_ns);
+                e.1.push(p.base_ns);
+            }
+            for (a, (mut d, mut b)) in mine {
+                if let (Some(d), Some(b)) = (super::median(&mut d), super::median(&mut b)) {
+                    let cell = cells.entry(a).or_default();
+                    if !cell.contains(&(d, b)) {
+                        cell.push((d, b));
+                    }
+                }
+            }
+        }
+        for (a, cell) in cells {
+            let mut d: Vec<f64> = cell.iter().map(|c| c.0).collect();
+            let mut b: Vec<f64> = cell.iter().map(|c| c.1).collect();
+            let (Some(diff), Some(base)) = (super::median(&mut d), super::median(&mut b)) else {
+                continue;
+            };
+            let n = d.len();
+            let se = if n >= 2 {
+                let mut dev: Vec<f64> = d.iter().map(|x| (x - diff).abs()).collect();
+                1.4826 * super::median(&mut dev).unwrap_or(0.0) / (n as f64).sqrt()
+            } else {
+                0.0
+            };
+            out.push(AlignPoint {
+                block_bytes: bs,
+                align_bytes: a,
+                diff_ns: diff,
+                se_ns: if se.is_finite() { se } else { 0.0 },
+                base_ns: base,
+            });
+        }
+        if kept >= 2 || duplicates > 0 {
+            warnings.push(Warning::AlignRunsPooled {
+                block_bytes: bs,
+                runs: kept,
+                duplicates,
+            });
+        }
+    }
+    (out, warnings)
 }
 
 /// The interval logs' rows as points.
@@ -249,6 +346,62 @@ fn open_au_and_fat(
 mod tests {
     use super::*;
     use crate::analysis::flashbench::parse_all;
+
+    fn golden(name: &str) -> Vec<(String, FlashbenchLog)> {
+        let path = format!(
+            "{}/tests/data/flashbench/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        parse_all(name, &std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    /// Issue 43.6: several runs of one card with one block size are pooled: one point per
+    /// alignment, the median of the runs, with the runs' spread as its standard error; the
+    /// same log pasted twice is one measurement (no spread invented, the same answer as
+    /// once), and the pooling is said.
+    #[test]
+    fn runs_of_one_block_size_pool_into_medians_and_a_copy_counts_once() {
+        let one = golden("seed-align-01.txt");
+        let two = [one.clone(), golden("seed-align-02.txt")].concat();
+        let (pts, w) = pool_align_runs(&two, None);
+        assert_eq!(pts.len(), 21, "one point per alignment, not per run");
+        let at = |a: u64| pts.iter().find(|p| p.align_bytes == a).unwrap();
+        // 2 GiB: 230 µs and 235 µs in the two runs.
+        assert_eq!(at(1 << 31).diff_ns, 232_500.0);
+        assert!(at(1 << 31).se_ns > 0.0);
+        assert!(matches!(
+            w.as_slice(),
+            [Warning::AlignRunsPooled {
+                block_bytes: 1024,
+                runs: 2,
+                duplicates: 0
+            }]
+        ));
+        // The same log twice: the rows of the first run, no spread, one warning.
+        let twice = [one.clone(), one.clone()].concat();
+        let (mut pts2, w2) = pool_align_runs(&twice, None);
+        let mut pts1 = pool_align_runs(&one, None).0;
+        pts1.sort_by_key(|p| p.align_bytes);
+        pts2.sort_by_key(|p| p.align_bytes);
+        assert_eq!(pts2, pts1);
+        assert!(pts2.iter().all(|p| p.se_ns == 0.0));
+        assert!(matches!(
+            w2.as_slice(),
+            [Warning::AlignRunsPooled {
+                runs: 1,
+                duplicates: 1,
+                ..
+            }]
+        ));
+        let (a, b) = (infer(&one, None), infer(&twice, None));
+        for k in ["erase_block_bytes", "page_bytes"] {
+            assert_eq!(a.inferences[k], b.inferences[k], "{k}");
+        }
+        // Pooled, the two runs name what the seed article's author read.
+        let f = infer(&two, None);
+        assert_eq!(f.inferences["erase_block_bytes"].as_u64(), Some(4 << 20));
+        assert_eq!(f.inferences["page_bytes"].as_u64(), Some(16 << 10));
+    }
 
     /// An 8 MiB text of raw open-AU runs (a shell loop's output without command lines):
     /// every run is its own count, the case that was quadratic in the number of runs.

@@ -202,6 +202,14 @@ pub enum Warning {
     /// A flashbench run was interrupted (`^C` in the log): the run ends there, with the
     /// rows before it.
     InterruptedRun { file: String, line: usize },
+    /// Several align runs with one block size were read as one card: each alignment's
+    /// boundary cost is the median over the runs, its spread their standard error; runs
+    /// whose rows repeat another's were counted once.
+    AlignRunsPooled {
+        block_bytes: u64,
+        runs: usize,
+        duplicates: usize,
+    },
 
     // Filesystem tests.
     /// The test file (or the matrix's largest) is smaller than RAM: buffered figures can
@@ -357,6 +365,7 @@ impl Warning {
             CommandWithoutResults { .. } => "command_without_results",
             CutLastLine { .. } => "cut_last_line",
             InterruptedRun { .. } => "interrupted_run",
+            AlignRunsPooled { .. } => "align_runs_pooled",
             SmallerThanRam { .. } => "file_smaller_than_ram",
             BufferedInflated { .. } => "buffered_inflated_by_cache",
             CompressingFilesystem { .. } => "compressing_filesystem",
@@ -560,6 +569,19 @@ impl Warning {
             InterruptedRun { file, line } => format!(
                 "{file}, line {line}: the run was interrupted (^C); it ends there and the rows before it were used (the sizes it did not reach are missing)"
             ),
+            AlignRunsPooled { block_bytes, runs: 1, duplicates } => format!(
+                "{duplicates} further align run(s) with {} reads repeat the first one's rows (the same log pasted again, or a cut copy) and were counted once",
+                format_bytes(*block_bytes)
+            ),
+            AlignRunsPooled { block_bytes, runs, duplicates } => format!(
+                "{runs} align runs with {} reads were read as one card: each alignment's boundary cost is the median over the runs and their spread its uncertainty (the table shows the medians){}",
+                format_bytes(*block_bytes),
+                if *duplicates > 0 {
+                    format!("; {duplicates} further run(s) repeating another's rows were counted once")
+                } else {
+                    String::new()
+                }
+            ),
             SmallerThanRam { file_bytes, ram_bytes, matrix: false } => format!(
                 "the test file ({}) is smaller than RAM ({}): the kernel can hold all of it in the page cache, so a buffered write may finish before the data reaches the flash and a warm read never touches it",
                 format_bytes(*file_bytes),
@@ -653,6 +675,7 @@ impl Warning {
             CommandWithoutResults { .. } => "rerun that flashbench command if its results are wanted".into(),
             CutLastLine { .. } => "rerun flashbench to completion if the last row matters".into(),
             InterruptedRun { .. } => "rerun flashbench to completion if the missing sizes matter".into(),
+            AlignRunsPooled { .. } => "analyze each run alone to see how far they agree".into(),
             SmallerThanRam { ram_bytes, matrix: false, .. } => format!(
                 "trust the synced rows (fdatasync, dsync, sync, direct) and the cold reads, or give --size {} or more for an honest buffered figure",
                 format_bytes(ram_bytes.saturating_mul(2))
@@ -904,6 +927,11 @@ mod tests {
             InterruptedRun {
                 file: s("a.log"),
                 line: 12,
+            },
+            AlignRunsPooled {
+                block_bytes: 1024,
+                runs: 3,
+                duplicates: 1,
             },
             SmallerThanRam {
                 file_bytes: 1 << 28,

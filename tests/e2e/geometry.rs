@@ -1249,7 +1249,19 @@ fn pasted_forms_of_golden_logs_reach_the_same_conclusion() {
         args.extend(opts.iter().map(|s| s.to_string()));
         let want = json(&args.iter().map(String::as_str).collect::<Vec<_>>());
         assert!(!strip(&want).is_empty(), "{paste}");
-        assert_eq!(strip(&got), strip(&want), "{paste}");
+        if paste.starts_with("cut-") {
+            // The cut line is left out: the paste has one row less than its original, so
+            // it may be less sure (inconclusive where the original names a value), never
+            // of another value.
+            for ((k, v, st), (_, wv, _)) in strip(&got).iter().zip(strip(&want).iter()) {
+                assert!(
+                    v == wv || st == "inconclusive",
+                    "{paste}: {k} {v} ({st}), the original {wv}"
+                );
+            }
+        } else {
+            assert_eq!(strip(&got), strip(&want), "{paste}");
+        }
         assert_eq!(
             got["samples"].as_array().unwrap().len(),
             originals.len(),
@@ -1371,8 +1383,58 @@ fn published_logs_are_read_and_never_confidently_wrong() {
     }
     assert_eq!(n, 17);
     assert!(
-        erase_ok >= 15 && page_ok >= 3,
+        erase_ok >= 16 && page_ok >= 10,
         "erase {erase_ok}, page {page_ok}"
+    );
+}
+
+/// Issue 43.6: the published logs the reading was not tuned on. The changes of this
+/// issue (pooling runs of one block size; a small group of rows scattered like the
+/// well-populated ones relative to their level; the chain search free to swap a member
+/// for any size with local evidence) were made looking only at `seed-align-01`,
+/// `seed-align-02` and `readme-align-01` (and the forms pasted or published from them).
+/// The rest of `readings.tsv` is held out: `seed-align-03` … `07` (2 to 32 KiB reads),
+/// the pasted forms of 03 and 04, and the real Patriot stick. On main they gave erase
+/// 6 of 8 and page 0 of 7; now 7 of 8 and 3 of 7, never a confident different answer.
+#[test]
+fn held_out_published_logs_meet_the_floors_never_confidently_wrong() {
+    let tuned_on = ["seed-align-01", "seed-align-02", "readme-align-01"];
+    let table = std::fs::read_to_string(format!("{REF}readings.tsv")).unwrap();
+    let (mut erase, mut page) = ((0, 0), (0, 0));
+    for line in table
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if tuned_on.iter().any(|t| cols[0].contains(t)) {
+            continue;
+        }
+        let files: Vec<String> = cols[0].split_whitespace().map(String::from).collect();
+        let f = flashscope::analysis::logs::infer(&load(&files), None);
+        for (key, want, tally) in [
+            ("erase_block_bytes", cols[1], &mut erase),
+            ("page_bytes", cols[2], &mut page),
+        ] {
+            let inf = &f.inferences[key];
+            match want.parse::<u64>() {
+                Ok(w) => {
+                    tally.1 += 1;
+                    if agrees(key, inf, w) {
+                        tally.0 += 1;
+                    }
+                }
+                Err(_) => assert_ne!(inf.status_word(), "confident", "{line}: {}", inf.evidence),
+            }
+        }
+    }
+    assert_eq!((erase.1, page.1), (8, 7), "the held-out rows");
+    assert!(
+        erase.0 >= 7 && page.0 >= 3,
+        "held out: erase {} of {}, page {} of {}",
+        erase.0,
+        erase.1,
+        page.0,
+        page.1
     );
 }
 
