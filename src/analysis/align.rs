@@ -1705,8 +1705,17 @@ pub fn cached_repeats(cells: &[AlignCell]) -> Option<(u64, f64, f64)> {
 /// cache); what does show was paid by the medium and stands.
 pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64)) {
     let (bs, repeat, first) = cached;
+    let none_visible = inf
+        .erase_block_structure
+        .value
+        .as_ref()
+        .and_then(|v| v.as_str())
+        == Some(NONE_VISIBLE);
+    // Where no erase block is named, the cache is the reason, not what the rows measured
+    // (with 1 KiB repeats cached and 16 KiB ones not, block sizes "disagree").
+    let unnamed = inf.erase_block_bytes.value.is_none();
     let s = &mut inf.erase_block_structure;
-    if s.value.as_ref().and_then(|v| v.as_str()) == Some(NONE_VISIBLE) {
+    if none_visible || unnamed {
         *s = Inference::inconclusive(format!(
             "repeated reads are answered by a cache: a repeated {} read took {} (median) against {} for the first access of twice the bytes; the boundary cost cannot be seen through it (measured: {})",
             format_bytes(bs),

@@ -173,6 +173,7 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
             io_time_ns: run.io_time_ns,
             device_elapsed_ns: run.elapsed_ns,
             realtime,
+            spread_for_read_cache: run.spread,
         },
         samples: samples(&run, &points),
         environment: env,

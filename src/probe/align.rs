@@ -20,7 +20,7 @@
 //!   random order, and no read follows one at the same position (a controller's page
 //!   register cannot answer it), as flashbench interleaves its positions.
 
-use crate::analysis::align::{candidate_sizes, MIN_SAMPLES};
+use crate::analysis::align::{cached_repeats, candidate_sizes, MIN_SAMPLES};
 pub use crate::analysis::align::{AlignCell, Next};
 use crate::backend::{AlignedBuf, Backend};
 use crate::vocab::units::format_bytes;
@@ -57,6 +57,9 @@ pub struct AlignRun {
     pub elapsed_ns: u64,
     /// Why the run ended: "confident", "count", "time budget", "read budget".
     pub stop_reason: String,
+    /// Whether the repeats of the first visits were answered by a read cache, so the run
+    /// was read again spread (every round one pass over all its cells' positions).
+    pub spread: bool,
 }
 
 /// Reads `flashbench -a -b BS` does on a device of `size` bytes: 8 tries × 3 reads × 7
@@ -125,8 +128,12 @@ pub fn validate(size: u64, sector: u32, block_sizes: &[u64]) -> Result<()> {
 }
 
 /// Multipliers k (odd, not a multiple of 3) with `A·k + bs ≤ size`, up to `n` of them
-/// spread evenly over the device.
-fn positions(size: u64, align: u64, block: u64, n: usize) -> Vec<u64> {
+/// spread evenly over the device: from the first to the last, or with a `phase` (0 to 1),
+/// each at that phase of its share of the candidates. Spread rounds (`run`) give cells
+/// different phases, so the positions of different alignments do not bunch up at the same
+/// few places (every alignment's first multiple near the start): a read-ahead after one
+/// cell's read would answer another cell's read there.
+fn positions(size: u64, align: u64, block: u64, n: usize, phase: Option<f64>) -> Vec<u64> {
     let kmax = size.saturating_sub(block) / align;
     let mut ks: Vec<u64> = Vec::new();
     // Walk candidates without materialising huge ranges: step through 6j ± 1.
@@ -145,10 +152,11 @@ fn positions(size: u64, align: u64, block: u64, n: usize) -> Vec<u64> {
     };
     let want = (n as u64).min(total);
     for j in 0..want {
-        let i = if want == 1 {
-            0
-        } else {
-            j * (total - 1) / (want - 1)
+        let i = match phase {
+            Some(p) => (((j as f64 + p.clamp(0.0, 1.0)) * total as f64 / want as f64) as u64)
+                .min(total - 1),
+            None if want == 1 => 0,
+            None => j * (total - 1) / (want - 1),
         };
         ks.push(nth(i));
     }
@@ -157,16 +165,19 @@ fn positions(size: u64, align: u64, block: u64, n: usize) -> Vec<u64> {
 }
 
 /// The cells of a sweep: every alignment 2^n and 3 × 2^n from 2 × bs to the largest with
-/// `config.positions` distinct positions on the device, for each block size.
-pub fn plan_cells(size: u64, config: &AlignConfig) -> Vec<AlignCell> {
+/// `config.positions` distinct positions on the device, for each block size; with `spread`,
+/// each cell's positions at its own golden-ratio phase (see `positions`).
+pub fn plan_cells(size: u64, config: &AlignConfig, spread: bool) -> Vec<AlignCell> {
     let mut cells = Vec::new();
     let n = config.positions.max(1);
+    let mut phase = 0.0f64;
     for &bs in &config.block_sizes {
         for a in candidate_sizes(2 * bs, size.saturating_sub(bs))
             .into_iter()
             .rev()
         {
-            let pos = positions(size, a, bs, n);
+            phase = (phase + 0.618_033_988_749_895) % 1.0;
+            let pos = positions(size, a, bs, n, spread.then_some(phase));
             if pos.len() < n {
                 continue;
             }
@@ -286,9 +297,73 @@ fn measure_cell<B: Backend + ?Sized>(
     Ok((1 + 3 * sweeps) * n as u64)
 }
 
+/// Measure one round over the `chosen` cells (a visit to each): the first access to every
+/// position's neighbourhood (kept apart), then `sweeps` times pre, on and post, the kinds
+/// in a random order. Every pass (the first accesses, and each kind of each sweep) reads
+/// every position of every chosen cell once, in one random order kept for the whole
+/// round, so between two reads at one position come the reads of every other position:
+/// a controller's read cache smaller than what one pass reads (with its read-ahead) has
+/// forgotten the position by then, and each timed read is answered by the medium (issue
+/// 43: read cell by cell, a 64 KiB cache answered every repeat and hid the erase block).
+/// Returns the reads done.
+#[allow(clippy::too_many_arguments)]
+fn measure_round<B: Backend + ?Sized>(
+    dev: &mut B,
+    cells: &mut [AlignCell],
+    chosen: &[usize],
+    sweeps: u64,
+    buf: &mut AlignedBuf,
+    io_time: &mut u64,
+    rng: &mut rand_pcg::Pcg64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<u64> {
+    let mut slots: Vec<(usize, usize)> = chosen
+        .iter()
+        .flat_map(|&c| (0..cells[c].positions.len()).map(move |i| (c, i)))
+        .collect();
+    slots.shuffle(rng);
+    let mut reads = 0u64;
+    for &(c, i) in &slots {
+        let bs = cells[c].block_bytes;
+        let at = cells[c].positions[i] - bs;
+        let t = read_ns(dev, &mut buf[..2 * bs as usize], at, io_time)?;
+        cells[c].first.push([i as u64, t]);
+        reads += 1;
+    }
+    for _ in 0..sweeps {
+        let mut t = vec![[0u64; 3]; slots.len()];
+        let mut kinds = [0usize, 1, 2];
+        kinds.shuffle(rng);
+        for j in kinds {
+            for (s, &(c, i)) in slots.iter().enumerate() {
+                let bs = cells[c].block_bytes;
+                let shift = [bs, bs / 2, 0][j];
+                let at = cells[c].positions[i] - shift;
+                t[s][j] = read_ns(dev, &mut buf[..bs as usize], at, io_time)?;
+            }
+            reads += slots.len() as u64;
+            progress(slots.len() as u64);
+        }
+        for (&(c, i), r) in slots.iter().zip(t) {
+            cells[c].reads.push([i as u64, r[0], r[1], r[2]]);
+        }
+    }
+    Ok(reads)
+}
+
 /// Run the sweep: full rounds, then whatever `next` asks for after each round, until it
 /// says stop or a budget ends (`count` rounds when fixed). `progress(done, total)` gets
 /// reads done against the read budget.
+///
+/// Cells are read one visit at a time (`measure_cell`) while their repeats are answered by
+/// the medium. When the first round's repeats are answered by a read cache
+/// (`analysis::align::cached_repeats`: a controller's RAM holds a visit's few
+/// neighbourhoods, so every timed read is a hit and no boundary cost shows, issue 43), the
+/// cells read so far are dropped and the run starts again spread: each round is one pass
+/// over all its cells' positions in one random order (`measure_round`), positions at
+/// golden-ratio phases, so between two reads at one position come the reads of every
+/// other one, more distinct data than a cache of several hundred KiB holds. A device
+/// without such a cache is read exactly as before.
 pub fn run<B: Backend + ?Sized>(
     dev: &mut B,
     config: &AlignConfig,
@@ -297,8 +372,10 @@ pub fn run<B: Backend + ?Sized>(
 ) -> Result<AlignRun> {
     let size = dev.size_bytes();
     validate(size, dev.logical_sector_bytes(), &config.block_sizes)?;
-    let mut cells = plan_cells(size, config);
+    let mut cells = plan_cells(size, config, false);
     check_plan(size, config, &cells)?;
+    // Cell by cell until the repeats show a read cache, then spread (see `run`'s doc).
+    let mut spread = false;
     let max_bs = config.block_sizes.iter().copied().max().unwrap_or(512) as usize;
     let mut buf = AlignedBuf::new(2 * max_bs);
     // The read order is random but the same for a device of the same size (a run repeats).
@@ -369,13 +446,45 @@ pub fn run<B: Backend + ?Sized>(
             stop_reason = "read budget".to_string();
             break;
         }
-        for _ in 0..reps {
-            for &i in &chosen {
-                let sweeps = unit_sweeps(&cells[i]);
-                let n = measure_cell(dev, &mut cells[i], sweeps, &mut buf, &mut io_time, &mut rng)?;
-                reads += n;
-                timed += 3 * sweeps * cells[i].positions.len() as u64;
-                progress(timed, total.max(timed));
+        if spread {
+            // Every cell has the same number of positions, so the same sweeps per visit.
+            let sweeps = chosen.first().map_or(1, |&i| unit_sweeps(&cells[i])) * reps;
+            reads += measure_round(
+                dev,
+                &mut cells,
+                &chosen,
+                sweeps,
+                &mut buf,
+                &mut io_time,
+                &mut rng,
+                &mut |n| {
+                    timed += n;
+                    progress(timed, total.max(timed));
+                },
+            )?;
+        } else {
+            let mut switch = false;
+            'visits: for _ in 0..reps {
+                for &i in &chosen {
+                    let sweeps = unit_sweeps(&cells[i]);
+                    let n =
+                        measure_cell(dev, &mut cells[i], sweeps, &mut buf, &mut io_time, &mut rng)?;
+                    reads += n;
+                    timed += 3 * sweeps * cells[i].positions.len() as u64;
+                    progress(timed, total.max(timed));
+                    if rounds == 0 && cached_repeats(&cells).is_some() {
+                        switch = true;
+                        break 'visits;
+                    }
+                }
+            }
+            if switch {
+                // The repeats so far were answered by a cache: drop them (their reads
+                // stay counted against the budget) and start again spread.
+                spread = true;
+                cells = plan_cells(size, config, true);
+                plan = Next::Full;
+                continue;
             }
         }
         rounds += 1;
@@ -400,6 +509,7 @@ pub fn run<B: Backend + ?Sized>(
     }
     Ok(AlignRun {
         cells,
+        spread,
         reads,
         rounds,
         io_time_ns: io_time,
@@ -416,14 +526,19 @@ mod tests {
 
     #[test]
     fn positions_are_odd_multiples_not_divisible_by_three() {
-        let p = positions(1 << 30, 1 << 20, 1024, 8);
+        let p = positions(1 << 30, 1 << 20, 1024, 8, None);
+        assert_eq!(p[0], 1 << 20);
+        let q = positions(1 << 30, 1 << 20, 1024, 8, Some(0.3));
+        assert_eq!(q.len(), 8);
+        assert!(q.iter().all(|x| (x >> 20) % 2 == 1 && (x >> 20) % 3 != 0));
         assert_eq!(p.len(), 8);
         for x in &p {
             let k = x >> 20;
             assert!(k % 2 == 1 && k % 3 != 0, "{k}");
             assert!(x + 1024 <= 1 << 30);
         }
-        assert_eq!(positions(4096, 2048, 1024, 8), vec![2048]);
+        assert_eq!(positions(4096, 2048, 1024, 8, None), vec![2048]);
+        assert_eq!(positions(4096, 2048, 1024, 8, Some(0.9)), vec![2048]);
     }
 
     #[test]

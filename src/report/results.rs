@@ -475,6 +475,10 @@ pub struct AlignParameters {
     pub io_time_ns: u64,
     pub device_elapsed_ns: u64,
     pub realtime: bool,
+    /// The first repeats were answered by a read cache, so the run was read again spread
+    /// over all cells (absent in documents from before it existed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spread_for_read_cache: bool,
 }
 
 /// One block size at one alignment: flashbench's three times and the boundary cost.
