@@ -82,6 +82,8 @@ struct Server {
     _stdout: Option<BufReader<ChildStdout>>,
     /// Removed after the cleanup (fields drop after `Drop::drop`).
     _dir: tempfile::TempDir,
+    /// The copy of the binary a server run as nobody executes.
+    _bin: Option<tempfile::TempDir>,
     mountpoint: PathBuf,
     device: String,
 }
@@ -93,12 +95,55 @@ impl Server {
         let mountpoint = dir.path().join("card");
         std::fs::create_dir(&mountpoint).expect("mountpoint");
         let mountpoint = mountpoint.canonicalize().expect("canonical mountpoint");
-        let mut child = Command::new(BIN)
-            .envs(common::HISTORY_OFF)
+        let mut cmd = Command::new(BIN);
+        cmd.envs(common::HISTORY_OFF)
             .args(["sim", "serve", spec])
             .arg(&mountpoint)
             .arg("--loop")
-            .args(extra)
+            .args(extra);
+        let server = Server::launch(cmd, dir, mountpoint);
+        assert!(
+            server.device.starts_with("/dev/loop"),
+            "first stdout line is the loop device, got '{}'",
+            server.device
+        );
+        server
+    }
+
+    /// Start `sim serve SPEC <tempdir>` (no loop device) as the user nobody, on a
+    /// mountpoint nobody owns, and wait for the served file's path. `None` (after a skip
+    /// line) where a normal user cannot serve here.
+    fn start_as_nobody(spec: &str) -> Option<Server> {
+        use std::os::unix::fs::PermissionsExt;
+        if !common::has_tool("fusermount3") {
+            common::skip("fusermount3 is not installed (apt-get install fuse3)");
+            return None;
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("fs-serve-nobody")
+            .tempdir_in("/tmp")
+            .expect("temp dir");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mountpoint = dir.path().join("card");
+        std::fs::create_dir(&mountpoint).expect("mountpoint");
+        std::os::unix::fs::chown(&mountpoint, Some(65534), Some(65534)).expect("chown");
+        let mountpoint = mountpoint.canonicalize().expect("canonical mountpoint");
+        let (bin_dir, cmd) =
+            common::as_nobody(&["sim", "serve", spec, mountpoint.to_str().unwrap()])?;
+        let mut server = Server::launch(cmd, dir, mountpoint);
+        server._bin = Some(bin_dir);
+        assert_eq!(
+            Path::new(&server.device),
+            server.image(),
+            "first stdout line is the served file"
+        );
+        Some(server)
+    }
+
+    /// Spawn `cmd` (a `sim serve` on `mountpoint`, inside `dir`) and wait for its first
+    /// line on stdout, kept in `device`.
+    fn launch(mut cmd: Command, dir: tempfile::TempDir, mountpoint: PathBuf) -> Server {
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(File::create(dir.path().join("server.log")).expect("server log"))
             .spawn()
@@ -115,6 +160,7 @@ impl Server {
             child,
             _stdout: None,
             _dir: dir,
+            _bin: None,
             mountpoint,
             device: String::new(),
         };
@@ -123,13 +169,8 @@ impl Server {
                 server._stdout = Some(reader);
                 server.device = line.trim().to_string();
             }
-            Err(_) => panic!("the server did not print its loop device within 20 s"),
+            Err(_) => panic!("the server did not print what to open within 20 s"),
         }
-        assert!(
-            server.device.starts_with("/dev/loop"),
-            "first stdout line is the loop device, got '{}'",
-            server.device
-        );
         server
     }
 
@@ -739,6 +780,35 @@ fn sigterm_detaches_the_loop_device_and_unmounts() {
         "{} still attached",
         server.device
     );
+}
+
+/// Issue 44 point 5: a normal user's server (no loop device, mounted through fusermount3)
+/// stopped with SIGINT or SIGTERM unmounts its card and exits 0, as docs/serve.md says;
+/// `umount2` is root's only, so it unmounts through the helper as its watchdog does.
+#[test]
+fn a_normal_users_server_unmounts_on_sigint_and_sigterm() {
+    require_root_fuse!();
+    let _s = serial();
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let Some(mut server) = Server::start_as_nobody("sim:sd-16g") else {
+            return;
+        };
+        assert!(mounted(&server.mountpoint), "mounted before the signal");
+        server.signal(sig);
+        let status = server.wait_exit(Duration::from_secs(15));
+        let log = std::fs::read_to_string(server._dir.path().join("server.log")).unwrap();
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(0),
+            "signal {sig}: clean exit\n{log}"
+        );
+        // Checked before the guard's own cleanup runs.
+        assert!(
+            !mounted(&server.mountpoint),
+            "signal {sig}: still mounted\n{log}"
+        );
+        assert!(!log.contains("warning"), "signal {sig}: {log}");
+    }
 }
 
 #[test]

@@ -128,7 +128,7 @@ pub fn load(spec: &SideSpec) -> Result<Side> {
     };
     let digest = digest_of(&bytes);
     let name = spec.name();
-    let mut side = from_bytes(&name, &bytes)?;
+    let mut side = from_bytes(&name, bytes)?;
     side.spec = spec.clone();
     side.file_id = file_id;
     side.digest = digest;
@@ -162,9 +162,10 @@ fn load_history_run(spec: &SideSpec, db: &Path, id: i64) -> Result<Side> {
     let store = open_history(spec, db)?;
     let doc = store.run(id)?;
     let name = spec.name();
-    let mut side = from_document(&name, &doc)?;
+    let digest = digest_of(doc.to_json().as_bytes());
+    let mut side = from_document(&name, doc)?;
     side.spec = spec.clone();
-    side.digest = digest_of(doc.to_json().as_bytes());
+    side.digest = digest;
     Ok(side)
 }
 
@@ -182,7 +183,8 @@ fn load_device(spec: &SideSpec, db: &Path, key: &str) -> Result<Side> {
     let name = spec.name();
     let mut sides = Vec::new();
     let mut ids = Vec::new();
-    for (id, doc) in &runs {
+    let stored = runs.len();
+    for (id, doc) in runs {
         if doc.command() == "bench" {
             sides.push(from_document(&format!("{name}, run #{id}"), doc)?);
             ids.push(id.to_string());
@@ -190,8 +192,7 @@ fn load_device(spec: &SideSpec, db: &Path, key: &str) -> Result<Side> {
     }
     if sides.is_empty() {
         return Err(Error::usage(format!(
-            "{key}: the history has {} runs of this device but no bench run: run `flashscope bench {key} …` (or compare saved documents)",
-            runs.len()
+            "{key}: the history has {stored} runs of this device but no bench run: run `flashscope bench {key} …` (or compare saved documents)"
         )));
     }
     let target = sides[0].target.clone();
@@ -237,14 +238,17 @@ fn digest_of(bytes: &[u8]) -> [u8; 32] {
 
 /// Interpret bytes as a flashscope document (it has `"schema"`) or fio's JSON (it has
 /// `"fio version"` or `jobs`). fio may print notes before its JSON: they are skipped.
-pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Side> {
+/// The bytes are let go once read, and the figures moved out of the document, so a side
+/// near the size cap is held once, not three times.
+pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Side> {
     let bad = |why: String| Error::usage(format!("{name}: {why}"));
     // A flashscope document is read straight into its types (Document::from_json builds
     // no tree of it); only fio's free-form output is read as a tree, and fio's JSON is
     // kilobytes, so more than FIO_CAP_BYTES of it is refused rather than parsed.
-    if Document::has_schema(bytes) {
-        let doc = Document::from_json(name, bytes)?;
-        return checked(name, from_document(name, &doc)?);
+    if Document::has_schema(&bytes) {
+        let doc = Document::from_json(name, &bytes)?;
+        drop(bytes);
+        return checked(name, from_document(name, doc)?);
     }
     if bytes.len() > FIO_CAP_BYTES {
         return Err(bad(format!(
@@ -254,8 +258,8 @@ pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Side> {
         )));
     }
     // A fio document's strings (job names, errors) show their control characters too.
-    let shown = crate::input::json_controls_shown(bytes);
-    let bytes = shown.as_deref().unwrap_or(bytes);
+    let shown = crate::input::json_controls_shown(&bytes);
+    let bytes = shown.as_deref().unwrap_or(&bytes);
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(first) => {
@@ -278,7 +282,7 @@ pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Side> {
     };
     if value.get("schema").is_some() {
         let doc = Document::from_json(name, bytes)?;
-        return checked(name, from_document(name, &doc)?);
+        return checked(name, from_document(name, doc)?);
     }
     if value.get("fio version").is_some() || value.get("jobs").is_some() {
         return checked(name, from_fio(name, &value)?);
@@ -339,31 +343,30 @@ fn typed<T: DeserializeOwned>(name: &str, what: &str, v: Option<&Value>) -> Resu
 }
 
 /// The figures of a `bench` or `io` document.
-pub fn from_document(name: &str, doc: &Document) -> Result<Side> {
+pub fn from_document(name: &str, doc: Document) -> Result<Side> {
     let target = doc.target.name();
-    let measures = match &doc.body {
+    let command = doc.command().to_string();
+    let measures = match doc.body {
         Body::Bench(b) => bench_measures(name, b)?,
-        Body::Io(b) => io_measures(b, &doc.metrics),
+        Body::Io(b) => io_measures(&b, &doc.metrics),
         _ => {
-            let other = doc.command();
             return Err(Error::usage(format!(
-                "{name}: '{other}' documents have no throughput figures to compare: give bench or io documents (or fio JSON)"
+                "{name}: '{command}' documents have no throughput figures to compare: give bench or io documents (or fio JSON)"
             )));
         }
     };
     if measures.is_empty() {
         return Err(Error::usage(format!(
-            "{name}: this {} document holds no figure (did the run stop before its first test?)",
-            doc.command()
+            "{name}: this {command} document holds no figure (did the run stop before its first test?)"
         )));
     }
-    Ok(empty_side(doc.command(), target, measures))
+    Ok(empty_side(&command, target, measures))
 }
 
-fn bench_measures(name: &str, b: &BenchResult) -> Result<Vec<Measure>> {
+fn bench_measures(name: &str, b: BenchResult) -> Result<Vec<Measure>> {
     let runs: &[Vec<BenchFigure>] = b.runs.as_deref().unwrap_or_default();
     let mut out = Vec::new();
-    for f in &b.samples {
+    for f in b.samples {
         let line = crate::workload::bench::LINES.iter().find_map(|l| {
             [Dir::Read, Dir::Write]
                 .into_iter()
@@ -392,7 +395,7 @@ fn bench_measures(name: &str, b: &BenchResult) -> Result<Vec<Measure>> {
                 direct: true,
             },
             bw_bytes: f.bw_bytes,
-            per_second: f.per_second_bw.clone(),
+            per_second: f.per_second_bw,
             runs: if per_run.len() == runs.len() && per_run.len() >= 2 {
                 per_run
             } else {

@@ -580,6 +580,14 @@ impl Store {
         let path = self.path.clone();
         let text = serde_json::to_string(doc)
             .map_err(|e| Error::runtime(format!("history: serialising the document: {e}")))?;
+        if text.len() as u64 > crate::input::DOCUMENT_CAP_BYTES {
+            return Err(Error::usage(format!(
+                "history {}: the run's document is {}, more than the {} a document may have; not stored",
+                path.display(),
+                crate::vocab::units::format_bytes(text.len() as u64),
+                crate::vocab::units::format_bytes(crate::input::DOCUMENT_CAP_BYTES)
+            )));
+        }
         let digest = format!("{:x}", sha2::Sha256::digest(text.as_bytes()));
         let target = identity::target_info(doc)
             .map(|t| t.spec)
@@ -637,24 +645,40 @@ impl Store {
         Ok((id, true))
     }
 
-    /// The document of run `id`; a missing id is a usage error (exit 2).
+    /// The document of run `id`; a missing id is a usage error (exit 2), as is one larger
+    /// than the document cap.
     pub fn run(&self, id: i64) -> Result<Document> {
-        let text: Option<String> = self
+        let row: Option<(Option<String>, i64)> = self
             .conn
             .query_row(
-                "SELECT document FROM runs WHERE id = ?1",
-                params![id],
-                |r| r.get(0),
+                &format!("SELECT {} FROM runs WHERE id = ?1", capped_document(2)),
+                params![id, DOCUMENT_CAP],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
             .map_err(|e| db_error(&self.path, "reading a run", e))?;
-        let text = text.ok_or_else(|| {
+        let (text, size) = row.ok_or_else(|| {
             Error::usage(format!(
                 "history {}: there is no run {id}; `flashscope history list` shows the ids",
                 self.path.display()
             ))
         })?;
+        let text = self.within_cap(id, text, size)?;
         parse_stored(&self.path, id, &text)
+    }
+
+    /// A stored document as [`capped_document`] reads it: the text, or the refusal of one over the
+    /// document cap (stored before the cap, or by other means than flashscope), naming the
+    /// run and the cap (exit 2).
+    fn within_cap(&self, id: i64, text: Option<String>, size: i64) -> Result<String> {
+        text.ok_or_else(|| {
+            Error::usage(format!(
+                "history {}: run {id}'s stored document is {}, more than the {} a document may have; it is not read (delete the run, or export others with `history export --format csv`)",
+                self.path.display(),
+                crate::vocab::units::format_bytes(size.max(0) as u64),
+                crate::vocab::units::format_bytes(crate::input::DOCUMENT_CAP_BYTES)
+            ))
+        })
     }
 
     /// Every run of the device with identity key `device`, oldest first.
@@ -662,16 +686,20 @@ impl Store {
         let err = |e| db_error(&self.path, "reading runs", e);
         let mut stmt = self
             .conn
-            .prepare("SELECT id, document FROM runs WHERE device = ?1 ORDER BY id")
+            .prepare(&format!(
+                "SELECT id, {} FROM runs WHERE device = ?1 ORDER BY id",
+                capped_document(2)
+            ))
             .map_err(err)?;
         let rows = stmt
-            .query_map(params![device], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            .query_map(params![device, DOCUMENT_CAP], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?))
             })
             .map_err(err)?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, text) = row.map_err(err)?;
+            let (id, text, size) = row.map_err(err)?;
+            let text = self.within_cap(id, text, size)?;
             out.push((id, parse_stored(&self.path, id, &text)?));
         }
         Ok(out)
@@ -767,18 +795,37 @@ impl Store {
 
     /// Call `f` with every run, oldest first, one at a time (the database is never read
     /// into memory whole).
+    /// A run whose document is over the cap refuses the walk before `f` sees any run (an
+    /// export is not cut off half way).
     pub fn for_each_run(&self, mut f: impl FnMut(&StoredRun) -> Result<()>) -> Result<()> {
         let err = |e| db_error(&self.path, "reading runs", e);
+        let over: Option<(i64, i64)> = self
+            .conn
+            .query_row(
+                "SELECT id, octet_length(document) FROM runs WHERE octet_length(document) > ?1
+                 ORDER BY id LIMIT 1",
+                params![DOCUMENT_CAP],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(err)?;
+        if let Some((id, size)) = over {
+            self.within_cap(id, None, size)?;
+        }
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT id, time, command, host, version, device, model, target, source, document
+            .prepare(&format!(
+                "SELECT id, time, command, host, version, device, model, target, source, {}
                  FROM runs ORDER BY id",
-            )
+                capped_document(1)
+            ))
             .map_err(err)?;
-        let mut rows = stmt.query([]).map_err(err)?;
+        let mut rows = stmt.query(params![DOCUMENT_CAP]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
-            f(&stored_run(r, true).map_err(err)?)?;
+            let mut run = stored_run(r).map_err(err)?;
+            let text = r.get(9).map_err(err)?;
+            run.document = self.within_cap(run.id, text, r.get(10).map_err(err)?)?;
+            f(&run)?;
         }
         Ok(())
     }
@@ -799,7 +846,7 @@ impl Store {
             .map_err(err)?;
         let mut rows = stmt.query([]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
-            let run = stored_run(r, false).map_err(err)?;
+            let run = stored_run(r).map_err(err)?;
             let m = StoredMetric {
                 metric: r.get(9).map_err(err)?,
                 value: r.get(10).map_err(err)?,
@@ -817,9 +864,19 @@ impl Store {
     }
 }
 
-/// A `runs` row from columns 0–8 (id … source, in [`StoredRun`]'s order) and, when
-/// `with_document`, the document from column 9.
-fn stored_run(r: &rusqlite::Row, with_document: bool) -> rusqlite::Result<StoredRun> {
+/// Two columns: the stored document when it is within the document cap (else NULL) and
+/// its size in bytes, the cap being the query's parameter `?N`: an over-cap document is
+/// never read into memory (`octet_length` does not load it), whatever put it there.
+fn capped_document(cap_parameter: usize) -> String {
+    format!("CASE WHEN octet_length(document) <= ?{cap_parameter} THEN document END, octet_length(document)")
+}
+
+/// [`crate::input::DOCUMENT_CAP_BYTES`] as a query's parameter.
+const DOCUMENT_CAP: i64 = crate::input::DOCUMENT_CAP_BYTES as i64;
+
+/// A `runs` row from columns 0–8 (id … source, in [`StoredRun`]'s order), its document
+/// left empty.
+fn stored_run(r: &rusqlite::Row) -> rusqlite::Result<StoredRun> {
     Ok(StoredRun {
         id: r.get(0)?,
         time: r.get(1)?,
@@ -830,11 +887,7 @@ fn stored_run(r: &rusqlite::Row, with_document: bool) -> rusqlite::Result<Stored
         model: r.get(6)?,
         target: r.get(7)?,
         source: r.get(8)?,
-        document: if with_document {
-            r.get(9)?
-        } else {
-            String::new()
-        },
+        document: String::new(),
     })
 }
 

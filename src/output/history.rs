@@ -335,6 +335,40 @@ pub(crate) fn export(store: &Store, format: Export, w: &mut dyn Write) -> Result
     }
 }
 
+/// One run as `history export --format json` writes it: its columns, keys in name order,
+/// and the stored document as it is stored (checked to be JSON, never parsed into a tree:
+/// a tree of a document near the cap took ten times its size; `null` if it is not JSON).
+#[derive(serde::Serialize)]
+struct ExportedRun<'a> {
+    command: &'a str,
+    device: &'a str,
+    document: Option<&'a serde_json::value::RawValue>,
+    host: &'a Option<String>,
+    id: i64,
+    model: &'a Option<String>,
+    source: &'a str,
+    target: &'a str,
+    time: &'a str,
+    version: &'a str,
+}
+
+impl<'a> ExportedRun<'a> {
+    fn of(r: &'a crate::history::StoredRun) -> ExportedRun<'a> {
+        ExportedRun {
+            command: &r.command,
+            device: &r.device,
+            document: serde_json::from_str(&r.document).ok(),
+            host: &r.host,
+            id: r.id,
+            model: &r.model,
+            source: &r.source,
+            target: &r.target,
+            time: &r.time,
+            version: &r.version,
+        }
+    }
+}
+
 /// Every stored run written to `w` as `format` (flushed).
 fn export_all(store: &Store, format: Export, w: &mut dyn Write) -> Result<()> {
     let io = |e: std::io::Error| Error::io("writing the export to standard output", e);
@@ -371,15 +405,10 @@ fn export_all(store: &Store, format: Export, w: &mut dyn Write) -> Result<()> {
             let mut first = true;
             let r = write!(w, "[").map_err(io).and_then(|_| {
                 store.for_each_run(|r| {
-                    let document: serde_json::Value =
-                        serde_json::from_str(&r.document).unwrap_or(serde_json::Value::Null);
-                    let mut v = serde_json::to_value(r).unwrap_or_default();
-                    if let Some(o) = v.as_object_mut() {
-                        o.insert("document".into(), document);
-                    }
                     let sep = if first { "\n" } else { ",\n" };
                     first = false;
-                    write!(w, "{sep}{v}").map_err(io)
+                    write!(w, "{sep}").map_err(io)?;
+                    serde_json::to_writer(&mut *w, &ExportedRun::of(r)).map_err(|e| io(e.into()))
                 })
             });
             r.and_then(|_| writeln!(w, "\n]").map_err(io))

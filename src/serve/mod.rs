@@ -175,10 +175,17 @@ fn pin_to_cpu(cpu: usize) -> Result<()> {
 /// controls a directory above it cannot swap in a link to another mount and have root
 /// unmount that; the last component is not followed either (`UMOUNT_NOFOLLOW`), and a
 /// mounted directory cannot be renamed or replaced.
+///
+/// Root unmounts with `umount2`; a normal user may not, and unmounts through the setuid
+/// `fusermount3` helper, handed the parent as its descriptor 3 (the same command line the
+/// watchdog runs, from [`MountAnchor::helper_argv`]).
 struct MountAnchor {
     parent: std::fs::File,
     name: std::ffi::OsString,
 }
+
+/// The mountpoint as a program started with the anchor's parent as descriptor 3 sees it.
+const FD3_DIR: &str = "/proc/self/fd/3";
 
 impl MountAnchor {
     fn open(mountpoint: &Path) -> Result<MountAnchor> {
@@ -204,8 +211,69 @@ impl MountAnchor {
         Path::new(&format!("/proc/self/fd/{}", self.parent.as_raw_fd())).join(&self.name)
     }
 
-    fn umount(&self, flags: rustix::mount::UnmountFlags) -> io::Result<()> {
-        umount(&self.path(), flags | rustix::mount::UnmountFlags::NOFOLLOW)
+    /// Unmount the card; `lazy` detaches it even while it is in use. As root by the system
+    /// call; where that is not permitted (a normal user's mount), through the helper.
+    fn umount(&self, lazy: bool) -> io::Result<()> {
+        use rustix::mount::UnmountFlags;
+        let flags = if lazy {
+            UnmountFlags::DETACH | UnmountFlags::NOFOLLOW
+        } else {
+            UnmountFlags::NOFOLLOW
+        };
+        match rustix::mount::unmount(self.path(), flags) {
+            Err(rustix::io::Errno::PERM) if !crate::sys::is_root() => self.umount_by_helper(lazy),
+            r => r.map_err(io::Error::from),
+        }
+    }
+
+    /// The command line a normal user unmounts this card with (`fusermount3 -u [-z] --
+    /// /proc/self/fd/3/NAME`), for a process given the parent as descriptor 3; `None`
+    /// when neither `fusermount3` nor `fusermount` is installed.
+    fn helper_argv(&self, lazy: bool) -> Option<Vec<std::ffi::OsString>> {
+        let helper = crate::sys::find_on_path("fusermount3")
+            .or_else(|| crate::sys::find_on_path("fusermount"))?;
+        let mut argv = vec![helper.into_os_string(), "-u".into()];
+        if lazy {
+            argv.push("-z".into());
+        }
+        argv.push("--".into());
+        argv.push(Path::new(FD3_DIR).join(&self.name).into_os_string());
+        Some(argv)
+    }
+
+    /// Run [`Self::helper_argv`]; its failure carries the helper's own words, as the
+    /// system call's would: "busy" as EBUSY, a card no longer mounted as EINVAL.
+    fn umount_by_helper(&self, lazy: bool) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let argv = self.helper_argv(lazy).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "not permitted, and the fusermount3 helper is not installed (package fuse3)",
+            )
+        })?;
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        crate::sys::pass_as_fd3(&mut cmd, self.parent.as_raw_fd());
+        let out = cmd.output()?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let said = String::from_utf8_lossy(&out.stderr);
+        if said.contains("Device or resource busy") {
+            Err(io::Error::from_raw_os_error(libc::EBUSY))
+        } else if said.contains("not found in") || said.contains("Invalid argument") {
+            Err(io::Error::from_raw_os_error(libc::EINVAL))
+        } else {
+            Err(io::Error::other(format!(
+                "{} -u failed: {}",
+                Path::new(&argv[0]).display(),
+                crate::input::printable(said.trim())
+            )))
+        }
     }
 }
 
@@ -223,10 +291,13 @@ impl Watchdog {
         use std::os::fd::AsRawFd;
         let parent = anchor.parent.as_raw_fd();
         let mut cmd = Command::new("sh");
+        // After the mountpoint's name, the helper's command line (none when it is not
+        // installed: root's `umount` is then the only way).
         cmd.arg("-c")
-            .arg(r#"trap '' INT TERM HUP; read -r word; [ "$word" = done ] || umount -l --no-canonicalize -- "/proc/self/fd/3/$1" || fusermount3 -u -z -- "/proc/self/fd/3/$1""#)
+            .arg(r#"trap '' INT TERM HUP; read -r word; [ "$word" = done ] || umount -l --no-canonicalize -- "/proc/self/fd/3/$1" || { shift; [ $# -eq 0 ] || "$@"; }"#)
             .arg("flashscope-serve-watchdog")
             .arg(&anchor.name)
+            .args(anchor.helper_argv(true).unwrap_or_default())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
@@ -243,11 +314,6 @@ impl Watchdog {
         }
         let _ = self.child.wait();
     }
-}
-
-fn umount(path: &Path, flags: rustix::mount::UnmountFlags) -> io::Result<()> {
-    rustix::mount::unmount(path, flags)?;
-    Ok(())
 }
 
 fn wait_finished<T>(h: &std::thread::JoinHandle<T>, timeout: Duration) -> bool {
@@ -408,7 +474,7 @@ pub(crate) fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<O
     let background = match session.spawn() {
         Ok(b) => std::mem::ManuallyDrop::new(b),
         Err(e) => {
-            let _ = anchor.umount(rustix::mount::UnmountFlags::DETACH);
+            let _ = anchor.umount(true);
             return Err(Error::io("starting the FUSE session", e));
         }
     };
@@ -481,13 +547,13 @@ pub(crate) fn serve(opts: &ServeOptions, ready: impl FnOnce(&Ready)) -> Result<O
             ));
         }
     }
-    if let Err(e) = anchor.umount(rustix::mount::UnmountFlags::empty()) {
+    if let Err(e) = anchor.umount(false) {
         if e.raw_os_error() == Some(libc::EBUSY) {
             cleanup_warnings.push(format!(
                 "{} was busy; unmounted lazily (it disappears once the last user closes it)",
                 mountpoint.display()
             ));
-            if let Err(e) = anchor.umount(rustix::mount::UnmountFlags::DETACH) {
+            if let Err(e) = anchor.umount(true) {
                 cleanup_warnings.push(format!("unmounting {}: {e}", mountpoint.display()));
             }
         } else if e.raw_os_error() != Some(libc::EINVAL) {

@@ -544,3 +544,39 @@ fn history_show_prints_a_stored_run_as_its_command_printed_it() {
         assert_eq!(body, printed, "{args:?}: history show differs from the run");
     }
 }
+
+/// Issue 44 point 9: a stored document larger than the document cap (stored before the
+/// cap existed, or by SQL) is not read by `history show`, `history export --format json`
+/// or `compare #ID`: each refuses naming the run and the cap (exit 2), in bounded memory;
+/// the runs within the cap are still shown.
+#[test]
+fn a_stored_document_over_the_cap_is_refused_naming_the_run_and_the_cap() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("h.sqlite");
+    ok(&db, &["bench", "sim:sd-16g,seed=7", "--quick", "--write"]);
+    ok(&db, &["bench", "sim:sd-16g,seed=8", "--quick", "--write"]);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    // 65 MiB of JSON (a string), over the 64 MiB cap, in place of run 2's document.
+    c.execute(
+        "UPDATE runs SET document = '\"' || hex(zeroblob(34078720)) || '\"' WHERE id = 2",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    for args in [
+        &["history", "show", "2"][..],
+        &["history", "show", "2", "--json"],
+        &["history", "export", "--format", "json"],
+        &["compare", "#1", "#2"],
+    ] {
+        let (code, out, err) = run(&db, args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("run 2") && err.contains("65 MiB") && err.contains("64 MiB"),
+            "{args:?}: {err}"
+        );
+        assert!(out.len() < 4096, "{args:?} printed {} bytes", out.len());
+    }
+    // Run 1 is within the cap: shown as ever.
+    assert!(ok(&db, &["history", "show", "1"]).starts_with("run 1: bench"));
+}
