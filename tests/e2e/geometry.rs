@@ -486,7 +486,7 @@ fn ssd_like_device_without_geometry_signal_is_inconclusive() {
 /// erase-block structure visible".
 #[test]
 fn a_device_with_read_caches_and_no_geometry_names_no_erase_block_or_page() {
-    let (mut none_visible, mut wrong) = (0, Vec::new());
+    let (mut none_visible, mut cache_named, mut wrong, mut other) = (0, 0, Vec::new(), Vec::new());
     let runs = 12;
     for seed in 0..runs {
         for (spec, bs) in [
@@ -499,8 +499,12 @@ fn a_device_with_read_caches_and_no_geometry_names_no_erase_block_or_page() {
                 vec![8192, 32768, 131072],
             ),
         ] {
-            let (inf, run, max_reads) = sweep(&spec, &bs);
+            let (mut inf, run, max_reads) = sweep(&spec, &bs);
             assert!(run.reads / 4 * 3 <= max_reads);
+            // As `align` answers (commands/align.rs): repeats a cache answered are named.
+            if let Some(cached) = align::cached_repeats(&run.cells) {
+                align::read_cache_caps(&mut inf, cached);
+            }
             for (what, i) in [
                 ("erase", Some(&inf.erase_block_bytes)),
                 ("page", Some(&inf.page_bytes)),
@@ -510,22 +514,29 @@ fn a_device_with_read_caches_and_no_geometry_names_no_erase_block_or_page() {
                     wrong.push(format!("{spec}: {what} {i:?}"));
                 }
             }
-            none_visible += usize::from(
-                inf.erase_block_structure
-                    .value
-                    .as_ref()
-                    .and_then(|v| v.as_str())
-                    == Some(align::NONE_VISIBLE),
-            );
+            // The honest negatives: "none visible" where the reads reached the medium, or
+            // inconclusive naming the cache that answered them (issue 43.1: never "none
+            // visible" through a cache, never a structure blamed on the machine).
+            let st = &inf.erase_block_structure;
+            let named = st.value.is_none() && st.evidence.contains("answered by a cache");
+            if st.value.as_ref().and_then(|v| v.as_str()) == Some(align::NONE_VISIBLE) {
+                none_visible += 1;
+            } else if named {
+                cache_named += 1;
+            } else {
+                other.push(format!("{spec}: {st:?}"));
+            }
         }
     }
     eprintln!(
-        "no geometry, read caches: {} runs, confidently wrong {}, none visible {none_visible}",
+        "no geometry, read caches: {} runs, confidently wrong {}, none visible {none_visible}, \
+         the cache named {cache_named}, other {}",
         2 * runs,
-        wrong.len()
+        wrong.len(),
+        other.len()
     );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
-    assert!(none_visible * 10 >= 2 * runs as usize * 9, "{none_visible}");
+    assert!(other.is_empty(), "{}", other.join("\n"));
 }
 
 /// A card with a controller read cache (issue 43.1): read cell by cell, every repeat of a

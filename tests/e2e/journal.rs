@@ -142,7 +142,7 @@ fn a_second_restore_of_one_journal_waits_for_the_first_and_checks_it() {
             assert_eq!(now, original);
         } else {
             assert_eq!(status.code(), Some(1), "{err}");
-            assert!(err.contains("reads back different"), "{err}");
+            assert!(err.contains("read back different"), "{err}");
             assert_ne!(now, original, "nothing written by the second");
         }
     }

@@ -173,7 +173,8 @@ fn restore_refuses_corrupt_foreign_and_non_journals() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not a flashscope journal"), "{err}");
     let (code, _, err) = run_in(dir, &["restore", dir.join("missing").to_str().unwrap()]);
-    assert_eq!(code, 2, "{err}");
+    // A missing input file: exit 1 in every command (docs/reference.md).
+    assert_eq!(code, 1, "{err}");
 
     // A real journal: a test on file A killed before it could restore.
     let (_a, _, j) = killed_run_on_a_file(dir);
