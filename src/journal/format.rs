@@ -732,11 +732,12 @@ mod tests {
         assert!(e.to_string().contains("not a flashscope journal"), "{e}");
         std::fs::write(&p, b"").unwrap();
         assert!(Journal::open(&p).is_err());
+        // A missing input file: exit 1 in every command (docs/reference.md).
         assert_eq!(
             Journal::open(&d.path().join("missing"))
                 .unwrap_err()
                 .exit_code(),
-            2
+            1
         );
     }
 

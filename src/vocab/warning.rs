@@ -675,7 +675,7 @@ impl Warning {
             CommandWithoutResults { .. } => "rerun that flashbench command if its results are wanted".into(),
             CutLastLine { .. } => "rerun flashbench to completion if the last row matters".into(),
             InterruptedRun { .. } => "rerun flashbench to completion if the missing sizes matter".into(),
-            AlignRunsPooled { .. } => "analyze each run alone to see how far they agree".into(),
+            AlignRunsPooled { .. } => "run analyze on each run alone to see how far they agree".into(),
             SmallerThanRam { ram_bytes, matrix: false, .. } => format!(
                 "trust the synced rows (fdatasync, dsync, sync, direct) and the cold reads, or give --size {} or more for an honest buffered figure",
                 format_bytes(ram_bytes.saturating_mul(2))
@@ -1017,12 +1017,13 @@ mod tests {
         }
         // Every variant is in `every` (Recorded aside): a kind for each condition.
         let variants: std::collections::BTreeSet<&String> = seen.values().collect();
-        assert_eq!(variants.len(), 45, "{variants:?}");
+        assert_eq!(variants.len(), 46, "{variants:?}");
         // The kinds are part of the JSON contract: this list changes only on purpose.
         let kinds: Vec<&str> = seen.keys().map(|k| k.as_str()).collect();
         assert_eq!(
             kinds,
             [
+                "align_runs_pooled",
                 "budget",
                 "buffered",
                 "buffered_inflated_by_cache",
