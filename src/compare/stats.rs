@@ -383,23 +383,21 @@ mod tests {
         }
     }
 
-    /// Issue 44 point 9: the bootstrap of a million seconds a side (a document near the
-    /// size cap) takes well under a second, not the minutes 4000 passes over every second
-    /// took.
+    /// Issue 44 point 9: a long run (200,000 seconds a side) goes through the prefix-sum
+    /// bootstrap to the right ratio and an interval around it. How long a document near
+    /// the size cap takes is a benchmark, not a unit test: `scripts/document-memory`
+    /// (CI) holds `compare` of two such documents to 30 s on the release binary.
     #[test]
-    fn the_bootstrap_of_a_million_seconds_is_quick() {
-        let a: Vec<f64> = (0..1_000_000u64)
+    fn the_bootstrap_of_a_long_run_gives_the_ratio_and_an_interval_around_it() {
+        let a: Vec<f64> = (0..200_000u64)
             .map(|i| 2.0e7 + ((i * 7919) % 1000) as f64)
             .collect();
         let b: Vec<f64> = a.iter().map(|x| x * 1.1).collect();
-        let t0 = std::time::Instant::now();
         let r = bootstrap_ratio(&a, &b, (0.0, 0.0)).unwrap();
-        let took = t0.elapsed();
         assert!(
             (r.ratio - 1.1).abs() < 1e-9 && r.low <= 1.1 && r.high >= 1.1,
             "{r:?}"
         );
-        assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
     }
 
     #[test]
