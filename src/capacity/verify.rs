@@ -758,6 +758,12 @@ mod tests {
     fn run_sim(spec: &str, start: u64, len: u64) -> VerifyState {
         let mut dev = SimDevice::new(SimConfig::parse(spec).unwrap());
         let mut st = VerifyState::new("sim".into(), dev.size_bytes(), start, len, 77);
+        run_whole(&mut dev, &mut st);
+        st
+    }
+
+    /// Both passes with the defaults, no budget, nothing saved.
+    fn run_whole<B: Backend>(dev: &mut B, st: &mut VerifyState) {
         let mut save = |_: &VerifyState| Ok(());
         let mut prog = |_, _, _| {};
         let mut ctl = VerifyControl {
@@ -769,8 +775,7 @@ mod tests {
             progress: &mut prog,
             iodepth: DEFAULT_IODEPTH,
         };
-        run(&mut dev, &mut st, &mut ctl).unwrap();
-        st
+        run(dev, st, &mut ctl).unwrap();
     }
 
     /// A filesystem that fills up under the run: every write that reaches past `room`
@@ -807,18 +812,7 @@ mod tests {
                 errno,
             };
             let mut st = VerifyState::new("fs".into(), 64 << 20, 0, 64 << 20, 5);
-            let mut save = |_: &VerifyState| Ok(());
-            let mut prog = |_, _, _| {};
-            let mut ctl = VerifyControl {
-                time_budget_ns: None,
-                sample_bytes: 4 << 20,
-                save_every: 16 << 20,
-                save: &mut save,
-                stop_after_write: false,
-                progress: &mut prog,
-                iodepth: DEFAULT_IODEPTH,
-            };
-            run(&mut dev, &mut st, &mut ctl).unwrap();
+            run_whole(&mut dev, &mut st);
             assert_eq!(st.phase, Phase::Done, "errno {errno}");
             assert!(st.all_extents().is_empty(), "{:?}", st.all_extents());
             let full = st.out_of_space.expect("the full filesystem is recorded");
