@@ -259,6 +259,14 @@ impl Document {
         let shown = crate::input::json_controls_shown(bytes);
         let bytes = shown.as_deref().unwrap_or(bytes);
         let bad = |why: String| crate::Error::usage(format!("{name}: {why}"));
+        // Counted on the text before anything is read into memory (issue 44.9).
+        let values = crate::input::json_list_values(bytes);
+        if values > crate::input::DOCUMENT_MAX_VALUES {
+            return Err(bad(format!(
+                "{values} values in its lists (per-second samples and the like), more than the {} a document may hold",
+                crate::input::DOCUMENT_MAX_VALUES
+            )));
+        }
         let fields = match serde_json::from_slice::<Fields>(bytes) {
             Ok(f) => f.0,
             Err(e) if e.is_eof() => {
@@ -307,6 +315,9 @@ impl Document {
                 )))
             }
         }
+        if let Some(jobs) = raw("jobs").filter(|j| jobs_over_cap(j)) {
+            return Err(bad(jobs_refusal(jobs)));
+        }
         Document::from_fields(fields).map_err(|e| {
             bad(format!(
                 "a {SCHEMA} document with a field out of shape: {e}"
@@ -344,6 +355,10 @@ impl Document {
             field(fields, name)?.ok_or_else(|| serde_json::Error::missing_field(name))
         }
         let command: String = required(&fields, "command")?;
+        // A nested document's (auto's steps) free-form jobs, capped as a document's are.
+        if let Some((_, jobs)) = fields.iter().find(|(k, v)| k == "jobs" && jobs_over_cap(v)) {
+            return Err(serde_json::Error::custom(jobs_refusal(jobs)));
+        }
         let rest: Vec<(String, &RawValue)> = fields
             .iter()
             .filter(|(k, _)| !is_own_field(k))
@@ -391,6 +406,21 @@ impl Document {
         w.write_all(b"\n")?;
         w.flush()
     }
+}
+
+/// Whether a document's free-form `jobs` (fio's JSON, read as a tree about 16 times its
+/// text) are longer than [`crate::input::DOCUMENT_JOBS_CAP_BYTES`] (issue 44.9).
+fn jobs_over_cap(jobs: &RawValue) -> bool {
+    jobs.get().len() as u64 > crate::input::DOCUMENT_JOBS_CAP_BYTES
+}
+
+/// The refusal of `jobs` over the cap: their size and the cap.
+fn jobs_refusal(jobs: &RawValue) -> String {
+    format!(
+        "its \"jobs\" (fio's JSON) take {} bytes, more than the {} a document may hold",
+        jobs.get().len(),
+        crate::input::DOCUMENT_JOBS_CAP_BYTES
+    )
 }
 
 /// Read and check each file (`-`: standard input) as a flashscope/1 document, each at
