@@ -335,6 +335,10 @@ const UNIT_BYTES: usize = 512;
 /// Largest write a restore merges touching pieces into.
 const RESTORE_RUN_BYTES: usize = 4 << 20;
 
+/// What a restore does with each write of a run: its offset, its bytes, and whether it
+/// starts a region (rather than continuing one cut at `RESTORE_RUN_BYTES`).
+type PieceFn<'a> = dyn FnMut(u64, &[u8], bool) -> Result<()> + 'a;
+
 /// The order a restore writes a journal's `records` back in: by offset when no two overlap
 /// (as in every journal `Preserve` writes, since it saves only bytes no record holds
 /// yet), else as they were saved (the first record of a byte holds what it was). A test
@@ -423,7 +427,7 @@ fn restore<D: Backend + ?Sized>(
     // never the record three times over. `f` is told whether a write starts a region (a
     // piece or pieces merged) or continues one cut at the buffer's size.
     let order = restore_order(&journal.records);
-    let each_piece = |f: &mut dyn FnMut(u64, &[u8], bool) -> Result<()>| -> Result<()> {
+    let each_piece = |f: &mut PieceFn| -> Result<()> {
         let mut run = AlignedBuf::new(RESTORE_RUN_BYTES);
         let (mut at, mut len, mut starts) = (0u64, 0usize, true);
         for &i in &order {
