@@ -394,7 +394,21 @@ impl Document {
     /// Pretty JSON, one document.
     pub fn to_json(&self) -> String {
         // Serialising plain data with string keys cannot fail.
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+        self.to_text(true)
+            .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// Compact JSON (no white space between tokens), one document: the run history's
+    /// stored form.
+    pub fn to_compact_json(&self) -> serde_json::Result<String> {
+        self.to_text(false)
+    }
+
+    fn to_text(&self, pretty: bool) -> serde_json::Result<String> {
+        let mut out = Vec::with_capacity(4 << 10);
+        fields::write_document(self, &mut out, pretty)?;
+        // serde_json writes only UTF-8.
+        String::from_utf8(out).map_err(serde::ser::Error::custom)
     }
 
     /// [`Document::to_json`]'s bytes and a line feed, written as they are made: a document
@@ -402,7 +416,7 @@ impl Document {
     pub fn write_json(&self, w: impl std::io::Write) -> std::io::Result<()> {
         use std::io::Write;
         let mut w = std::io::BufWriter::with_capacity(64 << 10, w);
-        serde_json::to_writer_pretty(&mut w, self)?;
+        fields::write_document(self, &mut w, true)?;
         w.write_all(b"\n")?;
         w.flush()
     }
@@ -601,6 +615,16 @@ mod tests {
         let back = Document::from_json("d.json", d.to_json().as_bytes()).unwrap();
         assert_eq!(back, d);
         assert_eq!(back.to_json(), d.to_json());
+        // The one serializer (fields::write_document) writes, byte for byte, what
+        // serde_json's own pretty and compact writers write.
+        assert_eq!(d.to_json(), serde_json::to_string_pretty(&d).unwrap());
+        assert_eq!(
+            d.to_compact_json().unwrap(),
+            serde_json::to_string(&d).unwrap()
+        );
+        let mut streamed = Vec::new();
+        d.write_json(&mut streamed).unwrap();
+        assert_eq!(streamed, format!("{}\n", d.to_json()).into_bytes());
     }
 
     #[test]
