@@ -198,6 +198,87 @@ impl StallStats {
     }
 }
 
+/// The cells with every repetition (its pre, on and post) left out in which a read cache
+/// answered a read: a hit is a read faster than `CACHED_REPEAT_SHARE` of the median first
+/// access of its block size (twice the bytes and the same command time: no medium answers
+/// a repeat that fast, see `cached_repeats`), or, where the first accesses of two or more
+/// block sizes give the medium's command time and time per byte, faster than half the
+/// command time plus the transfer: a cache skips the command, not the transfer, so where
+/// transfers dominate (a 32 KiB hit took 1.5 ms against 2.1 ms from the medium, 43 % of
+/// the first access) the share alone missed every hit. A hit pays no boundary cost, so a repetition
+/// with one says nothing of the boundary. A small cache (a few KiB) answers some repeats
+/// and not others, by the order of the reads: hits in pre or post and none in on made a
+/// step of a whole command time (issue 43: a 4 KiB cache named a 4 KiB page in 3 of 10
+/// runs of a 16 KiB-page card). A large cache answers most repeats of the rows read over
+/// and over and none of the rows read once: kept, those hits made a step from the rows
+/// the cache answered (no cost) to the rows the medium answered, wherever the two met
+/// (issue 43.7: "erase block 1.5 MiB (confident)" on a 12 MiB-erase card, whose 8 KiB rows
+/// up to 768 KiB were 9 in 10 hits). Rows left with fewer than `MIN_SAMPLES` repetitions
+/// are not points, so what the cache answered adds no confidence; where that leaves no
+/// step, `read_cache_caps` names the cache.
+fn without_cache_hits(cells: &[AlignCell]) -> std::borrow::Cow<'_, [AlignCell]> {
+    let mut sizes: Vec<u64> = cells
+        .iter()
+        .filter(|c| !c.first.is_empty())
+        .map(|c| c.block_bytes)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    // Per block size the median first access (a read of twice the bytes).
+    let firsts: Vec<(u64, f64)> = sizes
+        .iter()
+        .filter_map(|&bs| {
+            let f: Vec<u64> = cells
+                .iter()
+                .filter(|c| c.block_bytes == bs)
+                .flat_map(|c| c.first.iter().take(c.positions.len()).map(|f| f[1]))
+                .collect();
+            (f.len() >= MIN_SAMPLES).then(|| (bs, crate::analysis::stats::median_ns(&f)))
+        })
+        .collect();
+    // The first accesses of two or more sizes give the medium's command time and time per
+    // byte; a hit skips the command, not the transfer.
+    let line = crate::analysis::interval::least_squares(
+        &firsts
+            .iter()
+            .map(|&(bs, t)| (2.0 * bs as f64, t))
+            .collect::<Vec<_>>(),
+    )
+    .filter(|&(cmd, per_byte, _, _)| cmd > 0.0 && per_byte > 0.0 && firsts.len() >= 2);
+    let mut limits: Vec<(u64, u64)> = Vec::new();
+    for &(bs, first) in &firsts {
+        let share = CACHED_REPEAT_SHARE * first;
+        let limit = match line {
+            Some((cmd, per_byte, _, _)) => share.max(0.5 * cmd + per_byte * bs as f64),
+            None => share,
+        } as u64;
+        let hit = |r: &[u64; 4]| r[1..].iter().any(|&t| t < limit);
+        if cells
+            .iter()
+            .filter(|c| c.block_bytes == bs)
+            .any(|c| c.reads.iter().any(hit))
+        {
+            limits.push((bs, limit));
+        }
+    }
+    if limits.is_empty() {
+        return std::borrow::Cow::Borrowed(cells);
+    }
+    std::borrow::Cow::Owned(
+        cells
+            .iter()
+            .map(|c| match limits.iter().find(|l| l.0 == c.block_bytes) {
+                Some(&(_, limit)) => {
+                    let mut c = c.clone();
+                    c.reads.retain(|r| r[1..].iter().all(|&t| t >= limit));
+                    c
+                }
+                None => c.clone(),
+            })
+            .collect(),
+    )
+}
+
 /// Inference points from cells: per cell, the boundary cost from the low trimmed mean of
 /// each read kind, `on − (pre + post)/2`, with a standard error from that cell's own repeats
 /// (never from other rows). A cell with fewer than `MIN_SAMPLES` reads of a kind is not
@@ -220,7 +301,8 @@ impl StallStats {
 /// block size's fastest row had waited too, which then contradicted the 1 KiB rows'
 /// 202 µs round after round until the read budget ran out).
 pub fn points(cells: &[AlignCell]) -> Vec<AlignPoint> {
-    let rows: Vec<(&AlignCell, [KindStat; 3])> = cells
+    let kept = without_cache_hits(cells);
+    let rows: Vec<(&AlignCell, [KindStat; 3])> = kept
         .iter()
         .filter(|c| c.reads.len() >= MIN_SAMPLES)
         .map(|c| (c, kind_stats(c)))
@@ -1700,10 +1782,43 @@ pub fn cached_repeats(cells: &[AlignCell]) -> Option<(u64, f64, f64)> {
     (first > 0.0 && repeat < CACHED_REPEAT_SHARE * first).then_some((bs, repeat, first))
 }
 
+/// The least a read cache that answered the repeats (`cached`, from `cached_repeats`)
+/// must hold, from spread rounds alone (`[bytes between two reads of one position,
+/// repeats of the smallest block size]`, `AlignRun::spread_rounds`): the repeats of that
+/// block size faster than `CACHED_REPEAT_SHARE` of the first access were hits; when they
+/// outnumber the repeats of every round whose separation is below `S`, one of them came
+/// in a round with at least `S` bytes read in between, so the cache holds at least `S`.
+/// The largest such `S`; None without spread rounds or hits. Read-ahead only adds to what
+/// a cache must hold, so it never makes this floor too high.
+pub fn cache_size_floor(
+    cells: &[AlignCell],
+    spread_rounds: &[[u64; 2]],
+    cached: (u64, f64, f64),
+) -> Option<u64> {
+    let (bs, _, first) = cached;
+    let hits = cells
+        .iter()
+        .filter(|c| c.block_bytes == bs)
+        .flat_map(|c| c.reads.iter().flat_map(|r| r[1..].iter().copied()))
+        .filter(|&t| (t as f64) < CACHED_REPEAT_SHARE * first)
+        .count() as u64;
+    let mut rounds = spread_rounds.to_vec();
+    rounds.sort_unstable();
+    let mut before = 0u64;
+    let mut floor = None;
+    for [sep, n] in rounds {
+        if before < hits && sep > 0 {
+            floor = Some(sep);
+        }
+        before += n;
+    }
+    floor
+}
+
 /// A read cache answered the repeats: a boundary cost is paid by a read the medium
 /// serves, so where none shows, "none visible" is no answer (inconclusive, naming the
 /// cache); what does show was paid by the medium and stands.
-pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64)) {
+pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64), floor: Option<u64>) {
     let (bs, repeat, first) = cached;
     let none_visible = inf
         .erase_block_structure
@@ -1717,7 +1832,11 @@ pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64)) {
     let s = &mut inf.erase_block_structure;
     if none_visible || unnamed {
         *s = Inference::inconclusive(format!(
-            "repeated reads are answered by a cache: a repeated {} read took {} (median) against {} for the first access of twice the bytes; the boundary cost cannot be seen through it (measured: {})",
+            "repeated reads are answered by a cache {}: a repeated {} read took {} (median) against {} for the first access of twice the bytes; the boundary cost cannot be seen through it (measured: {})",
+            match floor {
+                Some(b) => format!("of at least {} (repeats with {} read at other positions in between were still answered by it)", format_bytes(b), format_bytes(b)),
+                None => "whose size this run could not bound".to_string(),
+            },
             format_bytes(bs),
             format_ns(repeat),
             format_ns(first),
