@@ -95,6 +95,30 @@ pub fn steadiness_caps(inf: &mut IntervalInference, halves: Option<(f64, f64)>) 
         format_rate(a),
         format_rate(b)
     );
+    this_run_only(inf, &why);
+}
+
+/// A run shorter than this on a real device says nothing of the next: a loop over a disk
+/// file gave 1.71, 1.00, 1.06, 1.52 and 1.18 GB/s in five runs of milliseconds, each at
+/// ± 1–2 % (issue 43.5), and a run's halves cannot see a change slower than the run.
+pub const MIN_STEADY_RUN_NS: u64 = 1_000_000_000;
+
+/// A run on a real clock shorter than `MIN_STEADY_RUN_NS` (`run_ns`, wall time of the
+/// reads): its figures are at most tentative and say their ± covers this run only. The
+/// simulator's virtual clock has no run-to-run drift; the caller leaves it out.
+pub fn short_run_caps(inf: &mut IntervalInference, run_ns: u64) {
+    if run_ns >= MIN_STEADY_RUN_NS {
+        return;
+    }
+    let why = format!(
+        "covers this run only ({}); run-to-run spread not measured",
+        format_ns(run_ns as f64)
+    );
+    this_run_only(inf, &why);
+}
+
+/// Cap the figures at tentative, adding `why` to their evidence.
+fn this_run_only(inf: &mut IntervalInference, why: &str) {
     for i in [&mut inf.access_time_ns, &mut inf.throughput_bytes_per_s] {
         if let Some(v) = i.value.clone() {
             *i = Inference::new(v, i.confidence.min(0.75), format!("{}; {why}", i.evidence));
@@ -241,6 +265,30 @@ mod tests {
             "{}",
             t.evidence
         );
+    }
+
+    /// Issue 43.5: a run of milliseconds on a real device is no measure of the next run:
+    /// at most tentative, saying so; a run of a second or more keeps its confidence.
+    #[test]
+    fn a_short_run_covers_this_run_only() {
+        let mut inf = infer(&line(60_000.0, 40e6, 0.01));
+        assert_eq!(inf.throughput_bytes_per_s.status_word(), "confident");
+        let long = inf.clone();
+        assert!(long.throughput_bytes_per_s.value.is_some());
+        short_run_caps(&mut inf, 200_000_000);
+        let named = [&inf.throughput_bytes_per_s, &inf.access_time_ns];
+        for i in named.into_iter().filter(|i| i.value.is_some()) {
+            assert_eq!(i.status_word(), "tentative");
+            assert!(
+                i.evidence
+                    .contains("covers this run only (200 ms); run-to-run spread not measured"),
+                "{}",
+                i.evidence
+            );
+        }
+        let mut kept = long.clone();
+        short_run_caps(&mut kept, MIN_STEADY_RUN_NS);
+        assert_eq!(kept, long);
     }
 
     #[test]
