@@ -58,14 +58,14 @@ pub fn check_dir(dir: &Path) -> Result<PathBuf> {
             dir.display()
         )));
     }
-    let abs = std::fs::canonicalize(dir)
-        .map_err(|e| Error::io(format!("resolving {}", dir.display()), e))?;
+    // Walked one component at a time: a link of another user's on the way is refused.
+    let top = crate::journal::trust::test_dir(dir)?;
+    let abs = top.path().to_path_buf();
     // At a random hidden name (`.flashscope-probe.<random>.tmp`), `O_EXCL | O_NOFOLLOW`:
     // nobody can plant a link or file at it beforehand (a name from the pid could be).
-    let probe = crate::sys::dir::Dir::open(&abs).and_then(|d| {
-        d.create_temp(std::ffi::OsStr::new("flashscope-probe"), 0o600)
-            .map(|(tmp, _)| (d, tmp))
-    });
+    let probe = top
+        .create_temp(std::ffi::OsStr::new("flashscope-probe"), 0o600)
+        .map(|(tmp, _)| (top, tmp));
     match probe {
         Ok((d, tmp)) => {
             let _ = d.remove(&tmp);
