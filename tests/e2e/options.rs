@@ -118,9 +118,9 @@ fn direct_is_a_flag_that_takes_fios_values() {
 
 #[test]
 fn old_spellings_still_parse() {
-    let bs = io(&["--bs", "8k"]).bs;
+    let bs = io(&["--bs", "8k"]).bs.value.unwrap();
     assert_eq!((bs.value, bs.text.as_str()), (8 << 10, "8k"));
-    assert_eq!(io(&["-b", "16k"]).bs.value, 16 << 10);
+    assert_eq!(io(&["-b", "16k"]).bs.value.unwrap().value, 16 << 10);
     assert_eq!(
         io(&["--bsrange", "4k-8k"]).bsrange.map(|r| r.value),
         Some((4 << 10, 8 << 10))
@@ -130,4 +130,134 @@ fn old_spellings_still_parse() {
         Command::Analyze(a) => assert_eq!(a.erasesize.as_deref(), Some("4M")),
         c => panic!("{c:?}"),
     }
+}
+
+/// What a long option is, wherever it appears: its value type, value name, short name and
+/// whether it takes a value (issue 46 point 1: one definition per option name).
+fn shape(a: &clap::Arg) -> String {
+    format!(
+        "{:?} {:?} {:?} takes_values={}",
+        a.get_value_parser().type_id(),
+        a.get_value_names().unwrap_or_default(),
+        a.get_short(),
+        a.get_action().takes_values()
+    )
+}
+
+/// Option names that still have more than one definition: each must shrink away, never
+/// grow (a new name here fails the test, and so does one that became consistent).
+const STILL_DIVERGENT: &[&str] = &[];
+
+#[test]
+fn one_option_one_definition() {
+    let mut shapes: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    for (path, a) in all_args() {
+        let Some(long) = a.get_long() else { continue };
+        if matches!(long, "help" | "version") {
+            continue;
+        }
+        shapes
+            .entry(long.to_string())
+            .or_default()
+            .entry(shape(&a))
+            .or_default()
+            .push(path);
+    }
+    let divergent: BTreeMap<_, _> = shapes.into_iter().filter(|(_, s)| s.len() > 1).collect();
+    let names: Vec<&str> = divergent.keys().map(String::as_str).collect();
+    assert_eq!(
+        names, STILL_DIVERGENT,
+        "long options defined more than one way (value type, value name, short, arity):\n{divergent:#?}"
+    );
+    // The three the issue named are one definition each.
+    for long in ["time-budget", "plot", "blocksize"] {
+        assert!(!names.contains(&long), "--{long} has several definitions");
+    }
+}
+
+/// A default a help text states ("[default: X]", "(default X)") is the option's default
+/// as clap applies it, wherever clap has one; clap also prints it from there.
+#[test]
+fn stated_defaults_are_the_defaults() {
+    let stated = |help: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        for pat in ["[default: ", "(default: ", "(default "] {
+            let mut rest = help;
+            while let Some(i) = rest.find(pat) {
+                rest = &rest[i + pat.len()..];
+                let end = rest.find([']', ')', ',', ';', ' ']).unwrap_or(rest.len());
+                out.push(rest[..end].to_string());
+            }
+        }
+        out
+    };
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for (path, a) in all_args() {
+        let defaults: Vec<String> = a
+            .get_default_values()
+            .iter()
+            .map(|d| d.to_string_lossy().into_owned())
+            .collect();
+        let help = format!(
+            "{} {}",
+            a.get_help().map(|h| h.to_string()).unwrap_or_default(),
+            a.get_long_help().map(|h| h.to_string()).unwrap_or_default()
+        );
+        for s in stated(&help) {
+            if defaults.is_empty() {
+                continue;
+            }
+            checked += 1;
+            if !defaults.contains(&s) {
+                wrong.push(format!(
+                    "{path} {:?}: help says default {s}, clap's is {defaults:?}",
+                    a.get_id()
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    let _ = checked;
+    // Every default parses with its option's own parser.
+    Cli::command().debug_assert();
+}
+
+/// `align --time-budget`'s default is the one constant, and the library's default run
+/// (auto, the tests) takes the same.
+#[test]
+fn align_defaults_are_one_constant() {
+    use flashscope::cli::defs::align::TIME_BUDGET;
+    let params = flashscope::commands::align::AlignParams::default();
+    assert_eq!(
+        flashscope::vocab::units::parse_duration_ns(TIME_BUDGET).unwrap(),
+        params.time_budget_ns
+    );
+    let cmd = Cli::command();
+    let align = cmd.find_subcommand("align").unwrap();
+    let default_of = |id: &str| {
+        align
+            .get_arguments()
+            .find(|a| a.get_id() == id)
+            .map(|a| {
+                a.get_default_values()
+                    .iter()
+                    .map(|d| d.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap()
+    };
+    assert_eq!(default_of("time_budget"), [TIME_BUDGET]);
+    assert_eq!(default_of("positions"), [params.positions.to_string()]);
+    // The error names the default clap applies.
+    let out = crate::common::flashscope()
+        .args(["align", "sim:sd-16g", "--positions", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("(default {})", params.positions)),
+        "{err}"
+    );
 }
