@@ -25,6 +25,77 @@ pub const LOG_CAP_BYTES: u64 = 64 << 20;
 /// about 230 MiB on a small board.
 pub const DOCUMENT_CAP_BYTES: u64 = 64 << 20;
 
+/// The most values the lists of one document may hold together (issue 44.9): a document
+/// of nothing but tiny per-second values ("0,") would otherwise become 4 times its text
+/// in `f64` (256 MiB of them in a 64 MiB document, per side of a `compare`). 4 Mi values
+/// are 48 days of per-second samples, and 32 MiB of `f64`.
+pub const DOCUMENT_MAX_VALUES: u64 = 4 << 20;
+
+/// The most text a document's free-form `jobs` (fio's JSON, read as a tree) may take:
+/// a tree is about 16 times its text. A bench's are about 13 KiB a run, an io's a few
+/// KiB a job.
+pub const DOCUMENT_JOBS_CAP_BYTES: u64 = 4 << 20;
+
+/// How many values the lists (JSON arrays) of the JSON text `bytes` hold together, at
+/// any depth, counted on the text (no tree is built): `[1,[2,3],{"a":[]}]` holds 3 + 2.
+/// Text that is not JSON is counted as far as it goes (the parser says what is wrong).
+pub fn json_list_values(bytes: &[u8]) -> u64 {
+    // Whether each open container is a list, one bit a level.
+    let mut lists: Vec<u64> = Vec::new();
+    let mut depth = 0usize;
+    let is_list = |lists: &[u64], depth: usize| {
+        depth > 0
+            && lists
+                .get((depth - 1) / 64)
+                .is_some_and(|w| (w >> ((depth - 1) % 64)) & 1 == 1)
+    };
+    let mut count = 0u64;
+    let mut fresh = false;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &c in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        if c.is_ascii_whitespace() {
+            continue;
+        }
+        if fresh {
+            fresh = false;
+            if c != b']' {
+                count += 1;
+            }
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                let (word, bit) = ((depth - 1) / 64, (depth - 1) % 64);
+                if lists.len() <= word {
+                    lists.push(0);
+                }
+                if c == b'[' {
+                    lists[word] |= 1 << bit;
+                    fresh = true;
+                } else {
+                    lists[word] &= !(1 << bit);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if is_list(&lists, depth) => count += 1,
+            _ => {}
+        }
+    }
+    count
+}
+
 /// What kind of file `meta` describes, in words ("a directory", "a FIFO (named pipe)", …).
 pub fn kind_in_words(meta: &Metadata) -> &'static str {
     let t = meta.file_type();
@@ -344,6 +415,27 @@ pub(crate) fn test_fifo(dir: &Path, name: &str) -> std::path::PathBuf {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn list_values_are_counted_on_the_text_at_every_depth() {
+        use super::json_list_values as n;
+        assert_eq!(n(br#"[1,[2,3],{"a":[]}]"#), 5);
+        assert_eq!(n(b"[]"), 0);
+        assert_eq!(n(b"[ ]"), 0);
+        assert_eq!(
+            n(br#"{"a":1,"b":2}"#),
+            0,
+            "an object's fields are not list values"
+        );
+        // Commas and brackets inside strings are text.
+        assert_eq!(n(br#"["a,b]","c\"],[",{"x":"[1,2]"}]"#), 3);
+        assert_eq!(n(br#"{"per_second_bw":[0,0,0,0]}"#), 4);
+        // Deeper than 64 levels: one bit a level, past a word.
+        let deep = format!("{}1,2{}", "[".repeat(200), "]".repeat(200));
+        assert_eq!(n(deep.as_bytes()), 199 + 2);
+        // Not JSON: counted as far as it goes, never a panic.
+        assert_eq!(n(b"]]]}},,,["), 0);
+    }
+
     #[test]
     fn printable_shows_every_control_character() {
         assert_eq!(super::printable("SanDisk Ultra"), "SanDisk Ultra");

@@ -89,6 +89,14 @@ pub enum Notice {
     },
     /// The plan of a test, in words ([`WriteIntent::describe`]).
     Plan { command: &'static str, what: String },
+    /// The plan worked out again from the device's own rates, once the run's first
+    /// measurement had them, when it moved by more than the first plan's uncertainty:
+    /// device ns and uncertainty of each ([`LivePlan::notice`]).
+    Replanned {
+        command: &'static str,
+        first: (u64, f64),
+        now: (u64, f64),
+    },
     /// Preserve mode: up to `bytes` of `spec` are saved to `journal` first; saving and
     /// restoring take about `cost_ns` more ([`WriteIntent::preserve_ns`]); `None`: timed
     /// on the test's first writes and said then ([`WriteIntent::timed_first`]).
@@ -150,6 +158,16 @@ impl std::fmt::Display for Notice {
                 }
             ),
             Notice::Plan { command, what } => write!(f, "flashscope {command}: {what}"),
+            Notice::Replanned {
+                command,
+                first,
+                now,
+            } => write!(
+                f,
+                "flashscope {command}: planned again from the device's own rates measured so far: {} in all (the plan before it wrote said {})",
+                plan::plan_text(now.0, now.1),
+                plan::plan_text(first.0, first.1)
+            ),
             Notice::Preserving {
                 bytes,
                 cost_ns,
@@ -236,10 +254,11 @@ impl Notices {
         Notices(Some(std::sync::Arc::new(observer)))
     }
 
-    /// Tell the observer, if there is one.
+    /// Tell the observer, if there is one, with the progress bar on screen cleared
+    /// meanwhile (a notice said during a run is not drawn into the bar's line).
     pub fn say(&self, notice: Notice) {
         if let Some(o) = &self.0 {
-            o(&notice);
+            crate::report::progress::suspend(|| o(&notice));
         }
     }
 }

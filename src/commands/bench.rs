@@ -316,20 +316,18 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
     let per_test_ns = runtime_ns + ramp_ns;
     let slow = rates.slower_writes(crate::session::estimate::SLOW_WRITES);
     let low = tests_ns(&order, per_test_ns, |bs| rates.blocks_ns(bs, 1) as f64);
+    let live_slow_ns = tests_ns(&order, per_test_ns, |bs| {
+        if bs < crate::session::estimate::ERASE_BYTES {
+            slow.copy_ns(crate::session::estimate::ERASE_BYTES) as f64
+        } else {
+            slow.blocks_ns(bs, 1) as f64
+        }
+    });
     // Read tests alone run for their set time: a plan that needs no write rate.
     let mut live = if !writes {
         LivePlan::measured(low)
     } else {
-        LivePlan::new(
-            low,
-            tests_ns(&order, per_test_ns, |bs| {
-                if bs < crate::session::estimate::ERASE_BYTES {
-                    slow.copy_ns(crate::session::estimate::ERASE_BYTES) as f64
-                } else {
-                    slow.blocks_ns(bs, 1) as f64
-                }
-            }),
-        )
+        LivePlan::new(low, live_slow_ns)
     };
     let mut sample_ns = 0u64;
     let mut progress = if params.progress {
@@ -387,19 +385,25 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
                     if let Some(s) = session.as_mut() {
                         // Random 4 KiB writes timed on the card, each writing back what it
                         // read there (nothing changes; preserve mode saves them first).
-                        let places = (0..crate::session::estimate::SAMPLE_WRITES).map(|k| {
+                        // From k = 1: k = 0 is the region's first sector, which a card's
+                        // FAT area may write faster than any other.
+                        let places = (1..=crate::session::estimate::SAMPLE_WRITES).map(|k| {
                             let blocks = (region / 4096).max(1);
                             (
                                 (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 11) % blocks * 4096,
                                 4096,
                             )
                         });
-                        let max_ns =
+                        let min_ns =
                             (runtime_ns / 10).min(crate::session::estimate::SAMPLE_WRITES_MAX_NS);
+                        // Until the writes settle (a card's first random writes pay half
+                        // of what the test's will), within a tenth of the slow plan.
+                        let max_ns = (live_slow_ns / 10).max(min_ns);
                         // An error here (a signal, a budget) is the write test's to meet
                         // and report: the plan then stays the first.
-                        let sample =
-                            crate::session::estimate::WriteSample::take(&mut s.dev, places, max_ns);
+                        let sample = crate::session::estimate::WriteSample::take_settled(
+                            &mut s.dev, places, min_ns, max_ns,
+                        );
                         if let Ok(Some(w)) = sample {
                             sample_ns = w.device_ns;
                             let small = w.write_ns();
@@ -412,6 +416,9 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
                                 }
                             });
                             live.replan(elapsed_ns + sample_ns + ahead, elapsed_ns + sample_ns);
+                            if let Some(n) = live.notice("bench") {
+                                s.notices.say(n);
+                            }
                         }
                     }
                 }

@@ -224,6 +224,7 @@ pub fn drive<T: WriteTest>(
     };
     let mut live = LivePlan::new(with_preserve(&intent, false), with_preserve(&intent, true));
     let meter = std::sync::Mutex::new(Measured::default());
+    let notices = session.notices.clone();
     let ran = session.run(T::COMMAND, |dev, progress| {
         let mut metered = Metered::new(&mut *dev, &meter);
         let test = &test;
@@ -236,6 +237,9 @@ pub fn drive<T: WriteTest>(
                     i.estimated_ns = ns;
                     i.rates = now;
                     live.replan(with_preserve(&i, false), m.device_ns());
+                    if let Some(n) = live.notice(T::COMMAND) {
+                        notices.say(n);
+                    }
                 }
             }
             progress(done, total)

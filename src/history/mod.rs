@@ -578,7 +578,8 @@ impl Store {
     ) -> Result<(i64, bool)> {
         use sha2::Digest;
         let path = self.path.clone();
-        let text = serde_json::to_string(doc)
+        let text = doc
+            .to_compact_json()
             .map_err(|e| Error::runtime(format!("history: serialising the document: {e}")))?;
         if text.len() as u64 > crate::input::DOCUMENT_CAP_BYTES {
             return Err(Error::usage(format!(

@@ -335,6 +335,10 @@ const UNIT_BYTES: usize = 512;
 /// Largest write a restore merges touching pieces into.
 const RESTORE_RUN_BYTES: usize = 4 << 20;
 
+/// What a restore does with each write of a run: its offset, its bytes, and whether it
+/// starts a region (rather than continuing one cut at `RESTORE_RUN_BYTES`).
+type PieceFn<'a> = dyn FnMut(u64, &[u8], bool) -> Result<()> + 'a;
+
 /// The order a restore writes a journal's `records` back in: by offset when no two overlap
 /// (as in every journal `Preserve` writes, since it saves only bytes no record holds
 /// yet), else as they were saved (the first record of a byte holds what it was). A test
@@ -417,10 +421,15 @@ fn restore<D: Backend + ?Sized>(
     }
     // Each piece to put back (all of every record, or what the test overwrote), with the
     // journal's bytes for it: written first, then, after a flush, read back and compared.
-    // In offset order, pieces that touch merged into one write (see `restore_order`).
+    // In offset order, pieces that touch merged into one write (see `restore_order`), in
+    // one aligned buffer of RESTORE_RUN_BYTES written from in place: a record larger than
+    // it (a whole 8 MiB record) goes in pieces, so a restore holds one record and one run,
+    // never the record three times over. `f` is told whether a write starts a region (a
+    // piece or pieces merged) or continues one cut at the buffer's size.
     let order = restore_order(&journal.records);
-    let each_piece = |f: &mut dyn FnMut(u64, &[u8]) -> Result<()>| -> Result<()> {
-        let mut run: (u64, Vec<u8>) = (0, Vec::new());
+    let each_piece = |f: &mut PieceFn| -> Result<()> {
+        let mut run = AlignedBuf::new(RESTORE_RUN_BYTES);
+        let (mut at, mut len, mut starts) = (0u64, 0usize, true);
         for &i in &order {
             let rec = &journal.records[i];
             let end = rec.offset + rec.length;
@@ -434,24 +443,27 @@ fn restore<D: Backend + ?Sized>(
             let mut saved = AlignedBuf::new(rec.length as usize);
             journal.read_record(rec, &mut saved)?;
             for (s, e) in parts {
-                let from = (s - rec.offset) as usize;
-                let data = &saved[from..from + (e - s) as usize];
-                let (at, bytes) = &mut run;
-                let joins = !bytes.is_empty()
-                    && *at + bytes.len() as u64 == s
-                    && bytes.len() + data.len() <= RESTORE_RUN_BYTES;
-                if !joins {
-                    if !bytes.is_empty() {
-                        f(*at, bytes)?;
+                let mut s = s;
+                let mut continues = false;
+                while s < e {
+                    let n = ((e - s) as usize).min(RESTORE_RUN_BYTES);
+                    let from = (s - rec.offset) as usize;
+                    let joins = len > 0 && at + len as u64 == s && len + n <= RESTORE_RUN_BYTES;
+                    if !joins {
+                        if len > 0 {
+                            f(at, &run[..len], starts)?;
+                        }
+                        (at, len, starts) = (s, 0, !continues);
                     }
-                    bytes.clear();
-                    *at = s;
+                    run[len..len + n].copy_from_slice(&saved[from..from + n]);
+                    len += n;
+                    s += n as u64;
+                    continues = true;
                 }
-                bytes.extend_from_slice(data);
             }
         }
-        if !run.1.is_empty() {
-            f(run.0, &run.1)?;
+        if len > 0 {
+            f(at, &run[..len], starts)?;
         }
         Ok(())
     };
@@ -472,12 +484,11 @@ fn restore<D: Backend + ?Sized>(
     let mut done = 0;
     if write_back {
         progress(Some(("restoring", 0, total)));
-        each_piece(&mut |at, data| {
-            let mut buf = AlignedBuf::new(data.len());
-            buf.copy_from_slice(data);
-            dev.write_at(&buf, at)
+        each_piece(&mut |at, data, starts| {
+            // `data` starts the aligned run buffer: written as it is.
+            dev.write_at(data, at)
                 .map_err(|e| Error::io(format!("writing back the region at {at}"), e))?;
-            summary.regions += 1;
+            summary.regions += u64::from(starts);
             summary.bytes += data.len() as u64;
             progress(Some(("restoring", summary.bytes, total)));
             Ok(())
@@ -488,13 +499,20 @@ fn restore<D: Backend + ?Sized>(
     } else {
         progress(Some(("verifying", 0, total)));
     }
-    each_piece(&mut |at, data| {
+    // A region counts as verified when every write of it read back the same.
+    let mut region_ok: Option<bool> = None;
+    each_piece(&mut |at, data, starts| {
         let mut now = AlignedBuf::new(data.len());
         dev.read_at(&mut now, at)
             .map_err(|e| Error::io(format!("reading back the region at {at}"), e))?;
-        if now[..] == data[..] {
-            summary.verified += 1;
+        let same = now[..] == data[..];
+        if starts {
+            summary.verified += u64::from(region_ok == Some(true));
+            region_ok = Some(same);
         } else {
+            region_ok = region_ok.map(|ok| ok && same);
+        }
+        if !same {
             // Named to the unit, and the other regions still put back and checked.
             for (i, (a, b)) in now
                 .chunks(UNIT_BYTES)
@@ -514,6 +532,7 @@ fn restore<D: Backend + ?Sized>(
         progress(Some(("verifying", done, total)));
         Ok(())
     })?;
+    summary.verified += u64::from(region_ok == Some(true));
     Ok((summary, differ))
 }
 
@@ -855,6 +874,61 @@ mod tests {
             restore_ns * 4 < test_ns,
             "restore {restore_ns} ns against the test's {test_ns} ns"
         );
+    }
+
+    /// The largest write a restore makes and the largest read it checks with.
+    struct Largest {
+        inner: SimDevice,
+        write: usize,
+        read: usize,
+    }
+
+    impl Backend for Largest {
+        crate::backend::forward!(inner: size_bytes, logical_sector_bytes, flush, clock_ns, idle);
+        fn read_at(&mut self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+            self.read = self.read.max(buf.len());
+            self.inner.read_at(buf, offset)
+        }
+        fn write_at(&mut self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+            self.write = self.write.max(buf.len());
+            self.inner.write_at(buf, offset)
+        }
+    }
+
+    /// Issue 46 point 6 (`fat card.img --write --erase-size 4M` peaked over its 28 MiB):
+    /// a restore put each whole 8 MiB record into its merged run and copied the run again
+    /// to write it, three copies of one record at once. Now no write or read-back of a
+    /// restore is larger than RESTORE_RUN_BYTES, and a record cut into several writes
+    /// still counts as one region restored and verified.
+    #[test]
+    fn a_restore_writes_large_records_in_runs_of_at_most_its_buffer() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut inner = sim("");
+        let original = fill_random(&mut inner, 24 << 20, 11);
+        let dev = Largest {
+            inner,
+            write: 0,
+            read: 0,
+        };
+        let mut p = Preserve::new(dev, &dir.path().join("j"), &ident()).unwrap();
+        let junk = AlignedBuf::new(MAX_RECORD as usize);
+        for i in 0..3 {
+            p.write_at(&junk, i * MAX_RECORD).unwrap();
+        }
+        p.write_at(&AlignedBuf::new(4096), 40 << 20).unwrap();
+        assert!(RESTORE_RUN_BYTES < MAX_RECORD as usize);
+        let d = p.inner_mut();
+        (d.write, d.read) = (0, 0);
+        let s = p.finish().unwrap();
+        assert_eq!(read_all(&mut p.inner_mut().inner, 24 << 20), original);
+        let d = p.inner_mut();
+        assert!(d.write <= RESTORE_RUN_BYTES, "a write of {} bytes", d.write);
+        assert!(d.read <= RESTORE_RUN_BYTES, "a read of {} bytes", d.read);
+        // The three touching records merge into one region per run of the buffer's size
+        // at most; the stray 4 KiB write far from them is a region of its own.
+        assert_eq!(s.bytes, (24 << 20) + 4096);
+        assert_eq!(s.regions, s.verified);
+        assert_eq!(s.regions, 4, "{s:?}");
     }
 
     #[test]

@@ -478,3 +478,55 @@ impl ser::SerializeSeq for &mut Rows {
         Ok(())
     }
 }
+
+/// How a document's JSON is laid out: pretty (files, the terminal) or compact (the run
+/// history's store). One formatter type for both, so each result type's serialisation
+/// is compiled once, into [`write_document`]'s one serializer, and not once for each
+/// writer and layout a caller happens to use (five copies of every body's fields made
+/// a fifth of the release binary; issue 46 point 6).
+pub(crate) enum Layout {
+    Compact(serde_json::ser::CompactFormatter),
+    Pretty(serde_json::ser::PrettyFormatter<'static>),
+}
+
+/// Each method [`serde_json::ser::PrettyFormatter`] has its own of, passed to the layout's
+/// formatter; every other one is the same for both.
+macro_rules! by_layout {
+    ($(fn $name:ident(&mut self, w: &mut W $(, $arg:ident: $ty:ty)?);)*) => {
+        $(fn $name<W: ?Sized + std::io::Write>(&mut self, w: &mut W $(, $arg: $ty)?) -> std::io::Result<()> {
+            match self {
+                Layout::Compact(f) => f.$name(w $(, $arg)?),
+                Layout::Pretty(f) => f.$name(w $(, $arg)?),
+            }
+        })*
+    };
+}
+
+impl serde_json::ser::Formatter for Layout {
+    by_layout! {
+        fn begin_array(&mut self, w: &mut W);
+        fn end_array(&mut self, w: &mut W);
+        fn begin_array_value(&mut self, w: &mut W, first: bool);
+        fn end_array_value(&mut self, w: &mut W);
+        fn begin_object(&mut self, w: &mut W);
+        fn end_object(&mut self, w: &mut W);
+        fn begin_object_key(&mut self, w: &mut W, first: bool);
+        fn begin_object_value(&mut self, w: &mut W);
+        fn end_object_value(&mut self, w: &mut W);
+    }
+}
+
+/// Write `doc` as JSON to `w`, pretty or compact: the one serializer every document is
+/// written with (see [`Layout`]).
+pub(crate) fn write_document(
+    doc: &super::Document,
+    w: &mut dyn std::io::Write,
+    pretty: bool,
+) -> serde_json::Result<()> {
+    let layout = if pretty {
+        Layout::Pretty(serde_json::ser::PrettyFormatter::new())
+    } else {
+        Layout::Compact(serde_json::ser::CompactFormatter)
+    };
+    doc.serialize(&mut serde_json::Serializer::with_formatter(w, layout))
+}

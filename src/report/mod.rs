@@ -259,6 +259,14 @@ impl Document {
         let shown = crate::input::json_controls_shown(bytes);
         let bytes = shown.as_deref().unwrap_or(bytes);
         let bad = |why: String| crate::Error::usage(format!("{name}: {why}"));
+        // Counted on the text before anything is read into memory (issue 44.9).
+        let values = crate::input::json_list_values(bytes);
+        if values > crate::input::DOCUMENT_MAX_VALUES {
+            return Err(bad(format!(
+                "{values} values in its lists (per-second samples and the like), more than the {} a document may hold",
+                crate::input::DOCUMENT_MAX_VALUES
+            )));
+        }
         let fields = match serde_json::from_slice::<Fields>(bytes) {
             Ok(f) => f.0,
             Err(e) if e.is_eof() => {
@@ -307,6 +315,9 @@ impl Document {
                 )))
             }
         }
+        if let Some(jobs) = raw("jobs").filter(|j| jobs_over_cap(j)) {
+            return Err(bad(jobs_refusal(jobs)));
+        }
         Document::from_fields(fields).map_err(|e| {
             bad(format!(
                 "a {SCHEMA} document with a field out of shape: {e}"
@@ -344,6 +355,10 @@ impl Document {
             field(fields, name)?.ok_or_else(|| serde_json::Error::missing_field(name))
         }
         let command: String = required(&fields, "command")?;
+        // A nested document's (auto's steps) free-form jobs, capped as a document's are.
+        if let Some((_, jobs)) = fields.iter().find(|(k, v)| k == "jobs" && jobs_over_cap(v)) {
+            return Err(serde_json::Error::custom(jobs_refusal(jobs)));
+        }
         let rest: Vec<(String, &RawValue)> = fields
             .iter()
             .filter(|(k, _)| !is_own_field(k))
@@ -379,7 +394,21 @@ impl Document {
     /// Pretty JSON, one document.
     pub fn to_json(&self) -> String {
         // Serialising plain data with string keys cannot fail.
-        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+        self.to_text(true)
+            .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// Compact JSON (no white space between tokens), one document: the run history's
+    /// stored form.
+    pub fn to_compact_json(&self) -> serde_json::Result<String> {
+        self.to_text(false)
+    }
+
+    fn to_text(&self, pretty: bool) -> serde_json::Result<String> {
+        let mut out = Vec::with_capacity(4 << 10);
+        fields::write_document(self, &mut out, pretty)?;
+        // serde_json writes only UTF-8.
+        String::from_utf8(out).map_err(serde::ser::Error::custom)
     }
 
     /// [`Document::to_json`]'s bytes and a line feed, written as they are made: a document
@@ -387,10 +416,25 @@ impl Document {
     pub fn write_json(&self, w: impl std::io::Write) -> std::io::Result<()> {
         use std::io::Write;
         let mut w = std::io::BufWriter::with_capacity(64 << 10, w);
-        serde_json::to_writer_pretty(&mut w, self)?;
+        fields::write_document(self, &mut w, true)?;
         w.write_all(b"\n")?;
         w.flush()
     }
+}
+
+/// Whether a document's free-form `jobs` (fio's JSON, read as a tree about 16 times its
+/// text) are longer than [`crate::input::DOCUMENT_JOBS_CAP_BYTES`] (issue 44.9).
+fn jobs_over_cap(jobs: &RawValue) -> bool {
+    jobs.get().len() as u64 > crate::input::DOCUMENT_JOBS_CAP_BYTES
+}
+
+/// The refusal of `jobs` over the cap: their size and the cap.
+fn jobs_refusal(jobs: &RawValue) -> String {
+    format!(
+        "its \"jobs\" (fio's JSON) take {} bytes, more than the {} a document may hold",
+        jobs.get().len(),
+        crate::input::DOCUMENT_JOBS_CAP_BYTES
+    )
 }
 
 /// Read and check each file (`-`: standard input) as a flashscope/1 document, each at
@@ -571,6 +615,16 @@ mod tests {
         let back = Document::from_json("d.json", d.to_json().as_bytes()).unwrap();
         assert_eq!(back, d);
         assert_eq!(back.to_json(), d.to_json());
+        // The one serializer (fields::write_document) writes, byte for byte, what
+        // serde_json's own pretty and compact writers write.
+        assert_eq!(d.to_json(), serde_json::to_string_pretty(&d).unwrap());
+        assert_eq!(
+            d.to_compact_json().unwrap(),
+            serde_json::to_string(&d).unwrap()
+        );
+        let mut streamed = Vec::new();
+        d.write_json(&mut streamed).unwrap();
+        assert_eq!(streamed, format!("{}\n", d.to_json()).into_bytes());
     }
 
     #[test]

@@ -27,12 +27,16 @@ pub const MAX_WIDTH: usize = 79;
 const PREFIX_WIDTH: usize = 30;
 /// The bar's width.
 const BAR_WIDTH: usize = 8;
-/// With a total: label, bar, then the figures ([`figures`]).
-fn template() -> String {
-    format!("{{prefix}} {{bar:{BAR_WIDTH}}} {{msg}}")
-}
-/// Without a total (a run whose length is not known): no bar and no ETA.
-const SPINNER: &str = "{prefix} {spinner} {msg}";
+/// The whole line is one message, composed here ([`line`]): label, bar and figures reach
+/// the terminal in one update, so no frame shows a label with another phase's figures or
+/// a new length with an old position (issue 45.6: a bar that went backwards and drew the
+/// journal's saving under a test's label).
+const TEMPLATE: &str = "{msg}";
+/// The bar's cells: done, and to do.
+const BAR_DONE: char = '█';
+const BAR_TODO: char = '░';
+/// Without a total (a run whose length is not known): a spinner, no bar and no ETA.
+const SPINNER_FRAMES: [char; 8] = ['⠁', '⠂', '⠄', '⡀', '⢀', '⠠', '⠐', '⠈'];
 /// How often the figures are recomputed at most (a probe reports every I/O).
 const REDRAW: Duration = Duration::from_millis(100);
 
@@ -101,25 +105,27 @@ struct State {
     overlay: Option<Phase>,
     /// When the figures were last drawn.
     drawn: Option<Instant>,
-    /// The prefix drawn last.
-    prefix: String,
-    /// Whether the bar's style is the one with a bar (a total known).
-    with_bar: bool,
+    /// The line drawn last.
+    line: String,
+    /// The last overlay's count: the same phase shown over the bar again (preserve mode
+    /// saving at each new region) goes on from it, and a count of it that starts again
+    /// is its next pass (`#2`), never the first one's bar going back.
+    last_overlay: Option<Phase>,
     /// Drawn by [`overlay`] alone (no bar was on screen): cleared when its phase ends.
     own: bool,
 }
 
 /// A bar's state drawing to `target`; the bar on screen unless it is hidden.
 fn new_state(label: &str, target: ProgressDrawTarget, own: bool) -> Arc<Mutex<State>> {
-    let bar = ProgressBar::with_draw_target(None, target).with_style(style(SPINNER));
+    let bar = ProgressBar::with_draw_target(None, target).with_style(style(TEMPLATE));
     let state = Arc::new(Mutex::new(State {
         bar,
         label: label.to_string(),
         main: Phase::new("", false),
         overlay: None,
         drawn: None,
-        prefix: String::new(),
-        with_bar: false,
+        line: String::new(),
+        last_overlay: None,
         own,
     }));
     if !lock(&state).bar.is_hidden() {
@@ -133,7 +139,8 @@ impl State {
         self.overlay.as_ref().unwrap_or(&self.main)
     }
 
-    /// Redraw (the figures at most every [`REDRAW`] unless `now`).
+    /// Redraw (the figures at most every [`REDRAW`] unless `now`): the whole line in one
+    /// update of the bar.
     fn draw(&mut self, now: bool) {
         if !now && self.drawn.is_some_and(|t| t.elapsed() < REDRAW) {
             return;
@@ -141,30 +148,28 @@ impl State {
         self.drawn = Some(Instant::now());
         let step = *STEP.lock().unwrap_or_else(|p| p.into_inner());
         let p = self.shown().clone();
-        let prefix = prefix(step, &self.label, &p);
-        if prefix != self.prefix {
-            self.bar.set_prefix(prefix.clone());
-            self.prefix = prefix;
+        let label = prefix(step, &self.label, &p);
+        let text = line(&label, &p, p.started.elapsed());
+        if text != self.line {
+            self.bar.set_message(text.clone());
+            self.line = text;
         }
-        let with_bar = p.total > 0;
-        if with_bar != self.with_bar {
-            let t = if with_bar {
-                template()
-            } else {
-                SPINNER.to_string()
-            };
-            self.bar.set_style(style(&t));
-            self.with_bar = with_bar;
-        }
-        if with_bar {
-            self.bar.set_length(p.total);
-            self.bar.set_position(p.done);
-        } else {
-            self.bar.unset_length();
-            self.bar.set_position(p.done);
-        }
-        self.bar.set_message(figures(&p, p.started.elapsed()));
     }
+}
+
+/// The line drawn for phase `p` under `label`: the label, the bar (a spinner without a
+/// total) and the figures ([`figures`]).
+fn line(label: &str, p: &Phase, elapsed: Duration) -> String {
+    let middle = if p.total > 0 {
+        let full = ((p.done.min(p.total) as u128 * BAR_WIDTH as u128) / p.total as u128) as usize;
+        let mut bar: String = std::iter::repeat_n(BAR_DONE, full).collect();
+        bar.extend(std::iter::repeat_n(BAR_TODO, BAR_WIDTH - full));
+        bar
+    } else {
+        let frame = (elapsed.as_millis() / REDRAW.as_millis().max(1)) as usize;
+        SPINNER_FRAMES[frame % SPINNER_FRAMES.len()].to_string()
+    };
+    format!("{label} {middle} {}", figures(p, elapsed))
 }
 
 /// A progress bar on stderr for one command or step.
@@ -301,6 +306,19 @@ impl Drop for Ticker {
     }
 }
 
+/// Run `f` (a line printed on stderr) with the bar on screen cleared, and draw the bar
+/// again after it, so that the line is not drawn into the bar's.
+pub fn suspend<R>(f: impl FnOnce() -> R) -> R {
+    let active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    match active {
+        Some(a) => {
+            let bar = lock(&a).bar.clone();
+            bar.suspend(f)
+        }
+        None => f(),
+    }
+}
+
 /// `auto`'s step `k` of `n` (from 1), or `None` after the last: every bar's label starts
 /// with `[k/n]`.
 pub fn set_step(step: Option<(usize, usize)>) {
@@ -356,11 +374,16 @@ pub fn overlay(label: &str, step: Option<(&str, u64, u64)>) {
         Some((name, done, total)) => {
             let renamed = s.overlay.as_ref().is_none_or(|o| o.name != name);
             if renamed {
-                s.overlay = Some(Phase::new(name, true));
+                let phase = match s.last_overlay.take() {
+                    Some(last) if last.name == name => last,
+                    _ => Phase::new(name, true),
+                };
+                s.overlay = Some(phase);
             }
             if let Some(o) = s.overlay.as_mut() {
                 o.set(done, total);
             }
+            s.last_overlay = s.overlay.clone();
             s.draw(renamed);
         }
         None => {
@@ -467,9 +490,7 @@ mod tests {
 
     #[test]
     fn templates_parse() {
-        assert!(ProgressStyle::with_template(&template()).is_ok());
-        assert!(ProgressStyle::with_template(SPINNER).is_ok());
-        assert_eq!(template(), "{prefix} {bar:8} {msg}");
+        assert!(ProgressStyle::with_template(TEMPLATE).is_ok());
     }
 
     #[test]

@@ -81,6 +81,33 @@ pub fn escape(s: &str) -> String {
 
 use escape as esc;
 
+/// A line series keeps at most this many points: a chart is under a thousand pixels
+/// wide, and the per-second values a document may hold (4 Mi) would draw a 50 MB SVG
+/// (issue 44.9).
+pub const MAX_LINE_POINTS: usize = 4096;
+
+/// `points` (in x order) with at most [`MAX_LINE_POINTS`]: each run of consecutive points
+/// keeps its lowest and its highest, in x order, so dips and peaks still show.
+fn thinned(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    if points.len() <= MAX_LINE_POINTS {
+        return points;
+    }
+    let per = points.len().div_ceil(MAX_LINE_POINTS / 2);
+    let mut out = Vec::with_capacity(MAX_LINE_POINTS);
+    for run in points.chunks(per) {
+        let lo = run.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1));
+        let hi = run.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some(lo), Some(hi)) = (lo, hi) {
+            if lo.0 <= hi.0 {
+                out.extend([lo, hi]);
+            } else {
+                out.extend([hi, lo]);
+            }
+        }
+    }
+    out
+}
+
 fn fmt(v: f64, f: AxisFormat) -> String {
     match f {
         AxisFormat::Plain => {
@@ -190,10 +217,12 @@ impl Chart {
         self
     }
 
-    /// A series drawn as a line with dots, in x order.
+    /// A series drawn as a line with dots, in x order; at most [`MAX_LINE_POINTS`] of
+    /// them ([`thinned`]).
     pub fn series(mut self, name: &str, points: Vec<(f64, f64)>) -> Self {
         let mut points = points;
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let points = thinned(points);
         self.series.push(Series {
             name: name.to_string(),
             points,
@@ -699,6 +728,31 @@ fn ramp(f: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_long_line_series_is_thinned_keeping_its_dips_and_peaks() {
+        let points: Vec<(f64, f64)> = (0..1_000_000)
+            .map(|i| {
+                (
+                    i as f64,
+                    if i == 777_777 {
+                        0.5
+                    } else if i == 3 {
+                        9.0
+                    } else {
+                        2.0
+                    },
+                )
+            })
+            .collect();
+        let c = super::Chart::new("t", "x", "y").series("s", points);
+        let kept = &c.series[0].points;
+        assert!(kept.len() <= super::MAX_LINE_POINTS, "{}", kept.len());
+        assert!(kept.iter().any(|p| p.1 == 0.5) && kept.iter().any(|p| p.1 == 9.0));
+        assert!(kept.windows(2).all(|w| w[0].0 <= w[1].0), "in x order");
+        let few = super::Chart::new("t", "x", "y").series("s", vec![(2.0, 1.0), (1.0, 3.0)]);
+        assert_eq!(few.series[0].points, vec![(1.0, 3.0), (2.0, 1.0)]);
+    }
+
     use super::*;
 
     #[test]

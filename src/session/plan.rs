@@ -174,6 +174,18 @@ impl LivePlan {
         }
     }
 
+    /// The line that says the plan worked out again, when it moved from the first plan by
+    /// more than the first plan's uncertainty (issue 45.6); `None` otherwise.
+    pub fn notice(&self, command: &'static str) -> Option<super::Notice> {
+        let (ns, u, _) = self.replanned?;
+        let moved = (ns as f64 / self.planned_ns.max(1) as f64 - 1.0).abs();
+        (moved > self.planned_uncertainty).then_some(super::Notice::Replanned {
+            command,
+            first: (self.planned_ns, self.planned_uncertainty),
+            now: (ns, u),
+        })
+    }
+
     /// Whether the plan was worked out again.
     pub fn replanned(&self) -> bool {
         self.replanned.is_some()
@@ -226,6 +238,16 @@ mod tests {
             (Some(40), Some(3), Some(0.3))
         );
         assert_eq!(t.last_plan(), (40, 0.3));
+        // 40 against 10 (±50 %): said on stderr; 14 against 10 is within it: not said.
+        let said = p.notice("open-au").map(|n| n.to_string()).unwrap();
+        assert!(
+            said.starts_with("flashscope open-au: planned again"),
+            "{said}"
+        );
+        let mut close = LivePlan::new(10_000_000_000, 11_000_000_000);
+        assert!(close.notice("x").is_none(), "nothing worked out again");
+        close.replan(14_000_000_000, 1);
+        assert!(close.notice("x").is_none(), "within the first plan's ±50 %");
         assert_eq!(plan_text(90_000_000_000, 0.3), "about 90 s (±30 %)");
     }
 

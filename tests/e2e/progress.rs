@@ -295,3 +295,100 @@ fn a_plan_s_estimate_follows_the_measured_rate() {
         assert!((8.0..12.0).contains(&time), "{slow_line}\n{fast_line}");
     }
 }
+
+/// A drawn bar line split into its label (the first 30 columns), the filled cells of its
+/// bar (`None` for a spinner) and its figures.
+fn frame(line: &str) -> Option<(String, Option<usize>, String)> {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() < 32 {
+        return None;
+    }
+    let label: String = chars[..30]
+        .iter()
+        .collect::<String>()
+        .trim_end()
+        .to_string();
+    let rest = &chars[31..];
+    let bar: Vec<char> = rest.iter().take(8).copied().collect();
+    if bar.len() == 8 && bar.iter().all(|c| *c == '█' || *c == '░') {
+        let full = bar.iter().filter(|c| **c == '█').count();
+        let figures: String = rest.iter().skip(9).collect();
+        Some((label, Some(full), figures))
+    } else {
+        let figures: String = rest.iter().skip(2).collect();
+        Some((label, None, figures))
+    }
+}
+
+/// What a frame's figures say is done: a count ("4/12") or bytes ("32 MiB/256 MiB").
+fn done_of(figures: &str) -> Option<f64> {
+    let before = figures.trim_start().split('/').next()?;
+    let mut words = before.split_whitespace();
+    let n: f64 = words.next()?.parse().ok()?;
+    let unit = match words.next() {
+        None | Some("B") => 1.0,
+        Some("KiB") => 1024.0,
+        Some("MiB") => 1048576.0,
+        Some("GiB") => 1073741824.0,
+        Some(_) => return None,
+    };
+    Some(n * unit)
+}
+
+/// In preserve mode every frame bench draws is one phase's (issue 45.6): the bar never
+/// steps back from one frame to the next under the same label, and preserve mode's
+/// saving, restoring and verifying (counted in bytes) are never drawn under a test's
+/// label (a test's count is tests done). A 97 s run drew the bar backwards 67 times and
+/// the journal's saving under "SEQ1M Q8T1 write" when the label, length, position and
+/// figures reached the terminal as separate updates.
+#[test]
+fn a_preserve_mode_bar_never_steps_back_nor_draws_saving_under_a_test_s_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = random_image(dir.path());
+    let before = std::fs::read(&img).unwrap();
+    let args = format!("bench {} --write --quick --size 16M", img.display());
+    let Some(lines) = drawn_on_a_terminal(&args, dir.path()) else {
+        return;
+    };
+    let frames: Vec<(String, Option<usize>, String)> = lines
+        .iter()
+        .filter(|l| l.starts_with("bench:"))
+        .filter_map(|l| frame(l))
+        .collect();
+    assert!(frames.len() >= 10, "too few frames drawn: {lines:?}");
+    let mut problems = Vec::new();
+    for (label, _, figures) in &frames {
+        let test = label.contains(" read") || label.contains(" write");
+        if test && figures.contains("iB/") {
+            problems.push(format!(
+                "bytes drawn under a test's label: {label} {figures}"
+            ));
+        }
+    }
+    for w in frames.windows(2) {
+        let ((l0, f0, t0), (l1, f1, t1)) = (&w[0], &w[1]);
+        if l0 != l1 {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (f0, f1) {
+            if b < a {
+                problems.push(format!("the bar stepped back: {l0} {a} cells, then {b}"));
+            }
+        }
+        if let (Some(a), Some(b)) = (done_of(t0), done_of(t1)) {
+            if b < a {
+                problems.push(format!("the count stepped back: {l0}: {t0:?}, then {t1:?}"));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} problems in {} frames: {problems:#?}",
+        problems.len(),
+        frames.len()
+    );
+    assert!(
+        std::fs::read(&img).unwrap() == before,
+        "the image was restored"
+    );
+}

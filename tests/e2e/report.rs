@@ -202,6 +202,110 @@ fn files_that_are_not_whole_flashscope_documents_are_refused_by_name() {
     assert_eq!(out.status.code(), Some(2), "a device is refused");
 }
 
+/// Two shapes the size cap admits but memory would not (issue 44.9), each refused by
+/// name with its count and its cap (exit 2), beside the same document just under the cap,
+/// which reads: a bench document whose `jobs` (fio's free-form JSON, a tree about 16
+/// times its text) take 4 MiB and more, and one whose per-second values are 4 Mi and
+/// more (tiny values: 4 times their text in `f64`). `compare` reads bench documents the
+/// same way.
+#[test]
+fn documents_over_the_jobs_and_sample_caps_are_refused_with_the_count_and_the_cap() {
+    const JOBS_CAP: usize = 4 << 20;
+    const VALUES_CAP: usize = 4 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let out_html = dir.path().join("r.html");
+    let doc = flashscope()
+        .args(["bench", "sim:sd-16g", "--quick", "--json"])
+        .output()
+        .unwrap()
+        .stdout;
+    let doc: serde_json::Value = serde_json::from_slice(&doc).unwrap();
+    let listed = |doc: &serde_json::Value| {
+        // Every value in a list, as the reader counts them.
+        fn count(v: &serde_json::Value) -> usize {
+            match v {
+                serde_json::Value::Array(a) => a.len() + a.iter().map(count).sum::<usize>(),
+                serde_json::Value::Object(o) => o.values().map(count).sum(),
+                _ => 0,
+            }
+        }
+        count(doc)
+    };
+    let base = listed(&doc);
+    // `jobs` padded with a free-form field to `len` bytes of text.
+    let with_jobs = |len: usize| {
+        let mut d = doc.clone();
+        let now = serde_json::to_string(&d["jobs"]).unwrap().len();
+        d["jobs"][0]["padding"] = serde_json::json!("x".repeat(len - now - 14));
+        let text = serde_json::to_string(&d).unwrap();
+        let jobs = serde_json::to_string(&d["jobs"]).unwrap().len();
+        (text, jobs)
+    };
+    // The first figure's per-second values made up to `n` values in all (tiny ones).
+    let with_values = |n: usize| {
+        let mut d = doc.clone();
+        let had = d["samples"][0]["per_second_bw"].as_array().unwrap().len();
+        let mut more = vec![serde_json::json!(1); had + n - base];
+        more[0] = serde_json::json!(1.5);
+        d["samples"][0]["per_second_bw"] = serde_json::Value::Array(more);
+        assert_eq!(listed(&d), n);
+        serde_json::to_string(&d).unwrap()
+    };
+    let (jobs_under, n) = with_jobs(JOBS_CAP - 1000);
+    assert!(n < JOBS_CAP, "{n}");
+    let (jobs_over, n_over) = with_jobs(JOBS_CAP + 1000);
+    assert!(n_over > JOBS_CAP, "{n_over}");
+    let cases = [
+        ("jobs-under.json", jobs_under, None),
+        (
+            "jobs-over.json",
+            jobs_over,
+            Some(format!("take {n_over} bytes, more than the {JOBS_CAP}")),
+        ),
+        ("values-under.json", with_values(VALUES_CAP), None),
+        (
+            "values-over.json",
+            with_values(VALUES_CAP + 1),
+            Some(format!(
+                "{} values in its lists (per-second samples and the like), more than the {VALUES_CAP}",
+                VALUES_CAP + 1
+            )),
+        ),
+    ];
+    for (name, text, refusal) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        // `compare` reads them the same way: its refusals are checked (its bootstrap of
+        // 4 Mi values is the release binary's to time, in scripts/document-memory).
+        let cmds: &[&[&str]] = if refusal.is_some() {
+            &[&["report"], &["compare"]]
+        } else {
+            &[&["report"]]
+        };
+        for cmd in cmds {
+            let mut c = flashscope();
+            c.args(*cmd).arg(&p);
+            if cmd[0] == "report" {
+                c.arg("-o").arg(&out_html);
+            } else {
+                c.arg(&p);
+            }
+            let out = c.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            match &refusal {
+                Some(needle) => {
+                    assert_eq!(out.status.code(), Some(2), "{cmd:?} {name}: {err}");
+                    assert!(
+                        err.contains(name) && err.contains(needle.as_str()),
+                        "{cmd:?} {name}: {err}"
+                    );
+                }
+                None => assert_eq!(out.status.code(), Some(0), "{cmd:?} {name}: {err}"),
+            }
+        }
+    }
+}
+
 /// The README's "Reports" example, run as written (in a temporary directory).
 #[test]
 fn the_readme_report_example_runs_as_written() {
