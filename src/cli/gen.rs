@@ -22,7 +22,22 @@ pub fn man_page(cmd: clap::Command) -> Vec<u8> {
         page.extend_from_slice(b".SH \"COMMANDS IN DETAIL\"\n");
         page.extend_from_slice(&sections);
     }
-    page
+    ascii_roff(&page)
+}
+
+/// The page with every character outside ASCII written as groff's `\[uXXXX]`: groff reads
+/// its input as Latin-1 unless a preprocessor (man-db's preconv) converts it, so a raw
+/// em dash or multiplication sign would print as mojibake, with a warning, elsewhere.
+fn ascii_roff(page: &[u8]) -> Vec<u8> {
+    let mut out = String::with_capacity(page.len());
+    for c in String::from_utf8_lossy(page).chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\[u{:04X}]", c as u32));
+        }
+    }
+    out.into_bytes()
 }
 
 /// `cmd`'s usage, description and options under a subsection named `path`, then its

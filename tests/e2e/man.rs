@@ -142,7 +142,8 @@ fn zsh_completion_loads() {
 
 #[test]
 fn fish_completion_completes_a_subcommand() {
-    let script = r#"source $argv[1]; complete -C "flashscope al""#;
+    // fish has no $0: the name bash and zsh take as $0 is $argv[1] here, the file $argv[2].
+    let script = r#"source $argv[2]; complete -C "flashscope al""#;
     if let Some(out) = in_shell("fish", script, "flashscope.fish") {
         assert!(out.lines().any(|l| l.starts_with("align")), "{out}");
     }
