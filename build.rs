@@ -39,6 +39,10 @@ mod cli {
         #[derive(Debug, Clone, Copy)]
         pub struct Pattern;
         #[derive(Debug, Clone, Copy)]
+        pub struct SyncMode;
+        #[derive(Debug, Clone, Copy)]
+        pub struct EngineKind;
+        #[derive(Debug, Clone, Copy)]
         pub enum Figure {
             EraseTime,
             EraseSize,
@@ -50,9 +54,6 @@ mod cli {
             Size,
             ReadChunk,
         }
-        pub const ALIGN_DEFAULT_POSITIONS: usize = 4;
-        pub const VERIFY_DEFAULT_IODEPTH: usize = 2;
-        pub const VERIFY_MAX_IODEPTH: usize = 8;
 
         pub fn parse_size(_: &str) -> Parsed<u64> {
             Ok(0)
@@ -65,6 +66,24 @@ mod cli {
         }
         pub fn parse_pattern(_: &str) -> Parsed<Pattern> {
             Ok(Pattern)
+        }
+        pub fn parse_size_arg(_: &str) -> Parsed<u64> {
+            Ok(0)
+        }
+        pub fn parse_erase_size(_: &str) -> Parsed<u64> {
+            Ok(0)
+        }
+        pub fn parse_sync_mode(_: &str) -> Parsed<SyncMode> {
+            Ok(SyncMode)
+        }
+        pub fn parse_iodepth(_: &str) -> Parsed<u32> {
+            Ok(1)
+        }
+        pub fn parse_engine(_: &str) -> Parsed<EngineKind> {
+            Ok(EngineKind)
+        }
+        pub fn parse_cpus(_: &str) -> Parsed<Vec<usize>> {
+            Ok(Vec::new())
         }
         pub fn parse_bsrange(_: &str) -> Parsed<(u64, u64)> {
             Ok((0, 0))

@@ -18,7 +18,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
 fn params(args: &Args) -> Result<AlignParams> {
     Ok(AlignParams {
         block_sizes: args.blocksize.value.iter().map(|g| g.value).collect(),
-        positions: args.positions,
+        positions: super::defaulted(&args.positions.value, "--positions")?,
         count: args.count,
         time_budget_ns: super::defaulted(&args.time_budget.value, "--time-budget")?.value,
         priority: if args.no_realtime {

@@ -7,18 +7,13 @@ use crate::analysis::flashbench;
 use crate::commands::analyze::{self, AnalyzeParams};
 use crate::report::output_file::OutputFile;
 use crate::vocab::error::Verdict;
-use crate::vocab::units::parse_size_option;
 use crate::Result;
 
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let plot = OutputFile::create_opt("--plot", args.plot.value.as_deref())?;
     let blocksize = args.blocksize.value.as_ref().map(|g| g.value);
-    let erasesize = args
-        .erasesize
-        .as_deref()
-        .map(|v| parse_size_option("--erase-size", v, false))
-        .transpose()?;
+    let erasesize = args.erasesize.value.as_ref().map(|g| g.value);
     let open_au_nr = args
         .open_au_nr
         .as_deref()

@@ -13,7 +13,7 @@ use crate::vocab::units::Given;
 use crate::Result;
 
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    let page = OutputFile::create_opt("--output", args.output.as_deref())?;
+    let page = OutputFile::create_opt("--output", args.output.value.as_deref())?;
     use std::io::IsTerminal;
     let announce = !out.json || std::io::stderr().is_terminal();
     let params = AutoParams {

@@ -10,8 +10,6 @@ use crate::report::wear_line;
 use crate::session::WriteFlags;
 use crate::vocab::error::Verdict;
 use crate::workload::bench::parse_expect;
-use crate::workload::spec::parse_cpus;
-use crate::workload::EngineKind;
 use crate::Result;
 
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
@@ -37,14 +35,9 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
 /// (report::progress), never on stdout.
 fn params(args: &Args) -> Result<BenchParams> {
     let expect = args.expect.as_deref().map(parse_expect).transpose()?;
-    let size_bytes = args.size;
-    let engine = EngineKind::parse(&args.engine)?;
-    let cpus = args
-        .cpus
-        .as_deref()
-        .map(parse_cpus)
-        .transpose()?
-        .unwrap_or_default();
+    let size_bytes = super::defaulted(&args.size.value, "--size")?.value;
+    let engine = super::defaulted(&args.engine.value, "--engine")?;
+    let cpus = args.cpus.value.clone().unwrap_or_default();
     Ok(BenchParams {
         quick: args.quick,
         runtime_ns: args.runtime,

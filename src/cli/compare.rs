@@ -20,7 +20,7 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<Verdict>
             "standard input (-) can be read once: give it as one SIDE only",
         ));
     }
-    let page = OutputFile::create_opt("--output", args.output.as_deref())?;
+    let page = OutputFile::create_opt("--output", args.output.value.as_deref())?;
     let params = CompareParams {
         sides: args
             .sides
@@ -34,7 +34,7 @@ pub fn run(args: &Args, history: Option<&Path>, out: &Output) -> Result<Verdict>
         crate::report::html::write_page(std::slice::from_ref(&doc), page)?;
     }
     out.emit(&doc);
-    if let Some(o) = args.output.as_ref().filter(|_| !out.json) {
+    if let Some(o) = args.output.value.as_ref().filter(|_| !out.json) {
         super::say(&format!(
             "flashscope compare: the page is in {}",
             o.display()

@@ -24,7 +24,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
 /// The test's parameters from the arguments.
 fn request(args: &Args) -> Result<FatRequest> {
     Ok(FatRequest {
-        erase_bytes: args.erase_size,
+        erase_bytes: args.erase_size.value.as_ref().map(|g| g.value),
         block_bytes: args.blocksize.value.as_ref().map(|g| g.value),
         nr: args.nr,
     })

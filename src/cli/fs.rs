@@ -10,6 +10,7 @@ use crate::fs::seq::SeqMode;
 use crate::fs::{files, parse_size_list};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::parse_size_option;
+use crate::workload::SyncMode;
 use crate::Result;
 
 /// Run one `fs` subcommand; returns the exit code.
@@ -39,13 +40,13 @@ pub fn run(cmd: &FsCommand, out: &Output) -> Result<Verdict> {
     Ok(Verdict::Ok)
 }
 
-fn common(a: &CommonArgs) -> CommonParams {
-    CommonParams {
+fn common(a: &CommonArgs) -> Result<CommonParams> {
+    Ok(CommonParams {
         dir: a.dir.clone(),
-        pattern: a.pattern,
+        pattern: super::defaulted(&a.pattern.value, "--pattern")?,
         keep: a.keep,
         seed: a.seed,
-    }
+    })
 }
 
 /// An optional size option's value (`allow_zero`: 0 is a value, e.g. no warm-up).
@@ -72,9 +73,9 @@ impl From<ModeArg> for SeqMode {
 fn seq_params(a: &SeqArgs) -> Result<SeqParams> {
     Ok(SeqParams {
         block_bytes: super::defaulted(&a.bs.value, "--blocksize")?.value,
-        file_bytes: size_opt("--size", &a.size, false)?,
+        file_bytes: a.size.value.as_ref().map(|g| g.value),
         warmup_bytes: size_opt("--warmup", &a.warmup, true)?,
-        common: common(&a.common),
+        common: common(&a.common)?,
         modes: a.mode.iter().map(|&m| SeqMode::from(m)).collect(),
         drop_caches: a.drop_caches,
         runs: a.runs,
@@ -91,7 +92,7 @@ fn files_params(a: &FilesArgs) -> Result<FilesParams> {
             None => files::default_sizes(),
         },
         total_bytes: parse_size_option("--total", &a.total, false)?,
-        common: common(&a.common),
+        common: common(&a.common)?,
         drop_caches: a.drop_caches,
         plot: a.plot.value.clone(),
     })
@@ -99,13 +100,35 @@ fn files_params(a: &FilesArgs) -> Result<FilesParams> {
 
 // ---------------------------------------------------------------- fs matrix
 
+/// `fs matrix --sync`: O_SYNC or not (iozone -o); O_DSYNC is `fs seq --mode dsync`.
+fn matrix_sync(mode: Option<SyncMode>) -> Result<bool> {
+    match mode.unwrap_or(SyncMode::None) {
+        SyncMode::None => Ok(false),
+        SyncMode::Sync => Ok(true),
+        SyncMode::Dsync => Err(crate::Error::usage(
+            "fs matrix --sync=dsync: the matrix opens its files with O_SYNC (--sync) or without (--sync=none); O_DSYNC writes are `fs seq --mode dsync`",
+        )),
+    }
+}
+
+/// `fs matrix --fsync`: one fsync per file in the write timings (iozone -e), or none.
+fn matrix_fsync(every: Option<u32>) -> Result<bool> {
+    match every.unwrap_or(0) {
+        0 => Ok(false),
+        1 => Ok(true),
+        n => Err(crate::Error::usage(format!(
+            "fs matrix --fsync={n}: the matrix fsyncs each file once inside its write timing (--fsync) or not at all (--fsync=0); an fsync every N writes is `io --fsync N`"
+        ))),
+    }
+}
+
 fn matrix_params(a: &MatrixArgs) -> Result<MatrixParams> {
     Ok(MatrixParams {
         max_file: size_opt("--max-file", &a.max_file, false)?,
         max_record: size_opt("--max-record", &a.max_record, false)?,
-        common: common(&a.common),
-        sync: a.sync,
-        fsync: a.fsync,
+        common: common(&a.common)?,
+        sync: matrix_sync(a.sync.value)?,
+        fsync: matrix_fsync(a.fsync.value)?,
         direct: a.direct,
         csv: a.csv.clone(),
         plot_prefix: a.plot_prefix.clone(),

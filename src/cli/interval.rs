@@ -11,7 +11,8 @@ use crate::Result;
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = IntervalParams {
         order: args.order,
-        positions: args.positions,
+        positions: u32::try_from(super::defaulted(&args.positions.value, "--positions")?)
+            .map_err(|_| crate::Error::usage("--positions: give at most 4294967295 places"))?,
         count: args.count,
         plot: super::utf8_path(&args.plot.value, "--plot")?,
     };

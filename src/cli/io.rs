@@ -10,7 +10,6 @@ use crate::report::wear_line;
 use crate::report::Body;
 use crate::session::WriteFlags;
 use crate::vocab::error::Verdict;
-use crate::workload::spec::parse_cpus;
 use crate::workload::{EngineKind, JobSpec, Pattern, RateLimit, RwMode, SyncMode};
 use crate::{Error, Result};
 
@@ -22,16 +21,17 @@ fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
         .bsrange
         .as_ref()
         .map_or((bs.value, bs.value), |r| r.value);
-    let engine = match &args.engine {
-        Some(e) => EngineKind::parse(e)?,
-        None if args.iodepth > 1 => EngineKind::Uring,
+    let iodepth = super::defaulted(&args.iodepth.value, "--iodepth")?;
+    let engine = match args.engine.value {
+        Some(e) => e,
+        None if iodepth > 1 => EngineKind::Uring,
         None => EngineKind::Sync,
     };
     let runtime_ns = args.runtime;
     if runtime_ns == Some(0) {
         return Err(Error::usage("--runtime 0: give a positive time, e.g. 10s"));
     }
-    let size = match args.size {
+    let size = match args.size.value {
         Some(_) => JobSize::Given,
         None => JobSize::RestOfTarget {
             blocksize: match &args.bsrange {
@@ -46,16 +46,16 @@ fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
         rwmixread: args.rwmixread,
         bs_min,
         bs_max,
-        iodepth: args.iodepth,
+        iodepth,
         numjobs: args.numjobs,
-        offset: args.offset,
-        size: args.size.unwrap_or(0),
+        offset: super::defaulted(&args.offset.value, "--offset")?.value,
+        size: args.size.value.as_ref().map_or(0, |g| g.value),
         runtime_ns,
         time_based: args.time_based,
         ramp_ns: args.ramp_time.unwrap_or(0),
         direct: args.direct,
-        sync: SyncMode::parse(&args.sync)?,
-        fsync: args.fsync,
+        sync: args.sync.value.unwrap_or(SyncMode::None),
+        fsync: args.fsync.value.unwrap_or(0),
         engine,
         rate: args
             .rate
@@ -64,18 +64,8 @@ fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
             .transpose()?
             .unwrap_or_default(),
         verify: args.verify,
-        pattern: args
-            .pattern
-            .as_deref()
-            .map(Pattern::parse)
-            .transpose()?
-            .unwrap_or(Pattern::Random),
-        cpus: args
-            .cpus
-            .as_deref()
-            .map(parse_cpus)
-            .transpose()?
-            .unwrap_or_default(),
+        pattern: args.pattern.value.unwrap_or(Pattern::Random),
+        cpus: args.cpus.value.clone().unwrap_or_default(),
         seed: args.seed,
         stop_on_signal: false,
     };
@@ -87,7 +77,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = IoParams {
         target: &args.target,
         flags: WriteFlags::from(&args.flags),
-        pattern_given: args.pattern.is_some(),
+        pattern_given: args.pattern.value.is_some(),
         job,
         size,
     };

@@ -24,14 +24,14 @@ impl Args {
         DatasheetFigures {
             kind: self.kind.map(FlashKind::from),
             erase_ns: self.erase_time,
-            erase_block_bytes: self.erase_block,
+            erase_block_bytes: self.erase_block.value.as_ref().map(|g| g.value),
             program_ns: self.program_time,
             page_bytes: self.page,
             bus_clock_hz: self.bus_clock,
             // Checked to be 1, 2, 4, 8 or 16 by its parser.
             bus_lines: self.bus_lines.map(|n| n as u32),
             cmd_bytes: self.cmd_bytes,
-            total_bytes: self.total,
+            total_bytes: self.total.value.as_ref().map(|g| g.value),
             read_chunk_bytes: self.read_chunk,
         }
     }

@@ -23,10 +23,10 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
 /// The test's parameters from the arguments.
 fn request(args: &Args) -> Result<OpenAuRequest> {
     Ok(OpenAuRequest {
-        erase_bytes: args.erase_size,
+        erase_bytes: args.erase_size.value.as_ref().map(|g| g.value),
         block_bytes: super::defaulted(&args.blocksize.value, "--blocksize")?.value,
         max_au: args.max_au,
-        offset_bytes: args.offset,
+        offset_bytes: args.offset.value.as_ref().map(|g| g.value),
         random: args.random,
     })
 }

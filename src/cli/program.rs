@@ -12,8 +12,8 @@ use crate::Result;
 
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let request = ProgramRequest {
-        offset: args.offset.clone(),
-        size: args.size.clone(),
+        offset: super::defaulted(&args.offset.value, "--offset")?,
+        size: super::defaulted(&args.size.value, "--size")?,
         max_blocksize: args.max_blocksize.clone(),
         blocksize: super::defaulted(&args.blocksize.value, "--blocksize")?,
     };

@@ -15,9 +15,9 @@ pub fn run(args: &Args) -> Result<Verdict> {
             "standard input (-) can be read once: give it as one FILE only",
         ));
     }
-    let page = OutputFile::create("--output", &args.output)?;
+    let out = super::defaulted(&args.output.value, "--output")?;
+    let page = OutputFile::create("--output", &out)?;
     let docs = crate::report::load_documents(&args.files)?;
-    let out = args.output.as_path();
     html::write_page(&docs, &page)?;
     super::say(&format!(
         "flashscope report: {} document{} in {}",

@@ -14,7 +14,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         order: args.order,
         span: args.span,
         count: args.count,
-        output: args.output.clone(),
+        output: super::utf8_path(&args.output.value, "--output")?,
         plot: super::utf8_path(&args.plot.value, "--plot")?,
     };
     out.emit(&scatter::measure(&args.target, &params)?);

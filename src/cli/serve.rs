@@ -10,6 +10,17 @@ use crate::vocab::error::Verdict;
 use crate::Result;
 use std::io::Write;
 
+/// `--cpus` here names one CPU: the server pins its threads to it.
+fn one_cpu(cpus: &Option<Vec<usize>>) -> Result<Option<usize>> {
+    match cpus.as_deref() {
+        None => Ok(None),
+        Some([cpu]) => Ok(Some(*cpu)),
+        Some(_) => Err(crate::Error::usage(
+            "sim serve --cpus takes one CPU, e.g. --cpus 1: the server's threads share it",
+        )),
+    }
+}
+
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let cfg = crate::commands::sim::served_config(&args.spec)?;
     let spin_ns = args.spin;
@@ -17,7 +28,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         cfg: cfg.clone(),
         mountpoint: args.mountpoint.clone(),
         attach_loop: args.attach_loop,
-        cpu: args.cpu,
+        cpu: one_cpu(&args.cpu.value)?,
         spin_ns,
         realtime: !args.no_realtime,
     };

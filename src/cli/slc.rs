@@ -24,7 +24,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
 /// The test's parameters from the arguments.
 fn request(args: &Args) -> Result<SlcRequest> {
     Ok(SlcRequest {
-        offset_bytes: args.offset,
+        offset_bytes: super::defaulted(&args.offset.value, "--offset")?.value,
         recover_ns: args.recover,
         random_data: args.random_data,
         plot: OutputFile::create_opt("--plot", args.plot.value.as_deref())?,

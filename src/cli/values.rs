@@ -5,18 +5,14 @@
 //! `generated_page_is_the_binarys_own` fails when the two disagree on anything the page
 //! shows.
 
-pub use crate::commands::align::DEFAULT_POSITIONS as ALIGN_DEFAULT_POSITIONS;
 pub use crate::device::TargetSpec;
 pub use crate::fs::Pattern;
 pub use crate::model::Figure;
 pub use crate::vocab::units::{parse_duration_ns, parse_size, Given};
-pub use crate::workload::JobSpec;
+pub use crate::workload::spec::parse_cpus;
+pub use crate::workload::{EngineKind, JobSpec, SyncMode};
 pub use clap::{Parser, Subcommand};
 pub use std::path::PathBuf;
-
-/// `verify --iodepth`'s default and largest value.
-pub const VERIFY_DEFAULT_IODEPTH: usize = crate::capacity::verify::DEFAULT_IODEPTH;
-pub const VERIFY_MAX_IODEPTH: usize = crate::capacity::verify::MAX_IODEPTH;
 
 /// clap's parser of an option whose spelling a message needs: `parse`'s value, and the
 /// text given. (Where no message needs it, `value_parser = parse_size` takes the value.)
@@ -85,4 +81,37 @@ pub fn bool01_arg(text: &str) -> std::result::Result<bool, String> {
 /// clap's parser of a block size (`--blocksize`): bytes, neither zero nor negative.
 pub fn parse_block_size(text: &str) -> crate::Result<u64> {
     crate::vocab::units::parse_size_option("--blocksize", text, false)
+}
+
+/// clap's parser of `--size`: bytes, neither zero nor negative.
+pub fn parse_size_arg(text: &str) -> crate::Result<u64> {
+    crate::vocab::units::parse_size_option("--size", text, false)
+}
+
+/// clap's parser of `--erase-size`: bytes, neither zero nor negative.
+pub fn parse_erase_size(text: &str) -> crate::Result<u64> {
+    crate::vocab::units::parse_size_option("--erase-size", text, false)
+}
+
+/// clap's parser of `--sync`: none, sync or dsync.
+pub fn parse_sync_mode(text: &str) -> crate::Result<SyncMode> {
+    SyncMode::parse(text)
+}
+
+/// clap's parser of `--iodepth`: a whole number, at least 1.
+pub fn parse_iodepth(text: &str) -> crate::Result<u32> {
+    match text.trim().parse::<u32>() {
+        Ok(0) => Err(crate::Error::usage(
+            "--iodepth 0: the queue depth must be at least 1",
+        )),
+        Ok(n) => Ok(n),
+        Err(_) => Err(crate::Error::usage(format!(
+            "--iodepth '{text}' is not a whole number: give the requests in flight, e.g. 32"
+        ))),
+    }
+}
+
+/// clap's parser of `--engine`: sync, uring or null.
+pub fn parse_engine(text: &str) -> crate::Result<EngineKind> {
+    EngineKind::parse(text)
 }

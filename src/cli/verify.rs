@@ -30,13 +30,25 @@ pub fn parse_range(text: &str) -> Result<(u64, u64)> {
     Ok((o, l))
 }
 
+/// `--iodepth`: at most [`crate::capacity::verify::MAX_IODEPTH`] requests in flight.
+fn verify_iodepth(given: &Option<u32>) -> Result<u32> {
+    let n = super::defaulted(given, "--iodepth")?;
+    if n as usize > crate::capacity::verify::MAX_IODEPTH {
+        return Err(crate::Error::usage(format!(
+            "--iodepth {n}: verify keeps 1 to {} requests in flight",
+            crate::capacity::verify::MAX_IODEPTH
+        )));
+    }
+    Ok(n)
+}
+
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = VerifyParams {
         target: args.target.clone(),
         flags: WriteFlags::from(&args.flags),
         range: args.range,
-        size: args.size,
+        size: args.size.value.as_ref().map(|g| g.value),
         keep: args.keep,
         resume: args.resume,
         state: args.state.clone(),
@@ -44,7 +56,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         plot: OutputFile::create_opt("--plot", args.plot.value.as_deref())?,
         partition_ok: args.partition_ok,
         pass: args.pass.into(),
-        iodepth: args.iodepth,
+        iodepth: verify_iodepth(&args.iodepth.value)?,
     };
     super::emit_finished(verify::measure(&params)?, out)
 }

@@ -1,6 +1,6 @@
 // The clap definition of `align` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{BlockSizes, Plot, TimeBudget, Use};
+use super::options::{BlockSizes, Plot, Positions, TimeBudget, Use};
 #[allow(unused_imports)]
 use crate::cli::values::*;
 
@@ -20,10 +20,8 @@ pub struct Args {
     /// alignment at least 8 times: fewer positions are repeated).
     #[arg(long, value_name = "N")]
     pub count: Option<u32>,
-    /// Distinct positions per alignment, the same for every alignment (one with fewer
-    /// multiples on the device is not measured).
-    #[arg(long, default_value_t = ALIGN_DEFAULT_POSITIONS, value_name = "N")]
-    pub positions: usize,
+    #[command(flatten)]
+    pub positions: Positions<AlignPositions>,
     #[command(flatten)]
     pub plot: Plot<AlignPlot>,
     /// Insist on real-time priority (SCHED_FIFO 10), which align takes by default where
@@ -51,6 +49,16 @@ impl Use for AlignBudget {
     const HELP: &'static str = "Stop repeating after this much device time (virtual for \
         sim:); what is still in doubt then is inconclusive";
     const DEFAULT: Option<&'static str> = Some(TIME_BUDGET);
+}
+
+/// `align --positions`' default (the library's `commands::align::DEFAULT_POSITIONS`; the
+/// test `align_defaults_are_one_constant` holds them equal).
+pub const POSITIONS: &str = "4";
+
+pub struct AlignPositions;
+impl Use for AlignPositions {
+    const HELP: &'static str = "Distinct positions per alignment, the same for every alignment (one with fewer multiples on the device is not measured)";
+    const DEFAULT: Option<&'static str> = Some(POSITIONS);
 }
 
 pub struct AlignPlot;

@@ -1,6 +1,6 @@
 // The clap definition of `analyze` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{BlockSize, Plot, Use};
+use super::options::{BlockSize, EraseSize, Plot, Use};
 #[allow(unused_imports)]
 use crate::cli::values::*;
 
@@ -16,14 +16,8 @@ pub struct Args {
     pub files: Vec<String>,
     #[command(flatten)]
     pub blocksize: BlockSize<LogBlockSize>,
-    /// Erase block size for open-au / find-fat logs without one.
-    #[arg(
-        long = "erase-size",
-        alias = "erasesize",
-        value_name = "SIZE",
-        allow_hyphen_values = true
-    )]
-    pub erasesize: Option<String>,
+    #[command(flatten)]
+    pub erasesize: EraseSize<LogEraseSize>,
     /// Open erase blocks for open-au runs without --open-au-nr on a command line: one count
     /// for all of them, or one per run in the order they appear (e.g. 1,2,8,9).
     #[arg(long, value_name = "N[,N...]", allow_hyphen_values = true)]
@@ -35,6 +29,12 @@ pub struct Args {
 pub struct LogBlockSize;
 impl Use for LogBlockSize {
     const HELP: &'static str = "Block size for logs whose command line does not give one";
+}
+
+pub struct LogEraseSize;
+impl Use for LogEraseSize {
+    const HELP: &'static str = "Erase block size for open-au / find-fat logs without one";
+    const ALIASES: &'static [&'static str] = &["erasesize"];
 }
 
 pub struct AnalyzePlot;

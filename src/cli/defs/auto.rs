@@ -1,6 +1,6 @@
 // The clap definition of `auto` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{TimeBudget, Use};
+use super::options::{OutputFile, TimeBudget, Use};
 #[allow(unused_imports)]
 use super::write_args::{BudgetArgs, WriteArgs};
 #[allow(unused_imports)]
@@ -45,10 +45,8 @@ pub struct Args {
     /// advice line.
     #[arg(long)]
     pub verbose: bool,
-    /// Also write this run's HTML report (auto's verdict and every step's document with
-    /// its charts) to FILE.html, as `flashscope report` does.
-    #[arg(long, short = 'o', value_name = "FILE.html")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputFile<AutoOutput>,
     /// The class marks printed on the card or stick, e.g. "U3 V30 A2" (C2 C4 C6 C10 U1 U3
     /// V6 V10 V30 V60 V90 A1 A2), checked with --write against a short bench [default: the
     /// marks an SD card's SSR register claims].
@@ -62,4 +60,9 @@ impl Use for AutoBudget {
         "Time budget of the whole run, in device time (virtual for sim:): each step gets what \
         is left, and a step that no longer fits is skipped (said so) [default: 30s for align, \
         the write steps unbounded]";
+}
+
+pub struct AutoOutput;
+impl Use for AutoOutput {
+    const HELP: &'static str = "Also write this run's HTML report (auto's verdict and every step's document with its charts) to FILE, as `flashscope report` does";
 }

@@ -1,5 +1,6 @@
 // The clap definition of `bench` (see [`super`]: no crate path but `crate::cli::values`).
 
+use super::options::{Cpus, Engine, Size, Use};
 #[allow(unused_imports)]
 use super::write_args::{BudgetArgs, WriteArgs};
 #[allow(unused_imports)]
@@ -33,15 +34,12 @@ pub struct Args {
     /// Counting time of each test (plain number = seconds); overrides the default split.
     #[arg(long, value_parser = parse_duration_ns)]
     pub runtime: Option<u64>,
-    /// Size of the test region or test file.
-    #[arg(long, default_value = "256M", value_parser = parse_size)]
-    pub size: u64,
-    /// Engine for the queued tests: uring (default, falls back to sync) or sync.
-    #[arg(long, default_value = "uring")]
-    pub engine: String,
-    /// Pin the test thread to these CPUs (e.g. 0).
-    #[arg(long)]
-    pub cpus: Option<String>,
+    #[command(flatten)]
+    pub size: Size<BenchSize>,
+    #[command(flatten)]
+    pub engine: Engine<BenchEngine>,
+    #[command(flatten)]
+    pub cpus: Cpus<BenchCpus>,
     /// Checks, e.g. 'seq_write>=10MB/s,rand_read_iops>=1500' (exit 3 when one fails).
     #[arg(long)]
     pub expect: Option<String>,
@@ -50,4 +48,24 @@ pub struct Args {
     /// figures are kept (JSON `runs`) for `compare`. Takes N times as long.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: u32,
+}
+
+pub struct BenchSize;
+impl Use for BenchSize {
+    const HELP: &'static str = "Size of the test region or test file";
+    const DEFAULT: Option<&'static str> = Some(SIZE);
+}
+
+/// `bench --size`'s default.
+pub const SIZE: &str = "256M";
+
+pub struct BenchEngine;
+impl Use for BenchEngine {
+    const HELP: &'static str = "Engine for the queued tests: uring (falls back to sync) or sync";
+    const DEFAULT: Option<&'static str> = Some("uring");
+}
+
+pub struct BenchCpus;
+impl Use for BenchCpus {
+    const HELP: &'static str = "Pin the test thread to these CPUs (e.g. 0)";
 }

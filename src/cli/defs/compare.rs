@@ -1,5 +1,6 @@
 // The clap definition of `compare` (see [`super`]: no crate path but `crate::cli::values`).
 
+use super::options::{OutputFile, Use};
 #[allow(unused_imports)]
 use crate::cli::values::*;
 
@@ -38,8 +39,11 @@ pub struct Args {
     /// direction, direct vs buffered): each such row says what differs.
     #[arg(long)]
     pub force: bool,
-    /// Also write the comparison as a self-contained HTML page (with a chart of the
-    /// differences and their intervals).
-    #[arg(long, short = 'o', value_name = "FILE.html")]
-    pub output: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub output: OutputFile<CompareOutput>,
+}
+
+pub struct CompareOutput;
+impl Use for CompareOutput {
+    const HELP: &'static str = "Also write the comparison as a self-contained HTML page (with a chart of the differences and their intervals)";
 }

@@ -1,6 +1,6 @@
 // The clap definition of `fat` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{BlockSize, Use};
+use super::options::{BlockSize, EraseSize, Use};
 #[allow(unused_imports)]
 use super::write_args::{BudgetArgs, WriteArgs};
 #[allow(unused_imports)]
@@ -16,10 +16,8 @@ is saved to the journal first and restored and verified afterwards.")]
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: TargetSpec,
-    /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
-    /// read-only; it must be confident].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub erase_size: Option<u64>,
+    #[command(flatten)]
+    pub erase_size: EraseSize<MeasuredEraseSize>,
     #[command(flatten)]
     pub blocksize: BlockSize<FatBlockSize>,
     /// Erase blocks measured from the start of the device.
@@ -36,4 +34,9 @@ impl Use for FatBlockSize {
     const HELP: &'static str =
         "Smallest block size written (below the page size page-mapped areas show) \
         [default: the device's logical sector, 512 B on most cards]";
+}
+
+pub struct MeasuredEraseSize;
+impl Use for MeasuredEraseSize {
+    const HELP: &'static str = "Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first, read-only; it must be confident]";
 }

@@ -1,6 +1,6 @@
 // The clap definition of `fs` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{BlockSize, Plot, Use};
+use super::options::{BlockSize, Fsync, PatternOpt, Plot, Size, Sync, Use};
 #[allow(unused_imports)]
 use crate::cli::values::*;
 
@@ -55,10 +55,8 @@ smaller than RAM show the page cache. --plot-prefix PREFIX writes PREFIX-<test>.
 pub struct CommonArgs {
     /// Directory on the filesystem to test (its own test files are created and removed).
     pub dir: PathBuf,
-    /// Data written: random (incompressible), zeros (what dd if=/dev/zero writes), ones or
-    /// a byte like 0x5a.
-    #[arg(long, default_value = "random", value_parser = parse_pattern)]
-    pub pattern: Pattern,
+    #[command(flatten)]
+    pub pattern: PatternOpt<FsPattern>,
     /// Leave the test files in DIR.
     #[arg(long)]
     pub keep: bool,
@@ -72,9 +70,8 @@ pub struct CommonArgs {
 pub struct SeqArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Test file size (default: 1 GiB or 10% of the free space, whichever is smaller).
-    #[arg(long, allow_hyphen_values = true)]
-    pub size: Option<String>,
+    #[command(flatten)]
+    pub size: Size<SeqSize>,
     #[command(flatten)]
     pub bs: BlockSize<SeqBlockSize>,
     /// Modes to run, comma-separated.
@@ -123,12 +120,10 @@ pub struct MatrixArgs {
     /// Largest record size (default 16M).
     #[arg(long, allow_hyphen_values = true)]
     pub max_record: Option<String>,
-    /// Open files with O_SYNC (iozone -o).
-    #[arg(long)]
-    pub sync: bool,
-    /// Include fsync in the write timings (iozone -e).
-    #[arg(long)]
-    pub fsync: bool,
+    #[command(flatten)]
+    pub sync: Sync<MatrixSync>,
+    #[command(flatten)]
+    pub fsync: Fsync<MatrixFsync>,
     /// Open files with O_DIRECT (iozone -I): no page cache in any cell (--direct=1/0 too).
     #[arg(long, value_name = "0|1", default_value = "0", num_args = 0..=1, require_equals = true, default_missing_value = "1", value_parser = bool01_arg)]
     pub direct: bool,
@@ -173,4 +168,30 @@ impl Use for SeqPlot {
 pub struct FilesPlot;
 impl Use for FilesPlot {
     const HELP: &'static str = "Write an SVG line plot (log-2 x axis) of MB/s and files/s per size";
+}
+
+pub struct FsPattern;
+impl Use for FsPattern {
+    const HELP: &'static str = "Data written: random (incompressible), zeros (what dd if=/dev/zero writes), ones or a byte like 0x5a";
+    const DEFAULT: Option<&'static str> = Some("random");
+}
+
+pub struct SeqSize;
+impl Use for SeqSize {
+    const HELP: &'static str =
+        "Test file size (default: 1 GiB or 10% of the free space, whichever is smaller)";
+}
+
+pub struct MatrixSync;
+impl Use for MatrixSync {
+    const HELP: &'static str =
+        "Open files with O_SYNC (iozone -o); --sync=none is the default, without it";
+    const REQUIRE_EQUALS: bool = true;
+}
+
+pub struct MatrixFsync;
+impl Use for MatrixFsync {
+    const HELP: &'static str =
+        "Include an fsync of each file in the write timings (iozone -e); --fsync=0 leaves it out";
+    const REQUIRE_EQUALS: bool = true;
 }

@@ -1,6 +1,6 @@
 // The clap definition of `interval` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{Plot, Use};
+use super::options::{Plot, Positions, Use};
 #[allow(unused_imports)]
 use crate::cli::values::*;
 
@@ -15,9 +15,8 @@ pub struct Args {
     /// Number of request sizes (largest 512 B × 2^(order − 1)).
     #[arg(long, default_value_t = 13, value_name = "N")]
     pub order: u32,
-    /// Places each size is read at (nine requests apart).
-    #[arg(long, default_value_t = 8, value_name = "N")]
-    pub positions: u32,
+    #[command(flatten)]
+    pub positions: Positions<IntervalPositions>,
     /// Rounds; each place keeps its fastest read.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub count: u32,
@@ -30,3 +29,12 @@ impl Use for IntervalPlot {
     const HELP: &'static str =
         "Write an SVG plot of read time against request size with the fitted line";
 }
+
+pub struct IntervalPositions;
+impl Use for IntervalPositions {
+    const HELP: &'static str = "Places each size is read at (nine requests apart)";
+    const DEFAULT: Option<&'static str> = Some(POSITIONS);
+}
+
+/// `interval --positions`' default.
+pub const POSITIONS: &str = "8";

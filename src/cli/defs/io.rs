@@ -1,6 +1,8 @@
 // The clap definition of `io` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{BlockSize, Use};
+use super::options::{
+    BlockSize, Cpus, Engine, Fsync, IoDepth, Offset, PatternOpt, Size, Sync, Use,
+};
 #[allow(unused_imports)]
 use super::write_args::{BudgetArgs, WriteArgs};
 #[allow(unused_imports)]
@@ -35,18 +37,15 @@ pub struct Args {
     /// Random block sizes in LOW-HIGH (multiples of LOW), instead of --blocksize.
     #[arg(long = "blocksize-range", alias = "bsrange", value_name = "LOW-HIGH", value_parser = given(parse_bsrange))]
     pub bsrange: Option<Given<(u64, u64)>>,
-    /// I/Os in flight per job (needs --engine uring above 1 on real devices).
-    #[arg(long, default_value_t = 1)]
-    pub iodepth: u32,
+    #[command(flatten)]
+    pub iodepth: IoDepth<IoIoDepth>,
     /// Parallel jobs (one thread each on real devices).
     #[arg(long, default_value_t = 1)]
     pub numjobs: u32,
-    /// Bytes of the region each job covers (default: from --offset to the end).
-    #[arg(long, value_parser = parse_size)]
-    pub size: Option<u64>,
-    /// Start of the region.
-    #[arg(long, default_value = "0", value_parser = parse_size)]
-    pub offset: u64,
+    #[command(flatten)]
+    pub size: Size<IoSize>,
+    #[command(flatten)]
+    pub offset: Offset<IoOffset>,
     /// Stop after this long (plain number = seconds; also ms, us).
     #[arg(long, value_parser = parse_duration_ns)]
     pub runtime: Option<u64>,
@@ -60,29 +59,22 @@ pub struct Args {
     /// value may also follow after a space, as io has always taken it: --direct 0.)
     #[arg(long, value_name = "0|1", default_value = "1", num_args = 0..=1, default_missing_value = "1", value_parser = bool01_arg)]
     pub direct: bool,
-    /// none, sync (O_SYNC) or dsync (O_DSYNC).
-    #[arg(long, default_value = "none")]
-    pub sync: String,
-    /// fsync after every N writes (0 = never).
-    #[arg(long, default_value_t = 0)]
-    pub fsync: u32,
-    /// sync, uring or null; default: uring when --iodepth > 1, else sync.
-    #[arg(long)]
-    pub engine: Option<String>,
+    #[command(flatten)]
+    pub sync: Sync<IoSync>,
+    #[command(flatten)]
+    pub fsync: Fsync<IoFsync>,
+    #[command(flatten)]
+    pub engine: Engine<IoEngine>,
     /// Bandwidth cap in bytes/s: BOTH or READ,WRITE (e.g. 10M or ,5M).
     #[arg(long)]
     pub rate: Option<String>,
     /// Stamp every written block and read it all back at the end (exit 3 on bad data).
     #[arg(long)]
     pub verify: bool,
-    /// Written data: zeros, ones, random or a byte like 0x5a (default: random; zeros on
-    /// sim: targets, whose timing does not depend on the data and which keep only
-    /// non-zero data in memory).
-    #[arg(long)]
-    pub pattern: Option<String>,
-    /// Pin the job threads to these CPUs (e.g. 0 or 0-1), fio's cpus_allowed.
-    #[arg(long)]
-    pub cpus: Option<String>,
+    #[command(flatten)]
+    pub pattern: PatternOpt<IoPattern>,
+    #[command(flatten)]
+    pub cpus: Cpus<IoCpus>,
     /// Job name in the report.
     #[arg(long, default_value = "job")]
     pub name: String,
@@ -101,3 +93,51 @@ impl Use for IoBlockSize {
 
 /// `io --blocksize`'s default.
 pub const BLOCKSIZE: &str = "4k";
+
+pub struct IoSize;
+impl Use for IoSize {
+    const HELP: &'static str =
+        "Bytes of the region each job covers (default: from --offset to the end)";
+}
+
+pub struct IoSync;
+impl Use for IoSync {
+    const HELP: &'static str = "none, sync (O_SYNC; the bare flag) or dsync (O_DSYNC)";
+    const DEFAULT: Option<&'static str> = Some("none");
+}
+
+pub struct IoFsync;
+impl Use for IoFsync {
+    const HELP: &'static str =
+        "fsync after every N writes (0 = never; the bare flag: after every write)";
+    const DEFAULT: Option<&'static str> = Some("0");
+}
+
+pub struct IoEngine;
+impl Use for IoEngine {
+    const HELP: &'static str = "sync, uring or null; default: uring when --iodepth > 1, else sync";
+}
+
+pub struct IoPattern;
+impl Use for IoPattern {
+    const HELP: &'static str = "Written data: zeros, ones, random or a byte like 0x5a (default: random; zeros on sim: targets, whose timing does not depend on the data and which keep only non-zero data in memory)";
+}
+
+pub struct IoCpus;
+impl Use for IoCpus {
+    const HELP: &'static str =
+        "Pin the job threads to these CPUs (e.g. 0 or 0-1), fio's cpus_allowed";
+}
+
+pub struct IoIoDepth;
+impl Use for IoIoDepth {
+    const HELP: &'static str =
+        "I/Os in flight per job (needs --engine uring above 1 on real devices)";
+    const DEFAULT: Option<&'static str> = Some("1");
+}
+
+pub struct IoOffset;
+impl Use for IoOffset {
+    const HELP: &'static str = "Start of the region";
+    const DEFAULT: Option<&'static str> = Some("0");
+}

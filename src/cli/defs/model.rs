@@ -1,5 +1,6 @@
 // The clap definition of `model` (see [`super`]: no crate path but `crate::cli::values`).
 
+use super::options::{EraseSize, Size, Use};
 #[allow(unused_imports)]
 use crate::cli::values::*;
 
@@ -26,15 +27,8 @@ pub struct Args {
     /// Block erase time (tBE), e.g. 3ms.
     #[arg(long, allow_hyphen_values = true, value_parser = whole(Figure::EraseTime))]
     pub erase_time: Option<u64>,
-    /// Erase block size, e.g. 128K.
-    #[arg(
-        long = "erase-size",
-        alias = "erase-block",
-        value_name = "SIZE",
-        allow_hyphen_values = true,
-        value_parser = whole(Figure::EraseSize)
-    )]
-    pub erase_block: Option<u64>,
+    #[command(flatten)]
+    pub erase_block: EraseSize<ModelEraseSize>,
     /// Page program time (tPP, tPROG), e.g. 400us.
     #[arg(long, allow_hyphen_values = true, value_parser = whole(Figure::ProgramTime))]
     pub program_time: Option<u64>,
@@ -50,15 +44,8 @@ pub struct Args {
     /// Command + address + dummy bytes per command (default 0).
     #[arg(long, allow_hyphen_values = true, value_parser = whole(Figure::CmdBytes))]
     pub cmd_bytes: Option<u64>,
-    /// Amount written for the model (default 128M).
-    #[arg(
-        long = "size",
-        alias = "total",
-        value_name = "SIZE",
-        allow_hyphen_values = true,
-        value_parser = whole(Figure::Size)
-    )]
-    pub total: Option<u64>,
+    #[command(flatten)]
+    pub total: Size<ModelSize>,
     /// Bytes per read command (default: a page for NAND, the whole total for NOR).
     #[arg(long, allow_hyphen_values = true, value_parser = whole(Figure::ReadChunk))]
     pub read_chunk: Option<u64>,
@@ -82,4 +69,16 @@ pub enum KindArg {
     SpiNand,
     /// Parallel NAND: commands, addresses and data on the 8- or 16-bit bus; one read per page.
     RawNand,
+}
+
+pub struct ModelEraseSize;
+impl Use for ModelEraseSize {
+    const HELP: &'static str = "Erase block size, e.g. 128K";
+    const ALIASES: &'static [&'static str] = &["erase-block"];
+}
+
+pub struct ModelSize;
+impl Use for ModelSize {
+    const HELP: &'static str = "Amount written for the model (default 128M)";
+    const ALIASES: &'static [&'static str] = &["total"];
 }

@@ -1,6 +1,6 @@
 // The clap definition of `open_au` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{BlockSize, Use};
+use super::options::{BlockSize, EraseSize, Offset, Use};
 #[allow(unused_imports)]
 use super::write_args::{BudgetArgs, WriteArgs};
 #[allow(unused_imports)]
@@ -17,20 +17,16 @@ Preserve mode (the default with --write) saves every written region to a journal
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: TargetSpec,
-    /// Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first,
-    /// read-only; it must be confident].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub erase_size: Option<u64>,
+    #[command(flatten)]
+    pub erase_size: EraseSize<MeasuredEraseSize>,
     #[command(flatten)]
     pub blocksize: BlockSize<OpenAuBlockSize>,
     /// Most erase blocks written concurrently [default: 32, or as many as fit past the
     /// offset on a smaller device].
     #[arg(long, value_name = "N")]
     pub max_au: Option<u32>,
-    /// Where the first erase block starts [default: past 16 MiB and past 4 erase blocks,
-    /// so the FAT area stays out; a FAT area reaching further adds to the count].
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub offset: Option<u64>,
+    #[command(flatten)]
+    pub offset: Offset<OpenAuOffset>,
     /// Also measure random order inside each erase block (`inferences.open_au_random`).
     #[arg(long)]
     pub random: bool,
@@ -48,3 +44,13 @@ impl Use for OpenAuBlockSize {
 
 /// `open-au --blocksize`'s default.
 pub const BLOCKSIZE: &str = "16K";
+
+pub struct MeasuredEraseSize;
+impl Use for MeasuredEraseSize {
+    const HELP: &'static str = "Erase block (allocation unit) size, e.g. 4M [default: measured by `align` first, read-only; it must be confident]";
+}
+
+pub struct OpenAuOffset;
+impl Use for OpenAuOffset {
+    const HELP: &'static str = "Where the first erase block starts [default: past 16 MiB and past 4 erase blocks, so the FAT area stays out; a FAT area reaching further adds to the count]";
+}

@@ -1,6 +1,6 @@
 // The clap definition of `program` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{BlockSize, Use};
+use super::options::{BlockSize, Offset, Size, Use};
 #[allow(unused_imports)]
 use super::write_args::{BudgetArgs, WriteArgs};
 #[allow(unused_imports)]
@@ -14,12 +14,10 @@ use crate::cli::values::*;
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: TargetSpec,
-    /// Start of the region written.
-    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = given(parse_size))]
-    pub offset: Given<u64>,
-    /// Size of the region written (an erase block or more).
-    #[arg(long, value_name = "SIZE", default_value = "4M", value_parser = given(parse_size))]
-    pub size: Given<u64>,
+    #[command(flatten)]
+    pub offset: Offset<ProgramOffset>,
+    #[command(flatten)]
+    pub size: Size<ProgramSize>,
     /// Largest block size.
     #[arg(long, value_name = "SIZE", default_value = "2M", value_parser = given(parse_size))]
     pub max_blocksize: Given<u64>,
@@ -39,3 +37,18 @@ impl Use for ProgramBlockSize {
 
 /// `program --blocksize`'s default.
 pub const BLOCKSIZE: &str = "512";
+
+pub struct ProgramSize;
+impl Use for ProgramSize {
+    const HELP: &'static str = "Size of the region written (an erase block or more)";
+    const DEFAULT: Option<&'static str> = Some(SIZE);
+}
+
+/// `program --size`'s default.
+pub const SIZE: &str = "4M";
+
+pub struct ProgramOffset;
+impl Use for ProgramOffset {
+    const HELP: &'static str = "Start of the region written";
+    const DEFAULT: Option<&'static str> = Some("16M");
+}

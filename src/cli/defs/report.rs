@@ -1,5 +1,6 @@
 // The clap definition of `report` (see [`super`]: no crate path but `crate::cli::values`).
 
+use super::options::{OutputFile, Use};
 #[allow(unused_imports)]
 use crate::cli::values::*;
 
@@ -12,7 +13,12 @@ pub struct Args {
     /// Saved `--json` documents of any flashscope command (`-` reads standard input).
     #[arg(required = true, value_name = "FILE.json")]
     pub files: Vec<String>,
-    /// Where to write the HTML page.
-    #[arg(long, short = 'o', value_name = "FILE.html", required = true)]
-    pub output: std::path::PathBuf,
+    #[command(flatten)]
+    pub output: OutputFile<ReportOutput>,
+}
+
+pub struct ReportOutput;
+impl Use for ReportOutput {
+    const HELP: &'static str = "Where to write the HTML page";
+    const REQUIRED: bool = true;
 }

@@ -1,6 +1,6 @@
 // The clap definition of `scatter` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{BlockSize, Plot, Use};
+use super::options::{BlockSize, OutputFile, Plot, Use};
 #[allow(unused_imports)]
 use crate::cli::values::*;
 
@@ -23,9 +23,8 @@ pub struct Args {
     /// Rounds; each position keeps its fastest read.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub count: u32,
-    /// Write the raw data as TSV (offset MiB, time ms).
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<String>,
+    #[command(flatten)]
+    pub output: OutputFile<ScatterOutput>,
     #[command(flatten)]
     pub plot: Plot<ScatterPlot>,
 }
@@ -42,4 +41,9 @@ pub const BLOCKSIZE: &str = "16K";
 pub struct ScatterPlot;
 impl Use for ScatterPlot {
     const HELP: &'static str = "Write an SVG scatter plot";
+}
+
+pub struct ScatterOutput;
+impl Use for ScatterOutput {
+    const HELP: &'static str = "Write the raw data as TSV (offset MiB, time ms)";
 }

@@ -1,5 +1,6 @@
 // The clap definition of `serve` (see [`super`]: no crate path but `crate::cli::values`).
 
+use super::options::{Cpus, Use};
 #[allow(unused_imports)]
 use crate::cli::values::*;
 
@@ -24,9 +25,8 @@ pub struct Args {
     /// Attach a loop device with direct I/O and print its path on stdout (needs root).
     #[arg(long = "loop")]
     pub attach_loop: bool,
-    /// Pin the server's threads to this CPU (sched_setaffinity).
-    #[arg(long = "cpus", alias = "cpu", value_name = "N")]
-    pub cpu: Option<usize>,
+    #[command(flatten)]
+    pub cpu: Cpus<ServeCpu>,
     /// Spin (instead of sleeping) for this last part of every wait.
     #[arg(long, value_name = "TIME", default_value = "50us", value_parser = parse_duration_ns)]
     pub spin: u64,
@@ -34,4 +34,11 @@ pub struct Args {
     /// and runs without it if refused.
     #[arg(long)]
     pub no_realtime: bool,
+}
+
+pub struct ServeCpu;
+impl Use for ServeCpu {
+    const HELP: &'static str =
+        "Pin the server's threads to this CPU, one number (sched_setaffinity)";
+    const ALIASES: &'static [&'static str] = &["cpu"];
 }

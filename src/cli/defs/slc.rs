@@ -1,6 +1,6 @@
 // The clap definition of `slc` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{Plot, Use};
+use super::options::{Offset, Plot, Use};
 #[allow(unused_imports)]
 use super::write_args::{BudgetArgs, WriteArgs};
 #[allow(unused_imports)]
@@ -17,9 +17,8 @@ whole region (budget + the recovery write): use --destructive on a blank device 
 pub struct Args {
     /// Block device, regular file, or sim:PRESET[,key=value...].
     pub target: TargetSpec,
-    /// Start of the sustained write.
-    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = parse_size)]
-    pub offset: u64,
+    #[command(flatten)]
+    pub offset: Offset<SlcOffset>,
     /// Idle time before probing whether the cache recovered (0 skips it).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration_ns)]
     pub recover: u64,
@@ -37,4 +36,10 @@ pub struct Args {
 pub struct SlcPlot;
 impl Use for SlcPlot {
     const HELP: &'static str = "Write an SVG plot of throughput against bytes written to this file";
+}
+
+pub struct SlcOffset;
+impl Use for SlcOffset {
+    const HELP: &'static str = "Start of the sustained write";
+    const DEFAULT: Option<&'static str> = Some("16M");
 }

@@ -1,6 +1,6 @@
 // The clap definition of `verify` (see [`super`]: no crate path but `crate::cli::values`).
 
-use super::options::{Plot, TimeBudget, Use};
+use super::options::{IoDepth, Plot, Size, TimeBudget, Use};
 #[allow(unused_imports)]
 use super::write_args::{BudgetArgs, WriteArgs};
 #[allow(unused_imports)]
@@ -46,9 +46,8 @@ pub struct Args {
     /// Only this range: OFFSET+LENGTH, e.g. 1G+512M.
     #[arg(long, value_name = "OFFSET+LEN", value_parser = range_arg)]
     pub range: Option<(u64, u64)>,
-    /// Directory mode: verify this much instead of all free space.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub size: Option<u64>,
+    #[command(flatten)]
+    pub size: Size<VerifySize>,
     /// Directory mode: keep the files afterwards (files that hold bad data are always kept).
     #[arg(long)]
     pub keep: bool,
@@ -71,12 +70,8 @@ pub struct Args {
     /// answer.
     #[arg(long, value_enum, default_value = "both")]
     pub pass: PassArg,
-    /// Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while
-    /// stamps are generated and checked; 1 issues one request at a time, like fio's psync
-    /// engine. Simulated cards and directories use 1.
-    #[arg(long, value_name = "N", default_value_t = VERIFY_DEFAULT_IODEPTH as u32,
-          value_parser = clap::value_parser!(u32).range(1..=VERIFY_MAX_IODEPTH as i64))]
-    pub iodepth: u32,
+    #[command(flatten)]
+    pub iodepth: IoDepth<VerifyIoDepth>,
 }
 
 /// `--pass`: a [`verify::Pass`] on the command line.
@@ -97,3 +92,18 @@ pub struct VerifyPlot;
 impl Use for VerifyPlot {
     const HELP: &'static str = "Write an SVG plot of read and write throughput over the position";
 }
+
+pub struct VerifySize;
+impl Use for VerifySize {
+    const HELP: &'static str = "Directory mode: verify this much instead of all free space";
+}
+
+pub struct VerifyIoDepth;
+impl Use for VerifyIoDepth {
+    const HELP: &'static str = "Requests in flight at the device (1-8, 1 MiB each). 2 keeps the device busy while stamps are generated and checked; 1 issues one request at a time, like fio's psync engine. Simulated cards and directories use 1";
+    const DEFAULT: Option<&'static str> = Some(IODEPTH);
+}
+
+/// `verify --iodepth`'s default (the library's `capacity::verify::DEFAULT_IODEPTH`; the
+/// test `shared_options_keep_each_commands_meaning` holds them equal).
+pub const IODEPTH: &str = "2";
