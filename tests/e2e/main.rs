@@ -24,6 +24,7 @@ mod history;
 mod interrupt;
 mod journal;
 mod keyspace;
+mod man;
 mod model;
 mod options;
 mod path_matrix;

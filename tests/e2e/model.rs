@@ -171,7 +171,7 @@ fn missing_or_non_positive_figures_are_usage_errors() {
     );
     fail(&with("--bus-lines", "0"), "--bus-lines '0'");
     fail(&with("--bus-lines", "four"), "--bus-lines 'four'");
-    fail(&with("--size", "0"), "--size '0' is not positive");
+    fail(&with("--size", "0"), "--size 0 is zero");
     fail(&with("--erase-size", "banana"), "'banana' is not a size");
     fail(
         &["model", "--reference", "--media", "floppy"],
