@@ -26,6 +26,7 @@ mod journal;
 mod keyspace;
 mod model;
 mod options;
+mod packaging;
 mod path_matrix;
 mod plans;
 mod preserve_wear;
