@@ -27,6 +27,7 @@ mod keyspace;
 mod man;
 mod model;
 mod options;
+mod packaging;
 mod path_matrix;
 mod plans;
 mod preserve_wear;
