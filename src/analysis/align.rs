@@ -198,127 +198,6 @@ impl StallStats {
     }
 }
 
-/// The cells with every repetition (its pre, on and post) left out in which a read cache
-/// answered a read: a hit is a read faster than `CACHED_REPEAT_SHARE` of the median first
-/// access of its block size (twice the bytes and the same command time: no medium answers
-/// a repeat that fast, see `cached_repeats`), or, where the first accesses of two or more
-/// block sizes give the medium's command time and time per byte, faster than half the
-/// command time plus the transfer: a cache skips the command, not the transfer, so where
-/// transfers dominate (a 32 KiB hit took 1.5 ms against 2.1 ms from the medium, 43 % of
-/// the first access) the share alone missed every hit. A hit pays no boundary cost, so a repetition
-/// with one says nothing of the boundary. A small cache (a few KiB) answers some repeats
-/// and not others, by the order of the reads: hits in pre or post and none in on made a
-/// step of a whole command time (issue 43: a 4 KiB cache named a 4 KiB page in 3 of 10
-/// runs of a 16 KiB-page card). A large cache answers most repeats of the rows read over
-/// and over and none of the rows read once: kept, those hits made a step from the rows
-/// the cache answered (no cost) to the rows the medium answered, wherever the two met
-/// (issue 43.7: "erase block 1.5 MiB (confident)" on a 12 MiB-erase card, whose 8 KiB rows
-/// up to 768 KiB were 9 in 10 hits). Rows left with fewer than `MIN_SAMPLES` repetitions
-/// are not points, so what the cache answered adds no confidence; where that leaves no
-/// step, `read_cache_caps` names the cache. Noise alone puts medium reads below the limit
-/// too (where transfers weigh, the limit is three quarters of a medium read: one 16 KiB
-/// read in eight on a card with 20 % noise), and leaving those out emptied rows and made
-/// an erase block inconclusive that was right: a block size's reads are left out only
-/// where its repeats fall below the limit clearly more often (one-sided Fisher test at
-/// `CACHE_HIT_FALSE_POSITIVE`) than the first visit's first accesses, which no cache can
-/// answer, fall below theirs.
-fn without_cache_hits(cells: &[AlignCell]) -> std::borrow::Cow<'_, [AlignCell]> {
-    let mut sizes: Vec<u64> = cells
-        .iter()
-        .filter(|c| !c.first.is_empty())
-        .map(|c| c.block_bytes)
-        .collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    // Per block size the median first access (a read of twice the bytes).
-    let firsts: Vec<(u64, f64)> = sizes
-        .iter()
-        .filter_map(|&bs| {
-            let f: Vec<u64> = cells
-                .iter()
-                .filter(|c| c.block_bytes == bs)
-                .flat_map(|c| c.first.iter().take(c.positions.len()).map(|f| f[1]))
-                .collect();
-            (f.len() >= MIN_SAMPLES).then(|| (bs, crate::analysis::stats::median_ns(&f)))
-        })
-        .collect();
-    // The first accesses of two or more sizes give the medium's command time and time per
-    // byte; a hit skips the command, not the transfer.
-    let line = crate::analysis::interval::least_squares(
-        &firsts
-            .iter()
-            .map(|&(bs, t)| (2.0 * bs as f64, t))
-            .collect::<Vec<_>>(),
-    )
-    .filter(|&(cmd, per_byte, _, _)| cmd > 0.0 && per_byte > 0.0 && firsts.len() >= 2);
-    let mut limits: Vec<(u64, u64)> = Vec::new();
-    for &(bs, first) in &firsts {
-        let share = CACHED_REPEAT_SHARE * first;
-        // The most a hit of `bs` bytes takes, and of the first access's `2·bs`: both half
-        // the command time below the medium's time, so noise that adds the same to every
-        // read puts both below alike, and noise that scales with the time puts a first
-        // access below more often (a test that errs towards no cache). Without a line,
-        // twice the share (a first access reads twice the bytes).
-        let (limit, first_limit) = match line {
-            Some((cmd, per_byte, _, _)) => {
-                let l = share.max(0.5 * cmd + per_byte * bs as f64);
-                (l, l + per_byte * bs as f64)
-            }
-            None => (share, 2.0 * share),
-        };
-        // Noise alone puts some medium reads below the limit (a 16 KiB read on a card with
-        // 20 % noise, one in eight), and a cache cannot answer the first visit's first
-        // accesses: they are the control. A first access counts as below when it is below
-        // the first access's limit, scaled by its row's median first access against all
-        // of them (so a row's boundary cost, which its first accesses pay, does not hide
-        // its noise). The block size holds cache hits only where its repeats fall below
-        // the limit clearly more often than the first accesses do.
-        let rows = || cells.iter().filter(move |c| c.block_bytes == bs);
-        let (mut below, mut repeats) = (0u64, 0u64);
-        for t in rows().flat_map(|c| c.reads.iter().flat_map(|r| r[1..].iter().copied())) {
-            repeats += 1;
-            below += ((t as f64) < limit) as u64;
-        }
-        let (mut first_below, mut first_n) = (0u64, 0u64);
-        for c in rows() {
-            let f: Vec<u64> = c
-                .first
-                .iter()
-                .take(c.positions.len())
-                .map(|f| f[1])
-                .collect();
-            let row = crate::analysis::stats::median_ns(&f);
-            if row.is_nan() || row <= 0.0 {
-                continue;
-            }
-            for &t in &f {
-                first_n += 1;
-                first_below += ((t as f64) * first / row < first_limit) as u64;
-            }
-        }
-        let p = crate::analysis::stats::fisher_greater(below, repeats, first_below, first_n);
-        if p < CACHE_HIT_FALSE_POSITIVE {
-            limits.push((bs, limit as u64));
-        }
-    }
-    if limits.is_empty() {
-        return std::borrow::Cow::Borrowed(cells);
-    }
-    std::borrow::Cow::Owned(
-        cells
-            .iter()
-            .map(|c| match limits.iter().find(|l| l.0 == c.block_bytes) {
-                Some(&(_, limit)) => {
-                    let mut c = c.clone();
-                    c.reads.retain(|r| r[1..].iter().all(|&t| t >= limit));
-                    c
-                }
-                None => c.clone(),
-            })
-            .collect(),
-    )
-}
-
 /// Inference points from cells: per cell, the boundary cost from the low trimmed mean of
 /// each read kind, `on − (pre + post)/2`, with a standard error from that cell's own repeats
 /// (never from other rows). A cell with fewer than `MIN_SAMPLES` reads of a kind is not
@@ -341,8 +220,7 @@ fn without_cache_hits(cells: &[AlignCell]) -> std::borrow::Cow<'_, [AlignCell]> 
 /// block size's fastest row had waited too, which then contradicted the 1 KiB rows'
 /// 202 µs round after round until the read budget ran out).
 pub fn points(cells: &[AlignCell]) -> Vec<AlignPoint> {
-    let kept = without_cache_hits(cells);
-    let rows: Vec<(&AlignCell, [KindStat; 3])> = kept
+    let rows: Vec<(&AlignCell, [KindStat; 3])> = cells
         .iter()
         .filter(|c| c.reads.len() >= MIN_SAMPLES)
         .map(|c| (c, kind_stats(c)))
@@ -1791,10 +1669,6 @@ pub fn busy_machine_caps(inf: &mut AlignInference, waited: f64) {
 /// overhead) was answered by a cache: without one a repeat costs at least half of it.
 const CACHED_REPEAT_SHARE: f64 = 0.35;
 
-/// The chance that noise alone, with no cache, makes `without_cache_hits` leave a block
-/// size's reads below the hit limit out (the one-sided Fisher test's level).
-const CACHE_HIT_FALSE_POSITIVE: f64 = 1e-4;
-
 /// Whether a read cache answers align's repeats, from timings alone: at the smallest
 /// block size measured, the median repeat read (pre, on and post, `bs` bytes) against the
 /// median first access of the same rows on their first visit (`2·bs` bytes). Without a cache a repeat pays the
@@ -1826,43 +1700,10 @@ pub fn cached_repeats(cells: &[AlignCell]) -> Option<(u64, f64, f64)> {
     (first > 0.0 && repeat < CACHED_REPEAT_SHARE * first).then_some((bs, repeat, first))
 }
 
-/// The least a read cache that answered the repeats (`cached`, from `cached_repeats`)
-/// must hold, from spread rounds alone (`[bytes between two reads of one position,
-/// repeats of the smallest block size]`, `AlignRun::spread_rounds`): the repeats of that
-/// block size faster than `CACHED_REPEAT_SHARE` of the first access were hits; when they
-/// outnumber the repeats of every round whose separation is below `S`, one of them came
-/// in a round with at least `S` bytes read in between, so the cache holds at least `S`.
-/// The largest such `S`; None without spread rounds or hits. Read-ahead only adds to what
-/// a cache must hold, so it never makes this floor too high.
-pub fn cache_size_floor(
-    cells: &[AlignCell],
-    spread_rounds: &[[u64; 2]],
-    cached: (u64, f64, f64),
-) -> Option<u64> {
-    let (bs, _, first) = cached;
-    let hits = cells
-        .iter()
-        .filter(|c| c.block_bytes == bs)
-        .flat_map(|c| c.reads.iter().flat_map(|r| r[1..].iter().copied()))
-        .filter(|&t| (t as f64) < CACHED_REPEAT_SHARE * first)
-        .count() as u64;
-    let mut rounds = spread_rounds.to_vec();
-    rounds.sort_unstable();
-    let mut before = 0u64;
-    let mut floor = None;
-    for [sep, n] in rounds {
-        if before < hits && sep > 0 {
-            floor = Some(sep);
-        }
-        before += n;
-    }
-    floor
-}
-
 /// A read cache answered the repeats: a boundary cost is paid by a read the medium
 /// serves, so where none shows, "none visible" is no answer (inconclusive, naming the
 /// cache); what does show was paid by the medium and stands.
-pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64), floor: Option<u64>) {
+pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64)) {
     let (bs, repeat, first) = cached;
     let none_visible = inf
         .erase_block_structure
@@ -1876,11 +1717,7 @@ pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64), floor:
     let s = &mut inf.erase_block_structure;
     if none_visible || unnamed {
         *s = Inference::inconclusive(format!(
-            "repeated reads are answered by a cache {}: a repeated {} read took {} (median) against {} for the first access of twice the bytes; the boundary cost cannot be seen through it (measured: {})",
-            match floor {
-                Some(b) => format!("of at least {} (repeats with {} read at other positions in between were still answered by it)", format_bytes(b), format_bytes(b)),
-                None => "whose size this run could not bound".to_string(),
-            },
+            "repeated reads are answered by a cache: a repeated {} read took {} (median) against {} for the first access of twice the bytes; the boundary cost cannot be seen through it (measured: {})",
             format_bytes(bs),
             format_ns(repeat),
             format_ns(first),
@@ -2002,83 +1839,6 @@ mod tests {
             positions: vec![align],
             reads: reads.iter().map(|r| [0, r[0], r[1], r[2]]).collect(),
             first: Vec::new(),
-        }
-    }
-
-    /// Rows of 1, 4 and 16 KiB reads on a medium with a 650 µs command and 22 MiB/s, every
-    /// time multiplied by `1 + noise × N(0,1)` (at least 0.2); a repeat is a cache hit
-    /// (20 µs and the transfer) with chance `hits` at block size `hit_bs`.
-    fn noisy_rows(seed: u64, noise: f64, hit_bs: u64, hits: f64) -> Vec<AlignCell> {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
-        let transfer = |bytes: u64| bytes as f64 * 1e9 / (22.0 * 1048576.0);
-        let time = |rng: &mut rand_pcg::Pcg64, t: f64| {
-            let u1: f64 = rng.gen_range(f64::EPSILON..1.0);
-            let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * rng.gen::<f64>()).cos();
-            (t * (1.0 + noise * z).max(0.2)) as u64
-        };
-        let mut cells = Vec::new();
-        for bs in [1024u64, 4096, 16384] {
-            for row in 1..=12u64 {
-                let positions: Vec<u64> = (0..8).map(|k| (6 * k + 1) * bs * 2 * row).collect();
-                let first = (0..8)
-                    .map(|i| [i, time(&mut rng, 650_000.0 + transfer(2 * bs))])
-                    .collect();
-                let reads = (0..48)
-                    .map(|i| {
-                        let mut r = [i % 8, 0, 0, 0];
-                        for t in &mut r[1..] {
-                            let hit = bs == hit_bs && rng.gen_bool(hits);
-                            let model = if hit { 20_000.0 } else { 650_000.0 } + transfer(bs);
-                            *t = time(&mut rng, model);
-                        }
-                        r
-                    })
-                    .collect();
-                cells.push(AlignCell {
-                    block_bytes: bs,
-                    align_bytes: 2 * bs * row,
-                    positions,
-                    reads,
-                    first,
-                });
-            }
-        }
-        cells
-    }
-
-    /// Issue 43 (the merge reverted in 72e99f2): a 16 KiB read from the medium falls below
-    /// the hit limit (half the command time and the transfer) one time in eight with 20 %
-    /// noise, and every repetition with one was left out as a cache hit, emptying rows on
-    /// noisy cards. Noise alone now leaves no read out, at any block size, over 200 draws;
-    /// a cache answering half the 16 KiB repeats still has them left out, there only.
-    #[test]
-    fn noise_alone_makes_no_read_a_cache_hit() {
-        for seed in 0..200 {
-            for noise in [0.05, 0.15, 0.2] {
-                let cells = noisy_rows(seed, noise, 0, 0.0);
-                assert!(
-                    matches!(without_cache_hits(&cells), std::borrow::Cow::Borrowed(_)),
-                    "seed {seed}, noise {noise}: medium reads left out as cache hits"
-                );
-            }
-        }
-        for seed in 0..20 {
-            let cells = noisy_rows(seed, 0.2, 16384, 0.5);
-            let kept = without_cache_hits(&cells);
-            let count = |cs: &[AlignCell], bs| {
-                cs.iter()
-                    .filter(|c| c.block_bytes == bs)
-                    .map(|c| c.reads.len())
-                    .sum::<usize>()
-            };
-            assert_eq!(count(&kept, 1024), count(&cells, 1024), "seed {seed}");
-            assert_eq!(count(&kept, 4096), count(&cells, 4096), "seed {seed}");
-            // Seven in eight repetitions hold a hit; what is kept holds none.
-            assert!(
-                count(&kept, 16384) * 4 < count(&cells, 16384),
-                "seed {seed}"
-            );
         }
     }
 
