@@ -912,7 +912,7 @@ fn a_busy_mountpoint_is_refused() {
         .timeout(Duration::from_secs(20))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--cpus 4096"));
+        .stderr(predicate::str::contains("--cpus '4096'"));
     assert!(!mounted(&other.path().canonicalize().unwrap()));
 }
 
