@@ -498,7 +498,7 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
     let asked = args.size;
     // Walked one component at a time and used through its descriptor from here on: a
     // symbolic link of another user's on the way is refused (exit 2).
-    let top = crate::journal::trust::test_dir(dir)?;
+    let top = crate::fs::env::test_dir(dir)?;
     let canonical = top.path().to_path_buf();
     let id = format!("dir:{}", canonical.display());
     // A run split into passes (or continued) keeps its files and its state between them.

@@ -13,7 +13,6 @@
 //!   others: a file someone else could write is not what flashscope wrote.
 
 pub(crate) use crate::sys::dir::Dir;
-use crate::sys::dir::Why;
 use crate::{Error, Result};
 use std::ffi::OsString;
 use std::fs::{File, Metadata, OpenOptions};
@@ -180,29 +179,6 @@ fn walk(dir: &Path, create: Option<u32>, remedy: &str) -> Result<Dir> {
             Error::Refused(format!("{text}; {remedy}"))
         } else {
             Error::usage(format!("{text}: create it, or {remedy}"))
-        }
-    })
-}
-
-/// Open the directory a test writes its files in (`fs`, `verify DIR`) by
-/// [`Dir::open_under_test`]: the directories on the way may be anybody's (a card mounted
-/// for another user), but a symbolic link on the way must be this user's or root's, or the
-/// test is refused (exit 2) before anything is written: another user's link could lead
-/// root's test files into a directory of root's.
-pub(crate) fn test_dir(dir: &Path) -> Result<Dir> {
-    Dir::open_under_test(dir).map_err(|e| {
-        let text = crate::input::printable(&e.to_string()).into_owned();
-        match e.why {
-            Why::Untrusted(_) => Error::Refused(format!(
-                "{text}. Nothing was written: give the directory by its own path, not through another user's symbolic link"
-            )),
-            Why::Missing => Error::runtime(format!(
-                "{text}: create it or give an existing directory on the filesystem to test"
-            )),
-            Why::NotDir => Error::usage(format!(
-                "{text}: give a directory on the filesystem to test"
-            )),
-            _ => Error::runtime(text),
         }
     })
 }
