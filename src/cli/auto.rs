@@ -60,7 +60,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         }
     }
     out.emit_text(&doc, |_| text);
-    // Exit code precedence (docs/auto.md): a failed check (FAKE, a class not met) first,
+    // Exit code precedence (docs/reference.md, "Exit codes"): a failed check (FAKE, a class not met) first,
     // then a step's error, then the verdict.
     match failed {
         Some(e) if verdict != Verdict::CheckFailed => Err(e),

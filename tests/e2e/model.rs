@@ -1,5 +1,5 @@
 //! End-to-end tests of `flashscope model`: the worked examples of
-//! shared/reference/datasheet-model.md, the reference table, and bad figures.
+//! a vendor's storage-performance guide (its test vectors), the reference table, and bad figures.
 
 use crate::common;
 use common::{flashscope, json};
