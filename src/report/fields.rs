@@ -438,3 +438,47 @@ pub(crate) fn write_document(
     };
     doc.serialize(&mut serde_json::Serializer::with_formatter(w, layout))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{results, Body, Document, Target};
+
+    /// The HTML view's fields are the document's JSON fields (all but `samples`), its
+    /// sample count is the JSON's and its first rows are the JSON's first samples, values
+    /// exact (a float that needs all 17 digits among them).
+    #[test]
+    fn the_view_of_a_document_is_its_json_fields_and_first_samples() {
+        use crate::capacity::verify::{Phase, ThroughputSample};
+        let sample = |offset| ThroughputSample {
+            phase: Phase::Read,
+            offset,
+            bytes: 4096,
+            ns: 1000,
+            bytes_per_s: 18732.539850376805 + offset as f64,
+        };
+        let mut d = Document::new(
+            Target::Spec(results::SpecTarget {
+                spec: "sim:sd-16g".into(),
+            }),
+            Body::Verify(results::VerifyResult {
+                samples: (0..5).map(|i| sample(i * 4096)).collect(),
+                checked_bytes: 20480,
+                files_kept: Some(true),
+                ..Default::default()
+            }),
+        );
+        d.session = Some(results::WriteRecord {
+            journal: Some("/tmp/j".into()),
+            ..Default::default()
+        });
+        let whole: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
+        let mut want = whole.as_object().unwrap().clone();
+        let samples = want.remove("samples").unwrap();
+        let view = top_level(&d, 3).unwrap();
+        assert_eq!(view.fields, want);
+        assert_eq!(view.samples, 5);
+        assert_eq!(view.first_samples, samples.as_array().unwrap()[..3]);
+        assert!(view.fields.contains_key("journal") && view.fields.contains_key("checked_bytes"));
+    }
+}
