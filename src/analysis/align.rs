@@ -119,7 +119,7 @@ fn low_trimmed(v: &mut [f64]) -> (f64, f64, bool) {
     if v.is_empty() {
         return (f64::NAN, f64::NAN, false);
     }
-    v.sort_by(|a, b| a.total_cmp(b));
+    super::stats::sort_f64(v);
     let fastest = v[(KEEP_FROM * v.len() as f64) as usize];
     let unstalled = v.partition_point(|&x| x <= 2.0 * fastest + STALL_EXTRA_NS);
     let few = unstalled < MIN_UNSTALLED.min(v.len());
