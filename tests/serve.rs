@@ -1747,3 +1747,106 @@ fn swapped_parent_case(sig: libc::c_int) {
         "signal {sig}: its own card was not unmounted"
     );
 }
+
+/// Issue 43.5: `interval` on a loop over a disk file (direct I/O) gave 879 to 3,424 MB/s
+/// in six runs, five "confident" at ± 1–5 %. Five runs on a loop over a file in /var/tmp:
+/// each run's stated interval (the throughput ± its evidence gives) overlaps every other
+/// run's, or the run says its ± covers this run only because the device was not steady.
+/// That is honesty, asserted on any machine; the machine's quietness is reported beside.
+///
+/// On this VM (2026-11-28) five runs gave 1.71, 1.00, 1.06, 1.52 and 1.18 GB/s, each at
+/// ± 1–2 %, and only the fourth saw its halves differ: a run lasts milliseconds, and the
+/// device changes speed between runs, which a run's halves cannot see. A run shorter than
+/// a second now says its ± covers this run only and that run-to-run spread was not
+/// measured (at most tentative).
+#[test]
+fn interval_on_a_loop_over_a_disk_file_overlaps_or_says_not_steady() {
+    if !is_root() {
+        common::skip("loop devices need root (CI runs the tests as root)");
+        return;
+    }
+    let _s = serial();
+    let Some(lo) = common::Loop::random(64 << 20, 43) else {
+        return;
+    };
+    let mut quiet = Quietness::default();
+    quiet.measure("before interval");
+    let mut runs: Vec<(f64, f64, f64, bool, String)> = Vec::new();
+    for _ in 0..5 {
+        let out = AssertCommand::new(BIN)
+            .envs(common::HISTORY_OFF)
+            .args(["interval", &lo.dev, "--order", "11", "--json"])
+            .timeout(Duration::from_secs(120))
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let v: serde_json::Value = serde_json::from_slice(&out).expect("interval JSON");
+        let t = &v["inferences"]["throughput_bytes_per_s"];
+        let ev = t["evidence"].as_str().unwrap_or("").to_string();
+        let Some(bps) = t["value"].as_f64() else {
+            eprintln!("interval on {}: inconclusive: {ev}", lo.dev);
+            continue;
+        };
+        // "… per byte (± N%)": the slope's relative standard error, whole percent.
+        let rel = ev
+            .split("(± ")
+            .nth(1)
+            .and_then(|r| r.split('%').next())
+            .and_then(|r| r.trim().parse::<f64>().ok())
+            .unwrap_or(0.0)
+            .max(0.5)
+            / 100.0;
+        let unsteady = ev.contains("covers this run only");
+        eprintln!(
+            "interval on {}: {:.0} MB/s ± {:.1} % ({}){}",
+            lo.dev,
+            bps / 1e6,
+            100.0 * rel,
+            t["status"],
+            if unsteady { ", not steady" } else { "" }
+        );
+        runs.push((
+            bps / (1.0 + rel),
+            bps / (1.0 - rel).max(0.01),
+            bps,
+            unsteady,
+            ev,
+        ));
+    }
+    quiet.measure("after interval");
+    let steady: Vec<_> = runs.iter().filter(|r| !r.3).collect();
+    let mut apart = Vec::new();
+    for (i, a) in steady.iter().enumerate() {
+        for b in &steady[i + 1..] {
+            if a.1 < b.0 || b.1 < a.0 {
+                apart.push(format!(
+                    "{:.0} MB/s [{:.0}, {:.0}] and {:.0} MB/s [{:.0}, {:.0}]",
+                    a.2 / 1e6,
+                    a.0 / 1e6,
+                    a.1 / 1e6,
+                    b.2 / 1e6,
+                    b.0 / 1e6,
+                    b.1 / 1e6
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "interval on a loop over a disk file: {} runs, {} not steady, {} pairs apart; {}",
+        runs.len(),
+        runs.len() - steady.len(),
+        apart.len(),
+        if quiet.busy.is_empty() {
+            "the machine was quiet".to_string()
+        } else {
+            quiet.busy.join("; ")
+        }
+    );
+    assert!(
+        apart.is_empty(),
+        "stated intervals that neither overlap nor say the device was not steady:\n{}",
+        apart.join("\n")
+    );
+}

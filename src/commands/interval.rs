@@ -39,6 +39,7 @@ pub fn measure(spec: &TargetSpec, params: &IntervalParams) -> Result<Document> {
     let mut opened = device::open(spec, &req)?;
     let mut progress = Progress::new("interval");
     let load_before = crate::workload::sysstat::CpuLoad::now();
+    let run_t0 = crate::backend::monotonic_ns();
     let (samples, io_ns) = probe::run(
         opened.backend.as_mut(),
         params.order,
@@ -56,6 +57,29 @@ pub fn measure(spec: &TargetSpec, params: &IntervalParams) -> Result<Document> {
         opened.info.kind == crate::device::TargetKind::Sim,
     );
     probe::temper(&mut inf, noisy.as_ref());
+    // The first half of the rounds against the second: a device whose speed drifted gives
+    // a ± that covers this run only (issue 43).
+    let half = params.count as usize / 2;
+    if half > 0 {
+        let of = |r: std::ops::Range<usize>| -> Vec<IntervalPoint> {
+            samples
+                .iter()
+                .map(|s| s.point_of_rounds(r.clone()))
+                .collect()
+        };
+        interval::steadiness_caps(
+            &mut inf,
+            interval::unsteady(&of(0..half), &of(half..usize::MAX)),
+        );
+    }
+    // A run of milliseconds on a real clock says nothing of the next run (issue 43.5); the
+    // simulator's virtual clock has no run-to-run drift.
+    if opened.info.kind != crate::device::TargetKind::Sim {
+        interval::short_run_caps(
+            &mut inf,
+            crate::backend::monotonic_ns().saturating_sub(run_t0),
+        );
+    }
     let body = IntervalResult {
         environment: Some(environment),
         parameters: IntervalParameters {

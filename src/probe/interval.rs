@@ -26,10 +26,21 @@ pub struct IntervalSample {
 impl IntervalSample {
     /// Per offset the minimum over repetitions; then min, average and max over offsets.
     pub fn point(&self) -> IntervalPoint {
+        self.point_of_rounds(0..usize::MAX)
+    }
+
+    /// `point` from the repetitions (rounds) in `rounds` only.
+    pub fn point_of_rounds(&self, rounds: std::ops::Range<usize>) -> IntervalPoint {
         let mins: Vec<f64> = self
             .times_ns
             .iter()
-            .filter_map(|t| t.iter().min().map(|&m| m as f64))
+            .filter_map(|t| {
+                let end = rounds.end.min(t.len());
+                t.get(rounds.start.min(end)..end)?
+                    .iter()
+                    .min()
+                    .map(|&m| m as f64)
+            })
             .collect();
         let n = mins.len().max(1) as f64;
         IntervalPoint {

@@ -230,6 +230,24 @@ fn random_geometries_are_right_or_inconclusive_never_confidently_wrong() {
     );
 }
 
+/// Issue 43, the reverted merge (72e99f2): on a 12 MiB / 12 KiB card with 16 % noise a
+/// read-cache filter took the 16 KiB reads that noise put below its hit limit (half the
+/// command time and the transfer) for cache hits, left their repetitions out and made the
+/// erase block inconclusive; the property sweep (seed 20261122, case 121) fell to 163 of
+/// 172. There is no cache here: nothing may be left out, and the erase block is found (a
+/// guard for any read-cache filter to come).
+#[test]
+fn noisy_medium_reads_are_no_cache_hits() {
+    let spec = "custom,size=1073741824,erase=12582912,page=12288,page_cost=118385ns,erase_cost=323632ns,noise=0.156,seed=11893566805174270253";
+    let (inf, _, _) = sweep(spec, &[1024, 4096, 16384]);
+    assert_eq!(
+        inf.erase_block_bytes.as_u64(),
+        Some(12 * M),
+        "{spec}: {}",
+        inf.summary()
+    );
+}
+
 /// A busy host around a simulated card: during bursts (another process holding the CPU,
 /// interrupts, a flush), every read is late by 50 µs to `max_ns`, so the delays come in
 /// runs — all the on-reads of a cell can be hit at once, unlike the card's own outliers.

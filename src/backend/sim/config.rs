@@ -113,6 +113,10 @@ pub struct SimConfig {
     pub wake: u64,
     /// Idle time after which the next access pays `wake`.
     pub wake_after: u64,
+    /// Speed drift: read transfer times grow by this fraction per second of device time
+    /// (0 = steady; negative = the device speeds up, down to a tenth of the time). A
+    /// device that warms up, throttles or shares its medium changes speed during a run.
+    pub drift: f64,
     /// Command queue and small-write area (A1/A2 cards).
     pub app: AppPerf,
 }
@@ -281,6 +285,10 @@ pub const KEYS: &[KeyDoc] = &[
         meaning: "eio@OFFSET+LEN, flip@OFFSET+LEN, vanish@OPS; several separated by ;",
     },
     KeyDoc {
+        key: "drift",
+        meaning: "read transfer times grow by this fraction per second of device time, e.g. 0.3 (0 = steady; negative = faster)",
+    },
+    KeyDoc {
         key: "cmd_queue",
         meaning: "commands the card overlaps at queue depth > 1 (1 = none): each pays cmd / min(depth, cmd_queue)",
     },
@@ -334,6 +342,7 @@ impl Default for SimConfig {
             prefetch: 0,
             wake: 0,
             wake_after: MS,
+            drift: 0.0,
             app: AppPerf::default(),
         }
     }
@@ -627,6 +636,16 @@ impl SimConfig {
             "prefetch" => self.prefetch = size(value)?,
             "wake" => self.wake = time(value)?,
             "wake_after" => self.wake_after = time(value)?,
+            "drift" => {
+                self.drift = match value.parse::<f64>() {
+                    Ok(f) if f.is_finite() && (-1.0..=100.0).contains(&f) => f,
+                    _ => {
+                        return Err(Error::usage(format!(
+                            "sim key drift='{value}' must be a fraction per second from -1 to 100, e.g. 0.3"
+                        )))
+                    }
+                }
+            }
             "cmd_queue" => self.app.cmd_queue = count(value)?,
             "random_area" => self.app.random_area = size(value)?,
             "cache_bw" if value.trim() == "0" => self.cache_bw = 0,
@@ -849,6 +868,9 @@ impl SimConfig {
         if self.wake > 0 {
             v.push(("wake", format_ns(self.wake as f64)));
             v.push(("wake_after", format_ns(self.wake_after as f64)));
+        }
+        if self.drift != 0.0 {
+            v.push(("drift", self.drift.to_string()));
         }
         if self.app.cmd_queue != 1 {
             v.push(("cmd_queue", self.app.cmd_queue.to_string()));

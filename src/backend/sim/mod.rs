@@ -265,9 +265,15 @@ impl SimDevice {
     fn read_model_ns(&self, offset: u64, len: u64) -> f64 {
         let c = &self.cfg;
         c.cmd as f64
-            + transfer_ns(len, c.read_bw)
+            + transfer_ns(len, c.read_bw) * self.drift_factor()
             + (extra_units(offset, len, c.page) * c.page_cost) as f64
             + (extra_units(offset, len, c.erase) * c.erase_cost) as f64
+    }
+
+    /// What `drift` has made of a read transfer's time by now (1 when steady): `1 + drift ×
+    /// seconds of device time`, never below a tenth.
+    fn drift_factor(&self) -> f64 {
+        (1.0 + self.cfg.drift * self.clock as f64 / 1e9).max(0.1)
     }
 
     /// The time of a read through the read cache (when there is one): a hit when every
@@ -283,7 +289,7 @@ impl SimDevice {
         let first = offset / sector;
         let last = (offset + len - 1) / sector;
         if self.read_cache.holds(first, last) {
-            let t = c.read_hit as f64 + transfer_ns(len, c.read_bw);
+            let t = c.read_hit as f64 + transfer_ns(len, c.read_bw) * self.drift_factor();
             self.read_cache.touch(first, last, capacity);
             return t;
         }
