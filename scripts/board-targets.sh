@@ -116,3 +116,13 @@ board_is_static() {
   fi
   ! readelf -lW "$f" | grep -q 'program interpreter' && ! readelf -dW "$f" 2>/dev/null | grep -q '(NEEDED)'
 }
+
+# The Debian architecture of a board target (scripts/deb names its packages with it).
+board_deb_arch() {
+  case "$1" in
+    x86_64-*-linux-*) echo amd64 ;;
+    aarch64-*-linux-*) echo arm64 ;;
+    armv7-*-linux-*eabihf) echo armhf ;;
+    *) echo "error: no Debian architecture for $1" >&2; return 1 ;;
+  esac
+}

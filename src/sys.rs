@@ -1142,26 +1142,6 @@ pub(crate) fn reopen(
     opts.open(format!("/proc/self/fd/{}", file.as_raw_fd()))
 }
 
-/// Why a user other than this one and root can create names in the directory `meta`
-/// describes: it is theirs (they can always chmod it), or group and others may write it
-/// (sticky or not: under the sticky bit they still plant new names). `None` when only
-/// this user and root can.
-pub(crate) fn others_can_write(meta: &std::fs::Metadata) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let mode = meta.mode() & 0o7777;
-    others_can_rename(meta).or_else(|| {
-        (mode & 0o022 != 0).then(|| format!("is writable by group or others (mode {mode:04o})"))
-    })
-}
-
-/// Why a user other than this one and root can rename or remove what is in the directory
-/// `meta` describes (so replace this user's files there): theirs, or writable by group or
-/// others without the sticky bit (`/tmp` has it: there nobody moves what is not theirs).
-pub(crate) fn others_can_rename(meta: &std::fs::Metadata) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    dir::rename_risk(meta.uid(), meta.mode())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

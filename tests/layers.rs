@@ -564,3 +564,117 @@ fn no_command_decides_the_write_mode_again() {
         bad.join("\n")
     );
 }
+
+/// Every file of the repository a reader follows: README.md, docs/, src/, tests/, scripts/
+/// and .ci/.
+fn cited_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = vec![root.join("README.md"), root.join(".ci/run")];
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                // Test data holds other people's texts, cited as they wrote them.
+                if p.file_name().is_some_and(|n| n != "data") {
+                    walk(&p, out);
+                }
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    for d in ["docs", "src", "tests", "scripts"] {
+        walk(&root.join(d), &mut out);
+    }
+    out
+}
+
+/// The `docs/NAME.md` paths `text` cites (`docs/` followed by a file name ending in `.md`).
+fn docs_cited(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("docs/") {
+        let tail = &rest[i + 5..];
+        let name: String = tail
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            .collect();
+        // A URL's path (".../docs/x.md") is another site's: only bare paths count.
+        let bare = !rest[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '/');
+        if bare && name.ends_with(".md") {
+            out.push(format!("docs/{name}"));
+        }
+        rest = tail;
+    }
+    out
+}
+
+/// Issue 46 point 8: the repository is read without the design notes beside it (a fresh
+/// clone has no ../shared), so nothing in it cites them (`DESIGN.md`, a file in
+/// `../shared/`, `shared/reference/`), and every `docs/NAME.md` it cites exists.
+#[test]
+fn the_repository_cites_only_documents_it_has() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut bad = Vec::new();
+    for f in cited_files() {
+        if f.ends_with("tests/layers.rs") {
+            continue; // the names below
+        }
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue; // not text
+        };
+        let rel = f.strip_prefix(root).unwrap_or(&f).display().to_string();
+        for (n, line) in text.lines().enumerate() {
+            for outside in ["DESIGN.md", "../shared/", "shared/reference/"] {
+                if line.contains(outside) {
+                    bad.push(format!("{rel}:{}: cites {outside}", n + 1));
+                }
+            }
+            for doc in docs_cited(line) {
+                if !root.join(&doc).is_file() {
+                    bad.push(format!(
+                        "{rel}:{}: cites {doc}, which does not exist",
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_citation_scan_sees_docs_paths_and_skips_urls() {
+    assert_eq!(
+        docs_cited("see docs/auto.md, (docs/reference.md \"Exit codes\") and docs/"),
+        ["docs/auto.md", "docs/reference.md"]
+    );
+    assert!(docs_cited("https://example.org/docs/x.md and mydocs/y.md").is_empty());
+}
+
+/// Issue 46 point 8: docs/development.md's count of the test binaries `cargo test` builds
+/// is the real one: the library's, the command-line binary's and one per `tests/*.rs` or
+/// `tests/*/main.rs`.
+#[test]
+fn the_development_guide_counts_the_test_binaries_there_are() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut n = 2; // src/lib.rs and src/main.rs
+    for e in std::fs::read_dir(root.join("tests")).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "rs") || p.join("main.rs").is_file() {
+            n += 1;
+        }
+    }
+    let words = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+    ];
+    let guide = std::fs::read_to_string(root.join("docs/development.md")).unwrap();
+    let said = format!("`cargo test` builds {} test binaries", words[n.min(9)]);
+    assert!(
+        guide.contains(&said),
+        "docs/development.md should say \"{said}\" ({n} test binaries)"
+    );
+}

@@ -532,7 +532,8 @@ fn fio_at_queue_depth_32_gets_the_iops_the_model_predicts() {
 }
 
 /// fio's random 4 KiB read IOPS on `dev` at queue depth `qd` (libaio, direct).
-fn fio_randread_iops(dev: &str, qd: u32, secs: u32) -> f64 {
+/// fio's random 4 KiB read IOPS and median completion latency (ns) on `dev`.
+fn fio_randread(dev: &str, qd: u32, secs: u32) -> (f64, f64) {
     let out = Command::new("fio")
         .args([
             "--name=qd",
@@ -555,13 +556,26 @@ fn fio_randread_iops(dev: &str, qd: u32, secs: u32) -> f64 {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("fio JSON");
-    v["jobs"][0]["read"]["iops"]
-        .as_f64()
-        .expect("fio read iops")
+    read_iops_and_median(&v, "fio")
 }
 
-/// `flashscope io`'s random 4 KiB read IOPS in-process on `spec` (the model's own figure).
-fn in_process_randread_iops(spec: &str, qd: u32) -> f64 {
+/// IOPS and median completion latency of the first job's reads in a fio-format document
+/// (fio's own, or `flashscope io --json`'s).
+fn read_iops_and_median(v: &serde_json::Value, what: &str) -> (f64, f64) {
+    let read = &v["jobs"][0]["read"];
+    (
+        read["iops"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{what} read iops")),
+        read["clat_ns"]["percentile"]["50.000000"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{what} read median latency")),
+    )
+}
+
+/// `flashscope io`'s random 4 KiB read IOPS and median latency in-process on `spec` (the
+/// model's own figures).
+fn in_process_randread(spec: &str, qd: u32) -> (f64, f64) {
     let out = common::bin()
         .args([
             "io",
@@ -581,14 +595,22 @@ fn in_process_randread_iops(spec: &str, qd: u32) -> f64 {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("io JSON");
-    v["jobs"][0]["read"]["iops"].as_f64().expect("io read iops")
+    read_iops_and_median(&v, "io")
 }
 
 /// Issue 45 point 5: a served card keeps the model's queue depth. The A2 preset's command
 /// queue overlaps command time when requests are outstanding, so in-process QD32 does
-/// about 1.7 times QD1; served through the loop device, fio at QD1 and at QD32 each
-/// lands within 10 % of the in-process figure (a few seconds each). Before, the served
-/// card did its QD1 figure at QD32, and the path's own round trip came on top at QD1.
+/// about 1.7 times QD1; served through the loop device, fio at QD32 lands within 10 % of
+/// the in-process IOPS and fio at QD1 within 10 % of the in-process median latency (a few
+/// seconds each). Before, the served card did its QD1 figure at QD32, and the path's own
+/// round trip came on top at QD1.
+///
+/// QD1's *mean* (its IOPS) is held to 10 % only while the hypervisor steals at most 5 %
+/// of the CPUs during the runs: a stolen virtual CPU stalls the way through the loop
+/// driver and FUSE for milliseconds, and on a VM whose host ran other guests fio's QD1
+/// saw its median at the model's 293 µs and its mean at 475-540 µs (2026-11-28, 13-18 %
+/// stolen while serving, 1 % while idle). No lead makes up for a stall without making
+/// every other request faster than the card.
 #[test]
 fn fio_at_queue_depth_1_and_32_on_the_served_a2_card_matches_the_in_process_model() {
     require_root_fuse!();
@@ -597,13 +619,10 @@ fn fio_at_queue_depth_1_and_32_on_the_served_a2_card_matches_the_in_process_mode
         return;
     }
     let spec = "sim:sd-a2-64g";
-    let model = [
-        in_process_randread_iops(spec, 1),
-        in_process_randread_iops(spec, 32),
-    ];
+    let (qd1, qd32) = (in_process_randread(spec, 1), in_process_randread(spec, 32));
     assert!(
-        model[1] > 1.5 * model[0],
-        "the model's own queue gain is the premise: {model:?}"
+        qd32.0 > 1.5 * qd1.0,
+        "the model's own queue gain is the premise: {qd1:?} {qd32:?}"
     );
     let _s = serial();
     let mut quiet = Quietness::default();
@@ -611,34 +630,58 @@ fn fio_at_queue_depth_1_and_32_on_the_served_a2_card_matches_the_in_process_mode
     let server = Server::start(spec, &[]);
     let mut failures = Vec::new();
     for attempt in 1..=ATTEMPTS {
+        let before = cpu_ticks();
         let served = [
-            fio_randread_iops(&server.device, 1, 3),
-            fio_randread_iops(&server.device, 32, 3),
+            fio_randread(&server.device, 1, 3),
+            fio_randread(&server.device, 32, 3),
         ];
+        let stolen = before
+            .zip(cpu_ticks())
+            .map_or(0.0, |(a, b)| busy_between(a, b).1);
         let stats = server.stats();
+        let pct = |s: f64, m: f64| 100.0 * (s / m - 1.0);
         eprintln!(
-            "attempt {attempt}: fio randread 4 KiB on served {spec}: QD1 {:.0} IOPS (in-process {:.0}, {:+.1} %), QD32 {:.0} IOPS (in-process {:.0}, {:+.1} %); lead {} ns, late p99 {} ns",
-            served[0],
-            model[0],
-            100.0 * (served[0] / model[0] - 1.0),
-            served[1],
-            model[1],
-            100.0 * (served[1] / model[1] - 1.0),
+            "attempt {attempt}: fio randread 4 KiB on served {spec}: QD1 {:.0} IOPS (in-process {:.0}, {:+.1} %), median {:.0} µs (in-process {:.0}, {:+.1} %), QD32 {:.0} IOPS (in-process {:.0}, {:+.1} %); {:.0} % of the CPUs stolen meanwhile; lead {} ns, late p99 {} ns",
+            served[0].0,
+            qd1.0,
+            pct(served[0].0, qd1.0),
+            served[0].1 / 1e3,
+            qd1.1 / 1e3,
+            pct(served[0].1, qd1.1),
+            served[1].0,
+            qd32.0,
+            pct(served[1].0, qd32.0),
+            100.0 * stolen,
             stats["lead_ns"],
             stats["late_ns"]["p99_ns"],
         );
         // Always: never more than 10 % faster than the model (load only slows).
-        for (qd, (s, m)) in [1, 32].iter().zip(served.iter().zip(model)) {
+        for (what, s, m) in [
+            ("QD1 IOPS", served[0].0, qd1.0),
+            ("QD32 IOPS", served[1].0, qd32.0),
+            ("QD1 median latency", qd1.1, served[0].1),
+        ] {
             assert!(
-                *s <= 1.10 * m,
-                "QD{qd}: served {s:.0} beat the model's {m:.0}"
+                s <= 1.10 * m,
+                "{what}: served beat the model: {s:.0} vs {m:.0}"
             );
         }
-        let off: Vec<String> = [1, 32]
+        let mut checks = vec![
+            ("QD1 median latency (ns)", served[0].1, qd1.1),
+            ("QD32 IOPS", served[1].0, qd32.0),
+        ];
+        if stolen <= 0.05 {
+            checks.push(("QD1 IOPS", served[0].0, qd1.0));
+        } else {
+            eprintln!(
+                "QD1 IOPS not held to the model in attempt {attempt}: the hypervisor stole {:.0} % of the CPUs meanwhile",
+                100.0 * stolen
+            );
+        }
+        let off: Vec<String> = checks
             .iter()
-            .zip(served.iter().zip(model))
-            .filter(|(_, (s, m))| (**s - m).abs() > 0.10 * m)
-            .map(|(qd, (s, m))| format!("QD{qd}: {s:.0} vs {m:.0}"))
+            .filter(|(_, s, m)| (s - m).abs() > 0.10 * m)
+            .map(|(what, s, m)| format!("{what}: {s:.0} vs {m:.0}"))
             .collect();
         if off.is_empty() {
             return;
@@ -869,7 +912,7 @@ fn a_busy_mountpoint_is_refused() {
         .timeout(Duration::from_secs(20))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--cpus 4096"));
+        .stderr(predicate::str::contains("--cpus '4096'"));
     assert!(!mounted(&other.path().canonicalize().unwrap()));
 }
 
@@ -967,31 +1010,38 @@ fn beside_a_hog() -> Option<(MutexGuard<'static, ()>, &'static [&'static str])> 
     Some((guard, if cpus >= 2 { &["--cpus", "1"] } else { &[] }))
 }
 
+/// The whole machine's CPU time from /proc/stat: (total, busy, stolen) in ticks.
+fn cpu_ticks() -> Option<(u64, u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let f: Vec<u64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal
+    let total: u64 = f.iter().take(8).sum();
+    let idle = f.get(3)? + f.get(4)?;
+    Some((total, total - idle, *f.get(7)?))
+}
+
+/// The share of all CPUs' time spent busy (steal included) and stolen between two
+/// [`cpu_ticks`] samples.
+fn busy_between(a: (u64, u64, u64), b: (u64, u64, u64)) -> (f64, f64) {
+    let total = b.0.saturating_sub(a.0).max(1) as f64;
+    (
+        b.1.saturating_sub(a.1) as f64 / total,
+        b.2.saturating_sub(a.2) as f64 / total,
+    )
+}
+
 /// How busy the machine is with other programs' work over `window` while this test waits:
 /// the share of all CPUs' time spent busy (steal included) and stolen, from /proc/stat.
 fn others_busy(window: Duration) -> Option<(f64, f64)> {
-    let sample = || -> Option<(u64, u64, u64)> {
-        let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        let f: Vec<u64> = stat
-            .lines()
-            .next()?
-            .split_whitespace()
-            .skip(1)
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        // user nice system idle iowait irq softirq steal
-        let total: u64 = f.iter().take(8).sum();
-        let idle = f.get(3)? + f.get(4)?;
-        Some((total, total - idle, *f.get(7)?))
-    };
-    let a = sample()?;
+    let a = cpu_ticks()?;
     std::thread::sleep(window);
-    let b = sample()?;
-    let total = b.0.saturating_sub(a.0).max(1) as f64;
-    Some((
-        b.1.saturating_sub(a.1) as f64 / total,
-        b.2.saturating_sub(a.2) as f64 / total,
-    ))
+    Some(busy_between(a, cpu_ticks()?))
 }
 
 /// Whether the machine is quiet enough for a real-time suite's power assertions

@@ -119,7 +119,7 @@ fn low_trimmed(v: &mut [f64]) -> (f64, f64, bool) {
     if v.is_empty() {
         return (f64::NAN, f64::NAN, false);
     }
-    v.sort_by(|a, b| a.total_cmp(b));
+    super::stats::sort_f64(v);
     let fastest = v[(KEEP_FROM * v.len() as f64) as usize];
     let unstalled = v.partition_point(|&x| x <= 2.0 * fastest + STALL_EXTRA_NS);
     let few = unstalled < MIN_UNSTALLED.min(v.len());
@@ -1976,43 +1976,10 @@ pub fn cached_repeats(cells: &[AlignCell]) -> Option<(u64, f64, f64)> {
     (first > 0.0 && repeat < CACHED_REPEAT_SHARE * first).then_some((bs, repeat, first))
 }
 
-/// The least a read cache that answered the repeats (`cached`, from `cached_repeats`)
-/// must hold, from spread rounds alone (`[bytes between two reads of one position,
-/// repeats of the smallest block size]`, `AlignRun::spread_rounds`): the repeats of that
-/// block size faster than `CACHED_REPEAT_SHARE` of the first access were hits; when they
-/// outnumber the repeats of every round whose separation is below `S`, one of them came
-/// in a round with at least `S` bytes read in between, so the cache holds at least `S`.
-/// The largest such `S`; None without spread rounds or hits. Read-ahead only adds to what
-/// a cache must hold, so it never makes this floor too high.
-pub fn cache_size_floor(
-    cells: &[AlignCell],
-    spread_rounds: &[[u64; 2]],
-    cached: (u64, f64, f64),
-) -> Option<u64> {
-    let (bs, _, first) = cached;
-    let hits = cells
-        .iter()
-        .filter(|c| c.block_bytes == bs)
-        .flat_map(|c| c.reads.iter().flat_map(|r| r[1..].iter().copied()))
-        .filter(|&t| (t as f64) < CACHED_REPEAT_SHARE * first)
-        .count() as u64;
-    let mut rounds = spread_rounds.to_vec();
-    rounds.sort_unstable();
-    let mut before = 0u64;
-    let mut floor = None;
-    for [sep, n] in rounds {
-        if before < hits && sep > 0 {
-            floor = Some(sep);
-        }
-        before += n;
-    }
-    floor
-}
-
 /// A read cache answered the repeats: a boundary cost is paid by a read the medium
 /// serves, so where none shows, "none visible" is no answer (inconclusive, naming the
 /// cache); what does show was paid by the medium and stands.
-pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64), floor: Option<u64>) {
+pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64)) {
     let (bs, repeat, first) = cached;
     let none_visible = inf
         .erase_block_structure
@@ -2026,11 +1993,7 @@ pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64), floor:
     let s = &mut inf.erase_block_structure;
     if none_visible || unnamed {
         *s = Inference::inconclusive(format!(
-            "repeated reads are answered by a cache {}: a repeated {} read took {} (median) against {} for the first access of twice the bytes; the boundary cost cannot be seen through it (measured: {})",
-            match floor {
-                Some(b) => format!("of at least {} (repeats with {} read at other positions in between were still answered by it)", format_bytes(b), format_bytes(b)),
-                None => "whose size this run could not bound".to_string(),
-            },
+            "repeated reads are answered by a cache: a repeated {} read took {} (median) against {} for the first access of twice the bytes; the boundary cost cannot be seen through it (measured: {})",
             format_bytes(bs),
             format_ns(repeat),
             format_ns(first),

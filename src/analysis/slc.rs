@@ -120,7 +120,7 @@ pub fn infer_slc(intervals: &[SlcInterval], stop_reason: &str, device_bytes: u64
     let all = super::median_nan(rates.clone());
     let spread = {
         let mut dev: Vec<f64> = rates.iter().map(|r| (r / all).ln().abs()).collect();
-        dev.sort_by(|a, b| a.total_cmp(b));
+        super::stats::sort_f64(&mut dev);
         dev[dev.len() * 9 / 10]
     };
     let ratio = fast / slow;

@@ -19,6 +19,13 @@ pub fn median(v: &mut [f64]) -> Option<f64> {
     }
 }
 
+/// Sort floats ascending by [`f64::total_cmp`]: the one sort of plain floats, so it is
+/// compiled once (an unstable sort: floats equal under `total_cmp` are the same bits, so
+/// the result is the stable sort's).
+pub fn sort_f64(v: &mut [f64]) {
+    v.sort_unstable_by(f64::total_cmp);
+}
+
 /// [`median`] of an owned vector, NaN when empty (NaN fails every comparison, so a
 /// missing median cannot pass a threshold).
 pub fn median_nan(mut v: Vec<f64>) -> f64 {
@@ -37,7 +44,8 @@ pub fn median_index(values: &[f64]) -> Option<usize> {
         return None;
     }
     let mut order: Vec<usize> = (0..values.len()).collect();
-    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    // Ties in index order, as a stable sort leaves them (indices are unique).
+    order.sort_unstable_by(|&a, &b| values[a].total_cmp(&values[b]).then(a.cmp(&b)));
     Some(order[(order.len() - 1) / 2])
 }
 
@@ -54,7 +62,7 @@ pub fn quantiles<const N: usize>(v: &[f64], qs: [f64; N]) -> Option<[f64; N]> {
         return None;
     }
     let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
+    sort_f64(&mut s);
     Some(qs.map(|q| quantile_sorted(&s, q)))
 }
 

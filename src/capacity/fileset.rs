@@ -15,7 +15,10 @@
 use super::extent::Extent;
 use super::locate::{locate, BackingDevice, LocatedExtent, PlacedFile};
 use crate::backend::{monotonic_ns, Backend};
+use crate::sys::dir::Dir;
 use crate::{Error, Result};
+use rustix::fs::OFlags;
+use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
@@ -27,8 +30,12 @@ const RESERVE: u64 = 16 << 20;
 /// Most FIEMAP extents read per file (a 1 GiB file in 4 KiB fragments has 262,144).
 const MAX_FILE_EXTENTS: usize = 1 << 19;
 
-/// The verify files of one run in a directory.
+/// The verify files of one run in a directory, each created, opened and removed
+/// relative to the directory's descriptor (never by a path another user could re-point).
 pub struct FileSet {
+    dir: Dir,
+    /// Each file's name in `dir`, and the path shown for it.
+    names: Vec<OsString>,
     paths: Vec<PathBuf>,
     files: Vec<File>,
     total: u64,
@@ -77,59 +84,59 @@ pub fn plan_bytes(dir: &Path, asked: Option<u64>) -> Result<u64> {
     }
 }
 
-/// Open an existing verify file (a run to resume) without following a symbolic link.
-fn open_file(path: &Path, direct: bool) -> io::Result<File> {
-    let mut o = OpenOptions::new();
-    o.read(true).write(true);
-    let flags = libc::O_CLOEXEC | libc::O_NOFOLLOW;
-    o.custom_flags(if direct {
-        crate::sys::O_DIRECT | flags
-    } else {
-        flags
-    });
-    o.open(path)
+/// Open an existing verify file (a run to resume) in `dir` without following a symbolic
+/// link.
+fn open_file(dir: &Dir, name: &OsString, direct: bool) -> io::Result<File> {
+    let flags = OFlags::RDWR;
+    dir.open_file(
+        name,
+        if direct {
+            flags | OFlags::DIRECT
+        } else {
+            flags
+        },
+    )
 }
 
-/// The name of the `index`th verify file in `dir`: `flashscope-verify-NNNN.bin`, and in a
+/// The name of the `index`th verify file: `flashscope-verify-NNNN.bin`, and in a
 /// directory others can write `flashscope-verify-NNNN-<random>.bin` (`tag`), a name nobody
 /// can plant anything at beforehand.
-fn file_path(dir: &Path, index: u64, tag: Option<u32>) -> PathBuf {
+fn file_name(index: u64, tag: Option<u32>) -> OsString {
     match tag {
-        None => dir.join(format!("flashscope-verify-{index:04}.bin")),
-        Some(t) => dir.join(format!("flashscope-verify-{index:04}-{t:08x}.bin")),
+        None => format!("flashscope-verify-{index:04}.bin").into(),
+        Some(t) => format!("flashscope-verify-{index:04}-{t:08x}.bin").into(),
     }
 }
 
 /// Whether another user could create names in `dir` (then the files get a random part in
 /// their names) and why another user could rename or remove this user's files there
-/// (then no later pass may find them by name): see
-/// [`crate::sys::others_can_write`] and `others_can_rename`.
-pub fn shared_dir(dir: &Path) -> Result<(bool, Option<String>)> {
-    let meta = std::fs::metadata(dir)
-        .map_err(|e| Error::io(format!("looking at '{}'", dir.display()), e))?;
-    Ok((
-        crate::sys::others_can_write(&meta).is_some(),
-        crate::sys::others_can_rename(&meta),
-    ))
+/// (then no later pass may find them by name), judged on the open directory.
+pub(crate) fn shared_dir(dir: &Dir) -> (bool, Option<String>) {
+    let node = dir.node();
+    let theirs = !node.ours();
+    (
+        theirs || dir.shared(),
+        crate::sys::dir::rename_risk(node.uid, node.mode),
+    )
 }
 
 impl FileSet {
     /// Create the files for `total` bytes in `dir` (must not exist yet), each new
-    /// (`O_EXCL | O_NOFOLLOW`, [`crate::sys::create_test_file`]): nothing planted at a name
-    /// is opened or written. In a directory others can write the names get a random part
-    /// (kept in the resume state: [`FileSet::tag`]).
-    pub fn create(dir: &Path, total: u64, keep: bool) -> Result<FileSet> {
-        let tag = shared_dir(dir)?.0.then(rand::random::<u32>);
-        FileSet::with_files(dir, total, keep, tag, true, |_, path, direct| {
-            if std::fs::symlink_metadata(path).is_ok() {
+    /// (`O_EXCL | O_NOFOLLOW` relative to the directory, [`Dir::create_new`]): nothing
+    /// planted at a name is opened or written. In a directory others can write the names
+    /// get a random part (kept in the resume state: [`FileSet::tag`]).
+    pub(crate) fn create(dir: Dir, total: u64, keep: bool) -> Result<FileSet> {
+        let tag = shared_dir(&dir).0.then(rand::random::<u32>);
+        FileSet::with_files(dir, total, keep, tag, true, |d, _, name, path, direct| {
+            if d.stat(name).is_ok() {
                 let err = Error::Refused(format!(
                     "'{}' exists (left by an earlier run with --keep or --pass write?): remove it or verify another directory",
                     path.display()
                 ));
                 return Err((err, None));
             }
-            let fail = |e: io::Error| (create_error(dir, &e), e.raw_os_error());
-            let file = crate::sys::create_test_file(path).map_err(fail)?;
+            let fail = |e: io::Error| (create_error(d.path(), &e), e.raw_os_error());
+            let file = d.create_new(name, OFlags::RDWR, 0o600).map_err(fail)?;
             if !direct {
                 return Ok(file);
             }
@@ -145,15 +152,15 @@ impl FileSet {
     /// continue it: each must be a regular file (no symlink), holding its part of the
     /// first `written` bytes (what the write pass wrote: all of `total`, or less where the
     /// filesystem ran out of space; 0 before the read pass).
-    pub fn open(
-        dir: &Path,
+    pub(crate) fn open(
+        dir: Dir,
         total: u64,
         keep: bool,
         written: u64,
         tag: Option<u32>,
     ) -> Result<FileSet> {
-        FileSet::with_files(dir, total, keep, tag, false, |i, path, direct| {
-            let file = open_file(path, direct).map_err(|e| {
+        FileSet::with_files(dir, total, keep, tag, false, |d, i, name, path, direct| {
+            let file = open_file(d, name, direct).map_err(|e| {
                 let err = Error::usage(format!(
                     "cannot open '{}' ({e}), a file of the run to resume: it was removed or moved; verify the directory afresh without --resume",
                     path.display()
@@ -189,20 +196,28 @@ impl FileSet {
         })
     }
 
-    /// The set of files for `total` bytes in `dir`, each opened by `open(index, path,
-    /// direct)`; when the first refuses O_DIRECT (EINVAL) the set falls back to buffered
+    /// The set of files for `total` bytes in `dir`, each opened by `open(dir, index, name,
+    /// path, direct)`; when the first refuses O_DIRECT (EINVAL) the set falls back to buffered
     /// I/O (a file just created for the try is removed first).
     fn with_files(
-        dir: &Path,
+        dir: Dir,
         total: u64,
         keep: bool,
         tag: Option<u32>,
         create: bool,
-        mut open: impl FnMut(u64, &Path, bool) -> std::result::Result<File, (Error, Option<i32>)>,
+        mut open: impl FnMut(
+            &Dir,
+            u64,
+            &OsString,
+            &Path,
+            bool,
+        ) -> std::result::Result<File, (Error, Option<i32>)>,
     ) -> Result<FileSet> {
         crate::signals::install(crate::signals::Second::Terminate);
         let count = total.div_ceil(FILE_BYTES).max(1);
         let mut set = FileSet {
+            dir,
+            names: Vec::new(),
             paths: Vec::new(),
             files: Vec::new(),
             total,
@@ -211,18 +226,20 @@ impl FileSet {
             tag,
         };
         for i in 0..count {
-            let path = file_path(dir, i, tag);
-            let file = match open(i, &path, set.direct) {
+            let name = file_name(i, tag);
+            let path = set.dir.path().join(&name);
+            let file = match open(&set.dir, i, &name, &path, set.direct) {
                 Ok(f) => f,
                 Err((_, Some(libc::EINVAL))) if i == 0 => {
                     set.direct = false;
                     if create {
-                        let _ = std::fs::remove_file(&path);
+                        let _ = set.dir.remove(&name);
                     }
-                    open(i, &path, false).map_err(|(err, _)| err)?
+                    open(&set.dir, i, &name, &path, false).map_err(|(err, _)| err)?
                 }
                 Err((err, _)) => return Err(err),
             };
+            set.names.push(name);
             set.paths.push(path);
             set.files.push(file);
         }
@@ -297,7 +314,7 @@ impl FileSet {
     }
 
     fn dir(&self) -> Option<&Path> {
-        self.paths.first().and_then(|p| p.parent())
+        Some(self.dir.path())
     }
 
     /// The block device the files are on, by `st_dev`: its name, mount source and, on a
@@ -411,9 +428,9 @@ fn create_error(dir: &Path, e: &io::Error) -> Error {
 
 impl Drop for FileSet {
     fn drop(&mut self) {
-        for (p, kept) in self.paths.iter().zip(&self.kept) {
+        for (name, kept) in self.names.iter().zip(&self.kept) {
             if !kept {
-                let _ = std::fs::remove_file(p);
+                let _ = self.dir.remove(name);
             }
         }
     }
@@ -457,6 +474,10 @@ mod tests {
     use super::*;
     use crate::backend::AlignedBuf;
 
+    fn d(p: &Path) -> Dir {
+        Dir::open_under_test(p).unwrap()
+    }
+
     /// Issue 30: in a directory others can write the names are not predictable, a planted
     /// name is never opened, and a run is not continued through a file with a second name.
     #[test]
@@ -471,19 +492,19 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         {
-            let set = FileSet::create(dir.path(), 1 << 20, false).unwrap();
+            let set = FileSet::create(d(dir.path()), 1 << 20, false).unwrap();
             assert_eq!(names(&set), ["flashscope-verify-0000.bin"]);
         }
-        assert_eq!(shared_dir(dir.path()).unwrap(), (false, None));
+        assert_eq!(shared_dir(&d(dir.path())), (false, None));
         for mode in [0o777, 0o1777, 0o720] {
             std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
-            let (tagged, renamed) = shared_dir(dir.path()).unwrap();
+            let (tagged, renamed) = shared_dir(&d(dir.path()));
             assert!(tagged, "{mode:o}");
             assert_eq!(renamed.is_none(), mode == 0o1777, "{mode:o}: {renamed:?}");
             // The predictable name is planted: it is neither opened nor in the way.
             let planted = dir.path().join("flashscope-verify-0000.bin");
             std::fs::write(&planted, b"theirs").unwrap();
-            let set = FileSet::create(dir.path(), 1 << 20, false).unwrap();
+            let set = FileSet::create(d(dir.path()), 1 << 20, false).unwrap();
             let n = names(&set);
             let tag = n[0]
                 .strip_prefix("flashscope-verify-0000-")
@@ -500,7 +521,7 @@ mod tests {
             let tag = set.tag();
             assert!(tag.is_some());
             drop(set);
-            let again = FileSet::open(dir.path(), 1 << 20, false, 0, tag).unwrap();
+            let again = FileSet::open(d(dir.path()), 1 << 20, false, 0, tag).unwrap();
             assert_eq!(names(&again), n);
             drop(again);
             std::fs::remove_file(&planted).unwrap();
@@ -508,7 +529,7 @@ mod tests {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         // A run to resume whose file gained a second name (a hard link someone put there
         // in place of it) is refused before anything is written.
-        let mut set = FileSet::create(dir.path(), 1 << 20, false).unwrap();
+        let mut set = FileSet::create(d(dir.path()), 1 << 20, false).unwrap();
         set.set_keep(true);
         let path = set.paths()[0].clone();
         drop(set);
@@ -516,7 +537,7 @@ mod tests {
         std::fs::write(&victim, vec![9u8; 1 << 20]).unwrap();
         std::fs::remove_file(&path).unwrap();
         std::fs::hard_link(&victim, &path).unwrap();
-        let e = FileSet::open(dir.path(), 1 << 20, true, 0, None)
+        let e = FileSet::open(d(dir.path()), 1 << 20, true, 0, None)
             .err()
             .expect("a hard link is refused");
         assert!(e.to_string().contains("hard links"), "{e}");
@@ -528,7 +549,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let paths;
         {
-            let mut set = FileSet::create(dir.path(), 3 << 20, false).unwrap();
+            let mut set = FileSet::create(d(dir.path()), 3 << 20, false).unwrap();
             let mut w = AlignedBuf::new(1 << 20);
             w.fill(7);
             set.write_at(&w, 2 << 20).unwrap();
@@ -540,7 +561,7 @@ mod tests {
             assert_eq!(paths.len(), 1);
             assert!(paths[0].exists());
             assert!(
-                FileSet::create(dir.path(), 1 << 20, false).is_err(),
+                FileSet::create(d(dir.path()), 1 << 20, false).is_err(),
                 "exists"
             );
         }

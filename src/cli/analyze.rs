@@ -1,56 +1,19 @@
 //! `flashscope analyze FILE...`: flashbench logs through the same inference as live tests.
 
+pub use super::defs::analyze::*;
+
 use super::Output;
 use crate::analysis::flashbench;
 use crate::commands::analyze::{self, AnalyzeParams};
 use crate::report::output_file::OutputFile;
 use crate::vocab::error::Verdict;
-use crate::vocab::units::parse_size_option;
 use crate::Result;
-
-/// Arguments of `analyze`.
-#[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  flashscope analyze align-1k.txt align-4k.txt align-16k.txt\n  flashscope analyze interval.txt --json\n  flashscope analyze openau.txt --erase-size 4M --open-au-nr 2\n  flashscope analyze openau-loop.txt --erase-size 4M --open-au-nr 1,2,8,9\n\nReads flashbench output (align -a, interval -i, open-au -O, find-fat -f) as pasted: a\ncommand line after any shell prompt, CRLF, tabs, a BOM, a cut last line (left out, with\na warning). A file with several runs is split at command lines and where the sizes start\nagain. Several align logs are taken as one card measured with different block sizes;\nruns with the same block size are pooled (per-alignment medians, a repeated copy once).\nRaw -O runs without command lines: --open-au-nr 1,2,8,9 gives their counts in order;\nwithout it they are taken as 1, 2, 3, ... and open_au is at most tentative.\nA log is a regular file of at most 64 MiB and 10000 runs (- reads standard input; each\nrun is kept for the document, so the runs bound its memory). Exit code 2 for a\nlog flashscope cannot read as flashbench output, a FIFO or device, or an impossible\nvalue (named by file and line); 1 for a file it cannot open.\nPublished commands are read as written: $[4*1024*1024] and $((...)) in option values, a\nbackslash continuation, and ^C (the run ends there, with a warning). A pasted result of\nanother capacity test (a probe's Device geometry block, a Data OK / Data LOST summary, a\nfill-and-verify window in English or German) is restated with its blind spots."
-)]
-pub struct Args {
-    /// flashbench log files (regular files of at most 64 MiB and 10000 runs; `-` reads standard
-    /// input).
-    #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<String>,
-    /// Block size for logs whose command line does not give one.
-    #[arg(long, short = 'b', value_name = "SIZE", allow_hyphen_values = true)]
-    pub blocksize: Option<String>,
-    /// Erase block size for open-au / find-fat logs without one.
-    #[arg(
-        long = "erase-size",
-        alias = "erasesize",
-        value_name = "SIZE",
-        allow_hyphen_values = true
-    )]
-    pub erasesize: Option<String>,
-    /// Open erase blocks for open-au runs without --open-au-nr on a command line: one count
-    /// for all of them, or one per run in the order they appear (e.g. 1,2,8,9).
-    #[arg(long, value_name = "N[,N...]", allow_hyphen_values = true)]
-    pub open_au_nr: Option<String>,
-    /// Write an SVG plot (align: boundary cost against alignment; interval: time against size).
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<std::path::PathBuf>,
-}
 
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    let plot = OutputFile::create_opt("--plot", args.plot.as_deref())?;
-    let blocksize = args
-        .blocksize
-        .as_deref()
-        .map(|v| parse_size_option("--blocksize", v, false))
-        .transpose()?;
-    let erasesize = args
-        .erasesize
-        .as_deref()
-        .map(|v| parse_size_option("--erase-size", v, false))
-        .transpose()?;
+    let plot = OutputFile::create_opt("--plot", args.plot.value.as_deref())?;
+    let blocksize = args.blocksize.value.as_ref().map(|g| g.value);
+    let erasesize = args.erasesize.value.as_ref().map(|g| g.value);
     let open_au_nr = args
         .open_au_nr
         .as_deref()

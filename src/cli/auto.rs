@@ -2,77 +2,24 @@
 //! capacity (with --write) and what to do about it. The pipeline is the library's
 //! (`crate::commands::auto::run`); here the arguments become `AutoParams` and the verdict is drawn.
 
+pub use super::defs::auto::*;
+
 use super::Output;
-use crate::cli::write_args::WriteArgs;
 use crate::commands::auto::{AutoFinished, AutoParams, AutoRun};
 use crate::report::output_file::OutputFile;
 use crate::session::WriteFlags;
 use crate::vocab::error::Verdict;
 use crate::vocab::units::Given;
 use crate::Result;
-use std::path::PathBuf;
-
-/// Arguments of `auto`.
-#[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:
-  flashscope auto sim:sd-16g
-  flashscope auto sim:fake-64g --write
-  flashscope auto /dev/mmcblk0 --verbose
-  flashscope auto /dev/mmcblk0 --json > card.json
-  flashscope auto /dev/mmcblk0 --write -o card.html
-  flashscope auto /dev/sdb --write --label 'U3 V30 A2'
-
-Read-only unless --write is given. Runs align to find the geometry (and with --write the
-fake-capacity probe, open erase blocks, the FAT area, a write-cache test of at most 256 MiB
-and a short bench, each fed the erase block align found), then prints a short
-verdict: real capacity, classes, geometry, and the sfdisk and mkfs lines that fit it
-(DEVICE is the whole card, PARTITION the partition sfdisk makes). The classes an SD
-card's SSR claims, or --label for a card or stick whose label is all there is, are
-checked against the bench; without --write they are \"not measured\". --verbose adds each
-step's measurements and the reason for every line; -o FILE.html writes the run's report
-(every step's document with its charts, as `flashscope report` does). Exit 3 when the
-probe finds a fake or a claimed class is not met. --time-budget and --write-budget are
-the whole run's: each step gets what is left; a step they no longer cover is skipped, and
-the verdict block says which.")]
-pub struct Args {
-    /// Block device, regular file, or sim:PRESET[,key=value...].
-    pub target: crate::device::TargetSpec,
-    /// Time budget of the whole run, in device time (virtual for sim:): each step gets what
-    /// is left, and a step that no longer fits is skipped (said so) [default: 30s for align,
-    /// the write steps unbounded].
-    #[arg(long, value_name = "DURATION", value_parser = crate::cli::write_args::given(crate::vocab::units::parse_duration_ns))]
-    pub time_budget: Option<Given<u64>>,
-    /// Write budget of the whole run (e.g. 512M): each writing step gets what is left as its
-    /// cap; once it is spent the remaining steps are skipped (said so).
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::write_args::given(crate::vocab::units::parse_size))]
-    pub write_budget: Option<Given<u64>>,
-    /// `--write` also runs the write tests (the fake-capacity probe and the open erase
-    /// blocks), each through the write-safety policy.
-    #[command(flatten)]
-    pub flags: WriteArgs,
-    /// Also print each step's measurements (align, probe, open-au) and the reason for every
-    /// advice line.
-    #[arg(long)]
-    pub verbose: bool,
-    /// Also write this run's HTML report (auto's verdict and every step's document with
-    /// its charts) to FILE.html, as `flashscope report` does.
-    #[arg(long, short = 'o', value_name = "FILE.html")]
-    pub output: Option<PathBuf>,
-    /// The class marks printed on the card or stick, e.g. "U3 V30 A2" (C2 C4 C6 C10 U1 U3
-    /// V6 V10 V30 V60 V90 A1 A2), checked with --write against a short bench [default: the
-    /// marks an SD card's SSR register claims].
-    #[arg(long, value_name = "MARKS")]
-    pub label: Option<String>,
-}
 
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
-    let page = OutputFile::create_opt("--output", args.output.as_deref())?;
+    let page = OutputFile::create_opt("--output", args.output.value.as_deref())?;
     use std::io::IsTerminal;
     let announce = !out.json || std::io::stderr().is_terminal();
     let params = AutoParams {
         target: args.target.clone(),
         write_budget: args.write_budget.clone(),
-        time_budget: args.time_budget.clone(),
+        time_budget: args.time_budget.value.clone(),
         flags: WriteFlags::from(&args.flags),
         label: args
             .label
@@ -113,7 +60,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         }
     }
     out.emit_text(&doc, |_| text);
-    // Exit code precedence (docs/auto.md): a failed check (FAKE, a class not met) first,
+    // Exit code precedence (docs/reference.md, "Exit codes"): a failed check (FAKE, a class not met) first,
     // then a step's error, then the verdict.
     match failed {
         Some(e) if verdict != Verdict::CheckFailed => Err(e),

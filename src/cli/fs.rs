@@ -2,161 +2,16 @@
 //! page cache's share shown. These write only their own test files in DIR (removed
 //! afterwards unless --keep), so they need no --write.
 
+pub use super::defs::fs::*;
+
 use super::Output;
 use crate::commands::fs::{self as command, CommonParams, FilesParams, MatrixParams, SeqParams};
 use crate::fs::seq::SeqMode;
-use crate::fs::{files, parse_size_list, Pattern};
+use crate::fs::{files, parse_size_list};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::parse_size_option;
+use crate::workload::SyncMode;
 use crate::Result;
-use clap::Subcommand;
-use std::path::PathBuf;
-
-/// Filesystem subcommands.
-#[derive(Debug, Subcommand)]
-pub enum FsCommand {
-    /// Sequential write and read of one file in each dd mode (buffered, fdatasync, dsync,
-    /// sync, direct), cold and warm, with the page cache sampled every 100 ms.
-    #[command(after_help = SEQ_HELP)]
-    Seq(SeqArgs),
-    /// File-size sweep: write --total as files of each size (create + write + fsync),
-    /// read them back cold; MB/s and files/s per size.
-    #[command(after_help = FILES_HELP)]
-    Files(FilesArgs),
-    /// iozone-style matrix: file sizes × record sizes; write, rewrite, read, reread,
-    /// random read, random write.
-    #[command(after_help = MATRIX_HELP)]
-    Matrix(MatrixArgs),
-}
-
-const SEQ_HELP: &str = "\
-Examples:
-  flashscope fs seq /mnt/emmc                     all five modes, default size
-  flashscope fs seq /mnt/sd --size 256M --plot seq.svg
-  flashscope fs seq /data --mode buffered,fdatasync --drop-caches --json
-
-The default size is 1 GiB or a tenth of the free space, whichever is smaller; a file
-smaller than RAM lets the page cache answer buffered writes and warm reads, and a warning
-says so. Exit codes: 0 ok, 1 runtime error (missing or unwritable directory, I/O error),
-2 usage error or not enough free space (nothing written).";
-
-const FILES_HELP: &str = "\
-Examples:
-  flashscope fs files /mnt/sd                        16 MiB down to 1 KiB, 100 MiB each
-  flashscope fs files /mnt/sd --sizes 1M,64K,4K --total 16M --plot files.svg
-
-Exit codes: 0 ok, 1 runtime error, 2 usage error (e.g. a zero or unparsable --sizes entry)
-or not enough free space.";
-
-const MATRIX_HELP: &str = "\
-Examples:
-  flashscope fs matrix /mnt/sd --max-file 64M --csv matrix.csv --plot matrix
-  flashscope fs matrix /mnt/sd --sync --max-file 16M      (iozone -o, as vendor guides run it)
-  flashscope fs matrix /mnt/sd --direct --max-file 16M    (iozone -I: no page cache)
-
-Like iozone -a, file sizes run 64 KiB … 512 MiB and record sizes 4 KiB … 16 MiB (record ≤
-file). Nothing is flushed between tests unless --sync, --fsync or --direct: cells with files
-smaller than RAM show the page cache. --plot PREFIX writes PREFIX-<test>.svg heatmaps.";
-
-/// Arguments common to the filesystem tests.
-#[derive(Debug, clap::Args)]
-pub struct CommonArgs {
-    /// Directory on the filesystem to test (its own test files are created and removed).
-    pub dir: PathBuf,
-    /// Data written: random (incompressible), zeros (what dd if=/dev/zero writes), ones or
-    /// a byte like 0x5a.
-    #[arg(long, default_value = "random", value_parser = Pattern::parse)]
-    pub pattern: Pattern,
-    /// Leave the test files in DIR.
-    #[arg(long)]
-    pub keep: bool,
-    /// Seed for the random pattern and random offsets.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-}
-
-/// Arguments of `fs seq`.
-#[derive(Debug, clap::Args)]
-pub struct SeqArgs {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// Test file size (default: 1 GiB or 10% of the free space, whichever is smaller).
-    #[arg(long, allow_hyphen_values = true)]
-    pub size: Option<String>,
-    /// Block size of each write and read (dd's bs).
-    #[arg(
-        long = "blocksize",
-        short = 'b',
-        alias = "bs",
-        value_name = "SIZE",
-        default_value = "1M",
-        allow_hyphen_values = true
-    )]
-    pub bs: String,
-    /// Modes to run, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_values = ["buffered", "fdatasync", "dsync", "sync", "direct"])]
-    pub mode: Vec<ModeArg>,
-    /// Drop the whole page cache before cold reads (root; writes /proc/sys/vm/drop_caches).
-    #[arg(long)]
-    pub drop_caches: bool,
-    /// Runs per mode, interleaved across modes; the table shows the median and the range.
-    #[arg(long, default_value_t = 1)]
-    pub runs: u32,
-    /// Untimed warm-up write before the first mode (default: the test file's size; 0 for
-    /// none), so the first mode does not pay for reclaiming the page cache.
-    #[arg(long, allow_hyphen_values = true)]
-    pub warmup: Option<String>,
-    /// Write an SVG of throughput and Dirty/Writeback/Cached over time.
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
-}
-
-/// Arguments of `fs files`.
-#[derive(Debug, clap::Args)]
-pub struct FilesArgs {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// File sizes, comma-separated (default 16M,8M,…,2K,1K).
-    #[arg(long, allow_hyphen_values = true)]
-    pub sizes: Option<String>,
-    /// Bytes written per file size.
-    #[arg(long, default_value = "100M", allow_hyphen_values = true)]
-    pub total: String,
-    /// Drop the whole page cache before each read pass (root).
-    #[arg(long)]
-    pub drop_caches: bool,
-    /// Write an SVG line plot (log-2 x axis) of MB/s and files/s per size.
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
-}
-
-/// Arguments of `fs matrix`.
-#[derive(Debug, clap::Args)]
-pub struct MatrixArgs {
-    #[command(flatten)]
-    pub common: CommonArgs,
-    /// Largest file size (default 512M).
-    #[arg(long, allow_hyphen_values = true)]
-    pub max_file: Option<String>,
-    /// Largest record size (default 16M).
-    #[arg(long, allow_hyphen_values = true)]
-    pub max_record: Option<String>,
-    /// Open files with O_SYNC (iozone -o).
-    #[arg(long)]
-    pub sync: bool,
-    /// Include fsync in the write timings (iozone -e).
-    #[arg(long)]
-    pub fsync: bool,
-    /// Open files with O_DIRECT (iozone -I): no page cache in any cell (--direct=1/0 too).
-    #[arg(long, value_name = "0|1", default_value = "0", num_args = 0..=1, require_equals = true, default_missing_value = "1", value_parser = super::bool01_arg)]
-    pub direct: bool,
-    /// Write the matrix as CSV, one row per cell.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Write one SVG heatmap per test as PREFIX-<test>.svg.
-    #[arg(long, value_name = "PREFIX")]
-    pub plot: Option<PathBuf>,
-}
 
 /// Run one `fs` subcommand; returns the exit code.
 pub fn run(cmd: &FsCommand, out: &Output) -> Result<Verdict> {
@@ -185,13 +40,13 @@ pub fn run(cmd: &FsCommand, out: &Output) -> Result<Verdict> {
     Ok(Verdict::Ok)
 }
 
-fn common(a: &CommonArgs) -> CommonParams {
-    CommonParams {
+fn common(a: &CommonArgs) -> Result<CommonParams> {
+    Ok(CommonParams {
         dir: a.dir.clone(),
-        pattern: a.pattern,
+        pattern: super::defaulted(&a.pattern.value, "--pattern")?,
         keep: a.keep,
         seed: a.seed,
-    }
+    })
 }
 
 /// An optional size option's value (`allow_zero`: 0 is a value, e.g. no warm-up).
@@ -202,21 +57,6 @@ fn size_opt(name: &str, text: &Option<String>, allow_zero: bool) -> Result<Optio
 }
 
 // ---------------------------------------------------------------- fs seq
-
-/// `--mode`: a [`SeqMode`] on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ModeArg {
-    /// Plain write(2) into the page cache; the clock stops when the last write returns.
-    Buffered,
-    /// Buffered, then fdatasync before the clock stops (`conv=fdatasync`).
-    Fdatasync,
-    /// O_DSYNC: each write returns once its data is on the medium (`oflag=dsync`).
-    Dsync,
-    /// O_SYNC: as dsync, and metadata too (`oflag=sync`).
-    Sync,
-    /// O_DIRECT: bypass the page cache (`oflag=direct`).
-    Direct,
-}
 
 impl From<ModeArg> for SeqMode {
     fn from(m: ModeArg) -> Self {
@@ -232,14 +72,14 @@ impl From<ModeArg> for SeqMode {
 
 fn seq_params(a: &SeqArgs) -> Result<SeqParams> {
     Ok(SeqParams {
-        block_bytes: parse_size_option("--blocksize", &a.bs, false)?,
-        file_bytes: size_opt("--size", &a.size, false)?,
+        block_bytes: super::defaulted(&a.bs.value, "--blocksize")?.value,
+        file_bytes: a.size.value.as_ref().map(|g| g.value),
         warmup_bytes: size_opt("--warmup", &a.warmup, true)?,
-        common: common(&a.common),
+        common: common(&a.common)?,
         modes: a.mode.iter().map(|&m| SeqMode::from(m)).collect(),
         drop_caches: a.drop_caches,
         runs: a.runs,
-        plot: a.plot.clone(),
+        plot: a.plot.value.clone(),
     })
 }
 
@@ -252,23 +92,45 @@ fn files_params(a: &FilesArgs) -> Result<FilesParams> {
             None => files::default_sizes(),
         },
         total_bytes: parse_size_option("--total", &a.total, false)?,
-        common: common(&a.common),
+        common: common(&a.common)?,
         drop_caches: a.drop_caches,
-        plot: a.plot.clone(),
+        plot: a.plot.value.clone(),
     })
 }
 
 // ---------------------------------------------------------------- fs matrix
 
+/// `fs matrix --sync`: O_SYNC or not (iozone -o); O_DSYNC is `fs seq --mode dsync`.
+fn matrix_sync(mode: Option<SyncMode>) -> Result<bool> {
+    match mode.unwrap_or(SyncMode::None) {
+        SyncMode::None => Ok(false),
+        SyncMode::Sync => Ok(true),
+        SyncMode::Dsync => Err(crate::Error::usage(
+            "fs matrix --sync=dsync: the matrix opens its files with O_SYNC (--sync) or without (--sync=none); O_DSYNC writes are `fs seq --mode dsync`",
+        )),
+    }
+}
+
+/// `fs matrix --fsync`: one fsync per file in the write timings (iozone -e), or none.
+fn matrix_fsync(every: Option<u32>) -> Result<bool> {
+    match every.unwrap_or(0) {
+        0 => Ok(false),
+        1 => Ok(true),
+        n => Err(crate::Error::usage(format!(
+            "fs matrix --fsync={n}: the matrix fsyncs each file once inside its write timing (--fsync) or not at all (--fsync=0); an fsync every N writes is `io --fsync N`"
+        ))),
+    }
+}
+
 fn matrix_params(a: &MatrixArgs) -> Result<MatrixParams> {
     Ok(MatrixParams {
         max_file: size_opt("--max-file", &a.max_file, false)?,
         max_record: size_opt("--max-record", &a.max_record, false)?,
-        common: common(&a.common),
-        sync: a.sync,
-        fsync: a.fsync,
+        common: common(&a.common)?,
+        sync: matrix_sync(a.sync.value)?,
+        fsync: matrix_fsync(a.fsync.value)?,
         direct: a.direct,
         csv: a.csv.clone(),
-        plot_prefix: a.plot.clone(),
+        plot_prefix: a.plot_prefix.clone(),
     })
 }

@@ -1,130 +1,42 @@
 //! `flashscope io TARGET`: a fio-style job (same option names where they mean the same
 //! thing), with fio-compatible JSON for the per-job figures.
 
+pub use super::defs::io::*;
+
 use super::Output;
-use crate::cli::write_args::{given, WriteArgs};
 use crate::commands::io::{self, IoParams, JobSize};
 use crate::commands::write_probe::Finished;
 use crate::report::wear_line;
 use crate::report::Body;
 use crate::session::WriteFlags;
 use crate::vocab::error::Verdict;
-use crate::vocab::units::Given;
-use crate::vocab::units::{parse_duration_ns, parse_size};
-use crate::workload::spec::parse_cpus;
 use crate::workload::{EngineKind, JobSpec, Pattern, RateLimit, RwMode, SyncMode};
 use crate::{Error, Result};
-
-/// Arguments of `io` (fio's names).
-#[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:
-  flashscope io sim:sd-16g --rw randread --blocksize 4k --iodepth 32 --runtime 10s
-  flashscope io /dev/zram0 --rw randread --blocksize 4k --iodepth 32 --engine uring --cpus 0 --runtime 10
-  flashscope io disk.img --rw randwrite --blocksize 4k --size 64M --write --verify
-  flashscope io /dev/sdb --rw write --blocksize 1M --size 1G --destructive --json
-
-Writes need --write: on a block device or a file each region is saved to a journal just
-before it is first overwritten, and everything is restored and verified at the end
-(preserve mode; Ctrl-C restores; after a crash `flashscope restore JOURNAL`); --destructive
-overwrites without saving. I/O buffers (--blocksize x (--iodepth + 1) x
---numjobs) may take at most 1 GiB and half of the available memory; buffers of 1 MiB and
-more use transparent huge pages where the kernel has them. Exit codes: 0 ok, 1 runtime
-error (what was measured is still reported), 2 usage or refused, 3 --verify found bad data.")]
-pub struct Args {
-    /// Block device, regular file, or sim:PRESET[,key=value...].
-    pub target: crate::device::TargetSpec,
-    /// read, write, randread, randwrite, randrw or rw.
-    #[arg(long, default_value = "read")]
-    pub rw: String,
-    /// Percentage of reads in randrw / rw.
-    #[arg(long, default_value_t = 50)]
-    pub rwmixread: u32,
-    /// Block size (K, M = powers of 1024).
-    #[arg(long = "blocksize", short = 'b', alias = "bs", value_name = "SIZE", default_value = "4k", value_parser = given(parse_size))]
-    pub bs: Given<u64>,
-    /// Random block sizes in LOW-HIGH (multiples of LOW), instead of --blocksize.
-    #[arg(long = "blocksize-range", alias = "bsrange", value_name = "LOW-HIGH", value_parser = given(JobSpec::parse_bsrange))]
-    pub bsrange: Option<Given<(u64, u64)>>,
-    /// I/Os in flight per job (needs --engine uring above 1 on real devices).
-    #[arg(long, default_value_t = 1)]
-    pub iodepth: u32,
-    /// Parallel jobs (one thread each on real devices).
-    #[arg(long, default_value_t = 1)]
-    pub numjobs: u32,
-    /// Bytes of the region each job covers (default: from --offset to the end).
-    #[arg(long, value_parser = parse_size)]
-    pub size: Option<u64>,
-    /// Start of the region.
-    #[arg(long, default_value = "0", value_parser = parse_size)]
-    pub offset: u64,
-    /// Stop after this long (plain number = seconds; also ms, us).
-    #[arg(long, value_parser = parse_duration_ns)]
-    pub runtime: Option<u64>,
-    /// Keep going over the region until --runtime ends.
-    #[arg(long)]
-    pub time_based: bool,
-    /// Run this long before counting.
-    #[arg(long, value_parser = parse_duration_ns)]
-    pub ramp_time: Option<u64>,
-    /// O_DIRECT, the default: bypass the page cache; --direct=0 goes through it. (Here a
-    /// value may also follow after a space, as io has always taken it: --direct 0.)
-    #[arg(long, value_name = "0|1", default_value = "1", num_args = 0..=1, default_missing_value = "1", value_parser = super::bool01_arg)]
-    pub direct: bool,
-    /// none, sync (O_SYNC) or dsync (O_DSYNC).
-    #[arg(long, default_value = "none")]
-    pub sync: String,
-    /// fsync after every N writes (0 = never).
-    #[arg(long, default_value_t = 0)]
-    pub fsync: u32,
-    /// sync, uring or null; default: uring when --iodepth > 1, else sync.
-    #[arg(long)]
-    pub engine: Option<String>,
-    /// Bandwidth cap in bytes/s: BOTH or READ,WRITE (e.g. 10M or ,5M).
-    #[arg(long)]
-    pub rate: Option<String>,
-    /// Stamp every written block and read it all back at the end (exit 3 on bad data).
-    #[arg(long)]
-    pub verify: bool,
-    /// Written data: zeros, ones, random or a byte like 0x5a (default: random; zeros on
-    /// sim: targets, whose timing does not depend on the data and which keep only
-    /// non-zero data in memory).
-    #[arg(long)]
-    pub pattern: Option<String>,
-    /// Pin the job threads to these CPUs (e.g. 0 or 0-1), fio's cpus_allowed.
-    #[arg(long)]
-    pub cpus: Option<String>,
-    /// Job name in the report.
-    #[arg(long, default_value = "job")]
-    pub name: String,
-    /// Random seed for offsets and mixes.
-    #[arg(long, default_value_t = 0x5eed_f1a5)]
-    pub seed: u64,
-    #[command(flatten)]
-    pub flags: WriteArgs,
-}
 
 /// Build the job from the arguments: its size is `--size`, or (not given) the rest of the
 /// target from `--offset`, known once the target is.
 fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
+    let bs = super::defaulted(&args.bs.value, "--blocksize")?;
     let (bs_min, bs_max) = args
         .bsrange
         .as_ref()
-        .map_or((args.bs.value, args.bs.value), |r| r.value);
-    let engine = match &args.engine {
-        Some(e) => EngineKind::parse(e)?,
-        None if args.iodepth > 1 => EngineKind::Uring,
+        .map_or((bs.value, bs.value), |r| r.value);
+    let iodepth = super::defaulted(&args.iodepth.value, "--iodepth")?;
+    let engine = match args.engine.value {
+        Some(e) => e,
+        None if iodepth > 1 => EngineKind::Uring,
         None => EngineKind::Sync,
     };
     let runtime_ns = args.runtime;
     if runtime_ns == Some(0) {
         return Err(Error::usage("--runtime 0: give a positive time, e.g. 10s"));
     }
-    let size = match args.size {
+    let size = match args.size.value {
         Some(_) => JobSize::Given,
         None => JobSize::RestOfTarget {
             blocksize: match &args.bsrange {
                 Some(r) => ("--blocksize-range", r.text.clone()),
-                None => ("--blocksize", args.bs.text.clone()),
+                None => ("--blocksize", bs.text.clone()),
             },
         },
     };
@@ -134,16 +46,16 @@ fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
         rwmixread: args.rwmixread,
         bs_min,
         bs_max,
-        iodepth: args.iodepth,
+        iodepth,
         numjobs: args.numjobs,
-        offset: args.offset,
-        size: args.size.unwrap_or(0),
+        offset: super::defaulted(&args.offset.value, "--offset")?.value,
+        size: args.size.value.as_ref().map_or(0, |g| g.value),
         runtime_ns,
         time_based: args.time_based,
         ramp_ns: args.ramp_time.unwrap_or(0),
         direct: args.direct,
-        sync: SyncMode::parse(&args.sync)?,
-        fsync: args.fsync,
+        sync: args.sync.value.unwrap_or(SyncMode::None),
+        fsync: args.fsync.value.unwrap_or(0),
         engine,
         rate: args
             .rate
@@ -152,18 +64,8 @@ fn job_spec(args: &Args) -> Result<(JobSpec, JobSize)> {
             .transpose()?
             .unwrap_or_default(),
         verify: args.verify,
-        pattern: args
-            .pattern
-            .as_deref()
-            .map(Pattern::parse)
-            .transpose()?
-            .unwrap_or(Pattern::Random),
-        cpus: args
-            .cpus
-            .as_deref()
-            .map(parse_cpus)
-            .transpose()?
-            .unwrap_or_default(),
+        pattern: args.pattern.value.unwrap_or(Pattern::Random),
+        cpus: args.cpus.value.clone().unwrap_or_default(),
         seed: args.seed,
         stop_on_signal: false,
     };
@@ -175,7 +77,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let params = IoParams {
         target: &args.target,
         flags: WriteFlags::from(&args.flags),
-        pattern_given: args.pattern.is_some(),
+        pattern_given: args.pattern.value.is_some(),
         job,
         size,
     };

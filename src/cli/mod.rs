@@ -5,8 +5,10 @@ pub mod analyze;
 pub mod auto;
 pub mod bench;
 pub mod compare;
+pub mod completions;
 pub mod fat;
 pub mod fs;
+pub mod gen;
 pub mod health;
 pub mod history;
 pub mod info;
@@ -22,62 +24,18 @@ pub mod scatter;
 pub mod serve;
 pub mod sim;
 pub mod slc;
+pub mod values;
 pub mod verify;
 pub mod write_args;
+
+pub mod defs;
+pub use defs::top::{Cli, Command};
 
 use crate::commands::write_probe::Finished;
 use crate::report::export::{lava, Exporter, Exports, FileFormat};
 use crate::report::Document;
 use crate::vocab::error::Verdict;
 use crate::Result;
-use clap::{Parser, Subcommand};
-
-const EXAMPLES: &str = "\
-Examples:
-  flashscope info sim:sd-16g              what a simulated 16 GB SD card exposes
-  flashscope info /dev/mmcblk0 --json     size, sectors, CID/CSD/SSR of a real card
-  flashscope health /dev/mmcblk0          eMMC wear (life time, pre-EOL), SMART via smartctl
-  flashscope sim list                     the simulator's presets and keys
-  flashscope fs seq /mnt/sd               dd's modes side by side: what the page cache hides
-  flashscope model --reference            the vendor's measured figures per flash part
-
-Targets are a block device (/dev/sdb), a regular file, or the built-in simulated card
-sim:PRESET[,key=value...] (see `flashscope sim list`). Tests that write need --write;
-`fs` tests take a directory and write only their own test files there.
-
-Exit codes: 0 ok, 1 runtime error, 2 usage error or refused by the safety policy,
-3 the device failed the check.";
-
-/// flashscope: everything worth knowing about a piece of flash storage.
-#[derive(Debug, Parser)]
-#[command(name = "flashscope", version, about, after_help = EXAMPLES, arg_required_else_help = true)]
-pub struct Cli {
-    /// Print one JSON document (schema flashscope/1) on stdout instead of text.
-    #[arg(long, global = true)]
-    pub json: bool,
-    /// Also write the figures for Prometheus' node_exporter textfile collector to FILE
-    /// (written to a temporary file in its directory and renamed into place).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub prometheus: Option<std::path::PathBuf>,
-    /// Also write the checks as JUnit XML to FILE: one test case per check with its figure.
-    #[arg(long, global = true, value_name = "FILE")]
-    pub junit: Option<std::path::PathBuf>,
-    /// Report each check to LAVA: run `lava-test-case NAME --result pass|fail --measurement
-    /// X --units U` per check when lava-test-case is on PATH (a LAVA test shell) and print
-    /// the usual output; elsewhere print those calls instead of the text.
-    #[arg(long, global = true, conflicts_with = "json")]
-    pub lava: bool,
-    /// The run history database (SQLite): measuring commands store their result there,
-    /// `history` reads it. Default $XDG_DATA_HOME/flashscope/history.sqlite
-    /// (~/.local/share/...); records even when FLASHSCOPE_HISTORY=off.
-    #[arg(long, global = true, value_name = "PATH")]
-    pub history: Option<std::path::PathBuf>,
-    /// Do not store this run in the history (as FLASHSCOPE_HISTORY=off does for all runs).
-    #[arg(long, global = true, conflicts_with = "history")]
-    pub no_history: bool,
-    #[command(subcommand)]
-    pub command: Command,
-}
 
 impl Cli {
     /// Parse the process's arguments; on a usage error print clap's message and exit 2.
@@ -121,62 +79,16 @@ pub fn say(text: &str) {
     let _ = err.flush();
 }
 
+/// The command line's definition as clap builds it: what `build.rs` renders the man page
+/// and completions from.
+pub fn command_tree() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
 /// `cmd` and all its subcommands with negative numbers taken as values.
 fn negative_values_allowed(cmd: clap::Command) -> clap::Command {
     cmd.allow_negative_numbers(true)
         .mut_subcommands(negative_values_allowed)
-}
-
-/// The subcommands.
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// What a target is: size, sectors, identity, partitions, MMC/SD registers.
-    Info(info::Args),
-    /// Wear and end of life: eMMC life time, SD (none to read), SMART via smartctl (read-only).
-    Health(health::Args),
-    /// Fast fake-capacity probe: usable size, fake kind, wrap modulus.
-    Probe(probe::Args),
-    /// Full-surface verify: write stamps everywhere, read back, list bad extents.
-    Verify(verify::Args),
-    /// The built-in simulated flash device.
-    #[command(subcommand)]
-    Sim(sim::SimCommand),
-    /// A fio-style workload: IOPS, bandwidth, latency percentiles, disk statistics.
-    Io(Box<io::Args>),
-    /// The everyday speed test with SD speed-class and A1/A2 verdicts.
-    Bench(bench::Args),
-    /// Erase block and page size from read timings across boundaries (read-only).
-    Align(align::Args),
-    /// The one-command answer: geometry and what to do about it (partitioning, mkfs).
-    Auto(auto::Args),
-    /// flashbench's scatter test: fastest read time at many offsets (read-only).
-    Scatter(scatter::Args),
-    /// Read time against request size: access time and throughput (read-only).
-    Interval(interval::Args),
-    /// Analyse flashbench logs with flashscope's inference.
-    Analyze(analyze::Args),
-    /// Through a mounted filesystem: dd modes and the page cache, file-size sweep, iozone matrix.
-    #[command(subcommand)]
-    Fs(fs::FsCommand),
-    /// Theoretical sequential speed from datasheet figures; --reference for measured ones.
-    Model(model::Args),
-    /// How many erase blocks can be written at once (writes; needs --write).
-    OpenAu(open_au::Args),
-    /// Which of the first erase blocks behave differently: the FAT area (writes; needs --write).
-    Fat(fat::Args),
-    /// Program matrix: write and read throughput per block size and data pattern (writes).
-    Program(program::Args),
-    /// The write-cache cliff: bytes at cache speed before the native speed (writes).
-    Slc(slc::Args),
-    /// Saved --json documents of any command in one self-contained HTML page.
-    Report(report::Args),
-    /// Saved bench / io documents or fio JSON side by side: differences with 95 % intervals.
-    Compare(compare::Args),
-    /// Put back the regions a preserve-mode test saved (after a crash or power loss).
-    Restore(restore::Args),
-    /// The run history: list, show, export, import stored runs; the table per part.
-    #[command(subcommand)]
-    History(history::HistoryCommand),
 }
 
 /// How results are printed: JSON, text or LAVA calls on stdout, progress and warnings on
@@ -351,6 +263,8 @@ pub fn run(cli: Cli) -> Result<Verdict> {
             let db = crate::history::reading_place(cli.history.as_deref(), cli.no_history).ok();
             compare::run(a, db.as_deref(), &out)
         }
+        Command::Man => completions::man(),
+        Command::Completions(a) => completions::run(a),
         Command::History(c) => history::run(
             c,
             &crate::history::reading_place(cli.history.as_deref(), cli.no_history)?,
@@ -363,11 +277,25 @@ pub fn run(cli: Cli) -> Result<Verdict> {
     }
 }
 
-/// clap's parser for a flag that also takes fio's `--direct=1` / `--direct=0`.
-fn bool01_arg(text: &str) -> std::result::Result<bool, String> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "on" | "yes" => Ok(true),
-        "0" | "false" | "off" | "no" => Ok(false),
-        _ => Err("use 1 or 0".to_string()),
-    }
+/// A shared option's value where its command has a default: clap fills the default in,
+/// so it is always there; a definition without one is a usage error, not a panic.
+fn defaulted<T: Clone>(value: &Option<T>, option: &str) -> Result<T> {
+    value
+        .clone()
+        .ok_or_else(|| crate::Error::usage(format!("{option} needs a value")))
+}
+
+/// A path option for a command that takes its file name as text: refused unless UTF-8
+/// (as clap refused it when the option was a string).
+fn utf8_path(path: &Option<std::path::PathBuf>, option: &str) -> Result<Option<String>> {
+    path.as_ref()
+        .map(|p| {
+            p.to_str().map(str::to_string).ok_or_else(|| {
+                crate::Error::usage(format!(
+                    "{option} {}: give a file name in UTF-8",
+                    crate::input::printable(&p.to_string_lossy())
+                ))
+            })
+        })
+        .transpose()
 }

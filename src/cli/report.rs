@@ -1,24 +1,12 @@
 //! `flashscope report FILE.json... -o report.html`: saved `--json` documents of any
 //! command in one self-contained HTML page.
 
+pub use super::defs::report::*;
+
 use crate::report::html;
 use crate::report::output_file::OutputFile;
 use crate::vocab::error::Verdict;
 use crate::{Error, Result};
-
-/// Arguments of `report`.
-#[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  flashscope align sim:sd-16g --json > align.json\n  flashscope probe sim:fake-64g --write --json > probe.json\n  flashscope report align.json probe.json -o report.html\n\nOne self-contained page (inline CSS and SVG charts, no script, no network), printable:\nper document the verdict, every inference with its evidence and confidence, the checks,\nwarnings, a chart of the samples, the plan and what was written, the raw samples folded.\nEach FILE is a regular file of at most 64 MiB (- reads standard input once). Exit code 2\nfor a file that is not a complete flashscope/1 document (named) or an -o that cannot be\nused (named); 1 when writing it fails. The page is written beside -o and renamed over it\n(mode 0644 less the umask); a device or FIFO (/dev/null, /dev/stdout) is written through,\nand -o - is standard output."
-)]
-pub struct Args {
-    /// Saved `--json` documents of any flashscope command (`-` reads standard input).
-    #[arg(required = true, value_name = "FILE.json")]
-    pub files: Vec<String>,
-    /// Where to write the HTML page.
-    #[arg(long, short = 'o', value_name = "FILE.html", required = true)]
-    pub output: std::path::PathBuf,
-}
 
 /// Read every document (all before anything is written), render, write atomically.
 pub fn run(args: &Args) -> Result<Verdict> {
@@ -27,9 +15,9 @@ pub fn run(args: &Args) -> Result<Verdict> {
             "standard input (-) can be read once: give it as one FILE only",
         ));
     }
-    let page = OutputFile::create("--output", &args.output)?;
+    let out = super::defaulted(&args.output.value, "--output")?;
+    let page = OutputFile::create("--output", &out)?;
     let docs = crate::report::load_documents(&args.files)?;
-    let out = args.output.as_path();
     html::write_page(&docs, &page)?;
     super::say(&format!(
         "flashscope report: {} document{} in {}",

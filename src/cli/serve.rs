@@ -1,45 +1,24 @@
 //! `flashscope sim serve SPEC MOUNTPOINT [--loop] [--cpus N]`: the simulated card as a real
 //! block device (FUSE file + loop device), with the model's time spent in real time.
 
+pub use super::defs::serve::*;
+
 use super::Output;
 use crate::output;
 use crate::serve::{serve, ServeOptions};
 use crate::vocab::error::Verdict;
 use crate::Result;
 use std::io::Write;
-use std::path::PathBuf;
 
-/// Arguments of `sim serve`.
-#[derive(Debug, clap::Args)]
-#[command(after_help = "\
-Examples:
-  mkdir -p /tmp/card && flashscope sim serve sim:sd-16g /tmp/card --loop --cpus 1
-      serves /tmp/card/flash.img and prints the loop device (e.g. /dev/loop3)
-  cat /tmp/card/stats     requests served, model time added, server overhead
-  kill -INT PID           detaches the loop device, unmounts, prints the totals
-
-Each request takes the model's time, spent for real, after the previous one ends; the
-model is told the host's queue depth (an A2 card's command queue overlaps), and replies
-leave ahead by the served path's own round trip, measured at start, so a client sees the
-model's figures. Pin the server with --cpus for the best timing accuracy.")]
-pub struct Args {
-    /// The simulated card: sim:PRESET[,key=value...] (see `flashscope sim list`).
-    pub spec: crate::device::TargetSpec,
-    /// An empty directory to mount on; the card appears as MOUNTPOINT/flash.img.
-    pub mountpoint: PathBuf,
-    /// Attach a loop device with direct I/O and print its path on stdout (needs root).
-    #[arg(long = "loop")]
-    pub attach_loop: bool,
-    /// Pin the server's threads to this CPU (sched_setaffinity).
-    #[arg(long = "cpus", alias = "cpu", value_name = "N")]
-    pub cpu: Option<usize>,
-    /// Spin (instead of sleeping) for this last part of every wait.
-    #[arg(long, value_name = "TIME", default_value = "50us", value_parser = crate::vocab::units::parse_duration_ns)]
-    pub spin: u64,
-    /// Do not ask for real-time (SCHED_FIFO) priority; by default the server asks for it
-    /// and runs without it if refused.
-    #[arg(long)]
-    pub no_realtime: bool,
+/// `--cpus` here names one CPU: the server pins its threads to it.
+fn one_cpu(cpus: &Option<Vec<usize>>) -> Result<Option<usize>> {
+    match cpus.as_deref() {
+        None => Ok(None),
+        Some([cpu]) => Ok(Some(*cpu)),
+        Some(_) => Err(crate::Error::usage(
+            "sim serve --cpus takes one CPU, e.g. --cpus 1: the server's threads share it",
+        )),
+    }
 }
 
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
@@ -49,7 +28,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         cfg: cfg.clone(),
         mountpoint: args.mountpoint.clone(),
         attach_loop: args.attach_loop,
-        cpu: args.cpu,
+        cpu: one_cpu(&args.cpu.value)?,
         spin_ns,
         realtime: !args.no_realtime,
     };

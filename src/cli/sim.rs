@@ -1,18 +1,10 @@
 //! `flashscope sim list`: the simulator's presets and keys.
 
+pub use super::defs::sim::*;
+
 use super::Output;
 use crate::vocab::error::Verdict;
 use crate::Result;
-use clap::Subcommand;
-
-/// Simulator subcommands.
-#[derive(Debug, Subcommand)]
-pub enum SimCommand {
-    /// List the presets with their keys, and every key with its meaning.
-    List,
-    /// Serve a simulated card as a real block device (FUSE file + loop device), in real time.
-    Serve(super::serve::Args),
-}
 
 pub fn run(cmd: &SimCommand, out: &Output) -> Result<Verdict> {
     match cmd {

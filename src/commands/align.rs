@@ -151,8 +151,7 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
     }
 
     if let Some(cached) = align::cached_repeats(&run.cells) {
-        let floor = align::cache_size_floor(&run.cells, &run.spread_rounds, cached);
-        align::read_cache_caps(&mut inf, cached, floor);
+        align::read_cache_caps(&mut inf, cached);
     }
     // The simulated card runs on a virtual clock: other programs cannot slow its reads, so
     // the machine is no cause there (its own stalls are).

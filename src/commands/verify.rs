@@ -496,8 +496,10 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
         ));
     }
     let asked = args.size;
-    let canonical = std::fs::canonicalize(dir)
-        .map_err(|e| Error::io(format!("resolving '{}'", dir.display()), e))?;
+    // Walked one component at a time and used through its descriptor from here on: a
+    // symbolic link of another user's on the way is refused (exit 2).
+    let top = crate::fs::env::test_dir(dir)?;
+    let canonical = top.path().to_path_buf();
     let id = format!("dir:{}", canonical.display());
     // A run split into passes (or continued) keeps its files and its state between them.
     let saved = args.resume || args.pass != Pass::Both;
@@ -510,7 +512,7 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
     // A later pass finds the files again by name; in a directory another user can write,
     // they could have put something else there by then (issue 30).
     if saved {
-        if let (_, Some(why)) = crate::capacity::fileset::shared_dir(&canonical)? {
+        if let (_, Some(why)) = crate::capacity::fileset::shared_dir(&top) {
             return Err(Error::Refused(format!(
                 "'{}' {why}: a run split into passes (--pass, --resume) finds its files again by name, and whoever can write there could replace them in between. Nothing was written. Verify it in one run (without --pass and --resume), or in a directory only you and root can write (or a sticky one, as /tmp)",
                 canonical.display()
@@ -531,12 +533,12 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
         } else {
             st.written_end()
         };
-        let set = FileSet::open(&canonical, st.size_bytes, args.keep, written, st.file_tag)?;
+        let set = FileSet::open(top, st.size_bytes, args.keep, written, st.file_tag)?;
         (st, set)
     } else {
-        let total = plan_bytes(dir, asked)?;
+        let total = plan_bytes(&canonical, asked)?;
         let mut st = VerifyState::new(id, total, 0, total, Stamper::random_salt());
-        let set = FileSet::create(dir, total, args.keep)?;
+        let set = FileSet::create(top, total, args.keep)?;
         st.file_tag = set.tag();
         (st, set)
     };

@@ -39,6 +39,29 @@ pub struct FsInfo {
     pub compresses: Option<bool>,
 }
 
+/// Open the directory a test writes its files in (`fs`, `verify DIR`) by
+/// [`crate::sys::dir::Dir::open_under_test`]: the directories on the way may be anybody's (a card mounted
+/// for another user), but a symbolic link on the way must be this user's or root's, or the
+/// test is refused (exit 2) before anything is written: another user's link could lead
+/// root's test files into a directory of root's.
+pub(crate) fn test_dir(dir: &Path) -> Result<crate::sys::dir::Dir> {
+    crate::sys::dir::Dir::open_under_test(dir).map_err(|e| {
+        let text = crate::input::printable(&e.to_string()).into_owned();
+        match e.why {
+            crate::sys::dir::Why::Untrusted(_) => Error::Refused(format!(
+                "{text}. Nothing was written: give the directory by its own path, not through another user's symbolic link"
+            )),
+            crate::sys::dir::Why::Missing => Error::runtime(format!(
+                "{text}: create it or give an existing directory on the filesystem to test"
+            )),
+            crate::sys::dir::Why::NotDir => Error::usage(format!(
+                "{text}: give a directory on the filesystem to test"
+            )),
+            _ => Error::runtime(text),
+        }
+    })
+}
+
 /// Check that `dir` exists, is a directory and accepts a new file; all before any test
 /// data is written. A probe file of zero bytes is created and removed at once.
 pub fn check_dir(dir: &Path) -> Result<PathBuf> {
@@ -58,14 +81,14 @@ pub fn check_dir(dir: &Path) -> Result<PathBuf> {
             dir.display()
         )));
     }
-    let abs = std::fs::canonicalize(dir)
-        .map_err(|e| Error::io(format!("resolving {}", dir.display()), e))?;
+    // Walked one component at a time: a link of another user's on the way is refused.
+    let top = test_dir(dir)?;
+    let abs = top.path().to_path_buf();
     // At a random hidden name (`.flashscope-probe.<random>.tmp`), `O_EXCL | O_NOFOLLOW`:
     // nobody can plant a link or file at it beforehand (a name from the pid could be).
-    let probe = crate::sys::dir::Dir::open(&abs).and_then(|d| {
-        d.create_temp(std::ffi::OsStr::new("flashscope-probe"), 0o600)
-            .map(|(tmp, _)| (d, tmp))
-    });
+    let probe = top
+        .create_temp(std::ffi::OsStr::new("flashscope-probe"), 0o600)
+        .map(|(tmp, _)| (top, tmp));
     match probe {
         Ok((d, tmp)) => {
             let _ = d.remove(&tmp);

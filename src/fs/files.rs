@@ -146,7 +146,7 @@ pub fn run(cfg: &FilesConfig, progress: Arc<ProgressCounters>) -> Result<FilesRu
     // Everything below happens through this descriptor and those of the directories made
     // in it, never through a name: whoever owns the directory can rename what is in it,
     // but not what is inside the directories flashscope makes there (mode 0700).
-    let top = Dir::open(&dir).map_err(io_err("opening directory", &dir))?;
+    let top = crate::fs::env::test_dir(&dir)?;
     for &size in &cfg.sizes {
         let name = test_name(&format!("files-{size}"));
         let sub_path = dir.join(&name);

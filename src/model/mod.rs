@@ -486,7 +486,7 @@ mod tests {
         }
     }
 
-    /// Worked example 1 of datasheet-model.md: GD25Q256E, about 290 KiB/s.
+    /// Worked example 1 of the vendor's storage-performance guide: GD25Q256E, about 290 KiB/s.
     #[test]
     fn spi_nor_worked_example() {
         let d = text(FlashKind::SpiNor, "0.15s", "64K", "0.25ms", "256", "32M")
@@ -518,7 +518,7 @@ mod tests {
         assert!((mib_s - 4.0).abs() < 0.01, "{mib_s}");
     }
 
-    /// The read formula of datasheet-model.md: (N/4) / (5 + N/4) × clock × 4 bit/s.
+    /// The guide's read formula: (N/4) / (5 + N/4) × clock × 4 bit/s.
     #[test]
     fn read_rate_follows_the_command_overhead_formula() {
         let mut t = text(FlashKind::SpiNand, "3ms", "128K", "0.4ms", "2K", "128M");

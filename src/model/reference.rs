@@ -1,6 +1,6 @@
 //! The vendor's measured figures (sequential read / write, 4 KiB random IOPS) for SPI NOR,
-//! SPI NAND, raw NAND and eMMC parts on its SoCs, embedded from `data/empirical.csv` (a
-//! copy of `shared/reference/empirical.csv`), so a measurement can be set beside them.
+//! SPI NAND, raw NAND and eMMC parts on its SoCs, embedded from `data/empirical.csv` (the
+//! vendor's storage-performance guide's table), so a measurement can be set beside them.
 
 use serde::{Deserialize, Serialize};
 

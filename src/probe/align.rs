@@ -60,35 +60,6 @@ pub struct AlignRun {
     /// Whether the repeats of the first visits were answered by a read cache, so the run
     /// was read again spread (every round one pass over all its cells' positions).
     pub spread: bool,
-    /// Per spread round: `[bytes, repeats]`, the distinct bytes read at other positions
-    /// between two reads of one position (a lower bound, see `pass_separation`), and the
-    /// timed reads of the smallest block size in that round. A repeat a read cache answered
-    /// in a round shows that the cache held at least that round's bytes.
-    pub spread_rounds: Vec<[u64; 2]>,
-}
-
-/// Distinct bytes a pass over `reads` (`(position, block size)`, each read within
-/// `[position − block, position + block)`) reads at positions other than any one of them:
-/// positions closer than twice the largest block are counted as one, with the largest
-/// block among them (reads there may overlap), and the largest such group is left out
-/// (the position itself). A lower bound on the data read between two reads of one
-/// position in a spread round.
-pub fn pass_separation(reads: &[(u64, u64)]) -> u64 {
-    let max_bs = reads.iter().map(|r| r.1).max().unwrap_or(0);
-    let mut v = reads.to_vec();
-    v.sort_unstable();
-    let mut groups: Vec<(u64, u64)> = Vec::new(); // (last position, largest block)
-    for (p, bs) in v {
-        match groups.last_mut() {
-            Some(g) if p.saturating_sub(g.0) < 2 * max_bs => {
-                g.0 = p;
-                g.1 = g.1.max(bs);
-            }
-            _ => groups.push((p, bs)),
-        }
-    }
-    let total: u64 = groups.iter().map(|g| g.1).sum();
-    total.saturating_sub(groups.iter().map(|g| g.1).max().unwrap_or(0))
 }
 
 /// Reads `flashbench -a -b BS` does on a device of `size` bytes: 8 tries × 3 reads × 7
@@ -422,7 +393,6 @@ pub fn run<B: Backend + ?Sized>(
         None => config.max_reads,
     };
     let mut plan = Next::Full;
-    let mut spread_rounds = Vec::new();
     let stop_reason;
     loop {
         // A focus round measures the few decisive alignments at every block size (the
@@ -479,15 +449,6 @@ pub fn run<B: Backend + ?Sized>(
         if spread {
             // Every cell has the same number of positions, so the same sweeps per visit.
             let sweeps = chosen.first().map_or(1, |&i| unit_sweeps(&cells[i])) * reps;
-            let pass: Vec<(u64, u64)> = chosen
-                .iter()
-                .flat_map(|&i| {
-                    let c = &cells[i];
-                    c.positions.iter().map(move |&p| (p, c.block_bytes))
-                })
-                .collect();
-            let small = pass.iter().filter(|r| r.1 == smallest).count() as u64;
-            spread_rounds.push([pass_separation(&pass), 3 * sweeps * small]);
             reads += measure_round(
                 dev,
                 &mut cells,
@@ -549,7 +510,6 @@ pub fn run<B: Backend + ?Sized>(
     Ok(AlignRun {
         cells,
         spread,
-        spread_rounds,
         reads,
         rounds,
         io_time_ns: io_time,

@@ -284,7 +284,7 @@ pub fn latency_percentiles(jobs: &[FioJobLatency], title: &str) -> Chart {
                     (p > 0.0 && p < 100.0 && v > 0).then(|| (-(1.0 - p / 100.0).log10(), v as f64))
                 })
                 .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            super::svg::sort_by_x(&mut pts);
             if !pts.is_empty() {
                 let name = if j.jobname.contains(dir) {
                     j.jobname.clone()
@@ -558,7 +558,7 @@ pub fn fs_files(samples: &[FilesSizeResult], dir: &Path) -> String {
             .iter()
             .map(|r| (r.file_bytes as f64, f(r)))
             .collect();
-        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        super::svg::sort_by_x(&mut v);
         v
     };
     let panel = |title: &str, y_label: &str| {

@@ -56,7 +56,7 @@ pub fn run_started_at() -> Option<&'static str> {
         .as_deref()
 }
 
-/// One command's result document (DESIGN.md "Output conventions"): the fields every
+/// One command's result document (docs/reference.md, "JSON output"): the fields every
 /// command has, its [`Target`] and its own fields ([`Body`], tagged by `command`).
 ///
 /// The JSON is schema `flashscope/1` with the fields in this order: `schema`, `command`,

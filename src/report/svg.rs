@@ -152,6 +152,12 @@ fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
     v
 }
 
+/// Points in x order, points of equal x in the order given (a stable sort): the one sort
+/// of chart points, compiled once.
+pub(crate) fn sort_by_x(points: &mut [(f64, f64)]) {
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+}
+
 impl Chart {
     /// An empty chart with a title and axis labels (put the unit in the label or use
     /// `x_format` / `y_format`).
@@ -221,7 +227,7 @@ impl Chart {
     /// them ([`thinned`]).
     pub fn series(mut self, name: &str, points: Vec<(f64, f64)>) -> Self {
         let mut points = points;
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        sort_by_x(&mut points);
         let points = thinned(points);
         self.series.push(Series {
             name: name.to_string(),

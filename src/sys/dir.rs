@@ -200,21 +200,14 @@ fn check_name(name: &OsStr) -> io::Result<()> {
 }
 
 impl Dir {
-    /// Open `path` (which the user named) as a directory, following links as given:
-    /// the `fs` tests' directory, which may belong to the user root tests for.
-    pub(crate) fn open(path: &Path) -> io::Result<Dir> {
-        let fd = rustix::fs::openat(
-            rustix::fs::CWD,
-            path,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        let node = Node::of(&rustix::fs::fstat(&fd)?);
-        Ok(Dir {
-            fd,
-            path: path.to_path_buf(),
-            node,
-        })
+    /// Open `path`, the directory a test is to write in (`fs`, `verify DIR`), walking it
+    /// as [`Dir::open_trusted`] does but without judging who may write the directories on
+    /// the way (the directory under test may well be another user's, a card mounted for
+    /// them): a symbolic link on the way is still followed only when this user or root
+    /// owns it, so another user cannot lead the test into a directory of this user's
+    /// (`att/d -> /root-only`), and everything later is relative to the descriptor.
+    pub(crate) fn open_under_test(path: &Path) -> Result<Dir, WalkError> {
+        Dir::walk(path, None, false)
     }
 
     /// Walk `path` from `/` (a relative path from the current directory), judging each
@@ -222,6 +215,11 @@ impl Dir {
     /// module's comment). `create`: missing directories are made with this mode (and
     /// judged as made); otherwise a missing one stops the walk.
     pub(crate) fn open_trusted(path: &Path, create: Option<u32>) -> Result<Dir, WalkError> {
+        Dir::walk(path, create, true)
+    }
+
+    /// The walk of [`Dir::open_trusted`]; `judge_dirs: false` judges only the links.
+    fn walk(path: &Path, create: Option<u32>, judge_dirs: bool) -> Result<Dir, WalkError> {
         let abs = if path.is_absolute() {
             path.to_path_buf()
         } else {
@@ -255,6 +253,9 @@ impl Dir {
             Ok((fd, node))
         };
         let judge = |at: &Path, node: &Node, via: &Option<PathBuf>| -> Result<(), WalkError> {
+            if !judge_dirs {
+                return Ok(());
+            }
             match rename_risk(node.uid, node.mode) {
                 Some(why) => Err(fail(at, via, Why::Untrusted(why))),
                 None => Ok(()),
@@ -301,6 +302,26 @@ impl Dir {
             };
             match st.kind {
                 FileType::Symlink => {
+                    // The link itself, opened and judged on its descriptor, then read
+                    // through it: one swapped in after the stat is not the one followed.
+                    let link = rustix::fs::openat(
+                        &cur,
+                        name.as_os_str(),
+                        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    )
+                    .map_err(|e| fail(&here, &via, Why::Io(e.into())))?;
+                    let st = Node::of(
+                        &rustix::fs::fstat(&link)
+                            .map_err(|e| fail(&here, &via, Why::Io(e.into())))?,
+                    );
+                    if st.kind != FileType::Symlink {
+                        return Err(fail(
+                            &here,
+                            &via,
+                            Why::Io(io::Error::other("it changed while it was looked at")),
+                        ));
+                    }
                     if !st.ours() {
                         return Err(fail(
                             &here,
@@ -316,7 +337,7 @@ impl Dir {
                     if links > MAX_LINKS {
                         return Err(fail(&here, &via, Why::TooManyLinks));
                     }
-                    let target = rustix::fs::readlinkat(&cur, name.as_os_str(), Vec::new())
+                    let target = rustix::fs::readlinkat(&link, "", Vec::new())
                         .map_err(|e| fail(&here, &via, Why::Io(e.into())))?;
                     let target = PathBuf::from(OsStr::from_bytes(target.as_bytes()));
                     via = Some(here.clone());

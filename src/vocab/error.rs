@@ -1,5 +1,5 @@
 //! Library errors, each carrying the offending value, a command's [`Verdict`], and the
-//! process exit codes (DESIGN.md) they map to: the one set of names every command and
+//! process exit codes (docs/reference.md, "Exit codes") they map to: the one set of names every command and
 //! `main` use. A run a signal stopped exits 128 + the signal.
 
 use std::io;
@@ -30,7 +30,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    /// The process exit code DESIGN.md assigns to this verdict.
+    /// The process exit code docs/reference.md gives this verdict.
     pub fn exit_code(self) -> i32 {
         match self {
             Verdict::Ok => EXIT_OK,
@@ -73,7 +73,7 @@ pub enum Error {
 }
 
 impl Error {
-    /// The process exit code DESIGN.md assigns to this error.
+    /// The process exit code docs/reference.md gives this error.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) | Error::Refused(_) => EXIT_USAGE,

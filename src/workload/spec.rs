@@ -247,8 +247,13 @@ pub fn parse_cpus(text: &str) -> Result<Vec<usize>> {
         };
         let a: usize = a.parse().map_err(|_| bad())?;
         let b: usize = b.parse().map_err(|_| bad())?;
-        if a > b || b >= 1024 {
+        if a > b {
             return Err(bad());
+        }
+        if b >= 1024 {
+            return Err(Error::usage(format!(
+                "--cpus '{text}': CPU {b} is beyond the 1024 CPUs a list may name; give CPUs this machine has (0 to `nproc --all` less 1)"
+            )));
         }
         out.extend(a..=b);
     }
@@ -499,6 +504,11 @@ mod tests {
         assert!(RateLimit::parse("0").is_err());
         assert_eq!(parse_cpus("0,2-3").unwrap(), vec![0, 2, 3]);
         assert!(parse_cpus("3-1").is_err());
+        let far = parse_cpus("4096").unwrap_err().to_string();
+        assert!(
+            far.contains("--cpus '4096'") && far.contains("beyond"),
+            "{far}"
+        );
         assert_eq!(JobSpec::parse_bsrange("4k-64k").unwrap(), (4096, 65536));
     }
 

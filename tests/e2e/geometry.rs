@@ -521,8 +521,7 @@ fn a_device_with_read_caches_and_no_geometry_names_no_erase_block_or_page() {
             assert!(run.reads / 4 * 3 <= max_reads);
             // As `align` answers (commands/align.rs): repeats a cache answered are named.
             if let Some(cached) = align::cached_repeats(&run.cells) {
-                let floor = align::cache_size_floor(&run.cells, &run.spread_rounds, cached);
-                align::read_cache_caps(&mut inf, cached, floor);
+                align::read_cache_caps(&mut inf, cached);
             }
             for (what, i) in [
                 ("erase", Some(&inf.erase_block_bytes)),

@@ -588,6 +588,13 @@ fn a_read_cache_never_gives_a_confident_none_visible() {
         }
     }
     eprintln!("read caches: erase block right in {right} of 24, the cache named in {named}");
+    // Each run is right or names the cache (above). With the repeats a cache answered left
+    // out of the rows, the erase block is found in 21 of 24 runs (the 4 MiB cache without
+    // read-ahead is named instead): hold it at 3 in 4.
+    assert!(
+        right >= 18,
+        "the erase block was right in only {right} of 24 runs"
+    );
     // The issue's floor: caches up to 256 KiB, the erase block right in 8 of 10.
     assert!(
         small_right * 10 >= small * 8,
@@ -640,60 +647,37 @@ fn a_4k_read_cache_names_no_wrong_page() {
     assert!(right >= 8, "the page was right in only {right} of 12 runs");
 }
 
-/// A size as `format_bytes` writes it ("384 KiB", "1.5 MiB"), in bytes.
-fn parse_size(s: &str) -> Option<u64> {
-    let mut it = s.split_whitespace();
-    let n: f64 = it.next()?.parse().ok()?;
-    let unit = match it.next()? {
-        "B" | "bytes" => 1.0,
-        "KiB" => K as f64,
-        "MiB" => M as f64,
-        "GiB" => G as f64,
-        _ => return None,
-    };
-    Some((n * unit) as u64)
-}
-
-/// Issue 43.1: where a read cache still answers align's repeats, the message says how
-/// large the cache is at least, from the timings alone (a repeat with N bytes read at
-/// other positions in between was still a hit), or that it could not bound it. Across
-/// caches of 4 KiB to 4 MiB, with and without read-ahead, over seeds: the floor stated
-/// is never above the cache, and where a cache is named its size is bounded at least once.
+/// Issue 43.1: where a read cache still answers align's repeats, the message names the
+/// cache and states no size for it. A floor from the timings (the fast repeats against the
+/// bytes read at other positions between two reads of one position) counted noisy medium
+/// reads as hits and stated "at least 2.07 MiB" for a 1 MiB cache; with the read-cache
+/// filter it stated a size for the 4 and 8 MiB caches that no test could show was sound.
 #[test]
-fn a_named_read_cache_is_at_least_the_size_stated() {
-    let (mut named, mut sized) = (0, 0);
-    for cache in ["4K", "64K", "256K", "1M", "2M", "4M", "8M"] {
-        let bytes = parse_size(&cache.replace('K', " KiB").replace('M', " MiB")).unwrap();
-        for prefetch in ["0", "64K"] {
-            for seed in 1..=3 {
-                let spec = format!(
-                    "sim:custom,size=2G,erase=4M,page=16K,read_cache={cache},prefetch={prefetch},read_hit=20us,seed={seed}"
-                );
-                let doc = crate::common::json(&["align", &spec]);
-                let ev = doc["inferences"]["erase_block_structure"]["evidence"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string();
-                if !ev.contains("answered by a cache") {
-                    continue;
-                }
-                named += 1;
-                if let Some(rest) = ev.split("a cache of at least ").nth(1) {
-                    let size = rest.split(" (").next().unwrap_or("");
-                    let floor = parse_size(size).unwrap_or_else(|| panic!("{spec}: {ev}"));
-                    assert!(floor <= bytes, "{spec}: floor {floor} > {bytes}: {ev}");
-                    sized += 1;
-                } else {
-                    assert!(ev.contains("could not bound"), "{spec}: {ev}");
-                }
+fn a_named_read_cache_states_no_size() {
+    let mut named = 0;
+    for cache in ["1M", "4M", "8M"] {
+        for seed in 1..=2 {
+            let spec = format!(
+                "sim:custom,size=2G,erase=4M,page=16K,read_cache={cache},prefetch=0,read_hit=20us,seed={seed}"
+            );
+            let doc = crate::common::json(&["align", &spec]);
+            let ev = doc["inferences"]["erase_block_structure"]["evidence"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            if !ev.contains("answered by a cache") {
+                continue;
             }
+            named += 1;
+            assert!(
+                !ev.contains("a cache of at least") && !ev.contains("could not bound"),
+                "{spec}: {ev}"
+            );
         }
     }
-    // The 4 and 8 MiB caches answer the spread repeats too: named and sized there.
-    assert!(
-        sized >= 3,
-        "the cache was named {named} times, sized {sized} times"
-    );
+    // Without read-ahead the 4 and 8 MiB caches answer the spread repeats too: named there
+    // (the 1 MiB cache's misses show the erase block).
+    assert!(named >= 4, "the cache was named only {named} times");
 }
 
 /// The throughput inference of `interval` on `spec` (the binary, `--json`).

@@ -1,5 +1,5 @@
 //! End-to-end tests of `flashscope model`: the worked examples of
-//! shared/reference/datasheet-model.md, the reference table, and bad figures.
+//! a vendor's storage-performance guide (its test vectors), the reference table, and bad figures.
 
 use crate::common;
 use common::{flashscope, json};
@@ -171,7 +171,7 @@ fn missing_or_non_positive_figures_are_usage_errors() {
     );
     fail(&with("--bus-lines", "0"), "--bus-lines '0'");
     fail(&with("--bus-lines", "four"), "--bus-lines 'four'");
-    fail(&with("--size", "0"), "--size '0' is not positive");
+    fail(&with("--size", "0"), "--size 0 is zero");
     fail(&with("--erase-size", "banana"), "'banana' is not a size");
     fail(
         &["model", "--reference", "--media", "floppy"],

@@ -566,17 +566,20 @@ fn every_path_shape_is_written_streamed_or_refused_and_nothing_else_changes() {
                 }
                 _ => None,
             };
-            // Shapes another user controls may never be written for root.
-            let must_refuse = opt.role == Role::Write
-                && matches!(
-                    shape,
-                    Shape::OthersLinkedParent
-                        | Shape::ParentOthersWritable
-                        | Shape::SwappedDuringRun
-                        | Shape::Fifo
-                        | Shape::Directory
-                        | Shape::OverLong
-                );
+            // Shapes another user controls may never be written for root; nor may a
+            // directory root tests in be reached through another user's link.
+            let must_refuse = (opt.role == Role::Dir
+                && matches!(shape, Shape::OthersLinkedParent | Shape::LinkToRootOnly))
+                || opt.role == Role::Write
+                    && matches!(
+                        shape,
+                        Shape::OthersLinkedParent
+                            | Shape::ParentOthersWritable
+                            | Shape::SwappedDuringRun
+                            | Shape::Fifo
+                            | Shape::Directory
+                            | Shape::OverLong
+                    );
             if std::env::var_os("FLASHSCOPE_MATRIX_SHOW").is_some() {
                 eprintln!("{:<18} {shape:<28?} exit {code}: {outcome:?}", opt.name);
             }

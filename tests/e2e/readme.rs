@@ -207,3 +207,59 @@ fn the_readme_starts_with_the_two_commands_of_a_fresh_machine() {
     // first console example, run above.
     assert!(readme.contains("$ flashscope auto sim:sd-16g\n"));
 }
+
+/// The README's first screen tells the truth (issue 46 point 7): its Install section
+/// promises no download and no git URL that do not exist, gives the `cargo install` line
+/// that works in a checkout and the script that builds binaries and packages (which
+/// exists and writes the .deb files), and the test line gives its duration as root and as
+/// a normal user.
+#[test]
+fn the_readme_install_section_and_test_line_tell_the_truth() {
+    let readme = &documents()[0].1;
+    let install = readme
+        .split("## Install\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("an Install section");
+    // The section starts on the first screen (within its first 20 lines).
+    let at = readme.lines().position(|l| l == "## Install").unwrap();
+    assert!(at < 20, "the Install section starts at line {}", at + 1);
+    let flat = install.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        !flat.contains("--git URL") && !flat.to_lowercase().contains("prebuilt"),
+        "the Install section promises a URL or prebuilt download that does not exist"
+    );
+    assert!(
+        flat.contains("no download site and no public git URL"),
+        "the Install section does not say there is no download site or git URL yet"
+    );
+    assert!(install.contains("\ncargo install --locked --path ."));
+    assert!(flat.contains("`scripts/release [DIST]`"));
+    let release = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/release"),
+    )
+    .unwrap();
+    assert!(
+        release.contains("scripts/deb "),
+        "the README says scripts/release builds packages; it does not call scripts/deb"
+    );
+    for arch in ["amd64", "arm64", "armhf"] {
+        assert!(
+            flat.contains(&format!("flashscope_VERSION-1_{arch}.deb")),
+            "no {arch} package named"
+        );
+    }
+
+    // The test line's duration, as root and not.
+    let fresh = readme
+        .split("## On a fresh machine\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .unwrap();
+    let fresh = fresh.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        fresh.contains("about 15 minutes as root")
+            && fresh.contains("about 5 minutes to run as a normal user"),
+        "the README gives no duration for cargo test as root and not: {fresh}"
+    );
+}

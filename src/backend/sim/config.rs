@@ -149,7 +149,7 @@ pub struct KeyDoc {
     pub meaning: &'static str,
 }
 
-/// The keys `sim:` specs accept: DESIGN.md's contract plus documented extensions.
+/// The keys `sim:` specs accept (docs/simulator.md lists them): a contract, kept or versioned.
 pub const KEYS: &[KeyDoc] = &[
     KeyDoc {
         key: "size",
