@@ -66,10 +66,61 @@ pub fn quantiles<const N: usize>(v: &[f64], qs: [f64; N]) -> Option<[f64; N]> {
     Some(qs.map(|q| quantile_sorted(&s, q)))
 }
 
+/// `ln n!`: exact sums up to 20, Stirling's series above (error below 1e-12).
+fn ln_factorial(n: u64) -> f64 {
+    if n <= 20 {
+        return (2..=n).map(|k| (k as f64).ln()).sum();
+    }
+    let x = n as f64;
+    x * x.ln() - x + 0.5 * (2.0 * std::f64::consts::PI * x).ln() + 1.0 / (12.0 * x)
+        - 1.0 / (360.0 * x * x * x)
+}
+
+/// One-sided Fisher exact test: the chance, were both groups drawn alike, that the first
+/// group (`k1` of `n1` with some property) holds at least `k1` of the `k1 + k0` that have it
+/// when the second holds `k0` of `n0` (the hypergeometric upper tail). Near 0 when the
+/// first group has the property clearly more often; 1 for empty groups or counts out of range.
+pub fn fisher_greater(k1: u64, n1: u64, k0: u64, n0: u64) -> f64 {
+    if k1 > n1 || k0 > n0 || n1 == 0 || n0 == 0 {
+        return 1.0;
+    }
+    let (n, k) = (n1 + n0, k1 + k0);
+    let ln_choose = |a: u64, b: u64| ln_factorial(a) - ln_factorial(b) - ln_factorial(a - b);
+    let denom = ln_choose(n, n1);
+    let mut p = 0.0;
+    for x in k1..=k.min(n1) {
+        if k - x > n0 {
+            continue;
+        }
+        let term = (ln_choose(k, x) + ln_choose(n - k, n1 - x) - denom).exp();
+        p += term;
+        // Past the mode the terms only fall: stop when they no longer count.
+        if term < 1e-17 * p && (x as f64) > (k as f64) * (n1 as f64) / (n as f64) {
+            break;
+        }
+    }
+    p.min(1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn fisher_greater_of_known_tables() {
+        // 3 of 3 against 0 of 3: C(3,3)·C(3,0)/C(6,3) = 1/20.
+        assert!((fisher_greater(3, 3, 0, 3) - 0.05).abs() < 1e-12);
+        // Equal shares are no evidence; the reverse direction is none either.
+        assert!(fisher_greater(10, 100, 10, 100) > 0.5);
+        assert!(fisher_greater(0, 100, 50, 100) > 0.999);
+        // 12 % against 12 % over thousands of repeats and a hundred controls: no evidence;
+        // 60 % against 12 %: overwhelming.
+        assert!(fisher_greater(360, 3000, 15, 128) > 0.3);
+        assert!(fisher_greater(1800, 3000, 15, 128) < 1e-12);
+        assert_eq!(fisher_greater(1, 0, 0, 3), 1.0);
+        assert!((ln_factorial(30) - (1..=30).map(|k| (k as f64).ln()).sum::<f64>()).abs() < 1e-9);
+    }
 
     #[test]
     fn median_of_odd_even_and_empty() {

@@ -230,12 +230,12 @@ fn random_geometries_are_right_or_inconclusive_never_confidently_wrong() {
     );
 }
 
-/// Issue 43, the reverted merge (72e99f2): on a 12 MiB / 12 KiB card with 16 % noise a
+/// Issue 43, the reverted merge (72e99f2): on a 12 MiB / 12 KiB card with 16 % noise the
 /// read-cache filter took the 16 KiB reads that noise put below its hit limit (half the
 /// command time and the transfer) for cache hits, left their repetitions out and made the
 /// erase block inconclusive; the property sweep (seed 20261122, case 121) fell to 163 of
-/// 172. There is no cache here: nothing may be left out, and the erase block is found (a
-/// guard for any read-cache filter to come).
+/// 172. There is no cache: the block size's repeats fall below the limit no more often
+/// than its first accesses do, nothing is left out, and the erase block is found.
 #[test]
 fn noisy_medium_reads_are_no_cache_hits() {
     let spec = "custom,size=1073741824,erase=12582912,page=12288,page_cost=118385ns,erase_cost=323632ns,noise=0.156,seed=11893566805174270253";

@@ -588,8 +588,13 @@ fn a_read_cache_never_gives_a_confident_none_visible() {
         }
     }
     eprintln!("read caches: erase block right in {right} of 24, the cache named in {named}");
-    // The 1 MiB and 4 MiB caches answer nearly every repeat: named there.
-    assert!(named >= 6, "the cache was named in only {named} runs");
+    // Each run is right or names the cache (above). With the repeats a cache answered left
+    // out of the rows, the erase block is found in 21 of 24 runs (the 4 MiB cache without
+    // read-ahead is named instead): hold it at 3 in 4.
+    assert!(
+        right >= 18,
+        "the erase block was right in only {right} of 24 runs"
+    );
     // The issue's floor: caches up to 256 KiB, the erase block right in 8 of 10.
     assert!(
         small_right * 10 >= small * 8,
@@ -613,6 +618,66 @@ fn a_page_whose_half_was_not_measured_is_not_named_with_confidence() {
             "{spec}: {page}"
         );
     }
+}
+
+/// Issue 43.1: a 4 KiB read cache with no read-ahead answers some of align's 1 KiB repeats
+/// and not others, by the order of the reads; a hit pays no command time, so hits beside
+/// a boundary and none across it made a step of a whole read and named a 4 KiB page
+/// (tentative) on a 16 KiB-page card in 3 of 10 runs. Now the repetitions a cache answered
+/// are left out, and the page is right or inconclusive.
+#[test]
+fn a_4k_read_cache_names_no_wrong_page() {
+    let mut right = 0;
+    for seed in 1..=12 {
+        let spec = format!("sim:custom,size=2G,erase=4M,page=16K,read_cache=4KiB,seed={seed}");
+        let doc = crate::common::json(&["align", &spec]);
+        let page = &doc["inferences"]["page_bytes"];
+        assert!(
+            page["value"].is_null() || page["value"] == 16384,
+            "{spec}: {page}"
+        );
+        let erase = &doc["inferences"]["erase_block_bytes"];
+        assert!(
+            erase["value"].is_null() || erase["value"] == 4u64 << 20,
+            "{spec}: {erase}"
+        );
+        right += (page["value"] == 16384) as usize;
+    }
+    // The 4 KiB and 16 KiB reads see the page through so small a cache.
+    assert!(right >= 8, "the page was right in only {right} of 12 runs");
+}
+
+/// Issue 43.1: where a read cache still answers align's repeats, the message names the
+/// cache and states no size for it. A floor from the timings (the fast repeats against the
+/// bytes read at other positions between two reads of one position) counted noisy medium
+/// reads as hits and stated "at least 2.07 MiB" for a 1 MiB cache; with the read-cache
+/// filter it stated a size for the 4 and 8 MiB caches that no test could show was sound.
+#[test]
+fn a_named_read_cache_states_no_size() {
+    let mut named = 0;
+    for cache in ["1M", "4M", "8M"] {
+        for seed in 1..=2 {
+            let spec = format!(
+                "sim:custom,size=2G,erase=4M,page=16K,read_cache={cache},prefetch=0,read_hit=20us,seed={seed}"
+            );
+            let doc = crate::common::json(&["align", &spec]);
+            let ev = doc["inferences"]["erase_block_structure"]["evidence"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            if !ev.contains("answered by a cache") {
+                continue;
+            }
+            named += 1;
+            assert!(
+                !ev.contains("a cache of at least") && !ev.contains("could not bound"),
+                "{spec}: {ev}"
+            );
+        }
+    }
+    // Without read-ahead the 4 and 8 MiB caches answer the spread repeats too: named there
+    // (the 1 MiB cache's misses show the erase block).
+    assert!(named >= 4, "the cache was named only {named} times");
 }
 
 /// The throughput inference of `interval` on `spec` (the binary, `--json`).
@@ -669,15 +734,47 @@ fn align_right_or_inconclusive(spec: &str, erase: u64, page: u64) {
     }
 }
 
-// Two cases the read-cache filter of truth-cache2 (reverted from main twice, issue 43) got
-// confidently wrong on its way: guards for any filter to come; main's align is right or
-// inconclusive on both.
+// Found by the sweep (KEYSPACE_CASES=1000 KEYSPACE_SEED=43007, before the repetitions a
+// read cache answered were left out of the rows): confidently wrong through read caches.
 
-/// Found by the sweep (KEYSPACE_CASES=1000 KEYSPACE_SEED=43007) with a filter that left
-/// out a read cache's repetitions only where they were a minority: a 4 MiB read cache on
-/// a 12 MiB / 12 KiB card with 4 KiB sectors and 12 % noise gave "erase block 1.5 MiB
-/// (confident)"; the 8 KiB rows up to 768 KiB were 9 in 10 hits (no cost) against the
-/// 1.5 MiB row's misses (a 12 KiB page's cost).
+/// A 1 MiB read cache with 4 KiB read-ahead on a 768 KiB / 24 KiB card, 11 % noise: "erase
+/// block 48 MiB (confident)".
+#[test]
+fn sweep_a_1m_read_cache_names_no_48m_erase_block() {
+    align_right_or_inconclusive(
+        "sim:custom,size=2147483648,erase=786432,page=24576,erase_cost=346782ns,page_cost=22420ns,read_cache=1048576,read_hit=73us,prefetch=4096,noise=0.114,open_au=3,fat_au=3,seed=1656012589",
+        768 << 10,
+        24 << 10,
+    );
+}
+
+/// A 4 MiB read cache on a 4 MiB / 64 KiB card with 4 KiB sectors: "erase block 12 MiB
+/// (confident)".
+#[test]
+fn sweep_a_4m_read_cache_names_no_12m_erase_block() {
+    align_right_or_inconclusive(
+        "sim:custom,size=536870912,erase=4194304,page=65536,erase_cost=211362ns,page_cost=140911ns,read_cache=4194304,read_hit=81us,noise=0.051,sector=4096,open_au=7,fat_au=0,seed=1530159474",
+        4 << 20,
+        64 << 10,
+    );
+}
+
+/// A 4 KiB read cache on a 128 KiB / 16 KiB card: "page 4 KiB (confident)".
+#[test]
+fn sweep_a_4k_read_cache_names_no_4k_page() {
+    align_right_or_inconclusive(
+        "sim:custom,size=8589934592,erase=131072,page=16384,erase_cost=146377ns,page_cost=115306ns,read_cache=4096,read_hit=40us,noise=0.077,open_au=11,fat_au=0,seed=1912316379",
+        128 << 10,
+        16 << 10,
+    );
+}
+
+/// Found by the sweep after the change above (KEYSPACE_CASES=1000 KEYSPACE_SEED=43007):
+/// a 4 MiB read cache on a 12 MiB / 12 KiB card with 4 KiB sectors and 12 % noise gave
+/// "erase block 1.5 MiB (confident)": the repetitions the cache answered were left out
+/// only where they were a minority, and the 8 KiB rows up to 768 KiB were 9 in 10 hits
+/// (no cost) against the 1.5 MiB row's misses (a 12 KiB page's cost). Now every
+/// repetition a cache answered is left out, and the rows it emptied are no points.
 #[test]
 fn sweep_a_4m_read_cache_names_no_1_5m_erase_block() {
     align_right_or_inconclusive(
@@ -687,12 +784,12 @@ fn sweep_a_4m_read_cache_names_no_1_5m_erase_block() {
     );
 }
 
-/// Found by the CI-default sweep (seed 20261127) with a filter that left out every
-/// repetition with a hit, a hit told by a share of the first access: a 4 MiB read cache on
-/// a 24 MiB / 16 KiB card whose transfers outweigh its command time gave "erase block
-/// 48 MiB (confident)". A 32 KiB hit took 1.5 ms against 2.1 ms from the medium, 43 % of
-/// the first access, so no hit was seen at 32 and 128 KiB and the rows read over and over
-/// showed no cost at 24 MiB.
+/// Found by the CI-default sweep (seed 20261127) once every repetition with a hit was
+/// left out: a 4 MiB read cache on a 24 MiB / 16 KiB card whose transfers outweigh its
+/// command time gave "erase block 48 MiB (confident)". A 32 KiB hit took 1.5 ms against
+/// 2.1 ms from the medium, 43 % of the first access, so no hit was seen at 32 and 128 KiB
+/// and the rows read over and over showed no cost at 24 MiB. Hits are now told by the
+/// medium's command time and time per byte from the first accesses.
 #[test]
 fn sweep_a_4m_read_cache_names_no_48m_erase_block_where_transfers_dominate() {
     align_right_or_inconclusive(
