@@ -11,6 +11,8 @@
 //!
 //! This module is a leaf (it uses nothing else of the crate), because the simulator's
 //! store uses [`recognise`] and [`regenerate`] to keep stamps it is given in compact form.
+//! The release profile builds flashscope for size (Cargo.toml); on x86-64 the payload loops
+//! are spelled out in SSE2 below, so they stay vectorised whatever the level.
 
 /// Bytes per stamp unit (one classic sector; a 4096-byte sector holds eight units).
 pub const UNIT: usize = 512;
@@ -51,6 +53,71 @@ fn payload_word(key: u64, i: usize) -> u64 {
     x ^= x >> 7;
     x ^= x << 17;
     x
+}
+
+/// The payload (words `HEADER..UNIT / 8`) two words at a time in SSE2 registers, which
+/// every x86-64 has: the same arithmetic as [`payload_word`], spelled out so that the
+/// loops are vectorised whatever the optimisation level (the board binaries build
+/// flashscope for size, and under fat LTO that level reaches these loops too).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod sse2 {
+    use super::{payload_word, HEADER, K1, UNIT};
+    use std::arch::x86_64::*;
+
+    const WORDS: usize = UNIT / 8;
+    // Word HEADER (3) alone, then the pairs (4, 5) .. (62, 63).
+    const PAIRS: usize = (WORDS - HEADER - 1) / 2;
+
+    /// Payload words `2 * n + 4` and `2 * n + 5` of `key`, for the counters `c`.
+    #[inline(always)]
+    fn pair(key: __m128i, c: __m128i) -> __m128i {
+        // SAFETY: SSE2 is enabled (the cfg above); these only compute on registers.
+        unsafe {
+            let mut x = _mm_add_epi64(key, c);
+            x = _mm_xor_si128(x, _mm_slli_epi64::<13>(x));
+            x = _mm_xor_si128(x, _mm_srli_epi64::<7>(x));
+            _mm_xor_si128(x, _mm_slli_epi64::<17>(x))
+        }
+    }
+
+    /// Write the payload of the unit with `key` into `words` (one unit's words, native
+    /// order, which on x86-64 is little-endian).
+    pub(super) fn fill(words: &mut [u64; WORDS], key: u64) {
+        words[HEADER] = payload_word(key, HEADER);
+        // SAFETY: SSE2 is enabled; every store is an unaligned 16-byte store inside
+        // `words[4..64]` (PAIRS pairs from word 4).
+        unsafe {
+            let k = _mm_set1_epi64x(key as i64);
+            let step = _mm_set1_epi64x(K1.wrapping_mul(2) as i64);
+            let mut c = _mm_set_epi64x(K1.wrapping_mul(5) as i64, K1.wrapping_mul(4) as i64);
+            let p = words.as_mut_ptr().add(HEADER + 1) as *mut __m128i;
+            for n in 0..PAIRS {
+                _mm_storeu_si128(p.add(n), pair(k, c));
+                c = _mm_add_epi64(c, step);
+            }
+        }
+    }
+
+    /// The bits in which `words` (one unit's words, native order) differ from the
+    /// payload of `key`, or-ed together: zero when the payload is exact.
+    pub(super) fn payload_diff(words: &[u64; WORDS], key: u64) -> u64 {
+        let first = words[HEADER] ^ payload_word(key, HEADER);
+        // SAFETY: SSE2 is enabled; every load is an unaligned 16-byte load inside
+        // `words[4..64]`; the transmute reads the two lanes of a 128-bit register.
+        unsafe {
+            let k = _mm_set1_epi64x(key as i64);
+            let step = _mm_set1_epi64x(K1.wrapping_mul(2) as i64);
+            let mut c = _mm_set_epi64x(K1.wrapping_mul(5) as i64, K1.wrapping_mul(4) as i64);
+            let p = words.as_ptr().add(HEADER + 1) as *const __m128i;
+            let mut acc = _mm_setzero_si128();
+            for n in 0..PAIRS {
+                acc = _mm_or_si128(acc, _mm_xor_si128(_mm_loadu_si128(p.add(n)), pair(k, c)));
+                c = _mm_add_epi64(c, step);
+            }
+            let lanes: [u64; 2] = std::mem::transmute(acc);
+            first | lanes[0] | lanes[1]
+        }
+    }
 }
 
 /// How a unit read back compares with what was written there.
@@ -96,6 +163,8 @@ impl Stamper {
 
     /// Fill `buf` (a multiple of `UNIT` bytes) with the stamps of the units starting at
     /// byte `offset` (a multiple of `UNIT`).
+    /// Not inlined, like [`Stamper::exact_run`]: it keeps this crate's optimisation.
+    #[inline(never)]
     pub fn fill(&self, buf: &mut [u8], offset: u64) {
         for (n, unit) in buf.chunks_exact_mut(UNIT).enumerate() {
             let off = offset + (n * UNIT) as u64;
@@ -111,6 +180,12 @@ impl Stamper {
         // reinterprets the aligned middle of the slice.
         let (pre, words, post) = unsafe { unit.align_to_mut::<u64>() };
         if pre.is_empty() && post.is_empty() && words.len() == UNIT / 8 {
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            if let Ok(words) = <&mut [u64; UNIT / 8]>::try_from(&mut *words) {
+                words[..HEADER].copy_from_slice(&head);
+                sse2::fill(words, key);
+                return;
+            }
             for (i, w) in words.iter_mut().enumerate() {
                 *w = if i < HEADER {
                     head[i]
@@ -161,6 +236,10 @@ impl Stamper {
             for (i, w) in words.iter().enumerate().take(HEADER) {
                 diff |= u64::from_le(*w) ^ head[i];
             }
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            if let Ok(words) = <&[u64; UNIT / 8]>::try_from(words) {
+                return diff | sse2::payload_diff(words, key) == 0;
+            }
             for (i, w) in words.iter().enumerate().skip(HEADER) {
                 diff |= u64::from_le(*w) ^ payload_word(key, i);
             }
@@ -180,7 +259,7 @@ impl Stamper {
 
     /// True when `bytes` (at most one unit) are exactly the first `bytes.len()` bytes of
     /// the stamp of `off`: a whole unit, or the part of one a short block holds.
-    pub(crate) fn is_prefix_of_stamp(&self, bytes: &[u8], off: u64) -> bool {
+    pub fn is_prefix_of_stamp(&self, bytes: &[u8], off: u64) -> bool {
         if bytes.len() == UNIT {
             return self.is_exact(bytes, off);
         }
@@ -194,7 +273,7 @@ impl Stamper {
 
     /// The offset a unit claims to be the stamp of, when its header is a valid stamp
     /// header of this run (cheap: three words; the payload is not checked).
-    pub(crate) fn claimed_offset(&self, unit: &[u8]) -> Option<u64> {
+    pub fn claimed_offset(&self, unit: &[u8]) -> Option<u64> {
         if unit.len() < HEADER * 8 {
             return None;
         }
@@ -206,7 +285,7 @@ impl Stamper {
     }
 
     /// Classify one unit read back from byte offset `off`.
-    pub(crate) fn classify_unit(&self, unit: &[u8], off: u64) -> UnitClass {
+    pub fn classify_unit(&self, unit: &[u8], off: u64) -> UnitClass {
         if unit.len() != UNIT {
             return UnitClass::Bad;
         }
@@ -236,27 +315,45 @@ impl Stamper {
     /// Check a buffer read from byte `offset`; calls `report(unit_offset, class)` for every
     /// unit that is not good, and returns how many were good.
     pub fn check(&self, buf: &[u8], offset: u64, mut report: impl FnMut(u64, UnitClass)) -> usize {
+        // The generic part (instantiated, and optimised, in the calling crate) only walks
+        // from one unit that is not exact to the next; the scan in between is `exact_run`,
+        // compiled here.
+        let whole = buf.len() / UNIT * UNIT;
         let mut good = 0;
-        for (n, unit) in buf.chunks_exact(UNIT).enumerate() {
-            let off = offset + (n * UNIT) as u64;
-            if self.is_exact(unit, off) {
-                good += 1;
-            } else {
-                match self.classify_unit(unit, off) {
-                    UnitClass::Good => good += 1,
-                    other => report(off, other),
-                }
+        let mut at = 0;
+        while at < whole {
+            let run = self.exact_run(&buf[at..whole], offset + at as u64);
+            good += run;
+            at += run * UNIT;
+            if at >= whole {
+                break;
             }
+            let off = offset + at as u64;
+            match self.classify_unit(&buf[at..at + UNIT], off) {
+                UnitClass::Good => good += 1,
+                other => report(off, other),
+            }
+            at += UNIT;
         }
         good
+    }
+
+    /// How many whole units from the start of `buf` (read from byte `offset`) are exactly
+    /// their stamps: the hot loop of every check. Not inlined, so that it keeps this
+    /// crate's optimisation (Cargo.toml) whatever its callers are built with.
+    #[inline(never)]
+    pub fn exact_run(&self, buf: &[u8], offset: u64) -> usize {
+        buf.chunks_exact(UNIT)
+            .enumerate()
+            .take_while(|(n, unit)| self.is_exact(unit, offset + (n * UNIT) as u64))
+            .count()
     }
 }
 
 /// The `(offset, salt)` whose stamp `unit` is exactly, of any run; `None` for anything
 /// else. The header is checked first (three words and one multiply), so data that is not a
 /// stamp costs next to nothing; only a valid header pays for comparing the payload.
-#[inline]
-pub(crate) fn recognise(unit: &[u8]) -> Option<(u64, u64)> {
+pub fn recognise(unit: &[u8]) -> Option<(u64, u64)> {
     if unit.len() != UNIT {
         return None;
     }
@@ -277,7 +374,7 @@ pub(crate) fn recognise(unit: &[u8]) -> Option<(u64, u64)> {
 /// (a unit boundary), skipping the first `skip` bytes (`skip < UNIT`): `buf` then holds
 /// bytes `[offset + skip, offset + skip + buf.len())` of that run of stamps. The inverse
 /// of [`recognise`] for runs of consecutive units.
-pub(crate) fn regenerate(buf: &mut [u8], offset: u64, salt: u64, skip: usize) {
+pub fn regenerate(buf: &mut [u8], offset: u64, salt: u64, skip: usize) {
     let stamper = Stamper::new(salt);
     let mut off = offset;
     let mut rest = buf;
@@ -438,6 +535,59 @@ mod tests {
         let mut out = vec![0u8; 2 * UNIT + 7];
         regenerate(&mut out[3..3 + 2 * UNIT], (1 << 20) + UNIT as u64, 77, 0);
         assert_eq!(&out[3..3 + 2 * UNIT], &full[UNIT..3 * UNIT]);
+    }
+
+    #[test]
+    fn exact_run_stops_at_the_first_unit_that_is_not_its_stamp() {
+        let s = Stamper::new(7);
+        let mut buf = vec![0u8; 8 * UNIT + 100];
+        s.fill(&mut buf[..8 * UNIT], 4096);
+        assert_eq!(s.exact_run(&buf, 4096), 8, "the partial tail is not a unit");
+        assert_eq!(s.exact_run(&buf, 4096 + UNIT as u64), 0);
+        buf[5 * UNIT + 300] ^= 1;
+        assert_eq!(s.exact_run(&buf, 4096), 5);
+        let mut bad = Vec::new();
+        assert_eq!(s.check(&buf, 4096, |o, c| bad.push((o, c))), 7);
+        assert_eq!(
+            bad,
+            [(4096 + 5 * UNIT as u64, UnitClass::Changed { bits: 1 })]
+        );
+    }
+
+    /// The payload as `payload_word` defines it, word by word, against what `fill` and
+    /// `is_exact` do on aligned and unaligned buffers (the SIMD path and the plain one).
+    #[test]
+    fn every_word_of_a_stamp_is_payload_word_and_only_it_passes() {
+        let s = Stamper::new(0x5eed_0123_4567_89ab);
+        let mut backing = vec![0u8; 4 * UNIT + 16];
+        let base = backing.as_ptr().align_offset(16);
+        for shift in [0usize, 1, 8] {
+            let buf = &mut backing[base + shift..base + shift + 3 * UNIT];
+            s.fill(buf, 7 * UNIT as u64);
+            for (n, unit) in buf.chunks_exact(UNIT).enumerate() {
+                let off = (7 + n) as u64 * UNIT as u64;
+                let key = unit_key(off, s.salt);
+                for (i, w) in unit.chunks_exact(8).enumerate() {
+                    let want = match i {
+                        0 => off,
+                        1 => s.salt,
+                        2 => check_word(off, s.salt),
+                        _ => payload_word(key, i),
+                    };
+                    assert_eq!(w, want.to_le_bytes(), "shift {shift} unit {n} word {i}");
+                }
+                assert!(s.is_exact(unit, off), "shift {shift} unit {n}");
+            }
+            // One flipped bit in each word position is seen.
+            for i in 0..UNIT / 8 {
+                buf[i * 8 + 3] ^= 0x10;
+                assert!(
+                    !s.is_exact(&buf[..UNIT], 7 * UNIT as u64),
+                    "shift {shift} word {i}"
+                );
+                buf[i * 8 + 3] ^= 0x10;
+            }
+        }
     }
 
     #[test]
