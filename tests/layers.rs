@@ -628,7 +628,8 @@ fn the_repository_cites_only_documents_it_has() {
         };
         let rel = f.strip_prefix(root).unwrap_or(&f).display().to_string();
         for (n, line) in text.lines().enumerate() {
-            for outside in ["DESIGN.md", "../shared/", "shared/reference/"] {
+            // (The second name is spelled in two parts so that this file does not cite it itself.)
+            for outside in ["DESIGN.md", concat!("..", "/shared/"), "shared/reference/"] {
                 if line.contains(outside) {
                     bad.push(format!("{rel}:{}: cites {outside}", n + 1));
                 }
