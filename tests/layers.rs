@@ -613,8 +613,9 @@ fn docs_cited(text: &str) -> Vec<String> {
 }
 
 /// Issue 46 point 8: the repository is read without the design notes beside it (a fresh
-/// clone has no ../shared), so nothing in it cites them (`DESIGN.md`, a file in
-/// `../shared/`, `shared/reference/`), and every `docs/NAME.md` it cites exists.
+/// clone has no directory of design notes beside it), so nothing in it cites them
+/// (`DESIGN.md`, a file in that sibling directory, `shared/reference/`), and every
+/// `docs/NAME.md` it cites exists.
 #[test]
 fn the_repository_cites_only_documents_it_has() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
