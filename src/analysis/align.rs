@@ -2118,6 +2118,15 @@ mod tests {
         }
     }
 
+    /// How many reads `cells` hold at block size `bs`.
+    fn reads_at(cells: &[AlignCell], bs: u64) -> usize {
+        cells
+            .iter()
+            .filter(|c| c.block_bytes == bs)
+            .map(|c| c.reads.len())
+            .sum()
+    }
+
     /// Rows of 1, 4 and 16 KiB reads on a medium with a 650 µs command and 22 MiB/s, every
     /// time multiplied by `1 + noise × N(0,1)` (at least 0.2); a repeat is a cache hit
     /// (20 µs and the transfer) with chance `hits` at block size `hit_bs`.
@@ -2179,17 +2188,11 @@ mod tests {
         for seed in 0..20 {
             let cells = noisy_rows(seed, 0.2, 16384, 0.5);
             let kept = without_cache_hits(&cells);
-            let count = |cs: &[AlignCell], bs| {
-                cs.iter()
-                    .filter(|c| c.block_bytes == bs)
-                    .map(|c| c.reads.len())
-                    .sum::<usize>()
-            };
-            assert_eq!(count(&kept, 1024), count(&cells, 1024), "seed {seed}");
-            assert_eq!(count(&kept, 4096), count(&cells, 4096), "seed {seed}");
+            assert_eq!(reads_at(&kept, 1024), reads_at(&cells, 1024), "seed {seed}");
+            assert_eq!(reads_at(&kept, 4096), reads_at(&cells, 4096), "seed {seed}");
             // Seven in eight repetitions hold a hit; what is kept holds none.
             assert!(
-                count(&kept, 16384) * 4 < count(&cells, 16384),
+                reads_at(&kept, 16384) * 4 < reads_at(&cells, 16384),
                 "seed {seed}"
             );
         }
@@ -2287,16 +2290,17 @@ mod tests {
         for seed in 0..10 {
             let cells = served_rows(seed, 1024, 0.5);
             let kept = without_cache_hits(&cells);
-            let count = |cs: &[AlignCell], bs| {
-                cs.iter()
-                    .filter(|c| c.block_bytes == bs)
-                    .map(|c| c.reads.len())
-                    .sum::<usize>()
-            };
-            assert_eq!(count(&kept, 4096), count(&cells, 4096), "seed {seed}");
-            assert_eq!(count(&kept, 16384), count(&cells, 16384), "seed {seed}");
+            assert_eq!(reads_at(&kept, 4096), reads_at(&cells, 4096), "seed {seed}");
+            assert_eq!(
+                reads_at(&kept, 16384),
+                reads_at(&cells, 16384),
+                "seed {seed}"
+            );
             // Seven in ten repetitions hold a hit; what is kept holds none.
-            assert!(count(&kept, 1024) * 2 < count(&cells, 1024), "seed {seed}");
+            assert!(
+                reads_at(&kept, 1024) * 2 < reads_at(&cells, 1024),
+                "seed {seed}"
+            );
         }
     }
 
