@@ -1116,22 +1116,6 @@ pub(crate) unsafe fn unmap(ptr: std::ptr::NonNull<u8>, size: usize) {
     unsafe { libc::munmap(ptr.as_ptr().cast(), size) };
 }
 
-/// Create a new test file at `path`, open for reading and writing: `O_CREAT | O_EXCL |
-/// O_NOFOLLOW`, mode 0600, so nothing planted at the name (a symbolic link, a hard link,
-/// a FIFO, another file) is opened, truncated or written. Every later open of it goes
-/// through [`reopen`], never through the name, which whoever can write the directory
-/// can change.
-pub(crate) fn create_test_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-}
-
 /// Open `file` again with other flags (`O_DIRECT`, `O_SYNC`, read-only, `O_TRUNC`) through
 /// its descriptor (`/proc/self/fd/N`): the same file, whatever was done to its name since.
 pub(crate) fn reopen(

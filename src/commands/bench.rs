@@ -207,7 +207,8 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
     let mut shown_spec: Option<String> = None;
     if let (true, Some(dir)) = (is_dir, spec.path()) {
         // A name nobody can guess beforehand (created O_EXCL | O_NOFOLLOW all the same).
-        let path = crate::fs::test_path(dir, "bench");
+        let name = crate::fs::test_name("bench");
+        let path = dir.join(&name);
         crate::session::check_allowed(
             spec,
             &WriteFlags {
@@ -220,7 +221,7 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
                 path.display()
             ),
         )?;
-        let made = crate::fs::make_test_file(&path, size);
+        let made = crate::fs::make_test_file(dir, name, size);
         if let Some(sig) = crate::signals::pending() {
             return Ok(Bench::stopped(sig));
         }

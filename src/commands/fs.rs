@@ -98,7 +98,7 @@ fn fs_target(fs: &FsInfo) -> Target {
 /// Check the directory and inspect its filesystem, before anything is written.
 fn prepare(dir: &Path) -> Result<FsInfo> {
     let abs = env::check_dir(dir)?;
-    env::fs_info(&abs)
+    env::fs_info(abs.path())
 }
 
 /// Run `fs seq`: each dd mode's write and reads with the page cache sampled.

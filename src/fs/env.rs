@@ -63,8 +63,11 @@ pub(crate) fn test_dir(dir: &Path) -> Result<crate::sys::dir::Dir> {
 }
 
 /// Check that `dir` exists, is a directory and accepts a new file; all before any test
-/// data is written. A probe file of zero bytes is created and removed at once.
-pub fn check_dir(dir: &Path) -> Result<PathBuf> {
+/// data is written. A probe file of zero bytes is created and removed at once. Returns the
+/// directory opened ([`test_dir`]): the test makes and removes its files through it
+/// ([`super::TestFiles`]), never through the path, whose directories may be swapped after
+/// this check by whoever can write them.
+pub(crate) fn check_dir(dir: &Path) -> Result<crate::sys::dir::Dir> {
     let meta = std::fs::metadata(dir).map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound {
             Error::runtime(format!(
@@ -83,16 +86,15 @@ pub fn check_dir(dir: &Path) -> Result<PathBuf> {
     }
     // Walked one component at a time: a link of another user's on the way is refused.
     let top = test_dir(dir)?;
-    let abs = top.path().to_path_buf();
     // At a random hidden name (`.flashscope-probe.<random>.tmp`), `O_EXCL | O_NOFOLLOW`:
     // nobody can plant a link or file at it beforehand (a name from the pid could be).
     let probe = top
         .create_temp(std::ffi::OsStr::new("flashscope-probe"), 0o600)
-        .map(|(tmp, _)| (top, tmp));
+        .map(|(tmp, _)| tmp);
     match probe {
-        Ok((d, tmp)) => {
-            let _ = d.remove(&tmp);
-            Ok(abs)
+        Ok(tmp) => {
+            let _ = top.remove(&tmp);
+            Ok(top)
         }
         Err(e) => {
             let why = match e.raw_os_error() {
@@ -105,7 +107,7 @@ pub fn check_dir(dir: &Path) -> Result<PathBuf> {
             };
             Err(Error::runtime(format!(
                 "directory {} is not writable ({why}): choose a directory you can write to, or fix its permissions",
-                abs.display()
+                top.path().display()
             )))
         }
     }
@@ -356,7 +358,7 @@ mod tests {
         std::fs::write(&f, b"x").unwrap();
         assert_eq!(check_dir(&f).unwrap_err().exit_code(), 2);
         let ok = check_dir(d.path()).unwrap();
-        assert!(ok.is_absolute());
+        assert!(ok.path().is_absolute());
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
     }
 

@@ -106,7 +106,8 @@ pub fn validate(cfg: &FilesConfig) -> Result<()> {
 /// after that size unless `keep`.
 pub fn run(cfg: &FilesConfig, progress: Arc<ProgressCounters>) -> Result<FilesRun> {
     validate(cfg)?;
-    let dir = env::check_dir(&cfg.dir)?;
+    let top = env::check_dir(&cfg.dir)?;
+    let dir = top.path().to_path_buf();
     let fs = env::fs_info(&dir)?;
     let per_size: Vec<u64> = cfg
         .sizes
@@ -146,7 +147,6 @@ pub fn run(cfg: &FilesConfig, progress: Arc<ProgressCounters>) -> Result<FilesRu
     // Everything below happens through this descriptor and those of the directories made
     // in it, never through a name: whoever owns the directory can rename what is in it,
     // but not what is inside the directories flashscope makes there (mode 0700).
-    let top = crate::fs::env::test_dir(&dir)?;
     for &size in &cfg.sizes {
         let name = test_name(&format!("files-{size}"));
         let sub_path = dir.join(&name);

@@ -6,9 +6,9 @@
 
 use super::env;
 use super::monitor::ProgressCounters;
-use super::{io_err, powers_of_two_down, rate, test_path, Cleanup, Pattern, PatternBuf};
+use super::{io_err, powers_of_two_down, rate, Pattern, PatternBuf, TestFiles};
 use crate::backend::{monotonic_ns, AlignedBuf};
-use crate::sys::{create_test_file, reopen};
+use crate::sys::reopen;
 use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use rand::{Rng, SeedableRng};
@@ -185,8 +185,8 @@ pub fn validate(cfg: &MatrixConfig) -> Result<()> {
 /// `keep`, then kept under a name with the cell's sizes).
 pub fn run(cfg: &MatrixConfig, progress: Arc<ProgressCounters>) -> Result<MatrixRun> {
     validate(cfg)?;
-    let dir = env::check_dir(&cfg.dir)?;
-    let fs = env::fs_info(&dir)?;
+    let mut files = TestFiles::new(env::check_dir(&cfg.dir)?, cfg.keep);
+    let fs = env::fs_info(files.dir_path())?;
     let cells = cell_list(&cfg.file_sizes, &cfg.record_sizes);
     let need = if cfg.keep {
         cells.iter().map(|(f, _)| *f).sum()
@@ -204,12 +204,9 @@ pub fn run(cfg: &MatrixConfig, progress: Arc<ProgressCounters>) -> Result<Matrix
     let mut rng = rand_pcg::Pcg64::seed_from_u64(cfg.seed);
     let mut out = Vec::new();
     let mut bytes_written = 0u64;
-    let mut cleanup = Cleanup::new(cfg.keep);
     for (file_bytes, record_bytes) in cells {
-        let path = test_path(&dir, &format!("matrix-{file_bytes}-{record_bytes}"));
         // Created new; each test opens it again through this descriptor, never the name.
-        let anchor = create_test_file(&path).map_err(io_err("creating", &path))?;
-        cleanup.add(path.clone());
+        let (path, anchor) = files.create(&format!("matrix-{file_bytes}-{record_bytes}"))?;
         let mut cell = Cell {
             cfg,
             path: &path,
@@ -238,7 +235,7 @@ pub fn run(cfg: &MatrixConfig, progress: Arc<ProgressCounters>) -> Result<Matrix
                 bytes_per_s: rate(cell.bytes_moved(), ns).round() as u64,
             };
         }
-        cleanup.remove_now();
+        files.remove_now();
         let [write, rewrite, read, reread, random_read, random_write] = figures;
         out.push(MatrixCell {
             file_bytes,

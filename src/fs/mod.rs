@@ -106,61 +106,94 @@ pub fn rate(bytes: u64, ns: u64) -> f64 {
     bytes as f64 * 1e9 / ns.max(1) as f64
 }
 
-/// Test files and directories removed when dropped, unless kept (`--keep`); also on error
-/// paths, so a failed run leaves nothing behind.
-pub struct Cleanup {
-    paths: Vec<PathBuf>,
+/// The test files of one run, made in the directory under test through its descriptor
+/// ([`env::check_dir`]) and removed through it when dropped, unless kept (`--keep`); also
+/// on error paths, so a failed run leaves nothing behind. Whoever can write the directory
+/// (or one above it) may rename things or plant links meanwhile: each file is created
+/// `O_EXCL | O_NOFOLLOW` at a name nobody can guess ([`test_name`]), measured through its
+/// descriptor ([`reopen`](crate::sys::reopen)), and its name removed only while the name
+/// still holds that file.
+pub struct TestFiles {
+    dir: crate::sys::dir::Dir,
+    made: Vec<(std::ffi::OsString, crate::sys::dir::Node, bool)>,
     keep: bool,
 }
 
-impl Cleanup {
-    pub fn new(keep: bool) -> Self {
-        Cleanup {
-            paths: Vec::new(),
+impl TestFiles {
+    /// The files of a run in `dir` (checked and opened by [`env::check_dir`]); `keep`
+    /// leaves them when the run ends.
+    pub(crate) fn new(dir: crate::sys::dir::Dir, keep: bool) -> Self {
+        TestFiles {
+            dir,
+            made: Vec::new(),
             keep,
         }
     }
 
-    /// Remember a file or directory to remove.
-    pub fn add(&mut self, path: PathBuf) {
-        self.paths.push(path);
+    /// The directory's path, for messages and for reading its filesystem's figures.
+    pub fn dir_path(&self) -> &Path {
+        self.dir.path()
     }
 
-    /// Remove everything now (unless kept).
+    /// Create the new test file `flashscope-<what>-<pid>-<random>`, open for reading and
+    /// writing (mode 0600); returns its path (for messages only) and the file.
+    pub fn create(&mut self, what: &str) -> Result<(PathBuf, File)> {
+        self.create_kept_if(test_name(what), self.keep)
+    }
+
+    /// As [`TestFiles::create`], for a file removed at the end even under `--keep` (a
+    /// warm-up file).
+    pub fn create_scratch(&mut self, what: &str) -> Result<(PathBuf, File)> {
+        self.create_kept_if(test_name(what), false)
+    }
+
+    fn create_kept_if(&mut self, name: std::ffi::OsString, keep: bool) -> Result<(PathBuf, File)> {
+        let path = self.dir.path().join(&name);
+        let file = self
+            .dir
+            .create_new(&name, rustix::fs::OFlags::RDWR, 0o600)
+            .map_err(io_err("creating", &path))?;
+        let node = crate::sys::dir::node_of(&file).map_err(io_err("looking at", &path))?;
+        self.made.push((name, node, keep));
+        Ok((path, file))
+    }
+
+    /// Remove every file made so far, but those kept.
     pub fn remove_now(&mut self) {
-        if self.keep {
-            return;
-        }
-        for p in self.paths.drain(..).rev() {
-            if p.is_dir() {
-                let _ = std::fs::remove_dir_all(&p);
-            } else {
-                let _ = std::fs::remove_file(&p);
+        for (name, node, keep) in self.made.drain(..).rev() {
+            if keep {
+                continue;
+            }
+            // Only the file made: not one put at its name since.
+            if self.dir.stat(&name).is_ok_and(|n| n.same(&node)) {
+                let _ = self.dir.remove(&name);
             }
         }
     }
 }
 
-impl Drop for Cleanup {
+impl Drop for TestFiles {
     fn drop(&mut self) {
         self.remove_now();
     }
 }
 
-/// Make a test file of `size` bytes of incompressible data, written and synced so reads
-/// hit the medium rather than holes ([`create_test_file`]: nothing planted at the name is
-/// followed). Returns the guard that removes it when dropped and the open file, through
-/// which it is measured ([`reopen`], `/proc/self/fd/N`): whoever can write the directory
-/// may rename it or put a link at its name, and the measurement still reads and writes
-/// this file alone. Ctrl-C or SIGTERM stop the writing (the handler is installed here)
-/// and the file goes too.
-pub fn make_test_file(path: &Path, size: u64) -> Result<(Cleanup, File)> {
+/// Make the test file `name` ([`test_name`]) of `size` bytes of incompressible data in
+/// `dir` (checked first, [`env::check_dir`]), written and synced so reads hit the medium
+/// rather than holes. Returns the files' guard (it removes the file when dropped) and the
+/// open file, through which it is measured ([`crate::sys::reopen`],
+/// `/proc/self/fd/N`): whoever can write the directory may rename it or put a link at its
+/// name, and the measurement still reads and writes this file alone. Ctrl-C or SIGTERM
+/// stop the writing (the handler is installed here) and the file goes too.
+pub fn make_test_file(
+    dir: &Path,
+    name: std::ffi::OsString,
+    size: u64,
+) -> Result<(TestFiles, File)> {
     use std::io::Write;
     crate::signals::install(crate::signals::Second::Terminate);
-    let mut f =
-        crate::sys::create_test_file(path).map_err(io_err("creating the test file", path))?;
-    let mut guard = Cleanup::new(false);
-    guard.add(path.to_path_buf());
+    let mut files = TestFiles::new(env::check_dir(dir)?, false);
+    let (path, mut f) = files.create_kept_if(name, false)?;
     let mut chunk = vec![0u8; 1 << 20];
     crate::workload::Pattern::Random.fill(&mut chunk, 0xbe7c4);
     let mut left = size;
@@ -168,22 +201,17 @@ pub fn make_test_file(path: &Path, size: u64) -> Result<(Cleanup, File)> {
         crate::signals::check()?;
         let n = left.min(chunk.len() as u64) as usize;
         f.write_all(&chunk[..n])
-            .map_err(io_err("writing the test file", path))?;
+            .map_err(io_err("writing the test file", &path))?;
         left -= n as u64;
     }
     f.sync_all()
-        .map_err(io_err("syncing the test file", path))?;
-    Ok((guard, f))
+        .map_err(io_err("syncing the test file", &path))?;
+    Ok((files, f))
 }
 
 /// The name of a test file or directory: `flashscope-<what>-<pid>-<random>` in `dir`, a
 /// name nobody can guess and plant something at beforehand (it is created with
-/// `O_EXCL` all the same: [`create_test_file`]).
-pub fn test_path(dir: &Path, what: &str) -> PathBuf {
-    dir.join(test_name(what))
-}
-
-/// The file name [`test_path`] puts in its directory.
+/// `O_EXCL` all the same: [`TestFiles::create`]).
 pub fn test_name(what: &str) -> std::ffi::OsString {
     format!(
         "flashscope-{what}-{}-{:08x}",
@@ -264,24 +292,70 @@ mod tests {
     }
 
     #[test]
-    fn cleanup_removes_unless_kept() {
+    fn test_files_are_removed_unless_kept_and_only_while_their_name_holds_them() {
         let d = tempfile::tempdir().unwrap();
-        let f = d.path().join("a");
-        let sub = d.path().join("sub");
-        std::fs::write(&f, b"x").unwrap();
-        std::fs::create_dir(&sub).unwrap();
-        std::fs::write(sub.join("b"), b"x").unwrap();
+        let names = || -> Vec<String> {
+            let mut v: Vec<String> = std::fs::read_dir(d.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            v.sort();
+            v
+        };
         {
-            let mut c = Cleanup::new(false);
-            c.add(f.clone());
-            c.add(sub.clone());
+            let mut files = TestFiles::new(env::check_dir(d.path()).unwrap(), false);
+            let (a, _) = files.create("a").unwrap();
+            assert!(a.starts_with(d.path()) && a.exists());
+            files.create("b").unwrap();
+            assert_eq!(names().len(), 2);
         }
-        assert!(!f.exists() && !sub.exists());
-        std::fs::write(&f, b"x").unwrap();
+        assert!(names().is_empty(), "{:?}", names());
         {
-            let mut c = Cleanup::new(true);
-            c.add(f.clone());
+            let mut files = TestFiles::new(env::check_dir(d.path()).unwrap(), true);
+            files.create("kept").unwrap();
+            files.create_scratch("warm").unwrap();
         }
-        assert!(f.exists());
+        let left = names();
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert!(left[0].starts_with("flashscope-kept-"), "{left:?}");
+        std::fs::remove_file(d.path().join(&left[0])).unwrap();
+        // Another file put at a test file's name meanwhile (a writer of the directory
+        // renamed ours away and planted its own) is not removed.
+        {
+            let mut files = TestFiles::new(env::check_dir(d.path()).unwrap(), false);
+            let (p, _) = files.create("swapped").unwrap();
+            std::fs::rename(&p, d.path().join("moved")).unwrap();
+            std::fs::write(&p, b"theirs").unwrap();
+        }
+        assert_eq!(names().len(), 2, "{:?}", names());
+    }
+
+    #[test]
+    fn test_files_go_where_the_directory_was_opened_not_where_its_path_leads_later() {
+        // The directory under test is swapped for a link after the check: the test's
+        // files still go into (and are removed from) the directory checked.
+        let d = tempfile::tempdir().unwrap();
+        let checked = d.path().join("card");
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::create_dir(&checked).unwrap();
+        std::fs::create_dir(&elsewhere).unwrap();
+        let mut files = TestFiles::new(env::check_dir(&checked).unwrap(), false);
+        std::fs::rename(&checked, d.path().join("card.moved")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &checked).unwrap();
+        files.create("after-swap").unwrap();
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        assert_eq!(
+            std::fs::read_dir(d.path().join("card.moved"))
+                .unwrap()
+                .count(),
+            1
+        );
+        drop(files);
+        assert_eq!(
+            std::fs::read_dir(d.path().join("card.moved"))
+                .unwrap()
+                .count(),
+            0
+        );
     }
 }

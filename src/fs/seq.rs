@@ -3,9 +3,9 @@
 
 use super::env::{self, drop_all_caches, drop_file_cache};
 use super::monitor::{MemSample, Monitor, ProgressCounters};
-use super::{io_err, rate, read_all, test_path, Cleanup, Pattern, PatternBuf};
+use super::{io_err, rate, read_all, Pattern, PatternBuf, TestFiles};
 use crate::backend::{monotonic_ns, AlignedBuf};
-use crate::sys::{create_test_file, reopen};
+use crate::sys::reopen;
 use crate::vocab::units::format_bytes;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -288,7 +288,8 @@ fn planned_bytes(cfg: &SeqConfig) -> u64 {
 /// free space first; the test files are removed unless `keep`.
 pub fn run(cfg: &SeqConfig, progress: Arc<ProgressCounters>) -> Result<SeqRun> {
     validate(cfg)?;
-    let dir = env::check_dir(&cfg.dir)?;
+    let mut files = TestFiles::new(env::check_dir(&cfg.dir)?, cfg.keep);
+    let dir = files.dir_path().to_path_buf();
     let fs = env::fs_info(&dir)?;
     let need = if cfg.keep {
         // Later runs overwrite the same file, so only one file per mode stays.
@@ -317,7 +318,7 @@ pub fn run(cfg: &SeqConfig, progress: Arc<ProgressCounters>) -> Result<SeqRun> {
     let mut rbuf = AlignedBuf::new(cfg.block_bytes as usize);
     let mut bytes_written = 0u64;
     let mut drop_caches_error = None;
-    let warmup_bytes = match warm_up(cfg, &dir, &mut wbuf, &progress) {
+    let warmup_bytes = match warm_up(cfg, &mut files, &mut wbuf, &progress) {
         Ok(n) => n,
         Err(e) => {
             drop(monitor);
@@ -333,13 +334,10 @@ pub fn run(cfg: &SeqConfig, progress: Arc<ProgressCounters>) -> Result<SeqRun> {
             if per_mode[i].first().is_some_and(|r| !r.supported) {
                 continue;
             }
-            let mut cleanup = Cleanup::new(cfg.keep);
-            let path = test_path(&dir, &format!("seq-{}", mode.name()));
-            cleanup.add(path.clone());
             let r = run_mode(
                 cfg,
                 mode,
-                &path,
+                &mut files,
                 t0,
                 &mut wbuf,
                 &mut rbuf,
@@ -347,6 +345,8 @@ pub fn run(cfg: &SeqConfig, progress: Arc<ProgressCounters>) -> Result<SeqRun> {
                 &mut bytes_written,
                 &mut drop_caches_error,
             );
+            // One test file exists at a time (the free-space check counts one).
+            files.remove_now();
             match r {
                 Ok(res) => per_mode[i].push(res),
                 Err(e) => {
@@ -376,7 +376,7 @@ fn warmup_size(cfg: &SeqConfig) -> u64 {
 /// for cold page allocation and filesystem metadata, which biases whichever mode runs first.
 fn warm_up(
     cfg: &SeqConfig,
-    dir: &std::path::Path,
+    files: &mut TestFiles,
     wbuf: &mut PatternBuf,
     progress: &ProgressCounters,
 ) -> Result<u64> {
@@ -384,10 +384,7 @@ fn warm_up(
         return Ok(0);
     }
     progress.set_phase("warm-up");
-    let path = test_path(dir, "seq-warmup");
-    let mut cleanup = Cleanup::new(false);
-    cleanup.add(path.clone());
-    let mut f = create_test_file(&path).map_err(io_err("creating", &path))?;
+    let (path, mut f) = files.create_scratch("seq-warmup")?;
     let blocks = warmup_size(cfg) / cfg.block_bytes;
     for i in 0..blocks {
         crate::signals::check()?;
@@ -396,6 +393,8 @@ fn warm_up(
         progress.add(cfg.block_bytes);
     }
     f.sync_all().map_err(io_err("fsync on", &path))?;
+    drop(f);
+    files.remove_now();
     Ok(blocks * cfg.block_bytes)
 }
 
@@ -427,7 +426,7 @@ fn direct_refused(mode: SeqMode, e: &io::Error) -> bool {
 fn run_mode(
     cfg: &SeqConfig,
     mode: SeqMode,
-    path: &std::path::Path,
+    files: &mut TestFiles,
     t0: u64,
     wbuf: &mut PatternBuf,
     rbuf: &mut AlignedBuf,
@@ -448,7 +447,8 @@ fn run_mode(
     let blocks = cfg.file_bytes / cfg.block_bytes;
     // Created new (nothing planted at the name is followed or truncated); every open
     // below, the timed one included, goes through this descriptor, never the name.
-    let anchor = create_test_file(path).map_err(io_err("creating", path))?;
+    let (path, anchor) = files.create(&format!("seq-{}", mode.name()))?;
+    let path = path.as_path();
     let start = monotonic_ns();
     let mut file = match reopen(
         &anchor,
