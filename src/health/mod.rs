@@ -369,7 +369,7 @@ pub fn assess(target: Option<&TargetSpec>, opts: &Options) -> Result<Health> {
                     "it presents no MMC/SD registers (card=none: a USB stick, SSD or raw NAND) and a simulated device has no SMART data, so there is no source of wear data".to_string(),
                 ));
             }
-            card(h, &attrs, None, opts)
+            card(h, &attrs, ReadNow::default(), opts)
         }
         crate::device::Spec::Path(path) => {
             let meta = std::fs::metadata(path);
@@ -515,10 +515,14 @@ fn block_device(spec: &TargetSpec, block: &BlockTarget, opts: &Options) -> Resul
         .and_then(CardKind::from_sysfs_type)
         .is_some()
     {
-        let dev_node = (!injected(opts)).then(|| PathBuf::from(format!("/dev/{disk}")));
+        let now = ReadNow {
+            dev_node: (!injected(opts)).then(|| PathBuf::from(format!("/dev/{disk}"))),
+            debugfs: ext_csd_in_debugfs(&device_dir, &opts.roots),
+            kernel: true,
+        };
         let mut h = Health::new(spec.as_str(), String::new(), opts);
         (h.model, h.serial) = (model, serial);
-        return card(h, &attrs, dev_node, opts);
+        return card(h, &attrs, now, opts);
     }
     // Not MMC/SD: SMART through smartctl.
     let words = [attrs.attr("vendor")?, model.clone()]
@@ -574,14 +578,42 @@ fn injected(opts: &Options) -> bool {
     opts.roots.sys != Path::new("/sys")
 }
 
-/// An MMC or SD card, read through its attributes; `dev_node` is where the EXT_CSD
-/// register can be read live when sysfs lacks the wear attributes.
-fn card(
-    mut h: Health,
-    attrs: &dyn CardAttrs,
+/// Where an eMMC's EXT_CSD register can be read as it is now, rather than as the kernel
+/// read it when it initialised the card.
+#[derive(Default)]
+struct ReadNow {
+    /// The block device, for `MMC_IOC_CMD` (needs root: CAP_SYS_RAWIO).
     dev_node: Option<PathBuf>,
-    opts: &Options,
-) -> Result<Health> {
+    /// The card's `ext_csd` in debugfs, which the kernel reads again from the card at each
+    /// read ([`ext_csd_in_debugfs`]).
+    debugfs: Option<PathBuf>,
+    /// The attributes are a kernel's (a real or recorded sysfs), not a simulated card's.
+    kernel: bool,
+}
+
+/// Where debugfs prints this card's EXT_CSD (`/sys/kernel/debug/mmc0/mmc0:0001/ext_csd`):
+/// the card's sysfs directory (`device_dir` resolved) is `mmcN:RCA`, under its host `mmcN`.
+fn ext_csd_in_debugfs(device_dir: &Path, roots: &crate::platform::Roots) -> Option<PathBuf> {
+    let card = std::fs::canonicalize(device_dir).ok()?;
+    let name = card.file_name()?.to_str()?;
+    let (host, rca) = name.split_once(':')?;
+    let host_ok = host
+        .strip_prefix("mmc")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let rca_ok = !rca.is_empty() && rca.bytes().all(|b| b.is_ascii_hexdigit());
+    (host_ok && rca_ok).then(|| {
+        roots
+            .sys
+            .join("kernel/debug")
+            .join(host)
+            .join(name)
+            .join("ext_csd")
+    })
+}
+
+/// An MMC or SD card, read through its attributes; `now` says where an eMMC's EXT_CSD
+/// register can be read as it is now.
+fn card(mut h: Health, attrs: &dyn CardAttrs, now: ReadNow, opts: &Options) -> Result<Health> {
     let id = mmc::decode_attrs(attrs);
     let product = id.cid.as_ref().map(|c| {
         format!("{} {}", c.manufacturer_label(), c.product_name)
@@ -618,44 +650,73 @@ fn card(
             "an SD card has no standard wear counter: the SD specification's registers (CID, CSD, SD Status) hold identity, capacity and speed classes but no life-time estimate, and Linux exposes none; some industrial cards report wear through vendor commands (CMD56), which flashscope does not send".to_string(),
         ));
     }
-    // eMMC: sysfs first.
+    // eMMC. The kernel reads life_time and pre_eol_info once, when it initialises the card
+    // (LKML, 2022-03-09): on a board up for months they hold the wear of its boot. So the
+    // register is read as it is now first, through MMC_IOC_CMD, else through debugfs (the
+    // kernel reads it from the card again at each read); the attributes come last, and
+    // say so.
     let rev = match attrs.attr("rev")? {
         Some(t) => Some(emmc::parse_rev(&t)?),
         None => None,
     };
+    let mut not_now = Vec::new();
+    if let Some(node) = &now.dev_node {
+        match std::fs::File::open(node).and_then(|f| crate::sys::mmc_read_ext_csd(&f)) {
+            Ok(bytes) => {
+                let x = ExtCsd::parse(&node.display().to_string(), &bytes)?;
+                let wear = x.wear(format!(
+                    "EXT_CSD read now with MMC_IOC_CMD from {}",
+                    node.display()
+                ));
+                return Ok(with_emmc(h, wear, opts));
+            }
+            Err(e) => not_now.push(format!("MMC_IOC_CMD on {}: {e}", node.display())),
+        }
+    }
+    if let Some(path) = &now.debugfs {
+        match read_dump(path) {
+            Ok(x) => {
+                let wear = x.wear(format!(
+                    "EXT_CSD read now from {} (debugfs reads it from the card at each read)",
+                    path.display()
+                ));
+                return Ok(with_emmc(h, wear, opts));
+            }
+            Err(e) => not_now.push(crate::input::printable(&e.to_string()).into_owned()),
+        }
+    }
     let life = attrs.attr("life_time")?;
     let pre = attrs.attr("pre_eol_info")?;
     if let (Some(life), Some(pre)) = (&life, &pre) {
         let (a, b) = emmc::parse_life_time(life)?;
         let p = emmc::parse_pre_eol(pre)?;
-        let wear = EmmcWear::from_raw(
-            format!("sysfs life_time and pre_eol_info at {place}"),
-            rev,
-            a,
-            b,
-            p,
-        );
+        let source = if now.kernel {
+            h.notes.push(format!(
+                "life_time and pre_eol_info are what the kernel read when it initialised the card (at boot or insertion), not now: wear since then is not in them; the register could not be read now ({}). As root with debugfs mounted, or with --ext-csd FILE, the figures are current",
+                if not_now.is_empty() {
+                    "no device node or debugfs entry for this card".to_string()
+                } else {
+                    not_now.join("; ")
+                }
+            ));
+            format!("sysfs life_time and pre_eol_info at {place}, as of card init")
+        } else {
+            format!("sysfs life_time and pre_eol_info at {place}")
+        };
+        let wear = EmmcWear::from_raw(source, rev, a, b, p);
         return Ok(with_emmc(h, wear, opts));
     }
-    // An older kernel (before 4.13) has no such attributes: read EXT_CSD itself.
     let missing = "the kernel exposes no life_time / pre_eol_info (they came with Linux 4.13)";
-    let Some(node) = dev_node else {
-        return Ok(h.unknown(format!(
+    Ok(h.unknown(if not_now.is_empty() {
+        format!(
             "{missing}, and the EXT_CSD register cannot be read here; give a dump with --ext-csd FILE (e.g. /sys/kernel/debug/mmc0/mmc0:0001/ext_csd)"
-        )));
-    };
-    let read = std::fs::File::open(&node).and_then(|f| crate::sys::mmc_read_ext_csd(&f));
-    match read {
-        Ok(bytes) => {
-            let x = ExtCsd::parse(&node.display().to_string(), &bytes)?;
-            let wear = x.wear(format!("EXT_CSD read with MMC_IOC_CMD from {}", node.display()));
-            Ok(with_emmc(h, wear, opts))
-        }
-        Err(e) => Ok(h.unknown(format!(
-            "{missing}, and reading the EXT_CSD register from {} failed ({e}); it needs root (CAP_SYS_RAWIO), or give a dump with --ext-csd FILE",
-            node.display()
-        ))),
-    }
+        )
+    } else {
+        format!(
+            "{missing}, and reading the EXT_CSD register failed ({}); it needs root (CAP_SYS_RAWIO) or debugfs, or give a dump with --ext-csd FILE",
+            not_now.join("; ")
+        )
+    }))
 }
 
 fn with_emmc(mut h: Health, wear: EmmcWear, opts: &Options) -> Health {

@@ -428,3 +428,96 @@ fn an_nvme_health_export_passes_promtool() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A tree shaped as a kernel lays out an eMMC (`/sys/class/block/mmcblk0` a link into
+/// the host's device directory, the card at `mmc0:0001`), its attributes saying 0-10 %
+/// (what the kernel read at card init), and, with `debugfs`, the card's `ext_csd` in
+/// debugfs saying 20-30 % (the register as it is now, from the Titron dump with its
+/// life-time bytes changed).
+fn emmc_tree_read_at_init_and_now(debugfs: bool) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let sys = t.path();
+    let card = sys.join("devices/platform/fe320000.mmc/mmc_host/mmc0/mmc0:0001");
+    std::fs::create_dir_all(card.join("block/mmcblk0")).unwrap();
+    for (name, value) in [
+        ("life_time", "0x01 0x01"),
+        ("pre_eol_info", "0x01"),
+        ("rev", "0x8"),
+        ("type", "MMC"),
+        ("name", "SEM16G"),
+    ] {
+        std::fs::write(card.join(name), format!("{value}\n")).unwrap();
+    }
+    std::os::unix::fs::symlink("../../../mmc0:0001", card.join("block/mmcblk0/device")).unwrap();
+    std::fs::create_dir_all(sys.join("class/block")).unwrap();
+    std::os::unix::fs::symlink(
+        "../../devices/platform/fe320000.mmc/mmc_host/mmc0/mmc0:0001/block/mmcblk0",
+        sys.join("class/block/mmcblk0"),
+    )
+    .unwrap();
+    if debugfs {
+        let text = std::fs::read_to_string(data("ext_csd/emmc51-rev8-titron.txt")).unwrap();
+        let mut b: Vec<u8> = text
+            .split_whitespace()
+            .collect::<String>()
+            .as_bytes()
+            .chunks(2)
+            .map(|h| u8::from_str_radix(std::str::from_utf8(h).unwrap(), 16).unwrap())
+            .collect();
+        assert_eq!(b.len(), 512);
+        (b[268], b[269]) = (0x03, 0x03);
+        let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        let dir = sys.join("kernel/debug/mmc0/mmc0:0001");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("ext_csd"), hex + "\n").unwrap();
+    }
+    t
+}
+
+fn health_on(sys: &Path, args: &[&str]) -> (i32, String, String) {
+    let empty = tempfile::tempdir().unwrap();
+    let out = common::flashscope_abs()
+        .arg("health")
+        .args(args)
+        .arg("--sysfs-root")
+        .arg(sys)
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn emmc_wear_is_read_as_it_is_now_before_what_the_kernel_read_at_card_init() {
+    // Issue 47.3: the kernel reads life_time once at card init; debugfs reads the
+    // register again. Where both are there, the current figure wins and says where from.
+    let t = emmc_tree_read_at_init_and_now(true);
+    let (code, out, err) = health_on(t.path(), &["/dev/mmcblk0", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let d = json_of(&out);
+    assert_eq!(d["inferences"]["wear_type_a"]["value"], "20-30%", "{out}");
+    let source = d["health"]["emmc"]["source"].as_str().unwrap();
+    assert!(
+        source.contains("read now from") && source.contains("kernel/debug/mmc0/mmc0:0001/ext_csd"),
+        "{source}"
+    );
+    // Without debugfs the attributes are used, and say they are as of card init.
+    let t = emmc_tree_read_at_init_and_now(false);
+    let (code, out, err) = health_on(t.path(), &["/dev/mmcblk0", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let d = json_of(&out);
+    assert_eq!(d["inferences"]["wear_type_a"]["value"], "0-10%", "{out}");
+    let source = d["health"]["emmc"]["source"].as_str().unwrap();
+    assert!(source.ends_with("as of card init"), "{source}");
+    let notes = d["health"]["notes"].to_string();
+    assert!(
+        notes.contains("not now: wear since then is not in them"),
+        "{notes}"
+    );
+    let (_, text, _) = health_on(t.path(), &["/dev/mmcblk0"]);
+    assert!(text.contains("as of card init"), "{text}");
+}
