@@ -5,6 +5,7 @@ pub mod align;
 pub mod capacity_tools;
 pub mod fat;
 pub mod flashbench;
+pub mod hostpath;
 pub mod interval;
 pub mod logs;
 pub mod noise;

@@ -831,9 +831,26 @@ pub fn decode_sysfs(dir: &Path) -> MmcIdentity {
 }
 
 /// [`decode_sysfs`] for a block device's `device` directory, when it is an MMC or SD card
-/// (it has a `cid` or `type` file); `None` for other devices.
+/// ([`is_card_dir`]); `None` for other devices.
 pub fn decode_card_dir(dir: &Path) -> Option<MmcIdentity> {
-    (dir.join("cid").exists() || dir.join("type").exists()).then(|| decode_sysfs(dir))
+    is_card_dir(dir).then(|| decode_sysfs(dir))
+}
+
+/// Whether a block device's sysfs `device` directory is an MMC/SD card: the kernel's
+/// `subsystem` link names the `mmc` bus; without that link (a recorded tree), it has a
+/// `cid` or a `type` the MMC core prints (`SD`, `SDcombo`, `MMC`, `SDIO`). A SCSI disk
+/// (USB, SATA) also has a `type` file, but a number ("0" = disk), and is no card.
+pub fn is_card_dir(dir: &Path) -> bool {
+    if let Ok(link) = std::fs::read_link(dir.join("subsystem")) {
+        return link.file_name().is_some_and(|n| n == "mmc");
+    }
+    if dir.join("cid").exists() {
+        return true;
+    }
+    let card_type = dir.to_path_buf().attr("type").ok().flatten();
+    card_type
+        .as_deref()
+        .is_some_and(|t| t == "SDIO" || CardKind::from_sysfs_type(t).is_some())
 }
 
 /// The class marks an SD card's own SSR register claims (e.g. ["C10", "U3", "V30", "A2"]),
@@ -1490,5 +1507,39 @@ mod tests {
         .unwrap();
         let ssr = decode_card_dir(dir.path()).unwrap().ssr.unwrap();
         assert_eq!(ssr.marks, vec!["C10", "U3", "V30", "A2"]);
+    }
+
+    /// Issue 47: every SCSI/USB disk was reported as an MMC block (`"mmc": {"type": "0"}`,
+    /// "rev \"2.5+\" is not a number"), because a SCSI device's `type` file (a number)
+    /// was taken for the MMC core's. A SCSI disk is never a card, with or without the
+    /// kernel's `subsystem` link; an MMC device with the link is one.
+    #[test]
+    fn a_scsi_disk_is_never_called_mmc() {
+        let root = tempfile::tempdir().unwrap();
+        // Recorded from a USB disk under QEMU (qemu-xhci + usb-storage), Linux 6.1.
+        let scsi = root.path().join("0:0:0:0");
+        std::fs::create_dir_all(&scsi).unwrap();
+        for (name, text) in [
+            ("type", "0\n"),
+            ("rev", "2.5+\n"),
+            ("vendor", "QEMU    \n"),
+            ("model", "QEMU HARDDISK   \n"),
+        ] {
+            std::fs::write(scsi.join(name), text).unwrap();
+        }
+        assert!(!is_card_dir(&scsi));
+        assert!(decode_card_dir(&scsi).is_none());
+        let bus = root.path().join("bus");
+        std::fs::create_dir_all(bus.join("scsi")).unwrap();
+        std::fs::create_dir_all(bus.join("mmc")).unwrap();
+        std::os::unix::fs::symlink(bus.join("scsi"), scsi.join("subsystem")).unwrap();
+        assert!(decode_card_dir(&scsi).is_none());
+        // An SD card: its `type` says so, and so does its bus link.
+        let sd = root.path().join("mmc0:aaaa");
+        std::fs::create_dir_all(&sd).unwrap();
+        std::fs::write(sd.join("type"), "SD\n").unwrap();
+        assert!(is_card_dir(&sd));
+        std::os::unix::fs::symlink(bus.join("mmc"), sd.join("subsystem")).unwrap();
+        assert!(is_card_dir(&sd));
     }
 }

@@ -3,7 +3,9 @@
 //! A spec is a path (block device or regular file) or `sim:PRESET[,key=value...]`.
 
 pub mod emmc;
+pub mod hostpath;
 pub mod mmc;
+pub mod scr;
 pub mod sysfs;
 
 use crate::backend::sim::{SimConfig, SimDevice};

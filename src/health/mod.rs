@@ -507,9 +507,14 @@ fn block_device(spec: &TargetSpec, block: &BlockTarget, opts: &Options) -> Resul
     let attrs: PathBuf = device_dir.clone();
     // As device::sysfs reads them for /sys: device/model (SCSI, USB, NVMe) or device/name
     // (MMC/SD); device/serial (MMC/SD) or device/wwid (SCSI).
-    let model = attrs.attr("model")?.or(attrs.attr("name")?);
-    let serial = attrs.attr("serial")?.or(attrs.attr("wwid")?);
-    let card_type = attrs.attr("type")?;
+    // An attribute the kernel refuses to read (a USB disk's `wwid` gives ENXIO or EINVAL)
+    // is unknown with its reason, never the end of the assessment (issue 47).
+    let mut unread = Vec::new();
+    let mut soft = |name: &str| identity_attr(&attrs, name, &mut unread);
+    let model = soft("model").or_else(|| soft("name"));
+    let serial = soft("serial").or_else(|| soft("wwid"));
+    let card_type = soft("type");
+    let vendor = soft("vendor");
     if card_type
         .as_deref()
         .and_then(CardKind::from_sysfs_type)
@@ -522,10 +527,11 @@ fn block_device(spec: &TargetSpec, block: &BlockTarget, opts: &Options) -> Resul
         };
         let mut h = Health::new(spec.as_str(), String::new(), opts);
         (h.model, h.serial) = (model, serial);
+        h.notes.append(&mut unread);
         return card(h, &attrs, now, opts);
     }
     // Not MMC/SD: SMART through smartctl.
-    let words = [attrs.attr("vendor")?, model.clone()]
+    let words = [vendor, model.clone()]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>()
@@ -544,6 +550,7 @@ fn block_device(spec: &TargetSpec, block: &BlockTarget, opts: &Options) -> Resul
     };
     let mut h = Health::new(spec.as_str(), device, opts);
     (h.model, h.serial) = (model, serial);
+    h.notes.append(&mut unread);
     let dev = format!("/dev/{disk}");
     match smart::run_smartctl(&dev)? {
         smart::Run::NotInstalled => Ok(h.unknown(format!(
@@ -570,6 +577,19 @@ fn block_device(spec: &TargetSpec, block: &BlockTarget, opts: &Options) -> Resul
             }
             h.smart = Some(w);
             Ok(h)
+        }
+    }
+}
+
+/// An identity attribute (model, serial, type, vendor) of a device directory: `None` when
+/// absent, and `None` with "NAME unknown, because …" in `unread` when the kernel refuses
+/// to read it.
+fn identity_attr(attrs: &dyn CardAttrs, name: &str, unread: &mut Vec<String>) -> Option<String> {
+    match attrs.attr(name) {
+        Ok(v) => v,
+        Err(e) => {
+            unread.push(format!("{name} unknown, because {e}"));
+            None
         }
     }
 }

@@ -1,7 +1,8 @@
 //! `info`'s text, drawn from its document alone.
 
 use crate::device::TargetInfo;
-use crate::report::results::InfoIdentity;
+use crate::input::printable;
+use crate::report::results::{HostPath, InfoIdentity};
 use crate::report::table::Table;
 use crate::report::{Body, Document};
 use crate::vocab::units::format_bytes;
@@ -75,6 +76,9 @@ fn render_identity(t: &TargetInfo, identity: &InfoIdentity) -> String {
                 b.discard_supported
                     .map(|d| ("discard_supported", yes_no(d))),
             );
+            if let Some(h) = &b.host_path {
+                rows.extend(host_path_rows(h));
+            }
             rows.extend(text("mmc_summary", &b.mmc_summary));
             rows.extend(text("model", &id.model));
             rows.push(("mount_points", list(id.mount_points.clone())));
@@ -109,4 +113,191 @@ fn render_identity(t: &TargetInfo, identity: &InfoIdentity) -> String {
     }
     s.push_str(&table.render());
     s
+}
+
+/// The host path's rows: the link, its ceiling, the finding, what is unknown. Every
+/// string read from sysfs or debugfs is escaped again here (a document may come from a
+/// file).
+fn host_path_rows(h: &HostPath) -> Vec<(&'static str, String)> {
+    let esc = |t: &str| printable(t).into_owned();
+    let mut rows = Vec::new();
+    let mhz = |hz: u64| format!("{:.1} MHz", hz as f64 / 1e6);
+    if let Some(m) = &h.mmc {
+        let mut parts = Vec::new();
+        if let Some(ios) = &m.ios {
+            let mode = ios.timing.map_or_else(
+                || format!("timing \"{}\" (unknown mode)", esc(&ios.timing_words)),
+                |t| t.name().to_string(),
+            );
+            parts.push(mode);
+            let mut clock = format!("{} asked", mhz(ios.clock_hz));
+            if let Some(a) = ios.actual_clock_hz {
+                clock.push_str(&format!(", {} actual", mhz(a)));
+            }
+            parts.push(clock);
+            if let Some(w) = ios.bus_width_bits {
+                parts.push(format!("{w} bits"));
+            }
+            if let Some(v) = &ios.signal_voltage {
+                parts.push(esc(v));
+            }
+            parts.push(format!("from {}", esc(&m.ios_file)));
+        } else if !m.host.is_empty() {
+            parts.push(format!("MMC host {}", esc(&m.host)));
+        }
+        if let Some(scr) = &m.scr {
+            let widths: Vec<String> = scr.bus_widths_bits.iter().map(|w| w.to_string()).collect();
+            parts.push(format!(
+                "card: SD {} (SCR), {} bit buses",
+                scr.spec_version.as_deref().unwrap_or("version undefined"),
+                widths.join(" and ")
+            ));
+        }
+        if let Some(q) = m.cmdq_enabled {
+            parts.push(format!("command queue {}", if q { "on" } else { "off" }));
+        }
+        rows.push(("host_path", parts.join(", ")));
+    }
+    if let Some(u) = &h.usb {
+        let mut parts = vec![format!("USB device {}", esc(&u.device))];
+        if let Some(s) = &u.speed {
+            parts.push(format!("{} Mb/s", esc(s)));
+        }
+        match (&u.transport, u.interface_protocol) {
+            (Some(t), Some(p)) => parts.push(format!("{} (protocol 0x{p:02x})", esc(t))),
+            (None, Some(p)) => parts.push(format!("protocol 0x{p:02x}")),
+            _ => {}
+        }
+        if let Some(d) = &u.driver {
+            parts.push(format!("driver {}", esc(d)));
+        }
+        rows.push(("host_path", parts.join(", ")));
+    }
+    if let Some(c) = &h.ceiling {
+        let mut text = format!("{}: {}", esc(&c.mode), esc(&c.theory));
+        if let Some(m) = &c.measured {
+            text.push_str(&format!("; {}", esc(m)));
+        }
+        if let Some(n) = &c.note {
+            text.push_str(&format!("; {}", esc(n)));
+        }
+        rows.push(("host_path_ceiling", text));
+    }
+    if let Some(f) = &h.negotiated_below {
+        rows.push((
+            "host_path_finding",
+            format!(
+                "{} ({:.0} %): {}",
+                f.status_word(),
+                f.confidence * 100.0,
+                esc(&f.evidence)
+            ),
+        ));
+    }
+    if !h.unknown.is_empty() {
+        rows.push((
+            "host_path_unknown",
+            h.unknown
+                .iter()
+                .map(|u| esc(u))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ));
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::hostpath::{Ios, MmcLink, UsbLink};
+    use crate::report::results::{BlockInfo, InfoResult};
+
+    fn doc_with(host_path: HostPath) -> Document {
+        let info = TargetInfo {
+            spec: "/dev/mmcblk0".into(),
+            kind: crate::device::TargetKind::Block,
+            ..Default::default()
+        };
+        let identity = InfoIdentity::Block(Box::new(BlockInfo {
+            sysfs: crate::device::sysfs::BlockIdentity {
+                name: "mmcblk0".into(),
+                ..Default::default()
+            },
+            discard_supported: None,
+            mmc_summary: None,
+            mmc: None,
+            host_path: Some(host_path),
+        }));
+        Document::for_target(&info, Body::Info(InfoResult { identity }))
+    }
+
+    #[test]
+    fn host_path_rows_show_the_link_and_escape_what_the_kernel_printed() {
+        let h = HostPath {
+            bus: "mmc".into(),
+            mmc: Some(MmcLink {
+                host: "mmc0".into(),
+                ios_file: "/sys/kernel/debug/mmc0/ios".into(),
+                ios: Some(Ios {
+                    timing: None,
+                    timing_words: "sd \u{1b}[2J uhs-II".into(),
+                    clock_hz: 50_000_000,
+                    actual_clock_hz: Some(26_000_000),
+                    bus_width_bits: Some(4),
+                    signal_voltage: Some("3.30 V".into()),
+                }),
+                scr: crate::device::scr::decode_scr("scr", "0225000000000000").ok(),
+                cmdq_enabled: None,
+            }),
+            usb: None,
+            ceiling: crate::analysis::hostpath::mmc_ceiling(
+                Some(crate::vocab::hostpath::Timing::SdHighSpeed),
+                50_000_000,
+                Some(26_000_000),
+                Some(4),
+            ),
+            negotiated_below: None,
+            unknown: vec!["the card's SCR unknown, because \u{7}".into()],
+        };
+        let text = render(&doc_with(h));
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text}"
+        );
+        for needle in [
+            "host path",
+            "(unknown mode)",
+            "50.0 MHz asked, 26.0 MHz actual, 4 bits, 3.30 V",
+            "card: SD 2.00 (SCR), 1 and 4 bit buses",
+            "host path ceiling",
+            "theory: 26 MHz x 4 bits / 8 = 13.0 MB/s",
+            "host path unknown",
+        ] {
+            assert!(text.contains(needle), "{needle} missing from:\n{text}");
+        }
+        let usb = HostPath {
+            bus: "usb".into(),
+            mmc: None,
+            usb: Some(UsbLink {
+                device: "2-1".into(),
+                speed: Some("480".into()),
+                speed_mbps: Some(480.0),
+                interface_protocol: Some(0x50),
+                transport: Some("bulk-only".into()),
+                driver: Some("usb-storage".into()),
+            }),
+            ceiling: crate::analysis::hostpath::usb_ceiling(480.0, Some("bulk-only")),
+            negotiated_below: None,
+            unknown: vec![],
+        };
+        let text = render(&doc_with(usb));
+        assert!(
+            text.contains(
+                "USB device 2-1, 480 Mb/s, bulk-only (protocol 0x50), driver usb-storage"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("raspberrypi/usbboot#68"), "{text}");
+    }
 }

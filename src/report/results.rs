@@ -650,6 +650,30 @@ pub struct BlockInfo {
     pub mmc_summary: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmc: Option<crate::device::mmc::MmcIdentity>,
+    /// The link between the medium and the machine (MMC/SD or USB disks; absent for
+    /// other buses and for simulated and file targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_path: Option<HostPath>,
+}
+
+/// What the host path negotiated, what it can carry at most, and whether it runs below
+/// what the card can do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostPath {
+    /// "mmc" or "usb".
+    pub bus: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmc: Option<crate::device::hostpath::MmcLink>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usb: Option<crate::device::hostpath::UsbLink>,
+    /// The path's ceiling: theory as an upper bound, a measured figure where one applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<crate::analysis::hostpath::Ceiling>,
+    /// "Negotiated below what card and host can do", as an inference with its reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub negotiated_below: Option<crate::vocab::Inference>,
+    /// Facts that could not be read, each "… unknown, because …".
+    pub unknown: Vec<String>,
 }
 
 /// A simulated card's identity.

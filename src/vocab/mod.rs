@@ -3,6 +3,7 @@
 //! Leaf of the house: imports nothing of the crate outside this folder (tests/layers.rs).
 
 pub mod error;
+pub mod hostpath;
 pub mod units;
 pub mod warning;
 

@@ -521,3 +521,48 @@ fn emmc_wear_is_read_as_it_is_now_before_what_the_kernel_read_at_card_init() {
     let (_, text, _) = health_on(t.path(), &["/dev/mmcblk0"]);
     assert!(text.contains("as of card init"), "{text}");
 }
+
+/// Issue 47: `health` ended with exit 1 on USB disks under a real kernel (QEMU's
+/// `qemu-xhci` with `usb-storage` and `uas`), because reading `device/wwid` failed (ENXIO
+/// / EINVAL) before smartctl was tried. Here `wwid` is a directory, which the bounded
+/// reader refuses just as the kernel refuses that attribute: the serial is unknown, with
+/// the reason in the notes, and the assessment goes on to smartctl.
+#[test]
+fn a_usb_disk_health_does_not_abort_on_an_unreadable_attribute() {
+    let root = tempfile::tempdir().unwrap();
+    let dev = root.path().join("class/block/sda/device");
+    std::fs::create_dir_all(dev.join("wwid")).unwrap();
+    for (name, text) in [
+        ("type", "0\n"),
+        ("rev", "2.5+\n"),
+        ("vendor", "QEMU    \n"),
+        ("model", "QEMU HARDDISK   \n"),
+    ] {
+        std::fs::write(dev.join(name), text).unwrap();
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let out = common::flashscope_abs()
+        .args(["health", "/dev/sda", "--json", "--sysfs-root"])
+        .arg(root.path())
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    let (code, stdout, stderr) = (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let d = json_of(&stdout);
+    assert_eq!(
+        d["health"]["device"],
+        "SCSI/SATA/USB disk sda (QEMU QEMU HARDDISK)"
+    );
+    assert!(d["health"]["lacks"]
+        .as_str()
+        .unwrap()
+        .contains("install smartmontools"));
+    let notes = d["health"]["notes"].to_string();
+    assert!(notes.contains("wwid unknown, because"), "{notes}");
+    assert!(d["health"].get("serial").is_none(), "{d}");
+}
