@@ -1976,6 +1976,77 @@ pub fn cached_repeats(cells: &[AlignCell]) -> Option<(u64, f64, f64)> {
     (first > 0.0 && repeat < CACHED_REPEAT_SHARE * first).then_some((bs, repeat, first))
 }
 
+/// Behind a read cache (`cache` says how it showed), a named erase block x is held
+/// against the row of x/2: a medium never makes a read across a boundary cheaper than the
+/// reads beside it, so a block size whose reads across multiples of x/2 cost clearly less
+/// shows the cache answering that row, where boundaries every x/2 would have shown. Then
+/// neither x nor x/2 is named (the keyspace sweep: behind a 4 MiB cache a 64 MiB erase
+/// block was named 128 MiB, confidently).
+pub fn cache_may_hide_half(inf: &mut AlignInference, points: &[AlignPoint], cache: &str) {
+    let named = inf
+        .erase_block_bytes
+        .value
+        .as_ref()
+        .and_then(|v| v.as_u64());
+    let Some(x) = named.filter(|x| x % 2 == 0) else {
+        return;
+    };
+    let half = x / 2;
+    let mut base: Vec<f64> = points.iter().map(|p| p.base_ns).collect();
+    // The smallest cost that counts as a step, as `infer` takes it: 2 % of a read.
+    let min_rise = 0.02 * super::median(&mut base).unwrap_or(0.0);
+    let at = |block: u64, align: u64| {
+        points
+            .iter()
+            .find(|p| p.block_bytes == block && p.align_bytes == align && p.se_ns > 0.0)
+    };
+    let rows: Vec<&AlignPoint> = points
+        .iter()
+        .filter(|p| p.align_bytes == half && p.se_ns > 0.0)
+        .collect();
+    // A block size whose reads across multiples of x/2 cost clearly less than the reads
+    // beside them: no medium does that.
+    let cheaper = rows.iter().find(|p| p.diff_ns + COST_Z * p.se_ns < 0.0);
+    // Or one that pays there about what it pays at x, while another clearly pays nothing.
+    let pays = rows.iter().find(|p| {
+        at(p.block_bytes, x)
+            .is_some_and(|full| p.diff_ns - COST_Z * p.se_ns >= min_rise.max(0.5 * full.diff_ns))
+    });
+    let free = rows
+        .iter()
+        .find(|p| p.diff_ns + COST_Z * p.se_ns < min_rise);
+    let shown = match (cheaper, pays, free) {
+        (Some(p), _, _) => format!(
+            "across multiples of {} the {} reads cost {} ± {} less than the reads beside them, which no medium does",
+            format_bytes(half),
+            format_bytes(p.block_bytes),
+            format_ns(-p.diff_ns),
+            format_ns(p.se_ns)
+        ),
+        (None, Some(p1), Some(p2)) => format!(
+            "across multiples of {} the {} reads cost {} ± {} more than the reads beside them, about what they pay at multiples of {}, while the {} reads cost {} ± {}",
+            format_bytes(half),
+            format_bytes(p1.block_bytes),
+            format_ns(p1.diff_ns),
+            format_ns(p1.se_ns),
+            format_bytes(x),
+            format_bytes(p2.block_bytes),
+            format_ns(p2.diff_ns),
+            format_ns(p2.se_ns)
+        ),
+        _ => return,
+    };
+    let why = format!(
+        "erase block {} or {} (or a fraction of it): {cache}, and {shown}: the cache answered part of that row, where boundaries every {} would show (measured: {})",
+        format_bytes(x),
+        format_bytes(half),
+        format_bytes(half),
+        inf.erase_block_bytes.evidence
+    );
+    inf.erase_block_structure = Inference::inconclusive(why.clone());
+    inf.erase_block_bytes = Inference::inconclusive(why);
+}
+
 /// A read cache answered the repeats: a boundary cost is paid by a read the medium
 /// serves, so where none shows, "none visible" is no answer (inconclusive, naming the
 /// cache); what does show was paid by the medium and stands.

@@ -798,3 +798,33 @@ fn sweep_a_4m_read_cache_names_no_48m_erase_block_where_transfers_dominate() {
         16 << 10,
     );
 }
+
+// Found by a 1500-case sweep (KEYSPACE_CASES=1500 KEYSPACE_SEED=18954, 2026-11-28): two
+// erase blocks named at twice their size, confidently, behind 4 MiB read caches; both
+// through `auto --write`, whose align step reads as `align` does.
+
+/// A 4 MiB read cache on a 32 MiB / 32 KiB card with 4 KiB sectors: "erase block 64 MiB
+/// (confident)". At multiples of 32 MiB the 8 KiB reads paid the full cost (571 µs ±
+/// 36 µs) while the 32 KiB reads, which the cache answered there, cost 138 µs less than
+/// the reads beside them.
+#[test]
+fn sweep_a_4m_read_cache_names_no_64m_erase_block_on_a_32m_card() {
+    align_right_or_inconclusive(
+        "sim:custom,size=34359738368,erase=33554432,page=32768,erase_cost=483736ns,page_cost=66254ns,read_cache=4194304,read_hit=54us,prefetch=4096,noise=0.103,sector=4096,open_au=13,fat_au=1,seed=4291635369",
+        32 << 20,
+        32 << 10,
+    );
+}
+
+/// A 4 MiB read cache with 64 KiB read-ahead on a 64 MiB / 16 KiB fake (512 MiB real,
+/// limbo): "erase block 128 MiB (confident)". No block size showed the cost at 64 MiB,
+/// and the 32 KiB reads there cost 96 µs less than the reads beside them, which no medium
+/// does.
+#[test]
+fn sweep_a_4m_read_cache_names_no_128m_erase_block_on_a_64m_fake() {
+    align_right_or_inconclusive(
+        "sim:custom,size=4294967296,erase=67108864,page=16384,erase_cost=469870ns,page_cost=149743ns,read_cache=4194304,read_hit=65us,prefetch=65536,noise=0.095,outliers=0.0033,sector=4096,open_au=9,fat_au=2,real=536870912,fake_mode=limbo,cache=268435456,seed=135679192",
+        64 << 20,
+        16 << 10,
+    );
+}
