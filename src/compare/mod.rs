@@ -2,18 +2,17 @@
 //! `bench` or `io` document or fio's JSON (`side`); figures are paired by workload, what
 //! measures different things is refused unless forced (`Workload::differences`), and each
 //! pair gets the ratio of B to A with a 95 % interval from the per-second samples or from
-//! repeated runs (`stats`). Pure: sides in, rows and a document out.
+//! repeated runs (`stats`). Pure: sides in, rows, their summaries and the verdict out;
+//! `commands::compare` builds the document from them.
 
 pub mod side;
 pub mod stats;
 
 pub use side::{load, Measure, Side, SideSpec};
 
-use crate::report::results::{CompareParameters, CompareResult, SpecTarget};
-use crate::report::rows::{Row, SideSummary};
-use crate::report::{Body, Document, Target};
+use crate::report::rows::Row;
 use crate::vocab::units::format_bytes;
-use crate::vocab::{Inference, Metric, Warning};
+use crate::vocab::Warning;
 use crate::workload::bench::LINES;
 use crate::workload::{Dir, RwMode};
 use crate::{Error, Result};
@@ -406,93 +405,6 @@ pub fn compare(sides: &[Side], force: bool) -> Result<(Vec<Row>, Vec<Warning>)> 
         )));
     }
     Ok((rows, warnings))
-}
-
-/// The `compare` document: `samples` are the rows, each row an inference named
-/// `METRIC` (with `_vs_LABEL` when there are more than two sides) whose value is B / A − 1,
-/// and the ratio and its interval as metrics.
-pub fn document(sides: &[Side], rows: &[Row], warnings: Vec<Warning>, force: bool) -> Document {
-    let names: Vec<String> = sides.iter().map(|s| s.spec.name()).collect();
-    let summaries: Vec<SideSummary> = sides
-        .iter()
-        .enumerate()
-        .map(|(i, s)| SideSummary {
-            label: label(i),
-            source: s.spec.name(),
-            kind: s.kind.clone(),
-            target: s.target.clone(),
-            figures: s.measures.len(),
-            runs: s
-                .measures
-                .iter()
-                .map(|m| m.runs.len())
-                .max()
-                .unwrap_or(0)
-                .max(1),
-        })
-        .collect();
-    let mut doc = Document::new(
-        Target::Spec(SpecTarget {
-            spec: names.join(" vs "),
-        }),
-        Body::Compare(CompareResult {
-            parameters: CompareParameters {
-                confidence: stats::LEVEL,
-                bootstrap_resamples: stats::RESAMPLES,
-                bootstrap_seed: stats::SEED,
-                min_seconds: stats::MIN_SECONDS,
-                force,
-            },
-            samples: rows.to_vec(),
-            sides: summaries,
-            verdict: verdict(rows),
-        }),
-    );
-    for r in rows {
-        let key = if sides.len() > 2 {
-            format!("{}_vs_{}", r.metric, r.side)
-        } else {
-            r.metric.clone()
-        };
-        // The difference is an inference when its interval excludes zero; otherwise the
-        // data cannot tell it from none, and the sentence says how far it may go.
-        let inference = match r.significant {
-            Some(true) => Inference::new(
-                (r.difference * 1e4).round() / 1e4,
-                stats::LEVEL,
-                r.sentence.clone(),
-            ),
-            _ => Inference::inconclusive(r.sentence.clone()),
-        };
-        doc.inferences.insert(key, inference);
-        let labels = [
-            ("metric", r.metric.as_str()),
-            ("baseline", r.baseline.as_str()),
-            ("side", r.side.as_str()),
-        ];
-        doc.metrics.push(Metric::new(
-            "compare_ratio",
-            "Figure of the side over the baseline's (1 = the same)",
-            1.0 + r.difference,
-            &labels,
-        ));
-        if let (Some(lo), Some(hi)) = (r.ci_low, r.ci_high) {
-            doc.metrics.push(Metric::new(
-                "compare_ratio_ci_low",
-                "Lower end of the 95 % interval of the ratio",
-                1.0 + lo,
-                &labels,
-            ));
-            doc.metrics.push(Metric::new(
-                "compare_ratio_ci_high",
-                "Upper end of the 95 % interval of the ratio",
-                1.0 + hi,
-                &labels,
-            ));
-        }
-    }
-    doc.warnings = warnings;
-    doc
 }
 
 /// One line per comparison: each side against A, how many figures are faster, slower,

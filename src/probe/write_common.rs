@@ -1,9 +1,8 @@
 //! Shared pieces of the write probes: block-size ladders, data patterns. The budgets are
 //! backend wrappers (`WriteBudget`, `TimeBudget`); `backend::stop_reason` names their stop.
 
-use crate::backend::sim::config::is_pow2_or_3x;
 use crate::backend::AlignedBuf;
-use crate::vocab::units::format_bytes;
+use crate::vocab::units::{format_bytes, is_pow2_or_3x};
 use crate::{Error, Result};
 use rand::{Rng, SeedableRng};
 

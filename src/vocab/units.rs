@@ -185,6 +185,12 @@ pub fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
+/// True when `n` is a power of two or three times one: the sizes an erase block (or a
+/// page) comes in. The simulator's keys and the write probes' `--erase-size` both ask.
+pub fn is_pow2_or_3x(n: u64) -> bool {
+    n > 0 && (n.is_power_of_two() || (n % 3 == 0 && (n / 3).is_power_of_two()))
+}
+
 /// Format bytes with binary units: `4 MiB`, `1.5 KiB`, `512 B`, `7.99 GiB`.
 pub fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
@@ -363,6 +369,16 @@ impl Given<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn three_times_power_of_two_is_allowed() {
+        assert!(is_pow2_or_3x(12 << 20));
+        assert!(is_pow2_or_3x(1536 * KIB));
+        assert!(is_pow2_or_3x(4 << 20));
+        assert!(!is_pow2_or_3x(5 << 20));
+        assert!(!is_pow2_or_3x(9 << 20));
+        assert!(!is_pow2_or_3x(0));
+    }
 
     /// Ordinals for 1..=120 against the rule written out longhand: the last two digits
     /// 11, 12, 13 take "th"; otherwise the last digit 1, 2, 3 takes "st", "nd", "rd".

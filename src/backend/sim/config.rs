@@ -1,6 +1,6 @@
 //! The simulator's parameters: the `sim:` spec grammar, its keys, defaults and presets.
 
-use crate::vocab::units::{format_bytes, format_ns, parse_duration_ns, parse_size};
+use crate::vocab::units::{format_bytes, format_ns, is_pow2_or_3x, parse_duration_ns, parse_size};
 use crate::{Error, Result};
 
 /// What a fake card does with data beyond its real capacity.
@@ -403,11 +403,6 @@ pub const PRESETS: &[Preset] = &[
         keys: "size=1G,erase=4M,page=16K,open_au=64,open_au_random=64,fat_au=0,read_bw=2G,write_bw=1G,native_bw=1G,cmd=22us,page_cost=0ns,erase_cost=0ns,erase_time=0ns,card=none,read_cache=2M,read_hit=6us,prefetch=4K,wake=15us,wake_after=1ms",
     },
 ];
-
-/// True when `n` is a power of two or three times one.
-pub fn is_pow2_or_3x(n: u64) -> bool {
-    n > 0 && (n.is_power_of_two() || (n % 3 == 0 && (n / 3).is_power_of_two()))
-}
 
 fn parse_bw(key: &str, v: &str) -> Result<u64> {
     let bw = crate::vocab::units::parse_rate(v).map_err(|_| {
@@ -934,13 +929,5 @@ mod tests {
             let err = SimConfig::parse(spec).expect_err(spec).to_string();
             assert!(err.contains(needle), "{spec}: {err}");
         }
-    }
-
-    #[test]
-    fn three_times_power_of_two_is_allowed() {
-        assert!(is_pow2_or_3x(12 * MIB));
-        assert!(is_pow2_or_3x(1536 * KIB));
-        assert!(!is_pow2_or_3x(5 * MIB));
-        assert!(!is_pow2_or_3x(0));
     }
 }
