@@ -446,6 +446,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
     'steps: {
         if let Some(allowance) = budget.admit(writes, "probe", 0, 0) {
             shown.start("probe");
+            run_left(&clock);
             let (pd, c) = done!(
                 'steps,
                 "probe",
@@ -466,6 +467,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
                 Some(e) => {
                     if let Some(allowance) = budget.admit(writes, "open-au", e, 0) {
                         shown.start("open-au");
+                        run_left(&clock);
                         let (od, _) = done!(
                             'steps,
                             "open-au",
@@ -493,6 +495,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?)))
         {
             shown.start("fat");
+            run_left(&clock);
             let (fd, c) = done!(
                 'steps,
                 "fat",
@@ -507,6 +510,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
         }
         if let Some(allowance) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
             shown.start("slc");
+            run_left(&clock);
             let (sd, c) = done!(
                 'steps,
                 "slc",
@@ -529,6 +533,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
         // bench stopped early, if it did; the claimed marks' checks go into the document.
         if let Some(allowance) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
             shown.start("bench");
+            run_left(&clock);
             let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
             let b = match bench::measure(spec, &bench_params(cap), &flags) {
                 Ok(b) => b,
@@ -750,6 +755,15 @@ fn absorb(doc: &mut Document, steps: &mut Vec<StepRecord>, budget: &mut Pipeline
         parameters: step.body.parameters_json(),
         bytes_written: Some(step.bytes_written),
     });
+}
+
+/// What auto's plan leaves of the run as a step starts, for the progress line's ETA.
+fn run_left(clock: &Option<Arc<Mutex<AutoClock>>>) {
+    let left = clock.as_ref().map(|c| {
+        let c = lock(c);
+        c.live.timing(0).last_plan().0.saturating_sub(c.done_ns)
+    });
+    crate::report::progress::set_run_left(left);
 }
 
 /// The device time a step took: its `timing`'s span, else (align) its reads'.
