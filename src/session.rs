@@ -94,8 +94,12 @@ pub enum Notice {
     /// device ns and uncertainty of each ([`LivePlan::notice`]).
     Replanned {
         command: &'static str,
+        /// What the first plan came before: "wrote", or "read" for a read-only run.
+        before: &'static str,
         first: (u64, f64),
         now: (u64, f64),
+        /// When it was worked out, device ns into the run (not said: `auto` reads it).
+        at_ns: u64,
     },
     /// Preserve mode: up to `bytes` of `spec` are saved to `journal` first; saving and
     /// restoring take about `cost_ns` more ([`WriteIntent::preserve_ns`]); `None`: timed
@@ -160,11 +164,13 @@ impl std::fmt::Display for Notice {
             Notice::Plan { command, what } => write!(f, "flashscope {command}: {what}"),
             Notice::Replanned {
                 command,
+                before,
                 first,
                 now,
+                ..
             } => write!(
                 f,
-                "flashscope {command}: planned again from the device's own rates measured so far: {} in all (the plan before it wrote said {})",
+                "flashscope {command}: planned again from the device's own rates measured so far: {} in all (the plan before it {before} said {})",
                 plan::plan_text(now.0, now.1),
                 plan::plan_text(first.0, first.1)
             ),

@@ -2073,6 +2073,28 @@ pub fn read_cache_caps(inf: &mut AlignInference, cached: (u64, f64, f64)) {
     }
 }
 
+/// The reads after which the page may stay open (`next_round`): half the read budget,
+/// when no step is page-sized; `None` while one is (the page must then be settled).
+fn page_open_after(inf: &AlignInference, max_reads: u64) -> Option<u64> {
+    let no_page_step = !inf.steps.iter().any(|s| s.size_bytes <= PAGE_MAX_BYTES);
+    no_page_step.then_some(max_reads / 2)
+}
+
+/// The timed reads an adaptive run whose first round gave `cells` goes on to, if nothing
+/// more settles meanwhile (its plan, issue 45.6): half the read budget when the erase
+/// block is settled and no step is page-sized (`next_round` leaves the page open there),
+/// else the whole budget.
+pub fn planned_reads(cells: &[AlignCell], max_reads: u64) -> u64 {
+    use crate::vocab::Status::Confident;
+    let inf = infer(&points(cells));
+    let erase_done =
+        inf.erase_block_bytes.status == Confident || inf.erase_block_structure.status == Confident;
+    match page_open_after(&inf, max_reads) {
+        Some(r) if erase_done && inf.page_bytes.status != Confident => r,
+        _ => max_reads,
+    }
+}
+
 /// What the adaptive align probe should do next: `None` when the answer is settled, else
 /// the alignments to measure again (those separating an answer from its closest rival, or
 /// all of them while no step stands out). The page may stay open once half the read
@@ -2087,8 +2109,8 @@ pub fn next_round(
     // A confident "no erase-block structure visible" settles the erase block too.
     let erase_done =
         inf.erase_block_bytes.status == Confident || inf.erase_block_structure.status == Confident;
-    let no_page_step = !inf.steps.iter().any(|s| s.size_bytes <= PAGE_MAX_BYTES);
-    let page_done = inf.page_bytes.status == Confident || (no_page_step && reads >= max_reads / 2);
+    let page_done = inf.page_bytes.status == Confident
+        || page_open_after(inf, max_reads).is_some_and(|r| reads >= r);
     if erase_done && page_done {
         return None;
     }

@@ -12,6 +12,7 @@ use crate::report::output_file::OutputFile;
 use crate::report::progress::Progress;
 use crate::report::results::{AlignParameters, AlignResult, AlignSample};
 use crate::report::{Body, Document};
+use crate::session::{LivePlan, Notices, Rates};
 use crate::vocab::units::{format_bytes, format_ns};
 use crate::vocab::{Metric, Warning};
 use crate::{Error, Result};
@@ -70,7 +71,12 @@ impl Default for AlignParams {
 
 /// Measure `spec`'s read timings across boundaries and infer its erase block and page: the
 /// document (its samples give the boundary costs again, `AlignResult::points`).
-pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
+///
+/// Its plan (issue 45.6, `Document::timing`): one full round at the assumed rates before
+/// anything is read, up to the read budget; worked out again from this device's own read
+/// times as the first round goes ([`probe::run_planned`]), said on `notices` when it moves
+/// by more than the first plan's uncertainty.
+pub fn measure(spec: &TargetSpec, params: &AlignParams, notices: &Notices) -> Result<Document> {
     let t0 = crate::backend::monotonic_ns();
     if params.count == Some(0) {
         return Err(Error::usage("--count must be at least 1"));
@@ -124,11 +130,35 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
         Priority::Auto => opened.info.kind != TargetKind::Sim,
     };
     let realtime = ask && crate::sys::try_realtime(10);
-    let run = probe::run(
+    // The plan before anything is read: the first round's reads at the assumed rates
+    // (nothing measured yet), up to the read budget's (or `count` rounds).
+    let assumed = Rates::assumed();
+    let cells = probe::plan_cells(size, &config, false);
+    let round = probe::round_ns(&cells, &|b| assumed.read_ns(b, 1));
+    let rounds = match params.count {
+        Some(c) => (c as u64, c as u64),
+        None => (
+            1,
+            flashbench_reads
+                .div_ceil(probe::round_reads(&cells).max(1))
+                .max(1),
+        ),
+    };
+    let mut live = LivePlan::reads(round * rounds.0, round * rounds.1);
+    let run = probe::run_planned(
         dev.as_mut(),
         &config,
         &mut |cells, reads| align::decide(cells, reads, flashbench_reads),
         &mut progress.callback(),
+        &mut |ns, at| {
+            let said = live.notice("align").is_some();
+            live.revise(ns, at);
+            if !said {
+                if let Some(n) = live.notice("align") {
+                    notices.say(n);
+                }
+            }
+        },
     );
     if realtime {
         crate::sys::normal_priority();
@@ -194,6 +224,7 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
         steps: inf.steps.clone(),
     };
     let mut doc = Document::for_target(&opened.info, Body::Align(body));
+    doc.timing = Some(live.timing(run.elapsed_ns));
     doc.warnings = opened.warnings;
     if params.priority == Priority::Realtime && !realtime {
         doc.warnings.push(Warning::RealtimeRefused);
@@ -232,9 +263,14 @@ pub fn measure(spec: &TargetSpec, params: &AlignParams) -> Result<Document> {
 
 /// `align` as the command runs it: [`measure`], then the chart of boundary cost against
 /// alignment written to `plot` (created before anything is read).
-pub fn run(spec: &TargetSpec, params: &AlignParams, plot: Option<&Path>) -> Result<Document> {
+pub fn run(
+    spec: &TargetSpec,
+    params: &AlignParams,
+    plot: Option<&Path>,
+    notices: &Notices,
+) -> Result<Document> {
     let plot = OutputFile::create_opt("--plot", plot)?;
-    let doc = measure(spec, params)?;
+    let doc = measure(spec, params, notices)?;
     if let (Some(file), Body::Align(a)) = (&plot, &doc.body) {
         let svg = charts::align(&a.points(), &doc.inferences, &format!("align: {spec}")).to_svg();
         file.write(svg.as_bytes())?;

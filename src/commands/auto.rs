@@ -18,7 +18,7 @@ use crate::report::results::{
     StepRecord,
 };
 use crate::report::{Body, Document};
-use crate::session::{Budgets, Rates, WriteFlags, WriteIntent, WriteMode};
+use crate::session::{Budgets, LivePlan, Rates, WriteFlags, WriteIntent, WriteMode};
 use crate::vocab::error::Verdict;
 use crate::vocab::units::Given;
 use crate::vocab::units::{format_bytes, format_ns};
@@ -26,6 +26,7 @@ use crate::vocab::Inference;
 use crate::workload::bench::{claim_checks, met_marks};
 use crate::workload::EngineKind;
 use crate::{Error, Result};
+use std::sync::{Arc, Mutex};
 
 pub use crate::report::results::AUTO_SLC_BYTES as SLC_BYTES;
 /// The least it can measure with: four intervals of 1 MiB.
@@ -342,6 +343,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             time_budget_ns: align_budget.value,
             ..AlignParams::default()
         },
+        &params.flags.notices,
     )?;
     let g = &aligned;
     let info = g.target.info().cloned().unwrap_or_default();
@@ -357,6 +359,8 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
         bytes_written: None,
     }];
     let mut auto_plan = None;
+    // auto's own plan over its writing steps (`None` read-only: align's is the run's).
+    let mut clock: Option<Arc<Mutex<AutoClock>>> = None;
     let mut verdict = None;
     let mut doc = Document::new(g.target.clone(), Body::Info(Default::default()));
     doc.inferences = g.inferences.clone();
@@ -367,7 +371,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
     let mut step_docs = vec![g.clone()];
     let mut outcome = Verdict::Ok;
     let writes = params.flags.allowed();
-    let flags = WriteFlags {
+    let mut flags = WriteFlags {
         planned: true,
         ..params.flags.clone()
     };
@@ -398,6 +402,26 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             time_text: &time_text,
             assumption: &bench_intent.rates.assumption(),
         });
+        let c = Arc::new(Mutex::new(AutoClock::new(
+            &made,
+            params.flags.notices.clone(),
+        )));
+        // The steps' own plans, worked out again, reach auto's as they are said.
+        let heard = c.clone();
+        let said = params.flags.notices.clone();
+        flags.notices = crate::session::Notices::to(move |n| {
+            if let crate::session::Notice::Replanned {
+                command,
+                now,
+                at_ns,
+                ..
+            } = n
+            {
+                lock(&heard).step_replanned(command, now.0, *at_ns);
+            }
+            said.say(n.clone());
+        });
+        clock = Some(c);
         auto_plan = Some(made);
     }
     // The step that failed, with its error: the steps before it keep their results,
@@ -422,6 +446,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
     'steps: {
         if let Some(allowance) = budget.admit(writes, "probe", 0, 0) {
             shown.start("probe");
+            run_left(&clock);
             let (pd, c) = done!(
                 'steps,
                 "probe",
@@ -429,6 +454,9 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             );
             outcome = outcome.worst(c);
             absorb(&mut doc, &mut steps, &mut budget, &pd);
+            if let Some(k) = &clock {
+                lock(k).finished(pd.command(), step_device_ns(&pd), c == Verdict::CheckFailed);
+            }
             if let Body::Probe(r) = &pd.body {
                 verdict = Some(r.verdict.clone());
             }
@@ -439,6 +467,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
                 Some(e) => {
                     if let Some(allowance) = budget.admit(writes, "open-au", e, 0) {
                         shown.start("open-au");
+                        run_left(&clock);
                         let (od, _) = done!(
                             'steps,
                             "open-au",
@@ -450,6 +479,9 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
                             )
                         );
                         absorb(&mut doc, &mut steps, &mut budget, &od);
+                        if let Some(c) = &clock {
+                            lock(c).finished(od.command(), step_device_ns(&od), false);
+                        }
                         step_docs.push(od);
                     }
                 }
@@ -463,6 +495,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             erase.and_then(|e| Some((e, budget.admit(writes, "fat", e, 0)?)))
         {
             shown.start("fat");
+            run_left(&clock);
             let (fd, c) = done!(
                 'steps,
                 "fat",
@@ -470,10 +503,14 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             );
             outcome = outcome.worst(c);
             absorb(&mut doc, &mut steps, &mut budget, &fd);
+            if let Some(c) = &clock {
+                lock(c).finished(fd.command(), step_device_ns(&fd), false);
+            }
             step_docs.push(fd);
         }
         if let Some(allowance) = budget.admit(writes, "slc", SLC_MIN_BYTES, 0) {
             shown.start("slc");
+            run_left(&clock);
             let (sd, c) = done!(
                 'steps,
                 "slc",
@@ -486,6 +523,9 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             );
             outcome = outcome.worst(c);
             absorb(&mut doc, &mut steps, &mut budget, &sd);
+            if let Some(c) = &clock {
+                lock(c).finished(sd.command(), step_device_ns(&sd), false);
+            }
             step_docs.push(sd);
         }
         // A short bench: the speed and application classes, and the claimed ones checked.
@@ -493,6 +533,7 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
         // bench stopped early, if it did; the claimed marks' checks go into the document.
         if let Some(allowance) = budget.admit(writes, "bench", BENCH_BYTES, BENCH_NS) {
             shown.start("bench");
+            run_left(&clock);
             let cap = budget.write.map(|_| allowance.write_bytes.unwrap_or(0));
             let b = match bench::measure(spec, &bench_params(cap), &flags) {
                 Ok(b) => b,
@@ -507,6 +548,9 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             };
             outcome = outcome.worst(b.verdict);
             absorb(&mut doc, &mut steps, &mut budget, &bd);
+            if let Some(c) = &clock {
+                lock(c).finished(bd.command(), step_device_ns(&bd), false);
+            }
             let checks = claim_checks("auto", &claim.marks, &b.figures);
             if checks.iter().any(|c| !c.passed) {
                 outcome = outcome.worst(Verdict::CheckFailed);
@@ -574,6 +618,15 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
         doc.warnings
             .push(crate::vocab::Warning::DeviceInUse { why });
     }
+    // The run's plan against the device time its steps took (issue 45.6): read-only,
+    // align's; with --write, the sum of the steps' plans, worked out again as they ran.
+    doc.timing = match &clock {
+        Some(c) => {
+            let c = lock(c);
+            Some(c.live.timing(c.done_ns))
+        }
+        None => g.timing.clone(),
+    };
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     dedup_warnings(&mut doc.warnings);
     Ok(AutoFinished::Done(AutoRun {
@@ -704,6 +757,144 @@ fn absorb(doc: &mut Document, steps: &mut Vec<StepRecord>, budget: &mut Pipeline
     });
 }
 
+/// What auto's plan leaves of the run as a step starts, for the progress line's ETA.
+fn run_left(clock: &Option<Arc<Mutex<AutoClock>>>) {
+    let left = clock.as_ref().map(|c| {
+        let c = lock(c);
+        c.live.timing(0).last_plan().0.saturating_sub(c.done_ns)
+    });
+    crate::report::progress::set_run_left(left);
+}
+
+/// The device time a step took: its `timing`'s span, else (align) its reads'.
+fn step_device_ns(step: &Document) -> u64 {
+    match (&step.timing, &step.body) {
+        (Some(t), _) => t.device_ns,
+        (None, Body::Align(a)) => a.parameters.device_elapsed_ns,
+        (None, _) => step.elapsed_ns,
+    }
+}
+
+/// auto's own plan with `--write` (issue 45.6): the sum of its steps' plans (auto's
+/// announced plan, align's device time in it), worked out again as the run goes: when a
+/// step finishes (the steps done at the device time they took, the writing steps left at
+/// their plans scaled by how the steps done ran against theirs: every writing step's first
+/// plan assumes the same write rate, which the steps done measured; bench at its set time)
+/// and when a step says it worked its own plan out again (that step's new plan in place of
+/// its first). The first such plan stands until one moves by more than its ±30 %; `timing`
+/// records the plan that stood last and when it was made.
+struct AutoClock {
+    live: LivePlan,
+    notices: crate::session::Notices,
+    /// Device time of the steps that finished, align's included.
+    done_ns: u64,
+    /// The writing steps not finished yet and their plans (device ns).
+    left: Vec<(String, u64)>,
+    /// The finished writing steps' plans and the device time they took (those that ran
+    /// their course: a probe that found a fake in its first seconds says nothing of rates).
+    planned_done: u64,
+    took_done: u64,
+}
+
+/// Lock auto's clock, whatever a panicking holder left.
+fn lock(c: &Mutex<AutoClock>) -> std::sync::MutexGuard<'_, AutoClock> {
+    c.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl AutoClock {
+    fn new(plan: &AutoPlan, notices: crate::session::Notices) -> Self {
+        let left: Vec<(String, u64)> = plan
+            .steps
+            .iter()
+            .map(|s| {
+                (
+                    s.command.clone(),
+                    s.estimated_ns + s.preserve_ns.unwrap_or(0),
+                )
+            })
+            .collect();
+        let steps_ns: u64 = left.iter().map(|l| l.1).sum();
+        AutoClock {
+            live: LivePlan::new(
+                plan.estimated_ns,
+                plan.estimated_slow_ns.unwrap_or(plan.estimated_ns),
+            ),
+            notices,
+            done_ns: plan.estimated_ns.saturating_sub(steps_ns),
+            left,
+            planned_done: 0,
+            took_done: 0,
+        }
+    }
+
+    /// The plan of the steps left but `except`, the steps done having taken `ratio` of
+    /// their plans.
+    fn left_ns(&self, ratio: f64, except: &str) -> u64 {
+        self.left
+            .iter()
+            .filter(|(c, _)| c != except)
+            .map(|(c, ns)| {
+                if c == "bench" {
+                    *ns
+                } else {
+                    (*ns as f64 * ratio) as u64
+                }
+            })
+            .sum()
+    }
+
+    /// How the finished writing steps ran against their plans (1 before any finished).
+    fn ratio(&self) -> f64 {
+        if self.planned_done > 0 {
+            self.took_done as f64 / self.planned_done as f64
+        } else {
+            1.0
+        }
+    }
+
+    /// A plan of the whole run, `at_ns` into it: it stands if none does yet or it moves
+    /// from the one standing by more than that one's uncertainty; said on stderr when it
+    /// moved from the first plan by more than the first plan's uncertainty.
+    fn consider(&mut self, ns: u64, at_ns: u64) {
+        let standing = self.live.timing(0).last_plan();
+        let moved = (ns as f64 / standing.0.max(1) as f64 - 1.0).abs() > standing.1;
+        if self.live.replanned() && !moved {
+            return;
+        }
+        self.live.revise(ns, at_ns);
+        if let Some(n) = self.live.notice("auto") {
+            self.notices.say(n);
+        }
+    }
+
+    /// The step `name` finished, having taken `took` device ns (`early`: on a finding,
+    /// before its planned course).
+    fn finished(&mut self, name: &str, took: u64, early: bool) {
+        self.done_ns += took;
+        if let Some(k) = self.left.iter().position(|l| l.0 == name) {
+            let (_, planned) = self.left.remove(k);
+            if name != "bench" && !early {
+                self.planned_done += planned;
+                self.took_done += took;
+            }
+        }
+        if !self.left.is_empty() {
+            let ns = self.done_ns + self.left_ns(self.ratio(), "");
+            self.consider(ns, self.done_ns);
+        }
+    }
+
+    /// The running step `command` worked its own plan out again: `ns` in all, `at_ns`
+    /// into the step.
+    fn step_replanned(&mut self, command: &str, ns: u64, at_ns: u64) {
+        if !self.left.iter().any(|l| l.0 == command) {
+            return;
+        }
+        let plan = self.done_ns + ns + self.left_ns(self.ratio(), command);
+        self.consider(plan, self.done_ns + at_ns);
+    }
+}
+
 /// `--label`'s marks, else those the card's SSR claims; checked before anything is measured.
 fn claimed(params: &AutoParams) -> Result<Claim> {
     if let Some(l) = &params.label {
@@ -750,6 +941,55 @@ mod tests {
             AutoFinished::Done(run) => run,
             AutoFinished::Stopped { verdict } => panic!("stopped: {verdict:?}"),
         }
+    }
+
+    #[test]
+    fn auto_s_plan_stands_until_a_step_moves_it_by_more_than_30_percent() {
+        let step = |c: &str, ns: u64| PlannedStep {
+            command: c.to_string(),
+            max_bytes: None,
+            typical_bytes: None,
+            region_bytes: 0,
+            estimated_ns: ns,
+            preserve_ns: None,
+            estimated_slow_ns: None,
+        };
+        let s = 1_000_000_000u64;
+        // align took 1 s; probe and open-au planned at 10 s each, bench 15 s.
+        let plan = AutoPlan {
+            steps: vec![
+                step("probe", 10 * s),
+                step("open-au", 10 * s),
+                step("bench", 15 * s),
+            ],
+            typical_bytes: 0,
+            estimated_ns: 36 * s,
+            journal_bytes: None,
+            estimated_slow_ns: Some(72 * s),
+            read_bytes_per_s: None,
+        };
+        let mut c = AutoClock::new(&plan, Default::default());
+        assert_eq!(c.live.timing(0).planned_ns, 36 * s);
+        // probe took twice its plan: open-au is planned at twice its own, bench not.
+        c.finished("probe", 20 * s, false);
+        assert_eq!(c.live.timing(0).last_plan(), (56 * s, 0.3));
+        // open-au's own plan, 30 s into it: 80 s; 21 + 80 + 15 moves 56 by more than 30 %.
+        c.step_replanned("open-au", 80 * s, 30 * s);
+        let t = c.live.timing(0);
+        assert_eq!(
+            (t.replanned_ns, t.replanned_at_ns),
+            (Some(116 * s), Some(51 * s))
+        );
+        // It took 90 s: 21 + 90 + 15 = 126 is within 116's ±30 %, so 116 stands.
+        c.finished("open-au", 90 * s, false);
+        c.step_replanned("bench", 16 * s, 10 * s);
+        c.finished("bench", 16 * s, false);
+        let t = c.live.timing(c.done_ns);
+        assert_eq!((t.replanned_ns, t.device_ns), (Some(116 * s), 127 * s));
+        // A probe that ended on its finding says nothing of the write rate.
+        let mut c = AutoClock::new(&plan, Default::default());
+        c.finished("probe", s / 2, true);
+        assert_eq!(c.live.timing(0).last_plan(), (s + s / 2 + 25 * s, 0.3));
     }
 
     #[test]

@@ -303,7 +303,8 @@ pub fn erase_size(
         .notices
         .say(crate::session::Notice::MeasuringEraseSize);
     let params = crate::commands::align::AlignParams::default();
-    let inf = crate::commands::align::measure(spec, &params)?
+    // Its plan is not this test's: measured quietly (the test says its own).
+    let inf = crate::commands::align::measure(spec, &params, &Default::default())?
         .inferences
         .remove("erase_block_bytes")
         .unwrap_or_else(|| Inference::inconclusive("align gave no erase block inference"));

@@ -315,7 +315,7 @@ fn measure_round<B: Backend + ?Sized>(
     buf: &mut AlignedBuf,
     io_time: &mut u64,
     rng: &mut rand_pcg::Pcg64,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(u64, u64),
 ) -> Result<u64> {
     let mut slots: Vec<(usize, usize)> = chosen
         .iter()
@@ -342,13 +342,111 @@ fn measure_round<B: Backend + ?Sized>(
                 t[s][j] = read_ns(dev, &mut buf[..bs as usize], at, io_time)?;
             }
             reads += slots.len() as u64;
-            progress(slots.len() as u64);
+            progress(slots.len() as u64, *io_time);
         }
         for (&(c, i), r) in slots.iter().zip(t) {
             cells[c].reads.push([i as u64, r[0], r[1], r[2]]);
         }
     }
     Ok(reads)
+}
+
+/// The cells a round reads after `plan`, and how many visits to each: a focus round
+/// measures the few decisive alignments at every block size (the answer must agree across
+/// them), or a longer list at the smallest block size only (the least noisy reads); it
+/// repeats its cells so that one round spends about a twelfth of the read budget. Rows not
+/// believed yet are read again at their own block size. A full round: every cell, once.
+fn round_cells(
+    cells: &[AlignCell],
+    plan: &Next,
+    smallest: u64,
+    max_reads: u64,
+) -> (Vec<usize>, u64) {
+    let none = Vec::new();
+    let focus = match plan {
+        Next::Focus(aligns) => Some((aligns, &none)),
+        Next::FocusRows { aligns, rows } => Some((aligns, rows)),
+        Next::Full | Next::Stop => None,
+    };
+    let (chosen, reps): (Vec<usize>, u64) = match focus {
+        Some((aligns, rows)) => {
+            let v: Vec<usize> = (0..cells.len())
+                .filter(|&i| {
+                    let c = &cells[i];
+                    ((c.block_bytes == smallest || aligns.len() <= 8)
+                        && aligns.contains(&c.align_bytes))
+                        || rows.contains(&(c.block_bytes, c.align_bytes))
+                })
+                .collect();
+            let cost: u64 = v.iter().map(|&i| unit_cost(&cells[i])).sum();
+            // Rows alone (the answer holds but some rows are not believed yet): one
+            // unit each, then look again.
+            let reps = if aligns.is_empty() {
+                1
+            } else {
+                (max_reads / 12).checked_div(cost).unwrap_or(1).max(1)
+            };
+            (v, reps)
+        }
+        None => (Vec::new(), 1),
+    };
+    if chosen.is_empty() {
+        ((0..cells.len()).collect(), reps)
+    } else {
+        (chosen, reps)
+    }
+}
+
+/// A cell's device time in the one visit (or spread round) it was read in: its first
+/// accesses and its timed reads, ns.
+fn visit_ns(cell: &AlignCell) -> (u64, u64) {
+    let first = cell.first.iter().map(|f| f[1]).sum();
+    let timed = cell.reads.iter().map(|r| r[1] + r[2] + r[3]).sum();
+    (first, timed)
+}
+
+/// The plan of the rest of an adaptive run after a round (issue 45.6): the rounds `plan`
+/// asks for, repeated until the run's timed reads reach `goal`
+/// (`analysis::align::planned_reads`), its read budget or its time budget. After the first
+/// round each cell is priced at what its visit took on this device (a spread round reads
+/// every chosen cell's first accesses once, then its sweeps); after a focus round, each
+/// timed read at what that round's took (`per_read`, ns): a focus round reads few
+/// positions over and over, which a read cache may answer where a full round's were not.
+/// Device ns.
+#[allow(clippy::too_many_arguments)]
+fn rest_ns(
+    cells: &[AlignCell],
+    config: &AlignConfig,
+    plan: &Next,
+    spread: bool,
+    mut timed: u64,
+    goal: u64,
+    mut elapsed_ns: u64,
+    per_read: Option<f64>,
+) -> u64 {
+    let smallest = config.block_sizes.iter().copied().min().unwrap_or(0);
+    let (chosen, reps) = round_cells(cells, plan, smallest, config.max_reads);
+    let cost: u64 = chosen.iter().map(|&i| unit_cost(&cells[i])).sum();
+    let (first, once): (u64, u64) = chosen
+        .iter()
+        .map(|&i| visit_ns(&cells[i]))
+        .fold((0, 0), |a, v| (a.0 + v.0, a.1 + v.1));
+    let mut ns = 0u64;
+    while timed < goal && elapsed_ns < config.time_budget_ns {
+        let reps = reps.min(config.max_reads.saturating_sub(timed) / cost.max(1));
+        if reps == 0 || timed + cost > config.max_reads {
+            break;
+        }
+        let round = match per_read {
+            Some(r) => (r * (reps * cost) as f64) as u64,
+            None if spread => first + reps * once,
+            None => reps * (first + once),
+        };
+        ns += round;
+        elapsed_ns += round;
+        timed += reps * cost;
+    }
+    ns
 }
 
 /// Run the sweep: full rounds, then whatever `next` asks for after each round, until it
@@ -370,6 +468,41 @@ pub fn run<B: Backend + ?Sized>(
     next: &mut dyn FnMut(&[AlignCell], u64) -> Next,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<AlignRun> {
+    run_planned(dev, config, next, progress, &mut |_, _| {})
+}
+
+/// Device time of one full round over `cells` read cell by cell, each read priced by
+/// `price(bytes)` (ns): the first accesses (twice the block size) and the timed reads.
+pub fn round_ns(cells: &[AlignCell], price: &dyn Fn(u64) -> u64) -> u64 {
+    cells
+        .iter()
+        .map(|c| {
+            c.positions.len() as u64 * price(2 * c.block_bytes)
+                + unit_cost(c) * price(c.block_bytes)
+        })
+        .sum()
+}
+
+/// Timed reads of one full round over `cells` (what the read budget counts).
+pub fn round_reads(cells: &[AlignCell]) -> u64 {
+    cells.iter().map(unit_cost).sum()
+}
+
+/// [`run`], working its plan out again from this device's read times (issue 45.6):
+/// `replan(total_ns, at_ns)` gets the whole run's device time as planned, `at_ns` into it,
+/// (a) once the first round has read a cell of every block size (cell by cell: the rest of
+/// the round priced at what each block size's visit took; spread, after a read cache was
+/// seen: at what its first two passes took), for the whole round (times `count` when
+/// fixed); (b) after the first round when the run goes on: the rounds `next` asks for
+/// until the reads the stop rules leave (`analysis::align::planned_reads`), or a budget.
+pub fn run_planned<B: Backend + ?Sized>(
+    dev: &mut B,
+    config: &AlignConfig,
+    next: &mut dyn FnMut(&[AlignCell], u64) -> Next,
+    progress: &mut dyn FnMut(u64, u64),
+    replan: &mut dyn FnMut(u64, u64),
+) -> Result<AlignRun> {
+    let rounds_fixed = config.count.unwrap_or(1).max(1) as u64;
     let size = dev.size_bytes();
     validate(size, dev.logical_sector_bytes(), &config.block_sizes)?;
     let mut cells = plan_cells(size, config, false);
@@ -395,47 +528,8 @@ pub fn run<B: Backend + ?Sized>(
     let mut plan = Next::Full;
     let stop_reason;
     loop {
-        // A focus round measures the few decisive alignments at every block size (the
-        // answer must agree across them), or a longer list at the smallest block size only
-        // (the least noisy reads); it repeats its cells so that one round spends about a
-        // twelfth of the read budget. Rows not believed yet are read again at their own
-        // block size.
-        let none = Vec::new();
-        let focus = match &plan {
-            Next::Focus(aligns) => Some((aligns, &none)),
-            Next::FocusRows { aligns, rows } => Some((aligns, rows)),
-            Next::Full | Next::Stop => None,
-        };
-        let (chosen, reps): (Vec<usize>, u64) = match focus {
-            Some((aligns, rows)) => {
-                let v: Vec<usize> = (0..cells.len())
-                    .filter(|&i| {
-                        let c = &cells[i];
-                        ((c.block_bytes == smallest || aligns.len() <= 8)
-                            && aligns.contains(&c.align_bytes))
-                            || rows.contains(&(c.block_bytes, c.align_bytes))
-                    })
-                    .collect();
-                let cost: u64 = v.iter().map(|&i| unit_cost(&cells[i])).sum();
-                // Rows alone (the answer holds but some rows are not believed yet): one
-                // unit each, then look again.
-                let reps = if aligns.is_empty() {
-                    1
-                } else {
-                    (config.max_reads / 12)
-                        .checked_div(cost)
-                        .unwrap_or(1)
-                        .max(1)
-                };
-                (v, reps)
-            }
-            None => (Vec::new(), 1),
-        };
-        let chosen = if chosen.is_empty() {
-            (0..cells.len()).collect()
-        } else {
-            chosen
-        };
+        // What this round reads (`round_cells`).
+        let (chosen, reps) = round_cells(&cells, &plan, smallest, config.max_reads);
         let cost: u64 = chosen.iter().map(|&i| unit_cost(&cells[i])).sum();
         let reps = if config.count.is_some() {
             1
@@ -446,9 +540,13 @@ pub fn run<B: Backend + ?Sized>(
             stop_reason = "read budget".to_string();
             break;
         }
+        let round_start = dev.clock_ns().saturating_sub(start);
+        let timed_start = timed;
         if spread {
             // Every cell has the same number of positions, so the same sweeps per visit.
             let sweeps = chosen.first().map_or(1, |&i| unit_sweeps(&cells[i])) * reps;
+            let io0 = io_time;
+            let mut passes: Vec<u64> = Vec::new();
             reads += measure_round(
                 dev,
                 &mut cells,
@@ -457,21 +555,54 @@ pub fn run<B: Backend + ?Sized>(
                 &mut buf,
                 &mut io_time,
                 &mut rng,
-                &mut |n| {
+                &mut |n, io| {
                     timed += n;
+                    passes.push(io - io0);
+                    if rounds == 0 && passes.len() == 2 {
+                        // The first accesses and one pass, then one pass: the round's
+                        // other passes read the same positions.
+                        let pass = passes[1] - passes[0];
+                        let first = passes[0].saturating_sub(pass);
+                        let round = first + 3 * sweeps * pass;
+                        replan(round_start + round * rounds_fixed, round_start + passes[1]);
+                    }
                     progress(timed, total.max(timed));
                 },
             )?;
         } else {
             let mut switch = false;
+            // The first cell of the largest block size (cells go by block size).
+            let last_size = chosen
+                .iter()
+                .position(|&i| cells[i].block_bytes as usize == max_bs);
             'visits: for _ in 0..reps {
-                for &i in &chosen {
+                for (k, &i) in chosen.iter().enumerate() {
                     let sweeps = unit_sweeps(&cells[i]);
                     let n =
                         measure_cell(dev, &mut cells[i], sweeps, &mut buf, &mut io_time, &mut rng)?;
                     reads += n;
                     timed += 3 * sweeps * cells[i].positions.len() as u64;
                     progress(timed, total.max(timed));
+                    if rounds == 0 && Some(k) == last_size {
+                        let now = dev.clock_ns().saturating_sub(start);
+                        let rest: u64 = chosen[k + 1..]
+                            .iter()
+                            .map(|&j| {
+                                let bs = cells[j].block_bytes;
+                                let seen: Vec<u64> = chosen[..=k]
+                                    .iter()
+                                    .filter(|&&m| cells[m].block_bytes == bs)
+                                    .map(|&m| {
+                                        let (f, t) = visit_ns(&cells[m]);
+                                        f + t
+                                    })
+                                    .collect();
+                                seen.iter().sum::<u64>() / seen.len().max(1) as u64
+                            })
+                            .sum();
+                        let round = now - round_start + rest;
+                        replan(round_start + round * rounds_fixed, now);
+                    }
                     if rounds == 0 && cached_repeats(&cells).is_some() {
                         switch = true;
                         break 'visits;
@@ -505,6 +636,19 @@ pub fn run<B: Backend + ?Sized>(
         if plan == Next::Stop {
             stop_reason = "confident".to_string();
             break;
+        }
+        if rounds <= 2 {
+            // After the first round, and after the first focus round (priced at its own
+            // reads' time).
+            let per_read = (rounds == 2).then(|| {
+                elapsed.saturating_sub(round_start) as f64
+                    / timed.saturating_sub(timed_start).max(1) as f64
+            });
+            let goal = crate::analysis::align::planned_reads(&cells, config.max_reads);
+            let rest = rest_ns(
+                &cells, config, &plan, spread, timed, goal, elapsed, per_read,
+            );
+            replan(elapsed + rest, elapsed);
         }
     }
     Ok(AlignRun {

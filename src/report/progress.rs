@@ -14,7 +14,8 @@
 //! starts again within a phase is shown as its next pass (`#2`). Preserve mode's saving,
 //! restoring and verifying are shown over the test's bar as phases of their own
 //! ([`overlay`]), so the line does not freeze while they run; the test's bar comes back
-//! where it was. `auto` names its step ([`set_step`]).
+//! where it was. `auto` names its step ([`set_step`]) and what
+//! its plan leaves of the run ([`set_run_left`]).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +43,9 @@ const REDRAW: Duration = Duration::from_millis(100);
 
 /// `auto`'s step being run, `(k, n)`: every bar's label starts with `[k/n]`.
 static STEP: Mutex<Option<(usize, usize)>> = Mutex::new(None);
+/// What `auto`'s plan left of the run when its step started (device ns), and when that
+/// was: the label counts it down as `[k/n ~T]`.
+static RUN_LEFT: Mutex<Option<(Instant, u64)>> = Mutex::new(None);
 /// The bar on screen, for [`phase`] and [`overlay`] from code that has no handle on it.
 static ACTIVE: Mutex<Option<Arc<Mutex<State>>>> = Mutex::new(None);
 
@@ -147,8 +151,12 @@ impl State {
         }
         self.drawn = Some(Instant::now());
         let step = *STEP.lock().unwrap_or_else(|p| p.into_inner());
+        let left = RUN_LEFT
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(|(at, ns)| Duration::from_nanos(ns).saturating_sub(at.elapsed()));
         let p = self.shown().clone();
-        let label = prefix(step, &self.label, &p);
+        let label = prefix(step, left, &self.label, &p);
         let text = line(&label, &p, p.started.elapsed());
         if text != self.line {
             self.bar.set_message(text.clone());
@@ -323,6 +331,16 @@ pub fn suspend<R>(f: impl FnOnce() -> R) -> R {
 /// with `[k/n]`.
 pub fn set_step(step: Option<(usize, usize)>) {
     *STEP.lock().unwrap_or_else(|p| p.into_inner()) = step;
+    if step.is_none() {
+        set_run_left(None);
+    }
+}
+
+/// What `auto`'s plan leaves of the run as its step starts (device ns; `None`: no plan):
+/// the label's `[k/n ~T]`, counted down from now (issue 45.6: the run's ETA is its plan's,
+/// not one step's).
+pub fn set_run_left(left_ns: Option<u64>) {
+    *RUN_LEFT.lock().unwrap_or_else(|p| p.into_inner()) = left_ns.map(|ns| (Instant::now(), ns));
 }
 
 /// Start the phase `name` of the bar on screen (for a test that reports its phases
@@ -403,12 +421,13 @@ pub fn overlay(label: &str, step: Option<(&str, u64, u64)>) {
 }
 
 /// The label: `[k/n] command: phase`, at most [`PREFIX_WIDTH`] columns.
-fn prefix(step: Option<(usize, usize)>, label: &str, p: &Phase) -> String {
+fn prefix(step: Option<(usize, usize)>, left: Option<Duration>, label: &str, p: &Phase) -> String {
     // A label or phase may name a file or a device: shown, never obeyed by the terminal.
     let label = crate::input::printable(label);
-    let mut s = match step {
-        Some((k, n)) => format!("[{k}/{n}] {label}"),
-        None => label.into_owned(),
+    let mut s = match (step, left) {
+        (Some((k, n)), Some(l)) => format!("[{k}/{n} ~{}] {label}", hms(l.as_secs_f64())),
+        (Some((k, n)), None) => format!("[{k}/{n}] {label}"),
+        (None, _) => label.into_owned(),
     };
     s.push(':');
     if !p.name.is_empty() {
@@ -525,11 +544,21 @@ mod tests {
         for f in [bytes, count, share] {
             let line = format!(
                 "{} {} {f}",
-                prefix(Some((10, 10)), "open-au", &p),
+                prefix(Some((10, 10)), None, "open-au", &p),
                 "#".repeat(BAR_WIDTH)
             );
             assert!(line.chars().count() <= MAX_WIDTH, "{line:?}");
         }
+    }
+
+    #[test]
+    fn auto_s_step_label_carries_what_its_plan_leaves_of_the_run() {
+        let p = Phase::new("writing", true);
+        let l = prefix(Some((3, 6)), Some(Duration::from_secs(185)), "open-au", &p);
+        assert!(l.starts_with("[3/6 ~3m05s] open-au: writing"), "{l:?}");
+        assert_eq!(l.chars().count(), PREFIX_WIDTH);
+        let l = prefix(Some((3, 6)), None, "open-au", &p);
+        assert!(l.starts_with("[3/6] open-au: writing"), "{l:?}");
     }
 
     #[test]
@@ -543,7 +572,7 @@ mod tests {
         // A total that grows so that the share done falls is a new pass too.
         p.set(84, 1000);
         assert_eq!(p.pass, 3);
-        assert!(prefix(None, "probe", &p).starts_with("probe: scanning #3"));
+        assert!(prefix(None, None, "probe", &p).starts_with("probe: scanning #3"));
     }
 
     #[test]

@@ -138,6 +138,8 @@ pub struct LivePlan {
     planned_uncertainty: f64,
     /// The plan worked out again: its time, its uncertainty, when (device ns into the run).
     replanned: Option<(u64, f64, u64)>,
+    /// A run that only reads: its first plan came before it read, not before it wrote.
+    reads_only: bool,
 }
 
 impl LivePlan {
@@ -153,6 +155,7 @@ impl LivePlan {
             planned_ns: low,
             planned_uncertainty: spread.max(FIRST_PLAN_UNCERTAINTY),
             replanned: None,
+            reads_only: false,
         }
     }
 
@@ -163,7 +166,25 @@ impl LivePlan {
             planned_ns: ns,
             planned_uncertainty: REPLAN_UNCERTAINTY,
             replanned: None,
+            reads_only: false,
         }
+    }
+
+    /// A read-only run's plan before it read anything (align): one full round at the
+    /// assumed rates (`low`), up to its read budget (`high`); its uncertainty covers both.
+    /// Its notice says "before it read".
+    pub fn reads(low: u64, high: u64) -> Self {
+        LivePlan {
+            reads_only: true,
+            ..LivePlan::new(low, high)
+        }
+    }
+
+    /// The plan worked out again, replacing an earlier one (align, whose first round
+    /// prices its own reads and then tells what rounds follow: the later plan knows more,
+    /// and `timing` says when it was made).
+    pub fn revise(&mut self, ns: u64, at_ns: u64) {
+        self.replanned = Some((ns, REPLAN_UNCERTAINTY, at_ns));
     }
 
     /// The plan the run's first measurement gave, `at_ns` into the run: kept once made
@@ -177,12 +198,14 @@ impl LivePlan {
     /// The line that says the plan worked out again, when it moved from the first plan by
     /// more than the first plan's uncertainty (issue 45.6); `None` otherwise.
     pub fn notice(&self, command: &'static str) -> Option<super::Notice> {
-        let (ns, u, _) = self.replanned?;
+        let (ns, u, at_ns) = self.replanned?;
         let moved = (ns as f64 / self.planned_ns.max(1) as f64 - 1.0).abs();
         (moved > self.planned_uncertainty).then_some(super::Notice::Replanned {
             command,
+            before: if self.reads_only { "read" } else { "wrote" },
             first: (self.planned_ns, self.planned_uncertainty),
             now: (ns, u),
+            at_ns,
         })
     }
 
@@ -249,6 +272,25 @@ mod tests {
         close.replan(14_000_000_000, 1);
         assert!(close.notice("x").is_none(), "within the first plan's ±50 %");
         assert_eq!(plan_text(90_000_000_000, 0.3), "about 90 s (±30 %)");
+    }
+
+    #[test]
+    fn a_read_only_plan_is_revised_and_says_before_it_read() {
+        // align: one round at the assumed rates, up to four rounds of its read budget.
+        let mut p = LivePlan::reads(5_000_000_000, 20_000_000_000);
+        assert_eq!(p.timing(0).planned_uncertainty, 3.0);
+        p.revise(30_000_000_000, 1);
+        p.revise(3_000_000_000, 2);
+        let t = p.timing(3_100_000_000);
+        assert_eq!(
+            (t.replanned_ns, t.replanned_at_ns),
+            (Some(3_000_000_000), Some(2))
+        );
+        // 3 s against 5 s (±300 %): within it, not said.
+        assert!(p.notice("align").is_none());
+        p.revise(30_000_000_000, 3);
+        let said = p.notice("align").map(|n| n.to_string()).unwrap();
+        assert!(said.contains("the plan before it read said"), "{said}");
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Plans held against the runs (issue 45.6): every measuring command on every built-in
-//! preset, on the virtual clock (no noise to blame), records its plan, its uncertainty and
+//! Plans held against the runs (issue 45.6): every measuring command (and `align`, and
+//! `auto`'s plan over its steps, read-only and `--write`) on every built-in preset, on the virtual clock (no noise to blame), records its plan, its uncertainty and
 //! the device time the run took in the document's `timing`; the plan the run holds once
 //! its first measurement gave the device's own rates says ±30 % and holds within it.
 
@@ -40,6 +40,9 @@ fn plans_hold_within_30_percent_on_the_virtual_clock_for_every_preset() {
         "probe --write",
         "bench --quick --write",
         "bench --quick",
+        "align",
+        "auto",
+        "auto --write",
     ];
     let mut misses = Vec::new();
     let mut table = String::new();
@@ -98,15 +101,21 @@ fn plans_hold_within_30_percent_on_the_virtual_clock_for_every_preset() {
                     // Said on stderr exactly when it moved by more than the first plan's
                     // uncertainty (issue 45.6).
                     let moved = (ns as f64 / first - 1.0).abs() > first_u;
+                    // auto's steps say their own; auto's line names auto.
+                    let line = format!(
+                        "flashscope {}: planned again from the device's own rates",
+                        args[0]
+                    );
                     assert_eq!(
-                        err.contains("planned again from the device's own rates"),
+                        err.contains(&line),
                         moved,
                         "{args:?}: first {first} ±{first_u}, now {ns}: {err}"
                     );
                     (ns as f64, t["replanned_uncertainty"].as_f64().unwrap())
                 }
                 None => {
-                    assert!(!err.contains("planned again"), "{args:?}: {err}");
+                    let line = format!("flashscope {}: planned again", args[0]);
+                    assert!(!err.contains(&line), "{args:?}: {err}");
                     (first, first_u)
                 }
             };
