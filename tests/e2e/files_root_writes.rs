@@ -683,8 +683,17 @@ fn a_reader_of_an_image_cannot_hold_its_writer_lock() {
 }
 
 /// [`start_writer`] for a target whose `flock` a reader holds: the writer shows as an
-/// open-file-description write lock (its pid not shown in /proc/locks).
+/// open-file-description write lock on the target's own device and inode (its pid not
+/// shown in /proc/locks; any other test's writer holds such a lock on another file).
 fn start_writer_any(target: &str, state: &Path) -> std::process::Child {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(target).unwrap();
+    let want = format!(
+        "{:02x}:{:02x}:{}",
+        libc::major(meta.dev()),
+        libc::minor(meta.dev()),
+        meta.ino()
+    );
     let mut child = common::flashscope_abs()
         .args(["bench", target, "--write", "--runtime", "1", "--size", "4M"])
         .envs(common::HISTORY_OFF)
@@ -696,10 +705,10 @@ fn start_writer_any(target: &str, state: &Path) -> std::process::Child {
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(30) {
         let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
-        if locks
-            .lines()
-            .any(|l| l.contains("OFDLCK") && l.contains("WRITE"))
-        {
+        if locks.lines().any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.get(1) == Some(&"OFDLCK") && f.get(3) == Some(&"WRITE") && f.get(5) == Some(&&*want)
+        }) {
             return child;
         }
         if child.try_wait().unwrap().is_some() {
