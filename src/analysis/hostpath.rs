@@ -173,6 +173,58 @@ pub fn usb_ceiling(speed_mbps: f64, transport: Option<&str>) -> Option<Ceiling> 
     })
 }
 
+/// What a host path lets a measurement show of the card behind it, for class verdicts
+/// that blame the right part (issue 47 point 2).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostLimits {
+    /// From what figure a measurement counts as held back by the path (bytes per
+    /// second), and the ceiling that says so in words: 80 % of a measured ceiling, else
+    /// half the theory (protocol overhead keeps every transfer well under a bus's raw
+    /// rate: 22.4 of SD high-speed's 25 MB/s, and USB 2.0 mass storage far under its 60).
+    pub ceiling: Option<(f64, String)>,
+    /// Why the host sends the card one command at a time, when it does: a card's queued
+    /// random I/O (A2's) cannot be measured through it.
+    pub no_queue: Option<String>,
+}
+
+/// The limits of a host path from its ceiling and what it says of command queueing:
+/// `cmdq_en` (eMMC, and SD on kernels that queue to SD cards), whether the card is an SD
+/// card, and the USB transport.
+pub fn limits(
+    ceiling: Option<&Ceiling>,
+    cmdq_en: Option<bool>,
+    is_sd: bool,
+    usb_transport: Option<&str>,
+) -> HostLimits {
+    let ceiling = ceiling.and_then(|c| match (c.measured_bytes_per_s, c.theory_bytes_per_s) {
+        (Some(m), _) => Some((
+            0.8 * m as f64,
+            format!("{:.1} MB/s, measured through {}", m as f64 / 1e6, c.mode),
+        )),
+        (None, Some(t)) => Some((
+            0.5 * t as f64,
+            format!(
+                "{:.1} MB/s in theory through {}, which no transfer reaches",
+                t as f64 / 1e6,
+                c.mode
+            ),
+        )),
+        _ => None,
+    });
+    let no_queue = match (cmdq_en, usb_transport) {
+        (_, Some("bulk-only")) => Some(
+            "the USB reader speaks bulk-only transport, one command at a time".to_string(),
+        ),
+        (Some(false), _) => Some("the host has command queueing off (cmdq_en is 0)".to_string()),
+        (None, None) if is_sd => Some(
+            "the host does not queue commands to SD cards (mainline Linux has no SD command queueing, and the card shows no cmdq_en)"
+                .to_string(),
+        ),
+        _ => None,
+    };
+    HostLimits { ceiling, no_queue }
+}
+
 /// What an SD card says it can do, for [`negotiated_below`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CardAbility {

@@ -255,6 +255,8 @@ pub struct Claim {
     pub marks: Vec<String>,
     /// "label" (`--label`), "ssr" (the card's SD Status register) or null.
     pub source: Option<&'static str>,
+    /// What the host path lets the bench show (`None`: no host path known).
+    pub host: Option<crate::analysis::hostpath::HostLimits>,
 }
 
 /// A finished `auto` run.
@@ -551,9 +553,13 @@ pub fn run(params: &AutoParams, on_plan: &mut dyn FnMut(&PlanAnnounced)) -> Resu
             if let Some(c) = &clock {
                 lock(c).finished(bd.command(), step_device_ns(&bd), false);
             }
-            let checks = claim_checks("auto", &claim.marks, &b.figures);
-            if checks.iter().any(|c| !c.passed) {
+            let checks = claim_checks("auto", &claim.marks, &b.figures, claim.host.as_ref());
+            // A mark the host keeps from being measured is undecided (exit 1), one the
+            // card fails is failed (exit 3).
+            if checks.iter().any(|c| !c.passed && !c.inconclusive) {
                 outcome = outcome.worst(Verdict::CheckFailed);
+            } else if checks.iter().any(|c| c.inconclusive) {
+                outcome = outcome.worst(Verdict::Incomplete);
             }
             doc.checks.extend(checks);
             met = (!b.classes.is_empty()).then(|| met_marks(&b.classes));
@@ -898,9 +904,11 @@ impl AutoClock {
 /// `--label`'s marks, else those the card's SSR claims; checked before anything is measured.
 fn claimed(params: &AutoParams) -> Result<Claim> {
     if let Some(l) = &params.label {
+        let opened = crate::device::open(&params.target, &crate::device::OpenRequest::read_only())?;
         return Ok(Claim {
             marks: l.value.clone(),
             source: Some("label"),
+            host: super::info::host_limits(&params.target, opened.block_name.as_deref())?,
         });
     }
     let opened = crate::device::open(&params.target, &crate::device::OpenRequest::read_only())?;
@@ -912,6 +920,7 @@ fn claimed(params: &AutoParams) -> Result<Claim> {
     Ok(Claim {
         source: (!marks.is_empty()).then_some("ssr"),
         marks,
+        host: super::info::host_limits(&params.target, opened.block_name.as_deref())?,
     })
 }
 

@@ -238,6 +238,8 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
         probe.info.spec = shown.clone();
     }
     let simulated = probe.info.kind == TargetKind::Sim;
+    // What the host path lets the tests show, read before anything is measured.
+    let host = super::info::host_limits(&target_spec, probe.block_name.as_deref())?;
     let region = size.min(probe.info.size_bytes);
     if region < 1 << 20 {
         return Err(Error::usage(format!(
@@ -559,6 +561,34 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
         ),
     );
     let mut classes = bench::class_checks(&figures);
+    if let Some(h) = &host {
+        bench::mark_host_limited(&mut classes, &figures, h);
+        // The speed and application classes met here are this host's: a class the path
+        // keeps from being measured makes the answer a lower bound, not the card's class.
+        let limited: Vec<String> = classes
+            .iter()
+            .filter_map(|c| Some(format!("{} ({})", c.class, c.host_limited.as_ref()?)))
+            .collect();
+        for (k, family) in [("speed_class", "UVC"), ("app_class", "A")] {
+            let theirs: Vec<&String> = limited
+                .iter()
+                .filter(|l| family.contains(&l[..1]))
+                .collect();
+            if let (Some(i), false) = (doc.inferences.get_mut(k), theirs.is_empty()) {
+                if let Some(v) = i.value.clone() {
+                    *i = crate::vocab::Inference::new(
+                        v,
+                        i.confidence.min(0.7),
+                        format!(
+                            "{} Not measurable on this host (limited by the host path), so the card may meet more on a faster one: {}.",
+                            i.evidence,
+                            theirs.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")
+                        ),
+                    );
+                }
+            }
+        }
+    }
     // A class is a card's: where the target has no flash medium of its own, the figures
     // are the host's memory or disk, and no class is claimed for them.
     if let Some(why) = &no_card {

@@ -39,9 +39,14 @@ pub fn measure(spec: &TargetSpec) -> Result<Document> {
             }))
         }
         None if opened.info.kind == crate::device::TargetKind::Sim => {
+            let host_path = match spec.names() {
+                crate::device::Spec::Sim(cfg) => sim_host_path(cfg)?.map(Box::new),
+                _ => None,
+            };
             InfoIdentity::Sim(SimIdentity {
                 model: crate::device::SIM_MODEL.into(),
                 discard_supported: true,
+                host_path,
             })
         }
         None => InfoIdentity::default(),
@@ -60,6 +65,60 @@ const DEBUGFS: &str = "/sys/kernel/debug";
 /// (`analysis::hostpath`). `None` for a disk on neither MMC nor USB.
 pub fn host_path(dev_dir: &Path, debugfs: &Path, mmc: Option<&MmcIdentity>) -> Option<HostPath> {
     let facts = crate::device::hostpath::read(dev_dir, debugfs)?;
+    let is_sd = mmc.and_then(|m| m.kind) == Some(crate::device::mmc::CardKind::Sd);
+    let uhs_grade = mmc
+        .and_then(|m| m.ssr.as_ref())
+        .and_then(|s| s.marks.iter().find(|k| k.starts_with('U')).cloned());
+    Some(assess_host_path(facts, is_sd, uhs_grade))
+}
+
+/// What the host path of a target lets a measurement show (`None` where no host path is
+/// known: a file, a disk on neither MMC nor USB, a simulated card without one); read
+/// before anything is measured, for class verdicts that blame the right part.
+pub fn host_limits(
+    spec: &TargetSpec,
+    block_name: Option<&str>,
+) -> Result<Option<hostpath::HostLimits>> {
+    use crate::backend::sim::config::CardBus;
+    let (path, is_sd) = match (spec.names(), block_name) {
+        (crate::device::Spec::Sim(cfg), _) => (sim_host_path(cfg)?, cfg.card == CardBus::Sd),
+        (_, Some(name)) => {
+            let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+            let id = sysfs::identity(name, &mountinfo);
+            let Some(dir) = id.device_dir.as_deref() else {
+                return Ok(None);
+            };
+            let mmc = crate::device::mmc::decode_card_dir(dir);
+            let is_sd = mmc.as_ref().and_then(|m| m.kind) == Some(crate::device::mmc::CardKind::Sd);
+            (host_path(dir, Path::new(DEBUGFS), mmc.as_ref()), is_sd)
+        }
+        _ => return Ok(None),
+    };
+    Ok(path.map(|h| {
+        hostpath::limits(
+            h.ceiling.as_ref(),
+            h.mmc.as_ref().and_then(|m| m.cmdq_enabled),
+            is_sd,
+            h.usb.as_ref().and_then(|u| u.transport.as_deref()),
+        )
+    }))
+}
+
+/// The host path a simulated card presents (`host_timing`, `usb`), decoded and assessed
+/// as a kernel's files are; `None` for a simulated card without one.
+pub fn sim_host_path(cfg: &crate::backend::sim::config::SimConfig) -> Result<Option<HostPath>> {
+    use crate::backend::sim::config::CardBus;
+    let facts = crate::device::hostpath::presented(&cfg.host.presented(cfg.card))?;
+    Ok(facts.map(|f| assess_host_path(f, cfg.card == CardBus::Sd, None)))
+}
+
+/// A host path's facts with their ceiling and whether the link runs below the card's
+/// abilities (`is_sd`: the card is an SD card; `uhs_grade`: the UHS grade its SSR claims).
+fn assess_host_path(
+    facts: crate::device::hostpath::HostFacts,
+    is_sd: bool,
+    uhs_grade: Option<String>,
+) -> HostPath {
     let mut ceiling = None;
     let mut negotiated_below = None;
     if let Some(ios) = facts.mmc.as_ref().and_then(|m| m.ios.as_ref()) {
@@ -69,15 +128,12 @@ pub fn host_path(dev_dir: &Path, debugfs: &Path, mmc: Option<&MmcIdentity>) -> O
             ios.actual_clock_hz,
             ios.bus_width_bits,
         );
-        let is_sd = mmc.and_then(|m| m.kind) == Some(crate::device::mmc::CardKind::Sd);
         if let (Some(timing), true) = (ios.timing, is_sd) {
             let scr = facts.mmc.as_ref().and_then(|m| m.scr.as_ref());
             let card = CardAbility {
                 scr_version: scr.and_then(|s| s.spec_version.clone()),
                 sd_spec3: scr.map(|s| s.sd_spec3),
-                uhs_grade: mmc
-                    .and_then(|m| m.ssr.as_ref())
-                    .and_then(|s| s.marks.iter().find(|k| k.starts_with('U')).cloned()),
+                uhs_grade: uhs_grade.clone(),
             };
             negotiated_below =
                 hostpath::negotiated_below(timing, ios.signal_voltage.as_deref(), &card);
@@ -88,14 +144,14 @@ pub fn host_path(dev_dir: &Path, debugfs: &Path, mmc: Option<&MmcIdentity>) -> O
             .speed_mbps
             .and_then(|s| hostpath::usb_ceiling(s, usb.transport.as_deref()));
     }
-    Some(HostPath {
+    HostPath {
         bus: if facts.mmc.is_some() { "mmc" } else { "usb" }.to_string(),
         mmc: facts.mmc,
         usb: facts.usb,
         ceiling,
         negotiated_below,
         unknown: facts.unknown,
-    })
+    }
 }
 
 /// One line on an MMC/SD card's identity: maker, product, date, capacity, classes, AU.

@@ -282,6 +282,48 @@ fn read_ios(ios_file: &Path, debugfs: &Path) -> std::result::Result<Ios, String>
     .map_err(|e| e.to_string())
 }
 
+/// The USB mass-storage transport a `bInterfaceProtocol` names.
+fn transport_of(protocol: u8) -> Option<String> {
+    match protocol {
+        0x50 => Some("bulk-only".into()),
+        0x62 => Some("UAS".into()),
+        _ => None,
+    }
+}
+
+/// The host path a simulated card presents (`sim:…,host_timing=…` or `usb=…`), decoded
+/// as a kernel's files are: its `ios` text by [`parse_ios`], the USB attributes as
+/// [`read_usb`] reads them. `None` for a simulated card without a host path.
+pub fn presented(p: &crate::backend::sim::config::PresentedHost) -> Result<Option<HostFacts>> {
+    let mut facts = HostFacts::default();
+    if let Some(text) = &p.ios {
+        let place = "the simulated host's mmc0/ios";
+        facts.mmc = Some(MmcLink {
+            host: "mmc0".into(),
+            ios_file: place.into(),
+            ios: Some(parse_ios(place, text)?),
+            scr: None,
+            cmdq_enabled: p.cmdq_en.as_deref().map(|v| v.trim() == "1"),
+        });
+    } else if let Some(speed) = &p.usb_speed {
+        let protocol = p
+            .usb_protocol
+            .as_deref()
+            .and_then(|t| u8::from_str_radix(t.trim(), 16).ok());
+        facts.usb = Some(UsbLink {
+            device: "sim".into(),
+            speed: Some(speed.clone()),
+            speed_mbps: speed.trim().parse::<f64>().ok().filter(|v| *v > 0.0),
+            interface_protocol: protocol,
+            transport: protocol.and_then(transport_of),
+            driver: p.usb_driver.clone(),
+        });
+    } else {
+        return Ok(None);
+    }
+    Ok(Some(facts))
+}
+
 /// Read the USB link above the disk whose `device` directory is `dev_dir`: the nearest
 /// ancestor with `bInterfaceProtocol` is the interface (its `driver` link names the
 /// driver), the nearest with `speed` and `idVendor` the USB device. `None` off USB.
@@ -298,11 +340,7 @@ pub fn read_usb(dev_dir: &Path) -> Option<HostFacts> {
                 Ok(Some(t)) => match u8::from_str_radix(t.trim_start_matches("0x"), 16) {
                     Ok(p) => {
                         link.interface_protocol = Some(p);
-                        link.transport = match p {
-                            0x50 => Some("bulk-only".into()),
-                            0x62 => Some("UAS".into()),
-                            _ => None,
-                        };
+                        link.transport = transport_of(p);
                     }
                     Err(_) => facts.unknown.push(format!(
                         "the USB transport unknown, because {}bInterfaceProtocol is {}, not a hex byte",

@@ -69,13 +69,27 @@ pub fn render(doc: &Document) -> String {
         for c in classes {
             t.row(vec![
                 c.class.clone(),
-                if c.pass { "pass" } else { "fail" }.into(),
+                match (c.pass, &c.host_limited) {
+                    (true, _) => "pass",
+                    (false, Some(_)) => "host-limited",
+                    (false, None) => "fail",
+                }
+                .into(),
                 format!("{:+.0} %", c.margin * 100.0),
                 c.requirement.clone(),
             ]);
         }
         s += "\n";
         s += &t.render();
+        for c in classes {
+            if let Some(why) = &c.host_limited {
+                s += &format!(
+                    "{}: not measurable on this host (limited by the host path): {}\n",
+                    c.class,
+                    crate::input::printable(why)
+                );
+            }
+        }
     }
     if let Some(c) = checks {
         s += "\n";

@@ -105,6 +105,9 @@ fn render_identity(t: &TargetInfo, identity: &InfoIdentity) -> String {
         InfoIdentity::Sim(sim) => {
             rows.push(("discard_supported", yes_no(sim.discard_supported)));
             rows.push(("model", sim.model.clone()));
+            if let Some(h) = &sim.host_path {
+                rows.extend(host_path_rows(h));
+            }
         }
         InfoIdentity::None(_) => {}
     }

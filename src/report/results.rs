@@ -682,6 +682,10 @@ pub struct SimIdentity {
     /// `target::SIM_MODEL`.
     pub model: String,
     pub discard_supported: bool,
+    /// The simulated host path (`host_timing`, `usb`), as a kernel would present it;
+    /// absent for a card without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_path: Option<Box<HostPath>>,
 }
 
 /// One simulator preset and the keys it sets.

@@ -75,6 +75,72 @@ impl Timing {
         }
     }
 
+    /// The words the kernel prints for the mode (today's kernels' words).
+    pub fn kernel_words(self) -> &'static str {
+        match self {
+            Timing::Legacy => "legacy",
+            Timing::MmcHighSpeed => "mmc high-speed",
+            Timing::SdHighSpeed => "sd high-speed",
+            Timing::UhsSdr12 => "sd uhs SDR12",
+            Timing::UhsSdr25 => "sd uhs SDR25",
+            Timing::UhsSdr50 => "sd uhs SDR50",
+            Timing::UhsSdr104 => "sd uhs SDR104",
+            Timing::UhsDdr50 => "sd uhs DDR50",
+            Timing::MmcDdr52 => "mmc DDR52",
+            Timing::MmcHs200 => "mmc HS200",
+            Timing::MmcHs400 => "mmc HS400",
+        }
+    }
+
+    /// The kernel's number for the mode (`MMC_TIMING_*`), printed before its words.
+    pub fn kernel_code(self) -> u8 {
+        match self {
+            Timing::Legacy => 0,
+            Timing::MmcHighSpeed => 1,
+            Timing::SdHighSpeed => 2,
+            Timing::UhsSdr12 => 3,
+            Timing::UhsSdr25 => 4,
+            Timing::UhsSdr50 => 5,
+            Timing::UhsSdr104 => 6,
+            Timing::UhsDdr50 => 7,
+            Timing::MmcDdr52 => 8,
+            Timing::MmcHs200 => 9,
+            Timing::MmcHs400 => 10,
+        }
+    }
+
+    /// The names the simulator's `host_timing` key takes, in the order of the modes.
+    pub const SIM_NAMES: [&'static str; 11] = [
+        "legacy", "mmc-hs", "sd-hs", "sdr12", "sdr25", "sdr50", "sdr104", "ddr50", "ddr52",
+        "hs200", "hs400",
+    ];
+
+    const ALL: [Timing; 11] = [
+        Timing::Legacy,
+        Timing::MmcHighSpeed,
+        Timing::SdHighSpeed,
+        Timing::UhsSdr12,
+        Timing::UhsSdr25,
+        Timing::UhsSdr50,
+        Timing::UhsSdr104,
+        Timing::UhsDdr50,
+        Timing::MmcDdr52,
+        Timing::MmcHs200,
+        Timing::MmcHs400,
+    ];
+
+    /// The mode a `host_timing` name gives.
+    pub fn from_sim_name(name: &str) -> Option<Timing> {
+        let i = Self::SIM_NAMES.iter().position(|n| *n == name)?;
+        Some(Self::ALL[i])
+    }
+
+    /// The `host_timing` name of the mode.
+    pub fn sim_name(self) -> &'static str {
+        let i = Self::ALL.iter().position(|t| *t == self).unwrap_or(0);
+        Self::SIM_NAMES[i]
+    }
+
     /// Whether data moves on both clock edges.
     pub fn double_data_rate(self) -> bool {
         matches!(self, Timing::UhsDdr50 | Timing::MmcDdr52 | Timing::MmcHs400)

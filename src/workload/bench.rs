@@ -264,6 +264,10 @@ pub struct ClassCheck {
     pub pass: bool,
     /// Measured / required − 1 of the tightest requirement (negative when failing).
     pub margin: f64,
+    /// A failed class the host path keeps from being measured: why (not measurable on
+    /// this host, rather than failed by the card).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_limited: Option<String>,
 }
 
 const MB: f64 = 1e6;
@@ -298,6 +302,7 @@ pub fn speed_class_checks(seq_write_bw: f64) -> Vec<ClassCheck> {
             requirement: format!("sequential write ≥ {}", format_decimal_rate(mbs * MB)),
             pass: seq_write_bw >= mbs * MB,
             margin: seq_write_bw / (mbs * MB) - 1.0,
+            host_limited: None,
         })
         .collect()
 }
@@ -326,6 +331,7 @@ pub fn app_class_checks(
                 ),
                 pass: margin >= 0.0,
                 margin,
+                host_limited: None,
             }
         })
         .collect()
@@ -403,30 +409,99 @@ pub fn class_check_name(command: &str, mark: &str) -> String {
     format!("{command}.class_{mark}")
 }
 
+/// A requirement of a class mark: what, the measured figure, the required one, its units.
+type Need = (&'static str, f64, f64, &'static str);
+
+/// Every requirement of `mark` with its measured figure; `None` for a mark unknown or
+/// whose figures were not measured.
+fn needs_of(mark: &str, figures: &[BenchFigure]) -> Option<Vec<Need>> {
+    let find = |m: &str| figures.iter().find(|f| f.metric == m);
+    let sw = find("seq_write")?;
+    if let Some(&(_, mbs)) = SPEED_CLASSES.iter().find(|c| c.0 == mark) {
+        return Some(vec![("sequential write", sw.bw_bytes, mbs * MB, "bytes/s")]);
+    }
+    let &(_, rr, rw, mbs) = APP_CLASSES.iter().find(|c| c.0 == mark)?;
+    let (r, w) = (find("rand_read")?, find("rand_write")?);
+    Some(vec![
+        ("random 4 KiB read", r.iops, rr, "IOPS"),
+        ("random 4 KiB write", w.iops, rw, "IOPS"),
+        ("sequential write", sw.bw_bytes, mbs * MB, "bytes/s"),
+    ])
+}
+
+/// What the host path explains of each unmet requirement of `mark`, when it explains
+/// every one (`None` when the mark is met or the card holds itself back): a sequential
+/// figure at the path's ceiling, and A2's random I/O through a host that sends one
+/// command at a time, from a card that does at least A1's figures without a queue.
+fn host_explains(
+    mark: &str,
+    needs: &[Need],
+    h: &crate::analysis::hostpath::HostLimits,
+) -> Option<Vec<String>> {
+    if needs.iter().all(|n| n.1 >= n.2) {
+        return None;
+    }
+    needs
+        .iter()
+        .filter(|n| n.1 < n.2)
+        .map(|&(what, got, need, units)| {
+            if units == "IOPS" {
+                // Queueing overlaps command time (3,200 against 5,000 read IOPS for one
+                // A2 card without and with it): a card under A1's figure is held back by
+                // itself, not by the missing queue.
+                let a1 = APP_CLASSES
+                    .iter()
+                    .find(|c| c.0 == "A1")
+                    .map_or(f64::INFINITY, |c| if what.contains("read") { c.1 } else { c.2 });
+                let why = h.no_queue.as_ref().filter(|_| mark == "A2" && got >= a1)?;
+                return Some(format!(
+                    "{what} ({got:.0} IOPS against {need:.0}) needs the host to queue commands, and {why}"
+                ));
+            }
+            let (at, ceiling) = h.ceiling.as_ref()?;
+            // A card well under the path's ceiling is limited by itself, not the host.
+            (got >= *at).then(|| {
+                format!(
+                    "{what} {} against {} is at the path's ceiling ({ceiling})",
+                    format_rate(got),
+                    format_decimal_rate(need),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Mark the failed classes the host path explains (`ClassCheck::host_limited`).
+pub fn mark_host_limited(
+    classes: &mut [ClassCheck],
+    figures: &[BenchFigure],
+    host: &crate::analysis::hostpath::HostLimits,
+) {
+    for c in classes.iter_mut().filter(|c| !c.pass) {
+        c.host_limited = needs_of(&c.class, figures)
+            .and_then(|needs| host_explains(&c.class, &needs, host))
+            .map(|why| why.join("; "));
+    }
+}
+
 /// Each claimed class mark judged against the measured figures: a check named
 /// `COMMAND.class_MARK` with the figure that decided it (the one with the least margin).
-/// A claim whose figures were not measured gets no check.
-pub fn claim_checks(command: &str, claimed: &[String], figures: &[BenchFigure]) -> Vec<Check> {
-    let find = |m: &str| figures.iter().find(|f| f.metric == m);
+/// A claim whose figures were not measured gets no check. With the host path's limits
+/// (`host`), a mark whose every unmet requirement the host explains is "not measurable on
+/// this host (limited by …)", undecided rather than failed: a sequential figure at the
+/// path's ceiling (`HostLimits::ceiling`), and A2's random I/O
+/// through a host that sends one command at a time.
+pub fn claim_checks(
+    command: &str,
+    claimed: &[String],
+    figures: &[BenchFigure],
+    host: Option<&crate::analysis::hostpath::HostLimits>,
+) -> Vec<Check> {
     let mut out = Vec::new();
     for mark in claimed {
-        let Some(sw) = find("seq_write") else {
+        let Some(needs) = needs_of(mark, figures) else {
             continue;
         };
-        // (what, measured, required, units) for every requirement of the mark.
-        let mut needs: Vec<(&str, f64, f64, &str)> = Vec::new();
-        if let Some(&(_, mbs)) = SPEED_CLASSES.iter().find(|c| c.0 == mark) {
-            needs.push(("sequential write", sw.bw_bytes, mbs * MB, "bytes/s"));
-        } else if let Some(&(_, rr, rw, mbs)) = APP_CLASSES.iter().find(|c| c.0 == mark) {
-            let (Some(r), Some(w)) = (find("rand_read"), find("rand_write")) else {
-                continue;
-            };
-            needs.push(("random 4 KiB read", r.iops, rr, "IOPS"));
-            needs.push(("random 4 KiB write", w.iops, rw, "IOPS"));
-            needs.push(("sequential write", sw.bw_bytes, mbs * MB, "bytes/s"));
-        } else {
-            continue;
-        }
         let Some(&(what, measured, required, units)) = needs
             .iter()
             .min_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))
@@ -434,6 +509,22 @@ pub fn claim_checks(command: &str, claimed: &[String], figures: &[BenchFigure]) 
             continue;
         };
         let passed = needs.iter().all(|n| n.1 >= n.2);
+        let limited = host.and_then(|h| host_explains(mark, &needs, h));
+        if let Some(why) = limited {
+            out.push(Check {
+                inconclusive: true,
+                threshold: None,
+                name: class_check_name(command, mark),
+                passed: false,
+                measurement: Some(measured),
+                units: Some(units.to_string()),
+                message: format!(
+                    "{mark} not measurable on this host (limited by the host path): {}",
+                    why.join("; ")
+                ),
+            });
+            continue;
+        }
         // The measured figure in MiB/s; the requirement (SD's 10^6 B/s) as well, with its
         // own decimal figure after it.
         let show = |v: f64, required: bool| {
@@ -1182,6 +1273,97 @@ mod tests {
         assert!(parse_label(" ,").unwrap_err().to_string().contains("empty"));
     }
 
+    /// Issue 47.2: a mark the host path keeps from being measured is "not measurable on
+    /// this host", undecided and not failed; a card held back by itself still fails.
+    #[test]
+    fn a_mark_the_host_path_caps_is_not_measurable_and_a_slow_card_still_fails() {
+        use crate::analysis::hostpath::{limits, mmc_ceiling};
+        use crate::vocab::hostpath::Timing;
+        let marks = |m: &[&str]| m.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // SD high-speed at 50 MHz: 22.4 MB/s measured; an SD host without cmdq_en.
+        let hs = mmc_ceiling(
+            Some(Timing::SdHighSpeed),
+            50_000_000,
+            Some(50_000_000),
+            Some(4),
+        );
+        let host = limits(hs.as_ref(), None, true, None);
+        assert!(host
+            .no_queue
+            .as_deref()
+            .unwrap()
+            .contains("SD command queueing"));
+        let at_ceiling = vec![
+            fig("seq_write", 21.6 * 1_048_576.0, 21.6, vec![]),
+            fig("rand_read", 9e6, 2300.0, vec![]),
+            fig("rand_write", 4e6, 900.0, vec![]),
+        ];
+        let c = claim_checks(
+            "auto",
+            &marks(&["V30", "A2", "A1"]),
+            &at_ceiling,
+            Some(&host),
+        );
+        for check in &c[..2] {
+            assert!(!check.passed && check.inconclusive, "{check:?}");
+            assert!(
+                check.message.contains("not measurable on this host"),
+                "{check:?}"
+            );
+        }
+        assert!(
+            c[0].message
+                .contains("22.4 MB/s, measured through SD high-speed"),
+            "{:?}",
+            c[0]
+        );
+        assert!(c[1].message.contains("queue commands"), "{:?}", c[1]);
+        // A1 needs no queue and its figures are met: a plain pass.
+        assert!(c[2].passed && !c[2].inconclusive, "{:?}", c[2]);
+        // The same figures without a host path: failed, as before.
+        let bare = claim_checks("auto", &marks(&["V30", "A2"]), &at_ceiling, None);
+        assert!(
+            bare.iter().all(|c| !c.passed && !c.inconclusive),
+            "{bare:?}"
+        );
+        // A card far under the ceiling, or under A1's figures, is held back by itself.
+        let slow = vec![
+            fig("seq_write", 12.0 * 1_048_576.0, 12.0, vec![]),
+            fig("rand_read", 9e6, 2300.0, vec![]),
+            fig("rand_write", 20e3, 5.0, vec![]),
+        ];
+        let c = claim_checks("auto", &marks(&["V30", "A2"]), &slow, Some(&host));
+        assert!(c.iter().all(|c| !c.passed && !c.inconclusive), "{c:?}");
+        assert!(c[0].message.contains("NOT met"), "{:?}", c[0]);
+        // A host that queues: A2's random figures are the card's.
+        let queued = limits(hs.as_ref(), Some(true), true, None);
+        let c = claim_checks("auto", &marks(&["A2"]), &at_ceiling, Some(&queued));
+        assert!(!c[0].passed && !c[0].inconclusive, "{c:?}");
+        // USB 2.0 bulk-only: half the 60 MB/s theory counts as the ceiling, no queue.
+        let usb = crate::analysis::hostpath::usb_ceiling(480.0, Some("bulk-only"));
+        let usb = limits(usb.as_ref(), None, true, Some("bulk-only"));
+        let through_usb = vec![
+            fig("seq_write", 33.0 * 1_048_576.0, 33.0, vec![]),
+            fig("rand_read", 6e6, 1600.0, vec![]),
+            fig("rand_write", 6e6, 1600.0, vec![]),
+        ];
+        let c = claim_checks(
+            "auto",
+            &marks(&["V30", "V60", "A2"]),
+            &through_usb,
+            Some(&usb),
+        );
+        assert!(c[0].passed, "{c:?}");
+        assert!(
+            c[1].inconclusive && c[1].message.contains("in theory"),
+            "{c:?}"
+        );
+        assert!(
+            c[2].inconclusive && c[2].message.contains("bulk-only"),
+            "{c:?}"
+        );
+    }
+
     #[test]
     fn claimed_marks_are_judged_by_their_tightest_figure() {
         let figures = vec![
@@ -1190,7 +1372,7 @@ mod tests {
             fig("rand_write", 2e6, 600.0, vec![]),
         ];
         let claimed: Vec<String> = ["V30", "A2", "A1", "V60"].map(String::from).to_vec();
-        let c = claim_checks("auto", &claimed, &figures);
+        let c = claim_checks("auto", &claimed, &figures, None);
         let get = |n: &str| c.iter().find(|c| c.name == n).unwrap();
         assert!(get("auto.class_V30").passed);
         assert_eq!(get("auto.class_V30").measurement, Some(35e6));
@@ -1213,7 +1395,7 @@ mod tests {
             vec!["C10", "U3", "V30", "A1"]
         );
         // Without the write figures nothing is judged.
-        assert!(claim_checks("auto", &claimed, &figures[1..2]).is_empty());
+        assert!(claim_checks("auto", &claimed, &figures[1..2], None).is_empty());
         assert!(class_checks(&figures[1..2]).is_empty());
     }
 }

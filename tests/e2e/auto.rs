@@ -719,3 +719,116 @@ fn read_only_auto_on_a_mounted_device_warns_before_its_advice() {
     }
     drop(m);
 }
+
+/// Issue 47.2: verdicts that blame the right part, end to end on simulated host paths.
+/// The same A2 card behind an SD high-speed host (22.4 MB/s, no command queueing): V30
+/// and A2 are "not measurable on this host", undecided (exit 1), never "NOT met"; behind
+/// SDR104 with a host that queues, both are met (exit 0). A card that is slow by itself
+/// behind the same slow host still fails (exit 3), and a card under A1's figures behind a
+/// host without a queue fails A2: the host is blamed only for what it explains.
+#[test]
+fn class_verdicts_blame_the_host_path_only_for_what_it_caps() {
+    let a2 = "sim:sd-a2-64g";
+    let verdict = |spec: &str, label: &str| {
+        let out = run_auto(&[spec, "--write", "--label", label, "--json"]);
+        let v = doc_of(&out);
+        let checks: Vec<(String, bool, bool, String)> = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["name"].as_str().unwrap().starts_with("auto.class_"))
+            .map(|c| {
+                (
+                    c["name"]
+                        .as_str()
+                        .unwrap()
+                        .trim_start_matches("auto.class_")
+                        .to_string(),
+                    c["passed"].as_bool().unwrap(),
+                    c["inconclusive"].as_bool().unwrap_or(false),
+                    c["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        (out.status.code(), checks, v)
+    };
+    // Behind SD high-speed: the card is capped at the path's 22.4 MB/s.
+    let (code, checks, v) = verdict(&format!("{a2},host_timing=sd-hs"), "V30 A2");
+    assert_eq!(code, Some(1), "{checks:?}");
+    for (mark, passed, undecided, message) in &checks {
+        assert!(!passed && *undecided, "{mark}: {message}");
+        assert!(message.contains("not measurable on this host"), "{message}");
+    }
+    assert!(
+        checks[0]
+            .3
+            .contains("22.4 MB/s, measured through SD high-speed"),
+        "{checks:?}"
+    );
+    assert!(checks[1].3.contains("queue commands"), "{checks:?}");
+    // The host path is in the document (info's identity for a simulated card).
+    let bench = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["command"] == "bench");
+    assert!(bench.is_some());
+    // The same card behind SDR104 with command queueing: both met.
+    let (code, checks, _) = verdict(&format!("{a2},host_timing=sdr104,host_cmdq=1"), "V30 A2");
+    assert_eq!(code, Some(0), "{checks:?}");
+    assert!(checks.iter().all(|c| c.1 && !c.2), "{checks:?}");
+    // A card slow by itself (12 MiB/s writes) behind SD high-speed: V30 NOT met.
+    let (code, checks, _) = verdict("sim:sd-16g,host_timing=sd-hs", "V30");
+    assert_eq!(code, Some(3), "{checks:?}");
+    assert!(
+        !checks[0].1 && !checks[0].2 && checks[0].3.contains("NOT met"),
+        "{checks:?}"
+    );
+    // A card without a queue or small-write area (5 write IOPS): A2 NOT met, whatever
+    // the host's queue.
+    let (code, checks, _) = verdict("sim:sd-a2-fake-64g,host_timing=sdr104", "A2");
+    assert_eq!(code, Some(3), "{checks:?}");
+    assert!(checks[0].3.contains("A2 NOT met"), "{checks:?}");
+    // The card alone (no host path): as before, nothing is blamed on a host.
+    let (code, checks, _) = verdict(a2, "V30 A2");
+    assert!(checks.iter().all(|c| !c.2), "{checks:?}");
+    assert_ne!(code, Some(1));
+}
+
+/// Issue 47.2: bench behind a capped host path marks the classes the path keeps from
+/// being measured, and its class answers are tentative lower bounds, not the card's.
+#[test]
+fn bench_marks_classes_the_host_path_caps() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = common::run_in(
+        dir.path(),
+        &[
+            "bench",
+            "sim:sd-a2-64g,host_timing=sd-hs",
+            "--write",
+            "--quick",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let classes = v["classes"].as_array().unwrap();
+    let limited: Vec<&str> = classes
+        .iter()
+        .filter(|c| c["host_limited"].is_string())
+        .map(|c| c["class"].as_str().unwrap())
+        .collect();
+    assert_eq!(limited, ["V90", "V60", "V30", "U3", "A2"], "{classes:?}");
+    assert_eq!(v["inferences"]["speed_class"]["status"], "tentative");
+    let (code, out, _) = common::run_in(
+        dir.path(),
+        &["bench", "sim:sd-a2-64g", "--write", "--quick", "--json"],
+    );
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["host_limited"].is_null()));
+}

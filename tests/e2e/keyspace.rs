@@ -2,7 +2,7 @@
 //! that changes what a probe sees (geometry including 3·2^n sizes, page and erase costs
 //! down to none at all, read caches, prefetch, wake-up costs, noise and outliers, 512 and
 //! 4096-byte sectors, 1 to 16 open erase blocks, FAT areas, SLC caches, fakes of every mode
-//! behind fast, slow or no write caches), each run through `align`, `open-au`, `probe` or
+//! behind fast, slow or no write caches, host paths of SD modes and USB readers), each run through `align`, `open-au`, `probe` or
 //! `auto` as a user runs them (the binary, `--json`, on the virtual clock).
 //!
 //! The invariant: no answer is confidently wrong. Every answer is the card's truth (known
@@ -201,6 +201,23 @@ fn draw(rng: &mut rand_pcg::Pcg64, cmd: Cmd) -> Case {
         (None, 0)
     };
     keys.push(format!("seed={}", rng.gen::<u32>()));
+    // The host path the card sits behind (issue 47.2): it caps transfers and the command
+    // queue, never a boundary's cost, so every answer must hold through it.
+    if rng.gen_bool(0.2) {
+        keys.push(
+            pick(
+                rng,
+                &[
+                    "host_timing=sd-hs",
+                    "host_timing=sdr50",
+                    "host_timing=sdr104,host_cmdq=1",
+                    "usb=2.0",
+                    "usb=3.0,uas=1",
+                ],
+            )
+            .to_string(),
+        );
+    }
     Case {
         cmd,
         spec: format!("sim:custom,{}", keys.join(",")),

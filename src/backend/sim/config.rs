@@ -1,5 +1,6 @@
 //! The simulator's parameters: the `sim:` spec grammar, its keys, defaults and presets.
 
+use crate::vocab::hostpath::Timing;
 use crate::vocab::units::{format_bytes, format_ns, is_pow2_or_3x, parse_duration_ns, parse_size};
 use crate::{Error, Result};
 
@@ -119,6 +120,137 @@ pub struct SimConfig {
     pub drift: f64,
     /// Command queue and small-write area (A1/A2 cards).
     pub app: AppPerf,
+    /// The host the card sits behind (`host_timing`, `usb`, `uas`, `host_cmdq`).
+    pub host: SimHost,
+}
+
+/// The host path a simulated card sits behind: what caps its transfers and its command
+/// queue as a real host would, and what it presents to a reader (debugfs `ios`, the USB
+/// link's attributes, `cmdq_en`). The default is no host path at all: an ideal host that
+/// caps nothing and presents nothing, the card alone (every simulated card before these
+/// keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SimHost {
+    /// The MMC/SD bus timing the host negotiated (`host_timing`).
+    pub timing: Option<Timing>,
+    /// The USB generation of the reader the card sits in (`usb`: 2 or 3).
+    pub usb: Option<u8>,
+    /// The reader speaks UAS (`uas=1`), else bulk-only.
+    pub uas: bool,
+    /// `host_cmdq`: whether the host sends the card several commands at once; `None` for
+    /// the host's usual (see [`SimHost::queues`]).
+    pub cmdq: Option<bool>,
+}
+
+/// What the simulated host path presents, as the kernel prints it: the text of debugfs
+/// `mmcN/ios`, sysfs `cmdq_en`, and the USB device's `speed`, the interface's
+/// `bInterfaceProtocol` and its driver's name. A reader decodes these as it decodes a
+/// real tree (`device::hostpath::presented`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PresentedHost {
+    pub ios: Option<String>,
+    pub cmdq_en: Option<String>,
+    pub usb_speed: Option<String>,
+    pub usb_protocol: Option<String>,
+    pub usb_driver: Option<String>,
+}
+
+impl SimHost {
+    /// Whether the host queues commands: as `host_cmdq` says, else its usual: an eMMC
+    /// host does (Linux enables eMMC command queueing where the card has it), an SD host
+    /// does not (mainline Linux has no SD command queueing), USB does over UAS and not
+    /// over bulk-only, and no host path (the card alone) caps nothing.
+    pub fn queues(&self, card: CardBus) -> bool {
+        if let Some(q) = self.cmdq {
+            return q;
+        }
+        if self.usb.is_some() {
+            return self.uas;
+        }
+        match self.timing {
+            None => true,
+            Some(_) => card == CardBus::Mmc,
+        }
+    }
+
+    /// The clock (Hz) and bus width (bits) the host runs `timing` at for `card`.
+    fn clock_and_width(timing: Timing, card: CardBus) -> (u64, u8) {
+        let mmc = card == CardBus::Mmc;
+        let width = if mmc { 8 } else { 4 };
+        let clock = match timing {
+            Timing::Legacy if mmc => 26_000_000,
+            Timing::Legacy | Timing::UhsSdr12 => 25_000_000,
+            Timing::MmcHighSpeed | Timing::MmcDdr52 => 52_000_000,
+            Timing::SdHighSpeed | Timing::UhsSdr25 | Timing::UhsDdr50 => 50_000_000,
+            Timing::UhsSdr50 => 100_000_000,
+            Timing::UhsSdr104 => 208_000_000,
+            Timing::MmcHs200 | Timing::MmcHs400 => 200_000_000,
+        };
+        (clock, width)
+    }
+
+    /// The most the host path moves per second (`None`: no cap), and the time it adds to
+    /// every command (USB's command and status phases). The model's own figures, not the
+    /// reader's: SD high-speed, SDR50 and SDR104 at what one card measured through them
+    /// (micropython PR #19623: 22.4, 43.5 and 83.3 MB/s), other MMC modes at 85 % of the
+    /// bus's raw rate, USB 2.0 at 35 MB/s (40 over UAS) and USB 3 at 400 MB/s.
+    pub fn cap(&self, card: CardBus) -> (Option<u64>, u64) {
+        if let Some(gen) = self.usb {
+            return match (gen, self.uas) {
+                (2, false) => (Some(35_000_000), 250_000),
+                (2, true) => (Some(40_000_000), 125_000),
+                (_, false) => (Some(400_000_000), 60_000),
+                (_, true) => (Some(400_000_000), 30_000),
+            };
+        }
+        let Some(t) = self.timing else {
+            return (None, 0);
+        };
+        let measured = match t {
+            Timing::SdHighSpeed => Some(22_400_000),
+            Timing::UhsSdr50 => Some(43_500_000),
+            Timing::UhsSdr104 => Some(83_300_000),
+            _ => None,
+        };
+        let (clock, width) = Self::clock_and_width(t, card);
+        let edges = if t.double_data_rate() { 2 } else { 1 };
+        let raw = clock * width as u64 * edges / 8;
+        (Some(measured.unwrap_or(raw * 85 / 100)), 0)
+    }
+
+    /// What the host path presents (nothing without one).
+    pub fn presented(&self, card: CardBus) -> PresentedHost {
+        let mut p = PresentedHost::default();
+        if let Some(gen) = self.usb {
+            p.usb_speed = Some(if gen == 2 { "480" } else { "5000" }.to_string());
+            p.usb_protocol = Some(if self.uas { "62" } else { "50" }.to_string());
+            p.usb_driver = Some(if self.uas { "uas" } else { "usb-storage" }.to_string());
+            return p;
+        }
+        let Some(t) = self.timing else {
+            return p;
+        };
+        let (clock, width) = Self::clock_and_width(t, card);
+        let one_eight = matches!(t, Timing::MmcHs200 | Timing::MmcHs400) || t.uhs();
+        let (vdd, voltage) = if one_eight && card == CardBus::Mmc {
+            ("7 (1.65 - 1.95 V)", "1 (1.80 V)")
+        } else if one_eight {
+            ("21 (3.3 ~ 3.4 V)", "1 (1.80 V)")
+        } else {
+            ("21 (3.3 ~ 3.4 V)", "0 (3.30 V)")
+        };
+        let (width_code, timing_code) = (if width == 8 { 3 } else { 2 }, t.kernel_code());
+        p.ios = Some(format!(
+            "clock:\t\t{clock} Hz\nactual clock:\t{clock} Hz\nvdd:\t\t{vdd}\nbus mode:\t2 (push-pull)\nchip select:\t0 (don't care)\npower mode:\t2 (on)\nbus width:\t{width_code} ({width} bits)\ntiming spec:\t{timing_code} ({})\nsignal voltage:\t{voltage}\ndriver type:\t0 (driver type B)\n",
+            t.kernel_words()
+        ));
+        // An eMMC's sysfs has cmdq_en; an SD card's only on a kernel that queues to SD
+        // cards (Raspberry Pi's), modelled by giving host_cmdq.
+        if card == CardBus::Mmc || self.cmdq.is_some() {
+            p.cmdq_en = Some(if self.queues(card) { "1" } else { "0" }.to_string());
+        }
+        p
+    }
 }
 
 /// What an application-performance (A1/A2) card adds: a command queue that overlaps the
@@ -293,6 +425,22 @@ pub const KEYS: &[KeyDoc] = &[
         meaning: "commands the card overlaps at queue depth > 1 (1 = none): each pays cmd / min(depth, cmd_queue)",
     },
     KeyDoc {
+        key: "host_timing",
+        meaning: "MMC/SD bus timing of the host: legacy, sd-hs, sdr12, sdr25, sdr50, sdr104, ddr50, mmc-hs, ddr52, hs200, hs400 (absent = no host path: the card alone)",
+    },
+    KeyDoc {
+        key: "usb",
+        meaning: "the card sits in a USB reader: 2.0 or 3.0 (not with host_timing)",
+    },
+    KeyDoc {
+        key: "uas",
+        meaning: "with usb: 1 = the reader speaks UAS, 0 = bulk-only (default)",
+    },
+    KeyDoc {
+        key: "host_cmdq",
+        meaning: "1 = the host queues commands to the card, 0 = one at a time (default: eMMC and UAS queue, SD and bulk-only do not)",
+    },
+    KeyDoc {
         key: "random_area",
         meaning: "page-mapped area for random writes below a page, at write_bw, merged at native_bw when idle or full (0 = none)",
     },
@@ -344,6 +492,7 @@ impl Default for SimConfig {
             wake_after: MS,
             drift: 0.0,
             app: AppPerf::default(),
+            host: SimHost::default(),
         }
     }
 }
@@ -643,6 +792,41 @@ impl SimConfig {
             }
             "cmd_queue" => self.app.cmd_queue = count(value)?,
             "random_area" => self.app.random_area = size(value)?,
+            "host_timing" => {
+                self.host.timing = Some(Timing::from_sim_name(value).ok_or_else(|| {
+                    Error::usage(format!(
+                        "sim key host_timing='{value}' must be one of {}",
+                        Timing::SIM_NAMES.join(", ")
+                    ))
+                })?)
+            }
+            "usb" => {
+                self.host.usb = Some(match value {
+                    "2" | "2.0" => 2,
+                    "3" | "3.0" => 3,
+                    _ => {
+                        return Err(Error::usage(format!(
+                            "sim key usb='{value}' must be 2.0 or 3.0 (the USB generation of the card's reader)"
+                        )))
+                    }
+                })
+            }
+            "uas" | "host_cmdq" => {
+                let on = match value {
+                    "1" => true,
+                    "0" => false,
+                    _ => {
+                        return Err(Error::usage(format!(
+                            "sim key {key}='{value}' must be 0 or 1"
+                        )))
+                    }
+                };
+                if key == "uas" {
+                    self.host.uas = on;
+                } else {
+                    self.host.cmdq = Some(on);
+                }
+            }
             "cache_bw" if value.trim() == "0" => self.cache_bw = 0,
             "cache_bw" => self.cache_bw = parse_bw(key, value)?,
             _ => {
@@ -659,6 +843,34 @@ impl SimConfig {
     /// Check the parameters describe a device that can exist.
     pub fn validate(&self) -> Result<()> {
         let e = |m: String| Err(Error::usage(m));
+        if let (Some(t), Some(_)) = (self.host.timing, self.host.usb) {
+            return e(format!(
+                "sim keys host_timing={} and usb are given together: a card in a USB reader shows the host no MMC bus timing; keep one",
+                t.sim_name()
+            ));
+        }
+        if self.host.uas && self.host.usb.is_none() {
+            return e("sim key uas=1 needs usb=2.0 or usb=3.0 (UAS is a USB transport)".into());
+        }
+        if let Some(t) = self.host.timing {
+            let sd_mode = t.uhs() || matches!(t, Timing::SdHighSpeed);
+            let mmc_mode = matches!(
+                t,
+                Timing::MmcHighSpeed | Timing::MmcDdr52 | Timing::MmcHs200 | Timing::MmcHs400
+            );
+            let fits = match self.card {
+                CardBus::Sd => !mmc_mode,
+                CardBus::Mmc => !sd_mode,
+                CardBus::None => false,
+            };
+            if !fits {
+                return e(format!(
+                    "sim key host_timing={} does not fit card={}: SD modes (sd-hs, sdr*, ddr50) need card=sd, eMMC modes (mmc-hs, ddr52, hs200, hs400) card=mmc, and card=none has no MMC bus (use usb=2.0 or 3.0)",
+                    t.sim_name(),
+                    self.card.name()
+                ));
+            }
+        }
         if self.sector != 512 && self.sector != 4096 {
             return e(format!(
                 "sim key sector={} must be 512 or 4096",
@@ -873,6 +1085,16 @@ impl SimConfig {
         if self.app.random_area > 0 {
             v.push(("random_area", format_bytes(self.app.random_area)));
         }
+        if let Some(t) = self.host.timing {
+            v.push(("host_timing", t.sim_name().to_string()));
+        }
+        if let Some(gen) = self.host.usb {
+            v.push(("usb", format!("{gen}.0")));
+            v.push(("uas", u8::from(self.host.uas).to_string()));
+        }
+        if let Some(q) = self.host.cmdq {
+            v.push(("host_cmdq", u8::from(q).to_string()));
+        }
         v
     }
 }
@@ -907,6 +1129,53 @@ mod tests {
         assert_eq!(c.faults[1], Fault::Vanish { ops: 100 });
     }
 
+    /// The host keys round-trip through `pairs`, and the host presents what a kernel
+    /// prints: an SD host at high-speed queues nothing unless told, an eMMC host does.
+    #[test]
+    fn host_keys_round_trip_and_present_kernel_files() {
+        for spec in [
+            "custom,host_timing=sd-hs",
+            "custom,host_timing=sdr104,host_cmdq=1",
+            "custom,card=mmc,host_timing=hs400",
+            "custom,card=none,usb=2.0",
+            "custom,usb=3.0,uas=1",
+        ] {
+            let c = SimConfig::parse(spec).unwrap();
+            let again: Vec<String> = c.pairs().iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let c2 = SimConfig::parse(&format!("custom,{}", again.join(","))).unwrap();
+            assert_eq!(c2.host, c.host, "{spec}");
+        }
+        let sd = SimConfig::parse("custom,host_timing=sd-hs").unwrap();
+        assert!(!sd.host.queues(sd.card));
+        assert_eq!(sd.host.cap(sd.card), (Some(22_400_000), 0));
+        let p = sd.host.presented(sd.card);
+        let ios = p.ios.unwrap();
+        assert!(ios.contains("timing spec:\t2 (sd high-speed)\n"), "{ios}");
+        assert!(
+            ios.contains("bus width:\t2 (4 bits)\n") && ios.contains("(3.30 V)"),
+            "{ios}"
+        );
+        assert_eq!(p.cmdq_en, None);
+        let emmc = SimConfig::parse("custom,card=mmc,host_timing=hs200").unwrap();
+        assert!(emmc.host.queues(emmc.card));
+        assert_eq!(emmc.host.presented(emmc.card).cmdq_en.as_deref(), Some("1"));
+        let bot = SimConfig::parse("custom,usb=2.0").unwrap();
+        assert!(!bot.host.queues(bot.card));
+        let p = bot.host.presented(bot.card);
+        assert_eq!(
+            (
+                p.usb_speed.as_deref(),
+                p.usb_protocol.as_deref(),
+                p.usb_driver.as_deref()
+            ),
+            (Some("480"), Some("50"), Some("usb-storage"))
+        );
+        assert_eq!(
+            SimConfig::parse("custom").unwrap().host.cap(CardBus::Sd),
+            (None, 0)
+        );
+    }
+
     #[test]
     fn malformed_specs_name_the_offending_value() {
         let cases = [
@@ -923,6 +1192,20 @@ mod tests {
             ("nosuchcard", "nosuchcard"),
             ("custom,size", "key=value"),
             ("custom,cmd_queue=0", "cmd_queue"),
+            ("custom,host_timing=sdr208", "host_timing"),
+            ("custom,host_timing=hs200", "does not fit card=sd"),
+            (
+                "custom,card=mmc,host_timing=sdr104",
+                "does not fit card=mmc",
+            ),
+            (
+                "custom,card=none,host_timing=sd-hs",
+                "card=none has no MMC bus",
+            ),
+            ("custom,host_timing=sd-hs,usb=2.0", "keep one"),
+            ("custom,usb=1.1", "usb"),
+            ("custom,uas=1", "needs usb"),
+            ("custom,host_cmdq=yes", "host_cmdq"),
             ("custom,size=1G,random_area=2G", "random_area"),
         ];
         for (spec, needle) in cases {

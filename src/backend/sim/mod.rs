@@ -41,6 +41,13 @@
 //!   at `native_bw` while the device is idle, and when it is full each write first waits
 //!   for its own length to be merged (sustained small random writes run at the rate the
 //!   merging allows);
+//! - with a host path (`host_timing`, or `usb` with `uas`), no request's data crosses the
+//!   bus faster than the path's cap (`config::SimHost::cap`): a request whose rate on the
+//!   card is higher takes `len / cap − len / rate` longer (every other cost stays), and
+//!   USB adds its command and status phases to every command; a host
+//!   that does not queue commands (`host_cmdq=0`; by default SD hosts and bulk-only USB)
+//!   never lets `cmd_queue` overlap any. The path presents what a kernel would: debugfs
+//!   `ios`, `cmdq_en`, the USB link's speed, transport and driver;
 //! - noise: every time is multiplied by `1 + noise × N(0,1)`, and with probability
 //!   `outliers` an operation takes 0.5–10 ms longer (background garbage collection).
 //!
@@ -383,10 +390,29 @@ impl SimDevice {
 
     /// Command time a request saves when the card overlaps it with others queued behind
     /// it (`cmd_queue`); takes the host's outstanding count, which holds for one request.
+    /// A host that sends one command at a time (`host_cmdq=0`, bulk-only USB, an SD host
+    /// without command queueing) never lets the card overlap any.
     fn queue_saving_ns(&mut self) -> f64 {
         let outstanding = std::mem::replace(&mut self.app.outstanding, 1);
+        if !self.cfg.host.queues(self.cfg.card) {
+            return 0.0;
+        }
         let overlap = outstanding.clamp(1, self.cfg.app.cmd_queue.max(1) as usize);
         self.cfg.cmd as f64 * (1.0 - 1.0 / overlap as f64)
+    }
+
+    /// A request's time through the host path (`host_timing`, `usb`): its data crosses
+    /// the bus at the slower of the card's rate (`card_bw`, the one its modelled time
+    /// used) and the path's cap, so a slow path adds the difference and leaves every
+    /// other cost (command, boundaries, copies) as it was; USB adds its command and
+    /// status phases to every command. The card alone without a host path.
+    fn through_host_ns(&self, len: u64, t: f64, card_bw: u64) -> f64 {
+        let (cap, overhead) = self.cfg.host.cap(self.cfg.card);
+        let slower = match cap {
+            Some(bw) if bw < card_bw => transfer_ns(len, bw) - transfer_ns(len, card_bw),
+            _ => 0.0,
+        };
+        t + slower + overhead as f64
     }
 
     /// Idle time merges the small-write area at `native_bw`; returns the idle time left.
@@ -581,11 +607,12 @@ impl Backend for SimDevice {
         self.read_medium(offset, buf);
         let cached = self.cache_read(offset, buf);
         self.corrupt(offset, buf);
-        let t = if cached && self.cfg.cache_bw > 0 {
-            transfer_ns(len, self.cfg.cache_bw)
+        let (t, card_bw) = if cached && self.cfg.cache_bw > 0 {
+            (transfer_ns(len, self.cfg.cache_bw), self.cfg.cache_bw)
         } else {
-            self.read_cached_ns(offset, len, saving)
+            (self.read_cached_ns(offset, len, saving), self.cfg.read_bw)
         };
+        let t = self.through_host_ns(len, t, card_bw);
         self.spend(t);
         Ok(())
     }
@@ -602,14 +629,16 @@ impl Backend for SimDevice {
             }
         }
         self.cache_write(offset, buf);
+        let card_bw = self.program_bw();
         let t = self.write_model_ns(offset, len) - saving;
+        let t = self.through_host_ns(len, t, card_bw);
         self.spend(t);
         Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
         self.begin_op()?;
-        let t = self.cfg.cmd as f64;
+        let t = self.through_host_ns(0, self.cfg.cmd as f64, u64::MAX);
         self.spend(t);
         Ok(())
     }
@@ -628,6 +657,7 @@ impl Backend for SimDevice {
         self.open.retain(|b| b.index < first || b.index >= last);
         let blocks = (last - first).min(1024);
         let t = self.cfg.cmd as f64 + (blocks * self.cfg.erase_time) as f64 / 8.0;
+        let t = self.through_host_ns(0, t, u64::MAX);
         self.spend(t);
         Ok(())
     }
@@ -879,6 +909,41 @@ mod tests {
         let (f1, _) = read("sd-a2-fake-64g", 1);
         let (f32, _) = read("sd-a2-fake-64g", 32);
         assert_eq!(f1, f32);
+    }
+
+    /// Issue 47.2: a host path caps the transfer and nothing else (boundary costs stay
+    /// visible through it), and a host that does not queue leaves the card's queue idle.
+    #[test]
+    fn a_host_path_caps_transfers_keeps_boundary_costs_and_can_leave_the_queue_idle() {
+        let time = |spec: &str, len: usize, offset: u64, outstanding: usize| {
+            let mut d = Timed::new(quiet(spec));
+            let mut b = AlignedBuf::new(len);
+            d.inner_mut().queued(outstanding);
+            d.read_timed(&mut b, offset).unwrap()
+        };
+        let card = "sd-a2-64g";
+        let hs = "sd-a2-64g,host_timing=sd-hs";
+        // 1 MiB at SD high-speed: the 22.4 MB/s cap, not the card's 90 MiB/s.
+        let mib = time(hs, 1 << 20, 64 << 20, 1) as f64;
+        let cfg = SimConfig::parse(card).unwrap();
+        let want = cfg.cmd as f64 + (1u64 << 20) as f64 * 1e9 / 22.4e6;
+        assert!((mib - want).abs() < 2.0, "{mib} vs {want}");
+        assert!(time(card, 1 << 20, 64 << 20, 1) as f64 * 3.0 < mib);
+        // The erase-block boundary costs the same through the slow path.
+        let inside = |s: &str| time(s, 4096, 64 << 20, 1);
+        let across = |s: &str| time(s, 4096, (64 << 20) - 2048, 1);
+        assert_eq!(across(card) - inside(card), across(hs) - inside(hs));
+        assert!(across(hs) > inside(hs));
+        // An SD host without command queueing: depth 32 saves nothing; told to queue, it does.
+        assert_eq!(time(hs, 4096, 96 << 20, 32), time(hs, 4096, 96 << 20, 1));
+        let q = "sd-a2-64g,host_timing=sd-hs,host_cmdq=1";
+        assert_eq!(
+            time(q, 4096, 96 << 20, 1) - time(q, 4096, 96 << 20, 32),
+            cfg.cmd / 2
+        );
+        // Bulk-only USB adds its command phases to each command.
+        let usb = time("sd-a2-64g,usb=2.0", 4096, 96 << 20, 1);
+        assert!(usb >= time(card, 4096, 96 << 20, 1) + 250_000, "{usb}");
     }
 
     #[test]
