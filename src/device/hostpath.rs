@@ -155,6 +155,56 @@ pub struct UsbLink {
     pub driver: Option<String>,
 }
 
+/// An NVMe disk's PCIe link, from its PCI function's sysfs attributes. The kernel prints
+/// a speed as "8.0 GT/s PCIe" (older kernels "8 GT/s"), "Unknown" when the function has
+/// no PCIe link to read (a conventional PCI slot, as QEMU's `pc` machine gives).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PcieLink {
+    /// The PCI function (`0000:01:00.0`).
+    pub function: String,
+    /// `current_link_speed` as printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_link_speed: Option<String>,
+    /// `current_link_speed` in GT/s per lane.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_gts: Option<f64>,
+    /// `current_link_width`: lanes in use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_link_width: Option<u8>,
+    /// `max_link_speed` as printed: the device's own top speed (its link capabilities).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_link_speed: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_gts: Option<f64>,
+    /// `max_link_width`: the device's own lanes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_link_width: Option<u8>,
+}
+
+/// A SATA disk's link, from libata's `/sys/class/ata_link/linkN`: speeds as the kernel
+/// prints them ("1.5 Gbps", "3.0 Gbps", "6.0 Gbps", or "<unknown>").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SataLink {
+    /// The ATA link (`link1`).
+    pub link: String,
+    /// `sata_spd`: the speed negotiated, as printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sata_spd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gbps: Option<f64>,
+    /// `sata_spd_limit`: the limit the kernel set (lowered after link errors), as printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sata_spd_limit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_gbps: Option<f64>,
+    /// `hw_sata_spd_limit`: the port's own limit, as printed ("<unknown>" when the port's
+    /// SControl sets none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw_sata_spd_limit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw_limit_gbps: Option<f64>,
+}
+
 /// The host path's facts for one disk.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostFacts {
@@ -162,18 +212,231 @@ pub struct HostFacts {
     pub mmc: Option<MmcLink>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usb: Option<UsbLink>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme: Option<PcieLink>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sata: Option<SataLink>,
     /// Facts that could not be read, each "… unknown, because …".
     pub unknown: Vec<String>,
 }
 
 /// Read the host path of the disk whose sysfs `device` directory is `dev_dir`
 /// (`/sys/class/block/sda/device`), with debugfs at `debugfs` (`/sys/kernel/debug`).
-/// `None` for a disk on neither MMC nor USB (SATA, NVMe, virtio: not read yet).
+/// `None` for a disk on none of MMC, USB, SATA and NVMe (virtio, SCSI: not read).
 pub fn read(dev_dir: &Path, debugfs: &Path) -> Option<HostFacts> {
     if super::mmc::is_card_dir(dev_dir) {
         return Some(read_mmc(dev_dir, debugfs));
     }
     read_usb(dev_dir)
+        .or_else(|| read_sata(dev_dir))
+        .or_else(|| read_nvme(dev_dir))
+}
+
+/// "8.0 GT/s PCIe", "8 GT/s", "2.5 GT/s" → GT/s per lane; `None` for "Unknown" and the like.
+pub fn parse_gts(text: &str) -> Option<f64> {
+    let n = text.trim().split_once(" GT/s")?.0;
+    n.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// "6.0 Gbps" → 6.0; `None` for "<unknown>" and the like.
+pub fn parse_gbps(text: &str) -> Option<f64> {
+    let n = text.trim().strip_suffix("Gbps")?;
+    n.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// A link width the kernel printed: 1 to 32 lanes; 0 and 255 mean it could not read one.
+fn parse_width(text: &str) -> Option<u8> {
+    text.trim()
+        .parse::<u8>()
+        .ok()
+        .filter(|w| (1..=32).contains(w))
+}
+
+/// Read one speed-like attribute into (as printed, parsed), noting why it is unknown.
+fn speed_attr(
+    attrs: &PathBuf,
+    name: &str,
+    what: &str,
+    parse: fn(&str) -> Option<f64>,
+    unknown: &mut Vec<String>,
+) -> (Option<String>, Option<f64>) {
+    match attrs.attr(name) {
+        Ok(Some(t)) => {
+            let v = parse(&t);
+            if v.is_none() {
+                unknown.push(format!(
+                    "{what} unknown, because {}{name} says {}",
+                    attrs.place(),
+                    super::mmc::quote(&t)
+                ));
+            }
+            (Some(t), v)
+        }
+        Ok(None) => {
+            unknown.push(format!(
+                "{what} unknown, because {}{name} does not exist",
+                attrs.place()
+            ));
+            (None, None)
+        }
+        Err(e) => {
+            unknown.push(format!("{what} unknown, because {e}"));
+            (None, None)
+        }
+    }
+}
+
+/// The ATA port (`ataN`) among the ancestors of a SCSI disk's device directory, as libata
+/// places it: `…/ata1/host0/target0:0:0/0:0:0:0`.
+fn ata_port(real: &Path) -> Option<(PathBuf, String)> {
+    real.ancestors().take(MAX_ANCESTORS).find_map(|dir| {
+        let name = dir.file_name()?.to_str()?;
+        let n = name.strip_prefix("ata")?;
+        (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| (dir.to_path_buf(), n.to_string()))
+    })
+}
+
+/// Read the SATA link above a disk on libata: `ataN/linkN/ata_link/linkN/` (the directory
+/// `/sys/class/ata_link/linkN` names). `None` off libata.
+pub fn read_sata(dev_dir: &Path) -> Option<HostFacts> {
+    let real = std::fs::canonicalize(dev_dir).ok()?;
+    let (port, n) = ata_port(&real)?;
+    let mut facts = HostFacts::default();
+    let link_name = format!("link{n}");
+    let mut link = SataLink {
+        link: link_name.clone(),
+        ..SataLink::default()
+    };
+    let dir = port.join(&link_name).join("ata_link").join(&link_name);
+    if !dir.is_dir() {
+        facts.unknown.push(format!(
+            "the SATA link speed unknown, because {} does not exist (a parallel ATA port, or a kernel without libata's transport class)",
+            dir.display()
+        ));
+        facts.sata = Some(link);
+        return Some(facts);
+    }
+    let u = &mut facts.unknown;
+    (link.sata_spd, link.gbps) = speed_attr(&dir, "sata_spd", "the SATA link speed", parse_gbps, u);
+    (link.sata_spd_limit, link.limit_gbps) = speed_attr(
+        &dir,
+        "sata_spd_limit",
+        "the kernel's SATA speed limit",
+        parse_gbps,
+        u,
+    );
+    (link.hw_sata_spd_limit, link.hw_limit_gbps) = speed_attr(
+        &dir,
+        "hw_sata_spd_limit",
+        "the SATA port's top speed",
+        parse_gbps,
+        u,
+    );
+    facts.sata = Some(link);
+    Some(facts)
+}
+
+/// Read the PCIe link of an NVMe disk: its controller (`…/0000:01:00.0/nvme/nvme0`, the
+/// block device's `device`) sits under the PCI function that has the link attributes.
+/// `None` for a disk that is no NVMe controller's.
+pub fn read_nvme(dev_dir: &Path) -> Option<HostFacts> {
+    let real = std::fs::canonicalize(dev_dir).ok()?;
+    let ctrl = real.file_name()?.to_str()?;
+    let in_class = real.parent()?.file_name()? == "nvme";
+    let transport = real.join("transport");
+    if !(ctrl.starts_with("nvme") && (in_class || transport.exists())) {
+        return None;
+    }
+    let mut facts = HostFacts::default();
+    let attrs = real.clone();
+    if let Ok(Some(t)) = attrs.attr("transport") {
+        if t != "pcie" {
+            facts.unknown.push(format!(
+                "the NVMe link unknown, because {ctrl}'s transport is {} (NVMe over a network or fabric: no PCIe link to read)",
+                super::mmc::quote(&t)
+            ));
+            facts.nvme = Some(PcieLink::default());
+            return Some(facts);
+        }
+    }
+    let Some(function) = real.parent().and_then(Path::parent).filter(|_| in_class) else {
+        facts.unknown.push(format!(
+            "the PCIe link unknown, because {} sits under no PCI function",
+            real.display()
+        ));
+        facts.nvme = Some(PcieLink::default());
+        return Some(facts);
+    };
+    let f = function.to_path_buf();
+    let mut link = PcieLink {
+        function: function
+            .file_name()
+            .map(|n| crate::input::printable(&n.to_string_lossy()).into_owned())
+            .unwrap_or_default(),
+        ..PcieLink::default()
+    };
+    let u = &mut facts.unknown;
+    (link.current_link_speed, link.current_gts) = speed_attr(
+        &f,
+        "current_link_speed",
+        "the PCIe link speed",
+        parse_gts,
+        u,
+    );
+    (link.max_link_speed, link.max_gts) = speed_attr(
+        &f,
+        "max_link_speed",
+        "the device's top PCIe speed",
+        parse_gts,
+        u,
+    );
+    for (name, what, slot) in [
+        (
+            "current_link_width",
+            "the PCIe link width",
+            &mut link.current_link_width,
+        ),
+        (
+            "max_link_width",
+            "the device's PCIe lanes",
+            &mut link.max_link_width,
+        ),
+    ] {
+        match f.attr(name) {
+            Ok(Some(t)) => {
+                *slot = parse_width(&t);
+                if slot.is_none() {
+                    u.push(format!(
+                        "{what} unknown, because {}{name} says {}",
+                        f.place(),
+                        super::mmc::quote(&t)
+                    ));
+                }
+            }
+            Ok(None) => u.push(format!(
+                "{what} unknown, because {}{name} does not exist",
+                f.place()
+            )),
+            Err(e) => u.push(format!("{what} unknown, because {e}")),
+        }
+    }
+    // "Unknown" is what the kernel prints for a function it reads no PCIe link of.
+    for entry in u.iter_mut() {
+        if entry.ends_with("speed says \"Unknown\"") {
+            entry.push_str(
+                ", as the kernel prints for a PCI function without a PCIe link to read (a conventional PCI slot, such as QEMU's pc machine gives) or a link that is down",
+            );
+        }
+    }
+    facts.nvme = Some(link);
+    Some(facts)
 }
 
 /// The MMC host a card directory sits on: its parent in the device tree
@@ -602,13 +865,112 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_disk_on_neither_mmc_nor_usb_has_no_host_path_here() {
+    fn a_disk_on_none_of_the_buses_read_has_no_host_path_here() {
         let root = tempfile::tempdir().unwrap();
+        // A virtio disk: `…/virtio1/block/vda`'s device is `virtio1`.
         let dev = root
             .path()
-            .join("sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0");
+            .join("sys/devices/pci0000:00/0000:00:06.0/virtio1");
+        std::fs::create_dir_all(&dev).unwrap();
+        std::fs::write(dev.join("features"), "0110\n").unwrap();
+        assert_eq!(read(&dev, root.path()), None);
+    }
+
+    /// A SATA disk as libata lays it out: `…/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0`
+    /// with the link's attributes in `ata1/link1/ata_link/link1/`; `files` are written
+    /// there (none: the link directory is left out).
+    pub(crate) fn sata_tree(root: &Path, files: &[(&str, &str)]) -> PathBuf {
+        let port = root.join("sys/devices/pci0000:00/0000:00:1f.2/ata1");
+        let dev = port.join("host0/target0:0:0/0:0:0:0");
         std::fs::create_dir_all(&dev).unwrap();
         std::fs::write(dev.join("type"), "0\n").unwrap();
-        assert_eq!(read(&dev, root.path()), None);
+        if !files.is_empty() {
+            let link = port.join("link1/ata_link/link1");
+            std::fs::create_dir_all(&link).unwrap();
+            for (name, text) in files {
+                std::fs::write(link.join(name), text).unwrap();
+            }
+        }
+        dev
+    }
+
+    /// An NVMe disk as the kernel lays it out: the block device's `device` is the
+    /// controller `…/0000:01:00.0/nvme/nvme0`; the link attributes are the PCI function's.
+    pub(crate) fn nvme_tree(root: &Path, function: &[(&str, &str)]) -> PathBuf {
+        let f = root.join("sys/devices/pci0000:00/0000:00:1c.0/0000:01:00.0");
+        let ctrl = f.join("nvme/nvme0");
+        std::fs::create_dir_all(ctrl.join("nvme0n1")).unwrap();
+        std::fs::write(ctrl.join("transport"), "pcie\n").unwrap();
+        for (name, text) in function {
+            std::fs::write(f.join(name), text).unwrap();
+        }
+        symlink("../../nvme0", ctrl.join("nvme0n1/device")).unwrap();
+        ctrl.join("nvme0n1/device")
+    }
+
+    #[test]
+    fn a_sata_disk_reads_its_link_speed_and_limits_in_the_kernels_words() {
+        let root = tempfile::tempdir().unwrap();
+        let dev = sata_tree(
+            root.path(),
+            &[
+                ("sata_spd", "3.0 Gbps\n"),
+                ("sata_spd_limit", "<unknown>\n"),
+                ("hw_sata_spd_limit", "6.0 Gbps\n"),
+            ],
+        );
+        let f = read(&dev, root.path()).unwrap();
+        let a = f.sata.as_ref().unwrap();
+        assert_eq!(a.link, "link1");
+        assert_eq!(a.gbps, Some(3.0));
+        assert_eq!(a.sata_spd.as_deref(), Some("3.0 Gbps"));
+        assert_eq!(a.limit_gbps, None);
+        assert_eq!(a.hw_limit_gbps, Some(6.0));
+        assert!(f.mmc.is_none() && f.usb.is_none() && f.nvme.is_none());
+        assert_eq!(f.unknown.len(), 1, "{:?}", f.unknown);
+        assert!(
+            f.unknown[0].contains("sata_spd_limit says \"<unknown>\""),
+            "{:?}",
+            f.unknown
+        );
+        // No link directory: the speed unknown with the reason, never guessed.
+        let root = tempfile::tempdir().unwrap();
+        let dev = sata_tree(root.path(), &[]);
+        let f = read(&dev, root.path()).unwrap();
+        assert_eq!(f.sata.unwrap().gbps, None);
+        assert!(
+            f.unknown[0].contains("link1/ata_link/link1 does not exist"),
+            "{:?}",
+            f.unknown
+        );
+    }
+
+    #[test]
+    fn an_nvme_disk_reads_its_pcie_link_in_the_kernels_words() {
+        let root = tempfile::tempdir().unwrap();
+        let dev = nvme_tree(
+            root.path(),
+            &[
+                ("current_link_speed", "8.0 GT/s PCIe\n"),
+                ("current_link_width", "2\n"),
+                ("max_link_speed", "8.0 GT/s PCIe\n"),
+                ("max_link_width", "4\n"),
+            ],
+        );
+        let f = read(&dev, root.path()).unwrap();
+        assert!(f.unknown.is_empty(), "{:?}", f.unknown);
+        let p = f.nvme.unwrap();
+        assert_eq!(p.function, "0000:01:00.0");
+        assert_eq!((p.current_gts, p.current_link_width), (Some(8.0), Some(2)));
+        assert_eq!((p.max_gts, p.max_link_width), (Some(8.0), Some(4)));
+        // Older kernels print "5 GT/s" without "PCIe".
+        assert_eq!(parse_gts("5 GT/s"), Some(5.0));
+        assert_eq!(parse_gts("16.0 GT/s PCIe"), Some(16.0));
+        assert_eq!(parse_gts("Unknown"), None);
+        assert_eq!(parse_gbps("1.5 Gbps"), Some(1.5));
+        assert_eq!(parse_gbps("<unknown>"), None);
+        assert_eq!(parse_width("255"), None);
+        assert_eq!(parse_width("0"), None);
+        assert_eq!(parse_width("16"), Some(16));
     }
 }
