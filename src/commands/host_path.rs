@@ -84,16 +84,19 @@ fn host_path(dev_dir: &Path, debugfs: &Path, mmc: Option<&MmcIdentity>) -> Optio
         );
         let is_sd = mmc.and_then(|m| m.kind) == Some(crate::device::mmc::CardKind::Sd);
         if let (Some(timing), true) = (ios.timing, is_sd) {
-            let scr = facts.mmc.as_ref().and_then(|m| m.scr.as_ref());
-            let card = CardAbility {
-                scr_version: scr.and_then(|s| s.spec_version.clone()),
-                sd_spec3: scr.map(|s| s.sd_spec3),
-                uhs_grade: mmc
-                    .and_then(|m| m.ssr.as_ref())
-                    .and_then(|s| s.marks.iter().find(|k| k.starts_with('U')).cloned()),
-            };
+            let card = card_ability(&facts, mmc);
             negotiated_below =
                 hostpath::negotiated_below(timing, ios.signal_voltage.as_deref(), &card);
+        }
+    }
+    // Without ios, the mode from the kernel log still tells a card held below its best.
+    let logged = facts.mmc.as_ref().filter(|m| m.ios.is_none());
+    if let Some(timing) = logged
+        .and_then(|m| m.from_kernel_log.as_ref())
+        .and_then(|t| t.timing)
+    {
+        if mmc.and_then(|m| m.kind) == Some(crate::device::mmc::CardKind::Sd) {
+            negotiated_below = hostpath::negotiated_below(timing, None, &card_ability(&facts, mmc));
         }
     }
     if let Some(usb) = &facts.usb {
@@ -136,6 +139,21 @@ fn host_path(dev_dir: &Path, debugfs: &Path, mmc: Option<&MmcIdentity>) -> Optio
         negotiated_below,
         unknown: facts.unknown,
     })
+}
+
+/// What an SD card says it can do: its SCR's version and its SD Status's UHS grade.
+fn card_ability(
+    facts: &crate::device::hostpath::HostFacts,
+    mmc: Option<&MmcIdentity>,
+) -> CardAbility {
+    let scr = facts.mmc.as_ref().and_then(|m| m.scr.as_ref());
+    CardAbility {
+        scr_version: scr.and_then(|s| s.spec_version.clone()),
+        sd_spec3: scr.map(|s| s.sd_spec3),
+        uhs_grade: mmc
+            .and_then(|m| m.ssr.as_ref())
+            .and_then(|s| s.marks.iter().find(|k| k.starts_with('U')).cloned()),
+    }
 }
 
 #[cfg(test)]

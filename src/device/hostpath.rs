@@ -131,6 +131,153 @@ pub struct MmcLink {
     /// sysfs `cmdq_en` (eMMC, Linux 4.19 and later): the command queue is enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmdq_enabled: Option<bool>,
+    /// The bus timing from the kernel log's "new … card" line, when `ios` could not be
+    /// read: the mode at card insertion only (no clock, width or voltage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_kernel_log: Option<LogTiming>,
+}
+
+/// What the kernel's "mmcN: new … card at address …" line (drivers/mmc/core/bus.c,
+/// `mmc_add_card`) says of the mode a card was set to when it was inserted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogTiming {
+    /// The mode the words name; `None` for words this build does not know.
+    pub timing: Option<Timing>,
+    /// The speed words as printed ("ultra high speed SDR104", "high speed", "" for
+    /// default speed).
+    pub words: String,
+    /// The card type as printed ("SDHC", "SDXC", "MMC").
+    pub card_type: String,
+    /// The line, as read (escaped).
+    pub line: String,
+    /// "from the kernel log (at card insertion)".
+    pub source: String,
+}
+
+/// The kernel's card types a storage card's line ends with (SDIO cards carry no disk).
+const LOG_CARD_TYPES: &[&str] = &[
+    "MMC",
+    "SD",
+    "SDHC",
+    "SDXC",
+    "SDUC",
+    "SD-combo",
+    "SDHC-combo",
+];
+
+/// The mode a "new … card" line's words name: the UHS bus speed after "ultra high
+/// speed", HS200/HS400 (eMMC), "high speed DDR" (eMMC DDR52), "high speed" (SD or MMC by
+/// the type), none (default speed).
+fn log_timing(words: &str, card_type: &str) -> Option<Timing> {
+    let mmc = card_type == "MMC";
+    Some(match words {
+        "" => Timing::Legacy,
+        "ultra high speed SDR12" => Timing::UhsSdr12,
+        "ultra high speed SDR25" => Timing::UhsSdr25,
+        "ultra high speed SDR50" => Timing::UhsSdr50,
+        "ultra high speed SDR104" => Timing::UhsSdr104,
+        "ultra high speed DDR50" => Timing::UhsDdr50,
+        "high speed" if mmc => Timing::MmcHighSpeed,
+        "high speed" => Timing::SdHighSpeed,
+        "high speed DDR" if mmc => Timing::MmcDdr52,
+        "HS200" if mmc => Timing::MmcHs200,
+        "HS400" | "HS400 Enhanced strobe" if mmc => Timing::MmcHs400,
+        _ => return None,
+    })
+}
+
+/// The last "HOST: new … card at address …" line for `host` in `text` (kmsg records
+/// "6,123,456,-;mmc0: new …" or dmesg's "[ 2.3] mmc0: new …"), decoded.
+pub fn last_new_card_line(host: &str, text: &str) -> Option<LogTiming> {
+    text.lines().filter_map(|l| new_card_line(host, l)).next_back()
+}
+
+fn new_card_line(host: &str, line: &str) -> Option<LogTiming> {
+    let key = format!("{host}: new ");
+    let at = line.find(&key)?;
+    // "mmc0" must not be the tail of "mmc10".
+    let before = line[..at].chars().next_back();
+    if before.is_some_and(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let rest = &line[at + key.len()..];
+    let (head, _) = rest.split_once(" card at address ")?;
+    let (words, card_type) = match head.rsplit_once(' ') {
+        Some((w, t)) => (w.trim(), t),
+        None => ("", head),
+    };
+    if !LOG_CARD_TYPES.contains(&card_type) {
+        return None;
+    }
+    Some(LogTiming {
+        timing: log_timing(words, card_type),
+        words: crate::input::printable(words).into_owned(),
+        card_type: card_type.to_string(),
+        line: crate::input::printable(line.trim()).into_owned(),
+        source: "from the kernel log (at card insertion)".to_string(),
+    })
+}
+
+/// The most of the kernel log read, in bytes and in records: a ring buffer is at most a
+/// few MiB, and only the last matching line is kept.
+const LOG_CAP_BYTES: usize = 8 << 20;
+const LOG_CAP_RECORDS: usize = 65_536;
+/// One kmsg record is at most about 1 KiB; a longer line is cut.
+const LOG_LINE_CAP: usize = 8 << 10;
+
+/// Read the kernel log at `path` (`/dev/kmsg`) without blocking: record by record from
+/// the oldest kept, to its end (EAGAIN) or the caps, keeping only the last "new … card"
+/// line for `host`. `Err` is the reason in words (not readable, not root).
+pub fn read_kernel_log(path: &Path, host: &str) -> std::result::Result<Option<LogTiming>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::PermissionDenied => format!(
+                "reading {} needs root (or kernel.dmesg_restrict=0)",
+                path.display()
+            ),
+            io::ErrorKind::NotFound => format!("{} does not exist", path.display()),
+            _ => format!("reading {} failed: {e}", path.display()),
+        })?;
+    let mut buf = vec![0u8; LOG_LINE_CAP];
+    let mut carry: Vec<u8> = Vec::new();
+    let (mut bytes, mut records) = (0usize, 0usize);
+    let mut found = None;
+    let take = |line: &[u8], found: &mut Option<LogTiming>| {
+        if let Some(t) = new_card_line(host, &String::from_utf8_lossy(line)) {
+            *found = Some(t);
+        }
+    };
+    while bytes < LOG_CAP_BYTES && records < LOG_CAP_RECORDS {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                bytes += n;
+                records += 1;
+                carry.extend_from_slice(&buf[..n]);
+                while let Some(end) = carry.iter().position(|&b| b == b'\n') {
+                    take(&carry[..end], &mut found);
+                    carry.drain(..=end);
+                }
+                if carry.len() > LOG_LINE_CAP {
+                    carry.clear();
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            // A record overwritten while read (EPIPE), or a signal: go on.
+            Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("reading {} failed: {e}", path.display())),
+        }
+    }
+    if !carry.is_empty() {
+        take(&carry, &mut found);
+    }
+    Ok(found)
 }
 
 /// A USB disk's host path.
@@ -224,8 +371,16 @@ pub struct HostFacts {
 /// (`/sys/class/block/sda/device`), with debugfs at `debugfs` (`/sys/kernel/debug`).
 /// `None` for a disk on none of MMC, USB, SATA and NVMe (virtio, SCSI: not read).
 pub fn read(dev_dir: &Path, debugfs: &Path) -> Option<HostFacts> {
+    read_with_log(dev_dir, debugfs, Path::new(KMSG))
+}
+
+/// Where the kernel log is read from.
+const KMSG: &str = "/dev/kmsg";
+
+/// [`read`] with the kernel log at `kmsg` (a test's recorded log).
+pub fn read_with_log(dev_dir: &Path, debugfs: &Path, kmsg: &Path) -> Option<HostFacts> {
     if super::mmc::is_card_dir(dev_dir) {
-        return Some(read_mmc(dev_dir, debugfs));
+        return Some(read_mmc(dev_dir, debugfs, kmsg));
     }
     read_usb(dev_dir)
         .or_else(|| read_sata(dev_dir))
@@ -451,7 +606,7 @@ fn mmc_host_name(card: &Path) -> Option<String> {
     host.starts_with("mmc").then(|| host.to_string())
 }
 
-fn read_mmc(dev_dir: &Path, debugfs: &Path) -> HostFacts {
+fn read_mmc(dev_dir: &Path, debugfs: &Path, kmsg: &Path) -> HostFacts {
     let mut facts = HostFacts::default();
     let card = std::fs::canonicalize(dev_dir).unwrap_or_else(|_| dev_dir.to_path_buf());
     let attrs: PathBuf = card.clone();
@@ -489,7 +644,21 @@ fn read_mmc(dev_dir: &Path, debugfs: &Path) -> HostFacts {
     link.host = host;
     match read_ios(&ios_file, debugfs) {
         Ok(ios) => link.ios = Some(ios),
-        Err(why) => facts.unknown.push(format!("{what} unknown, because {why}")),
+        Err(why) => match read_kernel_log(kmsg, &link.host) {
+            Ok(Some(t)) => {
+                facts.unknown.push(format!(
+                    "clock, bus width and signal voltage unknown, because {why}; the bus timing is the kernel log's, at card insertion"
+                ));
+                link.from_kernel_log = Some(t);
+            }
+            Ok(None) => facts.unknown.push(format!(
+                "{what} unknown, because {why}, and the kernel log holds no \"{}: new … card\" line (it may have wrapped since the card was inserted)",
+                link.host
+            )),
+            Err(log) => facts.unknown.push(format!(
+                "{what} unknown, because {why}, and the kernel log cannot be read ({log})"
+            )),
+        },
     }
     facts.mmc = Some(link);
     facts
@@ -733,7 +902,7 @@ pub(crate) mod tests {
         let debugfs = root.path().join("sys/kernel/debug");
         // Not mounted: the directory is empty.
         std::fs::create_dir_all(&debugfs).unwrap();
-        let f = read(&dev, &debugfs).unwrap();
+        let f = read_with_log(&dev, &debugfs, Path::new(NO_LOG)).unwrap();
         let m = f.mmc.as_ref().unwrap();
         assert_eq!(m.host, "mmc0");
         assert_eq!(m.ios, None);
@@ -747,11 +916,11 @@ pub(crate) mod tests {
             f.unknown
         );
         // Missing altogether.
-        let f = read(&dev, &root.path().join("nowhere")).unwrap();
+        let f = read_with_log(&dev, &root.path().join("nowhere"), Path::new(NO_LOG)).unwrap();
         assert!(f.unknown[0].contains("does not exist"), "{:?}", f.unknown);
         // Mounted, with another host only.
         std::fs::create_dir_all(debugfs.join("mmc1")).unwrap();
-        let f = read(&dev, &debugfs).unwrap();
+        let f = read_with_log(&dev, &debugfs, Path::new(NO_LOG)).unwrap();
         assert!(
             f.unknown[0].contains("mmc0/ios does not exist"),
             "{:?}",
@@ -764,19 +933,120 @@ pub(crate) mod tests {
             debugfs.join("mmc0/ios"),
         )
         .unwrap();
-        let f = read(&dev, &debugfs).unwrap();
+        let f = read_with_log(&dev, &debugfs, Path::new(NO_LOG)).unwrap();
         assert!(f.unknown.is_empty(), "{:?}", f.unknown);
         let ios = f.mmc.unwrap().ios.unwrap();
         assert_eq!(ios.timing, Some(Timing::SdHighSpeed));
         // Malformed: unknown, with the parse error naming the file.
         std::fs::write(debugfs.join("mmc0/ios"), "clock: fast\n").unwrap();
-        let f = read(&dev, &debugfs).unwrap();
+        let f = read_with_log(&dev, &debugfs, Path::new(NO_LOG)).unwrap();
         assert!(
             f.unknown[0].contains(&format!("{}", debugfs.join("mmc0/ios").display())),
             "{:?}",
             f.unknown
         );
         assert_eq!(f.mmc.unwrap().ios, None);
+    }
+
+    /// No kernel log: the SD tests read none of this machine's.
+    const NO_LOG: &str = "/nonexistent/kmsg";
+
+    /// Lines composed in the kernel's format (drivers/mmc/core/bus.c, `mmc_add_card`),
+    /// as /dev/kmsg gives them and as dmesg prints them: a Pi whose card came up at SDR25
+    /// first and at SDR104 after re-insertion (issue 47), an eMMC on mmc1, an SDIO Wi-Fi
+    /// on mmc10 and a line for another host.
+    const LOG: &str = "6,812,2101234,-;mmc0: new ultra high speed SDR25 SDXC card at address 59b4
+6,813,2101300,-;mmcblk0: mmc0:59b4 EB1QT 29.8 GiB
+6,900,3101234,-;mmc1: new HS200 MMC card at address 0001
+6,950,4101234,-;mmc10: new high speed SDIO card at address 0001
+6,990,9101234,-;mmc0: card 59b4 removed
+[   95.123456] mmc0: new ultra high speed SDR104 SDXC card at address 59b4
+6,1001,96101234,-;mmc2: new high speed SDHC card at address aaaa
+";
+
+    #[test]
+    fn the_kernel_logs_last_new_card_line_names_the_mode_at_insertion() {
+        let t = last_new_card_line("mmc0", LOG).unwrap();
+        assert_eq!(t.timing, Some(Timing::UhsSdr104), "the last line wins");
+        assert_eq!(t.words, "ultra high speed SDR104");
+        assert_eq!(t.card_type, "SDXC");
+        assert_eq!(t.source, "from the kernel log (at card insertion)");
+        let e = last_new_card_line("mmc1", LOG).unwrap();
+        assert_eq!(e.timing, Some(Timing::MmcHs200));
+        let hs = last_new_card_line("mmc2", LOG).unwrap();
+        assert_eq!(hs.timing, Some(Timing::SdHighSpeed));
+        // mmc10's SDIO card is no disk, and "mmc0" is not the tail of "mmc10".
+        assert_eq!(last_new_card_line("mmc10", LOG), None);
+        assert_eq!(last_new_card_line("mmc3", LOG), None);
+        for (line, mode) in [
+            ("mmc0: new SDHC card at address 0007", Some(Timing::Legacy)),
+            (
+                "mmc0: new high speed DDR MMC card at address 0001",
+                Some(Timing::MmcDdr52),
+            ),
+            (
+                "mmc0: new high speed MMC card at address 0001",
+                Some(Timing::MmcHighSpeed),
+            ),
+            (
+                "mmc0: new HS400 Enhanced strobe MMC card at address 0001",
+                Some(Timing::MmcHs400),
+            ),
+            (
+                "mmc0: new ultra high speed DDR50 SDHC card at address 1234",
+                Some(Timing::UhsDdr50),
+            ),
+            // Words no kernel prints: the line is kept, no mode guessed.
+            ("mmc0: new warp speed SDXC card at address 1234", None),
+        ] {
+            let t = last_new_card_line("mmc0", line).unwrap();
+            assert_eq!(t.timing, mode, "{line}");
+        }
+        assert_eq!(last_new_card_line("mmc0", "mmc0: new SDHC card"), None);
+        assert_eq!(last_new_card_line("mmc0", ""), None);
+    }
+
+    #[test]
+    fn without_debugfs_the_kernel_log_gives_the_mode_or_says_why_not() {
+        let root = tempfile::tempdir().unwrap();
+        let dev = sd_tree(root.path(), &[("type", "SD\n")]);
+        let debugfs = root.path().join("nowhere");
+        let log = root.path().join("kmsg");
+        std::fs::write(&log, LOG).unwrap();
+        let f = read_with_log(&dev, &debugfs, &log).unwrap();
+        let m = f.mmc.as_ref().unwrap();
+        assert_eq!(m.ios, None);
+        let t = m.from_kernel_log.as_ref().unwrap();
+        assert_eq!(t.timing, Some(Timing::UhsSdr104));
+        assert!(
+            f.unknown[0].starts_with(
+                "clock, bus width and signal voltage unknown, because debugfs is not mounted"
+            ) && f.unknown[0].ends_with("the kernel log's, at card insertion"),
+            "{:?}",
+            f.unknown
+        );
+        // A log with no line for this host: unknown, saying the log may have wrapped.
+        std::fs::write(&log, "6,1,1,-;mmc1: new HS200 MMC card at address 0001\n").unwrap();
+        let f = read_with_log(&dev, &debugfs, &log).unwrap();
+        assert_eq!(f.mmc.as_ref().unwrap().from_kernel_log, None);
+        assert!(f.unknown[0].contains("may have wrapped"), "{:?}", f.unknown);
+        // No log at all: unknown with both reasons.
+        let f = read_with_log(&dev, &debugfs, Path::new(NO_LOG)).unwrap();
+        assert!(
+            f.unknown[0].contains("debugfs is not mounted")
+                && f.unknown[0].contains("the kernel log cannot be read"),
+            "{:?}",
+            f.unknown
+        );
+        // A line longer than a record is cut, never read without bound.
+        let long = format!(
+            "{}\nmmc0: new high speed SDHC card at address 0001\n",
+            "x".repeat(100_000)
+        );
+        std::fs::write(&log, long).unwrap();
+        let f = read_with_log(&dev, &debugfs, &log).unwrap();
+        let t = f.mmc.unwrap().from_kernel_log.unwrap();
+        assert_eq!(t.timing, Some(Timing::SdHighSpeed));
     }
 
     #[test]
@@ -789,7 +1059,7 @@ pub(crate) mod tests {
         std::fs::write(debugfs.join("mmc0/ios"), "x").unwrap();
         std::fs::set_permissions(&debugfs, std::fs::Permissions::from_mode(0o000)).unwrap();
         let denied = std::fs::read_dir(&debugfs).is_err();
-        let f = read(&dev, &debugfs).unwrap();
+        let f = read_with_log(&dev, &debugfs, Path::new(NO_LOG)).unwrap();
         std::fs::set_permissions(&debugfs, std::fs::Permissions::from_mode(0o755)).unwrap();
         if denied {
             assert!(f.unknown[0].contains("root only"), "{:?}", f.unknown);

@@ -187,6 +187,13 @@ fn host_path_rows(h: &HostPath) -> Vec<(&'static str, String)> {
         } else if !m.host.is_empty() {
             parts.push(format!("MMC host {}", esc(&m.host)));
         }
+        if let Some(t) = &m.from_kernel_log {
+            let mode = t.timing.map_or_else(
+                || format!("\"{}\" (unknown mode)", esc(&t.words)),
+                |t| t.name().to_string(),
+            );
+            parts.push(format!("{mode} {}: {}", esc(&t.source), esc(&t.line)));
+        }
         if let Some(scr) = &m.scr {
             let widths: Vec<String> = scr.bus_widths_bits.iter().map(|w| w.to_string()).collect();
             parts.push(format!(
@@ -323,6 +330,7 @@ mod tests {
                 }),
                 scr: crate::device::scr::decode_scr("scr", "0225000000000000").ok(),
                 cmdq_enabled: None,
+                from_kernel_log: None,
             }),
             usb: None,
             nvme: None,
