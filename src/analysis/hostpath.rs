@@ -225,6 +225,128 @@ pub fn limits(
     HostLimits { ceiling, no_queue }
 }
 
+/// The PCIe generation a lane rate belongs to, and its line code (8b/10b up to 5 GT/s,
+/// 128b/130b from 8 GT/s; 64 GT/s carries FLITs, whose framing is not counted here).
+fn pcie_generation(gts: f64) -> (&'static str, f64, &'static str) {
+    match gts {
+        g if g <= 2.5 => ("1.x", 0.8, " x 8/10 (8b/10b)"),
+        g if g <= 5.0 => ("2.x", 0.8, " x 8/10 (8b/10b)"),
+        g if g <= 8.0 => ("3.x", 128.0 / 130.0, " x 128/130"),
+        g if g <= 16.0 => ("4.0", 128.0 / 130.0, " x 128/130"),
+        g if g <= 32.0 => ("5.0", 128.0 / 130.0, " x 128/130"),
+        _ => ("6.0", 1.0, ""),
+    }
+}
+
+/// The ceiling of a PCIe link (an NVMe disk's) from its lane rate in GT/s and its lanes:
+/// theory only, the raw rate less the line code, before packet overhead.
+pub fn pcie_ceiling(gts: f64, lanes: u8) -> Option<Ceiling> {
+    if !(gts.is_finite() && gts > 0.0 && lanes > 0) {
+        return None;
+    }
+    let (generation, code, code_words) = pcie_generation(gts);
+    let theory = gts * 1e9 * lanes as f64 * code / 8.0;
+    Some(Ceiling {
+        mode: format!("PCIe {generation} x{lanes} ({gts} GT/s)"),
+        theory_bytes_per_s: Some(theory as u64),
+        theory: format!(
+            "theory: {gts} GT/s x {lanes} lanes{code_words} / 8 = {}, the signalling rate before packet overhead: an upper bound",
+            mb(theory)
+        ),
+        measured_bytes_per_s: None,
+        measured: None,
+        note: None,
+    })
+}
+
+/// The ceiling of a SATA link from its speed in Gb/s (1.5, 3.0, 6.0): theory, the line
+/// rate less 8b/10b, before FIS overhead.
+pub fn sata_ceiling(gbps: f64) -> Option<Ceiling> {
+    if !(gbps.is_finite() && gbps > 0.0) {
+        return None;
+    }
+    let theory = gbps * 1e9 * 0.8 / 8.0;
+    let revision = match gbps {
+        g if g <= 1.5 => "SATA 1.5 Gb/s (revision 1)",
+        g if g <= 3.0 => "SATA 3 Gb/s (revision 2)",
+        _ => "SATA 6 Gb/s (revision 3)",
+    };
+    Some(Ceiling {
+        mode: revision.to_string(),
+        theory_bytes_per_s: Some(theory as u64),
+        theory: format!(
+            "theory: {gbps} Gb/s x 8/10 (8b/10b) / 8 = {}, the line rate before protocol overhead: an upper bound",
+            mb(theory)
+        ),
+        measured_bytes_per_s: None,
+        measured: None,
+        note: None,
+    })
+}
+
+/// Whether an NVMe disk's PCIe link runs below what the device can do: a lower lane rate
+/// or fewer lanes than its own `max_link_*`. The slot's abilities are not in the
+/// device's attributes, so the cause is named as the usual one, tentatively.
+pub fn pcie_below(
+    current: (Option<f64>, Option<u8>),
+    max: (Option<f64>, Option<u8>),
+) -> Option<Inference> {
+    let slower = matches!((current.0, max.0), (Some(c), Some(m)) if c < m);
+    let narrower = matches!((current.1, max.1), (Some(c), Some(m)) if c < m);
+    if !(slower || narrower) {
+        return None;
+    }
+    let show = |(g, w): (Option<f64>, Option<u8>)| {
+        format!(
+            "{} x{}",
+            g.map_or("? GT/s".to_string(), |g| format!("{g} GT/s")),
+            w.map_or("?".to_string(), |w| w.to_string())
+        )
+    };
+    Some(Inference::new(
+        "PCIe",
+        0.6,
+        format!(
+            "negotiated below what the device can do: the link runs at {}, the device can do {}; the usual cause is the slot (fewer lanes wired, an older PCIe generation above it, an M.2 slot behind the chipset, a riser or adapter), or a platform that lowers the link speed while idle; the slot's abilities are not visible here, so this is a possible cause, not a certainty",
+            show(current),
+            show(max)
+        ),
+    ))
+}
+
+/// Whether a SATA link runs below what its port can do: `sata_spd` under the port's own
+/// limit, or under a limit the kernel lowered. The drive's own top speed is not in
+/// sysfs: an older drive explains a slower link as well.
+pub fn sata_below(
+    speed: Option<f64>,
+    kernel_limit: Option<f64>,
+    port_limit: Option<f64>,
+) -> Option<Inference> {
+    let speed = speed?;
+    let port_below = port_limit.is_some_and(|p| speed < p);
+    let lowered = matches!((kernel_limit, port_limit), (Some(k), Some(p)) if k < p)
+        || (kernel_limit.is_some() && port_limit.is_none());
+    if !(port_below || lowered) {
+        return None;
+    }
+    let mut why = format!("the link runs at {speed} Gb/s");
+    if let Some(p) = port_limit {
+        why.push_str(&format!(", the port can do {p} Gb/s"));
+    }
+    if let Some(k) = kernel_limit.filter(|_| lowered) {
+        why.push_str(&format!(
+            ", and the kernel limits it to {k} Gb/s (libata lowers the limit after link errors: a cable, connector or power problem)"
+        ));
+    }
+    Some(Inference::new(
+        "SATA",
+        0.6,
+        format!(
+            "negotiated below what the port can do: {why}; the other usual causes are a drive or cable of an older SATA generation; the drive's own top speed is not in sysfs, so this is a possible cause, not a certainty"
+        ),
+    ))
+}
+
 /// What an SD card says it can do, for [`negotiated_below`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CardAbility {
@@ -356,6 +478,66 @@ mod tests {
         assert!(bot.note.unwrap().contains("no command queueing"));
         assert_eq!(usb_ceiling(f64::NAN, None), None);
         assert_eq!(usb_ceiling(0.0, None), None);
+    }
+
+    #[test]
+    fn pcie_and_sata_ceilings_are_theory_by_generation_and_lanes() {
+        let g3x4 = pcie_ceiling(8.0, 4).unwrap();
+        // 8 GT/s x 4 x 128/130 / 8 = 3.94 GB/s.
+        assert_eq!(g3x4.theory_bytes_per_s, Some(3_938_461_538));
+        assert!(g3x4.mode.starts_with("PCIe 3.x x4"), "{}", g3x4.mode);
+        assert!(g3x4.theory.starts_with("theory:"), "{}", g3x4.theory);
+        assert_eq!(g3x4.measured, None);
+        let g2x1 = pcie_ceiling(5.0, 1).unwrap();
+        assert_eq!(g2x1.theory_bytes_per_s, Some(500_000_000));
+        assert_eq!(pcie_ceiling(8.0, 0), None);
+        assert_eq!(pcie_ceiling(f64::NAN, 4), None);
+        for (gbps, bytes) in [(1.5, 150_000_000), (3.0, 300_000_000), (6.0, 600_000_000)] {
+            let c = sata_ceiling(gbps).unwrap();
+            assert_eq!(c.theory_bytes_per_s, Some(bytes), "{gbps}");
+            assert!(c.theory.contains("8b/10b"), "{}", c.theory);
+        }
+        assert_eq!(sata_ceiling(0.0), None);
+    }
+
+    #[test]
+    fn pcie_and_sata_below_need_a_known_higher_ability() {
+        // Fewer lanes than the device has: tentative, naming both.
+        let f = pcie_below((Some(8.0), Some(2)), (Some(8.0), Some(4))).unwrap();
+        assert_eq!(f.status_word(), "tentative");
+        assert!(
+            f.evidence.contains("8 GT/s x2") && f.evidence.contains("8 GT/s x4"),
+            "{}",
+            f.evidence
+        );
+        assert!(pcie_below((Some(2.5), Some(4)), (Some(8.0), Some(4))).is_some());
+        // At its best, or nothing known: no finding (negative controls).
+        assert_eq!(pcie_below((Some(8.0), Some(4)), (Some(8.0), Some(4))), None);
+        assert_eq!(pcie_below((None, None), (None, None)), None);
+        assert_eq!(pcie_below((Some(8.0), None), (None, Some(4))), None);
+        // SATA at 3 Gb/s on a 6 Gb/s port; a kernel-lowered limit is named.
+        let f = sata_below(Some(3.0), None, Some(6.0)).unwrap();
+        assert!(
+            f.evidence.contains("the port can do 6 Gb/s"),
+            "{}",
+            f.evidence
+        );
+        let f = sata_below(Some(1.5), Some(1.5), Some(6.0)).unwrap();
+        assert!(
+            f.evidence.contains("libata lowers the limit"),
+            "{}",
+            f.evidence
+        );
+        let f = sata_below(Some(3.0), Some(3.0), None).unwrap();
+        assert!(
+            f.evidence.contains("kernel limits it to 3 Gb/s"),
+            "{}",
+            f.evidence
+        );
+        // No limit set anywhere (the usual "<unknown>"), or at the port's top: none.
+        assert_eq!(sata_below(Some(6.0), None, None), None);
+        assert_eq!(sata_below(Some(6.0), None, Some(6.0)), None);
+        assert_eq!(sata_below(None, Some(1.5), Some(6.0)), None);
     }
 
     #[test]

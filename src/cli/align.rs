@@ -10,12 +10,12 @@ use crate::Result;
 /// Run the command and print its document; returns the exit code.
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let plot = args.plot.value.as_deref();
-    out.emit(&align::run(
+    out.emit(&super::with_host_path(align::run(
         &args.target,
         &params(args)?,
         plot,
         &super::write_args::stderr_notices(),
-    )?);
+    )?));
     Ok(Verdict::Ok)
 }
 

@@ -37,10 +37,19 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
             super::say(&crate::output::auto::plan_text(made));
         }
     })?;
-    let run = match finished {
+    let mut run = match finished {
         AutoFinished::Done(run) => run,
         AutoFinished::Stopped { verdict } => return Ok(verdict),
     };
+    // The host path is read once for the run; every step ran on the same target.
+    crate::commands::host_path::attach(&mut run.doc);
+    if let crate::report::Target::Device(d) = &run.doc.target {
+        for step in &mut run.steps {
+            if let crate::report::Target::Device(s) = &mut step.target {
+                s.host_path.clone_from(&d.host_path);
+            }
+        }
+    }
     let text = crate::output::auto::render_run(args.verbose, &run.doc, &run.steps);
     let AutoRun {
         doc,

@@ -14,7 +14,7 @@ use crate::Result;
 
 pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     let b = bench::measure(&args.target, &params(args)?, &WriteFlags::from(&args.flags))?;
-    let Some(doc) = b.doc else {
+    let Some(doc) = b.doc.map(super::with_host_path) else {
         return Ok(b.verdict);
     };
     let wear = b.wear.then(|| wear_line(&doc));

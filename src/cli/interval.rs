@@ -16,6 +16,9 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         count: args.count,
         plot: super::utf8_path(&args.plot.value, "--plot")?,
     };
-    out.emit(&interval::measure(&args.target, &params)?);
+    out.emit(&super::with_host_path(interval::measure(
+        &args.target,
+        &params,
+    )?));
     Ok(Verdict::Ok)
 }

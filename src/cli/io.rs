@@ -83,6 +83,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
     };
     let (doc, verdict) = match io::run(&params)? {
         (Finished::Done { doc, verdict }, wrote) => {
+            let doc = super::with_host_path(doc);
             out.emit(&doc);
             if wrote && !out.json {
                 super::say(&wear_line(&doc));

@@ -225,12 +225,20 @@ impl Output {
 /// said so on stderr and prints nothing.
 fn emit_finished(finished: Finished, out: &Output) -> Result<Verdict> {
     match finished {
-        Finished::Done { doc, verdict } => {
+        Finished::Done { mut doc, verdict } => {
+            crate::commands::host_path::attach(&mut doc);
             out.emit(&doc);
             Ok(verdict)
         }
         Finished::Stopped { verdict } => Ok(verdict),
     }
+}
+
+/// A measuring command's document with its target's host path: read once per run, here,
+/// after the measurement (nothing of it is measured).
+fn with_host_path(mut doc: Document) -> Document {
+    crate::commands::host_path::attach(&mut doc);
+    doc
 }
 
 /// Run a parsed command line; returns its verdict (`main` maps it to the exit code).

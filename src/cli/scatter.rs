@@ -17,6 +17,9 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         output: super::utf8_path(&args.output.value, "--output")?,
         plot: super::utf8_path(&args.plot.value, "--plot")?,
     };
-    out.emit(&scatter::measure(&args.target, &params)?);
+    out.emit(&super::with_host_path(scatter::measure(
+        &args.target,
+        &params,
+    )?));
     Ok(Verdict::Ok)
 }

@@ -908,7 +908,7 @@ fn claimed(params: &AutoParams) -> Result<Claim> {
         return Ok(Claim {
             marks: l.value.clone(),
             source: Some("label"),
-            host: super::info::host_limits(&params.target, opened.block_name.as_deref())?,
+            host: super::host_path::limits(&params.target, opened.block_name.as_deref())?,
         });
     }
     let opened = crate::device::open(&params.target, &crate::device::OpenRequest::read_only())?;
@@ -920,7 +920,7 @@ fn claimed(params: &AutoParams) -> Result<Claim> {
     Ok(Claim {
         source: (!marks.is_empty()).then_some("ssr"),
         marks,
-        host: super::info::host_limits(&params.target, opened.block_name.as_deref())?,
+        host: super::host_path::limits(&params.target, opened.block_name.as_deref())?,
     })
 }
 

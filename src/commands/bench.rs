@@ -239,7 +239,7 @@ pub fn measure(spec: &TargetSpec, params: &BenchParams, flags: &WriteFlags) -> R
     }
     let simulated = probe.info.kind == TargetKind::Sim;
     // What the host path lets the tests show, read before anything is measured.
-    let host = super::info::host_limits(&target_spec, probe.block_name.as_deref())?;
+    let host = super::host_path::limits(&target_spec, probe.block_name.as_deref())?;
     let region = size.min(probe.info.size_bytes);
     if region < 1 << 20 {
         return Err(Error::usage(format!(

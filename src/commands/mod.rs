@@ -11,6 +11,7 @@ pub mod fat;
 pub mod fs;
 pub mod health;
 pub(crate) mod history;
+pub mod host_path;
 pub mod info;
 pub mod interval;
 pub(crate) mod io;

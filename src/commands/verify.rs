@@ -619,6 +619,7 @@ fn run_dir(args: &VerifyParams, dir: &Path, time_budget_ns: Option<u64>) -> Resu
     let target = Target::Device(DeviceTarget {
         info: target,
         device: Some(device),
+        host_path: None,
     });
     let doc = document(target, &state, warnings, args, Some(dir_result), iodepth)?;
     Ok(Finished::Done { doc, verdict })

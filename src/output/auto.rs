@@ -72,6 +72,10 @@ fn verdict_block(doc: &Document) -> String {
         ));
     }
     text.push('\n');
+    if let Some(h) = doc.target.host_path() {
+        text.push_str(&super::info::host_path_line(h));
+        text.push('\n');
+    }
     if !writes {
         text.push_str("capacity: not checked (read-only run); --write adds the fake-capacity probe and the open-erase-block test, and saves and restores what they overwrite\n");
     }

@@ -118,6 +118,48 @@ fn render_identity(t: &TargetInfo, identity: &InfoIdentity) -> String {
     s
 }
 
+/// The host path in one line ("host path: …"): the link, its ceiling in figures and the
+/// finding, or why it is unknown; for `auto`'s summary. Escaped as the rows are.
+pub(crate) fn host_path_line(h: &HostPath) -> String {
+    let rows = host_path_rows(h);
+    let mut parts: Vec<String> = rows
+        .iter()
+        .filter(|(k, _)| *k == "host_path")
+        .map(|(_, v)| v.clone())
+        .collect();
+    if let Some(c) = &h.ceiling {
+        let mut ceiling = String::from("ceiling");
+        if let Some(t) = c.theory_bytes_per_s {
+            ceiling.push_str(&format!(
+                " {:.1} MB/s in theory (an upper bound)",
+                t as f64 / 1e6
+            ));
+        }
+        if let Some(m) = c.measured_bytes_per_s {
+            ceiling.push_str(&format!(
+                ", {:.1} MB/s measured on one card",
+                m as f64 / 1e6
+            ));
+        }
+        if ceiling != "ceiling" {
+            parts.push(ceiling);
+        }
+    }
+    if let Some(f) = &h.negotiated_below {
+        parts.push(format!(
+            "negotiated below what the medium can do ({})",
+            f.status_word()
+        ));
+    }
+    if parts.is_empty() {
+        parts.push(match h.unknown.first() {
+            Some(u) => printable(u.strip_prefix("the host path ").unwrap_or(u)).into_owned(),
+            None => "unknown".to_string(),
+        });
+    }
+    format!("host path: {}", parts.join("; "))
+}
+
 /// The host path's rows: the link, its ceiling, the finding, what is unknown. Every
 /// string read from sysfs or debugfs is escaped again here (a document may come from a
 /// file).
@@ -148,6 +190,13 @@ fn host_path_rows(h: &HostPath) -> Vec<(&'static str, String)> {
         } else if !m.host.is_empty() {
             parts.push(format!("MMC host {}", esc(&m.host)));
         }
+        if let Some(t) = &m.from_kernel_log {
+            let mode = t.timing.map_or_else(
+                || format!("\"{}\" (unknown mode)", esc(&t.words)),
+                |t| t.name().to_string(),
+            );
+            parts.push(format!("{mode} {}: {}", esc(&t.source), esc(&t.line)));
+        }
         if let Some(scr) = &m.scr {
             let widths: Vec<String> = scr.bus_widths_bits.iter().map(|w| w.to_string()).collect();
             parts.push(format!(
@@ -173,6 +222,38 @@ fn host_path_rows(h: &HostPath) -> Vec<(&'static str, String)> {
         }
         if let Some(d) = &u.driver {
             parts.push(format!("driver {}", esc(d)));
+        }
+        rows.push(("host_path", parts.join(", ")));
+    }
+    if let Some(p) = &h.nvme {
+        let mut parts = vec![format!("NVMe on PCI function {}", esc(&p.function))];
+        let show = |speed: &Option<String>, width: Option<u8>| {
+            format!(
+                "{} x{}",
+                speed.as_deref().map_or("?".to_string(), esc),
+                width.map_or("?".to_string(), |w| w.to_string())
+            )
+        };
+        parts.push(format!(
+            "link {}",
+            show(&p.current_link_speed, p.current_link_width)
+        ));
+        parts.push(format!(
+            "device's own {}",
+            show(&p.max_link_speed, p.max_link_width)
+        ));
+        rows.push(("host_path", parts.join(", ")));
+    }
+    if let Some(a) = &h.sata {
+        let mut parts = vec![format!("SATA {}", esc(&a.link))];
+        for (what, v) in [
+            ("link", &a.sata_spd),
+            ("kernel limit", &a.sata_spd_limit),
+            ("port limit", &a.hw_sata_spd_limit),
+        ] {
+            if let Some(v) = v {
+                parts.push(format!("{what} {}", esc(v)));
+            }
         }
         rows.push(("host_path", parts.join(", ")));
     }
@@ -252,8 +333,11 @@ mod tests {
                 }),
                 scr: crate::device::scr::decode_scr("scr", "0225000000000000").ok(),
                 cmdq_enabled: None,
+                from_kernel_log: None,
             }),
             usb: None,
+            nvme: None,
+            sata: None,
             ceiling: crate::analysis::hostpath::mmc_ceiling(
                 Some(crate::vocab::hostpath::Timing::SdHighSpeed),
                 50_000_000,
@@ -290,6 +374,8 @@ mod tests {
                 transport: Some("bulk-only".into()),
                 driver: Some("usb-storage".into()),
             }),
+            nvme: None,
+            sata: None,
             ceiling: crate::analysis::hostpath::usb_ceiling(480.0, Some("bulk-only")),
             negotiated_below: None,
             unknown: vec![],

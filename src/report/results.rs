@@ -51,6 +51,14 @@ impl Target {
         }
     }
 
+    /// The block device's host path, when the target is one and it was read.
+    pub fn host_path(&self) -> Option<&HostPath> {
+        match self {
+            Target::Device(d) => d.host_path.as_deref(),
+            _ => None,
+        }
+    }
+
     /// What the target is called: its spec, the log files, the history database.
     pub fn name(&self) -> String {
         match self {
@@ -70,6 +78,7 @@ impl From<&TargetInfo> for Target {
         Target::Device(DeviceTarget {
             info: info.clone(),
             device: None,
+            host_path: None,
         })
     }
 }
@@ -82,6 +91,10 @@ pub struct DeviceTarget {
     /// The block device under a directory `verify` filled (`verify DIR` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<crate::capacity::locate::BackingDevice>,
+    /// The link between a block device and the machine (`commands::host_path::attach`);
+    /// absent for simulated cards, files and directories.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_path: Option<Box<HostPath>>,
 }
 
 /// A directory on a mounted filesystem, with what its mount says.
@@ -660,12 +673,19 @@ pub struct BlockInfo {
 /// what the card can do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostPath {
-    /// "mmc" or "usb".
+    /// "mmc", "usb", "nvme", "sata"; "virtual" (loop, zram, device-mapper) or "other" (a
+    /// bus not read), with the reason in `unknown`.
     pub bus: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmc: Option<crate::device::hostpath::MmcLink>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usb: Option<crate::device::hostpath::UsbLink>,
+    /// An NVMe disk's PCIe link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvme: Option<crate::device::hostpath::PcieLink>,
+    /// A SATA disk's link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sata: Option<crate::device::hostpath::SataLink>,
     /// The path's ceiling: theory as an upper bound, a measured figure where one applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<crate::analysis::hostpath::Ceiling>,
@@ -674,6 +694,22 @@ pub struct HostPath {
     pub negotiated_below: Option<crate::vocab::Inference>,
     /// Facts that could not be read, each "… unknown, because …".
     pub unknown: Vec<String>,
+}
+
+impl HostPath {
+    /// A host path with nothing known yet (no bus named).
+    pub fn none() -> Self {
+        HostPath {
+            bus: String::new(),
+            mmc: None,
+            usb: None,
+            nvme: None,
+            sata: None,
+            ceiling: None,
+            negotiated_below: None,
+            unknown: Vec::new(),
+        }
+    }
 }
 
 /// A simulated card's identity.

@@ -351,3 +351,42 @@ fn a_write_test_on_a_read_only_device_is_refused_by_the_binary() {
         .stderr(predicate::str::contains("read-only"))
         .stderr(predicate::str::contains("panicked").not());
 }
+
+/// Issue 47 point 1: a measuring command's document carries its block device's host path
+/// in `target.host_path`, and `auto`'s summary says it in one line. A loop device has no
+/// link of its own: its host path names it virtual and says why nothing is known, never a
+/// guessed link. A simulated card has none at all (negative control).
+#[test]
+fn a_measuring_command_on_a_loop_device_carries_its_host_path() {
+    let Some(lo) = Loop::attach(32 << 20, &[]) else {
+        common::skip("needs root and loop devices");
+        return;
+    };
+    let name = lo.dev.trim_start_matches("/dev/");
+    let v = json(&["align", &lo.dev, "--time-budget", "2s"]);
+    let h = &v["target"]["host_path"];
+    assert_eq!(h["bus"], "virtual", "{v}");
+    let why = h["unknown"][0].as_str().unwrap();
+    assert!(
+        why.contains(name) && why.contains("virtual block device"),
+        "{why}"
+    );
+    assert!(h.get("ceiling").is_none(), "no ceiling is guessed: {h}");
+    let out = flashscope()
+        .args(["auto", &lo.dev, "--time-budget", "2s"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "host path: unknown, because {name} is a virtual block device"
+        )),
+        "{text}"
+    );
+    let sim = json(&["align", "sim:sd-16g"]);
+    assert!(
+        sim["target"].get("host_path").is_none(),
+        "{}",
+        sim["target"]
+    );
+}
