@@ -78,11 +78,15 @@ fn host_path(dev_dir: &Path, debugfs: &Path, mmc: Option<&MmcIdentity>) -> Optio
 }
 
 /// The host path a simulated card presents (`host_timing`, `usb`: docs/simulator.md),
-/// decoded and assessed as a kernel's files are; `None` for a simulated card without one.
-pub fn of_sim(cfg: &crate::backend::sim::config::SimConfig) -> crate::Result<Option<HostPath>> {
-    use crate::backend::sim::config::CardBus;
-    let facts = crate::device::hostpath::presented(&cfg.host.presented(cfg.card))?;
-    Ok(facts.map(|f| assess(f, cfg.card == CardBus::Sd, None)))
+/// decoded and assessed as a kernel's files are; `None` for a simulated card without one
+/// and for any other target.
+pub fn of_sim(spec: &crate::device::TargetSpec) -> crate::Result<Option<HostPath>> {
+    let crate::device::Spec::Sim(cfg) = spec.names() else {
+        return Ok(None);
+    };
+    let presented = cfg.host_presented();
+    let facts = crate::device::hostpath::presented(&presented)?;
+    Ok(facts.map(|f| assess(f, presented.sd_card, None)))
 }
 
 /// What the host path of a target lets a measurement show (`None` where none is known:
@@ -92,9 +96,8 @@ pub fn limits(
     spec: &crate::device::TargetSpec,
     block_name: Option<&str>,
 ) -> crate::Result<Option<hostpath::HostLimits>> {
-    use crate::backend::sim::config::CardBus;
     let (path, is_sd) = match (spec.names(), block_name) {
-        (crate::device::Spec::Sim(cfg), _) => (of_sim(cfg)?, cfg.card == CardBus::Sd),
+        (crate::device::Spec::Sim(cfg), _) => (of_sim(spec)?, cfg.host_presented().sd_card),
         (_, Some(name)) => {
             let disk = sysfs::whole_disk_name(name).unwrap_or_else(|| name.to_string());
             let dev_dir = sysfs::device_dir(&disk);

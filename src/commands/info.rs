@@ -38,10 +38,7 @@ pub fn measure(spec: &TargetSpec) -> Result<Document> {
             }))
         }
         None if opened.info.kind == crate::device::TargetKind::Sim => {
-            let host_path = match spec.names() {
-                crate::device::Spec::Sim(cfg) => super::host_path::of_sim(cfg)?.map(Box::new),
-                _ => None,
-            };
+            let host_path = super::host_path::of_sim(spec)?.map(Box::new);
             InfoIdentity::Sim(SimIdentity {
                 model: crate::device::SIM_MODEL.into(),
                 discard_supported: true,

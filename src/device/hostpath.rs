@@ -728,7 +728,7 @@ fn transport_of(protocol: u8) -> Option<String> {
 /// The host path a simulated card presents (`sim:…,host_timing=…` or `usb=…`), decoded
 /// as a kernel's files are: its `ios` text by [`parse_ios`], the USB attributes as
 /// [`read_usb`] reads them. `None` for a simulated card without a host path.
-pub fn presented(p: &crate::backend::sim::config::PresentedHost) -> Result<Option<HostFacts>> {
+pub fn presented(p: &crate::vocab::hostpath::PresentedHost) -> Result<Option<HostFacts>> {
     let mut facts = HostFacts::default();
     if let Some(text) = &p.ios {
         let place = "the simulated host's mmc0/ios";

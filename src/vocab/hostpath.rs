@@ -159,6 +159,21 @@ impl Timing {
     }
 }
 
+/// What the simulated host path presents, as the kernel prints it: the text of debugfs
+/// `mmcN/ios`, sysfs `cmdq_en`, and the USB device's `speed`, the interface's
+/// `bInterfaceProtocol` and its driver's name. The simulator presents them (`sim:…,host_timing=…`);
+/// a reader decodes them as it decodes a real tree (`device::hostpath::presented`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PresentedHost {
+    /// The card behind the path is an SD card (its `type` would read SD).
+    pub sd_card: bool,
+    pub ios: Option<String>,
+    pub cmdq_en: Option<String>,
+    pub usb_speed: Option<String>,
+    pub usb_protocol: Option<String>,
+    pub usb_driver: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! The simulator's parameters: the `sim:` spec grammar, its keys, defaults and presets.
 
-use crate::vocab::hostpath::Timing;
+use crate::vocab::hostpath::{PresentedHost, Timing};
 use crate::vocab::units::{format_bytes, format_ns, is_pow2_or_3x, parse_duration_ns, parse_size};
 use crate::{Error, Result};
 
@@ -142,19 +142,6 @@ pub struct SimHost {
     pub cmdq: Option<bool>,
 }
 
-/// What the simulated host path presents, as the kernel prints it: the text of debugfs
-/// `mmcN/ios`, sysfs `cmdq_en`, and the USB device's `speed`, the interface's
-/// `bInterfaceProtocol` and its driver's name. A reader decodes these as it decodes a
-/// real tree (`device::hostpath::presented`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct PresentedHost {
-    pub ios: Option<String>,
-    pub cmdq_en: Option<String>,
-    pub usb_speed: Option<String>,
-    pub usb_protocol: Option<String>,
-    pub usb_driver: Option<String>,
-}
-
 impl SimHost {
     /// Whether the host queues commands: as `host_cmdq` says, else its usual: an eMMC
     /// host does (Linux enables eMMC command queueing where the card has it), an SD host
@@ -220,7 +207,10 @@ impl SimHost {
 
     /// What the host path presents (nothing without one).
     pub fn presented(&self, card: CardBus) -> PresentedHost {
-        let mut p = PresentedHost::default();
+        let mut p = PresentedHost {
+            sd_card: card == CardBus::Sd,
+            ..PresentedHost::default()
+        };
         if let Some(gen) = self.usb {
             p.usb_speed = Some(if gen == 2 { "480" } else { "5000" }.to_string());
             p.usb_protocol = Some(if self.uas { "62" } else { "50" }.to_string());
@@ -991,6 +981,11 @@ impl SimConfig {
             }
         }
         Ok(())
+    }
+
+    /// The host path the card sits behind, as a kernel presents it (`SimHost::presented`).
+    pub fn host_presented(&self) -> PresentedHost {
+        self.host.presented(self.card)
     }
 
     /// The sysfs attributes the card presents, as the Linux MMC core prints them in
