@@ -1981,7 +1981,11 @@ pub fn cached_repeats(cells: &[AlignCell]) -> Option<(u64, f64, f64)> {
 /// reads beside it, so a block size whose reads across multiples of x/2 cost clearly less
 /// shows the cache answering that row, where boundaries every x/2 would have shown. Then
 /// neither x nor x/2 is named (the keyspace sweep: behind a 4 MiB cache a 64 MiB erase
-/// block was named 128 MiB, confidently).
+/// block was named 128 MiB, confidently). It is held against the row of 2x too, where no
+/// step above x was found: reads across multiples of 2x costing clearly more than across
+/// x contradict x, and the largest alignment can be no step of its own (`candidates`),
+/// so neither x nor 2x is named (behind a 1 MiB cache a 64 MiB erase block was named
+/// 32 MiB, confidently: its 8 KiB reads paid the erase cost at 64 MiB only).
 pub fn cache_may_hide_half(inf: &mut AlignInference, points: &[AlignPoint], cache: &str) {
     let named = inf
         .erase_block_bytes
@@ -2015,16 +2019,49 @@ pub fn cache_may_hide_half(inf: &mut AlignInference, points: &[AlignPoint], cach
     let free = rows
         .iter()
         .find(|p| p.diff_ns + COST_Z * p.se_ns < min_rise);
-    let shown = match (cheaper, pays, free) {
-        (Some(p), _, _) => format!(
-            "across multiples of {} the {} reads cost {} ± {} less than the reads beside them, which no medium does",
+    // Or, with no step found above x, a block size whose reads across multiples of 2x
+    // cost clearly more than across x (the largest alignment is no candidate of its own:
+    // nothing above it shows its step). An erase block x costs the same at both; the
+    // row of x was then raised by the cache, where the medium's blocks are 2x.
+    let above = inf.steps.iter().any(|s| s.size_bytes > x);
+    let dearer = points
+        .iter()
+        .filter(|_| !above)
+        .filter(|p| p.align_bytes == x && p.se_ns > 0.0)
+        .filter_map(|p| Some((p, at(p.block_bytes, 2 * x)?)))
+        .find(|(p, d)| {
+            let gap = d.diff_ns - p.diff_ns;
+            gap > min_rise.max(0.25 * d.diff_ns) && gap > (COST_Z + 1.0) * p.se_ns.hypot(d.se_ns)
+        });
+    let measured = &inf.erase_block_bytes.evidence;
+    let why = match (cheaper, pays, free, dearer) {
+        (_, _, _, Some((p, d))) => format!(
+            "erase block {} or {} (or a fraction of it): {cache}, and across multiples of {} the {} reads cost {} ± {} more than the reads beside them, against {} ± {} across multiples of {}, where an erase block of {} costs the same: the cache raised or hid part of a row (measured: {measured})",
+            format_bytes(2 * x),
+            format_bytes(x),
+            format_bytes(2 * x),
+            format_bytes(p.block_bytes),
+            format_ns(d.diff_ns),
+            format_ns(d.se_ns),
+            format_ns(p.diff_ns),
+            format_ns(p.se_ns),
+            format_bytes(x),
+            format_bytes(x)
+        ),
+        (Some(p), _, _, _) => format!(
+            "erase block {} or {} (or a fraction of it): {cache}, and across multiples of {} the {} reads cost {} ± {} less than the reads beside them, which no medium does: the cache answered part of that row, where boundaries every {} would show (measured: {measured})",
+            format_bytes(x),
+            format_bytes(half),
             format_bytes(half),
             format_bytes(p.block_bytes),
             format_ns(-p.diff_ns),
-            format_ns(p.se_ns)
+            format_ns(p.se_ns),
+            format_bytes(half)
         ),
-        (None, Some(p1), Some(p2)) => format!(
-            "across multiples of {} the {} reads cost {} ± {} more than the reads beside them, about what they pay at multiples of {}, while the {} reads cost {} ± {}",
+        (None, Some(p1), Some(p2), _) => format!(
+            "erase block {} or {} (or a fraction of it): {cache}, and across multiples of {} the {} reads cost {} ± {} more than the reads beside them, about what they pay at multiples of {}, while the {} reads cost {} ± {}: the cache answered part of that row, where boundaries every {} would show (measured: {measured})",
+            format_bytes(x),
+            format_bytes(half),
             format_bytes(half),
             format_bytes(p1.block_bytes),
             format_ns(p1.diff_ns),
@@ -2032,17 +2069,11 @@ pub fn cache_may_hide_half(inf: &mut AlignInference, points: &[AlignPoint], cach
             format_bytes(x),
             format_bytes(p2.block_bytes),
             format_ns(p2.diff_ns),
-            format_ns(p2.se_ns)
+            format_ns(p2.se_ns),
+            format_bytes(half)
         ),
         _ => return,
     };
-    let why = format!(
-        "erase block {} or {} (or a fraction of it): {cache}, and {shown}: the cache answered part of that row, where boundaries every {} would show (measured: {})",
-        format_bytes(x),
-        format_bytes(half),
-        format_bytes(half),
-        inf.erase_block_bytes.evidence
-    );
     inf.erase_block_structure = Inference::inconclusive(why.clone());
     inf.erase_block_bytes = Inference::inconclusive(why);
 }

@@ -845,3 +845,17 @@ fn sweep_a_4m_read_cache_names_no_128m_erase_block_on_a_64m_fake() {
         16 << 10,
     );
 }
+
+/// Found by the key-space sweep (issue 43): a 1 MiB read cache on a 64 MiB / 32 KiB card
+/// with 4 KiB sectors gave "erase block 32 MiB (confident, 0.91)". The 64 MiB row (the
+/// largest alignment, which can be no step of its own) cost 411 µs for 8 KiB reads, the
+/// 32 MiB row 195 µs there, the page's cost alone; only the 32 and 128 KiB reads were
+/// raised at 32 MiB. An erase block of 32 MiB would cost the same at 32 and 64 MiB.
+#[test]
+fn sweep_a_1m_read_cache_on_4k_sectors_names_no_32m_erase_block_on_a_64m_card() {
+    align_right_or_inconclusive(
+        "sim:custom,size=1073741824,erase=67108864,page=32768,erase_cost=233450ns,page_cost=194135ns,read_cache=1048576,read_hit=36us,wake=181us,noise=0.047,outliers=0.0026,sector=4096,open_au=16,fat_au=3,seed=1367662377",
+        64 << 20,
+        32 << 10,
+    );
+}
