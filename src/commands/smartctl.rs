@@ -195,6 +195,7 @@ fn device(p: &Params, want: Want, target: &str) -> Answer {
     let mut messages = Vec::new();
     let mut body = Value::Object(Default::default());
     shape::add_identity(&mut body, &id);
+    shape::add_support(&mut body, &h);
     if want.health {
         let (b, why) = shape::add_health(&mut body, &h);
         bits |= b;

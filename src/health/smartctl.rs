@@ -173,18 +173,27 @@ pub fn add_identity(doc: &mut Value, id: &Identity) {
     }
 }
 
+/// Add `smart_support`: available and enabled when `health` has wear data (smartctl
+/// prints it with `--info` too; Scrutiny keeps it from the `--info` answer).
+pub fn add_support(doc: &mut Value, h: &Health) {
+    if let Some(o) = doc.as_object_mut() {
+        let known = h.status != Status::Unknown;
+        o.insert(
+            "smart_support".into(),
+            json!({ "available": known, "enabled": known }),
+        );
+    }
+}
+
 /// Add what `health` found (`smart_support`, `smart_status`, the health log) to `doc`,
 /// and return the exit status bits it sets: bit 3 when worn or at end of life, bit 2 when
 /// there is no wear data (with `lacks` as a message for the caller).
 pub fn add_health(doc: &mut Value, h: &Health) -> (u8, Option<String>) {
+    let known = h.status != Status::Unknown;
+    add_support(doc, h);
     let Some(o) = doc.as_object_mut() else {
         return (0, None);
     };
-    let known = h.status != Status::Unknown;
-    o.insert(
-        "smart_support".into(),
-        json!({ "available": known, "enabled": known }),
-    );
     if !known {
         let why = h
             .lacks

@@ -87,6 +87,9 @@ fn scrutinys_three_calls_on_a_simulated_emmc() {
         info.get("nvme_smart_health_information_log").is_none(),
         "{info}"
     );
+    assert!(info.get("smart_status").is_none(), "{info}");
+    // Scrutiny keeps smart_support from the --info answer.
+    assert_eq!(info["smart_support"]["available"], true, "{info}");
     // Scrutiny adds --device TYPE from the info answer's device.type.
     let kind = info["device"]["type"].as_str().unwrap().to_string();
     let (code, x, err) = smartctl(
