@@ -152,6 +152,7 @@ mod cli {
             serve,
             sim,
             slc,
+            smartctl,
             top,
             verify,
             write_args,

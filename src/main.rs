@@ -5,6 +5,10 @@ use flashscope::vocab::error::EXIT_RUNTIME;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // `flashscope smartctl …`, or flashscope run as `smartctl`: smartctl's shapes, not clap's.
+    if let Some(status) = flashscope::cli::smartctl::intercept() {
+        return ExitCode::from(status);
+    }
     let cli = flashscope::cli::Cli::parse_args();
     let code = match flashscope::cli::run(cli) {
         Ok(verdict) => verdict.exit_code(),

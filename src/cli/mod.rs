@@ -24,6 +24,7 @@ pub mod scatter;
 pub mod serve;
 pub mod sim;
 pub mod slc;
+pub mod smartctl;
 pub mod values;
 pub mod verify;
 pub mod write_args;
@@ -271,6 +272,11 @@ pub fn run(cli: Cli) -> Result<Verdict> {
             let db = crate::history::reading_place(cli.history.as_deref(), cli.no_history).ok();
             compare::run(a, db.as_deref(), &out)
         }
+        // `main` answers `flashscope smartctl …` before clap parses anything; here only
+        // when a global option came first, which smartctl's shape has no place for.
+        Command::Smartctl(_) => Err(crate::Error::usage(
+            "smartctl: give it first, as `flashscope smartctl ARGS` (flashscope's global options do not apply to it)",
+        )),
         Command::Man => completions::man(),
         Command::Completions(a) => completions::run(a),
         Command::History(c) => history::run(

@@ -23,5 +23,6 @@ pub mod restore;
 pub mod scatter;
 pub(crate) mod sim;
 pub mod slc;
+pub mod smartctl;
 pub mod verify;
 pub mod write_probe;

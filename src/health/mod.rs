@@ -8,6 +8,7 @@
 //! simulated card presents. The verdict rules live in [`verdict`].
 
 pub mod smart;
+pub mod smartctl;
 
 use crate::device::emmc::{self, EmmcWear, ExtCsd, LifeTime, PreEol};
 use crate::device::mmc::{self, CardAttrs, CardKind};
@@ -492,6 +493,41 @@ pub fn geometry_note_in(spec: &TargetSpec, roots: &Roots) -> Option<GeometryNote
             crate::input::printable(&block.disk)
         ),
         bounds_steps: false,
+    })
+}
+
+/// What a target is to `flashscope smartctl`: which ones flashscope answers itself and
+/// which it hands to the real smartctl.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SmartctlKind {
+    /// A simulated device: answered from its card attributes.
+    Sim,
+    /// An MMC or SD card (`disk`, e.g. `mmcblk0`): answered from `health`.
+    Card { disk: String },
+    /// A disk with hardware of its own that is no MMC/SD card (SATA, SCSI, USB, NVMe):
+    /// its SMART data is the real smartctl's.
+    Disk { disk: String },
+    /// A regular file, directory or virtual block device: no device, no wear data.
+    NoDevice,
+}
+
+/// Which [`SmartctlKind`] `spec` is, reading sysfs below `roots`. Errors as `health`'s
+/// (no such target, no sysfs entry).
+pub fn smartctl_kind(spec: &TargetSpec, roots: &Roots) -> Result<SmartctlKind> {
+    let Some(path) = spec.path() else {
+        return Ok(SmartctlKind::Sim);
+    };
+    let Some(block) = resolve_block(spec, path, roots)? else {
+        return Ok(SmartctlKind::NoDevice);
+    };
+    if virtual_kind(&block).is_some() {
+        return Ok(SmartctlKind::NoDevice);
+    }
+    let disk = block.disk;
+    Ok(if smartctl::is_card(roots, &disk) {
+        SmartctlKind::Card { disk }
+    } else {
+        SmartctlKind::Disk { disk }
     })
 }
 

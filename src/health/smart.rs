@@ -218,7 +218,7 @@ pub fn parse(name: &str, text: &[u8]) -> Result<SmartWear> {
 /// The result of trying to run smartctl.
 #[derive(Debug)]
 pub enum Run {
-    /// smartctl is not installed (not on PATH).
+    /// smartctl is not installed (not on PATH, or the only one there is flashscope itself).
     NotInstalled,
     /// It ran; its stdout.
     Output(Vec<u8>),
@@ -234,17 +234,47 @@ const OUTPUT_CAP_BYTES: u64 = 8 << 20;
 /// How long smartctl may take (a USB bridge that does not answer can block it).
 const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// The first `smartctl` on PATH that is not this very program. flashscope answers as
+/// smartctl when invoked under that name (`flashscope smartctl`): a symbolic link named
+/// smartctl early on PATH would otherwise have `health` (and the smartctl mode's hand-over
+/// for SATA and NVMe disks) run flashscope again, and again, without end.
+pub fn find_smartctl() -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let me = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::canonicalize(p).ok());
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("smartctl"))
+        .filter(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .find(|p| me.is_none() || std::fs::canonicalize(p).ok() != me)
+}
+
 /// Run `smartctl --json=c -x DEVICE` (read-only: identity, SMART data and logs) with a
 /// time limit and an output cap.
 pub fn run_smartctl(device: &str) -> Result<Run> {
+    let args = ["--json=c", "-x", device].map(String::from);
+    Ok(match run_with(&args)? {
+        None => Run::NotInstalled,
+        Some((out, _)) => Run::Output(out),
+    })
+}
+
+/// Run the real smartctl ([`find_smartctl`]) with `args`, a time limit and an output cap:
+/// its stdout and exit code (`None` when a signal ended it), or `None` when there is no
+/// smartctl to run.
+pub fn run_with(args: &[String]) -> Result<Option<(Vec<u8>, Option<i32>)>> {
     use std::io::Read;
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
-    let Some(smartctl) = crate::sys::find_on_path("smartctl") else {
-        return Ok(Run::NotInstalled);
+    let what = format!("smartctl {}", args.join(" "));
+    let Some(smartctl) = find_smartctl() else {
+        return Ok(None);
     };
     let mut child = match Command::new(smartctl)
-        .args(["--json=c", "-x", device])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -254,7 +284,7 @@ pub fn run_smartctl(device: &str) -> Result<Run> {
         .spawn()
     {
         Ok(c) => c,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Run::NotInstalled),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("starting smartctl", e)),
     };
     let Some(stdout) = child.stdout.take() else {
@@ -270,22 +300,22 @@ pub fn run_smartctl(device: &str) -> Result<Run> {
     // The process group this function started.
     let stop_group = || crate::sys::kill_process_group(group);
     let t0 = std::time::Instant::now();
-    loop {
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(_)) => break,
+            Ok(Some(status)) => break status,
             Ok(None) if t0.elapsed() > TIMEOUT => {
                 stop_group();
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(Error::runtime(format!(
-                    "smartctl -x {device} did not finish within {} s and was stopped (a USB bridge that does not pass SMART through can hang it; try smartctl -d sat)",
+                    "{what} did not finish within {} s and was stopped (a USB bridge that does not pass SMART through can hang it; try smartctl -d sat)",
                     TIMEOUT.as_secs()
                 )));
             }
             Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
             Err(e) => return Err(Error::io("waiting for smartctl", e)),
         }
-    }
+    };
     // smartctl has exited: what it started goes too, and the rest of its output is read
     // within a few seconds or not at all.
     stop_group();
@@ -293,17 +323,17 @@ pub fn run_smartctl(device: &str) -> Result<Run> {
         Ok(r) => r.map_err(|e| Error::io("reading smartctl's output", e))?,
         Err(_) => {
             return Err(Error::runtime(format!(
-                "smartctl -x {device} exited, but its output stayed open (a process it started still holds it); nothing was read"
+                "{what} exited, but its output stayed open (a process it started still holds it); nothing was read"
             )))
         }
     };
     if out.len() as u64 > OUTPUT_CAP_BYTES {
         return Err(Error::runtime(format!(
-            "smartctl printed more than {} for {device}; that is not a SMART report",
+            "{what} printed more than {}; that is not a SMART report",
             crate::vocab::units::format_bytes(OUTPUT_CAP_BYTES)
         )));
     }
-    Ok(Run::Output(out))
+    Ok(Some((out, status.code())))
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ pub mod scatter;
 pub mod serve;
 pub mod sim;
 pub mod slc;
+pub mod smartctl;
 pub mod top;
 pub mod verify;
 pub mod write_args;

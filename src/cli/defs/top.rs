@@ -100,6 +100,8 @@ pub enum Command {
     /// The run history: list, show, export, import stored runs; the table per part.
     #[command(subcommand)]
     History(super::history::HistoryCommand),
+    /// Answer as smartctl does, in its JSON (for Scrutiny and other fleet tools): eMMC/SD wear.
+    Smartctl(super::smartctl::Args),
     /// Print the manual page (roff; `flashscope man | man -l -` shows it).
     Man,
     /// Print a shell's completion script for flashscope.
