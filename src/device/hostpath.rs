@@ -23,6 +23,7 @@ const MAX_ANCESTORS: usize = 12;
 
 /// What debugfs `mmcN/ios` says the host and card negotiated.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Ios {
     /// The timing mode the words on `timing spec:` name; `None` for "invalid" or words
     /// this build does not know (then `timing_words` holds them).
@@ -117,6 +118,7 @@ pub fn parse_ios(place: &str, text: &str) -> Result<Ios> {
 
 /// An MMC/SD card's host path.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct MmcLink {
     /// The host controller's name (`mmc0`).
     pub host: String,
@@ -135,6 +137,7 @@ pub struct MmcLink {
 
 /// A USB disk's host path.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct UsbLink {
     /// The USB device's sysfs name (`2-1`).
     pub device: String,
@@ -157,6 +160,7 @@ pub struct UsbLink {
 
 /// The host path's facts for one disk.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HostFacts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmc: Option<MmcLink>,
