@@ -36,6 +36,7 @@ mod progress;
 mod readme;
 mod render;
 mod report;
+mod schema;
 mod sentences;
 mod typed;
 mod workload;
