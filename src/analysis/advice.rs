@@ -30,6 +30,7 @@ pub struct Findings {
 
 /// One recommendation: the topic, why, and the command that carries it out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Advice {
     pub topic: String,
     pub text: String,

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 /// One measured alignment for one block size: the boundary cost and its uncertainty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AlignPoint {
     /// Size of each read.
     pub block_bytes: u64,
@@ -39,6 +40,7 @@ pub struct AlignPoint {
 
 /// Every read of one (block size, alignment) cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AlignCell {
     pub block_bytes: u64,
     pub align_bytes: u64,
@@ -159,6 +161,7 @@ fn kind_stats(cell: &AlignCell) -> [KindStat; 3] {
 
 /// Stalled reads over a run: how many, out of how many, and the longest one.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StallStats {
     pub reads: u64,
     pub stalled: u64,
@@ -612,6 +615,7 @@ const MAX_MEMBERS: usize = 5;
 
 /// The result of the geometry inference, with the fitted chain for plots and tables.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AlignInference {
     pub erase_block_bytes: Inference,
     /// Whether erase-block structure shows at all: "visible" (an erase block is named),
@@ -648,6 +652,7 @@ impl AlignInference {
 
 /// One step of the fitted staircase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Step {
     pub size_bytes: u64,
     /// Rise of the boundary cost at this size, in ns (weighted over block sizes).

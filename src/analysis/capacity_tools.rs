@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which tool printed the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Tool {
     F3probe,
@@ -31,6 +32,7 @@ impl Tool {
 
 /// What the tool concluded, in its own terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum ToolVerdict {
     /// "the real thing" / "Test finished without errors" / no data lost.
@@ -45,6 +47,7 @@ pub enum ToolVerdict {
 
 /// One pasted result of a capacity test, restated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CapacityToolReport {
     /// "f3probe", "f3read" or "h2testw".
     pub tool: Tool,

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 /// Write throughput of erase block `erase_block` (index from the start) at one block size,
 /// in order or (`random`) in random order inside the erase block.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FatSample {
     pub erase_block: u32,
     pub block_bytes: u64,

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which flashbench test produced a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum LogKind {
     Align,
@@ -44,6 +45,7 @@ impl LogKind {
 
 /// What the leading flashbench command line said (each `None` when it was not given).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CommandLine {
     pub text: String,
     pub kind: Option<LogKind>,
@@ -57,6 +59,7 @@ pub struct CommandLine {
 
 /// One `align` line: the read times around an alignment and flashbench's diff.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AlignRow {
     pub align_bytes: u64,
     pub pre_ns: f64,
@@ -67,6 +70,7 @@ pub struct AlignRow {
 
 /// One `interval` line: read time of one request size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IntervalRow {
     pub bytes: u64,
     pub min_ns: f64,
@@ -77,6 +81,7 @@ pub struct IntervalRow {
 /// One `--open-au` line: write throughput at one write size with `open_au_nr` erase
 /// blocks written in turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OpenAuRow {
     pub size_bytes: u64,
     pub bytes_per_s: f64,
@@ -84,6 +89,7 @@ pub struct OpenAuRow {
 
 /// A parsed `--open-au` log: the samples an open-AU inference works on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OpenAuLog {
     pub erase_bytes: Option<u64>,
     pub block_bytes: Option<u64>,
@@ -99,6 +105,7 @@ pub struct OpenAuLog {
 
 /// Where an open-AU run's count of open erase blocks came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum OpenAuNrSource {
     /// `--open-au-nr` on the run's flashbench command line.
@@ -113,6 +120,7 @@ pub enum OpenAuNrSource {
 /// One `--find-fat` line: write throughput at one write size in each of the first erase
 /// blocks (column i = erase block i).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FindFatRow {
     pub size_bytes: u64,
     pub bytes_per_s: Vec<f64>,
@@ -120,6 +128,7 @@ pub struct FindFatRow {
 
 /// A parsed `--find-fat` log: the samples a FAT-area inference works on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FindFatLog {
     pub erase_bytes: Option<u64>,
     pub rows: Vec<FindFatRow>,
@@ -127,6 +136,7 @@ pub struct FindFatLog {
 
 /// flashbench's own regression line from an interval log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Regression {
     /// Throughput as printed (MB = 10^6 bytes), in bytes per second.
     pub bytes_per_s: f64,
@@ -135,6 +145,7 @@ pub struct Regression {
 
 /// The contents of one log, by kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum LogData {
     Align {
@@ -150,6 +161,7 @@ pub enum LogData {
 
 /// A parsed flashbench log: one run of one test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FlashbenchLog {
     pub command: Option<CommandLine>,
     pub data: LogData,

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// How fast a host path can move data at most.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Ceiling {
     /// The mode, in words ("SD high-speed at 26 MHz, 4 bits").
     pub mode: String,

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// Read times of one request size (ns): the minimum, average and maximum over positions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IntervalPoint {
     pub bytes: u64,
     pub min_ns: f64,
@@ -15,6 +16,7 @@ pub struct IntervalPoint {
 
 /// The fitted line `time = access + bytes / throughput` and its two inferences.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IntervalInference {
     pub access_time_ns: Inference,
     pub throughput_bytes_per_s: Inference,

@@ -62,6 +62,7 @@ pub fn infer(logs: &[(String, FlashbenchLog)], blocksize: Option<u64>) -> Findin
 
 /// One flashbench log read by `analyze`, as its document keeps it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct LogSample {
     pub file: String,
     pub log: FlashbenchLog,

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// What the machine did to the measurement, from the run's own figures.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Environment {
     /// 1-minute load average at the end of the run, and the CPUs available.
     pub load1: f64,

@@ -9,6 +9,7 @@ use crate::vocab::{Inference, Warning};
 
 /// Small-block write throughput with `open_aus` erase blocks written in turn.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OpenAuPoint {
     pub open_aus: u32,
     pub bytes_per_s: f64,

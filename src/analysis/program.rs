@@ -19,6 +19,7 @@ pub const COLUMNS: [&str; 8] = [
 
 /// Throughput (bytes/s) of the eight operations at one block size.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ProgramRow {
     pub block_bytes: u64,
     pub bytes_per_s: [f64; 8],

@@ -6,6 +6,7 @@ use crate::vocab::Inference;
 
 /// One interval of a sustained write: `bytes` written from `start_bytes` in `ns`.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SlcInterval {
     pub start_bytes: u64,
     pub bytes: u64,

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 /// What kind of device the probe found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum FakeKind {
     /// Holds what it announces.

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// What went wrong with a range of the medium.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ExtentKind {
     /// Read back with a few bits flipped.
@@ -33,6 +34,7 @@ impl ExtentKind {
 
 /// A byte range of one kind; `from` is where an overwritten range's data was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Extent {
     pub offset: u64,
     pub length: u64,
@@ -51,6 +53,7 @@ impl Extent {
 /// (overwritten ranges only when they alias by the same distance). Keeps at most `cap`
 /// extents; beyond that it counts what it dropped, so memory stays bounded on a dead card.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ExtentList {
     pub extents: Vec<Extent>,
     pub dropped: u64,

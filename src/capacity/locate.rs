@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 /// A range of the filesystem's block device; `disk_offset_bytes` adds the partition's start
 /// on its whole disk, when the filesystem is on a partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DeviceRange {
     pub offset_bytes: u64,
     pub length_bytes: u64,
@@ -21,6 +22,7 @@ pub struct DeviceRange {
 
 /// The block device a directory's files live on (their `st_dev`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct BackingDevice {
     pub major: u32,
     pub minor: u32,
@@ -58,6 +60,7 @@ pub struct PlacedFile {
 /// One bad extent of a directory run, inside one file. `offset`/`length` (flattened from
 /// the extent) are in the run's logical range, as for a device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct LocatedExtent {
     #[serde(flatten)]
     pub extent: Extent,

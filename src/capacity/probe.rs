@@ -101,6 +101,7 @@ pub const DEFAULT_CACHE_CEILING: u64 = 4 << 30;
 
 /// A span's reads against the medium's, timed at one filler step (min of several reads).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CacheTiming {
     /// Filler written after the span when these reads were made.
     pub written_after: u64,
@@ -162,6 +163,7 @@ impl Default for ProbeConfig {
 
 /// What one span of stamps looked like when read back.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SpanSample {
     /// "top", "bisect", "confirm" or "chain".
     pub phase: String,
@@ -200,6 +202,7 @@ impl SpanSample {
 
 /// One read of the alias scan that returned a stamp written to another offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AliasHit {
     /// Where it was read.
     pub read_at: u64,
@@ -209,6 +212,7 @@ pub struct AliasHit {
 
 /// Summary of one alias scan.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ScanSample {
     pub from: u64,
     pub to: u64,
@@ -220,6 +224,7 @@ pub struct ScanSample {
 
 /// Everything the probe saw: the input of `analyse`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ProbeRecord {
     pub announced_bytes: u64,
     pub guard_bytes: u64,

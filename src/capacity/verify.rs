@@ -17,6 +17,7 @@ use std::sync::Mutex;
 
 /// Where a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     Write,
@@ -26,6 +27,7 @@ pub enum Phase {
 
 /// Throughput of one stretch of the device in one phase.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ThroughputSample {
     pub phase: Phase,
     pub offset: u64,
@@ -38,6 +40,7 @@ pub struct ThroughputSample {
 
 /// Everything needed to report or to resume a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct VerifyState {
     pub version: u32,
     /// What the run was on: spec and identity (size, model, serial or inode).
@@ -70,6 +73,7 @@ pub struct VerifyState {
 
 /// Where a filesystem refused verify's writes for want of room: not a bad medium.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OutOfSpace {
     /// The first byte not written (every byte before it in the range was written).
     pub at: u64,

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 /// What a throughput figure measured: the access pattern, the direction counted, block
 /// size, queue depth, jobs and whether the page cache was bypassed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Workload {
     pub rw: RwMode,
     /// "read" or "write": the direction this figure counts (both exist for rw / randrw).

@@ -40,6 +40,7 @@ pub fn revision_name(rev: u8) -> &'static str {
 
 /// One DEVICE_LIFE_TIME_EST band, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "meaning", rename_all = "snake_case")]
 pub enum LifeTime {
     /// 0x01..0x0A: between `min` and `max` percent of the estimated life used.
@@ -128,6 +129,7 @@ impl LifeTime {
 
 /// PRE_EOL_INFO, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "meaning", rename_all = "snake_case")]
 pub enum PreEol {
     Normal {
@@ -200,6 +202,7 @@ impl PreEol {
 
 /// The eMMC wear fields from one source.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct EmmcWear {
     /// Where they came from, in words ("sysfs life_time and pre_eol_info", "EXT_CSD dump
     /// FILE", "EXT_CSD read with MMC_IOC_CMD").

@@ -23,6 +23,7 @@ const MAX_ANCESTORS: usize = 12;
 
 /// What debugfs `mmcN/ios` says the host and card negotiated.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Ios {
     /// The timing mode the words on `timing spec:` name; `None` for "invalid" or words
     /// this build does not know (then `timing_words` holds them).
@@ -117,6 +118,7 @@ pub fn parse_ios(place: &str, text: &str) -> Result<Ios> {
 
 /// An MMC/SD card's host path.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct MmcLink {
     /// The host controller's name (`mmc0`).
     pub host: String,
@@ -284,6 +286,7 @@ pub fn read_kernel_log(path: &Path, host: &str) -> std::result::Result<Option<Lo
 
 /// A USB disk's host path.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct UsbLink {
     /// The USB device's sysfs name (`2-1`).
     pub device: String,
@@ -356,6 +359,7 @@ pub struct SataLink {
 
 /// The host path's facts for one disk.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HostFacts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mmc: Option<MmcLink>,

@@ -21,6 +21,7 @@ const MIB: u64 = 1024 * 1024;
 
 /// Which register layout applies: SD (SD Association) or MMC/eMMC (JEDEC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum CardKind {
     /// SD, SDHC, SDXC, SDUC cards (and the memory part of SDcombo).
@@ -205,6 +206,7 @@ pub fn manufacturer_name(kind: CardKind, id: u8) -> Option<&'static str> {
 
 /// The decoded Card Identification register (SD or MMC layout).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CidInfo {
     /// The layout the register was decoded with.
     pub kind: CardKind,
@@ -371,6 +373,7 @@ fn emmc_year(code: u8, ext_csd_rev: Option<u8>) -> (Option<u16>, Vec<u16>, Optio
 
 /// The decoded Card Specific Data register (SD or MMC layout).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CsdInfo {
     /// The layout the register was decoded with.
     pub kind: CardKind,
@@ -537,6 +540,7 @@ pub fn decode_csd(text: &str, kind: CardKind) -> Result<CsdInfo> {
 
 /// The decoded SD Status register (512 bits, SD cards only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SsrInfo {
     /// DAT_BUS_WIDTH [511:510] when the kernel read the register. Linux reads it during
     /// initialisation, before switching to 4 bits, so sysfs usually shows 1: it describes
@@ -715,6 +719,7 @@ pub fn decode_ssr(text: &str) -> Result<SsrInfo> {
 /// field is `None` when its file is absent; a file that is present but unreadable or
 /// malformed also gives `None`, with the reason in `notes`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct MmcIdentity {
     /// The sysfs `type` text: "SD", "MMC", "SDIO" or "SDcombo".
     #[serde(rename = "type")]

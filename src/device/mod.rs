@@ -119,6 +119,7 @@ impl std::str::FromStr for TargetSpec {
 /// journal it, and which identity fields a journal records. Serialised as today's JSON
 /// strings: "block", "file", "sim", "directory".
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum TargetKind {
     /// A block device (`/dev/sdb`, `/dev/loop3`).
@@ -724,6 +725,7 @@ fn block_sizes(file: &File) -> io::Result<(u64, u32, u32)> {
 
 /// What is known about a target before any test runs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TargetInfo {
     pub spec: String,
     pub kind: TargetKind,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 /// The decoded SCR.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ScrInfo {
     /// The register as read (16 hex digits).
     pub raw: String,

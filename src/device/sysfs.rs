@@ -78,6 +78,7 @@ fn read_u64(name: &str, rel: &str) -> Option<u64> {
 
 /// A partition of a block device and where it is mounted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Partition {
     pub name: String,
     pub start_bytes: u64,
@@ -87,6 +88,7 @@ pub struct Partition {
 
 /// What sysfs says about a block device.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct BlockIdentity {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]

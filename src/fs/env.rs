@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// The filesystem a test directory lives on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FsInfo {
     /// The directory as given, made absolute.
     pub dir: PathBuf,

@@ -41,6 +41,7 @@ pub struct FilesConfig {
 
 /// The result for one file size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FilesSizeResult {
     pub file_bytes: u64,
     pub files: u64,
@@ -58,6 +59,7 @@ pub struct FilesSizeResult {
 
 /// Everything `fs files` measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FilesRun {
     pub results: Vec<FilesSizeResult>,
     pub bytes_written: u64,

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 /// The six tests of a cell, in iozone's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MatrixTest {
     Write,
@@ -95,6 +96,7 @@ pub struct MatrixConfig {
 
 /// One test's figure in one cell.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Measured {
     pub ns: u64,
     /// Whole bytes per second (so a CSV export reproduces the JSON exactly).
@@ -103,6 +105,7 @@ pub struct Measured {
 
 /// One cell: a file size and a record size, with the six tests' figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct MatrixCell {
     pub file_bytes: u64,
     pub record_bytes: u64,
@@ -130,6 +133,7 @@ impl MatrixCell {
 
 /// Everything `fs matrix` measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct MatrixRun {
     pub cells: Vec<MatrixCell>,
     pub bytes_written: u64,

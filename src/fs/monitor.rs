@@ -67,6 +67,7 @@ impl ProgressCounters {
 
 /// One sample of the memory counters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct MemSample {
     /// Nanoseconds since the monitor started.
     pub t_ns: u64,

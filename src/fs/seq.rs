@@ -18,6 +18,7 @@ use std::time::Duration;
 
 /// How the test file is written, named after what dd does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum SeqMode {
     /// Plain write(2) into the page cache; the clock stops when the last write returns.
@@ -118,6 +119,7 @@ pub fn default_file_bytes(free_bytes: Option<u64>, block_bytes: u64) -> u64 {
 
 /// One timed phase: bytes moved, nanoseconds taken, and when it started.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Timing {
     pub bytes: u64,
     pub ns: u64,
@@ -139,6 +141,7 @@ impl Timing {
 
 /// The result of one mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SeqModeResult {
     pub mode: SeqMode,
     /// The dd flags that measure the same thing.
@@ -216,6 +219,7 @@ pub fn combine_runs(runs: Vec<SeqModeResult>) -> Option<SeqModeResult> {
 
 /// Everything `fs seq` measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SeqRun {
     pub results: Vec<SeqModeResult>,
     /// Bytes of the untimed warm-up file (written, synced and removed before the first

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 /// The health verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Ok,
@@ -85,6 +86,7 @@ pub fn parse_max_wear(text: &str) -> Result<f64> {
 
 /// What an SD card's registers claim (there is no wear counter to read).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SdFacts {
     pub manufacturer: Option<String>,
     pub product: Option<String>,
@@ -98,6 +100,7 @@ pub struct SdFacts {
 
 /// The health of one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Health {
     /// The target as given.
     pub spec: String,

@@ -28,6 +28,7 @@ use serde_json::Value;
 
 /// A figure and where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Sourced {
     pub value: f64,
     /// The smartctl field or attribute it was read from.
@@ -36,6 +37,7 @@ pub struct Sourced {
 
 /// What smartctl's JSON says about wear.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SmartWear {
     /// "NVMe", "ATA", "SCSI" (smartctl's `device.protocol`).
     pub protocol: Option<String>,

@@ -20,6 +20,7 @@ use std::path::Path;
 
 /// A device's identity in history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DeviceIdentity {
     /// The key runs of one device share (`history table --by device`, `runs_for_device`).
     pub key: String,

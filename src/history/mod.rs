@@ -172,6 +172,7 @@ pub fn record_run(
 
 /// One run in full, as `history export` writes it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StoredRun {
     pub id: i64,
     pub time: String,

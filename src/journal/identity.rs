@@ -7,6 +7,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 
 /// The identity of a target: enough to refuse restoring a journal onto the wrong device.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Identity {
     /// The spec as the user gave it.
     pub spec: String,

@@ -29,6 +29,7 @@ const TOLD_SAVE_BYTES: u64 = 4 << 20;
 
 /// What a restore did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RestoreSummary {
     pub regions: u64,
     pub bytes: u64,

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// The kind of flash and its bus.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum FlashKind {
     /// Serial NOR: commands on one line, data on 1, 2 or 4; reads continue across pages.
@@ -61,6 +62,7 @@ pub fn format_hz(hz: f64) -> String {
 
 /// The figures a datasheet gives, checked (all positive).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Datasheet {
     pub kind: FlashKind,
     /// Block erase time (tBE), ns.
@@ -338,13 +340,16 @@ pub fn as_whole_ns(ns: f64) -> u64 {
 
 /// One term of the model: how many operations, each how long, together how long.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Term {
     /// "erase", "program", "bus" or "command".
     pub name: String,
     pub count: u64,
     #[serde(serialize_with = "whole_ns")]
+    #[cfg_attr(test, schemars(with = "u64"))]
     pub each_ns: f64,
     #[serde(serialize_with = "whole_ns")]
+    #[cfg_attr(test, schemars(with = "u64"))]
     pub total_ns: f64,
     /// The arithmetic in words.
     pub formula: String,
@@ -352,15 +357,18 @@ pub struct Term {
 
 /// The model's answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Estimate {
     pub write_terms: Vec<Term>,
     #[serde(serialize_with = "whole_ns")]
+    #[cfg_attr(test, schemars(with = "u64"))]
     pub write_ns: f64,
     pub write_bytes_per_s: f64,
     /// Data rate of the bus: clock × lines / 8.
     pub bus_bytes_per_s: f64,
     pub read_terms: Vec<Term>,
     #[serde(serialize_with = "whole_ns")]
+    #[cfg_attr(test, schemars(with = "u64"))]
     pub read_ns: f64,
     /// Bus-limited sequential read speed, command overhead included.
     pub read_bytes_per_s: f64,

@@ -9,6 +9,7 @@ pub const EMPIRICAL_CSV: &str = include_str!("../../data/empirical.csv");
 
 /// One measured row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct EmpiricalRow {
     pub soc: String,
     pub media: String,

@@ -327,6 +327,7 @@ pub fn sysfs_block(roots: &Roots, name: &str) -> SysfsReport {
 
 /// Memory figures from /proc/meminfo, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct MemInfo {
     pub total_bytes: u64,
     pub available_bytes: u64,

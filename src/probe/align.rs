@@ -31,6 +31,7 @@ use serde::Serialize;
 
 /// What to measure and how long.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AlignConfig {
     pub block_sizes: Vec<u64>,
     /// Distinct positions of every alignment measured (an alignment with fewer multiples
@@ -47,6 +48,7 @@ pub struct AlignConfig {
 
 /// The samples of a run and what it cost.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AlignRun {
     pub cells: Vec<AlignCell>,
     pub reads: u64,

@@ -17,6 +17,7 @@ use std::io;
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FatParams {
     pub erase_bytes: u64,
     /// Smallest block size.
@@ -79,6 +80,7 @@ impl FatParams {
 
 /// One measurement.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FatProbeSample {
     pub erase_block: u32,
     pub block_bytes: u64,
@@ -91,6 +93,7 @@ pub struct FatProbeSample {
 
 /// Everything measured, and why it stopped early (if it did).
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FatSamples {
     pub samples: Vec<FatProbeSample>,
     pub stopped: Option<String>,

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// Every read time of one request size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IntervalSample {
     pub bytes: u64,
     /// Offsets read.

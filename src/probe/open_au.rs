@@ -19,6 +19,7 @@ use std::io;
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OpenAuParams {
     pub erase_bytes: u64,
     /// Smallest block size (the detection size).
@@ -128,6 +129,7 @@ pub fn default_offset(erase: u64) -> u64 {
 
 /// One measurement: `open_aus` erase blocks written in turn at one block size and order.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OpenAuSample {
     /// "detect" (the count sweep at the smallest size) or "ladder".
     pub phase: String,
@@ -163,6 +165,7 @@ pub const BUSY_ATTEMPTS: usize = 3;
 
 /// Everything the probe measured, and why it stopped early (if it did).
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OpenAuSamples {
     pub samples: Vec<OpenAuSample>,
     pub stopped: Option<String>,

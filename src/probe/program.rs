@@ -10,6 +10,7 @@ use std::io;
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ProgramParams {
     pub offset_bytes: u64,
     pub region_bytes: u64,
@@ -72,6 +73,7 @@ impl Default for ProgramParams {
 
 /// The eight rates of one block size and the time each took.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ProgramSample {
     pub block_bytes: u64,
     pub ops: u64,
@@ -82,6 +84,7 @@ pub struct ProgramSample {
 
 /// Everything measured, and why it stopped early (if it did).
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ProgramSamples {
     pub samples: Vec<ProgramSample>,
     pub stopped: Option<String>,

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// One position of the scatter test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ScatterPoint {
     pub offset: u64,
     /// Minimum read time over the rounds (ns).

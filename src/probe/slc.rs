@@ -10,6 +10,7 @@ use std::io;
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SlcParams {
     pub offset_bytes: u64,
     pub block_bytes: u64,
@@ -58,6 +59,7 @@ impl SlcParams {
 
 /// What the probe measured.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SlcSamples {
     pub intervals: Vec<SlcInterval>,
     /// The write after idling, if it ran.

@@ -8,6 +8,8 @@ pub mod output_file;
 pub mod progress;
 pub mod results;
 pub mod rows;
+#[cfg(test)]
+pub(crate) mod schema;
 pub mod svg;
 pub mod table;
 

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 /// Untagged: each shape is told apart by its fields, in this order, exactly as the
 /// commands have always written them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Target {
     /// A device, file or simulated card (most commands), with what `verify DIR` adds.
@@ -85,6 +86,7 @@ impl From<&TargetInfo> for Target {
 
 /// A device, file or simulated card; for `verify DIR`, the directory's filesystem device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DeviceTarget {
     #[serde(flatten)]
     pub info: TargetInfo,
@@ -99,6 +101,7 @@ pub struct DeviceTarget {
 
 /// A directory on a mounted filesystem, with what its mount says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FilesystemTarget {
     pub spec: String,
     pub kind: crate::device::TargetKind,
@@ -108,6 +111,7 @@ pub struct FilesystemTarget {
 
 /// flashbench logs read by `analyze`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct LogsTarget {
     pub files: Vec<String>,
     /// "flashbench logs".
@@ -116,6 +120,7 @@ pub struct LogsTarget {
 
 /// The device `health` read, as given and as resolved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HealthTarget {
     pub spec: String,
     pub device: String,
@@ -123,6 +128,7 @@ pub struct HealthTarget {
 
 /// A datasheet `model` computes from (`flash` absent for `--reference`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DatasheetTarget {
     /// "datasheet".
     pub kind: String,
@@ -132,12 +138,14 @@ pub struct DatasheetTarget {
 
 /// A target spec as given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SpecTarget {
     pub spec: String,
 }
 
 /// The history database a `history` document read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HistoryTarget {
     /// The database file.
     pub history: String,
@@ -145,6 +153,7 @@ pub struct HistoryTarget {
 
 /// What a writing test's session did for preserve mode (`journal`, `preserve`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct WriteRecord {
     /// The journal file, `null` when nothing was journaled.
     pub journal: Option<String>,
@@ -164,6 +173,7 @@ impl WriteRecord {
 /// the run's first measurement gave the device's own rates, each with its uncertainty, and
 /// the device time the run took (virtual on `sim:`), which the plans are held against.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Timing {
     /// The plan stated before the run, device ns.
     pub planned_ns: u64,
@@ -196,6 +206,7 @@ impl Timing {
 
 /// A writing test's device time (virtual on `sim:`) against its `--time-budget`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TimeBudgetUse {
     pub budget_ns: u64,
     pub used_ns: u64,
@@ -205,6 +216,7 @@ pub struct TimeBudgetUse {
 
 /// The preserve-mode figures of a writing test.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PreserveRecord {
     /// "preserve", "destructive" or "simulated".
     pub mode: String,
@@ -222,6 +234,7 @@ pub struct PreserveRecord {
 
 /// A range of a target's bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ByteRange {
     pub offset: u64,
     pub length: u64,
@@ -231,6 +244,7 @@ macro_rules! bodies {
     ($($(#[$doc:meta])* $name:literal => $variant:ident($ty:ty),)*) => {
         /// Each command's own fields, internally tagged by `command` (the subcommand as typed).
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[cfg_attr(test, derive(schemars::JsonSchema))]
         #[serde(tag = "command")]
         // Made once per run; boxing the large variants would only add allocations.
         #[allow(clippy::large_enum_variant)]
@@ -314,6 +328,7 @@ bodies! {
 
 /// `compare`'s parameters: the interval's level and the bootstrap's settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CompareParameters {
     pub confidence: f64,
     pub bootstrap_resamples: usize,
@@ -324,6 +339,7 @@ pub struct CompareParameters {
 
 /// `compare`: one row per figure and side, where each side came from, and the verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CompareResult {
     pub parameters: CompareParameters,
     pub samples: Vec<crate::report::rows::Row>,
@@ -334,6 +350,7 @@ pub struct CompareResult {
 
 /// `history list`: the stored runs, newest first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HistoryListResult {
     /// None (`{}`).
     #[serde(default)]
@@ -343,10 +360,12 @@ pub struct HistoryListResult {
 
 /// A command without parameters, or an empty part of a document: `{}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct NoParameters {}
 
 /// One column of `history table`: its key, the metric and the bench job it is from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TableColumn {
     pub key: String,
     pub metric: String,
@@ -355,6 +374,7 @@ pub struct TableColumn {
 
 /// `history table`'s parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HistoryTableParameters {
     /// "model" or "device".
     pub by: String,
@@ -363,6 +383,7 @@ pub struct HistoryTableParameters {
 
 /// `history table`: one row per part (or device) over its stored bench runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HistoryTableResult {
     pub parameters: HistoryTableParameters,
     pub samples: Vec<crate::report::rows::PartRow>,
@@ -370,6 +391,7 @@ pub struct HistoryTableResult {
 
 /// A writing test's parameters and where its erase block size came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct WithEraseSource<P> {
     #[serde(flatten)]
     pub params: P,
@@ -379,6 +401,7 @@ pub struct WithEraseSource<P> {
 
 /// `fat`: one row per erase block and block size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FatResult {
     pub parameters: WithEraseSource<FatParams>,
     pub samples: Vec<FatProbeSample>,
@@ -386,6 +409,7 @@ pub struct FatResult {
 
 /// `open-au`: one row per count of open erase blocks tried.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OpenAuResult {
     pub parameters: WithEraseSource<OpenAuParams>,
     pub samples: Vec<OpenAuSample>,
@@ -393,6 +417,7 @@ pub struct OpenAuResult {
 
 /// `program`'s parameters with the data patterns of its columns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ProgramParameters {
     #[serde(flatten)]
     pub params: ProgramParams,
@@ -401,6 +426,7 @@ pub struct ProgramParameters {
 
 /// `program`: one row per block size and data pattern.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ProgramResult {
     pub parameters: ProgramParameters,
     pub samples: Vec<ProgramSample>,
@@ -408,6 +434,7 @@ pub struct ProgramResult {
 
 /// `slc`: the write intervals, the write after idling and why the probe stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SlcResult {
     pub parameters: SlcParams,
     pub samples: Vec<SlcInterval>,
@@ -420,6 +447,7 @@ pub struct SlcResult {
 
 /// `probe`'s parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ProbeParameters {
     pub max_cache_bytes: u64,
     pub time_budget_ns: Option<u64>,
@@ -429,6 +457,7 @@ pub struct ProbeParameters {
 
 /// One step of the capacity probe, in the order they happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum ProbeSample {
     /// A span written and read back.
@@ -439,6 +468,7 @@ pub enum ProbeSample {
 
 /// One alias scan, summarised.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ScanSummary {
     pub from: u64,
     pub to: u64,
@@ -451,6 +481,7 @@ pub struct ScanSummary {
 
 /// The capacity probe's totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ProbeSummary {
     /// The first 64 alias hits.
     pub alias_hits: Vec<AliasHit>,
@@ -462,6 +493,7 @@ pub struct ProbeSummary {
 
 /// `probe`: the fake-capacity verdict and how it was reached.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ProbeResult {
     pub parameters: ProbeParameters,
     pub samples: Vec<ProbeSample>,
@@ -475,6 +507,7 @@ pub struct ProbeResult {
 
 /// `align`'s parameters and how the run went.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AlignParameters {
     pub block_sizes: Vec<u64>,
     pub positions: usize,
@@ -496,6 +529,7 @@ pub struct AlignParameters {
 
 /// One block size at one alignment: flashbench's three times and the boundary cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AlignSample {
     pub block_bytes: u64,
     pub align_bytes: u64,
@@ -515,6 +549,7 @@ pub struct AlignSample {
 
 /// `align`: boundary costs, the machine's state and the fitted staircase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AlignResult {
     pub parameters: AlignParameters,
     pub samples: Vec<AlignSample>,
@@ -543,6 +578,7 @@ impl AlignResult {
 
 /// `scatter`'s parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ScatterParameters {
     pub block_bytes: u64,
     pub order: u32,
@@ -554,6 +590,7 @@ pub struct ScatterParameters {
 
 /// `scatter`: the fastest read time at each offset.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ScatterResult {
     pub parameters: ScatterParameters,
     pub samples: Vec<ScatterPoint>,
@@ -567,6 +604,7 @@ pub struct ScatterResult {
 
 /// `interval`'s parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IntervalParameters {
     pub order: u32,
     pub positions: u32,
@@ -578,6 +616,7 @@ pub struct IntervalParameters {
 
 /// One request size: its read times and their summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IntervalRow {
     pub bytes: u64,
     pub min_ns: u64,
@@ -589,6 +628,7 @@ pub struct IntervalRow {
 
 /// `interval`: read time against request size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IntervalResult {
     pub parameters: IntervalParameters,
     pub samples: Vec<IntervalRow>,
@@ -600,12 +640,14 @@ pub struct IntervalResult {
 
 /// `health`'s parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HealthParameters {
     pub max_wear_percent: f64,
 }
 
 /// `health`: the wear record of one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HealthResult {
     pub parameters: HealthParameters,
     pub health: crate::health::Health,
@@ -613,6 +655,7 @@ pub struct HealthResult {
 
 /// `info`: what the system says about the device.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct InfoResult {
     pub identity: InfoIdentity,
 }
@@ -622,6 +665,7 @@ pub struct InfoResult {
 /// Untagged: told apart by their fields, a block device's first (it has `name`), the
 /// simulator's next (`model`), nothing last.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum InfoIdentity {
     /// A block device: what sysfs says, with the decoded MMC/SD registers.
@@ -652,6 +696,7 @@ impl InfoIdentity {
 /// A block device's identity as sysfs gives it, its discard support and its MMC/SD
 /// registers when it is a card.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct BlockInfo {
     #[serde(flatten)]
     pub sysfs: crate::device::sysfs::BlockIdentity,
@@ -672,6 +717,7 @@ pub struct BlockInfo {
 /// What the host path negotiated, what it can carry at most, and whether it runs below
 /// what the card can do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct HostPath {
     /// "mmc", "usb", "nvme", "sata"; "virtual" (loop, zram, device-mapper) or "other" (a
     /// bus not read), with the reason in `unknown`.
@@ -714,6 +760,7 @@ impl HostPath {
 
 /// A simulated card's identity.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SimIdentity {
     /// `target::SIM_MODEL`.
     pub model: String,
@@ -726,6 +773,7 @@ pub struct SimIdentity {
 
 /// One simulator preset and the keys it sets.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PresetEntry {
     pub name: String,
     pub about: String,
@@ -735,6 +783,7 @@ pub struct PresetEntry {
 
 /// One simulator key and what it means.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct KeyEntry {
     pub key: String,
     pub meaning: String,
@@ -742,6 +791,7 @@ pub struct KeyEntry {
 
 /// `sim list`: the presets and the keys.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SimListResult {
     pub presets: Vec<PresetEntry>,
     pub keys: Vec<KeyEntry>,
@@ -749,6 +799,7 @@ pub struct SimListResult {
 
 /// `verify`'s parameters.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct VerifyParameters {
     pub range_offset: u64,
     pub range_length: u64,
@@ -759,6 +810,7 @@ pub struct VerifyParameters {
 
 /// `verify`: throughput while writing and reading back, and how much was checked.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct VerifyResult {
     pub parameters: VerifyParameters,
     pub samples: Vec<crate::capacity::verify::ThroughputSample>,
@@ -782,6 +834,7 @@ pub struct VerifyResult {
 
 /// Where a filesystem ran out of room under `verify`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct OutOfSpaceRecord {
     /// Bytes of the range written before the filesystem refused more.
     pub written_bytes: u64,
@@ -791,6 +844,7 @@ pub struct OutOfSpaceRecord {
 
 /// `auto`'s parameters: the budgets as given and as the whole run had them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AutoParameters {
     /// align's `--time-budget` (auto's, or align's default).
     pub time_budget: String,
@@ -803,11 +857,13 @@ pub struct AutoParameters {
 
 /// One step auto ran: its command, time, bytes written and parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StepRecord {
     pub command: String,
     pub elapsed_ns: u64,
     /// The step's own `parameters`, as its document has them: each command's parameters
     /// have their own type, so this record of several commands keeps them as JSON.
+    #[cfg_attr(test, schemars(schema_with = "crate::report::schema::json_object"))]
     pub parameters: serde_json::Value,
     /// Absent for align (it writes nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -816,6 +872,7 @@ pub struct StepRecord {
 
 /// One writing step of auto's plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PlannedStep {
     pub command: String,
     /// `null` for bench: it writes for a time, not a size.
@@ -835,6 +892,7 @@ pub struct PlannedStep {
 
 /// What auto plans to write before it writes: the steps and the totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AutoPlan {
     pub steps: Vec<PlannedStep>,
     pub typical_bytes: u64,
@@ -876,6 +934,7 @@ pub struct PlanAnnounced<'a> {
 
 /// A step auto did not run, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SkippedStep {
     pub command: String,
     pub why: String,
@@ -883,6 +942,7 @@ pub struct SkippedStep {
 
 /// The class marks claimed for the card (and by whom) and those the bench met.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ClassesRecord {
     pub claimed: Vec<String>,
     /// "label" (`--label`), "ssr" (the card's SD Status register) or `null`.
@@ -900,6 +960,7 @@ pub const AUTO_SLC_BYTES: u64 = 256 << 20;
 
 /// `auto`: the steps it ran, its plan, the verdict, the classes and the advice.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AutoResult {
     pub parameters: AutoParameters,
     pub steps: Vec<StepRecord>,
@@ -916,6 +977,7 @@ pub struct AutoResult {
 
 /// `bench`'s parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct BenchParameters {
     pub size: u64,
     pub runtime_ns_per_test: u64,
@@ -938,11 +1000,13 @@ fn one_run() -> usize {
 
 /// `bench`: one figure per test, the fio-shaped jobs, the class verdicts and `--expect`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct BenchResult {
     pub parameters: BenchParameters,
     pub samples: Vec<crate::workload::bench::BenchFigure>,
     /// One fio `--output-format=json` job per test (with its `test` and `metric`): kept as
     /// fio's JSON, free-form by design, for tools that read fio's output.
+    #[cfg_attr(test, schemars(schema_with = "crate::report::schema::fio_jobs"))]
     pub jobs: Vec<serde_json::Value>,
     pub classes: Vec<crate::workload::bench::ClassCheck>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -957,6 +1021,7 @@ pub struct BenchResult {
 
 /// `io`: the job spec, per-second samples, fio-shaped `jobs`, disk and page-cache state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IoResult {
     pub parameters: crate::workload::JobSpec,
     pub samples: Vec<crate::workload::SecondSample>,
@@ -966,6 +1031,7 @@ pub struct IoResult {
     pub clock: String,
     /// One fio `--output-format=json` job per job: kept as fio's JSON, free-form by
     /// design, for tools that read fio's output.
+    #[cfg_attr(test, schemars(schema_with = "crate::report::schema::fio_jobs"))]
     pub jobs: Vec<serde_json::Value>,
     /// The block device's statistics (fio's one-element `disk_util` list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -987,6 +1053,7 @@ pub struct IoResult {
 
 /// The page cache before and after a buffered run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PageCacheChange {
     pub before: crate::workload::sysstat::PageCache,
     pub after: crate::workload::sysstat::PageCache,
@@ -994,6 +1061,7 @@ pub struct PageCacheChange {
 
 /// One CPU frequency policy and its governor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CpuGovernor {
     pub policy: String,
     pub governor: String,
@@ -1001,6 +1069,7 @@ pub struct CpuGovernor {
 
 /// `fs seq`'s parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FsSeqParameters {
     pub file_bytes: u64,
     pub block_bytes: u64,
@@ -1017,6 +1086,7 @@ pub struct FsSeqParameters {
 
 /// `fs seq`: one row per dd mode, the page cache over time and its peaks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FsSeqResult {
     pub parameters: FsSeqParameters,
     pub samples: Vec<crate::fs::seq::SeqModeResult>,
@@ -1031,6 +1101,7 @@ pub struct FsSeqResult {
 
 /// `fs files`' parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FsFilesParameters {
     pub sizes: Vec<u64>,
     pub total_bytes: u64,
@@ -1041,6 +1112,7 @@ pub struct FsFilesParameters {
 
 /// `fs files`: one row per file size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FsFilesResult {
     pub parameters: FsFilesParameters,
     pub samples: Vec<crate::fs::files::FilesSizeResult>,
@@ -1051,6 +1123,7 @@ pub struct FsFilesResult {
 
 /// `fs matrix`' parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FsMatrixParameters {
     pub file_sizes: Vec<u64>,
     pub record_sizes: Vec<u64>,
@@ -1064,6 +1137,7 @@ pub struct FsMatrixParameters {
 
 /// `fs matrix`: one cell per file size and record size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FsMatrixResult {
     pub parameters: FsMatrixParameters,
     pub samples: Vec<crate::fs::matrix::MatrixCell>,
@@ -1098,6 +1172,7 @@ impl FsMatrixResult {
 
 /// One term of the datasheet model and the phase (`write`, `read`) it belongs to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ModelTerm {
     pub phase: String,
     #[serde(flatten)]
@@ -1106,6 +1181,7 @@ pub struct ModelTerm {
 
 /// `model`: the datasheet estimate, the reference table, or both.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ModelResult {
     /// The datasheet (`{}` for `--reference` alone).
     #[serde(default)]
@@ -1122,6 +1198,7 @@ pub struct ModelResult {
 
 /// `model`'s parameters: the datasheet, or none (`{}`) for `--reference` alone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum ModelParameters {
     Datasheet(crate::model::Datasheet),
@@ -1137,6 +1214,7 @@ impl Default for ModelParameters {
 
 /// `analyze`'s parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AnalyzeParameters {
     /// Each log's kind, in the order given.
     pub kinds: Vec<crate::analysis::flashbench::LogKind>,
@@ -1149,6 +1227,7 @@ pub use crate::analysis::logs::LogSample;
 
 /// `analyze`: the logs as read and, for align logs, the fitted staircase.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AnalyzeResult {
     pub parameters: AnalyzeParameters,
     pub samples: Vec<LogSample>,
@@ -1163,6 +1242,7 @@ pub struct AnalyzeResult {
 
 /// One file holding another capacity test's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CapacityReportSample {
     pub file: String,
     /// "capacity-test-output": what kind of input this is (flashbench logs are samples).
@@ -1172,6 +1252,7 @@ pub struct CapacityReportSample {
 
 /// `restore`'s parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RestoreParameters {
     pub journal: String,
     pub ignore_identity: bool,
@@ -1181,6 +1262,7 @@ pub struct RestoreParameters {
 
 /// One region the journal saved.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct JournalRegion {
     pub offset_bytes: u64,
     pub length_bytes: u64,
@@ -1188,6 +1270,7 @@ pub struct JournalRegion {
 
 /// `restore`: the journal's regions and target, and what putting them back did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RestoreResult {
     pub parameters: RestoreParameters,
     pub samples: Vec<JournalRegion>,
@@ -1212,6 +1295,7 @@ pub struct RestoreResult {
 
 /// `sim serve`'s parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ServeParameters {
     pub mountpoint: String,
     #[serde(rename = "loop")]
@@ -1222,6 +1306,7 @@ pub struct ServeParameters {
 
 /// `sim serve`: what the server did until it stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ServeResult {
     pub parameters: ServeParameters,
     pub stats: crate::serve::stats::ServeStats,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// One figure of one side against the same figure of the baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Row {
     /// bench's metric name or the workload's (`Workload::metric`).
     pub metric: String,
@@ -41,6 +42,7 @@ pub struct Row {
 
 /// Where a side came from, for the document's `sides`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SideSummary {
     pub label: String,
     pub source: String,
@@ -54,6 +56,7 @@ pub struct SideSummary {
 
 /// One stored run, as `history list` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RunSummary {
     pub id: i64,
     pub time: String,
@@ -69,6 +72,7 @@ pub struct RunSummary {
 
 /// A metric row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StoredMetric {
     pub metric: String,
     pub value: f64,
@@ -79,6 +83,7 @@ pub struct StoredMetric {
 
 /// One figure of a part over its runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Cell {
     pub runs: u64,
     pub median: f64,
@@ -88,6 +93,7 @@ pub struct Cell {
 
 /// One part: its figures, in the history table's `COLUMNS` order (`None` where no run measured it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PartRow {
     pub part: String,
     pub seq_read_bytes_per_s: Option<Cell>,

@@ -7,6 +7,7 @@ pub use crate::workload::histogram::LatencyHistogram;
 
 /// The percentiles a report shows, in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Percentiles {
     pub count: u64,
     pub mean_ns: u64,

@@ -29,6 +29,7 @@ pub struct Counters {
 
 /// What `MOUNTPOINT/stats` shows and the server prints at exit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ServeStats {
     pub requests: u64,
     pub reads: u64,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// An MMC/SD bus timing mode (`ios->timing` in Linux), told by the words the kernel prints
 /// in parentheses on the `timing spec:` line of debugfs `mmcN/ios`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Timing {
     /// Default speed (SD up to 25 MHz, MMC up to 26 MHz).

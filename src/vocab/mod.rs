@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 /// How sure an inference is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Confident,
@@ -23,7 +24,9 @@ pub enum Status {
 
 /// One inferred quantity: its value (null exactly when inconclusive), how sure, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Inference {
+    #[cfg_attr(test, schemars(schema_with = "crate::report::schema::inference_value"))]
     pub value: Option<serde_json::Value>,
     pub status: Status,
     pub confidence: f64,
@@ -99,6 +102,7 @@ impl Inference {
 
 /// One pass/fail check with its figure (a JUnit test case, a LAVA `lava-test-case`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Check {
     /// A stable name: `COMMAND.WHAT`, e.g. `probe.capacity`, `bench.class_a2`,
     /// `bench.expect.seq_write`, `health.wear`. Letters, digits, `.`, `_` and `-` only.
@@ -144,6 +148,7 @@ impl Check {
 
 /// One figure for monitoring (Prometheus textfile collector, history).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Metric {
     /// Without the `flashscope_` prefix, with the unit as suffix as Prometheus names
     /// it: `read_bytes_per_second`, `wear_ratio`, `usable_bytes`.

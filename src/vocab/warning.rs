@@ -714,6 +714,7 @@ impl PartialEq for Warning {
 
 /// The JSON form, `{"kind": "...", "message": "..."}`.
 #[derive(Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 struct Written {
     kind: String,
     message: String,
@@ -726,6 +727,19 @@ impl Serialize for Warning {
             message: self.to_string(),
         }
         .serialize(s)
+    }
+}
+
+/// The schema of the JSON form (schema/flashscope-1.schema.json): written by hand as
+/// [`Written`]'s, because `Serialize` is.
+#[cfg(test)]
+impl schemars::JsonSchema for Warning {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Warning".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Written::json_schema(generator)
     }
 }
 

@@ -78,6 +78,7 @@ impl BenchLine {
 
 /// What one bench test measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct BenchFigure {
     /// Metric base name (`seq_write`, `rand_read_q1`, …).
     pub metric: String,
@@ -257,6 +258,7 @@ impl BenchFigure {
 
 /// One class requirement checked against a figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ClassCheck {
     pub class: String,
     /// The requirement in words, e.g. "sequential write ≥ 9.54 MiB/s (10 MB/s)".
@@ -691,6 +693,7 @@ pub fn app_class(
 
 /// A comparison in an `--expect` term.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub enum Op {
     Ge,
     Gt,
@@ -720,6 +723,7 @@ impl Op {
 
 /// What a metric measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub enum Quantity {
     /// Bytes per second.
     Bandwidth,
@@ -730,6 +734,7 @@ pub enum Quantity {
 
 /// One `--expect` term: `metric op value`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Expect {
     pub term: String,
     /// Metric base name (`seq_write`).
@@ -833,6 +838,7 @@ pub fn parse_expect(text: &str) -> Result<Vec<Expect>> {
 
 /// The outcome of one `--expect` term.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ExpectResult {
     pub term: String,
     pub measured: Option<f64>,

@@ -188,6 +188,7 @@ pub fn percentile_key(p: f64) -> String {
 
 /// A histogram's figures in fio's JSON shape (`clat_ns`): what a saved result keeps of it.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct ClatSummary {
     pub min: u64,
     pub max: u64,

@@ -40,6 +40,7 @@ pub struct DirStats {
 
 /// Counts of one per-second interval (the last may be shorter).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct SecondSample {
     /// End of the interval, ms since counting began.
     pub t_ms: u64,

@@ -108,6 +108,7 @@ impl DirSummary {
 /// One direction over all jobs as a document keeps it ([`DirSummary`] with the latency's
 /// figures instead of its histogram).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DirTotals {
     pub io_bytes: u64,
     pub ios: u64,
@@ -130,6 +131,7 @@ impl DirTotals {
 
 /// All jobs together, as fio's group reporting sums them: the figures `io`'s text prints.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct GroupTotals {
     /// Each direction that completed I/O.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// The access pattern (fio's `rw`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RwMode {
     Read,
@@ -65,6 +66,7 @@ impl RwMode {
 
 /// Which I/O engine moves the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
     /// pread/pwrite, one I/O at a time (fio's psync).
@@ -100,6 +102,7 @@ impl EngineKind {
 
 /// Synchronous-write flags on open (fio's `sync=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum SyncMode {
     None,
@@ -126,6 +129,7 @@ impl SyncMode {
 
 /// What written blocks contain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     Zeros,
@@ -192,6 +196,7 @@ impl Pattern {
 
 /// A rate cap in bytes per second, per direction (fio's `rate=read,write`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RateLimit {
     pub read: Option<u64>,
     pub write: Option<u64>,
@@ -264,6 +269,7 @@ pub fn parse_cpus(text: &str) -> Result<Vec<usize>> {
 
 /// One job, as the engine runs it. Sizes and offsets are in bytes, times in ns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct JobSpec {
     pub name: String,
     pub rw: RwMode,

@@ -173,6 +173,7 @@ impl DiskCounters {
 /// The block device's statistics over a run, with fio's `disk_util` names and iostat -x's
 /// derived figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct DiskUtil {
     pub name: String,
     pub read_ios: u64,
@@ -249,6 +250,7 @@ pub(crate) fn read_disk_counters(stat: &Path) -> Option<DiskCounters> {
 
 /// Page-cache state from `/proc/meminfo`, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PageCache {
     pub dirty_bytes: u64,
     pub writeback_bytes: u64,
@@ -284,6 +286,7 @@ impl PageCache {
 /// How busy the machine is: the 1-minute load average (`/proc/loadavg`) and the CPU time
 /// counters of `/proc/stat` (all CPUs, in ticks), for steal time between two snapshots.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct CpuLoad {
     pub load1: f64,
     pub total_ticks: u64,

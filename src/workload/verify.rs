@@ -80,6 +80,7 @@ impl WrittenMap {
 
 /// What the verify pass found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct VerifyReport {
     /// Bytes read back and checked.
     pub bytes_checked: u64,

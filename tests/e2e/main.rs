@@ -37,6 +37,7 @@ mod progress;
 mod readme;
 mod render;
 mod report;
+mod schema;
 mod sentences;
 mod smartctl;
 mod typed;

@@ -85,7 +85,8 @@ fn every_commands_document_reads_back_into_its_type_and_writes_out_the_same() {
 
 /// Run `flashscope ARGS --json` (exit `code`), read its document into the typed
 /// `Document` and write it out again: the same bytes as the command printed (field names,
-/// order, numbers), and the same typed value when read once more.
+/// order, numbers), and the same typed value when read once more; the document validates
+/// against the schema.
 fn round_trip(args: &[&str], code: i32) -> (serde_json::Value, Document) {
     let state = tempfile::tempdir().unwrap();
     let out = flashscope_in(state.path())
@@ -120,6 +121,8 @@ fn round_trip(args: &[&str], code: i32) -> (serde_json::Value, Document) {
         doc,
         "{args:?}: read again, another typed value"
     );
+    // And it is a document the schema describes (schema/flashscope-1.schema.json).
+    crate::schema::assert_valid(&[(args.join(" "), v.clone())]);
     (v, doc)
 }
 
