@@ -141,6 +141,7 @@ pub struct MmcLink {
 
 /// What the kernel's "mmcN: new … card at address …" line (drivers/mmc/core/bus.c,
 /// `mmc_add_card`) says of the mode a card was set to when it was inserted.
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogTiming {
     /// The mode the words name; `None` for words this build does not know.
@@ -310,6 +311,7 @@ pub struct UsbLink {
 /// An NVMe disk's PCIe link, from its PCI function's sysfs attributes. The kernel prints
 /// a speed as "8.0 GT/s PCIe" (older kernels "8 GT/s"), "Unknown" when the function has
 /// no PCIe link to read (a conventional PCI slot, as QEMU's `pc` machine gives).
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PcieLink {
     /// The PCI function (`0000:01:00.0`).
@@ -335,6 +337,7 @@ pub struct PcieLink {
 
 /// A SATA disk's link, from libata's `/sys/class/ata_link/linkN`: speeds as the kernel
 /// prints them ("1.5 Gbps", "3.0 Gbps", "6.0 Gbps", or "<unknown>").
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SataLink {
     /// The ATA link (`link1`).
