@@ -62,12 +62,6 @@ pub(crate) fn json_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema
     schemars::json_schema!({ "type": "object" })
 }
 
-/// An inference's `value`: a number, a string, a boolean, a list or null (null exactly when the
-/// status is inconclusive: [`document`] adds that rule to the inference).
-pub(crate) fn inference_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({ "type": ["number", "string", "boolean", "array", "null"] })
-}
-
 /// The schema of a `flashscope/1` document, as the file holds it.
 pub fn document() -> Value {
     let settings = schemars::generate::SchemaSettings::draft2020_12().for_serialize();
