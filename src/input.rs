@@ -262,7 +262,7 @@ pub fn read_lines(
         if chunk.is_empty() {
             break;
         }
-        let end = chunk.iter().position(|&b| b == b'\n');
+        let end = memchr::memchr(b'\n', chunk);
         let part = &chunk[..end.unwrap_or(chunk.len())];
         if too_long.is_none() {
             if line.len() + part.len() > LINE_CAP_BYTES {

@@ -80,9 +80,61 @@ pub struct CapacityToolReport {
 
 const SECTOR: u64 = 512;
 
-/// The value of `line` after `key` (case-sensitive), trimmed.
-fn after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    line.find(key).map(|i| line[i + key.len()..].trim())
+/// A trimmed line and the set of ASCII bytes in it. Each line of a pasted log is searched
+/// for about twenty keys; a key with a byte the line lacks is not searched for (a searcher
+/// built for every key and line was a quarter of `analyze`'s time on a 60 MiB log).
+struct Line<'a> {
+    text: &'a str,
+    ascii: u128,
+}
+
+/// The set of ASCII bytes in `s` (a constant for each key).
+const fn ascii_set(s: &str) -> u128 {
+    let (b, mut set, mut i) = (s.as_bytes(), 0u128, 0);
+    while i < b.len() {
+        if b[i] < 128 {
+            set |= 1 << b[i];
+        }
+        i += 1;
+    }
+    set
+}
+
+/// Whether the [`Line`] holds the literal key (case-sensitive).
+macro_rules! has {
+    ($line:expr, $key:expr) => {
+        $line.has(const { ascii_set($key) }, $key)
+    };
+}
+
+/// The [`Line`]'s value after the literal key (case-sensitive), trimmed.
+macro_rules! after {
+    ($line:expr, $key:expr) => {
+        $line.after(const { ascii_set($key) }, $key)
+    };
+}
+
+impl<'a> Line<'a> {
+    fn new(text: &'a str) -> Self {
+        Line {
+            text,
+            ascii: ascii_set(text),
+        }
+    }
+
+    /// Whether the line holds `key`, whose ASCII bytes are `set`.
+    fn has(&self, set: u128, key: &str) -> bool {
+        set & !self.ascii == 0 && self.text.contains(key)
+    }
+
+    /// The value of the line after `key`, whose ASCII bytes are `set`, trimmed.
+    fn after(&self, set: u128, key: &str) -> Option<&'a str> {
+        if set & !self.ascii != 0 {
+            return None;
+        }
+        let text = self.text;
+        text.find(key).map(|i| text[i + key.len()..].trim())
+    }
 }
 
 /// The integer in the first parentheses of `s` before `unit` ("(16477879 blocks)").
@@ -141,6 +193,17 @@ const KEYS: [&str; 18] = [
     "GByte",
     "KByte",
 ];
+
+/// The ASCII bytes of each of [`KEYS`].
+const KEY_SETS: [u128; KEYS.len()] = {
+    let mut sets = [0; KEYS.len()];
+    let mut i = 0;
+    while i < KEYS.len() {
+        sets[i] = ascii_set(KEYS[i]);
+        i += 1;
+    }
+    sets
+};
 
 /// Which tool's output `text` is, if any.
 pub fn detect(text: &str) -> Option<Tool> {
@@ -203,14 +266,15 @@ impl Reader {
         } else {
             line
         };
-        for (seen, key) in self.seen.iter_mut().zip(KEYS) {
-            *seen = *seen || line.contains(key);
+        // No key starts or ends with a blank: the trimmed line holds the same keys.
+        let line = Line::new(line.trim());
+        for ((seen, key), set) in self.seen.iter_mut().zip(KEYS).zip(KEY_SETS) {
+            *seen = *seen || line.has(set, key);
         }
-        self.mbyte = self.mbyte || line.contains("MByte");
-        let line = line.trim();
-        self.probe.line(line);
-        self.read.line(line);
-        self.h2.line(line);
+        self.mbyte = self.mbyte || has!(line, "MByte");
+        self.probe.line(&line);
+        self.read.line(&line);
+        self.h2.line(&line);
     }
 
     /// The report, when the text is one tool's result with its verdict.
@@ -259,7 +323,7 @@ struct Probe {
 }
 
 impl Probe {
-    fn line(&mut self, line: &str) {
+    fn line(&mut self, line: &Line) {
         let Probe {
             version,
             verdict,
@@ -269,15 +333,15 @@ impl Probe {
             announced_blocks,
             cache_blocks,
         } = self;
-        if let Some(v) = after(line, "F3 probe") {
+        if let Some(v) = after!(line, "F3 probe") {
             *version = Some(format!(
                 "F3 probe {}",
                 v.split_whitespace().next().unwrap_or("")
             ));
         }
-        if line.contains("is the real thing") {
+        if has!(line, "is the real thing") {
             *verdict = Some(ToolVerdict::Genuine);
-        } else if let Some(t) = after(line, "is a counterfeit of type") {
+        } else if let Some(t) = after!(line, "is a counterfeit of type") {
             *verdict = Some(ToolVerdict::Counterfeit);
             *fake_type = t
                 .split_whitespace()
@@ -287,16 +351,16 @@ impl Probe {
                         .to_string()
                 })
                 .filter(|w| !w.is_empty() && w.len() <= 32);
-        } else if line.contains("is damaged") {
+        } else if has!(line, "is damaged") {
             *verdict = Some(ToolVerdict::Damaged);
         }
-        if let Some(v) = after(line, "Usable* size:").or_else(|| after(line, "Usable size:")) {
+        if let Some(v) = after!(line, "Usable* size:").or_else(|| after!(line, "Usable size:")) {
             *usable_blocks = paren_count(v);
-        } else if let Some(v) = after(line, "Announced size:") {
+        } else if let Some(v) = after!(line, "Announced size:") {
             *announced_blocks = paren_count(v);
-        } else if let Some(v) = after(line, "Approximate cache size:") {
+        } else if let Some(v) = after!(line, "Approximate cache size:") {
             *cache_blocks = paren_count(v);
-        } else if let Some(v) = after(line, "Physical block size:") {
+        } else if let Some(v) = after!(line, "Physical block size:") {
             *block = paren_pow2(v);
         }
     }
@@ -331,10 +395,10 @@ struct Read {
 }
 
 impl Read {
-    fn line(&mut self, line: &str) {
-        if let Some(v) = after(line, "Data OK:") {
+    fn line(&mut self, line: &Line) {
+        if let Some(v) = after!(line, "Data OK:") {
             self.ok = paren_count(v).and_then(|s| s.checked_mul(SECTOR));
-        } else if let Some(v) = after(line, "Data LOST:") {
+        } else if let Some(v) = after!(line, "Data LOST:") {
             self.lost = paren_count(v).and_then(|s| s.checked_mul(SECTOR));
         }
     }
@@ -386,7 +450,7 @@ impl Default for H2 {
 }
 
 impl H2 {
-    fn line(&mut self, line: &str) {
+    fn line(&mut self, line: &Line) {
         let unit = |w: &str| match w {
             "Byte" => Some(1u64),
             "KByte" => Some(1 << 10),
@@ -396,16 +460,18 @@ impl H2 {
             _ => None,
         };
         let H2 { r, verdict } = self;
-        let words: Vec<&str> = line.split_whitespace().collect();
-        if line.starts_with("H2testw v") || line.starts_with("H2testw V") {
-            r.version = Some(line.chars().take(32).collect());
+        // Only a line with a unit or "Only" / "Nur" is read word by word.
+        let words: Vec<&str> = if has!(line, "Byte") || has!(line, "Only") || has!(line, "Nur") {
+            line.text.split_whitespace().collect()
+        } else {
+            Vec::new()
+        };
+        if line.text.starts_with("H2testw v") || line.text.starts_with("H2testw V") {
+            r.version = Some(line.text.chars().take(32).collect());
         }
-        if line.contains("Test finished without errors")
-            || line.contains("Test ohne Fehler beendet")
-        {
+        if has!(line, "Test finished without errors") || has!(line, "Test ohne Fehler beendet") {
             *verdict = Some(ToolVerdict::Genuine);
-        } else if line.contains("likely to be defective") || line.contains("wahrscheinlich defekt")
-        {
+        } else if has!(line, "likely to be defective") || has!(line, "wahrscheinlich defekt") {
             *verdict = Some(ToolVerdict::DataLost);
         }
         // "Warning: Only 7446 of 7447 MByte tested." / "Achtung: Nur 7446 von 7447 MByte getestet."
@@ -421,10 +487,10 @@ impl H2 {
         }
         // "3.9 GByte OK (8192000 sectors)" / "11.0 GByte DATA LOST (23150144 sectors)"
         if words.len() >= 3 && unit(words[1]).is_some() {
-            let sectors = paren_count(line).and_then(|s| s.checked_mul(SECTOR));
+            let sectors = paren_count(line.text).and_then(|s| s.checked_mul(SECTOR));
             if words[2] == "OK" {
                 r.ok_bytes = sectors;
-            } else if line.contains("DATA LOST") || line.contains("DATEN VERLOREN") {
+            } else if has!(line, "DATA LOST") || has!(line, "DATEN VERLOREN") {
                 r.lost_bytes = sectors;
             }
         }

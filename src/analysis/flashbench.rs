@@ -559,6 +559,11 @@ pub fn parse_open_au_nr_list(text: &str) -> Result<Vec<u32>> {
 /// first word after the program name. A line that only mentions flashbench (a comment) is
 /// not a command: a command has an option or a device after the program name.
 fn flashbench_invocation(line: &str) -> Option<usize> {
+    // Most lines are results: a line without the name is no invocation, found without
+    // splitting it into words (by a searcher built once: a million lines each built one).
+    static NAME: std::sync::LazyLock<memchr::memmem::Finder> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("flashbench"));
+    NAME.find(line.as_bytes())?;
     let words: Vec<&str> = line.split_whitespace().collect();
     let i = words.iter().take(8).position(|w| {
         let w = w.trim_start_matches(['#', '$', '%', '>']);
@@ -983,10 +988,11 @@ impl<'a> LogReader<'a> {
         }
         // `^C` on its own line or after a run's output: the run ends here. What stands
         // before it on the line is read if it is a whole result.
-        let (line, interrupted) = match line.find("^C") {
-            Some(at) => (line[..at].trim(), true),
-            None => (line, false),
-        };
+        let (line, interrupted) =
+            match memchr::memchr(b'^', line.as_bytes()).and_then(|_| line.find("^C")) {
+                Some(at) => (line[..at].trim(), true),
+                None => (line, false),
+            };
         if interrupted {
             if !line.is_empty() && flashbench_invocation(line).is_none() {
                 if let Ok(Some(row)) = parse_row(name, lineno, line, &mut Vec::new()) {
