@@ -8,8 +8,9 @@ use crate::health::{self};
 use crate::vocab::error::Verdict;
 use crate::Result;
 
-/// Check the file options, assess and print the document; returns the exit code.
-pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
+/// Check the file options, assess (projecting the wear from the runs stored in `history`,
+/// the one this run is recorded into) and print the document; returns the exit code.
+pub fn run(args: &Args, history: Option<&std::path::Path>, out: &Output) -> Result<Verdict> {
     let (ext_csd, roots) =
         crate::commands::health::sources(args.ext_csd.as_deref(), args.sysfs_root.as_deref())?;
     let opts = health::Options {
@@ -17,7 +18,7 @@ pub fn run(args: &Args, out: &Output) -> Result<Verdict> {
         ext_csd,
         roots,
     };
-    let (doc, verdict) = crate::commands::health::measure(args.target.as_ref(), &opts)?;
+    let (doc, verdict) = crate::commands::health::measure(args.target.as_ref(), &opts, history)?;
     out.emit(&doc);
     Ok(verdict)
 }

@@ -145,6 +145,12 @@ impl Output {
         })
     }
 
+    /// The history this run is recorded into, if any: the one `health` projects the wear
+    /// from (so --no-history and FLASHSCOPE_HISTORY=off read no stored runs either).
+    pub fn recording_place(&self) -> Option<&std::path::Path> {
+        self.history.as_ref().ok().and_then(|p| p.as_deref())
+    }
+
     /// Whether the output is only standard output, JSON or text (no export files, no
     /// `--lava`): a command may then write it as it goes, in the same bytes.
     pub fn plain(&self) -> bool {
@@ -249,7 +255,10 @@ pub fn run(cli: Cli) -> Result<Verdict> {
     let out = Output::new(&cli)?;
     let verdict = match &cli.command {
         Command::Info(a) => info::run(a, &out),
-        Command::Health(a) => health::run(a, &out),
+        Command::Health(a) => {
+            let db = out.recording_place().map(|p| p.to_path_buf());
+            health::run(a, db.as_deref(), &out)
+        }
         Command::Probe(a) => probe::run(a, &out),
         Command::Verify(a) => verify::run(a, &out),
         Command::Sim(c) => sim::run(c, &out),

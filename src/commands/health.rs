@@ -43,12 +43,20 @@ pub fn sources(
 
 /// Assess `target`'s wear (or the EXT_CSD dump / recorded sysfs `opts` names): the
 /// document and the verdict (the check failed when worn or at end of life).
+///
+/// With `history` (the run history to read), each area's wear is projected from this
+/// reading and the stored health runs of the same device.
 pub fn measure(
     target: Option<&crate::device::TargetSpec>,
     opts: &Options,
+    history: Option<&std::path::Path>,
 ) -> crate::Result<(Document, crate::vocab::error::Verdict)> {
     let t0 = crate::backend::monotonic_ns();
-    let h = assess(target, opts)?;
+    let mut h = assess(target, opts)?;
+    if let Some(db) = history {
+        let doc = document(&h);
+        project(&mut h, &doc, db);
+    }
     let mut doc = document(&h);
     doc.elapsed_ns = crate::backend::monotonic_ns().saturating_sub(t0);
     let verdict = if h.status.failed() {
@@ -57,6 +65,70 @@ pub fn measure(
         crate::vocab::error::Verdict::Ok
     };
     Ok((doc, verdict))
+}
+
+/// Project each area's wear from `h`'s reading (its document `doc`, which names the device
+/// and the time) and the health runs of the same device stored in the history at `db`.
+/// A history that is not there yet holds no runs; one that cannot be read is said in the
+/// note, never an error of the health check.
+fn project(h: &mut Health, doc: &Document, db: &std::path::Path) {
+    use crate::health::projection::{self as pj, Outcome, Reading};
+    use crate::vocab::units::parse_rfc3339_utc;
+    let bands = h.wear_bands();
+    if bands.is_empty() {
+        return;
+    }
+    let Some(now) = doc.started_at.as_deref().and_then(parse_rfc3339_utc) else {
+        h.projection_note = Some("this run has no start time (the clock is set before 1970), so no reading can be placed in time".into());
+        return;
+    };
+    let key = crate::history::identity::of_live(doc).key;
+    let stored = if db.exists() {
+        match crate::history::Store::open_to_read(db).and_then(|s| s.runs_for_device(&key)) {
+            Ok(runs) => runs,
+            Err(e) => {
+                h.projection_note = Some(format!(
+                    "the run history could not be read ({e}), so this reading is the only one"
+                ));
+                return;
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    let mut readings: std::collections::BTreeMap<&str, Vec<Reading>> = Default::default();
+    for (area, lo, hi) in bands {
+        readings
+            .entry(area)
+            .or_default()
+            .push(Reading { at_s: now, lo, hi });
+    }
+    for (_, d) in &stored {
+        let (crate::report::Body::Health(b), Some(at_s)) =
+            (&d.body, d.started_at.as_deref().and_then(parse_rfc3339_utc))
+        else {
+            continue;
+        };
+        for (area, lo, hi) in b.health.wear_bands() {
+            if let Some(v) = readings.get_mut(area) {
+                v.push(Reading { at_s, lo, hi });
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    for (area, r) in readings {
+        match pj::project(area, &r, h.max_wear_percent) {
+            Outcome::Projected(p) => h.projection.push(p),
+            Outcome::Reached => notes.push(format!(
+                "the {area} is at or past the {} % limit already",
+                h.max_wear_percent
+            )),
+            Outcome::Inconclusive(why) => notes.push(why),
+        }
+    }
+    if h.projection.is_empty() {
+        h.projection_note = Some(notes.join("; "));
+    }
 }
 
 /// The result document: `health` inferences, the `health.wear` check (when there is a
@@ -172,6 +244,37 @@ pub fn document(h: &Health) -> Document {
             fig(&s.media_errors, "media error count"),
         );
     }
+    // The area that reaches the limit first, by its earliest possible day.
+    if let Some(first) = h
+        .projection
+        .iter()
+        .min_by(|a, b| a.days_min.total_cmp(&b.days_min))
+    {
+        let why: Vec<String> = h.projection.iter().map(|p| p.sentence()).collect();
+        // Tentative at best: the bands bound the rate only while the workload stays as it
+        // was, which no reading can show.
+        doc.inferences.insert(
+            "wear_projection_days".into(),
+            Inference::new(
+                serde_json::Value::from((first.days_min * 10.0).floor() / 10.0),
+                0.6,
+                why.join("; "),
+            ),
+        );
+    } else if let Some(n) = &h.projection_note {
+        doc.inferences.insert(
+            "wear_projection_days".into(),
+            Inference::inconclusive(n.clone()),
+        );
+    }
+    for p in &h.projection {
+        doc.metrics.push(Metric {
+            name: "wear_limit_days_min".to_string(),
+            help: "Days until the area reaches the --max-wear limit at the fastest steady rate its readings allow (a lower bound)".to_string(),
+            value: p.days_min,
+            labels: [("area".to_string(), area_label(&p.area).to_string())].into(),
+        });
+    }
     let status = if h.status == Status::Unknown {
         Inference::inconclusive(h.lacks.clone().unwrap_or_default())
     } else {
@@ -211,6 +314,17 @@ pub fn document(h: &Health) -> Document {
         });
     }
     doc
+}
+
+/// The `area` label of a projected area, as `emmc_life_used_ratio` spells it (A, B), and
+/// `rated` for a drive's rated life.
+fn area_label(area: &str) -> &str {
+    match area {
+        "type A memory" => "A",
+        "type B memory" => "B",
+        "rated life" => "rated",
+        other => other,
+    }
 }
 
 fn band_inference(lt: &LifeTime, area: &str, source: &str) -> Inference {

@@ -7,6 +7,7 @@
 //! injectable root ([`Roots`], so recorded trees test every path), or the attribute map a
 //! simulated card presents. The verdict rules live in [`verdict`].
 
+pub mod projection;
 pub mod smart;
 pub mod smartctl;
 
@@ -129,6 +130,14 @@ pub struct Health {
     pub model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
+    /// When each area reaches `max_wear_percent`, from this reading and the stored runs of
+    /// the same device ([`projection`]); empty when none could be made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub projection: Vec<projection::WearProjection>,
+    /// Why there is no projection (one reading, readings too close, no steady rate, no
+    /// history), or that the limit is reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection_note: Option<String>,
 }
 
 impl Health {
@@ -147,7 +156,34 @@ impl Health {
             notes: Vec::new(),
             model: None,
             serial: None,
+            projection: Vec::new(),
+            projection_note: None,
         }
+    }
+
+    /// The used life this reading gives, as a band of percent for each area that reports
+    /// one: eMMC type A and B (10 % steps), a drive's rated life (a whole percent).
+    pub fn wear_bands(&self) -> Vec<(&'static str, f64, f64)> {
+        let mut out = Vec::new();
+        if let Some(w) = &self.emmc {
+            for (area, band) in [
+                ("type A memory", &w.life_time_a),
+                ("type B memory", &w.life_time_b),
+            ] {
+                if let LifeTime::Used {
+                    min_percent,
+                    max_percent,
+                    ..
+                } = band
+                {
+                    out.push((area, f64::from(*min_percent), f64::from(*max_percent)));
+                }
+            }
+        }
+        if let Some(p) = self.smart.as_ref().and_then(|s| s.percentage_used.as_ref()) {
+            out.push(("rated life", p.value, p.value + 1.0));
+        }
+        out
     }
 
     fn unknown(mut self, lacks: String) -> Health {

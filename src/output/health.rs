@@ -51,6 +51,12 @@ fn render_health(h: &Health) -> String {
     if let Some(l) = &h.lacks {
         s.push_str(&format!("no wear data: {l}\n"));
     }
+    for p in &h.projection {
+        s.push_str(&format!("projection: {}\n", p.sentence()));
+    }
+    if let Some(n) = &h.projection_note {
+        s.push_str(&format!("no wear projection: {n}\n"));
+    }
     let mut t = Table::new(&["figure", "value", "meaning"])
         .align(1, Align::Left)
         .align(2, Align::Left);

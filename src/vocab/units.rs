@@ -374,6 +374,39 @@ pub fn format_rfc3339_utc(unix_s: u64) -> String {
     )
 }
 
+/// [`format_rfc3339_utc`]'s text read back (`2026-11-25T16:40:00Z`, the documents'
+/// `started_at`): Unix seconds, `None` for any other shape or a date before 1970.
+pub fn parse_rfc3339_utc(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return None;
+    }
+    if b[16] != b':' || b[19] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = &text[r];
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse().ok())?
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Howard Hinnant's days_from_civil, the inverse of the formatter's civil_from_days.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + hh * 3_600 + mm * 60 + ss;
+    u64::try_from(secs).ok()
+}
+
 /// An option's value as given: the parsed value, and its spelling for messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Given<T> {
@@ -620,6 +653,34 @@ mod tests {
         assert!(is_decimal_rate("10MB/s") && is_decimal_rate("1.5 kb/s") && is_decimal_rate("2GB"));
         for binary in ["10MiB/s", "10M/s", "22M", "512", "4K/s", "fast"] {
             assert!(!is_decimal_rate(binary), "{binary}");
+        }
+    }
+
+    #[test]
+    fn rfc3339_reads_back_what_it_writes() {
+        for t in [
+            0u64,
+            59,
+            86_399,
+            951_782_400,
+            1_700_000_000,
+            1_795_856_676,
+            4_102_444_800,
+        ] {
+            assert_eq!(
+                super::parse_rfc3339_utc(&super::format_rfc3339_utc(t)),
+                Some(t)
+            );
+        }
+        for bad in [
+            "",
+            "2026-11-25 16:40:00Z",
+            "2026-13-25T16:40:00Z",
+            "2026-11-25T16:40:00",
+            "1969-12-31T23:59:59Z",
+            "2026-1x-25T16:40:00Z",
+        ] {
+            assert_eq!(super::parse_rfc3339_utc(bad), None, "{bad}");
         }
     }
 

@@ -566,3 +566,149 @@ fn a_usb_disk_health_does_not_abort_on_an_unreadable_attribute() {
     assert!(notes.contains("wwid unknown, because"), "{notes}");
     assert!(d["health"].get("serial").is_none(), "{d}");
 }
+
+// ------------------------------------------------ wear projection (issue 47 point 4)
+
+const PROJECTED: &str = "sim:custom,card=mmc,life_time=0x04/0x04,pre_eol=1";
+
+/// A history at `db` holding a health run of `spec` for each `(days ago, type A/B band
+/// code)`: the document this run of `spec` writes, placed in time and given the band.
+fn stored_readings(db: &Path, spec: &str, readings: &[(f64, u8)]) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let base = json(&["health", spec]);
+    let dir = db.parent().unwrap();
+    let mut files = Vec::new();
+    for (k, &(days_ago, raw)) in readings.iter().enumerate() {
+        let mut d = base.clone();
+        let at = now - (days_ago * 86_400.0) as u64;
+        d["started_at"] = flashscope::vocab::units::format_rfc3339_utc(at).into();
+        let band = serde_json::json!({
+            "raw": raw, "meaning": "used",
+            "min_percent": (raw - 1) * 10, "max_percent": raw * 10,
+        });
+        d["health"]["emmc"]["life_time_a"] = band.clone();
+        d["health"]["emmc"]["life_time_b"] = band;
+        let f = dir.join(format!("reading-{k}.json"));
+        std::fs::write(&f, d.to_string()).unwrap();
+        files.push(f.display().to_string());
+    }
+    let mut args = vec!["history".to_string(), "import".into()];
+    args.extend(files);
+    args.extend(["--history".into(), db.display().to_string()]);
+    flashscope().args(&args).assert().success();
+}
+
+/// `health PROJECTED --json --history DB`: the document and the text.
+fn health_with_history(db: &Path) -> (serde_json::Value, String) {
+    let db = db.to_str().unwrap();
+    let doc = json(&["health", PROJECTED, "--history", db]);
+    let out = flashscope()
+        .args(["health", PROJECTED, "--history", db])
+        .output()
+        .unwrap();
+    (doc, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn the_wear_is_projected_from_stored_readings_with_the_interval_every_band_allows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    // 10-20 % 200 days ago, 20-30 % 100 days ago, 30-40 % now: every steady rate inside
+    // every band is 0.05-0.15 % a day (the pair 200 days apart), so the 80 % limit is
+    // 40/0.15 = 267 to 50/0.05 = 1000 days away.
+    stored_readings(&db, PROJECTED, &[(200.0, 2), (100.0, 3)]);
+    let (doc, text) = health_with_history(&db);
+    let inf = &doc["inferences"]["wear_projection_days"];
+    assert_eq!(
+        inf["status"], "tentative",
+        "a projection assumes the workload: {inf}"
+    );
+    let days = inf["value"].as_f64().unwrap();
+    assert!((days - 266.6).abs() < 1.0, "{inf}");
+    let b = doc["health"]["projection"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["area"] == "type B memory")
+        .unwrap()
+        .clone();
+    assert!(
+        (b["days_max"].as_f64().unwrap() - 1000.0).abs() < 5.0,
+        "{b}"
+    );
+    assert!(
+        (b["rate_min_percent_per_day"].as_f64().unwrap() - 0.05).abs() < 1e-3,
+        "{b}"
+    );
+    assert!(
+        (b["rate_max_percent_per_day"].as_f64().unwrap() - 0.15).abs() < 1e-3,
+        "{b}"
+    );
+    assert!(doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == "wear_limit_days_min"
+            && m["labels"]["area"] == "B"
+            && (m["value"].as_f64().unwrap() - 266.7).abs() < 1.0));
+    assert!(
+        text.contains(
+            "projection: the type B memory reaches the 80 % limit in 8 months to 2.7 years"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn no_projection_without_readings_a_day_apart_or_a_steady_rate_and_never_from_another_device() {
+    // (what, the stored readings as (days ago, band code), what the reason says)
+    type Case<'a> = (&'a str, &'a [(f64, u8)], &'a str);
+    let cases: [Case; 4] = [
+        ("a new history", &[], "one reading"),
+        (
+            "a reading an hour ago",
+            &[(1.0 / 24.0, 4)],
+            "span 1.0 hours",
+        ),
+        ("a band that went down", &[(50.0, 7)], "fit no steady rate"),
+        (
+            "a jump no rate allows",
+            &[(300.0, 1), (200.0, 1), (1.0, 1)],
+            "fit no steady rate",
+        ),
+    ];
+    for (what, readings, says) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("h.sqlite");
+        if !readings.is_empty() {
+            stored_readings(&db, PROJECTED, readings);
+        }
+        let (doc, text) = health_with_history(&db);
+        let inf = &doc["inferences"]["wear_projection_days"];
+        assert_eq!(inf["status"], "inconclusive", "{what}: {inf}");
+        assert!(
+            inf["evidence"].as_str().unwrap().contains(says),
+            "{what}: {inf}"
+        );
+        assert!(text.contains("no wear projection: "), "{what}: {text}");
+        assert!(doc["health"].get("projection").is_none(), "{what}");
+    }
+    // Readings of another card do not count; without a history nothing is said.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    stored_readings(
+        &db,
+        "sim:custom,card=mmc,life_time=0x04/0x04,pre_eol=1,seed=2",
+        &[(200.0, 2)],
+    );
+    let (doc, _) = health_with_history(&db);
+    let why = doc["inferences"]["wear_projection_days"]["evidence"]
+        .as_str()
+        .unwrap();
+    assert!(why.contains("one reading"), "{why}");
+    let doc = json(&["health", PROJECTED]);
+    assert!(doc["inferences"].get("wear_projection_days").is_none());
+}
